@@ -1,0 +1,50 @@
+# dt - top-level build.  Each part of the tree owns a fragment (*.mk) that
+# adds its programs to ALL, its test suites to SUITES (with a rule
+# check-NAME) and its benchmarks to BENCHES (with a rule bench-NAME).
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+TOP := $(CURDIR)
+B := $(TOP)/build
+
+CC ?= cc
+# -D_GNU_SOURCE: we need pipe2, memmem, getline etc. while staying -std=c11
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
+	-I$(TOP)/include -I$(TOP)/formats -I$(TOP)/cli/lib
+CFLAGS ?= -O2
+SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
+LDLIBS_CAP := -lzstd -lxxhash
+LDLIBS_ALL := -lzstd -lxxhash -lsqlite3 -ledit -lelf -lpthread -lm
+
+ALL :=
+SUITES :=
+BENCHES :=
+
+include scripts/deps.mk
+include kernel/kernel.mk
+include formats/formats.mk
+include cli/cli.mk
+include tests/tests.mk
+include bench/bench.mk
+
+.PHONY: all check bench demo deps clean distclean $(addprefix check-,$(SUITES)) $(addprefix bench-,$(BENCHES))
+
+all: deps $(ALL)
+
+# make check: every suite runs even if another failed; each writes
+# build/results/SUITE.res (PASS/FAIL lines) through tests/run-suite.sh and
+# a suite that left no result (failed to build) counts as failed.
+check: deps
+	@rm -rf $(B)/results && mkdir -p $(B)/results
+	@$(MAKE) --no-print-directory -k $(addprefix check-,$(SUITES)) || true
+	@tests/summarize.sh $(B)/results $(SUITES)
+
+bench: deps
+	@$(MAKE) --no-print-directory -k $(addprefix bench-,$(BENCHES))
+
+clean:
+	rm -rf $(B) out
+	-$(MAKE) -C $(KDIR) M=$(TOP)/kernel clean >/dev/null 2>&1
+
+distclean: clean

@@ -1,0 +1,1 @@
+# bench: fragment owned by its part of the tree (see Makefile)

@@ -1,0 +1,1 @@
+# cli: fragment owned by its part of the tree (see Makefile)

@@ -1,0 +1,277 @@
+/*
+ * dtcap.h - the dt capture format (.dtc): writer, reader, column decoders.
+ *
+ * One library for every tool (dtrec writes, dtreport and dtsh read).  The
+ * on-disk layout is specified in formats/FORMAT.md and man/dtcap.5.
+ *
+ * Conventions:
+ *  - Every call that can fail returns -1 (or NULL) and leaves a one-line
+ *    message naming the file and, for damaged input, the byte offset and
+ *    chunk: "cap.dtc: truncated block at offset 81920".  Read it with
+ *    dtcap_writer_error() / dtcap_reader_error().
+ *  - Ids: probe ids are the kernel's (>= 1).  Stack ids and string
+ *    (comm) ids are assigned by the writer, dense from 1; 0 means "none".
+ *  - Times are ns on the recording machine's monotonic clock (dt_rec's
+ *    dtr_ts); dtcap_host gives the pair to convert to wall time.
+ *  - Not thread-safe per object; distinct objects are independent.
+ */
+#ifndef DTCAP_H
+#define DTCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define DTCAP_MAXARGS		10	/* = DT_MAXARGS */
+#define DTCAP_MAXFRAMES		127	/* = DT_MAXFRAMES */
+#define DTCAP_COMMLEN		16
+#define DTCAP_PROBENAMELEN	200	/* "provider:function:name" */
+#define DTCAP_ARGNAMELEN	24
+
+/* ---------------------------------------------------------------- data */
+
+struct dtcap_host {
+	char		kernel[65];	/* uname -r */
+	char		hostname[65];
+	uint32_t	ncpus;
+	uint64_t	clock_mono_ns;	/* one sample of both clocks */
+	int64_t		clock_real_ns;	/* wall = ts + (real - mono) */
+	uint64_t	start_ns;	/* monotonic, recording start */
+	char		command[1024];	/* the recording command line */
+};
+
+struct dtcap_probe {
+	uint32_t	id;
+	uint32_t	flags;		/* DT_PF_* of dt_abi.h */
+	char		name[DTCAP_PROBENAMELEN];	/* "syscall:openat:entry" */
+	uint32_t	nargs;		/* logical arguments */
+	struct {
+		char	name[DTCAP_ARGNAMELEN];
+		char	type[DTCAP_ARGNAMELEN];
+		uint8_t	slot, nslots;
+	} args[DTCAP_MAXARGS];
+};
+
+/* One event in row form (what the writer takes, what row iteration gives). */
+struct dtcap_event {
+	uint64_t	ts;
+	uint32_t	cpu;
+	uint32_t	pid;
+	uint32_t	tid;
+	uint32_t	probe;
+	uint32_t	comm;		/* string id, 0 = unknown */
+	uint32_t	kstack;		/* stack id, 0 = none */
+	uint32_t	ustack;		/* stack id, 0 = none */
+	uint32_t	flags;		/* DTR_* of dt_abi.h */
+	uint32_t	nargs;		/* argument slots used */
+	uint64_t	args[DTCAP_MAXARGS];
+};
+
+/* Kernel counters of one CPU (dt_stats), or the recorder's own losses. */
+struct dtcap_count {
+	uint64_t	produced, read, dropped, skipped, recursive, nested;
+};
+
+/* A symbol of an ELF file or of the kernel. */
+struct dtcap_sym {
+	uint64_t	addr;		/* file virtual address (st_value) */
+	uint64_t	size;
+	const char	*name;
+};
+
+/*
+ * A mapped file with the identity needed to name its frames elsewhere.
+ * The writer stores the symbols, so readers never need the file itself.
+ */
+struct dtcap_file {
+	uint32_t	id;		/* assigned by dtcap_put_file, from 1 */
+	const char	*path;
+	uint8_t		build_id[20];
+	uint32_t	build_id_len;	/* 0: none */
+	uint64_t	load_bias_hint;	/* p_vaddr - p_offset of the first
+					 * executable PT_LOAD: to go from a
+					 * runtime pc to st_value */
+	uint32_t	nsyms;		/* sorted by addr on read */
+	const struct dtcap_sym *syms;
+};
+
+struct dtcap_map {
+	uint64_t	start, end;	/* runtime addresses */
+	uint64_t	offset;		/* file offset of start */
+	uint32_t	file;		/* dtcap_file id, 0: anonymous/unknown */
+	uint32_t	prot;		/* 1 r, 2 w, 4 x */
+	const char	*name;		/* as in /proc/PID/maps ("[vdso]", path) */
+};
+
+/* A process as first seen (and again after exec). */
+struct dtcap_proc {
+	uint64_t	ts;		/* when the snapshot was taken */
+	uint32_t	pid;
+	uint32_t	ppid;
+	char		comm[DTCAP_COMMLEN];
+	const char	*exe;		/* may be "" */
+	uint32_t	nmaps;
+	const struct dtcap_map *maps;
+};
+
+/* -------------------------------------------------------------- writer */
+
+struct dtcap_writer;
+
+struct dtcap_writer_opts {
+	int		level;		/* zstd level; 0 = library default (3) */
+	uint32_t	block_events;	/* rows per event block; 0 = 65536 */
+	int		threaded;	/* compress and write on a second thread */
+};
+
+/*
+ * Create PATH (O_TRUNC) and write the file header.  opts may be NULL.
+ * Data reaches the disk one whole chunk at a time; after any call returns,
+ * a crash loses at most the rows not yet in a complete block.
+ */
+struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *host,
+				  const struct dtcap_writer_opts *opts);
+/* Error of the last failed call, or of dtcap_create() when it returned NULL. */
+const char *dtcap_writer_error(const struct dtcap_writer *w);
+const char *dtcap_create_error(void);	/* thread-local, after NULL create */
+
+int dtcap_put_probes(struct dtcap_writer *w, const struct dtcap_probe *p, size_t n);
+/* Raw /proc/kallsyms and /proc/modules text (kernel symbolization). */
+int dtcap_put_kallsyms(struct dtcap_writer *w, const char *text, size_t len);
+int dtcap_put_modules(struct dtcap_writer *w, const char *text, size_t len);
+/* Returns the file id (>= 1) or 0 on error.  Same path+build id: same id. */
+uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f);
+int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p);
+
+/* Interning: same content gives the same id.  0 on error. */
+uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm);
+uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
+			    unsigned n, int kernel, int truncated);
+
+/* Append one event; ids must come from this writer.  Cheap: buffered. */
+int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e);
+
+/* A counter snapshot: per-CPU kernel counters and the recorder's losses. */
+int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
+		       const struct dtcap_count *percpu, uint32_t ncpus,
+		       const struct dtcap_count *recorder);
+
+/* Write out the current partial block (and pending metadata). */
+int dtcap_flush(struct dtcap_writer *w);
+
+/* Bytes written to the file so far and rows accepted (for status lines). */
+uint64_t dtcap_bytes_written(const struct dtcap_writer *w);
+uint64_t dtcap_events_written(const struct dtcap_writer *w);
+
+/* Flush, write the footer index, close.  Frees w even on error. */
+int dtcap_close(struct dtcap_writer *w);
+
+/* -------------------------------------------------------------- reader */
+
+struct dtcap_reader;
+
+/*
+ * Open and index PATH: reads metadata chunks and the footer index, or scans
+ * the file when the footer is missing (a capture cut short).  A capture cut
+ * at any byte opens: dtcap_reader_warning() then says where and what was
+ * lost.  Damaged chunks make open fail with offset and chunk type.
+ */
+struct dtcap_reader *dtcap_open(const char *path);
+const char *dtcap_open_error(void);	/* thread-local, after NULL open */
+const char *dtcap_reader_error(const struct dtcap_reader *r);
+const char *dtcap_reader_warning(const struct dtcap_reader *r);	/* or NULL */
+void dtcap_reader_close(struct dtcap_reader *r);
+
+const struct dtcap_host *dtcap_host(const struct dtcap_reader *r);
+uint64_t dtcap_nevents(const struct dtcap_reader *r);
+
+size_t dtcap_nprobes(const struct dtcap_reader *r);
+const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i);
+const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id);
+
+/* NULL for id 0 or an unknown id. */
+const char *dtcap_comm(const struct dtcap_reader *r, uint32_t id);
+uint32_t dtcap_ncomms(const struct dtcap_reader *r);	/* ids 1..n */
+
+/* Stack id -> frames (innermost first).  NULL for 0 or unknown ids. */
+const uint64_t *dtcap_stack(const struct dtcap_reader *r, uint32_t id,
+			    unsigned *n, int *kernel, int *truncated);
+uint32_t dtcap_nstacks(const struct dtcap_reader *r);	/* ids 1..n */
+
+/* Raw text, NUL-terminated; NULL if the capture has none. */
+const char *dtcap_kallsyms(const struct dtcap_reader *r, size_t *len);
+const char *dtcap_modules(const struct dtcap_reader *r, size_t *len);
+
+size_t dtcap_nfiles(const struct dtcap_reader *r);
+const struct dtcap_file *dtcap_file_at(const struct dtcap_reader *r, size_t i);
+const struct dtcap_file *dtcap_file_by_id(const struct dtcap_reader *r, uint32_t id);
+size_t dtcap_nprocs(const struct dtcap_reader *r);
+const struct dtcap_proc *dtcap_proc_at(const struct dtcap_reader *r, size_t i);
+/* The snapshot of pid in force at time ts (latest with p->ts <= ts, else
+ * the earliest), or NULL. */
+const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,
+					 uint32_t pid, uint64_t ts);
+
+/* Counter snapshots in file order; the last one is the final tally. */
+size_t dtcap_ncounters(const struct dtcap_reader *r);
+const struct dtcap_count *dtcap_counters_at(const struct dtcap_reader *r, size_t i,
+					    uint64_t *ts, uint32_t *ncpus,
+					    struct dtcap_count *recorder);
+
+/* ------------------------------------------------ event blocks, columns */
+
+struct dtcap_blockinfo {
+	uint64_t	offset;		/* file offset of the block chunk */
+	uint32_t	rows;
+	uint64_t	tmin, tmax;
+	uint32_t	pid_min, pid_max;
+};
+
+size_t dtcap_nblocks(const struct dtcap_reader *r);
+const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, size_t i);
+
+/* Column selection for dtcap_read_block. */
+#define DTCAP_COL_TS		0x0001
+#define DTCAP_COL_CPU		0x0002
+#define DTCAP_COL_PID		0x0004
+#define DTCAP_COL_TID		0x0008
+#define DTCAP_COL_PROBE		0x0010
+#define DTCAP_COL_COMM		0x0020
+#define DTCAP_COL_KSTACK	0x0040
+#define DTCAP_COL_USTACK	0x0080
+#define DTCAP_COL_FLAGS		0x0100
+#define DTCAP_COL_ARGS		0x0200	/* nargs and args */
+#define DTCAP_COL_ALL		0x03ff
+
+/*
+ * Decoded columns of one block.  Arrays not selected are NULL.  args is
+ * rows * DTCAP_MAXARGS, row-major, unused slots 0.  The arrays belong to
+ * the block object and are reused by the next dtcap_read_block() on it:
+ * one block object per thread, freed with dtcap_block_free().
+ */
+struct dtcap_block {
+	uint32_t	rows;
+	uint64_t	*ts;
+	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+	uint8_t		*nargs;
+	uint64_t	*args;
+	void		*priv;
+};
+
+struct dtcap_block *dtcap_block_new(void);
+void dtcap_block_free(struct dtcap_block *b);
+/* Decode only the columns in cols (DTCAP_COL_*).  -1 on damage. */
+int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
+		     struct dtcap_block *b);
+
+/*
+ * Row iteration over a time range [tmin, tmax] (inclusive; 0, UINT64_MAX
+ * for all), skipping blocks by their index.  Returns 1 with *e filled,
+ * 0 at the end, -1 on damage (message in dtcap_reader_error()).
+ */
+struct dtcap_iter;
+struct dtcap_iter *dtcap_iter_new(struct dtcap_reader *r, uint64_t tmin,
+				  uint64_t tmax, unsigned cols);
+int dtcap_iter_next(struct dtcap_iter *it, struct dtcap_event *e);
+void dtcap_iter_free(struct dtcap_iter *it);
+
+#endif /* DTCAP_H */

@@ -1,0 +1,1 @@
+# formats: fragment owned by its part of the tree (see Makefile)

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * dt_abi.h - the user/kernel interface of /dev/dt.
+ *
+ * Shared verbatim by kernel/dt.ko and every tool; nothing here may depend
+ * on anything but fixed-width integers so that it compiles in both worlds.
+ * Tools must check DTIOCGVERSION == DT_ABI_VERSION before any other ioctl.
+ *
+ * Every structure has only naturally aligned fixed-width members and no
+ * implicit padding, so 32- and 64-bit callers see the same layout.
+ */
+#ifndef DT_ABI_H
+#define DT_ABI_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#include <linux/ioctl.h>
+typedef __u8 dt_u8;
+typedef __u16 dt_u16;
+typedef __u32 dt_u32;
+typedef __u64 dt_u64;
+typedef __s64 dt_s64;
+#else
+#include <stdint.h>
+#include <sys/ioctl.h>
+typedef uint8_t dt_u8;
+typedef uint16_t dt_u16;
+typedef uint32_t dt_u32;
+typedef uint64_t dt_u64;
+typedef int64_t dt_s64;
+#endif
+
+#define DT_ABI_VERSION		1
+#define DT_DEVICE		"/dev/dt"
+
+#define DT_PROVLEN		16	/* "profile", "syscall", ... */
+#define DT_FUNCLEN		64	/* syscall, tracepoint or kernel function */
+#define DT_NAMELEN		16	/* "entry", "return", "97", ... */
+#define DT_KPROBE_FUNCLEN	128
+#define DT_MAXARGS		10	/* argument slots of one event */
+#define DT_ARGNAMELEN		24
+#define DT_MAXFRAMES		127	/* frames per kernel or user stack */
+#define DT_COMMLEN		16
+
+/* Ring size per CPU: bytes, power of two. */
+#define DT_BUFSZ_MIN		4096
+#define DT_BUFSZ_DEFAULT	(1U << 20)
+#define DT_BUFSZ_MAX		(64U << 20)
+
+/* Timer probes: period limits (ns). 10 us is perf's cpu-clock floor. */
+#define DT_PERIOD_MIN_NS	10000ULL
+#define DT_PERIOD_MAX_NS	(3600ULL * 1000000000ULL)
+
+/* dtpi_flags */
+#define DT_PF_TIMER		0x0001	/* profile/interval: takes dten_period_ns */
+#define DT_PF_RETURN		0x0002	/* a return probe: args are retval, errno */
+
+struct dt_probe_info {
+	dt_u32	dtpi_id;		/* >= 1; 0 is never a probe */
+	dt_u16	dtpi_nargs;		/* logical arguments (see dt_probe_args) */
+	dt_u16	dtpi_flags;		/* DT_PF_* */
+	char	dtpi_prov[DT_PROVLEN];	/* NUL-terminated */
+	char	dtpi_func[DT_FUNCLEN];
+	char	dtpi_name[DT_NAMELEN];
+};
+
+/* DTIOCGPLIST: copy up to dtpl_count probes, return the total in dtpl_count. */
+struct dt_probe_list {
+	dt_u32	dtpl_count;		/* in: capacity; out: number of probes */
+	dt_u32	dtpl_pad;		/* must be 0 */
+	dt_u64	dtpl_probes;		/* user pointer to dt_probe_info[] */
+};
+
+/*
+ * One logical argument.  It occupies dtai_nslots consecutive u64 slots of
+ * the record's argument array starting at dtai_slot: 1 for integers and
+ * pointers, 2 for "char[16]" (bytes in slot order, NUL-padded).
+ */
+struct dt_arg_info {
+	char	dtai_name[DT_ARGNAMELEN];	/* "prev_pid" */
+	char	dtai_type[DT_ARGNAMELEN];	/* "pid_t", "long", "char[16]" */
+	dt_u8	dtai_slot;
+	dt_u8	dtai_nslots;
+	dt_u8	dtai_pad[6];
+};
+
+/* DTIOCGARGS */
+struct dt_probe_args {
+	dt_u32	dtpa_id;		/* in */
+	dt_u32	dtpa_nargs;		/* out: logical arguments */
+	struct dt_arg_info dtpa_args[DT_MAXARGS];
+};
+
+/*
+ * Counters.  Per CPU they are exact; DTIOCGSTATS sums every field over all
+ * possible CPUs.  Conservation, once the rings are drained:
+ *	produced == read + dropped
+ * recursive events are not produced: they are probes that fired inside the
+ * tracer's own code at the same context level.
+ */
+struct dt_stats {
+	dt_u64	dtst_produced;		/* events committed or dropped */
+	dt_u64	dtst_read;		/* events copied out by read() */
+	dt_u64	dtst_dropped;		/* ring full */
+	dt_u64	dtst_skipped;		/* timer ticks missed (overruns) */
+	dt_u64	dtst_recursive;		/* probe fired inside the tracer */
+	dt_u64	dtst_nested;		/* events written while an outer event
+					 * of a lower context level was being
+					 * written on the same CPU (kept) */
+};
+
+/* DTIOCGCPUSTATS: per-CPU counters, indexed by CPU number. */
+struct dt_cpu_stats {
+	dt_u32	dtcs_ncpus;		/* in: capacity; out: nr_cpu_ids */
+	dt_u32	dtcs_pad;		/* must be 0 */
+	dt_u64	dtcs_stats;		/* user pointer to dt_stats[] */
+};
+
+/* dten_evtflags: what each event of the probe carries besides the basics */
+#define DTEVT_COMM		0x0001	/* comm of current */
+#define DTEVT_KSTACK		0x0002	/* kernel stack */
+#define DTEVT_USTACK		0x0004	/* user stack (frame pointers) */
+#define DTEVT_FUNCARGS		0x0008	/* arguments / return value */
+#define DTEVT_ALL		0x000f
+
+/* DTIOCPRBENABLE / DTIOCPRBDISABLE */
+struct dt_enable {
+	dt_u32	dten_id;
+	dt_u32	dten_evtflags;		/* DTEVT_*; ignored by DISABLE */
+	dt_u64	dten_period_ns;		/* DT_PF_TIMER probes; 0: default */
+};
+
+/* DTIOCKPROBE: create (or find) kprobe:FUNC:entry and kprobe:FUNC:return. */
+struct dt_kprobe {
+	char	dtkp_func[DT_KPROBE_FUNCLEN];	/* in, NUL-terminated */
+	dt_u32	dtkp_entry_id;			/* out */
+	dt_u32	dtkp_return_id;			/* out */
+};
+
+/* DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono). */
+struct dt_clock {
+	dt_u64	dtck_mono_ns;		/* the clock of dtr_ts */
+	dt_s64	dtck_real_ns;		/* CLOCK_REALTIME, ns since the epoch */
+};
+
+#define DTIOCGVERSION	_IOR('D', 0, dt_u32)
+#define DTIOCGPLIST	_IOWR('D', 1, struct dt_probe_list)
+#define DTIOCGARGS	_IOWR('D', 2, struct dt_probe_args)
+#define DTIOCGSTATS	_IOR('D', 3, struct dt_stats)
+#define DTIOCRECORD	_IOW('D', 4, dt_u32)	/* 1 start, 0 stop */
+#define DTIOCPRBENABLE	_IOW('D', 5, struct dt_enable)
+#define DTIOCPRBDISABLE	_IOW('D', 6, struct dt_enable)
+#define DTIOCSETBUFSZ	_IOW('D', 7, dt_u32)	/* per-CPU bytes, before recording */
+#define DTIOCGCPUSTATS	_IOWR('D', 8, struct dt_cpu_stats)
+#define DTIOCKPROBE	_IOWR('D', 9, struct dt_kprobe)
+#define DTIOCGCLOCK	_IOR('D', 10, struct dt_clock)
+
+/* dtr_flags */
+#define DTR_RETURN		0x01	/* args[0] = return value, args[1] = errno */
+#define DTR_KSTACK_TRUNC	0x02	/* kernel stack cut at DT_MAXFRAMES */
+#define DTR_USTACK_TRUNC	0x04	/* user stack cut (depth or fault) */
+#define DTR_USERMODE		0x08	/* the probe interrupted user mode */
+
+/* dtr_ctx: interrupt_context_level() of the writer */
+#define DTR_CTX_TASK		0
+#define DTR_CTX_SOFTIRQ		1
+#define DTR_CTX_HARDIRQ		2
+#define DTR_CTX_NMI		3
+
+/*
+ * What read(2) returns: whole records, back to back, each dtr_size bytes
+ * (a multiple of 8) laid out as
+ *	struct dt_rec; u64 args[dtr_nargs]; u64 kstack[dtr_nkstack];
+ *	u64 ustack[dtr_nustack];
+ * Stacks are innermost frame first.  Records of one CPU are in time order;
+ * records of different CPUs are not merged.
+ */
+struct dt_rec {
+	dt_u32	dtr_size;
+	dt_u32	dtr_probe;
+	dt_u64	dtr_ts;			/* ns, ktime_get_mono_fast_ns() */
+	dt_u32	dtr_pid;		/* tgid */
+	dt_u32	dtr_tid;
+	dt_u16	dtr_cpu;
+	dt_u8	dtr_nargs;		/* slots, <= DT_MAXARGS */
+	dt_u8	dtr_nkstack;		/* <= DT_MAXFRAMES */
+	dt_u8	dtr_nustack;		/* <= DT_MAXFRAMES */
+	dt_u8	dtr_flags;		/* DTR_* */
+	dt_u8	dtr_ctx;		/* DTR_CTX_* */
+	dt_u8	dtr_pad;
+	char	dtr_comm[DT_COMMLEN];	/* zeroed unless DTEVT_COMM */
+};
+
+#define DT_REC_SIZE(nargs, nk, nu) \
+	(sizeof(struct dt_rec) + 8 * ((nargs) + (nk) + (nu)))
+
+#endif /* DT_ABI_H */

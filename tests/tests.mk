@@ -1,0 +1,1 @@
+# tests: fragment owned by its part of the tree (see Makefile)
