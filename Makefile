@@ -22,6 +22,19 @@ SUITES :=
 BENCHES :=
 
 include scripts/deps.mk
+
+# Object trees: normal (-O2, also linked -static for the VM), ASan+UBSan,
+# TSan.  Every .c of the tree builds in each flavour on demand.
+$(B)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(CFLAGS) -MMD -MP -c -o $@ $<
+$(B)/asan/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
+$(B)/tsan/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(TSAN_FLAGS) -MMD -MP -c -o $@ $<
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 include kernel/kernel.mk
 include formats/formats.mk
 include cli/cli.mk

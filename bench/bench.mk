@@ -1,1 +1,2 @@
-# bench: fragment owned by its part of the tree (see Makefile)
+# bench/: each area's benchmarks live in their own fragment.
+-include bench/*/bench.mk

@@ -1,1 +1,16 @@
-# cli: fragment owned by its part of the tree (see Makefile)
+# cli/: libdtcli.a (every cli/lib/*.c: recording, symbolization, flame
+# graphs, SQL, shared by all three tools) and the tools' own fragments.
+CLI_LIB_SRCS := $(wildcard cli/lib/*.c)
+CLI_LIB := $(B)/libdtcli.a
+CLI_LIB_ASAN := $(B)/asan/libdtcli.a
+
+$(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+$(CLI_LIB_ASAN): $(CLI_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+-include cli/dtrec/dtrec.mk
+-include cli/dtreport/dtreport.mk
+-include cli/dtsh/dtsh.mk

@@ -1,1 +1,2 @@
-# tests: fragment owned by its part of the tree (see Makefile)
+# tests/: each area's suites live in their own fragment.
+-include tests/*/suite.mk
