@@ -17,5 +17,9 @@ if [ $fail -ne 0 ]; then
 	echo "failures:"
 	cat "$dir"/*.res 2>/dev/null | grep '^FAIL ' | sed 's/^/  /'
 fi
+if [ $((pass + fail)) -eq 0 ]; then
+	echo "FAIL: no test ran"
+	fail=1
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
