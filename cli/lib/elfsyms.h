@@ -1,0 +1,39 @@
+/*
+ * elfsyms.h - function symbols, build id and load bias of ELF files, as
+ * struct dtcap_file for dtcap_put_file().  A cache reads each file once
+ * (keyed by path, re-read when its inode or mtime changes).
+ */
+#ifndef DT_ELFSYMS_H
+#define DT_ELFSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtcap.h"
+
+struct elfsyms_cache;
+
+/* One file as read.  cap_id is free for the caller (dtcap_put_file's id). */
+struct elfsyms_file {
+	struct dtcap_file f;		/* f.id is 0; symbols sorted by addr */
+	uint32_t	cap_id;
+};
+
+struct elfsyms_cache *elfsyms_cache_new(void);
+void elfsyms_cache_free(struct elfsyms_cache *c);
+
+/*
+ * The symbols of path, read on first use.  open_path, if not NULL, is
+ * where to read it from (e.g. "/proc/PID/root/usr/bin/x") while path is
+ * the name recorded.  NULL with err filled when the file cannot be read or
+ * is not ELF; failures are cached too, so a bad path costs one attempt.
+ */
+struct elfsyms_file *elfsyms_get(struct elfsyms_cache *c, const char *path,
+				 const char *open_path, char *err, size_t errlen);
+
+/* Read one file without a cache; free with elfsyms_file_free. */
+struct elfsyms_file *elfsyms_read(const char *path, const char *open_path,
+				  char *err, size_t errlen);
+void elfsyms_file_free(struct elfsyms_file *f);
+
+#endif /* DT_ELFSYMS_H */

@@ -1,0 +1,68 @@
+/*
+ * probes.h - /dev/dt access and probe names, for dtrec and dtsh.
+ *
+ * Names are btrace(8)-style "provider:function:name".  Errors come back as
+ * one line in a caller buffer (no program prefix: the caller adds
+ * "dtrec: "), e.g. "/dev/dt: no such device: is the dt module loaded?
+ * (see dt(4))".  Nothing here prints or exits.
+ */
+#ifndef DT_PROBES_H
+#define DT_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+
+#define DTP_ERRLEN	512
+
+struct dtp_dev;
+
+/*
+ * Open /dev/dt (path NULL) or another node, check DTIOCGVERSION against
+ * DT_ABI_VERSION and fetch the probe list.  rw: open read-write (needed
+ * to record; listing works read-only).  NULL with err filled on failure.
+ */
+struct dtp_dev *dtp_open(const char *path, int rw, char *err, size_t errlen);
+void dtp_close(struct dtp_dev *d);
+int dtp_fd(const struct dtp_dev *d);
+
+/* The probe table as the kernel listed it (plus kprobes created since). */
+size_t dtp_count(const struct dtp_dev *d);
+const struct dt_probe_info *dtp_at(const struct dtp_dev *d, size_t i);
+const struct dt_probe_info *dtp_by_id(const struct dtp_dev *d, uint32_t id);
+/* "provider:function:name" of p into buf (DTCAP_PROBENAMELEN). */
+const char *dtp_name(const struct dt_probe_info *p, char *buf, size_t len);
+
+/* DTIOCGARGS into a capture probe record (id, flags, name, args). */
+int dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
+		 struct dtcap_probe *out, char *err, size_t errlen);
+
+/* Print every probe whose name matches glob (NULL: all), one per line. */
+size_t dtp_list(const struct dtp_dev *d, const char *glob, FILE *out);
+
+/* One probe to enable, as resolved from a user's spec. */
+struct dtp_sel {
+	uint32_t	id;
+	uint16_t	flags;		/* DT_PF_* */
+	uint64_t	period_ns;	/* timer probes: from the spec; else 0 */
+};
+
+/*
+ * Resolve one spec into probes, appending to *sel (realloc'd, *nsel
+ * updated); duplicates of probes already in *sel are skipped.
+ *  - "profile:hz:997", "interval:hz:1": the provider's timer probe with
+ *    period 1e9/N ns; units hz, s, ms, us, ns ("profile:ms:10").
+ *  - globs over the kernel's names: "syscall:*:entry", "tracepoint:sched:*".
+ *  - "kprobe:FUNC:entry|return": created on demand (DTIOCKPROBE).
+ * Unknown names fail with "unknown probe 'x': did you mean 'y'?".
+ */
+int dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
+		size_t *nsel, char *err, size_t errlen);
+
+/* Fill err with the message for an errno of open/ioctl on /dev/dt. */
+void dtp_strerror(int errnum, const char *what, char *err, size_t errlen);
+
+#endif /* DT_PROBES_H */

@@ -1,0 +1,53 @@
+/*
+ * record.h - the recording loop of dtrec, reusable by dtsh.
+ *
+ * dtrec_record() opens /dev/dt, enables the probes, writes a .dtc capture
+ * (host info, probe table, kallsyms/modules, process and ELF symbol
+ * snapshots, events, counters) and returns when the duration elapses, the
+ * command exits or *stop becomes non-zero.  The capture is finalized in
+ * every case, including errors after it was created (disk full): a
+ * partial capture still opens.  Messages go to o->status prefixed with
+ * o->prog; nothing here exits or installs signal handlers.
+ */
+#ifndef DT_RECORD_H
+#define DT_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct dtrec_opts {
+	const char	*prog;		/* message prefix, "dtrec" */
+	const char	*output;	/* capture path */
+	const char *const *probes;	/* specs, see dtp_resolve() */
+	size_t		nprobes;
+	int		kstack, ustack;	/* -k, -u.  Neither: timer probes get
+					 * both, since a profile sample without
+					 * a stack says little */
+	uint64_t	duration_ns;	/* 0: until stop / command exit */
+	char *const	*argv;		/* command to run, or NULL */
+	uint32_t	bufsize;	/* per-CPU ring bytes; 0: kernel default */
+	int		quiet;		/* no status line, no summary */
+	int		level;		/* zstd level, 0: library default */
+	volatile sig_atomic_t *stop;	/* may be NULL */
+	FILE		*status;	/* NULL: stderr */
+	const char	*cmdline;	/* stored in the capture's host info */
+	const char	*device;	/* NULL: /dev/dt */
+};
+
+struct dtrec_result {
+	uint64_t	events;		/* written to the capture */
+	uint64_t	bytes;		/* capture size */
+	uint64_t	raw_bytes;	/* read from the kernel */
+	uint64_t	produced, dropped, skipped, recursive;
+	uint64_t	elapsed_ns;
+	int		cmd_status;	/* wait status of the command, -1: none */
+};
+
+/*
+ * Record.  Returns 0 on success, 1 on any error (message already printed).
+ * res may be NULL.
+ */
+int dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res);
+
+#endif /* DT_RECORD_H */
