@@ -1,0 +1,68 @@
+/*
+ * dtsql.h - SQL over a capture: sqlite3 virtual tables that read the .dtc
+ * columns in place (no import step), plus a small statement runner that
+ * prints results as an aligned table, CSV or JSON.  Used by `dtreport sql`,
+ * `dtreport export` and dtsh.  The schema is documented in doc/SQL.md.
+ *
+ * Tables (eponymous virtual tables of the "main" schema, so they need no
+ * CREATE and stay out of `SELECT * FROM sqlite_master`):
+ *	events     one row per event; ts, pid and probe constraints are
+ *	           pushed down (whole blocks skipped by their index)
+ *	probes     the probes named in the capture
+ *	probe_args one row per logical argument of each probe
+ *	stacks     interned stacks
+ *	frames     one row per frame, named through dtsym
+ *	processes  process snapshots (pid, ppid, comm, exe, ts)
+ *	maps       the mappings of each process snapshot
+ *	counters   counter snapshots, one row per CPU plus the recorder's
+ *
+ * Nothing here calls exit() or prints outside the FILE* it is given.
+ */
+#ifndef DTSQL_H
+#define DTSQL_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "dtcap.h"
+#include "dtsym.h"
+
+/*
+ * Register the capture's virtual tables on db.  r and sym (sym may be NULL:
+ * frames then have NULL names) must outlive db or the next dtsql_detach().
+ * Calling it again on the same db replaces the previous capture.
+ * Returns 0, or -1 with a message in *err (sqlite3_free() it; err may be
+ * NULL).
+ */
+int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+		 char **err);
+/* Unregister the tables (before closing the reader while db lives on). */
+void dtsql_detach(sqlite3 *db);
+
+enum dtsql_format {
+	DTSQL_TABLE,	/* aligned columns with a header and a row count */
+	DTSQL_CSV,	/* RFC 4180, header line, NULL as an empty field */
+	DTSQL_JSON,	/* one array of objects per statement that has columns */
+};
+
+/*
+ * Run every statement of sql in turn, printing each result in fmt to out.
+ * Returns 0, or -1 with sqlite's own message in *err (sqlite3_free() it):
+ * "near \"SELEC\": syntax error", or "interrupted" when cancelled.
+ * Cancel: set *cancel to non-zero (e.g. from a SIGINT handler; cancel may
+ * be NULL), or call sqlite3_interrupt(db) from another thread.
+ */
+int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
+	       volatile sig_atomic_t *cancel, char **err);
+
+/*
+ * Write a plain SQLite database at path (replaced if it exists) with the
+ * same tables as real tables plus indexes on events(ts) and events(pid).
+ * db must have the capture attached (dtsql_attach).  Returns the number of
+ * event rows written, or -1 with a message in *err (sqlite3_free() it).
+ */
+long long dtsql_export(sqlite3 *db, const char *path, char **err);
+
+#endif /* DTSQL_H */
