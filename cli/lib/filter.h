@@ -1,0 +1,111 @@
+/*
+ * filter.h - the event filters every report takes (dtreport stats/flame/
+ * diff, dtsh): --pid --tid --comm --probe --cpu --since --until.
+ *
+ * Lists are comma-separated and options may repeat (values accumulate, a
+ * row matches when it matches any value of each given option).  --comm and
+ * --probe take shell globs (fnmatch).  Times: a number with a unit (1.5s,
+ * 200ms, 10us) is relative to the recording start (dtcap_host start_ns); a
+ * bare integer is an absolute monotonic timestamp in ns.
+ *
+ * Use: dtf_init, dtf_option for each option seen, dtf_resolve once the
+ * capture is open (turns globs into per-id tables), then dtf_block_skip per
+ * block and dtf_match per row.
+ */
+#ifndef DT_FILTER_H
+#define DT_FILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtcap.h"
+
+struct dtf_filter {
+	uint32_t	*pids, *tids, *cpus;
+	size_t		npids, ntids, ncpus;
+	char		**comms, **probes;
+	size_t		ncomms, nprobes;
+	int		since_rel, until_rel;	/* time given with a unit */
+	int		has_since, has_until;
+	uint64_t	since, until;		/* as given (ns) */
+
+	/* dtf_resolve */
+	uint64_t	tmin, tmax;		/* absolute, inclusive */
+	uint8_t		*probe_ok;		/* by probe id, NULL: all */
+	uint32_t	nprobe_ok;
+	uint8_t		*comm_ok;		/* by comm id, NULL: all */
+	uint32_t	ncomm_ok;
+	uint32_t	pid_min, pid_max;	/* of the pid list */
+};
+
+/* The long options a report passes to getopt_long; values are DTF_OPT_*. */
+#define DTF_OPT_PID	0x1001
+#define DTF_OPT_TID	0x1002
+#define DTF_OPT_COMM	0x1003
+#define DTF_OPT_PROBE	0x1004
+#define DTF_OPT_CPU	0x1005
+#define DTF_OPT_SINCE	0x1006
+#define DTF_OPT_UNTIL	0x1007
+#define DTF_LONGOPTS \
+	{ "pid",   1, NULL, DTF_OPT_PID }, \
+	{ "tid",   1, NULL, DTF_OPT_TID }, \
+	{ "comm",  1, NULL, DTF_OPT_COMM }, \
+	{ "probe", 1, NULL, DTF_OPT_PROBE }, \
+	{ "cpu",   1, NULL, DTF_OPT_CPU }, \
+	{ "since", 1, NULL, DTF_OPT_SINCE }, \
+	{ "until", 1, NULL, DTF_OPT_UNTIL }
+
+/* One line of help text for the filter options. */
+#define DTF_USAGE \
+	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
+	"  --since T  --until T    (T: 1.5s, 200ms, 10us from the start; or absolute ns)\n"
+
+void dtf_init(struct dtf_filter *f);
+void dtf_free(struct dtf_filter *f);
+
+/*
+ * Take one option by its DTF_OPT_* code.  Returns 1 if handled, 0 if opt is
+ * not a filter option, -1 on a bad value (message in err).
+ */
+int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen);
+
+/* Parse a time value: *rel says whether it had a unit.  -1 if malformed. */
+int dtf_parse_time(const char *s, uint64_t *ns, int *rel);
+
+/* Bind to an open capture.  -1 (message in err) if e.g. no probe matches. */
+int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen);
+
+/* Any filter given at all (for "filtered" notes in reports). */
+int dtf_active(const struct dtf_filter *f);
+
+/* Whether a whole block can be skipped on its index entry alone. */
+int dtf_block_skip(const struct dtf_filter *f, const struct dtcap_blockinfo *bi);
+
+/* Columns dtf_match needs (DTCAP_COL_*). */
+unsigned dtf_columns(const struct dtf_filter *f);
+
+/* A row of a block read with at least dtf_columns(f). */
+static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_block *b,
+				uint32_t i);
+
+int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
+		   uint32_t tid, uint32_t probe, uint32_t comm);
+
+/* A row from dtcap_iter (read with at least dtf_columns(f)). */
+int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e);
+
+static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_block *b,
+				uint32_t i)
+{
+	if (b->probe && f->probe_ok &&
+	    (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
+		return 0;
+	if (!(f->npids | f->ntids | f->ncpus | f->ncomms) &&
+	    !f->has_since && !f->has_until)
+		return 1;
+	return dtf_match_slow(f, b->ts ? b->ts[i] : 0, b->cpu ? b->cpu[i] : 0,
+			      b->pid ? b->pid[i] : 0, b->tid ? b->tid[i] : 0,
+			      b->probe ? b->probe[i] : 0, b->comm ? b->comm[i] : 0);
+}
+
+#endif
