@@ -1,0 +1,841 @@
+/* record.c - see record.h. */
+#include "record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+#include "elfsyms.h"
+#include "probes.h"
+#include "util.h"
+
+/* Large reads: one syscall per megabytes of records keeps up with TCG. */
+#define READBUF		(4U << 20)
+#define STATUS_NS	500000000ULL
+#define COUNTERS_NS	1000000000ULL
+#define POLL_MS		100
+
+/* Open-addressing map u32 -> slot, for per-thread comm and per-process state. */
+struct tslot {
+	uint32_t	key;		/* tid or pid; 0 = empty (pid 0 is kept apart) */
+	uint32_t	comm_id;	/* comm cache: interned id of comm */
+	char		comm[DT_COMMLEN];
+	int		snapped;	/* process table: snapshot taken */
+};
+struct tmap {
+	struct tslot	*v;
+	size_t		cap, n;
+	struct tslot	zero;		/* key 0 lives here */
+};
+
+struct rec {
+	const struct dtrec_opts *o;
+	FILE		*st;
+	struct dtcap_writer *w;
+	struct dtp_dev	*dev;
+	struct elfsyms_cache *ec;
+	struct tmap	comms, procs;
+	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
+	uint32_t	ncpus;
+	struct dt_stats	*cpustats;
+	struct dtcap_count *counts;
+	uint64_t	nread, raw_bytes, nbad, nlost;
+	int		werr;		/* writer failed: stop writing */
+	int		tty;
+};
+
+static void
+msg(struct rec *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->tty)
+		fputs("\r\033[K", r->st);
+	fprintf(r->st, "%s: ", r->o->prog ? r->o->prog : "dtrec");
+	va_start(ap, fmt);
+	vfprintf(r->st, fmt, ap);
+	va_end(ap);
+	fputc('\n', r->st);
+}
+
+static struct tslot *
+tmap_get(struct tmap *m, uint32_t key, int *isnew)
+{
+	size_t i;
+
+	*isnew = 0;
+	if (key == 0) {
+		if (!m->zero.key) {
+			m->zero.key = 1;	/* marks it used; the key is implicit */
+			*isnew = 1;
+		}
+		return &m->zero;
+	}
+	if (m->n * 2 >= m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 4096;
+		struct tslot *nv = calloc(ncap, sizeof(*nv));
+		if (nv == NULL)
+			return NULL;
+		for (size_t j = 0; j < m->cap; j++) {
+			if (m->v[j].key == 0)
+				continue;
+			size_t k = (m->v[j].key * 2654435761U) & (ncap - 1);
+			while (nv[k].key)
+				k = (k + 1) & (ncap - 1);
+			nv[k] = m->v[j];
+		}
+		free(m->v);
+		m->v = nv;
+		m->cap = ncap;
+	}
+	i = (key * 2654435761U) & (m->cap - 1);
+	while (m->v[i].key && m->v[i].key != key)
+		i = (i + 1) & (m->cap - 1);
+	if (m->v[i].key == 0) {
+		memset(&m->v[i], 0, sizeof(m->v[i]));
+		m->v[i].key = key;
+		m->n++;
+		*isnew = 1;
+	}
+	return &m->v[i];
+}
+
+/* ------------------------------------------------------ process snapshots */
+
+static void
+parse_perms(const char *p, uint32_t *prot)
+{
+	*prot = (p[0] == 'r' ? 1 : 0) | (p[1] == 'w' ? 2 : 0) | (p[2] == 'x' ? 4 : 0);
+}
+
+/*
+ * /proc/PID/{stat,exe,maps} plus the ELF symbols of every executable
+ * mapping.  A process that is already gone is not an error: its events
+ * simply stay unsymbolized.
+ */
+static int
+snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm)
+{
+	char path[64], exe[4096] = "", *maps, *stat, *line, *save = NULL;
+	struct dtcap_map *mv = NULL;
+	size_t nm = 0, cap = 0;
+	struct dtcap_proc p;
+	ssize_t l;
+	int ret = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.ts = ts;
+	p.pid = pid;
+	snprintf(p.comm, sizeof(p.comm), "%.*s", DT_COMMLEN - 1, comm);
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	l = readlink(path, exe, sizeof(exe) - 1);
+	exe[l > 0 ? l : 0] = '\0';
+	p.exe = exe;
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	stat = dtu_read_file(path, NULL);
+	if (stat) {
+		char *rp = strrchr(stat, ')');
+		unsigned ppid;
+		if (rp && sscanf(rp + 1, " %*c %u", &ppid) == 1)
+			p.ppid = ppid;
+		free(stat);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	maps = dtu_read_file(path, NULL);
+	for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long s, e, off;
+		char perms[8];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4)
+			continue;
+		if (nm == cap) {
+			struct dtcap_map *nv = realloc(mv, (cap = cap ? cap * 2 : 64) * sizeof(*mv));
+			if (nv == NULL)
+				break;
+			mv = nv;
+		}
+		while (line[n] == ' ')
+			n++;
+		memset(&mv[nm], 0, sizeof(mv[nm]));
+		mv[nm].start = s;
+		mv[nm].end = e;
+		mv[nm].offset = off;
+		parse_perms(perms, &mv[nm].prot);
+		mv[nm].name = line + n;
+		nm++;
+	}
+	/* ELF files behind executable mappings; their other mappings share the id */
+	for (size_t i = 0; i < nm; i++) {
+		char err[512], opath[4200];
+		struct elfsyms_file *f;
+		const char *name = mv[i].name;
+
+		if (!(mv[i].prot & 4) || name[0] != '/' || mv[i].file)
+			continue;
+		/* the file may live in another mount namespace, or be deleted */
+		if (strstr(name, " (deleted)"))
+			snprintf(opath, sizeof(opath), "/proc/%u/map_files/%llx-%llx", pid,
+				 (unsigned long long)mv[i].start, (unsigned long long)mv[i].end);
+		else if (access(name, R_OK) == 0)
+			snprintf(opath, sizeof(opath), "%s", name);
+		else
+			snprintf(opath, sizeof(opath), "/proc/%u/root%s", pid, name);
+		f = elfsyms_get(r->ec, name, opath, err, sizeof(err));
+		if (f == NULL)
+			continue;
+		if (f->cap_id == 0 && !r->werr) {
+			f->cap_id = dtcap_put_file(r->w, &f->f);
+			if (f->cap_id == 0) {
+				msg(r, "%s", dtcap_writer_error(r->w));
+				r->werr = 1;
+				ret = -1;
+				break;
+			}
+		}
+		for (size_t j = i; j < nm; j++)
+			if (strcmp(mv[j].name, name) == 0)
+				mv[j].file = f->cap_id;
+	}
+	p.nmaps = (uint32_t)nm;
+	p.maps = mv;
+	if (ret == 0 && !r->werr && dtcap_put_proc(r->w, &p) < 0) {
+		msg(r, "%s", dtcap_writer_error(r->w));
+		r->werr = 1;
+		ret = -1;
+	}
+	free(mv);
+	free(maps);
+	return ret;
+}
+
+/* ------------------------------------------------------------- counters */
+
+static int
+get_counters(struct rec *r)
+{
+	struct dt_cpu_stats cs;
+
+	for (;;) {
+		memset(&cs, 0, sizeof(cs));
+		cs.dtcs_ncpus = r->ncpus;
+		cs.dtcs_stats = (uint64_t)(uintptr_t)r->cpustats;
+		if (ioctl(dtp_fd(r->dev), DTIOCGCPUSTATS, &cs) < 0)
+			return -1;
+		if (cs.dtcs_ncpus <= r->ncpus)
+			break;
+		struct dt_stats *ns = realloc(r->cpustats, cs.dtcs_ncpus * sizeof(*ns));
+		struct dtcap_count *nc = realloc(r->counts, cs.dtcs_ncpus * sizeof(*nc));
+		if (ns)
+			r->cpustats = ns;
+		if (nc)
+			r->counts = nc;
+		if (!ns || !nc) {
+			errno = ENOMEM;
+			return -1;
+		}
+		memset(r->cpustats, 0, cs.dtcs_ncpus * sizeof(*ns));
+		r->ncpus = cs.dtcs_ncpus;
+	}
+	r->ncpus = cs.dtcs_ncpus;
+	for (uint32_t i = 0; i < r->ncpus; i++) {
+		r->counts[i].produced = r->cpustats[i].dtst_produced;
+		r->counts[i].read = r->cpustats[i].dtst_read;
+		r->counts[i].dropped = r->cpustats[i].dtst_dropped;
+		r->counts[i].skipped = r->cpustats[i].dtst_skipped;
+		r->counts[i].recursive = r->cpustats[i].dtst_recursive;
+		r->counts[i].nested = r->cpustats[i].dtst_nested;
+	}
+	return 0;
+}
+
+static void
+sum_counts(const struct rec *r, struct dtcap_count *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (uint32_t i = 0; i < r->ncpus; i++) {
+		t->produced += r->counts[i].produced;
+		t->read += r->counts[i].read;
+		t->dropped += r->counts[i].dropped;
+		t->skipped += r->counts[i].skipped;
+		t->recursive += r->counts[i].recursive;
+		t->nested += r->counts[i].nested;
+	}
+}
+
+static int
+put_counters(struct rec *r)
+{
+	struct dtcap_count mine = { 0 };
+
+	if (get_counters(r) < 0) {
+		msg(r, "/dev/dt: counters: %s", strerror(errno));
+		return -1;
+	}
+	if (r->werr)
+		return 0;
+	/* the recorder's own tally: what it read and what it failed to keep */
+	mine.read = r->nread;
+	mine.dropped = r->nbad + r->nlost;
+	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
+		msg(r, "%s", dtcap_writer_error(r->w));
+		r->werr = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- events */
+
+static uint32_t
+comm_of(struct rec *r, const struct dt_rec *d)
+{
+	struct tslot *t;
+	int isnew;
+	char c[DT_COMMLEN + 1];
+
+	if (d->dtr_comm[0] == '\0')
+		return 0;
+	t = tmap_get(&r->comms, d->dtr_tid, &isnew);
+	if (t && !isnew && t->comm_id && memcmp(t->comm, d->dtr_comm, DT_COMMLEN) == 0)
+		return t->comm_id;
+	memcpy(c, d->dtr_comm, DT_COMMLEN);
+	c[DT_COMMLEN] = '\0';
+	uint32_t id = dtcap_intern_comm(r->w, c);
+	if (t && id) {
+		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
+		t->comm_id = id;
+	}
+	return id;
+}
+
+/* Snapshot a process when first seen, and again when it execs. */
+static void
+track_proc(struct rec *r, const struct dt_rec *d)
+{
+	struct tslot *t;
+	int isnew, exec;
+	char c[DT_COMMLEN + 1];
+
+	if (d->dtr_pid == 0)
+		return;		/* the idle task has no user space */
+	t = tmap_get(&r->procs, d->dtr_pid, &isnew);
+	if (t == NULL)
+		return;
+	exec = r->exec_probe && d->dtr_probe == r->exec_probe;
+	/* exec renames the task: a changed main-thread comm means a new image */
+	if (!exec && t->snapped && !(d->dtr_tid == d->dtr_pid && d->dtr_comm[0] &&
+				     memcmp(t->comm, d->dtr_comm, DT_COMMLEN) != 0))
+		return;
+	if (d->dtr_tid == d->dtr_pid || !t->snapped)
+		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
+	t->snapped = 1;
+	memcpy(c, d->dtr_comm, DT_COMMLEN);
+	c[DT_COMMLEN] = '\0';
+	snapshot(r, d->dtr_pid, d->dtr_ts, c);
+}
+
+static void
+process(struct rec *r, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct dt_rec) <= len) {
+		const struct dt_rec *d = (const struct dt_rec *)(buf + off);
+		const uint64_t *a = (const uint64_t *)(d + 1);
+		struct dtcap_event e;
+
+		if (d->dtr_size < sizeof(*d) || d->dtr_size % 8 || d->dtr_size > len - off) {
+			/* a broken length loses the rest of this batch: count it */
+			r->nbad++;
+			return;
+		}
+		off += d->dtr_size;
+		r->nread++;
+		if (d->dtr_nargs > DT_MAXARGS || d->dtr_nkstack > DT_MAXFRAMES ||
+		    d->dtr_nustack > DT_MAXFRAMES ||
+		    DT_REC_SIZE(d->dtr_nargs, d->dtr_nkstack, d->dtr_nustack) > d->dtr_size) {
+			r->nbad++;
+			continue;
+		}
+		if (r->werr) {
+			r->nlost++;
+			continue;
+		}
+		memset(&e, 0, sizeof(e));
+		e.ts = d->dtr_ts;
+		e.cpu = d->dtr_cpu;
+		e.pid = d->dtr_pid;
+		e.tid = d->dtr_tid;
+		e.probe = d->dtr_probe;
+		e.flags = d->dtr_flags;
+		e.nargs = d->dtr_nargs;
+		memcpy(e.args, a, 8 * (size_t)d->dtr_nargs);
+		e.comm = comm_of(r, d);
+		if (d->dtr_nkstack)
+			e.kstack = dtcap_intern_stack(r->w, a + d->dtr_nargs, d->dtr_nkstack, 1,
+						      !!(d->dtr_flags & DTR_KSTACK_TRUNC));
+		if (d->dtr_nustack)
+			e.ustack = dtcap_intern_stack(r->w, a + d->dtr_nargs + d->dtr_nkstack,
+						      d->dtr_nustack, 0,
+						      !!(d->dtr_flags & DTR_USTACK_TRUNC));
+		if ((d->dtr_nkstack && !e.kstack) || (d->dtr_nustack && !e.ustack) ||
+		    dtcap_put_event(r->w, &e) < 0) {
+			msg(r, "%s", dtcap_writer_error(r->w));
+			r->werr = 1;
+			r->nlost++;
+			continue;
+		}
+		track_proc(r, d);
+	}
+	if (off != len)
+		r->nbad++;
+}
+
+/* Read what the rings hold.  1: got data, 0: empty, -1: error. */
+static int
+drain_once(struct rec *r, char *buf)
+{
+	ssize_t n = read(dtp_fd(r->dev), buf, READBUF);
+
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		msg(r, "/dev/dt: read: %s", strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	r->raw_bytes += (uint64_t)n;
+	process(r, buf, (size_t)n);
+	return 1;
+}
+
+static void
+status_line(struct rec *r, uint64_t elapsed)
+{
+	char a[32], b[32], c[32], d[32];
+	struct dtcap_count t;
+	uint64_t bytes = dtcap_bytes_written(r->w);
+	double secs = elapsed / 1e9;
+
+	sum_counts(r, &t);
+	fprintf(r->st, "\r\033[K%s  %s events  %s/s  %s written",
+		dtu_human_duration(elapsed, a, sizeof(a)),
+		dtu_human_count((double)r->nread, b, sizeof(b)),
+		dtu_human_count(secs > 0 ? r->nread / secs : 0, c, sizeof(c)),
+		dtu_human_size(bytes, d, sizeof(d)));
+	if (bytes > 4096)
+		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)bytes);
+	if (t.dropped || t.skipped || t.recursive)
+		fprintf(r->st, "  DROPPED %llu skipped %llu recursive %llu",
+			(unsigned long long)t.dropped, (unsigned long long)t.skipped,
+			(unsigned long long)t.recursive);
+	fflush(r->st);
+}
+
+/* ------------------------------------------------------------- setup */
+
+static int
+write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel)
+{
+	struct dtcap_probe *pv = calloc(nsel ? nsel : 1, sizeof(*pv));
+	char err[DTP_ERRLEN];
+	size_t n = 0, len;
+	char *text;
+	int ret = -1;
+
+	if (pv == NULL) {
+		msg(r, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < nsel; i++) {
+		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
+		if (p == NULL)
+			continue;
+		if (dtp_describe(r->dev, p, &pv[n], err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
+		n++;
+	}
+	if (dtcap_put_probes(r->w, pv, n) < 0)
+		goto werr;
+	/* without root kallsyms shows zeros: still stored, the reader notices */
+	if ((text = dtu_read_file("/proc/kallsyms", &len)) != NULL) {
+		int e = dtcap_put_kallsyms(r->w, text, len);
+		free(text);
+		if (e < 0)
+			goto werr;
+	} else
+		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
+	if ((text = dtu_read_file("/proc/modules", &len)) != NULL) {
+		int e = dtcap_put_modules(r->w, text, len);
+		free(text);
+		if (e < 0)
+			goto werr;
+	}
+	ret = 0;
+	goto out;
+werr:
+	msg(r, "%s", dtcap_writer_error(r->w));
+	r->werr = 1;
+out:
+	free(pv);
+	return ret;
+}
+
+static void
+fill_host(struct rec *r, struct dtcap_host *h)
+{
+	struct utsname u;
+	struct dt_clock ck;
+
+	memset(h, 0, sizeof(*h));
+	if (uname(&u) == 0) {
+		snprintf(h->kernel, sizeof(h->kernel), "%s", u.release);
+		snprintf(h->hostname, sizeof(h->hostname), "%s", u.nodename);
+	}
+	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	memset(&ck, 0, sizeof(ck));
+	if (ioctl(dtp_fd(r->dev), DTIOCGCLOCK, &ck) == 0) {
+		h->clock_mono_ns = ck.dtck_mono_ns;
+		h->clock_real_ns = ck.dtck_real_ns;
+	} else {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		h->clock_mono_ns = dtu_now_ns();
+		h->clock_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+	h->start_ns = dtu_now_ns();
+	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
+}
+
+/* Fork the command stopped on a pipe: it execs only once recording runs. */
+static pid_t
+spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
+{
+	int go[2], ep[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+		msg(r, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		msg(r, "fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+		close(go[1]);
+		close(ep[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* the recorder gave up before starting */
+		execvp(argv[0], argv);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	*go_fd = go[1];
+	*err_fd = ep[0];
+	return pid;
+}
+
+static void
+reap(pid_t child, int *status)
+{
+	/* the command may ignore SIGTERM: give it two seconds, then kill it */
+	kill(child, SIGTERM);
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(child, status, WNOHANG) == child)
+			return;
+		usleep(10000);
+	}
+	kill(child, SIGKILL);
+	waitpid(child, status, 0);
+}
+
+static void
+summary(struct rec *r, uint64_t elapsed, int cmd_status)
+{
+	char a[32], b[32], c[32];
+	struct dtcap_count t;
+	uint64_t ev = r->nread - r->nlost - r->nbad;
+	uint64_t bytes = dtcap_bytes_written(r->w);
+
+	sum_counts(r, &t);
+	if (!r->o->quiet) {
+		msg(r, "%s: %llu events in %s (%s/s), %s, %.1f bytes/event",
+		    r->o->output, (unsigned long long)ev,
+		    dtu_human_duration(elapsed, a, sizeof(a)),
+		    dtu_human_count(elapsed ? ev / (elapsed / 1e9) : 0, b, sizeof(b)),
+		    dtu_human_size(bytes, c, sizeof(c)),
+		    ev ? (double)bytes / (double)ev : 0.0);
+		if (t.skipped || t.recursive)
+			msg(r, "%llu timer ticks skipped, %llu recursive events not recorded",
+			    (unsigned long long)t.skipped, (unsigned long long)t.recursive);
+		if (cmd_status != -1 && WIFEXITED(cmd_status) && WEXITSTATUS(cmd_status))
+			msg(r, "the command exited with status %d", WEXITSTATUS(cmd_status));
+		else if (cmd_status != -1 && WIFSIGNALED(cmd_status))
+			msg(r, "the command was killed by signal %d", WTERMSIG(cmd_status));
+	}
+	/* losses are never quiet: a profile with holes misleads */
+	if (t.dropped)
+		msg(r, "WARNING: the kernel dropped %llu of %llu events (%.2f%%): "
+		    "use a larger ring (-b) or fewer probes",
+		    (unsigned long long)t.dropped, (unsigned long long)t.produced,
+		    t.produced ? 100.0 * (double)t.dropped / (double)t.produced : 0.0);
+	if (r->nbad)
+		msg(r, "WARNING: %llu malformed records from the kernel were skipped",
+		    (unsigned long long)r->nbad);
+	if (r->nlost)
+		msg(r, "WARNING: %llu events read but not written", (unsigned long long)r->nlost);
+}
+
+int
+dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
+{
+	struct rec R, *r = &R;
+	struct dtp_sel *sel = NULL;
+	size_t nsel = 0;
+	char err[DTP_ERRLEN];
+	struct dtcap_host host;
+	struct dtcap_writer_opts wo;
+	char *buf = NULL;
+	pid_t child = -1;
+	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
+	uint64_t start = 0, now, last_status = 0, last_counters = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->st = o->status ? o->status : stderr;
+	r->tty = !o->quiet && isatty(fileno(r->st));
+	if (res) {
+		memset(res, 0, sizeof(*res));
+		res->cmd_status = -1;
+	}
+	if (o->nprobes == 0) {
+		msg(r, "no probe given (-e PROBE)");
+		return 1;
+	}
+	r->dev = dtp_open(o->device, 1, err, sizeof(err));
+	if (r->dev == NULL) {
+		msg(r, "%s", err);
+		return 1;
+	}
+	for (size_t i = 0; i < o->nprobes; i++) {
+		if (dtp_resolve(r->dev, o->probes[i], &sel, &nsel, err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < nsel; i++) {
+		char nm[DTCAP_PROBENAMELEN];
+		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
+		if (p && strcmp(dtp_name(p, nm, sizeof(nm)), "tracepoint:sched:sched_process_exec") == 0)
+			r->exec_probe = sel[i].id;
+	}
+	if (o->bufsize && ioctl(dtp_fd(r->dev), DTIOCSETBUFSZ, &o->bufsize) < 0) {
+		msg(r, "ring size %u: %s (a power of two from %u to %u bytes)", o->bufsize,
+		    strerror(errno), DT_BUFSZ_MIN, DT_BUFSZ_MAX);
+		goto out;
+	}
+	buf = malloc(READBUF);
+	r->ec = elfsyms_cache_new();
+	r->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+	if (r->ncpus < 1)
+		r->ncpus = 1;
+	r->cpustats = calloc(r->ncpus, sizeof(*r->cpustats));
+	r->counts = calloc(r->ncpus, sizeof(*r->counts));
+	if (!buf || !r->ec || !r->cpustats || !r->counts) {
+		msg(r, "out of memory");
+		goto out;
+	}
+
+	fill_host(r, &host);
+	memset(&wo, 0, sizeof(wo));
+	wo.level = o->level;
+	wo.threaded = 1;	/* zstd on the writer's thread: reading never waits */
+	r->w = dtcap_create(o->output, &host, &wo);
+	if (r->w == NULL) {
+		msg(r, "%s", dtcap_create_error());
+		goto out;
+	}
+	if (write_metadata(r, sel, nsel) < 0)
+		goto finish;
+
+	for (size_t i = 0; i < nsel; i++) {
+		struct dt_enable en;
+		char nm[DTCAP_PROBENAMELEN];
+		memset(&en, 0, sizeof(en));
+		en.dten_id = sel[i].id;
+		en.dten_evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
+		if (o->kstack)
+			en.dten_evtflags |= DTEVT_KSTACK;
+		if (o->ustack)
+			en.dten_evtflags |= DTEVT_USTACK;
+		if (!o->kstack && !o->ustack && (sel[i].flags & DT_PF_TIMER))
+			en.dten_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
+		en.dten_period_ns = sel[i].period_ns;
+		if (ioctl(dtp_fd(r->dev), DTIOCPRBENABLE, &en) < 0) {
+			const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
+			msg(r, "enabling %s: %s", p ? dtp_name(p, nm, sizeof(nm)) : "probe",
+			    strerror(errno));
+			goto finish;
+		}
+	}
+	if (o->argv && o->argv[0]) {
+		child = spawn(r, o->argv, &go_fd, &err_fd);
+		if (child < 0)
+			goto finish;
+	}
+	{
+		uint32_t on = 1;
+		if (ioctl(dtp_fd(r->dev), DTIOCRECORD, &on) < 0) {
+			msg(r, "/dev/dt: start recording: %s", strerror(errno));
+			goto finish;
+		}
+	}
+	recording = 1;
+	start = last_status = last_counters = dtu_now_ns();
+	if (child > 0) {
+		int e = 0;
+		ssize_t n;
+		if (write(go_fd, "g", 1) != 1) {
+			msg(r, "starting %s: %s", o->argv[0], strerror(errno));
+			goto finish;
+		}
+		close(go_fd);
+		go_fd = -1;
+		/* EOF: exec succeeded (close-on-exec); an int: its errno */
+		do
+			n = read(err_fd, &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(e)) {
+			msg(r, "%s: %s", o->argv[0], strerror(e));
+			waitpid(child, &cmd_status, 0);
+			child = -1;
+			failed = 1;
+			goto finish;
+		}
+	}
+
+	for (;;) {
+		struct pollfd pfd = { .fd = dtp_fd(r->dev), .events = POLLIN };
+		int timeout = POLL_MS;
+
+		if (o->stop && *o->stop)
+			break;
+		now = dtu_now_ns();
+		if (o->duration_ns) {
+			if (now - start >= o->duration_ns)
+				break;
+			uint64_t left = (o->duration_ns - (now - start)) / 1000000 + 1;
+			if (left < (uint64_t)timeout)
+				timeout = (int)left;
+		}
+		if (child > 0 && waitpid(child, &cmd_status, WNOHANG) == child) {
+			child = -1;
+			break;
+		}
+		/* read on timeouts too: a lazy wakeup must not stall us */
+		(void)poll(&pfd, 1, timeout);
+		while (drain_once(r, buf) > 0 && !r->werr)
+			if (r->raw_bytes && dtu_now_ns() - now > 200000000ULL)
+				break;	/* keep status and stop checks responsive */
+		if (r->werr)
+			break;
+		now = dtu_now_ns();
+		if (now - last_counters >= COUNTERS_NS) {
+			put_counters(r);
+			last_counters = now;
+		}
+		if (r->tty && now - last_status >= STATUS_NS) {
+			status_line(r, now - start);
+			last_status = now;
+		}
+	}
+
+finish:
+	now = dtu_now_ns();
+	if (recording) {
+		uint32_t off = 0;
+		if (ioctl(dtp_fd(r->dev), DTIOCRECORD, &off) < 0)
+			msg(r, "/dev/dt: stop recording: %s", strerror(errno));
+		/* after the stop nothing new arrives: empty the rings completely */
+		for (int i = 0; i < 100000; i++) {
+			int d = drain_once(r, buf);
+			if (d <= 0)
+				break;
+		}
+		put_counters(r);
+	}
+	if (child > 0)
+		reap(child, &cmd_status);
+	if (r->tty && recording)
+		fputs("\r\033[K", r->st);
+	if (r->w) {
+		uint64_t bytes;
+		if (recording && !r->werr && dtcap_flush(r->w) < 0) {
+			msg(r, "%s", dtcap_writer_error(r->w));
+			r->werr = 1;
+		}
+		if (recording)
+			summary(r, now - start, cmd_status);
+		bytes = dtcap_bytes_written(r->w);
+		if (dtcap_close(r->w) < 0) {
+			if (!r->werr)
+				msg(r, "%s: cannot finalize the capture", o->output);
+			r->werr = 1;
+		}
+		r->w = NULL;
+		if (res) {
+			struct dtcap_count t;
+			sum_counts(r, &t);
+			res->events = r->nread - r->nlost - r->nbad;
+			res->bytes = bytes;
+			res->raw_bytes = r->raw_bytes;
+			res->produced = t.produced;
+			res->dropped = t.dropped;
+			res->skipped = t.skipped;
+			res->recursive = t.recursive;
+			res->elapsed_ns = recording ? now - start : 0;
+			res->cmd_status = cmd_status;
+		}
+		if (recording && !r->werr && !failed)
+			ret = 0;
+	}
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	if (child > 0)
+		reap(child, &cmd_status);
+	dtp_close(r->dev);
+	elfsyms_cache_free(r->ec);
+	free(r->comms.v);
+	free(r->procs.v);
+	free(r->cpustats);
+	free(r->counts);
+	free(sel);
+	free(buf);
+	return ret;
+}
