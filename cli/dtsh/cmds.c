@@ -1,0 +1,781 @@
+/*
+ * cmds.c - the command table and the commands that are dtsh's own; the
+ * analysis itself is libdtcli's (report.h, dtsql.h, record.h, probes.h).
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "dtsh.h"
+#include "dtsym.h"
+#include "probes.h"
+#include "util.h"
+#ifdef DTSH_HAVE_RECORD
+#include "record.h"
+#endif
+#ifdef DTSH_HAVE_SQL
+#include "dtsql.h"
+#endif
+#ifdef DTSH_HAVE_REPORT
+#include "report.h"
+#endif
+
+static int cmd_probes(struct dtsh *, int, char **, const char *);
+static int cmd_describe(struct dtsh *, int, char **, const char *);
+static int cmd_enable(struct dtsh *, int, char **, const char *);
+static int cmd_disable(struct dtsh *, int, char **, const char *);
+static int cmd_record(struct dtsh *, int, char **, const char *);
+static int cmd_stats_(struct dtsh *, int, char **, const char *);
+static int cmd_top(struct dtsh *, int, char **, const char *);
+static int cmd_flame_(struct dtsh *, int, char **, const char *);
+static int cmd_sql_(struct dtsh *, int, char **, const char *);
+static int cmd_open(struct dtsh *, int, char **, const char *);
+static int cmd_close(struct dtsh *, int, char **, const char *);
+static int cmd_help(struct dtsh *, int, char **, const char *);
+static int cmd_quit(struct dtsh *, int, char **, const char *);
+
+const struct dtsh_cmd dtsh_cmds[] = {
+	{ "probes", "probes [GLOB]",
+	  "List probes matching GLOB (all without one): the capture's when one\n"
+	  "is open, else those of /dev/dt.", cmd_probes, DTSH_C_PROBE },
+	{ "describe", "describe PROBE",
+	  "Show a probe's id, flags and arguments with their types.",
+	  cmd_describe, DTSH_C_PROBE },
+	{ "enable", "enable PROBE [stacks]",
+	  "Add PROBE (a name or glob of /dev/dt) to the next recording; with\n"
+	  "`stacks' its events carry kernel and user stacks.",
+	  cmd_enable, DTSH_C_PROBE },
+	{ "disable", "disable [PROBE]",
+	  "Remove PROBE from the next recording (every probe without one).",
+	  cmd_disable, DTSH_C_PROBE },
+	{ "record", "record [DURATION] [-o FILE]",
+	  "Record the enabled probes for DURATION (e.g. 500ms, 2s, 1m; until\n"
+	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
+	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
+	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
+	{ "stats", "stats",
+	  "Summary of the open capture: events, probes, losses (dtreport stats).",
+	  cmd_stats_, DTSH_C_NONE },
+	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
+	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
+	  "top frames) or syscalls of the open capture.", cmd_top, DTSH_C_TOP },
+	{ "flame", "flame [-o FILE] [FILTERS...]",
+	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
+	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
+	{ "sql", "sql QUERY",
+	  "Run QUERY on the open capture's tables.  A line starting with SELECT\n"
+	  "or WITH is a query too.  Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
+	{ "open", "open FILE", "Open a capture for analysis (offline mode).",
+	  cmd_open, DTSH_C_FILE },
+	{ "close", "close", "Close the capture and return to live mode.",
+	  cmd_close, DTSH_C_NONE },
+	{ "help", "help [COMMAND]", "List the commands, or explain one.",
+	  cmd_help, DTSH_C_CMD },
+	{ "quit", "quit", "Leave dtsh (so does Ctrl-D).", cmd_quit, DTSH_C_NONE },
+	{ "exit", "exit", "Leave dtsh.", cmd_quit, DTSH_C_NONE },
+	{ NULL, NULL, NULL, NULL, 0 },
+};
+
+const struct dtsh_cmd *
+dtsh_find_cmd(const char *name)
+{
+	for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static void
+suggest_cmd(const char *word)
+{
+	const char *names[sizeof(dtsh_cmds) / sizeof(dtsh_cmds[0])];
+	size_t n = 0;
+
+	for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++)
+		names[n++] = c->name;
+	const char *best[1];
+	if (dtu_suggest(word, names, n, 0, best, 1) == 1)
+		fprintf(stderr, "dtsh: unknown command '%s'; did you mean '%s'?\n", word, best[0]);
+	else
+		fprintf(stderr, "dtsh: unknown command '%s'; type 'help' for the list\n", word);
+}
+
+/* ------------------------------------------------------------ probes */
+
+/* The device for listing, opened read-only once; NULL with the message
+ * dtrec would give printed (unless quiet). */
+static struct dtp_dev *
+device(struct dtsh *sh, int quiet)
+{
+	char err[DTP_ERRLEN];
+
+	if (sh->dev)
+		return sh->dev;
+	if ((sh->dev = dtp_open(NULL, 0, err, sizeof(err))) == NULL && !quiet)
+		fprintf(stderr, "dtsh: %s\n", err);
+	return sh->dev;
+}
+
+size_t
+dtsh_probe_names(struct dtsh *sh, char ***names)
+{
+	size_t n, k = 0;
+	char **v;
+	struct dtp_dev *d = NULL;
+
+	*names = NULL;
+	if (sh->cap)
+		n = dtcap_nprobes(sh->cap);
+	else if ((d = device(sh, 1)) != NULL)
+		n = dtp_count(d);
+	else
+		return 0;
+	if ((v = calloc(n + 1, sizeof(*v))) == NULL)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char buf[DTCAP_PROBENAMELEN];
+		const char *nm = sh->cap ? dtcap_probe_at(sh->cap, i)->name
+					 : dtp_name(dtp_at(d, i), buf, sizeof(buf));
+		if ((v[k] = strdup(nm)) != NULL)
+			k++;
+	}
+	*names = v;
+	return k;
+}
+
+static void
+free_names(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static void
+suggest_probe(struct dtsh *sh, const char *what)
+{
+	char **names;
+	size_t n = dtsh_probe_names(sh, &names);
+	const char *best[3];
+	size_t k = dtu_suggest(what, (const char *const *)names, n, 0, best, 3);
+
+	if (k > 0) {
+		fprintf(stderr, "dtsh: did you mean:");
+		for (size_t j = 0; j < k; j++)
+			fprintf(stderr, " %s", best[j]);
+		fprintf(stderr, "?\n");
+	}
+	free_names(names, n);
+}
+
+/* Where probes come from: the open capture, else the device. */
+static int
+probe_source(struct dtsh *sh)
+{
+	if (sh->cap)
+		return 0;
+	return device(sh, 0) ? 0 : -1;
+}
+
+static int
+cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	const char *glob = argc > 1 ? argv[1] : "*";
+	size_t shown = 0;
+
+	(void)rest;
+	if (argc > 2) {
+		fprintf(stderr, "usage: probes [GLOB]\n");
+		return 1;
+	}
+	if (probe_source(sh))
+		return 1;
+	if (sh->cap) {
+		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
+			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
+			if (dtu_glob_match(glob, p->name)) {
+				printf("%s\n", p->name);
+				shown++;
+			}
+		}
+	} else {
+		shown = dtp_list(sh->dev, glob, stdout);
+	}
+	if (shown == 0) {
+		fprintf(stderr, "dtsh: no probe matches '%s'\n", glob);
+		suggest_probe(sh, glob);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+print_probe(const struct dtcap_probe *p)
+{
+	printf("%s\n  id %u%s%s\n", p->name, p->id,
+	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
+	       (p->flags & DT_PF_RETURN) ? ", return" : "");
+	if (p->nargs == 0) {
+		printf("  no arguments\n");
+		return;
+	}
+	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
+		printf("  arg%u  %-20s %s\n", i, p->args[i].name, p->args[i].type);
+}
+
+static int
+cmd_describe(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	int found = 0;
+
+	(void)rest;
+	if (argc != 2) {
+		fprintf(stderr, "usage: describe PROBE\n");
+		return 1;
+	}
+	if (probe_source(sh))
+		return 1;
+	if (sh->cap) {
+		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
+			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
+			if (dtu_glob_match(argv[1], p->name)) {
+				print_probe(p);
+				found++;
+			}
+		}
+	} else {
+		for (size_t i = 0; i < dtp_count(sh->dev); i++) {
+			const struct dt_probe_info *pi = dtp_at(sh->dev, i);
+			struct dtcap_probe p;
+			char buf[DTCAP_PROBENAMELEN], err[DTP_ERRLEN];
+			if (!dtu_glob_match(argv[1], dtp_name(pi, buf, sizeof(buf))))
+				continue;
+			found++;
+			if (dtp_describe(sh->dev, pi, &p, err, sizeof(err)) != 0) {
+				fprintf(stderr, "dtsh: %s\n", err);
+				return 1;
+			}
+			print_probe(&p);
+		}
+	}
+	if (!found) {
+		fprintf(stderr, "dtsh: unknown probe '%s'\n", argv[1]);
+		suggest_probe(sh, argv[1]);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- live commands */
+
+static int
+cmd_enable(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "stacks") != 0)) {
+		fprintf(stderr, "usage: enable PROBE [stacks]\n");
+		return 1;
+	}
+	/* Resolve now, so a typo is reported here rather than at record. */
+	struct dtp_dev *d = device(sh, 0);
+	struct dtp_sel *sel = NULL;
+	size_t nsel = 0;
+	char err[DTP_ERRLEN];
+	if (d == NULL)
+		return 1;
+	if (dtp_resolve(d, argv[1], &sel, &nsel, err, sizeof(err)) != 0) {
+		fprintf(stderr, "dtsh: %s\n", err);
+		free(sel);
+		return 1;
+	}
+	free(sel);
+	if (nsel == 0) {
+		fprintf(stderr, "dtsh: no probe matches '%s'\n", argv[1]);
+		suggest_probe(sh, argv[1]);
+		return 1;
+	}
+	for (size_t i = 0; i < sh->nen; i++) {
+		if (strcmp(sh->en[i].spec, argv[1]) == 0) {
+			sh->en[i].stacks = argc == 3;
+			return 0;
+		}
+	}
+	struct dtsh_enabled *ne = realloc(sh->en, sizeof(*ne) * (sh->nen + 1));
+	if (ne == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
+	}
+	sh->en = ne;
+	if ((ne[sh->nen].spec = strdup(argv[1])) == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
+	}
+	ne[sh->nen].stacks = argc == 3;
+	sh->nen++;
+	return 0;
+}
+
+static int
+cmd_disable(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (argc > 2) {
+		fprintf(stderr, "usage: disable [PROBE]\n");
+		return 1;
+	}
+	if (argc == 1) {
+		for (size_t i = 0; i < sh->nen; i++)
+			free(sh->en[i].spec);
+		sh->nen = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < sh->nen; i++) {
+		if (strcmp(sh->en[i].spec, argv[1]) == 0) {
+			free(sh->en[i].spec);
+			memmove(&sh->en[i], &sh->en[i + 1], sizeof(*sh->en) * (sh->nen - i - 1));
+			sh->nen--;
+			return 0;
+		}
+	}
+	fprintf(stderr, "dtsh: '%s' is not enabled\n", argv[1]);
+	return 1;
+}
+
+static int
+cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+#ifdef DTSH_HAVE_RECORD
+	uint64_t dur = 0;
+	const char *out = NULL;
+	char defname[64], cmdline[1024];
+	const char **specs;
+	int stacks = 0, rc, stopped;
+	struct dtrec_opts o;
+	struct dtrec_result res;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+			out = argv[++i];
+		} else if (argv[i][0] != '-' && dur == 0 &&
+			   dtu_parse_duration(argv[i], &dur) == 0 && dur > 0) {
+			continue;
+		} else {
+			fprintf(stderr, "dtsh: record: bad argument '%s'\n"
+				"usage: record [DURATION] [-o FILE]\n", argv[i]);
+			return 1;
+		}
+	}
+	if (sh->nen == 0) {
+		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
+		return 1;
+	}
+	if (out == NULL) {
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(defname, sizeof(defname), "dtsh-%Y%m%d-%H%M%S.dtc", &tm);
+		out = defname;
+	}
+	if ((specs = calloc(sh->nen, sizeof(*specs))) == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
+	}
+	size_t k = (size_t)snprintf(cmdline, sizeof(cmdline), "dtsh: record");
+	for (size_t i = 0; i < sh->nen; i++) {
+		specs[i] = sh->en[i].spec;
+		stacks |= sh->en[i].stacks;
+		if (k < sizeof(cmdline))
+			k += (size_t)snprintf(cmdline + k, sizeof(cmdline) - k, " %s%s",
+					      specs[i], sh->en[i].stacks ? "(stacks)" : "");
+	}
+	/* The recorder opens the device itself, and kprobes it creates must
+	 * show up in the next listing. */
+	dtp_close(sh->dev);
+	sh->dev = NULL;
+	memset(&o, 0, sizeof(o));
+	o.prog = "dtsh";
+	o.output = out;
+	o.probes = specs;
+	o.nprobes = sh->nen;
+	o.kstack = o.ustack = stacks;
+	o.duration_ns = dur;
+	o.stop = &dtsh_interrupted;
+	o.status = stderr;
+	o.cmdline = cmdline;
+	dtsh_interrupted = 0;
+	rc = dtrec_record(&o, &res);
+	stopped = dtsh_interrupted;
+	dtsh_interrupted = 0;
+	free(specs);
+	if (rc != 0)
+		return 1;
+	if (stopped)
+		fprintf(stderr, "dtsh: recording ended by Ctrl-C; kept %llu events in %s\n",
+			(unsigned long long)res.events, out);
+	if (dtsh_open_capture(sh, out) != 0)
+		return 1;
+	return 0;
+#else
+	(void)sh; (void)argc; (void)argv;
+	fprintf(stderr, "dtsh: record: this dtsh was built without the recorder\n");
+	return 1;
+#endif
+}
+
+/* ---------------------------------------------------------- analysis */
+
+static int
+need_capture(struct dtsh *sh, const char *what)
+{
+	if (sh->cap)
+		return 0;
+	fprintf(stderr, "dtsh: %s needs a capture: 'open FILE' or 'record' first\n", what);
+	return -1;
+}
+
+#ifdef DTSH_HAVE_REPORT
+/* Run a dtreport command on the open capture: argv[0] word, the user's
+ * options, then the capture's path. */
+static int
+report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
+       const char *extra)
+{
+	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	int n = 0, rc;
+
+	if (v == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
+	}
+	for (int i = 0; i < argc; i++)
+		v[n++] = argv[i];
+	if (extra) {
+		v[n++] = "-o";
+		v[n++] = (char *)extra;
+	}
+	v[n++] = sh->cap_path;
+	v[n] = NULL;
+	dtsh_interrupted = 0;
+	rc = fn(n, v);
+	fflush(stdout);
+	dtsh_interrupted = 0;
+	free(v);
+	return rc;
+}
+#endif
+
+static int
+cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "stats"))
+		return 1;
+#ifdef DTSH_HAVE_REPORT
+	return report(sh, cmd_stats, argc, argv, NULL);
+#else
+	(void)argc; (void)argv;
+	fprintf(stderr, "dtsh: stats: this dtsh was built without the report code\n");
+	return 1;
+#endif
+}
+
+static int
+cmd_top(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "top"))
+		return 1;
+	return dtsh_top(sh, argc, argv);
+}
+
+static int
+cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "flame"))
+		return 1;
+#ifdef DTSH_HAVE_REPORT
+	int has_o = 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
+			has_o = 1;
+	/* A shell has no stdout worth an SVG: default to a file. */
+	int rc = report(sh, cmd_flame, argc, argv, has_o ? NULL : "flame.svg");
+	if (rc == 0 && !has_o && sh->interactive)
+		printf("wrote flame.svg\n");
+	return rc;
+#else
+	(void)argc; (void)argv;
+	fprintf(stderr, "dtsh: flame: this dtsh was built without the report code\n");
+	return 1;
+#endif
+}
+
+static int
+cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)argc; (void)argv;
+	if (need_capture(sh, "sql"))
+		return 1;
+	if (rest == NULL || *rest == '\0') {
+		fprintf(stderr, "usage: sql [--csv|--json] QUERY\n");
+		return 1;
+	}
+#ifdef DTSH_HAVE_SQL
+	enum dtsql_format fmt = DTSQL_TABLE;
+	struct sqlite3 *db;
+	char *err = NULL;
+	int rc;
+
+	if (strncmp(rest, "--csv", 5) == 0 && (rest[5] == ' ' || rest[5] == '\t')) {
+		fmt = DTSQL_CSV;
+		rest += 6;
+	} else if (strncmp(rest, "--json", 6) == 0 && (rest[6] == ' ' || rest[6] == '\t')) {
+		fmt = DTSQL_JSON;
+		rest += 7;
+	}
+	if ((db = dtsh_sql_db(sh)) == NULL)
+		return 1;
+	dtsh_interrupted = 0;
+	busy_db = db;
+	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
+	busy_db = NULL;
+	fflush(stdout);
+	dtsh_interrupted = 0;
+	if (rc != 0) {
+		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "failed");
+		sqlite3_free(err);
+		return 1;
+	}
+	return 0;
+#else
+	fprintf(stderr, "dtsh: sql: this dtsh was built without the SQL code\n");
+	return 1;
+#endif
+}
+
+/* ------------------------------------------------------------- SQL */
+
+/* The handle a query is running on, for the SIGINT handler. */
+static struct sqlite3 *volatile busy_db;
+
+void
+dtsh_interrupt_hook(void)
+{
+	struct sqlite3 *db = busy_db;
+	if (db)
+		sqlite3_interrupt(db);
+}
+
+struct sqlite3 *
+dtsh_sql_db(struct dtsh *sh)
+{
+#ifdef DTSH_HAVE_SQL
+	char *err = NULL;
+
+	if (sh->db || sh->cap == NULL)
+		return sh->db;
+	/* Frames are named through dtsym; without it they are NULL. */
+	if (sh->sym == NULL)
+		sh->sym = dtsym_open(sh->cap);
+	if (sqlite3_open(":memory:", &sh->db) != SQLITE_OK) {
+		fprintf(stderr, "dtsh: sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
+		sqlite3_close(sh->db);
+		sh->db = NULL;
+		return NULL;
+	}
+	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) != 0) {
+		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "cannot attach the capture");
+		sqlite3_free(err);
+		sqlite3_close(sh->db);
+		sh->db = NULL;
+	}
+	return sh->db;
+#else
+	(void)sh;
+	return NULL;
+#endif
+}
+
+/* ------------------------------------------------------------- modes */
+
+void
+dtsh_close_capture(struct dtsh *sh)
+{
+	/* The handle reads the capture in place: it goes first. */
+	if (sh->db)
+		sqlite3_close(sh->db);
+	sh->db = NULL;
+	dtsym_close(sh->sym);
+	sh->sym = NULL;
+	if (sh->cap)
+		dtcap_reader_close(sh->cap);
+	sh->cap = NULL;
+	free(sh->cap_path);
+	sh->cap_path = NULL;
+}
+
+int
+dtsh_open_capture(struct dtsh *sh, const char *path)
+{
+	struct dtcap_reader *r = dtcap_open(path);
+	char *p;
+
+	if (r == NULL) {
+		fprintf(stderr, "dtsh: %s\n", dtcap_open_error());
+		return -1;
+	}
+	if ((p = strdup(path)) == NULL) {
+		dtcap_reader_close(r);
+		fprintf(stderr, "dtsh: out of memory\n");
+		return -1;
+	}
+	if (dtcap_reader_warning(r))
+		fprintf(stderr, "dtsh: warning: %s\n", dtcap_reader_warning(r));
+	dtsh_close_capture(sh);
+	sh->cap = r;
+	sh->cap_path = p;
+	return 0;
+}
+
+static int
+cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (argc != 2) {
+		fprintf(stderr, "usage: open FILE\n");
+		return 1;
+	}
+	if (dtsh_open_capture(sh, argv[1]))
+		return 1;
+	if (sh->interactive)
+		printf("%s: %llu events, %zu probes\n", argv[1],
+		       (unsigned long long)dtcap_nevents(sh->cap), dtcap_nprobes(sh->cap));
+	return 0;
+}
+
+static int
+cmd_close(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)argc; (void)argv; (void)rest;
+	if (sh->cap == NULL) {
+		fprintf(stderr, "dtsh: no capture is open\n");
+		return 1;
+	}
+	dtsh_close_capture(sh);
+	return 0;
+}
+
+static int
+cmd_help(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)rest;
+	if (argc == 1) {
+		for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++) {
+			const char *nl = strchr(c->help, '\n');
+			int len = nl ? (int)(nl - c->help) : (int)strlen(c->help);
+			printf("  %-42s %.*s%s\n", c->usage, len, c->help, nl ? "..." : "");
+		}
+		printf("Commands are separated by ';'.  'help COMMAND' for more.\n");
+		return 0;
+	}
+	const struct dtsh_cmd *c = dtsh_find_cmd(argv[1]);
+	if (c == NULL) {
+		suggest_cmd(argv[1]);
+		return 1;
+	}
+	printf("usage: %s\n%s\n", c->usage, c->help);
+	return 0;
+}
+
+static int
+cmd_quit(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)argc; (void)argv; (void)rest;
+	return DTSH_QUIT;
+}
+
+/* ----------------------------------------------------------- running */
+
+int
+dtsh_run(struct dtsh *sh, const char *cmdline)
+{
+	char err[128], **argv;
+	int argc, rc;
+	const char *rest;
+	size_t wl = strcspn(cmdline, " \t\n");
+	char word[32];
+
+	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
+	if (dtsh_is_sql_word(word)) {
+		/* The query is raw text: the tokenizer would eat its quotes. */
+		char *a[] = { "sql", NULL };
+		return cmd_sql_(sh, 1, a, cmdline);
+	}
+	if ((argc = dtsh_tokenize(cmdline, 0, &argv, err, sizeof(err))) < 0) {
+		fprintf(stderr, "dtsh: %s\n", err);
+		return 1;
+	}
+	if (argc == 0) {
+		dtsh_free_argv(argv);
+		return 0;
+	}
+	const struct dtsh_cmd *c = dtsh_find_cmd(argv[0]);
+	if (c == NULL) {
+		suggest_cmd(argv[0]);
+		dtsh_free_argv(argv);
+		return 1;
+	}
+	rest = cmdline + wl;
+	rest += strspn(rest, " \t\n");
+	fflush(stdout);
+	rc = c->fn(sh, argc, argv, rest);
+	fflush(stdout);
+	dtsh_free_argv(argv);
+	return rc;
+}
+
+int
+dtsh_run_line(struct dtsh *sh, const char *line, int *failed)
+{
+	char err[128], **cmds;
+	int n = dtsh_split(line, &cmds, err, sizeof(err)), rc = 0;
+
+	if (n < 0) {
+		fprintf(stderr, "dtsh: %s\n", err);
+		(*failed)++;
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		if (rc == DTSH_QUIT)
+			break;
+		rc = dtsh_run(sh, cmds[i]);
+		if (rc != 0 && rc != DTSH_QUIT)
+			(*failed)++;
+	}
+	for (int i = 0; i < n; i++)
+		free(cmds[i]);
+	free(cmds);
+	return rc;
+}
+
+void
+dtsh_free(struct dtsh *sh)
+{
+	dtsh_close_capture(sh);
+	dtp_close(sh->dev);
+	sh->dev = NULL;
+	for (size_t i = 0; i < sh->nen; i++)
+		free(sh->en[i].spec);
+	free(sh->en);
+	sh->en = NULL;
+	sh->nen = 0;
+}
