@@ -1,0 +1,225 @@
+/*
+ * dtrec - record kernel events from /dev/dt into a .dtc capture.
+ * The loop itself lives in cli/lib/record.c so dtsh runs the same code.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probes.h"
+#include "record.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop;
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static const char usage_text[] =
+"usage: dtrec -l [GLOB]\n"
+"       dtrec -o FILE -e PROBE [-e PROBE ...] [-kqu] [-b RINGSIZE] [-d DURATION]\n"
+"             [-- COMMAND [ARG ...]]\n"
+"\n"
+"  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
+"  -o FILE       write the capture to FILE (.dtc)\n"
+"  -e PROBE      enable PROBE: profile:hz:997, interval:hz:1, syscall:*:entry,\n"
+"                tracepoint:sched:sched_switch, kprobe:vfs_read:entry, ...\n"
+"  -k            record kernel stacks with every event\n"
+"  -u            record user stacks with every event (frame pointers)\n"
+"                (neither -k nor -u: profile and interval events get both)\n"
+"  -d DURATION   stop after DURATION: 10s, 500ms, 2m, or plain seconds\n"
+"  -b RINGSIZE   per-CPU ring size: a power of two, 4k to 64M (default 1M)\n"
+"  -q            no status line and no summary (drops are still reported)\n"
+"  -h, --help    this text\n"
+"  -- COMMAND    run COMMAND; recording ends when it exits\n"
+"\n"
+"Recording ends at SIGINT or SIGTERM, after DURATION, or when COMMAND exits;\n"
+"the capture is complete in every case.  See dtrec(8).\n";
+
+static int
+usage(FILE *f, int status)
+{
+	fputs(usage_text, f);
+	return status;
+}
+
+static char *
+join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (s == NULL)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *probes[256];
+	size_t nprobes = 0;
+	struct dtrec_opts o;
+	int c, list = 0, created = 0, rc;
+	uint64_t v;
+
+	memset(&o, 0, sizeof(o));
+	o.prog = "dtrec";
+	opterr = 0;	/* our own messages, without the full path of argv[0] */
+	/* '+': options end at the first operand, so COMMAND keeps its own */
+	while ((c = getopt_long(argc, argv, "+lo:e:kud:b:qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			list = 1;
+			break;
+		case 'o':
+			o.output = optarg;
+			break;
+		case 'e':
+			if (nprobes == sizeof(probes) / sizeof(probes[0])) {
+				fprintf(stderr, "dtrec: too many -e options (use a glob)\n");
+				return 1;
+			}
+			probes[nprobes++] = optarg;
+			break;
+		case 'k':
+			o.kstack = 1;
+			break;
+		case 'u':
+			o.ustack = 1;
+			break;
+		case 'd':
+			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
+				fprintf(stderr, "dtrec: bad duration '%s' (e.g. 10s, 500ms, 2m)\n", optarg);
+				return 1;
+			}
+			o.duration_ns = v;
+			break;
+		case 'b':
+			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
+			    (v & (v - 1)) != 0) {
+				fprintf(stderr, "dtrec: bad ring size '%s': a power of two from 4k to 64M\n",
+					optarg);
+				return 1;
+			}
+			o.bufsize = (uint32_t)v;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'h':
+			return usage(stdout, 0);
+		case '?':
+			if (optopt && strchr("oedb", optopt))
+				fprintf(stderr, "dtrec: -%c needs an argument\n", optopt);
+			else if (optopt)
+				fprintf(stderr, "dtrec: unknown option -%c\n", optopt);
+			else
+				fprintf(stderr, "dtrec: unknown option %s\n", argv[optind - 1]);
+			return usage(stderr, 1);
+		default:
+			return usage(stderr, 1);
+		}
+	}
+
+	if (list) {
+		struct dtp_dev *d;
+		char err[DTP_ERRLEN];
+		const char *glob = optind < argc ? argv[optind] : NULL;
+
+		if (optind + 1 < argc || o.output || nprobes) {
+			fprintf(stderr, "dtrec: -l takes only an optional GLOB\n");
+			return usage(stderr, 1);
+		}
+		d = dtp_open(NULL, 0, err, sizeof(err));
+		if (d == NULL) {
+			fprintf(stderr, "dtrec: %s\n", err);
+			return 1;
+		}
+		size_t n = dtp_list(d, glob, stdout);
+		dtp_close(d);
+		if (glob && n == 0) {
+			fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);
+			return 1;
+		}
+		return 0;
+	}
+	if (o.output == NULL) {
+		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
+		return usage(stderr, 1);
+	}
+	if (nprobes == 0) {
+		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
+		return usage(stderr, 1);
+	}
+	if (optind < argc)
+		o.argv = argv + optind;
+
+	/* an unwritable output should fail before the kernel is touched */
+	{
+		int fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			created = 1;
+			close(fd);
+		} else if (errno == EEXIST) {
+			fd = open(o.output, O_WRONLY | O_CLOEXEC);
+			if (fd < 0) {
+				fprintf(stderr, "dtrec: %s: %s\n", o.output, strerror(errno));
+				return 1;
+			}
+			close(fd);
+		} else {
+			fprintf(stderr, "dtrec: %s: %s\n", o.output, strerror(errno));
+			return 1;
+		}
+	}
+
+	{
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;	/* no SA_RESTART: poll() returns at once */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	o.probes = probes;
+	o.nprobes = nprobes;
+	o.stop = &stop;
+	o.status = stderr;
+	o.cmdline = join_args(argc, argv);
+
+	rc = dtrec_record(&o, NULL);
+	/* nothing was recorded: do not leave an empty file behind */
+	if (rc != 0 && created) {
+		FILE *f = fopen(o.output, "r");
+		if (f) {
+			if (fgetc(f) == EOF)
+				unlink(o.output);
+			fclose(f);
+		}
+	}
+	free((void *)o.cmdline);
+	return rc;
+}
