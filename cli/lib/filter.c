@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "filter.h"
 
@@ -315,4 +317,67 @@ int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32
 int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e)
 {
 	return dtf_match_slow(f, e->ts, e->cpu, e->pid, e->tid, e->probe, e->comm);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	     dtf_row_fn fn, void *ctx, const char *what, char *err, size_t errlen)
+{
+	size_t nb = dtcap_nblocks(r);
+	uint64_t total = 0, done = 0;
+	int progress = what && isatty(2);
+	double last = progress ? now_s() : 0;
+	int shown = 0, ret = 0;
+	struct dtcap_block *b = dtcap_block_new();
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cols |= dtf_columns(f);
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		total += bi ? bi->rows : 0;
+	}
+	for (size_t i = 0; i < nb && !ret; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (progress && (i & 15) == 0) {
+			double t = now_s();
+			/* Only runs longer than a moment get a progress line. */
+			if (t - last > 0.5) {
+				fprintf(stderr, "\r%s: %3.0f%% (%" PRIu64 " of %" PRIu64 " events)",
+					what, total ? 100.0 * (double)done / (double)total : 100.0,
+					done, total);
+				last = t;
+				shown = 1;
+			}
+		}
+		done += bi ? bi->rows : 0;
+		if (dtf_block_skip(f, bi))
+			continue;
+		if (dtcap_read_block(r, i, cols, b)) {
+			snprintf(err, errlen, "%s", dtcap_reader_error(r));
+			ret = -1;
+			break;
+		}
+		for (uint32_t row = 0; row < b->rows; row++) {
+			if (!dtf_match_row(f, b, row))
+				continue;
+			if ((ret = fn(ctx, b, row)) != 0)
+				break;
+		}
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	dtcap_block_free(b);
+	if (ret > 0 || ret < -1)
+		snprintf(err, errlen, "stopped");
+	return ret;
 }

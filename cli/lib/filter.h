@@ -108,4 +108,15 @@ static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_b
 			      b->probe ? b->probe[i] : 0, b->comm ? b->comm[i] : 0);
 }
 
+/*
+ * Walk every row of the capture that matches f: blocks skipped by index,
+ * the columns cols | dtf_columns(f) decoded, fn called per matching row (a
+ * non-zero return stops the walk and is returned).  When stderr is a
+ * terminal, progress is shown there, labelled with what.  -1 on damage
+ * (message in err, naming the file and offset as the format library does).
+ */
+typedef int (*dtf_row_fn)(void *ctx, const struct dtcap_block *b, uint32_t row);
+int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	     dtf_row_fn fn, void *ctx, const char *what, char *err, size_t errlen);
+
 #endif

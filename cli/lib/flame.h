@@ -1,0 +1,54 @@
+/*
+ * flame.h - stack folding tree, folded-text and interactive SVG writers.
+ *
+ * Frames are interned names with a kind (for colour).  Stacks are added root
+ * first with a count for side 0 (the profile, or diff's A) or side 1
+ * (diff's B).  The tree merges common prefixes; its children are ordered by
+ * name so every output is deterministic.
+ */
+#ifndef DT_FLAME_H
+#define DT_FLAME_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+enum flame_kind {
+	FLAME_USER,
+	FLAME_KERNEL,
+	FLAME_MODULE,
+	FLAME_SPECIAL,	/* comm root, "--" separator, "[truncated]", unknown */
+};
+
+struct flame;
+
+struct flame *flame_new(void);
+void flame_free(struct flame *f);
+
+/* Name -> id (same name, same id; the first kind given sticks).  -1 on ENOMEM. */
+int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind);
+
+/* Add one stack (root first).  -1 on ENOMEM. */
+int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, int side);
+
+/* Samples of a side. */
+uint64_t flame_total(const struct flame *f, int side);
+
+/*
+ * "a;b;c N" lines, one per distinct stack, in tree (name) order.  diff:
+ * "a;b;c A B" for the union of both sides.  -1 on a write error.
+ */
+int flame_write_folded(const struct flame *f, FILE *out, int diff);
+
+struct flame_svg_opts {
+	const char	*title;
+	const char	*subtitle;	/* may be NULL */
+	unsigned	width;		/* px, default 1200 */
+	double		minwidth;	/* px: narrower frames are omitted */
+	int		inverted;	/* icicle: root at the top */
+	int		diff;		/* widths from side 1, colours by delta */
+	const char	*countname;	/* "samples" */
+};
+
+int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o);
+
+#endif

@@ -1,0 +1,632 @@
+/*
+ * report_flame.c - dtreport flame and dtreport diff.
+ *
+ * Two passes.  The first walks the event columns only and counts samples
+ * per (comm, kernel stack id, user stack id, process snapshot): no names,
+ * no strings, one hash probe per event.  The second names each distinct
+ * combination once (kernel stacks memoised per stack id, frames by dtsym's
+ * own cache) and folds it into the tree.  That is what keeps 10 M samples
+ * fast: symbolization cost grows with distinct stacks, not with events.
+ *
+ * Folded stack of one sample, root first:
+ *	comm;[truncated];user outermost..innermost;--;[truncated];kernel outermost..innermost
+ * "[truncated]" appears only on a side whose stack was cut (its outermost
+ * frames are missing); "--" only when both sides are present.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_abi.h"
+#include "dtsym.h"
+#include "filter.h"
+#include "flame.h"
+#include "report.h"
+
+struct agg {
+	uint32_t	comm, kstack, ustack, pid, snap;
+	uint32_t	used;
+	uint64_t	ts;		/* first sample: picks the process snapshot */
+	uint64_t	count;
+};
+
+/* Process snapshot times of pids with more than one snapshot (exec). */
+struct psnap {
+	uint32_t	pid;
+	uint32_t	n;
+	uint64_t	*ts;
+};
+
+struct prof {
+	struct dtcap_reader *r;
+	uint8_t		*want;		/* by probe id */
+	uint32_t	nwant;
+	struct agg	*tab;
+	size_t		cap, n;
+	struct psnap	*ps;		/* sorted by pid */
+	size_t		nps;
+	uint64_t	samples;
+	int		oom;
+};
+
+static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, uint32_t snap)
+{
+	uint64_t h = ((uint64_t)k << 32 | u) * 0x9e3779b97f4a7c15ULL;
+	h ^= ((uint64_t)comm << 32 | pid) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= snap * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	return h;
+}
+
+static int agg_grow(struct prof *p)
+{
+	size_t ncap = p->cap ? p->cap * 2 : 4096;
+	struct agg *nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct agg *a = &p->tab[i];
+		if (!a->used)
+			continue;
+		size_t j = agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap) & (ncap - 1);
+		while (nt[j].used)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = *a;
+	}
+	free(p->tab);
+	p->tab = nt;
+	p->cap = ncap;
+	return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int build_psnaps(struct prof *p)
+{
+	size_t n = dtcap_nprocs(p->r), na = 0;
+	uint64_t *pairs = malloc((n ? n : 1) * 2 * sizeof(uint64_t));
+	struct psnap *all = calloc(n ? n : 1, sizeof(*all));
+
+	if (!pairs || !all) {
+		free(pairs);
+		free(all);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dtcap_proc *pr = dtcap_proc_at(p->r, i);
+		pairs[2 * i] = pr ? pr->pid : 0;
+		pairs[2 * i + 1] = pr ? pr->ts : 0;
+	}
+	/* Sorted by (pid, ts): pids with one snapshot need no lookup at all. */
+	qsort(pairs, n, 2 * sizeof(uint64_t), pair_cmp);
+	p->ps = all;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && pairs[2 * j] == pairs[2 * i])
+			j++;
+		if (j - i > 1) {
+			uint64_t *ts = malloc((j - i) * sizeof(*ts));
+			if (!ts) {
+				free(pairs);
+				p->nps = na;
+				return -1;
+			}
+			for (size_t k = i; k < j; k++)
+				ts[k - i] = pairs[2 * k + 1];
+			all[na++] = (struct psnap){ (uint32_t)pairs[2 * i], (uint32_t)(j - i), ts };
+		}
+		i = j;
+	}
+	free(pairs);
+	p->nps = na;
+	return 0;
+}
+
+/* Which snapshot of pid is in force at ts (dtcap_proc_find's rule). */
+static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
+{
+	size_t lo = 0, hi = p->nps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ps[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nps || p->ps[lo].pid != pid)
+		return 0;
+	const struct psnap *s = &p->ps[lo];
+	uint32_t k = 0;
+	while (k < s->n && s->ts[k] <= ts)
+		k++;
+	return k ? k - 1 : 0;
+}
+
+static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct prof *p = ctx;
+	uint32_t probe = b->probe[i];
+
+	if (probe >= p->nwant || !p->want[probe])
+		return 0;
+	uint32_t comm = b->comm[i], k = b->kstack[i], u = b->ustack[i];
+	uint32_t pid = 0, snap = 0;
+	if (u) {
+		/* Only user frames depend on the process. */
+		pid = b->pid[i];
+		if (p->nps)
+			snap = snap_of(p, pid, b->ts[i]);
+	}
+	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
+		p->oom = 1;
+		return 1;
+	}
+	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
+	for (;;) {
+		struct agg *a = &p->tab[j];
+		if (!a->used) {
+			*a = (struct agg){ comm, k, u, pid, snap, 1, b->ts[i], 1 };
+			p->n++;
+			break;
+		}
+		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
+		    a->snap == snap) {
+			a->count++;
+			break;
+		}
+		j = (j + 1) & (p->cap - 1);
+	}
+	p->samples++;
+	return 0;
+}
+
+struct flame_opts {
+	const char	*out;
+	int		folded;
+	const char	*title;
+	unsigned	width;
+	double		minwidth;
+	int		reverse, inverted;
+};
+
+static enum flame_kind kind_of(const char *origin, int kernel)
+{
+	if (!strcmp(origin, "module"))
+		return FLAME_MODULE;
+	return kernel ? FLAME_KERNEL : FLAME_USER;
+}
+
+/* Interned names of a stack's frames, outermost first, memoised by id. */
+struct kmemo {
+	uint32_t	*off;		/* by stack id: offset + 1 into ids */
+	uint32_t	*len;
+	uint32_t	*ids;
+	size_t		n, cap;
+};
+
+static int push_id(struct kmemo *m, uint32_t id)
+{
+	if (m->n == m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 4096;
+		uint32_t *ni = realloc(m->ids, ncap * sizeof(*ni));
+		if (!ni)
+			return -1;
+		m->ids = ni;
+		m->cap = ncap;
+	}
+	m->ids[m->n++] = id;
+	return 0;
+}
+
+/* Append the named frames of stack id (outermost first) to buf. */
+static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_reader *r,
+		      uint32_t id, int kernel, uint32_t pid, uint64_t ts, uint32_t *buf,
+		      unsigned *nb, uint32_t trunc_id)
+{
+	unsigned n;
+	int kflag, trunc;
+	const uint64_t *pcs = dtcap_stack(r, id, &n, &kflag, &trunc);
+
+	if (!pcs)
+		return 0;	/* an unknown id: the writer's loss, name nothing */
+	if (trunc)
+		buf[(*nb)++] = trunc_id;
+	for (unsigned k = n; k-- > 0;) {
+		const char *nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
+		const char *org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+		int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+		if (fid < 0)
+			return -1;
+		buf[(*nb)++] = (uint32_t)fid;
+	}
+	return 0;
+}
+
+/*
+ * Read one capture into fl on the given side.  Returns 0, or 1 after
+ * printing an error.
+ */
+static int load_profile(const char *cmd, const char *path, struct dtf_filter *filt,
+			const struct flame_opts *fo, struct flame *fl, int side,
+			uint64_t *nsamples, char *probedesc, size_t pdlen)
+{
+	char err[512];
+	struct prof p = { 0 };
+	struct dtsym *sym = NULL;
+	struct kmemo km = { 0 };
+	uint32_t *buf = NULL;
+	int ret = 1;
+
+	p.r = dtcap_open(path);
+	if (!p.r) {
+		fprintf(stderr, "dtreport %s: %s\n", cmd, dtcap_open_error());
+		return 1;
+	}
+	if (dtcap_reader_warning(p.r))
+		fprintf(stderr, "dtreport %s: warning: %s\n", cmd, dtcap_reader_warning(p.r));
+	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
+		fprintf(stderr, "dtreport %s: %s: %s\n", cmd, path, err);
+		goto out;
+	}
+
+	/* Samples are the timer probes' events unless --probe says otherwise. */
+	size_t np = dtcap_nprobes(p.r);
+	uint32_t maxid = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		if (pr && pr->id > maxid)
+			maxid = pr->id;
+	}
+	p.nwant = maxid + 1;
+	p.want = calloc(p.nwant, 1);
+	if (!p.want)
+		goto oom;
+	size_t nwanted = 0, ntimer = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		if (pr && (pr->flags & DT_PF_TIMER))
+			ntimer++;
+	}
+	probedesc[0] = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		if (!pr)
+			continue;
+		int w = filt->probe_ok ? pr->id < filt->nprobe_ok && filt->probe_ok[pr->id]
+			: ntimer ? !!(pr->flags & DT_PF_TIMER) : 1;
+		if (w) {
+			p.want[pr->id] = 1;
+			size_t l = strlen(probedesc);
+			if (nwanted < 4)
+				snprintf(probedesc + l, pdlen - l, "%s%s", nwanted ? ", " : "",
+					 pr->name);
+			else if (nwanted == 4)
+				snprintf(probedesc + l, pdlen - l, ", ...");
+			nwanted++;
+		}
+	}
+	if (!filt->probe_ok && !ntimer && np)
+		fprintf(stderr, "dtreport %s: %s: no profile/interval probe recorded; "
+			"counting the events of every probe (choose with --probe)\n", cmd, path);
+
+	if (build_psnaps(&p))
+		goto oom;
+	if (agg_grow(&p))
+		goto oom;
+	int sr = dtf_scan(p.r, filt, DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
+			  DTCAP_COL_USTACK | DTCAP_COL_PID | DTCAP_COL_TS, prof_row, &p,
+			  "dtreport: reading", err, sizeof(err));
+	if (p.oom)
+		goto oom;
+	if (sr) {
+		fprintf(stderr, "dtreport %s: %s\n", cmd, err);
+		goto out;
+	}
+
+	/* Second pass: name each distinct combination once. */
+	sym = dtsym_open(p.r);
+	if (!sym)
+		goto oom;
+	uint32_t nst = dtcap_nstacks(p.r);
+	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
+	km.len = calloc((size_t)nst + 1, sizeof(uint32_t));
+	buf = malloc((2 * DTCAP_MAXFRAMES + 8) * sizeof(uint32_t));
+	if (!km.off || !km.len || !buf)
+		goto oom;
+	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);
+	int64_t sep_id = flame_intern(fl, "--", FLAME_SPECIAL);
+	int64_t nocomm_id = flame_intern(fl, "[unknown]", FLAME_SPECIAL);
+	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0)
+		goto oom;
+	for (size_t i = 0; i < p.cap; i++) {
+		const struct agg *a = &p.tab[i];
+		unsigned nb = 0;
+		if (!a->used)
+			continue;
+		const char *c = dtcap_comm(p.r, a->comm);
+		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
+		if (cid < 0)
+			goto oom;
+		buf[nb++] = (uint32_t)cid;
+		if (a->ustack &&
+		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, a->ts, buf, &nb,
+			       (uint32_t)trunc_id))
+			goto oom;
+		if (a->kstack && a->kstack <= nst) {
+			if (a->ustack && nb > 1)
+				buf[nb++] = (uint32_t)sep_id;
+			if (!km.off[a->kstack]) {
+				unsigned kn = 0;
+				uint32_t kb[DTCAP_MAXFRAMES + 2];
+				if (name_stack(fl, sym, p.r, a->kstack, 1, 0, 0, kb, &kn,
+					       (uint32_t)trunc_id))
+					goto oom;
+				km.off[a->kstack] = (uint32_t)km.n + 1;
+				km.len[a->kstack] = kn;
+				for (unsigned k = 0; k < kn; k++)
+					if (push_id(&km, kb[k]))
+						goto oom;
+			}
+			memcpy(buf + nb, km.ids + km.off[a->kstack] - 1,
+			       km.len[a->kstack] * sizeof(uint32_t));
+			nb += km.len[a->kstack];
+		}
+		if (fo->reverse)
+			for (unsigned x = 0, y = nb - 1; x < y; x++, y--) {
+				uint32_t t = buf[x];
+				buf[x] = buf[y];
+				buf[y] = t;
+			}
+		if (flame_add(fl, buf, nb, a->count, side))
+			goto oom;
+	}
+	*nsamples = p.samples;
+	ret = 0;
+	goto out;
+oom:
+	fprintf(stderr, "dtreport %s: %s: out of memory\n", cmd, path);
+	ret = 1;
+out:
+	free(buf);
+	free(km.off);
+	free(km.len);
+	free(km.ids);
+	dtsym_close(sym);
+	for (size_t i = 0; i < p.nps; i++)
+		free(p.ps[i].ts);
+	free(p.ps);
+	free(p.tab);
+	free(p.want);
+	dtcap_reader_close(p.r);
+	return ret;
+}
+
+enum {
+	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
+};
+
+static const struct option flame_longopts[] = {
+	{ "output",   1, NULL, 'o' },
+	{ "folded",   0, NULL, OPT_FOLDED },
+	{ "title",    1, NULL, OPT_TITLE },
+	{ "width",    1, NULL, OPT_WIDTH },
+	{ "minwidth", 1, NULL, OPT_MINWIDTH },
+	{ "reverse",  0, NULL, OPT_REVERSE },
+	{ "inverted", 0, NULL, OPT_INVERTED },
+	{ "help",     0, NULL, 'h' },
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void flame_usage(const char *cmd, FILE *to)
+{
+	if (!strcmp(cmd, "diff"))
+		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
+	else
+		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
+	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n" DTF_USAGE);
+}
+
+static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
+			    struct dtf_filter *filt, int *help)
+{
+	char err[256];
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	*help = 0;
+	fo->minwidth = 0.1;
+	fo->width = 1200;
+	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, NULL)) != -1) {
+		int r = dtf_option(filt, c, optarg, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "dtreport %s: %s\n", cmd, err);
+			return -1;
+		}
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'o':
+			fo->out = optarg;
+			break;
+		case OPT_FOLDED:
+			fo->folded = 1;
+			break;
+		case OPT_TITLE:
+			fo->title = optarg;
+			break;
+		case OPT_WIDTH: {
+			char *end;
+			unsigned long w = strtoul(optarg, &end, 10);
+			if (*end || w < 100 || w > 100000) {
+				fprintf(stderr, "dtreport %s: --width: want 100..100000 px\n", cmd);
+				return -1;
+			}
+			fo->width = (unsigned)w;
+			break;
+		}
+		case OPT_MINWIDTH: {
+			char *end;
+			double w = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "px")) || !(w >= 0) || w > 10000) {
+				fprintf(stderr, "dtreport %s: --minwidth: want pixels >= 0\n", cmd);
+				return -1;
+			}
+			fo->minwidth = w;
+			break;
+		}
+		case OPT_REVERSE:
+			fo->reverse = 1;
+			break;
+		case OPT_INVERTED:
+			fo->inverted = 1;
+			break;
+		case 'h':
+			*help = 1;
+			return 0;
+		case ':':
+			fprintf(stderr, "dtreport %s: option %s needs a value\n", cmd,
+				argv[optind - 1]);
+			return -1;
+		default:
+			fprintf(stderr, "dtreport %s: unknown option %s\n", cmd, argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int write_out(const char *cmd, struct flame *fl, const struct flame_opts *fo,
+		     const struct flame_svg_opts *so, int diff)
+{
+	FILE *out = stdout;
+
+	if (fo->out && strcmp(fo->out, "-")) {
+		out = fopen(fo->out, "w");
+		if (!out) {
+			fprintf(stderr, "dtreport %s: %s: %m\n", cmd, fo->out);
+			return 1;
+		}
+	}
+	int r = fo->folded ? flame_write_folded(fl, out, diff) : flame_write_svg(fl, out, so);
+	if (out != stdout) {
+		if (fclose(out))
+			r = -1;
+	} else if (fflush(out)) {
+		r = -1;
+	}
+	if (r) {
+		fprintf(stderr, "dtreport %s: %s: write error\n", cmd,
+			fo->out ? fo->out : "(stdout)");
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	struct flame_opts fo = { 0 };
+	struct dtf_filter filt;
+	int help, ret = 1;
+	char probes[256], sub[400];
+	uint64_t n = 0;
+
+	dtf_init(&filt);
+	if (parse_flame_args("flame", argc, argv, &fo, &filt, &help)) {
+		flame_usage("flame", stderr);
+		dtf_free(&filt);
+		return 2;
+	}
+	if (help) {
+		flame_usage("flame", stdout);
+		dtf_free(&filt);
+		return 0;
+	}
+	if (argc - optind != 1) {
+		flame_usage("flame", stderr);
+		dtf_free(&filt);
+		return 2;
+	}
+	const char *path = argv[optind];
+	struct flame *fl = flame_new();
+	if (!fl) {
+		fprintf(stderr, "dtreport flame: out of memory\n");
+		dtf_free(&filt);
+		return 1;
+	}
+	if (load_profile("flame", path, &filt, &fo, fl, 0, &n, probes, sizeof(probes)))
+		goto out;
+	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples of %s%s", path, n,
+		 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
+	struct flame_svg_opts so = {
+		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
+		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
+		.inverted = fo.inverted, .diff = 0, .countname = "samples",
+	};
+	ret = write_out("flame", fl, &fo, &so, 0);
+out:
+	flame_free(fl);
+	dtf_free(&filt);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct flame_opts fo = { 0 };
+	struct dtf_filter filt;
+	int help, ret = 1;
+	char pa[256], pb[256], sub[600];
+	uint64_t na = 0, nb = 0;
+
+	dtf_init(&filt);
+	if (parse_flame_args("diff", argc, argv, &fo, &filt, &help)) {
+		flame_usage("diff", stderr);
+		dtf_free(&filt);
+		return 2;
+	}
+	if (help) {
+		flame_usage("diff", stdout);
+		dtf_free(&filt);
+		return 0;
+	}
+	if (argc - optind != 2) {
+		flame_usage("diff", stderr);
+		dtf_free(&filt);
+		return 2;
+	}
+	struct flame *fl = flame_new();
+	if (!fl) {
+		fprintf(stderr, "dtreport diff: out of memory\n");
+		dtf_free(&filt);
+		return 1;
+	}
+	if (load_profile("diff", argv[optind], &filt, &fo, fl, 0, &na, pa, sizeof(pa)) ||
+	    load_profile("diff", argv[optind + 1], &filt, &fo, fl, 1, &nb, pb, sizeof(pb)))
+		goto out;
+	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " samples) against A %s (%" PRIu64
+		 " samples): red grew, blue shrank", argv[optind + 1], nb, argv[optind], na);
+	struct flame_svg_opts so = {
+		.title = fo.title ? fo.title : "Differential Flame Graph",
+		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
+		.inverted = fo.inverted, .diff = 1, .countname = "samples",
+	};
+	ret = write_out("diff", fl, &fo, &so, 1);
+out:
+	flame_free(fl);
+	dtf_free(&filt);
+	return ret;
+}
