@@ -1,0 +1,1893 @@
+/*
+ * dtsql.c - sqlite3 virtual tables over a .dtc capture, a result printer
+ * and the plain-database export.  See dtsql.h and doc/SQL.md.
+ *
+ * The events table is the one that matters for speed: a capture holds tens
+ * of millions of rows, so it reads the capture block by block and column by
+ * column (only the columns the statement uses, as told by colUsed), skips
+ * whole blocks whose index (time and pid ranges) cannot match, and keeps
+ * xColumn a plain array load.  When the statement orders or groups by one
+ * cheap column (comm, pid, tid, cpu, probe, probe_name) it materializes
+ * the used columns, radix-sorts row numbers and hands rows over in order,
+ * so sqlite needs no sorter of its own: a GROUP BY then streams.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+#include "dtsql.h"
+#include "dtsym.h"
+
+/* ------------------------------------------------------------ context */
+
+/* Shared by every table of one attach; freed with its last module. */
+struct ctx {
+	struct dtcap_reader *r;
+	struct dtsym	*sym;
+	int		refs;
+
+	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
+	 * BINARY order, so comm is read as the id column and never strlen'd. */
+	uint32_t	ncomms;
+	const char	**comm;
+	int		*comm_len;
+	uint32_t	*comm_rank;
+
+	/* probe id -> probe (NULL: unknown), dense when ids are small. */
+	uint32_t	probe_max;
+	int		probe_sparse;	/* some id >= PROBE_DENSE_MAX */
+	const struct dtcap_probe **probe;
+	uint32_t	*probe_rank;
+
+	/* ustack id -> pid and ts of its first event, to name user frames;
+	 * built on the first need by a scan of three columns. */
+	int		ufirst_done;
+	uint32_t	*ufirst_pid;
+	uint64_t	*ufirst_ts;
+
+	uint64_t	*block_base;	/* global index of each block's first row */
+};
+
+static void ctx_unref(struct ctx *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	free(c->comm);
+	free(c->comm_len);
+	free(c->comm_rank);
+	free(c->probe);
+	free(c->probe_rank);
+	free(c->ufirst_pid);
+	free(c->ufirst_ts);
+	free(c->block_base);
+	free(c);
+}
+
+static const struct ctx *sort_ctx;	/* qsort has no context argument */
+
+static int cmp_comm(const void *a, const void *b)
+{
+	const char *x = sort_ctx->comm[*(const uint32_t *)a];
+	const char *y = sort_ctx->comm[*(const uint32_t *)b];
+	if (x == NULL || y == NULL)
+		return (x != NULL) - (y != NULL);
+	return strcmp(x, y);
+}
+
+static int cmp_probe(const void *a, const void *b)
+{
+	const struct dtcap_probe *x = sort_ctx->probe[*(const uint32_t *)a];
+	const struct dtcap_probe *y = sort_ctx->probe[*(const uint32_t *)b];
+	if (x == NULL || y == NULL)
+		return (x != NULL) - (y != NULL);
+	return strcmp(x->name, y->name);
+}
+
+/* Probe ids above this are looked up through dtcap_probe_by_id. */
+#define PROBE_DENSE_MAX	(1u << 20)
+
+static struct ctx *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
+{
+	struct ctx *c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->r = r;
+	c->sym = sym;
+	c->ncomms = dtcap_ncomms(r);
+	size_t n = (size_t)c->ncomms + 1;
+	c->comm = calloc(n, sizeof(*c->comm));
+	c->comm_len = calloc(n, sizeof(*c->comm_len));
+	c->comm_rank = calloc(n, sizeof(*c->comm_rank));
+	uint32_t *ids = calloc(n, sizeof(*ids));
+	if (!c->comm || !c->comm_len || !c->comm_rank || !ids)
+		goto fail;
+	for (uint32_t i = 0; i < n; i++) {
+		c->comm[i] = i ? dtcap_comm(r, i) : NULL;
+		c->comm_len[i] = c->comm[i] ? (int)strlen(c->comm[i]) : 0;
+		ids[i] = i;
+	}
+	sort_ctx = c;
+	qsort(ids, n, sizeof(*ids), cmp_comm);
+	for (uint32_t i = 0; i < n; i++)
+		c->comm_rank[ids[i]] = i;
+	free(ids);
+	ids = NULL;
+
+	for (size_t i = 0; i < dtcap_nprobes(r); i++) {
+		uint32_t id = dtcap_probe_at(r, i)->id;
+		if (id < PROBE_DENSE_MAX && id > c->probe_max)
+			c->probe_max = id;
+		if (id >= PROBE_DENSE_MAX)
+			c->probe_sparse = 1;
+	}
+	n = (size_t)c->probe_max + 1;
+	c->probe = calloc(n, sizeof(*c->probe));
+	c->probe_rank = calloc(n, sizeof(*c->probe_rank));
+	ids = calloc(n, sizeof(*ids));
+	if (!c->probe || !c->probe_rank || !ids)
+		goto fail;
+	for (size_t i = 0; i < dtcap_nprobes(r); i++) {
+		const struct dtcap_probe *p = dtcap_probe_at(r, i);
+		if (p->id < n)
+			c->probe[p->id] = p;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		ids[i] = i;
+	sort_ctx = c;
+	qsort(ids, n, sizeof(*ids), cmp_probe);
+	for (uint32_t i = 0; i < n; i++)
+		c->probe_rank[ids[i]] = i;
+	free(ids);
+
+	size_t nb = dtcap_nblocks(r);
+	c->block_base = calloc(nb + 1, sizeof(*c->block_base));
+	if (c->block_base == NULL)
+		goto fail;
+	for (size_t i = 0; i < nb; i++)
+		c->block_base[i + 1] = c->block_base[i] + dtcap_block_info(r, i)->rows;
+	c->refs = 1;
+	return c;
+fail:
+	free(ids);
+	c->refs = 1;
+	ctx_unref(c);
+	return NULL;
+}
+
+static const struct dtcap_probe *ctx_probe(const struct ctx *c, uint32_t id)
+{
+	if (id <= c->probe_max)
+		return c->probe[id];
+	return dtcap_probe_by_id(c->r, id);
+}
+
+static const char *ctx_comm(const struct ctx *c, uint32_t id, int *len)
+{
+	if (id <= c->ncomms) {
+		*len = c->comm_len[id];
+		return c->comm[id];
+	}
+	*len = 0;
+	return NULL;
+}
+
+/* Scan pid, ts and ustack once to know where each user stack first ran. */
+static int ctx_ufirst(struct ctx *c, char **err)
+{
+	if (c->ufirst_done)
+		return 0;
+	uint32_t ns = dtcap_nstacks(c->r);
+	c->ufirst_pid = calloc((size_t)ns + 1, sizeof(*c->ufirst_pid));
+	c->ufirst_ts = calloc((size_t)ns + 1, sizeof(*c->ufirst_ts));
+	struct dtcap_block *b = dtcap_block_new();
+	if (!c->ufirst_pid || !c->ufirst_ts || !b) {
+		dtcap_block_free(b);
+		*err = sqlite3_mprintf("out of memory");
+		return -1;
+	}
+	for (uint32_t i = 0; i <= ns; i++)
+		c->ufirst_ts[i] = UINT64_MAX;
+	for (size_t i = 0; i < dtcap_nblocks(c->r); i++) {
+		if (dtcap_read_block(c->r, i, DTCAP_COL_TS | DTCAP_COL_PID |
+				     DTCAP_COL_USTACK, b) < 0) {
+			*err = sqlite3_mprintf("%s", dtcap_reader_error(c->r));
+			dtcap_block_free(b);
+			return -1;
+		}
+		for (uint32_t j = 0; j < b->rows; j++) {
+			uint32_t s = b->ustack[j];
+			if (s != 0 && s <= ns && b->ts[j] < c->ufirst_ts[s]) {
+				c->ufirst_ts[s] = b->ts[j];
+				c->ufirst_pid[s] = b->pid[j];
+			}
+		}
+	}
+	dtcap_block_free(b);
+	c->ufirst_done = 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------- schema */
+
+enum {
+	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,
+	T_MAPS, T_COUNTERS, T_NTABLES
+};
+
+/* Column lists: the same text declares the virtual tables and the real
+ * tables of an export, so both have one schema. */
+static const struct {
+	const char *name;
+	const char *cols;
+	int keycol;		/* column with '=' pushdown, -1: none */
+} tabs[T_NTABLES] = {
+	[T_EVENTS] = { "events",
+		"ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
+		" probe INTEGER, probe_name TEXT, comm TEXT, kstack INTEGER,"
+		" ustack INTEGER, flags INTEGER, nargs INTEGER,"
+		" arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, arg3 INTEGER,"
+		" arg4 INTEGER, arg5 INTEGER, arg6 INTEGER, arg7 INTEGER,"
+		" arg8 INTEGER, arg9 INTEGER, retval INTEGER, errno INTEGER", -1 },
+	[T_PROBES] = { "probes",
+		"id INTEGER, name TEXT, provider TEXT, function TEXT,"
+		" probe TEXT, flags INTEGER, is_return INTEGER, nargs INTEGER,"
+		" args TEXT", 0 },
+	[T_PROBE_ARGS] = { "probe_args",
+		"probe INTEGER, idx INTEGER, name TEXT, type TEXT,"
+		" slot INTEGER, nslots INTEGER", 0 },
+	[T_STACKS] = { "stacks",
+		"id INTEGER, kernel INTEGER, depth INTEGER, truncated INTEGER", 0 },
+	[T_FRAMES] = { "frames",
+		"stack_id INTEGER, depth INTEGER, pc INTEGER, kernel INTEGER,"
+		" name TEXT, origin TEXT", 0 },
+	[T_PROCESSES] = { "processes",
+		"pid INTEGER, ppid INTEGER, comm TEXT, exe TEXT, ts INTEGER,"
+		" nmaps INTEGER", 0 },
+	[T_MAPS] = { "maps",
+		"pid INTEGER, ts INTEGER, start INTEGER, \"end\" INTEGER,"
+		" offset INTEGER, prot INTEGER, file INTEGER, name TEXT", 0 },
+	[T_COUNTERS] = { "counters",
+		"snapshot INTEGER, ts INTEGER, cpu INTEGER, produced INTEGER,"
+		" read INTEGER, dropped INTEGER, skipped INTEGER,"
+		" recursive INTEGER, nested INTEGER", 0 },
+};
+
+enum {
+	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
+	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
+	E_ERRNO, E_NCOLS
+};
+
+/* The capture columns each events column needs. */
+static const unsigned ecol_need[E_NCOLS] = {
+	[E_TS] = DTCAP_COL_TS, [E_CPU] = DTCAP_COL_CPU,
+	[E_PID] = DTCAP_COL_PID, [E_TID] = DTCAP_COL_TID,
+	[E_PROBE] = DTCAP_COL_PROBE, [E_PROBE_NAME] = DTCAP_COL_PROBE,
+	[E_COMM] = DTCAP_COL_COMM, [E_KSTACK] = DTCAP_COL_KSTACK,
+	[E_USTACK] = DTCAP_COL_USTACK, [E_FLAGS] = DTCAP_COL_FLAGS,
+	[E_NARGS] = DTCAP_COL_ARGS,
+	[E_ARG0] = DTCAP_COL_ARGS, [E_ARG0 + 1] = DTCAP_COL_ARGS,
+	[E_ARG0 + 2] = DTCAP_COL_ARGS, [E_ARG0 + 3] = DTCAP_COL_ARGS,
+	[E_ARG0 + 4] = DTCAP_COL_ARGS, [E_ARG0 + 5] = DTCAP_COL_ARGS,
+	[E_ARG0 + 6] = DTCAP_COL_ARGS, [E_ARG0 + 7] = DTCAP_COL_ARGS,
+	[E_ARG0 + 8] = DTCAP_COL_ARGS, [E_ARG9] = DTCAP_COL_ARGS,
+	[E_RETVAL] = DTCAP_COL_FLAGS | DTCAP_COL_ARGS,
+	[E_ERRNO] = DTCAP_COL_FLAGS | DTCAP_COL_ARGS,
+};
+
+/* ------------------------------------------------------ generic vtab */
+
+struct modaux {
+	struct ctx	*c;
+	int		kind;
+};
+
+struct tab {
+	sqlite3_vtab	base;
+	struct ctx	*c;
+	int		kind;
+};
+
+static void modaux_free(void *p)
+{
+	struct modaux *m = p;
+	ctx_unref(m->c);
+	free(m);
+}
+
+static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+		     sqlite3_vtab **out, char **err)
+{
+	(void)argc; (void)argv;
+	struct modaux *m = aux;
+	char *sql = sqlite3_mprintf("CREATE TABLE x(%s)", tabs[m->kind].cols);
+	if (sql == NULL)
+		return SQLITE_NOMEM;
+	int rc = sqlite3_declare_vtab(db, sql);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return rc;
+	}
+	struct tab *t = sqlite3_malloc(sizeof(*t));
+	if (t == NULL)
+		return SQLITE_NOMEM;
+	memset(t, 0, sizeof(*t));
+	t->c = m->c;
+	t->kind = m->kind;
+	*out = &t->base;
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	return SQLITE_OK;
+}
+
+static int x_disconnect(sqlite3_vtab *v)
+{
+	sqlite3_free(v);
+	return SQLITE_OK;
+}
+
+static void set_err(sqlite3_vtab *v, const char *fmt, const char *s)
+{
+	sqlite3_free(v->zErrMsg);
+	v->zErrMsg = sqlite3_mprintf(fmt, s);
+}
+
+/* ------------------------------------------------------------- events */
+
+/* Materialized (ordered mode) or decoded (streaming mode) columns. */
+struct cols {
+	uint64_t	*ts;
+	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+	uint8_t		*nargs;
+	uint64_t	*args;
+};
+
+struct ecur {
+	sqlite3_vtab_cursor base;
+	struct ctx	*c;
+	unsigned	cols;		/* DTCAP_COL_* to decode */
+
+	/* pushed-down filters; all conservative (sqlite re-checks) */
+	int		tsf;		/* ts filter active */
+	uint64_t	tlo, thi;	/* inclusive */
+	int		pidf;
+	uint32_t	*pids;		/* sorted */
+	size_t		npids;
+	int		probef;
+	uint32_t	*probes;	/* sorted */
+	size_t		nprobes;
+	int		empty;
+
+	/* streaming */
+	struct dtcap_block *b;
+	size_t		blk;		/* next block to look at */
+	uint64_t	rbase;		/* rowid of row 0 of the current block */
+	uint32_t	nrows, row;
+	int		eof;
+	struct cols	cv;		/* the current arrays */
+
+	/* ordered */
+	int		ordered;
+	struct cols	mat;
+	size_t		nmat, capmat;
+	uint64_t	*perm;
+	size_t		pos;
+};
+
+/* idxNum layout */
+#define IX_COLS		0x03ff		/* DTCAP_COL_* */
+#define IX_ORDERED	0x0400
+#define IX_DESC		0x0800
+#define IX_OCOL_SHIFT	12		/* ordering column, 5 bits */
+
+static int ord_ok(const struct ctx *c, int col)
+{
+	if (col == E_PROBE_NAME && c->probe_sparse)
+		return 0;	/* ranks cover the dense ids only */
+	return col == E_COMM || col == E_PID || col == E_TID ||
+	       col == E_CPU || col == E_PROBE || col == E_PROBE_NAME;
+}
+
+/* Materializing more than this (bytes) is left to sqlite's sorter. */
+#define MAT_MAX		(768ull << 20)
+
+static size_t col_bytes(unsigned cols)
+{
+	size_t n = 0;
+	if (cols & DTCAP_COL_TS) n += 8;
+	for (unsigned m = DTCAP_COL_CPU; m <= DTCAP_COL_FLAGS; m <<= 1)
+		if (cols & m) n += 4;
+	if (cols & DTCAP_COL_ARGS) n += 1 + 8 * DTCAP_MAXARGS;
+	return n;
+}
+
+static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+	struct tab *t = (struct tab *)v;
+	double rows = (double)dtcap_nevents(t->c->r) + 1;
+	unsigned cols = 0;
+	for (int i = 0; i < E_NCOLS; i++)
+		if (info->colUsed & ((sqlite3_uint64)1 << i))
+			cols |= ecol_need[i];
+	/* colUsed's last bit stands for every column from 63 up: not ours. */
+	char ops[64];
+	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
+	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
+		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+		if (!k->usable)
+			continue;
+		char code = 0;
+		if (k->iColumn == E_TS) {
+			switch (k->op) {
+			case SQLITE_INDEX_CONSTRAINT_EQ: code = '='; ts_eq = 1; break;
+			case SQLITE_INDEX_CONSTRAINT_GT: code = '>'; ts_lo = 1; break;
+			case SQLITE_INDEX_CONSTRAINT_GE: code = 'g'; ts_lo = 1; break;
+			case SQLITE_INDEX_CONSTRAINT_LT: code = '<'; ts_hi = 1; break;
+			case SQLITE_INDEX_CONSTRAINT_LE: code = 'l'; ts_hi = 1; break;
+			}
+		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			   (k->iColumn == E_PID || k->iColumn == E_PROBE)) {
+			int in = sqlite3_vtab_in(info, i, -1);
+			if (in)
+				sqlite3_vtab_in(info, i, 1);
+			if (k->iColumn == E_PID) {
+				code = in ? 'P' : 'p';
+				pid = 1;
+				pin |= in;
+			} else {
+				code = in ? 'R' : 'r';
+				prb = 1;
+			}
+		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			   k->iColumn == E_PROBE_NAME &&
+			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
+			int in = sqlite3_vtab_in(info, i, -1);
+			if (in)
+				sqlite3_vtab_in(info, i, 1);
+			code = in ? 'N' : 'n';
+			prb = 1;
+		}
+		if (code == 0)
+			continue;
+		info->aConstraintUsage[i].argvIndex = ++argv;
+		ops[nops++] = code;
+		if (code == '=' || code == '>' || code == 'g' || code == '<' || code == 'l')
+			cols |= DTCAP_COL_TS;
+		else if (code == 'p' || code == 'P')
+			cols |= DTCAP_COL_PID;
+		else
+			cols |= DTCAP_COL_PROBE;
+	}
+	ops[nops] = 0;
+	double est = rows;
+	if (ts_eq)
+		est /= 1000;
+	else if (ts_lo && ts_hi)
+		est /= 20;
+	else if (ts_lo || ts_hi)
+		est /= 3;
+	if (pid)
+		est /= pin ? 10 : 30;
+	if (prb)
+		est /= 3;
+	if (est < 1)
+		est = 1;
+	int idx = (int)cols;
+	if (info->nOrderBy == 1 && ord_ok(t->c, info->aOrderBy[0].iColumn) &&
+	    (double)col_bytes(cols | ecol_need[info->aOrderBy[0].iColumn]) * est
+	    <= (double)MAT_MAX) {
+		int oc = info->aOrderBy[0].iColumn;
+		idx |= IX_ORDERED | (oc << IX_OCOL_SHIFT);
+		if (info->aOrderBy[0].desc)
+			idx |= IX_DESC;
+		info->orderByConsumed = 1;
+	}
+	info->idxNum = idx;
+	info->idxStr = sqlite3_mprintf("%s", ops);
+	info->needToFreeIdxStr = 1;
+	/* Reading a whole capture must look dearer than any index of a real
+	 * table joined with it, so that joins drive from the other side. */
+	info->estimatedCost = est * 10;
+	info->estimatedRows = (sqlite3_int64)est;
+	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+static int ev_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct ecur *e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return SQLITE_NOMEM;
+	e->c = ((struct tab *)v)->c;
+	*out = &e->base;
+	return SQLITE_OK;
+}
+
+static void ev_reset(struct ecur *e)
+{
+	free(e->pids);
+	free(e->probes);
+	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
+	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
+	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs);
+	free(e->mat.args);
+	free(e->perm);
+	struct dtcap_block *b = e->b;
+	struct ctx *c = e->c;
+	sqlite3_vtab_cursor base = e->base;
+	memset(e, 0, sizeof(*e));
+	e->b = b;
+	e->c = c;
+	e->base = base;
+}
+
+static int ev_close(sqlite3_vtab_cursor *cur)
+{
+	struct ecur *e = (struct ecur *)cur;
+	ev_reset(e);
+	dtcap_block_free(e->b);
+	free(e);
+	return SQLITE_OK;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* An sqlite value as an exact integer, or 0 when it is not one. */
+static int val_int(sqlite3_value *v, int64_t *out)
+{
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_INTEGER:
+		*out = sqlite3_value_int64(v);
+		return 1;
+	case SQLITE_FLOAT: {
+		double d = sqlite3_value_double(v);
+		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
+			*out = (int64_t)d;
+			return 1;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Narrow [tlo, thi] by "ts OP v"; non-numeric values narrow nothing. */
+static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
+{
+	int t = sqlite3_value_type(v);
+	double d;
+	if (t == SQLITE_INTEGER)
+		d = (double)sqlite3_value_int64(v);
+	else if (t == SQLITE_FLOAT)
+		d = sqlite3_value_double(v);
+	else
+		return;
+	if (isnan(d))
+		return;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	int64_t iv;
+	int exact = t == SQLITE_INTEGER;
+	iv = exact ? sqlite3_value_int64(v) : 0;
+	/* Doubles are rounded outward so the range only ever widens. */
+#define CLAMP(x) ((x) <= 0 ? 0 : (x) >= 1.8e19 ? UINT64_MAX : (uint64_t)(x))
+	switch (op) {
+	case '=':
+		if (exact) {
+			if (iv < 0) { e->empty = 1; return; }
+			lo = hi = (uint64_t)iv;
+		} else {
+			lo = CLAMP(floor(d));
+			hi = CLAMP(ceil(d));
+		}
+		break;
+	case '>':
+		if (exact) lo = iv < 0 ? 0 : (uint64_t)iv + 1;
+		else lo = CLAMP(floor(d));
+		break;
+	case 'g':
+		if (exact) lo = iv < 0 ? 0 : (uint64_t)iv;
+		else lo = CLAMP(floor(d));
+		break;
+	case '<':
+		if (exact) {
+			if (iv <= 0) { e->empty = 1; return; }
+			hi = (uint64_t)iv - 1;
+		} else hi = CLAMP(ceil(d));
+		break;
+	case 'l':
+		if (exact) {
+			if (iv < 0) { e->empty = 1; return; }
+			hi = (uint64_t)iv;
+		} else hi = CLAMP(ceil(d));
+		break;
+	}
+#undef CLAMP
+	if (lo > e->tlo) e->tlo = lo;
+	if (hi < e->thi) e->thi = hi;
+	e->tsf = 1;
+	if (e->tlo > e->thi)
+		e->empty = 1;
+}
+
+/*
+ * Collect the u32 values of "col = v" or "col IN (...)" into a sorted set.
+ * Returns 0 when the constraint cannot be used (a value that is not an
+ * integer: sqlite's affinity rules may still match it), 1 when used.
+ * For probe names, text values are looked up to probe ids.
+ */
+static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
+		       uint32_t **set, size_t *n)
+{
+	size_t cap = 0;
+	*n = 0;
+	sqlite3_value *x = NULL;
+	int rc = in ? sqlite3_vtab_in_first(v, &x) : (x = v, SQLITE_OK);
+	for (; rc == SQLITE_OK && x != NULL;
+	     rc = in ? sqlite3_vtab_in_next(v, &x) : (x = NULL, SQLITE_OK)) {
+		uint32_t id;
+		if (byname) {
+			if (sqlite3_value_type(x) != SQLITE_TEXT)
+				return 0;
+			const char *s = (const char *)sqlite3_value_text(x);
+			const struct dtcap_probe *p = NULL;
+			for (size_t i = 0; s && i < dtcap_nprobes(e->c->r); i++)
+				if (strcmp(dtcap_probe_at(e->c->r, i)->name, s) == 0)
+					p = dtcap_probe_at(e->c->r, i);
+			if (p == NULL)
+				continue;
+			id = p->id;
+		} else {
+			int64_t iv;
+			if (sqlite3_value_type(x) == SQLITE_NULL)
+				continue;	/* = NULL matches nothing */
+			if (!val_int(x, &iv))
+				return 0;
+			if (iv < 0 || iv > UINT32_MAX)
+				continue;
+			id = (uint32_t)iv;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			uint32_t *p = realloc(*set, cap * sizeof(**set));
+			if (p == NULL)
+				return -1;
+			*set = p;
+		}
+		(*set)[(*n)++] = id;
+	}
+	qsort(*set, *n, sizeof(**set), cmp_u32);
+	return 1;
+}
+
+static int in_set(const uint32_t *s, size_t n, uint32_t v)
+{
+	if (n == 1)
+		return s[0] == v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid] < v)
+			lo = mid + 1;
+		else if (s[mid] > v)
+			hi = mid;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+static inline int row_ok(const struct ecur *e, const struct cols *cv, size_t i)
+{
+	if (e->tsf && (cv->ts[i] < e->tlo || cv->ts[i] > e->thi))
+		return 0;
+	if (e->pidf && !in_set(e->pids, e->npids, cv->pid[i]))
+		return 0;
+	if (e->probef && !in_set(e->probes, e->nprobes, cv->probe[i]))
+		return 0;
+	return 1;
+}
+
+static int block_may_match(const struct ecur *e, const struct dtcap_blockinfo *bi)
+{
+	if (bi->rows == 0)
+		return 0;
+	if (e->tsf && (bi->tmax < e->tlo || bi->tmin > e->thi))
+		return 0;
+	if (e->pidf) {
+		/* any pid of the set within [pid_min, pid_max]? */
+		size_t lo = 0, hi = e->npids;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (e->pids[mid] < bi->pid_min)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == e->npids || e->pids[lo] > bi->pid_max)
+			return 0;
+	}
+	return 1;
+}
+
+static void cols_from_block(struct cols *cv, const struct dtcap_block *b)
+{
+	cv->ts = b->ts; cv->cpu = b->cpu; cv->pid = b->pid; cv->tid = b->tid;
+	cv->probe = b->probe; cv->comm = b->comm; cv->kstack = b->kstack;
+	cv->ustack = b->ustack; cv->flags = b->flags; cv->nargs = b->nargs;
+	cv->args = b->args;
+}
+
+/* Load the next block that may match; 0 with e->eof set at the end. */
+static int ev_next_block(struct ecur *e)
+{
+	struct dtcap_reader *r = e->c->r;
+	size_t nb = dtcap_nblocks(r);
+	while (e->blk < nb) {
+		size_t i = e->blk++;
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (!block_may_match(e, bi))
+			continue;
+		e->rbase = e->c->block_base[i];
+		e->row = 0;
+		if (e->cols == 0) {
+			/* count(*) and friends: the index knows the row count */
+			e->nrows = bi->rows;
+			return 0;
+		}
+		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
+			return -2;
+		if (dtcap_read_block(r, i, e->cols, e->b) < 0)
+			return -1;
+		e->nrows = e->b->rows;
+		cols_from_block(&e->cv, e->b);
+		return 0;
+	}
+	e->eof = 1;
+	e->nrows = 0;
+	return 0;
+}
+
+static int rowfilter(const struct ecur *e)
+{
+	return e->tsf || e->pidf || e->probef;
+}
+
+static int ev_seek(struct ecur *e)
+{
+	int rf = rowfilter(e);
+	for (;;) {
+		while (e->row < e->nrows) {
+			if (!rf || row_ok(e, &e->cv, e->row))
+				return SQLITE_OK;
+			e->row++;
+		}
+		int rc = ev_next_block(e);
+		if (rc == -2)
+			return SQLITE_NOMEM;
+		if (rc < 0) {
+			set_err(e->base.pVtab, "%s", dtcap_reader_error(e->c->r));
+			return SQLITE_ERROR;
+		}
+		if (e->eof)
+			return SQLITE_OK;
+	}
+}
+
+/* Append the matching rows of the current block to the materialization. */
+static int mat_append(struct ecur *e)
+{
+	size_t need = e->nmat + e->nrows;
+	if (need > e->capmat) {
+		size_t cap = e->capmat ? e->capmat : 65536;
+		while (cap < need)
+			cap *= 2;
+#define GROW(f, n) do {							\
+		if (e->cols & (n)) {						\
+			void *p = realloc(e->mat.f, cap * sizeof(*e->mat.f));	\
+			if (p == NULL)						\
+				return -1;					\
+			e->mat.f = p;						\
+		}								\
+	} while (0)
+		GROW(ts, DTCAP_COL_TS); GROW(cpu, DTCAP_COL_CPU);
+		GROW(pid, DTCAP_COL_PID); GROW(tid, DTCAP_COL_TID);
+		GROW(probe, DTCAP_COL_PROBE); GROW(comm, DTCAP_COL_COMM);
+		GROW(kstack, DTCAP_COL_KSTACK); GROW(ustack, DTCAP_COL_USTACK);
+		GROW(flags, DTCAP_COL_FLAGS); GROW(nargs, DTCAP_COL_ARGS);
+#undef GROW
+		if (e->cols & DTCAP_COL_ARGS) {
+			void *p = realloc(e->mat.args, cap * DTCAP_MAXARGS * sizeof(uint64_t));
+			if (p == NULL)
+				return -1;
+			e->mat.args = p;
+		}
+		e->capmat = cap;
+	}
+	int rf = rowfilter(e);
+	const struct cols *s = &e->cv;
+	struct cols *d = &e->mat;
+	size_t n = e->nmat;
+	if (!rf) {
+		size_t k = e->nrows;
+#define CP(f) do { if (d->f) memcpy(d->f + n, s->f, k * sizeof(*d->f)); } while (0)
+		CP(ts); CP(cpu); CP(pid); CP(tid); CP(probe); CP(comm);
+		CP(kstack); CP(ustack); CP(flags); CP(nargs);
+#undef CP
+		if (d->args)
+			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
+			       k * DTCAP_MAXARGS * sizeof(uint64_t));
+		e->nmat += k;
+		return 0;
+	}
+	for (uint32_t i = 0; i < e->nrows; i++) {
+		if (!row_ok(e, s, i))
+			continue;
+#define CP(f) do { if (d->f) d->f[n] = s->f[i]; } while (0)
+		CP(ts); CP(cpu); CP(pid); CP(tid); CP(probe); CP(comm);
+		CP(kstack); CP(ustack); CP(flags); CP(nargs);
+#undef CP
+		if (d->args)
+			memcpy(d->args + n * DTCAP_MAXARGS, s->args + (size_t)i * DTCAP_MAXARGS,
+			       DTCAP_MAXARGS * sizeof(uint64_t));
+		n++;
+	}
+	e->nmat = n;
+	return 0;
+}
+
+/* Stable LSD radix sort of (key << 32 | row) on the key's bytes. */
+static int radix_sort(uint64_t *a, size_t n)
+{
+	uint64_t *tmp = malloc(n * sizeof(*tmp));
+	if (tmp == NULL && n > 0)
+		return -1;
+	uint64_t *src = a, *dst = tmp;
+	for (int shift = 32; shift < 64; shift += 8) {
+		size_t cnt[256] = { 0 };
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i] >> shift) & 0xff]++;
+		int trivial = 0;
+		for (int b = 0; b < 256; b++)
+			if (cnt[b] == n)
+				trivial = 1;
+		if (trivial)
+			continue;
+		size_t sum = 0;
+		for (int b = 0; b < 256; b++) {
+			size_t c = cnt[b];
+			cnt[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+		uint64_t *t = src; src = dst; dst = t;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	return 0;
+}
+
+static int ev_materialize(struct ecur *e, int ocol, int desc)
+{
+	int rc;
+	while ((rc = ev_seek(e)) == SQLITE_OK && !e->eof) {
+		if (e->cols == 0) {
+			e->nmat += e->nrows;	/* rows with no column at all */
+		} else if (mat_append(e) < 0) {
+			return SQLITE_NOMEM;
+		}
+		e->row = e->nrows;	/* whole block done */
+	}
+	if (rc != SQLITE_OK)
+		return rc;
+	if (e->nmat > UINT32_MAX) {
+		set_err(e->base.pVtab, "%s", "too many rows to order");
+		return SQLITE_ERROR;
+	}
+	e->perm = malloc((e->nmat ? e->nmat : 1) * sizeof(*e->perm));
+	if (e->perm == NULL)
+		return SQLITE_NOMEM;
+	const struct ctx *c = e->c;
+	for (size_t i = 0; i < e->nmat; i++) {
+		uint32_t k = 0, v;
+		switch (ocol) {
+		case E_COMM:
+			v = e->mat.comm[i];
+			k = v <= c->ncomms ? c->comm_rank[v] : 0;
+			break;
+		case E_PROBE_NAME:
+			v = e->mat.probe[i];
+			/* unknown (or sparse) ids have no name: NULL sorts first */
+			k = v <= c->probe_max && c->probe[v] ? c->probe_rank[v] : 0;
+			break;
+		case E_PID: k = e->mat.pid[i]; break;
+		case E_TID: k = e->mat.tid[i]; break;
+		case E_CPU: k = e->mat.cpu[i]; break;
+		case E_PROBE: k = e->mat.probe[i]; break;
+		}
+		if (desc)
+			k = UINT32_MAX - k;
+		e->perm[i] = (uint64_t)k << 32 | i;
+	}
+	if (radix_sort(e->perm, e->nmat) < 0)
+		return SQLITE_NOMEM;
+	e->cv = e->mat;
+	e->pos = 0;
+	e->eof = e->nmat == 0;
+	e->row = e->nmat ? (uint32_t)e->perm[0] : 0;
+	return SQLITE_OK;
+}
+
+static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+		     int argc, sqlite3_value **argv)
+{
+	struct ecur *e = (struct ecur *)cur;
+	ev_reset(e);
+	e->cols = idxNum & IX_COLS;
+	e->tlo = 0;
+	e->thi = UINT64_MAX;
+	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
+		char op = idxStr[i];
+		int r;
+		switch (op) {
+		case '=': case '>': case 'g': case '<': case 'l':
+			ts_narrow(e, op, argv[i]);
+			break;
+		case 'p': case 'P':
+			if (e->pidf)	/* two pid constraints: keep the first */
+				break;
+			r = set_collect(e, argv[i], op == 'P', 0, &e->pids, &e->npids);
+			if (r < 0)
+				return SQLITE_NOMEM;
+			e->pidf = r;
+			if (r && e->npids == 0)
+				e->empty = 1;
+			break;
+		case 'r': case 'R': case 'n': case 'N':
+			if (e->probef)
+				break;
+			r = set_collect(e, argv[i], op == 'R' || op == 'N',
+					op == 'n' || op == 'N', &e->probes, &e->nprobes);
+			if (r < 0)
+				return SQLITE_NOMEM;
+			e->probef = r;
+			if (r && e->nprobes == 0)
+				e->empty = 1;
+			break;
+		}
+	}
+	if (e->empty) {
+		e->eof = 1;
+		return SQLITE_OK;
+	}
+	/* row filters read their columns even if the statement does not */
+	if (e->tsf) e->cols |= DTCAP_COL_TS;
+	if (e->pidf) e->cols |= DTCAP_COL_PID;
+	if (e->probef) e->cols |= DTCAP_COL_PROBE;
+	if (idxNum & IX_ORDERED) {
+		e->ordered = 1;
+		int oc = (idxNum >> IX_OCOL_SHIFT) & 31;
+		e->cols |= ecol_need[oc];
+		return ev_materialize(e, oc, (idxNum & IX_DESC) != 0);
+	}
+	return ev_seek(e);
+}
+
+static int ev_next(sqlite3_vtab_cursor *cur)
+{
+	struct ecur *e = (struct ecur *)cur;
+	if (e->ordered) {
+		if (++e->pos >= e->nmat)
+			e->eof = 1;
+		else
+			e->row = (uint32_t)e->perm[e->pos];
+		return SQLITE_OK;
+	}
+	e->row++;
+	return ev_seek(e);
+}
+
+static int ev_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct ecur *)cur)->eof;
+}
+
+static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct ecur *e = (struct ecur *)cur;
+	const struct cols *cv = &e->cv;
+	size_t i = e->row;
+	int len;
+	const char *s;
+	const struct dtcap_probe *p;
+
+	/* A column not decoded (a plan we did not foresee) reads as NULL
+	 * rather than crashing. */
+	if ((ecol_need[col] & e->cols) != ecol_need[col])
+		return SQLITE_OK;
+	switch (col) {
+	case E_TS: sqlite3_result_int64(ctx, (sqlite3_int64)cv->ts[i]); break;
+	case E_CPU: sqlite3_result_int64(ctx, cv->cpu[i]); break;
+	case E_PID: sqlite3_result_int64(ctx, cv->pid[i]); break;
+	case E_TID: sqlite3_result_int64(ctx, cv->tid[i]); break;
+	case E_PROBE: sqlite3_result_int64(ctx, cv->probe[i]); break;
+	case E_PROBE_NAME:
+		p = ctx_probe(e->c, cv->probe[i]);
+		if (p)
+			sqlite3_result_text(ctx, p->name, -1, SQLITE_STATIC);
+		break;
+	case E_COMM:
+		s = ctx_comm(e->c, cv->comm[i], &len);
+		if (s)
+			sqlite3_result_text(ctx, s, len, SQLITE_STATIC);
+		break;
+	case E_KSTACK: sqlite3_result_int64(ctx, cv->kstack[i]); break;
+	case E_USTACK: sqlite3_result_int64(ctx, cv->ustack[i]); break;
+	case E_FLAGS: sqlite3_result_int64(ctx, cv->flags[i]); break;
+	case E_NARGS: sqlite3_result_int64(ctx, cv->nargs[i]); break;
+	case E_RETVAL:
+	case E_ERRNO:
+		if (cv->flags[i] & DTR_RETURN)
+			sqlite3_result_int64(ctx, (sqlite3_int64)
+				cv->args[i * DTCAP_MAXARGS + (col == E_ERRNO)]);
+		break;
+	default:
+		if (col >= E_ARG0 && col <= E_ARG9)
+			sqlite3_result_int64(ctx, (sqlite3_int64)
+					     cv->args[i * DTCAP_MAXARGS + (col - E_ARG0)]);
+		break;
+	}
+	return SQLITE_OK;
+}
+
+static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct ecur *e = (struct ecur *)cur;
+	*rowid = e->ordered ? (sqlite3_int64)e->pos : (sqlite3_int64)(e->rbase + e->row);
+	return SQLITE_OK;
+}
+
+/* ------------------------------------------------------ small tables */
+
+/*
+ * The metadata tables are small (probes, stacks, processes...): a cursor
+ * is a pair of indexes (outer row, inner row) walked in order, with an
+ * optional '=' on the table's key column.
+ */
+struct scur {
+	sqlite3_vtab_cursor base;
+	struct ctx	*c;
+	int		kind;
+	size_t		i, j;		/* outer, inner */
+	int		keyf;
+	int64_t		key;
+	int		eof;
+	/* counters: the current snapshot */
+	const struct dtcap_count *percpu;
+	struct dtcap_count rec;
+	uint64_t	cts;
+	uint32_t	ncpus;
+	/* frames */
+	const uint64_t	*pcs;
+	unsigned	npcs;
+	int		kernel;
+	char		buf[2048];
+};
+
+static int sm_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
+{
+	struct tab *t = (struct tab *)v;
+	int kc = tabs[t->kind].keycol;
+	info->estimatedCost = 100000;
+	info->estimatedRows = 100000;
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+		if (k->usable && k->iColumn == kc && kc >= 0 &&
+		    k->op == SQLITE_INDEX_CONSTRAINT_EQ) {
+			info->aConstraintUsage[i].argvIndex = 1;
+			info->idxNum = 1;
+			info->estimatedCost = 10;
+			info->estimatedRows = 10;
+			break;
+		}
+	}
+	return SQLITE_OK;
+}
+
+static int sm_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
+{
+	struct tab *t = (struct tab *)v;
+	struct scur *s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return SQLITE_NOMEM;
+	s->c = t->c;
+	s->kind = t->kind;
+	*out = &s->base;
+	return SQLITE_OK;
+}
+
+static int sm_close(sqlite3_vtab_cursor *cur)
+{
+	free(cur);
+	return SQLITE_OK;
+}
+
+/* Is (i, j) a row, and does it have the wanted key?  -1 past the end. */
+static int sm_valid(struct scur *s)
+{
+	struct dtcap_reader *r = s->c->r;
+	switch (s->kind) {
+	case T_PROBES:
+		if (s->i >= dtcap_nprobes(r)) return -1;
+		return !s->keyf || dtcap_probe_at(r, s->i)->id == s->key;
+	case T_PROBE_ARGS:
+		if (s->i >= dtcap_nprobes(r)) return -1;
+		if (s->keyf && dtcap_probe_at(r, s->i)->id != s->key) return 0;
+		return s->j < dtcap_probe_at(r, s->i)->nargs &&
+		       s->j < DTCAP_MAXARGS;
+	case T_STACKS:
+		if (s->i > dtcap_nstacks(r)) return -1;
+		return s->i >= 1 && (!s->keyf || (int64_t)s->i == s->key);
+	case T_FRAMES:
+		if (s->i > dtcap_nstacks(r)) return -1;
+		if (s->i < 1 || (s->keyf && (int64_t)s->i != s->key)) return 0;
+		if (s->j == 0) {
+			s->pcs = dtcap_stack(r, (uint32_t)s->i, &s->npcs,
+					     &s->kernel, &(int){ 0 });
+			if (s->pcs == NULL)
+				s->npcs = 0;
+		}
+		return s->j < s->npcs;
+	case T_PROCESSES:
+		if (s->i >= dtcap_nprocs(r)) return -1;
+		return !s->keyf || dtcap_proc_at(r, s->i)->pid == s->key;
+	case T_MAPS:
+		if (s->i >= dtcap_nprocs(r)) return -1;
+		if (s->keyf && dtcap_proc_at(r, s->i)->pid != s->key) return 0;
+		return s->j < dtcap_proc_at(r, s->i)->nmaps;
+	case T_COUNTERS:
+		if (s->i >= dtcap_ncounters(r)) return -1;
+		if (s->keyf && (int64_t)s->i != s->key) return 0;
+		if (s->j == 0)
+			s->percpu = dtcap_counters_at(r, s->i, &s->cts, &s->ncpus, &s->rec);
+		return s->j <= s->ncpus;	/* the last is the recorder's */
+	}
+	return -1;
+}
+
+static int sm_has_inner(int kind)
+{
+	return kind == T_PROBE_ARGS || kind == T_FRAMES || kind == T_MAPS ||
+	       kind == T_COUNTERS;
+}
+
+/* Advance to the next valid row starting from the current (i, j). */
+static void sm_seek(struct scur *s, int step)
+{
+	if (step) {
+		if (sm_has_inner(s->kind))
+			s->j++;
+		else
+			s->i++;
+	}
+	for (;;) {
+		int v = sm_valid(s);
+		if (v < 0) {
+			s->eof = 1;
+			return;
+		}
+		if (v > 0)
+			return;
+		/* inner rows exhausted, or outer row filtered out */
+		s->i++;
+		s->j = 0;
+		if (s->keyf && (s->kind == T_STACKS || s->kind == T_FRAMES ||
+				s->kind == T_COUNTERS) && (int64_t)s->i > s->key) {
+			s->eof = 1;
+			return;
+		}
+	}
+}
+
+static int sm_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+		     int argc, sqlite3_value **argv)
+{
+	(void)idxStr;
+	struct scur *s = (struct scur *)cur;
+	s->i = s->j = 0;
+	s->eof = 0;
+	s->keyf = 0;
+	if (idxNum == 1 && argc == 1) {
+		if (!val_int(argv[0], &s->key)) {
+			/* NULL or text: ours are all integers; let sqlite decide
+			 * from a full walk rather than guess at affinity */
+			if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+				s->eof = 1;
+				return SQLITE_OK;
+			}
+		} else {
+			s->keyf = 1;
+			/* dense ids: start right at the key */
+			if ((s->kind == T_STACKS || s->kind == T_FRAMES ||
+			     s->kind == T_COUNTERS) && s->key >= 0)
+				s->i = (size_t)s->key;
+			if (s->key < 0 && (s->kind == T_STACKS || s->kind == T_FRAMES ||
+					   s->kind == T_COUNTERS)) {
+				s->eof = 1;
+				return SQLITE_OK;
+			}
+		}
+	}
+	sm_seek(s, 0);
+	return SQLITE_OK;
+}
+
+static int sm_next(sqlite3_vtab_cursor *cur)
+{
+	sm_seek((struct scur *)cur, 1);
+	return SQLITE_OK;
+}
+
+static int sm_eof(sqlite3_vtab_cursor *cur)
+{
+	return ((struct scur *)cur)->eof;
+}
+
+static int sm_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+	struct scur *s = (struct scur *)cur;
+	*rowid = (sqlite3_int64)(s->i * 1024 + s->j);
+	return SQLITE_OK;
+}
+
+static void res_text(sqlite3_context *ctx, const char *s)
+{
+	if (s)
+		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+}
+
+static void res_count(sqlite3_context *ctx, const struct dtcap_count *k, int col)
+{
+	const uint64_t v[] = { k->produced, k->read, k->dropped, k->skipped,
+			       k->recursive, k->nested };
+	sqlite3_result_int64(ctx, (sqlite3_int64)v[col]);
+}
+
+static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+	struct scur *s = (struct scur *)cur;
+	struct dtcap_reader *r = s->c->r;
+	switch (s->kind) {
+	case T_PROBES: {
+		const struct dtcap_probe *p = dtcap_probe_at(r, s->i);
+		const char *a = strchr(p->name, ':');
+		const char *b = a ? strchr(a + 1, ':') : NULL;
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, p->id); break;
+		case 1: res_text(ctx, p->name); break;
+		case 2: sqlite3_result_text(ctx, p->name, a ? (int)(a - p->name) : -1,
+					    SQLITE_TRANSIENT); break;
+		case 3: if (a) sqlite3_result_text(ctx, a + 1, b ? (int)(b - a - 1) : -1,
+						   SQLITE_TRANSIENT); break;
+		case 4: if (b) res_text(ctx, b + 1); break;
+		case 5: sqlite3_result_int64(ctx, p->flags); break;
+		case 6: sqlite3_result_int(ctx, (p->flags & DT_PF_RETURN) != 0); break;
+		case 7: sqlite3_result_int64(ctx, p->nargs); break;
+		case 8: {
+			size_t off = 0;
+			s->buf[0] = 0;
+			for (uint32_t k = 0; k < p->nargs && k < DTCAP_MAXARGS; k++) {
+				int n = snprintf(s->buf + off, sizeof(s->buf) - off, "%s%.*s %.*s",
+						 k ? ", " : "", DTCAP_ARGNAMELEN, p->args[k].type,
+						 DTCAP_ARGNAMELEN, p->args[k].name);
+				if (n < 0 || (size_t)n >= sizeof(s->buf) - off)
+					break;
+				off += (size_t)n;
+			}
+			res_text(ctx, s->buf);
+			break;
+		}
+		}
+		break;
+	}
+	case T_PROBE_ARGS: {
+		const struct dtcap_probe *p = dtcap_probe_at(r, s->i);
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, p->id); break;
+		case 1: sqlite3_result_int64(ctx, (sqlite3_int64)s->j); break;
+		case 2: sqlite3_result_text(ctx, p->args[s->j].name,
+				(int)strnlen(p->args[s->j].name, DTCAP_ARGNAMELEN),
+				SQLITE_TRANSIENT); break;
+		case 3: sqlite3_result_text(ctx, p->args[s->j].type,
+				(int)strnlen(p->args[s->j].type, DTCAP_ARGNAMELEN),
+				SQLITE_TRANSIENT); break;
+		case 4: sqlite3_result_int(ctx, p->args[s->j].slot); break;
+		case 5: sqlite3_result_int(ctx, p->args[s->j].nslots); break;
+		}
+		break;
+	}
+	case T_STACKS: {
+		unsigned n = 0;
+		int kernel = 0, trunc = 0;
+		dtcap_stack(r, (uint32_t)s->i, &n, &kernel, &trunc);
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, (sqlite3_int64)s->i); break;
+		case 1: sqlite3_result_int(ctx, kernel != 0); break;
+		case 2: sqlite3_result_int64(ctx, n); break;
+		case 3: sqlite3_result_int(ctx, trunc != 0); break;
+		}
+		break;
+	}
+	case T_FRAMES: {
+		uint64_t pc = s->pcs[s->j];
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, (sqlite3_int64)s->i); break;
+		case 1: sqlite3_result_int64(ctx, (sqlite3_int64)s->j); break;
+		case 2: sqlite3_result_int64(ctx, (sqlite3_int64)pc); break;
+		case 3: sqlite3_result_int(ctx, s->kernel != 0); break;
+		case 4:
+		case 5: {
+			if (s->c->sym == NULL)
+				break;
+			uint32_t pid = 0;
+			uint64_t ts = 0;
+			if (!s->kernel) {
+				char *err = NULL;
+				if (ctx_ufirst(s->c, &err) < 0) {
+					sqlite3_result_error(ctx, err, -1);
+					sqlite3_free(err);
+					return SQLITE_ERROR;
+				}
+				pid = s->c->ufirst_pid[s->i];
+				ts = s->c->ufirst_ts[s->i];
+			}
+			res_text(ctx, col == 4
+				 ? dtsym_name(s->c->sym, pc, s->kernel, pid, ts)
+				 : dtsym_origin(s->c->sym, pc, s->kernel, pid, ts));
+			break;
+		}
+		}
+		break;
+	}
+	case T_PROCESSES: {
+		const struct dtcap_proc *p = dtcap_proc_at(r, s->i);
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, p->pid); break;
+		case 1: sqlite3_result_int64(ctx, p->ppid); break;
+		case 2: sqlite3_result_text(ctx, p->comm, (int)strnlen(p->comm, DTCAP_COMMLEN),
+					    SQLITE_TRANSIENT); break;
+		case 3: res_text(ctx, p->exe ? p->exe : ""); break;
+		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)p->ts); break;
+		case 5: sqlite3_result_int64(ctx, p->nmaps); break;
+		}
+		break;
+	}
+	case T_MAPS: {
+		const struct dtcap_proc *p = dtcap_proc_at(r, s->i);
+		const struct dtcap_map *m = &p->maps[s->j];
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, p->pid); break;
+		case 1: sqlite3_result_int64(ctx, (sqlite3_int64)p->ts); break;
+		case 2: sqlite3_result_int64(ctx, (sqlite3_int64)m->start); break;
+		case 3: sqlite3_result_int64(ctx, (sqlite3_int64)m->end); break;
+		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)m->offset); break;
+		case 5: sqlite3_result_int64(ctx, m->prot); break;
+		case 6: if (m->file) sqlite3_result_int64(ctx, m->file); break;
+		case 7: res_text(ctx, m->name); break;
+		}
+		break;
+	}
+	case T_COUNTERS: {
+		int rec = s->j == s->ncpus;
+		switch (col) {
+		case 0: sqlite3_result_int64(ctx, (sqlite3_int64)s->i); break;
+		case 1: sqlite3_result_int64(ctx, (sqlite3_int64)s->cts); break;
+		case 2: if (!rec) sqlite3_result_int64(ctx, (sqlite3_int64)s->j); break;
+		default:
+			if (rec)
+				res_count(ctx, &s->rec, col - 3);
+			else if (s->percpu)
+				res_count(ctx, &s->percpu[s->j], col - 3);
+			break;
+		}
+		break;
+	}
+	}
+	return SQLITE_OK;
+}
+
+/* Eponymous-only (xCreate NULL): the tables exist without CREATE. */
+static const sqlite3_module ev_module = {
+	.iVersion = 0,
+	.xConnect = x_connect, .xBestIndex = ev_best_index,
+	.xDisconnect = x_disconnect, .xOpen = ev_open, .xClose = ev_close,
+	.xFilter = ev_filter, .xNext = ev_next, .xEof = ev_eof,
+	.xColumn = ev_column, .xRowid = ev_rowid,
+};
+
+static const sqlite3_module sm_module = {
+	.iVersion = 0,
+	.xConnect = x_connect, .xBestIndex = sm_best_index,
+	.xDisconnect = x_disconnect, .xOpen = sm_open, .xClose = sm_close,
+	.xFilter = sm_filter, .xNext = sm_next, .xEof = sm_eof,
+	.xColumn = sm_column, .xRowid = sm_rowid,
+};
+
+/* sym(pc, kernel [, pid, ts]) and sym_origin(...): name any address. */
+static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct ctx *c = sqlite3_user_data(ctx);
+	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	uint64_t pc = (uint64_t)sqlite3_value_int64(argv[0]);
+	int kernel = sqlite3_value_int(argv[1]) != 0;
+	uint32_t pid = argc > 2 ? (uint32_t)sqlite3_value_int64(argv[2]) : 0;
+	uint64_t ts = argc > 3 ? (uint64_t)sqlite3_value_int64(argv[3]) : 0;
+	res_text(ctx, dtsym_name(c->sym, pc, kernel, pid, ts));
+}
+
+static void fn_sym_origin(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct ctx *c = sqlite3_user_data(ctx);
+	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
+		return;
+	uint64_t pc = (uint64_t)sqlite3_value_int64(argv[0]);
+	int kernel = sqlite3_value_int(argv[1]) != 0;
+	uint32_t pid = argc > 2 ? (uint32_t)sqlite3_value_int64(argv[2]) : 0;
+	uint64_t ts = argc > 3 ? (uint64_t)sqlite3_value_int64(argv[3]) : 0;
+	res_text(ctx, dtsym_origin(c->sym, pc, kernel, pid, ts));
+}
+
+static void fn_ctx_free(void *p)
+{
+	ctx_unref(p);
+}
+
+int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+		 char **err)
+{
+	struct ctx *c = ctx_new(r, sym);
+	if (c == NULL) {
+		if (err)
+			*err = sqlite3_mprintf("out of memory");
+		return -1;
+	}
+	for (int k = 0; k < T_NTABLES; k++) {
+		struct modaux *m = malloc(sizeof(*m));
+		if (m == NULL) {
+			ctx_unref(c);
+			if (err)
+				*err = sqlite3_mprintf("out of memory");
+			return -1;
+		}
+		m->c = c;
+		m->kind = k;
+		c->refs++;
+		/* on failure sqlite calls the destructor itself */
+		int rc = sqlite3_create_module_v2(db, tabs[k].name,
+						  k == T_EVENTS ? &ev_module : &sm_module,
+						  m, modaux_free);
+		if (rc != SQLITE_OK) {
+			if (err)
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			ctx_unref(c);
+			return -1;
+		}
+	}
+	static const int nargs[] = { 2, 4 };
+	for (int i = 0; i < 2; i++) {
+		c->refs += 2;
+		if (sqlite3_create_function_v2(db, "sym", nargs[i],
+					       SQLITE_UTF8 | SQLITE_DETERMINISTIC, c,
+					       fn_sym, NULL, NULL, fn_ctx_free) != SQLITE_OK ||
+		    sqlite3_create_function_v2(db, "sym_origin", nargs[i],
+					       SQLITE_UTF8 | SQLITE_DETERMINISTIC, c,
+					       fn_sym_origin, NULL, NULL, fn_ctx_free) != SQLITE_OK) {
+			if (err)
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			ctx_unref(c);
+			return -1;
+		}
+	}
+	ctx_unref(c);	/* the modules and functions hold it now */
+	return 0;
+}
+
+void dtsql_detach(sqlite3 *db)
+{
+	for (int k = 0; k < T_NTABLES; k++)
+		sqlite3_create_module_v2(db, tabs[k].name, NULL, NULL, NULL);
+	for (int n = 2; n <= 4; n += 2) {
+		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
+					   NULL, NULL, NULL);
+		sqlite3_create_function_v2(db, "sym_origin", n, SQLITE_UTF8, NULL,
+					   NULL, NULL, NULL, NULL);
+	}
+}
+
+/* ------------------------------------------------------------ printer */
+
+/* Display width of UTF-8 text: code points (good enough for comms). */
+static size_t u8width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_string(FILE *out, const char *s, int n)
+{
+	fputc('"', out);
+	for (int i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		switch (ch) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (ch < 0x20 || ch == 0x7f)
+				fprintf(out, "\\u%04x", ch);
+			else
+				fputc(ch, out);
+		}
+	}
+	fputc('"', out);
+}
+
+/* A cell as text for table/csv; blobs in hex. Returns malloc'd text. */
+static char *cell_text(sqlite3_stmt *st, int i, int table)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_NULL:
+		return strdup(table ? "NULL" : "");
+	case SQLITE_BLOB: {
+		int n = sqlite3_column_bytes(st, i);
+		const unsigned char *b = sqlite3_column_blob(st, i);
+		char *s = malloc((size_t)n * 2 + 4);
+		if (s == NULL)
+			return NULL;
+		char *p = s;
+		*p++ = 'x'; *p++ = '\'';
+		for (int k = 0; k < n; k++)
+			p += sprintf(p, "%02x", b[k]);
+		*p++ = '\''; *p = 0;
+		return s;
+	}
+	default: {
+		const unsigned char *t = sqlite3_column_text(st, i);
+		return strdup(t ? (const char *)t : "");
+	}
+	}
+}
+
+#define TABLE_BUFFER	2000	/* rows buffered to size the columns */
+
+struct tbl {
+	int		ncol;
+	size_t		*w;
+	int		*num;		/* right-align: every value numeric */
+	char		**cells;	/* buffered rows, row-major */
+	size_t		nrows;
+	int		printed_head;
+	unsigned long long total;
+};
+
+static void tbl_print_row(FILE *out, const struct tbl *t, char **row)
+{
+	for (int i = 0; i < t->ncol; i++) {
+		size_t w = u8width(row[i]);
+		size_t pad = t->w[i] > w ? t->w[i] - w : 0;
+		if (i)
+			fputs("  ", out);
+		if (t->num[i])
+			fprintf(out, "%*s%s", (int)pad, "", row[i]);
+		else if (i == t->ncol - 1)
+			fputs(row[i], out);
+		else
+			fprintf(out, "%s%*s", row[i], (int)pad, "");
+	}
+	fputc('\n', out);
+}
+
+static void tbl_flush(FILE *out, struct tbl *t, sqlite3_stmt *st)
+{
+	if (!t->printed_head) {
+		for (int i = 0; i < t->ncol; i++)
+			if (t->num[i] == -1)
+				t->num[i] = 0;
+		for (int i = 0; i < t->ncol; i++) {
+			const char *n = sqlite3_column_name(st, i);
+			if (u8width(n) > t->w[i])
+				t->w[i] = u8width(n);
+		}
+		char **h = calloc((size_t)t->ncol, sizeof(*h));
+		if (h) {
+			for (int i = 0; i < t->ncol; i++)
+				h[i] = (char *)sqlite3_column_name(st, i);
+			tbl_print_row(out, t, h);
+			free(h);
+		}
+		for (int i = 0; i < t->ncol; i++) {
+			if (i)
+				fputs("  ", out);
+			for (size_t k = 0; k < t->w[i]; k++)
+				fputc('-', out);
+		}
+		fputc('\n', out);
+		t->printed_head = 1;
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		tbl_print_row(out, t, t->cells + r * (size_t)t->ncol);
+		for (int i = 0; i < t->ncol; i++)
+			free(t->cells[r * (size_t)t->ncol + i]);
+	}
+	t->nrows = 0;
+}
+
+static int on_progress(void *arg)
+{
+	volatile sig_atomic_t *f = arg;
+	return f && *f;
+}
+
+/* One statement's result in fmt.  Returns the sqlite3_step() end code. */
+static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nres)
+{
+	int ncol = sqlite3_column_count(st);
+	int rc;
+	if (ncol == 0) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		return rc;
+	}
+	if (fmt == DTSQL_JSON) {
+		/* Rows are objects keyed by column name: what json.load users want. */
+		fputs(*nres ? "\n[" : "[", out);
+		unsigned long long n = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			fputs(n++ ? ",\n{" : "\n{", out);
+			for (int i = 0; i < ncol; i++) {
+				const char *name = sqlite3_column_name(st, i);
+				if (i)
+					fputc(',', out);
+				json_string(out, name, (int)strlen(name));
+				fputc(':', out);
+				switch (sqlite3_column_type(st, i)) {
+				case SQLITE_NULL: fputs("null", out); break;
+				case SQLITE_INTEGER:
+					fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
+					break;
+				case SQLITE_FLOAT: {
+					double d = sqlite3_column_double(st, i);
+					if (isfinite(d))
+						fprintf(out, "%.17g", d);
+					else
+						fputs("null", out);
+					break;
+				}
+				case SQLITE_BLOB: {
+					char *s = cell_text(st, i, 0);
+					json_string(out, s ? s : "", s ? (int)strlen(s) : 0);
+					free(s);
+					break;
+				}
+				default:
+					json_string(out, (const char *)sqlite3_column_text(st, i),
+						    sqlite3_column_bytes(st, i));
+				}
+			}
+			fputc('}', out);
+		}
+		fputs(n ? "\n]\n" : "]\n", out);
+		(*nres)++;
+		return rc;
+	}
+	if (fmt == DTSQL_CSV) {
+		if (*nres)
+			fputc('\n', out);	/* results of a script: blank-separated */
+		for (int i = 0; i < ncol; i++) {
+			if (i)
+				fputc(',', out);
+			csv_field(out, sqlite3_column_name(st, i));
+		}
+		fputs("\r\n", out);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			for (int i = 0; i < ncol; i++) {
+				if (i)
+					fputc(',', out);
+				if (sqlite3_column_type(st, i) == SQLITE_TEXT) {
+					csv_field(out, (const char *)sqlite3_column_text(st, i));
+				} else {
+					char *s = cell_text(st, i, 0);
+					if (s)
+						fputs(s, out);
+					free(s);
+				}
+			}
+			fputs("\r\n", out);
+		}
+		(*nres)++;
+		return rc;
+	}
+	/* table */
+	struct tbl t = { .ncol = ncol };
+	t.w = calloc((size_t)ncol, sizeof(*t.w));
+	t.num = calloc((size_t)ncol, sizeof(*t.num));
+	t.cells = calloc((size_t)ncol * TABLE_BUFFER, sizeof(*t.cells));
+	if (!t.w || !t.num || !t.cells) {
+		free(t.w); free(t.num); free(t.cells);
+		return SQLITE_NOMEM;
+	}
+	for (int i = 0; i < ncol; i++)
+		t.num[i] = -1;	/* unknown until a value is seen */
+	if (*nres)
+		fputc('\n', out);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char **row = t.cells + t.nrows * (size_t)ncol;
+		for (int i = 0; i < ncol; i++) {
+			int ty = sqlite3_column_type(st, i);
+			row[i] = cell_text(st, i, 1);
+			if (row[i] == NULL)
+				row[i] = strdup("?");
+			if (!t.printed_head) {
+				size_t w = u8width(row[i] ? row[i] : "");
+				if (w > t.w[i])
+					t.w[i] = w;
+				if (ty != SQLITE_NULL) {
+					int isnum = ty == SQLITE_INTEGER || ty == SQLITE_FLOAT;
+					t.num[i] = t.num[i] == -1 ? isnum : (t.num[i] && isnum);
+				}
+			}
+		}
+		t.total++;
+		if (++t.nrows == TABLE_BUFFER)
+			tbl_flush(out, &t, st);
+	}
+	tbl_flush(out, &t, st);
+	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
+	free(t.w); free(t.num); free(t.cells);
+	(*nres)++;
+	return rc;
+}
+
+int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
+	       volatile sig_atomic_t *cancel, char **err)
+{
+	const char *tail = sql;
+	int nres = 0, ret = 0;
+	if (cancel)
+		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
+	while (tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		if (rc != SQLITE_OK) {
+			if (err)
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			ret = -1;
+			break;
+		}
+		if (st == NULL)		/* whitespace or a comment */
+			continue;
+		rc = run_stmt(st, fmt, out, &nres);
+		if (rc != SQLITE_DONE) {
+			if (err) {
+				if (rc == SQLITE_INTERRUPT)
+					*err = sqlite3_mprintf("interrupted");
+				else if (rc == SQLITE_NOMEM)
+					*err = sqlite3_mprintf("out of memory");
+				else
+					*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			}
+			sqlite3_finalize(st);
+			ret = -1;
+			break;
+		}
+		sqlite3_finalize(st);
+	}
+	if (cancel)
+		sqlite3_progress_handler(db, 0, NULL, NULL);
+	fflush(out);
+	return ret;
+}
+
+/* ------------------------------------------------------------- export */
+
+static int exec1(sqlite3 *db, const char *sql, char **err)
+{
+	char *e = NULL;
+	if (sqlite3_exec(db, sql, NULL, NULL, &e) != SQLITE_OK) {
+		if (err)
+			*err = sqlite3_mprintf("%s", e ? e : sqlite3_errmsg(db));
+		sqlite3_free(e);
+		return -1;
+	}
+	return 0;
+}
+
+long long dtsql_export(sqlite3 *db, const char *path, char **err)
+{
+	if (unlink(path) < 0 && errno != ENOENT) {
+		if (err)
+			*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char *sql = sqlite3_mprintf("ATTACH %Q AS dtx", path);
+	if (sql == NULL)
+		return -1;
+	int r = exec1(db, sql, err);
+	sqlite3_free(sql);
+	if (r < 0)
+		return -1;
+	long long rows = -1;
+	/* Loading in one go: no journal, no fsync; a crash leaves a file
+	 * that is simply redone. */
+	if (exec1(db, "PRAGMA dtx.page_size=65536;"
+		  "PRAGMA dtx.journal_mode=OFF;"
+		  "PRAGMA dtx.synchronous=OFF;"
+		  "PRAGMA dtx.cache_size=-262144;"
+		  "BEGIN", err) < 0)
+		goto out;
+	for (int k = 0; k < T_NTABLES; k++) {
+		sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s);"
+				      "INSERT INTO dtx.%s SELECT * FROM main.%s",
+				      tabs[k].name, tabs[k].cols, tabs[k].name,
+				      tabs[k].name);
+		if (sql == NULL)
+			goto out;
+		r = exec1(db, sql, err);
+		sqlite3_free(sql);
+		if (r < 0)
+			goto out;
+		if (k == T_EVENTS)
+			rows = sqlite3_changes64(db);
+	}
+	if (exec1(db, "CREATE INDEX dtx.events_ts ON events(ts);"
+		  "CREATE INDEX dtx.events_pid ON events(pid);"
+		  "CREATE INDEX dtx.frames_stack ON frames(stack_id);"
+		  "COMMIT", err) < 0) {
+		rows = -1;
+		goto out;
+	}
+out:
+	if (rows < 0)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (sqlite3_exec(db, "DETACH dtx", NULL, NULL, NULL) != SQLITE_OK && rows >= 0) {
+		if (err)
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		rows = -1;
+	}
+	return rows;
+}
