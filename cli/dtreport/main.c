@@ -1,0 +1,47 @@
+/*
+ * dtreport - analyse a dt capture offline: stats, flame graphs, differential
+ * flame graphs, SQL and export.  The subcommands live in libdtcli (report.h)
+ * so dtsh runs the same code; this is only the dispatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+static const struct {
+	const char	*name;
+	int		(*fn)(int, char **);
+	const char	*what;
+} cmds[] = {
+	{ "stats",  cmd_stats,  "what was recorded, events per probe/CPU/process, drop accounting" },
+	{ "flame",  cmd_flame,  "flame graph (SVG, or --folded text) of sampled stacks" },
+	{ "diff",   cmd_diff,   "differential flame graph of B against A" },
+	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
+	{ "export", cmd_export, "export tables (CSV, JSON, ...)" },
+};
+
+static void usage(FILE *to)
+{
+	fprintf(to, "usage: dtreport COMMAND [options] FILE.dtc ...\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(to, "  %-7s %s\n", cmds[i].name, cmds[i].what);
+	fprintf(to, "\n'dtreport COMMAND --help' for a command's options; see dtreport(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "dtreport: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,512 @@
+/*
+ * report_stats.c - dtreport stats: what was recorded and whether every
+ * event the kernel produced is accounted for.
+ *
+ * Accounting uses the last counter snapshot (the final tally dtrec writes
+ * after draining the rings):
+ *	events in the capture + recorder losses == kernel read   (OK / MISMATCH)
+ *	kernel produced == read + dropped                      (per CPU)
+ * Drops are events the kernel could not put in a full ring; they are never
+ * in the capture, so they are shown as a share of produced and flagged.
+ * Filters narrow the event tables only; the accounting is always of the
+ * whole capture.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dt_abi.h"
+#include "filter.h"
+#include "report.h"
+
+struct pidc {
+	uint32_t	pid, comm;
+	uint64_t	n;
+	int		used;
+};
+
+struct st {
+	uint64_t	*byprobe;
+	uint32_t	nprobe;
+	uint64_t	*bycpu;
+	uint32_t	ncpu;
+	uint64_t	*bycomm;
+	uint32_t	ncomm;
+	struct pidc	*pids;
+	size_t		pcap, pn;
+	uint64_t	matched;
+	uint64_t	tmin, tmax;
+	int		oom;
+};
+
+static int grow_u64(uint64_t **v, uint32_t *n, uint32_t need)
+{
+	uint32_t nn = *n ? *n : 16;
+
+	while (nn <= need)
+		nn *= 2;
+	uint64_t *nv = realloc(*v, nn * sizeof(**v));
+	if (!nv)
+		return -1;
+	memset(nv + *n, 0, (nn - *n) * sizeof(**v));
+	*v = nv;
+	*n = nn;
+	return 0;
+}
+
+static size_t pid_slot(const struct pidc *t, size_t cap, uint32_t pid)
+{
+	size_t j = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+
+	while (t[j].used && t[j].pid != pid)
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct st *s = ctx;
+	uint32_t probe = b->probe[i], cpu = b->cpu[i], comm = b->comm[i], pid = b->pid[i];
+
+	if ((probe >= s->nprobe && grow_u64(&s->byprobe, &s->nprobe, probe)) ||
+	    (cpu >= s->ncpu && grow_u64(&s->bycpu, &s->ncpu, cpu)) ||
+	    (comm >= s->ncomm && grow_u64(&s->bycomm, &s->ncomm, comm))) {
+		s->oom = 1;
+		return 1;
+	}
+	s->byprobe[probe]++;
+	s->bycpu[cpu]++;
+	s->bycomm[comm]++;
+	if ((s->pn + 1) * 2 > s->pcap) {
+		size_t ncap = s->pcap ? s->pcap * 2 : 1024;
+		struct pidc *nt = calloc(ncap, sizeof(*nt));
+		if (!nt) {
+			s->oom = 1;
+			return 1;
+		}
+		for (size_t k = 0; k < s->pcap; k++)
+			if (s->pids[k].used)
+				nt[pid_slot(nt, ncap, s->pids[k].pid)] = s->pids[k];
+		free(s->pids);
+		s->pids = nt;
+		s->pcap = ncap;
+	}
+	struct pidc *p = &s->pids[pid_slot(s->pids, s->pcap, pid)];
+	if (!p->used) {
+		p->used = 1;
+		p->pid = pid;
+		s->pn++;
+	}
+	p->n++;
+	if (comm)
+		p->comm = comm;	/* the latest name: after exec it is the new one */
+	uint64_t ts = b->ts[i];
+	if (ts < s->tmin)
+		s->tmin = ts;
+	if (ts > s->tmax)
+		s->tmax = ts;
+	s->matched++;
+	return 0;
+}
+
+struct rank {
+	uint64_t	n;
+	uint32_t	key, aux;
+};
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void json_str(FILE *o, const char *s)
+{
+	fputc('"', o);
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(o, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", o);
+		else if (c == '\t')
+			fputs("\\t", o);
+		else if (c < 0x20)
+			fprintf(o, "\\u%04x", c);
+		else
+			fputc(c, o);
+	}
+	fputc('"', o);
+}
+
+static void json_count(FILE *o, const struct dtcap_count *c)
+{
+	fprintf(o, "{\"produced\":%" PRIu64 ",\"read\":%" PRIu64 ",\"dropped\":%" PRIu64
+		",\"skipped\":%" PRIu64 ",\"recursive\":%" PRIu64 ",\"nested\":%" PRIu64 "}",
+		c->produced, c->read, c->dropped, c->skipped, c->recursive, c->nested);
+}
+
+static void fmt_wall(const struct dtcap_host *h, uint64_t ts, char *buf, size_t len)
+{
+	int64_t wall = (int64_t)ts + (h->clock_real_ns - (int64_t)h->clock_mono_ns);
+	time_t sec = (time_t)(wall / 1000000000);
+	struct tm tm;
+
+	if (wall <= 0 || !gmtime_r(&sec, &tm)) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static const struct option stats_longopts[] = {
+	{ "json", 0, NULL, 'j' },
+	{ "top",  1, NULL, 't' },
+	{ "help", 0, NULL, 'h' },
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void stats_usage(FILE *to)
+{
+	fprintf(to, "usage: dtreport stats FILE.dtc [--json] [--top N] [filters]\n" DTF_USAGE);
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct dtf_filter filt;
+	int json = 0, c, ret = 1;
+	unsigned top = 10;
+	char err[512];
+	struct st s = { 0 };
+	struct dtcap_reader *r = NULL;
+	struct rank *rk = NULL;
+	struct dtcap_count *percpu_copy = NULL;
+
+	dtf_init(&filt);
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
+		int fr = dtf_option(&filt, c, optarg, err, sizeof(err));
+		if (fr < 0) {
+			fprintf(stderr, "dtreport stats: %s\n", err);
+			goto usage;
+		}
+		if (fr > 0)
+			continue;
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 't': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v > 1000000) {
+				fprintf(stderr, "dtreport stats: --top: want a count\n");
+				goto usage;
+			}
+			top = (unsigned)v;
+			break;
+		}
+		case 'h':
+			stats_usage(stdout);
+			dtf_free(&filt);
+			return 0;
+		case ':':
+			fprintf(stderr, "dtreport stats: option %s needs a value\n", argv[optind - 1]);
+			goto usage;
+		default:
+			fprintf(stderr, "dtreport stats: unknown option %s\n", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	if (argc - optind != 1)
+		goto usage;
+	const char *path = argv[optind];
+
+	r = dtcap_open(path);
+	if (!r) {
+		fprintf(stderr, "dtreport stats: %s\n", dtcap_open_error());
+		goto out;
+	}
+	const char *warn = dtcap_reader_warning(r);
+	if (dtf_resolve(&filt, r, err, sizeof(err))) {
+		fprintf(stderr, "dtreport stats: %s: %s\n", path, err);
+		goto out;
+	}
+	s.tmin = UINT64_MAX;
+	if (dtf_scan(r, &filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
+		     DTCAP_COL_COMM, stats_row, &s, "dtreport: reading", err, sizeof(err))) {
+		if (s.oom)
+			fprintf(stderr, "dtreport stats: out of memory\n");
+		else
+			fprintf(stderr, "dtreport stats: %s\n", err);
+		goto out;
+	}
+
+	const struct dtcap_host *h = dtcap_host(r);
+	uint64_t nev = dtcap_nevents(r);
+
+	/* The final counter snapshot. */
+	size_t nsnap = dtcap_ncounters(r);
+	uint64_t snap_ts = 0;
+	uint32_t ncpus = 0;
+	struct dtcap_count rec = { 0 }, tot = { 0 };
+	const struct dtcap_count *pc = NULL;
+	if (nsnap) {
+		pc = dtcap_counters_at(r, nsnap - 1, &snap_ts, &ncpus, &rec);
+		if (!pc)
+			ncpus = 0;
+	}
+	if (ncpus) {
+		percpu_copy = calloc(ncpus, sizeof(*percpu_copy));
+		if (!percpu_copy) {
+			fprintf(stderr, "dtreport stats: out of memory\n");
+			goto out;
+		}
+		memcpy(percpu_copy, pc, ncpus * sizeof(*pc));
+	}
+	int conserved = 1;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct dtcap_count *x = &percpu_copy[i];
+		tot.produced += x->produced, tot.read += x->read, tot.dropped += x->dropped;
+		tot.skipped += x->skipped, tot.recursive += x->recursive, tot.nested += x->nested;
+		if (x->produced != x->read + x->dropped)
+			conserved = 0;
+	}
+	int have_counters = ncpus > 0;
+	int acct_ok = have_counters && nev + rec.dropped == tot.read;
+	const char *acct = !have_counters ? "NO_COUNTERS" : acct_ok ? "OK" : "MISMATCH";
+
+	/* Span: from the recording start to the final snapshot (or last event). */
+	uint64_t first = UINT64_MAX, last = 0;
+	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (!bi || !bi->rows)
+			continue;
+		if (bi->tmin < first)
+			first = bi->tmin;
+		if (bi->tmax > last)
+			last = bi->tmax;
+	}
+	uint64_t start = h && h->start_ns ? h->start_ns : first;
+	uint64_t end = snap_ts > last ? snap_ts : last;
+	uint64_t dur = start != UINT64_MAX && end > start ? end - start : 0;
+	char wall[64] = "?";
+	if (h && start != UINT64_MAX)
+		fmt_wall(h, start, wall, sizeof(wall));
+
+	/* Rankings: comms and pids by matched events. */
+	size_t nrk = (s.ncomm > s.pn ? s.ncomm : s.pn) + 1;
+	rk = calloc(nrk, sizeof(*rk));
+	if (!rk) {
+		fprintf(stderr, "dtreport stats: out of memory\n");
+		goto out;
+	}
+	size_t ncr = 0, npr = 0;
+	struct rank *crk = rk;
+
+	FILE *o = stdout;
+	size_t np = dtcap_nprobes(r);
+	if (json) {
+		fputs("{\"file\":", o);
+		json_str(o, path);
+		fputs(",\"host\":{\"hostname\":", o);
+		json_str(o, h ? h->hostname : "");
+		fputs(",\"kernel\":", o);
+		json_str(o, h ? h->kernel : "");
+		fprintf(o, ",\"ncpus\":%u,\"command\":", h ? h->ncpus : 0);
+		json_str(o, h ? h->command : "");
+		fprintf(o, ",\"start_ns\":%" PRIu64 ",\"start_wall\":", start == UINT64_MAX ? 0 : start);
+		json_str(o, wall);
+		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
+			",\"events_matched\":%" PRIu64 ",\"filtered\":%s,\"warning\":",
+			dur, nev, s.matched, dtf_active(&filt) ? "true" : "false");
+		if (warn)
+			json_str(o, warn);
+		else
+			fputs("null", o);
+		fputs(",\"probes\":[", o);
+		for (size_t i = 0; i < np; i++) {
+			const struct dtcap_probe *p = dtcap_probe_at(r, i);
+			if (!p)
+				continue;
+			fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", p->id);
+			json_str(o, p->name);
+			fprintf(o, ",\"timer\":%s,\"events\":%" PRIu64 "}",
+				p->flags & DT_PF_TIMER ? "true" : "false",
+				p->id < s.nprobe ? s.byprobe[p->id] : 0);
+		}
+		fputs("],\"cpus\":[", o);
+		uint32_t ncpu_rows = ncpus;
+		for (uint32_t i = 0; i < s.ncpu; i++)
+			if (s.bycpu[i] && i + 1 > ncpu_rows)
+				ncpu_rows = i + 1;
+		for (uint32_t i = 0; i < ncpu_rows; i++) {
+			fprintf(o, "%s{\"cpu\":%u,\"events\":%" PRIu64 ",\"counters\":", i ? "," : "",
+				i, i < s.ncpu ? s.bycpu[i] : 0);
+			if (i < ncpus)
+				json_count(o, &percpu_copy[i]);
+			else
+				fputs("null", o);
+			fputc('}', o);
+		}
+		fputs("],\"comms\":[", o);
+	}
+
+	for (uint32_t i = 0; i < s.ncomm; i++)
+		if (s.bycomm[i])
+			crk[ncr++] = (struct rank){ s.bycomm[i], i, 0 };
+	qsort(crk, ncr, sizeof(*crk), rank_cmp);
+	if (json) {
+		for (size_t i = 0; i < ncr && i < top; i++) {
+			fputs(i ? ",{\"comm\":" : "{\"comm\":", o);
+			json_str(o, crk[i].key ? dtcap_comm(r, crk[i].key) : "");
+			fprintf(o, ",\"events\":%" PRIu64 "}", crk[i].n);
+		}
+		fputs("],\"pids\":[", o);
+	} else {
+		fprintf(o, "capture      %s\n", path);
+		if (warn)
+			fprintf(o, "WARNING      %s\n", warn);
+		fprintf(o, "host         %s, kernel %s, %u CPUs\n", h ? h->hostname : "?",
+			h ? h->kernel : "?", h ? h->ncpus : 0);
+		fprintf(o, "command      %s\n", h && h->command[0] ? h->command : "?");
+		fprintf(o, "recorded     %s for %.3fs\n", wall, (double)dur / 1e9);
+		fprintf(o, "events       %" PRIu64, nev);
+		if (dtf_active(&filt))
+			fprintf(o, " (%" PRIu64 " match the filters)", s.matched);
+		fputc('\n', o);
+		if (s.matched)
+			fprintf(o, "event span   %.3fs .. %.3fs from the start\n",
+				start != UINT64_MAX && s.tmin >= start ? (double)(s.tmin - start) / 1e9 : 0,
+				start != UINT64_MAX && s.tmax >= start ? (double)(s.tmax - start) / 1e9 : 0);
+		fprintf(o, "\nprobes\n  %5s %12s %7s  %s\n", "id", "events", "%", "name");
+		for (size_t i = 0; i < np; i++) {
+			const struct dtcap_probe *p = dtcap_probe_at(r, i);
+			if (!p)
+				continue;
+			uint64_t n = p->id < s.nprobe ? s.byprobe[p->id] : 0;
+			fprintf(o, "  %5u %12" PRIu64 " %6.2f%%  %s%s\n", p->id, n, pct(n, s.matched),
+				p->name, p->flags & DT_PF_TIMER ? "  (timer)" : "");
+		}
+		fprintf(o, "\nper CPU\n  %4s %12s %12s %12s %10s %7s %9s %9s %9s\n", "cpu",
+			"events", "produced", "read", "dropped", "drop%", "skipped", "recursive",
+			"nested");
+		uint32_t ncpu_rows = ncpus;
+		for (uint32_t i = 0; i < s.ncpu; i++)
+			if (s.bycpu[i] && i + 1 > ncpu_rows)
+				ncpu_rows = i + 1;
+		for (uint32_t i = 0; i < ncpu_rows; i++) {
+			uint64_t n = i < s.ncpu ? s.bycpu[i] : 0;
+			if (i < ncpus) {
+				const struct dtcap_count *x = &percpu_copy[i];
+				fprintf(o, "  %4u %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+					" %6.2f%% %9" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", i, n,
+					x->produced, x->read, x->dropped, pct(x->dropped, x->produced),
+					x->skipped, x->recursive, x->nested);
+			} else {
+				fprintf(o, "  %4u %12" PRIu64 "   (no counters)\n", i, n);
+			}
+		}
+		if (ncpus)
+			fprintf(o, "  %4s %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
+				" %6.2f%% %9" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", "all", s.matched,
+				tot.produced, tot.read, tot.dropped, pct(tot.dropped, tot.produced),
+				tot.skipped, tot.recursive, tot.nested);
+		fprintf(o, "\ntop comms\n  %12s %7s  %s\n", "events", "%", "comm");
+		for (size_t i = 0; i < ncr && i < top; i++) {
+			const char *cm = crk[i].key ? dtcap_comm(r, crk[i].key) : NULL;
+			fprintf(o, "  %12" PRIu64 " %6.2f%%  %s\n", crk[i].n, pct(crk[i].n, s.matched),
+				cm ? cm : "[unknown]");
+		}
+	}
+
+	npr = 0;
+	for (size_t i = 0; i < s.pcap; i++)
+		if (s.pids[i].used)
+			rk[npr++] = (struct rank){ s.pids[i].n, s.pids[i].pid, s.pids[i].comm };
+	qsort(rk, npr, sizeof(*rk), rank_cmp);
+	if (json) {
+		for (size_t i = 0; i < npr && i < top; i++) {
+			fprintf(o, "%s{\"pid\":%u,\"comm\":", i ? "," : "", rk[i].key);
+			json_str(o, rk[i].aux ? dtcap_comm(r, rk[i].aux) : "");
+			fprintf(o, ",\"events\":%" PRIu64 "}", rk[i].n);
+		}
+		fputs("],\"counters\":{\"snapshots\":", o);
+		fprintf(o, "%zu,\"total\":", nsnap);
+		if (have_counters)
+			json_count(o, &tot);
+		else
+			fputs("null", o);
+		fputs(",\"recorder\":", o);
+		json_count(o, &rec);
+		fprintf(o, "},\"accounting\":{\"events_in_capture\":%" PRIu64 ",\"kernel_read\":%"
+			PRIu64 ",\"recorder_lost\":%" PRIu64 ",\"status\":\"%s\",\"conserved\":%s"
+			",\"dropped\":%" PRIu64 ",\"dropped_pct\":%.4f}}\n", nev, tot.read,
+			rec.dropped, acct, conserved ? "true" : "false", tot.dropped,
+			pct(tot.dropped, tot.produced));
+	} else {
+		fprintf(o, "\ntop pids\n  %12s %7s %8s  %s\n", "events", "%", "pid", "comm");
+		for (size_t i = 0; i < npr && i < top; i++) {
+			const char *cm = rk[i].aux ? dtcap_comm(r, rk[i].aux) : NULL;
+			fprintf(o, "  %12" PRIu64 " %6.2f%% %8u  %s\n", rk[i].n, pct(rk[i].n, s.matched),
+				rk[i].key, cm ? cm : "[unknown]");
+		}
+		fprintf(o, "\naccounting (final counter snapshot, whole capture)\n");
+		if (!have_counters) {
+			fprintf(o, "  no counter snapshot in the capture: cannot check\n");
+		} else {
+			fprintf(o, "  events in capture %" PRIu64 " + recorder losses %" PRIu64
+				" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec.dropped,
+				nev + rec.dropped, tot.read, acct);
+			fprintf(o, "  kernel produced %" PRIu64 " = read + dropped: %s\n",
+				tot.produced, conserved ? "OK" : "MISMATCH (rings not drained?)");
+			if (tot.dropped)
+				fprintf(o, "  *** DROPPED %" PRIu64 " events (%.2f%% of produced): rings "
+					"were full; record with a bigger buffer or fewer probes ***\n",
+					tot.dropped, pct(tot.dropped, tot.produced));
+			else
+				fprintf(o, "  dropped 0 (0.00%%)\n");
+			if (rec.dropped)
+				fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
+					rec.dropped);
+			if (tot.skipped)
+				fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
+			if (tot.recursive)
+				fprintf(o, "  recursion: %" PRIu64 " probe hits inside the tracer "
+					"(not recorded), %" PRIu64 " nested events kept\n", tot.recursive,
+					tot.nested);
+		}
+	}
+	if (fflush(o) || ferror(o)) {
+		fprintf(stderr, "dtreport stats: write error\n");
+		goto out;
+	}
+	ret = 0;
+	goto out;
+usage:
+	stats_usage(stderr);
+	ret = 2;
+out:
+	free(percpu_copy);
+	free(rk);
+	free(s.byprobe);
+	free(s.bycpu);
+	free(s.bycomm);
+	free(s.pids);
+	dtcap_reader_close(r);
+	dtf_free(&filt);
+	return ret;
+}
