@@ -30,7 +30,7 @@ struct tslot {
 	uint32_t	key;		/* tid or pid; 0 = empty (pid 0 is kept apart) */
 	uint32_t	comm_id;	/* comm cache: interned id of comm */
 	char		comm[DT_COMMLEN];
-	int		snapped;	/* process table: snapshot taken */
+	int		snapped;	/* process table: snapshots taken */
 };
 struct tmap {
 	struct tslot	*v;
@@ -334,13 +334,18 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	if (t == NULL)
 		return;
 	exec = r->exec_probe && d->dtr_probe == r->exec_probe;
-	/* exec renames the task: a changed main-thread comm means a new image */
-	if (!exec && t->snapped && !(d->dtr_tid == d->dtr_pid && d->dtr_comm[0] &&
+	/*
+	 * exec renames the task: a changed main-thread comm means a new
+	 * image.  prctl(PR_SET_NAME) does too, so a process that keeps
+	 * renaming itself gets only a few snapshots.
+	 */
+	if (!exec && t->snapped && !(t->snapped < 8 && d->dtr_tid == d->dtr_pid &&
+				     d->dtr_comm[0] &&
 				     memcmp(t->comm, d->dtr_comm, DT_COMMLEN) != 0))
 		return;
 	if (d->dtr_tid == d->dtr_pid || !t->snapped)
 		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
-	t->snapped = 1;
+	t->snapped++;
 	memcpy(c, d->dtr_comm, DT_COMMLEN);
 	c[DT_COMMLEN] = '\0';
 	snapshot(r, d->dtr_pid, d->dtr_ts, c);
@@ -649,7 +654,9 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	for (size_t i = 0; i < nsel; i++) {
 		char nm[DTCAP_PROBENAMELEN];
 		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
-		if (p && strcmp(dtp_name(p, nm, sizeof(nm)), "tracepoint:sched:sched_process_exec") == 0)
+		/* the kernel may name it sched:sched_process_exec or put it in func */
+		if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
+		    strstr(dtp_name(p, nm, sizeof(nm)), "sched_process_exec"))
 			r->exec_probe = sel[i].id;
 	}
 	if (o->bufsize && ioctl(dtp_fd(r->dev), DTIOCSETBUFSZ, &o->bufsize) < 0) {

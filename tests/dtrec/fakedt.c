@@ -1,0 +1,238 @@
+/*
+ * fakedt.c - an LD_PRELOAD stand-in for /dev/dt, so the recording loop
+ * runs on the host under ASan: open/ioctl/read/poll on "/dev/dt" are
+ * served from here with synthetic records (stacks, args, comm, the
+ * caller's own pid).  Rate: FAKEDT_RATE events/s (default 200000).
+ * FAKEDT_VERSION overrides the ABI version it reports.
+ * It tests the tool, not the kernel: the VM test covers the real device.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_abi.h"
+
+#define NCPU 2
+static int fakefd = -1;
+static int recording;
+static uint64_t enabled[64];	/* evtflags per probe id, bit 31: enabled */
+static struct dt_stats st[NCPU];
+static uint64_t t0, generated;
+
+static const struct dt_probe_info probes[] = {
+	{ 1, 0, DT_PF_TIMER, "profile", "hz", "97" },
+	{ 2, 0, DT_PF_TIMER, "interval", "hz", "1" },
+	{ 3, 3, 0, "syscall", "read", "entry" },
+	{ 4, 2, DT_PF_RETURN, "syscall", "read", "return" },
+	{ 5, 3, 0, "syscall", "write", "entry" },
+	{ 6, 4, 0, "tracepoint", "sched", "sched_switch" },
+	{ 7, 2, 0, "tracepoint", "sched_process_exec", "fire" },
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+static struct dt_probe_info kprobes[2];
+static int have_kprobe;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int
+isdev(const char *p)
+{
+	return p && strcmp(p, DT_DEVICE) == 0;
+}
+
+static int
+fakeopen(void)
+{
+	int (*real)(const char *, int, ...) = dlsym(RTLD_NEXT, "open");
+	fakefd = real("/dev/null", O_RDWR | O_CLOEXEC);
+	return fakefd;
+}
+
+int
+open(const char *p, int fl, ...)
+{
+	va_list ap;
+	mode_t m;
+	int (*real)(const char *, int, ...) = dlsym(RTLD_NEXT, "open");
+	if (isdev(p))
+		return fakeopen();
+	va_start(ap, fl);
+	m = va_arg(ap, int);
+	va_end(ap);
+	return real(p, fl, m);
+}
+
+int open64(const char *p, int fl, ...) __attribute__((alias("open")));
+
+int
+ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+	int (*real)(int, unsigned long, ...) = dlsym(RTLD_NEXT, "ioctl");
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd != fakefd || fd < 0)
+		return real(fd, req, arg);
+	switch (req) {
+	case DTIOCGVERSION:
+		*(dt_u32 *)arg = getenv("FAKEDT_VERSION") ? atoi(getenv("FAKEDT_VERSION"))
+							  : DT_ABI_VERSION;
+		return 0;
+	case DTIOCGPLIST: {
+		struct dt_probe_list *pl = arg;
+		uint32_t n = NPROBES + (have_kprobe ? 2 : 0);
+		struct dt_probe_info *out = (void *)(uintptr_t)pl->dtpl_probes;
+		for (uint32_t i = 0; i < n && i < pl->dtpl_count; i++)
+			out[i] = i < NPROBES ? probes[i] : kprobes[i - NPROBES];
+		pl->dtpl_count = n;
+		return 0;
+	}
+	case DTIOCGARGS: {
+		struct dt_probe_args *pa = arg;
+		pa->dtpa_nargs = pa->dtpa_id == 3 ? 3 : 0;
+		if (pa->dtpa_nargs) {
+			strcpy(pa->dtpa_args[0].dtai_name, "fd");
+			strcpy(pa->dtpa_args[0].dtai_type, "int");
+			pa->dtpa_args[0].dtai_slot = 0;
+			pa->dtpa_args[0].dtai_nslots = 1;
+		}
+		return 0;
+	}
+	case DTIOCKPROBE: {
+		struct dt_kprobe *kp = arg;
+		if (strcmp(kp->dtkp_func, "vfs_read") != 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		have_kprobe = 1;
+		kprobes[0] = (struct dt_probe_info){ 40, 4, 0, "kprobe", "vfs_read", "entry" };
+		kprobes[1] = (struct dt_probe_info){ 41, 2, DT_PF_RETURN, "kprobe", "vfs_read", "return" };
+		kp->dtkp_entry_id = 40;
+		kp->dtkp_return_id = 41;
+		return 0;
+	}
+	case DTIOCSETBUFSZ:
+		return 0;
+	case DTIOCPRBENABLE: {
+		struct dt_enable *en = arg;
+		if (en->dten_id >= 64) {
+			errno = ENOENT;
+			return -1;
+		}
+		if (enabled[en->dten_id]) {
+			errno = EEXIST;
+			return -1;
+		}
+		enabled[en->dten_id] = en->dten_evtflags | (1ULL << 31);
+		return 0;
+	}
+	case DTIOCRECORD:
+		recording = *(dt_u32 *)arg;
+		if (recording && !t0)
+			t0 = now_ns();
+		return 0;
+	case DTIOCGCPUSTATS: {
+		struct dt_cpu_stats *cs = arg;
+		struct dt_stats *o = (void *)(uintptr_t)cs->dtcs_stats;
+		for (uint32_t i = 0; i < NCPU && i < cs->dtcs_ncpus; i++)
+			o[i] = st[i];
+		cs->dtcs_ncpus = NCPU;
+		return 0;
+	}
+	case DTIOCGCLOCK: {
+		struct dt_clock *ck = arg;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ck->dtck_mono_ns = now_ns();
+		ck->dtck_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		return 0;
+	}
+	}
+	errno = ENOTTY;
+	return -1;
+}
+
+
+ssize_t
+read(int fd, void *buf, size_t len)
+{
+	ssize_t (*real)(int, void *, size_t) = dlsym(RTLD_NEXT, "read");
+	uint64_t want, rate = getenv("FAKEDT_RATE") ? strtoull(getenv("FAKEDT_RATE"), NULL, 10) : 200000;
+	size_t off = 0;
+	uint32_t ids[64], nids = 0;
+
+	if (fd != fakefd || fd < 0)
+		return real(fd, buf, len);
+	for (uint32_t i = 0; i < 64; i++)
+		if (enabled[i])
+			ids[nids++] = i;
+	if (!t0 || nids == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	/* while recording, events accrue with time; after the stop none do */
+	want = recording ? (now_ns() - t0) * rate / 1000000000ULL : generated;
+	while (generated < want) {
+		uint32_t id = ids[generated % nids];
+		uint64_t fl = enabled[id];
+		unsigned nk = (fl & DTEVT_KSTACK) ? 3 + generated % 4 : 0;
+		unsigned nu = (fl & DTEVT_USTACK) ? 2 + generated % 3 : 0;
+		unsigned na = (fl & DTEVT_FUNCARGS) ? 3 : 0;
+		size_t sz = DT_REC_SIZE(na, nk, nu);
+		struct dt_rec *r = (struct dt_rec *)((char *)buf + off);
+		uint64_t *a = (uint64_t *)(r + 1);
+		unsigned cpu = generated % NCPU;
+
+		if (off + sz > len)
+			break;
+		memset(r, 0, sizeof(*r));
+		r->dtr_size = sz;
+		r->dtr_probe = id;
+		r->dtr_ts = t0 + generated * (1000000000ULL / rate);
+		r->dtr_pid = getpid();
+		r->dtr_tid = getpid();
+		r->dtr_cpu = cpu;
+		r->dtr_nargs = na;
+		r->dtr_nkstack = nk;
+		r->dtr_nustack = nu;
+		r->dtr_flags = DTR_USERMODE;
+		if (fl & DTEVT_COMM)
+			strcpy(r->dtr_comm, generated % 5 ? "fakework" : "fakeother");
+		for (unsigned i = 0; i < na; i++)
+			a[i] = generated + i;
+		for (unsigned i = 0; i < nk; i++)
+			a[na + i] = 0xffffffff81000000ULL + 0x100 * (i + generated % 7);
+		for (unsigned i = 0; i < nu; i++)
+			a[na + nk + i] = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "dtrec_record") + 16 * i;
+		off += sz;
+		generated++;
+		st[cpu].dtst_produced++;
+		st[cpu].dtst_read++;
+	}
+	if (off == 0) {
+		errno = EAGAIN;
+		return -1;
+	}
+	return (ssize_t)off;
+}
