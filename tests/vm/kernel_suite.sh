@@ -1,0 +1,30 @@
+#!/bin/bash
+# kernel_suite.sh KO KTEST OUTDIR - the vm-kernel suite, host side: one
+# boot running kernel_tests.sh, then the guest's kernel log checked here too
+# (a guest that crashed cannot check its own).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+ko=$1 ktest=$2 out=$3
+rm -rf "$out"
+args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$out" --timeout 900)
+if [ -f "$ko" ]; then
+	args+=(--ko "$ko")
+else
+	echo "FAIL module.built: $ko does not exist (kernel build failed?)"
+fi
+"$here/run.sh" "${args[@]}" </dev/null
+rc=$?
+if [ $rc -eq 0 ]; then
+	echo "PASS vm.status"
+else
+	echo "FAIL vm.status: run.sh exited $rc (124 timeout, 125 no boot/crash)"
+fi
+bad=$(cat "$out/dmesg.txt" "$out/console.txt" 2>/dev/null |
+	grep -E 'BUG|Oops|WARNING|general protection|leak|Kernel panic')
+if [ -f "$out/dmesg.txt" ] && [ -z "$bad" ]; then
+	echo "PASS host.dmesg-clean"
+else
+	echo "FAIL host.dmesg-clean: kernel log missing or has errors"
+	echo "$bad" | head -n 40 | sed 's/^/#   /'
+fi
+exit 0

@@ -1,0 +1,57 @@
+# kernel_tests.sh - runs inside the VM (tests/vm/run.sh --script): the
+# vm-kernel suite.  dt.ko was insmodded from /ko by the harness.
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+if grep -q '^dt ' /proc/modules && [ -c /dev/dt ]; then
+	pass module.loaded
+else
+	fail module.loaded "dt not in /proc/modules or no /dev/dt (see dt-vm: lines above)"
+fi
+
+dt_ktest list syscall profile sched kprobe conserve nesting io unpriv
+dt_ktest fuzz=${FUZZ_SECS:-15} race=${RACE_SECS:-15}
+
+# rmmod with a reader blocked in read(): refused, or safe.
+dt_ktest hold >/tmp/hold.log 2>&1 &
+hp=$!
+i=0
+while ! grep -q 'holder ready' /tmp/hold.log && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
+grep -q 'holder ready' /tmp/hold.log || fail rmmod.holder "holder did not start: $(cat /tmp/hold.log)"
+if rmmod dt 2>/tmp/rmmod.err; then
+	# Allowed only if nothing broke: the holder must get an error, not a crash.
+	sleep 1
+	if kill -0 $hp 2>/dev/null; then kill $hp; fi
+	wait $hp
+	st=$?
+	if [ $st -ge 128 ] && [ $st -ne 143 ]; then
+		fail rmmod.while-open "rmmod succeeded and the reader died with status $st"
+	else
+		pass rmmod.while-open
+	fi
+	insmod /ko/dt.ko || fail rmmod.reinsmod-after-forced "insmod failed"
+else
+	echo "# rmmod refused while open: $(cat /tmp/rmmod.err)"
+	pass rmmod.while-open
+	kill -0 $hp 2>/dev/null && pass rmmod.reader-survives || fail rmmod.reader-survives "holder gone"
+	kill $hp
+	wait $hp
+fi
+sleep 0.5
+if rmmod dt; then pass rmmod.after-close; else fail rmmod.after-close "rmmod failed with no opener"; fi
+[ ! -e /dev/dt ] && pass rmmod.node-gone || fail rmmod.node-gone "/dev/dt still exists"
+if insmod /ko/dt.ko; then pass rmmod.insmod-again; else fail rmmod.insmod-again "insmod failed"; fi
+i=0
+while [ ! -c /dev/dt ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+dt_ktest version && pass rmmod.works-after-reload || fail rmmod.works-after-reload "DTIOCGVERSION failed"
+dt_ktest syscall | sed 's/^\(PASS\|FAIL\) syscall\./\1 reload.syscall./'
+rmmod dt && pass rmmod.final || fail rmmod.final "final rmmod failed"
+
+bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|leak|Call Trace|refcount_t')
+if [ -z "$bad" ]; then
+	pass dmesg.clean
+else
+	fail dmesg.clean "kernel log has errors:"
+	echo "$bad" | head -n 40 | sed 's/^/#   /'
+fi
+exit 0
