@@ -123,7 +123,7 @@ int cmd_sql(int argc, char **argv)
 	enum dtsql_format fmt = isatty(STDOUT_FILENO) ? DTSQL_TABLE : DTSQL_CSV;
 	int ch;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 't': fmt = DTSQL_TABLE; break;
 		case 'c': fmt = DTSQL_CSV; break;
