@@ -1354,6 +1354,7 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 	double t0 = now();
 	int fd = open(DT_DEVICE, O_RDWR | O_NONBLOCK);
 	unsigned long n = 0;
+	int opened = 0;
 
 	pin(cpu);
 	rnd_state = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -1378,6 +1379,7 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 			dt_u32 *v = (dt_u32 *)buf;
 			*v = DT_BUFSZ_MIN << (rnd() % 8);
 		}
+		opened = 1;
 		ioctl(fd, cmd, fuzz_ptr(buf, sz));
 		if (rnd() % 8 == 0)
 			read(fd, (rnd() & 1) ? page : (void *)fuzz_ptr(buf, sz),
@@ -1388,7 +1390,7 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 		n++;
 	}
 	(void)n;
-	_exit(0);
+	_exit(opened ? 0 : 3);
 }
 
 static void t_fuzz(double secs)
@@ -1408,7 +1410,7 @@ static void t_fuzz(double secs)
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			bad++;
 	}
-	check(!bad, "fuzz.ioctl", "%d fuzzers died (signal or status)", bad);
+	check(!bad, "fuzz.ioctl", "%d fuzzers died or never opened the device", bad);
 	int fd = dt_open("fuzz.device-still-works", 0);
 	if (fd >= 0) {
 		pass("fuzz.device-still-works");
@@ -1419,6 +1421,7 @@ static void t_fuzz(double secs)
 static void race_worker(double secs, int cpu, unsigned seed)
 {
 	double t0 = now();
+	int opened = 0;
 
 	pin(cpu);
 	rnd_state = seed * 0x2545f4914f6cdd1dULL + 7;
@@ -1426,6 +1429,7 @@ static void race_worker(double secs, int cpu, unsigned seed)
 		int fd = open(DT_DEVICE, O_RDWR | O_NONBLOCK);
 		if (fd < 0)
 			continue;
+		opened = 1;
 		dt_u32 prof = find_probe(fd, "profile", NULL, NULL, NULL);
 		dt_u32 ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
 		dt_u32 ss = sched_switch_id(fd);
@@ -1464,7 +1468,7 @@ static void race_worker(double secs, int cpu, unsigned seed)
 		if (sib > 0)
 			waitpid(sib, NULL, 0);
 	}
-	_exit(0);
+	_exit(opened ? 0 : 3);
 }
 
 static void t_race(double secs)
@@ -1484,7 +1488,7 @@ static void t_race(double secs)
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			bad++;
 	}
-	check(!bad, "race.open-record-close", "%d racers died", bad);
+	check(!bad, "race.open-record-close", "%d racers died or never opened the device", bad);
 	int fd = dt_open("race.device-still-works", 0);
 	if (fd >= 0) {
 		pass("race.device-still-works");

@@ -17,8 +17,9 @@ dt_ktest hold >/tmp/hold.log 2>&1 &
 hp=$!
 i=0
 while ! grep -q 'holder ready' /tmp/hold.log && [ $i -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
-grep -q 'holder ready' /tmp/hold.log || fail rmmod.holder "holder did not start: $(cat /tmp/hold.log)"
-if rmmod dt 2>/tmp/rmmod.err; then
+if ! grep -q 'holder ready' /tmp/hold.log; then
+	fail rmmod.while-open "holder did not start: $(cat /tmp/hold.log)"
+elif rmmod dt 2>/tmp/rmmod.err; then
 	# Allowed only if nothing broke: the holder must get an error, not a crash.
 	sleep 1
 	if kill -0 $hp 2>/dev/null; then kill $hp; fi
@@ -37,9 +38,14 @@ else
 	kill $hp
 	wait $hp
 fi
+kill $hp 2>/dev/null
 sleep 0.5
-if rmmod dt; then pass rmmod.after-close; else fail rmmod.after-close "rmmod failed with no opener"; fi
-[ ! -e /dev/dt ] && pass rmmod.node-gone || fail rmmod.node-gone "/dev/dt still exists"
+if rmmod dt; then
+	pass rmmod.after-close
+	[ ! -e /dev/dt ] && pass rmmod.node-gone || fail rmmod.node-gone "/dev/dt still exists"
+else
+	fail rmmod.after-close "rmmod failed with no opener"
+fi
 if insmod /ko/dt.ko; then pass rmmod.insmod-again; else fail rmmod.insmod-again "insmod failed"; fi
 i=0
 while [ ! -c /dev/dt ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
