@@ -17,15 +17,12 @@
 #include "dtsym.h"
 #include "probes.h"
 #include "util.h"
-#ifdef DTSH_HAVE_RECORD
 #include "record.h"
-#endif
-#ifdef DTSH_HAVE_SQL
 #include "dtsql.h"
-#endif
-#ifdef DTSH_HAVE_REPORT
 #include "report.h"
-#endif
+
+/* The handle a query is running on, for the SIGINT handler. */
+static struct sqlite3 *volatile busy_db;
 
 static int cmd_probes(struct dtsh *, int, char **, const char *);
 static int cmd_describe(struct dtsh *, int, char **, const char *);
@@ -352,7 +349,6 @@ static int
 cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
-#ifdef DTSH_HAVE_RECORD
 	uint64_t dur = 0;
 	const char *out = NULL;
 	char defname[64], cmdline[1024];
@@ -423,11 +419,6 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (dtsh_open_capture(sh, out) != 0)
 		return 1;
 	return 0;
-#else
-	(void)sh; (void)argc; (void)argv;
-	fprintf(stderr, "dtsh: record: this dtsh was built without the recorder\n");
-	return 1;
-#endif
 }
 
 /* ---------------------------------------------------------- analysis */
@@ -441,7 +432,6 @@ need_capture(struct dtsh *sh, const char *what)
 	return -1;
 }
 
-#ifdef DTSH_HAVE_REPORT
 /* Run a dtreport command on the open capture: argv[0] word, the user's
  * options, then the capture's path. */
 static int
@@ -470,7 +460,6 @@ report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
 	free(v);
 	return rc;
 }
-#endif
 
 static int
 cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
@@ -478,13 +467,7 @@ cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "stats"))
 		return 1;
-#ifdef DTSH_HAVE_REPORT
 	return report(sh, cmd_stats, argc, argv, NULL);
-#else
-	(void)argc; (void)argv;
-	fprintf(stderr, "dtsh: stats: this dtsh was built without the report code\n");
-	return 1;
-#endif
 }
 
 static int
@@ -502,7 +485,6 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "flame"))
 		return 1;
-#ifdef DTSH_HAVE_REPORT
 	int has_o = 0;
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
@@ -512,11 +494,6 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (rc == 0 && !has_o && sh->interactive)
 		printf("wrote flame.svg\n");
 	return rc;
-#else
-	(void)argc; (void)argv;
-	fprintf(stderr, "dtsh: flame: this dtsh was built without the report code\n");
-	return 1;
-#endif
 }
 
 static int
@@ -529,7 +506,6 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		fprintf(stderr, "usage: sql [--csv|--json] QUERY\n");
 		return 1;
 	}
-#ifdef DTSH_HAVE_SQL
 	enum dtsql_format fmt = DTSQL_TABLE;
 	struct sqlite3 *db;
 	char *err = NULL;
@@ -556,16 +532,9 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		return 1;
 	}
 	return 0;
-#else
-	fprintf(stderr, "dtsh: sql: this dtsh was built without the SQL code\n");
-	return 1;
-#endif
 }
 
 /* ------------------------------------------------------------- SQL */
-
-/* The handle a query is running on, for the SIGINT handler. */
-static struct sqlite3 *volatile busy_db;
 
 void
 dtsh_interrupt_hook(void)
@@ -578,7 +547,6 @@ dtsh_interrupt_hook(void)
 struct sqlite3 *
 dtsh_sql_db(struct dtsh *sh)
 {
-#ifdef DTSH_HAVE_SQL
 	char *err = NULL;
 
 	if (sh->db || sh->cap == NULL)
@@ -599,10 +567,6 @@ dtsh_sql_db(struct dtsh *sh)
 		sh->db = NULL;
 	}
 	return sh->db;
-#else
-	(void)sh;
-	return NULL;
-#endif
 }
 
 /* ------------------------------------------------------------- modes */

@@ -123,6 +123,30 @@ probes(struct cands *c)
 	free(names);
 }
 
+/* dtsql's tables are eponymous (absent from pragma_table_list): these are
+ * the ones dtsql.h documents. */
+static const char *const dtsql_tables[] = {
+	"events", "probes", "probe_args", "stacks", "frames", "processes",
+	"maps", "counters", NULL,
+};
+
+static void
+columns(struct cands *c, sqlite3 *db, const char *table)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *col = (const char *)sqlite3_column_text(st, 0);
+		if (col)
+			add(c, col);
+	}
+	sqlite3_finalize(st);
+}
+
 static void
 sqlnames(struct cands *c)
 {
@@ -138,19 +162,20 @@ sqlnames(struct cands *c)
 		add(c, kw[i]);
 	if (db == NULL)
 		return;
-	/* Tables, views and virtual tables of every schema, and their columns. */
-	if (sqlite3_prepare_v2(db,
-	    "SELECT t.name, c.name FROM pragma_table_list AS t "
-	    "LEFT JOIN pragma_table_info(t.name) AS c "
-	    "WHERE t.name NOT LIKE 'sqlite_%'", -1, &st, NULL) != SQLITE_OK)
+	for (int i = 0; dtsql_tables[i]; i++) {
+		add(c, dtsql_tables[i]);
+		columns(c, db, dtsql_tables[i]);
+	}
+	/* And whatever the user created (temp tables, views). */
+	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list "
+			       "WHERE name NOT LIKE 'sqlite_%'", -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
-		const char *col = (const char *)sqlite3_column_text(st, 1);
-		if (t)
+		if (t) {
 			add(c, t);
-		if (col)
-			add(c, col);
+			columns(c, db, t);
+		}
 	}
 	sqlite3_finalize(st);
 }
@@ -320,6 +345,8 @@ dtsh_complete_setup(struct dtsh *sh, struct editline *e)
 	EditLine *el = (EditLine *)e;
 
 	csh = sh;
-	el_set(el, EL_ADDFN, "dtsh-complete", "complete a word", complete);
+	/* el_set's narrow EL_ADDFN copies the strings and never frees them;
+	 * the wide call keeps ours (static). */
+	el_wset(el, EL_ADDFN, L"dtsh-complete", L"complete a word", complete);
 	el_set(el, EL_BIND, "^I", "dtsh-complete", NULL);
 }

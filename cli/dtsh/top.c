@@ -103,7 +103,7 @@ syscall_name(const char *probe, const char *which, char *out, size_t len)
 static char *
 stack_name(struct dtcap_reader *r, struct dtsym *sym, uint64_t key)
 {
-	uint32_t id = (uint32_t)key, pid = (uint32_t)(key >> 32);
+	uint32_t id = (uint32_t)key, pid = (uint32_t)(key >> 32) & 0x7fffffff;
 	unsigned n = 0;
 	int kernel = 0, trunc = 0;
 	const uint64_t *pcs = dtcap_stack(r, id, &n, &kernel, &trunc);
@@ -208,8 +208,11 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 			break;
 		}
 		case BY_STACK:
-			/* User stacks need the pid to be named; kernel ones do not. */
-			key = e.kstack ? e.kstack : e.ustack ? ((uint64_t)e.pid << 32 | e.ustack) : 0;
+			/* Events without a stack say nothing about where time
+			 * goes.  User stacks need the pid to be named. */
+			if (e.kstack == 0 && e.ustack == 0)
+				continue;
+			key = e.kstack ? e.kstack : (1ULL << 63 | (uint64_t)e.pid << 32 | e.ustack);
 			break;
 		}
 		total++;

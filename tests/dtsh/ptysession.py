@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Drive dtsh on a real pseudo-terminal: completion, history across runs,
+Ctrl-C during a query and at the prompt, Ctrl-D.  Prints PASS/FAIL lines.
+
+usage: ptysession.py DTSH CAPTURE TMPDIR
+"""
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import sys
+import termios
+import fcntl
+import time
+
+DTSH, CAP, TMP = sys.argv[1:4]
+HIST = os.path.join(TMP, "pty-history")
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07|\r")
+
+
+class Shell:
+    def __init__(self, *args):
+        env = dict(os.environ, TERM="xterm", DTSH_HISTORY=HIST, HOME=TMP)
+        pid, fd = pty.fork()
+        if pid == 0:
+            try:
+                os.execve(DTSH, [DTSH] + list(args), env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        self.raw = b""
+        self.mark = 0
+        self.status = None
+
+    def text(self, since=0):
+        return ANSI.sub(b"", self.raw[since:]).decode("utf-8", "replace")
+
+    def pump(self, t):
+        r, _, _ = select.select([self.fd], [], [], t)
+        if r:
+            try:
+                data = os.read(self.fd, 65536)
+            except OSError:
+                return False
+            if not data:
+                return False
+            self.raw += data
+        return True
+
+    def expect(self, pattern, timeout=10.0):
+        """Wait for pattern in the output since the last mark; move the mark."""
+        end = time.time() + timeout
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.text(self.mark))
+            if m:
+                self.mark = len(self.raw)
+                return True
+            left = end - time.time()
+            if left <= 0 or not self.pump(min(left, 0.2)):
+                # one last look at what arrived
+                m = rx.search(self.text(self.mark))
+                if m:
+                    self.mark = len(self.raw)
+                    return True
+                return False
+
+    def send(self, s):
+        os.write(self.fd, s.encode())
+
+    def settle(self, t=0.3):
+        end = time.time() + t
+        while time.time() < end:
+            self.pump(0.05)
+
+    def wait(self, timeout=10.0):
+        end = time.time() + timeout
+        while time.time() < end:
+            self.pump(0.1)
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.status = st
+                return os.waitstatus_to_exitcode(st)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        return None
+
+
+def check(name, ok, why=""):
+    if ok:
+        print("PASS " + name)
+    else:
+        print("FAIL %s: %s" % (name, why.replace("\n", "\\n")[-600:]))
+    sys.stdout.flush()
+
+
+PROMPT = r"dt s\.dtc> "
+base = os.path.basename(CAP)
+
+# ---- completion
+sh = Shell(CAP)
+check("pty-prompt", sh.expect(PROMPT), sh.text())
+sh.send("pro\t")
+ok = sh.expect(r"probes ", 5)
+sh.send("syscall:read:*\n")
+ok = ok and sh.expect(r"syscall:read:entry\s+syscall:read:return\s+" + PROMPT)
+check("complete-command", ok, sh.text())
+
+sh.send("describe tracepoint:sched:s\t")
+ok = sh.expect(r"tracepoint:sched:sched_", 5)
+sh.send("\t")
+ok2 = sh.expect(r"sched_process_exec.*\n?.*sched_switch.*sched_wakeup|"
+                r"sched_switch.*sched_wakeup.*sched_process_exec|"
+                r"sched_process_exec\s+tracepoint:sched:sched_switch\s+"
+                r"tracepoint:sched:sched_wakeup", 5)
+sh.send("sw\t\n")
+ok3 = sh.expect(r"prev_comm\s+char\[16\][\s\S]*" + PROMPT)
+check("complete-probe-prefix", ok, sh.text())
+check("complete-probe-list", ok2, sh.text())
+check("complete-probe-unique", ok3, sh.text())
+
+sh.send("open %s/s.d\t" % TMP)
+ok = sh.expect(r"s\.dtc ", 5)
+sh.send("\n")
+ok = ok and sh.expect(PROMPT)
+check("complete-file", ok, sh.text())
+
+sh.send("sql SELECT count(*) AS n FROM eve\t")
+ok = sh.expect(r"events ", 5)
+sh.send("\n")
+ok = ok and sh.expect(r"\b30000\b[\s\S]*" + PROMPT)
+check("complete-sql-table", ok, sh.text())
+
+sh.send("top 2 b\t")
+ok = sh.expect(r"by ", 5)
+sh.send("pro\t\n")
+ok = ok and sh.expect(r"probe\s[\s\S]*tracepoint:sched:sched_switch[\s\S]*" + PROMPT)
+check("complete-top-by", ok, sh.text())
+
+# ---- Ctrl-C at the prompt discards the line; Ctrl-C during a query
+sh.send("garbage words")
+sh.settle(0.3)
+sh.send("\x03")
+ok = sh.expect(PROMPT, 5)
+sh.send("probes profile:*\n")
+ok = ok and sh.expect(r"profile:hz:97\s+" + PROMPT)
+check("ctrl-c-at-prompt", ok and "unknown command 'garbage" not in sh.text(), sh.text())
+
+sh.send("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+        "SELECT count(*) FROM c\n")
+sh.settle(1.5)
+busy = re.search(PROMPT + r"\s*$", sh.text(sh.mark)) is None
+t0 = time.time()
+sh.send("\x03")
+ok = sh.expect(r"interrupted[\s\S]*" + PROMPT, 5)
+dt = time.time() - t0
+check("ctrl-c-query-running", busy, "the query did not run: " + sh.text())
+check("ctrl-c-query", ok and dt < 2.0, "%.2fs: %s" % (dt, sh.text()))
+sh.send("probes tracepoint:sched:sched_w*\n")
+ok = sh.expect(r"sched_wakeup\s+" + PROMPT)
+check("alive-after-ctrl-c", ok, sh.text())
+
+# ---- Ctrl-D leaves with status 0
+sh.send("\x04")
+st = sh.wait()
+check("ctrl-d-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
+
+# ---- history persists: the second run recalls the first run's line
+try:
+    # libedit stores lines vis(3)-encoded: a space is \\040
+    saved = open(HIST, encoding="utf-8", errors="replace").read().replace("\\040", " ")
+except OSError as e:
+    saved = str(e)
+check("history-saved", "probes tracepoint:sched:sched_w*" in saved, saved)
+sh = Shell(CAP)
+sh.expect(PROMPT)
+sh.send("\x10")          # Ctrl-P: previous history line
+sh.settle(0.3)
+sh.send("\n")
+ok = sh.expect(r"sched_wakeup\s+" + PROMPT)
+sh.send("\x1b[A\x1b[A\x1b[A\n")  # Up thrice: past the query, to probes profile:*
+ok2 = sh.expect(r"profile:hz:97\s+" + PROMPT)
+sh.send("quit\n")
+st = sh.wait()
+check("history-recalled", ok, sh.text())
+check("history-up-arrow", ok2, sh.text())
+check("quit-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))

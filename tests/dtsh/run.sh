@@ -1,0 +1,196 @@
+#!/bin/bash
+# dtsh suite: scripted sessions (stdin, -c) on captures written by mkcap
+# (known counts) and dtgen, then interactive sessions on a pseudo-terminal
+# (pty.py).  Prints PASS/FAIL lines.
+set -u
+B=${B:-build}
+DTSH=$B/asan/bin/dtsh
+MKCAP=$B/tests/dtsh/mkcap
+DTGEN=$B/bin/dtgen
+DTREPORT=$B/bin/dtreport
+HERE=$(cd "$(dirname "$0")" && pwd)
+T=$(mktemp -d /tmp/dtsh-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export DTSH_HISTORY=$T/history
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# run NAME: runs dtsh with the remaining arguments, stdin from $IN;
+# leaves $OUT, $ERR and $RC.
+run() {
+	"$DTSH" "$@" <"${IN:-/dev/null}" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+}
+script() {
+	printf '%s\n' "$@" >"$T/in"
+	IN=$T/in
+}
+
+for f in "$DTSH" "$MKCAP"; do
+	[ -x "$f" ] || { fail setup "$f is missing"; exit 1; }
+done
+if ! "$MKCAP" "$T/s.dtc" "$T/exp" 2>"$T/err"; then
+	fail mkcap "$(cat "$T/err")"
+	exit 1
+fi
+CAP=$T/s.dtc
+exp() { awk -v k="$1" -v n="$2" '$1 == k && $2 == n { print $3 }' "$T/exp"; }
+
+# ---- probes and describe from the capture's probe table
+script 'probes'
+run "$CAP"
+n=$(printf '%s\n' "$OUT" | grep -c .)
+[ "$RC" = 0 ] && [ "$n" = 8 ] && pass probes-all || fail probes-all "rc=$RC, $n lines: $OUT $ERR"
+
+script 'probes tracepoint:sched:*'
+run "$CAP"
+[ "$RC" = 0 ] && [ "$OUT" = "tracepoint:sched:sched_switch
+tracepoint:sched:sched_wakeup
+tracepoint:sched:sched_process_exec" ] && pass probes-glob || fail probes-glob "rc=$RC: $OUT $ERR"
+
+script 'describe tracepoint:sched:sched_switch'
+run "$CAP"
+if [ "$RC" = 0 ] && grep -q 'prev_comm *char\[16\]' "$T/out" && grep -q 'next_pid *pid_t' "$T/out"; then
+	pass describe
+else
+	fail describe "rc=$RC: $OUT $ERR"
+fi
+
+script 'describe tracepoint:sched:sched_swich'
+run "$CAP"
+if [ "$RC" != 0 ] && grep -q "unknown probe 'tracepoint:sched:sched_swich'" "$T/err" &&
+   grep -q 'did you mean.*tracepoint:sched:sched_switch' "$T/err"; then
+	pass describe-unknown-suggests
+else
+	fail describe-unknown-suggests "rc=$RC: $ERR"
+fi
+
+# ---- errors: suggestion, non-zero exit, the next commands still run
+script 'prbes syscall:read:*' 'probes syscall:read:*' 'sql SELEC 1' 'describe syscall:openat:entry'
+run "$CAP"
+if [ "$RC" != 0 ] && grep -q "unknown command 'prbes'; did you mean 'probes'" "$T/err" &&
+   grep -q '^syscall:read:entry$' "$T/out" && grep -q 'filename' "$T/out"; then
+	pass bad-command-continues
+else
+	fail bad-command-continues "rc=$RC: out=$OUT err=$ERR"
+fi
+if grep -q 'syntax error' "$T/err"; then
+	pass bad-sql-message
+else
+	fail bad-sql-message "no sqlite message: $ERR"
+fi
+
+# ---- -c with ';' and quotes
+IN= run -c "probes 'syscall:openat:*' ; describe \"syscall:openat:entry\"" "$CAP"
+if [ "$RC" = 0 ] && grep -q '^syscall:openat:return$' "$T/out" && grep -q 'dfd' "$T/out"; then
+	pass dash-c
+else
+	fail dash-c "rc=$RC: $OUT $ERR"
+fi
+IN= run -c "probes 'syscall:*" "$CAP"
+[ "$RC" != 0 ] && grep -q 'unterminated' "$T/err" && pass unterminated-quote ||
+	fail unterminated-quote "rc=$RC: $ERR"
+IN= run -c "open $T/nonexistent.dtc; help top"
+if [ "$RC" != 0 ] && grep -q 'nonexistent.dtc' "$T/err" && grep -q 'usage: top' "$T/out"; then
+	pass open-missing-continues
+else
+	fail open-missing-continues "rc=$RC: $OUT $ERR"
+fi
+IN= run -c "top"
+[ "$RC" != 0 ] && grep -q 'needs a capture' "$T/err" && pass needs-capture ||
+	fail needs-capture "rc=$RC: $ERR"
+IN= run -c "open $CAP; probes profile:*; close; open $CAP; quit; probes"
+[ "$RC" = 0 ] && [ "$OUT" = "profile:hz:97" ] && pass open-close-quit ||
+	fail open-close-quit "rc=$RC: $OUT $ERR"
+
+# ---- top against the counts mkcap wrote
+top_check() {
+	local name=$1 by=$2 key=$3 n=$4
+	IN= run -c "top $n by $by" "$CAP"
+	got=$(printf '%s\n' "$OUT" | awk 'NR > 1 { print $1, $3 }')
+	want=$(awk -v k="$key" '$1 == k { print $3, $2 }' "$T/exp" | sort -k1,1nr -k2 | head -n "$n")
+	if [ "$RC" = 0 ] && [ "$got" = "$want" ]; then
+		pass "$name"
+	else
+		fail "$name" "rc=$RC got [$got] want [$want] $ERR"
+	fi
+}
+top_check top-comm comm comm 5
+top_check top-probe probe probe 3
+top_check top-syscall syscall syscall 2
+IN= run -c "top 1 by stack" "$CAP"
+want="$(exp stack schedule)"
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | awk 'NR == 2' |
+   grep -q "^ *$want .*schedule <- do_syscall_64 <- entry_SYSCALL_64\$"; then
+	pass top-stack-symbolized
+else
+	fail top-stack-symbolized "rc=$RC want $want schedule...: $OUT $ERR"
+fi
+IN= run -c "top by nothing" "$CAP"
+[ "$RC" != 0 ] && grep -q "cannot group by 'nothing'" "$T/err" && pass top-bad-key ||
+	fail top-bad-key "rc=$RC: $ERR"
+
+# ---- SQL: the same handle across queries, counts as written
+script "sql SELECT count(*) AS n FROM events" \
+       "select count(*) AS n FROM events WHERE probe IN (SELECT id FROM probes WHERE name LIKE 'syscall:read:%')"
+run "$CAP"
+total=$(awk '$1 == "total" { print $2 }' "$T/exp")
+reads=$(( $(exp probe syscall:read:entry) + $(exp probe syscall:read:return) ))
+if [ "$RC" = 0 ] && grep -qw "$total" "$T/out" && grep -qw "$reads" "$T/out"; then
+	pass sql
+else
+	fail sql "rc=$RC want $total and $reads: $OUT $ERR"
+fi
+IN= run -c "sql --csv SELECT name FROM probes WHERE name LIKE 'tracepoint:sched:sched_w%'" "$CAP"
+[ "$RC" = 0 ] && printf "%s\n" "$OUT" | tr -d "\r" | grep -qx tracepoint:sched:sched_wakeup && pass sql-csv ||
+	fail sql-csv "rc=$RC: $OUT $ERR"
+
+# ---- stats and flame: dtreport's code on a dtgen capture
+if [ -x "$DTGEN" ]; then
+	if "$DTGEN" -o "$T/g.dtc" >"$T/gen.out" 2>&1 || "$DTGEN" "$T/g.dtc" >"$T/gen.out" 2>&1; then
+		IN= run -c "stats" "$T/g.dtc"
+		if [ "$RC" = 0 ] && [ -n "$OUT" ] && [ -x "$DTREPORT" ] &&
+		   [ "$OUT" = "$("$DTREPORT" stats "$T/g.dtc" 2>/dev/null)" ]; then
+			pass stats-same-as-dtreport
+		else
+			fail stats-same-as-dtreport "rc=$RC: $OUT $ERR"
+		fi
+		IN= run -c "flame -o $T/f.svg" "$T/g.dtc"
+		if [ "$RC" = 0 ] && head -c 2000 "$T/f.svg" 2>/dev/null | grep -q '<svg'; then
+			pass flame-svg
+		else
+			fail flame-svg "rc=$RC: $ERR"
+		fi
+		IN= run -c "flame -o $T/f2.svg --comm nosuchcomm*; stats" "$T/g.dtc"
+		grep -q . "$T/out" && pass flame-then-stats || fail flame-then-stats "rc=$RC: $ERR"
+	else
+		fail dtgen "$(cat "$T/gen.out")"
+	fi
+else
+	fail dtgen "$DTGEN is missing"
+fi
+
+# ---- live mode without a device: dtrec's message
+if [ ! -e /dev/dt ]; then
+	IN= run -c "probes"
+	if [ "$RC" != 0 ] && grep -q '/dev/dt' "$T/err"; then
+		pass no-device-message
+	else
+		fail no-device-message "rc=$RC: $ERR"
+	fi
+	if [ -x "$B/bin/dtrec" ]; then
+		msg=$("$B/bin/dtrec" -l 2>&1 >/dev/null | sed 's/^dtrec: //')
+		if [ -n "$msg" ] && grep -qF "dtsh: $msg" "$T/err"; then
+			pass no-device-same-as-dtrec
+		else
+			fail no-device-same-as-dtrec "dtrec said [$msg], dtsh [$ERR]"
+		fi
+	fi
+fi
+
+# ---- a pseudo-terminal: completion, history, Ctrl-C, Ctrl-D
+python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T"
