@@ -1,0 +1,45 @@
+#!/bin/sh
+# guest.sh - dtrec inside the test VM (run by tests/vm/run.sh; dtrec and
+# hotloop are in /bin, dt.ko is loaded).  Prints PASS/FAIL for what only
+# the guest can see (exit statuses, messages); the captures go to $OUT and
+# are checked on the host by vm.sh.
+pass() { echo "PASS vm.$1"; }
+fail() { echo "FAIL vm.$1: $2"; }
+
+[ -c /dev/dt ] && pass device || fail device "no /dev/dt (dt.ko not loaded?)"
+n=$(dtrec -l 2>$OUT/list.err | wc -l)
+[ "$n" -gt 0 ] && pass list || fail list "no probes listed: $(head -c 200 $OUT/list.err)"
+dtrec -l >$OUT/probes.txt 2>&1
+
+# every provider at once, while a command runs: hotloop burns CPU in known
+# functions, the shell loop makes system calls and reads files (vfs_read)
+dtrec -o $OUT/prov.dtc -e profile:hz:997 -e 'syscall:*:entry' \
+	-e tracepoint:sched:sched_switch -e kprobe:vfs_read:entry -k -u -- \
+	sh -c 'hotloop 1.5 >/dev/null & for i in 1 2 3 4 5 6 7 8 9 10; do cat /proc/version >/dev/null; done; wait' \
+	2>$OUT/prov.err
+rc=$?
+[ $rc -eq 0 ] && pass command-exit || fail command-exit "dtrec exited $rc: $(tail -n 3 $OUT/prov.err)"
+grep -q 'events in' $OUT/prov.err && pass summary || fail summary "no summary: $(tail -n 3 $OUT/prov.err)"
+
+# SIGINT ends a recording with no duration and no command, cleanly
+dtrec -q -o $OUT/int.dtc -e profile:hz:997 -e 'syscall:*:entry' 2>$OUT/int.err &
+pid=$!
+hotloop 1.5 >/dev/null
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && pass sigint-exit || fail sigint-exit "exit $rc: $(tail -n 3 $OUT/int.err)"
+
+# a full disk: stop, say so, exit non-zero, leave a capture that opens
+mkdir -p /tmp/small && mount -t tmpfs -o size=256k tmpfs /tmp/small
+dtrec -q -o /tmp/small/full.dtc -e profile:hz:997 -e 'syscall:*:entry' -k -u -d 20s \
+	2>$OUT/full.err &
+pid=$!
+hotloop 1 >/dev/null
+wait $pid
+rc=$?
+[ $rc -ne 0 ] && pass diskfull-exit || fail diskfull-exit "exit 0 on a full disk"
+grep -q 'No space left on device' $OUT/full.err && pass diskfull-message ||
+	fail diskfull-message "$(head -n 2 $OUT/full.err)"
+cp /tmp/small/full.dtc $OUT/full.dtc 2>/dev/null
+exit 0

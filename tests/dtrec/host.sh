@@ -1,0 +1,128 @@
+#!/bin/bash
+# host.sh DTREC CAPCHECK FAKEDT_SO MANPAGE - dtrec's host-side tests: the
+# command line and its error messages (ASan build), and the recording loop
+# against tests/dtrec/fakedt.c, an LD_PRELOAD stand-in for /dev/dt.
+set -u
+DTREC=$1 CAPCHECK=$2 FAKE=$3 MAN=$4
+T=$(mktemp -d /tmp/dtrec-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+# expect NAME RC 'stderr regex' -- cmd...: exit status and one-line message
+expect() {
+	local name=$1 want=$2 re=$3; shift 4
+	"$@" >"$T/out" 2>"$T/err"
+	local rc=$?
+	if [ $rc -ne "$want" ]; then
+		fail "$name" "exit $rc, wanted $want: $(head -c 300 "$T/err")"
+	elif [ -n "$re" ] && ! head -n1 "$T/err" | grep -Eq -- "$re"; then
+		fail "$name" "first stderr line '$(head -n1 "$T/err")' does not match '$re'"
+	elif grep -q 'Sanitizer' "$T/err"; then
+		fail "$name" "sanitizer report: $(grep -m1 Sanitizer "$T/err")"
+	else
+		pass "$name"
+	fi
+}
+fake() { LD_PRELOAD=$FAKE "$@"; }
+
+# ---- command line
+"$DTREC" --help >"$T/help" 2>&1 && [ -s "$T/help" ] && pass help || fail help "--help failed"
+missing=
+for o in l o e k u d b q h; do
+	grep -q -- "-$o" "$T/help" || missing="$missing help:-$o"
+	[ "$o" = h ] || grep -Eq "^\.(Fl|Op Fl|It Fl) [a-z]*$o" "$MAN" || missing="$missing man:-$o"
+done
+[ -z "$missing" ] && pass help-matches-man || fail help-matches-man "missing:$missing"
+if command -v mandoc >/dev/null; then
+	lint=$(mandoc -Tlint -Wwarning "$MAN" 2>&1)
+	[ -z "$lint" ] && pass man-lint || fail man-lint "$lint"
+else
+	fail man-lint "mandoc missing (scripts/install-deps.sh)"
+fi
+
+if [ -e /dev/dt ]; then
+	fail no-device "/dev/dt exists on this host: cannot test the missing-device message"
+else
+	expect no-device 1 '^dtrec: /dev/dt: no such device: is the dt module loaded\? \(see dt\(4\)\)$' -- \
+		"$DTREC" -l
+	expect no-device-record 1 '^dtrec: /dev/dt: no such device' -- \
+		"$DTREC" -o "$T/a.dtc" -e profile:hz:97
+	[ -e "$T/a.dtc" ] && fail no-device-no-file "left an empty $T/a.dtc" || pass no-device-no-file
+fi
+expect bad-duration 1 "^dtrec: bad duration '10x'" -- "$DTREC" -o "$T/a.dtc" -e x -d 10x
+expect negative-duration 1 "^dtrec: bad duration '-5'" -- "$DTREC" -o "$T/a.dtc" -e x -d -5
+expect unknown-option 1 '^dtrec: unknown option -Z$' -- "$DTREC" -Z
+expect unknown-long-option 1 '^dtrec: unknown option --bogus$' -- "$DTREC" --bogus
+expect missing-argument 1 '^dtrec: -o needs an argument$' -- "$DTREC" -o
+expect no-probe 1 '^dtrec: no probe' -- "$DTREC" -o "$T/a.dtc"
+expect no-output 1 '^dtrec: no output file' -- "$DTREC" -e profile:hz:97
+expect bad-ringsize 1 "^dtrec: bad ring size '3000'" -- "$DTREC" -o "$T/a.dtc" -e x -b 3000
+expect unwritable-output 1 "^dtrec: $T/nodir/a.dtc: No such file or directory$" -- \
+	"$DTREC" -o "$T/nodir/a.dtc" -e profile:hz:97
+expect output-is-directory 1 "^dtrec: $T: Is a directory$" -- "$DTREC" -o "$T" -e profile:hz:97
+
+# ---- against the stand-in device
+expect fake-list 0 '' -- fake "$DTREC" -l 'syscall:*'
+grep -qx 'syscall:read:entry' "$T/out" && ! grep -q profile "$T/out" &&
+	pass fake-list-glob || fail fake-list-glob "$(tr '\n' ' ' <"$T/out")"
+expect abi-mismatch 1 '^dtrec: /dev/dt: ABI version 7, but this tool speaks version 1' -- \
+	env FAKEDT_VERSION=7 LD_PRELOAD="$FAKE" "$DTREC" -l
+expect unknown-probe 1 "^dtrec: unknown probe 'syscal:read:entry': did you mean 'syscall:read:entry'\?" -- \
+	fake "$DTREC" -o "$T/a.dtc" -e syscal:read:entry
+expect unknown-kprobe 1 "^dtrec: kprobe:nosuchfn:entry: no such kernel function" -- \
+	fake "$DTREC" -o "$T/a.dtc" -e kprobe:nosuchfn:entry
+expect period-too-short 1 "^dtrec: profile:hz:1000000: period 1000 ns is below the minimum" -- \
+	fake "$DTREC" -o "$T/a.dtc" -e profile:hz:1000000
+
+# conservation: every event the "kernel" says it handed out is in the file
+check_cap() {	# name file
+	local name=$1 f=$2
+	if ! "$CAPCHECK" "$f" >"$T/cc" 2>&1; then
+		fail "$name" "capture does not open: $(head -n1 "$T/cc")"; return 1
+	fi
+	local ev kr warn
+	ev=$(awk '$1=="events"{print $2}' "$T/cc")
+	kr=$(awk '$1=="kernel_read"{print $2}' "$T/cc")
+	warn=$(sed -n 's/^warning //p' "$T/cc")
+	if [ "$warn" != none ]; then fail "$name" "opens with a warning: $warn"; return 1; fi
+	if [ -z "$ev" ] || [ "$ev" = 0 ] || [ "$ev" != "$kr" ]; then
+		fail "$name" "events $ev != kernel read counter $kr"; return 1
+	fi
+	pass "$name"
+}
+expect fake-record 0 '' -- env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o "$T/r.dtc" \
+	-e profile:hz:997 -e 'syscall:*:entry' -e kprobe:vfs_read:entry -d 1s
+check_cap fake-record-conserved "$T/r.dtc"
+grep -q '^probe kprobe:vfs_read:entry [1-9]' "$T/cc" && grep -q '^probe profile:hz:97 [1-9]' "$T/cc" &&
+	pass fake-record-probes || fail fake-record-probes "$(grep ^probe "$T/cc" | tr '\n' ' ')"
+# the stand-in's user frames point into dtrec itself, an ELF with symbols
+"$CAPCHECK" "$T/r.dtc" dtrec_record >"$T/cc2" 2>&1
+grep -q '^sym dtrec_record yes' "$T/cc2" && pass fake-record-elfsyms ||
+	fail fake-record-elfsyms "no symbol dtrec_record among the capture's files"
+
+# SIGINT: the capture is finalized, not cut
+LD_PRELOAD=$FAKE FAKEDT_RATE=50000 "$DTREC" -q -o "$T/i.dtc" -e profile:hz:997 2>"$T/err" &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && pass sigint-exit || fail sigint-exit "exit $rc: $(head -c 300 "$T/err")"
+check_cap sigint-finalized "$T/i.dtc"
+
+# -- command: recording ends when it exits; its status is reported
+start=$(date +%s)
+expect command 0 '' -- fake "$DTREC" -o "$T/c.dtc" -e profile:hz:997 -- sh -c 'sleep 0.5; exit 3'
+grep -q 'the command exited with status 3' "$T/err" && pass command-status ||
+	fail command-status "summary does not report status 3: $(tr '\n' ' ' <"$T/err")"
+[ $(( $(date +%s) - start )) -lt 10 ] && pass command-ends || fail command-ends "took too long"
+check_cap command-finalized "$T/c.dtc"
+expect command-not-found 1 "^dtrec: $T/nosuchcmd: No such file or directory$" -- \
+	fake "$DTREC" -q -o "$T/n.dtc" -e profile:hz:997 -- "$T/nosuchcmd"
+
+# a full disk: a clear message and a non-zero exit
+expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
+	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s
+exit 0

@@ -1,0 +1,23 @@
+# tests/dtrec: dtrec's command line and error messages (ASan build), the
+# recording loop against an LD_PRELOAD stand-in for /dev/dt, and one VM boot
+# recording every provider with the real dt.ko.
+SUITES += dtrec
+
+$(B)/tests/dtrec/fakedt.so: tests/dtrec/fakedt.c include/dt_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -o $@ $< -ldl
+$(B)/tests/dtrec/capcheck: tests/dtrec/capcheck.c $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
+
+DTREC_TEST_DEPS := $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
+	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/capcheck \
+	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8
+
+check-dtrec: $(DTREC_TEST_DEPS)
+	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/tests/dtrec/dt.ko.log 2>&1 || true
+	@tests/run-suite.sh $(B)/results dtrec bash -c '\
+		tests/dtrec/host.sh $(B)/asan/bin/dtrec $(B)/tests/dtrec/capcheck \
+			$(B)/tests/dtrec/fakedt.so man/dtrec.8; \
+		B=$(B) tests/dtrec/vm.sh $(B)/dt.ko $(B)/static/dtrec $(B)/static/hotloop \
+			$(B)/tests/dtrec/capcheck $(B)/tests/dtrec/vm-out'

@@ -1,0 +1,68 @@
+#!/bin/bash
+# vm.sh KO DTREC HOTLOOP CAPCHECK OUTDIR - one VM boot running guest.sh,
+# then the captures it brought back checked on the host.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5
+rm -rf "$out"
+args=(--script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 240)
+if [ -f "$ko" ]; then
+	args+=(--ko "$ko")
+else
+	echo "FAIL vm.module-built: $ko does not exist (kernel build failed?)"
+fi
+"$top/tests/vm/run.sh" "${args[@]}" </dev/null
+rc=$?
+[ $rc -eq 0 ] && echo "PASS vm.status" || echo "FAIL vm.status: run.sh exited $rc (124 timeout, 125 no boot)"
+
+field() { awk -v k="$1" '$1==k {print $2}' "$2"; }
+# conservation and a clean finish, for one capture
+conserved() {	# name file
+	local name=$1 f=$2 cc=$out/$1.cc
+	if ! "$capcheck" "$f" hot_heavy hot_medium hot_light >"$cc" 2>&1; then
+		echo "FAIL $name-opens: $(head -n1 "$cc")"; return 1
+	fi
+	echo "PASS $name-opens"
+	local w ev kr
+	w=$(sed -n 's/^warning //p' "$cc")
+	[ "$w" = none ] && echo "PASS $name-finalized" || echo "FAIL $name-finalized: $w"
+	ev=$(field events "$cc") kr=$(field kernel_read "$cc")
+	if [ -n "$ev" ] && [ "$ev" != 0 ] && [ "$ev" = "$kr" ]; then
+		echo "PASS $name-conserved"
+	else
+		echo "FAIL $name-conserved: capture has $ev events, kernel read counter says $kr"
+	fi
+}
+conserved prov "$out/prov.dtc"
+if [ -f "$out/prov.cc" ]; then
+	for p in profile: syscall: tracepoint:sched:sched_switch kprobe:vfs_read:entry; do
+		n=$(awk -v p="$p" '$1=="probe" && index($2,p)==1 {s+=$3} END {print s+0}' "$out/prov.cc")
+		[ "$n" -gt 0 ] && echo "PASS provider-$p" || echo "FAIL provider-$p: no events"
+	done
+	[ "$(field kstacks "$out/prov.cc")" -gt 0 ] 2>/dev/null && echo "PASS kstacks" || echo "FAIL kstacks: none"
+	[ "$(field ustacks "$out/prov.cc")" -gt 0 ] 2>/dev/null && echo "PASS ustacks" || echo "FAIL ustacks: none"
+	grep -q '^sym hot_heavy yes' "$out/prov.cc" && echo "PASS elf-symbols" ||
+		echo "FAIL elf-symbols: hotloop's symbols are not in the capture"
+	[ "$(field kallsyms "$out/prov.cc")" = yes ] && echo "PASS kallsyms" || echo "FAIL kallsyms: missing"
+fi
+conserved sigint "$out/int.dtc"
+if [ -f "$out/full.dtc" ]; then
+	"$capcheck" "$out/full.dtc" >"$out/full.cc" 2>&1 && echo "PASS diskfull-opens" ||
+		echo "FAIL diskfull-opens: $(head -n1 "$out/full.cc")"
+else
+	echo "FAIL diskfull-opens: no capture left on the full disk"
+fi
+
+# symbolization on the host, if dtreport is built
+dtreport=$top/build/bin/dtreport
+if [ -x "$dtreport" ] && [ -f "$out/prov.dtc" ]; then
+	"$dtreport" flame --folded "$out/prov.dtc" >"$out/folded.txt" 2>"$out/folded.err"
+	grep -q 'hot_heavy' "$out/folded.txt" && echo "PASS symbolize-user" ||
+		echo "FAIL symbolize-user: no hot_heavy frame in dtreport flame --folded ($(head -c 200 "$out/folded.err"))"
+	grep -Eq '(^|;)(asm_|__sysvec|sysvec_|do_syscall_64|entry_SYSCALL|vfs_read|schedule|hrtimer)' "$out/folded.txt" &&
+		echo "PASS symbolize-kernel" || echo "FAIL symbolize-kernel: no named kernel frame in the folded stacks"
+else
+	echo "FAIL symbolize: $dtreport is not built"
+fi
+exit 0
