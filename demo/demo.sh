@@ -1,0 +1,48 @@
+#!/bin/bash
+# demo/demo.sh - `make demo`: boot the VM with dt.ko, record a real
+# workload with dtrec, bring the capture out to out/demo.dtc and analyze it
+# with dtreport on the host.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+B=${B:-$top/build}
+cd "$top"
+say() { printf '\n==> %s\n' "$*"; }
+for f in "$B/dt.ko" "$B/static/dtrec" "$B/static/hotloop"; do
+	[ -f "$f" ] || { echo "demo: $f is missing (did make all fail?)" >&2; exit 1; }
+done
+mkdir -p out
+rm -rf "$B/demo-vm" out/demo.dtc out/demo.svg
+say "booting the VM (qemu TCG, 2 CPUs) and recording"
+tests/vm/run.sh --script demo/guest.sh --ko "$B/dt.ko" --bin "$B/static/dtrec" \
+	--bin "$B/static/hotloop" --out "$B/demo-vm" --timeout 120 </dev/null
+rc=$?
+if [ $rc -ne 0 ] || [ ! -s "$B/demo-vm/demo.dtc" ]; then
+	echo "demo: the VM run failed (status $rc); see $B/demo-vm/dmesg.txt" >&2
+	exit 1
+fi
+cp "$B/demo-vm/demo.dtc" out/demo.dtc
+say "capture: out/demo.dtc ($(du -h out/demo.dtc | cut -f1))"
+
+dtreport=$B/bin/dtreport
+if [ ! -x "$dtreport" ]; then
+	echo "demo: $dtreport is not built: analyze out/demo.dtc later" >&2
+	exit 0
+fi
+status=0
+say "dtreport stats out/demo.dtc"
+"$dtreport" stats out/demo.dtc || status=1
+say "dtreport flame out/demo.dtc -o out/demo.svg"
+if "$dtreport" flame out/demo.dtc -o out/demo.svg; then
+	echo "wrote out/demo.svg ($(du -h out/demo.svg | cut -f1)): open it in a browser"
+else
+	status=1
+fi
+say "hottest user functions of hotloop (dtreport flame --folded)"
+"$dtreport" flame out/demo.dtc --folded 2>/dev/null | grep hot_ |
+	awk '{n=$NF; $NF=""; split($0, f, ";"); leaf=f[length(f)]; c[leaf]+=n} END {for (k in c) print c[k], k}' |
+	sort -rn | head -5
+say "dtreport sql: events per command"
+q="SELECT comm, count(*) AS events FROM events GROUP BY comm ORDER BY 2 DESC LIMIT 5"
+echo "$q"
+"$dtreport" sql out/demo.dtc "$q" || status=1
+exit $status
