@@ -8,3 +8,17 @@ $(CAP_LIB): $(CAP_LIB_SRCS:%.c=$(B)/obj/%.o)
 $(CAP_LIB_ASAN): $(CAP_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+# dtgen: the synthetic capture generator (tests and benchmarks, not a tool).
+DTGEN := $(B)/bin/dtgen
+ALL += $(DTGEN) $(CAP_LIB)
+$(DTGEN): $(B)/obj/formats/gen/dtgen.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread -lm
+
+# dtcdump: print a capture's contents through the library (debugging, tests).
+DTCDUMP := $(B)/bin/dtcdump
+ALL += $(DTCDUMP)
+$(DTCDUMP): $(B)/obj/formats/gen/dtcdump.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread

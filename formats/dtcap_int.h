@@ -1,0 +1,129 @@
+/*
+ * dtcap_int.h - private to libdtcap: on-disk constants and the byte-level
+ * helpers shared by the writer and the reader.  FORMAT.md is the spec; the
+ * numbers here must match it.
+ */
+#ifndef DTCAP_INT_H
+#define DTCAP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define DTC_MAGIC		"\x89" "DTCAP\r\n"	/* 8 bytes, like PNG's */
+#define DTC_MAGIC_LEN		8
+#define DTC_VERSION		1
+#define DTC_FILEHDR_LEN		16	/* magic, u32 version, u32 zero */
+
+#define DTC_CHDR_LEN		32
+#define DTC_TRAILER_LEN		32
+#define DTC_TRAILER_MAGIC	"DTCEND01"
+
+/* Chunk types: four ASCII bytes, stored as a little-endian u32. */
+#define DTC_FOURCC(a, b, c, d) \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define DTC_HOST	DTC_FOURCC('H', 'O', 'S', 'T')
+#define DTC_PROB	DTC_FOURCC('P', 'R', 'O', 'B')
+#define DTC_KSYM	DTC_FOURCC('K', 'S', 'Y', 'M')
+#define DTC_MODS	DTC_FOURCC('M', 'O', 'D', 'S')
+#define DTC_FILE	DTC_FOURCC('F', 'I', 'L', 'E')
+#define DTC_PROC	DTC_FOURCC('P', 'R', 'O', 'C')
+#define DTC_COMM	DTC_FOURCC('C', 'O', 'M', 'M')
+#define DTC_STCK	DTC_FOURCC('S', 'T', 'C', 'K')
+#define DTC_EVNT	DTC_FOURCC('E', 'V', 'N', 'T')
+#define DTC_CNTR	DTC_FOURCC('C', 'N', 'T', 'R')
+#define DTC_FOOT	DTC_FOURCC('F', 'O', 'O', 'T')
+
+/* Chunk flags */
+#define DTC_CF_ZSTD	0x1	/* payload is one zstd frame of ulen bytes */
+
+/* Sanity limits: anything above is damage, never an allocation. */
+#define DTC_MAX_XLEN		4096
+#define DTC_MAX_ULEN		(1U << 30)
+#define DTC_MAX_ROWS		(1U << 20)
+#define DTC_MAX_STRING		(1U << 20)
+
+/* Event block columns, in on-disk id order. */
+enum {
+	DTC_C_TS, DTC_C_CPU, DTC_C_PID, DTC_C_TID, DTC_C_PROBE, DTC_C_COMM,
+	DTC_C_KSTACK, DTC_C_USTACK, DTC_C_FLAGS, DTC_C_NARGS,
+	DTC_C_ARG0,	/* .. DTC_C_ARG0 + 9 */
+	DTC_NCOLS = DTC_C_ARG0 + 10
+};
+/* Column segment storage methods */
+#define DTC_M_RAW	0
+#define DTC_M_ZSTD	1
+/* Block extra header: rows, tmin, tmax, pidmin, pidmax, ncols, then per
+ * column: id u8, method u8, rawlen u32, storedlen u32. */
+#define DTC_BLK_FIXED	(4 + 8 + 8 + 4 + 4 + 1)
+#define DTC_BLK_COLDIR	10
+
+static inline void dtc_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v; p[1] = v >> 8; p[2] = v >> 16; p[3] = v >> 24;
+}
+static inline void dtc_le64(uint8_t *p, uint64_t v)
+{
+	dtc_le32(p, (uint32_t)v);
+	dtc_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline uint32_t dtc_rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+static inline uint64_t dtc_rd64(const uint8_t *p)
+{
+	return dtc_rd32(p) | (uint64_t)dtc_rd32(p + 4) << 32;
+}
+static inline uint64_t dtc_zz(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t dtc_unzz(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* Growable output buffer.  On ENOMEM it sets err and drops writes, so a
+ * whole serialization can be checked once at the end. */
+struct dtc_buf {
+	uint8_t	*p;
+	size_t	len, cap;
+	int	err;
+};
+int dtc_buf_reserve(struct dtc_buf *b, size_t more);
+void dtc_buf_put(struct dtc_buf *b, const void *p, size_t n);
+void dtc_buf_u8(struct dtc_buf *b, uint8_t v);
+void dtc_buf_u32(struct dtc_buf *b, uint32_t v);
+void dtc_buf_u64(struct dtc_buf *b, uint64_t v);
+void dtc_buf_uv(struct dtc_buf *b, uint64_t v);	/* LEB128 varint */
+void dtc_buf_str(struct dtc_buf *b, const char *s);	/* uv length, bytes */
+void dtc_buf_free(struct dtc_buf *b);
+
+/* Bounded input cursor: every read past end sets err and yields zeros. */
+struct dtc_cur {
+	const uint8_t	*p, *end;
+	int		err;
+};
+uint8_t dtc_get_u8(struct dtc_cur *c);
+uint32_t dtc_get_u32(struct dtc_cur *c);
+uint64_t dtc_get_u64(struct dtc_cur *c);
+uint64_t dtc_get_uv(struct dtc_cur *c);
+/* A string of at most max bytes (not NUL-terminated on disk); returns a
+ * pointer into the input and its length, or NULL with err set. */
+const char *dtc_get_str(struct dtc_cur *c, size_t max, size_t *len);
+const uint8_t *dtc_get_bytes(struct dtc_cur *c, size_t n);
+
+/* Checksums over stored bytes (XXH3-64). */
+uint32_t dtc_hdr_sum(const uint8_t *hdr);	/* over hdr[0..28) */
+const char *dtc_type_name(uint32_t type, char buf[8]);
+
+/* Column codecs (dtcap_col.c). */
+void dtc_enc_u32(struct dtc_buf *b, const uint32_t *v, uint32_t n);
+void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n);
+/* Decode exactly n values; -1 if the encoded bytes do not say so. */
+int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n);
+int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n);
+
+#endif /* DTCAP_INT_H */

@@ -1,0 +1,301 @@
+/*
+ * dtcap_util.c - byte buffers, bounded cursors, checksums and the column
+ * codecs shared by the capture writer and reader.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "dtcap_int.h"
+
+int dtc_buf_reserve(struct dtc_buf *b, size_t more)
+{
+	if (b->err)
+		return -1;
+	if (b->len + more <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < b->len + more)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p) {
+		b->err = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void dtc_buf_put(struct dtc_buf *b, const void *p, size_t n)
+{
+	if (n == 0 || dtc_buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void dtc_buf_u8(struct dtc_buf *b, uint8_t v)
+{
+	dtc_buf_put(b, &v, 1);
+}
+
+void dtc_buf_u32(struct dtc_buf *b, uint32_t v)
+{
+	uint8_t t[4];
+	dtc_le32(t, v);
+	dtc_buf_put(b, t, 4);
+}
+
+void dtc_buf_u64(struct dtc_buf *b, uint64_t v)
+{
+	uint8_t t[8];
+	dtc_le64(t, v);
+	dtc_buf_put(b, t, 8);
+}
+
+void dtc_buf_uv(struct dtc_buf *b, uint64_t v)
+{
+	uint8_t t[10];
+	int n = 0;
+	while (v >= 0x80) {
+		t[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	t[n++] = (uint8_t)v;
+	dtc_buf_put(b, t, n);
+}
+
+void dtc_buf_str(struct dtc_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	dtc_buf_uv(b, n);
+	dtc_buf_put(b, s, n);
+}
+
+void dtc_buf_free(struct dtc_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+const uint8_t *dtc_get_bytes(struct dtc_cur *c, size_t n)
+{
+	if (c->err || (size_t)(c->end - c->p) < n) {
+		c->err = 1;
+		return NULL;
+	}
+	const uint8_t *p = c->p;
+	c->p += n;
+	return p;
+}
+
+uint8_t dtc_get_u8(struct dtc_cur *c)
+{
+	const uint8_t *p = dtc_get_bytes(c, 1);
+	return p ? p[0] : 0;
+}
+
+uint32_t dtc_get_u32(struct dtc_cur *c)
+{
+	const uint8_t *p = dtc_get_bytes(c, 4);
+	return p ? dtc_rd32(p) : 0;
+}
+
+uint64_t dtc_get_u64(struct dtc_cur *c)
+{
+	const uint8_t *p = dtc_get_bytes(c, 8);
+	return p ? dtc_rd64(p) : 0;
+}
+
+uint64_t dtc_get_uv(struct dtc_cur *c)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		if (c->err || c->p >= c->end) {
+			c->err = 1;
+			return 0;
+		}
+		uint8_t x = *c->p++;
+		v |= (uint64_t)(x & 0x7f) << shift;
+		if (!(x & 0x80))
+			return v;
+	}
+	c->err = 1;	/* more than 10 bytes: not a varint we wrote */
+	return 0;
+}
+
+const char *dtc_get_str(struct dtc_cur *c, size_t max, size_t *len)
+{
+	uint64_t n = dtc_get_uv(c);
+	if (c->err || n > max) {
+		c->err = 1;
+		return NULL;
+	}
+	const uint8_t *p = dtc_get_bytes(c, n);
+	if (!p)
+		return NULL;
+	/* an embedded NUL would make the C string silently shorter */
+	if (memchr(p, 0, n)) {
+		c->err = 1;
+		return NULL;
+	}
+	*len = n;
+	return (const char *)p;
+}
+
+uint32_t dtc_hdr_sum(const uint8_t *hdr)
+{
+	return (uint32_t)XXH3_64bits(hdr, 28);
+}
+
+const char *dtc_type_name(uint32_t type, char buf[8])
+{
+	for (int i = 0; i < 4; i++) {
+		uint8_t c = type >> (8 * i);
+		buf[i] = (c >= 'A' && c <= 'Z') ? (char)c : '?';
+	}
+	buf[4] = 0;
+	return buf;
+}
+
+/*
+ * Column codec: "frame of reference + byte planes".  Values minus their
+ * minimum are stored at the smallest byte width that holds the range, one
+ * plane per byte (all low bytes, then all next bytes, ...).  Planes put
+ * bytes of equal significance together, which is what lets zstd crush the
+ * high bytes of ids and timestamps, and decoding is a branch-free loop.
+ *	u32 column: u8 width (0..4), u32 base, width * n bytes
+ *	u64 column: u8 width (0..8), u64 base, width * n bytes
+ */
+static unsigned width_of(uint64_t range)
+{
+	unsigned w = 0;
+	while (range) {
+		w++;
+		range >>= 8;
+	}
+	return w;
+}
+
+void dtc_enc_u32(struct dtc_buf *b, const uint32_t *v, uint32_t n)
+{
+	uint32_t lo = UINT32_MAX, hi = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] < lo)
+			lo = v[i];
+		if (v[i] > hi)
+			hi = v[i];
+	}
+	if (n == 0)
+		lo = hi = 0;
+	unsigned w = width_of(hi - lo);
+	dtc_buf_u8(b, (uint8_t)w);
+	dtc_buf_u32(b, lo);
+	if (dtc_buf_reserve(b, (size_t)w * n))
+		return;
+	uint8_t *o = b->p + b->len;
+	switch (w) {
+	case 1:
+		for (uint32_t i = 0; i < n; i++)
+			o[i] = (uint8_t)(v[i] - lo);
+		break;
+	case 2:
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t x = v[i] - lo;
+			o[i] = (uint8_t)x;
+			o[n + i] = (uint8_t)(x >> 8);
+		}
+		break;
+	default:
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t x = v[i] - lo;
+			for (unsigned k = 0; k < w; k++)
+				o[(size_t)k * n + i] = (uint8_t)(x >> (8 * k));
+		}
+	}
+	b->len += (size_t)w * n;
+}
+
+void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] < lo)
+			lo = v[i];
+		if (v[i] > hi)
+			hi = v[i];
+	}
+	if (n == 0)
+		lo = hi = 0;
+	unsigned w = width_of(hi - lo);
+	dtc_buf_u8(b, (uint8_t)w);
+	dtc_buf_u64(b, lo);
+	if (dtc_buf_reserve(b, (size_t)w * n))
+		return;
+	uint8_t *o = b->p + b->len;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t x = v[i] - lo;
+		for (unsigned k = 0; k < w; k++)
+			o[(size_t)k * n + i] = (uint8_t)(x >> (8 * k));
+	}
+	b->len += (size_t)w * n;
+}
+
+int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n)
+{
+	if (len < 5)
+		return -1;
+	unsigned w = p[0];
+	uint32_t lo = dtc_rd32(p + 1);
+	if (w > 4 || len != 5 + (size_t)w * n)
+		return -1;
+	const uint8_t *s = p + 5;
+	switch (w) {
+	case 0:
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = lo;
+		break;
+	case 1:
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = lo + s[i];
+		break;
+	case 2:
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = lo + (s[i] | (uint32_t)s[n + i] << 8);
+		break;
+	case 3:
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = lo + (s[i] | (uint32_t)s[n + i] << 8 |
+				       (uint32_t)s[2 * (size_t)n + i] << 16);
+		break;
+	default:
+		for (uint32_t i = 0; i < n; i++)
+			out[i] = lo + (s[i] | (uint32_t)s[n + i] << 8 |
+				       (uint32_t)s[2 * (size_t)n + i] << 16 |
+				       (uint32_t)s[3 * (size_t)n + i] << 24);
+	}
+	return 0;
+}
+
+int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n)
+{
+	if (len < 9)
+		return -1;
+	unsigned w = p[0];
+	uint64_t lo = dtc_rd64(p + 1);
+	if (w > 8 || len != 9 + (size_t)w * n)
+		return -1;
+	const uint8_t *s = p + 9;
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = lo;
+	for (unsigned k = 0; k < w; k++) {
+		const uint8_t *pl = s + (size_t)k * n;
+		unsigned sh = 8 * k;
+		for (uint32_t i = 0; i < n; i++)
+			out[i] += (uint64_t)pl[i] << sh;
+	}
+	return 0;
+}

@@ -1,0 +1,1172 @@
+/*
+ * dtcap_write.c - the capture writer.
+ *
+ * Events accumulate in column arrays of one block; a full block becomes a
+ * job for the "sink", which encodes and compresses every column and writes
+ * the chunk with a single write(2).  With opts.threaded the sink is a
+ * second thread fed through a bounded set of block buffers, so the caller
+ * only waits when the sink falls a whole queue behind.  Metadata (interned
+ * comms and stacks, processes) is batched and handed to the sink ahead of
+ * the first block that may reference it, so file order always has
+ * definitions before uses.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "dtcap.h"
+#include "dtcap_int.h"
+
+#define NBLOCKBUFS	3	/* in flight in threaded mode: queue bound */
+
+struct colbuf {
+	struct colbuf	*next_free;
+	uint32_t	rows;
+	uint64_t	*ts;
+	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+	uint8_t		*nargs;
+	uint64_t	*args;		/* rows * DTCAP_MAXARGS */
+};
+
+enum { JOB_META, JOB_BLOCK };
+
+struct job {
+	struct job	*next;
+	int		kind;
+	uint32_t	type;
+	int		compress;
+	struct dtc_buf	payload;	/* JOB_META */
+	struct colbuf	*blk;		/* JOB_BLOCK */
+};
+
+struct chunkref {
+	uint32_t	type;
+	uint64_t	offset;
+};
+
+/* State used only by whoever runs the sink (worker thread or caller). */
+struct sink {
+	ZSTD_CCtx	*cctx;
+	struct dtc_buf	raw, pay, xh, chunk;
+	uint64_t	*tmp64;
+	uint32_t	tmp_cap;
+	struct chunkref	*refs;
+	size_t		nrefs, refcap;
+};
+
+struct stackent {
+	uint64_t	off;		/* into frames */
+	uint32_t	n;
+	uint32_t	kind;		/* bit 0 kernel, bit 1 truncated */
+	uint64_t	hash;
+};
+
+struct fileent {
+	char		*path;
+	uint8_t		build_id[20];
+	uint32_t	build_id_len;
+};
+
+struct dtcap_writer {
+	int		fd;
+	char		*path;
+	char		err[512];
+	int		level;
+	uint32_t	block_events;
+	int		threaded;
+	int		failed;		/* sticky: the file is unusable */
+
+	struct colbuf	*cur;
+	struct colbuf	*free_list;
+	uint64_t	events;
+
+	/* interning */
+	struct stackent	*stacks;	/* index id-1 */
+	uint32_t	nstacks, stacks_cap;
+	uint64_t	*frames;
+	uint64_t	nframes, frames_cap;
+	uint32_t	*stack_ht;	/* open addressing, ids, 0 empty */
+	uint32_t	stack_ht_mask;
+	char		(*comms)[DTCAP_COMMLEN];
+	uint32_t	ncomms, comms_cap;
+	uint32_t	*comm_ht;
+	uint32_t	comm_ht_mask;
+	struct fileent	*files;
+	uint32_t	nfiles, files_cap;
+
+	/* definitions not yet handed to the sink */
+	uint32_t	stacks_done, comms_done;
+	struct dtc_buf	pend_proc;
+	uint32_t	pend_nproc;
+
+	/* sink */
+	struct sink	sink;
+	_Atomic uint64_t bytes;
+	pthread_t	thread;
+	int		thread_started;
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;		/* any state change */
+	struct job	*qhead, *qtail;
+	uint64_t	submitted, done;
+	int		stop;
+	char		sink_err[512];
+	_Atomic int	sink_failed;
+};
+
+static _Thread_local char create_err[512];
+
+static void werr(struct dtcap_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void werr(struct dtcap_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(w->err, sizeof(w->err), "%s: ", w->path);
+	va_start(ap, fmt);
+	vsnprintf(w->err + n, sizeof(w->err) - n, fmt, ap);
+	va_end(ap);
+}
+
+const char *dtcap_writer_error(const struct dtcap_writer *w)
+{
+	return w ? w->err : create_err;
+}
+
+const char *dtcap_create_error(void)
+{
+	return create_err;
+}
+
+/* ------------------------------------------------------------ the sink */
+
+static int full_write(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Only the sink writes, so sink_err needs no lock in unthreaded mode and
+ * is published under mu in threaded mode (see sink_fail). */
+static void sink_fail(struct dtcap_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void sink_fail(struct dtcap_writer *w, const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (w->threaded)
+		pthread_mutex_lock(&w->mu);
+	if (!w->sink_failed) {
+		snprintf(w->sink_err, sizeof(w->sink_err), "%s: %s", w->path, msg);
+		w->sink_failed = 1;
+	}
+	if (w->threaded)
+		pthread_mutex_unlock(&w->mu);
+}
+
+/* Assemble header + xhdr + payload and write it with one write(2). */
+static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
+		      const uint8_t *xh, size_t xlen, const uint8_t *pay,
+		      size_t clen, size_t ulen)
+{
+	struct sink *s = &w->sink;
+	if (w->sink_failed)
+		return -1;
+	if (clen > UINT32_MAX || ulen > DTC_MAX_ULEN) {
+		sink_fail(w, "chunk too large (%zu bytes)", ulen);
+		return -1;
+	}
+	s->chunk.len = 0;
+	if (dtc_buf_reserve(&s->chunk, DTC_CHDR_LEN + xlen + clen)) {
+		s->chunk.err = 0;
+		sink_fail(w, "out of memory");
+		return -1;
+	}
+	uint8_t *h = s->chunk.p;
+	memcpy(h + DTC_CHDR_LEN, xh, xlen);
+	if (clen)
+		memcpy(h + DTC_CHDR_LEN + xlen, pay, clen);
+	dtc_le32(h, type);
+	dtc_le32(h + 4, flags);
+	dtc_le32(h + 8, (uint32_t)xlen);
+	dtc_le32(h + 12, (uint32_t)clen);
+	dtc_le32(h + 16, (uint32_t)ulen);
+	dtc_le64(h + 20, XXH3_64bits(h + DTC_CHDR_LEN, xlen + clen));
+	dtc_le32(h + 28, dtc_hdr_sum(h));
+	size_t total = DTC_CHDR_LEN + xlen + clen;
+	uint64_t off = atomic_load(&w->bytes);
+	if (full_write(w->fd, h, total)) {
+		sink_fail(w, "write at offset %llu: %s", (unsigned long long)off,
+			  strerror(errno));
+		return -1;
+	}
+	if (s->nrefs == s->refcap) {
+		size_t nc = s->refcap ? 2 * s->refcap : 256;
+		struct chunkref *r = realloc(s->refs, nc * sizeof(*r));
+		if (!r) {
+			sink_fail(w, "out of memory");
+			return -1;
+		}
+		s->refs = r;
+		s->refcap = nc;
+	}
+	s->refs[s->nrefs++] = (struct chunkref){type, off};
+	atomic_store(&w->bytes, off + total);
+	return 0;
+}
+
+static int emit_meta(struct dtcap_writer *w, uint32_t type, int compress,
+		     const struct dtc_buf *pay)
+{
+	struct sink *s = &w->sink;
+	if (!compress)
+		return emit_chunk(w, type, 0, NULL, 0, pay->p, pay->len, pay->len);
+	size_t bound = ZSTD_compressBound(pay->len);
+	s->raw.len = 0;
+	if (dtc_buf_reserve(&s->raw, bound)) {
+		s->raw.err = 0;
+		sink_fail(w, "out of memory");
+		return -1;
+	}
+	size_t c = ZSTD_compressCCtx(s->cctx, s->raw.p, bound, pay->p, pay->len, w->level);
+	if (ZSTD_isError(c)) {
+		sink_fail(w, "zstd: %s", ZSTD_getErrorName(c));
+		return -1;
+	}
+	return emit_chunk(w, type, DTC_CF_ZSTD, NULL, 0, s->raw.p, c, pay->len);
+}
+
+/* Compress s->raw into the payload as one column segment. */
+static int put_segment(struct dtcap_writer *w, unsigned col)
+{
+	struct sink *s = &w->sink;
+	size_t rawlen = s->raw.len;
+	uint8_t method = DTC_M_RAW;
+	size_t stored = rawlen;
+	if (rawlen >= 64) {
+		size_t bound = ZSTD_compressBound(rawlen);
+		if (dtc_buf_reserve(&s->pay, bound))
+			goto oom;
+		size_t c = ZSTD_compressCCtx(s->cctx, s->pay.p + s->pay.len, bound,
+					     s->raw.p, rawlen, w->level);
+		if (ZSTD_isError(c)) {
+			sink_fail(w, "zstd: %s", ZSTD_getErrorName(c));
+			return -1;
+		}
+		if (c < rawlen) {
+			method = DTC_M_ZSTD;
+			stored = c;
+			s->pay.len += c;
+		}
+	}
+	if (method == DTC_M_RAW)
+		dtc_buf_put(&s->pay, s->raw.p, rawlen);
+	dtc_buf_u8(&s->xh, (uint8_t)col);
+	dtc_buf_u8(&s->xh, method);
+	dtc_buf_u32(&s->xh, (uint32_t)rawlen);
+	dtc_buf_u32(&s->xh, (uint32_t)stored);
+	if (s->pay.err || s->xh.err)
+		goto oom;
+	return 0;
+oom:
+	s->pay.err = s->xh.err = 0;
+	sink_fail(w, "out of memory");
+	return -1;
+}
+
+static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
+{
+	struct sink *s = &w->sink;
+	uint32_t n = b->rows;
+	if (n == 0)
+		return 0;
+	if (s->tmp_cap < n) {
+		uint64_t *t = realloc(s->tmp64, (size_t)n * sizeof(*t));
+		if (!t) {
+			sink_fail(w, "out of memory");
+			return -1;
+		}
+		s->tmp64 = t;
+		s->tmp_cap = n;
+	}
+	uint64_t tmin = UINT64_MAX, tmax = 0;
+	uint32_t pmin = UINT32_MAX, pmax = 0, maxargs = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t t = b->ts[i];
+		tmin = t < tmin ? t : tmin;
+		tmax = t > tmax ? t : tmax;
+		pmin = b->pid[i] < pmin ? b->pid[i] : pmin;
+		pmax = b->pid[i] > pmax ? b->pid[i] : pmax;
+		maxargs = b->nargs[i] > maxargs ? b->nargs[i] : maxargs;
+	}
+	unsigned ncols = DTC_C_ARG0 + maxargs;
+	s->xh.len = s->pay.len = 0;
+	dtc_buf_u32(&s->xh, n);
+	dtc_buf_u64(&s->xh, tmin);
+	dtc_buf_u64(&s->xh, tmax);
+	dtc_buf_u32(&s->xh, pmin);
+	dtc_buf_u32(&s->xh, pmax);
+	dtc_buf_u8(&s->xh, (uint8_t)ncols);
+
+	/* ts: zigzag deltas, so CPUs interleaving slightly out of order
+	 * still cost a few bytes rather than a full timestamp */
+	uint64_t prev = tmin;
+	for (uint32_t i = 0; i < n; i++) {
+		s->tmp64[i] = dtc_zz((int64_t)(b->ts[i] - prev));
+		prev = b->ts[i];
+	}
+	const uint32_t *u32cols[] = {
+		[DTC_C_CPU] = b->cpu, [DTC_C_PID] = b->pid, [DTC_C_TID] = b->tid,
+		[DTC_C_PROBE] = b->probe, [DTC_C_COMM] = b->comm,
+		[DTC_C_KSTACK] = b->kstack, [DTC_C_USTACK] = b->ustack,
+		[DTC_C_FLAGS] = b->flags,
+	};
+	for (unsigned c = 0; c < ncols; c++) {
+		s->raw.len = 0;
+		if (c == DTC_C_TS) {
+			dtc_enc_u64(&s->raw, s->tmp64, n);
+		} else if (c < DTC_C_NARGS) {
+			dtc_enc_u32(&s->raw, u32cols[c], n);
+		} else if (c == DTC_C_NARGS) {
+			dtc_buf_put(&s->raw, b->nargs, n);
+		} else {
+			/* only rows that have this slot: sparse args cost nothing */
+			unsigned j = c - DTC_C_ARG0;
+			uint32_t k = 0;
+			for (uint32_t i = 0; i < n; i++)
+				if (b->nargs[i] > j)
+					s->tmp64[k++] = b->args[(size_t)i * DTCAP_MAXARGS + j];
+			dtc_enc_u64(&s->raw, s->tmp64, k);
+		}
+		if (s->raw.err) {
+			s->raw.err = 0;
+			sink_fail(w, "out of memory");
+			return -1;
+		}
+		if (put_segment(w, c))
+			return -1;
+	}
+	return emit_chunk(w, DTC_EVNT, 0, s->xh.p, s->xh.len, s->pay.p, s->pay.len,
+			  s->pay.len);
+}
+
+static void free_colbuf(struct colbuf *b)
+{
+	if (!b)
+		return;
+	free(b->ts); free(b->cpu); free(b->pid); free(b->tid); free(b->probe);
+	free(b->comm); free(b->kstack); free(b->ustack); free(b->flags);
+	free(b->nargs); free(b->args);
+	free(b);
+}
+
+static struct colbuf *new_colbuf(uint32_t cap)
+{
+	struct colbuf *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->ts = malloc(cap * sizeof(uint64_t));
+	b->cpu = malloc(cap * sizeof(uint32_t));
+	b->pid = malloc(cap * sizeof(uint32_t));
+	b->tid = malloc(cap * sizeof(uint32_t));
+	b->probe = malloc(cap * sizeof(uint32_t));
+	b->comm = malloc(cap * sizeof(uint32_t));
+	b->kstack = malloc(cap * sizeof(uint32_t));
+	b->ustack = malloc(cap * sizeof(uint32_t));
+	b->flags = malloc(cap * sizeof(uint32_t));
+	b->nargs = malloc(cap);
+	b->args = malloc((size_t)cap * DTCAP_MAXARGS * sizeof(uint64_t));
+	if (!b->ts || !b->cpu || !b->pid || !b->tid || !b->probe || !b->comm ||
+	    !b->kstack || !b->ustack || !b->flags || !b->nargs || !b->args) {
+		free_colbuf(b);
+		return NULL;
+	}
+	return b;
+}
+
+static void run_job(struct dtcap_writer *w, struct job *j)
+{
+	if (j->kind == JOB_META)
+		emit_meta(w, j->type, j->compress, &j->payload);
+	else
+		emit_block(w, j->blk);
+}
+
+static void *sink_main(void *arg)
+{
+	struct dtcap_writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->qhead && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->qhead)
+			break;
+		struct job *j = w->qhead;
+		w->qhead = j->next;
+		if (!w->qhead)
+			w->qtail = NULL;
+		pthread_mutex_unlock(&w->mu);
+		run_job(w, j);
+		pthread_mutex_lock(&w->mu);
+		if (j->kind == JOB_BLOCK) {
+			j->blk->rows = 0;
+			j->blk->next_free = w->free_list;
+			w->free_list = j->blk;
+		}
+		dtc_buf_free(&j->payload);
+		free(j);
+		w->done++;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Hand a job to the sink; it owns j afterwards. */
+static int submit(struct dtcap_writer *w, struct job *j)
+{
+	if (!w->threaded) {
+		run_job(w, j);
+		if (j->kind == JOB_BLOCK) {
+			j->blk->rows = 0;
+			j->blk->next_free = w->free_list;
+			w->free_list = j->blk;
+		}
+		dtc_buf_free(&j->payload);
+		free(j);
+	} else {
+		pthread_mutex_lock(&w->mu);
+		j->next = NULL;
+		if (w->qtail)
+			w->qtail->next = j;
+		else
+			w->qhead = j;
+		w->qtail = j;
+		w->submitted++;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return 0;
+}
+
+/* Wait for the sink to finish everything submitted; report its error. */
+static int drain(struct dtcap_writer *w)
+{
+	if (w->threaded) {
+		pthread_mutex_lock(&w->mu);
+		while (w->done != w->submitted)
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (w->sink_failed) {
+		memcpy(w->err, w->sink_err, sizeof(w->err));
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- writer */
+
+static struct job *new_job(int kind, uint32_t type)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	if (j) {
+		j->kind = kind;
+		j->type = type;
+		j->compress = 1;
+	}
+	return j;
+}
+
+/* Queue a metadata chunk; takes the contents of *pay (left empty). */
+static int submit_meta(struct dtcap_writer *w, uint32_t type, int compress,
+		       struct dtc_buf *pay)
+{
+	if (pay->err) {
+		dtc_buf_free(pay);
+		werr(w, "out of memory");
+		return -1;
+	}
+	struct job *j = new_job(JOB_META, type);
+	if (!j) {
+		dtc_buf_free(pay);
+		werr(w, "out of memory");
+		return -1;
+	}
+	j->compress = compress;
+	j->payload = *pay;
+	memset(pay, 0, sizeof(*pay));
+	return submit(w, j);
+}
+
+static int check(struct dtcap_writer *w)
+{
+	if (w->failed)
+		return -1;
+	if (atomic_load(&w->sink_failed)) {
+		pthread_mutex_lock(&w->mu);
+		memcpy(w->err, w->sink_err, sizeof(w->err));
+		pthread_mutex_unlock(&w->mu);
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* New comms, stacks and processes go out before any block using them. */
+static int flush_defs(struct dtcap_writer *w)
+{
+	if (w->comms_done < w->ncomms) {
+		struct dtc_buf b = {0};
+		dtc_buf_uv(&b, w->comms_done + 1);
+		dtc_buf_uv(&b, w->ncomms - w->comms_done);
+		for (uint32_t i = w->comms_done; i < w->ncomms; i++)
+			dtc_buf_str(&b, w->comms[i]);
+		if (submit_meta(w, DTC_COMM, 1, &b))
+			return -1;
+		w->comms_done = w->ncomms;
+	}
+	if (w->stacks_done < w->nstacks) {
+		struct dtc_buf b = {0};
+		dtc_buf_uv(&b, w->stacks_done + 1);
+		dtc_buf_uv(&b, w->nstacks - w->stacks_done);
+		uint64_t prev = 0;
+		for (uint32_t i = w->stacks_done; i < w->nstacks; i++) {
+			const struct stackent *s = &w->stacks[i];
+			const uint64_t *f = w->frames + s->off;
+			dtc_buf_uv(&b, (uint64_t)s->n << 2 | s->kind);
+			/* deltas between neighbouring frames are small and
+			 * each stack's first frame tends to be near the last */
+			for (uint32_t k = 0; k < s->n; k++) {
+				dtc_buf_uv(&b, dtc_zz((int64_t)(f[k] - prev)));
+				prev = f[k];
+			}
+			if (s->n)
+				prev = f[0];
+		}
+		if (submit_meta(w, DTC_STCK, 1, &b))
+			return -1;
+		w->stacks_done = w->nstacks;
+	}
+	if (w->pend_nproc) {
+		struct dtc_buf b = {0};
+		dtc_buf_uv(&b, w->pend_nproc);
+		dtc_buf_put(&b, w->pend_proc.p, w->pend_proc.len);
+		if (w->pend_proc.err)
+			b.err = 1;
+		dtc_buf_free(&w->pend_proc);
+		w->pend_nproc = 0;
+		if (submit_meta(w, DTC_PROC, 1, &b))
+			return -1;
+	}
+	return 0;
+}
+
+static struct colbuf *get_colbuf(struct dtcap_writer *w)
+{
+	static const int max = NBLOCKBUFS;
+	struct colbuf *b;
+	if (w->threaded)
+		pthread_mutex_lock(&w->mu);
+	for (;;) {
+		if ((b = w->free_list)) {
+			w->free_list = b->next_free;
+			break;
+		}
+		/* count buffers in flight: they are all in the queue */
+		int inflight = (int)(w->submitted - w->done);
+		if (!w->threaded || inflight < max) {
+			b = new_colbuf(w->block_events);
+			break;
+		}
+		pthread_cond_wait(&w->cv, &w->mu);
+	}
+	if (w->threaded)
+		pthread_mutex_unlock(&w->mu);
+	if (b)
+		b->rows = 0;
+	return b;
+}
+
+static int flush_block(struct dtcap_writer *w)
+{
+	if (flush_defs(w))
+		return -1;
+	if (!w->cur || w->cur->rows == 0)
+		return 0;
+	struct job *j = new_job(JOB_BLOCK, DTC_EVNT);
+	if (!j) {
+		werr(w, "out of memory");
+		return -1;
+	}
+	j->blk = w->cur;
+	w->cur = NULL;
+	submit(w, j);
+	if (check(w))
+		return -1;
+	w->cur = get_colbuf(w);
+	if (!w->cur) {
+		werr(w, "out of memory");
+		w->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *host,
+				  const struct dtcap_writer_opts *opts)
+{
+	struct dtcap_writer *w = calloc(1, sizeof(*w));
+	if (!w || !(w->path = strdup(path))) {
+		snprintf(create_err, sizeof(create_err), "%s: out of memory", path);
+		free(w);
+		return NULL;
+	}
+	w->level = opts && opts->level ? opts->level : 3;
+	w->block_events = opts && opts->block_events ? opts->block_events : 65536;
+	if (w->block_events > DTC_MAX_ROWS)
+		w->block_events = DTC_MAX_ROWS;
+	w->threaded = opts ? opts->threaded : 0;
+	w->fd = -1;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->sink.cctx = ZSTD_createCCtx();
+	w->cur = new_colbuf(w->block_events);
+	if (!w->sink.cctx || !w->cur) {
+		snprintf(create_err, sizeof(create_err), "%s: out of memory", path);
+		goto fail;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0) {
+		snprintf(create_err, sizeof(create_err), "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	uint8_t fh[DTC_FILEHDR_LEN];
+	memcpy(fh, DTC_MAGIC, DTC_MAGIC_LEN);
+	dtc_le32(fh + 8, DTC_VERSION);
+	dtc_le32(fh + 12, 0);
+	if (full_write(w->fd, fh, sizeof(fh))) {
+		snprintf(create_err, sizeof(create_err), "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	atomic_store(&w->bytes, DTC_FILEHDR_LEN);
+
+	struct dtcap_host empty = {0};
+	if (!host)
+		host = &empty;
+	struct dtc_buf b = {0};
+	char tmp[sizeof(host->command) + 1];
+	/* the fixed-size fields may lack their NUL: never read past them */
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->kernel), host->kernel);
+	dtc_buf_str(&b, tmp);
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->hostname), host->hostname);
+	dtc_buf_str(&b, tmp);
+	dtc_buf_u32(&b, host->ncpus);
+	dtc_buf_u64(&b, host->clock_mono_ns);
+	dtc_buf_u64(&b, (uint64_t)host->clock_real_ns);
+	dtc_buf_u64(&b, host->start_ns);
+	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->command), host->command);
+	dtc_buf_str(&b, tmp);
+	int rc = b.err ? -1 : emit_chunk(w, DTC_HOST, 0, NULL, 0, b.p, b.len, b.len);
+	dtc_buf_free(&b);
+	if (rc) {
+		snprintf(create_err, sizeof(create_err), "%s", w->sink_failed ?
+			 w->sink_err : "out of memory");
+		goto fail;
+	}
+	if (w->threaded) {
+		if (pthread_create(&w->thread, NULL, sink_main, w)) {
+			snprintf(create_err, sizeof(create_err),
+				 "%s: cannot start writer thread", path);
+			goto fail;
+		}
+		w->thread_started = 1;
+	}
+	return w;
+fail:
+	if (w->fd >= 0)
+		close(w->fd);
+	ZSTD_freeCCtx(w->sink.cctx);
+	free_colbuf(w->cur);
+	free(w->path);
+	free(w);
+	return NULL;
+}
+
+int dtcap_put_probes(struct dtcap_writer *w, const struct dtcap_probe *p, size_t n)
+{
+	if (check(w))
+		return -1;
+	struct dtc_buf b = {0};
+	char tmp[DTCAP_PROBENAMELEN + 1];
+	dtc_buf_uv(&b, n);
+	for (size_t i = 0; i < n; i++) {
+		dtc_buf_uv(&b, p[i].id);
+		dtc_buf_uv(&b, p[i].flags);
+		snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_PROBENAMELEN, p[i].name);
+		dtc_buf_str(&b, tmp);
+		uint32_t na = p[i].nargs > DTCAP_MAXARGS ? DTCAP_MAXARGS : p[i].nargs;
+		dtc_buf_uv(&b, na);
+		for (uint32_t k = 0; k < na; k++) {
+			snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_ARGNAMELEN,
+				 p[i].args[k].name);
+			dtc_buf_str(&b, tmp);
+			snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_ARGNAMELEN,
+				 p[i].args[k].type);
+			dtc_buf_str(&b, tmp);
+			dtc_buf_u8(&b, p[i].args[k].slot);
+			dtc_buf_u8(&b, p[i].args[k].nslots);
+		}
+	}
+	return submit_meta(w, DTC_PROB, 1, &b);
+}
+
+static int put_text(struct dtcap_writer *w, uint32_t type, const char *text, size_t len)
+{
+	if (check(w))
+		return -1;
+	if (len > DTC_MAX_ULEN / 2) {
+		werr(w, "symbol text too large (%zu bytes)", len);
+		return -1;
+	}
+	struct dtc_buf b = {0};
+	dtc_buf_put(&b, text, len);
+	return submit_meta(w, type, 1, &b);
+}
+
+int dtcap_put_kallsyms(struct dtcap_writer *w, const char *text, size_t len)
+{
+	return put_text(w, DTC_KSYM, text, len);
+}
+
+int dtcap_put_modules(struct dtcap_writer *w, const char *text, size_t len)
+{
+	return put_text(w, DTC_MODS, text, len);
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct dtcap_sym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
+{
+	if (check(w))
+		return 0;
+	const char *path = f->path ? f->path : "";
+	uint32_t bl = f->build_id_len > 20 ? 20 : f->build_id_len;
+	for (uint32_t i = 0; i < w->nfiles; i++) {
+		struct fileent *e = &w->files[i];
+		if (e->build_id_len == bl && !memcmp(e->build_id, f->build_id, bl) &&
+		    !strcmp(e->path, path))
+			return i + 1;
+	}
+	if (strlen(path) > DTC_MAX_STRING) {
+		werr(w, "file path too long");
+		return 0;
+	}
+	if (w->nfiles == w->files_cap) {
+		uint32_t nc = w->files_cap ? 2 * w->files_cap : 16;
+		struct fileent *n = realloc(w->files, nc * sizeof(*n));
+		if (!n) {
+			werr(w, "out of memory");
+			return 0;
+		}
+		w->files = n;
+		w->files_cap = nc;
+	}
+	struct dtcap_sym *syms = NULL;
+	if (f->nsyms) {
+		syms = malloc((size_t)f->nsyms * sizeof(*syms));
+		if (!syms) {
+			werr(w, "out of memory");
+			return 0;
+		}
+		memcpy(syms, f->syms, (size_t)f->nsyms * sizeof(*syms));
+		qsort(syms, f->nsyms, sizeof(*syms), sym_cmp);
+	}
+	uint32_t id = w->nfiles + 1;
+	struct dtc_buf b = {0};
+	dtc_buf_uv(&b, id);
+	dtc_buf_str(&b, path);
+	dtc_buf_u8(&b, (uint8_t)bl);
+	dtc_buf_put(&b, f->build_id, bl);
+	dtc_buf_u64(&b, f->load_bias_hint);
+	dtc_buf_uv(&b, f->nsyms);
+	uint64_t prev = 0;
+	for (uint32_t i = 0; i < f->nsyms; i++) {
+		dtc_buf_uv(&b, syms[i].addr - prev);
+		prev = syms[i].addr;
+		dtc_buf_uv(&b, syms[i].size);
+		const char *nm = syms[i].name ? syms[i].name : "";
+		size_t nl = strnlen(nm, 4096);
+		dtc_buf_uv(&b, nl);
+		dtc_buf_put(&b, nm, nl);
+	}
+	free(syms);
+	struct fileent *e = &w->files[w->nfiles];
+	if (!(e->path = strdup(path))) {
+		dtc_buf_free(&b);
+		werr(w, "out of memory");
+		return 0;
+	}
+	memcpy(e->build_id, f->build_id, bl);
+	e->build_id_len = bl;
+	w->nfiles++;
+	if (submit_meta(w, DTC_FILE, 1, &b))
+		return 0;
+	return id;
+}
+
+int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
+{
+	if (check(w))
+		return -1;
+	struct dtc_buf *b = &w->pend_proc;
+	char comm[DTCAP_COMMLEN];
+	snprintf(comm, sizeof(comm), "%.*s", DTCAP_COMMLEN - 1, p->comm);
+	dtc_buf_u64(b, p->ts);
+	dtc_buf_uv(b, p->pid);
+	dtc_buf_uv(b, p->ppid);
+	dtc_buf_str(b, comm);
+	dtc_buf_str(b, p->exe ? p->exe : "");
+	dtc_buf_uv(b, p->nmaps);
+	for (uint32_t i = 0; i < p->nmaps; i++) {
+		const struct dtcap_map *m = &p->maps[i];
+		if (m->file > w->nfiles) {
+			werr(w, "map of pid %u names unknown file id %u", p->pid, m->file);
+			w->failed = 1;
+			return -1;
+		}
+		dtc_buf_uv(b, m->start);
+		dtc_buf_uv(b, m->end - m->start);
+		dtc_buf_uv(b, m->offset);
+		dtc_buf_uv(b, m->file);
+		dtc_buf_uv(b, m->prot);
+		dtc_buf_str(b, m->name ? m->name : "");
+	}
+	if (b->err) {
+		werr(w, "out of memory");
+		w->failed = 1;
+		return -1;
+	}
+	w->pend_nproc++;
+	if (b->len > (4u << 20))
+		return flush_defs(w);
+	return 0;
+}
+
+static int grow_ht(uint32_t **ht, uint32_t *mask, uint32_t count,
+		   uint64_t (*hash)(struct dtcap_writer *, uint32_t),
+		   struct dtcap_writer *w)
+{
+	if (*ht && count * 2 < *mask + 1)
+		return 0;
+	uint32_t size = *ht ? 2 * (*mask + 1) : 1024;
+	uint32_t *n = calloc(size, sizeof(*n));
+	if (!n)
+		return -1;
+	for (uint32_t id = 1; id <= count; id++) {
+		uint32_t i = (uint32_t)hash(w, id) & (size - 1);
+		while (n[i])
+			i = (i + 1) & (size - 1);
+		n[i] = id;
+	}
+	free(*ht);
+	*ht = n;
+	*mask = size - 1;
+	return 0;
+}
+
+static uint64_t stack_hash_of(struct dtcap_writer *w, uint32_t id)
+{
+	return w->stacks[id - 1].hash;
+}
+
+uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
+			    unsigned n, int kernel, int truncated)
+{
+	if (w->failed)
+		return 0;
+	if (n > DTCAP_MAXFRAMES) {
+		n = DTCAP_MAXFRAMES;
+		truncated = 1;
+	}
+	uint32_t kind = (kernel ? 1 : 0) | (truncated ? 2 : 0);
+	uint64_t h = XXH3_64bits_withSeed(pcs, (size_t)n * 8, kind);
+	if (grow_ht(&w->stack_ht, &w->stack_ht_mask, w->nstacks, stack_hash_of, w)) {
+		werr(w, "out of memory");
+		return 0;
+	}
+	uint32_t i = (uint32_t)h & w->stack_ht_mask;
+	for (uint32_t id; (id = w->stack_ht[i]); i = (i + 1) & w->stack_ht_mask) {
+		const struct stackent *s = &w->stacks[id - 1];
+		if (s->hash == h && s->n == n && s->kind == kind &&
+		    !memcmp(w->frames + s->off, pcs, (size_t)n * 8))
+			return id;
+	}
+	if (w->nstacks == w->stacks_cap) {
+		uint32_t nc = w->stacks_cap ? 2 * w->stacks_cap : 1024;
+		struct stackent *ns = realloc(w->stacks, nc * sizeof(*ns));
+		if (!ns) {
+			werr(w, "out of memory");
+			return 0;
+		}
+		w->stacks = ns;
+		w->stacks_cap = nc;
+	}
+	if (w->nframes + n > w->frames_cap) {
+		uint64_t nc = w->frames_cap ? 2 * w->frames_cap : 16384;
+		while (nc < w->nframes + n)
+			nc *= 2;
+		uint64_t *nf = realloc(w->frames, nc * 8);
+		if (!nf) {
+			werr(w, "out of memory");
+			return 0;
+		}
+		w->frames = nf;
+		w->frames_cap = nc;
+	}
+	if (n)
+		memcpy(w->frames + w->nframes, pcs, (size_t)n * 8);
+	w->stacks[w->nstacks] = (struct stackent){w->nframes, n, kind, h};
+	w->nframes += n;
+	w->nstacks++;
+	w->stack_ht[i] = w->nstacks;
+	return w->nstacks;
+}
+
+static uint64_t comm_hash_of(struct dtcap_writer *w, uint32_t id)
+{
+	return XXH3_64bits(w->comms[id - 1], strlen(w->comms[id - 1]));
+}
+
+uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm)
+{
+	if (w->failed)
+		return 0;
+	char c[DTCAP_COMMLEN];
+	snprintf(c, sizeof(c), "%.*s", DTCAP_COMMLEN - 1, comm ? comm : "");
+	uint64_t h = XXH3_64bits(c, strlen(c));
+	if (grow_ht(&w->comm_ht, &w->comm_ht_mask, w->ncomms, comm_hash_of, w)) {
+		werr(w, "out of memory");
+		return 0;
+	}
+	uint32_t i = (uint32_t)h & w->comm_ht_mask;
+	for (uint32_t id; (id = w->comm_ht[i]); i = (i + 1) & w->comm_ht_mask)
+		if (!strcmp(w->comms[id - 1], c))
+			return id;
+	if (w->ncomms == w->comms_cap) {
+		uint32_t nc = w->comms_cap ? 2 * w->comms_cap : 64;
+		char (*n)[DTCAP_COMMLEN] = realloc(w->comms, nc * sizeof(*n));
+		if (!n) {
+			werr(w, "out of memory");
+			return 0;
+		}
+		w->comms = n;
+		w->comms_cap = nc;
+	}
+	memcpy(w->comms[w->ncomms], c, sizeof(c));
+	w->ncomms++;
+	w->comm_ht[i] = w->ncomms;
+	return w->ncomms;
+}
+
+int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
+{
+	if (w->failed)
+		return -1;
+	if (e->nargs > DTCAP_MAXARGS || e->kstack > w->nstacks ||
+	    e->ustack > w->nstacks || e->comm > w->ncomms) {
+		werr(w, "event with bad ids (comm %u, kstack %u, ustack %u, nargs %u)",
+		     e->comm, e->kstack, e->ustack, e->nargs);
+		return -1;
+	}
+	struct colbuf *b = w->cur;
+	uint32_t i = b->rows;
+	b->ts[i] = e->ts;
+	b->cpu[i] = e->cpu;
+	b->pid[i] = e->pid;
+	b->tid[i] = e->tid;
+	b->probe[i] = e->probe;
+	b->comm[i] = e->comm;
+	b->kstack[i] = e->kstack;
+	b->ustack[i] = e->ustack;
+	b->flags[i] = e->flags;
+	b->nargs[i] = (uint8_t)e->nargs;
+	memcpy(b->args + (size_t)i * DTCAP_MAXARGS, e->args, e->nargs * sizeof(uint64_t));
+	b->rows = i + 1;
+	w->events++;
+	if (b->rows == w->block_events)
+		return flush_block(w);
+	return 0;
+}
+
+int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
+		       const struct dtcap_count *percpu, uint32_t ncpus,
+		       const struct dtcap_count *recorder)
+{
+	if (check(w))
+		return -1;
+	static const struct dtcap_count zero;
+	struct dtc_buf b = {0};
+	dtc_buf_u64(&b, ts);
+	dtc_buf_uv(&b, ncpus);
+	for (uint32_t i = 0; i <= ncpus; i++) {
+		const struct dtcap_count *c = i < ncpus ? &percpu[i] :
+					      recorder ? recorder : &zero;
+		dtc_buf_uv(&b, c->produced);
+		dtc_buf_uv(&b, c->read);
+		dtc_buf_uv(&b, c->dropped);
+		dtc_buf_uv(&b, c->skipped);
+		dtc_buf_uv(&b, c->recursive);
+		dtc_buf_uv(&b, c->nested);
+	}
+	return submit_meta(w, DTC_CNTR, 1, &b);
+}
+
+int dtcap_flush(struct dtcap_writer *w)
+{
+	if (check(w))
+		return -1;
+	if (flush_block(w))
+		return -1;
+	return drain(w);
+}
+
+uint64_t dtcap_bytes_written(const struct dtcap_writer *w)
+{
+	return atomic_load(&((struct dtcap_writer *)w)->bytes);
+}
+
+uint64_t dtcap_events_written(const struct dtcap_writer *w)
+{
+	return w->events;
+}
+
+static int write_footer(struct dtcap_writer *w)
+{
+	struct sink *s = &w->sink;
+	struct dtc_buf b = {0};
+	dtc_buf_uv(&b, s->nrefs);
+	uint64_t prev = 0;
+	for (size_t i = 0; i < s->nrefs; i++) {
+		dtc_buf_u32(&b, s->refs[i].type);
+		dtc_buf_uv(&b, s->refs[i].offset - prev);
+		prev = s->refs[i].offset;
+	}
+	if (b.err) {
+		dtc_buf_free(&b);
+		werr(w, "out of memory");
+		return -1;
+	}
+	size_t nrefs = s->nrefs;
+	uint64_t foot = atomic_load(&w->bytes);
+	int rc = emit_meta(w, DTC_FOOT, 1, &b);
+	dtc_buf_free(&b);
+	if (rc)
+		return -1;
+	uint8_t t[DTC_TRAILER_LEN];
+	memcpy(t, DTC_TRAILER_MAGIC, 8);
+	dtc_le64(t + 8, foot);
+	dtc_le64(t + 16, nrefs);
+	dtc_le64(t + 24, XXH3_64bits(t, 24));
+	if (full_write(w->fd, t, sizeof(t))) {
+		werr(w, "write trailer: %s", strerror(errno));
+		return -1;
+	}
+	atomic_store(&w->bytes, (uint64_t)lseek(w->fd, 0, SEEK_CUR));
+	return 0;
+}
+
+int dtcap_close(struct dtcap_writer *w)
+{
+	if (!w)
+		return -1;
+	int rc = 0;
+	if (!w->failed && flush_block(w))
+		rc = -1;
+	if (w->threaded && w->thread_started) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		w->threaded = 0;	/* from here on the sink runs inline */
+	}
+	if (!rc && drain(w))
+		rc = -1;
+	if (!rc && !w->failed && write_footer(w))
+		rc = -1;
+	if (!rc && w->sink_failed) {
+		memcpy(w->err, w->sink_err, sizeof(w->err));
+		rc = -1;
+	}
+	if (close(w->fd) && !rc) {
+		werr(w, "close: %s", strerror(errno));
+		rc = -1;
+	}
+	if (rc) {
+		/* a closed writer cannot be asked: keep the message for
+		 * dtcap_create_error(), the only place left to look */
+		snprintf(create_err, sizeof(create_err), "%s", w->err);
+	}
+	while (w->free_list) {
+		struct colbuf *b = w->free_list;
+		w->free_list = b->next_free;
+		free_colbuf(b);
+	}
+	free_colbuf(w->cur);
+	struct job *j = w->qhead;
+	while (j) {
+		struct job *n = j->next;
+		if (j->blk)
+			free_colbuf(j->blk);
+		dtc_buf_free(&j->payload);
+		free(j);
+		j = n;
+	}
+	ZSTD_freeCCtx(w->sink.cctx);
+	dtc_buf_free(&w->sink.raw);
+	dtc_buf_free(&w->sink.pay);
+	dtc_buf_free(&w->sink.xh);
+	dtc_buf_free(&w->sink.chunk);
+	dtc_buf_free(&w->pend_proc);
+	free(w->sink.tmp64);
+	free(w->sink.refs);
+	free(w->stacks);
+	free(w->frames);
+	free(w->stack_ht);
+	free(w->comms);
+	free(w->comm_ht);
+	for (uint32_t i = 0; i < w->nfiles; i++)
+		free(w->files[i].path);
+	free(w->files);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w->path);
+	free(w);
+	return rc;
+}
