@@ -151,7 +151,20 @@ IN= run -c "sql --csv SELECT name FROM probes WHERE name LIKE 'tracepoint:sched:
 
 # ---- stats and flame: dtreport's code on a dtgen capture
 if [ -x "$DTGEN" ]; then
-	if "$DTGEN" -o "$T/g.dtc" >"$T/gen.out" 2>&1 || "$DTGEN" "$T/g.dtc" >"$T/gen.out" 2>&1; then
+	if "$DTGEN" -o "$T/g.dtc" -n 50000 --syscalls >"$T/gen.out" 2>&1; then
+		# top against an independent count: dtreport's SQL
+		for by in comm pid; do
+			IN= run -c "top 6 by $by" "$T/g.dtc"
+			got=$(printf '%s\n' "$OUT" | awk 'NR > 1 { print $1, $3 }')
+			want=$("$DTREPORT" sql --csv "$T/g.dtc" \
+				"SELECT count(*), $by FROM events GROUP BY $by ORDER BY 1 DESC, 2 LIMIT 6" |
+				tr -d '\r' | awk -F, 'NR > 1 { print $1, $2 }')
+			if [ "$RC" = 0 ] && [ -n "$want" ] && [ "$got" = "$want" ]; then
+				pass "top-$by-vs-sql"
+			else
+				fail "top-$by-vs-sql" "rc=$RC got [$got] want [$want] $ERR"
+			fi
+		done
 		IN= run -c "stats" "$T/g.dtc"
 		if [ "$RC" = 0 ] && [ -n "$OUT" ] && [ -x "$DTREPORT" ] &&
 		   [ "$OUT" = "$("$DTREPORT" stats "$T/g.dtc" 2>/dev/null)" ]; then

@@ -8,5 +8,5 @@ $(B)/tests/dtsh/mkcap: $(B)/obj/tests/dtsh/mkcap.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
 
-check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec
+check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec $(B)/bin/dtgen
 	@B=$(B) tests/run-suite.sh $(B)/results dtsh tests/dtsh/run.sh
