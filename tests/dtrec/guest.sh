@@ -38,8 +38,12 @@ pid=$!
 hotloop 1 >/dev/null
 wait $pid
 rc=$?
-[ $rc -ne 0 ] && pass diskfull-exit || fail diskfull-exit "exit 0 on a full disk"
-grep -q 'No space left on device' $OUT/full.err && pass diskfull-message ||
-	fail diskfull-message "$(head -n 2 $OUT/full.err)"
+if [ $rc -eq 0 ]; then
+	fail diskfull-exit "exit 0 on a full disk"
+elif grep -q 'No space left on device' $OUT/full.err; then
+	pass diskfull-exit
+else
+	fail diskfull-exit "exit $rc without the ENOSPC message: $(head -n 2 $OUT/full.err)"
+fi
 cp /tmp/small/full.dtc $OUT/full.dtc 2>/dev/null
 exit 0
