@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * dt.h - internals of dt.ko shared by the device and the providers.
+ *
+ * Locks and ownership (annotations on members):
+ *	[I]	immutable once published
+ *	[g]	dt_lock (global mutex: probe table, providers' arming)
+ *	[d]	dt_softc.sc_lock (the descriptor's ioctls)
+ *	[R]	dt_softc.sc_rlock (the descriptor's reader)
+ *	[c]	the owning CPU, any context level (local ops, see dt_ring.h)
+ *	[p]	written under [g], read locklessly in probe context (RCU: probe
+ *		context is preemption-disabled, so synchronize_rcu() waits
+ *		for it)
+ */
+#ifndef DT_H
+#define DT_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/timer.h>
+#include <linux/irq_work.h>
+#include <linux/hrtimer.h>
+
+#include "../include/dt_abi.h"
+#include "dt_ring.h"
+
+struct dt_probe;
+struct dt_pcb;
+struct pt_regs;
+
+/* What a provider does when a probe gains or loses its first consumer. */
+struct dt_provider {
+	const char	*dtpv_name;
+	/* arm/disarm one (probe, descriptor) pair; [g] held, may sleep */
+	int		(*dtpv_arm)(struct dt_pcb *);
+	void		(*dtpv_disarm)(struct dt_pcb *);
+};
+
+struct dt_probe {
+	u32			 dp_id;		/* [I] >= 1 */
+	u16			 dp_nargs;	/* [I] logical arguments */
+	u16			 dp_flags;	/* [I] DT_PF_* */
+	u8			 dp_nslots;	/* [I] u64 slots in a record */
+	const struct dt_provider *dp_prov;	/* [I] */
+	const struct dt_arg_info *dp_args;	/* [I] dp_nargs entries */
+	long			 dp_data;	/* [I] provider's (syscall nr) */
+	void			*dp_priv;	/* [I] provider's */
+	u64			 dp_defperiod;	/* [I] timers: ns */
+	struct list_head	 dp_pcbs;	/* [p] armed pcbs (RCU) */
+	unsigned int		 dp_narmed;	/* [g] length of dp_pcbs */
+	char			 dp_func[DT_FUNCLEN];	/* [I] */
+	char			 dp_name[DT_NAMELEN];	/* [I] */
+};
+
+/* The per-CPU state of a descriptor: its ring and its wakeup. */
+struct dt_cpubuf {
+	struct dt_ring		 cb_ring;	/* see dt_ring.h */
+	struct irq_work		 cb_wake;	/* [I] wakes sc_wq */
+	struct dt_softc		*cb_sc;		/* [I] */
+};
+
+struct dt_softc {
+	struct mutex		 sc_lock;	/* serializes ioctls */
+	struct mutex		 sc_rlock;	/* serializes read/poll */
+	struct list_head	 sc_pcbs;	/* [d] enabled probes */
+	u32			 sc_bufsz;	/* [d] ring bytes per CPU */
+	bool			 sc_recording;	/* [d] read anywhere */
+	struct dt_cpubuf	**sc_bufs;	/* [I] nr_cpu_ids slots */
+	/*
+	 * sc_bufs[cpu] are filled once, before the first recording starts
+	 * (under [d], published by the pcbs' list_add_rcu or read with
+	 * READ_ONCE), and freed only at close.
+	 */
+	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
+	wait_queue_head_t	 sc_wq;		/* readers and pollers */
+	struct timer_list	 sc_tick;	/* wakes readers for small data */
+};
+
+/* One enabled (probe, descriptor) pair. */
+struct dt_pcb {
+	struct list_head	 pcb_plink;	/* [p] on dp_pcbs while armed */
+	struct list_head	 pcb_slink;	/* [d] on sc_pcbs */
+	struct dt_probe		*pcb_probe;	/* [I] */
+	struct dt_softc		*pcb_sc;	/* [I] */
+	u32			 pcb_evtflags;	/* [I] DTEVT_* */
+	u64			 pcb_period;	/* [I] timers: ns */
+	void			*pcb_priv;	/* [g] provider's (timers) */
+	bool			 pcb_armed;	/* [g] */
+};
+
+extern struct mutex dt_lock;
+
+/* dt_probe.c: the probe table */
+struct dt_probe *dt_probe_new(const struct dt_provider *, const char *func,
+			      const char *name, u16 nargs, u8 nslots,
+			      const struct dt_arg_info *args, u16 flags);
+int dt_probe_reserve(u32 n);
+int dt_probe_insert(struct dt_probe *);
+struct dt_probe *dt_probe_lookup(u32 id);
+u32 dt_probe_count(void);
+void dt_probes_free(void);
+
+/*
+ * dt_event.c: the event path.  args has nslots u64 (may be NULL with 0).
+ * pcb: write only for this pcb (timers), else for every armed pcb of dp.
+ * regs: interrupted or probed context, NULL for tracepoints.
+ */
+void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
+	     const u64 *args, unsigned int nslots, u8 rflags,
+	     unsigned long skipped);
+void dt_wake(struct irq_work *);
+
+/* providers; each *_init builds its probes at module load, [g] held */
+int dt_timer_init(void);
+int dt_syscall_init(void);
+void dt_syscall_exit(void);
+int dt_tp_init(void);
+int dt_kprobe_create(struct dt_kprobe *);
+void dt_kprobe_exit(void);
+
+/* dt_tp.c: find a kernel tracepoint by name */
+struct tracepoint *dt_tp_find(const char *name);
+
+#endif /* DT_H */

@@ -1,0 +1,757 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * dt_dev.c - /dev/dt: the probe table, descriptors, ioctls, read and poll.
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/miscdevice.h>
+#include <linux/fs.h>
+#include <linux/poll.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/uaccess.h>
+#include <linux/capability.h>
+#include <linux/rculist.h>
+#include <linux/cpumask.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+
+#include "dt.h"
+
+DEFINE_MUTEX(dt_lock);
+
+/* Probe table: ids are index + 1, stable for the module's lifetime. */
+static struct dt_probe **dt_probetab;	/* [g] */
+static u32 dt_nprobes;			/* [g] */
+static u32 dt_probecap;			/* [g] */
+
+/* How often a sleeping reader is woken when data is below the watermark */
+#define DT_TICK_MS	20
+
+struct dt_probe *dt_probe_new(const struct dt_provider *prov, const char *func,
+			      const char *name, u16 nargs, u8 nslots,
+			      const struct dt_arg_info *args, u16 flags)
+{
+	struct dt_probe *dp;
+
+	dp = kzalloc(sizeof(*dp), GFP_KERNEL);
+	if (dp == NULL)
+		return NULL;
+	dp->dp_prov = prov;
+	dp->dp_nargs = nargs;
+	dp->dp_nslots = nslots;
+	dp->dp_args = args;
+	dp->dp_flags = flags;
+	INIT_LIST_HEAD(&dp->dp_pcbs);
+	strscpy(dp->dp_func, func, sizeof(dp->dp_func));
+	strscpy(dp->dp_name, name, sizeof(dp->dp_name));
+	return dp;
+}
+
+/* [g] held.  Makes room for n more probes: their inserts cannot fail. */
+int dt_probe_reserve(u32 n)
+{
+	struct dt_probe **nt;
+	u32 ncap;
+
+	lockdep_assert_held(&dt_lock);
+	if (dt_nprobes + n > dt_probecap) {
+		ncap = max(dt_probecap * 2, dt_nprobes + n);
+		ncap = max(ncap, 1024U);
+		nt = kvcalloc(ncap, sizeof(*nt), GFP_KERNEL);
+		if (nt == NULL)
+			return -ENOMEM;
+		if (dt_probetab != NULL)
+			memcpy(nt, dt_probetab, dt_nprobes * sizeof(*nt));
+		kvfree(dt_probetab);
+		dt_probetab = nt;
+		dt_probecap = ncap;
+	}
+	return 0;
+}
+
+/* [g] held.  Assigns the id. */
+int dt_probe_insert(struct dt_probe *dp)
+{
+	int error;
+
+	error = dt_probe_reserve(1);
+	if (error)
+		return error;
+	dt_probetab[dt_nprobes] = dp;
+	dp->dp_id = ++dt_nprobes;
+	return 0;
+}
+
+/* [g] held */
+struct dt_probe *dt_probe_lookup(u32 id)
+{
+	if (id == 0 || id > dt_nprobes)
+		return NULL;
+	return dt_probetab[id - 1];
+}
+
+u32 dt_probe_count(void)
+{
+	return dt_nprobes;
+}
+
+void dt_probes_free(void)
+{
+	u32 i;
+
+	for (i = 0; i < dt_nprobes; i++)
+		kfree(dt_probetab[i]);
+	kvfree(dt_probetab);
+	dt_probetab = NULL;
+	dt_nprobes = dt_probecap = 0;
+}
+
+/* ---- descriptors ---- */
+
+static bool dt_readable(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb;
+	unsigned int cpu;
+
+	if (!READ_ONCE(sc->sc_recording))
+		return true;	/* read() returns what is left, then EOF */
+	for_each_possible_cpu(cpu) {
+		cb = READ_ONCE(sc->sc_bufs[cpu]);
+		if (cb != NULL && dtr_avail(&cb->cb_ring) != 0)
+			return true;
+	}
+	return false;
+}
+
+static bool dt_hasdata(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cb = READ_ONCE(sc->sc_bufs[cpu]);
+		if (cb != NULL && dtr_avail(&cb->cb_ring) != 0)
+			return true;
+	}
+	return false;
+}
+
+static void dt_tick(struct timer_list *t)
+{
+	struct dt_softc *sc = from_timer(sc, t, sc_tick);
+
+	if (wq_has_sleeper(&sc->sc_wq) && dt_hasdata(sc))
+		wake_up_interruptible(&sc->sc_wq);
+	if (READ_ONCE(sc->sc_recording))
+		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
+}
+
+static int dt_open(struct inode *inode, struct file *file)
+{
+	struct dt_softc *sc;
+
+	if (!perfmon_capable())
+		return -EPERM;
+	sc = kzalloc(sizeof(*sc), GFP_KERNEL);
+	if (sc == NULL)
+		return -ENOMEM;
+	sc->sc_bufs = kcalloc(nr_cpu_ids, sizeof(*sc->sc_bufs), GFP_KERNEL);
+	if (sc->sc_bufs == NULL) {
+		kfree(sc);
+		return -ENOMEM;
+	}
+	mutex_init(&sc->sc_lock);
+	mutex_init(&sc->sc_rlock);
+	INIT_LIST_HEAD(&sc->sc_pcbs);
+	sc->sc_bufsz = DT_BUFSZ_DEFAULT;
+	init_waitqueue_head(&sc->sc_wq);
+	timer_setup(&sc->sc_tick, dt_tick, 0);
+	file->private_data = sc;
+	return 0;
+}
+
+static int dt_bufs_alloc(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb;
+	unsigned int cpu;
+	void *data;
+
+	for_each_possible_cpu(cpu) {
+		if (sc->sc_bufs[cpu] != NULL)
+			continue;
+		cb = kzalloc_node(sizeof(*cb), GFP_KERNEL, cpu_to_node(cpu));
+		data = vmalloc_node(sc->sc_bufsz, cpu_to_node(cpu));
+		if (cb == NULL || data == NULL) {
+			kfree(cb);
+			vfree(data);
+			return -ENOMEM;
+		}
+		dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+		init_irq_work(&cb->cb_wake, dt_wake);
+		cb->cb_sc = sc;
+		WRITE_ONCE(sc->sc_bufs[cpu], cb);
+	}
+	return 0;
+}
+
+/* Only once nothing can write or wake: after dt_stop or before start. */
+static void dt_bufs_free(struct dt_softc *sc)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct dt_cpubuf *cb = sc->sc_bufs[cpu];
+
+		if (cb == NULL)
+			continue;
+		irq_work_sync(&cb->cb_wake);
+		vfree(cb->cb_ring.r_data);
+		kfree(cb);
+		sc->sc_bufs[cpu] = NULL;
+	}
+}
+
+/* [d] held */
+static void dt_stop(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+	unsigned int cpu;
+
+	if (!sc->sc_recording)
+		return;
+	mutex_lock(&dt_lock);
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (!pcb->pcb_armed)
+			continue;
+		/* the provider stops its source first (timers, kprobes) */
+		pcb->pcb_probe->dp_prov->dtpv_disarm(pcb);
+		list_del_rcu(&pcb->pcb_plink);
+		pcb->pcb_probe->dp_narmed--;
+		pcb->pcb_armed = false;
+	}
+	mutex_unlock(&dt_lock);
+	/* no probe context still walks our pcbs or writes our rings */
+	tracepoint_synchronize_unregister();
+	WRITE_ONCE(sc->sc_recording, false);
+	del_timer_sync(&sc->sc_tick);
+	for_each_possible_cpu(cpu)
+		if (sc->sc_bufs[cpu] != NULL)
+			irq_work_sync(&sc->sc_bufs[cpu]->cb_wake);
+	wake_up_interruptible_all(&sc->sc_wq);
+}
+
+/* [d] held */
+static int dt_start(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+	int error;
+
+	if (sc->sc_recording)
+		return -EBUSY;
+	if (list_empty(&sc->sc_pcbs))
+		return -ENOENT;
+	error = dt_bufs_alloc(sc);
+	if (error)
+		return error;
+	WRITE_ONCE(sc->sc_recording, true);
+	mutex_lock(&dt_lock);
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		/* on the list before the source starts: no event is lost */
+		list_add_tail_rcu(&pcb->pcb_plink, &pcb->pcb_probe->dp_pcbs);
+		pcb->pcb_probe->dp_narmed++;
+		pcb->pcb_armed = true;
+		error = pcb->pcb_probe->dp_prov->dtpv_arm(pcb);
+		if (error) {
+			list_del_rcu(&pcb->pcb_plink);
+			pcb->pcb_probe->dp_narmed--;
+			pcb->pcb_armed = false;
+			break;
+		}
+	}
+	mutex_unlock(&dt_lock);
+	if (error) {
+		dt_stop(sc);
+		return error;
+	}
+	mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
+	return 0;
+}
+
+static int dt_release(struct inode *inode, struct file *file)
+{
+	struct dt_softc *sc = file->private_data;
+	struct dt_pcb *pcb, *tmp;
+
+	mutex_lock(&sc->sc_lock);
+	dt_stop(sc);
+	list_for_each_entry_safe(pcb, tmp, &sc->sc_pcbs, pcb_slink) {
+		list_del(&pcb->pcb_slink);
+		kfree(pcb);
+	}
+	mutex_unlock(&sc->sc_lock);
+	del_timer_sync(&sc->sc_tick);
+	dt_bufs_free(sc);
+	kfree(sc->sc_bufs);
+	kfree(sc);
+	return 0;
+}
+
+/* ---- ioctls ---- */
+
+static void dt_probe_info(struct dt_probe *dp, struct dt_probe_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->dtpi_id = dp->dp_id;
+	pi->dtpi_nargs = dp->dp_nargs;
+	pi->dtpi_flags = dp->dp_flags;
+	strscpy(pi->dtpi_prov, dp->dp_prov->dtpv_name, sizeof(pi->dtpi_prov));
+	strscpy(pi->dtpi_func, dp->dp_func, sizeof(pi->dtpi_func));
+	strscpy(pi->dtpi_name, dp->dp_name, sizeof(pi->dtpi_name));
+}
+
+static int dt_ioc_plist(void __user *arg)
+{
+	struct dt_probe_list pl;
+	struct dt_probe_info pi;
+	struct dt_probe_info __user *up;
+	u32 i, n;
+	int error = 0;
+
+	if (copy_from_user(&pl, arg, sizeof(pl)))
+		return -EFAULT;
+	if (pl.dtpl_pad != 0)
+		return -EINVAL;
+	up = u64_to_user_ptr(pl.dtpl_probes);
+	mutex_lock(&dt_lock);
+	n = min(pl.dtpl_count, dt_nprobes);
+	for (i = 0; i < n; i++) {
+		dt_probe_info(dt_probetab[i], &pi);
+		if (copy_to_user(&up[i], &pi, sizeof(pi))) {
+			error = -EFAULT;
+			break;
+		}
+	}
+	pl.dtpl_count = dt_nprobes;
+	mutex_unlock(&dt_lock);
+	if (error)
+		return error;
+	if (copy_to_user(arg, &pl, sizeof(pl)))
+		return -EFAULT;
+	return 0;
+}
+
+static int dt_ioc_args(void __user *arg)
+{
+	struct dt_probe_args pa;
+	struct dt_probe *dp;
+	u32 id;
+
+	if (get_user(id, (u32 __user *)arg))
+		return -EFAULT;
+	memset(&pa, 0, sizeof(pa));
+	mutex_lock(&dt_lock);
+	dp = dt_probe_lookup(id);
+	if (dp == NULL) {
+		mutex_unlock(&dt_lock);
+		return -ENOENT;
+	}
+	pa.dtpa_id = id;
+	pa.dtpa_nargs = dp->dp_nargs;
+	memcpy(pa.dtpa_args, dp->dp_args, dp->dp_nargs * sizeof(pa.dtpa_args[0]));
+	mutex_unlock(&dt_lock);
+	if (copy_to_user(arg, &pa, sizeof(pa)))
+		return -EFAULT;
+	return 0;
+}
+
+static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
+			 struct dt_stats *st)
+{
+	struct dt_cpubuf *cb = READ_ONCE(sc->sc_bufs[cpu]);
+	struct dt_ring *r;
+
+	memset(st, 0, sizeof(*st));
+	if (cb == NULL)
+		return;
+	r = &cb->cb_ring;
+	st->dtst_produced = dtr_lread(&r->r_produced);
+	st->dtst_read = READ_ONCE(r->r_read);
+	st->dtst_dropped = dtr_lread(&r->r_dropped);
+	st->dtst_skipped = dtr_lread(&r->r_skipped);
+	st->dtst_recursive = dtr_lread(&r->r_recursive);
+	st->dtst_nested = dtr_lread(&r->r_nested);
+}
+
+static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
+{
+	struct dt_stats sum, st;
+	unsigned int cpu;
+
+	memset(&sum, 0, sizeof(sum));
+	for_each_possible_cpu(cpu) {
+		dt_cpu_stats(sc, cpu, &st);
+		sum.dtst_produced += st.dtst_produced;
+		sum.dtst_read += st.dtst_read;
+		sum.dtst_dropped += st.dtst_dropped;
+		sum.dtst_skipped += st.dtst_skipped;
+		sum.dtst_recursive += st.dtst_recursive;
+		sum.dtst_nested += st.dtst_nested;
+	}
+	if (copy_to_user(arg, &sum, sizeof(sum)))
+		return -EFAULT;
+	return 0;
+}
+
+static int dt_ioc_cpustats(struct dt_softc *sc, void __user *arg)
+{
+	struct dt_cpu_stats cs;
+	struct dt_stats st;
+	struct dt_stats __user *up;
+	unsigned int cpu, n;
+
+	if (copy_from_user(&cs, arg, sizeof(cs)))
+		return -EFAULT;
+	if (cs.dtcs_pad != 0)
+		return -EINVAL;
+	up = u64_to_user_ptr(cs.dtcs_stats);
+	n = min_t(unsigned int, cs.dtcs_ncpus, nr_cpu_ids);
+	for (cpu = 0; cpu < n; cpu++) {
+		if (cpu_possible(cpu))
+			dt_cpu_stats(sc, cpu, &st);
+		else
+			memset(&st, 0, sizeof(st));
+		if (copy_to_user(&up[cpu], &st, sizeof(st)))
+			return -EFAULT;
+	}
+	cs.dtcs_ncpus = nr_cpu_ids;
+	if (copy_to_user(arg, &cs, sizeof(cs)))
+		return -EFAULT;
+	return 0;
+}
+
+static struct dt_pcb *dt_pcb_find(struct dt_softc *sc, struct dt_probe *dp)
+{
+	struct dt_pcb *pcb;
+
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink)
+		if (pcb->pcb_probe == dp)
+			return pcb;
+	return NULL;
+}
+
+static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
+{
+	struct dt_enable en;
+	struct dt_probe *dp;
+	struct dt_pcb *pcb;
+	u64 period;
+
+	if (copy_from_user(&en, arg, sizeof(en)))
+		return -EFAULT;
+	mutex_lock(&dt_lock);
+	dp = dt_probe_lookup(en.dten_id);
+	mutex_unlock(&dt_lock);
+	if (dp == NULL)
+		return -ENOENT;
+	if (sc->sc_recording)
+		return -EBUSY;
+	pcb = dt_pcb_find(sc, dp);
+	if (!on) {
+		if (pcb == NULL)
+			return -ENOENT;
+		list_del(&pcb->pcb_slink);
+		kfree(pcb);
+		return 0;
+	}
+	if (en.dten_evtflags & ~DTEVT_ALL)
+		return -EINVAL;
+	period = en.dten_period_ns;
+	if (dp->dp_flags & DT_PF_TIMER) {
+		if (period == 0)
+			period = dp->dp_defperiod;
+		if (period < DT_PERIOD_MIN_NS || period > DT_PERIOD_MAX_NS)
+			return -EINVAL;
+	} else if (period != 0) {
+		return -EINVAL;
+	}
+	if (pcb != NULL)
+		return -EEXIST;
+	pcb = kzalloc(sizeof(*pcb), GFP_KERNEL);
+	if (pcb == NULL)
+		return -ENOMEM;
+	pcb->pcb_probe = dp;
+	pcb->pcb_sc = sc;
+	pcb->pcb_evtflags = en.dten_evtflags;
+	pcb->pcb_period = period;
+	INIT_LIST_HEAD(&pcb->pcb_plink);
+	list_add_tail(&pcb->pcb_slink, &sc->sc_pcbs);
+	return 0;
+}
+
+static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)
+{
+	unsigned int cpu;
+	u32 sz;
+
+	if (get_user(sz, (u32 __user *)arg))
+		return -EFAULT;
+	if (sc->sc_recording)
+		return -EINVAL;
+	if (sz < DT_BUFSZ_MIN || sz > DT_BUFSZ_MAX || (sz & (sz - 1)) != 0)
+		return -EINVAL;
+	/* the rings keep their size (and counters) once allocated */
+	for_each_possible_cpu(cpu)
+		if (sc->sc_bufs[cpu] != NULL)
+			return sz == sc->sc_bufsz ? 0 : -EBUSY;
+	sc->sc_bufsz = sz;
+	return 0;
+}
+
+static int dt_ioc_clock(void __user *arg)
+{
+	struct dt_clock ck;
+	u64 m0, m1;
+	s64 real;
+
+	/* bracket the realtime read: the pair is off by half the gap */
+	m0 = ktime_get_mono_fast_ns();
+	real = ktime_get_real_ns();
+	m1 = ktime_get_mono_fast_ns();
+	ck.dtck_mono_ns = m0 + (m1 - m0) / 2;
+	ck.dtck_real_ns = real;
+	if (copy_to_user(arg, &ck, sizeof(ck)))
+		return -EFAULT;
+	return 0;
+}
+
+static int dt_ioc_kprobe(void __user *arg)
+{
+	struct dt_kprobe kp;
+	int error;
+
+	if (copy_from_user(&kp, arg, sizeof(kp)))
+		return -EFAULT;
+	error = dt_kprobe_create(&kp);
+	if (error)
+		return error;
+	if (copy_to_user(arg, &kp, sizeof(kp)))
+		return -EFAULT;
+	return 0;
+}
+
+static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
+{
+	struct dt_softc *sc = file->private_data;
+	void __user *arg = (void __user *)uarg;
+	u32 v;
+	long error;
+
+	/* the ones that need no descriptor state */
+	switch (cmd) {
+	case DTIOCGVERSION:
+		return put_user((u32)DT_ABI_VERSION, (u32 __user *)arg);
+	case DTIOCGPLIST:
+		return dt_ioc_plist(arg);
+	case DTIOCGARGS:
+		return dt_ioc_args(arg);
+	case DTIOCGCLOCK:
+		return dt_ioc_clock(arg);
+	case DTIOCKPROBE:
+		return dt_ioc_kprobe(arg);
+	case DTIOCGSTATS:
+	case DTIOCGCPUSTATS:
+	case DTIOCRECORD:
+	case DTIOCPRBENABLE:
+	case DTIOCPRBDISABLE:
+	case DTIOCSETBUFSZ:
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	mutex_lock(&sc->sc_lock);
+	switch (cmd) {
+	case DTIOCGSTATS:
+		error = dt_ioc_stats(sc, arg);
+		break;
+	case DTIOCGCPUSTATS:
+		error = dt_ioc_cpustats(sc, arg);
+		break;
+	case DTIOCRECORD:
+		error = get_user(v, (u32 __user *)arg);
+		if (error)
+			break;
+		if (v == 1)
+			error = dt_start(sc);
+		else if (v == 0)
+			dt_stop(sc);
+		else
+			error = -EINVAL;
+		break;
+	case DTIOCPRBENABLE:
+		error = dt_ioc_enable(sc, arg, true);
+		break;
+	case DTIOCPRBDISABLE:
+		error = dt_ioc_enable(sc, arg, false);
+		break;
+	case DTIOCSETBUFSZ:
+		error = dt_ioc_bufsz(sc, arg);
+		break;
+	default:
+		error = -ENOTTY;
+		break;
+	}
+	mutex_unlock(&sc->sc_lock);
+	return error;
+}
+
+/* ---- read and poll ---- */
+
+/*
+ * Copy whole records, round-robin over the CPUs, as many as fit.  Returns
+ * bytes copied, or -EINVAL if the first waiting record does not fit in
+ * len, -EFAULT.  [R] held.
+ */
+static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
+{
+	unsigned int i, cpu;
+	size_t done = 0;
+	bool toosmall = false;
+
+	for (i = 0; i < nr_cpu_ids; i++) {
+		struct dt_cpubuf *cb;
+		struct dt_ring *r;
+		struct dtr_hdr *h;
+		unsigned long pub, pos, nrec = 0;
+
+		cpu = (sc->sc_rrcpu + i) % nr_cpu_ids;
+		cb = READ_ONCE(sc->sc_bufs[cpu]);
+		if (cb == NULL)
+			continue;
+		r = &cb->cb_ring;
+		pub = dtr_read_begin(r);
+		pos = READ_ONCE(r->r_tail);
+		while ((h = dtr_peek(r, &pos, pub)) != NULL) {
+			if (h->h_size > len - done) {
+				toosmall = true;
+				break;
+			}
+			if (copy_to_user(ubuf + done, h, h->h_size)) {
+				dtr_read_end(r, pos, nrec);
+				return done ? (ssize_t)done : -EFAULT;
+			}
+			done += h->h_size;
+			pos += h->h_size;
+			nrec++;
+		}
+		dtr_read_end(r, pos, nrec);
+		if (toosmall)
+			break;
+	}
+	sc->sc_rrcpu = (sc->sc_rrcpu + 1) % nr_cpu_ids;
+	if (done == 0 && toosmall)
+		return -EINVAL;
+	return done;
+}
+
+static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
+		       loff_t *off)
+{
+	struct dt_softc *sc = file->private_data;
+	ssize_t n;
+	int error;
+
+	for (;;) {
+		if (mutex_lock_interruptible(&sc->sc_rlock))
+			return -ERESTARTSYS;
+		n = dt_copyout(sc, ubuf, len);
+		mutex_unlock(&sc->sc_rlock);
+		if (n != 0)
+			return n;
+		if (!READ_ONCE(sc->sc_recording)) {
+			/* a stop may have raced with the copy: look again */
+			if (dt_hasdata(sc))
+				continue;
+			return 0;
+		}
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		/* prepare_to_wait's barrier pairs with dt_write's smp_mb */
+		error = wait_event_interruptible(sc->sc_wq, dt_readable(sc));
+		if (error)
+			return error;
+	}
+}
+
+static __poll_t dt_poll(struct file *file, struct poll_table_struct *pt)
+{
+	struct dt_softc *sc = file->private_data;
+
+	poll_wait(file, &sc->sc_wq, pt);
+	/* joined the waitqueue before loading pub: pairs with dt_write */
+	smp_mb();
+	if (dt_hasdata(sc))
+		return EPOLLIN | EPOLLRDNORM;
+	if (!READ_ONCE(sc->sc_recording))
+		return EPOLLHUP;
+	return 0;
+}
+
+static const struct file_operations dt_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dt_open,
+	.release	= dt_release,
+	.read		= dt_read,
+	.poll		= dt_poll,
+	.unlocked_ioctl	= dt_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice dt_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= "dt",
+	.fops	= &dt_fops,
+	.mode	= 0600,
+};
+
+static int __init dt_init(void)
+{
+	int error;
+
+	mutex_lock(&dt_lock);
+	error = dt_timer_init();
+	if (!error)
+		error = dt_syscall_init();
+	if (!error)
+		error = dt_tp_init();
+	mutex_unlock(&dt_lock);
+	if (error)
+		goto fail;
+	error = misc_register(&dt_misc);
+	if (error)
+		goto fail;
+	return 0;
+fail:
+	dt_syscall_exit();
+	dt_probes_free();
+	return error;
+}
+
+static void __exit dt_exit(void)
+{
+	/* fops.owner: no descriptor is open, so nothing is armed */
+	misc_deregister(&dt_misc);
+	dt_kprobe_exit();
+	dt_syscall_exit();
+	tracepoint_synchronize_unregister();
+	dt_probes_free();
+}
+
+module_init(dt_init);
+module_exit(dt_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("dt: record-then-analyze kernel tracer (/dev/dt)");

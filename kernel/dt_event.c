@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * dt_event.c - the event path: runs in probe context (task with preemption
+ * disabled, softirq, hardirq or NMI), takes no lock, never sleeps, never
+ * wakes anybody directly (sched_switch holds the runqueue lock): wakeups
+ * go through irq_work.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/stacktrace.h>
+#include <linux/uaccess.h>
+#include <linux/rculist.h>
+#include <linux/timekeeping.h>
+#include <linux/string.h>
+#include <asm/ptrace.h>
+
+#include "dt.h"
+
+#define DT_NLEVELS	4	/* task, softirq, hardirq, NMI */
+/* room for the tracer's and the interrupt's own frames above the cut */
+#define DT_KSCRATCH	(DT_MAXFRAMES + 48)
+
+/*
+ * Stacks are gathered once per event into a buffer of the CPU and the
+ * context level, so that an interrupt nesting into a half-built event has
+ * its own, and copied into each descriptor's ring.
+ */
+struct dt_scratch {
+	unsigned long	ks[DT_KSCRATCH];
+	u64		us[DT_MAXFRAMES];
+};
+
+/* [c] bit L set: this CPU is inside dt_fire at context level L */
+static DEFINE_PER_CPU(unsigned int, dt_busy);
+static DEFINE_PER_CPU(struct dt_scratch [DT_NLEVELS], dt_scratch);
+
+/*
+ * Kernel stack, innermost first, without the tracer and the probe or
+ * interrupt machinery on top: cut at the interrupted/probed instruction if
+ * it appears, else after the last frame inside this module.
+ */
+static unsigned int dt_kstack(struct dt_scratch *s, struct pt_regs *regs,
+			      unsigned int *startp, bool *trunc)
+{
+	unsigned int n, i, start = 0, cnt;
+
+	n = stack_trace_save(s->ks, DT_KSCRATCH, 0);
+	for (i = 0; i < n; i++)
+		if (within_module(s->ks[i], THIS_MODULE))
+			start = i + 1;
+	if (regs != NULL) {
+		for (i = start; i < n; i++)
+			if (s->ks[i] == instruction_pointer(regs)) {
+				start = i;
+				break;
+			}
+	}
+	cnt = n - start;
+	*trunc = n == DT_KSCRATCH;
+	if (cnt > DT_MAXFRAMES) {
+		cnt = DT_MAXFRAMES;
+		*trunc = true;
+	}
+	*startp = start;
+	return cnt;
+}
+
+/*
+ * User stack by frame pointers (stack_trace_save_user is not exported).
+ * copy_from_user_nofault is safe in any context and fails instead of
+ * faulting pages in.
+ */
+static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
+{
+	unsigned long fp = regs->bp;
+	unsigned int n = 0;
+	struct {
+		unsigned long next;
+		unsigned long ret;
+	} fr;
+
+	*trunc = false;
+	out[n++] = regs->ip;
+	if (!user_64bit_mode(regs))
+		return n;
+	while (fp != 0) {
+		if (n == DT_MAXFRAMES) {
+			*trunc = true;
+			break;
+		}
+		if ((fp & 7) != 0 ||
+		    copy_from_user_nofault(&fr, (const void __user *)fp,
+					   sizeof(fr)) != 0) {
+			*trunc = true;
+			break;
+		}
+		if (fr.ret == 0)
+			break;
+		out[n++] = fr.ret;
+		if (fr.next <= fp)	/* frames must go up the stack */
+			break;
+		fp = fr.next;
+	}
+	return n;
+}
+
+/* Count a recursion on this CPU's ring of every consumer of dp. */
+static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
+{
+	struct dt_pcb *pcb;
+	struct dt_cpubuf *cb;
+
+	if (only != NULL) {
+		cb = READ_ONCE(only->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			dtr_linc(&cb->cb_ring.r_recursive);
+		return;
+	}
+	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
+		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			dtr_linc(&cb->cb_ring.r_recursive);
+	}
+}
+
+struct dt_evctx {
+	struct dt_probe	*dp;
+	struct pt_regs	*regs;		/* interrupted/probed context */
+	struct dt_scratch *s;
+	const u64	*args;
+	unsigned int	 nslots;
+	u8		 rflags;
+	u8		 ctx;
+	bool		 nested;
+	unsigned long	 skipped;
+	u64		 ts;
+	int		 cpu;
+	/* gathered on first use */
+	int		 nk, nu;	/* -1: not yet */
+	unsigned int	 kstart;	/* kernel stack: s->ks + kstart */
+	bool		 ktrunc, utrunc;
+};
+
+static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
+{
+	struct dt_cpubuf *cb = READ_ONCE(pcb->pcb_sc->sc_bufs[e->cpu]);
+	u32 fl = pcb->pcb_evtflags;
+	unsigned int na = 0, nk = 0, nu = 0, sz;
+	struct dt_ring *r;
+	struct dt_rec *rec;
+	u64 *p;
+	unsigned long pub, tail;
+	u8 rflags = e->rflags;
+
+	if (cb == NULL)
+		return;
+	r = &cb->cb_ring;
+	if (e->skipped)
+		local_add(e->skipped, &r->r_skipped);
+
+	if (fl & DTEVT_FUNCARGS)
+		na = e->nslots;
+	if (fl & DTEVT_KSTACK) {
+		if (e->nk < 0) {
+			e->nk = 0;
+			if (e->regs == NULL || !user_mode(e->regs))
+				e->nk = dt_kstack(e->s, e->regs, &e->kstart,
+						  &e->ktrunc);
+		}
+		nk = e->nk;
+		if (e->ktrunc)
+			rflags |= DTR_KSTACK_TRUNC;
+	}
+	if (fl & DTEVT_USTACK) {
+		if (e->nu < 0) {
+			struct pt_regs *ur = NULL;
+
+			e->nu = 0;
+			if (e->regs != NULL && user_mode(e->regs))
+				ur = e->regs;
+			else if (current->mm != NULL &&
+				 !(current->flags & PF_KTHREAD))
+				ur = task_pt_regs(current);
+			if (ur != NULL)
+				e->nu = dt_ustack(ur, e->s->us, &e->utrunc);
+		}
+		nu = e->nu;
+		if (e->utrunc)
+			rflags |= DTR_USTACK_TRUNC;
+	}
+
+	sz = DT_REC_SIZE(na, nk, nu);
+	rec = dtr_reserve(r, sz);
+	if (rec == NULL)
+		return;
+	rec->dtr_size = sz;
+	rec->dtr_probe = e->dp->dp_id;
+	rec->dtr_ts = e->ts;
+	rec->dtr_pid = current->tgid;
+	rec->dtr_tid = current->pid;
+	rec->dtr_cpu = (u16)e->cpu;
+	rec->dtr_nargs = (u8)na;
+	rec->dtr_nkstack = (u8)nk;
+	rec->dtr_nustack = (u8)nu;
+	rec->dtr_flags = rflags;
+	rec->dtr_ctx = e->ctx;
+	rec->dtr_pad = 0;
+	if (fl & DTEVT_COMM)
+		memcpy(rec->dtr_comm, current->comm, DT_COMMLEN);
+	else
+		memset(rec->dtr_comm, 0, DT_COMMLEN);
+	p = (u64 *)(rec + 1);
+	if (na)
+		memcpy(p, e->args, na * sizeof(u64));
+	p += na;
+	if (nk)
+		memcpy(p, e->s->ks + e->kstart, nk * sizeof(u64));
+	p += nk;
+	if (nu)
+		memcpy(p, e->s->us, nu * sizeof(u64));
+	if (e->nested)
+		dtr_linc(&r->r_nested);
+	pub = dtr_commit(r);
+	if (pub == 0)
+		return;
+
+	/*
+	 * Wake the reader once a quarter of the ring waits, and only if it
+	 * sleeps and no wakeup is already pending on this CPU; the periodic
+	 * tick (sc_tick) delivers smaller amounts.  The full barrier orders
+	 * our pub store (in dtr_commit) before the waitqueue load; the
+	 * reader has the mirror barrier between joining the waitqueue and
+	 * loading pub (set_current_state / smp_mb in dt_poll): without
+	 * both, store->load reordering loses wakeups.
+	 */
+	tail = READ_ONCE(r->r_tail);
+	if (pub - tail >= r->r_size / 4 && !irq_work_is_pending(&cb->cb_wake)) {
+		smp_mb();
+		if (waitqueue_active(&pcb->pcb_sc->sc_wq))
+			irq_work_queue(&cb->cb_wake);
+	}
+}
+
+void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
+	     const u64 *args, unsigned int nslots, u8 rflags,
+	     unsigned long skipped)
+{
+	struct dt_evctx e;
+	struct dt_pcb *pcb;
+	unsigned int lvl, busy;
+
+	preempt_disable_notrace();
+	lvl = interrupt_context_level();
+	busy = __this_cpu_read(dt_busy);
+	e.cpu = smp_processor_id();
+	if (busy & (1U << lvl)) {
+		/* we are inside dt_fire at our own level: true recursion */
+		dt_recursed(dp, only, e.cpu);
+		goto out;
+	}
+	/* interrupt-safe on x86: one instruction, no lost update */
+	this_cpu_or(dt_busy, 1U << lvl);
+	barrier();
+
+	e.dp = dp;
+	e.regs = regs;
+	e.s = this_cpu_ptr(&dt_scratch[lvl]);
+	e.args = args;
+	e.nslots = nslots;
+	e.rflags = rflags;
+	e.ctx = (u8)lvl;
+	e.nested = (busy & ((1U << lvl) - 1)) != 0;
+	e.skipped = skipped;
+	e.ts = ktime_get_mono_fast_ns();
+	e.nk = -1;
+	e.nu = -1;
+	e.kstart = 0;
+	e.ktrunc = false;
+	e.utrunc = false;
+	if (regs != NULL && user_mode(regs))
+		e.rflags |= DTR_USERMODE;
+
+	if (only != NULL) {
+		dt_write(&e, only);
+	} else {
+		list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink)
+			dt_write(&e, pcb);
+	}
+
+	barrier();
+	this_cpu_and(dt_busy, ~(1U << lvl));
+out:
+	preempt_enable_notrace();
+}
+
+void dt_wake(struct irq_work *w)
+{
+	struct dt_cpubuf *cb = container_of(w, struct dt_cpubuf, cb_wake);
+
+	wake_up_interruptible(&cb->cb_sc->sc_wq);
+}

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * dt_kprobe.c - kprobe:FUNC:entry and kprobe:FUNC:return, created on
+ * demand by DTIOCKPROBE.
+ *
+ * Both are registered at creation, disabled, and stay registered (so
+ * their probe ids stay valid) until the module is unloaded; arming
+ * enables them and the last disarm disables them.  Registering disabled
+ * first lets us refuse the tracer's own functions before they can fire:
+ * a kprobe there would recurse into the tracer.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
+#include <linux/err.h>
+
+#include "dt.h"
+
+#define DT_KPROBE_MAX	512	/* functions: bounds the memory a user pins */
+
+struct dt_kp {
+	struct kprobe		 k_kp;		/* [I] entry */
+	struct kretprobe	 k_krp;		/* [I] return */
+	struct dt_probe		*k_entry;	/* [I] */
+	struct dt_probe		*k_return;	/* [I] */
+	struct list_head	 k_link;	/* [g] on dt_kps */
+};
+
+static LIST_HEAD(dt_kps);		/* [g] */
+static unsigned int dt_nkps;		/* [g] */
+
+static const struct dt_arg_info dt_kpargs_entry[6] = {
+	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
+	{ "arg2", "long", 2, 1 }, { "arg3", "long", 3, 1 },
+	{ "arg4", "long", 4, 1 }, { "arg5", "long", 5, 1 },
+};
+static const struct dt_arg_info dt_kpargs_return[2] = {
+	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
+};
+
+static int dt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct dt_kp *k = container_of(kp, struct dt_kp, k_kp);
+	u64 a[6];
+
+	/* the x86-64 argument registers */
+	a[0] = regs->di;
+	a[1] = regs->si;
+	a[2] = regs->dx;
+	a[3] = regs->cx;
+	a[4] = regs->r8;
+	a[5] = regs->r9;
+	dt_fire(k->k_entry, NULL, regs, a, 6, 0, 0);
+	return 0;
+}
+
+static int dt_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct kretprobe *krp = get_kretprobe(ri);
+	struct dt_kp *k;
+	unsigned long ret = regs_return_value(regs);
+	u64 a[2];
+
+	if (krp == NULL)
+		return 0;
+	k = container_of(krp, struct dt_kp, k_krp);
+	a[0] = ret;
+	a[1] = IS_ERR_VALUE(ret) ? (u64)-(long)ret : 0;
+	dt_fire(k->k_return, NULL, regs, a, 2, DTR_RETURN, 0);
+	return 0;
+}
+
+static int dt_kp_arm(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	struct dt_kp *k = dp->dp_priv;
+
+	if (dp->dp_narmed != 1)
+		return 0;
+	if (dp == k->k_entry)
+		return enable_kprobe(&k->k_kp);
+	return enable_kretprobe(&k->k_krp);
+}
+
+static void dt_kp_disarm(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	struct dt_kp *k = dp->dp_priv;
+
+	if (dp->dp_narmed != 1)
+		return;
+	if (dp == k->k_entry)
+		disable_kprobe(&k->k_kp);
+	else
+		disable_kretprobe(&k->k_krp);
+}
+
+static const struct dt_provider dt_prov_kprobe = {
+	.dtpv_name	= "kprobe",
+	.dtpv_arm	= dt_kp_arm,
+	.dtpv_disarm	= dt_kp_disarm,
+};
+
+/* 0, or why a function cannot be probed */
+static int dt_kp_check(struct kprobe *kp)
+{
+	unsigned long addr = (unsigned long)kp->addr;
+
+	if (within_module(addr, THIS_MODULE))
+		return -EPERM;
+	return 0;
+}
+
+static void dt_kp_free(struct dt_kp *k)
+{
+	kfree(k->k_entry);
+	kfree(k->k_return);
+	kfree(k);
+}
+
+int dt_kprobe_create(struct dt_kprobe *req)
+{
+	struct dt_kp *k;
+	size_t len;
+	int error;
+
+	len = strnlen(req->dtkp_func, sizeof(req->dtkp_func));
+	if (len == 0 || len == sizeof(req->dtkp_func))
+		return -EINVAL;
+	if (len >= DT_FUNCLEN)
+		return -ENAMETOOLONG;
+
+	mutex_lock(&dt_lock);
+	list_for_each_entry(k, &dt_kps, k_link) {
+		if (strcmp(k->k_entry->dp_func, req->dtkp_func) == 0) {
+			req->dtkp_entry_id = k->k_entry->dp_id;
+			req->dtkp_return_id = k->k_return->dp_id;
+			mutex_unlock(&dt_lock);
+			return 0;
+		}
+	}
+	if (dt_nkps >= DT_KPROBE_MAX) {
+		error = -ENOSPC;
+		goto unlock;
+	}
+	/* after registering, inserting must not fail */
+	error = dt_probe_reserve(2);
+	if (error)
+		goto unlock;
+	error = -ENOMEM;
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (k == NULL)
+		goto unlock;
+	k->k_entry = dt_probe_new(&dt_prov_kprobe, req->dtkp_func, "entry", 6,
+				  6, dt_kpargs_entry, 0);
+	k->k_return = dt_probe_new(&dt_prov_kprobe, req->dtkp_func, "return",
+				   2, 2, dt_kpargs_return, DT_PF_RETURN);
+	if (k->k_entry == NULL || k->k_return == NULL)
+		goto fail;
+	k->k_entry->dp_priv = k;
+	k->k_return->dp_priv = k;
+
+	/* symbol_name must outlive the kprobe: the probe's copy does */
+	k->k_kp.symbol_name = k->k_entry->dp_func;
+	k->k_kp.pre_handler = dt_kp_pre;
+	k->k_kp.flags = KPROBE_FLAG_DISABLED;
+	error = register_kprobe(&k->k_kp);
+	if (error) {
+		/* unknown symbol: ENOENT; blacklisted or unprobeable: EINVAL */
+		if (error != -ENOENT)
+			error = -EINVAL;
+		goto fail;
+	}
+	error = dt_kp_check(&k->k_kp);
+	if (error) {
+		unregister_kprobe(&k->k_kp);
+		goto fail;
+	}
+	k->k_krp.kp.symbol_name = k->k_return->dp_func;
+	k->k_krp.kp.flags = KPROBE_FLAG_DISABLED;
+	k->k_krp.handler = dt_kp_ret;
+	k->k_krp.maxactive = 0;		/* the kernel's default */
+	error = register_kretprobe(&k->k_krp);
+	if (error) {
+		unregister_kprobe(&k->k_kp);
+		if (error != -ENOENT)
+			error = -EINVAL;
+		goto fail;
+	}
+	dt_probe_insert(k->k_entry);
+	dt_probe_insert(k->k_return);
+	list_add_tail(&k->k_link, &dt_kps);
+	dt_nkps++;
+	req->dtkp_entry_id = k->k_entry->dp_id;
+	req->dtkp_return_id = k->k_return->dp_id;
+	mutex_unlock(&dt_lock);
+	return 0;
+fail:
+	dt_kp_free(k);
+unlock:
+	mutex_unlock(&dt_lock);
+	return error;
+}
+
+/* Module unload: no descriptor is open, every kprobe is disabled. */
+void dt_kprobe_exit(void)
+{
+	struct dt_kp *k, *tmp;
+
+	list_for_each_entry(k, &dt_kps, k_link) {
+		unregister_kprobe(&k->k_kp);
+		unregister_kretprobe(&k->k_krp);
+	}
+	/* unregister waits for running handlers; probes are freed later */
+	list_for_each_entry_safe(k, tmp, &dt_kps, k_link) {
+		list_del(&k->k_link);
+		kfree(k);
+	}
+	dt_nkps = 0;
+}

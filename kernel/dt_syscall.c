@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause)
+/*
+ * dt_syscall.c - syscall:NAME:entry and syscall:NAME:return for every
+ * native system call, named from dt_systab.h (generated at build time
+ * from the kernel headers' asm/unistd_64.h).
+ *
+ * The raw sys_enter/sys_exit tracepoints are registered only while some
+ * syscall probe is armed (registering sets SYSCALL_WORK_SYSCALL_TRACEPOINT
+ * on every thread, which costs every system call); a bitmap per direction
+ * makes a non-armed syscall cost one bit test.
+ */
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/tracepoint.h>
+#include <linux/compat.h>
+#include <linux/err.h>
+#include <asm/syscall.h>
+
+#include "dt.h"
+
+static const char *const dt_sysnames[] = {
+#define DT_SYSCALL(nr, name)	[nr] = #name,
+#include "dt_systab.h"
+#undef DT_SYSCALL
+};
+#define DT_NSYSCALLS	ARRAY_SIZE(dt_sysnames)
+
+enum { DT_SYS_ENTRY, DT_SYS_RETURN };
+
+/* [p] bit nr: syscall nr has an armed probe in that direction */
+static unsigned long dt_sysmap[2][BITS_TO_LONGS(DT_NSYSCALLS)];
+/* [g] armed pcbs per syscall and direction, keeps the bit */
+static unsigned int dt_sysarmed[2][DT_NSYSCALLS];
+/* [I] the probes, NULL for holes in the syscall numbering */
+static struct dt_probe *dt_sysprobe[2][DT_NSYSCALLS];
+static struct tracepoint *dt_tp_enter, *dt_tp_exit;
+static unsigned int dt_tp_refs[2];	/* [g] armed syscall pcbs */
+
+static const struct dt_arg_info dt_sysargs_entry[6] = {
+	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
+	{ "arg2", "long", 2, 1 }, { "arg3", "long", 3, 1 },
+	{ "arg4", "long", 4, 1 }, { "arg5", "long", 5, 1 },
+};
+static const struct dt_arg_info dt_sysargs_return[2] = {
+	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
+};
+
+static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
+{
+	unsigned long a[6];
+	u64 args[6];
+	int i;
+
+	if ((unsigned long)id >= DT_NSYSCALLS ||
+	    !test_bit(id, dt_sysmap[DT_SYS_ENTRY]) || in_compat_syscall())
+		return;
+	syscall_get_arguments(current, regs, a);
+	for (i = 0; i < 6; i++)
+		args[i] = a[i];
+	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, NULL, args, 6, 0, 0);
+}
+
+static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
+{
+	long id = syscall_get_nr(current, regs);
+	u64 args[2];
+
+	if ((unsigned long)id >= DT_NSYSCALLS ||
+	    !test_bit(id, dt_sysmap[DT_SYS_RETURN]) || in_compat_syscall())
+		return;
+	args[0] = (u64)ret;
+	args[1] = IS_ERR_VALUE(ret) ? (u64)-ret : 0;
+	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, NULL, args, 2,
+		DTR_RETURN, 0);
+}
+
+static int dt_sys_tp(int dir, bool on)
+{
+	struct tracepoint *tp = dir == DT_SYS_ENTRY ? dt_tp_enter : dt_tp_exit;
+	void *fn = dir == DT_SYS_ENTRY ? (void *)dt_sys_enter :
+	    (void *)dt_sys_exit;
+
+	if (tp == NULL)
+		return -ENOENT;
+	if (on)
+		return tracepoint_probe_register(tp, fn, NULL);
+	return tracepoint_probe_unregister(tp, fn, NULL);
+}
+
+static int dt_sys_arm(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	int dir = (dp->dp_flags & DT_PF_RETURN) ? DT_SYS_RETURN : DT_SYS_ENTRY;
+	long nr = dp->dp_data;
+	int error;
+
+	if (dt_tp_refs[dir] == 0) {
+		error = dt_sys_tp(dir, true);
+		if (error)
+			return error;
+	}
+	dt_tp_refs[dir]++;
+	if (dt_sysarmed[dir][nr]++ == 0)
+		set_bit(nr, dt_sysmap[dir]);
+	return 0;
+}
+
+static void dt_sys_disarm(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	int dir = (dp->dp_flags & DT_PF_RETURN) ? DT_SYS_RETURN : DT_SYS_ENTRY;
+	long nr = dp->dp_data;
+
+	if (--dt_sysarmed[dir][nr] == 0)
+		clear_bit(nr, dt_sysmap[dir]);
+	/* the caller waits for running probes before freeing anything */
+	if (--dt_tp_refs[dir] == 0)
+		dt_sys_tp(dir, false);
+}
+
+static const struct dt_provider dt_prov_syscall = {
+	.dtpv_name	= "syscall",
+	.dtpv_arm	= dt_sys_arm,
+	.dtpv_disarm	= dt_sys_disarm,
+};
+
+int dt_syscall_init(void)
+{
+	struct dt_probe *dp;
+	unsigned int nr;
+	int dir, error;
+
+	dt_tp_enter = dt_tp_find("sys_enter");
+	dt_tp_exit = dt_tp_find("sys_exit");
+	if (dt_tp_enter == NULL || dt_tp_exit == NULL) {
+		pr_warn("dt: no sys_enter/sys_exit tracepoint: no syscall probes\n");
+		return 0;
+	}
+	for (nr = 0; nr < DT_NSYSCALLS; nr++) {
+		if (dt_sysnames[nr] == NULL)
+			continue;
+		for (dir = DT_SYS_ENTRY; dir <= DT_SYS_RETURN; dir++) {
+			if (dir == DT_SYS_ENTRY)
+				dp = dt_probe_new(&dt_prov_syscall,
+						  dt_sysnames[nr], "entry", 6,
+						  6, dt_sysargs_entry, 0);
+			else
+				dp = dt_probe_new(&dt_prov_syscall,
+						  dt_sysnames[nr], "return", 2,
+						  2, dt_sysargs_return,
+						  DT_PF_RETURN);
+			if (dp == NULL)
+				return -ENOMEM;
+			dp->dp_data = nr;
+			error = dt_probe_insert(dp);
+			if (error) {
+				kfree(dp);
+				return error;
+			}
+			dt_sysprobe[dir][nr] = dp;
+		}
+	}
+	return 0;
+}
+
+void dt_syscall_exit(void)
+{
+	/*
+	 * Nothing to do: the tracepoints are registered only while a pcb is
+	 * armed and every descriptor is closed before the module can go.
+	 */
+}
