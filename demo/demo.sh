@@ -37,10 +37,11 @@ if "$dtreport" flame out/demo.dtc -o out/demo.svg; then
 else
 	status=1
 fi
-say "hottest user functions of hotloop (dtreport flame --folded)"
-"$dtreport" flame out/demo.dtc --folded 2>/dev/null | grep hot_ |
-	awk '{n=$NF; $NF=""; split($0, f, ";"); leaf=f[length(f)]; c[leaf]+=n} END {for (k in c) print c[k], k}' |
-	sort -rn | head -5
+say "hotloop's functions in the profile (from dtreport flame --folded): expect about 60/30/10"
+"$dtreport" flame out/demo.dtc --folded 2>/dev/null |
+	awk '{n = $NF; for (i = 0; i < 3; i++) { f = (i == 0 ? "hot_heavy" : i == 1 ? "hot_medium" : "hot_light");
+		if (index($0, f ";") || index($0, f " ")) { c[f] += n; t += n } } }
+	END { for (f in c) printf "%-12s %6d samples  %5.1f%%\n", f, c[f], 100 * c[f] / t }' | sort -k2 -rn
 say "dtreport sql: events per command"
 q="SELECT comm, count(*) AS events FROM events GROUP BY comm ORDER BY 2 DESC LIMIT 5"
 echo "$q"
