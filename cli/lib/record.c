@@ -794,8 +794,10 @@ finish:
 		}
 		put_counters(r);
 	}
-	if (child > 0)
+	if (child > 0) {
 		reap(child, &cmd_status);
+		child = -1;
+	}
 	if (r->tty && recording)
 		fputs("\r\033[K", r->st);
 	if (r->w) {
