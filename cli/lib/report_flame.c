@@ -25,10 +25,10 @@
 #include "flame.h"
 #include "report.h"
 
+/* 32 bytes, so the hot part of the table stays in cache; count 0 = free. */
 struct agg {
 	uint32_t	comm, kstack, ustack, pid, snap;
-	uint32_t	used;
-	uint64_t	ts;		/* first sample: picks the process snapshot */
+	uint32_t	tsi;		/* index into prof.ts: the first sample's time */
 	uint64_t	count;
 };
 
@@ -47,6 +47,8 @@ struct prof {
 	size_t		cap, n;
 	struct psnap	*ps;		/* sorted by pid */
 	size_t		nps;
+	uint64_t	*ts;		/* by agg tsi: picks the process snapshot */
+	size_t		nts, capts;
 	uint64_t	samples;
 	int		oom;
 };
@@ -71,10 +73,10 @@ static int agg_grow(struct prof *p)
 		return -1;
 	for (size_t i = 0; i < p->cap; i++) {
 		struct agg *a = &p->tab[i];
-		if (!a->used)
+		if (!a->count)
 			continue;
 		size_t j = agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap) & (ncap - 1);
-		while (nt[j].used)
+		while (nt[j].count)
 			j = (j + 1) & (ncap - 1);
 		nt[j] = *a;
 	}
@@ -177,8 +179,19 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
 	for (;;) {
 		struct agg *a = &p->tab[j];
-		if (!a->used) {
-			*a = (struct agg){ comm, k, u, pid, snap, 1, b->ts[i], 1 };
+		if (!a->count) {
+			if (p->nts == p->capts) {
+				size_t nc = p->capts ? p->capts * 2 : 4096;
+				uint64_t *nt = realloc(p->ts, nc * sizeof(*nt));
+				if (!nt) {
+					p->oom = 1;
+					return 1;
+				}
+				p->ts = nt;
+				p->capts = nc;
+			}
+			p->ts[p->nts] = b->ts[i];
+			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, 1 };
 			p->n++;
 			break;
 		}
@@ -354,7 +367,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	for (size_t i = 0; i < p.cap; i++) {
 		const struct agg *a = &p.tab[i];
 		unsigned nb = 0;
-		if (!a->used)
+		if (!a->count)
 			continue;
 		const char *c = dtcap_comm(p.r, a->comm);
 		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
@@ -362,7 +375,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 			goto oom;
 		buf[nb++] = (uint32_t)cid;
 		if (a->ustack &&
-		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, a->ts, buf, &nb,
+		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, p.ts[a->tsi], buf, &nb,
 			       (uint32_t)trunc_id))
 			goto oom;
 		if (a->kstack && a->kstack <= nst) {
@@ -409,6 +422,7 @@ out:
 		free(p.ps[i].ts);
 	free(p.ps);
 	free(p.tab);
+	free(p.ts);
 	free(p.want);
 	dtcap_reader_close(p.r);
 	return ret;
