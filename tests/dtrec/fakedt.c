@@ -182,8 +182,15 @@ read(int fd, void *buf, size_t len)
 	size_t off = 0;
 	uint32_t ids[64], nids = 0;
 
+	static uint64_t upc;
+	static pid_t me;
+
 	if (fd != fakefd || fd < 0)
 		return real(fd, buf, len);
+	if (!upc) {
+		upc = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "dtrec_record");
+		me = getpid();
+	}
 	for (uint32_t i = 0; i < 64; i++)
 		if (enabled[i])
 			ids[nids++] = i;
@@ -210,8 +217,8 @@ read(int fd, void *buf, size_t len)
 		r->dtr_size = sz;
 		r->dtr_probe = id;
 		r->dtr_ts = t0 + generated * (1000000000ULL / rate);
-		r->dtr_pid = getpid();
-		r->dtr_tid = getpid();
+		r->dtr_pid = me;
+		r->dtr_tid = me;
 		r->dtr_cpu = cpu;
 		r->dtr_nargs = na;
 		r->dtr_nkstack = nk;
@@ -224,7 +231,7 @@ read(int fd, void *buf, size_t len)
 		for (unsigned i = 0; i < nk; i++)
 			a[na + i] = 0xffffffff81000000ULL + 0x100 * (i + generated % 7);
 		for (unsigned i = 0; i < nu; i++)
-			a[na + nk + i] = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "dtrec_record") + 16 * i;
+			a[na + nk + i] = upc + 16 * i;
 		off += sz;
 		generated++;
 		st[cpu].dtst_produced++;
