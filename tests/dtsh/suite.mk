@@ -10,3 +10,14 @@ $(B)/tests/dtsh/mkcap: $(B)/obj/tests/dtsh/mkcap.o $(CAP_LIB)
 
 check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec $(B)/bin/dtgen
 	@B=$(B) tests/run-suite.sh $(B)/results dtsh tests/dtsh/run.sh
+
+# ptydrive: a tiny static pty driver (and getppid workload) for the guest,
+# which has neither tmux nor python.
+$(B)/static/ptydrive: tests/dtsh/ptydrive.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -static -o $@ $<
+
+SUITES += vm-dtsh
+check-vm-dtsh: $(B)/static/dtsh $(B)/static/ptydrive $(B)/asan/bin/dtsh tests/dtsh/vm.sh
+	@$(MAKE) --no-print-directory $(B)/dt.ko >/dev/null 2>&1 || true
+	@B=$(B) tests/run-suite.sh $(B)/results vm-dtsh tests/dtsh/vm-run.sh
