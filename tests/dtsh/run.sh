@@ -205,5 +205,16 @@ if [ ! -e /dev/dt ]; then
 	fi
 fi
 
+# ---- the manual: no mandoc warning (STYLE notes about pages not yet
+# installed are not warnings)
+top=$(cd "$HERE/../.." && pwd)
+if ! command -v mandoc >/dev/null; then
+	fail man-lint "mandoc is not installed"
+elif lint=$(mandoc -Tlint -Wwarning "$top/man/dtsh.1" 2>&1) && [ -z "$lint" ]; then
+	pass man-lint
+else
+	fail man-lint "$lint"
+fi
+
 # ---- a pseudo-terminal: completion, history, Ctrl-C, Ctrl-D
 python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T"
