@@ -111,6 +111,8 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags,
 	     unsigned long skipped);
 void dt_wake(struct irq_work *);
+int dt_event_init(void);
+void dt_event_exit(void);
 
 /* providers; each *_init builds its probes at module load, [g] held */
 int dt_timer_init(void);

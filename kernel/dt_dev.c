@@ -722,6 +722,9 @@ static int __init dt_init(void)
 {
 	int error;
 
+	error = dt_event_init();
+	if (error)
+		return error;
 	mutex_lock(&dt_lock);
 	error = dt_timer_init();
 	if (!error)
@@ -738,6 +741,7 @@ static int __init dt_init(void)
 fail:
 	dt_syscall_exit();
 	dt_probes_free();
+	dt_event_exit();
 	return error;
 }
 
@@ -749,6 +753,7 @@ static void __exit dt_exit(void)
 	dt_syscall_exit();
 	tracepoint_synchronize_unregister();
 	dt_probes_free();
+	dt_event_exit();
 }
 
 module_init(dt_init);

@@ -36,7 +36,8 @@ struct dt_scratch {
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
 static DEFINE_PER_CPU(unsigned int, dt_busy);
-static DEFINE_PER_CPU(struct dt_scratch [DT_NLEVELS], dt_scratch);
+/* [c] DT_NLEVELS per CPU; too big for the module's static per-CPU area */
+static struct dt_scratch __percpu *dt_scratch;
 
 /*
  * Kernel stack, innermost first, without the tracer and the probe or
@@ -268,7 +269,7 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 
 	e.dp = dp;
 	e.regs = regs;
-	e.s = this_cpu_ptr(&dt_scratch[lvl]);
+	e.s = this_cpu_ptr(dt_scratch) + lvl;
 	e.args = args;
 	e.nslots = nslots;
 	e.rflags = rflags;
@@ -302,4 +303,18 @@ void dt_wake(struct irq_work *w)
 	struct dt_cpubuf *cb = container_of(w, struct dt_cpubuf, cb_wake);
 
 	wake_up_interruptible(&cb->cb_sc->sc_wq);
+}
+
+int dt_event_init(void)
+{
+	dt_scratch = __alloc_percpu(sizeof(struct dt_scratch) * DT_NLEVELS,
+				    __alignof__(struct dt_scratch));
+	return dt_scratch == NULL ? -ENOMEM : 0;
+}
+
+/* no probe can run: every descriptor is closed */
+void dt_event_exit(void)
+{
+	free_percpu(dt_scratch);
+	dt_scratch = NULL;
 }
