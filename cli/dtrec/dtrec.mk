@@ -17,7 +17,7 @@ $(B)/static/dtrec: $(DTREC_OBJS:%=$(B)/obj/%) $(CLI_LIB) $(CAP_LIB)
 # Demo workload: frame pointers so user stacks unwind; static for the guest.
 $(B)/static/hotloop: demo/hotloop.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer \
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -fno-optimize-sibling-calls -static -o $@ $<
 ALL += $(B)/static/hotloop
 
