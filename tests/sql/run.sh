@@ -1,0 +1,293 @@
+#!/bin/bash
+# tests/sql/run.sh - dtreport sql / export, each answer checked against a
+# path that shares no code with dtsql: mksql's own tallies, the count tool
+# (dtcap_iter), queries that defeat pushdown, and the exported database
+# read by the sqlite3 CLI.
+# Env: B (build dir), DTREPORT (the binary under test), DTGEN (optional).
+set -u
+B=${B:-build}
+D=${DTREPORT:-$B/asan/bin/dtreport}
+G=${DTGEN:-$B/bin/dtgen}
+T=$(mktemp -d "${TMPDIR:-/tmp}/dtsql.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+# check NAME GOT WANT
+check() {
+	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2' want '$3'"; fi
+}
+# q CAP SQL: CSV result without its header line, CRs stripped
+q() { "$D" sql --csv "$1" "$2" 2>"$T/err" | tr -d '\r' | tail -n +2; }
+# sanitizer reports anywhere mean failure
+san() { grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" 2>/dev/null; }
+
+for tool in "$D" "$B/tests/sql/mksql" "$B/tests/sql/count" python3 sqlite3; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		fail "setup" "missing $tool"
+		exit 0
+	fi
+done
+
+C=$T/cap.dtc
+if ! "$B/tests/sql/mksql" "$C" "$T/exp" 60000 2>"$T/mk.err"; then
+	fail "setup" "mksql: $(cat "$T/mk.err")"
+	exit 0
+fi
+exp() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$T/exp"; }
+TOTAL=$(exp total)
+TMIN=$(exp tmin)
+TMAX=$(exp tmax)
+"$B/tests/sql/count" "$C" >"$T/count.all" || fail "count" "count tool failed"
+
+# ---- totals and group counts against the generator and the walker
+check "count_total" "$(q "$C" 'SELECT count(*) FROM events')" "$TOTAL"
+check "count_total_walker" "$(awk '$1=="total"{print $2}' "$T/count.all")" "$TOTAL"
+
+q "$C" 'SELECT comm, count(*) FROM events GROUP BY comm' |
+	python3 -c 'import csv,sys
+for r in csv.reader(sys.stdin): print("comm", r[0], r[1])' | sort >"$T/sql.comm"
+grep '^comm ' "$T/count.all" | sort >"$T/walk.comm"
+exp comm | sed 's/^/comm /' | sort >"$T/gen.comm"
+if cmp -s "$T/sql.comm" "$T/walk.comm" && cmp -s "$T/sql.comm" "$T/gen.comm"; then
+	pass "group_by_comm"
+else
+	fail "group_by_comm" "$(diff "$T/sql.comm" "$T/walk.comm" | head -5 | tr '\n' ' ')"
+fi
+q "$C" 'SELECT pid, count(*) FROM events GROUP BY pid' | tr ',' ' ' | sed 's/^/pid /' | sort >"$T/sql.pid"
+grep '^pid ' "$T/count.all" | sort >"$T/walk.pid"
+cmp -s "$T/sql.pid" "$T/walk.pid" && pass "group_by_pid" ||
+	fail "group_by_pid" "$(diff "$T/sql.pid" "$T/walk.pid" | head -4 | tr '\n' ' ')"
+q "$C" 'SELECT probe, count(*) FROM events GROUP BY probe' | tr ',' ' ' | sed 's/^/probe /' | sort >"$T/sql.probe"
+grep '^probe ' "$T/count.all" | sort >"$T/walk.probe"
+cmp -s "$T/sql.probe" "$T/walk.probe" && pass "group_by_probe" ||
+	fail "group_by_probe" "$(diff "$T/sql.probe" "$T/walk.probe" | head -4 | tr '\n' ' ')"
+q "$C" 'SELECT probe, probe_name, count(*) FROM events GROUP BY probe_name' | tr ',' ' ' |
+	sed 's/^/probe /' | sort >"$T/sql.pname"
+exp probe | sed 's/^/probe /' | sort >"$T/gen.pname"
+cmp -s "$T/sql.pname" "$T/gen.pname" && pass "group_by_probe_name" ||
+	fail "group_by_probe_name" "$(diff "$T/sql.pname" "$T/gen.pname" | head -4 | tr '\n' ' ')"
+
+# ---- ordered delivery: same multiset, and really in order
+for col in comm pid tid cpu probe probe_name; do
+	for dir in ASC DESC; do
+		a=$(q "$C" "SELECT $col FROM events ORDER BY $col $dir" | md5sum)
+		b=$(q "$C" "SELECT $col FROM events ORDER BY $col||'' $dir" | md5sum)
+		[ "$col" != comm ] && [ "$col" != probe_name ] &&
+			b=$(q "$C" "SELECT $col FROM events ORDER BY $col+0 $dir" | md5sum)
+		check "order_by_${col}_$dir" "$a" "$b"
+	done
+done
+
+# ---- pushdown must not change results: compare with ts+0, pid+0 forms
+span=$((TMAX - TMIN))
+i=0
+for frac in "0 10" "10 11" "45 55" "90 100" "0 100" "99 200"; do
+	set -- $frac
+	lo=$((TMIN + span * $1 / 100)); hi=$((TMIN + span * $2 / 100))
+	a=$(q "$C" "SELECT count(*), sum(pid), min(ts), max(ts) FROM events WHERE ts BETWEEN $lo AND $hi")
+	b=$(q "$C" "SELECT count(*), sum(pid), min(ts), max(ts) FROM events WHERE ts+0 BETWEEN $lo AND $hi")
+	w=$("$B/tests/sql/count" "$C" "$lo" "$hi" | awk '$1=="total"{print $2}')
+	check "ts_between_$i" "$a" "$b"
+	check "ts_between_walker_$i" "${a%%,*}" "$w"
+	a=$(q "$C" "SELECT count(*) FROM events WHERE ts > $lo AND ts < $hi")
+	b=$(q "$C" "SELECT count(*) FROM events WHERE ts+0 > $lo AND ts+0 < $hi")
+	check "ts_open_range_$i" "$a" "$b"
+	i=$((i + 1))
+done
+one=$(q "$C" "SELECT ts FROM events LIMIT 1 OFFSET 31337")
+check "ts_eq" "$(q "$C" "SELECT count(*), min(pid) FROM events WHERE ts = $one")" \
+	"$(q "$C" "SELECT count(*), min(pid) FROM events WHERE ts+0 = $one")"
+check "ts_float_bound" "$(q "$C" "SELECT count(*) FROM events WHERE ts >= $one.5")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE ts+0 >= $one.5")"
+check "ts_text_bound" "$(q "$C" "SELECT count(*) FROM events WHERE ts < '$one'")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE ts+0 < CAST('$one' AS INTEGER)")"
+check "ts_empty_range" "$(q "$C" "SELECT count(*) FROM events WHERE ts < 0")" "0"
+check "pid_eq" "$(q "$C" 'SELECT count(*), max(ts) FROM events WHERE pid = 101')" \
+	"$(q "$C" 'SELECT count(*), max(ts) FROM events WHERE pid+0 = 101')"
+check "pid_eq_walker" "$(q "$C" 'SELECT count(*) FROM events WHERE pid = 101')" \
+	"$(awk '$1=="pid" && $2==101 {print $3}' "$T/count.all")"
+check "pid_in" "$(q "$C" 'SELECT count(*) FROM events WHERE pid IN (100, 103, 99999)')" \
+	"$(q "$C" 'SELECT count(*) FROM events WHERE pid+0 IN (100, 103, 99999)')"
+check "pid_in_text" "$(q "$C" "SELECT count(*) FROM events WHERE pid IN ('100', 103)")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE pid+0 IN (100, 103)")"
+check "pid_missing" "$(q "$C" 'SELECT count(*) FROM events WHERE pid = 5')" "0"
+check "probe_eq" "$(q "$C" 'SELECT count(*) FROM events WHERE probe = 2')" \
+	"$(q "$C" 'SELECT count(*) FROM events WHERE probe+0 = 2')"
+check "probe_name_eq" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name = 'syscall:openat:entry'")" \
+	"$(exp probe | awk '$2=="syscall:openat:entry"{print $3}')"
+check "probe_name_in" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN ('profile:hz:97','nope')")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE probe_name||'' IN ('profile:hz:97','nope')")"
+check "combined_pushdown" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE pid IN (101,102) AND probe = 1 AND ts BETWEEN $((TMIN + span / 3)) AND $((TMIN + span / 2))")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE pid+0 IN (101,102) AND probe+0 = 1 AND ts+0 BETWEEN $((TMIN + span / 3)) AND $((TMIN + span / 2))")"
+# a join: pid pushed from the outer loop
+check "join_processes" \
+	"$(q "$C" "SELECT count(*) FROM processes p JOIN events e ON e.pid = p.pid WHERE p.comm = 'make'")" \
+	"$(exp comm | awk '$1=="make"{print $2}')"
+
+# ---- frames are named from the capture's symbols
+while read -r _ id names n; do
+	got=$(q "$C" "SELECT group_concat(name) FROM (SELECT name FROM frames WHERE stack_id = $id ORDER BY depth)" | tr -d '"')
+	check "frames_stack_$id" "$got" "$names"
+	check "stack_use_$id" "$(q "$C" "SELECT count(*) FROM events WHERE kstack = $id OR ustack = $id")" "$n"
+done < <(grep -E '^(kstack|ustack) ' "$T/exp")
+check "stacks_table" "$(q "$C" 'SELECT id, kernel, depth, truncated FROM stacks ORDER BY id' | tr '\n' ' ')" \
+	"1,1,3,0 2,1,1,1 3,0,2,0 "
+check "sym_function" "$(q "$C" "SELECT sym(pc, kernel) FROM frames WHERE stack_id = 2")" "schedule"
+
+# ---- latency from entry/return pairs (the doc/SQL.md query)
+LATQ="WITH s AS (
+  SELECT tid, ts, probe_name, flags,
+         LAG(ts) OVER w AS prev_ts, LAG(probe_name) OVER w AS prev_probe
+  FROM events WHERE probe_name LIKE 'syscall:%'
+  WINDOW w AS (PARTITION BY tid ORDER BY ts))
+SELECT substr(probe_name, 9, length(probe_name) - 15) AS syscall,
+       count(*), sum(ts - prev_ts), max(ts - prev_ts)
+FROM s WHERE flags & 1 AND prev_probe = replace(probe_name, ':return', ':entry')
+GROUP BY syscall ORDER BY syscall"
+q "$C" "$LATQ" | tr ',' ' ' >"$T/lat.sql"
+exp lat | sort >"$T/lat.gen"
+cmp -s "$T/lat.sql" "$T/lat.gen" && pass "latency_pairs" ||
+	fail "latency_pairs" "$(paste -d'|' "$T/lat.sql" "$T/lat.gen" | tr '\n' ' ')"
+check "errno_column" "$(q "$C" 'SELECT count(*) FROM events WHERE errno = 2 AND retval = -1')" "$(exp errors)"
+check "retval_null_on_entry" "$(q "$C" "SELECT count(*) FROM events WHERE retval IS NOT NULL AND probe_name LIKE '%:entry'")" "0"
+
+# ---- small tables
+check "probes_rows" "$(q "$C" 'SELECT count(*) FROM probes')" "5"
+check "probes_split" "$(q "$C" "SELECT provider, function, probe, is_return FROM probes WHERE id = 2")" \
+	"syscall,read,return,1"
+check "probe_args" "$(q "$C" "SELECT group_concat(name, ' ') FROM probe_args WHERE probe = 1")" "fd buf count"
+check "processes" "$(q "$C" 'SELECT count(*), min(pid), max(pid) FROM processes')" "$(exp procs),100,103"
+check "counters" "$(q "$C" 'SELECT count(*), sum(dropped) FROM counters')" "$(exp counters),14"
+check "counters_recorder" "$(q "$C" 'SELECT dropped FROM counters WHERE snapshot = 1 AND cpu IS NULL')" "3"
+check "maps" "$(q "$C" "SELECT count(*) FROM maps WHERE name = '/usr/bin/sqltest'")" "4"
+
+# ---- output formats
+"$D" sql --csv "$C" "SELECT comm, count(*) AS n, 1.5 AS f, NULL AS z, x'00ff' AS b FROM events GROUP BY comm" >"$T/o.csv" 2>"$T/err"
+python3 - "$T/o.csv" <<'EOF' && pass "csv_wellformed" || fail "csv_wellformed" "$(head -3 "$T/o.csv")"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline='')))
+assert rows[0] == ['comm', 'n', 'f', 'z', 'b'], rows[0]
+assert sorted(r[0] for r in rows[1:]) == sorted(['bash', 'make', 'a,b"c', 'kworker/0:1']), rows
+assert all(r[2] == '1.5' and r[3] == '' and r[4] == "x'00ff'" for r in rows[1:])
+EOF
+"$D" sql --json "$C" "SELECT comm, count(*) AS n, 1.5 AS f, NULL AS z FROM events GROUP BY comm" >"$T/o.json" 2>"$T/err"
+python3 - "$T/o.json" "$T/exp" <<'EOF' && pass "json_wellformed" || fail "json_wellformed" "$(head -c 300 "$T/o.json")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {}
+for line in open(sys.argv[2]):
+    k, *rest = line.split()
+    if k == 'comm':
+        want[' '.join(rest[:-1])] = int(rest[-1])
+assert {r['comm']: r['n'] for r in d} == want, d
+assert all(r['f'] == 1.5 and r['z'] is None for r in d)
+EOF
+"$D" sql --json "$C" "SELECT 1 WHERE 0" >"$T/e.json" 2>&1
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == []' "$T/e.json" &&
+	pass "json_empty" || fail "json_empty" "$(cat "$T/e.json")"
+"$D" sql --table "$C" "SELECT comm, count(*) AS n FROM events GROUP BY comm" >"$T/o.txt" 2>&1
+python3 - "$T/o.txt" <<'EOF' && pass "table_aligned" || fail "table_aligned" "$(cat "$T/o.txt")"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].split() == ['comm', 'n'] and set(lines[1]) <= set('- '), lines
+assert lines[-1] == '(4 rows)', lines[-1]
+body = lines[2:-1]
+assert len(body) == 4 and len({len(l) for l in body}) == 1, body   # right edge aligned
+EOF
+# default when stdout is not a tty: CSV
+check "default_csv_on_pipe" "$("$D" sql "$C" "SELECT 1 AS a, 'x' AS b" | tr -d '\r' | tr '\n' ' ')" "a,b 1,x "
+check "stdin_query" "$(echo 'SELECT count(*) FROM probes;' | "$D" sql --csv "$C" | tr -d '\r' | tail -1)" "5"
+check "multi_statement" \
+	"$("$D" sql --csv "$C" "CREATE TEMP TABLE t AS SELECT pid FROM events WHERE pid = 100; SELECT count(*) FROM t;" | tr -d '\r' | tail -1)" \
+	"$(exp pid | awk '$1==100{print $2}')"
+
+# ---- errors: sqlite's own message, exit 1
+"$D" sql "$C" "SELEC 1" >"$T/o" 2>"$T/err"; rc=$?
+check "bad_sql_status" "$rc" "1"
+check "bad_sql_message" "$(cat "$T/err")" 'dtreport: sql: near "SELEC": syntax error'
+"$D" sql "$C" "SELECT nosuch FROM events" >"$T/o" 2>"$T/err"; rc=$?
+check "bad_column" "$rc:$(cat "$T/err")" '1:dtreport: sql: no such column: nosuch'
+"$D" sql "$C" "SELECT 1; SELEC 2" >"$T/o" 2>"$T/err"; rc=$?
+check "bad_second_statement" "$rc:$(tr -d '\r' <"$T/o" | tr '\n' ' ')" "1:1 1 "
+"$D" sql "$T/nope.dtc" "SELECT 1" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "^dtreport: sql: .*nope.dtc" "$T/err" && pass "missing_file" ||
+	fail "missing_file" "rc=$rc $(cat "$T/err")"
+head -c 100000 /dev/urandom >"$T/garbage.dtc"
+"$D" sql "$T/garbage.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q "^dtreport: sql: .*garbage.dtc" "$T/err" && ! san "$T/err" && pass "garbage_capture" ||
+	fail "garbage_capture" "rc=$rc $(head -3 "$T/err")"
+# cut short: opens with a warning and sees a prefix of the events, or fails cleanly
+sz=$(stat -c %s "$C")
+for cut in $((sz / 3)) $((sz * 2 / 3)) $((sz - 7)); do
+	head -c "$cut" "$C" >"$T/cut.dtc"
+	"$D" sql "$T/cut.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+	n=$(tr -d '\r' <"$T/o" | tail -1)
+	if san "$T/err"; then
+		fail "truncated_$cut" "sanitizer: $(head -3 "$T/err")"
+	elif [ $rc = 0 ] && [ "$n" -le "$TOTAL" ] 2>/dev/null; then
+		pass "truncated_$cut"
+	elif [ $rc = 1 ] && grep -q '^dtreport: sql: ' "$T/err"; then
+		pass "truncated_$cut"
+	else
+		fail "truncated_$cut" "rc=$rc out=$n $(head -2 "$T/err")"
+	fi
+done
+# damage inside the data: a clear error (or, if the damage missed the data, an answer)
+cp "$C" "$T/bad.dtc"
+printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of="$T/bad.dtc" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+"$D" sql "$T/bad.dtc" "SELECT count(*), sum(ts) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+if san "$T/err"; then fail "damaged_block" "sanitizer: $(head -3 "$T/err")"
+elif [ $rc = 1 ] && grep -q '^dtreport: sql: ' "$T/err"; then pass "damaged_block"
+elif [ $rc = 0 ]; then pass "damaged_block"
+else fail "damaged_block" "rc=$rc $(head -2 "$T/err")"; fi
+
+# ---- export: the sqlite3 CLI reads it and agrees with the vtab
+X=$T/out.sqlite
+"$D" export "$C" -o "$X" >"$T/o" 2>"$T/err"; rc=$?
+check "export_status" "$rc" "0"
+check "export_events" "$(sqlite3 "$X" 'SELECT count(*) FROM events')" "$TOTAL"
+for t in probes probe_args stacks frames processes maps counters; do
+	check "export_rows_$t" "$(sqlite3 "$X" "SELECT count(*) FROM $t")" "$(q "$C" "SELECT count(*) FROM $t")"
+done
+check "export_group_by_comm" "$(sqlite3 -csv "$X" 'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY comm' | tr -d '\r' | md5sum)" \
+	"$(q "$C" 'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY comm' | md5sum)"
+check "export_full_rows" "$(sqlite3 -csv "$X" 'SELECT * FROM events ORDER BY rowid' | tr -d '\r' | md5sum)" \
+	"$(q "$C" 'SELECT * FROM events' | md5sum)"
+check "export_indexes" "$(sqlite3 "$X" "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='events' ORDER BY name)")" \
+	"events_pid,events_ts"
+check "export_uses_ts_index" "$(sqlite3 "$X" "EXPLAIN QUERY PLAN SELECT * FROM events WHERE ts > 5" | grep -c events_ts)" "1"
+check "export_integrity" "$(sqlite3 "$X" 'PRAGMA integrity_check')" "ok"
+check "export_latency_query" "$(sqlite3 -csv "$X" "$LATQ" | tr -d '\r' | tr ',' ' ')" "$(cat "$T/lat.gen")"
+"$D" export "$C" -o "$T/nodir/x.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && pass "export_bad_path" ||
+	fail "export_bad_path" "rc=$rc $(cat "$T/err")"
+"$D" export "$T/garbage.dtc" -o "$T/g.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && [ ! -e "$T/g.sqlite" ] && pass "export_garbage" || fail "export_garbage" "rc=$rc"
+
+# ---- a dtgen capture: the vtab and the walker agree at scale
+if [ -x "$G" ]; then
+	if "$G" -o "$T/gen.dtc" -n 300000 --syscalls --block 8192 >"$T/gen.out" 2>&1; then
+		"$B/tests/sql/count" "$T/gen.dtc" >"$T/gcount" 2>&1
+		check "dtgen_total" "$(q "$T/gen.dtc" 'SELECT count(*) FROM events')" \
+			"$(awk '$1=="total"{print $2}' "$T/gcount")"
+		q "$T/gen.dtc" 'SELECT pid, count(*) FROM events GROUP BY pid' | tr ',' ' ' | sed 's/^/pid /' | sort >"$T/g.sql"
+		grep '^pid ' "$T/gcount" | sort >"$T/g.walk"
+		cmp -s "$T/g.sql" "$T/g.walk" && pass "dtgen_group_by_pid" || fail "dtgen_group_by_pid" "differs"
+		gmin=$(q "$T/gen.dtc" 'SELECT min(ts) FROM events'); gmax=$(q "$T/gen.dtc" 'SELECT max(ts) FROM events')
+		mid=$(( (gmin + gmax) / 2 ))
+		check "dtgen_ts_range" "$(q "$T/gen.dtc" "SELECT count(*) FROM events WHERE ts BETWEEN $gmin AND $mid")" \
+			"$("$B/tests/sql/count" "$T/gen.dtc" "$gmin" "$mid" | awk '$1=="total"{print $2}')"
+	else
+		fail "dtgen" "$G failed: $(head -3 "$T/gen.out")"
+	fi
+else
+	fail "dtgen" "$G not built"
+fi
+
+# nothing above may have tripped a sanitizer
+san "$T"/err "$T"/*.err && fail "sanitizers" "$(grep -h -m3 -E 'Sanitizer|runtime error' "$T"/err "$T"/*.err)" || pass "sanitizers"
+exit 0
