@@ -22,12 +22,20 @@ now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * The stack slot makes gcc give this leaf a frame (it omits the frame
+ * pointer of leaves that need no stack even with -fno-omit-frame-pointer),
+ * so a sample here still unwinds through the hot_* caller.
+ */
 __attribute__((noinline)) static uint64_t
 spin(uint64_t n, uint64_t x)
 {
+	volatile uint64_t slot = 0;
+
 	for (uint64_t i = 0; i < n; i++)
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-	return x;
+	slot = x;
+	return slot;
 }
 
 __attribute__((noinline)) uint64_t
