@@ -224,7 +224,8 @@ print_probe(const struct dtcap_probe *p)
 		return;
 	}
 	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
-		printf("  arg%u  %-20s %s\n", i, p->args[i].name, p->args[i].type);
+		printf("  arg%u  %-20s %s\n", i, p->args[i].name[0] ? p->args[i].name : "-",
+		       p->args[i].type[0] ? p->args[i].type : "?");
 }
 
 static int

@@ -2,7 +2,8 @@
 """Drive dtsh on a real pseudo-terminal: completion, history across runs,
 Ctrl-C during a query and at the prompt, Ctrl-D.  Prints PASS/FAIL lines.
 
-usage: ptysession.py DTSH CAPTURE TMPDIR
+usage: ptysession.py DTSH CAPTURE TMPDIR [FAKEDT.so]
+With FAKEDT.so (dtrec's LD_PRELOAD stand-in for /dev/dt), live mode too.
 """
 import os
 import pty
@@ -15,17 +16,20 @@ import termios
 import fcntl
 import time
 
-DTSH, CAP, TMP = sys.argv[1:4]
+DTSH, CAP, TMP = [os.path.abspath(a) for a in sys.argv[1:4]]
+FAKE = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
 HIST = os.path.join(TMP, "pty-history")
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07|\r")
 
 
 class Shell:
-    def __init__(self, *args):
+    def __init__(self, *args, extra=None):
         env = dict(os.environ, TERM="xterm", DTSH_HISTORY=HIST, HOME=TMP)
+        env.update(extra or {})
         pid, fd = pty.fork()
         if pid == 0:
             try:
+                os.chdir(TMP)
                 os.execve(DTSH, [DTSH] + list(args), env)
             finally:
                 os._exit(127)
@@ -164,6 +168,7 @@ ok = sh.expect(r"sched_wakeup\s+" + PROMPT)
 check("alive-after-ctrl-c", ok, sh.text())
 
 # ---- Ctrl-D leaves with status 0
+sh.settle(0.3)
 sh.send("\x04")
 st = sh.wait()
 check("ctrl-d-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
@@ -188,3 +193,35 @@ st = sh.wait()
 check("history-recalled", ok, sh.text())
 check("history-up-arrow", ok2, sh.text())
 check("quit-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
+
+# ---- live mode on the stand-in device: completion from the device, and
+# Ctrl-C ends `record 60s` at once, keeping the events
+if FAKE is None or not os.path.exists(FAKE):
+    check("live-pty", False, "no stand-in device %r" % (FAKE,))
+    sys.exit(0)
+LIVE = r"dt live> "
+sh = Shell(extra={"LD_PRELOAD": FAKE,
+                  "ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=1"})
+check("live-prompt", sh.expect(LIVE), sh.text())
+sh.send("describe tracepoint:sched:s\t")
+ok = sh.expect(r"sched_switch ", 5)
+sh.send("\n")
+ok = ok and sh.expect(r"id 6[\s\S]*" + LIVE)
+check("live-complete-probe", ok, sh.text())
+sh.send("enable profile:hz:97\n")
+sh.expect(LIVE)
+sh.send("record 60s -o live.dtc\n")
+sh.settle(2.0)
+running = "live.dtc>" not in sh.text(sh.mark)
+t0 = time.time()
+sh.send("\x03")
+ok = sh.expect(r"dt live\.dtc> ", 3)
+dt = time.time() - t0
+check("live-record-running", running, sh.text())
+check("live-ctrl-c-record", ok and dt < 1.0, "%.2fs: %s" % (dt, sh.text()))
+sh.send("sql SELECT count(*) AS kept FROM events\n")
+ok = sh.expect(r"kept\s*-+\s*[1-9][0-9]*\s[\s\S]*" + r"dt live\.dtc> ", 10)
+check("live-ctrl-c-kept-events", ok, sh.text())
+sh.send("quit\n")
+st = sh.wait()
+check("live-quit", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))

@@ -4,6 +4,7 @@
 # (pty.py).  Prints PASS/FAIL lines.
 set -u
 B=${B:-build}
+case $B in /*) ;; *) B=$PWD/$B ;; esac
 DTSH=$B/asan/bin/dtsh
 MKCAP=$B/tests/dtsh/mkcap
 DTGEN=$B/bin/dtgen
@@ -205,6 +206,46 @@ if [ ! -e /dev/dt ]; then
 	fi
 fi
 
+# ---- live mode on dtrec's LD_PRELOAD stand-in for /dev/dt
+FAKE=$B/tests/dtrec/fakedt.so
+live() { env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1 LD_PRELOAD="$FAKE" "$@"; }
+if [ -f "$FAKE" ]; then
+	live "$DTSH" -c 'probes syscall:read:*; describe tracepoint:sched:sched_switch' >"$T/out" 2>"$T/err"
+	RC=$?
+	if [ "$RC" = 0 ] && grep -qx 'syscall:read:return' "$T/out" && grep -q '^  id 6' "$T/out"; then
+		pass live-probes-describe
+	else
+		fail live-probes-describe "rc=$RC: $(cat "$T/out" "$T/err")"
+	fi
+	live "$DTSH" -c 'enable syscall:reed:entry; disable syscall:read:entry; record 1s' >"$T/out" 2>"$T/err"
+	RC=$?
+	if [ "$RC" != 0 ] && grep -q "did you mean 'syscall:read:entry'" "$T/err" &&
+	   grep -q "'syscall:read:entry' is not enabled" "$T/err" &&
+	   grep -q "nothing to record" "$T/err"; then
+		pass live-enable-errors
+	else
+		fail live-enable-errors "rc=$RC: $(cat "$T/err")"
+	fi
+	printf '%s\n' 'enable profile:hz:97' 'enable syscall:read:entry stacks' \
+		"record 1s -o $T/l.dtc" 'probes' 'top by probe' >"$T/in"
+	(cd "$T" && live "$DTSH" <"$T/in" >"$T/out" 2>"$T/err")
+	RC=$?
+	n=$(awk '$3 == "syscall:read:entry" { print $1 }' "$T/out")
+	if [ "$RC" = 0 ] && [ -s "$T/l.dtc" ] && [ "${n:-0}" -gt 0 ] 2>/dev/null; then
+		pass live-record-then-top
+	else
+		fail live-record-then-top "rc=$RC: $(cat "$T/out" "$T/err")"
+	fi
+	# after record, probes lists the new capture's table: the enabled ones
+	if [ "$(grep -c ':' <(grep -v '%' "$T/out"))" -ge 2 ] && ! grep -qx 'interval:hz:1' "$T/out"; then
+		pass live-record-opens-capture
+	else
+		fail live-record-opens-capture "$(cat "$T/out")"
+	fi
+else
+	fail live-fake "$FAKE is missing"
+fi
+
 # ---- the manual: no mandoc warning (STYLE notes about pages not yet
 # installed are not warnings)
 top=$(cd "$HERE/../.." && pwd)
@@ -217,4 +258,4 @@ else
 fi
 
 # ---- a pseudo-terminal: completion, history, Ctrl-C, Ctrl-D
-python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T"
+python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T" "$FAKE"

@@ -8,7 +8,8 @@ $(B)/tests/dtsh/mkcap: $(B)/obj/tests/dtsh/mkcap.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
 
-check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec $(B)/bin/dtgen
+check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec $(B)/bin/dtgen \
+		$(B)/tests/dtrec/fakedt.so
 	@B=$(B) tests/run-suite.sh $(B)/results dtsh tests/dtsh/run.sh
 
 # ptydrive: a tiny static pty driver (and getppid workload) for the guest,
