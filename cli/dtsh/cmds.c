@@ -57,9 +57,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
 	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
 	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
-	{ "stats", "stats",
-	  "Summary of the open capture: events, probes, losses (dtreport stats).",
-	  cmd_stats_, DTSH_C_NONE },
+	{ "stats", "stats [--top N] [FILTERS...]",
+	  "Summary of the open capture: events, probes, losses (dtreport stats,\n"
+	  "same options and filters: --pid --comm --probe --since ...).",
+	  cmd_stats_, DTSH_C_STATS },
 	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
 	  "top frames) or syscalls of the open capture.", cmd_top, DTSH_C_TOP },

@@ -180,6 +180,40 @@ sqlnames(struct cands *c)
 	sqlite3_finalize(st);
 }
 
+/* dtreport's options (filter.h) and, after one, its values. */
+static void
+filters(struct cands *c, int what, const char *prev, const char *prefix)
+{
+	static const char *const opts[] = {
+		"--pid", "--tid", "--cpu", "--comm", "--probe", "--since", "--until", NULL,
+	};
+	static const char *const flame[] = {
+		"-o", "--folded", "--title", "--width", "--minwidth", "--reverse",
+		"--inverted", NULL,
+	};
+
+	if (strcmp(prev, "--probe") == 0) {
+		probes(c);
+		return;
+	}
+	if (strcmp(prev, "--comm") == 0) {
+		if (csh->cap)
+			for (uint32_t i = 1; i <= dtcap_ncomms(csh->cap); i++)
+				if (dtcap_comm(csh->cap, i))
+					add(c, dtcap_comm(csh->cap, i));
+		return;
+	}
+	if (prefix[0] != '-' && prefix[0] != '\0')
+		return;
+	for (int i = 0; opts[i]; i++)
+		add(c, opts[i]);
+	if (what == DTSH_C_FLAME)
+		for (int i = 0; flame[i]; i++)
+			add(c, flame[i]);
+	else
+		add(c, "--json"), add(c, "--top");
+}
+
 static void
 list(struct cands *c)
 {
@@ -290,6 +324,9 @@ complete(EditLine *el, int ch)
 				}
 				break;
 			case DTSH_C_FLAME:
+			case DTSH_C_STATS:
+				filters(&c, k->complete, prev, prefix);
+				break;
 			case DTSH_C_RECORD:
 				add(&c, "-o");
 				break;

@@ -31,14 +31,27 @@ mix(uint64_t x)
 	return x;
 }
 
+static struct slot *map_slot(struct map *m, uint64_t key);
+
 static int
 map_add(struct map *m, uint64_t key, uint64_t n)
+{
+	struct slot *s = map_slot(m, key);
+	if (s == NULL)
+		return -1;
+	s->count += n;
+	return 0;
+}
+
+/* The slot of key, created with count 0 when new; NULL on ENOMEM. */
+static struct slot *
+map_slot(struct map *m, uint64_t key)
 {
 	if (m->n * 2 >= m->cap) {
 		size_t nc = m->cap ? m->cap * 2 : 1024;
 		struct slot *ns = calloc(nc, sizeof(*ns));
 		if (ns == NULL)
-			return -1;
+			return NULL;
 		for (size_t i = 0; i < m->cap; i++) {
 			if (!m->s[i].used)
 				continue;
@@ -59,7 +72,20 @@ map_add(struct map *m, uint64_t key, uint64_t n)
 		m->s[j].key = key;
 		m->n++;
 	}
-	m->s[j].count += n;
+	return &m->s[j];
+}
+
+static uint64_t
+map_get(const struct map *m, uint64_t key)
+{
+	if (m->cap == 0)
+		return 0;
+	size_t j = mix(key) & (m->cap - 1);
+	while (m->s[j].used) {
+		if (m->s[j].key == key)
+			return m->s[j].count;
+		j = (j + 1) & (m->cap - 1);
+	}
 	return 0;
 }
 
@@ -133,7 +159,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 	unsigned long limit = 10;
 	enum by by = BY_COMM;
 	static const char *const bynames[] = { "comm", "pid", "probe", "stack", "syscall" };
-	struct map m = { NULL, 0, 0 };
+	struct map m = { NULL, 0, 0 }, pcomm = { NULL, 0, 0 };
 	struct dtcap_event e;
 	struct dtcap_iter *it;
 	unsigned cols = 0;
@@ -183,7 +209,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 
 	switch (by) {
 	case BY_COMM: cols = DTCAP_COL_COMM; break;
-	case BY_PID: cols = DTCAP_COL_PID; break;
+	case BY_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
 	case BY_PROBE: case BY_SYSCALL: cols = DTCAP_COL_PROBE; break;
 	case BY_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
 	}
@@ -197,7 +223,15 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 			break;
 		switch (by) {
 		case BY_COMM: key = e.comm; break;
-		case BY_PID: key = e.pid; break;
+		case BY_PID: {
+			/* The pid's first comm names it when the capture has no
+			 * process snapshot. */
+			struct slot *c = e.comm ? map_slot(&pcomm, e.pid) : NULL;
+			if (c && c->count == 0)
+				c->count = e.comm;
+			key = e.pid;
+			break;
+		}
 		case BY_PROBE: key = e.probe; break;
 		case BY_SYSCALL: {
 			const struct dtcap_probe *p = dtcap_probe_by_id(sh->cap, e.probe);
@@ -252,8 +286,11 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 			break;
 		case BY_PID: {
 			const struct dtcap_proc *p = dtcap_proc_find(sh->cap, (uint32_t)k, UINT64_MAX);
+			const char *cm = dtcap_comm(sh->cap, (uint32_t)map_get(&pcomm, k));
 			if (p && p->comm[0])
 				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, p->comm);
+			else if (cm)
+				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, cm);
 			else
 				snprintf(buf, sizeof(buf), "%llu", (unsigned long long)k);
 			rows[nrows].name = strdup(buf);
@@ -310,5 +347,6 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 out_it:
 	dtcap_iter_free(it);
 	free(m.s);
+	free(pcomm.s);
 	return rc;
 }
