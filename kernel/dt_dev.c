@@ -611,9 +611,10 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 /* ---- read and poll ---- */
 
 /*
- * Copy whole records, round-robin over the CPUs, as many as fit.  Returns
+ * Copy whole records, round-robin over the CPUs, as many as fit; each run
+ * of records contiguous in a ring goes out in one copy_to_user.  Returns
  * bytes copied, or -EINVAL if the first waiting record does not fit in
- * len, -EFAULT.  [R] held.
+ * len, or -EFAULT.  [R] held.
  */
 static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 {
@@ -621,11 +622,13 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 	size_t done = 0;
 	bool toosmall = false;
 
-	for (i = 0; i < nr_cpu_ids; i++) {
+	for (i = 0; i < nr_cpu_ids && !toosmall; i++) {
 		struct dt_cpubuf *cb;
 		struct dt_ring *r;
 		struct dtr_hdr *h;
-		unsigned long pub, pos, nrec = 0;
+		unsigned long pub, pos, rpos = 0, nrec = 0, rnrec = 0;
+		char *run = NULL;
+		size_t rlen = 0;
 
 		cpu = (sc->sc_rrcpu + i) % nr_cpu_ids;
 		cb = READ_ONCE(sc->sc_bufs[cpu]);
@@ -634,22 +637,34 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 		r = &cb->cb_ring;
 		pub = dtr_read_begin(r);
 		pos = READ_ONCE(r->r_tail);
-		while ((h = dtr_peek(r, &pos, pub)) != NULL) {
-			if (h->h_size > len - done) {
+		for (;;) {
+			h = dtr_peek(r, &pos, pub);
+			if (h != NULL && h->h_size > len - done - rlen) {
 				toosmall = true;
+				h = NULL;
+			}
+			if (rlen != 0 && (h == NULL || (char *)h != run + rlen)) {
+				/* flush the run */
+				if (copy_to_user(ubuf + done, run, rlen)) {
+					dtr_read_end(r, rpos, nrec);
+					return done ? (ssize_t)done : -EFAULT;
+				}
+				done += rlen;
+				nrec += rnrec;
+				rlen = 0;
+				rnrec = 0;
+			}
+			if (h == NULL)
 				break;
+			if (rlen == 0) {
+				run = (char *)h;
+				rpos = pos;
 			}
-			if (copy_to_user(ubuf + done, h, h->h_size)) {
-				dtr_read_end(r, pos, nrec);
-				return done ? (ssize_t)done : -EFAULT;
-			}
-			done += h->h_size;
+			rlen += h->h_size;
+			rnrec++;
 			pos += h->h_size;
-			nrec++;
 		}
 		dtr_read_end(r, pos, nrec);
-		if (toosmall)
-			break;
 	}
 	sc->sc_rrcpu = (sc->sc_rrcpu + 1) % nr_cpu_ids;
 	if (done == 0 && toosmall)
