@@ -1,0 +1,185 @@
+/*
+ * mkcap - a small capture with known symbol snapshots for the report tests
+ * (dtgen makes the big, realistic ones).  What it holds is chosen to hit
+ * each naming rule: core kernel and module symbols, an address inside a
+ * module without a symbol, an address outside everything, user frames in
+ * an executable with a load bias and in a shared library, a [vdso] frame,
+ * an anonymous frame, truncated stacks, a pid that execs (two snapshots
+ * with different layouts), events without comm.  Events are drawn by a
+ * seeded LCG so two seeds give two different captures.
+ *
+ * usage: mkcap OUT.dtc [SEED] [NEVENTS]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+
+#define K(x)	(0xffffffff81000000ULL + (x))
+#define M(x)	(0xffffffffc0000000ULL + (x))
+
+static const char kallsyms[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81001000 T do_syscall_64\n"
+	"ffffffff81002000 t vfs_read\n"
+	"ffffffff81002000 T vfs_read_alias\n"
+	"ffffffff81003000 T schedule\n"
+	"ffffffff81004000 T asm_sysvec_apic_timer_interrupt\n"
+	"ffffffff81005000 D some_data\n"
+	"ffffffffc0001000 t mod_func\t[testmod]\n"
+	"ffffffffc0002000 t mod_other\t[testmod]\n";
+static const char modules[] =
+	"testmod 16384 0 - Live 0xffffffffc0000000\n"
+	"othermod 8192 0 - Live 0xffffffffc0010000\n";
+
+static uint64_t lcg;
+static uint32_t rnd(uint32_t n)
+{
+	lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (uint32_t)(lcg >> 33) % n;
+}
+
+static int die(const char *what, struct dtcap_writer *w)
+{
+	fprintf(stderr, "mkcap: %s: %s\n", what, w ? dtcap_writer_error(w) : dtcap_create_error());
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: mkcap OUT.dtc [SEED] [NEVENTS]\n");
+		return 2;
+	}
+	unsigned seed = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
+	unsigned nev = argc > 3 ? (unsigned)atoi(argv[3]) : 20000;
+	lcg = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	struct dtcap_host h = { .ncpus = 4, .clock_mono_ns = 1000000000ULL,
+				.clock_real_ns = 1700000000000000000LL,
+				.start_ns = 1000000000ULL };
+	strcpy(h.kernel, "6.1.0-test");
+	strcpy(h.hostname, "testhost");
+	strcpy(h.command, "dtrec -o test.dtc profile:hz:99");
+	struct dtcap_writer_opts o = { .block_events = 1000 };
+	struct dtcap_writer *w = dtcap_create(argv[1], &h, &o);
+	if (!w)
+		return die(argv[1], NULL);
+
+	struct dtcap_probe p[3] = { 0 };
+	p[0].id = 1, p[0].flags = DT_PF_TIMER, strcpy(p[0].name, "profile:hz:99");
+	p[1].id = 2, strcpy(p[1].name, "syscall:read:entry");
+	p[2].id = 5, p[2].flags = DT_PF_TIMER, strcpy(p[2].name, "interval:ms:10");
+	if (dtcap_put_probes(w, p, 3) || dtcap_put_kallsyms(w, kallsyms, strlen(kallsyms)) ||
+	    dtcap_put_modules(w, modules, strlen(modules)))
+		return die("metadata", w);
+
+	/* app: non-PIE, text at file offset 0x1000 mapped at 0x401000, so
+	 * load bias hint 0x400000; libc: PIE-like, bias 0. */
+	static const struct dtcap_sym appsyms[] = {
+		{ 0x401000, 0x40, "_start" }, { 0x401100, 0x100, "main" },
+		{ 0x401200, 0x200, "work" }, { 0x401400, 0, "nosize" },
+	};
+	static const struct dtcap_sym libcsyms[] = {
+		{ 0x2000, 0x80, "__libc_start_main" }, { 0x3000, 0x100, "read" },
+	};
+	struct dtcap_file fa = { .path = "/usr/bin/app", .load_bias_hint = 0x400000,
+				 .nsyms = 4, .syms = appsyms };
+	struct dtcap_file fl = { .path = "/lib/libc.so.6", .load_bias_hint = 0,
+				 .nsyms = 2, .syms = libcsyms };
+	uint32_t ida = dtcap_put_file(w, &fa), idl = dtcap_put_file(w, &fl);
+	if (!ida || !idl)
+		return die("files", w);
+	struct dtcap_map maps1[] = {
+		{ 0x401000, 0x402000, 0x1000, ida, 5, "/usr/bin/app" },
+		{ 0x7f0000002000, 0x7f0000004000, 0x2000, idl, 5, "/lib/libc.so.6" },
+		{ 0x7fff00000000, 0x7fff00002000, 0, 0, 5, "[vdso]" },
+		{ 0x10000000, 0x10010000, 0, 0, 7, "" },
+	};
+	/* After exec: the same app mapped elsewhere (as if PIE, bias 0 would
+	 * be wrong here: same file, so the same hint), libc gone. */
+	struct dtcap_map maps2[] = {
+		{ 0x501000, 0x502000, 0x1000, ida, 5, "/usr/bin/app" },
+	};
+	struct dtcap_proc pr[] = {
+		{ 0, 100, 1, "app", "/usr/bin/app", 4, maps1 },
+		{ 0, 200, 1, "sh", "/bin/sh", 4, maps1 },
+		{ 1500000000ULL, 200, 1, "app", "/usr/bin/app", 1, maps2 },
+	};
+	for (int i = 0; i < 3; i++)
+		if (dtcap_put_proc(w, &pr[i]))
+			return die("proc", w);
+
+	uint64_t ks[][4] = {
+		{ K(0x3010), K(0x2010), K(0x1010), 0 },		/* schedule<vfs_read<do_syscall_64 */
+		{ M(0x1004), K(0x1020), 0, 0 },			/* mod_func<do_syscall_64 */
+		{ M(0x0100), K(0x4000), 0, 0 },			/* testmod+0x100 */
+		{ M(0x10020), 0xffffffff90000000ULL, 0, 0 },	/* othermod+0x20, 0xffffffff90000000 */
+		{ K(0x2004), K(0x1004), 0, 0 },			/* truncated below */
+	};
+	unsigned kn[] = { 3, 2, 2, 2, 2 };
+	uint64_t us[][4] = {
+		{ 0x401210, 0x401110, 0x401010, 0 },		/* work<main<_start */
+		{ 0x7f0000003010, 0x401150, 0x401010, 0 },	/* read<main<_start */
+		{ 0x7fff00000100, 0x401410, 0 , 0},		/* [vdso]+0x100<nosize */
+		{ 0x10000040, 0x401900, 0x12345678, 0 },		/* 0x10000040<app+0x1900<0x12345678 */
+		{ 0x501210, 0x501110, 0, 0 },			/* post-exec work<main */
+	};
+	unsigned un[] = { 3, 3, 2, 3, 2 };
+	uint32_t kid[5], uid[5];
+	for (int i = 0; i < 5; i++) {
+		kid[i] = dtcap_intern_stack(w, ks[i], kn[i], 1, i == 4);
+		uid[i] = dtcap_intern_stack(w, us[i], un[i], 0, i == 3);
+		if (!kid[i] || !uid[i])
+			return die("stack", w);
+	}
+	uint32_t capp = dtcap_intern_comm(w, "app"), csh = dtcap_intern_comm(w, "sh");
+	if (!capp || !csh)
+		return die("comm", w);
+
+	uint64_t ts = h.start_ns;
+	uint64_t nread[4] = { 0 };
+	for (unsigned i = 0; i < nev; i++) {
+		struct dtcap_event e = { 0 };
+		ts += 1 + rnd(2000000000ULL / nev * 2);
+		e.ts = ts;
+		e.cpu = rnd(4);
+		unsigned who = rnd(3);	/* 0: app 100, 1: app thread 101, 2: pid 200 */
+		e.pid = who == 2 ? 200 : 100;
+		e.tid = who == 1 ? 101 : e.pid;
+		e.comm = who == 2 ? (ts >= 1500000000ULL ? capp : csh) : capp;
+		if (rnd(50) == 0)
+			e.comm = 0;
+		unsigned r = rnd(10);
+		e.probe = r < 6 ? 1 : r < 8 ? 5 : 2;
+		unsigned kk = rnd(6), uu = rnd(6);
+		e.kstack = kk < 5 ? kid[kk] : 0;
+		if (e.pid == 200 && ts >= 1500000000ULL)
+			e.ustack = uu < 3 ? uid[4] : 0;
+		else
+			e.ustack = uu < 4 ? uid[uu] : 0;
+		if (!e.kstack && !e.ustack && rnd(2))
+			e.ustack = uid[0];
+		if (e.probe == 2)
+			e.nargs = 3, e.args[0] = 3, e.args[1] = 0x1000, e.args[2] = 4096;
+		if (dtcap_put_event(w, &e))
+			return die("event", w);
+		nread[e.cpu]++;
+	}
+	struct dtcap_count c[4] = { 0 }, rec = { 0 };
+	for (int i = 0; i < 4; i++) {
+		c[i].read = nread[i];
+		c[i].dropped = i == 1 ? 7 : 0;
+		c[i].produced = c[i].read + c[i].dropped;
+		c[i].skipped = i;
+	}
+	rec.read = nev;
+	if (dtcap_put_counters(w, ts + 1000, c, 4, &rec))
+		return die("counters", w);
+	if (dtcap_close(w))
+		return die("close", NULL);
+	return 0;
+}

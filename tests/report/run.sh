@@ -1,0 +1,310 @@
+#!/bin/bash
+# tests/report/run.sh - dtreport stats/flame/diff against independent counts.
+# Env: B (build dir), DTREPORT (the ASan build), DTGEN.
+# Prints PASS/FAIL lines; see tests/run-suite.sh.
+set -u
+R=${DTREPORT:?}
+T=$B/tests/report
+W=$T/work
+MKCAP=$T/mkcap
+REF=$T/refcount
+rm -rf "$W" && mkdir -p "$W"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+check() { # name condition-description command...
+	local n=$1 why=$2; shift 2
+	if "$@"; then pass "$n"; else fail "$n" "$why"; fi
+}
+for tool in "$R" "$MKCAP" "$REF" "${DTGEN:?}" python3; do
+	command -v "$tool" >/dev/null || { fail tools "missing $tool"; exit 1; }
+done
+
+# sorted folded text of dtreport vs the reference
+same_sorted() { cmp -s <(LC_ALL=C sort "$1") <(LC_ALL=C sort "$2"); }
+sum_counts() { awk '{s += $NF} END {print s + 0}' "$1"; }
+nlines() { wc -l <"$1" | tr -d ' '; }
+
+# ---------------------------------------------------------------- captures
+"$MKCAP" "$W/a.dtc" 1 20000 || fail mkcap "mkcap seed 1 failed"
+"$MKCAP" "$W/b.dtc" 2 12000 || fail mkcap "mkcap seed 2 failed"
+"$DTGEN" -o "$W/g.dtc" -n 20000 -s 7 --stacks 3000 || fail dtgen "dtgen failed"
+"$DTGEN" -o "$W/g2.dtc" -n 15000 -s 8 --stacks 3000 --syscalls || fail dtgen "dtgen seed 8 failed"
+
+# ------------------------------------------------- folded vs the reference
+for cap in a g g2; do
+	c=$W/$cap.dtc
+	"$R" flame "$c" --folded -o "$W/$cap.fold" 2>"$W/$cap.err"
+	"$REF" "$c" folded >"$W/$cap.ref"
+	check "folded-$cap" "folded stacks differ from the reference walker" \
+		same_sorted "$W/$cap.fold" "$W/$cap.ref"
+	check "folded-$cap-nonempty" "no stacks" test "$(nlines "$W/$cap.fold")" -gt 10
+	# every sample counted once: total = timer-probe events by the reference
+	check "folded-$cap-total" "sum of counts != reference total" \
+		test "$(sum_counts "$W/$cap.fold")" = "$(sum_counts "$W/$cap.ref")"
+	# deterministic: a second run gives the same bytes in the same order
+	"$R" flame "$c" --folded >"$W/$cap.fold2" 2>/dev/null
+	check "folded-$cap-deterministic" "two runs differ" cmp -s "$W/$cap.fold" "$W/$cap.fold2"
+	"$R" flame "$c" --folded --reverse -o "$W/$cap.rfold" 2>/dev/null
+	"$REF" "$c" folded reverse >"$W/$cap.rref"
+	check "reverse-$cap" "reversed stacks differ" same_sorted "$W/$cap.rfold" "$W/$cap.rref"
+done
+# folded output is sorted by frames (tree order) and well formed
+check folded-format "a line is not 'frames count'" \
+	awk '!/^[^ ].* [0-9]+$/ {bad=1} END {exit bad}' "$W/g.fold"
+
+# ----------------------------------------------------------- probe choice
+"$R" flame "$W/a.dtc" --folded --probe 'syscall:*' -o "$W/p.fold" 2>/dev/null
+"$REF" "$W/a.dtc" folded probe=syscall:read:entry >"$W/p.ref"
+check probe-glob "--probe syscall:* != reference" same_sorted "$W/p.fold" "$W/p.ref"
+check probe-glob-differs "--probe did not change the result" \
+	test "$(sum_counts "$W/p.fold")" != "$(sum_counts "$W/a.fold")"
+"$R" flame "$W/a.dtc" --folded --probe interval:ms:10 -o "$W/p2.fold" 2>/dev/null
+"$REF" "$W/a.dtc" folded probe=interval:ms:10 >"$W/p2.ref"
+check probe-exact "--probe interval:ms:10 != reference" same_sorted "$W/p2.fold" "$W/p2.ref"
+
+# ---------------------------------------------------------------- filters
+start=$("$R" stats "$W/a.dtc" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['host']['start_ns'])")
+filt() { # name "dtreport filter args" "refcount args"
+	local n=$1 d=$2 rf=$3
+	# shellcheck disable=SC2086
+	"$R" flame "$W/a.dtc" --folded $d -o "$W/f-$n.fold" 2>"$W/f-$n.err"
+	# shellcheck disable=SC2086
+	"$REF" "$W/a.dtc" folded $rf >"$W/f-$n.ref"
+	check "filter-$n" "dtreport $d != reference $rf" same_sorted "$W/f-$n.fold" "$W/f-$n.ref"
+	local t; t=$(sum_counts "$W/f-$n.fold")
+	check "filter-$n-narrows" "filter did not narrow ($t of $(sum_counts "$W/a.fold"))" \
+		test "$t" -gt 0 -a "$t" -lt "$(sum_counts "$W/a.fold")"
+}
+filt pid "--pid 200" "pid=200"
+filt tid "--tid 101" "tid=101"
+filt comm "--comm sh" "comm=sh"
+filt cpu "--cpu 2" "cpu=2"
+filt since "--since 0.5s --until 1200ms" "tmin=$((start + 500000000)) tmax=$((start + 1200000000))"
+filt abs "--since $((start + 300000000))" "tmin=$((start + 300000000))"
+"$R" flame "$W/a.dtc" --folded --pid 100,200 -o "$W/f-list.fold" 2>/dev/null
+check filter-list "--pid 100,200 should keep everything" cmp -s "$W/f-list.fold" "$W/a.fold"
+"$R" flame "$W/a.dtc" --folded --comm 'a*' --cpu 0,1 -o "$W/f-glob.fold" 2>/dev/null
+check filter-glob-combined "--comm 'a*' --cpu 0,1 kept samples of other comms" \
+	awk '$0 !~ /^app(;| )/ {bad=1} END {exit bad}' "$W/f-glob.fold"
+# a time window past the end matches nothing, and is not an error
+"$R" flame "$W/a.dtc" --folded --since 100s -o "$W/f-none.fold" 2>/dev/null
+check filter-empty "window past the end should give no stacks, status 0" \
+	test $? -eq 0 -a ! -s "$W/f-none.fold"
+
+# --------------------------------------------------------- symbolization
+# mkcap's snapshots: what each of its addresses must be called
+sym() { check "sym-$1" "no stack matching '$2'" grep -qE -- "$2" "$W/a.fold"; }
+sym kernel-core '(^|;)do_syscall_64;vfs_read;schedule( |;)'
+sym kernel-alias ';vfs_read;'           # vfs_read_alias at the same address loses by name
+sym module 'do_syscall_64;mod_func \[testmod\]( |$)'
+sym module-nosym 'asm_sysvec_apic_timer_interrupt;testmod\+0x100 '
+sym module-other ';0xffffffff90000000;othermod\+0x20 '
+sym user-exe '^app;_start;main;work '
+sym user-lib '^app;_start;main;read '
+sym vdso ';nosize;\[vdso\]\+0x100( |;)'
+sym anon-truncated '^app;\[truncated\];0x12345678;nosize;0x10000040 '
+sym user-kernel-join '^app;_start;main;work;--;do_syscall_64;vfs_read;schedule '
+sym ktrunc ';--;\[truncated\];do_syscall_64;vfs_read '
+sym after-exec '^app;main;work '         # pid 200 after exec: maps of the second snapshot
+sym before-exec '^sh;_start;main;work '  # pid 200 before exec
+sym no-comm '^\[unknown\];'
+check sym-no-data "a data symbol named a frame" bash -c "! grep -q some_data '$W/a.fold'"
+# dtgen: its kallsyms/ELF snapshots name (nearly) everything
+unk=$(grep -oE '(^|;)0x[0-9a-f]+' "$W/g.fold" | wc -l)
+named=$(tr ';' '\n' <"$W/g.fold" | wc -l)
+check sym-dtgen-mostly-named "$unk of $named frames unnamed" test $((unk * 20)) -lt "$named"
+check sym-dtgen-module "no module frame named 'func [mod]'" grep -qE ' \[[a-z0-9_]+\](;| )' "$W/g.fold"
+
+# ------------------------------------------------------------------ stats
+"$R" stats "$W/a.dtc" --json >"$W/a.json" 2>"$W/a.json.err"
+check stats-json-exit "stats --json failed" test $? -eq 0
+"$REF" "$W/a.dtc" stats >"$W/a.stats"
+python3 - "$W/a.json" "$W/a.stats" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+ref = {}
+for line in open(sys.argv[2]):
+    parts = line.split()
+    if parts[0] == "total":
+        ref["total"] = int(parts[1])
+    else:
+        key = parts[0] + ":" + (parts[1] if len(parts) == 3 else "")
+        ref[key] = int(parts[-1])
+def t(name, ok, why):
+    print(("PASS stats-%s" % name) if ok else ("FAIL stats-%s: %s" % (name, why)))
+t("events", j["events"] == ref["total"] == j["events_matched"], "%s vs %s" % (j["events"], ref["total"]))
+for p in j["probes"]:
+    t("probe-%d" % p["id"], p["events"] == ref.get("probe:%d" % p["id"], 0), "%s" % p)
+for c in j["cpus"]:
+    t("cpu-%d" % c["cpu"], c["events"] == ref.get("cpu:%d" % c["cpu"], 0), "%s" % c)
+    # mkcap's counters: read = events of that CPU, 7 dropped on CPU 1
+    t("cpu-%d-read" % c["cpu"], c["counters"]["read"] == c["events"], "%s" % c)
+for c in j["comms"]:
+    t("comm-%s" % (c["comm"] or "none"), c["events"] == ref.get("comm:" + c["comm"], 0), "%s" % c)
+a = j["accounting"]
+t("accounting-ok", a["status"] == "OK" and a["conserved"], "%s" % a)
+t("dropped", a["dropped"] == 7 and abs(a["dropped_pct"] - 700.0 / (ref["total"] + 7)) < 1e-3, "%s" % a)
+t("host", j["host"]["hostname"] == "testhost" and j["host"]["ncpus"] == 4, "%s" % j["host"])
+t("pids", sum(p["events"] for p in j["pids"]) == ref["total"], "%s" % j["pids"])
+t("skipped", j["counters"]["total"]["skipped"] == 6, "%s" % j["counters"])
+EOF
+"$R" stats "$W/a.dtc" >"$W/a.txt" 2>&1
+check stats-text-ok "text report lacks the OK verdict" grep -q 'kernel read [0-9]*: OK' "$W/a.txt"
+check stats-text-drops "drops not flagged" grep -q '\*\*\* DROPPED 7 events' "$W/a.txt"
+# filters narrow the tables, not the accounting
+"$R" stats "$W/a.dtc" --json --pid 100 >"$W/p.json"
+"$REF" "$W/a.dtc" stats pid=100 >"$W/p.stats"
+check stats-filter-pid "events_matched != reference" test \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events_matched"])' "$W/p.json")" \
+	= "$(awk '$1=="total"{print $2}' "$W/p.stats")"
+"$R" stats "$W/a.dtc" --json --since 1s --probe 'profile:*' >"$W/s.json"
+"$REF" "$W/a.dtc" stats tmin=$((start + 1000000000)) probe=profile:hz:99 >"$W/s.stats"
+check stats-filter-time-probe "events_matched != reference" test \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events_matched"])' "$W/s.json")" \
+	= "$(awk '$1=="total"{print $2}' "$W/s.stats")"
+# dtgen capture: its own accounting must balance
+"$R" stats "$W/g.dtc" --json >"$W/g.json"
+"$REF" "$W/g.dtc" stats >"$W/g.stats"
+check stats-dtgen "events or accounting wrong" python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+tot = int(open(sys.argv[2]).readline().split()[1])
+sys.exit(not (j["events"] == tot and j["accounting"]["status"] in ("OK", "NO_COUNTERS")))' \
+	"$W/g.json" "$W/g.stats"
+
+# ------------------------------------------------------------------- diff
+"$R" diff "$W/a.dtc" "$W/a.dtc" --folded -o "$W/aa.fold" 2>/dev/null
+check diff-self-zero "a capture against itself has a non-zero delta" \
+	awk 'NF < 3 || $(NF-1) != $NF {bad=1} END {exit bad || NR == 0}' "$W/aa.fold"
+check diff-self-counts "self diff counts != flame counts" \
+	cmp -s <(awk '{$NF=""; sub(/ $/, ""); print}' "$W/aa.fold") "$W/a.fold"
+"$R" diff "$W/a.dtc" "$W/a.dtc" -o "$W/aa.svg" 2>/dev/null
+check diff-self-svg-white "self diff SVG has red or blue frames" \
+	bash -c "! grep -qE 'rgb\(255,[0-9]+,[0-9]+\)\" rx|rgb\([0-9]+,[0-9]+,255\)\" rx' '$W/aa.svg'"
+"$R" diff "$W/a.dtc" "$W/b.dtc" --folded -o "$W/ab.fold" 2>/dev/null
+"$R" flame "$W/b.dtc" --folded -o "$W/b.fold" 2>/dev/null
+check diff-totals "diff column sums != each side's flame total" test \
+	"$(awk '{a += $(NF-1); b += $NF} END {print a, b}' "$W/ab.fold")" \
+	= "$(sum_counts "$W/a.fold") $(sum_counts "$W/b.fold")"
+check diff-sides "diff columns != the per-capture folded stacks" python3 -c '
+import sys
+def load(p):
+    return {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in open(p)}
+a, b = load(sys.argv[2]), load(sys.argv[3])
+da, db = {}, {}
+for l in open(sys.argv[1]):
+    st, x, y = l.rsplit(" ", 2)
+    if int(x): da[st] = int(x)
+    if int(y): db[st] = int(y)
+sys.exit(not (da == a and db == b))' "$W/ab.fold" "$W/a.fold" "$W/b.fold"
+"$R" diff "$W/a.dtc" "$W/b.dtc" -o "$W/ab.svg" 2>/dev/null
+check diff-svg-colours "different captures: no red and blue frames" python3 -c '
+import re, sys
+fills = re.findall(r"fill=\"rgb\((\d+),(\d+),(\d+)\)\" rx", open(sys.argv[1]).read())
+red = any(r == "255" and int(g) < 200 and g == b for r, g, b in fills)
+blue = any(b == "255" and int(r) < 200 and r == g for r, g, b in fills)
+sys.exit(not (red and blue))' "$W/ab.svg"
+
+# -------------------------------------------------------------------- SVG
+"$R" flame "$W/a.dtc" -o "$W/a.svg" --title 'My <Title>' 2>/dev/null
+check svg-xml "not well-formed XML" python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$W/a.svg"
+check svg-title "title not escaped/used" grep -q 'My &lt;Title&gt;' "$W/a.svg"
+check svg-selfcontained "external reference in the SVG" \
+	bash -c "! grep -qE '(href|src)=\"(https?:)?//' '$W/a.svg'"
+check svg-root-total "root frame count != folded total" \
+	grep -q "data-s=\"0\" data-n=\"$(sum_counts "$W/a.fold")\" data-d=\"0\"" "$W/a.svg"
+"$R" flame "$W/a.dtc" -o "$W/ai.svg" --inverted 2>/dev/null
+ynorm=$(grep -A1 'data-d="0"' "$W/a.svg" | grep -oE 'y="[0-9.]+"' | head -1 | tr -dc 0-9.)
+yinv=$(grep -A1 'data-d="0"' "$W/ai.svg" | grep -oE 'y="[0-9.]+"' | head -1 | tr -dc 0-9.)
+ydeep=$(grep -A1 'data-d="1"' "$W/ai.svg" | grep -oE 'y="[0-9.]+"' | head -1 | tr -dc 0-9.)
+check svg-inverted "icicle root not above its children ($yinv vs $ydeep; flame root at $ynorm)" \
+	python3 -c "import sys; a, b, c = map(float, sys.argv[1:]); sys.exit(not (a < b < c))" "$yinv" "$ydeep" "$ynorm"
+n1=$(grep -c '<g class="f"' "$W/a.svg")
+"$R" flame "$W/a.dtc" -o "$W/am.svg" --minwidth 20 --width 800 2>/dev/null
+n2=$(grep -c '<g class="f"' "$W/am.svg")
+check svg-minwidth "--minwidth 20 did not omit frames ($n2 of $n1)" test "$n2" -gt 0 -a "$n2" -lt "$n1"
+check svg-width "--width 800 not applied" grep -q 'width="800"' "$W/am.svg"
+
+# ---------------------------------------------------- errors, no crashes
+bad() { # name expected-status args...
+	local n=$1 want=$2; shift 2
+	"$R" "$@" >"$W/bad.out" 2>"$W/bad.err"
+	local rc=$?
+	if grep -q 'Sanitizer\|runtime error' "$W/bad.err"; then
+		fail "error-$n" "sanitizer report: $(grep -m1 'ERROR\|runtime error' "$W/bad.err")"
+	elif [ "$rc" -ne "$want" ]; then
+		fail "error-$n" "exit status $rc, wanted $want"
+	elif [ "$want" -eq 1 ] && [ "$(wc -l <"$W/bad.err")" -ne 1 ]; then
+		fail "error-$n" "wanted one line of error, got: $(head -c 300 "$W/bad.err")"
+	elif ! head -1 "$W/bad.err" | grep -q '^dtreport\|^usage: dtreport'; then
+		fail "error-$n" "first line is not dtreport's message: $(head -c 300 "$W/bad.err")"
+	else
+		pass "error-$n"
+	fi
+}
+head -c 4000 /dev/urandom >"$W/garbage.dtc"
+: >"$W/empty.dtc"
+bad garbage 1 flame "$W/garbage.dtc"
+# the format library opens an empty file as a capture cut at byte 0: a warning
+"$R" stats "$W/empty.dtc" >/dev/null 2>"$W/empty.err"
+rc=$?
+check error-empty "empty file: status $rc, no warning, or a crash" \
+	bash -c "[ $rc -le 1 ] && grep -q 'offset 0' '$W/empty.err' && ! grep -q Sanitizer '$W/empty.err'"
+bad missing 1 flame "$W/nonexistent.dtc"
+bad diff-missing 1 diff "$W/a.dtc" "$W/nonexistent.dtc" --folded
+bad bad-since 2 flame "$W/a.dtc" --since yesterday
+bad bad-pid 2 stats "$W/a.dtc" --pid 12x
+bad no-probe 1 flame "$W/a.dtc" --probe 'nosuch:*'
+bad unknown-option 2 flame "$W/a.dtc" --frobnicate
+bad no-file 2 flame
+bad bad-width 2 flame "$W/a.dtc" --width 5
+bad since-after-until 1 flame "$W/a.dtc" --since 2s --until 1s
+# captures cut at many points, and with flipped bytes: open with a warning
+# or fail with a message; never crash, never a sanitizer report
+size=$(stat -c %s "$W/g.dtc")
+crash=0
+for cut in 17 100 1000 5000 $((size / 3)) $((size / 2)) $((size - 40)) $((size - 1)); do
+	head -c "$cut" "$W/g.dtc" >"$W/cut.dtc"
+	for cmd in stats "flame --folded"; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/cut.dtc" >/dev/null 2>"$W/cut.err"
+		rc=$?
+		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/cut.err" ||
+		   { [ $rc -ne 0 ] && ! grep -q . "$W/cut.err"; }; then
+			crash=1
+			echo "cut at $cut: $cmd rc=$rc: $(head -c 300 "$W/cut.err")"
+		fi
+	done
+done
+check truncated-captures "a cut capture crashed or failed silently" test $crash -eq 0
+head -c $((size - 1)) "$W/g.dtc" >"$W/cut.dtc"
+"$R" flame "$W/cut.dtc" --folded >/dev/null 2>"$W/cut.err"
+check truncated-warns "a capture cut short opened without a warning" \
+	grep -qi 'warning\|trunc\|cut' "$W/cut.err"
+crash=0
+for seed in 1 2 3 4 5 6; do
+	python3 - "$W/g.dtc" "$W/flip.dtc" "$seed" <<'EOF'
+import random, sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+r = random.Random(int(sys.argv[3]))
+for _ in range(8):
+    i = r.randrange(len(d))
+    d[i] ^= 1 << r.randrange(8)
+open(sys.argv[2], 'wb').write(d)
+EOF
+	for cmd in "stats" "flame --folded" "diff $W/a.dtc"; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/flip.dtc" >/dev/null 2>"$W/flip.err"
+		rc=$?
+		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/flip.err" ||
+		   { [ $rc -ne 0 ] && ! grep -q . "$W/flip.err"; }; then
+			crash=1
+			echo "flip seed $seed: $cmd rc=$rc: $(head -c 300 "$W/flip.err")"
+		fi
+	done
+done
+check damaged-captures "a damaged capture crashed or failed silently" test $crash -eq 0
+exit 0

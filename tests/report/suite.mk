@@ -1,0 +1,17 @@
+# tests/report: dtreport stats/flame/diff and dtsym, checked against an
+# independent walker (refcount: dtcap_iter rows, plain filters, linear-scan
+# symbolization) on captures made at test time by dtgen and by mkcap (a
+# small capture built to hit each naming rule).
+SUITES += report
+
+# Helpers, not under test: built plainly (dtreport is the ASan build).
+$(B)/tests/report/mkcap: $(B)/obj/tests/report/mkcap.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
+$(B)/tests/report/refcount: $(B)/obj/tests/report/refcount.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
+
+check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN)
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
+		tests/run-suite.sh $(B)/results report tests/report/run.sh
