@@ -241,6 +241,8 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	const char *warn = dtcap_reader_warning(r);
+	if (warn)
+		fprintf(stderr, "dtreport stats: warning: %s\n", warn);
 	if (dtf_resolve(&filt, r, err, sizeof(err))) {
 		fprintf(stderr, "dtreport stats: %s: %s\n", path, err);
 		goto out;
