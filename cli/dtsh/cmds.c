@@ -45,9 +45,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "describe", "describe PROBE",
 	  "Show a probe's id, flags and arguments with their types.",
 	  cmd_describe, DTSH_C_PROBE },
-	{ "enable", "enable PROBE [stacks]",
+	{ "enable", "enable [PROBE [stacks]]",
 	  "Add PROBE (a name or glob of /dev/dt) to the next recording; with\n"
-	  "`stacks' its events carry kernel and user stacks.",
+	  "`stacks' its events carry kernel and user stacks.  Without PROBE,\n"
+	  "list what is enabled.",
 	  cmd_enable, DTSH_C_PROBE },
 	{ "disable", "disable [PROBE]",
 	  "Remove PROBE from the next recording (every probe without one).",
@@ -100,9 +101,10 @@ suggest_cmd(const char *word)
 		names[n++] = c->name;
 	const char *best[1];
 	if (dtu_suggest(word, names, n, 0, best, 1) == 1)
-		fprintf(stderr, "dtsh: unknown command '%s'; did you mean '%s'?\n", word, best[0]);
+		fprintf(stderr, "dtsh: unknown command '%.64s'; did you mean '%s'?\n", word, best[0]);
 	else
-		fprintf(stderr, "dtsh: unknown command '%s'; type 'help' for the list\n", word);
+		fprintf(stderr, "dtsh: unknown command '%.64s'%s; type 'help' for the list\n",
+			word, strlen(word) > 64 ? "..." : "");
 }
 
 /* ------------------------------------------------------------ probes */
@@ -278,8 +280,15 @@ static int
 cmd_enable(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
-	if (argc < 2 || argc > 3 || (argc == 3 && strcmp(argv[2], "stacks") != 0)) {
-		fprintf(stderr, "usage: enable PROBE [stacks]\n");
+	if (argc == 1) {
+		if (sh->nen == 0)
+			printf("no probe enabled\n");
+		for (size_t i = 0; i < sh->nen; i++)
+			printf("%s%s\n", sh->en[i].spec, sh->en[i].stacks ? " stacks" : "");
+		return 0;
+	}
+	if (argc > 3 || (argc == 3 && strcmp(argv[2], "stacks") != 0)) {
+		fprintf(stderr, "usage: enable [PROBE [stacks]]\n");
 		return 1;
 	}
 	/* Resolve now, so a typo is reported here rather than at record. */
