@@ -24,6 +24,8 @@
 #define STATUS_NS	500000000ULL
 #define COUNTERS_NS	1000000000ULL
 #define POLL_MS		100
+#define PAUSE_MS	50
+#define BACKLOG		(256U << 10)
 
 /* Open-addressing map u32 -> slot, for per-thread comm and per-process state. */
 struct tslot {
@@ -408,8 +410,8 @@ process(struct rec *r, const char *buf, size_t len)
 		r->nbad++;
 }
 
-/* Read what the rings hold.  1: got data, 0: empty, -1: error. */
-static int
+/* One read of what the rings hold: bytes read, 0 if empty, -1 on error. */
+static ssize_t
 drain_once(struct rec *r, char *buf)
 {
 	ssize_t n = read(dtp_fd(r->dev), buf, READBUF);
@@ -424,7 +426,7 @@ drain_once(struct rec *r, char *buf)
 		return 0;
 	r->raw_bytes += (uint64_t)n;
 	process(r, buf, (size_t)n);
-	return 1;
+	return n;
 }
 
 static void
@@ -747,6 +749,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	for (;;) {
 		struct pollfd pfd = { .fd = dtp_fd(r->dev), .events = POLLIN };
 		int timeout = POLL_MS;
+		ssize_t got;
 
 		if (o->stop && *o->stop)
 			break;
@@ -762,11 +765,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			child = -1;
 			break;
 		}
-		/* read on timeouts too: a lazy wakeup must not stall us */
-		(void)poll(&pfd, 1, timeout);
-		while (drain_once(r, buf) > 0 && !r->werr)
-			if (r->raw_bytes && dtu_now_ns() - now > 200000000ULL)
-				break;	/* keep status and stop checks responsive */
+		got = drain_once(r, buf);
+		if (got < 0) {
+			failed = 1;
+			break;
+		}
 		if (r->werr)
 			break;
 		now = dtu_now_ns();
@@ -778,6 +781,18 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			status_line(r, now - start);
 			last_status = now;
 		}
+		/*
+		 * A backlog is read again at once.  A trickle waits a little
+		 * before the next read: reading as soon as anything is there
+		 * would feed on itself when syscalls are traced, since every
+		 * read is an event.  The rings hold far more than one pause.
+		 */
+		if (got >= BACKLOG)
+			continue;
+		if (got > 0)
+			(void)poll(NULL, 0, timeout < PAUSE_MS ? timeout : PAUSE_MS);
+		else
+			(void)poll(&pfd, 1, timeout);
 	}
 
 finish:
@@ -787,11 +802,9 @@ finish:
 		if (ioctl(dtp_fd(r->dev), DTIOCRECORD, &off) < 0)
 			msg(r, "/dev/dt: stop recording: %s", strerror(errno));
 		/* after the stop nothing new arrives: empty the rings completely */
-		for (int i = 0; i < 100000; i++) {
-			int d = drain_once(r, buf);
-			if (d <= 0)
+		for (int i = 0; i < 100000; i++)
+			if (drain_once(r, buf) <= 0)
 				break;
-		}
 		put_counters(r);
 	}
 	if (child > 0) {
