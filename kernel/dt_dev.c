@@ -679,6 +679,8 @@ static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 	ssize_t n;
 	int error;
 
+	if (len == 0)
+		return 0;
 	for (;;) {
 		if (mutex_lock_interruptible(&sc->sc_rlock))
 			return -ERESTARTSYS;
