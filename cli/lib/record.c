@@ -455,12 +455,12 @@ status_line(struct rec *r, uint64_t elapsed)
 /* ------------------------------------------------------------- setup */
 
 static int
-write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel)
+write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
+	       const char *ksyms, size_t ksymslen, const char *mods, size_t modslen)
 {
 	struct dtcap_probe *pv = calloc(nsel ? nsel : 1, sizeof(*pv));
 	char err[DTP_ERRLEN];
-	size_t n = 0, len;
-	char *text;
+	size_t n = 0;
 	int ret = -1;
 
 	if (pv == NULL) {
@@ -479,20 +479,10 @@ write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel)
 	}
 	if (dtcap_put_probes(r->w, pv, n) < 0)
 		goto werr;
-	/* without root kallsyms shows zeros: still stored, the reader notices */
-	if ((text = dtu_read_file("/proc/kallsyms", &len)) != NULL) {
-		int e = dtcap_put_kallsyms(r->w, text, len);
-		free(text);
-		if (e < 0)
-			goto werr;
-	} else
-		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
-	if ((text = dtu_read_file("/proc/modules", &len)) != NULL) {
-		int e = dtcap_put_modules(r->w, text, len);
-		free(text);
-		if (e < 0)
-			goto werr;
-	}
+	if (ksyms && dtcap_put_kallsyms(r->w, ksyms, ksymslen) < 0)
+		goto werr;
+	if (mods && dtcap_put_modules(r->w, mods, modslen) < 0)
+		goto werr;
 	ret = 0;
 	goto out;
 werr:
@@ -625,7 +615,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	char err[DTP_ERRLEN];
 	struct dtcap_host host;
 	struct dtcap_writer_opts wo;
-	char *buf = NULL;
+	char *buf = NULL, *ksyms = NULL, *mods = NULL;
+	size_t ksymslen = 0, modslen = 0;
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
 	uint64_t start = 0, now, last_status = 0, last_counters = 0;
@@ -678,6 +669,16 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
+	/*
+	 * Read the symbol tables before the capture exists: on a slow machine
+	 * this takes seconds, which should not count as recording time.
+	 * Without root kallsyms shows zeros: still stored, the reader notices.
+	 */
+	ksyms = dtu_read_file("/proc/kallsyms", &ksymslen);
+	if (ksyms == NULL)
+		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
+	mods = dtu_read_file("/proc/modules", &modslen);
+
 	fill_host(r, &host);
 	memset(&wo, 0, sizeof(wo));
 	wo.level = o->level;
@@ -687,8 +688,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "%s", dtcap_create_error());
 		goto out;
 	}
-	if (write_metadata(r, sel, nsel) < 0)
+	if (write_metadata(r, sel, nsel, ksyms, ksymslen, mods, modslen) < 0)
 		goto finish;
+	free(ksyms);
+	free(mods);
+	ksyms = mods = NULL;
 
 	for (size_t i = 0; i < nsel; i++) {
 		struct dt_enable en;
@@ -859,5 +863,7 @@ out:
 	free(r->counts);
 	free(sel);
 	free(buf);
+	free(ksyms);
+	free(mods);
 	return ret;
 }
