@@ -203,7 +203,8 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 		return -1;
 	}
 	uint8_t *h = s->chunk.p;
-	memcpy(h + DTC_CHDR_LEN, xh, xlen);
+	if (xlen)
+		memcpy(h + DTC_CHDR_LEN, xh, xlen);
 	if (clen)
 		memcpy(h + DTC_CHDR_LEN + xlen, pay, clen);
 	dtc_le32(h, type);

@@ -580,7 +580,7 @@ int main(int argc, char **argv)
 	CK(!(ksoft_comm = dtcap_intern_comm(w, "ksoftirqd/0")));
 	uint32_t swapper_comm[8];
 	for (uint32_t c = 0; c < ncpus; c++) {
-		char s[DTCAP_COMMLEN];
+		char s[32];
 		snprintf(s, sizeof(s), "swapper/%u", c);
 		CK(!(swapper_comm[c] = dtcap_intern_comm(w, s)));
 	}

@@ -1,0 +1,184 @@
+/*
+ * capbench - size and speed of the capture format on the synthetic
+ * profile stream.  usage: capbench SRC.dtc TMPDIR
+ *
+ * SRC (a dtgen capture) is loaded into memory; then, in this one run:
+ *  - the baseline: the same events as the kernel would emit them (struct
+ *    dt_rec + args + kernel and user frames) compressed by zstd -3;
+ *  - writing: every stack interned first, then the timed put_event loop
+ *    and close (unthreaded: one core);
+ *  - reading: the ts, pid, kstack and ustack columns of every block.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <zstd.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *m)
+{
+	fprintf(stderr, "capbench: %s\n", m);
+	exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 3)
+		die("usage: capbench SRC.dtc TMPDIR");
+	struct dtcap_reader *r = dtcap_open(argv[1]);
+	if (!r)
+		die(dtcap_open_error());
+	uint64_t n = dtcap_nevents(r);
+	struct dtcap_event *ev = malloc(n * sizeof(*ev));
+	if (!ev || n == 0)
+		die("no events / out of memory");
+	struct dtcap_iter *it = dtcap_iter_new(r, 0, UINT64_MAX, DTCAP_COL_ALL);
+	uint64_t i = 0;
+	while (i < n && dtcap_iter_next(it, &ev[i]) == 1)
+		i++;
+	dtcap_iter_free(it);
+	if (i != n)
+		die("short read of the source capture");
+
+	/* baseline: raw records, zstd -3 */
+	size_t rawcap = 0;
+	for (i = 0; i < n; i++) {
+		unsigned nk = 0, nu = 0;
+		dtcap_stack(r, ev[i].kstack, &nk, NULL, NULL);
+		dtcap_stack(r, ev[i].ustack, &nu, NULL, NULL);
+		if (!ev[i].kstack) nk = 0;
+		if (!ev[i].ustack) nu = 0;
+		rawcap += DT_REC_SIZE(ev[i].nargs, nk, nu);
+	}
+	uint8_t *raw = malloc(rawcap), *p = raw;
+	if (!raw)
+		die("out of memory");
+	for (i = 0; i < n; i++) {
+		const struct dtcap_event *e = &ev[i];
+		unsigned nk = 0, nu = 0;
+		const uint64_t *kf = e->kstack ? dtcap_stack(r, e->kstack, &nk, NULL, NULL) : NULL;
+		const uint64_t *uf = e->ustack ? dtcap_stack(r, e->ustack, &nu, NULL, NULL) : NULL;
+		struct dt_rec rec;
+		memset(&rec, 0, sizeof(rec));
+		rec.dtr_size = (uint32_t)DT_REC_SIZE(e->nargs, nk, nu);
+		rec.dtr_probe = e->probe;
+		rec.dtr_ts = e->ts;
+		rec.dtr_pid = e->pid;
+		rec.dtr_tid = e->tid;
+		rec.dtr_cpu = (uint16_t)e->cpu;
+		rec.dtr_nargs = (uint8_t)e->nargs;
+		rec.dtr_nkstack = (uint8_t)nk;
+		rec.dtr_nustack = (uint8_t)nu;
+		rec.dtr_flags = (uint8_t)e->flags;
+		const char *c = dtcap_comm(r, e->comm);
+		if (c)
+			memcpy(rec.dtr_comm, c, strnlen(c, sizeof(rec.dtr_comm)));
+		memcpy(p, &rec, sizeof(rec));
+		p += sizeof(rec);
+		memcpy(p, e->args, 8 * e->nargs);
+		p += 8 * e->nargs;
+		if (nk) memcpy(p, kf, 8 * nk);
+		p += 8 * nk;
+		if (nu) memcpy(p, uf, 8 * nu);
+		p += 8 * nu;
+	}
+	size_t zcap = ZSTD_compressBound(rawcap);
+	void *z = malloc(zcap);
+	if (!z)
+		die("out of memory");
+	size_t zlen = ZSTD_compress(z, zcap, raw, rawcap, 3);
+	if (ZSTD_isError(zlen))
+		die("zstd");
+	free(z);
+	free(raw);
+
+	/* write: stacks interned ahead (same ids: interned in id order) */
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/capbench.dtc", argv[2]);
+	double best_w = 1e9;
+	struct stat st;
+	for (int rep = 0; rep < 3; rep++) {
+		struct dtcap_writer_opts wo = { getenv("CAPBENCH_LEVEL") ? atoi(getenv("CAPBENCH_LEVEL")) : 0, 0, 0 };
+		struct dtcap_writer *w = dtcap_create(path, dtcap_host(r), &wo);
+		if (!w)
+			die(dtcap_create_error());
+		for (uint32_t c = 1; c <= dtcap_ncomms(r); c++)
+			dtcap_intern_comm(w, dtcap_comm(r, c));
+		for (uint32_t s = 1; s <= dtcap_nstacks(r); s++) {
+			unsigned nf;
+			int k, t;
+			const uint64_t *f = dtcap_stack(r, s, &nf, &k, &t);
+			if (dtcap_intern_stack(w, f, nf, k, t) != s)
+				die("stack ids differ");
+		}
+		size_t kl;
+		const char *ks = dtcap_kallsyms(r, &kl);
+		if (ks)
+			dtcap_put_kallsyms(w, ks, kl);
+		double t0 = now();
+		for (i = 0; i < n; i++)
+			if (dtcap_put_event(w, &ev[i]))
+				die(dtcap_writer_error(w));
+		if (dtcap_close(w))
+			die(dtcap_create_error());
+		double t = now() - t0;
+		if (t < best_w)
+			best_w = t;
+	}
+	if (stat(path, &st))
+		die("stat");
+
+	/* read the flame-graph columns */
+	struct dtcap_reader *r2 = dtcap_open(path);
+	if (!r2)
+		die(dtcap_open_error());
+	struct dtcap_block *b = dtcap_block_new();
+	double best_r = 1e9;
+	uint64_t check = 0;
+	for (int rep = 0; rep < 5; rep++) {
+		double t0 = now();
+		uint64_t rows = 0;
+		for (size_t k = 0; k < dtcap_nblocks(r2); k++) {
+			if (dtcap_read_block(r2, k, DTCAP_COL_TS | DTCAP_COL_PID |
+					     DTCAP_COL_KSTACK | DTCAP_COL_USTACK, b))
+				die(dtcap_reader_error(r2));
+			rows += b->rows;
+			check += b->ts[b->rows - 1] + b->kstack[0];
+		}
+		double t = now() - t0;
+		if (rows != n)
+			die("read back a different number of rows");
+		if (t < best_r)
+			best_r = t;
+	}
+	dtcap_block_free(b);
+	dtcap_reader_close(r2);
+	remove(path);
+
+	double bpe = (double)st.st_size / n;
+	printf("# %llu events, raw records %zu bytes, zstd -3 %zu bytes, capture %lld bytes (%llx)\n",
+	       (unsigned long long)n, rawcap, zlen, (long long)st.st_size,
+	       (unsigned long long)(check & 0xf));
+	printf("bench capture.bytes_per_event %.3f bytes\n", bpe);
+	printf("bench capture.size_vs_zstd3 %.4f ratio\n", (double)st.st_size / zlen);
+	printf("target <= 0.25\n");
+	printf("bench capture.write_meps %.2f Mevents/s\n", n / best_w / 1e6);
+	printf("target >= 10\n");
+	printf("bench capture.read_meps %.2f Mevents/s\n", n / best_r / 1e6);
+	printf("target >= 50\n");
+	free(ev);
+	dtcap_reader_close(r);
+	return 0;
+}

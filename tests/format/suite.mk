@@ -1,0 +1,36 @@
+# tests/format: the capture format (libdtcap) and its generator, under
+# ASan/UBSan; fuzz-format: libFuzzer on the reader for a bounded time.
+SUITES += format fuzz-format
+
+DTGEN_ASAN := $(B)/asan/bin/dtgen
+$(DTGEN_ASAN): $(B)/asan/obj/formats/gen/dtgen.o $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread -lm
+
+FMT_TEST := $(B)/asan/bin/fmt_test
+$(FMT_TEST): $(B)/asan/obj/tests/format/fmt_test.o $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
+
+check-format: $(FMT_TEST) $(DTGEN_ASAN) $(DTGEN)
+	@tests/run-suite.sh $(B)/results format tests/format/run.sh $(B) $(FMT_TEST) $(DTGEN_ASAN)
+
+# The fuzzer is built by clang straight from the sources (its own
+# instrumentation); DTC_FUZZ_NO_CHECKSUM lets mutated inputs past the
+# checksums so the parsers behind them get exercised too.
+FUZZ_FMT := $(B)/fuzz/fuzz_reader
+FUZZ_FMT_NOSUM := $(B)/fuzz/fuzz_reader_nosum
+FUZZ_SRCS := tests/format/fuzz_reader.c $(CAP_LIB_SRCS)
+$(FUZZ_FMT): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+	@mkdir -p $(@D)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
+$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+	@mkdir -p $(@D)
+	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -DDTC_FUZZ_NO_CHECKSUM \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
+
+check-fuzz-format: $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
+	@tests/run-suite.sh $(B)/results fuzz-format tests/format/fuzz.sh $(B) $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
