@@ -9,7 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -443,6 +445,51 @@ need_capture(struct dtsh *sh, const char *what)
 	return -1;
 }
 
+/*
+ * The report code has no way to be cancelled, so it runs in a child that
+ * Ctrl-C can end: the terminal sends SIGINT to the whole foreground group,
+ * and a SIGINT sent to dtsh alone is passed on.
+ */
+static int
+run_interruptible(int (*fn)(int, char **), int argc, char **argv)
+{
+	pid_t pid;
+	int st, rc;
+
+	fflush(stdout);
+	fflush(stderr);
+	dtsh_interrupted = 0;
+	if ((pid = fork()) < 0) {
+		/* No child: run it here, uninterruptible but working. */
+		rc = fn(argc, argv);
+		fflush(stdout);
+		dtsh_interrupted = 0;
+		return rc;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		rc = fn(argc, argv);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(rc & 0xff);
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "dtsh: %s: %s\n", argv[0], strerror(errno));
+			return 1;
+		}
+		if (dtsh_interrupted)
+			kill(pid, SIGINT);
+	}
+	dtsh_interrupted = 0;
+	if (WIFSIGNALED(st)) {
+		fprintf(stderr, "dtsh: %s: %s\n", argv[0],
+			WTERMSIG(st) == SIGINT ? "interrupted" : strsignal(WTERMSIG(st)));
+		return 1;
+	}
+	return WEXITSTATUS(st);
+}
+
 /* Run a dtreport command on the open capture: argv[0] word, the user's
  * options, then the capture's path. */
 static int
@@ -464,10 +511,7 @@ report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
 	}
 	v[n++] = sh->cap_path;
 	v[n] = NULL;
-	dtsh_interrupted = 0;
-	rc = fn(n, v);
-	fflush(stdout);
-	dtsh_interrupted = 0;
+	rc = run_interruptible(fn, n, v);
 	free(v);
 	return rc;
 }

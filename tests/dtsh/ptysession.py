@@ -2,8 +2,9 @@
 """Drive dtsh on a real pseudo-terminal: completion, history across runs,
 Ctrl-C during a query and at the prompt, Ctrl-D.  Prints PASS/FAIL lines.
 
-usage: ptysession.py DTSH CAPTURE TMPDIR [FAKEDT.so]
-With FAKEDT.so (dtrec's LD_PRELOAD stand-in for /dev/dt), live mode too.
+usage: ptysession.py DTSH CAPTURE TMPDIR [FAKEDT.so [BIG.dtc]]
+With FAKEDT.so (dtrec's LD_PRELOAD stand-in for /dev/dt), live mode too;
+with BIG.dtc (seconds of work for a report), Ctrl-C during flame.
 """
 import os
 import pty
@@ -18,6 +19,7 @@ import time
 
 DTSH, CAP, TMP = [os.path.abspath(a) for a in sys.argv[1:4]]
 FAKE = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
+BIG = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None
 HIST = os.path.join(TMP, "pty-history")
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07|\r")
 
@@ -193,6 +195,29 @@ st = sh.wait()
 check("history-recalled", ok, sh.text())
 check("history-up-arrow", ok2, sh.text())
 check("quit-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
+
+# ---- Ctrl-C during a report (dtreport's flame code) on a big capture
+if BIG and os.path.exists(BIG):
+    sh = Shell(BIG)
+    bp = r"dt big\.dtc> "
+    sh.expect(bp)
+    sh.send("flame -o %s/big.svg\n" % TMP)
+    sh.settle(0.5)
+    busy = re.search(bp + r"\s*$", sh.text(sh.mark)) is None
+    t0 = time.time()
+    sh.send("\x03")
+    ok = sh.expect(r"flame: interrupted[\s\S]*" + bp, 5)
+    dt = time.time() - t0
+    check("ctrl-c-flame-running", busy, "flame ended within 0.5s: " + sh.text())
+    check("ctrl-c-flame", ok and dt < 1.0, "%.2fs: %s" % (dt, sh.text()))
+    sh.send("top 1 by probe\n")
+    ok = sh.expect(r"profile:hz:997\s+" + bp, 60)
+    check("alive-after-ctrl-c-flame", ok, sh.text())
+    sh.send("quit\n")
+    st = sh.wait(30)
+    check("quit-after-flame", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
+else:
+    check("ctrl-c-flame", False, "no big capture %r" % (BIG,))
 
 # ---- live mode on the stand-in device: completion from the device, and
 # Ctrl-C ends `record 60s` at once, keeping the events

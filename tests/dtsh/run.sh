@@ -258,4 +258,6 @@ else
 fi
 
 # ---- a pseudo-terminal: completion, history, Ctrl-C, Ctrl-D
-python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T" "$FAKE"
+# a capture big enough that flame takes seconds (Ctrl-C test)
+"$DTGEN" -o "$T/big.dtc" -n 4000000 >/dev/null 2>&1 || fail big-capture "dtgen failed"
+python3 "$HERE/ptysession.py" "$DTSH" "$CAP" "$T" "$FAKE" "$T/big.dtc"
