@@ -1,0 +1,7 @@
+# bench/report-flame: dtreport flame (SVG and --folded) on the 10-million-
+# event synthetic capture, pinned to one core: wall time (best of 3),
+# CPU time and peak RSS.
+BENCHES += report-flame
+
+bench-report-flame: $(B)/bin/dtreport $(SYNTH_10M) bench/report-flame/bench.py
+	@python3 bench/report-flame/bench.py $(B)/bin/dtreport $(SYNTH_10M) $(B)/bench/report-flame
