@@ -140,6 +140,12 @@ sh.send("\n")
 ok = ok and sh.expect(r"\b30000\b[\s\S]*" + PROMPT)
 check("complete-sql-table", ok, sh.text())
 
+sh.send("SELECT DISTINCT probe_na\t")
+ok = sh.expect(r"probe_name ", 5)
+sh.send("FROM events WHERE probe_name LIKE 'syscall:read:e%'\n")
+ok = ok and sh.expect(r"syscall:read:entry[\s\S]*" + PROMPT)
+check("complete-sql-column", ok, sh.text())
+
 sh.send("top 2 b\t")
 ok = sh.expect(r"by ", 5)
 sh.send("pro\t\n")
@@ -195,6 +201,19 @@ st = sh.wait()
 check("history-recalled", ok, sh.text())
 check("history-up-arrow", ok2, sh.text())
 check("quit-exits", st == 0, "status %r: %s" % (st, sh.text(sh.mark)))
+
+# ---- without DTSH_HISTORY the history is ~/.dtsh_history
+sh = Shell(CAP, extra={"DTSH_HISTORY": ""})
+sh.expect(PROMPT)
+sh.send("probes syscall:openat:*\n")
+sh.expect(PROMPT)
+sh.send("quit\n")
+sh.wait()
+try:
+    saved = open(os.path.join(TMP, ".dtsh_history"), errors="replace").read()
+except OSError as e:
+    saved = str(e)
+check("history-default-path", "syscall:openat:*" in saved, saved)
 
 # ---- Ctrl-C during a report (dtreport's flame code) on a big capture
 if BIG and os.path.exists(BIG):
