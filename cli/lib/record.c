@@ -647,9 +647,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	for (size_t i = 0; i < nsel; i++) {
 		char nm[DTCAP_PROBENAMELEN];
 		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
-		/* the kernel may name it sched:sched_process_exec or put it in func */
+		size_t l;
+		/* "sched:process_exec" (names are short) or "sched:sched_process_exec" */
 		if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
-		    strstr(dtp_name(p, nm, sizeof(nm)), "sched_process_exec"))
+		    (l = strlen(dtp_name(p, nm, sizeof(nm)))) >= 12 &&
+		    strcmp(nm + l - 12, "process_exec") == 0)
 			r->exec_probe = sel[i].id;
 	}
 	if (o->bufsize && ioctl(dtp_fd(r->dev), DTIOCSETBUFSZ, &o->bufsize) < 0) {
