@@ -220,7 +220,7 @@ static int ctx_ufirst(struct ctx *c, char **err)
 
 enum {
 	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,
-	T_MAPS, T_COUNTERS, T_NTABLES
+	T_MAPS, T_COUNTERS, T_CAPTURE, T_NTABLES
 };
 
 /* Column lists: the same text declares the virtual tables and the real
@@ -259,6 +259,10 @@ static const struct {
 		"snapshot INTEGER, ts INTEGER, cpu INTEGER, produced INTEGER,"
 		" read INTEGER, dropped INTEGER, skipped INTEGER,"
 		" recursive INTEGER, nested INTEGER", 0 },
+	[T_CAPTURE] = { "capture",
+		"kernel TEXT, hostname TEXT, ncpus INTEGER, start_ns INTEGER,"
+		" clock_mono_ns INTEGER, clock_real_ns INTEGER, command TEXT,"
+		" nevents INTEGER, warning TEXT", -1 },
 };
 
 enum {
@@ -379,7 +383,7 @@ struct ecur {
 	int		ordered;
 	struct cols	mat;
 	size_t		nmat, capmat;
-	uint64_t	*perm;
+	uint32_t	*perm;		/* row numbers in output order */
 	size_t		pos;
 };
 
@@ -898,11 +902,16 @@ static int ev_materialize(struct ecur *e, int ocol, int desc)
 		set_err(e->base.pVtab, "%s", "too many rows to order");
 		return SQLITE_ERROR;
 	}
-	e->perm = malloc((e->nmat ? e->nmat : 1) * sizeof(*e->perm));
-	if (e->perm == NULL)
+	size_t n = e->nmat;
+	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+	e->perm = malloc((n ? n : 1) * sizeof(*e->perm));
+	if (keys == NULL || e->perm == NULL) {
+		free(keys);
 		return SQLITE_NOMEM;
+	}
 	const struct ctx *c = e->c;
-	for (size_t i = 0; i < e->nmat; i++) {
+	uint32_t maxk = 0;
+	for (size_t i = 0; i < n; i++) {
 		uint32_t k = 0, v;
 		switch (ocol) {
 		case E_COMM:
@@ -919,16 +928,49 @@ static int ev_materialize(struct ecur *e, int ocol, int desc)
 		case E_CPU: k = e->mat.cpu[i]; break;
 		case E_PROBE: k = e->mat.probe[i]; break;
 		}
-		if (desc)
-			k = UINT32_MAX - k;
-		e->perm[i] = (uint64_t)k << 32 | i;
+		keys[i] = k;
+		if (k > maxk)
+			maxk = k;
 	}
-	if (radix_sort(e->perm, e->nmat) < 0)
-		return SQLITE_NOMEM;
+	if (desc)
+		for (size_t i = 0; i < n; i++)
+			keys[i] = maxk - keys[i];
+	if (maxk < (1u << 24)) {
+		/* small key domain (comm ranks, pids): one counting sort */
+		size_t *cnt = calloc((size_t)maxk + 2, sizeof(*cnt));
+		if (cnt == NULL) {
+			free(keys);
+			return SQLITE_NOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			cnt[keys[i] + 1]++;
+		for (size_t k = 1; k <= (size_t)maxk + 1; k++)
+			cnt[k] += cnt[k - 1];
+		for (size_t i = 0; i < n; i++)
+			e->perm[cnt[keys[i]]++] = (uint32_t)i;
+		free(cnt);
+	} else {
+		uint64_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
+		if (pairs == NULL) {
+			free(keys);
+			return SQLITE_NOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			pairs[i] = (uint64_t)keys[i] << 32 | i;
+		if (radix_sort(pairs, n) < 0) {
+			free(pairs);
+			free(keys);
+			return SQLITE_NOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			e->perm[i] = (uint32_t)pairs[i];
+		free(pairs);
+	}
+	free(keys);
 	e->cv = e->mat;
 	e->pos = 0;
 	e->eof = e->nmat == 0;
-	e->row = e->nmat ? (uint32_t)e->perm[0] : 0;
+	e->row = e->nmat ? e->perm[0] : 0;
 	return SQLITE_OK;
 }
 
@@ -994,7 +1036,7 @@ static int ev_next(sqlite3_vtab_cursor *cur)
 		if (++e->pos >= e->nmat)
 			e->eof = 1;
 		else
-			e->row = (uint32_t)e->perm[e->pos];
+			e->row = e->perm[e->pos];
 		return SQLITE_OK;
 	}
 	e->row++;
@@ -1159,6 +1201,8 @@ static int sm_valid(struct scur *s)
 		if (s->i >= dtcap_nprocs(r)) return -1;
 		if (s->keyf && dtcap_proc_at(r, s->i)->pid != s->key) return 0;
 		return s->j < dtcap_proc_at(r, s->i)->nmaps;
+	case T_CAPTURE:
+		return s->i >= 1 ? -1 : 1;
 	case T_COUNTERS:
 		if (s->i >= dtcap_ncounters(r)) return -1;
 		if (s->keyf && (int64_t)s->i != s->key) return 0;
@@ -1388,6 +1432,21 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 5: sqlite3_result_int64(ctx, m->prot); break;
 		case 6: if (m->file) sqlite3_result_int64(ctx, m->file); break;
 		case 7: res_text(ctx, m->name); break;
+		}
+		break;
+	}
+	case T_CAPTURE: {
+		const struct dtcap_host *h = dtcap_host(r);
+		switch (col) {
+		case 0: res_text(ctx, h->kernel); break;
+		case 1: res_text(ctx, h->hostname); break;
+		case 2: sqlite3_result_int64(ctx, h->ncpus); break;
+		case 3: sqlite3_result_int64(ctx, (sqlite3_int64)h->start_ns); break;
+		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)h->clock_mono_ns); break;
+		case 5: sqlite3_result_int64(ctx, h->clock_real_ns); break;
+		case 6: res_text(ctx, h->command); break;
+		case 7: sqlite3_result_int64(ctx, (sqlite3_int64)dtcap_nevents(r)); break;
+		case 8: res_text(ctx, dtcap_reader_warning(r)); break;
 		}
 		break;
 	}

@@ -15,6 +15,7 @@
  *	processes  process snapshots (pid, ppid, comm, exe, ts)
  *	maps       the mappings of each process snapshot
  *	counters   counter snapshots, one row per CPU plus the recorder's
+ *	capture    one row: host, kernel, clocks, command, event count
  *
  * Nothing here calls exit() or prints outside the FILE* it is given.
  */

@@ -107,6 +107,7 @@ static void sql_usage(FILE *f)
 	fprintf(f, "usage: %s sql [--table|--csv|--json] FILE [QUERY]\n"
 		"  QUERY omitted: SQL is read from standard input.\n"
 		"  Tables: events probes probe_args stacks frames processes maps counters\n"
+		"          capture\n"
 		"  (see dtreport(1) and doc/SQL.md)\n", prog());
 }
 
@@ -129,12 +130,12 @@ int cmd_sql(int argc, char **argv)
 		case 'c': fmt = DTSQL_CSV; break;
 		case 'j': fmt = DTSQL_JSON; break;
 		case 'h': sql_usage(stdout); return 0;
-		default: sql_usage(stderr); return 1;
+		default: sql_usage(stderr); return 2;
 		}
 	}
 	if (optind >= argc) {
 		sql_usage(stderr);
-		return 1;
+		return 2;
 	}
 	const char *path = argv[optind++];
 	char *query = NULL;
@@ -206,12 +207,12 @@ int cmd_export(int argc, char **argv)
 		switch (ch) {
 		case 'o': outpath = optarg; break;
 		case 'h': export_usage(stdout); return 0;
-		default: export_usage(stderr); return 1;
+		default: export_usage(stderr); return 2;
 		}
 	}
 	if (optind != argc - 1 || outpath == NULL) {
 		export_usage(stderr);
-		return 1;
+		return 2;
 	}
 	struct dtcap_reader *r;
 	struct dtsym *sym;
