@@ -322,6 +322,14 @@ resolve_timer(struct dtp_dev *d, const char *spec, const char *prov,
 		seterr(err, errlen, "%s: period is above the maximum of one hour", spec);
 		return -1;
 	}
+	for (size_t i = 0; i < *nsel; i++) {
+		/* one timer probe has one period per recording */
+		if ((*sel)[i].id == p->dtpi_id && (*sel)[i].period_ns != (uint64_t)(period + 0.5)) {
+			seterr(err, errlen, "%s: the %s probe is already enabled with another rate",
+			       spec, prov);
+			return -1;
+		}
+	}
 	if (add_sel(sel, nsel, p, (uint64_t)(period + 0.5)) < 0) {
 		seterr(err, errlen, "out of memory");
 		return -1;

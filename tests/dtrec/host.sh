@@ -76,6 +76,10 @@ expect unknown-kprobe 1 "^dtrec: kprobe:nosuchfn:entry: no such kernel function"
 expect period-too-short 1 "^dtrec: profile:hz:1000000: period 1000 ns is below the minimum" -- \
 	fake "$DTREC" -o "$T/a.dtc" -e profile:hz:1000000
 
+expect two-rates 1 "^dtrec: profile:hz:997: the profile probe is already enabled with another rate" -- \
+	fake "$DTREC" -o "$T/a.dtc" -e profile:hz:97 -e profile:hz:997
+expect ringsize-ok 0 '' -- fake "$DTREC" -q -o "$T/b.dtc" -e profile:hz:97 -b 64k -d 200ms
+
 # conservation: every event the "kernel" says it handed out is in the file
 check_cap() {	# name file
 	local name=$1 f=$2
