@@ -1,0 +1,39 @@
+#!/bin/bash
+# fuzz.sh BUILD FUZZER FUZZER_NOSUM DTGEN: fuzz the reader for a bounded
+# time over a seed corpus made now (small dtgen captures and cuts of them).
+# PASS when libFuzzer finds nothing; crash inputs stay in the scratch dir
+# (printed) and are never committed.
+set -u
+b=$1 fz=$2 fz_nosum=$3 dtgen=$4
+t=$b/fuzz/work
+rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
+for s in 1 2 3; do
+	"$dtgen" -o "$t/seed/g$s.dtc" -n $((150 * s)) -s $s --stacks 40 --pids 2 --block 64 ||
+		{ echo "FAIL fuzz.seed: dtgen failed"; exit 0; }
+done
+"$dtgen" -o "$t/seed/sys.dtc" -n 300 -s 9 --stacks 30 --pids 1 --block 100 --syscalls
+"$dtgen" -o "$t/seed/empty.dtc" -n 0 -s 4 --stacks 10 --pids 1
+sz=$(stat -c %s "$t/seed/g1.dtc")
+for cut in 7 16 40 100 $((sz / 3)) $((sz / 2)) $((sz - 40)) $((sz - 1)); do
+	head -c $cut "$t/seed/g1.dtc" >"$t/seed/cut$cut.dtc"
+done
+echo "# seed corpus: $(ls "$t/seed" | wc -l) files"
+
+run() {	# NAME FUZZER SECONDS
+	local name=$1 f=$2 secs=$3
+	rm -rf "$t/corpus" && mkdir -p "$t/corpus"
+	"$f" -max_total_time=$secs -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+		-artifact_prefix="$t/crash/$name-" -print_final_stats=1 \
+		"$t/corpus" "$t/seed" >"$t/$name.log" 2>&1
+	local rc=$?
+	grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$t/$name.log" | sed 's/^/# /'
+	if [ $rc -eq 0 ] && ! ls "$t/crash/$name-"* >/dev/null 2>&1; then
+		echo "PASS $name"
+	else
+		echo "FAIL $name: libFuzzer exit $rc; see $t/$name.log and $t/crash/"
+		grep -m5 -E 'ERROR|SUMMARY|runtime error' "$t/$name.log"
+	fi
+}
+run fuzz.reader_nochecksum "$fz_nosum" 35
+run fuzz.reader "$fz" 10
+exit 0

@@ -1,0 +1,106 @@
+/*
+ * fuzz_reader - libFuzzer target: any bytes as a capture file.  Opens it,
+ * touches every piece of metadata and decodes every column of every
+ * block, then the time-range iterator.  Crashes, leaks, UB, hangs and
+ * huge allocations are the findings; errors are the expected outcome.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dtcap.h"
+
+static char path[256];
+
+static void cleanup(void)
+{
+	unlink(path);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!path[0]) {
+		snprintf(path, sizeof(path), "/dev/shm/dtcap-fuzz-%d.dtc", (int)getpid());
+		if (access("/dev/shm", W_OK))
+			snprintf(path, sizeof(path), "/tmp/dtcap-fuzz-%d.dtc", (int)getpid());
+		atexit(cleanup);
+	}
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		abort();
+	if (size && write(fd, data, size) != (ssize_t)size)
+		abort();
+	close(fd);
+
+	struct dtcap_reader *r = dtcap_open(path);
+	if (!r) {
+		if (!strstr(dtcap_open_error(), path))
+			abort();	/* errors must name the file */
+		return 0;
+	}
+	volatile uint64_t sink = 0;
+	const struct dtcap_host *h = dtcap_host(r);
+	sink += h->ncpus + strlen(h->command) + strlen(h->kernel);
+	for (size_t i = 0; i < dtcap_nprobes(r); i++)
+		sink += strlen(dtcap_probe_at(r, i)->name) +
+			(dtcap_probe_by_id(r, dtcap_probe_at(r, i)->id) != NULL);
+	for (uint32_t i = 0; i <= dtcap_ncomms(r) + 1; i++)
+		sink += dtcap_comm(r, i) ? strlen(dtcap_comm(r, i)) : 0;
+	for (uint32_t i = 0; i <= dtcap_nstacks(r) + 1; i++) {
+		unsigned n = 0;
+		int k, t;
+		const uint64_t *f = dtcap_stack(r, i, &n, &k, &t);
+		for (unsigned j = 0; f && j < n; j++)
+			sink += f[j];
+	}
+	size_t len;
+	const char *txt = dtcap_kallsyms(r, &len);
+	if (txt)
+		sink += strlen(txt) + len;
+	txt = dtcap_modules(r, &len);
+	if (txt)
+		sink += strlen(txt) + len;
+	for (size_t i = 0; i < dtcap_nfiles(r); i++) {
+		const struct dtcap_file *f = dtcap_file_at(r, i);
+		sink += strlen(f->path) + (dtcap_file_by_id(r, f->id) == f);
+		for (uint32_t k = 0; k < f->nsyms; k++)
+			sink += f->syms[k].addr + strlen(f->syms[k].name);
+	}
+	for (size_t i = 0; i < dtcap_nprocs(r); i++) {
+		const struct dtcap_proc *p = dtcap_proc_at(r, i);
+		sink += strlen(p->exe) + strlen(p->comm);
+		for (uint32_t k = 0; k < p->nmaps; k++)
+			sink += p->maps[k].start + strlen(p->maps[k].name);
+		sink += dtcap_proc_find(r, p->pid, p->ts) != NULL;
+	}
+	for (size_t i = 0; i < dtcap_ncounters(r); i++) {
+		uint64_t ts;
+		uint32_t n;
+		struct dtcap_count rec;
+		const struct dtcap_count *c = dtcap_counters_at(r, i, &ts, &n, &rec);
+		for (uint32_t k = 0; k < n; k++)
+			sink += c[k].read;
+	}
+	struct dtcap_block *b = dtcap_block_new();
+	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
+		if (dtcap_read_block(r, i, DTCAP_COL_ALL, b))
+			continue;
+		for (uint32_t k = 0; k < b->rows; k++)
+			sink += b->ts[k] + b->kstack[k] + b->args[k * DTCAP_MAXARGS + 9];
+	}
+	dtcap_block_free(b);
+	const struct dtcap_blockinfo *bi = dtcap_block_info(r, 0);
+	struct dtcap_iter *it = dtcap_iter_new(r, bi ? bi->tmin : 0,
+					       bi ? bi->tmin + 1000 : UINT64_MAX,
+					       DTCAP_COL_PID | DTCAP_COL_ARGS);
+	struct dtcap_event e;
+	while (it && dtcap_iter_next(it, &e) == 1)
+		sink += e.pid;
+	dtcap_iter_free(it);
+	(void)sink;
+	dtcap_reader_close(r);
+	return 0;
+}
