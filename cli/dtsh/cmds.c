@@ -3,12 +3,10 @@
  * analysis itself is libdtcli's (report.h, dtsql.h, record.h, probes.h).
  */
 #include <errno.h>
-#include <fnmatch.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,12 +14,12 @@
 #include <sqlite3.h>
 
 #include "dtsh.h"
+#include "dtsql.h"
 #include "dtsym.h"
 #include "probes.h"
-#include "util.h"
 #include "record.h"
-#include "dtsql.h"
 #include "report.h"
+#include "util.h"
 
 /* The handle a query is running on, for the SIGINT handler. */
 static struct sqlite3 *volatile busy_db;

@@ -26,7 +26,7 @@ struct dtsh_enabled {
 };
 
 struct dtsh {
-	int	interactive;	/* libedit on a terminal: prompts, colors */
+	int	interactive;	/* libedit on a terminal, with a prompt */
 	/* Offline when a capture is open; live (/dev/dt) otherwise. */
 	char	*cap_path;
 	struct dtcap_reader *cap;
