@@ -126,6 +126,17 @@ check_cap command-finalized "$T/c.dtc"
 expect command-not-found 1 "^dtrec: $T/nosuchcmd: No such file or directory$" -- \
 	fake "$DTREC" -q -o "$T/n.dtc" -e profile:hz:997 -- "$T/nosuchcmd"
 
+# on a terminal: a live status line; -q: none
+if command -v script >/dev/null; then
+	LD_PRELOAD=$FAKE script -qec "$DTREC -o $T/s.dtc -e profile:hz:97 -d 1200ms" /dev/null >"$T/tty" 2>&1
+	tr '\r' '\n' <"$T/tty" | grep -Eq '^.*[0-9.]+(ms|s)  [0-9.]+k? events  [0-9.]+k?/s  .* written' &&
+		pass status-line || fail status-line "no status line on a tty: $(tr '\r' '|' <"$T/tty" | head -c 300)"
+	LD_PRELOAD=$FAKE script -qec "$DTREC -q -o $T/s.dtc -e profile:hz:97 -d 600ms" /dev/null >"$T/tty" 2>&1
+	[ ! -s "$T/tty" ] && pass quiet || fail quiet "-q printed: $(head -c 200 "$T/tty")"
+else
+	fail status-line "script(1) missing"
+fi
+
 # a full disk: a clear message and a non-zero exit
 expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
 	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s
