@@ -348,10 +348,10 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 	}
 	for (size_t i = 0; i < nb && !ret; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
-		if (progress && (i & 15) == 0) {
+		if (progress) {
 			double t = now_s();
 			/* Only runs longer than a moment get a progress line. */
-			if (t - last > 0.5) {
+			if (t - last > 0.2) {
 				fprintf(stderr, "\r%s: %3.0f%% (%" PRIu64 " of %" PRIu64 " events)",
 					what, total ? 100.0 * (double)done / (double)total : 100.0,
 					done, total);

@@ -307,4 +307,29 @@ EOF
 	done
 done
 check damaged-captures "a damaged capture crashed or failed silently" test $crash -eq 0
+# ------------------------------------------------- progress on a terminal
+"$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
+python3 - "$R" "$W/big.dtc" <<'EOF'
+import os, pty, subprocess, sys
+# stderr on a pseudo-terminal: progress shown; on a pipe: none
+m, s = pty.openpty()
+p = subprocess.run([sys.argv[1], "flame", sys.argv[2], "--folded", "-o", os.devnull],
+                   stderr=s, stdout=subprocess.DEVNULL)
+os.close(s)
+out = b""
+try:
+    while True:
+        d = os.read(m, 65536)
+        if not d:
+            break
+        out += d
+except OSError:
+    pass
+ok = p.returncode == 0 and b"%" in out and b"events" in out
+print("PASS progress-tty" if ok else "FAIL progress-tty: rc %d, stderr %r" % (p.returncode, out[:200]))
+p = subprocess.run([sys.argv[1], "flame", sys.argv[2], "--folded", "-o", os.devnull],
+                   stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+print("PASS progress-pipe-quiet" if p.returncode == 0 and not p.stderr
+      else "FAIL progress-pipe-quiet: %r" % p.stderr[:200])
+EOF
 exit 0
