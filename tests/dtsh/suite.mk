@@ -2,11 +2,10 @@
 # pseudo-terminal for completion, history and Ctrl-C) and live in the VM.
 SUITES += dtsh
 
-# mkcap writes captures with sched/syscall probes and known counts.  A
-# helper, not under test: built plainly (the shell is the ASan build).
-$(B)/tests/dtsh/mkcap: $(B)/obj/tests/dtsh/mkcap.o $(CAP_LIB)
+# mkcap writes captures with sched/syscall probes and known counts.
+$(B)/tests/dtsh/mkcap: $(B)/asan/obj/tests/dtsh/mkcap.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDLIBS_CAP)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
 
 check-dtsh: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/bin/dtreport $(B)/bin/dtrec $(B)/bin/dtgen \
 		$(B)/tests/dtrec/fakedt.so
