@@ -620,6 +620,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
 	uint64_t start = 0, now, last_status = 0, last_counters = 0;
+	size_t backlog = BACKLOG;
 
 	memset(r, 0, sizeof(*r));
 	r->o = o;
@@ -730,6 +731,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	recording = 1;
 	start = last_status = last_counters = dtu_now_ns();
+	{
+		/* an eighth of all rings: small rings must not wait long */
+		uint64_t all = (uint64_t)(o->bufsize ? o->bufsize : DT_BUFSZ_DEFAULT) * r->ncpus;
+		backlog = all / 8 < BACKLOG ? (size_t)(all / 8) : BACKLOG;
+	}
 	if (child > 0) {
 		int e = 0;
 		ssize_t n;
@@ -793,11 +799,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		 * would feed on itself when syscalls are traced, since every
 		 * read is an event.  The rings hold far more than one pause.
 		 */
-		if (got >= BACKLOG)
+		if ((size_t)got >= backlog)
 			continue;
-		if (got > 0)
-			(void)poll(NULL, 0, timeout < PAUSE_MS ? timeout : PAUSE_MS);
-		else
+		if (got > 0) {
+			int pause = (size_t)got < backlog / 4 ? PAUSE_MS : PAUSE_MS / 5;
+			(void)poll(NULL, 0, timeout < pause ? timeout : pause);
+		} else
 			(void)poll(&pfd, 1, timeout);
 	}
 
