@@ -43,19 +43,28 @@
 #define DTC_MAX_ROWS		(1U << 20)
 #define DTC_MAX_STRING		(1U << 20)
 
-/* Event block columns, in on-disk id order. */
+/*
+ * Event block columns, in on-disk id order.  pid..flags are not stored per
+ * row: each distinct (pid, tid, probe, comm, kstack, ustack, flags) tuple
+ * of a block is stored once, in order of first appearance, and CTX gives
+ * each row's tuple index.  A profile repeats a few thousand such contexts
+ * over and over, so this is both smaller and faster than seven columns.
+ */
 enum {
-	DTC_C_TS, DTC_C_CPU, DTC_C_PID, DTC_C_TID, DTC_C_PROBE, DTC_C_COMM,
-	DTC_C_KSTACK, DTC_C_USTACK, DTC_C_FLAGS, DTC_C_NARGS,
+	DTC_C_TS, DTC_C_CPU, DTC_C_CTX,
+	DTC_C_PID, DTC_C_TID, DTC_C_PROBE, DTC_C_COMM,	/* ndict values each */
+	DTC_C_KSTACK, DTC_C_USTACK, DTC_C_FLAGS,
+	DTC_C_NARGS,
 	DTC_C_ARG0,	/* .. DTC_C_ARG0 + 9 */
 	DTC_NCOLS = DTC_C_ARG0 + 10
 };
+#define DTC_NDICT	7	/* pid .. flags */
 /* Column segment storage methods */
 #define DTC_M_RAW	0
 #define DTC_M_ZSTD	1
-/* Block extra header: rows, tmin, tmax, pidmin, pidmax, ncols, then per
- * column: id u8, method u8, rawlen u32, storedlen u32. */
-#define DTC_BLK_FIXED	(4 + 8 + 8 + 4 + 4 + 1)
+/* Block extra header: rows, tmin, tmax, pidmin, pidmax, ndict, ncols, then
+ * per column: id u8, method u8, rawlen u32, storedlen u32. */
+#define DTC_BLK_FIXED	(4 + 8 + 8 + 4 + 4 + 4 + 1)
 #define DTC_BLK_COLDIR	10
 
 static inline void dtc_le32(uint8_t *p, uint32_t v)

@@ -50,6 +50,7 @@ struct rcount {
 struct rblock {
 	const uint8_t	*dir;		/* column directory in the map */
 	unsigned	ncols;
+	uint32_t	ndict;		/* contexts */
 	const uint8_t	*pay;
 	uint32_t	plen;
 };
@@ -495,8 +496,10 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 	bi.tmax = dtc_get_u64(&cu);
 	bi.pid_min = dtc_get_u32(&cu);
 	bi.pid_max = dtc_get_u32(&cu);
+	uint32_t ndict = dtc_get_u32(&cu);
 	unsigned ncols = dtc_get_u8(&cu);
 	if (cu.err || bi.rows == 0 || bi.rows > DTC_MAX_ROWS || bi.tmin > bi.tmax ||
+	    ndict == 0 || ndict > bi.rows ||
 	    bi.pid_min > bi.pid_max || ncols < DTC_C_ARG0 || ncols > DTC_NCOLS ||
 	    c->xlen != DTC_BLK_FIXED + ncols * DTC_BLK_COLDIR || c->flags != 0)
 		DAMAGED(c);
@@ -519,7 +522,7 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 		return -1;
 	}
 	r->blocks[r->nblocks] = bi;
-	r->rblocks[r->nblocks] = (struct rblock){cu.p, ncols, c->pay, c->clen};
+	r->rblocks[r->nblocks] = (struct rblock){cu.p, ncols, ndict, c->pay, c->clen};
 	r->nblocks++;
 	r->nevents += bi.rows;
 	return 0;
@@ -1021,6 +1024,7 @@ struct bpriv {
 	uint32_t	cap;		/* rows the arrays hold */
 	uint64_t	*ts, *args, *tmp;
 	uint32_t	*u32[8];	/* cpu pid tid probe comm kstack ustack flags */
+	uint32_t	*idx, *dtmp;
 	uint8_t		*nargs;
 	uint8_t		*scratch;
 	size_t		scratch_cap;
@@ -1042,8 +1046,10 @@ struct dtcap_block *dtcap_block_new(void)
 static void bpriv_free_arrays(struct bpriv *p)
 {
 	free(p->ts); free(p->args); free(p->tmp); free(p->nargs);
+	free(p->idx); free(p->dtmp);
 	for (int i = 0; i < 8; i++)
 		free(p->u32[i]);
+	p->idx = p->dtmp = NULL;
 	p->ts = p->args = p->tmp = NULL;
 	p->nargs = NULL;
 	memset(p->u32, 0, sizeof(p->u32));
@@ -1073,7 +1079,9 @@ static int ensure_rows(struct bpriv *p, uint32_t rows)
 	p->tmp = malloc(rows * sizeof(uint64_t));
 	p->args = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
 	p->nargs = malloc(rows);
-	int ok = p->ts && p->tmp && p->args && p->nargs;
+	p->idx = malloc(rows * sizeof(uint32_t));
+	p->dtmp = malloc(rows * sizeof(uint32_t));
+	int ok = p->ts && p->tmp && p->args && p->nargs && p->idx && p->dtmp;
 	for (int i = 0; i < 8; i++)
 		ok = ok && (p->u32[i] = malloc(rows * sizeof(uint32_t)));
 	if (!ok) {
@@ -1139,24 +1147,41 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		}
 		b->ts = p->ts;
 	}
-	static const struct { unsigned bit, col; size_t off; } u32cols[] = {
-		{DTCAP_COL_CPU, DTC_C_CPU, offsetof(struct dtcap_block, cpu)},
-		{DTCAP_COL_PID, DTC_C_PID, offsetof(struct dtcap_block, pid)},
-		{DTCAP_COL_TID, DTC_C_TID, offsetof(struct dtcap_block, tid)},
-		{DTCAP_COL_PROBE, DTC_C_PROBE, offsetof(struct dtcap_block, probe)},
-		{DTCAP_COL_COMM, DTC_C_COMM, offsetof(struct dtcap_block, comm)},
-		{DTCAP_COL_KSTACK, DTC_C_KSTACK, offsetof(struct dtcap_block, kstack)},
-		{DTCAP_COL_USTACK, DTC_C_USTACK, offsetof(struct dtcap_block, ustack)},
-		{DTCAP_COL_FLAGS, DTC_C_FLAGS, offsetof(struct dtcap_block, flags)},
-	};
-	for (unsigned k = 0; k < 8; k++) {
-		if (!(cols & u32cols[k].bit))
-			continue;
-		uint32_t *out = p->u32[k];
-		if (!(s = segment(r, i, u32cols[k].col, p, &len)) ||
-		    dtc_dec_u32(s, len, out, n))
+	if (cols & DTCAP_COL_CPU) {
+		if (!(s = segment(r, i, DTC_C_CPU, p, &len)) || dtc_dec_u32(s, len, p->u32[0], n))
 			goto bad;
-		*(uint32_t **)((char *)b + u32cols[k].off) = out;
+		b->cpu = p->u32[0];
+	}
+	/* the per-context columns, in DTC_C_PID.. order */
+	static const struct { unsigned bit; size_t off; } dcols[DTC_NDICT] = {
+		{DTCAP_COL_PID, offsetof(struct dtcap_block, pid)},
+		{DTCAP_COL_TID, offsetof(struct dtcap_block, tid)},
+		{DTCAP_COL_PROBE, offsetof(struct dtcap_block, probe)},
+		{DTCAP_COL_COMM, offsetof(struct dtcap_block, comm)},
+		{DTCAP_COL_KSTACK, offsetof(struct dtcap_block, kstack)},
+		{DTCAP_COL_USTACK, offsetof(struct dtcap_block, ustack)},
+		{DTCAP_COL_FLAGS, offsetof(struct dtcap_block, flags)},
+	};
+	if (cols & (DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
+		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS)) {
+		uint32_t nd = rb->ndict, *idx = p->idx, bad = 0;
+		if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_dec_u32(s, len, idx, n))
+			goto bad;
+		for (uint32_t k = 0; k < n; k++)
+			bad |= idx[k] >= nd;
+		if (bad)
+			goto bad;
+		for (unsigned c = 0; c < DTC_NDICT; c++) {
+			if (!(cols & dcols[c].bit))
+				continue;
+			uint32_t *out = p->u32[1 + c], *d = p->dtmp;
+			if (!(s = segment(r, i, DTC_C_PID + c, p, &len)) ||
+			    dtc_dec_u32(s, len, d, nd))
+				goto bad;
+			for (uint32_t k = 0; k < n; k++)
+				out[k] = d[idx[k]];
+			*(uint32_t **)((char *)b + dcols[c].off) = out;
+		}
 	}
 	if (cols & DTCAP_COL_ARGS) {
 		unsigned nslots = rb->ncols - DTC_C_ARG0;

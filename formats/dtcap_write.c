@@ -60,6 +60,10 @@ struct sink {
 	struct dtc_buf	raw, pay, xh, chunk;
 	uint64_t	*tmp64;
 	uint32_t	tmp_cap;
+	uint32_t	*idx;		/* row -> context */
+	uint32_t	*dict[DTC_NDICT];	/* context -> field */
+	uint32_t	*ht;		/* context hash table, ids + 1 */
+	uint32_t	ht_mask;
 	struct chunkref	*refs;
 	size_t		nrefs, refcap;
 };
@@ -295,20 +299,77 @@ oom:
 	return -1;
 }
 
+static int sink_scratch(struct sink *s, uint32_t n)
+{
+	if (s->tmp_cap >= n)
+		return 0;
+	free(s->tmp64);
+	free(s->idx);
+	free(s->ht);
+	for (int k = 0; k < DTC_NDICT; k++)
+		free(s->dict[k]);
+	uint32_t hsize = 1024;
+	while (hsize < 2 * n)
+		hsize *= 2;
+	s->tmp64 = malloc((size_t)n * sizeof(uint64_t));
+	s->idx = malloc((size_t)n * sizeof(uint32_t));
+	s->ht = malloc((size_t)hsize * sizeof(uint32_t));
+	int ok = s->tmp64 && s->idx && s->ht;
+	for (int k = 0; k < DTC_NDICT; k++)
+		ok = (s->dict[k] = malloc((size_t)n * sizeof(uint32_t))) && ok;
+	s->tmp_cap = ok ? n : 0;
+	s->ht_mask = hsize - 1;
+	return ok ? 0 : -1;
+}
+
+/* Give every row its context index; returns the number of contexts. */
+static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
+{
+	const uint32_t *f[DTC_NDICT] = { b->pid, b->tid, b->probe, b->comm, b->kstack,
+					 b->ustack, b->flags };
+	uint32_t n = b->rows, nd = 0, mask = s->ht_mask;
+	memset(s->ht, 0, ((size_t)mask + 1) * sizeof(uint32_t));
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t h = (uint64_t)b->pid[i] * 0x9e3779b97f4a7c15ULL;
+		h ^= b->tid[i] + ((uint64_t)b->kstack[i] << 32);
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= b->ustack[i] + ((uint64_t)b->comm[i] << 32);
+		h *= 0xc4ceb9fe1a85ec53ULL;
+		h ^= b->probe[i] + ((uint64_t)b->flags[i] << 32);
+		h *= 0x9e3779b97f4a7c15ULL;
+		uint32_t j = (uint32_t)(h >> 40) & mask;
+		for (;;) {
+			uint32_t d = s->ht[j];
+			if (!d) {
+				for (int k = 0; k < DTC_NDICT; k++)
+					s->dict[k][nd] = f[k][i];
+				s->ht[j] = ++nd;
+				s->idx[i] = nd - 1;
+				break;
+			}
+			d--;
+			if (s->dict[4][d] == b->kstack[i] && s->dict[5][d] == b->ustack[i] &&
+			    s->dict[1][d] == b->tid[i] && s->dict[0][d] == b->pid[i] &&
+			    s->dict[2][d] == b->probe[i] && s->dict[3][d] == b->comm[i] &&
+			    s->dict[6][d] == b->flags[i]) {
+				s->idx[i] = d;
+				break;
+			}
+			j = (j + 1) & mask;
+		}
+	}
+	return nd;
+}
+
 static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 {
 	struct sink *s = &w->sink;
 	uint32_t n = b->rows;
 	if (n == 0)
 		return 0;
-	if (s->tmp_cap < n) {
-		uint64_t *t = realloc(s->tmp64, (size_t)n * sizeof(*t));
-		if (!t) {
-			sink_fail(w, "out of memory");
-			return -1;
-		}
-		s->tmp64 = t;
-		s->tmp_cap = n;
+	if (sink_scratch(s, n)) {
+		sink_fail(w, "out of memory");
+		return -1;
 	}
 	uint64_t tmin = UINT64_MAX, tmax = 0;
 	uint32_t pmin = UINT32_MAX, pmax = 0, maxargs = 0;
@@ -320,6 +381,7 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		pmax = b->pid[i] > pmax ? b->pid[i] : pmax;
 		maxargs = b->nargs[i] > maxargs ? b->nargs[i] : maxargs;
 	}
+	uint32_t nd = build_contexts(s, b);
 	unsigned ncols = DTC_C_ARG0 + maxargs;
 	s->xh.len = s->pay.len = 0;
 	dtc_buf_u32(&s->xh, n);
@@ -327,6 +389,7 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 	dtc_buf_u64(&s->xh, tmax);
 	dtc_buf_u32(&s->xh, pmin);
 	dtc_buf_u32(&s->xh, pmax);
+	dtc_buf_u32(&s->xh, nd);
 	dtc_buf_u8(&s->xh, (uint8_t)ncols);
 
 	/* ts: zigzag deltas, so CPUs interleaving slightly out of order
@@ -336,18 +399,16 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		s->tmp64[i] = dtc_zz((int64_t)(b->ts[i] - prev));
 		prev = b->ts[i];
 	}
-	const uint32_t *u32cols[] = {
-		[DTC_C_CPU] = b->cpu, [DTC_C_PID] = b->pid, [DTC_C_TID] = b->tid,
-		[DTC_C_PROBE] = b->probe, [DTC_C_COMM] = b->comm,
-		[DTC_C_KSTACK] = b->kstack, [DTC_C_USTACK] = b->ustack,
-		[DTC_C_FLAGS] = b->flags,
-	};
 	for (unsigned c = 0; c < ncols; c++) {
 		s->raw.len = 0;
 		if (c == DTC_C_TS) {
 			dtc_enc_u64(&s->raw, s->tmp64, n);
+		} else if (c == DTC_C_CPU) {
+			dtc_enc_u32(&s->raw, b->cpu, n);
+		} else if (c == DTC_C_CTX) {
+			dtc_enc_u32(&s->raw, s->idx, n);
 		} else if (c < DTC_C_NARGS) {
-			dtc_enc_u32(&s->raw, u32cols[c], n);
+			dtc_enc_u32(&s->raw, s->dict[c - DTC_C_PID], nd);
 		} else if (c == DTC_C_NARGS) {
 			dtc_buf_put(&s->raw, b->nargs, n);
 		} else {
@@ -1156,6 +1217,10 @@ int dtcap_close(struct dtcap_writer *w)
 	dtc_buf_free(&w->sink.chunk);
 	dtc_buf_free(&w->pend_proc);
 	free(w->sink.tmp64);
+	free(w->sink.idx);
+	free(w->sink.ht);
+	for (int k = 0; k < DTC_NDICT; k++)
+		free(w->sink.dict[k]);
 	free(w->sink.refs);
 	free(w->stacks);
 	free(w->frames);
