@@ -169,7 +169,7 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	if (u) {
 		/* Only user frames depend on the process. */
 		pid = b->pid[i];
-		if (p->nps)
+		if (p->nps)	/* then the TS column was decoded */
 			snap = snap_of(p, pid, b->ts[i]);
 	}
 	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
@@ -198,7 +198,7 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 				p->ts = nt;
 				p->capts = nc;
 			}
-			p->ts[p->nts] = b->ts[i];
+			p->ts[p->nts] = b->ts ? b->ts[i] : 0;
 			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, 1 };
 			p->n++;
 			break;
@@ -347,8 +347,12 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		goto oom;
 	if (agg_grow(&p))
 		goto oom;
-	int sr = dtf_scan(p.r, filt, DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
-			  DTCAP_COL_USTACK | DTCAP_COL_PID | DTCAP_COL_TS, prof_row, &p,
+	/* Times matter only to choose between snapshots of a pid that exec'd
+	 * (and to filters, which add the column themselves): with one
+	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
+	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
+			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
+	int sr = dtf_scan(p.r, filt, cols, prof_row, &p,
 			  "dtreport: reading", err, sizeof(err));
 	if (p.oom)
 		goto oom;
