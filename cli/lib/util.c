@@ -26,13 +26,16 @@ dtu_parse_duration(const char *s, uint64_t *ns)
 
 	if (s == NULL || *s == '\0' || isspace((unsigned char)*s) || *s == '-' || *s == '+')
 		return -1;
-	/* strtod would accept "inf", "nan" and hex floats: plain decimals only */
-	for (const char *p = s; *p && !isalpha((unsigned char)*p); p++)
-		if (!isdigit((unsigned char)*p) && *p != '.')
-			return -1;
+	const char *p = s;
+
+	/* strtod would accept "inf", "1e3" and hex floats: plain decimals only */
+	while (isdigit((unsigned char)*p) || *p == '.')
+		p++;
+	if (*p && !isalpha((unsigned char)*p))
+		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno != 0 || !(v >= 0))
+	if (end != p || errno != 0 || !(v >= 0))
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suf) == 0) {

@@ -10,13 +10,18 @@ $(B)/tests/dtrec/capcheck: tests/dtrec/capcheck.c $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
 
-DTREC_TEST_DEPS := $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
+$(B)/tests/dtrec/util_test: tests/dtrec/util_test.c $(B)/asan/obj/cli/lib/util.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -lm
+
+DTREC_TEST_DEPS := $(B)/tests/dtrec/util_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/capcheck \
 	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8
 
 check-dtrec: $(DTREC_TEST_DEPS)
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/tests/dtrec/dt.ko.log 2>&1 || true
 	@tests/run-suite.sh $(B)/results dtrec bash -c '\
+		$(B)/tests/dtrec/util_test; \
 		tests/dtrec/host.sh $(B)/asan/bin/dtrec $(B)/tests/dtrec/capcheck \
 			$(B)/tests/dtrec/fakedt.so man/dtrec.8; \
 		B=$(B) tests/dtrec/vm.sh $(B)/dt.ko $(B)/static/dtrec $(B)/static/hotloop \

@@ -1,0 +1,82 @@
+/* util_test - cli/lib/util.c: durations, sizes, suggestions, globs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int failed;
+
+static void
+check(const char *name, int ok, const char *why)
+{
+	if (ok)
+		printf("PASS util.%s\n", name);
+	else {
+		printf("FAIL util.%s: %s\n", name, why);
+		failed = 1;
+	}
+}
+
+int
+main(void)
+{
+	static const struct { const char *s; int rc; unsigned long long ns; } d[] = {
+		{ "10s", 0, 10000000000ULL }, { "500ms", 0, 500000000ULL },
+		{ "2m", 0, 120000000000ULL }, { "1.5", 0, 1500000000ULL },
+		{ "250us", 0, 250000ULL }, { "1h", 0, 3600000000000ULL },
+		{ "100ns", 0, 100ULL }, { ".5", 0, 500000000ULL },
+		{ "1e3", -1, 0 }, { "inf", -1, 0 }, { "", -1, 0 }, { "-1", -1, 0 },
+		{ "1x", -1, 0 }, { "1..2", -1, 0 }, { " 1", -1, 0 }, { "99999999999h", -1, 0 },
+	};
+	char why[128], buf[32];
+	int ok = 1;
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		uint64_t ns = 0;
+		int rc = dtu_parse_duration(d[i].s, &ns);
+		if (rc != d[i].rc || (rc == 0 && ns != d[i].ns)) {
+			snprintf(why, sizeof(why), "'%s' gave %d/%llu", d[i].s, rc, (unsigned long long)ns);
+			ok = 0;
+			break;
+		}
+	}
+	check("duration", ok, why);
+
+	ok = dtu_parse_size("64k", &v) == 0 && v == 65536 &&
+	     dtu_parse_size("1M", &v) == 0 && v == 1048576 &&
+	     dtu_parse_size("2MiB", &v) == 0 && v == 2097152 &&
+	     dtu_parse_size("4096", &v) == 0 && v == 4096 &&
+	     dtu_parse_size("1x", &v) < 0 && dtu_parse_size("k", &v) < 0 &&
+	     dtu_parse_size("99999999999999999999", &v) < 0;
+	check("size", ok, "a size parsed wrong");
+
+	ok = strcmp(dtu_human_size(1536, buf, sizeof(buf)), "1.50 KiB") == 0 &&
+	     strcmp(dtu_human_size(12, buf, sizeof(buf)), "12 B") == 0 &&
+	     strcmp(dtu_human_count(12345, buf, sizeof(buf)), "12.3k") == 0 &&
+	     strcmp(dtu_human_duration(125000000000ULL, buf, sizeof(buf)), "2m05s") == 0;
+	check("human", ok, buf);
+
+	{
+		const char *c[] = { "profile:hz:97", "syscall:readv:entry", "syscall:read:entry" };
+		const char *o[3];
+		size_t n = dtu_suggest("syscal:read:entry", c, 3, 0, o, 3);
+		ok = n == 2 && strcmp(o[0], "syscall:read:entry") == 0 &&
+		     strcmp(o[1], "syscall:readv:entry") == 0 &&
+		     dtu_suggest("zzzzzzzz", c, 3, 0, o, 3) == 0;
+		check("suggest", ok, "wrong suggestions");
+	}
+	check("edit-distance", dtu_edit_distance("kitten", "sitting") == 3 &&
+	      dtu_edit_distance("", "abc") == 3, "levenshtein");
+	check("glob", dtu_glob_match("syscall:*:entry", "syscall:read:entry") &&
+	      !dtu_glob_match("syscall:*:entry", "syscall:read:return") &&
+	      dtu_is_glob("a*") && !dtu_is_glob("abc"), "fnmatch");
+	{
+		size_t len = 0;
+		char *t = dtu_read_file("/proc/self/status", &len);
+		check("read-proc", t && len > 0 && strlen(t) == len && strstr(t, "Name:"), "no text");
+		free(t);
+	}
+	return 0;
+}
