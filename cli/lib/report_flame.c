@@ -263,6 +263,11 @@ static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_re
 
 	if (!pcs)
 		return 0;	/* an unknown id: the writer's loss, name nothing */
+	if (n > DTCAP_MAXFRAMES) {
+		/* Not from a real recorder; keep the innermost frames. */
+		n = DTCAP_MAXFRAMES;
+		trunc = 1;
+	}
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
 	for (unsigned k = n; k-- > 0;) {
