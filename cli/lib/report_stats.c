@@ -390,6 +390,11 @@ int cmd_stats(int argc, char **argv)
 		if (dtf_active(&filt))
 			fprintf(o, " (%" PRIu64 " match the filters)", s.matched);
 		fputc('\n', o);
+		/* The verdict up front too: drops must not hide below the tables. */
+		if (have_counters)
+			fprintf(o, "accounting   %s, %" PRIu64 " dropped (%.2f%%)%s\n", acct,
+				tot.dropped, pct(tot.dropped, tot.produced),
+				tot.dropped || rec.dropped ? "  *** DROPS, see below ***" : "");
 		if (s.matched)
 			fprintf(o, "event span   %.3fs .. %.3fs from the start\n",
 				start != UINT64_MAX && s.tmin >= start ? (double)(s.tmin - start) / 1e9 : 0,
