@@ -357,19 +357,17 @@ static void colour(const struct fname *n, char *buf, size_t len)
 	int r, g, b;
 
 	switch (n->kind) {
-	case FLAME_KERNEL:	/* orange */
-		r = 220 + (int)(35 * v3), g = 100 + (int)(70 * v1), b = (int)(40 * v2);
-		break;
-	case FLAME_MODULE:	/* aqua */
+	case FLAME_KERNEL:	/* aqua: far from the user palette at a glance */
 		r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v2), b = 165 + (int)(55 * v3);
+		break;
+	case FLAME_MODULE:	/* violet */
+		r = 165 + (int)(45 * v1), g = 120 + (int)(40 * v2), b = 215 + (int)(40 * v3);
 		break;
 	case FLAME_SPECIAL:	/* grey */
 		r = g = b = 180 + (int)(30 * v1);
 		break;
-	default:		/* user: red to yellow */
-		r = 200 + (int)(55 * v3), g = (int)(200 * v1), b = (int)(50 * v2);
-		if (g > 90 && g < 110)
-			g = 60;	/* keep clear of kernel orange */
+	default:		/* user: the classic red to yellow */
+		r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
 		break;
 	}
 	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
