@@ -116,6 +116,19 @@ rc=$?
 [ $rc -eq 0 ] && pass sigint-exit || fail sigint-exit "exit $rc: $(head -c 300 "$T/err")"
 check_cap sigint-finalized "$T/i.dtc"
 
+LD_PRELOAD=$FAKE FAKEDT_RATE=50000 "$DTREC" -q -o "$T/t.dtc" -e 'syscall:*:entry' 2>"$T/err" &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 0 ] && pass sigterm-exit || fail sigterm-exit "exit $rc: $(head -c 300 "$T/err")"
+check_cap sigterm-finalized "$T/t.dtc"
+
+expect list-word 0 '' -- fake "$DTREC" -l write
+[ "$(cat "$T/out")" = "syscall:write:entry" ] && pass list-word-matches ||
+	fail list-word-matches "dtrec -l write listed: $(tr '\n' ' ' <"$T/out")"
+
 # -- command: recording ends when it exits; its status is reported
 start=$(date +%s)
 expect command 0 '' -- fake "$DTREC" -o "$T/c.dtc" -e profile:hz:997 -- sh -c 'sleep 0.5; exit 3'
