@@ -5,8 +5,12 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 ko=$1 ktest=$2 out=$3
-rm -rf "$out"
-args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$out" --timeout 900)
+# A private directory, renamed at the end: a concurrent run of the same
+# suite must not mix its files into ours.
+mkdir -p "$(dirname "$out")"
+run=$(mktemp -d "$out.XXXXXX")
+trap 'rm -rf "$run"' EXIT
+args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$run" --timeout 720)
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else
@@ -19,8 +23,9 @@ if [ $rc -eq 0 ]; then
 else
 	echo "FAIL vm.status: run.sh exited $rc (124 timeout, 125 no boot/crash)"
 fi
+rm -rf "$out" && mv "$run" "$out"
 bad=$(cat "$out/dmesg.txt" "$out/console.txt" 2>/dev/null |
-	grep -E 'BUG|Oops|WARNING|general protection|leak|Kernel panic')
+	grep -E 'BUG|Oops|WARNING|general protection|leak|Kernel panic|rcu.*stall')
 if [ -f "$out/dmesg.txt" ] && [ -z "$bad" ]; then
 	echo "PASS host.dmesg-clean"
 else

@@ -3,14 +3,39 @@
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 
+# Everything to the console from now on: if the guest locks up, the
+# console (console.txt on the host) is the only record that survives.
+echo 8 >/proc/sys/kernel/printk
+
+# phase NAME LIMIT CMD...: a hung phase FAILs and dumps blocked tasks and
+# CPU backtraces to the kernel log instead of eating the whole VM timeout.
+phase() {
+	name=$1 limit=$2
+	shift 2
+	"$@" &
+	p=$!
+	i=0
+	while kill -0 $p 2>/dev/null; do
+		if [ $i -ge $((limit * 5)) ]; then
+			fail "$name.hang" "still running after ${limit}s (sysrq w,l dumped to dmesg)"
+			echo w >/proc/sysrq-trigger
+			echo l >/proc/sysrq-trigger
+			kill -9 $p
+			break
+		fi
+		sleep 0.2
+		i=$((i + 1))
+	done
+	wait $p
+}
+
 if grep -q '^dt ' /proc/modules && [ -c /dev/dt ]; then
 	pass module.loaded
 else
 	fail module.loaded "dt not in /proc/modules or no /dev/dt (see dt-vm: lines above)"
 fi
 
-dt_ktest list syscall profile sched kprobe conserve nesting io unpriv
-dt_ktest fuzz=${FUZZ_SECS:-15} race=${RACE_SECS:-15}
+phase main 240 dt_ktest list syscall profile sched kprobe conserve nesting io unpriv
 
 # rmmod with a reader blocked in read(): refused, or safe.
 dt_ktest hold >/tmp/hold.log 2>&1 &
@@ -39,6 +64,10 @@ else
 	wait $hp
 fi
 kill $hp 2>/dev/null
+
+phase fuzz 120 dt_ktest fuzz=${FUZZ_SECS:-15}
+phase race 120 dt_ktest race=${RACE_SECS:-15}
+
 sleep 0.5
 if rmmod dt; then
 	pass rmmod.after-close
@@ -50,10 +79,10 @@ if insmod /ko/dt.ko; then pass rmmod.insmod-again; else fail rmmod.insmod-again 
 i=0
 while [ ! -c /dev/dt ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 dt_ktest version && pass rmmod.works-after-reload || fail rmmod.works-after-reload "DTIOCGVERSION failed"
-dt_ktest syscall | sed 's/^\(PASS\|FAIL\) syscall\./\1 reload.syscall./'
+phase reload 120 dt_ktest syscall | sed 's/^\(PASS\|FAIL\) syscall\./\1 reload.syscall./'
 rmmod dt && pass rmmod.final || fail rmmod.final "final rmmod failed"
 
-bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|leak|Call Trace|refcount_t')
+bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|leak|Call Trace|refcount_t|rcu.*stall')
 if [ -z "$bad" ]; then
 	pass dmesg.clean
 else

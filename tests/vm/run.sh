@@ -133,7 +133,7 @@ truncate -s 4G "$tmp/disk.img"
 qemu-system-x86_64 -accel tcg -smp 2 -m "$mem" -nodefaults -display none \
 	-no-reboot -monitor none \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
-	-append "console=ttyS0 panic=-1 quiet" \
+	-append "console=ttyS0 panic=-1 ${VM_APPEND:-quiet}" \
 	-serial "file:$tmp/console.log" -serial "file:$tmp/script.log" \
 	-drive "file=$tmp/disk.img,format=raw,if=virtio" \
 	</dev/null >"$tmp/qemu.log" 2>&1 &
