@@ -35,7 +35,8 @@ struct colbuf {
 	uint64_t	*ts;
 	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
 	uint8_t		*nargs;
-	uint64_t	*args;		/* rows * DTCAP_MAXARGS */
+	uint64_t	*args;		/* packed: row i's args follow row i-1's */
+	size_t		nargs_total;
 };
 
 enum { JOB_META, JOB_BLOCK };
@@ -60,10 +61,12 @@ struct sink {
 	struct dtc_buf	raw, pay, xh, chunk;
 	uint64_t	*tmp64;
 	uint32_t	tmp_cap;
+	uint64_t	*argtmp;	/* args grouped by slot */
 	uint32_t	*idx;		/* row -> context */
-	uint32_t	*dict[DTC_NDICT];	/* context -> field */
+	uint32_t	(*ctx)[8];	/* context -> fields (one cache line) */
+	uint32_t	*dict[DTC_NDICT];	/* context -> field, by column */
 	uint32_t	*ht;		/* context hash table, ids + 1 */
-	uint32_t	ht_mask;
+	uint32_t	ht_mask, ht_max;
 	struct chunkref	*refs;
 	size_t		nrefs, refcap;
 };
@@ -304,7 +307,9 @@ static int sink_scratch(struct sink *s, uint32_t n)
 	if (s->tmp_cap >= n)
 		return 0;
 	free(s->tmp64);
+	free(s->argtmp);
 	free(s->idx);
+	free(s->ctx);
 	free(s->ht);
 	for (int k = 0; k < DTC_NDICT; k++)
 		free(s->dict[k]);
@@ -312,52 +317,69 @@ static int sink_scratch(struct sink *s, uint32_t n)
 	while (hsize < 2 * n)
 		hsize *= 2;
 	s->tmp64 = malloc((size_t)n * sizeof(uint64_t));
+	s->argtmp = malloc((size_t)n * DTCAP_MAXARGS * sizeof(uint64_t));
 	s->idx = malloc((size_t)n * sizeof(uint32_t));
+	s->ctx = malloc((size_t)n * sizeof(*s->ctx));
 	s->ht = malloc((size_t)hsize * sizeof(uint32_t));
-	int ok = s->tmp64 && s->idx && s->ht;
+	int ok = s->tmp64 && s->argtmp && s->idx && s->ctx && s->ht;
 	for (int k = 0; k < DTC_NDICT; k++)
 		ok = (s->dict[k] = malloc((size_t)n * sizeof(uint32_t))) && ok;
 	s->tmp_cap = ok ? n : 0;
-	s->ht_mask = hsize - 1;
+	s->ht_max = hsize;
 	return ok ? 0 : -1;
 }
 
-/* Give every row its context index; returns the number of contexts. */
+static inline uint32_t ctx_hash(const uint32_t *c)
+{
+	uint64_t h = (uint64_t)c[0] * 0x9e3779b97f4a7c15ULL;
+	h ^= c[1] + ((uint64_t)c[4] << 32);
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= c[5] + ((uint64_t)c[3] << 32);
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= c[2] + ((uint64_t)c[6] << 32);
+	h *= 0x9e3779b97f4a7c15ULL;
+	return (uint32_t)(h >> 32);
+}
+
+/* Give every row its context index; returns the number of contexts.  The
+ * table starts small and doubles, so a block with few contexts stays in
+ * cache (the per-row probe is the hot spot of the writer). */
 static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
 {
-	const uint32_t *f[DTC_NDICT] = { b->pid, b->tid, b->probe, b->comm, b->kstack,
-					 b->ustack, b->flags };
-	uint32_t n = b->rows, nd = 0, mask = s->ht_mask;
-	memset(s->ht, 0, ((size_t)mask + 1) * sizeof(uint32_t));
+	uint32_t n = b->rows, nd = 0, mask = (s->ht_max < 4096 ? s->ht_max : 4096) - 1;
+	memset(s->ht, 0, (mask + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++) {
-		uint64_t h = (uint64_t)b->pid[i] * 0x9e3779b97f4a7c15ULL;
-		h ^= b->tid[i] + ((uint64_t)b->kstack[i] << 32);
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= b->ustack[i] + ((uint64_t)b->comm[i] << 32);
-		h *= 0xc4ceb9fe1a85ec53ULL;
-		h ^= b->probe[i] + ((uint64_t)b->flags[i] << 32);
-		h *= 0x9e3779b97f4a7c15ULL;
-		uint32_t j = (uint32_t)(h >> 40) & mask;
+		uint32_t c[8] = { b->pid[i], b->tid[i], b->probe[i], b->comm[i],
+				  b->kstack[i], b->ustack[i], b->flags[i], 0 };
+		uint32_t j = ctx_hash(c) & mask;
 		for (;;) {
 			uint32_t d = s->ht[j];
 			if (!d) {
-				for (int k = 0; k < DTC_NDICT; k++)
-					s->dict[k][nd] = f[k][i];
+				memcpy(s->ctx[nd], c, sizeof(c));
 				s->ht[j] = ++nd;
 				s->idx[i] = nd - 1;
 				break;
 			}
-			d--;
-			if (s->dict[4][d] == b->kstack[i] && s->dict[5][d] == b->ustack[i] &&
-			    s->dict[1][d] == b->tid[i] && s->dict[0][d] == b->pid[i] &&
-			    s->dict[2][d] == b->probe[i] && s->dict[3][d] == b->comm[i] &&
-			    s->dict[6][d] == b->flags[i]) {
-				s->idx[i] = d;
+			if (!memcmp(s->ctx[d - 1], c, sizeof(c))) {
+				s->idx[i] = d - 1;
 				break;
 			}
 			j = (j + 1) & mask;
 		}
+		if (2 * nd > mask && 2 * (mask + 1) <= s->ht_max) {
+			mask = 2 * mask + 1;
+			memset(s->ht, 0, (mask + 1) * sizeof(uint32_t));
+			for (uint32_t d = 0; d < nd; d++) {
+				uint32_t k = ctx_hash(s->ctx[d]) & mask;
+				while (s->ht[k])
+					k = (k + 1) & mask;
+				s->ht[k] = d + 1;
+			}
+		}
 	}
+	for (uint32_t d = 0; d < nd; d++)
+		for (int k = 0; k < DTC_NDICT; k++)
+			s->dict[k][d] = s->ctx[d][k];
 	return nd;
 }
 
@@ -392,6 +414,25 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 	dtc_buf_u32(&s->xh, nd);
 	dtc_buf_u8(&s->xh, (uint8_t)ncols);
 
+	/* argument slot j holds only the rows with nargs > j, so sparse
+	 * arguments cost nothing; one pass spreads the packed args by slot */
+	size_t slot_off[DTCAP_MAXARGS + 1] = {0}, fill[DTCAP_MAXARGS];
+	if (maxargs) {
+		uint32_t hist[DTCAP_MAXARGS + 1] = {0};
+		for (uint32_t i = 0; i < n; i++)
+			hist[b->nargs[i]]++;
+		uint32_t ge = n;	/* rows with nargs > j */
+		for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+			ge -= hist[j];
+			slot_off[j + 1] = slot_off[j] + ge;
+		}
+		memcpy(fill, slot_off, sizeof(fill));
+		const uint64_t *a = b->args;
+		for (uint32_t i = 0; i < n; i++)
+			for (unsigned k = 0; k < b->nargs[i]; k++)
+				s->argtmp[fill[k]++] = *a++;
+	}
+
 	/* ts: zigzag deltas, so CPUs interleaving slightly out of order
 	 * still cost a few bytes rather than a full timestamp */
 	uint64_t prev = tmin;
@@ -412,13 +453,9 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		} else if (c == DTC_C_NARGS) {
 			dtc_buf_put(&s->raw, b->nargs, n);
 		} else {
-			/* only rows that have this slot: sparse args cost nothing */
 			unsigned j = c - DTC_C_ARG0;
-			uint32_t k = 0;
-			for (uint32_t i = 0; i < n; i++)
-				if (b->nargs[i] > j)
-					s->tmp64[k++] = b->args[(size_t)i * DTCAP_MAXARGS + j];
-			dtc_enc_u64(&s->raw, s->tmp64, k);
+			dtc_enc_u64(&s->raw, s->argtmp + slot_off[j],
+				    (uint32_t)(slot_off[j + 1] - slot_off[j]));
 		}
 		if (s->raw.err) {
 			s->raw.err = 0;
@@ -492,6 +529,7 @@ static void *sink_main(void *arg)
 		pthread_mutex_lock(&w->mu);
 		if (j->kind == JOB_BLOCK) {
 			j->blk->rows = 0;
+			j->blk->nargs_total = 0;
 			j->blk->next_free = w->free_list;
 			w->free_list = j->blk;
 		}
@@ -511,6 +549,7 @@ static int submit(struct dtcap_writer *w, struct job *j)
 		run_job(w, j);
 		if (j->kind == JOB_BLOCK) {
 			j->blk->rows = 0;
+			j->blk->nargs_total = 0;
 			j->blk->next_free = w->free_list;
 			w->free_list = j->blk;
 		}
@@ -666,8 +705,10 @@ static struct colbuf *get_colbuf(struct dtcap_writer *w)
 	}
 	if (w->threaded)
 		pthread_mutex_unlock(&w->mu);
-	if (b)
+	if (b) {
 		b->rows = 0;
+		b->nargs_total = 0;
+	}
 	return b;
 }
 
@@ -1078,7 +1119,9 @@ int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
 	b->ustack[i] = e->ustack;
 	b->flags[i] = e->flags;
 	b->nargs[i] = (uint8_t)e->nargs;
-	memcpy(b->args + (size_t)i * DTCAP_MAXARGS, e->args, e->nargs * sizeof(uint64_t));
+	for (uint32_t k = 0; k < e->nargs; k++)
+		b->args[b->nargs_total + k] = e->args[k];
+	b->nargs_total += e->nargs;
 	b->rows = i + 1;
 	w->events++;
 	if (b->rows == w->block_events)
@@ -1217,6 +1260,8 @@ int dtcap_close(struct dtcap_writer *w)
 	dtc_buf_free(&w->sink.chunk);
 	dtc_buf_free(&w->pend_proc);
 	free(w->sink.tmp64);
+	free(w->sink.argtmp);
+	free(w->sink.ctx);
 	free(w->sink.idx);
 	free(w->sink.ht);
 	for (int k = 0; k < DTC_NDICT; k++)
