@@ -245,6 +245,15 @@ elif [ $rc = 1 ] && grep -q '^dtreport: sql: ' "$T/err"; then pass "damaged_bloc
 elif [ $rc = 0 ]; then pass "damaged_block"
 else fail "damaged_block" "rc=$rc $(head -2 "$T/err")"; fi
 
+# Ctrl-C (SIGINT) stops an endless query: sqlite's "interrupted", exit 1
+"$D" sql "$C" "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" \
+	>"$T/o" 2>"$T/int.err" &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid; rc=$?
+check "sigint_interrupts" "$rc:$(cat "$T/int.err")" "1:dtreport: sql: interrupted"
+
 # ---- export: the sqlite3 CLI reads it and agrees with the vtab
 X=$T/out.sqlite
 "$D" export "$C" -o "$X" >"$T/o" 2>"$T/err"; rc=$?
