@@ -22,6 +22,8 @@ bytes=$(stat -c %s "$f")
 echo "bench capture.demo_events $ev events"
 echo "bench capture.demo_bytes $bytes bytes"
 awk -v b="$bytes" -v e="$ev" 'BEGIN {printf "bench capture.demo_bytes_per_event %.2f bytes\n", b / e}'
-grep -o '[0-9.]* bytes/event' "$out/vm.log" | head -n1 | sed 's/^/# dtrec summary: /'
+# dtrec's summary: "N bytes/event (M after the X KiB of symbol tables)"
+m=$(grep -o '([0-9.]* after the' "$out/vm.log" | head -n1 | tr -dc '0-9.')
+[ -n "$m" ] && echo "bench capture.demo_bytes_per_event_after_symtabs $m bytes"
 grep -o 'dropped [0-9]* of [0-9]* events ([0-9.]*%)' "$out/vm.log" | sed 's/^/# kernel /'
 exit 0

@@ -52,6 +52,7 @@ struct rec {
 	struct dt_stats	*cpustats;
 	struct dtcap_count *counts;
 	uint64_t	nread, raw_bytes, nbad, nlost;
+	uint64_t	base_bytes;	/* capture size before the first event */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
 };
@@ -443,12 +444,16 @@ status_line(struct rec *r, uint64_t elapsed)
 		dtu_human_count((double)r->nread, b, sizeof(b)),
 		dtu_human_count(secs > 0 ? r->nread / secs : 0, c, sizeof(c)),
 		dtu_human_size(bytes, d, sizeof(d)));
-	if (bytes > 4096)
-		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)bytes);
-	if (t.dropped || t.skipped || t.recursive)
-		fprintf(r->st, "  DROPPED %llu skipped %llu recursive %llu",
-			(unsigned long long)t.dropped, (unsigned long long)t.skipped,
-			(unsigned long long)t.recursive);
+	/* the ratio of the events alone: the symbol tables would swamp it */
+	if (bytes > r->base_bytes + 4096)
+		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)(bytes - r->base_bytes));
+	if (t.dropped)
+		fprintf(r->st, "  DROPPED %llu (%.1f%%)", (unsigned long long)t.dropped,
+			t.produced ? 100.0 * (double)t.dropped / (double)t.produced : 0.0);
+	if (t.skipped)
+		fprintf(r->st, "  %llu ticks skipped", (unsigned long long)t.skipped);
+	if (t.recursive)
+		fprintf(r->st, "  %llu recursive", (unsigned long long)t.recursive);
 	fflush(r->st);
 }
 
@@ -579,12 +584,16 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status)
 
 	sum_counts(r, &t);
 	if (!r->o->quiet) {
-		msg(r, "%s: %llu events in %s (%s/s), %s, %.1f bytes/event",
+		char d[32];
+		msg(r, "%s: %llu events in %s (%s/s), %s, %.1f bytes/event "
+		    "(%.1f after the %s of symbol tables)",
 		    r->o->output, (unsigned long long)ev,
 		    dtu_human_duration(elapsed, a, sizeof(a)),
 		    dtu_human_count(elapsed ? ev / (elapsed / 1e9) : 0, b, sizeof(b)),
 		    dtu_human_size(bytes, c, sizeof(c)),
-		    ev ? (double)bytes / (double)ev : 0.0);
+		    ev ? (double)bytes / (double)ev : 0.0,
+		    ev && bytes > r->base_bytes ? (double)(bytes - r->base_bytes) / (double)ev : 0.0,
+		    dtu_human_size(r->base_bytes, d, sizeof(d)));
 		if (t.skipped || t.recursive)
 			msg(r, "%llu timer ticks skipped, %llu recursive events not recorded",
 			    (unsigned long long)t.skipped, (unsigned long long)t.recursive);
@@ -696,6 +705,13 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	free(ksyms);
 	free(mods);
 	ksyms = mods = NULL;
+	/* out before the first event, so sizes and ratios can leave it aside */
+	if (dtcap_flush(r->w) < 0) {
+		msg(r, "%s", dtcap_writer_error(r->w));
+		r->werr = 1;
+		goto finish;
+	}
+	r->base_bytes = dtcap_bytes_written(r->w);
 
 	for (size_t i = 0; i < nsel; i++) {
 		struct dt_enable en;
