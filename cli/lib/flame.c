@@ -328,21 +328,55 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 #define FONTSZ	12
 #define XPAD	10
 
+/* Length of the valid UTF-8 sequence at s, 0 if invalid: comms and symbol
+ * names are arbitrary bytes, and one bad byte makes the whole SVG (or JSON)
+ * unreadable. */
+static int utf8_len(const unsigned char *s)
+{
+	int n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+		return 0;
+	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
 static void xml_esc(FILE *out, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
 		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
-		default:
-			/* Control characters are not allowed in XML 1.0. */
-			if ((unsigned char)*s < 0x20)
-				fputc(' ', out);
-			else
-				fputc(*s, out);
+		default: {
+			int n = utf8_len((const unsigned char *)s);
+			/* Control characters are not allowed in XML 1.0 either. */
+			if (n == 0 || (unsigned char)*s < 0x20) {
+				fputc('?', out);
+				n = 1;
+			} else {
+				fwrite(s, 1, (size_t)n, out);
+			}
+			s += n;
+			continue;
 		}
+		}
+		s++;
 	}
 }
 

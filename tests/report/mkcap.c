@@ -137,7 +137,9 @@ int main(int argc, char **argv)
 			return die("stack", w);
 	}
 	uint32_t capp = dtcap_intern_comm(w, "app"), csh = dtcap_intern_comm(w, "sh");
-	if (!capp || !csh)
+	/* Not UTF-8, and XML/JSON specials: the SVG and JSON must stay valid. */
+	uint32_t cweird = dtcap_intern_comm(w, "we\xffrd<&\"x>");
+	if (!capp || !csh || !cweird)
 		return die("comm", w);
 
 	uint64_t ts = h.start_ns;
@@ -153,6 +155,8 @@ int main(int argc, char **argv)
 		e.comm = who == 2 ? (ts >= 1500000000ULL ? capp : csh) : capp;
 		if (rnd(50) == 0)
 			e.comm = 0;
+		else if (who == 0 && rnd(40) == 0)
+			e.comm = cweird;
 		unsigned r = rnd(10);
 		e.probe = r < 6 ? 1 : r < 8 ? 5 : 2;
 		unsigned kk = rnd(6), uu = rnd(6);

@@ -126,7 +126,7 @@ python3 - "$W/a.json" "$W/a.stats" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 ref = {}
-for line in open(sys.argv[2]):
+for line in open(sys.argv[2], errors="replace"):
     parts = line.split()
     if parts[0] == "total":
         ref["total"] = int(parts[1])
@@ -192,10 +192,10 @@ check diff-totals "diff column sums != each side's flame total" test \
 check diff-sides "diff columns != the per-capture folded stacks" python3 -c '
 import sys
 def load(p):
-    return {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in open(p)}
+    return {l.rsplit(" ", 1)[0]: int(l.rsplit(" ", 1)[1]) for l in open(p, errors="surrogateescape")}
 a, b = load(sys.argv[2]), load(sys.argv[3])
 da, db = {}, {}
-for l in open(sys.argv[1]):
+for l in open(sys.argv[1], errors="surrogateescape"):
     st, x, y = l.rsplit(" ", 2)
     if int(x): da[st] = int(x)
     if int(y): db[st] = int(y)

@@ -179,7 +179,7 @@ def folded_match(path, regex):
     """Samples whose stack has a frame matching regex: the expected search."""
     rx = re.compile(regex)
     total = hit = 0
-    for line in open(path):
+    for line in open(path, errors="surrogateescape"):
         stack, n = line.rstrip("\n").rsplit(" ", 1)
         total += int(n)
         if any(rx.search(f) for f in stack.split(";")):
