@@ -101,10 +101,18 @@ expect fake-record 0 '' -- env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q 
 check_cap fake-record-conserved "$T/r.dtc"
 grep -q '^probe kprobe:vfs_read:entry [1-9]' "$T/cc" && grep -q '^probe profile:hz:97 [1-9]' "$T/cc" &&
 	pass fake-record-probes || fail fake-record-probes "$(grep ^probe "$T/cc" | tr '\n' ' ')"
-# the stand-in's user frames point into dtrec itself, an ELF with symbols
-"$CAPCHECK" "$T/r.dtc" dtrec_record >"$T/cc2" 2>&1
-grep -q '^sym dtrec_record yes' "$T/cc2" && pass fake-record-elfsyms ||
-	fail fake-record-elfsyms "no symbol dtrec_record among the capture's files"
+# the stand-in's user frames point into itself, a shared object with symbols
+"$CAPCHECK" "$T/r.dtc" fakeopen >"$T/cc2" 2>&1
+grep -q '^sym fakeopen yes' "$T/cc2" && pass fake-record-elfsyms ||
+	fail fake-record-elfsyms "no symbol fakeopen among the capture's files"
+DTREPORT=$(dirname "$0")/../../build/bin/dtreport
+if [ -x "$DTREPORT" ]; then
+	"$DTREPORT" flame "$T/r.dtc" --folded >"$T/folded" 2>&1
+	grep -q ';fakeopen' "$T/folded" && pass fake-record-symbolized ||
+		fail fake-record-symbolized "user frames in a shared object not named: $(head -n2 "$T/folded")"
+else
+	fail fake-record-symbolized "$DTREPORT is not built"
+fi
 
 # SIGINT: the capture is finalized, not cut
 LD_PRELOAD=$FAKE FAKEDT_RATE=50000 "$DTREC" -q -o "$T/i.dtc" -e profile:hz:997 2>"$T/err" &
