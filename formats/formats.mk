@@ -8,6 +8,10 @@ $(CAP_LIB): $(CAP_LIB_SRCS:%.c=$(B)/obj/%.o)
 $(CAP_LIB_ASAN): $(CAP_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+CAP_LIB_TSAN := $(B)/tsan/libdtcap.a
+$(CAP_LIB_TSAN): $(CAP_LIB_SRCS:%.c=$(B)/tsan/obj/%.o)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
 
 # dtgen: the synthetic capture generator (tests and benchmarks, not a tool).
 DTGEN := $(B)/bin/dtgen

@@ -17,16 +17,17 @@
 #include "dtcap_int.h"
 
 static int nfail;
+static const char *prefix = "";	/* "tsan." for the TSan run */
 
 static void result(int ok, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void result(int ok, const char *name, const char *fmt, ...)
 {
 	if (ok) {
-		printf("PASS %s\n", name);
+		printf("PASS %s%s\n", prefix, name);
 	} else {
 		va_list ap;
-		printf("FAIL %s: ", name);
+		printf("FAIL %s%s: ", prefix, name);
 		va_start(ap, fmt);
 		vprintf(fmt, ap);
 		va_end(ap);
@@ -888,8 +889,15 @@ static void test_generated(const char *path)
 
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--tsan")) {
+		/* the threaded writer under TSan: the round trips only */
+		prefix = "tsan.";
+		snprintf(tmpdir, sizeof(tmpdir), "%s", argv[2]);
+		test_roundtrip();
+		return 0;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fmt_test TMPDIR GENERATED.dtc\n");
+		fprintf(stderr, "usage: fmt_test TMPDIR GENERATED.dtc | --tsan TMPDIR\n");
 		return 2;
 	}
 	snprintf(tmpdir, sizeof(tmpdir), "%s", argv[1]);

@@ -1,7 +1,7 @@
 #!/bin/bash
-# run.sh BUILD FMT_TEST DTGEN: the format suite (PASS/FAIL lines).
+# run.sh BUILD FMT_TEST DTGEN FMT_TEST_TSAN: the format suite (PASS/FAIL lines).
 set -u
-b=$1 fmt_test=$2 dtgen=$3
+b=$1 fmt_test=$2 dtgen=$3 fmt_tsan=$4
 t=$(mktemp -d /dev/shm/dt-format.XXXXXX 2>/dev/null || mktemp -d /tmp/dt-format.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 
@@ -27,5 +27,8 @@ out=$("$dtgen" -o "$t/g5.dtc" -n 1000 2>&1)
 "$fmt_test" "$t" "$t/g1.dtc"
 rc=$?
 [ $rc -eq 0 ] || no fmt_test "exited with status $rc"
+"$fmt_tsan" --tsan "$t"
+rc=$?
+[ $rc -eq 0 ] || no fmt_test_tsan "exited with status $rc (TSan report above?)"
 rm -rf "$t"
 exit 0
