@@ -72,10 +72,9 @@ static void ctx_unref(struct ctx *c)
 	free(c);
 }
 
-static const struct ctx *sort_ctx;	/* qsort has no context argument */
-
-static int cmp_comm(const void *a, const void *b)
+static int cmp_comm(const void *a, const void *b, void *arg)
 {
+	const struct ctx *sort_ctx = arg;
 	const char *x = sort_ctx->comm[*(const uint32_t *)a];
 	const char *y = sort_ctx->comm[*(const uint32_t *)b];
 	if (x == NULL || y == NULL)
@@ -83,8 +82,9 @@ static int cmp_comm(const void *a, const void *b)
 	return strcmp(x, y);
 }
 
-static int cmp_probe(const void *a, const void *b)
+static int cmp_probe(const void *a, const void *b, void *arg)
 {
+	const struct ctx *sort_ctx = arg;
 	const struct dtcap_probe *x = sort_ctx->probe[*(const uint32_t *)a];
 	const struct dtcap_probe *y = sort_ctx->probe[*(const uint32_t *)b];
 	if (x == NULL || y == NULL)
@@ -115,8 +115,7 @@ static struct ctx *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 		c->comm_len[i] = c->comm[i] ? (int)strlen(c->comm[i]) : 0;
 		ids[i] = i;
 	}
-	sort_ctx = c;
-	qsort(ids, n, sizeof(*ids), cmp_comm);
+	qsort_r(ids, n, sizeof(*ids), cmp_comm, c);
 	for (uint32_t i = 0; i < n; i++)
 		c->comm_rank[ids[i]] = i;
 	free(ids);
@@ -142,8 +141,7 @@ static struct ctx *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		ids[i] = i;
-	sort_ctx = c;
-	qsort(ids, n, sizeof(*ids), cmp_probe);
+	qsort_r(ids, n, sizeof(*ids), cmp_probe, c);
 	for (uint32_t i = 0; i < n; i++)
 		c->probe_rank[ids[i]] = i;
 	free(ids);
@@ -486,8 +484,9 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	if (est < 1)
 		est = 1;
 	int idx = (int)cols;
+	/* Sized on every row, not the estimate: a constraint may not narrow. */
 	if (info->nOrderBy == 1 && ord_ok(t->c, info->aOrderBy[0].iColumn) &&
-	    (double)col_bytes(cols | ecol_need[info->aOrderBy[0].iColumn]) * est
+	    (double)(col_bytes(cols | ecol_need[info->aOrderBy[0].iColumn]) + 8) * rows
 	    <= (double)MAT_MAX) {
 		int oc = info->aOrderBy[0].iColumn;
 		idx |= IX_ORDERED | (oc << IX_OCOL_SHIFT);
