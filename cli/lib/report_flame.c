@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dt_abi.h"
 #include "dtsym.h"
@@ -546,6 +547,12 @@ static int write_out(const char *cmd, struct flame *fl, const struct flame_opts 
 {
 	FILE *out = stdout;
 
+	/* Megabytes of SVG on a terminal help nobody. */
+	if (!fo->out && !fo->folded && isatty(1)) {
+		fprintf(stderr, "dtreport %s: not writing SVG to a terminal: use -o FILE.svg, "
+			"redirect, or --folded\n", cmd);
+		return 2;
+	}
 	if (fo->out && strcmp(fo->out, "-")) {
 		out = fopen(fo->out, "w");
 		if (!out) {
