@@ -13,7 +13,7 @@ dtrec -l >$OUT/probes.txt 2>&1
 
 # every provider at once, while a command runs: hotloop burns CPU in known
 # functions, the shell loop makes system calls and reads files (vfs_read)
-dtrec -o $OUT/prov.dtc -e profile:hz:997 -e 'syscall:*:entry' \
+dtrec -o $OUT/prov.dtc -e profile:hz:997 -e interval:hz:20 -e 'syscall:*:entry' \
 	-e tracepoint:sched:sched_switch -e kprobe:vfs_read:entry -k -u -- \
 	sh -c 'hotloop 1.5 >/dev/null & for i in 1 2 3 4 5 6 7 8 9 10; do cat /proc/version >/dev/null; done; wait' \
 	2>$OUT/prov.err

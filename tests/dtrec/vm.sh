@@ -36,7 +36,7 @@ conserved() {	# name file
 }
 conserved prov "$out/prov.dtc"
 if [ -f "$out/prov.cc" ]; then
-	for p in profile: syscall: tracepoint:sched:sched_switch kprobe:vfs_read:entry; do
+	for p in profile: interval: syscall: tracepoint:sched:sched_switch kprobe:vfs_read:entry; do
 		n=$(awk -v p="$p" '$1=="probe" && index($2,p)==1 {s+=$3} END {print s+0}' "$out/prov.cc")
 		[ "$n" -gt 0 ] && echo "PASS provider-$p" || echo "FAIL provider-$p: no events"
 	done
