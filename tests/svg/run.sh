@@ -13,5 +13,10 @@ done
 "$R" flame "$W/a.dtc" --minwidth 0 -o "$W/a.svg" --title "svg test" || echo "FAIL flame: svg"
 "$R" flame "$W/a.dtc" --folded -o "$W/a.fold" || echo "FAIL flame: folded"
 "$R" diff "$W/a.dtc" "$W/b.dtc" -o "$W/ab.svg" || echo "FAIL diff: svg"
-exec python3 "$(dirname "$0")/svgtest.py" "$W/a.svg" "$W/a.fold" "$B/results/svg-flame.png" \
-	"$W/ab.svg" "$B/results/svg-diff.png"
+"$R" flame "$W/a.dtc" --minwidth 0 --inverted --reverse -o "$W/ir.svg" || echo "FAIL flame: icicle svg"
+"$R" flame "$W/a.dtc" --reverse --folded -o "$W/ir.fold" || echo "FAIL flame: reverse folded"
+python3 "$(dirname "$0")/svgtest.py" "$W/a.svg" "$W/a.fold" "$B/results/svg-flame.png" \
+	"$W/ab.svg" "$B/results/svg-diff.png" || echo "FAIL svgtest: flame"
+# the same interactions on an icicle graph of reversed stacks
+SVGTEST_PREFIX=icicle- python3 "$(dirname "$0")/svgtest.py" "$W/ir.svg" "$W/ir.fold" \
+	"$B/results/svg-icicle.png" || echo "FAIL svgtest: icicle"

@@ -25,8 +25,12 @@ CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 failed = False
 
 
+PREFIX = os.environ.get("SVGTEST_PREFIX", "")
+
+
 def result(name, ok, why=""):
     global failed
+    name = PREFIX + name
     if ok:
         print("PASS " + name, flush=True)
     else:
