@@ -88,7 +88,14 @@ check timeout-bounded "took ${el}s for a 4s timeout" [ "$el" -lt 120 ]
 check timeout-out-kept "/out not carried back after timeout" grep -qx partial "$w/outb/partial.txt"
 check timeout-killed "script continued after the timeout" bash -c "! grep -q not-reached '$w/b.log'"
 
-# Not booting: an unreadable --script is refused before boot with 125.
+# Not booting: a kernel that cannot start /init panics; run.sh says 125.
+t0=$SECONDS
+VM_APPEND="rdinit=/nonexistent" "$here/run.sh" --script "$w/a.sh" --timeout 60 >"$w/c.log" 2>&1 </dev/null
+rc=$?
+check no-boot-125 "run.sh exited $rc for a guest without init, want 125" [ "$rc" = 125 ]
+check no-boot-bounded "took $((SECONDS - t0))s" [ $((SECONDS - t0)) -lt 200 ]
+
+# Bad arguments: a missing --script is refused before boot with 125.
 "$here/run.sh" --script "$w/does-not-exist" >/dev/null 2>&1 </dev/null
 rc=$?
 check bad-args-125 "run.sh exited $rc, want 125" [ "$rc" = 125 ]
