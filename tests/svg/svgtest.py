@@ -106,13 +106,24 @@ class WS:
 class Page:
     def __init__(self, ws):
         self.ws, self.id = ws, 0
+        self.prompt_answer = None   # what to type into the next prompt()
+        self.dialogs = []
 
     def call(self, method, **params):
         self.id += 1
-        self.ws.send(json.dumps({"id": self.id, "method": method, "params": params}))
+        want = self.id
+        self.ws.send(json.dumps({"id": want, "method": method, "params": params}))
         while True:
             m = json.loads(self.ws.recv())
-            if m.get("id") == self.id:
+            if m.get("method") == "Page.javascriptDialogOpening":
+                # prompt() blocks the page (and our click) until answered
+                self.dialogs.append(m["params"].get("message", ""))
+                self.id += 1
+                self.ws.send(json.dumps({"id": self.id, "method": "Page.handleJavaScriptDialog",
+                                         "params": {"accept": self.prompt_answer is not None,
+                                                    "promptText": self.prompt_answer or ""}}))
+                continue
+            if m.get("id") == want:
                 if "error" in m:
                     raise RuntimeError("%s: %s" % (method, m["error"]))
                 return m.get("result", {})
@@ -266,6 +277,22 @@ def main():
                 ("%.2f%%" % (100.0 * want_hit / total)) in label
             result("search-%s" % re.sub(r"[^a-z0-9]+", "_", rx).strip("_"), ok,
                    "matched %s (%r), folded says %d of %d" % (got, label, want_hit, total))
+        # the Search button: prompt() answered like a user would
+        pg.js("window.flameSearch('')")
+        sb = pg.js("(function () { var b = document.getElementById('search').getBoundingClientRect();"
+                   " return {x: b.left + b.width / 2, y: b.top + b.height / 2}; })()")
+        pg.prompt_answer = "schedule"
+        pg.click(sb["x"], sb["y"])
+        pg.prompt_answer = None
+        want_hit, _ = folded_match(folded, "schedule")
+        got = pg.js("document.documentElement.getAttribute('data-matched')")
+        result("search-button", len(pg.dialogs) == 1 and got == str(want_hit),
+               "dialogs %r, matched %s, want %d" % (pg.dialogs, got, want_hit))
+        pg.click(sb["x"], sb["y"])   # now "Reset Search"
+        got = pg.js("document.documentElement.getAttribute('data-matched')")
+        result("search-button-reset", got == "" and len(pg.dialogs) == 1,
+               "after reset: matched %r, dialogs %r" % (got, pg.dialogs))
+        pg.js("window.flameSearch('nomatchatall')")
         nhl = pg.js("document.querySelectorAll('rect[fill=\"rgb(230,0,230)\"]').length")
         result("search-highlight-cleared-on-nomatch", nhl == 0, "%d frames still highlighted" % nhl)
         rx = "^main$"
