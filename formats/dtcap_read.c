@@ -581,8 +581,10 @@ static uint64_t chunk_end(const struct chunk *c)
 static uint8_t *inflate(struct dtcap_reader *r, const struct chunk *c)
 {
 	char tn[8];
-	/* zstd cannot expand more than ~32000x; beyond that it is a lie */
-	if ((uint64_t)c->ulen > (uint64_t)c->clen * 32768 + 4096) {
+	/* zstd cannot expand more than ~32000x; beyond that it is a lie.
+	 * The frame header must also agree, before we allocate for it. */
+	if ((uint64_t)c->ulen > (uint64_t)c->clen * 32768 + 4096 ||
+	    ZSTD_getFrameContentSize(c->pay, c->clen) != c->ulen) {
 		rerr(r, "damaged %s chunk at offset %llu: bad size",
 		     dtc_type_name(c->type, tn), (unsigned long long)c->off);
 		return NULL;
@@ -727,8 +729,10 @@ static int open_scan(struct dtcap_reader *r)
 				rwarn_trunc(r, off, "incomplete chunk header (%llu bytes)",
 					    (unsigned long long)(r->size - off));
 			else
-				rwarn_trunc(r, off, "incomplete %s chunk; later events lost",
-					    dtc_type_name(dtc_rd32(r->map + off), tn));
+				rwarn_trunc(r, off, "incomplete %s chunk%s",
+					    dtc_type_name(dtc_rd32(r->map + off), tn),
+					    dtc_rd32(r->map + off) == DTC_FOOT ? " (footer)" :
+					    "; what followed is lost");
 			return 0;
 		}
 		if (handle_chunk(r, &c))
