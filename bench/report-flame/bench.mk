@@ -1,6 +1,6 @@
 # bench/report-flame: dtreport flame (SVG and --folded) on the 10-million-
-# event synthetic capture, pinned to one core: wall time (best of 3),
-# CPU time and peak RSS.
+# event synthetic capture, pinned to one core: best of 3 by CPU time (the
+# machine is shared: wall time is printed as a comment) and peak RSS.
 BENCHES += report-flame
 
 bench-report-flame: $(B)/bin/dtreport $(SYNTH_10M) bench/report-flame/bench.py
