@@ -2,8 +2,8 @@
 # One VM boot; prints "bench kernel.* VALUE UNIT" lines and targets.
 BENCHES += kernel
 
-KBENCH_CALLS ?= 2000000
-KBENCH_ROUNDS ?= 3
+KBENCH_CALLS ?= 500000
+KBENCH_ROUNDS ?= 7
 
 $(B)/vm/kbench: bench/kernel/kbench.c include/dt_abi.h
 	@mkdir -p $(@D)

@@ -2,4 +2,4 @@
 # all kernel benchmark figures.  dt.ko was insmodded by the harness.
 [ -c /dev/dt ] || { echo "bench-kernel: /dev/dt missing (insmod failed?)"; exit 1; }
 [ -e /sys/kernel/tracing/events/raw_syscalls ] || { echo "bench-kernel: tracefs not mounted"; exit 1; }
-kbench ${KBENCH_CALLS:-2000000} ${KBENCH_ROUNDS:-3}
+kbench ${KBENCH_CALLS:-500000} ${KBENCH_ROUNDS:-7}
