@@ -33,7 +33,10 @@ struct colbuf {
 	struct colbuf	*next_free;
 	uint32_t	rows;
 	uint64_t	*ts;
-	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+	uint32_t	*cpu;
+	/* pid tid probe comm kstack ustack flags 0: a row's context in one
+	 * 32-byte unit, hashed and compared whole */
+	uint32_t	(*tup)[8];
 	uint8_t		*nargs;
 	uint64_t	*args;		/* packed: row i's args follow row i-1's */
 	size_t		nargs_total;
@@ -349,18 +352,17 @@ static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
 	uint32_t n = b->rows, nd = 0, mask = (s->ht_max < 4096 ? s->ht_max : 4096) - 1;
 	memset(s->ht, 0, (mask + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t c[8] = { b->pid[i], b->tid[i], b->probe[i], b->comm[i],
-				  b->kstack[i], b->ustack[i], b->flags[i], 0 };
+		const uint32_t *c = b->tup[i];
 		uint32_t j = ctx_hash(c) & mask;
 		for (;;) {
 			uint32_t d = s->ht[j];
 			if (!d) {
-				memcpy(s->ctx[nd], c, sizeof(c));
+				memcpy(s->ctx[nd], c, sizeof(s->ctx[nd]));
 				s->ht[j] = ++nd;
 				s->idx[i] = nd - 1;
 				break;
 			}
-			if (!memcmp(s->ctx[d - 1], c, sizeof(c))) {
+			if (!memcmp(s->ctx[d - 1], c, sizeof(s->ctx[0]))) {
 				s->idx[i] = d - 1;
 				break;
 			}
@@ -399,8 +401,9 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		uint64_t t = b->ts[i];
 		tmin = t < tmin ? t : tmin;
 		tmax = t > tmax ? t : tmax;
-		pmin = b->pid[i] < pmin ? b->pid[i] : pmin;
-		pmax = b->pid[i] > pmax ? b->pid[i] : pmax;
+		uint32_t pid = b->tup[i][0];
+		pmin = pid < pmin ? pid : pmin;
+		pmax = pid > pmax ? pid : pmax;
 		maxargs = b->nargs[i] > maxargs ? b->nargs[i] : maxargs;
 	}
 	uint32_t nd = build_contexts(s, b);
@@ -473,8 +476,7 @@ static void free_colbuf(struct colbuf *b)
 {
 	if (!b)
 		return;
-	free(b->ts); free(b->cpu); free(b->pid); free(b->tid); free(b->probe);
-	free(b->comm); free(b->kstack); free(b->ustack); free(b->flags);
+	free(b->ts); free(b->cpu); free(b->tup);
 	free(b->nargs); free(b->args);
 	free(b);
 }
@@ -486,17 +488,10 @@ static struct colbuf *new_colbuf(uint32_t cap)
 		return NULL;
 	b->ts = malloc(cap * sizeof(uint64_t));
 	b->cpu = malloc(cap * sizeof(uint32_t));
-	b->pid = malloc(cap * sizeof(uint32_t));
-	b->tid = malloc(cap * sizeof(uint32_t));
-	b->probe = malloc(cap * sizeof(uint32_t));
-	b->comm = malloc(cap * sizeof(uint32_t));
-	b->kstack = malloc(cap * sizeof(uint32_t));
-	b->ustack = malloc(cap * sizeof(uint32_t));
-	b->flags = malloc(cap * sizeof(uint32_t));
+	b->tup = malloc(cap * sizeof(*b->tup));
 	b->nargs = malloc(cap);
 	b->args = malloc((size_t)cap * DTCAP_MAXARGS * sizeof(uint64_t));
-	if (!b->ts || !b->cpu || !b->pid || !b->tid || !b->probe || !b->comm ||
-	    !b->kstack || !b->ustack || !b->flags || !b->nargs || !b->args) {
+	if (!b->ts || !b->cpu || !b->tup || !b->nargs || !b->args) {
 		free_colbuf(b);
 		return NULL;
 	}
@@ -1111,13 +1106,15 @@ int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
 	uint32_t i = b->rows;
 	b->ts[i] = e->ts;
 	b->cpu[i] = e->cpu;
-	b->pid[i] = e->pid;
-	b->tid[i] = e->tid;
-	b->probe[i] = e->probe;
-	b->comm[i] = e->comm;
-	b->kstack[i] = e->kstack;
-	b->ustack[i] = e->ustack;
-	b->flags[i] = e->flags;
+	uint32_t *t = b->tup[i];
+	t[0] = e->pid;
+	t[1] = e->tid;
+	t[2] = e->probe;
+	t[3] = e->comm;
+	t[4] = e->kstack;
+	t[5] = e->ustack;
+	t[6] = e->flags;
+	t[7] = 0;
 	b->nargs[i] = (uint8_t)e->nargs;
 	for (uint32_t k = 0; k < e->nargs; k++)
 		b->args[b->nargs_total + k] = e->args[k];
