@@ -371,6 +371,8 @@ struct ecur {
 
 	/* streaming */
 	struct dtcap_block *b;
+	size_t		b_blk;		/* block held decoded in b (joins come */
+	unsigned	b_cols;		/* back to it), SIZE_MAX: none */
 	size_t		blk;		/* next block to look at */
 	uint64_t	rbase;		/* rowid of row 0 of the current block */
 	uint32_t	nrows, row;
@@ -510,6 +512,7 @@ static int ev_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (e == NULL)
 		return SQLITE_NOMEM;
 	e->c = ((struct tab *)v)->c;
+	e->b_blk = SIZE_MAX;
 	*out = &e->base;
 	return SQLITE_OK;
 }
@@ -524,10 +527,14 @@ static void ev_reset(struct ecur *e)
 	free(e->mat.args);
 	free(e->perm);
 	struct dtcap_block *b = e->b;
+	size_t b_blk = e->b_blk;
+	unsigned b_cols = e->b_cols;
 	struct ctx *c = e->c;
 	sqlite3_vtab_cursor base = e->base;
 	memset(e, 0, sizeof(*e));
 	e->b = b;
+	e->b_blk = b_blk;
+	e->b_cols = b_cols;
 	e->c = c;
 	e->base = base;
 }
@@ -752,8 +759,13 @@ static int ev_next_block(struct ecur *e)
 		}
 		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
 			return -2;
-		if (dtcap_read_block(r, i, e->cols, e->b) < 0)
-			return -1;
+		if (e->b_blk != i || (e->b_cols & e->cols) != e->cols) {
+			e->b_blk = SIZE_MAX;
+			if (dtcap_read_block(r, i, e->cols, e->b) < 0)
+				return -1;
+			e->b_blk = i;
+			e->b_cols = e->cols;
+		}
 		e->nrows = e->b->rows;
 		cols_from_block(&e->cv, e->b);
 		return 0;
