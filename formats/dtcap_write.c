@@ -379,6 +379,40 @@ static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
 			}
 		}
 	}
+	/* Renumber contexts by falling frequency: the common ones get small
+	 * indices, so the index column's high byte plane is mostly zeros.
+	 * Counting sort on frequency, ties by first appearance (stable). */
+	uint32_t *cnt = s->ht, *rank = s->ht + nd, *order = s->ht + 2 * (size_t)nd;
+	if (nd >= 2 && 3 * (size_t)nd <= s->ht_max) {
+		memset(cnt, 0, nd * sizeof(uint32_t));
+		for (uint32_t i = 0; i < n; i++)
+			cnt[s->idx[i]]++;
+		uint32_t maxc = 0;
+		for (uint32_t d = 0; d < nd; d++)
+			maxc = cnt[d] > maxc ? cnt[d] : maxc;
+		/* rank[d]: position of d; bucket starts in tmp64 (n + 1 >= maxc + 1) */
+		uint64_t *start = s->tmp64;
+		memset(start, 0, ((size_t)maxc + 1) * sizeof(uint64_t));
+		for (uint32_t d = 0; d < nd; d++)
+			start[maxc - cnt[d]]++;
+		uint64_t acc = 0;
+		for (uint32_t c = 0; c <= maxc; c++) {
+			uint64_t k = start[c];
+			start[c] = acc;
+			acc += k;
+		}
+		for (uint32_t d = 0; d < nd; d++) {
+			uint32_t r = (uint32_t)start[maxc - cnt[d]]++;
+			rank[d] = r;
+			order[r] = d;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			s->idx[i] = rank[s->idx[i]];
+		for (uint32_t r = 0; r < nd; r++)
+			for (int k = 0; k < DTC_NDICT; k++)
+				s->dict[k][r] = s->ctx[order[r]][k];
+		return nd;
+	}
 	for (uint32_t d = 0; d < nd; d++)
 		for (int k = 0; k < DTC_NDICT; k++)
 			s->dict[k][d] = s->ctx[d][k];
