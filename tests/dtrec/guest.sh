@@ -11,6 +11,16 @@ n=$(dtrec -l 2>$OUT/list.err | wc -l)
 [ "$n" -gt 0 ] && pass list || fail list "no probes listed: $(head -c 200 $OUT/list.err)"
 dtrec -l >$OUT/probes.txt 2>&1
 
+# an unprivileged user is told what is needed
+mkdir -p /etc
+grep -q '^nobody:' /etc/passwd 2>/dev/null || echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
+grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
+msg=$(su -s /bin/sh nobody -c 'dtrec -l' 2>&1 >/dev/null)
+case $msg in
+"dtrec: /dev/dt: "*"needs root or CAP_PERFMON") pass unprivileged ;;
+*) fail unprivileged "got: $msg" ;;
+esac
+
 # every provider at once, while a command runs: hotloop burns CPU in known
 # functions, the shell loop makes system calls and reads files (vfs_read)
 dtrec -o $OUT/prov.dtc -e profile:hz:997 -e interval:hz:20 -e 'syscall:*:entry' \

@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5
 rm -rf "$out"
-args=(--script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 240)
+args=(--script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 120)
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else
