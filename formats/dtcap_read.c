@@ -74,6 +74,8 @@ struct dtcap_reader {
 	struct dtcap_host host;
 	struct dtcap_probe *probes;
 	size_t		nprobes;
+	uint32_t	*probe_idx;	/* id -> index + 1, ids <= nprobe_idx */
+	uint32_t	nprobe_idx;
 	char		(*comms)[DTCAP_COMMLEN];
 	uint32_t	ncomms;
 	struct rstack	*stacks;
@@ -845,6 +847,19 @@ struct dtcap_reader *dtcap_open(const char *path)
 		if (!sorted)
 			qsort((void *)f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
 	}
+	/* probe lookups happen per event in the tools: make them O(1) */
+	uint32_t maxid = 0;
+	for (size_t i = 0; i < r->nprobes; i++)
+		maxid = r->probes[i].id > maxid ? r->probes[i].id : maxid;
+	if (r->nprobes && maxid <= (1u << 20)) {
+		if (!(r->probe_idx = calloc((size_t)maxid + 1, sizeof(uint32_t)))) {
+			rerr(r, "out of memory");
+			goto fail;
+		}
+		r->nprobe_idx = maxid;
+		for (size_t i = 0; i < r->nprobes; i++)
+			r->probe_idx[r->probes[i].id] = (uint32_t)i + 1;
+	}
 	if (r->nprocs) {
 		if (!(r->proc_idx = malloc(r->nprocs * sizeof(*r->proc_idx)))) {
 			rerr(r, "out of memory");
@@ -877,6 +892,7 @@ void dtcap_reader_close(struct dtcap_reader *r)
 		free(a);
 	}
 	free(r->probes);
+	free(r->probe_idx);
 	free(r->comms);
 	free(r->stacks);
 	free(r->frames);
@@ -909,6 +925,9 @@ const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i)
 
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id)
 {
+	if (r->probe_idx)
+		return id <= r->nprobe_idx && r->probe_idx[id] ?
+		       &r->probes[r->probe_idx[id] - 1] : NULL;
 	for (size_t i = 0; i < r->nprobes; i++)
 		if (r->probes[i].id == id)
 			return &r->probes[i];
