@@ -71,13 +71,42 @@ static unsigned int dt_kstack(struct dt_scratch *s, struct pt_regs *regs,
 }
 
 /*
+ * The return address of a function that has pushed no frame (a leaf built
+ * without one, a syscall wrapper, any function in its prologue) is at
+ * [sp], and the frame-pointer chain skips its caller.  Take [sp] as a
+ * frame only if it returns right after a direct call (e8 rel32) whose
+ * target starts at most 1 MiB before the interrupted pc: a stray stack
+ * word almost never passes both tests.
+ */
+static bool dt_uleaf(struct pt_regs *regs, unsigned long *retp)
+{
+	unsigned long ret, target;
+	u8 insn[5];
+	s32 rel;
+
+	if (copy_from_user_nofault(&ret, (const void __user *)regs->sp,
+				   sizeof(ret)) != 0 || ret < sizeof(insn))
+		return false;
+	if (copy_from_user_nofault(insn,
+				   (const void __user *)(ret - sizeof(insn)),
+				   sizeof(insn)) != 0 || insn[0] != 0xe8)
+		return false;
+	memcpy(&rel, insn + 1, sizeof(rel));
+	target = ret + (long)rel;
+	if (target > regs->ip || regs->ip - target >= (1UL << 20))
+		return false;
+	*retp = ret;
+	return true;
+}
+
+/*
  * User stack by frame pointers (stack_trace_save_user is not exported).
  * copy_from_user_nofault is safe in any context and fails instead of
  * faulting pages in.
  */
 static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 {
-	unsigned long fp = regs->bp;
+	unsigned long fp = regs->bp, leaf = 0;
 	unsigned int n = 0;
 	struct {
 		unsigned long next;
@@ -88,6 +117,8 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 	out[n++] = regs->ip;
 	if (!user_64bit_mode(regs))
 		return n;
+	if (dt_uleaf(regs, &leaf))
+		out[n++] = leaf;
 	while (fp != 0) {
 		if (n == DT_MAXFRAMES) {
 			*trunc = true;
@@ -101,7 +132,9 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 		}
 		if (fr.ret == 0)
 			break;
-		out[n++] = fr.ret;
+		/* [sp] was our own frame's return address after all */
+		if (n != 2 || leaf == 0 || fr.ret != leaf)
+			out[n++] = fr.ret;
 		if (fr.next <= fp)	/* frames must go up the stack */
 			break;
 		fp = fr.next;
