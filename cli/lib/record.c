@@ -531,13 +531,23 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	int go[2], ep[2];
 	pid_t pid;
 
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(ep, O_CLOEXEC) < 0) {
+	if (pipe2(go, O_CLOEXEC) < 0) {
 		msg(r, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(ep, O_CLOEXEC) < 0) {
+		msg(r, "pipe: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
 		return -1;
 	}
 	pid = fork();
 	if (pid < 0) {
 		msg(r, "fork: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		close(ep[0]);
+		close(ep[1]);
 		return -1;
 	}
 	if (pid == 0) {
