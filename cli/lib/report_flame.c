@@ -215,9 +215,13 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	return 0;
 }
 
+enum { ONLY_BOTH, ONLY_KERNEL, ONLY_USER };
+
 struct flame_opts {
 	const char	*out;
 	int		folded;
+	int		no_comm;
+	int		only;		/* ONLY_*: which stacks to draw */
 	const char	*title;
 	unsigned	width;
 	double		minwidth;
@@ -380,7 +384,8 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);
 	int64_t sep_id = flame_intern(fl, "--", FLAME_SPECIAL);
 	int64_t nocomm_id = flame_intern(fl, "[unknown]", FLAME_SPECIAL);
-	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0)
+	int64_t nostack_id = flame_intern(fl, "[no stack]", FLAME_SPECIAL);
+	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0 || nostack_id < 0)
 		goto oom;
 	for (size_t i = 0; i < p.cap; i++) {
 		const struct agg *a = &p.tab[i];
@@ -391,14 +396,14 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
 		if (cid < 0)
 			goto oom;
-		buf[nb++] = (uint32_t)cid;
-		if (a->ustack &&
+		if (!fo->no_comm)
+			buf[nb++] = (uint32_t)cid;
+		unsigned ustart = nb;
+		if (a->ustack && fo->only != ONLY_KERNEL &&
 		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, p.ts[a->tsi], buf, &nb,
 			       (uint32_t)trunc_id))
 			goto oom;
-		if (a->kstack && a->kstack <= nst) {
-			if (a->ustack && nb > 1)
-				buf[nb++] = (uint32_t)sep_id;
+		if (a->kstack && a->kstack <= nst && fo->only != ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
 				uint32_t kb[DTCAP_MAXFRAMES + 2];
@@ -411,10 +416,15 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 					if (push_id(&km, kb[k]))
 						goto oom;
 			}
+			if (nb > ustart && km.len[a->kstack])
+				buf[nb++] = (uint32_t)sep_id;
 			memcpy(buf + nb, km.ids + km.off[a->kstack] - 1,
 			       km.len[a->kstack] * sizeof(uint32_t));
 			nb += km.len[a->kstack];
 		}
+		/* A sample is counted even when nothing of it is left to name. */
+		if (!nb)
+			buf[nb++] = (uint32_t)nostack_id;
 		if (fo->reverse)
 			for (unsigned x = 0, y = nb - 1; x < y; x++, y--) {
 				uint32_t t = buf[x];
@@ -448,6 +458,7 @@ out:
 
 enum {
 	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
+	OPT_NOCOMM, OPT_KERNEL, OPT_USER,
 };
 
 static const struct option flame_longopts[] = {
@@ -458,6 +469,9 @@ static const struct option flame_longopts[] = {
 	{ "minwidth", 1, NULL, OPT_MINWIDTH },
 	{ "reverse",  0, NULL, OPT_REVERSE },
 	{ "inverted", 0, NULL, OPT_INVERTED },
+	{ "no-comm",  0, NULL, OPT_NOCOMM },
+	{ "kernel",   0, NULL, OPT_KERNEL },
+	{ "user",     0, NULL, OPT_USER },
 	{ "help",     0, NULL, 'h' },
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
@@ -469,7 +483,8 @@ static void flame_usage(const char *cmd, FILE *to)
 		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
 	else
 		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n" DTF_USAGE);
+	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n"
+		"  --kernel | --user (one side of the stacks only)  --no-comm\n" DTF_USAGE);
 }
 
 static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
@@ -526,6 +541,18 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame
 			break;
 		case OPT_INVERTED:
 			fo->inverted = 1;
+			break;
+		case OPT_NOCOMM:
+			fo->no_comm = 1;
+			break;
+		case OPT_KERNEL:
+		case OPT_USER:
+			if (fo->only) {
+				fprintf(stderr, "dtreport %s: --kernel and --user exclude each other\n",
+					cmd);
+				return -1;
+			}
+			fo->only = c == OPT_KERNEL ? ONLY_KERNEL : ONLY_USER;
 			break;
 		case 'h':
 			*help = 1;

@@ -201,12 +201,16 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int folded = !strcmp(argv[2], "folded"), reverse = 0, allprobes = 0;
+	int nocomm = 0, konly = 0, uonly = 0;
 	long pid = -1, tid = -1, cpu = -1;
 	const char *comm = NULL, *probe = NULL;
 	uint64_t tmin = 0, tmax = UINT64_MAX;
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "reverse")) reverse = 1;
 		else if (!strcmp(argv[i], "allprobes")) allprobes = 1;
+		else if (!strcmp(argv[i], "nocomm")) nocomm = 1;
+		else if (!strcmp(argv[i], "kernel")) konly = 1;
+		else if (!strcmp(argv[i], "user")) uonly = 1;
 		else if (!strncmp(argv[i], "pid=", 4)) pid = atol(argv[i] + 4);
 		else if (!strncmp(argv[i], "tid=", 4)) tid = atol(argv[i] + 4);
 		else if (!strncmp(argv[i], "cpu=", 4)) cpu = atol(argv[i] + 4);
@@ -244,23 +248,25 @@ int main(int argc, char **argv)
 		/* Frames root first into an array of strings. */
 		static char frames[300][400];
 		int nf = 0;
-		snprintf(frames[nf++], 400, "%s", cm && cm[0] ? cm : "[unknown]");
+		if (!nocomm)
+			snprintf(frames[nf++], 400, "%s", cm && cm[0] ? cm : "[unknown]");
 		unsigned n;
 		int kflag, trunc;
 		const uint64_t *pcs;
-		int hasu = 0;
-		if (e.ustack && (pcs = dtcap_stack(r, e.ustack, &n, &kflag, &trunc))) {
-			if (trunc) strcpy(frames[nf++], "[truncated]");
+		int nu = 0;
+		if (e.ustack && !konly && (pcs = dtcap_stack(r, e.ustack, &n, &kflag, &trunc))) {
+			if (trunc) strcpy(frames[nf++], "[truncated]"), nu++;
 			for (unsigned k = n; k-- > 0;)
-				snprintf(frames[nf++], 400, "%s", uname_(e.pid, e.ts, pcs[k], nb, sizeof(nb)));
-			hasu = 1;
+				snprintf(frames[nf++], 400, "%s", uname_(e.pid, e.ts, pcs[k], nb, sizeof(nb))), nu++;
 		}
-		if (e.kstack && (pcs = dtcap_stack(r, e.kstack, &n, &kflag, &trunc))) {
-			if (hasu) strcpy(frames[nf++], "--");
+		if (e.kstack && !uonly && (pcs = dtcap_stack(r, e.kstack, &n, &kflag, &trunc))) {
+			if (nu && (n || trunc)) strcpy(frames[nf++], "--");
 			if (trunc) strcpy(frames[nf++], "[truncated]");
 			for (unsigned k = n; k-- > 0;)
 				snprintf(frames[nf++], 400, "%s", kname(pcs[k], nb, sizeof(nb)));
 		}
+		if (!nf)
+			strcpy(frames[nf++], "[no stack]");
 		line[0] = 0;
 		size_t l = 0;
 		for (int k = 0; k < nf; k++) {

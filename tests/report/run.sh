@@ -51,6 +51,19 @@ for cap in a g g2; do
 	"$REF" "$c" folded reverse >"$W/$cap.rref"
 	check "reverse-$cap" "reversed stacks differ" same_sorted "$W/$cap.rfold" "$W/$cap.rref"
 done
+# which parts of a stack: --kernel, --user, --no-comm (totals unchanged)
+for o in kernel user no-comm "no-comm kernel"; do
+	n=${o// /-}
+	# shellcheck disable=SC2046
+	"$R" flame "$W/g2.dtc" --folded $(printf -- '--%s ' $o) -o "$W/o-$n.fold" 2>/dev/null
+	# shellcheck disable=SC2086
+	"$REF" "$W/g2.dtc" folded ${o//no-comm/nocomm} >"$W/o-$n.ref"
+	check "parts-$n" "--$o differs from the reference" same_sorted "$W/o-$n.fold" "$W/o-$n.ref"
+	check "parts-$n-total" "--$o lost samples" \
+		test "$(sum_counts "$W/o-$n.fold")" = "$(sum_counts "$W/g2.fold")"
+done
+check parts-kernel-no-user "--kernel kept a user frame" bash -c "! grep -q -- ';--;\|__libc_start' '$W/o-kernel.fold'"
+check parts-user-no-kernel "--user kept a kernel frame" bash -c "! grep -q -- ';--;\|do_syscall_64' '$W/o-user.fold'"
 # folded output is sorted by frames (tree order) and well formed
 check folded-format "a line is not 'frames count'" \
 	awk '!/^[^ ].* [0-9]+$/ {bad=1} END {exit bad}' "$W/g.fold"
