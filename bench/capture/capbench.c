@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 		die("zstd");
 	free(z);
 	free(raw);
-nobase:
+nobase:;
 
 	/* write: stacks interned ahead (same ids: interned in id order) */
 	char path[4096];
