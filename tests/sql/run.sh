@@ -271,6 +271,18 @@ check "export_indexes" "$(sqlite3 "$X" "SELECT group_concat(name) FROM (SELECT n
 check "export_uses_ts_index" "$(sqlite3 "$X" "EXPLAIN QUERY PLAN SELECT * FROM events WHERE ts > 5" | grep -c events_ts)" "1"
 check "export_integrity" "$(sqlite3 "$X" 'PRAGMA integrity_check')" "ok"
 check "export_latency_query" "$(sqlite3 -csv "$X" "$LATQ" | tr -d '\r' | tr ',' ' ')" "$(cat "$T/lat.gen")"
+# the page writer against sqlite's own INSERT path (DTSQL_EXPORT_SQL=1)
+DTSQL_EXPORT_SQL=1 "$D" export "$C" -o "$T/slow.sqlite" >"$T/o" 2>"$T/err"
+check "export_pages_eq_insert" "$(sqlite3 "$T/slow.sqlite" 'SELECT * FROM events ORDER BY rowid' | md5sum)" \
+	"$(sqlite3 "$X" 'SELECT * FROM events ORDER BY rowid' | md5sum)"
+check "export_ts_index_eq" "$(sqlite3 "$X" "SELECT count(*), sum(rowid) FROM events WHERE ts BETWEEN $TMIN + 1000000 AND $TMIN + 9000000")" \
+	"$(sqlite3 "$T/slow.sqlite" "SELECT count(*), sum(rowid) FROM events WHERE ts BETWEEN $TMIN + 1000000 AND $TMIN + 9000000")"
+check "export_pid_index_eq" "$(sqlite3 "$X" "SELECT pid, count(*) FROM events WHERE pid IN (100, 102) GROUP BY pid")" \
+	"$(sqlite3 "$T/slow.sqlite" "SELECT pid, count(*) FROM events WHERE pid+0 IN (100, 102) GROUP BY pid")"
+mksql_empty=$T/empty.dtc
+"$B/tests/sql/mksql" "$mksql_empty" "$T/empty.exp" 0 2>/dev/null
+"$D" export "$mksql_empty" -o "$T/empty.sqlite" >"$T/o" 2>"$T/err"
+check "export_empty" "$(sqlite3 "$T/empty.sqlite" 'PRAGMA integrity_check; SELECT count(*) FROM events' | tr '\n' ' ')" "ok 0 "
 "$D" export "$C" -o "$T/nodir/x.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && pass "export_bad_path" ||
 	fail "export_bad_path" "rc=$rc $(cat "$T/err")"
