@@ -47,4 +47,8 @@ say "dtreport sql: events per command"
 q="SELECT comm, count(*) AS events FROM events GROUP BY comm ORDER BY 2 DESC LIMIT 5"
 echo "$q"
 "$dtreport" sql out/demo.dtc "$q" || status=1
+say "next"
+echo "  open out/demo.svg in a browser (click a frame to zoom)"
+[ -x "$B/bin/dtsh" ] && echo "  explore interactively: $B/bin/dtsh out/demo.dtc"
+echo "  any query: $dtreport sql out/demo.dtc \"SELECT ... FROM events ...\""
 exit $status
