@@ -1163,11 +1163,16 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 	if (cols & DTCAP_COL_TS) {
 		if (!(s = segment(r, i, DTC_C_TS, p, &len)) || dtc_dec_u64(s, len, p->ts, n))
 			goto bad;
-		uint64_t t = bi->tmin;
+		uint64_t t = bi->tmin, lo = UINT64_MAX, hi = 0;
 		for (uint32_t k = 0; k < n; k++) {
 			t += (uint64_t)dtc_unzz(p->ts[k]);
 			p->ts[k] = t;
+			lo = t < lo ? t : lo;
+			hi = t > hi ? t : hi;
 		}
+		/* block skipping trusts the header: the rows must agree */
+		if (lo != bi->tmin || hi != bi->tmax)
+			goto bad;
 		b->ts = p->ts;
 	}
 	if (cols & DTCAP_COL_CPU) {

@@ -518,6 +518,13 @@ static void test_small(void)
 	       strstr(dtcap_create_error(), "/nonexistent-dir/x.dtc") &&
 	       !strchr(dtcap_create_error(), '\n'), "writer.create_error",
 	       "create error: %s", dtcap_create_error());
+	/* a full disk: the header write fails at create, with the reason */
+	w = dtcap_create("/dev/full", NULL, NULL);
+	result(!w && strstr(dtcap_create_error(), "/dev/full") &&
+	       strstr(dtcap_create_error(), "space"), "writer.disk_full",
+	       "create on /dev/full: %s", w ? "succeeded" : dtcap_create_error());
+	if (w)
+		dtcap_close(w);
 	result(!dtcap_open(tpath("nope.dtc")) && strstr(dtcap_open_error(), "nope.dtc") &&
 	       !strchr(dtcap_open_error(), '\n'), "reader.open_missing", "%s", dtcap_open_error());
 	spit(tpath("text.dtc"), (const uint8_t *)"hello, this is not a capture\n", 29);
