@@ -1045,7 +1045,7 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
 struct bpriv {
 	ZSTD_DCtx	*dctx;
 	uint32_t	cap;		/* rows the arrays hold */
-	uint64_t	*ts, *args, *tmp;
+	uint64_t	*ts, *args, *tmp, *argtmp;
 	uint32_t	*u32[8];	/* cpu pid tid probe comm kstack ustack flags */
 	uint32_t	*idx, *dtmp;
 	uint8_t		*nargs;
@@ -1068,12 +1068,12 @@ struct dtcap_block *dtcap_block_new(void)
 
 static void bpriv_free_arrays(struct bpriv *p)
 {
-	free(p->ts); free(p->args); free(p->tmp); free(p->nargs);
+	free(p->ts); free(p->args); free(p->tmp); free(p->nargs); free(p->argtmp);
 	free(p->idx); free(p->dtmp);
 	for (int i = 0; i < 8; i++)
 		free(p->u32[i]);
 	p->idx = p->dtmp = NULL;
-	p->ts = p->args = p->tmp = NULL;
+	p->ts = p->args = p->tmp = p->argtmp = NULL;
 	p->nargs = NULL;
 	memset(p->u32, 0, sizeof(p->u32));
 	p->cap = 0;
@@ -1101,10 +1101,11 @@ static int ensure_rows(struct bpriv *p, uint32_t rows)
 	p->ts = malloc(rows * sizeof(uint64_t));
 	p->tmp = malloc(rows * sizeof(uint64_t));
 	p->args = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
+	p->argtmp = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
 	p->nargs = malloc(rows);
 	p->idx = malloc(rows * sizeof(uint32_t));
 	p->dtmp = malloc(rows * sizeof(uint32_t));
-	int ok = p->ts && p->tmp && p->args && p->nargs && p->idx && p->dtmp;
+	int ok = p->ts && p->tmp && p->args && p->argtmp && p->nargs && p->idx && p->dtmp;
 	for (int i = 0; i < 8; i++)
 		ok = ok && (p->u32[i] = malloc(rows * sizeof(uint32_t)));
 	if (!ok) {
@@ -1219,18 +1220,29 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		for (uint32_t k = 0; k < n; k++)
 			if (p->nargs[k] > nslots)
 				goto bad;
-		memset(p->args, 0, (size_t)n * DTCAP_MAXARGS * sizeof(uint64_t));
-		for (unsigned j = 0; j < nslots; j++) {
-			uint32_t cnt = 0;
-			for (uint32_t k = 0; k < n; k++)
-				cnt += p->nargs[k] > j;
+		/* decode each slot's column into its run of argtmp, then fill
+		 * the row-major array in one pass */
+		uint32_t hist[DTCAP_MAXARGS + 1] = {0};
+		for (uint32_t k = 0; k < n; k++)
+			hist[p->nargs[k]]++;
+		size_t off[DTCAP_MAXARGS + 1] = {0}, pos[DTCAP_MAXARGS];
+		uint32_t ge = n;
+		for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+			ge -= hist[j];
+			off[j + 1] = off[j] + ge;
+		}
+		for (unsigned j = 0; j < nslots; j++)
 			if (!(s = segment(r, i, DTC_C_ARG0 + j, p, &len)) ||
-			    dtc_dec_u64(s, len, p->tmp, cnt))
+			    dtc_dec_u64(s, len, p->argtmp + off[j], (uint32_t)(off[j + 1] - off[j])))
 				goto bad;
-			uint32_t x = 0;
-			for (uint32_t k = 0; k < n; k++)
-				if (p->nargs[k] > j)
-					p->args[(size_t)k * DTCAP_MAXARGS + j] = p->tmp[x++];
+		memcpy(pos, off, sizeof(pos));
+		for (uint32_t k = 0; k < n; k++) {
+			uint64_t *row = p->args + (size_t)k * DTCAP_MAXARGS;
+			unsigned na = p->nargs[k], j = 0;
+			for (; j < na; j++)
+				row[j] = p->argtmp[pos[j]++];
+			for (; j < DTCAP_MAXARGS; j++)
+				row[j] = 0;
 		}
 		b->nargs = p->nargs;
 		b->args = p->args;
@@ -1279,20 +1291,22 @@ int dtcap_iter_next(struct dtcap_iter *it, struct dtcap_event *e)
 			uint64_t ts = b->ts[i];
 			if (ts < it->tmin || ts > it->tmax)
 				continue;
-			memset(e, 0, sizeof(*e));
 			e->ts = ts;
-			if (b->cpu) e->cpu = b->cpu[i];
-			if (b->pid) e->pid = b->pid[i];
-			if (b->tid) e->tid = b->tid[i];
-			if (b->probe) e->probe = b->probe[i];
-			if (b->comm) e->comm = b->comm[i];
-			if (b->kstack) e->kstack = b->kstack[i];
-			if (b->ustack) e->ustack = b->ustack[i];
-			if (b->flags) e->flags = b->flags[i];
+			e->cpu = b->cpu ? b->cpu[i] : 0;
+			e->pid = b->pid ? b->pid[i] : 0;
+			e->tid = b->tid ? b->tid[i] : 0;
+			e->probe = b->probe ? b->probe[i] : 0;
+			e->comm = b->comm ? b->comm[i] : 0;
+			e->kstack = b->kstack ? b->kstack[i] : 0;
+			e->ustack = b->ustack ? b->ustack[i] : 0;
+			e->flags = b->flags ? b->flags[i] : 0;
 			if (b->nargs) {
 				e->nargs = b->nargs[i];
 				memcpy(e->args, b->args + (size_t)i * DTCAP_MAXARGS,
 				       sizeof(e->args));
+			} else {
+				e->nargs = 0;
+				memset(e->args, 0, sizeof(e->args));
 			}
 			return 1;
 		}
