@@ -1411,14 +1411,19 @@ static void t_fuzz(double secs)
 		if (k[i] == 0)
 			fuzz_worker(secs, i % 2, (unsigned)time(NULL) + i);
 	}
+	char why[128] = "";
 	for (int i = 0; i < 4; i++) {
 		int st;
 
 		waitpid(k[i], &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 			bad++;
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), " %s %d;",
+			    WIFSIGNALED(st) ? "signal" : "status",
+			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		}
 	}
-	check(!bad, "fuzz.ioctl", "%d fuzzers died or never opened the device", bad);
+	check(!bad, "fuzz.ioctl", "%d fuzzers died or never opened the device:%s", bad, why);
 	int fd = dt_open("fuzz.device-still-works", 0);
 	if (fd >= 0) {
 		pass("fuzz.device-still-works");
@@ -1489,14 +1494,19 @@ static void t_race(double secs)
 		if (k[i] == 0)
 			race_worker(secs, i % 2, (unsigned)time(NULL) + 31 * i);
 	}
+	char why[128] = "";
 	for (int i = 0; i < 4; i++) {
 		int st;
 
 		waitpid(k[i], &st, 0);
-		if (!WIFEXITED(st) || WEXITSTATUS(st))
+		if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 			bad++;
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), " %s %d;",
+			    WIFSIGNALED(st) ? "signal" : "status",
+			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+		}
 	}
-	check(!bad, "race.open-record-close", "%d racers died or never opened the device", bad);
+	check(!bad, "race.open-record-close", "%d racers died or never opened the device:%s", bad, why);
 	int fd = dt_open("race.device-still-works", 0);
 	if (fd >= 0) {
 		pass("race.device-still-works");
