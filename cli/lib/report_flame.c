@@ -11,7 +11,8 @@
  * Folded stack of one sample, root first:
  *	comm;[truncated];user outermost..innermost;--;[truncated];kernel outermost..innermost
  * "[truncated]" appears only on a side whose stack was cut (its outermost
- * frames are missing); "--" only when both sides are present.
+ * frames are missing); "--" only when both sides are present.  Frames other
+ * than the innermost of each stack are return addresses, named at pc - 1.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -276,8 +277,17 @@ static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_re
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
 	for (unsigned k = n; k-- > 0;) {
-		const char *nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
-		const char *org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+		/* Every frame but the innermost is a return address: it follows a
+		 * call, and after a call to a noreturn function it is already the
+		 * next function's first byte.  Name pc - 1, as perf does; but show
+		 * unnamed addresses as they are, not one byte off. */
+		uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
+		const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
+		const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
+		if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
+			nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
+			org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+		}
 		int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
 		if (fid < 0)
 			return -1;

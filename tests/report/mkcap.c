@@ -113,14 +113,17 @@ int main(int argc, char **argv)
 		if (dtcap_put_proc(w, &pr[i]))
 			return die("proc", w);
 
-	uint64_t ks[][4] = {
+	uint64_t ks[6][4] = {
 		{ K(0x3010), K(0x2010), K(0x1010), 0 },		/* schedule<vfs_read<do_syscall_64 */
 		{ M(0x1004), K(0x1020), 0, 0 },			/* mod_func<do_syscall_64 */
-		{ M(0x0100), K(0x4000), 0, 0 },			/* testmod+0x100 */
+		{ M(0x0100), K(0x4010), 0, 0 },			/* testmod+0x100 */
+		/* A call at the very end of vfs_read: the return address is
+		 * schedule's first byte, the frame is vfs_read's. */
+		{ M(0x1004), K(0x3000), K(0x1010), 0 },
 		{ M(0x10020), 0xffffffff90000000ULL, 0, 0 },	/* othermod+0x20, 0xffffffff90000000 */
 		{ K(0x2004), K(0x1004), 0, 0 },			/* truncated below */
 	};
-	unsigned kn[] = { 3, 2, 2, 2, 2 };
+	unsigned kn[] = { 3, 2, 2, 3, 2, 2 };
 	uint64_t us[][4] = {
 		{ 0x401210, 0x401110, 0x401010, 0 },		/* work<main<_start */
 		{ 0x7f0000003010, 0x401150, 0x401010, 0 },	/* read<main<_start */
@@ -129,13 +132,13 @@ int main(int argc, char **argv)
 		{ 0x501210, 0x501110, 0, 0 },			/* post-exec work<main */
 	};
 	unsigned un[] = { 3, 3, 2, 3, 2 };
-	uint32_t kid[5], uid[5];
-	for (int i = 0; i < 5; i++) {
-		kid[i] = dtcap_intern_stack(w, ks[i], kn[i], 1, i == 4);
-		uid[i] = dtcap_intern_stack(w, us[i], un[i], 0, i == 3);
-		if (!kid[i] || !uid[i])
+	uint32_t kid[6], uid[5];
+	for (int i = 0; i < 6; i++)
+		if (!(kid[i] = dtcap_intern_stack(w, ks[i], kn[i], 1, i == 5)))
 			return die("stack", w);
-	}
+	for (int i = 0; i < 5; i++)
+		if (!(uid[i] = dtcap_intern_stack(w, us[i], un[i], 0, i == 3)))
+			return die("stack", w);
 	uint32_t capp = dtcap_intern_comm(w, "app"), csh = dtcap_intern_comm(w, "sh");
 	/* Not UTF-8, and XML/JSON specials: the SVG and JSON must stay valid. */
 	uint32_t cweird = dtcap_intern_comm(w, "we\xffrd<&\"x>");
@@ -159,8 +162,8 @@ int main(int argc, char **argv)
 			e.comm = cweird;
 		unsigned r = rnd(10);
 		e.probe = r < 6 ? 1 : r < 8 ? 5 : 2;
-		unsigned kk = rnd(6), uu = rnd(6);
-		e.kstack = kk < 5 ? kid[kk] : 0;
+		unsigned kk = rnd(7), uu = rnd(6);
+		e.kstack = kk < 6 ? kid[kk] : 0;
 		if (e.pid == 200 && ts >= 1500000000ULL)
 			e.ustack = uu < 3 ? uid[4] : 0;
 		else

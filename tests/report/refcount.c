@@ -160,6 +160,20 @@ static const char *uname_(uint32_t pid, uint64_t ts, uint64_t pc, char *buf, siz
 	return buf;
 }
 
+/* Outer frames are return addresses: named at pc - 1 unless that gives no
+ * symbol (then the address as recorded). */
+static const char *retname(int kernel, uint32_t pid, uint64_t ts, uint64_t pc, unsigned k,
+			   char *buf, size_t len)
+{
+	const char *nm;
+	if (k && pc) {
+		nm = kernel ? kname(pc - 1, buf, len) : uname_(pid, ts, pc - 1, buf, len);
+		if (strncmp(nm, "0x", 2) && !strstr(nm, "+0x"))
+			return nm;
+	}
+	return kernel ? kname(pc, buf, len) : uname_(pid, ts, pc, buf, len);
+}
+
 /* ---- aggregation: a plain growing list with linear search by line ---- */
 struct line { char *s; uint64_t n; };
 static struct line *lines;
@@ -257,13 +271,13 @@ int main(int argc, char **argv)
 		if (e.ustack && !konly && (pcs = dtcap_stack(r, e.ustack, &n, &kflag, &trunc))) {
 			if (trunc) strcpy(frames[nf++], "[truncated]"), nu++;
 			for (unsigned k = n; k-- > 0;)
-				snprintf(frames[nf++], 400, "%s", uname_(e.pid, e.ts, pcs[k], nb, sizeof(nb))), nu++;
+				snprintf(frames[nf++], 400, "%s", retname(0, e.pid, e.ts, pcs[k], k, nb, sizeof(nb))), nu++;
 		}
 		if (e.kstack && !uonly && (pcs = dtcap_stack(r, e.kstack, &n, &kflag, &trunc))) {
 			if (nu && (n || trunc)) strcpy(frames[nf++], "--");
 			if (trunc) strcpy(frames[nf++], "[truncated]");
 			for (unsigned k = n; k-- > 0;)
-				snprintf(frames[nf++], 400, "%s", kname(pcs[k], nb, sizeof(nb)));
+				snprintf(frames[nf++], 400, "%s", retname(1, 0, 0, pcs[k], k, nb, sizeof(nb)));
 		}
 		if (!nf)
 			strcpy(frames[nf++], "[no stack]");

@@ -121,6 +121,9 @@ sym vdso ';nosize;\[vdso\]\+0x100( |;)'
 sym anon-truncated '^app;\[truncated\];0x12345678;nosize;0x10000040 '
 sym user-kernel-join '^app;_start;main;work;--;do_syscall_64;vfs_read;schedule '
 sym ktrunc ';--;\[truncated\];do_syscall_64;vfs_read '
+sym return-address '(^|;)do_syscall_64;vfs_read;mod_func \[testmod\] '  # call at a function's end
+check sym-return-address-not-next "a return address named after the next function" \
+	bash -c "! grep -q ';schedule;mod_func' '$W/a.fold'"
 sym after-exec '^app;main;work '         # pid 200 after exec: maps of the second snapshot
 sym before-exec '^sh;_start;main;work '  # pid 200 before exec
 sym no-comm '^\[unknown\];'
