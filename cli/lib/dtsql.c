@@ -2257,7 +2257,9 @@ static char *events_create_sql(void)
 static long long write_events_db(struct ctx *c, const char *path, char **err)
 {
 	struct dtcap_reader *r = c->r;
-	size_t nrows = (size_t)dtcap_nevents(r);
+	/* the rows of the blocks we will read (a cut capture may hold fewer
+	 * than its header promised) */
+	size_t nrows = (size_t)c->block_base[dtcap_nblocks(r)];
 	struct pgw w = { 0 };
 	struct dtcap_block *b = dtcap_block_new();
 	int64_t *tsv = malloc((nrows ? nrows : 1) * sizeof(*tsv));
@@ -2297,7 +2299,7 @@ static long long write_events_db(struct ctx *c, const char *path, char **err)
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
 			if ((size_t)rowid >= nrows) {
-				*err = sqlite3_mprintf("more events than the index says");
+				*err = sqlite3_mprintf("block %zu holds more rows than its index entry", i);
 				goto out;
 			}
 			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
@@ -2366,7 +2368,7 @@ static long long write_events_db(struct ctx *c, const char *path, char **err)
 		}
 	}
 	if ((size_t)rowid != nrows) {
-		*err = sqlite3_mprintf("fewer events than the index says");
+		*err = sqlite3_mprintf("blocks hold fewer rows than their index entries");
 		goto out;
 	}
 	/* last leaf (possibly empty: the root of an empty table) */
