@@ -33,6 +33,9 @@ struct tslot {
 	uint32_t	comm_id;	/* comm cache: interned id of comm */
 	char		comm[DT_COMMLEN];
 	int		snapped;	/* process table: snapshots taken */
+	uint32_t	nxr;		/* executable ranges of the last snapshot */
+	uint32_t	misses;		/* snapshots taken for unmapped pcs */
+	uint64_t	*xr;		/* start, end pairs */
 };
 struct tmap {
 	struct tslot	*v;
@@ -127,7 +130,7 @@ parse_perms(const char *p, uint32_t *prot)
  * simply stay unsymbolized.
  */
 static int
-snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm)
+snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
 {
 	char path[64], exe[4096] = "", *maps, *stat, *line, *save = NULL;
 	struct dtcap_map *mv = NULL;
@@ -179,6 +182,12 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm)
 		mv[nm].name = line + n;
 		nm++;
 	}
+	if (nm == 0 && t->snapped > 1) {
+		/* gone (or a kernel thread): an empty snapshot would hide the last one */
+		free(mv);
+		free(maps);
+		return 0;
+	}
 	/* ELF files behind executable mappings; their other mappings share the id */
 	for (size_t i = 0; i < nm; i++) {
 		char err[512], opath[4200];
@@ -213,6 +222,19 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm)
 	}
 	p.nmaps = (uint32_t)nm;
 	p.maps = mv;
+	/* remember where code lives, to notice pcs outside it (dlopen, JIT) */
+	free(t->xr);
+	t->xr = NULL;
+	t->nxr = 0;
+	for (size_t i = 0, k = 0; i < nm; i++) {
+		if (!(mv[i].prot & 4))
+			continue;
+		if (t->xr == NULL && (t->xr = malloc(2 * nm * sizeof(*t->xr))) == NULL)
+			break;
+		t->xr[k++] = mv[i].start;
+		t->xr[k++] = mv[i].end;
+		t->nxr++;
+	}
 	if (ret == 0 && !r->werr && dtcap_put_proc(r->w, &p) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
@@ -344,14 +366,25 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	 */
 	if (!exec && t->snapped && !(t->snapped < 8 && d->dtr_tid == d->dtr_pid &&
 				     d->dtr_comm[0] &&
-				     memcmp(t->comm, d->dtr_comm, DT_COMMLEN) != 0))
-		return;
+				     memcmp(t->comm, d->dtr_comm, DT_COMMLEN) != 0)) {
+		/* a user pc in no executable mapping: code mapped since (dlopen, JIT) */
+		const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+		int known = 0;
+
+		if (d->dtr_nustack == 0 || u[0] == 0 || t->misses >= 16)
+			return;
+		for (uint32_t i = 0; i < t->nxr && !known; i++)
+			known = u[0] >= t->xr[2 * i] && u[0] < t->xr[2 * i + 1];
+		if (known)
+			return;
+		t->misses++;
+	}
 	if (d->dtr_tid == d->dtr_pid || !t->snapped)
 		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
 	t->snapped++;
 	memcpy(c, d->dtr_comm, DT_COMMLEN);
 	c[DT_COMMLEN] = '\0';
-	snapshot(r, d->dtr_pid, d->dtr_ts, c);
+	snapshot(r, d->dtr_pid, d->dtr_ts, c, t);
 }
 
 static void
@@ -893,6 +926,9 @@ out:
 	dtp_close(r->dev);
 	elfsyms_cache_free(r->ec);
 	free(r->comms.v);
+	for (size_t i = 0; i < r->procs.cap; i++)
+		free(r->procs.v[i].xr);
+	free(r->procs.zero.xr);
 	free(r->procs.v);
 	free(r->cpustats);
 	free(r->counts);

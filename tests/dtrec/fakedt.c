@@ -192,6 +192,16 @@ read(int fd, void *buf, size_t len)
 		upc = (uint64_t)(uintptr_t)&fakeopen;
 		me = getpid();
 	}
+	/* code mapped after the recorder's first look at this process */
+	if (recording && getenv("FAKEDT_DLOPEN") && now_ns() - t0 > 300000000ULL) {
+		static int done;
+		if (!done++) {
+			void *h = dlopen(getenv("FAKEDT_DLOPEN"), RTLD_NOW);
+			void *f = h ? dlsym(h, "fake_dlopened_fn") : NULL;
+			if (f)
+				upc = (uint64_t)(uintptr_t)f;
+		}
+	}
 	for (uint32_t i = 0; i < 64; i++)
 		if (enabled[i])
 			ids[nids++] = i;

@@ -114,6 +114,14 @@ else
 	fail fake-record-symbolized "$DTREPORT is not built"
 fi
 
+# code mapped mid-recording (dlopen) gets its symbols too
+LIB=$(dirname "$FAKE")/fakelib.so
+expect dlopen-record 0 '' -- env FAKEDT_RATE=20000 FAKEDT_DLOPEN="$LIB" LD_PRELOAD="$FAKE" \
+	"$DTREC" -q -o "$T/dl.dtc" -e profile:hz:97 -d 1s
+"$CAPCHECK" "$T/dl.dtc" fake_dlopened_fn >"$T/cc3" 2>&1
+grep -q '^sym fake_dlopened_fn yes' "$T/cc3" && pass dlopen-symbols ||
+	fail dlopen-symbols "a library loaded mid-recording has no symbols in the capture"
+
 # SIGINT: the capture is finalized, not cut
 LD_PRELOAD=$FAKE FAKEDT_RATE=50000 "$DTREC" -q -o "$T/i.dtc" -e profile:hz:997 2>"$T/err" &
 pid=$!

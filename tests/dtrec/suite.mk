@@ -6,6 +6,9 @@ SUITES += dtrec
 $(B)/tests/dtrec/fakedt.so: tests/dtrec/fakedt.c include/dt_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -o $@ $< -ldl
+$(B)/tests/dtrec/fakelib.so: tests/dtrec/fakelib.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -o $@ $<
 $(B)/tests/dtrec/capcheck: tests/dtrec/capcheck.c $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
@@ -15,7 +18,7 @@ $(B)/tests/dtrec/util_test: tests/dtrec/util_test.c $(B)/asan/obj/cli/lib/util.o
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -lm
 
 DTREC_TEST_DEPS := $(B)/tests/dtrec/util_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
-	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/capcheck \
+	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
 	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8
 
 check-dtrec: $(DTREC_TEST_DEPS)
