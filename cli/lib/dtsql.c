@@ -678,7 +678,8 @@ static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
 		}
 		(*set)[(*n)++] = id;
 	}
-	qsort(*set, *n, sizeof(**set), cmp_u32);
+	if (*n > 1)
+		qsort(*set, *n, sizeof(**set), cmp_u32);
 	return 1;
 }
 

@@ -118,6 +118,10 @@ check "probe_eq" "$(q "$C" 'SELECT count(*) FROM events WHERE probe = 2')" \
 	"$(q "$C" 'SELECT count(*) FROM events WHERE probe+0 = 2')"
 check "probe_name_eq" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name = 'syscall:openat:entry'")" \
 	"$(exp probe | awk '$2=="syscall:openat:entry"{print $3}')"
+check "probe_name_unknown" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN ('nope', 'x')")" "0"
+check "probe_name_in_ints" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN (1, 2)")" "0"
+check "pid_in_null" "$(q "$C" 'SELECT count(*) FROM events WHERE pid IN (NULL, 101)')" \
+	"$(q "$C" 'SELECT count(*) FROM events WHERE pid+0 IN (NULL, 101)')"
 check "probe_name_in" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN ('profile:hz:97','nope')")" \
 	"$(q "$C" "SELECT count(*) FROM events WHERE probe_name||'' IN ('profile:hz:97','nope')")"
 check "combined_pushdown" \

@@ -7,8 +7,8 @@ SUITES += sql
 # the same cmd_sql/cmd_export (installed under the name dtreport).
 SQL_DTREPORT := $(if $(wildcard cli/dtreport/main.c),$(B)/asan/bin/dtreport,$(B)/tests/sql/bin/dtreport)
 
-# The generator is not under test: built plain, so a sanitizer finding in
-# the writer (reported to its owner) does not hide the reader's results.
+# The generator is not under test: built plain, so a finding in the writer
+# (the formats suite's business) cannot hide the reader's results.
 $(B)/tests/sql/mksql: $(B)/obj/tests/sql/mksql.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
