@@ -977,6 +977,7 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 	if (check(w))
 		return -1;
 	struct dtc_buf *b = &w->pend_proc;
+	size_t undo = b->len;	/* a refused snapshot leaves no trace */
 	char comm[DTCAP_COMMLEN];
 	snprintf(comm, sizeof(comm), "%.*s", DTCAP_COMMLEN - 1, p->comm);
 	dtc_buf_u64(b, p->ts);
@@ -989,7 +990,7 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 		const struct dtcap_map *m = &p->maps[i];
 		if (m->file > w->nfiles) {
 			werr(w, "map of pid %u names unknown file id %u", p->pid, m->file);
-			w->failed = 1;
+			b->len = undo;
 			return -1;
 		}
 		dtc_buf_uv(b, m->start);

@@ -511,7 +511,15 @@ static void test_small(void)
 	bad.nargs = DTCAP_MAXARGS + 1;
 	ok = ok && dtcap_put_event(w, &bad) == -1;
 	bad.nargs = 0;
+	struct dtcap_map bm = {0x1000, 0x2000, 0, 9, 5, "x"};
+	struct dtcap_proc bp = {1, 2, 1, "p", "", 1, &bm};
+	ok = ok && dtcap_put_proc(w, &bp) == -1;	/* no file 9 */
+	bm.file = 0;
+	ok = ok && dtcap_put_proc(w, &bp) == 0;
 	ok = ok && dtcap_put_event(w, &bad) == 0 && dtcap_close(w) == 0;
+	struct dtcap_reader *br = ok ? dtcap_open(tpath("bad.dtc")) : NULL;
+	ok = br && dtcap_nprocs(br) == 1 && dtcap_nevents(br) == 1;
+	dtcap_reader_close(br);
 	result(ok, "writer.rejects_bad_ids", "bad ids accepted or error lacks the file name");
 
 	result(!dtcap_create("/nonexistent-dir/x.dtc", NULL, NULL) &&
