@@ -81,6 +81,11 @@ for col in comm pid tid cpu probe probe_name; do
 	done
 done
 
+# ---- the plans: grouping done by the table (no sqlite sorter), constraints pushed
+check "plan_group_by_no_sorter" "$(q "$C" 'EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm' | grep -c 'TEMP B-TREE')" "0"
+check "plan_group_by_expr_sorts" "$(q "$C" "EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm||''" | grep -c 'TEMP B-TREE')" "1"
+check "plan_pushdown" "$(q "$C" "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE ts BETWEEN 1 AND 2 AND pid IN (1,2) AND probe_name = 'x'" | grep -o 'INDEX [0-9]*:[a-zA-Z=<>]*' | sed 's/.*://' | fold -w1 | sort | tr -d '\n')" "Pgln"
+
 # ---- pushdown must not change results: compare with ts+0, pid+0 forms
 span=$((TMAX - TMIN))
 i=0
