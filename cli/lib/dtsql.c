@@ -364,6 +364,9 @@ struct ecur {
 	int		pidf;
 	uint32_t	*pids;		/* sorted */
 	size_t		npids;
+	int		commf;
+	uint32_t	*comms;		/* comm ids, sorted */
+	size_t		ncomms;
 	int		probef;
 	uint32_t	*probes;	/* sorted */
 	size_t		nprobes;
@@ -425,6 +428,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
+	int cmf = 0;
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		if (!k->usable)
@@ -452,6 +456,14 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 				prb = 1;
 			}
 		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			   k->iColumn == E_COMM &&
+			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
+			int in = sqlite3_vtab_in(info, i, -1);
+			if (in)
+				sqlite3_vtab_in(info, i, 1);
+			code = in ? 'C' : 'c';
+			cmf = 1;
+		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
 			   k->iColumn == E_PROBE_NAME &&
 			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
 			int in = sqlite3_vtab_in(info, i, -1);
@@ -468,6 +480,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			cols |= DTCAP_COL_TS;
 		else if (code == 'p' || code == 'P')
 			cols |= DTCAP_COL_PID;
+		else if (code == 'c' || code == 'C')
+			cols |= DTCAP_COL_COMM;
 		else
 			cols |= DTCAP_COL_PROBE;
 	}
@@ -482,6 +496,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	if (pid)
 		est /= pin ? 10 : 30;
 	if (prb)
+		est /= 3;
+	if (cmf)
 		est /= 3;
 	if (est < 1)
 		est = 1;
@@ -521,6 +537,7 @@ static void ev_reset(struct ecur *e)
 {
 	free(e->pids);
 	free(e->probes);
+	free(e->comms);
 	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
 	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs);
@@ -648,7 +665,19 @@ static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
 	for (; rc == SQLITE_OK && x != NULL;
 	     rc = in ? sqlite3_vtab_in_next(v, &x) : (x = NULL, SQLITE_OK)) {
 		uint32_t id;
-		if (byname) {
+		if (byname == 2) {
+			/* comm: the dictionary is small; ids are interned, unique */
+			if (sqlite3_value_type(x) != SQLITE_TEXT)
+				return 0;
+			const char *s = (const char *)sqlite3_value_text(x);
+			uint32_t k = 1;
+			for (; s && k <= e->c->ncomms; k++)
+				if (e->c->comm[k] && strcmp(e->c->comm[k], s) == 0)
+					break;
+			if (s == NULL || k > e->c->ncomms)
+				continue;
+			id = k;
+		} else if (byname) {
 			if (sqlite3_value_type(x) != SQLITE_TEXT)
 				return 0;
 			const char *s = (const char *)sqlite3_value_text(x);
@@ -707,6 +736,8 @@ static inline int row_ok(const struct ecur *e, const struct cols *cv, size_t i)
 	if (e->pidf && !in_set(e->pids, e->npids, cv->pid[i]))
 		return 0;
 	if (e->probef && !in_set(e->probes, e->nprobes, cv->probe[i]))
+		return 0;
+	if (e->commf && !in_set(e->comms, e->ncomms, cv->comm[i]))
 		return 0;
 	return 1;
 }
@@ -778,7 +809,7 @@ static int ev_next_block(struct ecur *e)
 
 static int rowfilter(const struct ecur *e)
 {
-	return e->tsf || e->pidf || e->probef;
+	return e->tsf || e->pidf || e->probef || e->commf;
 }
 
 static int ev_seek(struct ecur *e)
@@ -1011,6 +1042,16 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			if (r && e->npids == 0)
 				e->empty = 1;
 			break;
+		case 'c': case 'C':
+			if (e->commf)
+				break;
+			r = set_collect(e, argv[i], op == 'C', 2, &e->comms, &e->ncomms);
+			if (r < 0)
+				return SQLITE_NOMEM;
+			e->commf = r;
+			if (r && e->ncomms == 0)
+				e->empty = 1;
+			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1032,6 +1073,7 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (e->tsf) e->cols |= DTCAP_COL_TS;
 	if (e->pidf) e->cols |= DTCAP_COL_PID;
 	if (e->probef) e->cols |= DTCAP_COL_PROBE;
+	if (e->commf) e->cols |= DTCAP_COL_COMM;
 	if (idxNum & IX_ORDERED) {
 		e->ordered = 1;
 		int oc = (idxNum >> IX_OCOL_SHIFT) & 31;

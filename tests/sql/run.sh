@@ -85,6 +85,7 @@ done
 check "plan_group_by_no_sorter" "$(q "$C" 'EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm' | grep -c 'TEMP B-TREE')" "0"
 check "plan_group_by_expr_sorts" "$(q "$C" "EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm||''" | grep -c 'TEMP B-TREE')" "1"
 check "plan_pushdown" "$(q "$C" "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE ts BETWEEN 1 AND 2 AND pid IN (1,2) AND probe_name = 'x'" | grep -o 'INDEX [0-9]*:[a-zA-Z=<>]*' | sed 's/.*://' | fold -w1 | sort | tr -d '\n')" "Pgln"
+check "plan_comm_pushdown" "$(q "$C" "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE comm = 'bash'" | grep -c 'INDEX [0-9]*:c$')" "1"
 
 # ---- pushdown must not change results: compare with ts+0, pid+0 forms
 span=$((TMAX - TMIN))
@@ -123,6 +124,11 @@ check "probe_eq" "$(q "$C" 'SELECT count(*) FROM events WHERE probe = 2')" \
 	"$(q "$C" 'SELECT count(*) FROM events WHERE probe+0 = 2')"
 check "probe_name_eq" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name = 'syscall:openat:entry'")" \
 	"$(exp probe | awk '$2=="syscall:openat:entry"{print $3}')"
+check "comm_eq" "$(q "$C" "SELECT count(*) FROM events WHERE comm = 'a,b\"c'")" "$(exp comm | awk '$1=="a,b\"c"{print $2}')"
+check "comm_in" "$(q "$C" "SELECT count(*) FROM events WHERE comm IN ('bash', 'make', 'nope')")" \
+	"$(q "$C" "SELECT count(*) FROM events WHERE comm||'' IN ('bash', 'make', 'nope')")"
+check "comm_nocase" "$(q "$C" "SELECT count(*) FROM events WHERE comm = 'BASH' COLLATE NOCASE")" \
+	"$(exp comm | awk '$1=="bash"{print $2}')"
 check "probe_name_unknown" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN ('nope', 'x')")" "0"
 check "probe_name_in_ints" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN (1, 2)")" "0"
 check "pid_in_null" "$(q "$C" 'SELECT count(*) FROM events WHERE pid IN (NULL, 101)')" \
