@@ -108,6 +108,10 @@ void dtc_buf_u32(struct dtc_buf *b, uint32_t v);
 void dtc_buf_u64(struct dtc_buf *b, uint64_t v);
 void dtc_buf_uv(struct dtc_buf *b, uint64_t v);	/* LEB128 varint */
 void dtc_buf_str(struct dtc_buf *b, const char *s);	/* uv length, bytes */
+/* At most max bytes of s: the writer cuts every string to the limit the
+ * reader enforces (FORMAT.md), so no caller input makes an unreadable file. */
+void dtc_buf_strn(struct dtc_buf *b, const char *s, size_t max);
+#define DTC_MAX_PATH	4096
 void dtc_buf_free(struct dtc_buf *b);
 
 /* Bounded input cursor: every read past end sets err and yields zeros. */

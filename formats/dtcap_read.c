@@ -348,7 +348,7 @@ static int do_file(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 	if (cu->err || id != r->nfiles + 1)
 		DAMAGED(c);
 	f.id = (uint32_t)id;
-	if (!(f.path = dup_str(r, cu, 4096)))
+	if (!(f.path = dup_str(r, cu, DTC_MAX_PATH)))
 		goto bad;
 	f.build_id_len = dtc_get_u8(cu);
 	if (f.build_id_len > 20)
@@ -374,7 +374,7 @@ static int do_file(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 		addr += dtc_get_uv(cu);
 		syms[i].addr = addr;
 		syms[i].size = dtc_get_uv(cu);
-		if (!(syms[i].name = dup_str(r, cu, 4096))) {
+		if (!(syms[i].name = dup_str(r, cu, DTC_MAX_PATH))) {
 			free(syms);
 			goto bad;
 		}
@@ -418,7 +418,7 @@ static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 		p.ppid = (uint32_t)ppid;
 		if (copy_str(cu, p.comm, sizeof(p.comm)))
 			DAMAGED(c);
-		if (!(p.exe = dup_str(r, cu, 4096)))
+		if (!(p.exe = dup_str(r, cu, DTC_MAX_PATH)))
 			goto bad;
 		uint64_t nm = dtc_get_uv(cu);
 		if (cu->err || nm > (uint64_t)(cu->end - cu->p) / 6)
@@ -433,7 +433,7 @@ static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 			m[k].end = m[k].start + dtc_get_uv(cu);
 			m[k].offset = dtc_get_uv(cu);
 			uint64_t file = dtc_get_uv(cu), prot = dtc_get_uv(cu);
-			if (file > r->nfiles || prot > 7 || !(m[k].name = dup_str(r, cu, 4096))) {
+			if (file > r->nfiles || prot > 7 || !(m[k].name = dup_str(r, cu, DTC_MAX_PATH))) {
 				free(m);
 				goto bad;
 			}

@@ -75,6 +75,13 @@ void dtc_buf_str(struct dtc_buf *b, const char *s)
 	dtc_buf_put(b, s, n);
 }
 
+void dtc_buf_strn(struct dtc_buf *b, const char *s, size_t max)
+{
+	size_t n = s ? strnlen(s, max) : 0;
+	dtc_buf_uv(b, n);
+	dtc_buf_put(b, s, n);
+}
+
 void dtc_buf_free(struct dtc_buf *b)
 {
 	free(b->p);

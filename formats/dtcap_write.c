@@ -808,18 +808,14 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	if (!host)
 		host = &empty;
 	struct dtc_buf b = {0};
-	char tmp[sizeof(host->command) + 1];
 	/* the fixed-size fields may lack their NUL: never read past them */
-	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->kernel), host->kernel);
-	dtc_buf_str(&b, tmp);
-	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->hostname), host->hostname);
-	dtc_buf_str(&b, tmp);
+	dtc_buf_strn(&b, host->kernel, sizeof(host->kernel) - 1);
+	dtc_buf_strn(&b, host->hostname, sizeof(host->hostname) - 1);
 	dtc_buf_u32(&b, host->ncpus);
 	dtc_buf_u64(&b, host->clock_mono_ns);
 	dtc_buf_u64(&b, (uint64_t)host->clock_real_ns);
 	dtc_buf_u64(&b, host->start_ns);
-	snprintf(tmp, sizeof(tmp), "%.*s", (int)sizeof(host->command), host->command);
-	dtc_buf_str(&b, tmp);
+	dtc_buf_strn(&b, host->command, sizeof(host->command) - 1);
 	int rc = b.err ? -1 : emit_chunk(w, DTC_HOST, 0, NULL, 0, b.p, b.len, b.len);
 	dtc_buf_free(&b);
 	if (rc) {
@@ -850,23 +846,22 @@ int dtcap_put_probes(struct dtcap_writer *w, const struct dtcap_probe *p, size_t
 {
 	if (check(w))
 		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].id == 0) {
+			werr(w, "probe id 0 (%.40s): ids start at 1", p[i].name);
+			return -1;
+		}
 	struct dtc_buf b = {0};
-	char tmp[DTCAP_PROBENAMELEN + 1];
 	dtc_buf_uv(&b, n);
 	for (size_t i = 0; i < n; i++) {
 		dtc_buf_uv(&b, p[i].id);
 		dtc_buf_uv(&b, p[i].flags);
-		snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_PROBENAMELEN, p[i].name);
-		dtc_buf_str(&b, tmp);
+		dtc_buf_strn(&b, p[i].name, DTCAP_PROBENAMELEN - 1);
 		uint32_t na = p[i].nargs > DTCAP_MAXARGS ? DTCAP_MAXARGS : p[i].nargs;
 		dtc_buf_uv(&b, na);
 		for (uint32_t k = 0; k < na; k++) {
-			snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_ARGNAMELEN,
-				 p[i].args[k].name);
-			dtc_buf_str(&b, tmp);
-			snprintf(tmp, sizeof(tmp), "%.*s", DTCAP_ARGNAMELEN,
-				 p[i].args[k].type);
-			dtc_buf_str(&b, tmp);
+			dtc_buf_strn(&b, p[i].args[k].name, DTCAP_ARGNAMELEN - 1);
+			dtc_buf_strn(&b, p[i].args[k].type, DTCAP_ARGNAMELEN - 1);
 			dtc_buf_u8(&b, p[i].args[k].slot);
 			dtc_buf_u8(&b, p[i].args[k].nslots);
 		}
@@ -915,10 +910,6 @@ uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
 		    !strcmp(e->path, path))
 			return i + 1;
 	}
-	if (strlen(path) > DTC_MAX_STRING) {
-		werr(w, "file path too long");
-		return 0;
-	}
 	if (w->nfiles == w->files_cap) {
 		uint32_t nc = w->files_cap ? 2 * w->files_cap : 16;
 		struct fileent *n = realloc(w->files, nc * sizeof(*n));
@@ -942,7 +933,7 @@ uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
 	uint32_t id = w->nfiles + 1;
 	struct dtc_buf b = {0};
 	dtc_buf_uv(&b, id);
-	dtc_buf_str(&b, path);
+	dtc_buf_strn(&b, path, DTC_MAX_PATH);
 	dtc_buf_u8(&b, (uint8_t)bl);
 	dtc_buf_put(&b, f->build_id, bl);
 	dtc_buf_u64(&b, f->load_bias_hint);
@@ -953,7 +944,7 @@ uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
 		prev = syms[i].addr;
 		dtc_buf_uv(&b, syms[i].size);
 		const char *nm = syms[i].name ? syms[i].name : "";
-		size_t nl = strnlen(nm, 4096);
+		size_t nl = strnlen(nm, DTC_MAX_PATH);
 		dtc_buf_uv(&b, nl);
 		dtc_buf_put(&b, nm, nl);
 	}
@@ -984,12 +975,13 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 	dtc_buf_uv(b, p->pid);
 	dtc_buf_uv(b, p->ppid);
 	dtc_buf_str(b, comm);
-	dtc_buf_str(b, p->exe ? p->exe : "");
+	dtc_buf_strn(b, p->exe ? p->exe : "", DTC_MAX_PATH);
 	dtc_buf_uv(b, p->nmaps);
 	for (uint32_t i = 0; i < p->nmaps; i++) {
 		const struct dtcap_map *m = &p->maps[i];
-		if (m->file > w->nfiles) {
-			werr(w, "map of pid %u names unknown file id %u", p->pid, m->file);
+		if (m->file > w->nfiles || m->prot > 7) {
+			werr(w, "map of pid %u: unknown file id %u or bad prot %u", p->pid,
+			     m->file, m->prot);
 			b->len = undo;
 			return -1;
 		}
@@ -998,7 +990,7 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 		dtc_buf_uv(b, m->offset);
 		dtc_buf_uv(b, m->file);
 		dtc_buf_uv(b, m->prot);
-		dtc_buf_str(b, m->name ? m->name : "");
+		dtc_buf_strn(b, m->name ? m->name : "", DTC_MAX_PATH);
 	}
 	if (b->err) {
 		werr(w, "out of memory");

@@ -522,6 +522,37 @@ static void test_small(void)
 	dtcap_reader_close(br);
 	result(ok, "writer.rejects_bad_ids", "bad ids accepted or error lacks the file name");
 
+	/* strings at and past their limits, unterminated fixed fields: the
+	 * writer cuts them to what the reader accepts */
+	p = tpath("long.dtc");
+	struct dtcap_host lh;
+	memset(&lh, 'k', sizeof(lh));
+	lh.ncpus = 1;
+	struct dtcap_probe lp;
+	memset(&lp, 'n', sizeof(lp));
+	lp.id = 5;
+	lp.nargs = 1;
+	lp.args[0].slot = 0;
+	lp.args[0].nslots = 1;
+	static char longpath[10000];
+	memset(longpath, '/', sizeof(longpath) - 1);
+	struct dtcap_file lf = {0, longpath, {0}, 0, 0, 0, NULL};
+	struct dtcap_map lm = {1, 2, 0, 1, 7, longpath};
+	struct dtcap_proc lpr = {1, 1, 0, "c", longpath, 1, &lm};
+	memset(lpr.comm, 'c', sizeof(lpr.comm));
+	struct dtcap_probe p0 = {0};
+	w = dtcap_create(p, &lh, NULL);
+	ok = w && !dtcap_put_probes(w, &lp, 1) && dtcap_put_file(w, &lf) == 1 &&
+	     !dtcap_put_proc(w, &lpr) && dtcap_put_probes(w, &p0, 1) == -1;
+	ok = !dtcap_close(w) && ok;
+	r = ok ? dtcap_open(p) : NULL;
+	ok = r && strlen(dtcap_host(r)->kernel) == 64 && strlen(dtcap_host(r)->command) == 1023 &&
+	     dtcap_probe_by_id(r, 5) && strlen(dtcap_probe_by_id(r, 5)->name) == 199 &&
+	     strlen(dtcap_probe_by_id(r, 5)->args[0].name) == 23 &&
+	     strlen(dtcap_file_at(r, 0)->path) == 4096 && strlen(dtcap_proc_at(r, 0)->comm) == 15;
+	result(ok, "writer.cuts_long_strings", "%s", r ? "wrong lengths" : dtcap_open_error());
+	dtcap_reader_close(r);
+
 	result(!dtcap_create("/nonexistent-dir/x.dtc", NULL, NULL) &&
 	       strstr(dtcap_create_error(), "/nonexistent-dir/x.dtc") &&
 	       !strchr(dtcap_create_error(), '\n'), "writer.create_error",
