@@ -1671,11 +1671,36 @@ static void csv_field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
+static int utf8_len(const unsigned char *s, int n)
+{
+	int len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 :
+		  s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : 0;
+	if (len == 0 || len > n)
+		return 0;
+	for (int k = 1; k < len; k++)
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
 static void json_string(FILE *out, const char *s, int n)
 {
 	fputc('"', out);
 	for (int i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x80) {
+			/* comms are kernel bytes, not always UTF-8: keep the
+			 * output valid JSON, a stray byte becomes U+FFFD */
+			int len = utf8_len((const unsigned char *)s + i, n - i);
+			if (len == 0) {
+				fputs("\\ufffd", out);
+			} else {
+				fwrite(s + i, 1, (size_t)len, out);
+				i += len - 1;
+			}
+			continue;
+		}
 		switch (ch) {
 		case '"': fputs("\\\"", out); break;
 		case '\\': fputs("\\\\", out); break;

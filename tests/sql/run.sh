@@ -201,6 +201,9 @@ for line in open(sys.argv[2]):
 assert {r['comm']: r['n'] for r in d} == want, d
 assert all(r['f'] == 1.5 and r['z'] is None for r in d)
 EOF
+"$D" sql --json "$C" "SELECT CAST(x'ff41c3a90a' AS TEXT) AS t, 'tab	\"q\\' AS u" >"$T/u.json" 2>&1
+python3 -c 'import json,sys; d = json.load(open(sys.argv[1])); assert d == [{"t": "\ufffdAé\n", "u": "tab\t\"q\\"}], d' "$T/u.json" &&
+	pass "json_escapes" || fail "json_escapes" "$(cat "$T/u.json")"
 "$D" sql --json "$C" "SELECT 1 WHERE 0" >"$T/e.json" 2>&1
 python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == []' "$T/e.json" &&
 	pass "json_empty" || fail "json_empty" "$(cat "$T/e.json")"
