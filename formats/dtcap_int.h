@@ -12,7 +12,7 @@
 
 #define DTC_MAGIC		"\x89" "DTCAP\r\n"	/* 8 bytes, like PNG's */
 #define DTC_MAGIC_LEN		8
-#define DTC_VERSION		1
+#define DTC_VERSION		2	/* 2: event blocks with a context dictionary */
 #define DTC_FILEHDR_LEN		16	/* magic, u32 version, u32 zero */
 
 #define DTC_CHDR_LEN		32
