@@ -5,8 +5,11 @@
  * and user stacks with known top frames, a comm that needs CSV quoting,
  * processes and counter snapshots.
  *
- *	mksql OUT.dtc EXPECTED [NEVENTS]
+ *	mksql OUT.dtc EXPECTED [NEVENTS [unsorted]]
  *
+ * "unsorted" moves every third event 250 ns back in time, so rows (and the
+ * blocks' time ranges) are out of order as in a real capture of several
+ * CPUs; its latency lines are then meaningless.
  * EXPECTED gets "key value..." lines (see the fprintf calls at the end).
  */
 #include <stdio.h>
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	unsigned long nevents = argc > 3 ? strtoul(argv[3], NULL, 0) : 100000;
+	int unsorted = argc > 4 && strcmp(argv[4], "unsorted") == 0;
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-sqltest");
@@ -151,7 +155,7 @@ int main(int argc, char **argv)
 		struct dtcap_event e;
 		memset(&e, 0, sizeof(e));
 		ts += 100 + (r >> 40) % 1000;	/* strictly increasing */
-		e.ts = ts;
+		e.ts = unsorted && i % 3 == 1 ? ts - 250 : ts;
 		e.cpu = (uint32_t)(r >> 8) & 1;
 		e.pid = 100 + pi;
 		e.tid = 1000 + t;
@@ -197,9 +201,10 @@ int main(int argc, char **argv)
 				pend_ts[t] = ts;
 			}
 		}
-		if (i == 0)
-			tmin = ts;
-		tmax = ts;
+		if (i == 0 || e.ts < tmin)
+			tmin = e.ts;
+		if (e.ts > tmax)
+			tmax = e.ts;
 		if (dtcap_put_event(w, &e))
 			die(argv[1], dtcap_writer_error(w));
 		ncomm[c]++;

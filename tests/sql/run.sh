@@ -317,6 +317,27 @@ check "export_empty" "$(sqlite3 "$T/empty.sqlite" 'PRAGMA integrity_check; SELEC
 "$D" export "$T/garbage.dtc" -o "$T/g.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && [ ! -e "$T/g.sqlite" ] && pass "export_garbage" || fail "export_garbage" "rc=$rc"
 
+# ---- rows out of time order (as with several CPUs): pushdown and export
+U=$T/unsorted.dtc
+if "$B/tests/sql/mksql" "$U" "$T/uexp" 30000 unsorted 2>"$T/mk.err"; then
+	check "unsorted_is_unsorted" "$(q "$U" 'SELECT count(*) > 0 FROM (SELECT ts, LAG(ts) OVER (ORDER BY rowid) AS p FROM events) WHERE ts < p')" "1"
+	umin=$(q "$U" 'SELECT min(ts) FROM events'); umax=$(q "$U" 'SELECT max(ts) FROM events')
+	for frac in "0 7" "33 34" "50 90"; do
+		set -- $frac
+		lo=$((umin + (umax - umin) * $1 / 100)); hi=$((umin + (umax - umin) * $2 / 100))
+		check "unsorted_ts_between_$1" \
+			"$(q "$U" "SELECT count(*), sum(tid) FROM events WHERE ts BETWEEN $lo AND $hi")" \
+			"$(q "$U" "SELECT count(*), sum(tid) FROM events WHERE ts+0 BETWEEN $lo AND $hi")"
+	done
+	"$D" export "$U" -o "$T/u.sqlite" >"$T/o" 2>"$T/err"
+	check "unsorted_export_integrity" "$(sqlite3 "$T/u.sqlite" 'PRAGMA integrity_check')" "ok"
+	check "unsorted_export_ts_index" \
+		"$(sqlite3 "$T/u.sqlite" "SELECT group_concat(rowid) FROM (SELECT rowid FROM events WHERE ts > $((umin + (umax - umin) / 2)) ORDER BY ts, rowid)" | md5sum)" \
+		"$(sqlite3 "$T/u.sqlite" "SELECT group_concat(rowid) FROM (SELECT rowid FROM events WHERE ts+0 > $((umin + (umax - umin) / 2)) ORDER BY ts+0, rowid)" | md5sum)"
+else
+	fail "unsorted" "mksql: $(cat "$T/mk.err")"
+fi
+
 # ---- a dtgen capture: the vtab and the walker agree at scale
 if [ -x "$G" ]; then
 	if "$G" -o "$T/gen.dtc" -n 300000 --syscalls --block 8192 >"$T/gen.out" 2>&1; then
