@@ -401,7 +401,8 @@ static int ord_ok(const struct ctx *c, int col)
 	if (col == E_PROBE_NAME && c->probe_sparse)
 		return 0;	/* ranks cover the dense ids only */
 	return col == E_COMM || col == E_PID || col == E_TID ||
-	       col == E_CPU || col == E_PROBE || col == E_PROBE_NAME;
+	       col == E_CPU || col == E_PROBE || col == E_PROBE_NAME ||
+	       col == E_TS;
 }
 
 /* Materializing more than this (bytes) is left to sqlite's sorter. */
@@ -928,6 +929,8 @@ static int radix_sort(uint64_t *a, size_t n)
 	return 0;
 }
 
+static int sort_rows(const int64_t *key, uint32_t *row, size_t n);
+
 static int ev_materialize(struct ecur *e, int ocol, int desc)
 {
 	int rc;
@@ -946,6 +949,18 @@ static int ev_materialize(struct ecur *e, int ocol, int desc)
 		return SQLITE_ERROR;
 	}
 	size_t n = e->nmat;
+	if (ocol == E_TS) {
+		/* 64-bit keys: rows of several CPUs interleave in time */
+		e->perm = malloc((n ? n : 1) * sizeof(*e->perm));
+		if (e->perm == NULL || sort_rows((const int64_t *)e->mat.ts, e->perm, n) < 0)
+			return SQLITE_NOMEM;
+		for (size_t i = 0; desc && i < n / 2; i++) {
+			uint32_t t = e->perm[i];
+			e->perm[i] = e->perm[n - 1 - i];
+			e->perm[n - 1 - i] = t;
+		}
+		goto sorted;
+	}
 	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
 	e->perm = malloc((n ? n : 1) * sizeof(*e->perm));
 	if (keys == NULL || e->perm == NULL) {
@@ -1010,6 +1025,7 @@ static int ev_materialize(struct ecur *e, int ocol, int desc)
 		free(pairs);
 	}
 	free(keys);
+sorted:
 	e->cv = e->mat;
 	e->pos = 0;
 	e->eof = e->nmat == 0;

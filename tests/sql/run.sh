@@ -71,7 +71,7 @@ cmp -s "$T/sql.pname" "$T/gen.pname" && pass "group_by_probe_name" ||
 	fail "group_by_probe_name" "$(diff "$T/sql.pname" "$T/gen.pname" | head -4 | tr '\n' ' ')"
 
 # ---- ordered delivery: same multiset, and really in order
-for col in comm pid tid cpu probe probe_name; do
+for col in comm pid tid cpu probe probe_name ts; do
 	for dir in ASC DESC; do
 		a=$(q "$C" "SELECT $col FROM events ORDER BY $col $dir" | md5sum)
 		b=$(q "$C" "SELECT $col FROM events ORDER BY $col||'' $dir" | md5sum)
@@ -329,6 +329,11 @@ if "$B/tests/sql/mksql" "$U" "$T/uexp" 30000 unsorted 2>"$T/mk.err"; then
 			"$(q "$U" "SELECT count(*), sum(tid) FROM events WHERE ts BETWEEN $lo AND $hi")" \
 			"$(q "$U" "SELECT count(*), sum(tid) FROM events WHERE ts+0 BETWEEN $lo AND $hi")"
 	done
+	for dir in ASC DESC; do
+		check "unsorted_order_by_ts_$dir" "$(q "$U" "SELECT ts FROM events WHERE pid != 101 ORDER BY ts $dir" | md5sum)" \
+			"$(q "$U" "SELECT ts FROM events WHERE pid != 101 ORDER BY ts+0 $dir" | md5sum)"
+	done
+	check "plan_order_by_ts" "$(q "$U" 'EXPLAIN QUERY PLAN SELECT ts FROM events ORDER BY ts' | grep -c 'TEMP B-TREE')" "0"
 	"$D" export "$U" -o "$T/u.sqlite" >"$T/o" 2>"$T/err"
 	check "unsorted_export_integrity" "$(sqlite3 "$T/u.sqlite" 'PRAGMA integrity_check')" "ok"
 	check "unsorted_export_ts_index" \
