@@ -26,6 +26,7 @@
 #define DTC_PROB	DTC_FOURCC('P', 'R', 'O', 'B')
 #define DTC_KSYM	DTC_FOURCC('K', 'S', 'Y', 'M')
 #define DTC_MODS	DTC_FOURCC('M', 'O', 'D', 'S')
+#define DTC_KSYC	DTC_FOURCC('K', 'S', 'Y', 'C')	/* kallsyms, columns */
 #define DTC_FILE	DTC_FOURCC('F', 'I', 'L', 'E')
 #define DTC_PROC	DTC_FOURCC('P', 'R', 'O', 'C')
 #define DTC_COMM	DTC_FOURCC('C', 'O', 'M', 'M')
@@ -138,5 +139,11 @@ void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n);
 /* Decode exactly n values; -1 if the encoded bytes do not say so. */
 int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n);
 int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n);
+
+/* kallsyms text <-> compact columns (dtcap_ksym.c).  encode appends to
+ * out and returns 0 only if decoding gives the text back exactly; decode
+ * returns malloc'd NUL-terminated text or NULL if p is not well formed. */
+int dtc_ksym_encode(const char *text, size_t len, struct dtc_buf *out);
+char *dtc_ksym_decode(const uint8_t *p, size_t len, size_t *olen);
 
 #endif /* DTCAP_INT_H */

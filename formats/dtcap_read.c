@@ -629,6 +629,22 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_STCK: rc = do_stacks(r, c, &cu); break;
 	case DTC_KSYM:
 	case DTC_MODS: rc = do_text(r, c, p, c->ulen); break;
+	case DTC_KSYC: {
+		size_t tl;
+		char *t = dtc_ksym_decode(p, c->ulen, &tl);
+		if (!t) {
+			char tn[8];
+			rerr(r, "damaged %s chunk at offset %llu", dtc_type_name(c->type, tn),
+			     (unsigned long long)c->off);
+			rc = -1;
+			break;
+		}
+		struct chunk kc = *c;
+		kc.type = DTC_KSYM;
+		rc = do_text(r, &kc, (const uint8_t *)t, tl);
+		free(t);
+		break;
+	}
 	case DTC_FILE: rc = do_file(r, c, &cu); break;
 	case DTC_PROC: rc = do_procs(r, c, &cu); break;
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;

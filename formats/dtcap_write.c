@@ -884,6 +884,12 @@ static int put_text(struct dtcap_writer *w, uint32_t type, const char *text, siz
 
 int dtcap_put_kallsyms(struct dtcap_writer *w, const char *text, size_t len)
 {
+	if (check(w))
+		return -1;
+	struct dtc_buf b = {0};
+	if (len <= DTC_MAX_ULEN / 2 && dtc_ksym_encode(text, len, &b) == 0)
+		return submit_meta(w, DTC_KSYC, 1, &b);
+	dtc_buf_free(&b);
 	return put_text(w, DTC_KSYM, text, len);
 }
 

@@ -557,6 +557,52 @@ static void test_small(void)
 	       strstr(dtcap_create_error(), "/nonexistent-dir/x.dtc") &&
 	       !strchr(dtcap_create_error(), '\n'), "writer.create_error",
 	       "create error: %s", dtcap_create_error());
+	/* kallsyms comes back byte for byte, in compact or plain form */
+	size_t klen = 0;
+	char *real = (char *)slurp("/proc/kallsyms", &klen);	/* size 0 in procfs */
+	if (real) {
+		free(real);
+		FILE *kf = fopen("/proc/kallsyms", "r");
+		size_t cap = 1 << 20;
+		real = malloc(cap);
+		klen = 0;
+		size_t got;
+		while (kf && real && (got = fread(real + klen, 1, cap - klen, kf)) > 0) {
+			klen += got;
+			if (klen == cap)
+				real = realloc(real, cap *= 2);
+		}
+		if (kf)
+			fclose(kf);
+	}
+	const char *texts[] = {
+		real ? real : "ffffffff81000000 T x\n",
+		"ffffffff81000000 T _stext\nffffffff81000010 t a\t[m]\n0000000000000000 A z\n",
+		"ffffffff81000000 T no_newline_at_end",
+		"ffffffff81000000 T two\ttabs\t[x]\n",
+		"ffffffff8100000 T short_address\n",
+		"FFFFFFFF81000000 T upper_hex\n",
+		"ffffffff81000000 T \n",
+		"\n",
+		"x",
+	};
+	ok = 1;
+	for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]) && ok; t++) {
+		size_t tl = t == 0 && real ? klen : strlen(texts[t]);
+		w = dtcap_create(tpath("ksym.dtc"), NULL, NULL);
+		ok = w && !dtcap_put_kallsyms(w, texts[t], tl) && !dtcap_close(w);
+		r = ok ? dtcap_open(tpath("ksym.dtc")) : NULL;
+		size_t rl = 0;
+		const char *back = r ? dtcap_kallsyms(r, &rl) : NULL;
+		ok = back && rl == tl && !memcmp(back, texts[t], tl) && back[tl] == 0;
+		if (!ok)
+			printf("# kallsyms text %zu differs (%zu vs %zu bytes)\n", t, rl, tl);
+		dtcap_reader_close(r);
+	}
+	result(ok && klen > 1000, "writer.kallsyms_exact",
+	       "kallsyms text not returned exactly (host kallsyms %zu bytes)", klen);
+	free(real);
+
 	/* a full disk: the header write fails at create, with the reason */
 	w = dtcap_create("/dev/full", NULL, NULL);
 	result(!w && strstr(dtcap_create_error(), "/dev/full") &&
