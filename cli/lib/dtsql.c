@@ -392,9 +392,7 @@ struct ecur {
 
 /* idxNum layout */
 #define IX_COLS		0x03ff		/* DTCAP_COL_* */
-#define IX_ORDERED	0x0400
-#define IX_DESC		0x0800
-#define IX_OCOL_SHIFT	12		/* ordering column, 5 bits */
+#define IX_ORDERED	0x0400		/* order terms follow '|' in idxStr */
 
 static int ord_ok(const struct ctx *c, int col)
 {
@@ -503,18 +501,31 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	if (est < 1)
 		est = 1;
 	int idx = (int)cols;
-	/* Sized on every row, not the estimate: a constraint may not narrow. */
-	if (info->nOrderBy == 1 && ord_ok(t->c, info->aOrderBy[0].iColumn) &&
-	    (double)(col_bytes(cols | ecol_need[info->aOrderBy[0].iColumn]) + 8) * rows
-	    <= (double)MAT_MAX) {
-		int oc = info->aOrderBy[0].iColumn;
-		idx |= IX_ORDERED | (oc << IX_OCOL_SHIFT);
-		if (info->aOrderBy[0].desc)
-			idx |= IX_DESC;
+	/* ORDER BY (or GROUP BY, or a window's PARTITION BY .. ORDER BY) on
+	 * up to 4 cheap columns: "|" then a column letter and +/- per term
+	 * after the constraint codes.  Sized on every row, not the estimate:
+	 * a constraint may not narrow. */
+	char ord[16] = "";
+	int nob = info->nOrderBy, okob = nob >= 1 && nob <= 4;
+	unsigned need = cols;
+	for (int i = 0; okob && i < nob; i++) {
+		int oc = info->aOrderBy[i].iColumn;
+		okob = ord_ok(t->c, oc);
+		if (okob)
+			need |= ecol_need[oc];
+	}
+	if (okob && (double)(col_bytes(need) + 16) * rows <= (double)MAT_MAX) {
+		ord[0] = '|';
+		for (int i = 0; i < nob; i++) {
+			ord[1 + 2 * i] = (char)('a' + info->aOrderBy[i].iColumn);
+			ord[2 + 2 * i] = info->aOrderBy[i].desc ? '-' : '+';
+		}
+		ord[1 + 2 * nob] = 0;
+		idx |= IX_ORDERED;
 		info->orderByConsumed = 1;
 	}
 	info->idxNum = idx;
-	info->idxStr = sqlite3_mprintf("%s", ops);
+	info->idxStr = sqlite3_mprintf("%s%s", ops, ord);
 	info->needToFreeIdxStr = 1;
 	/* Reading a whole capture must look dearer than any index of a real
 	 * table joined with it, so that joins drive from the other side. */
@@ -896,42 +907,35 @@ static int mat_append(struct ecur *e)
 	return 0;
 }
 
-/* Stable LSD radix sort of (key << 32 | row) on the key's bytes. */
-static int radix_sort(uint64_t *a, size_t n)
+
+/* The sort key of row i for column col, as an unsigned 64-bit number. */
+static uint64_t sort_key(const struct ecur *e, int col, size_t i)
 {
-	uint64_t *tmp = malloc(n * sizeof(*tmp));
-	if (tmp == NULL && n > 0)
-		return -1;
-	uint64_t *src = a, *dst = tmp;
-	for (int shift = 32; shift < 64; shift += 8) {
-		size_t cnt[256] = { 0 };
-		for (size_t i = 0; i < n; i++)
-			cnt[(src[i] >> shift) & 0xff]++;
-		int trivial = 0;
-		for (int b = 0; b < 256; b++)
-			if (cnt[b] == n)
-				trivial = 1;
-		if (trivial)
-			continue;
-		size_t sum = 0;
-		for (int b = 0; b < 256; b++) {
-			size_t c = cnt[b];
-			cnt[b] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
-		uint64_t *t = src; src = dst; dst = t;
+	const struct ctx *c = e->c;
+	uint32_t v;
+	switch (col) {
+	case E_COMM:
+		v = e->mat.comm[i];
+		return v <= c->ncomms ? c->comm_rank[v] : 0;
+	case E_PROBE_NAME:
+		v = e->mat.probe[i];
+		/* unknown ids have no name: NULL sorts first */
+		return v <= c->probe_max && c->probe[v] ? c->probe_rank[v] : 0;
+	case E_PID: return e->mat.pid[i];
+	case E_TID: return e->mat.tid[i];
+	case E_CPU: return e->mat.cpu[i];
+	case E_PROBE: return e->mat.probe[i];
+	case E_TS: return e->mat.ts[i] ^ (1ULL << 63);	/* signed order */
 	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-	free(tmp);
 	return 0;
 }
 
-static int sort_rows(const int64_t *key, uint32_t *row, size_t n);
-
-static int ev_materialize(struct ecur *e, int ocol, int desc)
+/*
+ * Read the matching rows into memory and order them by the terms of ord
+ * ("c+" / "c-" per term, c = 'a' + column): LSD radix sorts, last term
+ * first, each stable and skipping the bytes every key shares.
+ */
+static int ev_materialize(struct ecur *e, const char *ord)
 {
 	int rc;
 	while ((rc = ev_seek(e)) == SQLITE_OK && !e->eof) {
@@ -949,87 +953,55 @@ static int ev_materialize(struct ecur *e, int ocol, int desc)
 		return SQLITE_ERROR;
 	}
 	size_t n = e->nmat;
-	if (ocol == E_TS) {
-		/* 64-bit keys: rows of several CPUs interleave in time */
-		e->perm = malloc((n ? n : 1) * sizeof(*e->perm));
-		if (e->perm == NULL || sort_rows((const int64_t *)e->mat.ts, e->perm, n) < 0)
-			return SQLITE_NOMEM;
-		for (size_t i = 0; desc && i < n / 2; i++) {
-			uint32_t t = e->perm[i];
-			e->perm[i] = e->perm[n - 1 - i];
-			e->perm[n - 1 - i] = t;
-		}
-		goto sorted;
-	}
-	uint32_t *keys = malloc((n ? n : 1) * sizeof(*keys));
+	uint64_t *kv = malloc((n ? n : 1) * sizeof(*kv));
+	uint32_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
 	e->perm = malloc((n ? n : 1) * sizeof(*e->perm));
-	if (keys == NULL || e->perm == NULL) {
-		free(keys);
+	if (kv == NULL || tmp == NULL || e->perm == NULL) {
+		free(kv);
+		free(tmp);
 		return SQLITE_NOMEM;
 	}
-	const struct ctx *c = e->c;
-	uint32_t maxk = 0;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = 0, v;
-		switch (ocol) {
-		case E_COMM:
-			v = e->mat.comm[i];
-			k = v <= c->ncomms ? c->comm_rank[v] : 0;
-			break;
-		case E_PROBE_NAME:
-			v = e->mat.probe[i];
-			/* unknown (or sparse) ids have no name: NULL sorts first */
-			k = v <= c->probe_max && c->probe[v] ? c->probe_rank[v] : 0;
-			break;
-		case E_PID: k = e->mat.pid[i]; break;
-		case E_TID: k = e->mat.tid[i]; break;
-		case E_CPU: k = e->mat.cpu[i]; break;
-		case E_PROBE: k = e->mat.probe[i]; break;
+	for (size_t i = 0; i < n; i++)
+		e->perm[i] = (uint32_t)i;
+	int nterm = (int)strlen(ord) / 2;
+	for (int t = nterm - 1; t >= 0; t--) {
+		int col = ord[2 * t] - 'a', desc = ord[2 * t + 1] == '-';
+		for (size_t i = 0; i < n; i++) {
+			uint64_t k = sort_key(e, col, i);
+			kv[i] = desc ? ~k : k;
 		}
-		keys[i] = k;
-		if (k > maxk)
-			maxk = k;
+		size_t cnt[8][256];
+		memset(cnt, 0, sizeof(cnt));
+		for (size_t i = 0; i < n; i++)
+			for (int b = 0; b < 8; b++)
+				cnt[b][(kv[i] >> (8 * b)) & 0xff]++;
+		uint32_t *src = e->perm, *dst = tmp;
+		for (int b = 0; b < 8; b++) {
+			int trivial = 0;
+			for (int k = 0; k < 256 && !trivial; k++)
+				trivial = cnt[b][k] == n;
+			if (trivial || n == 0)
+				continue;
+			size_t sum = 0;
+			for (int k = 0; k < 256; k++) {
+				size_t x = cnt[b][k];
+				cnt[b][k] = sum;
+				sum += x;
+			}
+			for (size_t i = 0; i < n; i++)
+				dst[cnt[b][(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
+			uint32_t *x = src; src = dst; dst = x;
+		}
+		if (src != e->perm) {
+			memcpy(e->perm, src, n * sizeof(*src));
+		}
 	}
-	if (desc)
-		for (size_t i = 0; i < n; i++)
-			keys[i] = maxk - keys[i];
-	if (maxk < (1u << 24)) {
-		/* small key domain (comm ranks, pids): one counting sort */
-		size_t *cnt = calloc((size_t)maxk + 2, sizeof(*cnt));
-		if (cnt == NULL) {
-			free(keys);
-			return SQLITE_NOMEM;
-		}
-		for (size_t i = 0; i < n; i++)
-			cnt[keys[i] + 1]++;
-		for (size_t k = 1; k <= (size_t)maxk + 1; k++)
-			cnt[k] += cnt[k - 1];
-		for (size_t i = 0; i < n; i++)
-			e->perm[cnt[keys[i]]++] = (uint32_t)i;
-		free(cnt);
-	} else {
-		uint64_t *pairs = malloc((n ? n : 1) * sizeof(*pairs));
-		if (pairs == NULL) {
-			free(keys);
-			return SQLITE_NOMEM;
-		}
-		for (size_t i = 0; i < n; i++)
-			pairs[i] = (uint64_t)keys[i] << 32 | i;
-		if (radix_sort(pairs, n) < 0) {
-			free(pairs);
-			free(keys);
-			return SQLITE_NOMEM;
-		}
-		for (size_t i = 0; i < n; i++)
-			e->perm[i] = (uint32_t)pairs[i];
-		free(pairs);
-	}
-	free(keys);
-sorted:
+	free(kv);
+	free(tmp);
 	e->cv = e->mat;
 	e->pos = 0;
-	e->eof = e->nmat == 0;
-	e->row = e->nmat ? e->perm[0] : 0;
+	e->eof = n == 0;
+	e->row = n ? e->perm[0] : 0;
 	return SQLITE_OK;
 }
 
@@ -1090,11 +1062,17 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (e->pidf) e->cols |= DTCAP_COL_PID;
 	if (e->probef) e->cols |= DTCAP_COL_PROBE;
 	if (e->commf) e->cols |= DTCAP_COL_COMM;
-	if (idxNum & IX_ORDERED) {
+	const char *ord = idxStr ? strchr(idxStr, '|') : NULL;
+	if ((idxNum & IX_ORDERED) && ord) {
 		e->ordered = 1;
-		int oc = (idxNum >> IX_OCOL_SHIFT) & 31;
-		e->cols |= ecol_need[oc];
-		return ev_materialize(e, oc, (idxNum & IX_DESC) != 0);
+		ord++;
+		for (const char *o = ord; o[0] && o[1]; o += 2) {
+			int oc = o[0] - 'a';
+			if (oc < 0 || oc >= E_NCOLS || !ord_ok(e->c, oc))
+				return SQLITE_INTERNAL;
+			e->cols |= ecol_need[oc];
+		}
+		return ev_materialize(e, ord);
 	}
 	return ev_seek(e);
 }

@@ -81,9 +81,18 @@ for col in comm pid tid cpu probe probe_name ts; do
 	done
 done
 
+# several terms (a window's PARTITION BY tid ORDER BY ts is one): against
+# sqlite's own sorter, made to sort by an extra rowid term
+for ob in "tid, ts" "tid DESC, ts" "comm, pid DESC" "cpu, probe_name DESC, ts DESC" "pid, tid, cpu, probe"; do
+	check "order_by_terms_$(echo "$ob" | tr -cd 'a-z_')" \
+		"$(q "$C" "SELECT tid, ts, comm, pid, cpu, probe_name, probe FROM events ORDER BY $ob" | md5sum)" \
+		"$(q "$C" "SELECT tid, ts, comm, pid, cpu, probe_name, probe FROM events ORDER BY $ob, rowid" | md5sum)"
+done
+
 # ---- the plans: grouping done by the table (no sqlite sorter), constraints pushed
 check "plan_group_by_no_sorter" "$(q "$C" 'EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm' | grep -c 'TEMP B-TREE')" "0"
 check "plan_group_by_expr_sorts" "$(q "$C" "EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm||''" | grep -c 'TEMP B-TREE')" "1"
+check "plan_window_no_sorter" "$(q "$C" "EXPLAIN QUERY PLAN SELECT LAG(ts) OVER (PARTITION BY tid ORDER BY ts) FROM events" | grep -c 'TEMP B-TREE')" "0"
 check "plan_pushdown" "$(q "$C" "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE ts BETWEEN 1 AND 2 AND pid IN (1,2) AND probe_name = 'x'" | grep -o 'INDEX [0-9]*:[a-zA-Z=<>]*' | sed 's/.*://' | fold -w1 | sort | tr -d '\n')" "Pgln"
 check "plan_comm_pushdown" "$(q "$C" "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE comm = 'bash'" | grep -c 'INDEX [0-9]*:c$')" "1"
 
