@@ -1355,10 +1355,18 @@ static void fuzz_fill(unsigned char *buf, size_t n, unsigned char *page, size_t 
 
 static void fuzz_worker(double secs, int cpu, unsigned seed)
 {
-	size_t pn = 1 << 16;
-	unsigned char *page = mmap(NULL, pn, PROT_READ | PROT_WRITE,
+	/*
+	 * [buf][guard][page][guard]: whatever the kernel writes past the end
+	 * of either buffer must fault (EFAULT), not corrupt this process.
+	 */
+	size_t pn = 1 << 16, pg = 4096;
+	unsigned char *m = mmap(NULL, pg + pg + pn + pg, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	static unsigned char buf[4096];
+	if (m == MAP_FAILED)
+		_exit(4);
+	unsigned char *buf = m, *page = m + 2 * pg;
+	mprotect(m + pg, pg, PROT_NONE);
+	mprotect(page + pn, pg, PROT_NONE);
 	double t0 = now();
 	int fd = open(DT_DEVICE, O_RDWR | O_NONBLOCK);
 	unsigned long n = 0;
@@ -1381,7 +1389,7 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 			cmd = rnd();
 		else
 			cmd = fuzz_cmds[rnd() % (sizeof(fuzz_cmds) / sizeof(fuzz_cmds[0]))];
-		size_t sz = sizeof(buf);
+		size_t sz = pg;
 		fuzz_fill(buf, sz, page, pn, 600);
 		if (cmd == DTIOCSETBUFSZ && rnd() % 2) {
 			dt_u32 *v = (dt_u32 *)buf;
@@ -1391,7 +1399,7 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 		ioctl(fd, cmd, fuzz_ptr(buf, sz));
 		if (rnd() % 8 == 0)
 			read(fd, (rnd() & 1) ? page : (void *)fuzz_ptr(buf, sz),
-			    rnd() % (pn + 1));
+			    rnd() % (2 * pn));
 		if (rnd() % 64 == 0)
 			for (int i = 0; i < 10; i++)
 				syscall(SYS_getppid);
