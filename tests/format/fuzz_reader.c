@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dtcap.h"
+#include "dtcap_int.h"
 
 static char path[256];
 
@@ -22,6 +23,21 @@ static void cleanup(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	/* the decoders behind the compression, straight: kallsyms columns
+	 * and the column codecs */
+	size_t kl;
+	char *kt = dtc_ksym_decode(data, size, &kl);
+	if (kt && kt[kl] != 0)
+		abort();	/* the text must be NUL-terminated */
+	free(kt);
+	if (size >= 2) {
+		uint32_t n = data[0] | (uint32_t)data[1] << 8;
+		static uint32_t out32[65536];
+		static uint64_t out64[65536];
+		dtc_dec_u32(data + 2, size - 2, out32, n);
+		dtc_dec_u64(data + 2, size - 2, out64, n);
+	}
+
 	if (!path[0]) {
 		snprintf(path, sizeof(path), "/dev/shm/dtcap-fuzz-%d.dtc", (int)getpid());
 		if (access("/dev/shm", W_OK))
