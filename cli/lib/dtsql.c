@@ -386,6 +386,7 @@ struct ecur {
 	int		ordered;
 	struct cols	mat;
 	size_t		nmat, capmat;
+	uint64_t	*mrid;		/* capture index (rowid) of each row */
 	uint32_t	*perm;		/* row numbers in output order */
 	size_t		pos;
 };
@@ -514,7 +515,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 		if (okob)
 			need |= ecol_need[oc];
 	}
-	if (okob && (double)(col_bytes(need) + 16) * rows <= (double)MAT_MAX) {
+	if (okob && (double)(col_bytes(need) + 24) * rows <= (double)MAT_MAX) {
 		ord[0] = '|';
 		for (int i = 0; i < nob; i++) {
 			ord[1 + 2 * i] = (char)('a' + info->aOrderBy[i].iColumn);
@@ -555,6 +556,7 @@ static void ev_reset(struct ecur *e)
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs);
 	free(e->mat.args);
 	free(e->perm);
+	free(e->mrid);
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
 	unsigned b_cols = e->b_cols;
@@ -867,6 +869,10 @@ static int mat_append(struct ecur *e)
 		GROW(kstack, DTCAP_COL_KSTACK); GROW(ustack, DTCAP_COL_USTACK);
 		GROW(flags, DTCAP_COL_FLAGS); GROW(nargs, DTCAP_COL_ARGS);
 #undef GROW
+		void *q = realloc(e->mrid, cap * sizeof(*e->mrid));
+		if (q == NULL)
+			return -1;
+		e->mrid = q;
 		if (e->cols & DTCAP_COL_ARGS) {
 			void *p = realloc(e->mat.args, cap * DTCAP_MAXARGS * sizeof(uint64_t));
 			if (p == NULL)
@@ -888,6 +894,8 @@ static int mat_append(struct ecur *e)
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
 			       k * DTCAP_MAXARGS * sizeof(uint64_t));
+		for (size_t j = 0; j < k; j++)
+			e->mrid[n + j] = e->rbase + j;
 		e->nmat += k;
 		return 0;
 	}
@@ -901,6 +909,7 @@ static int mat_append(struct ecur *e)
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args + (size_t)i * DTCAP_MAXARGS,
 			       DTCAP_MAXARGS * sizeof(uint64_t));
+		e->mrid[n] = e->rbase + i;
 		n++;
 	}
 	e->nmat = n;
@@ -1147,7 +1156,8 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
 	struct ecur *e = (struct ecur *)cur;
-	*rowid = e->ordered ? (sqlite3_int64)e->pos : (sqlite3_int64)(e->rbase + e->row);
+	*rowid = e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->pos)
+			    : (sqlite3_int64)(e->rbase + e->row);
 	return SQLITE_OK;
 }
 

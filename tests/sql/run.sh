@@ -89,6 +89,9 @@ for ob in "tid, ts" "tid DESC, ts" "comm, pid DESC" "cpu, probe_name DESC, ts DE
 		"$(q "$C" "SELECT tid, ts, comm, pid, cpu, probe_name, probe FROM events ORDER BY $ob, rowid" | md5sum)"
 done
 
+check "rowid_when_ordered" "$(q "$C" 'SELECT rowid, pid FROM events WHERE ts > 0 ORDER BY pid' | md5sum)" \
+	"$(q "$C" 'SELECT rowid, pid FROM events WHERE ts > 0 ORDER BY pid+0, rowid' | md5sum)"
+
 # ---- the plans: grouping done by the table (no sqlite sorter), constraints pushed
 check "plan_group_by_no_sorter" "$(q "$C" 'EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm' | grep -c 'TEMP B-TREE')" "0"
 check "plan_group_by_expr_sorts" "$(q "$C" "EXPLAIN QUERY PLAN SELECT comm, count(*) FROM events GROUP BY comm||''" | grep -c 'TEMP B-TREE')" "1"
