@@ -628,6 +628,9 @@ struct ref {
 	uint64_t *sum;		/* running hash of events through block i */
 	uint64_t *bounds;	/* every chunk start */
 	size_t nbounds;
+	uint32_t *ctype;	/* type and end of chunk i (i < nchunks) */
+	uint64_t *cend;
+	size_t nchunks;
 };
 
 static uint64_t ev_hash(uint64_t h, const struct dtcap_event *e)
@@ -696,11 +699,15 @@ static int build_ref(const char *path, const uint8_t *data, size_t len, struct r
 	}
 	dtcap_reader_close(r);
 	ref->bounds = calloc(len / DTC_CHDR_LEN + 4, 8);
+	ref->ctype = calloc(len / DTC_CHDR_LEN + 4, 4);
+	ref->cend = calloc(len / DTC_CHDR_LEN + 4, 8);
 	uint64_t off = DTC_FILEHDR_LEN;
 	while (off + DTC_CHDR_LEN <= len) {
 		ref->bounds[ref->nbounds++] = off;
 		uint32_t type = dtc_rd32(data + off);
 		off += DTC_CHDR_LEN + dtc_rd32(data + off + 8) + dtc_rd32(data + off + 12);
+		ref->ctype[ref->nchunks] = type;
+		ref->cend[ref->nchunks++] = off;
 		if (type == DTC_FOOT)
 			break;
 	}
@@ -731,12 +738,22 @@ static int check_cut(const char *tp, const uint8_t *data, size_t len, size_t cut
 	uint64_t wrows = want ? ref->brows[want - 1] : 0;
 	uint64_t wh = want ? ref->sum[want - 1] : 0xcbf29ce484222325ULL;
 	const char *warn = dtcap_reader_warning(r);
+	/* and all metadata of complete chunks: one file per FILE chunk, one
+	 * snapshot per CNTR chunk, kallsyms once its chunk is whole */
+	size_t files = 0, cntrs = 0, ksym = 0;
+	for (size_t k = 0; k < ref->nchunks && ref->cend[k] <= cut; k++) {
+		files += ref->ctype[k] == DTC_FILE;
+		cntrs += ref->ctype[k] == DTC_CNTR;
+		ksym |= ref->ctype[k] == DTC_KSYM || ref->ctype[k] == DTC_KSYC;
+	}
 	int ok = rc == 0 && dtcap_nblocks(r) == want && rows == wrows && h == wh &&
-		 dtcap_nevents(r) == wrows;
+		 dtcap_nevents(r) == wrows && dtcap_nfiles(r) == files &&
+		 dtcap_ncounters(r) == cntrs && !!dtcap_kallsyms(r, NULL) == !!ksym;
 	if (!ok)
-		snprintf(why, wl, "cut %zu: %zu blocks %llu rows (rc %d), want %zu blocks %llu rows",
-			 cut, dtcap_nblocks(r), (unsigned long long)rows, rc, want,
-			 (unsigned long long)wrows);
+		snprintf(why, wl, "cut %zu: %zu blocks %llu rows (rc %d) %zu files %zu counters, "
+			 "want %zu blocks %llu rows %zu files %zu counters",
+			 cut, dtcap_nblocks(r), (unsigned long long)rows, rc, dtcap_nfiles(r),
+			 dtcap_ncounters(r), want, (unsigned long long)wrows, files, cntrs);
 	else if (cut < len && (!warn || !strstr(warn, "truncated at offset") ||
 			       !strstr(warn, tp) || strchr(warn, '\n'))) {
 		snprintf(why, wl, "cut %zu: no or bad warning: %s", cut, warn ? warn : "(none)");
@@ -799,6 +816,8 @@ static void test_truncation(const char *name, const char *src, int every)
 	free(ref.brows);
 	free(ref.sum);
 	free(ref.bounds);
+	free(ref.ctype);
+	free(ref.cend);
 }
 
 /* ------------------------------------------------------- corruption */
