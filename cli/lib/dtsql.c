@@ -455,6 +455,18 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 				code = in ? 'R' : 'r';
 				prb = 1;
 			}
+		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_LIKE ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_GLOB) &&
+			   (k->iColumn == E_PROBE_NAME || k->iColumn == E_COMM)) {
+			/* matched against the small dictionaries here */
+			int like = k->op == SQLITE_INDEX_CONSTRAINT_LIKE;
+			if (k->iColumn == E_COMM) {
+				code = like ? 'k' : 'j';
+				cmf = 1;
+			} else {
+				code = like ? 'K' : 'J';
+				prb = 1;
+			}
 		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
 			   k->iColumn == E_COMM &&
 			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
@@ -480,7 +492,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			cols |= DTCAP_COL_TS;
 		else if (code == 'p' || code == 'P')
 			cols |= DTCAP_COL_PID;
-		else if (code == 'c' || code == 'C')
+		else if (code == 'c' || code == 'C' || code == 'k' || code == 'j')
 			cols |= DTCAP_COL_COMM;
 		else
 			cols |= DTCAP_COL_PROBE;
@@ -723,6 +735,53 @@ static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
 	}
 	if (*n > 1)
 		qsort(*set, *n, sizeof(**set), cmp_u32);
+	return 1;
+}
+
+/*
+ * "comm/probe_name LIKE/GLOB pattern": the ids whose text matches, as the
+ * comm or probe set.  LIKE is matched case-insensitively, a superset of
+ * what PRAGMA case_sensitive_like may ask for (sqlite re-checks rows).
+ */
+static int pattern_collect(struct ecur *e, sqlite3_value *v, int like, int comm)
+{
+	if (sqlite3_value_type(v) != SQLITE_TEXT)
+		return 0;
+	const char *pat = (const char *)sqlite3_value_text(v);
+	if (pat == NULL)
+		return 0;
+	size_t n = 0, max = comm ? e->c->ncomms : dtcap_nprobes(e->c->r);
+	uint32_t *set = malloc((max ? max : 1) * sizeof(*set));
+	if (set == NULL)
+		return -1;
+	for (size_t i = 0; i < max; i++) {
+		const char *t;
+		uint32_t id;
+		if (comm) {
+			id = (uint32_t)i + 1;
+			t = e->c->comm[id];
+		} else {
+			id = dtcap_probe_at(e->c->r, i)->id;
+			t = dtcap_probe_at(e->c->r, i)->name;
+		}
+		if (t && (like ? sqlite3_strlike(pat, t, 0) : sqlite3_strglob(pat, t)) == 0)
+			set[n++] = id;
+	}
+	if (n > 1)
+		qsort(set, n, sizeof(*set), cmp_u32);
+	if (comm) {
+		free(e->comms);
+		e->comms = set;
+		e->ncomms = n;
+		e->commf = 1;
+	} else {
+		free(e->probes);
+		e->probes = set;
+		e->nprobes = n;
+		e->probef = 1;
+	}
+	if (n == 0)
+		e->empty = 1;
 	return 1;
 }
 
@@ -1038,6 +1097,14 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			e->pidf = r;
 			if (r && e->npids == 0)
 				e->empty = 1;
+			break;
+		case 'k': case 'j': case 'K': case 'J':
+			if ((op == 'k' || op == 'j') ? e->commf : e->probef)
+				break;
+			r = pattern_collect(e, argv[i], op == 'k' || op == 'K',
+					    op == 'k' || op == 'j');
+			if (r < 0)
+				return SQLITE_NOMEM;
 			break;
 		case 'c': case 'C':
 			if (e->commf)

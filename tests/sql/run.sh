@@ -141,6 +141,12 @@ check "comm_in" "$(q "$C" "SELECT count(*) FROM events WHERE comm IN ('bash', 'm
 	"$(q "$C" "SELECT count(*) FROM events WHERE comm||'' IN ('bash', 'make', 'nope')")"
 check "comm_nocase" "$(q "$C" "SELECT count(*) FROM events WHERE comm = 'BASH' COLLATE NOCASE")" \
 	"$(exp comm | awk '$1=="bash"{print $2}')"
+for pat in "probe_name LIKE 'SYSCALL:%'" "probe_name GLOB 'syscall:*:return'" "probe_name GLOB 'SYSCALL*'" \
+	   "comm LIKE 'a,%'" "comm GLOB '*a*'" "comm LIKE 'nope'" "comm LIKE 5"; do
+	nopush=$(echo "$pat" | sed "s/^\(comm\|probe_name\)/(\1||'')/")
+	check "pattern_$(echo "$pat" | tr -cd 'a-zA-Z_')" "$(q "$C" "SELECT count(*) FROM events WHERE $pat")" \
+		"$(q "$C" "SELECT count(*) FROM events WHERE $nopush")"
+done
 check "probe_name_unknown" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN ('nope', 'x')")" "0"
 check "probe_name_in_ints" "$(q "$C" "SELECT count(*) FROM events WHERE probe_name IN (1, 2)")" "0"
 check "pid_in_null" "$(q "$C" 'SELECT count(*) FROM events WHERE pid IN (NULL, 101)')" \
