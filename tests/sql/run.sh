@@ -20,7 +20,10 @@ check() {
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2' want '$3'"; fi
 }
 # q CAP SQL: CSV result without its header line, CRs stripped
-q() { "$D" sql --csv "$1" "$2" 2>"$T/err" | tr -d '\r' | tail -n +2; }
+q() {
+	"$D" sql --csv "$1" "$2" 2>"$T/err" | tr -d '\r' | tail -n +2
+	cat "$T/err" >>"$T/q.err"
+}
 # sanitizer reports anywhere mean failure
 san() { grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" 2>/dev/null; }
 
