@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -215,6 +216,14 @@ int cmd_export(int argc, char **argv)
 	if (optind != argc - 1 || outpath == NULL) {
 		export_usage(stderr);
 		return 2;
+	}
+	struct stat a, b;
+	if (stat(argv[optind], &a) == 0 && stat(outpath, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		/* export replaces its output: never the capture itself */
+		fprintf(stderr, "%s: export: %s: output is the capture itself\n",
+			prog(), outpath);
+		return 1;
 	}
 	struct dtcap_reader *r;
 	struct dtsym *sym;

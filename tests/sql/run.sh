@@ -335,6 +335,9 @@ check "export_empty" "$(sqlite3 "$T/empty.sqlite" 'PRAGMA integrity_check; SELEC
 "$D" export "$C" -o "$T/nodir/x.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && pass "export_bad_path" ||
 	fail "export_bad_path" "rc=$rc $(cat "$T/err")"
+cp "$C" "$T/self.dtc"
+"$D" export "$T/self.dtc" -o "$T/self.dtc" >"$T/o" 2>"$T/err"; rc=$?
+check "export_onto_capture" "$rc:$(cmp -s "$C" "$T/self.dtc" && echo intact)" "1:intact"
 "$D" export "$T/garbage.dtc" -o "$T/g.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && [ ! -e "$T/g.sqlite" ] && pass "export_garbage" || fail "export_garbage" "rc=$rc"
 
