@@ -303,6 +303,12 @@ kill -INT $pid
 wait $pid; rc=$?
 check "sigint_interrupts" "$rc:$(cat "$T/int.err")" "1:dtreport: sql: interrupted"
 
+"$D" export "$T/bad.dtc" -o "$T/bad.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+if san "$T/err"; then fail "export_damaged" "sanitizer: $(head -3 "$T/err")"
+elif [ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && [ ! -e "$T/bad.sqlite" ]; then pass "export_damaged"
+elif [ $rc = 0 ] && [ "$(sqlite3 "$T/bad.sqlite" 'PRAGMA integrity_check')" = ok ]; then pass "export_damaged"
+else fail "export_damaged" "rc=$rc $(head -2 "$T/err")"; fi
+
 # ---- export: the sqlite3 CLI reads it and agrees with the vtab
 X=$T/out.sqlite
 "$D" export "$C" -o "$X" >"$T/o" 2>"$T/err"; rc=$?
