@@ -2145,8 +2145,8 @@ static void put_be(uint8_t *p, int64_t v, int len)
 	}
 }
 
-/* A record of n values; vals[i] is an integer unless txt[i] is set
- * (NULL with isnull[i]).  Returns its size; out needs 10 * n + texts. */
+/* One value of a record: NULL (null), text (t, tlen) or else integer i.
+ * rec_encode returns the record's size; out needs 10 * n + the texts. */
 struct rv {
 	int64_t		i;
 	const char	*t;
