@@ -386,7 +386,7 @@ struct ecur {
 	int		ordered;
 	struct cols	mat;
 	size_t		nmat, capmat;
-	uint64_t	*mrid;		/* capture index (rowid) of each row */
+	uint32_t	*mrid;		/* capture index (rowid) of each row */
 	uint32_t	*perm;		/* row numbers in output order */
 	size_t		pos;
 };
@@ -527,7 +527,9 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 		if (okob)
 			need |= ecol_need[oc];
 	}
-	if (okob && (double)(col_bytes(need) + 24) * rows <= (double)MAT_MAX) {
+	/* row numbers are kept in 32 bits */
+	if (okob && rows <= (double)UINT32_MAX &&
+	    (double)(col_bytes(need) + 20) * rows <= (double)MAT_MAX) {
 		ord[0] = '|';
 		for (int i = 0; i < nob; i++) {
 			ord[1 + 2 * i] = (char)('a' + info->aOrderBy[i].iColumn);
@@ -954,7 +956,7 @@ static int mat_append(struct ecur *e)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
 			       k * DTCAP_MAXARGS * sizeof(uint64_t));
 		for (size_t j = 0; j < k; j++)
-			e->mrid[n + j] = e->rbase + j;
+			e->mrid[n + j] = (uint32_t)(e->rbase + j);
 		e->nmat += k;
 		return 0;
 	}
@@ -968,7 +970,7 @@ static int mat_append(struct ecur *e)
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args + (size_t)i * DTCAP_MAXARGS,
 			       DTCAP_MAXARGS * sizeof(uint64_t));
-		e->mrid[n] = e->rbase + i;
+		e->mrid[n] = (uint32_t)(e->rbase + i);
 		n++;
 	}
 	e->nmat = n;
