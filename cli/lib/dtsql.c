@@ -1261,16 +1261,30 @@ static int sm_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
 	struct tab *t = (struct tab *)v;
 	int kc = tabs[t->kind].keycol;
-	info->estimatedCost = 100000;
-	info->estimatedRows = 100000;
+	struct dtcap_reader *r = t->c->r;
+	double n;
+	switch (t->kind) {
+	case T_PROBES: case T_PROBE_ARGS: n = (double)dtcap_nprobes(r) * 2; break;
+	case T_STACKS: n = dtcap_nstacks(r); break;
+	case T_FRAMES: n = (double)dtcap_nstacks(r) * 16; break;
+	case T_PROCESSES: n = (double)dtcap_nprocs(r); break;
+	case T_MAPS: n = (double)dtcap_nprocs(r) * 32; break;
+	case T_COUNTERS: n = (double)dtcap_ncounters(r) * (dtcap_host(r)->ncpus + 1); break;
+	default: n = 1;
+	}
+	if (n < 1)
+		n = 1;
+	/* real sizes, so the planner knows these are small */
+	info->estimatedCost = n;
+	info->estimatedRows = (sqlite3_int64)n;
 	for (int i = 0; i < info->nConstraint; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		if (k->usable && k->iColumn == kc && kc >= 0 &&
 		    k->op == SQLITE_INDEX_CONSTRAINT_EQ) {
 			info->aConstraintUsage[i].argvIndex = 1;
 			info->idxNum = 1;
-			info->estimatedCost = 10;
-			info->estimatedRows = 10;
+			info->estimatedCost = n > 10 ? 10 : n;
+			info->estimatedRows = n > 10 ? 10 : (sqlite3_int64)n;
 			break;
 		}
 	}
