@@ -1225,8 +1225,9 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
 	struct ecur *e = (struct ecur *)cur;
-	*rowid = e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->pos)
-			    : (sqlite3_int64)(e->rbase + e->row);
+	/* from 1, as in an export */
+	*rowid = 1 + (e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->pos)
+			         : (sqlite3_int64)(e->rbase + e->row));
 	return SQLITE_OK;
 }
 

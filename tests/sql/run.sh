@@ -321,6 +321,8 @@ check "export_group_by_comm" "$(sqlite3 -csv "$X" 'SELECT comm, count(*) FROM ev
 	"$(q "$C" 'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY comm' | md5sum)"
 check "export_full_rows" "$(sqlite3 -csv "$X" 'SELECT * FROM events ORDER BY rowid' | tr -d '\r' | md5sum)" \
 	"$(q "$C" 'SELECT * FROM events' | md5sum)"
+check "export_rowids" "$(sqlite3 -csv "$X" 'SELECT rowid, ts, tid FROM events WHERE rowid % 997 = 1' | tr -d '\r' | md5sum)" \
+	"$(q "$C" 'SELECT rowid, ts, tid FROM events WHERE rowid % 997 = 1' | md5sum)"
 check "export_indexes" "$(sqlite3 "$X" "SELECT group_concat(name) FROM (SELECT name FROM sqlite_master WHERE type='index' AND tbl_name='events' ORDER BY name)")" \
 	"events_pid,events_ts"
 check "export_uses_ts_index" "$(sqlite3 "$X" "EXPLAIN QUERY PLAN SELECT * FROM events WHERE ts > 5" | grep -c events_ts)" "1"
