@@ -1416,6 +1416,14 @@ static void fuzz_worker(double secs, int cpu, unsigned seed)
 			cmd = fuzz_cmds[rnd() % (sizeof(fuzz_cmds) / sizeof(fuzz_cmds[0]))];
 		size_t sz = pg;
 		fuzz_fill(buf, sz, page, pn, 600);
+		/*
+		 * Offset 8 is the user pointer of the list and per-CPU stats
+		 * requests; a random small value there would point into this
+		 * static binary's own data, and the kernel would rightly write
+		 * over it.  Only ENABLE/DISABLE keep a number (the period) there.
+		 */
+		if (cmd != DTIOCPRBENABLE && cmd != DTIOCPRBDISABLE)
+			((dt_u64 *)buf)[1] = (uintptr_t)fuzz_ptr(page, pn);
 		if (cmd == DTIOCSETBUFSZ && rnd() % 2) {
 			dt_u32 *v = (dt_u32 *)buf;
 			*v = DT_BUFSZ_MIN << (rnd() % 8);
