@@ -108,8 +108,8 @@ void dt_probes_free(void);
  * regs: interrupted or probed context, NULL for tracepoints.
  */
 void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
-	     const u64 *args, unsigned int nslots, u8 rflags,
-	     unsigned long skipped);
+	     const u64 *args, unsigned int nslots, u8 rflags);
+void dt_skip(struct dt_pcb *pcb, u64 n);
 void dt_wake(struct irq_work *);
 int dt_event_init(void);
 void dt_event_exit(void);
@@ -121,6 +121,17 @@ void dt_syscall_exit(void);
 int dt_tp_init(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
+
+/*
+ * Tracepoints stay registered for a second after their last pcb goes:
+ * every (un)registration patches kernel text (static key, static call),
+ * so a tool that starts and stops often would patch it continually.
+ * dt_linger_schedule() is called with [g] held when a count reaches 0;
+ * the *_linger functions unregister what is still unused, [g] held.
+ */
+void dt_linger_schedule(void);
+void dt_syscall_linger(void);
+void dt_tp_linger(void);
 
 /* dt_tp.c: find a kernel tracepoint by name */
 struct tracepoint *dt_tp_find(const char *name);

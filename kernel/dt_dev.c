@@ -17,6 +17,7 @@
 #include <linux/tracepoint.h>
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
+#include <linux/workqueue.h>
 
 #include "dt.h"
 
@@ -26,6 +27,23 @@ DEFINE_MUTEX(dt_lock);
 static struct dt_probe **dt_probetab;	/* [g] */
 static u32 dt_nprobes;			/* [g] */
 static u32 dt_probecap;			/* [g] */
+
+static void dt_linger(struct work_struct *w)
+{
+	mutex_lock(&dt_lock);
+	dt_syscall_linger();
+	dt_tp_linger();
+	mutex_unlock(&dt_lock);
+}
+
+static DECLARE_DELAYED_WORK(dt_linger_work, dt_linger);
+
+/* [g] held */
+void dt_linger_schedule(void)
+{
+	lockdep_assert_held(&dt_lock);
+	mod_delayed_work(system_wq, &dt_linger_work, HZ);
+}
 
 /* How often a sleeping reader is woken when data is below the watermark */
 #define DT_TICK_MS	20
@@ -327,15 +345,22 @@ static int dt_ioc_plist(void __user *arg)
 	up = u64_to_user_ptr(pl.dtpl_probes);
 	mutex_lock(&dt_lock);
 	n = min(pl.dtpl_count, dt_nprobes);
+	pl.dtpl_count = dt_nprobes;
+	mutex_unlock(&dt_lock);
+	/*
+	 * Not under dt_lock: a fault on the user buffer (userfaultfd) must
+	 * not stall every other descriptor.  Probes are never freed and ids
+	 * never reused while the module is loaded.
+	 */
 	for (i = 0; i < n; i++) {
+		mutex_lock(&dt_lock);
 		dt_probe_info(dt_probetab[i], &pi);
+		mutex_unlock(&dt_lock);
 		if (copy_to_user(&up[i], &pi, sizeof(pi))) {
 			error = -EFAULT;
 			break;
 		}
 	}
-	pl.dtpl_count = dt_nprobes;
-	mutex_unlock(&dt_lock);
 	if (error)
 		return error;
 	if (copy_to_user(arg, &pl, sizeof(pl)))
@@ -766,6 +791,8 @@ static void __exit dt_exit(void)
 {
 	/* fops.owner: no descriptor is open, so nothing is armed */
 	misc_deregister(&dt_misc);
+	cancel_delayed_work_sync(&dt_linger_work);
+	dt_linger(NULL);
 	dt_kprobe_exit();
 	dt_syscall_exit();
 	tracepoint_synchronize_unregister();

@@ -170,7 +170,6 @@ struct dt_evctx {
 	u8		 rflags;
 	u8		 ctx;
 	bool		 nested;
-	unsigned long	 skipped;
 	u64		 ts;
 	int		 cpu;
 	/* gathered on first use */
@@ -193,8 +192,6 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
-	if (e->skipped)
-		local_add(e->skipped, &r->r_skipped);
 
 	if (fl & DTEVT_FUNCARGS)
 		na = e->nslots;
@@ -280,8 +277,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 }
 
 void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
-	     const u64 *args, unsigned int nslots, u8 rflags,
-	     unsigned long skipped)
+	     const u64 *args, unsigned int nslots, u8 rflags)
 {
 	struct dt_evctx e;
 	struct dt_pcb *pcb;
@@ -308,7 +304,6 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	e.rflags = rflags;
 	e.ctx = (u8)lvl;
 	e.nested = (busy & ((1U << lvl) - 1)) != 0;
-	e.skipped = skipped;
 	e.ts = ktime_get_mono_fast_ns();
 	e.nk = -1;
 	e.nu = -1;
@@ -329,6 +324,16 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	this_cpu_and(dt_busy, ~(1U << lvl));
 out:
 	preempt_enable_notrace();
+}
+
+/* Timer ticks of pcb missed on this CPU.  Hardirq (timer) context. */
+void dt_skip(struct dt_pcb *pcb, u64 n)
+{
+	struct dt_cpubuf *cb;
+
+	cb = READ_ONCE(pcb->pcb_sc->sc_bufs[smp_processor_id()]);
+	if (cb != NULL && n != 0)
+		local_add((long)n, &cb->cb_ring.r_skipped);
 }
 
 void dt_wake(struct irq_work *w)

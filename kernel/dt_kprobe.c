@@ -53,7 +53,7 @@ static int dt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 	a[3] = regs->cx;
 	a[4] = regs->r8;
 	a[5] = regs->r9;
-	dt_fire(k->k_entry, NULL, regs, a, 6, 0, 0);
+	dt_fire(k->k_entry, NULL, regs, a, 6, 0);
 	return 0;
 }
 
@@ -69,7 +69,7 @@ static int dt_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	k = container_of(krp, struct dt_kp, k_krp);
 	a[0] = ret;
 	a[1] = IS_ERR_VALUE(ret) ? (u64)-(long)ret : 0;
-	dt_fire(k->k_return, NULL, regs, a, 2, DTR_RETURN, 0);
+	dt_fire(k->k_return, NULL, regs, a, 2, DTR_RETURN);
 	return 0;
 }
 

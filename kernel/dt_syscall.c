@@ -37,6 +37,7 @@ static unsigned int dt_sysarmed[2][DT_NSYSCALLS];
 static struct dt_probe *dt_sysprobe[2][DT_NSYSCALLS];
 static struct tracepoint *dt_tp_enter, *dt_tp_exit;
 static unsigned int dt_tp_refs[2];	/* [g] armed syscall pcbs */
+static bool dt_tp_reg[2];		/* [g] registered (may linger) */
 
 static const struct dt_arg_info dt_sysargs_entry[6] = {
 	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
@@ -59,7 +60,7 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	syscall_get_arguments(current, regs, a);
 	for (i = 0; i < 6; i++)
 		args[i] = a[i];
-	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, NULL, args, 6, 0, 0);
+	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, NULL, args, 6, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
@@ -73,7 +74,7 @@ static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 	args[0] = (u64)ret;
 	args[1] = IS_ERR_VALUE(ret) ? (u64)-ret : 0;
 	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, NULL, args, 2,
-		DTR_RETURN, 0);
+		DTR_RETURN);
 }
 
 static int dt_sys_tp(int dir, bool on)
@@ -96,10 +97,11 @@ static int dt_sys_arm(struct dt_pcb *pcb)
 	long nr = dp->dp_data;
 	int error;
 
-	if (dt_tp_refs[dir] == 0) {
+	if (!dt_tp_reg[dir]) {
 		error = dt_sys_tp(dir, true);
 		if (error)
 			return error;
+		dt_tp_reg[dir] = true;
 	}
 	dt_tp_refs[dir]++;
 	if (dt_sysarmed[dir][nr]++ == 0)
@@ -115,9 +117,21 @@ static void dt_sys_disarm(struct dt_pcb *pcb)
 
 	if (--dt_sysarmed[dir][nr] == 0)
 		clear_bit(nr, dt_sysmap[dir]);
-	/* the caller waits for running probes before freeing anything */
 	if (--dt_tp_refs[dir] == 0)
-		dt_sys_tp(dir, false);
+		dt_linger_schedule();
+}
+
+void dt_syscall_linger(void)
+{
+	int dir;
+
+	/* the caller waits for running probes before freeing anything */
+	for (dir = DT_SYS_ENTRY; dir <= DT_SYS_RETURN; dir++) {
+		if (dt_tp_reg[dir] && dt_tp_refs[dir] == 0) {
+			dt_sys_tp(dir, false);
+			dt_tp_reg[dir] = false;
+		}
+	}
 }
 
 static const struct dt_provider dt_prov_syscall = {

@@ -31,16 +31,45 @@ struct dt_tpriv {
 
 static struct dt_probe *dt_profile, *dt_interval;
 
+/*
+ * Throttle, like perf's perf_cpu_time_max_percent: the timer callbacks of
+ * all descriptors on one CPU may spend at most a quarter of each 10 ms
+ * window.  Past that, the timers sleep until the window ends and the ticks
+ * they miss are counted as skipped.  Without it, short periods times many
+ * descriptors (or a slow machine: stack walks under emulation) keep a CPU
+ * in timer interrupts forever, a livelock.
+ */
+#define DT_TWIN_NS	(10 * NSEC_PER_MSEC)
+#define DT_TBUDGET_NS	(DT_TWIN_NS / 4)
+
+static DEFINE_PER_CPU(u64, dt_twin_start);	/* [c] hardirq only */
+static DEFINE_PER_CPU(u64, dt_twin_spent);	/* [c] hardirq only */
+
 static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 {
 	struct dt_ptimer *pt = container_of(t, struct dt_ptimer, pt_timer);
 	struct dt_pcb *pcb = pt->pt_pcb;
-	struct pt_regs *regs = get_irq_regs();
-	u64 ovr;
+	ktime_t period = ns_to_ktime(pcb->pcb_period);
+	u64 t0 = ktime_get_mono_fast_ns(), *ws, *sp, ovr;
 
-	ovr = hrtimer_forward_now(t, ns_to_ktime(pcb->pcb_period));
-	dt_fire(pcb->pcb_probe, pcb, regs, NULL, 0, 0,
-		ovr > 1 ? (unsigned long)(ovr - 1) : 0);
+	ws = this_cpu_ptr(&dt_twin_start);
+	sp = this_cpu_ptr(&dt_twin_spent);
+	if (t0 - *ws >= DT_TWIN_NS) {
+		*ws = t0;
+		*sp = 0;
+	}
+	if (*sp >= DT_TBUDGET_NS) {
+		/* this tick and every one until the window ends are missed */
+		ovr = hrtimer_forward(t, ns_to_ktime(*ws + DT_TWIN_NS), period);
+		dt_skip(pcb, ovr);
+		return HRTIMER_RESTART;
+	}
+	dt_fire(pcb->pcb_probe, pcb, get_irq_regs(), NULL, 0, 0);
+	/* after the work: the next expiry is in the future, never behind */
+	ovr = hrtimer_forward_now(t, period);
+	if (ovr > 1)
+		dt_skip(pcb, ovr - 1);
+	*sp += ktime_get_mono_fast_ns() - t0;
 	return HRTIMER_RESTART;
 }
 

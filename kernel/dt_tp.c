@@ -64,7 +64,7 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 	dt_comm(&a[5], next->comm);
 	a[7] = next->pid;
 	a[8] = next->prio;
-	dt_fire(data, NULL, NULL, a, 9, 0, 0);
+	dt_fire(data, NULL, NULL, a, 9, 0);
 }
 
 static const struct dt_arg_info dt_args_switch[] = {
@@ -85,7 +85,7 @@ static void dt_tp_sched_wakeup(void *data, struct task_struct *p)
 	a[2] = p->pid;
 	a[3] = p->prio;
 	a[4] = task_cpu(p);
-	dt_fire(data, NULL, NULL, a, 5, 0, 0);
+	dt_fire(data, NULL, NULL, a, 5, 0);
 }
 
 static const struct dt_arg_info dt_args_wakeup[] = {
@@ -104,7 +104,7 @@ static void dt_tp_sched_fork(void *data, struct task_struct *parent,
 	a[2] = parent->pid;
 	dt_comm(&a[3], child->comm);
 	a[5] = child->pid;
-	dt_fire(data, NULL, NULL, a, 6, 0, 0);
+	dt_fire(data, NULL, NULL, a, 6, 0);
 }
 
 static const struct dt_arg_info dt_args_fork[] = {
@@ -122,7 +122,7 @@ static void dt_tp_sched_exec(void *data, struct task_struct *p,
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = old_pid;
-	dt_fire(data, NULL, NULL, a, 4, 0, 0);
+	dt_fire(data, NULL, NULL, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exec[] = {
@@ -138,7 +138,7 @@ static void dt_tp_sched_exit(void *data, struct task_struct *p)
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = p->prio;
-	dt_fire(data, NULL, NULL, a, 4, 0, 0);
+	dt_fire(data, NULL, NULL, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exit[] = {
@@ -153,7 +153,7 @@ static void dt_tp_irq_entry(void *data, int irq, struct irqaction *action)
 
 	a[0] = irq;
 	dt_comm(&a[1], action && action->name ? action->name : "");
-	dt_fire(data, NULL, NULL, a, 3, 0, 0);
+	dt_fire(data, NULL, NULL, a, 3, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_entry[] = {
@@ -168,7 +168,7 @@ static void dt_tp_irq_exit(void *data, int irq, struct irqaction *action,
 
 	a[0] = irq;
 	a[1] = ret;
-	dt_fire(data, NULL, NULL, a, 2, 0, 0);
+	dt_fire(data, NULL, NULL, a, 2, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_exit[] = {
@@ -189,7 +189,7 @@ static void dt_tp_rq_issue(void *data, struct request *rq)
 	a[1] = blk_rq_pos(rq);
 	a[2] = blk_rq_sectors(rq);
 	a[3] = (__force u32)rq->cmd_flags;
-	dt_fire(data, NULL, NULL, a, 4, 0, 0);
+	dt_fire(data, NULL, NULL, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_issue[] = {
@@ -208,7 +208,7 @@ static void dt_tp_rq_complete(void *data, struct request *rq,
 	a[1] = blk_rq_pos(rq);
 	a[2] = nr_bytes;
 	a[3] = blk_status_to_errno(error);
-	dt_fire(data, NULL, NULL, a, 4, 0, 0);
+	dt_fire(data, NULL, NULL, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_complete[] = {
@@ -244,29 +244,49 @@ static const struct dt_tpdef dt_tpdefs[] = {
 	      dt_args_rq_complete, 4),
 };
 
+/* [g] per dt_tpdefs entry: registered (it may linger unused) */
+static bool dt_tp_reg[ARRAY_SIZE(dt_tpdefs)];
+static struct dt_probe *dt_tp_probe[ARRAY_SIZE(dt_tpdefs)];	/* [I] */
+
 /*
  * The dp_narmed count includes the pcb being armed and, on disarm, the
- * one being disarmed: the tracepoint follows the first and the last.
+ * one being disarmed.
  */
 static int dt_tp_arm(struct dt_pcb *pcb)
 {
 	struct dt_probe *dp = pcb->pcb_probe;
 	const struct dt_tpdef *td = dp->dp_priv;
+	size_t i = td - dt_tpdefs;
+	int error;
 
-	if (dp->dp_narmed != 1)
+	if (dt_tp_reg[i])
 		return 0;
-	return tracepoint_probe_register(dt_tp_find(td->td_name), td->td_fn,
-					 dp);
+	error = tracepoint_probe_register(dt_tp_find(td->td_name), td->td_fn,
+					  dp);
+	if (error == 0)
+		dt_tp_reg[i] = true;
+	return error;
 }
 
 static void dt_tp_disarm(struct dt_pcb *pcb)
 {
-	struct dt_probe *dp = pcb->pcb_probe;
-	const struct dt_tpdef *td = dp->dp_priv;
+	if (pcb->pcb_probe->dp_narmed == 1)
+		dt_linger_schedule();
+}
 
-	if (dp->dp_narmed == 1)
+void dt_tp_linger(void)
+{
+	const struct dt_tpdef *td;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(dt_tpdefs); i++) {
+		td = &dt_tpdefs[i];
+		if (!dt_tp_reg[i] || dt_tp_probe[i]->dp_narmed != 0)
+			continue;
 		tracepoint_probe_unregister(dt_tp_find(td->td_name), td->td_fn,
-					    dp);
+					    dt_tp_probe[i]);
+		dt_tp_reg[i] = false;
+	}
 }
 
 static const struct dt_provider dt_prov_tp = {
@@ -311,6 +331,7 @@ int dt_tp_init(void)
 			kfree(dp);
 			return error;
 		}
+		dt_tp_probe[i] = dp;
 	}
 	return 0;
 }
