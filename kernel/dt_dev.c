@@ -385,7 +385,9 @@ static int dt_ioc_args(void __user *arg)
 	}
 	pa.dtpa_id = id;
 	pa.dtpa_nargs = dp->dp_nargs;
-	memcpy(pa.dtpa_args, dp->dp_args, dp->dp_nargs * sizeof(pa.dtpa_args[0]));
+	if (dp->dp_nargs != 0)
+		memcpy(pa.dtpa_args, dp->dp_args,
+		       dp->dp_nargs * sizeof(pa.dtpa_args[0]));
 	mutex_unlock(&dt_lock);
 	if (copy_to_user(arg, &pa, sizeof(pa)))
 		return -EFAULT;
