@@ -41,6 +41,9 @@ include cli/cli.mk
 include tests/tests.mk
 include bench/bench.mk
 
+# Nothing builds before the packages it needs are installed, even under -j.
+$(ALL) $(addprefix check-,$(SUITES)) $(addprefix bench-,$(BENCHES)): | $(DEPS_STAMP)
+
 .PHONY: all check bench demo deps clean distclean $(addprefix check-,$(SUITES)) $(addprefix bench-,$(BENCHES))
 
 all: deps $(ALL)

@@ -30,12 +30,12 @@ typedef uint64_t dt_u64;
 typedef int64_t dt_s64;
 #endif
 
-#define DT_ABI_VERSION		1
+#define DT_ABI_VERSION		2
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
 #define DT_FUNCLEN		64	/* syscall, tracepoint or kernel function */
-#define DT_NAMELEN		16	/* "entry", "return", "97", ... */
+#define DT_NAMELEN		64	/* "entry", "97", "sched_process_exec" */
 #define DT_KPROBE_FUNCLEN	128
 #define DT_MAXARGS		10	/* argument slots of one event */
 #define DT_ARGNAMELEN		24

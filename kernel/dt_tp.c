@@ -310,16 +310,8 @@ int dt_tp_init(void)
 			pr_info("dt: no tracepoint %s\n", td->td_name);
 			continue;
 		}
-		/*
-		 * tracepoint:SUBSYS:NAME, but dtpi_name holds 15 characters:
-		 * a longer NAME loses its redundant "SUBSYS_" prefix
-		 * (sched_process_exec -> tracepoint:sched:process_exec).
-		 */
+		/* tracepoint:SUBSYS:NAME with the kernel's own NAME */
 		name = td->td_name;
-		if (strlen(name) >= DT_NAMELEN &&
-		    strncmp(name, td->td_sys, strlen(td->td_sys)) == 0 &&
-		    name[strlen(td->td_sys)] == '_')
-			name += strlen(td->td_sys) + 1;
 		snprintf(func, sizeof(func), "%s", td->td_sys);
 		dp = dt_probe_new(&dt_prov_tp, func, name, td->td_nargs,
 				  td->td_nslots, td->td_args, 0);

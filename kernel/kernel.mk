@@ -9,7 +9,7 @@ DT_KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild include/dt_abi.h
 ALL += $(B)/dt.ko
 $(B)/dt.ko: $(DT_KSRC)
 	@test -d "$(KDIR)" || { echo "no kernel headers at $(KDIR)"; exit 1; }
-	$(KMAKE) modules
+	+$(KMAKE) modules
 	@mkdir -p $(@D)
 	cp kernel/dt.ko $@
 

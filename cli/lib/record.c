@@ -701,10 +701,9 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		char nm[DTCAP_PROBENAMELEN];
 		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
 		size_t l;
-		/* "sched:process_exec" (names are short) or "sched:sched_process_exec" */
 		if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
-		    (l = strlen(dtp_name(p, nm, sizeof(nm)))) >= 12 &&
-		    strcmp(nm + l - 12, "process_exec") == 0)
+		    (l = strlen(dtp_name(p, nm, sizeof(nm)))) >= 18 &&
+		    strcmp(nm + l - 18, "sched_process_exec") == 0)
 			r->exec_probe = sel[i].id;
 	}
 	if (o->bufsize && ioctl(dtp_fd(r->dev), DTIOCSETBUFSZ, &o->bufsize) < 0) {

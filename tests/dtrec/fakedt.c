@@ -38,7 +38,7 @@ static const struct dt_probe_info probes[] = {
 	{ 4, 2, DT_PF_RETURN, "syscall", "read", "return" },
 	{ 5, 3, 0, "syscall", "write", "entry" },
 	{ 6, 4, 0, "tracepoint", "sched", "sched_switch" },
-	{ 7, 2, 0, "tracepoint", "sched", "process_exec" },
+	{ 7, 2, 0, "tracepoint", "sched", "sched_process_exec" },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 static struct dt_probe_info kprobes[2];
