@@ -11,7 +11,7 @@ log=$dir/$suite.log res=$dir/$suite.res
 start=$(date +%s)
 "$@" >"$log" 2>&1
 rc=$?
-grep -E '^(PASS|FAIL) ' "$log" | sed "s/^\(PASS\|FAIL\) /\1 $suite\//" >"$res"
+grep -aE '^(PASS|FAIL) ' "$log" | sed "s/^\(PASS\|FAIL\) /\1 $suite\//" >"$res"
 if [ $rc -ne 0 ]; then
 	echo "FAIL $suite: exited with status $rc (see $log)" >>"$res"
 elif [ ! -s "$res" ]; then
