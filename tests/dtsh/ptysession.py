@@ -248,10 +248,16 @@ sh = Shell(extra={"LD_PRELOAD": FAKE,
                   "ASAN_OPTIONS": "verify_asan_link_order=0:detect_leaks=1"})
 check("live-prompt", sh.expect(LIVE), sh.text())
 sh.send("describe tracepoint:sched:s\t")
-ok = sh.expect(r"sched_switch ", 5)
+steps = [sh.expect(r"tracepoint:sched:sched_", 5)]
+sh.send("\t")
+steps.append(sh.expect(r"sched_process_exec[\s\S]*sched_switch|"
+                       r"sched_switch[\s\S]*sched_process_exec", 5))
+sh.send("sw\t")
+# libedit redraws only what changed: the completed tail of the word
+steps.append(sh.expect(r"itch ", 5))
 sh.send("\n")
-ok = ok and sh.expect(r"id 6[\s\S]*" + LIVE)
-check("live-complete-probe", ok, sh.text())
+steps.append(sh.expect(r"id 6[\s\S]*" + LIVE))
+check("live-complete-probe", all(steps), "steps %r: %s" % (steps, sh.text()))
 sh.send("enable profile:hz:97\n")
 sh.expect(LIVE)
 sh.send("record 60s -o live.dtc\n")
