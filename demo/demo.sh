@@ -46,7 +46,7 @@ say "hotloop's functions in the profile (from dtreport flame --folded): expect a
 say "dtreport sql: events per command"
 q="SELECT comm, count(*) AS events FROM events GROUP BY comm ORDER BY 2 DESC LIMIT 5"
 echo "$q"
-"$dtreport" sql out/demo.dtc "$q" || status=1
+"$dtreport" sql --table out/demo.dtc "$q" || status=1
 say "next"
 echo "  open out/demo.svg in a browser (click a frame to zoom)"
 [ -x "$B/bin/dtsh" ] && echo "  explore interactively: $B/bin/dtsh out/demo.dtc"

@@ -492,6 +492,24 @@ status_line(struct rec *r, uint64_t elapsed)
 
 /* ------------------------------------------------------------- setup */
 
+/*
+ * The kernel lists one timer probe per provider under a default rate
+ * ("profile:hz:97"); the capture names the rate actually recorded, so
+ * reports say "profile:hz:997" as the user typed it.
+ */
+static void
+name_timer(struct dtcap_probe *cp, const struct dt_probe_info *p, uint64_t period)
+{
+	uint64_t hz = (1000000000ULL + period / 2) / period;
+
+	if (hz >= 1 && 1000000000ULL / hz == period)
+		snprintf(cp->name, sizeof(cp->name), "%s:hz:%llu", p->dtpi_prov,
+			 (unsigned long long)hz);
+	else
+		snprintf(cp->name, sizeof(cp->name), "%s:ns:%llu", p->dtpi_prov,
+			 (unsigned long long)period);
+}
+
 static int
 write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 	       const char *ksyms, size_t ksymslen, const char *mods, size_t modslen)
@@ -513,6 +531,8 @@ write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 			msg(r, "%s", err);
 			goto out;
 		}
+		if ((sel[i].flags & DT_PF_TIMER) && sel[i].period_ns)
+			name_timer(&pv[n], p, sel[i].period_ns);
 		n++;
 	}
 	if (dtcap_put_probes(r->w, pv, n) < 0)

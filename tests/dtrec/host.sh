@@ -100,7 +100,7 @@ check_cap() {	# name file
 expect fake-record 0 '' -- env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o "$T/r.dtc" \
 	-e profile:hz:997 -e 'syscall:*:entry' -e kprobe:vfs_read:entry -d 1s
 check_cap fake-record-conserved "$T/r.dtc"
-grep -q '^probe kprobe:vfs_read:entry [1-9]' "$T/cc" && grep -q '^probe profile:hz:97 [1-9]' "$T/cc" &&
+grep -q '^probe kprobe:vfs_read:entry [1-9]' "$T/cc" && grep -q '^probe profile:hz:997 [1-9]' "$T/cc" &&
 	pass fake-record-probes || fail fake-record-probes "$(grep ^probe "$T/cc" | tr '\n' ' ')"
 # the stand-in's user frames point into itself, a shared object with symbols
 "$CAPCHECK" "$T/r.dtc" fakeopen >"$T/cc2" 2>&1
