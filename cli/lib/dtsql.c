@@ -26,6 +26,7 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsym.h"
+#include "util.h"
 
 /* ------------------------------------------------------------ context */
 
@@ -1759,19 +1760,6 @@ static void csv_field(FILE *out, const char *s)
 	fputc('"', out);
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes left), 0 if invalid. */
-static int utf8_len(const unsigned char *s, int n)
-{
-	int len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 :
-		  s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : 0;
-	if (len == 0 || len > n)
-		return 0;
-	for (int k = 1; k < len; k++)
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 static void json_string(FILE *out, const char *s, int n)
 {
 	fputc('"', out);
@@ -1780,7 +1768,7 @@ static void json_string(FILE *out, const char *s, int n)
 		if (ch >= 0x80) {
 			/* comms are kernel bytes, not always UTF-8: keep the
 			 * output valid JSON, a stray byte becomes U+FFFD */
-			int len = utf8_len((const unsigned char *)s + i, n - i);
+			int len = dtu_utf8_len((const unsigned char *)s + i, (size_t)(n - i));
 			if (len == 0) {
 				fputs("\\ufffd", out);
 			} else {

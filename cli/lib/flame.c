@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "util.h"
 
 struct fname {
 	char		*s;
@@ -328,33 +329,6 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 #define FONTSZ	12
 #define XPAD	10
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid: comms and symbol
- * names are arbitrary bytes, and one bad byte makes the whole SVG (or JSON)
- * unreadable. */
-static int utf8_len(const unsigned char *s)
-{
-	int n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
 static void xml_esc(FILE *out, const char *s)
 {
 	while (*s) {
@@ -364,7 +338,7 @@ static void xml_esc(FILE *out, const char *s)
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		default: {
-			int n = utf8_len((const unsigned char *)s);
+			int n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX);
 			/* Control characters are not allowed in XML 1.0 either. */
 			if (n == 0 || (unsigned char)*s < 0x20) {
 				fputc('?', out);

@@ -21,6 +21,7 @@
 #include "dt_abi.h"
 #include "filter.h"
 #include "report.h"
+#include "util.h"
 
 struct pidc {
 	uint32_t	pid, comm;
@@ -126,33 +127,6 @@ static int rank_cmp(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid: comms and symbol
- * names are arbitrary bytes, and one bad byte makes the whole SVG (or JSON)
- * unreadable. */
-static int utf8_len(const unsigned char *s)
-{
-	int n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return n;
-}
-
 static void json_str(FILE *o, const char *s)
 {
 	fputc('"', o);
@@ -167,7 +141,7 @@ static void json_str(FILE *o, const char *s)
 			fputs("\\t", o);
 		else if (c < 0x20)
 			fprintf(o, "\\u%04x", c);
-		else if (!(n = utf8_len((const unsigned char *)s)))
+		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
 			fputs("\\ufffd", o), n = 1;
 		else
 			fwrite(s, 1, (size_t)n, o);

@@ -51,4 +51,12 @@ char *dtu_read_file(const char *path, size_t *len);
 /* CLOCK_MONOTONIC in ns: the clock of dt_rec's dtr_ts. */
 uint64_t dtu_now_ns(void);
 
+/*
+ * Length of the valid UTF-8 sequence at s with n bytes left (SIZE_MAX for
+ * a NUL-terminated string: a NUL ends any sequence), 0 if invalid
+ * (overlong forms and surrogates included).  Comms and symbol names are
+ * arbitrary bytes, and one bad byte makes a whole SVG or JSON unreadable.
+ */
+int dtu_utf8_len(const unsigned char *s, size_t n);
+
 #endif /* DT_UTIL_H */

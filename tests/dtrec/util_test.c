@@ -78,5 +78,20 @@ main(void)
 		check("read-proc", t && len > 0 && strlen(t) == len && strstr(t, "Name:"), "no text");
 		free(t);
 	}
+	{
+		const unsigned char *u = (const unsigned char *)
+			"a\xc3\xa9\xf0\x9f\x98\x80";
+		ok = dtu_utf8_len(u, SIZE_MAX) == 1 &&
+		     dtu_utf8_len(u + 1, SIZE_MAX) == 2 &&
+		     dtu_utf8_len(u + 3, SIZE_MAX) == 4 &&
+		     dtu_utf8_len(u + 1, 1) == 0 &&		/* cut short */
+		     dtu_utf8_len(u, 0) == 0 &&
+		     dtu_utf8_len((const unsigned char *)"\xe0\x80\x80", 3) == 0 &&	/* overlong */
+		     dtu_utf8_len((const unsigned char *)"\xed\xa0\x80", 3) == 0 &&	/* surrogate */
+		     dtu_utf8_len((const unsigned char *)"\xf4\x90\x80\x80", 4) == 0 &&	/* > U+10FFFF */
+		     dtu_utf8_len((const unsigned char *)"\xff", 1) == 0 &&
+		     dtu_utf8_len((const unsigned char *)"\xc3", SIZE_MAX) == 0;	/* NUL ends it */
+		check("utf8", ok, "a UTF-8 sequence judged wrong");
+	}
 	return 0;
 }
