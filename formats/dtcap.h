@@ -118,7 +118,7 @@ struct dtcap_proc {
 struct dtcap_writer;
 
 struct dtcap_writer_opts {
-	int		level;		/* zstd level; 0 = library default (3) */
+	int		level;		/* zstd level; 0 = library default (1) */
 	uint32_t	block_events;	/* rows per event block; 0 = 65536 */
 	int		threaded;	/* compress and write on a second thread */
 };

