@@ -17,7 +17,7 @@ static const struct {
 	{ "flame",  cmd_flame,  "flame graph (SVG, or --folded text) of sampled stacks" },
 	{ "diff",   cmd_diff,   "differential flame graph of B against A" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
-	{ "export", cmd_export, "export tables (CSV, JSON, ...)" },
+	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };
 
 static void usage(FILE *to)

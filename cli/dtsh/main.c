@@ -25,10 +25,17 @@ on_sigint(int sig)
 }
 
 static void
-usage(void)
+usage(FILE *out, int status)
 {
-	fprintf(stderr, "usage: dtsh [-c COMMANDS] [FILE]\n");
-	exit(2);
+	fprintf(out, "usage: dtsh [-c COMMANDS] [FILE]\n");
+	if (out == stdout)
+		fprintf(out,
+		    "  Explore probes, record and query, on /dev/dt (live) or on a\n"
+		    "  capture FILE (offline).\n"
+		    "  -c COMMANDS  run COMMANDS (separated by ';') and exit\n"
+		    "  Commands are also read from standard input when it is not a\n"
+		    "  terminal; 'help' lists them.  See dtsh(1).\n");
+	exit(status);
 }
 
 static struct dtsh sh;
@@ -158,17 +165,22 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int c, rc;
 
+	if (argc > 1 && strcmp(argv[1], "--help") == 0)
+		usage(stdout, 0);
 	while ((c = getopt(argc, argv, "c:h")) != -1) {
 		switch (c) {
 		case 'c':
 			cmds = optarg;
 			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	if (argc - optind > 1)
-		usage();
+		usage(stderr, 2);
 
 	/* No SA_RESTART: a blocking read must return so Ctrl-C is seen. */
 	memset(&sa, 0, sizeof(sa));

@@ -26,6 +26,14 @@ run() {
 	OUT=$(cat "$T/out")
 	ERR=$(cat "$T/err")
 }
+# --help: usage on stdout, status 0; a bad option: usage on stderr, status 2
+run --help
+[ "$RC" = 0 ] && grep -q '^usage: dtsh' "$T/out" && [ -z "$ERR" ] && pass help ||
+	fail help "rc=$RC out=$OUT err=$ERR"
+run -x
+[ "$RC" = 2 ] && grep -q '^usage: dtsh' "$T/err" && pass bad-option ||
+	fail bad-option "rc=$RC err=$ERR"
+
 script() {
 	printf '%s\n' "$@" >"$T/in"
 	IN=$T/in
