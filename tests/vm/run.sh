@@ -130,7 +130,7 @@ truncate -s 4G "$tmp/disk.img"
 : >"$tmp/console.log"
 : >"$tmp/script.log"
 
-qemu-system-x86_64 -accel tcg -smp 2 -m "$mem" -nodefaults -display none \
+qemu-system-x86_64 -accel "${VM_ACCEL:-tcg}" -smp 2 -m "$mem" -nodefaults -display none \
 	-no-reboot -monitor none \
 	-kernel "$kernel" -initrd "$tmp/initrd.gz" \
 	-append "console=ttyS0 panic=-1 ${VM_APPEND:-quiet}" \
