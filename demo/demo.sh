@@ -13,14 +13,7 @@ done
 mkdir -p out
 rm -rf "$B/demo-vm" out/demo.dtc out/demo.svg
 say "booting the VM (qemu TCG, 2 CPUs) and recording"
-# Single-threaded TCG: qemu's multi-threaded TCG sometimes keeps executing a
-# stale int3 after the guest kernel patches a static key (tracepoint on/off)
-# while the other vCPU runs that code, and both vCPUs spin in
-# text_poke_bp's int3 handler forever (seen about once in 20 probe
-# toggles).  These runs test recording, not races: they need no parallel
-# vCPUs.  vm-kernel keeps parallel vCPUs for its race tests.
-export VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
-tests/vm/run.sh --script demo/guest.sh --ko "$B/dt.ko" --bin "$B/static/dtrec" \
+tests/vm/run.sh --single-thread --script demo/guest.sh --ko "$B/dt.ko" --bin "$B/static/dtrec" \
 	--bin "$B/static/hotloop" --out "$B/demo-vm" --timeout 120 </dev/null
 rc=$?
 if [ $rc -ne 0 ] || [ ! -s "$B/demo-vm/demo.dtc" ]; then

@@ -7,14 +7,7 @@ ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5
 mkdir -p "$out"
 { echo "DEMO_SECONDS=2"; sed 1d "$top/demo/guest.sh"; } >"$out/guest.sh"
 rm -rf "$out/vm"
-# Single-threaded TCG: qemu's multi-threaded TCG sometimes keeps executing a
-# stale int3 after the guest kernel patches a static key (tracepoint on/off)
-# while the other vCPU runs that code, and both vCPUs spin in
-# text_poke_bp's int3 handler forever (seen about once in 20 probe
-# toggles).  These runs test recording, not races: they need no parallel
-# vCPUs.  vm-kernel keeps parallel vCPUs for its race tests.
-export VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
-"$top/tests/vm/run.sh" --script "$out/guest.sh" --ko "$ko" --bin "$dtrec" --bin "$hotloop" \
+"$top/tests/vm/run.sh" --single-thread --script "$out/guest.sh" --ko "$ko" --bin "$dtrec" --bin "$hotloop" \
 	--out "$out/vm" --timeout 120 </dev/null >"$out/vm.log" 2>&1
 rc=$?
 f=$out/vm/demo.dtc

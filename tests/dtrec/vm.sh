@@ -6,19 +6,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5
 rm -rf "$out"
-args=(--script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 120)
+args=(--single-thread --script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 120)
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else
 	echo "FAIL vm.module-built: $ko does not exist (kernel build failed?)"
 fi
-# Single-threaded TCG: qemu's multi-threaded TCG sometimes keeps executing a
-# stale int3 after the guest kernel patches a static key (tracepoint on/off)
-# while the other vCPU runs that code, and both vCPUs spin in
-# text_poke_bp's int3 handler forever (seen about once in 20 probe
-# toggles).  These runs test recording, not races: they need no parallel
-# vCPUs.  vm-kernel keeps parallel vCPUs for its race tests.
-export VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
 "$top/tests/vm/run.sh" "${args[@]}" </dev/null
 rc=$?
 [ $rc -eq 0 ] && echo "PASS vm.status" || echo "FAIL vm.status: run.sh exited $rc (124 timeout, 125 no boot)"

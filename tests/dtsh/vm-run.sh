@@ -13,14 +13,7 @@ done
 # The guest has no terminfo: give libedit the entry of the TERM vm.sh uses.
 ti=()
 [ -f /lib/terminfo/d/dumb ] && ti=(--file /lib/terminfo/d/dumb:/lib/terminfo/d/dumb)
-# Single-threaded TCG: qemu's multi-threaded TCG sometimes keeps executing a
-# stale int3 after the guest kernel patches a static key (tracepoint on/off)
-# while the other vCPU runs that code, and both vCPUs spin in
-# text_poke_bp's int3 handler forever (seen about once in 20 probe
-# toggles).  These runs test recording, not races: they need no parallel
-# vCPUs.  vm-kernel keeps parallel vCPUs for its race tests.
-export VM_ACCEL=${VM_ACCEL:-tcg,thread=single}
-"$here/../vm/run.sh" --script "$here/vm.sh" --ko "$B/dt.ko" "${ti[@]}" \
+"$here/../vm/run.sh" --single-thread --script "$here/vm.sh" --ko "$B/dt.ko" "${ti[@]}" \
 	--bin "$B/static/dtsh" --bin "$B/static/ptydrive" --out "$out" --timeout 240
 rc=$?
 [ $rc = 0 ] || echo "FAIL vm: run.sh exited with status $rc"
