@@ -1,11 +1,11 @@
 /* elfsyms.c - see elfsyms.h. */
 #include "elfsyms.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,17 +34,6 @@ struct elfsyms_cache {
 	struct centry *b[NBUCKETS];
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static int
 symcmp(const void *a, const void *b)
@@ -139,7 +128,7 @@ read_elf(Elf *e, struct owned *o, char *err, size_t errlen)
 		return 0;	/* no symbols: still useful for build id and mapping */
 	data = elf_getdata(symscn, NULL);
 	if (data == NULL) {
-		seterr(err, errlen, "%s: %s", o->path, elf_errmsg(-1));
+		dtu_seterr(err, errlen, "%s: %s", o->path, elf_errmsg(-1));
 		return -1;
 	}
 	nsyms = symsh.sh_size / symsh.sh_entsize;
@@ -176,7 +165,7 @@ read_elf(Elf *e, struct owned *o, char *err, size_t errlen)
 			o->syms = calloc(k, sizeof(*o->syms));
 			o->names = malloc(namebytes);
 			if (o->syms == NULL || o->names == NULL) {
-				seterr(err, errlen, "%s: out of memory", o->path);
+				dtu_seterr(err, errlen, "%s: out of memory", o->path);
 				return -1;
 			}
 			k = 0;
@@ -196,25 +185,25 @@ elfsyms_read(const char *path, const char *open_path, char *err, size_t errlen)
 	int fd, r;
 
 	if (elf_version(EV_CURRENT) == EV_NONE) {
-		seterr(err, errlen, "libelf: %s", elf_errmsg(-1));
+		dtu_seterr(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return NULL;
 	}
 	fd = open(open_path ? open_path : path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	o = calloc(1, sizeof(*o));
 	if (o == NULL || (o->path = strdup(path)) == NULL) {
 		free(o);
 		close(fd);
-		seterr(err, errlen, "%s: out of memory", path);
+		dtu_seterr(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	o->ef.f.path = o->path;
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e == NULL || elf_kind(e) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF file", path);
+		dtu_seterr(err, errlen, "%s: not an ELF file", path);
 		if (e)
 			elf_end(e);
 		close(fd);
@@ -283,13 +272,13 @@ elfsyms_get(struct elfsyms_cache *c, const char *path, const char *open_path,
 				e->mtime.tv_nsec != st.st_mtim.tv_nsec))
 			continue;
 		if (e->file == NULL)
-			seterr(err, errlen, "%s", e->err ? e->err : path);
+			dtu_seterr(err, errlen, "%s", e->err ? e->err : path);
 		return e->file ? &e->file->ef : NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL || (e->path = strdup(path)) == NULL) {
 		free(e);
-		seterr(err, errlen, "%s: out of memory", path);
+		dtu_seterr(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	if (have_st) {
@@ -303,7 +292,7 @@ elfsyms_get(struct elfsyms_cache *c, const char *path, const char *open_path,
 		e->file = (struct owned *)f;
 		if (f == NULL) {
 			e->err = strdup(msg);
-			seterr(err, errlen, "%s", msg);
+			dtu_seterr(err, errlen, "%s", msg);
 		}
 	}
 	e->next = c->b[h];

@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -20,27 +19,16 @@ struct dtp_dev {
 	char		**names;	/* "prov:func:name" per probe */
 };
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void
 dtp_strerror(int e, const char *what, char *err, size_t errlen)
 {
 	if (e == ENOENT || e == ENXIO || e == ENODEV)
-		seterr(err, errlen, "%s: no such device: is the dt module loaded? (see dt(4))", what);
+		dtu_seterr(err, errlen, "%s: no such device: is the dt module loaded? (see dt(4))", what);
 	else if (e == EACCES || e == EPERM)
-		seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", what, strerror(e));
+		dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", what, strerror(e));
 	else
-		seterr(err, errlen, "%s: %s", what, strerror(e));
+		dtu_seterr(err, errlen, "%s: %s", what, strerror(e));
 }
 
 static void
@@ -64,7 +52,7 @@ load_probes(struct dtp_dev *d, char *err, size_t errlen)
 		struct dt_probe_info *nv = realloc(v, cap * sizeof(*v));
 		if (nv == NULL) {
 			free(v);
-			seterr(err, errlen, "%s: out of memory", d->path);
+			dtu_seterr(err, errlen, "%s: out of memory", d->path);
 			return -1;
 		}
 		v = nv;
@@ -74,7 +62,7 @@ load_probes(struct dtp_dev *d, char *err, size_t errlen)
 		if (ioctl(d->fd, DTIOCGPLIST, &pl) < 0) {
 			int e = errno;
 			free(v);
-			seterr(err, errlen, "%s: listing probes: %s", d->path, strerror(e));
+			dtu_seterr(err, errlen, "%s: listing probes: %s", d->path, strerror(e));
 			return -1;
 		}
 		if (pl.dtpl_count <= cap)
@@ -87,7 +75,7 @@ load_probes(struct dtp_dev *d, char *err, size_t errlen)
 	d->nprobes = pl.dtpl_count;
 	d->names = calloc(d->nprobes ? d->nprobes : 1, sizeof(char *));
 	if (d->names == NULL) {
-		seterr(err, errlen, "%s: out of memory", d->path);
+		dtu_seterr(err, errlen, "%s: out of memory", d->path);
 		return -1;
 	}
 	for (size_t i = 0; i < d->nprobes; i++) {
@@ -98,7 +86,7 @@ load_probes(struct dtp_dev *d, char *err, size_t errlen)
 		d->probes[i].dtpi_name[DT_NAMELEN - 1] = '\0';
 		d->names[i] = strdup(dtp_name(&d->probes[i], buf, sizeof(buf)));
 		if (d->names[i] == NULL) {
-			seterr(err, errlen, "%s: out of memory", d->path);
+			dtu_seterr(err, errlen, "%s: out of memory", d->path);
 			return -1;
 		}
 	}
@@ -115,7 +103,7 @@ dtp_open(const char *path, int rw, char *err, size_t errlen)
 		path = DT_DEVICE;
 	d = calloc(1, sizeof(*d));
 	if (d == NULL) {
-		seterr(err, errlen, "%s: out of memory", path);
+		dtu_seterr(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	snprintf(d->path, sizeof(d->path), "%s", path);
@@ -128,13 +116,13 @@ dtp_open(const char *path, int rw, char *err, size_t errlen)
 	if (ioctl(d->fd, DTIOCGVERSION, &ver) < 0) {
 		int e = errno;
 		if (e == ENOTTY || e == EINVAL)
-			seterr(err, errlen, "%s: not a dt device (DTIOCGVERSION: %s)", path, strerror(e));
+			dtu_seterr(err, errlen, "%s: not a dt device (DTIOCGVERSION: %s)", path, strerror(e));
 		else
 			dtp_strerror(e, path, err, errlen);
 		goto fail;
 	}
 	if (ver != DT_ABI_VERSION) {
-		seterr(err, errlen, "%s: ABI version %u, but this tool speaks version %u: "
+		dtu_seterr(err, errlen, "%s: ABI version %u, but this tool speaks version %u: "
 		       "use tools and module from the same build", path, ver, DT_ABI_VERSION);
 		goto fail;
 	}
@@ -197,7 +185,7 @@ dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 	memset(&pa, 0, sizeof(pa));
 	pa.dtpa_id = p->dtpi_id;
 	if (ioctl(d->fd, DTIOCGARGS, &pa) < 0) {
-		seterr(err, errlen, "%s: arguments of %s: %s", d->path, out->name, strerror(errno));
+		dtu_seterr(err, errlen, "%s: arguments of %s: %s", d->path, out->name, strerror(errno));
 		return -1;
 	}
 	if (pa.dtpa_nargs > DT_MAXARGS)
@@ -255,16 +243,16 @@ unknown(const struct dtp_dev *d, const char *spec, char *err, size_t errlen)
 	size_t n = dtu_suggest(spec, (const char *const *)d->names, d->nprobes, 0, best, 3);
 
 	if (n == 0) {
-		seterr(err, errlen, "unknown probe '%s' (dtrec -l lists them)", spec);
+		dtu_seterr(err, errlen, "unknown probe '%s' (dtrec -l lists them)", spec);
 		return;
 	}
 	if (n == 1)
-		seterr(err, errlen, "unknown probe '%s': did you mean '%s'?", spec, best[0]);
+		dtu_seterr(err, errlen, "unknown probe '%s': did you mean '%s'?", spec, best[0]);
 	else if (n == 2)
-		seterr(err, errlen, "unknown probe '%s': did you mean '%s' or '%s'?",
+		dtu_seterr(err, errlen, "unknown probe '%s': did you mean '%s' or '%s'?",
 		       spec, best[0], best[1]);
 	else
-		seterr(err, errlen, "unknown probe '%s': did you mean '%s', '%s' or '%s'?",
+		dtu_seterr(err, errlen, "unknown probe '%s': did you mean '%s', '%s' or '%s'?",
 		       spec, best[0], best[1], best[2]);
 }
 
@@ -290,13 +278,13 @@ resolve_timer(struct dtp_dev *d, const char *spec, const char *prov,
 	if (p == NULL)
 		return 1;	/* not a timer provider: the caller tries plain names */
 	if (!isdigit((unsigned char)num[0])) {
-		seterr(err, errlen, "%s: '%s' is not a number (e.g. %s:hz:97)", spec, num, prov);
+		dtu_seterr(err, errlen, "%s: '%s' is not a number (e.g. %s:hz:97)", spec, num, prov);
 		return -1;
 	}
 	errno = 0;
 	n = strtoull(num, &end, 10);
 	if (*end != '\0' || errno != 0 || n == 0) {
-		seterr(err, errlen, "%s: '%s' is not a positive number", spec, num);
+		dtu_seterr(err, errlen, "%s: '%s' is not a positive number", spec, num);
 		return -1;
 	}
 	if (strcmp(unit, "hz") == 0)
@@ -310,28 +298,28 @@ resolve_timer(struct dtp_dev *d, const char *spec, const char *prov,
 	else if (strcmp(unit, "ns") == 0)
 		period = (double)n;
 	else {
-		seterr(err, errlen, "%s: unknown unit '%s' (hz, s, ms, us or ns)", spec, unit);
+		dtu_seterr(err, errlen, "%s: unknown unit '%s' (hz, s, ms, us or ns)", spec, unit);
 		return -1;
 	}
 	if (period < (double)DT_PERIOD_MIN_NS) {
-		seterr(err, errlen, "%s: period %.0f ns is below the minimum of %llu ns",
+		dtu_seterr(err, errlen, "%s: period %.0f ns is below the minimum of %llu ns",
 		       spec, period, (unsigned long long)DT_PERIOD_MIN_NS);
 		return -1;
 	}
 	if (period > (double)DT_PERIOD_MAX_NS) {
-		seterr(err, errlen, "%s: period is above the maximum of one hour", spec);
+		dtu_seterr(err, errlen, "%s: period is above the maximum of one hour", spec);
 		return -1;
 	}
 	for (size_t i = 0; i < *nsel; i++) {
 		/* one timer probe has one period per recording */
 		if ((*sel)[i].id == p->dtpi_id && (*sel)[i].period_ns != (uint64_t)(period + 0.5)) {
-			seterr(err, errlen, "%s: the %s probe is already enabled with another rate",
+			dtu_seterr(err, errlen, "%s: the %s probe is already enabled with another rate",
 			       spec, prov);
 			return -1;
 		}
 	}
 	if (add_sel(sel, nsel, p, (uint64_t)(period + 0.5)) < 0) {
-		seterr(err, errlen, "out of memory");
+		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -347,11 +335,11 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 	uint32_t id;
 
 	if (strcmp(name, "entry") != 0 && strcmp(name, "return") != 0) {
-		seterr(err, errlen, "%s: a kprobe is FUNC:entry or FUNC:return", spec);
+		dtu_seterr(err, errlen, "%s: a kprobe is FUNC:entry or FUNC:return", spec);
 		return -1;
 	}
 	if (strlen(func) >= DT_KPROBE_FUNCLEN || func[0] == '\0') {
-		seterr(err, errlen, "%s: bad function name", spec);
+		dtu_seterr(err, errlen, "%s: bad function name", spec);
 		return -1;
 	}
 	memset(&kp, 0, sizeof(kp));
@@ -359,11 +347,11 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 	if (ioctl(d->fd, DTIOCKPROBE, &kp) < 0) {
 		int e = errno;
 		if (e == ENOENT || e == EINVAL)
-			seterr(err, errlen, "%s: no such kernel function to probe (%s)", spec, strerror(e));
+			dtu_seterr(err, errlen, "%s: no such kernel function to probe (%s)", spec, strerror(e));
 		else if (e == EACCES || e == EPERM)
-			seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", spec, strerror(e));
+			dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", spec, strerror(e));
 		else
-			seterr(err, errlen, "%s: %s", spec, strerror(e));
+			dtu_seterr(err, errlen, "%s: %s", spec, strerror(e));
 		return -1;
 	}
 	id = strcmp(name, "entry") == 0 ? kp.dtkp_entry_id : kp.dtkp_return_id;
@@ -371,11 +359,11 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 		return -1;
 	p = dtp_by_id(d, id);
 	if (p == NULL) {
-		seterr(err, errlen, "%s: the kernel created probe %u but does not list it", spec, id);
+		dtu_seterr(err, errlen, "%s: the kernel created probe %u but does not list it", spec, id);
 		return -1;
 	}
 	if (add_sel(sel, nsel, p, 0) < 0) {
-		seterr(err, errlen, "out of memory");
+		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -389,7 +377,7 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	size_t matched = 0;
 
 	if (strlen(spec) >= sizeof(buf) || spec[0] == '\0') {
-		seterr(err, errlen, "bad probe name '%.40s'", spec);
+		dtu_seterr(err, errlen, "bad probe name '%.40s'", spec);
 		return -1;
 	}
 	snprintf(buf, sizeof(buf), "%s", spec);
@@ -398,7 +386,7 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	name = func ? strchr(func + 1, ':') : NULL;
 	if (func == NULL || name == NULL || strchr(name + 1, ':') != NULL) {
 		/* kprobe function names never contain ':', so this is always wrong */
-		seterr(err, errlen, "bad probe name '%s': expected provider:function:name", spec);
+		dtu_seterr(err, errlen, "bad probe name '%s': expected provider:function:name", spec);
 		return -1;
 	}
 	*func++ = '\0';
@@ -414,7 +402,7 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 			continue;
 		/* a glob that hits timer probes gets their default period */
 		if (add_sel(sel, nsel, &d->probes[i], 0) < 0) {
-			seterr(err, errlen, "out of memory");
+			dtu_seterr(err, errlen, "out of memory");
 			return -1;
 		}
 		matched++;
@@ -424,7 +412,7 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	if (strcmp(prov, "kprobe") == 0 && !dtu_is_glob(spec))
 		return resolve_kprobe(d, spec, func, name, sel, nsel, err, errlen);
 	if (dtu_is_glob(spec))
-		seterr(err, errlen, "no probe matches '%s' (dtrec -l lists them)", spec);
+		dtu_seterr(err, errlen, "no probe matches '%s' (dtrec -l lists them)", spec);
 	else
 		unknown(d, spec, err, errlen);
 	return -1;

@@ -59,4 +59,8 @@ uint64_t dtu_now_ns(void);
  */
 int dtu_utf8_len(const unsigned char *s, size_t n);
 
+/* printf into a caller's error buffer (nothing if err is NULL or errlen 0). */
+void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 #endif /* DT_UTIL_H */
