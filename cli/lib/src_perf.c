@@ -114,7 +114,8 @@ struct src_perf {
 	size_t		nrings;
 	int		ncpus;		/* [I] possible CPUs (counters' index) */
 	struct dtcap_count *counts;	/* [r] per CPU */
-	uint64_t	*seen;		/* [r] per CPU: samples parsed, kept or not */
+	uint64_t	*seen;		/* [r] per CPU: samples of counting events
+					 * (not timers), kept or not */
 	uint64_t	*fired;		/* per CPU, after stop: events' own counts */
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
@@ -539,10 +540,10 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	TAKE(&ts, 8);
 	TAKE(&cpu, 4);
 	p += 4;
-	if (cpu < (uint32_t)sp->ncpus)
-		sp->seen[cpu]++;
 	if ((pr = probe_of(sp, id)) == NULL)
 		return 0;
+	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
+		sp->seen[cpu]++;
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
 		/* the raw event's record names the syscall: that is the probe */
 		const unsigned char *q = p;
@@ -1374,8 +1375,13 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 		    read(sp->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
 			continue;
 		p = &sp->probes[sp->fdprobe[i] - 1];
+		/*
+		 * A timer's count is CPU time, and inherited copies add their
+		 * partial periods together: no exact tick count.  Its losses
+		 * come from LOST records alone.
+		 */
 		if (p->kind == PK_TIMER)
-			v = p->period_ns ? v / p->period_ns : 0;	/* ns of CPU time */
+			continue;
 		sp->fired[sp->fdcpu[i]] += v;
 	}
 	return 0;
@@ -1394,12 +1400,13 @@ perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *
 		uint64_t fired = sp->fired ? sp->fired[i] : 0, miss = 0;
 		/*
 		 * Losses: what LOST records reported, or, once stopped, what
-		 * the events fired beyond the samples that reached us (the
-		 * kernel reports a loss only at its next successful write, so
-		 * a ring full until the end would hide the last ones).
+		 * the counting events fired beyond the samples that reached us
+		 * if that is more (the kernel reports a loss only at its next
+		 * successful write, so a ring full until the end would hide the
+		 * last ones).
 		 */
-		if (fired > sp->seen[i] + sp->counts[i].skipped)
-			miss = fired - sp->seen[i] - sp->counts[i].skipped;
+		if (fired > sp->seen[i])
+			miss = fired - sp->seen[i];
 		out[i] = sp->counts[i];
 		out[i].dropped = sp->lost[i] > miss ? sp->lost[i] : miss;
 		out[i].produced = out[i].read + out[i].dropped;
@@ -1471,6 +1478,7 @@ perf_close(struct dtsrc *s)
 
 static const struct dtsrc_ops perf_ops = {
 	.name = "perf",
+	.watermark = 1,
 	.enable = perf_enable,
 	.start = perf_start,
 	.stop = perf_stop,
