@@ -2,6 +2,7 @@
  * dtcap_util.c - byte buffers, bounded cursors, checksums and the column
  * codecs shared by the capture writer and reader.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,31 @@
 #include <xxhash.h>
 
 #include "dtcap_int.h"
+
+void dtc_vfmt(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t pl = strlen(prefix), ml = strlen(msg);
+	if (pl + 2 + ml < size) {
+		snprintf(buf, size, "%s: %s", prefix, msg);
+		return;
+	}
+	/* the message matters more than the start of a very long path:
+	 * keep the path's tail ("...dir/cap.dtc") */
+	size_t room = size > ml + 6 ? size - ml - 6 : 0;
+	if (room > pl)
+		room = pl;
+	snprintf(buf, size, "...%s: %s", prefix + pl - room, msg);
+}
+
+void dtc_fmt(char *buf, size_t size, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	dtc_vfmt(buf, size, prefix, fmt, ap);
+	va_end(ap);
+}
 
 int dtc_buf_reserve(struct dtc_buf *b, size_t more)
 {

@@ -131,7 +131,7 @@ nobase:;
 	double best_w = 1e9, best_ww = 1e9;
 	struct stat st;
 	for (int rep = 0; rep < WRITE_PASSES; rep++) {
-		struct dtcap_writer_opts wo = { getenv("CAPBENCH_LEVEL") ? atoi(getenv("CAPBENCH_LEVEL")) : 0, 0, 0 };
+		struct dtcap_writer_opts wo = { getenv("CAPBENCH_LEVEL") ? atoi(getenv("CAPBENCH_LEVEL")) : 0, 0, 0, 1 };
 		struct dtcap_writer *w = dtcap_create(path, dtcap_host(r), &wo);
 		if (!w)
 			die(dtcap_create_error());
@@ -167,7 +167,7 @@ nobase:;
 	 * the writer's thread), and the wall time to close */
 	double thr_cpu, thr_wall;
 	{
-		struct dtcap_writer_opts wo = { 0, 0, 1 };
+		struct dtcap_writer_opts wo = { 0, 0, 1, 1 };
 		char tpath[4200];
 		snprintf(tpath, sizeof(tpath), "%s.thr", path);
 		struct dtcap_writer *w = dtcap_create(tpath, dtcap_host(r), &wo);

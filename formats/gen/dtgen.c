@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 		 "dtgen -n %llu -s %llu --stacks %u --pids %u%s",
 		 (unsigned long long)nevents, (unsigned long long)seed, nstacks, npids,
 		 sysmode ? " --syscalls" : "");
-	struct dtcap_writer_opts wo = { 0, block, threaded };
+	struct dtcap_writer_opts wo = { 0, block, threaded, 1 };
 	struct dtcap_writer *w = dtcap_create(out, &host, &wo);
 	if (!w)
 		die("%s", dtcap_create_error());
