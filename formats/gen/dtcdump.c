@@ -44,6 +44,10 @@ int main(int argc, char **argv)
 	       h->kernel, h->hostname, h->ncpus, h->start_ns, h->clock_mono_ns,
 	       h->clock_real_ns);
 	printf("command %s\n", h->command);
+	uint32_t fc, fi, fv = dtcap_format_version(r, &fc, &fi);
+	printf("meta format %u compat %#x incompat %#x status %#x tool '%s' build-id '%s' "
+	       "cpu '%s' boot '%s' clocks %zu\n", fv, fc, fi, dtcap_reader_status(r),
+	       h->tool_version, h->kernel_build_id, h->cpu_model, h->boot_id, dtcap_nclocks(r));
 	size_t kl = 0, ml = 0;
 	dtcap_kallsyms(r, &kl);
 	dtcap_modules(r, &ml);
@@ -88,9 +92,9 @@ int main(int argc, char **argv)
 	while (it && (k = dtcap_iter_next(it, &e)) == 1) {
 		if (i < nev) {
 			printf("ev %" PRIu64 " cpu %u pid %u tid %u probe %u comm %s k %u u %u "
-			       "fl %#x nargs %u", e.ts, e.cpu, e.pid, e.tid, e.probe,
+			       "fl %#x ctx %u nargs %u", e.ts, e.cpu, e.pid, e.tid, e.probe,
 			       dtcap_comm(r, e.comm) ? dtcap_comm(r, e.comm) : "-",
-			       e.kstack, e.ustack, e.flags, e.nargs);
+			       e.kstack, e.ustack, e.flags, e.ctx, e.nargs);
 			for (uint32_t a = 0; a < e.nargs; a++)
 				printf(" %#" PRIx64, e.args[a]);
 			printf("\n");

@@ -735,6 +735,11 @@ int main(int argc, char **argv)
 			e.kstack = s->kstack;
 			e.ustack = s->ustack;
 			e.flags = s->flags;
+			/* the timer fires in hardirq context; some sites stand
+			 * for samples taken in softirq or NMI (no RNG draw, so
+			 * the rest of the stream is unchanged) */
+			e.ctx = lo % 23 == 0 ? DTCAP_CTX_SOFTIRQ : lo % 97 == 0 ? DTCAP_CTX_NMI :
+				DTCAP_CTX_HARDIRQ;
 			if (s->kind == S_IDLE) {
 				e.comm = swapper_comm[best];
 			} else {
