@@ -137,7 +137,25 @@ struct dtc_cur {
 uint8_t dtc_get_u8(struct dtc_cur *c);
 uint32_t dtc_get_u32(struct dtc_cur *c);
 uint64_t dtc_get_u64(struct dtc_cur *c);
-uint64_t dtc_get_uv(struct dtc_cur *c);
+/* LEB128, at most 10 bytes, the 10th 0 or 1 (a value past 64 bits is an
+ * error, never silently cut).  Inline for the common short forms: stacks
+ * and symbol tables are hundreds of thousands of varints. */
+uint64_t dtc_get_uv_slow(struct dtc_cur *c);
+static inline uint64_t dtc_get_uv(struct dtc_cur *c)
+{
+	const uint8_t *p = c->p;
+	if (c->end - p >= 10 && !c->err) {
+		uint64_t v = 0;
+		for (int i = 0; i < 9; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				c->p = p + i + 1;
+				return v;
+			}
+		}
+	}
+	return dtc_get_uv_slow(c);
+}
 /* A string of at most max bytes (not NUL-terminated on disk); returns a
  * pointer into the input and its length, or NULL with err set. */
 const char *dtc_get_str(struct dtc_cur *c, size_t max, size_t *len);

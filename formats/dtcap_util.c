@@ -143,7 +143,7 @@ uint64_t dtc_get_u64(struct dtc_cur *c)
 	return p ? dtc_rd64(p) : 0;
 }
 
-uint64_t dtc_get_uv(struct dtc_cur *c)
+uint64_t dtc_get_uv_slow(struct dtc_cur *c)
 {
 	uint64_t v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
@@ -152,11 +152,14 @@ uint64_t dtc_get_uv(struct dtc_cur *c)
 			return 0;
 		}
 		uint8_t x = *c->p++;
+		/* the 10th byte holds bit 63 only: more would overflow */
+		if (shift == 63 && x > 1)
+			break;
 		v |= (uint64_t)(x & 0x7f) << shift;
 		if (!(x & 0x80))
 			return v;
 	}
-	c->err = 1;	/* more than 10 bytes: not a varint we wrote */
+	c->err = 1;	/* more than 10 bytes or past 64 bits: not a varint */
 	return 0;
 }
 
