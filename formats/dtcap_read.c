@@ -681,6 +681,9 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 	}
 	if (last < DTC_C_NARGS || total != c->clen)
 		DAMAGED(c);
+	for (unsigned id = 0; id <= DTC_C_NARGS; id++)
+		if (rb.pos[id] == 255)
+			DAMAGED(c);
 	/* salvage wants only blocks that will decode: it pays for the sums */
 	if ((r->oflags & DTCAP_OPEN_SALVAGE) && !block_sums_ok(&rb)) {
 		char tn[8];

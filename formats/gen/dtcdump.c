@@ -1,9 +1,10 @@
 /*
  * dtcdump - print what a capture holds, through libdtcap only.  A
  * debugging aid for the format and for the tests (not a user tool):
- *	dtcdump [-e N] [-c] FILE
+ *	dtcdump [-e N] [-c] [-k] FILE
  * prints a summary; -e N also the first N events; -c a checksum line over
- * every decoded field (to compare two captures' contents quickly).
+ * every decoded field (to compare two captures' contents quickly); -k only
+ * the kallsyms text.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,13 +19,14 @@
 int main(int argc, char **argv)
 {
 	long nev = 0;
-	int sum = 0, c;
-	while ((c = getopt(argc, argv, "e:c")) != -1) {
+	int sum = 0, ksyms = 0, c;
+	while ((c = getopt(argc, argv, "e:ck")) != -1) {
 		switch (c) {
 		case 'e': nev = atol(optarg); break;
 		case 'c': sum = 1; break;
+		case 'k': ksyms = 1; break;
 		default:
-			fprintf(stderr, "usage: dtcdump [-e N] [-c] FILE\n");
+			fprintf(stderr, "usage: dtcdump [-e N] [-c] [-k] FILE\n");
 			return 2;
 		}
 	}
@@ -39,6 +41,14 @@ int main(int argc, char **argv)
 	}
 	if (dtcap_reader_warning(r))
 		fprintf(stderr, "dtcdump: warning: %s\n", dtcap_reader_warning(r));
+	if (ksyms) {
+		size_t kl = 0;
+		const char *k = dtcap_kallsyms(r, &kl);
+		if (k)
+			fwrite(k, 1, kl, stdout);
+		dtcap_reader_close(r);
+		return 0;
+	}
 	const struct dtcap_host *h = dtcap_host(r);
 	printf("host %s %s ncpus %u start %" PRIu64 " mono %" PRIu64 " real %" PRId64 "\n",
 	       h->kernel, h->hostname, h->ncpus, h->start_ns, h->clock_mono_ns,

@@ -1,6 +1,6 @@
 # tests/format: the capture format (libdtcap) and its generator, under
 # ASan/UBSan; fuzz-format: libFuzzer on the reader for a bounded time.
-SUITES += format fuzz-format
+SUITES += format fuzz-format format-py
 
 DTGEN_ASAN := $(B)/asan/bin/dtgen
 $(DTGEN_ASAN): $(B)/asan/obj/formats/gen/dtgen.o $(CAP_LIB_ASAN)
@@ -45,3 +45,8 @@ $(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
 
 check-fuzz-format: $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
 	@tests/run-suite.sh $(B)/results fuzz-format tests/format/fuzz.sh $(B) $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
+
+# format-py: a second reader, in Python from FORMAT.md alone, agrees with
+# dtreport sql row for row (the format document is a contract).
+check-format-py: $(DTGEN) $(B)/bin/dtreport $(DTCDUMP)
+	@tests/run-suite.sh $(B)/results format-py tests/format/pyreader.sh $(B) $(DTGEN) $(B)/bin/dtreport $(DTCDUMP)
