@@ -1163,6 +1163,50 @@ static int file_header(struct dtcap_reader *r)
 	return 0;
 }
 
+static int damage_cmp(const void *a, const void *b)
+{
+	const struct dtcap_damage *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Salvage: a block that does not decode (its columns, or ids whose
+ * definitions were in a skipped range) is dropped and reported, so the
+ * tools see only readable blocks. */
+static int drop_bad_blocks(struct dtcap_reader *r)
+{
+	struct dtcap_block *b = dtcap_block_new();
+	if (!b)
+		return nomem(r);
+	size_t keep = 0;
+	for (size_t i = 0; i < r->nblocks; i++) {
+		if (!dtcap_read_block(r, i, DTCAP_COL_ALL, b)) {
+			r->blocks[keep] = r->blocks[i];
+			r->rblocks[keep++] = r->rblocks[i];
+			continue;
+		}
+		const struct dtcap_blockinfo *bi = &r->blocks[i];
+		const struct rblock *rb = &r->rblocks[i];
+		uint64_t end = (uint64_t)(rb->pay - r->map) + rb->plen;
+		struct dtcap_damage d = {bi->offset, end - bi->offset, bi->rows, 1,
+					 "undecodable EVNT chunk"};
+		size_t cap = r->ndamage;
+		if (rgrow(r, &r->damage, &cap, r->ndamage + 1, sizeof(*r->damage))) {
+			dtcap_block_free(b);
+			return -1;
+		}
+		r->damage[r->ndamage++] = d;
+		r->status |= DTCAP_ST_SALVAGED;
+		r->nevents -= bi->rows;
+		rwarn(r, "salvage: dropped the event block at offset %llu (%u events): %s",
+		      (unsigned long long)bi->offset, bi->rows, "it does not decode");
+	}
+	r->nblocks = keep;
+	r->err[0] = 0;
+	dtcap_block_free(b);
+	qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
+	return 0;
+}
+
 struct dtcap_reader *dtcap_open(const char *path)
 {
 	return dtcap_open_opts(path, NULL);
@@ -1211,6 +1255,8 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 		goto done;
 	}
 	if (scan(r))
+		goto fail;
+	if ((r->oflags & DTCAP_OPEN_SALVAGE) && drop_bad_blocks(r))
 		goto fail;
 
 	for (size_t i = 0; i < r->nfiles; i++) {
@@ -1621,10 +1667,18 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			if (!(s = segment(r, i, DTC_C_PID + c, p, &len)) ||
 			    dtc_dec_u32(s, len, d, nd))
 				goto bad;
+			/* ids index tools' tables and the string and stack
+			 * tables: an id beyond what exists is damage */
+			uint32_t lim = UINT32_MAX;
 			if (DTC_C_PID + c == DTC_C_PROBE)
-				for (uint32_t k = 0; k < nd; k++)
-					if (d[k] >= DTCAP_MAXPROBEID)
-						goto bad;
+				lim = DTCAP_MAXPROBEID - 1;
+			else if (DTC_C_PID + c == DTC_C_COMM)
+				lim = r->ncomms;
+			else if (DTC_C_PID + c == DTC_C_KSTACK || DTC_C_PID + c == DTC_C_USTACK)
+				lim = r->nstacks;
+			for (uint32_t k = 0; k < nd && lim != UINT32_MAX; k++)
+				if (d[k] > lim)
+					goto bad;
 			for (uint32_t k = 0; k < n; k++)
 				out[k] = d[idx[k]];
 			*(uint32_t **)((char *)b + dcols[c].off) = out;

@@ -645,7 +645,7 @@ static void test_hostile(void)
 	size_t n = chunks(d, len, c, 16), k;
 	for (k = 0; k < n && c[k].type != DTC_EVNT; k++)
 		;
-	int cpu_bad = 0, probe_bad = 0;
+	int cpu_bad = 0, probe_bad = 0, comm_bad = 0, salv = 0;
 	if (k < n) {
 		/* one row: every column is raw, U32 with w = 0: base at +1 */
 		uint8_t *x = d + c[k].off + DTC_CHDR_LEN, *seg = x + c[k].xlen;
@@ -667,9 +667,26 @@ static void test_hostile(void)
 		probe_bad = r && dtcap_read_block(r, 0, DTCAP_COL_PROBE, b) == -1 &&
 			    strstr(dtcap_reader_error(r), "offset");
 		dtcap_reader_close(r);
+		/* a comm id nothing defines (stats would size a table by it) */
+		dtc_le32(seg + 1, 1);
+		uint8_t *comm = seg + dtc_rd32(x + DTC_BLK_FIXED + DTC_C_PROBE * DTC_BLK_COLDIR + 6);
+		dtc_le32(comm + 1, 1u << 31);
+		reseal(d, c[k].off);
+		spit(tpath("ids4.dtc"), d, len);
+		r = dtcap_open(tpath("ids4.dtc"));
+		comm_bad = r && dtcap_read_block(r, 0, DTCAP_COL_COMM, b) == -1;
+		dtcap_reader_close(r);
+		/* salvage drops such a block at open, and says so */
+		struct dtcap_read_opts so = {DTCAP_OPEN_SALVAGE, 0};
+		r = dtcap_open_opts(tpath("ids4.dtc"), &so);
+		salv = r && dtcap_nblocks(r) == 0 && dtcap_ndamage(r) == 1 &&
+		       dtcap_damage_at(r, 0)->events_lost == 1 && dtcap_nevents(r) == 0;
+		dtcap_reader_close(r);
 		dtcap_block_free(b);
 	}
 	result(cpu_bad, "hostile.cpu_id_2_31_is_damage", "block decoded");
+	result(comm_bad, "hostile.undefined_comm_id_is_damage", "block decoded");
+	result(salv, "salvage.drops_undecodable_block", "kept it or no report");
 	result(probe_bad, "hostile.probe_id_2_30_is_damage", "block decoded");
 	free(d);
 }
