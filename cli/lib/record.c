@@ -521,6 +521,7 @@ process(struct rec *r, const char *buf, size_t len)
 		e.tid = d->dtr_tid;
 		e.probe = d->dtr_probe;
 		e.flags = d->dtr_flags;
+		e.ctx = d->dtr_ctx;
 		e.nargs = d->dtr_nargs;
 		memcpy(e.args, a, 8 * (size_t)d->dtr_nargs);
 		e.comm = comm_of(r, d);
