@@ -33,6 +33,8 @@ static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
+static int cmd_tables(struct dtsh *, int, char **, const char *);
+static int cmd_schema(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -68,10 +70,19 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
-	{ "sql", "sql QUERY",
-	  "Run QUERY on the open capture's tables.  A line starting with SELECT\n"
-	  "or WITH is a query too.  Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
-	{ "open", "open FILE", "Open a capture for analysis (offline mode).",
+	{ "sql", "sql [--csv|--json|--table] QUERY",
+	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
+	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
+	  ".tables and .schema.  A statement without its closing ';' goes on\n"
+	  "over the next lines (prompt ...>) until one starts a new command.\n"
+	  "Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
+	{ "tables", "tables", "List the SQL tables of a capture.",
+	  cmd_tables, DTSH_C_NONE },
+	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
+	  cmd_schema, DTSH_C_NONE },
+	{ "open", "open [--partial] FILE",
+	  "Open a capture for analysis (offline mode).  --partial: also one that\n"
+	  "was cut short (a killed recording, a truncated copy).",
 	  cmd_open, DTSH_C_FILE },
 	{ "close", "close", "Close the capture and return to live mode.",
 	  cmd_close, DTSH_C_NONE },
@@ -380,6 +391,10 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 			return 1;
 		}
 	}
+	if (out != NULL && sh->cap_path && dtu_same_file(out, sh->cap_path)) {
+		fprintf(stderr, "dtsh: record: %s: refusing to overwrite the open capture\n", out);
+		return 1;
+	}
 	if (sh->nen == 0) {
 		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
 		return 1;
@@ -427,7 +442,7 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (stopped)
 		fprintf(stderr, "dtsh: recording ended by Ctrl-C; kept %llu events in %s\n",
 			(unsigned long long)res.events, out);
-	if (dtsh_open_capture(sh, out) != 0)
+	if (dtsh_open_capture(sh, out, 1) != 0)
 		return 1;
 	return 0;
 }
@@ -494,7 +509,7 @@ static int
 report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
        const char *extra)
 {
-	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	char **v = calloc((size_t)argc + 5, sizeof(*v));
 	int n = 0, rc;
 
 	if (v == NULL) {
@@ -503,6 +518,9 @@ report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
 	}
 	for (int i = 0; i < argc; i++)
 		v[n++] = argv[i];
+	/* The shell opened it knowing it was cut: so does the command. */
+	if (dtcap_reader_warning(sh->cap))
+		v[n++] = "--partial";
 	if (extra) {
 		v[n++] = "-o";
 		v[n++] = (char *)extra;
@@ -555,21 +573,31 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)argc; (void)argv;
 	if (need_capture(sh, "sql"))
 		return 1;
-	if (rest == NULL || *rest == '\0') {
-		fprintf(stderr, "usage: sql [--csv|--json] QUERY\n");
-		return 1;
-	}
 	enum dtsql_format fmt = DTSQL_TABLE;
 	struct sqlite3 *db;
 	char *err = NULL;
 	int rc;
 
-	if (strncmp(rest, "--csv", 5) == 0 && (rest[5] == ' ' || rest[5] == '\t')) {
-		fmt = DTSQL_CSV;
-		rest += 6;
-	} else if (strncmp(rest, "--json", 6) == 0 && (rest[6] == ' ' || rest[6] == '\t')) {
-		fmt = DTSQL_JSON;
-		rest += 7;
+	/* Options, then the query as raw text (the tokenizer would eat its quotes). */
+	while (rest && rest[0] == '-' && rest[1] == '-' && rest[2] != ' ' && rest[2]) {
+		size_t wl = strcspn(rest, " \t\n");
+		if (wl == 5 && !strncmp(rest, "--csv", 5)) {
+			fmt = DTSQL_CSV;
+		} else if (wl == 6 && !strncmp(rest, "--json", 6)) {
+			fmt = DTSQL_JSON;
+		} else if (wl == 7 && !strncmp(rest, "--table", 7)) {
+			fmt = DTSQL_TABLE;
+		} else {
+			fprintf(stderr, "dtsh: sql: unknown option %.*s\n"
+				"usage: sql [--csv|--json|--table] QUERY\n", (int)wl, rest);
+			return 1;
+		}
+		rest += wl;
+		rest += strspn(rest, " \t\n");
+	}
+	if (rest == NULL || *rest == '\0') {
+		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
+		return 1;
 	}
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
@@ -577,11 +605,42 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	busy_db = db;
 	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
 	busy_db = NULL;
-	fflush(stdout);
 	dtsh_interrupted = 0;
 	if (rc != 0) {
-		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "failed");
+		/* A write error is reported once, by dtsh_run's check of stdout. */
+		if (!ferror(stdout))
+			fprintf(stderr, "dtsh: sql: %s\n", err ? err : "failed");
 		sqlite3_free(err);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+cmd_tables(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)argv; (void)rest;
+	if (argc != 1) {
+		fprintf(stderr, "dtsh: tables: unexpected argument '%s'\nusage: tables\n", argv[1]);
+		return 1;
+	}
+	const char *const *t = dtsql_tables();
+	for (int k = 0; t[k]; k++)
+		printf("%s\n", t[k]);
+	return 0;
+}
+
+static int
+cmd_schema(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)rest;
+	if (argc > 2) {
+		fprintf(stderr, "dtsh: schema: unexpected argument '%s'\nusage: schema [TABLE]\n",
+			argv[2]);
+		return 1;
+	}
+	if (dtsql_schema(stdout, argc == 2 ? argv[1] : NULL) < 0) {
+		fprintf(stderr, "dtsh: schema: no such table: %s (see 'tables')\n", argv[1]);
 		return 1;
 	}
 	return 0;
@@ -641,22 +700,19 @@ dtsh_close_capture(struct dtsh *sh)
 }
 
 int
-dtsh_open_capture(struct dtsh *sh, const char *path)
+dtsh_open_capture(struct dtsh *sh, const char *path, int partial)
 {
-	struct dtcap_reader *r = dtcap_open(path);
+	int status = DTR_EXIT_ERROR;
+	struct dtcap_reader *r = dtr_open("open", path, partial, &status);
 	char *p;
 
-	if (r == NULL) {
-		fprintf(stderr, "dtsh: %s\n", dtcap_open_error());
-		return -1;
-	}
+	if (r == NULL)
+		return status;
 	if ((p = strdup(path)) == NULL) {
 		dtcap_reader_close(r);
 		fprintf(stderr, "dtsh: out of memory\n");
-		return -1;
+		return DTR_EXIT_ERROR;
 	}
-	if (dtcap_reader_warning(r))
-		fprintf(stderr, "dtsh: warning: %s\n", dtcap_reader_warning(r));
 	dtsh_close_capture(sh);
 	sh->cap = r;
 	sh->cap_path = p;
@@ -666,12 +722,19 @@ dtsh_open_capture(struct dtsh *sh, const char *path)
 static int
 cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
+	int partial = sh->partial;
+
 	(void)rest;
+	if (argc == 3 && strcmp(argv[1], "--partial") == 0) {
+		partial = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: open FILE\n");
+		fprintf(stderr, "usage: open [--partial] FILE\n");
 		return 1;
 	}
-	if (dtsh_open_capture(sh, argv[1]))
+	if (dtsh_open_capture(sh, argv[1], partial))
 		return 1;
 	if (sh->interactive)
 		printf("%s: %llu events, %zu probes\n", argv[1],
@@ -722,6 +785,18 @@ cmd_quit(struct dtsh *sh, int argc, char **argv, const char *rest)
 
 /* ----------------------------------------------------------- running */
 
+/* Did everything the command printed get out?  (`> /dev/full` is an error.) */
+static int
+stdout_ok(const char *cmd)
+{
+	char err[256];
+
+	if (dtu_stdout_check(err, sizeof(err)) == 0)
+		return 1;
+	fprintf(stderr, "dtsh: %s: %s\n", cmd, err);
+	return 0;
+}
+
 int
 dtsh_run(struct dtsh *sh, const char *cmdline)
 {
@@ -732,10 +807,11 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
-	if (dtsh_is_sql_word(word)) {
+	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };
-		return cmd_sql_(sh, 1, a, cmdline);
+		rc = cmd_sql_(sh, 1, a, cmdline);
+		return stdout_ok("sql") ? rc : 1;
 	}
 	if ((argc = dtsh_tokenize(cmdline, 0, &argv, err, sizeof(err))) < 0) {
 		fprintf(stderr, "dtsh: %s\n", err);
@@ -755,7 +831,8 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	rest += strspn(rest, " \t\n");
 	fflush(stdout);
 	rc = c->fn(sh, argc, argv, rest);
-	fflush(stdout);
+	if (!stdout_ok(c->name) && rc != DTSH_QUIT)
+		rc = 1;
 	dtsh_free_argv(argv);
 	return rc;
 }

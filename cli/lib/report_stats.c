@@ -174,13 +174,15 @@ static const struct option stats_longopts[] = {
 	{ "json", 0, NULL, 'j' },
 	{ "top",  1, NULL, 't' },
 	{ "help", 0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void stats_usage(FILE *to)
 {
-	fprintf(to, "usage: dtreport stats FILE.dtc [--json] [--top N] [filters]\n" DTF_USAGE);
+	fprintf(to, "usage: %s [--json] [--top N] [--partial] [filters]\n" DTF_USAGE,
+		dtr_shell ? "stats" : "dtreport stats FILE.dtc");
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -191,7 +193,8 @@ static double pct(uint64_t a, uint64_t b)
 int cmd_stats(int argc, char **argv)
 {
 	struct dtf_filter filt;
-	int json = 0, c, ret = 1;
+	int json = 0, partial = 0, c, ret = 1;
+	struct dtu_out out;
 	unsigned top = 10;
 	char err[512];
 	struct st s = { 0 };
@@ -205,7 +208,7 @@ int cmd_stats(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
 		int fr = dtf_option(&filt, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			fprintf(stderr, "dtreport stats: %s\n", err);
+			dtr_err("stats", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -218,49 +221,62 @@ int cmd_stats(int argc, char **argv)
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || v > 1000000) {
-				fprintf(stderr, "dtreport stats: --top: want a count\n");
+				dtr_err("stats", "--top: want a count");
 				goto usage;
 			}
 			top = (unsigned)v;
 			break;
 		}
+		case DTR_OPT_PARTIAL:
+			partial = 1;
+			break;
 		case 'h':
 			stats_usage(stdout);
 			dtf_free(&filt);
 			return 0;
 		case ':':
-			fprintf(stderr, "dtreport stats: option %s needs a value\n", argv[optind - 1]);
+			dtr_err("stats", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			fprintf(stderr, "dtreport stats: unknown option %s\n", argv[optind - 1]);
+			dtr_err("stats", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - optind != 1) {
+		if (argc - optind > 1)
+			dtr_err("stats", "unexpected argument '%s' (stats takes one capture)",
+				argv[optind + 1]);
+		else
+			dtr_err("stats", "no capture given");
 		goto usage;
+	}
 	const char *path = argv[optind];
 
-	r = dtcap_open(path);
-	if (!r) {
-		fprintf(stderr, "dtreport stats: %s\n", dtcap_open_error());
+	/* `stats f.dtc >> f.dtc` would append to the capture it reads. */
+	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
 		goto out;
 	}
+	r = dtr_open("stats", path, partial, &ret);
+	if (!r)
+		goto out;
+	ret = 1;
 	const char *warn = dtcap_reader_warning(r);
-	if (warn)
-		fprintf(stderr, "dtreport stats: warning: %s\n", warn);
 	if (dtf_resolve(&filt, r, err, sizeof(err))) {
-		fprintf(stderr, "dtreport stats: %s: %s\n", path, err);
+		dtr_err("stats", "%s: %s", path, err);
 		goto out;
 	}
 	s.tmin = UINT64_MAX;
 	if (dtf_scan(r, &filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
-		     DTCAP_COL_COMM, stats_row, &s, "dtreport: reading", err, sizeof(err))) {
+		     DTCAP_COL_COMM, stats_row, &s, dtr_shell ? "dtsh: reading" : "dtreport: reading",
+		     err, sizeof(err))) {
 		if (s.oom)
-			fprintf(stderr, "dtreport stats: out of memory\n");
+			dtr_err("stats", "out of memory");
 		else
-			fprintf(stderr, "dtreport stats: %s\n", err);
+			dtr_err("stats", "%s", err);
 		goto out;
 	}
+	dtr_note_empty("stats", path, s.matched, dtf_active(&filt));
 
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t nev = dtcap_nevents(r);
@@ -279,7 +295,7 @@ int cmd_stats(int argc, char **argv)
 	if (ncpus) {
 		percpu_copy = calloc(ncpus, sizeof(*percpu_copy));
 		if (!percpu_copy) {
-			fprintf(stderr, "dtreport stats: out of memory\n");
+			dtr_err("stats", "out of memory");
 			goto out;
 		}
 		memcpy(percpu_copy, pc, ncpus * sizeof(*pc));
@@ -318,7 +334,7 @@ int cmd_stats(int argc, char **argv)
 	size_t nrk = (s.ncomm > s.pn ? s.ncomm : s.pn) + 1;
 	rk = calloc(nrk, sizeof(*rk));
 	if (!rk) {
-		fprintf(stderr, "dtreport stats: out of memory\n");
+		dtr_err("stats", "out of memory");
 		goto out;
 	}
 	size_t ncr = 0, npr = 0;
@@ -502,8 +518,8 @@ int cmd_stats(int argc, char **argv)
 					tot.nested);
 		}
 	}
-	if (fflush(o) || ferror(o)) {
-		fprintf(stderr, "dtreport stats: write error\n");
+	if (dtu_out_commit(&out, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
 		goto out;
 	}
 	ret = 0;

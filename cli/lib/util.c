@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -255,6 +256,15 @@ fail:
 	return NULL;
 }
 
+#ifndef DT_VERSION
+#define DT_VERSION "unknown"
+#endif
+
+const char *dtu_version(void)
+{
+	return DT_VERSION;
+}
+
 uint64_t
 dtu_now_ns(void)
 {
@@ -301,4 +311,166 @@ void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+int dtu_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+static void out_free(struct dtu_out *o)
+{
+	free(o->tmp);
+	free(o->target);
+	o->tmp = o->target = NULL;
+	o->f = NULL;
+}
+
+int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
+		 size_t ninputs, char *err, size_t errlen)
+{
+	struct stat so, si;
+	int have;
+
+	memset(o, 0, sizeof(*o));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		o->name = "standard output";
+		o->is_stdout = 1;
+		have = fstat(STDOUT_FILENO, &so) == 0;
+	} else {
+		o->name = path;
+		have = stat(path, &so) == 0;
+	}
+	/* Only a regular file can be an input: /dev/null may be "both". */
+	for (size_t i = 0; have && S_ISREG(so.st_mode) && i < ninputs; i++) {
+		if (stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+			dtu_seterr(err, errlen, "%s: refusing to overwrite the input %s",
+				   o->name, inputs[i]);
+			return -1;
+		}
+	}
+	if (o->is_stdout)
+		return 0;
+	if (have && !S_ISREG(so.st_mode)) {
+		/* A device, FIFO or terminal: there is nothing to replace. */
+		if ((o->f = fopen(path, "w")) == NULL) {
+			dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (have)
+		o->target = realpath(path, NULL);
+	else
+		o->target = strdup(path);
+	if (o->target == NULL) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Beside the target, so rename() replaces it in one step. */
+	const char *slash = strrchr(o->target, '/');
+	int dirlen = slash ? (int)(slash - o->target) + 1 : 0;
+	if (asprintf(&o->tmp, "%.*s.%s.XXXXXX", dirlen, o->target,
+		     slash ? slash + 1 : o->target) < 0) {
+		o->tmp = NULL;
+		dtu_seterr(err, errlen, "out of memory");
+		out_free(o);
+		return -1;
+	}
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		out_free(o);
+		return -1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	/* mkstemp makes 0600: give what a plain creat() would, or keep the old mode */
+	o->mode = have ? (so.st_mode & 07777) : (0666 & ~mask);
+	if (fchmod(fd, o->mode) != 0 ||
+	    (o->f = fdopen(fd, "w")) == NULL) {
+		dtu_seterr(err, errlen, "%s: %s", o->tmp, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		out_free(o);
+		return -1;
+	}
+	return 0;
+}
+
+int dtu_stdout_check(char *err, size_t errlen)
+{
+	errno = 0;
+	int fl = fflush(stdout);
+	int e = errno;
+
+	if (fl == 0 && !ferror(stdout))
+		return 0;
+	dtu_seterr(err, errlen, "writing standard output: %s",
+		   fl && e ? strerror(e) : "write error");
+	clearerr(stdout);
+	return -1;
+}
+
+int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (o->is_stdout) {
+		o->f = NULL;
+		return dtu_stdout_check(err, errlen);
+	}
+	if (o->f == NULL) {
+		/* The caller wrote tmp by name (e.g. SQLite): make it durable too. */
+		int fd = o->tmp ? open(o->tmp, O_RDONLY | O_CLOEXEC) : -1;
+		if (o->tmp && (fd < 0 || fsync(fd) != 0 || chmod(o->tmp, o->mode) != 0)) {
+			dtu_seterr(err, errlen, "%s: %s", o->name, strerror(errno));
+			ret = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	} else {
+		errno = 0;
+		int fl = fflush(o->f);
+		int e = errno;
+		int bad = fl != 0 || ferror(o->f);
+		/* rename must not publish data still only in the page cache */
+		if (!bad && o->tmp && fsync(fileno(o->f)) != 0)
+			bad = 1, e = errno;
+		if (fclose(o->f) != 0 && !bad)
+			bad = 1, e = errno;
+		o->f = NULL;
+		if (bad) {
+			dtu_seterr(err, errlen, "%s: %s", o->name,
+				   e ? strerror(e) : "write error");
+			ret = -1;
+		}
+	}
+	if (o->tmp) {
+		if (ret == 0 && rename(o->tmp, o->target) != 0) {
+			dtu_seterr(err, errlen, "%s: %s", o->name, strerror(errno));
+			ret = -1;
+		}
+		if (ret != 0)
+			unlink(o->tmp);
+	}
+	out_free(o);
+	return ret;
+}
+
+void dtu_out_abort(struct dtu_out *o)
+{
+	if (o->is_stdout) {
+		fflush(stdout);
+		clearerr(stdout);
+	} else if (o->f) {
+		fclose(o->f);
+	}
+	if (o->tmp)
+		unlink(o->tmp);
+	out_free(o);
 }

@@ -264,11 +264,17 @@ bad() { # name expected-status args...
 head -c 4000 /dev/urandom >"$W/garbage.dtc"
 : >"$W/empty.dtc"
 bad garbage 1 flame "$W/garbage.dtc"
-# the format library opens an empty file as a capture cut at byte 0: a warning
-"$R" stats "$W/empty.dtc" >/dev/null 2>"$W/empty.err"
-rc=$?
-check error-empty "empty file: status $rc, no warning, or a crash" \
-	bash -c "[ $rc -le 1 ] && grep -q 'offset 0' '$W/empty.err' && ! grep -q Sanitizer '$W/empty.err'"
+# an empty file is a capture cut at byte 0: status 3 (not an empty trace)
+for cmd in stats "flame --folded" "diff $W/a.dtc"; do
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/empty.dtc" >"$W/empty.out" 2>"$W/empty.err"
+	rc=$?
+	check "error-empty-${cmd%% *}" "empty file: status $rc, output, no reason, or a crash" \
+		bash -c "[ $rc -eq 3 ] && [ ! -s '$W/empty.out' ] && grep -q 'offset 0' '$W/empty.err' &&
+			grep -q -- '--partial' '$W/empty.err' && ! grep -q Sanitizer '$W/empty.err'"
+done
+"$R" stats --partial "$W/empty.dtc" >/dev/null 2>"$W/empty.err"
+check error-empty-partial "--partial on an empty file: status $?" test $? -eq 0
 bad missing 1 flame "$W/nonexistent.dtc"
 bad diff-missing 1 diff "$W/a.dtc" "$W/nonexistent.dtc" --folded
 bad bad-since 2 flame "$W/a.dtc" --since yesterday
@@ -278,26 +284,32 @@ bad unknown-option 2 flame "$W/a.dtc" --frobnicate
 bad no-file 2 flame
 bad bad-width 2 flame "$W/a.dtc" --width 5
 bad since-after-until 1 flame "$W/a.dtc" --since 2s --until 1s
-# captures cut at many points, and with flipped bytes: open with a warning
-# or fail with a message; never crash, never a sanitizer report
+# captures cut at many points: status 3 with the reason and no output, or
+# (--partial) a warning and what is there, or a message; never a crash,
+# never a sanitizer report
 size=$(stat -c %s "$W/g.dtc")
 crash=0
 for cut in 17 100 1000 5000 $((size / 3)) $((size / 2)) $((size - 40)) $((size - 1)); do
 	head -c "$cut" "$W/g.dtc" >"$W/cut.dtc"
-	for cmd in stats "flame --folded"; do
+	for cmd in stats "flame --folded" "stats --partial" "flame --folded --partial"; do
 		# shellcheck disable=SC2086
-		"$R" $cmd "$W/cut.dtc" >/dev/null 2>"$W/cut.err"
+		"$R" $cmd "$W/cut.dtc" >"$W/cut.out" 2>"$W/cut.err"
 		rc=$?
-		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/cut.err" ||
-		   { [ $rc -ne 0 ] && ! grep -q . "$W/cut.err"; }; then
+		case $cmd in *--partial) want="0 1" ;; *) want="1 3" ;; esac
+		if ! [[ " $want " == *" $rc "* ]] || grep -q 'Sanitizer\|runtime error' "$W/cut.err" ||
+		   { [ $rc -ne 0 ] && ! grep -q . "$W/cut.err"; } ||
+		   { [ $rc -eq 3 ] && [ -s "$W/cut.out" ]; }; then
 			crash=1
 			echo "cut at $cut: $cmd rc=$rc: $(head -c 300 "$W/cut.err")"
 		fi
 	done
 done
-check truncated-captures "a cut capture crashed or failed silently" test $crash -eq 0
+check truncated-captures "a cut capture crashed, failed silently or gave the wrong status" test $crash -eq 0
 head -c $((size - 1)) "$W/g.dtc" >"$W/cut.dtc"
 "$R" flame "$W/cut.dtc" --folded >/dev/null 2>"$W/cut.err"
+check truncated-status "a capture cut short: status $? (want 3)" test $? -eq 3
+"$R" flame "$W/cut.dtc" --folded --partial >"$W/cut.fold" 2>"$W/cut.err"
+check truncated-partial "--partial: status $?, or no stacks" test $? -eq 0 -a -s "$W/cut.fold"
 check truncated-warns "a capture cut short opened without a warning" \
 	grep -qi 'warning\|trunc\|cut' "$W/cut.err"
 crash=0
@@ -315,7 +327,7 @@ EOF
 		# shellcheck disable=SC2086
 		"$R" $cmd "$W/flip.dtc" >/dev/null 2>"$W/flip.err"
 		rc=$?
-		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/flip.err" ||
+		if [ $rc -eq 2 ] || [ $rc -gt 3 ] || grep -q 'Sanitizer\|runtime error' "$W/flip.err" ||
 		   { [ $rc -ne 0 ] && ! grep -q . "$W/flip.err"; }; then
 			crash=1
 			echo "flip seed $seed: $cmd rc=$rc: $(head -c 300 "$W/flip.err")"
@@ -323,6 +335,59 @@ EOF
 	done
 done
 check damaged-captures "a damaged capture crashed or failed silently" test $crash -eq 0
+# ------------------------------- outputs: never an input, never half-written
+cp "$W/a.dtc" "$W/in.dtc"
+ln -sf in.dtc "$W/in-link.dtc"
+ln -f "$W/in.dtc" "$W/in-hard.dtc"
+for o in in.dtc in-link.dtc in-hard.dtc; do
+	"$R" flame "$W/in.dtc" -o "$W/$o" >/dev/null 2>"$W/o.err"
+	rc=$?
+	check "output-is-input-flame-$o" "status $rc, or the capture changed: $(cat "$W/o.err")" \
+		bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc' && grep -q 'refusing to overwrite the input' '$W/o.err'"
+	"$R" diff "$W/b.dtc" "$W/in.dtc" --folded -o "$W/$o" >/dev/null 2>"$W/o.err"
+	rc=$?
+	check "output-is-input-diff-$o" "status $rc, or the capture changed" \
+		bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc'"
+done
+"$R" stats "$W/in.dtc" >>"$W/in.dtc" 2>"$W/o.err"
+rc=$?
+check output-is-input-stdout "stats >> its own capture: status $rc, or the capture changed" \
+	bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc'"
+# a failing command leaves an existing output as it was; success replaces it
+echo precious >"$W/keep.svg"
+chmod 640 "$W/keep.svg"
+"$R" flame "$W/garbage.dtc" -o "$W/keep.svg" 2>/dev/null
+check output-kept-on-failure "a failed flame changed its output file" \
+	test "$(cat "$W/keep.svg")" = precious
+"$R" flame "$W/a.dtc" --probe 'nosuch:*' -o "$W/keep.svg" 2>/dev/null
+check output-kept-on-bad-filter "a failed flame changed its output file" \
+	test "$(cat "$W/keep.svg")" = precious
+"$R" flame "$W/a.dtc" -o "$W/keep.svg" 2>/dev/null
+check output-replaced "flame did not replace its output" grep -q '<svg' "$W/keep.svg"
+check output-mode-kept "the replaced file lost its mode" test "$(stat -c %a "$W/keep.svg")" = 640
+ln -sf keep.svg "$W/keep-link.svg"
+"$R" flame "$W/a.dtc" --folded -o "$W/keep-link.svg" 2>/dev/null
+check output-through-link "writing through a link replaced the link" \
+	bash -c "[ -L '$W/keep-link.svg' ] && ! grep -q '<svg' '$W/keep.svg'"
+check output-no-temp-left "a temporary file was left behind" \
+	bash -c "! ls -a '$W' | grep -q '^\.keep'"
+# write errors: status 1 and the reason
+if [ -w /dev/full ]; then
+	for cmd in "stats" "stats --json" "flame" "flame --folded" "diff $W/b.dtc"; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/a.dtc" >/dev/full 2>"$W/full.err"
+		rc=$?
+		check "dev-full-${cmd// /-}" "status $rc: $(head -c 200 "$W/full.err")" \
+			bash -c "[ $rc -eq 1 ] && grep -q 'No space left on device\|write error' '$W/full.err'"
+	done
+	"$R" flame "$W/a.dtc" -o /dev/full 2>"$W/full.err"
+	check dev-full-flame-o "flame -o /dev/full: status $?" test $? -eq 1
+	"$R" --help >/dev/full 2>/dev/null
+	check dev-full-help "--help > /dev/full: status $?" test $? -eq 1
+else
+	fail dev-full "/dev/full is not writable"
+fi
+
 # ------------------------------------------------- progress on a terminal
 "$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
 python3 - "$R" "$W/big.dtc" <<'EOF'
