@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dtsh.h"
+#include "report.h"
 #include "dtsym.h"
 
 #define TOP_FRAMES	3
@@ -287,7 +288,9 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 		case BY_PID: {
 			const struct dtcap_proc *p = dtcap_proc_find(sh->cap, (uint32_t)k, UINT64_MAX);
 			const char *cm = dtcap_comm(sh->cap, (uint32_t)map_get(&pcomm, k));
-			if (p && p->comm[0])
+			if (k == 0)	/* every CPU's swapper/N: as in stats */
+				snprintf(buf, sizeof(buf), "0 " DT_IDLE_NAME);
+			else if (p && p->comm[0])
 				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, p->comm);
 			else if (cm)
 				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, cm);

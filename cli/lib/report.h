@@ -23,6 +23,9 @@ int cmd_export(int argc, char **argv);
 #define DTR_EXIT_USAGE		2
 #define DTR_EXIT_PARTIAL	3	/* capture cut short; --partial not given */
 
+/* pid 0's name in every report: the idle task of each CPU (swapper/N). */
+#define DT_IDLE_NAME		"[idle]"
+
 /* The long option every command takes: read what a cut capture holds. */
 #define DTR_OPT_PARTIAL		0x3001
 #define DTR_LONGOPT_PARTIAL	{ "partial", 0, NULL, DTR_OPT_PARTIAL }

@@ -15,40 +15,67 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * The one grammar of durations and times (util.h).  Exact in integers:
+ * "@86400123456789ns" is a timestamp copied from the ts column and must
+ * not lose its last digits in a double.
+ */
 int
 dtu_parse_duration(const char *s, uint64_t *ns)
 {
-	static const struct { const char *suf; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "sec", 1e9 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
-		{ "", 1e9 },
+	static const struct { const char *suf; uint64_t mul; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "sec", 1000000000 }, { "m", 60000000000ULL }, { "min", 60000000000ULL },
+		{ "h", 3600000000000ULL }, { "", 1000000000 },
 	};
-	char *end;
-	double v;
-
-	if (s == NULL || *s == '\0' || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		return -1;
+	uint64_t ip = 0, fp = 0, fscale = 1;
 	const char *p = s;
+	int ndig = 0;
 
-	/* strtod would accept "inf", "1e3" and hex floats: plain decimals only */
-	while (isdigit((unsigned char)*p) || *p == '.')
+	if (s == NULL)
+		return -1;
+	/* plain decimals only: no sign, space, exponent, hex, inf or nan */
+	for (; isdigit((unsigned char)*p); p++, ndig++) {
+		if (ip > (UINT64_MAX - 9) / 10)
+			return -1;
+		ip = ip * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p == '.') {
 		p++;
-	if (*p && !isalpha((unsigned char)*p))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end != p || errno != 0 || !(v >= 0))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suf) == 0) {
-			double r = v * units[i].mul;
-			if (r >= 1.8e19)
-				return -1;
-			*ns = (uint64_t)llround(r);
-			return 0;
+		for (; isdigit((unsigned char)*p); p++, ndig++) {
+			/* beyond 18 digits nothing is left of a nanosecond */
+			if (fscale < 1000000000000000000ULL) {
+				fp = fp * 10 + (uint64_t)(*p - '0');
+				fscale *= 10;
+			}
 		}
 	}
+	if (ndig == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].suf) != 0)
+			continue;
+		uint64_t mul = units[i].mul;
+		if (ip > UINT64_MAX / mul)
+			return -1;
+		uint64_t v = ip * mul;
+		uint64_t f = (uint64_t)llroundl((long double)fp * (long double)mul /
+						(long double)fscale);
+		if (v > UINT64_MAX - f)
+			return -1;
+		*ns = v + f;
+		return 0;
+	}
 	return -1;
+}
+
+int
+dtu_parse_time(const char *s, uint64_t *ns, int *absolute)
+{
+	if (s == NULL)
+		return -1;
+	*absolute = s[0] == '@';
+	return dtu_parse_duration(s + *absolute, ns);
 }
 
 int

@@ -11,11 +11,22 @@
 #include <stdio.h>
 
 /*
- * "10s", "500ms", "2m", "1h", "250us", "100ns" or plain (fractional)
- * seconds "1.5".  0 on success with *ns set; -1 on anything else
- * (empty, negative, trailing junk, overflow).
+ * Durations and times: one grammar for every tool (dtreport(1) "TIMES AND
+ * DURATIONS"; dtrec(8) and dtsh(1) point there).
+ *
+ * A duration is a decimal number with an optional fraction and an optional
+ * unit: ns, us, ms, s (sec), m (min), h; no unit means seconds.  "10s",
+ * "500ms", "1.5", ".5", "2m", "250us".  No sign, exponent, space or
+ * compound ("1h30m").  dtu_parse_duration: 0 with *ns set, -1 on anything
+ * else (empty, negative, trailing junk, overflow).
+ *
+ * A time is a duration after the recording's start, or with a leading '@'
+ * an absolute timestamp on the capture's clock (CLOCK_MONOTONIC, the unit
+ * of the SQL ts column): "@86400.25", "@86400250000000ns".
+ * dtu_parse_time: 0 with *ns and *absolute set, or -1.
  */
 int dtu_parse_duration(const char *s, uint64_t *ns);
+int dtu_parse_time(const char *s, uint64_t *ns, int *absolute);
 
 /* "4096", "64k", "1M", "2MiB", "1g" (powers of 1024).  0 or -1. */
 int dtu_parse_size(const char *s, uint64_t *bytes);

@@ -279,6 +279,14 @@ if [ -x "$DTGEN" ]; then
 		else
 			fail flame-svg "rc=$RC: $ERR"
 		fi
+		# pid 0 (every CPU's swapper/N) has one name, the one stats uses
+		IN= run -c "top 100 by pid" "$T/g.dtc"
+		if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qE '%  0 \[idle\]$' &&
+		   "$DTREPORT" stats --top 100 "$T/g.dtc" | grep -qE ' 0  \[idle\]$'; then
+			pass top-pid0-idle
+		else
+			fail top-pid0-idle "rc=$RC: $OUT $ERR"
+		fi
 		IN= run -c "flame -o $T/f2.svg --comm nosuchcomm*; stats" "$T/g.dtc"
 		grep -q . "$T/out" && pass flame-then-stats || fail flame-then-stats "rc=$RC: $ERR"
 	else

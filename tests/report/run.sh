@@ -96,16 +96,46 @@ filt tid "--tid 101" "tid=101"
 filt comm "--comm sh" "comm=sh"
 filt cpu "--cpu 2" "cpu=2"
 filt since "--since 0.5s --until 1200ms" "tmin=$((start + 500000000)) tmax=$((start + 1200000000))"
-filt abs "--since $((start + 300000000))" "tmin=$((start + 300000000))"
+filt abs "--since @$((start + 300000000))ns" "tmin=$((start + 300000000))"
+filt abs-seconds "--since @$((start / 1000000000)).$(printf %09d $((start % 1000000000 + 300000000)))" \
+	"tmin=$((start + 300000000))"
+# one grammar: a bare number is seconds from the start, fractions allowed
+filt bare-seconds "--since 0.5 --until 1.2" "tmin=$((start + 500000000)) tmax=$((start + 1200000000))"
+filt bare-until "--until 1" "tmax=$((start + 1000000000))"
+"$R" flame "$W/a.dtc" --folded --until 1s -o "$W/f-u1s.fold" 2>/dev/null
+check time-units-agree "--until 1 and --until 1s differ" cmp -s "$W/f-u1s.fold" "$W/f-bare-until.fold"
+"$R" flame "$W/a.dtc" --folded --until 0.0166666667m -o "$W/f-um.fold" 2>/dev/null
+check time-minutes "--until 0.0166666667m != --until 1s" cmp -s "$W/f-um.fold" "$W/f-u1s.fold"
 "$R" flame "$W/a.dtc" --folded --pid 100,200 -o "$W/f-list.fold" 2>/dev/null
 check filter-list "--pid 100,200 should keep everything" cmp -s "$W/f-list.fold" "$W/a.fold"
 "$R" flame "$W/a.dtc" --folded --comm 'a*' --cpu 0,1 -o "$W/f-glob.fold" 2>/dev/null
 check filter-glob-combined "--comm 'a*' --cpu 0,1 kept samples of other comms" \
 	awk '$0 !~ /^app(;| )/ {bad=1} END {exit bad}' "$W/f-glob.fold"
-# a time window past the end matches nothing, and is not an error
-"$R" flame "$W/a.dtc" --folded --since 100s -o "$W/f-none.fold" 2>/dev/null
+# a time window past the end matches nothing: status 0, and it says so
+"$R" flame "$W/a.dtc" --folded --since 100s -o "$W/f-none.fold" 2>"$W/f-none.err"
 check filter-empty "window past the end should give no stacks, status 0" \
 	test $? -eq 0 -a ! -s "$W/f-none.fold"
+for f in "--since 1h" "--pid 4000000" "--tid 4000000,4000001" "--comm sh --cpu 3 --pid 300"; do
+	for cmd in "flame --folded" stats; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/a.dtc" $f >/dev/null 2>"$W/f-none.err"
+		rc=$?
+		n="filter-empty-says-so-${cmd%% *}-${f//[^a-z0-9]/}"
+		check "$n" "status $rc, or no note: $(cat "$W/f-none.err")" \
+			bash -c "[ $rc -eq 0 ] && grep -q 'no event matches the filters' '$W/f-none.err'"
+	done
+done
+# a value the capture never saw is an error, as for --probe: one rule
+"$R" flame "$W/a.dtc" --folded --comm nosuch >/dev/null 2>"$W/f.err"
+rc=$?
+check filter-unknown-comm "status $rc: $(cat "$W/f.err")" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'comm nosuch: no process of the capture has that name' '$W/f.err'"
+"$R" stats "$W/a.dtc" --comm apq >/dev/null 2>"$W/f.err"
+check filter-unknown-comm-suggests "no suggestion: $(cat "$W/f.err")" grep -q "did you mean 'app'" "$W/f.err"
+"$R" flame "$W/a.dtc" --folded --cpu 99 >/dev/null 2>"$W/f.err"
+rc=$?
+check filter-unknown-cpu "status $rc: $(cat "$W/f.err")" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'cpu 99: the capture has CPUs 0-3' '$W/f.err'"
 
 # --------------------------------------------------------- symbolization
 # mkcap's snapshots: what each of its addresses must be called
@@ -170,6 +200,25 @@ EOF
 "$R" stats "$W/a.dtc" >"$W/a.txt" 2>&1
 check stats-text-ok "text report lacks the OK verdict" grep -q 'kernel read [0-9]*: OK' "$W/a.txt"
 check stats-text-drops "drops not flagged" grep -q '\*\*\* DROPPED 7 events' "$W/a.txt"
+# the answer first: accounting before the tables, zero rows hidden unless --all
+check stats-accounting-first "accounting is not above the probe table" \
+	test "$(grep -n '^accounting' "$W/a.txt" | cut -d: -f1)" -lt "$(grep -n '^probes' "$W/a.txt" | cut -d: -f1)"
+# (filtered to the timer probe, every other probe has no events to show)
+"$R" stats "$W/g.dtc" --probe 'profile:*' --top 50 >"$W/g.txt" 2>&1
+"$R" stats "$W/g.dtc" --probe 'profile:*' --top 50 --all >"$W/g-all.txt" 2>&1
+"$R" stats "$W/g.dtc" --probe 'profile:*' --json >"$W/gp.json" 2>&1
+zero=$(python3 -c 'import json,sys; print(sum(1 for p in json.load(open(sys.argv[1]))["probes"] if p["events"] == 0))' "$W/gp.json")
+check stats-zero-rows-exist "no probe without events (the test needs some)" test "$zero" -gt 0
+check stats-hides-zero-rows "a probe row with 0 events shown without --all" \
+	bash -c "! awk '/^probes/,/^\$/' '$W/g.txt' | grep -qE '^ +[0-9]+ +0 +0\.00%'"
+check stats-says-hidden "no note of the $zero hidden probes" grep -q "($zero probes* without events not shown: --all)" "$W/g.txt"
+check stats-all-shows-zero-rows "--all does not show the $zero zero rows" \
+	test "$(awk '/^probes/,/^$/' "$W/g-all.txt" | grep -cE '^ +[0-9]+ +0 +0\.00%')" = "$zero"
+check stats-json-keeps-zero-rows "--json lost the zero rows" \
+	test "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["probes"]))' "$W/gp.json")" \
+	= "$(awk '/^probes/,/^$/' "$W/g-all.txt" | grep -cE '^ +[0-9]+ ')"
+# pid 0 is the idle task, named so in stats and in dtsh top
+check stats-pid0-idle "pid 0 not shown as [idle]" grep -qE '^ +[0-9]+ +[0-9.]+% +0  \[idle\]$' "$W/g.txt"
 # filters narrow the tables, not the accounting
 "$R" stats "$W/a.dtc" --json --pid 100 >"$W/p.json"
 "$REF" "$W/a.dtc" stats pid=100 >"$W/p.stats"
@@ -278,6 +327,9 @@ check error-empty-partial "--partial on an empty file: status $?" test $? -eq 0
 bad missing 1 flame "$W/nonexistent.dtc"
 bad diff-missing 1 diff "$W/a.dtc" "$W/nonexistent.dtc" --folded
 bad bad-since 2 flame "$W/a.dtc" --since yesterday
+for t in 1e3 -1 +1 inf nan 1h30m "1 s" @ @@1 1.2.3 0x10 .; do
+	bad "bad-time-${t//[^a-z0-9]/_}" 2 flame "$W/a.dtc" --until "$t"
+done
 bad bad-pid 2 stats "$W/a.dtc" --pid 12x
 bad no-probe 1 flame "$W/a.dtc" --probe 'nosuch:*'
 bad unknown-option 2 flame "$W/a.dtc" --frobnicate
