@@ -226,7 +226,8 @@ struct flame_opts {
 	int		no_comm;
 	int		only;		/* ONLY_*: which stacks to draw */
 	const char	*title;
-	unsigned	width;
+	unsigned	width, height, fontsize;
+	const char	*colors, *countname;
 	int		partial;
 	double		minwidth;
 	int		reverse, inverted;
@@ -468,7 +469,7 @@ out:
 
 enum {
 	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
-	OPT_NOCOMM, OPT_KERNEL, OPT_USER,
+	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
 };
 
 static const struct option flame_longopts[] = {
@@ -476,6 +477,11 @@ static const struct option flame_longopts[] = {
 	{ "folded",   0, NULL, OPT_FOLDED },
 	{ "title",    1, NULL, OPT_TITLE },
 	{ "width",    1, NULL, OPT_WIDTH },
+	{ "height",   1, NULL, OPT_HEIGHT },
+	{ "fontsize", 1, NULL, OPT_FONTSIZE },
+	{ "colors",   1, NULL, OPT_COLORS },
+	{ "colours",  1, NULL, OPT_COLORS },
+	{ "countname", 1, NULL, OPT_COUNTNAME },
 	{ "minwidth", 1, NULL, OPT_MINWIDTH },
 	{ "reverse",  0, NULL, OPT_REVERSE },
 	{ "inverted", 0, NULL, OPT_INVERTED },
@@ -496,7 +502,9 @@ static void flame_usage(const char *cmd, FILE *to)
 		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
 	else
 		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n"
+	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
+		"  --colors PALETTE (" FLAME_PALETTES ")\n"
+		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
 		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
 		"  --partial (read a capture that was cut short)\n" DTF_USAGE);
 }
@@ -540,6 +548,36 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame
 			fo->width = (unsigned)w;
 			break;
 		}
+		case OPT_HEIGHT:
+		case OPT_FONTSIZE: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			int h = c == OPT_HEIGHT;
+			if (*end || !*optarg || v < 4 || v > (h ? 200 : 100)) {
+				dtr_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
+					h ? "4..200" : "4..100");
+				return -1;
+			}
+			*(h ? &fo->height : &fo->fontsize) = (unsigned)v;
+			break;
+		}
+		case OPT_COLORS:
+			if (!flame_palette_ok(optarg)) {
+				dtr_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
+				return -1;
+			}
+			fo->colors = optarg;
+			break;
+		case OPT_COUNTNAME:
+			if (!*optarg || strlen(optarg) > 40 ||
+			    optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-")]) {
+				dtr_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
+					"'.', '_' or '-'");
+				return -1;
+			}
+			fo->countname = optarg;
+			break;
 		case OPT_MINWIDTH: {
 			char *end;
 			double w = strtod(optarg, &end);
@@ -680,12 +718,15 @@ int cmd_flame(int argc, char **argv)
 		dtu_out_abort(&o);
 		goto out;
 	}
-	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples of %s%s", path, n,
-		 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
+	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s of %s%s", path, n,
+		 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
+		 dtf_active(&filt) ? " (filtered)" : "");
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 0, .countname = "samples",
+		.inverted = fo.inverted, .diff = 0,
+		.countname = fo.countname ? fo.countname : "samples",
+		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
 	};
 	ret = write_out("flame", fl, &fo, &so, 0, &o);
 out:
@@ -722,12 +763,15 @@ int cmd_diff(int argc, char **argv)
 		dtu_out_abort(&o);
 		goto out;
 	}
-	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " samples) against A %s (%" PRIu64
-		 " samples): red grew, blue shrank", in[1], nb, in[0], na);
+	const char *unit = fo.countname ? fo.countname : "samples";
+	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " %s) against A %s (%" PRIu64
+		 " %s): red grew, blue shrank, grey unchanged", in[1], nb, unit, in[0], na, unit);
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : "Differential Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 1, .countname = "samples",
+		.inverted = fo.inverted, .diff = 1,
+		.countname = fo.countname ? fo.countname : "samples",
+		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
 	};
 	ret = write_out("diff", fl, &fo, &so, 1, &o);
 out:

@@ -292,6 +292,31 @@ n1=$(grep -c '<g class="f"' "$W/a.svg")
 n2=$(grep -c '<g class="f"' "$W/am.svg")
 check svg-minwidth "--minwidth 20 did not omit frames ($n2 of $n1)" test "$n2" -gt 0 -a "$n2" -lt "$n1"
 check svg-width "--width 800 not applied" grep -q 'width="800"' "$W/am.svg"
+# flamegraph.pl's options: --height (a frame), --fontsize, --colors, --countname
+"$R" flame "$W/a.dtc" -o "$W/ao.svg" --height 24 --fontsize 15 --colors blue --countname "ticks" 2>/dev/null
+n=$(grep -c '<g class="f"' "$W/ao.svg")
+check svg-height "--height 24: not every frame is 23 px high" \
+	test "$(grep -c '<rect [^>]*height="23" fill' "$W/ao.svg")" = "$n"
+check svg-fontsize "--fontsize 15 not used" grep -q 'font-size: 15px' "$W/ao.svg"
+check svg-countname "--countname not in the tooltips and the subtitle" \
+	bash -c "grep -q ' ticks, [0-9.]*%</title>' '$W/ao.svg' && grep -q '[0-9] ticks of ' '$W/ao.svg' && ! grep -q ' samples, ' '$W/ao.svg'"
+check svg-colors-blue "--colors blue drew a frame that is not blue or grey" python3 -c '
+import re, sys
+for r, g, b in re.findall(r"<rect [^>]*fill=\"rgb\((\d+),(\d+),(\d+)\)\" rx", open(sys.argv[1]).read()):
+    r, g, b = int(r), int(g), int(b)
+    if not (b > r and b > g) and not (r == g == b):
+        sys.exit(1)' "$W/ao.svg"
+for pal in kind hot mem io red green blue aqua yellow purple orange; do
+	"$R" flame "$W/a.dtc" -o "$W/pal.svg" --colors $pal 2>/dev/null
+	echo "$pal $(grep -o 'fill="rgb([0-9,]*)" rx' "$W/pal.svg" | sort | md5sum)"
+done >"$W/pal.sums"
+check svg-palettes-differ "two palettes drew the same colours" \
+	test "$(awk '{print $2}' "$W/pal.sums" | sort -u | wc -l)" = 11
+# the diff graph keeps its shape: unchanged frames neutral grey, every frame outlined
+check diff-self-svg-neutral "self diff: frames not neutral grey with an outline" \
+	test "$(grep -c 'fill="rgb(215,215,215)" rx="2" ry="2" stroke=' "$W/aa.svg")" = "$(grep -c '<g class="f"' "$W/aa.svg")"
+check diff-outlined "a diff frame without an outline" \
+	test "$(grep -c '<rect [^>]* stroke="rgb(150,150,150)"' "$W/ab.svg")" = "$(grep -c '<g class="f"' "$W/ab.svg")"
 
 # ---------------------------------------------------- errors, no crashes
 bad() { # name expected-status args...
@@ -335,6 +360,10 @@ bad no-probe 1 flame "$W/a.dtc" --probe 'nosuch:*'
 bad unknown-option 2 flame "$W/a.dtc" --frobnicate
 bad no-file 2 flame
 bad bad-width 2 flame "$W/a.dtc" --width 5
+bad bad-colors 2 flame "$W/a.dtc" --colors plaid
+bad bad-height 2 flame "$W/a.dtc" --height 0
+bad bad-fontsize 2 flame "$W/a.dtc" --fontsize 1000
+bad bad-countname 2 flame "$W/a.dtc" --countname 'a"b'
 bad since-after-until 1 flame "$W/a.dtc" --since 2s --until 1s
 # captures cut at many points: status 3 with the reason and no output, or
 # (--partial) a warning and what is there, or a message; never a crash,
