@@ -56,13 +56,14 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Remove PROBE from the next recording (every probe without one).",
 	  cmd_disable, DTSH_C_PROBE },
 	{ "record", "record [DURATION] [-o FILE]",
-	  "Record the enabled probes for DURATION (e.g. 500ms, 2s, 1m; until\n"
+	  "Record the enabled probes for DURATION (e.g. 500ms, 2 (seconds), 1m; until\n"
 	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
 	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
 	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
-	{ "stats", "stats [--top N] [FILTERS...]",
-	  "Summary of the open capture: events, probes, losses (dtreport stats,\n"
-	  "same options and filters: --pid --comm --probe --since ...).",
+	{ "stats", "stats [--top N] [--all] [FILTERS...]",
+	  "Summary of the open capture: accounting and losses first, then the\n"
+	  "probes and CPUs with events (--all: every one), top comms and pids\n"
+	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
 	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"

@@ -469,6 +469,26 @@ else
 	fail dev-full "/dev/full is not writable"
 fi
 
+# ---------------------------------------------- manual pages render cleanly
+# Lint clean is not enough (issue 13 item 10): render each page and look for
+# the marks of broken markup, quotes opened inside quotes and stray escapes.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+for page in "$top"/man/*.[0-9]; do
+	n=$(basename "$page")
+	out=$(mandoc -Tutf8 "$page" 2>&1 | col -bx)
+	lint=$(mandoc -Tlint -Wwarning "$page" 2>&1)
+	broken=$(printf '%s\n' "$out" | grep -nE "‘[^’]*‘|’’|“[^”]*“|\\\\ |\\\\e|\\\\&" | head -3)
+	check "man-render-$n" "lint: $lint; broken markup: $broken" test -z "$lint$broken" -a -n "$out"
+done
+check man-exit-status-3 "dtreport(1) does not document status 3" \
+	bash -c "mandoc -Tutf8 '$top/man/dtreport.1' | col -bx | grep -A12 '^EXIT STATUS' | grep -q '^ *3 '"
+check man-times "dtreport(1) has no TIMES AND DURATIONS section" \
+	bash -c "mandoc -Tutf8 '$top/man/dtreport.1' | col -bx | grep -q '^TIMES AND DURATIONS'"
+for page in dtrec.8 dtsh.1; do
+	check "man-times-pointer-$page" "$page does not point to the one time grammar" \
+		bash -c "mandoc -Tutf8 '$top/man/$page' | col -bx | tr -s ' \n' ' ' | grep -q 'TIMES AND DURATIONS in dtreport(1)'"
+done
+
 # ------------------------------------------------- progress on a terminal
 "$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
 python3 - "$R" "$W/big.dtc" <<'EOF'
