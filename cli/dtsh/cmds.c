@@ -743,10 +743,24 @@ cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 	return 0;
 }
 
+/* More words than a command takes: refused with the reason and the usage. */
+static int
+extra_args(int argc, char **argv, int max)
+{
+	if (argc <= max)
+		return 0;
+	const struct dtsh_cmd *c = dtsh_find_cmd(argv[0]);
+	fprintf(stderr, "dtsh: %s: unexpected argument '%s'\nusage: %s\n", argv[0], argv[max],
+		c ? c->usage : argv[0]);
+	return 1;
+}
+
 static int
 cmd_close(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
-	(void)argc; (void)argv; (void)rest;
+	(void)rest;
+	if (extra_args(argc, argv, 1))
+		return 1;
 	if (sh->cap == NULL) {
 		fprintf(stderr, "dtsh: no capture is open\n");
 		return 1;
@@ -759,6 +773,8 @@ static int
 cmd_help(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)sh; (void)rest;
+	if (extra_args(argc, argv, 2))
+		return 1;
 	if (argc == 1) {
 		for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++) {
 			const char *nl = strchr(c->help, '\n');
@@ -780,7 +796,9 @@ cmd_help(struct dtsh *sh, int argc, char **argv, const char *rest)
 static int
 cmd_quit(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
-	(void)sh; (void)argc; (void)argv; (void)rest;
+	(void)sh; (void)rest;
+	if (extra_args(argc, argv, 1))
+		return 1;
 	return DTSH_QUIT;
 }
 

@@ -82,6 +82,9 @@ static char *read_stream(FILE *f)
 	size_t n;
 	while ((n = fread(s + len, 1, cap - len - 1, f)) > 0) {
 		len += n;
+		/* A terminal's Ctrl-D is one end of file: do not read past it. */
+		if (feof(f))
+			break;
 		if (cap - len - 1 == 0) {
 			char *p = realloc(s, cap *= 2);
 			if (p == NULL) {

@@ -207,6 +207,12 @@ IN= run --version
 IN= run "$CAP" "$CAP"
 [ "$RC" = 2 ] && grep -q "unexpected argument" "$T/err" && pass extra-argument ||
 	fail extra-argument "rc=$RC: $ERR"
+for c in "close now" "quit now" "help top now" "tables all"; do
+	IN= run -c "$c; probes profile:*" "$CAP"
+	[ "$RC" = 1 ] && grep -q "unexpected argument" "$T/err" && grep -q '^usage: ' "$T/err" &&
+		[ "$OUT" = "profile:hz:97" ] && pass "extra-argument-${c%% *}" ||
+		fail "extra-argument-${c%% *}" "rc=$RC: $OUT $ERR"
+done
 
 # ---- top against the counts mkcap wrote
 top_check() {

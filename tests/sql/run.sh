@@ -435,6 +435,35 @@ cp "$C" "$T/app.dtc"
 [ $rc = 1 ] && cmp -s "$C" "$T/app.dtc" && pass "sql_append_to_input" ||
 	fail "sql_append_to_input" "rc=$rc $(cat "$T/err")"
 
+# on a terminal with no query, dtreport says it reads SQL from standard input
+python3 - "$D" "$C" <<'PYEOF'
+import os, pty, subprocess, sys, time
+m, s = pty.openpty()
+p = subprocess.Popen([sys.argv[1], "sql", "--csv", sys.argv[2]], stdin=s, stdout=subprocess.PIPE,
+                     stderr=s)
+os.close(s)
+time.sleep(1.0)
+os.write(m, b"SELECT 6*7 AS x;\n")
+time.sleep(0.3)
+os.write(m, b"\x04")   # one Ctrl-D ends the input
+try:
+    out, _ = p.communicate(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, _ = p.communicate()
+err = b""
+try:
+    while True:
+        d = os.read(m, 4096)
+        if not d:
+            break
+        err += d
+except OSError:
+    pass
+ok = p.returncode == 0 and b"reading SQL from standard input" in err and b"42" in out
+print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r err %r" % (p.returncode, out, err[:300]))
+PYEOF
+
 # ---- discovery and options
 check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture"
 check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
