@@ -44,6 +44,7 @@ static int close_stdout(int rc)
 
 int main(int argc, char **argv)
 {
+	dtu_out_cleanup_on_signals();
 	if (argc < 2) {
 		fprintf(stderr, "dtreport: no command given\n");
 		usage(stderr);

@@ -482,6 +482,8 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	if (pid == 0) {
 		signal(SIGINT, SIG_DFL);
+		/* Ctrl-C ends the command: it must not leave a half-written file. */
+		dtu_out_cleanup_on_signals();
 		rc = fn(argc, argv);
 		fflush(stdout);
 		fflush(stderr);

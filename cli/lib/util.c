@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,8 +350,45 @@ int dtu_same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
+/* The temporary file being written, for the signal handler to remove. */
+static char pending_tmp[PATH_MAX];
+static volatile sig_atomic_t pending_set;
+
+static void pending(const char *tmp)
+{
+	pending_set = 0;
+	if (tmp && strlen(tmp) < sizeof(pending_tmp)) {
+		strcpy(pending_tmp, tmp);
+		pending_set = 1;
+	}
+}
+
+static void on_fatal_signal(int sig)
+{
+	if (pending_set)
+		unlink(pending_tmp);	/* async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void dtu_out_cleanup_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		/* what the caller ignores stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static void out_free(struct dtu_out *o)
 {
+	pending(NULL);
 	free(o->tmp);
 	free(o->target);
 	o->tmp = o->target = NULL;
@@ -409,6 +448,8 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		return -1;
 	}
 	int fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		pending(o->tmp);
 	if (fd < 0) {
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		out_free(o);

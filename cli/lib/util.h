@@ -110,6 +110,14 @@ struct dtu_out {
 	int	is_stdout;
 	unsigned mode;		/* the permissions tmp gets */
 };
+/*
+ * Make SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporary file of an
+ * output not yet committed before the process dies of them (a Ctrl-C during
+ * `flame -o` leaves no stray file).  For a tool's main(); signals the
+ * process ignores stay ignored, and a command that handles SIGINT itself
+ * (sql's cancel) overrides it while it runs.
+ */
+void dtu_out_cleanup_on_signals(void);
 int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		 size_t ninputs, char *err, size_t errlen);
 int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen);

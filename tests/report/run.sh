@@ -528,4 +528,21 @@ p = subprocess.run([sys.argv[1], "flame", sys.argv[2], "--folded", "-o", os.devn
 print("PASS progress-pipe-quiet" if p.returncode == 0 and not p.stderr
       else "FAIL progress-pipe-quiet: %r" % p.stderr[:200])
 EOF
+# interrupted while writing: the old file stays, no temporary file is left
+python3 - "$R" "$W/big.dtc" "$W" <<'EOF'
+import os, signal, subprocess, sys, time
+out = os.path.join(sys.argv[3], "int.svg")
+for sig in (signal.SIGINT, signal.SIGTERM):
+    open(out, "w").write("precious")
+    p = subprocess.Popen([sys.argv[1], "flame", sys.argv[2], "-o", out],
+                         stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    p.send_signal(sig)
+    p.wait()
+    left = [f for f in os.listdir(sys.argv[3]) if f.startswith(".int.svg.")]
+    ok = p.returncode == -sig and open(out).read() == "precious" and not left
+    print("PASS interrupted-%d-keeps-output" % sig if ok else
+          "FAIL interrupted-%d-keeps-output: rc %s, left %r, content %r" %
+          (sig, p.returncode, left, open(out).read()[:40]))
+EOF
 exit 0
