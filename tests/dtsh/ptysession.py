@@ -157,6 +157,7 @@ check("sql-continuation-prompt", ok, sh.text())
 # Ctrl-C at the continuation prompt drops the statement
 sh.send("SELECT nosuchcolumn\n")
 ok = sh.expect(r"\.\.\.> ", 5)
+sh.settle(0.3)   # as at the main prompt: let libedit enter its read
 sh.send("\x03")
 ok = ok and sh.expect(PROMPT, 5)
 sh.send("probes profile:*\n")
