@@ -38,9 +38,10 @@ dtu_parse_duration(const char *s, uint64_t *ns)
 		return -1;
 	/* plain decimals only: no sign, space, exponent, hex, inf or nan */
 	for (; isdigit((unsigned char)*p); p++, ndig++) {
-		if (ip > (UINT64_MAX - 9) / 10)
+		uint64_t dg = (uint64_t)(*p - '0');
+		if (ip > (UINT64_MAX - dg) / 10)
 			return -1;
-		ip = ip * 10 + (uint64_t)(*p - '0');
+		ip = ip * 10 + dg;
 	}
 	if (*p == '.') {
 		p++;

@@ -27,6 +27,9 @@ same_sorted() { cmp -s <(LC_ALL=C sort "$1") <(LC_ALL=C sort "$2"); }
 sum_counts() { awk '{s += $NF} END {print s + 0}' "$1"; }
 nlines() { wc -l <"$1" | tr -d ' '; }
 
+# ------------------------------------------------ the time grammar itself
+"$T/timegrammar" || echo "FAIL timegrammar: exited with status $?"
+
 # ---------------------------------------------------------------- captures
 "$MKCAP" "$W/a.dtc" 1 20000 || fail mkcap "mkcap seed 1 failed"
 "$MKCAP" "$W/b.dtc" 2 12000 || fail mkcap "mkcap seed 2 failed"
