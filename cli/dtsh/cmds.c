@@ -387,13 +387,13 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 			   dtu_parse_duration(argv[i], &dur) == 0 && dur > 0) {
 			continue;
 		} else {
-			fprintf(stderr, "dtsh: record: bad argument '%s'\n"
+			fprintf(stderr, "dtsh record: bad argument '%s'\n"
 				"usage: record [DURATION] [-o FILE]\n", argv[i]);
 			return 1;
 		}
 	}
 	if (out != NULL && sh->cap_path && dtu_same_file(out, sh->cap_path)) {
-		fprintf(stderr, "dtsh: record: %s: refusing to overwrite the open capture\n", out);
+		fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n", out);
 		return 1;
 	}
 	if (sh->nen == 0) {
@@ -491,7 +491,7 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "dtsh: %s: %s\n", argv[0], strerror(errno));
+			fprintf(stderr, "dtsh %s: %s\n", argv[0], strerror(errno));
 			return 1;
 		}
 		if (dtsh_interrupted)
@@ -499,7 +499,7 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	dtsh_interrupted = 0;
 	if (WIFSIGNALED(st)) {
-		fprintf(stderr, "dtsh: %s: %s\n", argv[0],
+		fprintf(stderr, "dtsh %s: %s\n", argv[0],
 			WTERMSIG(st) == SIGINT ? "interrupted" : strsignal(WTERMSIG(st)));
 		return 1;
 	}
@@ -591,7 +591,7 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		} else if (wl == 7 && !strncmp(rest, "--table", 7)) {
 			fmt = DTSQL_TABLE;
 		} else {
-			fprintf(stderr, "dtsh: sql: unknown option %.*s\n"
+			fprintf(stderr, "dtsh sql: unknown option %.*s\n"
 				"usage: sql [--csv|--json|--table] QUERY\n", (int)wl, rest);
 			return 1;
 		}
@@ -612,7 +612,7 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (rc != 0) {
 		/* A write error is reported once, by dtsh_run's check of stdout. */
 		if (!ferror(stdout))
-			fprintf(stderr, "dtsh: sql: %s\n", err ? err : "failed");
+			fprintf(stderr, "dtsh sql: %s\n", err ? err : "failed");
 		sqlite3_free(err);
 		return 1;
 	}
@@ -624,7 +624,7 @@ cmd_tables(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)sh; (void)argv; (void)rest;
 	if (argc != 1) {
-		fprintf(stderr, "dtsh: tables: unexpected argument '%s'\nusage: tables\n", argv[1]);
+		fprintf(stderr, "dtsh tables: unexpected argument '%s'\nusage: tables\n", argv[1]);
 		return 1;
 	}
 	const char *const *t = dtsql_tables();
@@ -638,12 +638,12 @@ cmd_schema(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)sh; (void)rest;
 	if (argc > 2) {
-		fprintf(stderr, "dtsh: schema: unexpected argument '%s'\nusage: schema [TABLE]\n",
+		fprintf(stderr, "dtsh schema: unexpected argument '%s'\nusage: schema [TABLE]\n",
 			argv[2]);
 		return 1;
 	}
 	if (dtsql_schema(stdout, argc == 2 ? argv[1] : NULL) < 0) {
-		fprintf(stderr, "dtsh: schema: no such table: %s (see 'tables')\n", argv[1]);
+		fprintf(stderr, "dtsh schema: no such table: %s (see 'tables')\n", argv[1]);
 		return 1;
 	}
 	return 0;
@@ -670,13 +670,13 @@ dtsh_sql_db(struct dtsh *sh)
 	if (sh->sym == NULL)
 		sh->sym = dtsym_open(sh->cap);
 	if (sqlite3_open(":memory:", &sh->db) != SQLITE_OK) {
-		fprintf(stderr, "dtsh: sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
+		fprintf(stderr, "dtsh sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
 		sqlite3_close(sh->db);
 		sh->db = NULL;
 		return NULL;
 	}
 	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) != 0) {
-		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "cannot attach the capture");
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "cannot attach the capture");
 		sqlite3_free(err);
 		sqlite3_close(sh->db);
 		sh->db = NULL;
@@ -752,7 +752,7 @@ extra_args(int argc, char **argv, int max)
 	if (argc <= max)
 		return 0;
 	const struct dtsh_cmd *c = dtsh_find_cmd(argv[0]);
-	fprintf(stderr, "dtsh: %s: unexpected argument '%s'\nusage: %s\n", argv[0], argv[max],
+	fprintf(stderr, "dtsh %s: unexpected argument '%s'\nusage: %s\n", argv[0], argv[max],
 		c ? c->usage : argv[0]);
 	return 1;
 }
@@ -814,7 +814,7 @@ stdout_ok(const char *cmd)
 
 	if (dtu_stdout_check(err, sizeof(err)) == 0)
 		return 1;
-	fprintf(stderr, "dtsh: %s: %s\n", cmd, err);
+	fprintf(stderr, "dtsh %s: %s\n", cmd, err);
 	return 0;
 }
 
