@@ -21,8 +21,14 @@ fresh_tree() {
 	local t=$W/$1
 	mkdir -p "$t" "$t.mod"
 	: >"$t.log"
-	(cd "$TOP" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
-		xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$t" || return 1
+	# the working files (a git checkout), else everything but build outputs
+	if git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$TOP" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
+			xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$t" || return 1
+	else
+		(cd "$TOP" && tar cf - --exclude=./build --exclude=./out .) | tar xf - -C "$t" || return 1
+	fi
+	[ -f "$t/Makefile" ] && [ -f "$t/kernel/kernel.mk" ] || return 1
 	cat >"$t/scripts/install-deps.sh" <<'EOS'
 #!/bin/sh
 # Stand-in for the real installer: the headers exist from now on.
