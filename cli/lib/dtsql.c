@@ -2053,6 +2053,9 @@ int dtsql_schema(FILE *out, const char *name)
 	for (int k = 0; k < T_NTABLES; k++) {
 		if (name && strcasecmp(name, tabs[k].name))
 			continue;
+		found++;
+		if (out == NULL)
+			continue;
 		/* one column a line: the list is what people read this for */
 		fprintf(out, "CREATE TABLE %s(\n  ", tabs[k].name);
 		for (const char *c = tabs[k].cols; *c; c++) {
@@ -2064,7 +2067,6 @@ int dtsql_schema(FILE *out, const char *name)
 			}
 		}
 		fputs("\n);\n", out);
-		found++;
 	}
 	return found ? 0 : -1;
 }

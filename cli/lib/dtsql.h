@@ -67,7 +67,8 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 const char *const *dtsql_tables(void);
 /*
  * "CREATE TABLE t(...);" with one column a line, for the table name (any
- * case) or every table (NULL), to out.  -1 if name is no table.
+ * case) or every table (NULL), to out (NULL: only check the name).  -1 if
+ * name is no table.
  */
 int dtsql_schema(FILE *out, const char *name);
 

@@ -175,7 +175,12 @@ int cmd_sql(int argc, char **argv)
 			dtr_err("sql", "--schema takes at most one table name");
 			return DTR_EXIT_USAGE;
 		}
-		if (dtsql_schema(stdout, optind < argc ? argv[optind] : NULL) < 0) {
+		const char *t = optind < argc ? argv[optind] : NULL;
+		struct stat st;
+		/* 'sql --schema cap.dtc': every capture has the same tables */
+		if (t && stat(t, &st) == 0 && S_ISREG(st.st_mode) && dtsql_schema(NULL, t) < 0)
+			t = NULL;
+		if (dtsql_schema(stdout, t) < 0) {
 			dtr_err("sql", "no such table: %s", argv[optind]);
 			return DTR_EXIT_ERROR;
 		}
