@@ -44,6 +44,7 @@ struct dtcap_host {
 	char		kernel_build_id[64];	/* hex, /sys/kernel/notes */
 	char		cpu_model[128];		/* /proc/cpuinfo model name */
 	char		boot_id[40];		/* /proc/sys/kernel/random/boot_id */
+	char		source[16];		/* what recorded: "dt", "perf" */
 };
 
 struct dtcap_probe {

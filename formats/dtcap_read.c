@@ -341,6 +341,9 @@ static int do_host(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 	     copy_str(cu, h.cpu_model, sizeof(h.cpu_model)) ||
 	     copy_str(cu, h.boot_id, sizeof(h.boot_id))))
 		DAMAGED(c);
+	/* appended later in version 3: absent in the first version-3 files */
+	if (cu->p < cu->end && copy_str(cu, h.source, sizeof(h.source)))
+		DAMAGED(c);
 	r->host = h;
 	return add_clock(r, h.clock_mono_ns, h.clock_real_ns);
 }

@@ -11,6 +11,7 @@
  * the used columns, radix-sorts row numbers and hands rows over in order,
  * so sqlite needs no sorter of its own: a GROUP BY then streams.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -261,7 +263,7 @@ static const struct {
 	[T_CAPTURE] = { "capture",
 		"kernel TEXT, hostname TEXT, ncpus INTEGER, start_ns INTEGER,"
 		" clock_mono_ns INTEGER, clock_real_ns INTEGER, command TEXT,"
-		" nevents INTEGER, warning TEXT", -1 },
+		" nevents INTEGER, warning TEXT, source TEXT", -1 },
 };
 
 enum {
@@ -1605,6 +1607,7 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 6: res_text(ctx, h->command); break;
 		case 7: sqlite3_result_int64(ctx, (sqlite3_int64)dtcap_nevents(r)); break;
 		case 8: res_text(ctx, dtcap_reader_warning(r)); break;
+		case 9: res_text(ctx, h->source); break;
 		}
 		break;
 	}
@@ -1919,6 +1922,8 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		fputs(*nres ? "\n[" : "[", out);
 		unsigned long long n = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
 			fputs(n++ ? ",\n{" : "\n{", out);
 			for (int i = 0; i < ncol; i++) {
 				const char *name = sqlite3_column_name(st, i);
@@ -1966,6 +1971,8 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		}
 		fputs("\r\n", out);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', out);
@@ -2014,8 +2021,13 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 		}
 		t.total++;
-		if (++t.nrows == TABLE_BUFFER)
+		if (++t.nrows == TABLE_BUFFER) {
 			tbl_flush(out, &t, st);
+			if (ferror(out)) {
+				rc = SQLITE_IOERR;
+				break;
+			}
+		}
 	}
 	tbl_flush(out, &t, st);
 	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
@@ -2024,43 +2036,153 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 	return rc;
 }
 
+/* Skip whitespace and comments: where the next statement starts. */
+static const char *skip_blank(const char *p)
+{
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			p += strcspn(p, "\n");
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 2 : p + strlen(p);
+		} else {
+			return p;
+		}
+	}
+}
+
+const char *const *dtsql_tables(void)
+{
+	static const char *names[T_NTABLES + 1];
+
+	for (int k = 0; k < T_NTABLES; k++)
+		names[k] = tabs[k].name;
+	return names;
+}
+
+int dtsql_schema(FILE *out, const char *name)
+{
+	int found = 0;
+
+	for (int k = 0; k < T_NTABLES; k++) {
+		if (name && strcasecmp(name, tabs[k].name))
+			continue;
+		found++;
+		if (out == NULL)
+			continue;
+		/* one column a line: the list is what people read this for */
+		fprintf(out, "CREATE TABLE %s(\n  ", tabs[k].name);
+		for (const char *c = tabs[k].cols; *c; c++) {
+			if (*c == ',') {
+				fputs(",\n  ", out);
+				c += c[1] == ' ';
+			} else {
+				fputc(*c, out);
+			}
+		}
+		fputs("\n);\n", out);
+	}
+	return found ? 0 : -1;
+}
+
+/* A dot-command line of the sqlite3 shell that dtsql knows. */
+static int dot_command(const char *line, size_t len, FILE *out, char **err)
+{
+	char buf[128], *w[3] = { 0 };
+	int n = 0;
+
+	if (len >= sizeof(buf)) {
+		*err = sqlite3_mprintf("unknown command: %.40s...", line);
+		return -1;
+	}
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	for (char *t = strtok(buf, " \t\r;"); t && n < 3; t = strtok(NULL, " \t\r;"))
+		w[n++] = t;
+	if (n == 1 && !strcmp(w[0], ".tables")) {
+		const char *const *t = dtsql_tables();
+		for (int k = 0; t[k]; k++)
+			fprintf(out, "%s%s", k ? "  " : "", t[k]);
+		fputc('\n', out);
+		return 0;
+	}
+	if (n <= 2 && !strcmp(w[0], ".schema")) {
+		if (dtsql_schema(out, w[1]) < 0) {
+			*err = sqlite3_mprintf("no such table: %s", w[1]);
+			return -1;
+		}
+		return 0;
+	}
+	*err = sqlite3_mprintf("unknown command or wrong arguments: %s "
+			       "(known: .tables, .schema [TABLE])", buf);
+	return -1;
+}
+
 int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	       volatile sig_atomic_t *cancel, char **err)
 {
 	const char *tail = sql;
-	int nres = 0, ret = 0;
+	char *dummy = NULL;
+	int nres = 0, ret = 0, multi = 0;
+	if (err == NULL)
+		err = &dummy;
 	if (cancel)
 		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
-	while (tail && *tail) {
+	while (tail && *(tail = skip_blank(tail))) {
 		sqlite3_stmt *st = NULL;
+		if (*tail == '.') {
+			size_t len = strcspn(tail, "\n");
+			if (dot_command(tail, len, out, err) < 0) {
+				ret = -1;
+				break;
+			}
+			tail += len;
+			continue;
+		}
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
 		if (rc != SQLITE_OK) {
-			if (err)
-				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ret = -1;
 			break;
 		}
 		if (st == NULL)		/* whitespace or a comment */
 			continue;
+		/* Several statements in JSON: one array holding each result. */
+		if (fmt == DTSQL_JSON && nres == 0 && !multi && *skip_blank(tail) &&
+		    sqlite3_column_count(st)) {
+			multi = 1;
+			fputs("[", out);
+		}
+		if (multi && nres && sqlite3_column_count(st))
+			fputc(',', out);
 		rc = run_stmt(st, fmt, out, &nres);
 		if (rc != SQLITE_DONE) {
-			if (err) {
-				if (rc == SQLITE_INTERRUPT)
-					*err = sqlite3_mprintf("interrupted");
-				else if (rc == SQLITE_NOMEM)
-					*err = sqlite3_mprintf("out of memory");
-				else
-					*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-			}
+			if (rc == SQLITE_IOERR && ferror(out))
+				*err = sqlite3_mprintf("write error");
+			else if (rc == SQLITE_INTERRUPT)
+				*err = sqlite3_mprintf("interrupted");
+			else if (rc == SQLITE_NOMEM)
+				*err = sqlite3_mprintf("out of memory");
+			else
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			sqlite3_finalize(st);
 			ret = -1;
 			break;
 		}
 		sqlite3_finalize(st);
 	}
+	if (multi)
+		fputs("]\n", out);
 	if (cancel)
 		sqlite3_progress_handler(db, 0, NULL, NULL);
 	fflush(out);
+	if (ret == 0 && ferror(out)) {
+		*err = sqlite3_mprintf("write error");
+		ret = -1;
+	}
+	sqlite3_free(dummy);
 	return ret;
 }
 

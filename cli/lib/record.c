@@ -669,6 +669,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 	}
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	r->src->ops->clock(r->src, &h->clock_mono_ns, &h->clock_real_ns);
+	snprintf(h->source, sizeof(h->source), "%s", r->src->ops->name);
 	h->start_ns = dtu_now_ns();
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }

@@ -136,15 +136,33 @@ check("complete-file", ok, sh.text())
 
 sh.send("sql SELECT count(*) AS n FROM eve\t")
 ok = sh.expect(r"events ", 5)
-sh.send("\n")
+sh.send(";\n")
 ok = ok and sh.expect(r"\b30000\b[\s\S]*" + PROMPT)
 check("complete-sql-table", ok, sh.text())
 
 sh.send("SELECT DISTINCT probe_na\t")
 ok = sh.expect(r"probe_name ", 5)
-sh.send("FROM events WHERE probe_name LIKE 'syscall:read:e%'\n")
+sh.send("FROM events WHERE probe_name LIKE 'syscall:read:e%';\n")
 ok = ok and sh.expect(r"syscall:read:entry[\s\S]*" + PROMPT)
 check("complete-sql-column", ok, sh.text())
+
+# ---- a statement without its ';' continues on the next line (sqlite3_complete)
+sh.send("SELECT count(*) AS n\n")
+ok = sh.expect(r"\.\.\.> ", 5)
+sh.send("  FROM events\n")
+ok = ok and sh.expect(r"\.\.\.> ", 5)
+sh.send("  WHERE cpu >= 0;\n")
+ok = ok and sh.expect(r"\b30000\b[\s\S]*" + PROMPT)
+check("sql-continuation-prompt", ok, sh.text())
+# Ctrl-C at the continuation prompt drops the statement
+sh.send("SELECT nosuchcolumn\n")
+ok = sh.expect(r"\.\.\.> ", 5)
+sh.settle(0.3)   # as at the main prompt: let libedit enter its read
+sh.send("\x03")
+ok = ok and sh.expect(PROMPT, 5)
+sh.send("probes profile:*\n")
+ok = ok and sh.expect(r"profile:hz:97\s+" + PROMPT)
+check("sql-continuation-ctrl-c", ok and "no such column" not in sh.text(), sh.text())
 
 sh.send("top 2 b\t")
 ok = sh.expect(r"by ", 5)
@@ -162,7 +180,7 @@ ok = ok and sh.expect(r"profile:hz:97\s+" + PROMPT)
 check("ctrl-c-at-prompt", ok and "unknown command 'garbage" not in sh.text(), sh.text())
 
 sh.send("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-        "SELECT count(*) FROM c\n")
+        "SELECT count(*) FROM c;\n")
 sh.settle(1.5)
 busy = re.search(PROMPT + r"\s*$", sh.text(sh.mark)) is None
 t0 = time.time()
@@ -269,7 +287,7 @@ ok = sh.expect(r"dt live\.dtc> ", 3)
 dt = time.time() - t0
 check("live-record-running", running, sh.text())
 check("live-ctrl-c-record", ok and dt < 1.0, "%.2fs: %s" % (dt, sh.text()))
-sh.send("sql SELECT count(*) AS kept FROM events\n")
+sh.send("sql SELECT count(*) AS kept FROM events;\n")
 ok = sh.expect(r"kept\s*-+\s*[1-9][0-9]*\s[\s\S]*" + r"dt live\.dtc> ", 10)
 check("live-ctrl-c-kept-events", ok, sh.text())
 sh.send("quit\n")
