@@ -80,7 +80,7 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "tables", "tables", "List the SQL tables of a capture.",
 	  cmd_tables, DTSH_C_NONE },
 	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
-	  cmd_schema, DTSH_C_NONE },
+	  cmd_schema, DTSH_C_TABLE },
 	{ "open", "open [--partial] FILE",
 	  "Open a capture for analysis (offline mode).  --partial: also one that\n"
 	  "was cut short (a killed recording, a truncated copy).",

@@ -82,6 +82,7 @@ struct dtsh_cmd {
 #define DTSH_C_FLAME	6
 #define DTSH_C_RECORD	7
 #define DTSH_C_STATS	8
+#define DTSH_C_TABLE	9
 
 extern const struct dtsh_cmd dtsh_cmds[];
 const struct dtsh_cmd *dtsh_find_cmd(const char *name);

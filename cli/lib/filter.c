@@ -210,8 +210,18 @@ int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, s
 			}
 		}
 		if (!hits) {
-			snprintf(err, errlen, "--probe %s%s: no probe of the capture matches",
-				 f->probes[0], f->nprobes > 1 ? ",..." : "");
+			const char *best[1];
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			size_t k = 0, nb = 0;
+			for (size_t i = 0; names && i < n; i++)
+				if (dtcap_probe_at(r, i))
+					names[k++] = dtcap_probe_at(r, i)->name;
+			if (names)
+				nb = dtu_suggest(f->probes[0], names, k, 0, best, 1);
+			snprintf(err, errlen, "--probe %s%s: no probe of the capture matches%s%s%s",
+				 f->probes[0], f->nprobes > 1 ? ",..." : "", nb ? " (did you mean '" : "",
+				 nb ? best[0] : "", nb ? "'?)" : "");
+			free(names);
 			return -1;
 		}
 	}

@@ -135,6 +135,9 @@ check filter-unknown-comm "status $rc: $(cat "$W/f.err")" \
 	bash -c "[ $rc -eq 1 ] && grep -q 'comm nosuch: no process of the capture has that name' '$W/f.err'"
 "$R" stats "$W/a.dtc" --comm apq >/dev/null 2>"$W/f.err"
 check filter-unknown-comm-suggests "no suggestion: $(cat "$W/f.err")" grep -q "did you mean 'app'" "$W/f.err"
+"$R" flame "$W/a.dtc" --folded --probe syscall:reed:entry >/dev/null 2>"$W/f.err"
+check filter-unknown-probe-suggests "no suggestion: $(cat "$W/f.err")" \
+	grep -q "no probe of the capture matches (did you mean 'syscall:read:entry'?)" "$W/f.err"
 "$R" flame "$W/a.dtc" --folded --cpu 99 >/dev/null 2>"$W/f.err"
 rc=$?
 check filter-unknown-cpu "status $rc: $(cat "$W/f.err")" \
