@@ -16,6 +16,7 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsym.h"
+#include "export.h"
 #include "report.h"
 
 /* Set by SIGINT while a query runs: the query stops, the caller lives on
@@ -193,22 +194,48 @@ int cmd_sql(int argc, char **argv)
 
 static void export_usage(FILE *f)
 {
-	fprintf(f, "usage: %s export FILE -o OUT.sqlite\n", prog());
+	fprintf(f, "usage: %s export [--format sqlite] FILE -o OUT.sqlite\n"
+		"  other formats (parquet, pprof, chrome): %s export --format F --help\n",
+		prog(), prog());
+}
+
+/* The value of --format/-f, if any (other formats live in export.c). */
+static const char *export_format(int argc, char **argv)
+{
+	const char *f = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+			f = argv[++i];
+		else if (!strncmp(argv[i], "--format=", 9))
+			f = argv[i] + 9;
+		else if (!strncmp(argv[i], "-f", 2) && argv[i][2])
+			f = argv[i] + 2;
+		else if (!strcmp(argv[i], "-o"))
+			i++;
+	}
+	return f;
 }
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *format = export_format(argc, argv);
+	if (format && strcmp(format, "sqlite"))
+		return cmd_export_format(argc, argv, format);
 	const char *outpath = NULL;
 	int ch;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "o:f:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': outpath = optarg; break;
+		case 'f': break;
 		case 'h': export_usage(stdout); return 0;
 		default: export_usage(stderr); return 2;
 		}
