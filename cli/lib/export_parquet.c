@@ -200,9 +200,8 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 		    pq_put_int(w, C_FLAGS, b->flags, 4, 1, NULL, n) < 0 ||
 		    pq_put_int(w, C_NARGS, nargs, 4, 1, NULL, n) < 0)
 			goto werr;
-		for (int a = 0; a < DTCAP_MAXARGS; a++)
-			if (pq_put_int(w, C_ARG0 + a, b->args + a, 8, DTCAP_MAXARGS, NULL, n) < 0)
-				goto werr;
+		if (pq_put_rows64(w, C_ARG0, DTCAP_MAXARGS, b->args, n) < 0)
+			goto werr;
 		if (pq_put_int(w, C_RETVAL, b->args, 8, DTCAP_MAXARGS, isret, n) < 0 ||
 		    pq_put_int(w, C_ERRNO, b->args + 1, 8, DTCAP_MAXARGS, isret, n) < 0 ||
 		    pq_rows_done(w) < 0)

@@ -5,9 +5,9 @@
  *
  * What it writes: a flat schema of INT32, INT64 and UTF-8 string columns,
  * each REQUIRED or OPTIONAL (nullable).  Per row group and column, one
- * data page (v1) compressed with zstd: integers PLAIN, strings
- * RLE_DICTIONARY over a PLAIN dictionary page (a column chunk with no
- * non-null value is written PLAIN, with no dictionary).  Definition levels
+ * data page (v1) compressed with zstd: integers DELTA_BINARY_PACKED,
+ * strings RLE_DICTIONARY over a PLAIN dictionary page (a column chunk with
+ * no non-null value is written PLAIN, empty, with no dictionary).  Definition levels
  * (RLE/bit-packed hybrid, width 1) only for OPTIONAL columns.  Every
  * column chunk carries Statistics (null_count, min_value, max_value, in
  * the type's own order, declared by the footer's column_orders) so
@@ -73,6 +73,11 @@ const char *pq_error(const struct pq_writer *w);
  */
 int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	       size_t stride, const uint8_t *present, size_t n);
+/* Row-major rows: n rows of ncols values for the INT64 columns col0..,
+ * no NULLs (a one-pass transpose: cheaper than ncols strided calls). */
+int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
+		  const uint64_t *v, size_t n);
+
 /* One integer; isnull on a nullable column appends NULL. */
 int pq_put_i64(struct pq_writer *w, unsigned col, int64_t v, int isnull);
 
