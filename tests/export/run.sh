@@ -164,6 +164,33 @@ check "parquet_cut_capture" "$?-$(grep -c warning "$T/cut.err")-$(duck "SELECT c
 "$D" export --format sqlite "$C" -o "$T/one.sqlite" >/dev/null 2>&1
 check "sqlite_format_still" "$?-$(sqlite3 "$T/one.sqlite" 'SELECT count(*) FROM events' 2>/dev/null)" "0-60000"
 
+# ------------------------------------------------------------------ pprof
+P=$T/one.pb.gz
+"$D" export --format pprof -o "$P" "$C" >"$T/pp.out" 2>"$T/pp.err"
+check "pprof_export_status" "$?" "0"
+check "pprof_gzip" "$(gzip -t "$P" 2>&1 && echo ok)" "ok"
+"$D" flame --folded "$C" -o - 2>"$T/flame.err" | python3 "$HERE/folded_totals.py" >"$T/flame.tot"
+if node "$HERE/pprof.mjs" "$P" >"$T/pprof.tot" 2>"$T/pprof.facts"; then
+	check "pprof_total_samples" "$(head -1 "$T/pprof.tot")" \
+		"total $(q "$C" 'SELECT count(*) FROM events WHERE probe IN (SELECT id FROM probes WHERE flags & 1)')"
+	[ "$(wc -l <"$T/flame.tot")" -gt 100 ] && pass "pprof_flame_has_functions" ||
+		fail "pprof_flame_has_functions" "only $(wc -l <"$T/flame.tot") lines"
+	same "pprof_function_totals_eq_flame" "$T/pprof.tot" "$T/flame.tot"
+	check "pprof_sample_types" "$(awk '$1=="types"{print $2}' "$T/pprof.facts")" "samples/count,cpu/nanoseconds"
+	check "pprof_period" "$(awk '$1=="period"{print $2}' "$T/pprof.facts")" "$((1000000000 / 997))"
+	check "pprof_no_dangling_ids" "$(awk '$1=="dangling"{print $2}' "$T/pprof.facts")" "0"
+	check "pprof_labels" "$(awk '$1=="labels"{print $2}' "$T/pprof.facts")" "comm,pid"
+	[ "$(awk '$1=="mappings"{print $2}' "$T/pprof.facts")" -ge 2 ] && pass "pprof_mappings" ||
+		fail "pprof_mappings" "$(cat "$T/pprof.facts")"
+else
+	fail "pprof_decode" "$(tail -3 "$T/pprof.facts" | tr '\n' ' ')"
+fi
+before=$(md5sum <"$P")
+"$D" export --format pprof -o "$P" "$C" >/dev/null 2>"$T/pp2.err"
+check "pprof_never_replaces" "$?-$(md5sum <"$P")-$(grep -c 'not replaced' "$T/pp2.err")" "1-$before-1"
+"$D" export --format pprof -o "$T/junk.pb.gz" "$T/junk.dtc" >/dev/null 2>"$T/pp3.err"
+check "pprof_bad_capture" "$?-$(ls "$T/junk.pb.gz" 2>/dev/null | wc -l)" "1-0"
+
 for f in "$T"/*.err; do
 	san "$f" && fail "sanitizer_$(basename "$f")" "$(grep -m2 -E 'AddressSanitizer|runtime error|LeakSanitizer' "$f")"
 done
