@@ -191,6 +191,35 @@ check "pprof_never_replaces" "$?-$(md5sum <"$P")-$(grep -c 'not replaced' "$T/pp
 "$D" export --format pprof -o "$T/junk.pb.gz" "$T/junk.dtc" >/dev/null 2>"$T/pp3.err"
 check "pprof_bad_capture" "$?-$(ls "$T/junk.pb.gz" 2>/dev/null | wc -l)" "1-0"
 
+# ----------------------------------------------------------------- chrome
+J=$T/one.json
+"$D" export --format chrome -o "$J" "$C" >"$T/ch.out" 2>"$T/ch.err"
+check "chrome_export_status" "$?" "0"
+PAIRQ="probe_name GLOB 'syscall:*:entry' OR probe_name GLOB 'syscall:*:return' OR probe_name GLOB 'kprobe:*:entry' OR probe_name GLOB 'kprobe:*:return'"
+q "$C" "SELECT tid, ts, probe_name FROM events WHERE $PAIRQ" >"$T/paired.csv"
+q "$C" "SELECT tid, ts FROM events WHERE NOT ($PAIRQ)" >"$T/other.csv"
+python3 "$HERE/chrome_check.py" "$J" "$(q "$C" 'SELECT start_ns FROM capture')" "$T/paired.csv" "$T/other.csv" \
+	>"$T/chrome.facts" 2>"$T/chrome.err"
+fact() { awk -v k="$1" '$1==k{print $2}' "$T/chrome.facts"; }
+check "chrome_json_parses" "$(fact json_ok)" "1"
+check "chrome_every_slice_matches_capture" "$(fact bad_slices)" "0"
+check "chrome_slices_nest" "$(fact overlapping_slices)" "0"
+check "chrome_slice_count" "$(fact slices)" "$(fact expected_slices)"
+# no fewer than the doc/SQL.md pairing query (adjacent entry/return) finds
+adj=$(q "$C" "WITH s AS (
+  SELECT tid, probe_name, flags, LAG(probe_name) OVER (PARTITION BY tid ORDER BY ts) AS prev
+  FROM events WHERE probe_name LIKE 'syscall:%')
+SELECT count(*) FROM s WHERE flags & 1 AND prev = replace(probe_name, ':return', ':entry')")
+[ "$(fact slices)" -ge "$adj" ] 2>/dev/null && pass "chrome_slices_cover_adjacent_pairs" ||
+	fail "chrome_slices_cover_adjacent_pairs" "$(fact slices) < $adj"
+[ "$(fact slices)" -gt 1000 ] 2>/dev/null && pass "chrome_has_slices" || fail "chrome_has_slices" "$(fact slices)"
+check "chrome_instants_are_the_other_events" "$(fact instants_match)" "1"
+before=$(md5sum <"$J")
+"$D" export --format chrome -o "$J" "$C" >/dev/null 2>"$T/ch2.err"
+check "chrome_never_replaces" "$?-$(md5sum <"$J")" "1-$before"
+"$D" export --format chrome -o "$T/junk.json" "$T/junk.dtc" >/dev/null 2>"$T/ch3.err"
+check "chrome_bad_capture" "$?-$(ls "$T/junk.json" 2>/dev/null | wc -l)" "1-0"
+
 for f in "$T"/*.err; do
 	san "$f" && fail "sanitizer_$(basename "$f")" "$(grep -m2 -E 'AddressSanitizer|runtime error|LeakSanitizer' "$f")"
 done
