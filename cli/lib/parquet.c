@@ -372,6 +372,7 @@ struct col {
 	const char *const *ext;		/* pq_set_dict table, or NULL */
 	size_t		next;
 	int32_t		*ext2loc;	/* caller id -> dict index, -1 unused */
+	int		nodict;		/* integers: too many distinct values seen */
 	int		intenc;		/* integers: ENC_PLAIN or ENC_DELTA_... */
 	int		decided;	/* intenc chosen (on the first chunk) */
 };
@@ -391,6 +392,11 @@ struct pq_writer {
 	struct buf	rgbuf;		/* serialized RowGroup list elements */
 	struct buf	page, cpage, hdr;
 	ZSTD_CCtx	*zc;
+	/* integer dictionaries: generation-stamped table, no clearing */
+	struct islot { uint64_t key; uint32_t val, gen; } *ht;	/* one line a probe */
+	uint32_t	gen;
+	uint32_t	*didx;		/* dictionary index per value */
+	size_t		didxcap;
 	int		failed;
 	char		err[512];
 };
@@ -439,6 +445,8 @@ static void writer_free(struct pq_writer *w)
 	buf_free(&w->cpage);
 	buf_free(&w->hdr);
 	ZSTD_freeCCtx(w->zc);
+	free(w->ht);
+	free(w->didx);
 	free(w);
 }
 
@@ -856,6 +864,73 @@ static int write_page(struct pq_writer *w, int type, size_t nvals, int enc,
 	return 0;
 }
 
+/*
+ * Integer dictionary of c's chunk: the distinct values, PLAIN, into
+ * w->page (in first-seen order) and each value's index into w->didx.
+ * Returns the number of distinct values, 0 when there are more than
+ * IDICT_MAX (then PLAIN or DELTA does better) or on ENOMEM (w failed).
+ * Trace columns (pid, tid, cpu, probe, flags, stack ids, most args) have
+ * few values: bit-packed indices are a fraction of the PLAIN bytes, and
+ * zstd, the dominant cost, then has that much less to read.
+ */
+#define IDICT_BITS	16
+#define IDICT_MAX	32768
+static size_t int_dict(struct pq_writer *w, struct col *c)
+{
+	size_t slots = (size_t)1 << IDICT_BITS, mask = slots - 1;
+	if (w->ht == NULL && (w->ht = calloc(slots, sizeof(*w->ht))) == NULL)
+		return oom(w), 0;
+	if (c->nnn > w->didxcap) {
+		free(w->didx);
+		w->didx = malloc(c->nnn * sizeof(*w->didx));
+		if (w->didx == NULL) {
+			w->didxcap = 0;
+			return oom(w), 0;
+		}
+		w->didxcap = c->nnn;
+	}
+	if (++w->gen == 0) {
+		memset(w->ht, 0, slots * sizeof(*w->ht));
+		w->gen = 1;
+	}
+	int is64 = c->type == PQ_INT64;
+	const int64_t *v64 = c->vals;
+	const int32_t *v32 = c->vals;
+	size_t limit = c->nnn / 4 + 1 < IDICT_MAX ? c->nnn / 4 + 1 : IDICT_MAX;
+	size_t nd = 0;
+	uint64_t last = 0;
+	uint32_t lastidx = UINT32_MAX;
+	w->page.len = 0;
+	if (buf_need(&w->page, limit * 8) < 0)
+		return oom(w), 0;
+	for (size_t i = 0; i < c->nnn; i++) {
+		uint64_t v = is64 ? (uint64_t)v64[i] : (uint64_t)(uint32_t)v32[i];
+		if (v == last && lastidx != UINT32_MAX) {
+			w->didx[i] = lastidx;
+			continue;
+		}
+		if (i + 16 < c->nnn) {
+			/* stack ids miss the cache: fetch a slot ahead */
+			uint64_t v2 = is64 ? (uint64_t)v64[i + 16] : (uint64_t)(uint32_t)v32[i + 16];
+			__builtin_prefetch(&w->ht[(v2 * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS)]);
+		}
+		size_t h = (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS));
+		struct islot *sl = &w->ht[h];
+		while (sl->gen == w->gen && sl->key != v)
+			sl = &w->ht[h = (h + 1) & mask];
+		if (sl->gen != w->gen) {
+			if (nd == limit)
+				return 0;
+			*sl = (struct islot){ v, (uint32_t)nd++, w->gen };
+			memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
+			w->page.len += is64 ? 8 : 4;
+		}
+		w->didx[i] = lastidx = sl->val;
+		last = v;
+	}
+	return nd;
+}
+
 static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
 	int r = memcmp(a, b, al < bl ? al : bl);
@@ -909,6 +984,21 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		minp = minb, maxp = maxb, minl = maxl = 8;
 	}
 
+	size_t nidict = 0;
+	if (c->type != PQ_STRING && c->nnn > 0 && !c->nodict) {
+		nidict = int_dict(w, c);
+		if (w->failed)
+			return -1;
+		if (nidict == 0) {
+			c->nodict = 1;	/* the next chunks will not do better */
+		} else {
+			dict = 1;
+			dict_off = w->off;
+			if (write_page(w, PAGE_DICTIONARY, nidict, ENC_PLAIN, &usz, &csz) < 0)
+				return -1;
+		}
+	}
+
 	w->page.len = 0;
 	if (c->nullable) {
 		size_t at = w->page.len;
@@ -921,11 +1011,12 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 	}
 	int enc = ENC_PLAIN;
 	if (dict) {
+		size_t nd = nidict ? nidict : c->ndict;
 		unsigned bw = 1;
-		while (bw < 32 && (c->ndict - 1) >> bw)
+		while (bw < 32 && (nd - 1) >> bw)
 			bw++;
 		buf_byte(&w->page, (uint8_t)bw);
-		hybrid_u32(&w->page, c->vals, c->nnn, bw);
+		hybrid_u32(&w->page, nidict ? w->didx : c->vals, c->nnn, bw);
 		enc = ENC_RLE_DICTIONARY;
 	} else if (c->type != PQ_STRING && c->nnn > 0) {
 		size_t lvl = w->page.len;

@@ -5,9 +5,11 @@
  *
  * What it writes: a flat schema of INT32, INT64 and UTF-8 string columns,
  * each REQUIRED or OPTIONAL (nullable).  Per row group and column, one
- * data page (v1) compressed with zstd: integers DELTA_BINARY_PACKED,
- * strings RLE_DICTIONARY over a PLAIN dictionary page (a column chunk with
- * no non-null value is written PLAIN, empty, with no dictionary).  Definition levels
+ * data page (v1) compressed with zstd.  Strings: RLE_DICTIONARY over a
+ * PLAIN dictionary page.  Integers: the same when the chunk has few
+ * distinct values (at most a quarter of its values and 32768), else
+ * DELTA_BINARY_PACKED or PLAIN, whichever zstd shrank more on the
+ * column's first chunk.  A chunk with no non-null value is PLAIN, empty.  Definition levels
  * (RLE/bit-packed hybrid, width 1) only for OPTIONAL columns.  Every
  * column chunk carries Statistics (null_count, min_value, max_value, in
  * the type's own order, declared by the footer's column_orders) so

@@ -92,6 +92,13 @@ check "duckdb_encodings" "$(duck "SELECT DISTINCT compression FROM parquet_metad
 check "duckdb_dictionary" "$(duck "SELECT DISTINCT encodings FROM parquet_metadata('$DS/events/*/*/part-0.parquet') WHERE path_in_schema IN ('comm', 'probe_name')")" \
 	"\"PLAIN, RLE_DICTIONARY, RLE\""
 
+# the three integer encodings all occur, so both readers below decode each
+encs=$(duck "SELECT string_agg(DISTINCT encodings, '|' ORDER BY encodings) FROM parquet_metadata('$DS/*/*/*/*.parquet') WHERE type IN ('INT32', 'INT64')")
+for e in 'DELTA_BINARY_PACKED' 'PLAIN, RLE|' 'RLE_DICTIONARY'; do
+	case "$encs" in *"$e"*) pass "parquet_int_encoding_$(echo "$e" | tr -cd 'A-Z_')" ;;
+	*) fail "parquet_int_encoding_$(echo "$e" | tr -cd 'A-Z_')" "not among $encs" ;; esac
+done
+
 # hyparquet: every column of every table equals dtreport sql's SELECT *
 for t in events probes probe_args stacks frames processes maps counters capture; do
 	f=$DS/$t/host=$HOST/capture=one/part-0.parquet
