@@ -24,6 +24,7 @@
 
 #include "dt_abi.h"
 #include "dtcap.h"
+#include "captures.h"
 #include "dtsql.h"
 #include "dtsym.h"
 #include "export.h"
@@ -488,43 +489,6 @@ out:
 	return ret;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* A directory argument: its *.dtc files, sorted.  Returns the count or -1. */
-static int list_dir(const char *dir, char ***out)
-{
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return -1;
-	char **v = NULL;
-	int n = 0, cap = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		size_t l = strlen(de->d_name);
-		if (l <= 4 || strcmp(de->d_name + l - 4, ".dtc"))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **nv = realloc(v, (size_t)cap * sizeof(*v));
-			if (nv == NULL)
-				break;
-			v = nv;
-		}
-		size_t pl = strlen(dir) + l + 2;
-		if ((v[n] = malloc(pl)) == NULL)
-			break;
-		snprintf(v[n++], pl, "%s/%s", dir, de->d_name);
-	}
-	closedir(d);
-	if (n > 0)
-		qsort(v, (size_t)n, sizeof(*v), cmp_str);
-	*out = v;
-	return n;
-}
-
 int export_parquet(const char *dir, char *const *caps, int ncaps)
 {
 	struct timespec t0, t1;
@@ -534,48 +498,36 @@ int export_parquet(const char *dir, char *const *caps, int ncaps)
 		return 1;
 	}
 	/* check every input before creating anything */
-	for (int i = 0; i < ncaps; i++) {
-		struct stat st;
-		if (stat(caps[i], &st) < 0) {
-			fprintf(stderr, "%s: export: %s: %s\n", prog(), caps[i], strerror(errno));
-			return 1;
-		}
-	}
-	if (prepare_dir(dir) < 0)
+	struct dtx_caps cl = { 0 };
+	char err[512];
+	if (dtx_caps_add(&cl, caps, ncaps, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), err);
+		dtx_caps_free(&cl);
 		return 1;
+	}
+	if (prepare_dir(dir) < 0) {
+		dtx_caps_free(&cl);
+		return 1;
+	}
 	uint64_t total = 0, bytes = 0;
 	int ndone = 0, failed = 0;
-	for (int i = 0; i < ncaps && !failed; i++) {
-		struct stat st;
-		char **list = NULL;
-		int n = 1;
-		if (stat(caps[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			n = list_dir(caps[i], &list);
-			if (n <= 0) {
-				fprintf(stderr, "%s: export: %s: %s\n", prog(), caps[i],
-					n < 0 ? strerror(errno) : "no .dtc captures in this directory");
-				failed = 1;
-			}
+	for (int i = 0; i < cl.n; i++) {
+		uint64_t ev = 0, by = 0;
+		if (export_one(dir, cl.path[i], &ev, &by) < 0) {
+			failed = 1;
+			break;
 		}
-		for (int k = 0; k < n && !failed; k++) {
-			uint64_t ev = 0, by = 0;
-			if (export_one(dir, list ? list[k] : caps[i], &ev, &by) < 0) {
-				failed = 1;
-				break;
-			}
-			total += ev;
-			bytes += by;
-			ndone++;
-		}
-		for (int k = 0; list && k < n; k++)
-			free(list[k]);
-		free(list);
+		total += ev;
+		bytes += by;
+		ndone++;
 	}
+	dtx_caps_free(&cl);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("%s: %llu events from %d capture%s, %llu bytes of Parquet in %.2f s\n", dir,
-	       (unsigned long long)total, ndone, ndone == 1 ? "" : "s",
-	       (unsigned long long)bytes, s);
+	if (!failed)
+		printf("%s: %llu events from %d capture%s, %llu bytes of Parquet in %.2f s\n",
+		       dir, (unsigned long long)total, ndone, ndone == 1 ? "" : "s",
+		       (unsigned long long)bytes, s);
 	if (failed && ndone)
 		fprintf(stderr, "%s: export: the %d capture%s before the failure stay in %s\n",
 			prog(), ndone, ndone == 1 ? "" : "s", dir);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "captures.h"
 #include "dtsym.h"
 #include "filter.h"
 #include "flame.h"
@@ -490,9 +491,10 @@ static const struct option flame_longopts[] = {
 static void flame_usage(const char *cmd, FILE *to)
 {
 	if (!strcmp(cmd, "diff"))
-		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
+		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
+			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
-		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
+		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
 	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n"
 		"  --kernel | --user (one side of the stacks only)  --no-comm\n" DTF_USAGE);
 }
@@ -631,22 +633,41 @@ int cmd_flame(int argc, char **argv)
 		dtf_free(&filt);
 		return 0;
 	}
-	if (argc - optind != 1) {
+	if (argc - optind < 1) {
 		flame_usage("flame", stderr);
 		dtf_free(&filt);
 		return 2;
 	}
-	const char *path = argv[optind];
-	struct flame *fl = flame_new();
-	if (!fl) {
-		fprintf(stderr, "dtreport flame: out of memory\n");
+	/* several captures (or directories of them) fold into one graph */
+	struct dtx_caps caps = { 0 };
+	char cerr[512];
+	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
+		fprintf(stderr, "dtreport flame: %s\n", cerr);
+		dtx_caps_free(&caps);
 		dtf_free(&filt);
 		return 1;
 	}
-	if (load_profile("flame", path, &filt, &fo, fl, 0, &n, probes, sizeof(probes)))
-		goto out;
-	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples of %s%s", path, n,
-		 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
+	const char *path = caps.path[0];
+	struct flame *fl = flame_new();
+	if (!fl) {
+		fprintf(stderr, "dtreport flame: out of memory\n");
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return 1;
+	}
+	for (int i = 0; i < caps.n; i++) {
+		uint64_t ni = 0;
+		if (load_profile("flame", caps.path[i], &filt, &fo, fl, 0, &ni, probes,
+				 sizeof(probes)))
+			goto out;
+		n += ni;
+	}
+	if (caps.n > 1)
+		snprintf(sub, sizeof(sub), "%d captures: %" PRIu64 " samples of %s%s", caps.n, n,
+			 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
+	else
+		snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples of %s%s", path, n,
+			 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
@@ -655,6 +676,7 @@ int cmd_flame(int argc, char **argv)
 	ret = write_out("flame", fl, &fo, &so, 0);
 out:
 	flame_free(fl);
+	dtx_caps_free(&caps);
 	dtf_free(&filt);
 	return ret;
 }
@@ -689,9 +711,26 @@ int cmd_diff(int argc, char **argv)
 		dtf_free(&filt);
 		return 1;
 	}
-	if (load_profile("diff", argv[optind], &filt, &fo, fl, 0, &na, pa, sizeof(pa)) ||
-	    load_profile("diff", argv[optind + 1], &filt, &fo, fl, 1, &nb, pb, sizeof(pb)))
-		goto out;
+	/* each side a capture, or a directory: a group of captures */
+	for (int side = 0; side < 2; side++) {
+		struct dtx_caps caps = { 0 };
+		char cerr[512];
+		if (dtx_caps_add(&caps, argv + optind + side, 1, cerr, sizeof(cerr)) < 0) {
+			fprintf(stderr, "dtreport diff: %s\n", cerr);
+			dtx_caps_free(&caps);
+			goto out;
+		}
+		for (int i = 0; i < caps.n; i++) {
+			uint64_t ni = 0;
+			if (load_profile("diff", caps.path[i], &filt, &fo, fl, side, &ni,
+					 side ? pb : pa, side ? sizeof(pb) : sizeof(pa))) {
+				dtx_caps_free(&caps);
+				goto out;
+			}
+			*(side ? &nb : &na) += ni;
+		}
+		dtx_caps_free(&caps);
+	}
 	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " samples) against A %s (%" PRIu64
 		 " samples): red grew, blue shrank", argv[optind + 1], nb, argv[optind], na);
 	struct flame_svg_opts so = {

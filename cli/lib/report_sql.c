@@ -15,6 +15,7 @@
 
 #include "dtcap.h"
 #include "dtsql.h"
+#include "captures.h"
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
@@ -69,6 +70,68 @@ static int open_all(const char *cmd, const char *path, struct dtcap_reader **r,
 	return 0;
 }
 
+/* Several captures: their tables as views with capture and host columns
+ * (dtsql_attach_many).  rs and syms are filled for close_many. */
+static int open_many(const struct dtx_caps *caps, struct dtcap_reader **rs,
+		     struct dtsym **syms, sqlite3 **db)
+{
+	*db = NULL;
+	int n = caps->n, ret = -1;
+	char **names = calloc((size_t)n, sizeof(*names));
+	const char **hosts = calloc((size_t)n, sizeof(*hosts));
+	if (!names || !hosts) {
+		fprintf(stderr, "%s: sql: out of memory\n", prog());
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((rs[i] = dtcap_open(caps->path[i])) == NULL) {
+			fprintf(stderr, "%s: sql: %s\n", prog(), dtcap_open_error());
+			goto out;
+		}
+		if (dtcap_reader_warning(rs[i]))
+			fprintf(stderr, "%s: sql: warning: %s\n", prog(),
+				dtcap_reader_warning(rs[i]));
+		if ((syms[i] = dtsym_open(rs[i])) == NULL || (names[i] = malloc(256)) == NULL) {
+			fprintf(stderr, "%s: sql: out of memory\n", prog());
+			goto out;
+		}
+		dtx_capture_name(names[i], 256, caps->path[i]);
+		hosts[i] = dtcap_host(rs[i])->hostname;
+	}
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		fprintf(stderr, "%s: sql: sqlite: %s\n", prog(),
+			*db ? sqlite3_errmsg(*db) : "out of memory");
+		goto out;
+	}
+	char *err = NULL;
+	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
+			      &err) < 0) {
+		fprintf(stderr, "%s: sql: %s\n", prog(), err ? err : "attach failed");
+		sqlite3_free(err);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(hosts);
+	return ret;
+}
+
+static void close_many(struct dtcap_reader **rs, struct dtsym **syms, int n, sqlite3 *db)
+{
+	if (db)
+		sqlite3_close_v2(db);
+	for (int i = 0; i < n; i++) {
+		if (syms[i])
+			dtsym_close(syms[i]);
+		if (rs[i])
+			dtcap_reader_close(rs[i]);
+	}
+}
+
 static void close_all(struct dtcap_reader *r, struct dtsym *sym, sqlite3 *db)
 {
 	/* db first: its tables point into r and sym */
@@ -109,10 +172,13 @@ static char *read_stream(FILE *f)
 static void sql_usage(FILE *f)
 {
 	fprintf(f, "usage: %s sql [--table|--csv|--json] FILE [QUERY]\n"
+		"       %s sql [--table|--csv|--json] CAPTURE|DIR... [QUERY]\n"
 		"  QUERY omitted: SQL is read from standard input.\n"
+		"  Several captures (or a directory of them): every table gains the\n"
+		"  columns capture and host.\n"
 		"  Tables: events probes probe_args stacks frames processes maps counters\n"
 		"          capture\n"
-		"  (see dtreport(1) and doc/SQL.md)\n", prog());
+		"  (see dtreport(1) and doc/SQL.md)\n", prog(), prog());
 }
 
 int cmd_sql(int argc, char **argv)
@@ -142,6 +208,12 @@ int cmd_sql(int argc, char **argv)
 		return 2;
 	}
 	const char *path = argv[optind++];
+	/* more arguments naming files or directories: several captures */
+	int capfirst = optind - 1;
+	while (optind < argc && dtx_is_capture_arg(argv[optind]))
+		optind++;
+	struct stat pst;
+	int many = optind - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
 	char *query = NULL;
 	if (optind < argc) {
 		/* several words make one query: `dtreport sql f select 1` */
@@ -165,10 +237,32 @@ int cmd_sql(int argc, char **argv)
 		return 1;
 	}
 
-	struct dtcap_reader *r;
-	struct dtsym *sym;
-	sqlite3 *db;
-	if (open_all("sql", path, &r, &sym, &db) < 0) {
+	struct dtcap_reader *r = NULL, **rs = NULL;
+	struct dtsym *sym = NULL, **syms = NULL;
+	sqlite3 *db = NULL;
+	struct dtx_caps caps = { 0 };
+	if (many) {
+		char cerr[512];
+		if (dtx_caps_add(&caps, argv + capfirst, optind - capfirst,
+				 cerr, sizeof(cerr)) < 0) {
+			fprintf(stderr, "%s: sql: %s\n", prog(), cerr);
+			dtx_caps_free(&caps);
+			free(query);
+			return 1;
+		}
+		rs = calloc((size_t)caps.n, sizeof(*rs));
+		syms = calloc((size_t)caps.n, sizeof(*syms));
+		if (!rs || !syms || open_many(&caps, rs, syms, &db) < 0) {
+			if (!rs || !syms)
+				fprintf(stderr, "%s: sql: out of memory\n", prog());
+			if (rs && syms)
+				close_many(rs, syms, caps.n, db);
+			free(rs), free(syms);
+			dtx_caps_free(&caps);
+			free(query);
+			return 1;
+		}
+	} else if (open_all("sql", path, &r, &sym, &db) < 0) {
 		close_all(r, sym, db);
 		free(query);
 		return 1;
@@ -188,7 +282,13 @@ int cmd_sql(int argc, char **argv)
 	}
 	sqlite3_free(err);
 	free(query);
-	close_all(r, sym, db);
+	if (many) {
+		close_many(rs, syms, caps.n, db);
+		free(rs), free(syms);
+		dtx_caps_free(&caps);
+	} else {
+		close_all(r, sym, db);
+	}
 	return rc < 0 ? 1 : 0;
 }
 

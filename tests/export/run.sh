@@ -132,6 +132,32 @@ check "duckdb_many_group_by_comm" "$(duck "SELECT comm, count(*) FROM $EVM GROUP
 check "duckdb_many_join_probes" "$(duck "SELECT count(*) FROM $EVM e JOIN read_parquet('$DM/probes/**/*.parquet', hive_partitioning=true, hive_types_autocast=false) p ON e.probe = p.id AND e.host = p.host AND e.capture = p.capture")" \
 	"$(duck "SELECT count(*) FROM $EVM")"
 
+# ---- several captures at once: sql, flame, diff (directory or list)
+check "sql_many_per_capture" "$(q "$M" 'SELECT host, capture, count(*), sum(pid), min(ts), max(ts) FROM events GROUP BY host, capture ORDER BY host, capture')" \
+	"$(duck "SELECT host, capture, count(*), sum(pid), min(ts), max(ts) FROM $EVM GROUP BY host, capture ORDER BY host, capture")"
+check "sql_many_group_by_comm" "$(q "$M" 'SELECT comm, count(*) FROM events GROUP BY comm' | sort)" "$want"
+check "sql_many_list" "$("$D" sql --csv "$M/cap1.dtc" "$M/cap2.dtc" 'SELECT count(*), count(DISTINCT capture) FROM events' | tr -d '\r' | tail -1)" \
+	"$(( $(q "$M/cap1.dtc" 'SELECT count(*) FROM events') + $(q "$M/cap2.dtc" 'SELECT count(*) FROM events') )),2"
+check "sql_many_small_tables" "$(q "$M" 'SELECT count(*) FROM frames')" \
+	"$(for c in again cap1 cap2 cap3 cap4; do q "$M/$c.dtc" 'SELECT count(*) FROM frames'; done | awk '{ s += $1 } END { print s }')"
+check "sql_many_pushdown_same" "$(q "$M" 'SELECT count(*) FROM events WHERE ts BETWEEN 1000100000000 AND 1000300000000 AND pid IN (1016, 1020)')" \
+	"$(q "$M" 'SELECT count(*) FROM events WHERE ts+0 BETWEEN 1000100000000 AND 1000300000000 AND pid+0 IN (1016, 1020)')"
+mkdir -p "$T/empty"
+"$D" sql --csv "$T/empty" 'SELECT 1' >/dev/null 2>"$T/empty.err"
+check "sql_many_empty_dir" "$?-$(grep -c 'no .dtc captures' "$T/empty.err")" "1-1"
+# flame over a directory: the per-capture folded stacks added up
+"$D" flame --folded "$M" -o - 2>>"$T/flm.err" | sort >"$T/flame.many"
+for c in again cap1 cap2 cap3 cap4; do "$D" flame --folded "$M/$c.dtc" -o - 2>>"$T/flm.err"; done |
+	awk '{ c = $NF; $NF = ""; n[$0] += c } END { for (k in n) print k n[k] }' | sort >"$T/flame.sum"
+[ -s "$T/flame.many" ] && same "flame_many_is_sum" "$T/flame.many" "$T/flame.sum" || fail "flame_many_is_sum" "empty"
+# diff of two groups: each side's totals are its captures' totals
+mkdir -p "$T/ga" "$T/gb" && cp "$M/cap1.dtc" "$M/cap2.dtc" "$T/ga/" && cp "$M/cap3.dtc" "$T/gb/"
+"$D" diff --folded "$T/ga" "$T/gb" -o - 2>"$T/dif.err" >"$T/diff.out"
+check "diff_groups_a" "$(awk '{ s += $(NF-1) } END { print s }' "$T/diff.out")" \
+	"$(cat "$T/ga"/*.dtc >/dev/null; for c in cap1 cap2; do "$D" flame --folded "$M/$c.dtc" -o -; done 2>/dev/null | awk '{ s += $NF } END { print s }')"
+check "diff_groups_b" "$(awk '{ s += $NF } END { print s }' "$T/diff.out")" \
+	"$("$D" flame --folded "$M/cap3.dtc" -o - 2>/dev/null | awk '{ s += $NF } END { print s }')"
+
 # append to a dataset; the same capture again is refused, nothing changes
 "$G" -o "$T/cap5.dtc" -n 5000 -s 5 || fail setup "dtgen 5"
 "$D" export --format parquet -o "$DM" "$T/cap5.dtc" >/dev/null 2>"$T/app.err"
