@@ -296,7 +296,8 @@ int export_chrome(const char *path, const char *cap)
 	}
 
 	/* slices: per thread, in time order, returns close matching entries */
-	qsort(pe, npe, sizeof(*pe), pev_cmp);
+	if (npe)
+		qsort(pe, npe, sizeof(*pe), pev_cmp);
 	size_t open_[128], nopen = 0;
 	for (size_t i = 0; i < npe; i++) {
 		if (i == 0 || pe[i].tid != pe[i - 1].tid)
@@ -333,7 +334,8 @@ int export_chrome(const char *path, const char *cap)
 	}
 
 	/* names of threads and processes */
-	qsort(th, nth, sizeof(*th), thr_cmp);
+	if (nth)
+		qsort(th, nth, sizeof(*th), thr_cmp);
 	for (size_t j = 0; j < nth; j++) {
 		if (j && !thr_cmp(&th[j - 1], &th[j]))
 			continue;

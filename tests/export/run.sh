@@ -253,6 +253,40 @@ check "chrome_never_replaces" "$?-$(md5sum <"$J")" "1-$before"
 "$D" export --format chrome -o "$T/junk.json" "$T/junk.dtc" >/dev/null 2>"$T/ch3.err"
 check "chrome_bad_capture" "$?-$(ls "$T/junk.json" 2>/dev/null | wc -l)" "1-0"
 
+# ---- damaged captures: every exporter fails cleanly or exports, never crashes
+"$G" -o "$T/small.dtc" -n 3000 -s 11 --syscalls --block 512 || fail setup "dtgen small"
+python3 - "$T/small.dtc" "$T/fz" <<'PY'
+import os, random, sys
+data = open(sys.argv[1], "rb").read()
+os.makedirs(sys.argv[2], exist_ok=True)
+rnd = random.Random(14)
+for i in range(24):
+    b = bytearray(data)
+    if i % 3 == 0:
+        b = b[: rnd.randrange(len(b))]
+    else:
+        for _ in range(rnd.randrange(1, 16)):
+            b[rnd.randrange(len(b))] = rnd.randrange(256)
+    open(f"{sys.argv[2]}/m{i}.dtc", "wb").write(bytes(b))
+PY
+crashes=0
+for m in "$T"/fz/m*.dtc; do
+	k=$(basename "$m" .dtc)
+	for fmt in parquet pprof chrome; do
+		out=$T/fz/$k.$fmt
+		timeout 60 "$D" export --format $fmt -o "$out" "$m" >/dev/null 2>"$T/fz/$k.$fmt.log"
+		rc=$?
+		if [ $rc -gt 1 ] || san "$T/fz/$k.$fmt.log"; then
+			crashes=$((crashes + 1))
+			echo "fuzz: $k $fmt rc=$rc $(grep -m1 -E 'ERROR|runtime error' "$T/fz/$k.$fmt.log")" >&2
+		elif [ $rc = 1 ] && [ "$fmt" != parquet ] && [ -e "$out" ]; then
+			crashes=$((crashes + 1))	# a failed export left its output
+			echo "fuzz: $k $fmt failed but left $out" >&2
+		fi
+	done
+done
+check "fuzz_damaged_captures" "$crashes" "0"
+
 for f in "$T"/*.err; do
 	san "$f" && fail "sanitizer_$(basename "$f")" "$(grep -m2 -E 'AddressSanitizer|runtime error|LeakSanitizer' "$f")"
 done
