@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "captures.h"
 #include "dt_abi.h"
 #include "filter.h"
 #include "report.h"
@@ -180,7 +182,8 @@ static const struct option stats_longopts[] = {
 
 static void stats_usage(FILE *to)
 {
-	fprintf(to, "usage: dtreport stats FILE.dtc [--json] [--top N] [filters]\n" DTF_USAGE);
+	fprintf(to, "usage: dtreport stats CAPTURE|DIR... [--json] [--top N] [filters]\n"
+		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE);
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -236,9 +239,40 @@ int cmd_stats(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - optind < 1)
 		goto usage;
 	const char *path = argv[optind];
+	struct stat pst;
+	if (argc - optind > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
+		/* several captures: this command again on each, options kept */
+		struct dtx_caps caps = { 0 };
+		char **sub = malloc((size_t)(optind + 2) * sizeof(*sub));
+		if (sub == NULL || dtx_caps_add(&caps, argv + optind, argc - optind, err,
+						sizeof(err)) < 0) {
+			fprintf(stderr, "dtreport stats: %s\n", sub ? err : "out of memory");
+			free(sub);
+			dtx_caps_free(&caps);
+			goto out;
+		}
+		int nopt = optind;
+		memcpy(sub, argv, (size_t)nopt * sizeof(*sub));
+		ret = 0;
+		if (json)
+			fputs("[", stdout);
+		for (int i = 0; i < caps.n; i++) {
+			if (i)
+				fputs(json ? "," : "\n", stdout);
+			sub[nopt] = caps.path[i];
+			sub[nopt + 1] = NULL;
+			int r2 = cmd_stats(nopt + 1, sub);
+			ret = r2 > ret ? r2 : ret;
+		}
+		if (json)
+			fputs("]\n", stdout);
+		free(sub);
+		dtx_caps_free(&caps);
+		goto out;
+	}
 
 	r = dtcap_open(path);
 	if (!r) {

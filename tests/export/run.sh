@@ -150,6 +150,11 @@ check "sql_many_empty_dir" "$?-$(grep -c 'no .dtc captures' "$T/empty.err")" "1-
 for c in again cap1 cap2 cap3 cap4; do "$D" flame --folded "$M/$c.dtc" -o - 2>>"$T/flm.err"; done |
 	awk '{ c = $NF; $NF = ""; n[$0] += c } END { for (k in n) print k n[k] }' | sort >"$T/flame.sum"
 [ -s "$T/flame.many" ] && same "flame_many_is_sum" "$T/flame.many" "$T/flame.sum" || fail "flame_many_is_sum" "empty"
+# stats: one report per capture (JSON: an array)
+check "stats_many_text" "$("$D" stats "$M" 2>/dev/null | grep -c '^capture ')" "5"
+check "stats_many_json" "$("$D" stats --json "$M" 2>/dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin); print(len(d), sum(x["events"] for x in d))' 2>&1)" \
+	"5 $(q "$M" 'SELECT count(*) FROM events')"
 # diff of two groups: each side's totals are its captures' totals
 mkdir -p "$T/ga" "$T/gb" && cp "$M/cap1.dtc" "$M/cap2.dtc" "$T/ga/" && cp "$M/cap3.dtc" "$T/gb/"
 "$D" diff --folded "$T/ga" "$T/gb" -o - 2>"$T/dif.err" >"$T/diff.out"
