@@ -237,7 +237,16 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 	unsigned vbytes = (bw + 7) / 8;						\
 	while (i < n) {								\
 		size_t r = 1;							\
-		while (i + r < n && v[i + r] == v[i])				\
+		T x = v[i];							\
+		while (i + r + 8 <= n) {	/* 8 at a time: vectorizes */	\
+			unsigned eq = 0;					\
+			for (unsigned k = 0; k < 8; k++)			\
+				eq += v[i + r + k] == x;			\
+			if (eq != 8)						\
+				break;						\
+			r += 8;							\
+		}								\
+		while (i + r < n && v[i + r] == x)				\
 			r++;							\
 		if (r >= 8) {							\
 			PACK(b, v, bp_from, ngroups, n, bw);			\
@@ -394,6 +403,7 @@ struct pq_writer {
 	ZSTD_CCtx	*zc;
 	/* integer dictionaries: generation-stamped table, no clearing */
 	struct islot { uint64_t key; uint32_t val, gen; } *ht;	/* one line a probe */
+	uint64_t	*dmap;		/* value - min -> gen << 32 | index */
 	uint32_t	gen;
 	uint32_t	*didx;		/* dictionary index per value */
 	size_t		didxcap;
@@ -446,6 +456,7 @@ static void writer_free(struct pq_writer *w)
 	buf_free(&w->hdr);
 	ZSTD_freeCCtx(w->zc);
 	free(w->ht);
+	free(w->dmap);
 	free(w->didx);
 	free(w);
 }
@@ -875,7 +886,8 @@ static int write_page(struct pq_writer *w, int type, size_t nvals, int enc,
  */
 #define IDICT_BITS	16
 #define IDICT_MAX	32768
-static size_t int_dict(struct pq_writer *w, struct col *c)
+#define DMAP_SIZE	(1u << 18)
+static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t vmax)
 {
 	size_t slots = (size_t)1 << IDICT_BITS, mask = slots - 1;
 	if (w->ht == NULL && (w->ht = calloc(slots, sizeof(*w->ht))) == NULL)
@@ -891,6 +903,8 @@ static size_t int_dict(struct pq_writer *w, struct col *c)
 	}
 	if (++w->gen == 0) {
 		memset(w->ht, 0, slots * sizeof(*w->ht));
+		if (w->dmap)
+			memset(w->dmap, 0, DMAP_SIZE * sizeof(*w->dmap));
 		w->gen = 1;
 	}
 	int is64 = c->type == PQ_INT64;
@@ -903,6 +917,26 @@ static size_t int_dict(struct pq_writer *w, struct col *c)
 	w->page.len = 0;
 	if (buf_need(&w->page, limit * 8) < 0)
 		return oom(w), 0;
+	uint64_t range = (uint64_t)vmax - (uint64_t)vmin;
+	if (range < DMAP_SIZE) {
+		/* a small range (ids, pids, cpus, flags): an array, no hashing */
+		if (w->dmap == NULL && (w->dmap = calloc(DMAP_SIZE, sizeof(*w->dmap))) == NULL)
+			return oom(w), 0;
+		uint64_t g = (uint64_t)w->gen << 32;
+		for (size_t i = 0; i < c->nnn; i++) {
+			uint64_t v = is64 ? (uint64_t)v64[i] : (uint64_t)(int64_t)v32[i];
+			uint64_t *e = &w->dmap[v - (uint64_t)vmin];
+			if ((*e & ~(uint64_t)UINT32_MAX) != g) {
+				if (nd == limit)
+					return 0;
+				*e = g | nd++;
+				memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
+				w->page.len += is64 ? 8 : 4;
+			}
+			w->didx[i] = (uint32_t)*e;
+		}
+		return nd;
+	}
 	for (size_t i = 0; i < c->nnn; i++) {
 		uint64_t v = is64 ? (uint64_t)v64[i] : (uint64_t)(uint32_t)v32[i];
 		if (v == last && lastidx != UINT32_MAX) {
@@ -943,6 +977,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 {
 	uint64_t start = w->off, usz = 0, csz = 0, dict_off = 0, data_off;
 	int dict = c->type == PQ_STRING && c->nnn > 0;
+	int64_t vmin = 0, vmax = 0;
 	uint8_t minb[8], maxb[8];
 	const uint8_t *minp = NULL, *maxp = NULL;
 	size_t minl = 0, maxl = 0;
@@ -972,6 +1007,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 			mx = v[i] > mx ? v[i] : mx;
 		}
 		memcpy(minb, &mn, 4), memcpy(maxb, &mx, 4);
+		vmin = mn, vmax = mx;
 		minp = minb, maxp = maxb, minl = maxl = 4;
 	} else if (c->nnn > 0 && c->type == PQ_INT64) {
 		const int64_t *v = c->vals;
@@ -981,12 +1017,13 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 			mx = v[i] > mx ? v[i] : mx;
 		}
 		memcpy(minb, &mn, 8), memcpy(maxb, &mx, 8);
+		vmin = mn, vmax = mx;
 		minp = minb, maxp = maxb, minl = maxl = 8;
 	}
 
 	size_t nidict = 0;
 	if (c->type != PQ_STRING && c->nnn > 0 && !c->nodict) {
-		nidict = int_dict(w, c);
+		nidict = int_dict(w, c, vmin, vmax);
 		if (w->failed)
 			return -1;
 		if (nidict == 0) {
