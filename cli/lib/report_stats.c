@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "captures.h"
 #include "dt_abi.h"
 #include "filter.h"
 #include "report.h"
@@ -228,8 +230,9 @@ static const struct option stats_longopts[] = {
 static void stats_usage(FILE *to)
 {
 	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
-		"  --all: also the probes and CPUs without events\n" DTF_USAGE,
-		dtr_shell ? "stats" : "dtreport stats FILE.dtc");
+		"  --all: also the probes and CPUs without events\n"
+		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
+		dtr_shell ? "stats" : "dtreport stats CAPTURE|DIR...");
 }
 
 /*
@@ -337,15 +340,42 @@ int cmd_stats(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			dtr_err("stats", "unexpected argument '%s' (stats takes one capture)",
-				argv[optind + 1]);
-		else
-			dtr_err("stats", "no capture given");
+	if (argc - optind < 1) {
+		dtr_err("stats", "no capture given");
 		goto usage;
 	}
 	const char *path = argv[optind];
+	struct stat pst;
+	if (argc - optind > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
+		/* several captures: this command again on each, options kept */
+		struct dtx_caps caps = { 0 };
+		char **sub = malloc((size_t)(optind + 2) * sizeof(*sub));
+		if (sub == NULL || dtx_caps_add(&caps, argv + optind, argc - optind, err,
+						sizeof(err)) < 0) {
+			fprintf(stderr, "dtreport stats: %s\n", sub ? err : "out of memory");
+			free(sub);
+			dtx_caps_free(&caps);
+			goto out;
+		}
+		int nopt = optind;
+		memcpy(sub, argv, (size_t)nopt * sizeof(*sub));
+		ret = 0;
+		if (json)
+			fputs("[", stdout);
+		for (int i = 0; i < caps.n; i++) {
+			if (i)
+				fputs(json ? "," : "\n", stdout);
+			sub[nopt] = caps.path[i];
+			sub[nopt + 1] = NULL;
+			int r2 = cmd_stats(nopt + 1, sub);
+			ret = r2 > ret ? r2 : ret;
+		}
+		if (json)
+			fputs("]\n", stdout);
+		free(sub);
+		dtx_caps_free(&caps);
+		goto out;
+	}
 
 	/* `stats f.dtc >> f.dtc` would append to the capture it reads. */
 	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
