@@ -1092,6 +1092,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		}
 		/* a killed recorder loses at most one interval of events */
 		if (now - last_flush >= flush_ns) {
+			/* what the rings hold now goes out with this flush */
+			if (drain_once(r, buf) < 0) {
+				failed = 1;
+				break;
+			}
 			uint64_t ev = dtcap_events_written(r->w);
 			if (ev != flushed_events) {
 				if (put_kused(r) < 0 || dtcap_flush(r->w) < 0) {
