@@ -52,7 +52,7 @@ for c in $caps; do
 		"$py" "$here/pyreader.py" "$f" $tab >"$t/py.csv" 2>"$t/py.err" ||
 			{ no "pyreader.$c.$tab" "pyreader: $(tail -1 "$t/py.err")"; continue; }
 		cols=$(head -1 "$t/py.csv" | tr -d '\r' | sed 's/\bend\b/"end"/')
-		"$dtreport" sql --csv "$f" "SELECT $cols FROM $tab" >"$t/sql.csv" 2>"$t/sql.err" ||
+		"$dtreport" sql --csv --partial "$f" "SELECT $cols FROM $tab" >"$t/sql.csv" 2>"$t/sql.err" ||
 			{ no "pyreader.$c.$tab" "dtreport sql: $(tail -1 "$t/sql.err")"; continue; }
 		rows=$(($(wc -l <"$t/py.csv") - 1))
 		# a cut capture has no counters yet; everything else has rows
