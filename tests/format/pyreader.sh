@@ -111,6 +111,10 @@ else
 	if [ -n "$got" ] && [ "$got" -gt 0 ] && [ "$got" -lt 150000 ] && grep -q salvage "$t/s2.err"; then
 		ok cli.salvage
 		echo "# salvage: $got of 150000 events; $(head -1 "$t/s2.err")"
+		"$dtreport" stats --salvage "$t/salv.dtc" >"$t/st2.txt" 2>&1
+		grep -q "^SALVAGED     skipped bytes [0-9]*\.\.[0-9]* (damaged EVNT chunk): 40000 events lost" "$t/st2.txt" &&
+			ok cli.stats_lists_salvaged ||
+			no cli.stats_lists_salvaged "$(grep -i salv "$t/st2.txt" | head -2 | tr '\n' ' ')"
 	else
 		no cli.salvage "--salvage gave '$got': $(head -2 "$t/s2.err" | tr '\n' ' ')"
 	fi
