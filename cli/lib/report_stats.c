@@ -98,7 +98,19 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 		json_str(o, h->boot_id);
 		fputs(",\"source\":", o);
 		json_str(o, h->source);
-		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f", nc, nc > 1 ? drift_ms : 0.0);
+		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f,\"salvaged\":[", nc,
+			nc > 1 ? drift_ms : 0.0);
+		for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+			const struct dtcap_damage *d = dtcap_damage_at(r, i);
+			fprintf(o, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"what\":",
+				i ? "," : "", d->offset, d->length);
+			json_str(o, d->what);
+			if (d->events_lost == UINT64_MAX)
+				fputs(",\"events_lost\":null}", o);
+			else
+				fprintf(o, ",\"events_lost\":%" PRIu64 "}", d->events_lost);
+		}
+		fputs("]", o);
 		return;
 	}
 	fprintf(o, "written by   dt %s, format %u (features %#x), %s source\n",
@@ -112,6 +124,15 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 			"monotonic\n", nc, drift_ms);
 	else
 		fprintf(o, "clock        one (monotonic, wall) pair, at the start\n");
+	/* --salvage: every range it skipped, not just the warning's first */
+	for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+		const struct dtcap_damage *d = dtcap_damage_at(r, i);
+		char lost[48] = "events lost unknown";
+		if (d->events_lost != UINT64_MAX)
+			snprintf(lost, sizeof(lost), "%" PRIu64 " events lost", d->events_lost);
+		fprintf(o, "SALVAGED     skipped bytes %" PRIu64 "..%" PRIu64 " (%s): %s\n",
+			d->offset, d->offset + d->length, d->what, lost);
+	}
 }
 
 static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
