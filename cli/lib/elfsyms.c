@@ -295,8 +295,9 @@ add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *pre
 
 			if (root == 0 && (prefix == NULL || prefix[0] == '\0'))
 				continue;
-			snprintf(p, sizeof(p), "%s%s", root == 0 ? prefix : "", cand[i]);
-			if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+			if ((size_t)snprintf(p, sizeof(p), "%s%s", root == 0 ? prefix : "",
+					     cand[i]) >= sizeof(p) ||
+			    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 				continue;
 			de = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 			if (de && elf_kind(de) == ELF_K_ELF) {

@@ -17,6 +17,7 @@
  */
 #include "unwind.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,8 @@
 #include <unistd.h>
 
 #define MAXSEG		16	/* PT_LOADs remembered per file */
+#define RULES		16384	/* unwind rule cache entries (direct-mapped) */
+#define NREG		17	/* DWARF registers 0-15 and 16, the return address */
 #define PROC_BUCKETS	1024
 #define FILE_BUCKETS	256
 
@@ -42,6 +45,8 @@ struct ufile {
 	const unsigned char *raw;	/* whole file image (elf_rawfile) */
 	size_t		rawlen;
 	void		*mem;		/* vdso copy behind elf, else NULL */
+	Dwarf_CFI	*cfi;		/* .eh_frame, for the fast path */
+	int		cfi_tried;
 	uint64_t	lo, hi;		/* p_vaddr span of the PT_LOADs */
 	unsigned	nseg;
 	struct { uint64_t off, vaddr, filesz; } seg[MAXSEG];
@@ -68,8 +73,26 @@ struct uproc {
 	struct uproc	*next;
 };
 
+/*
+ * How to find the caller's registers at one pc, when its CFI is the
+ * common kind: CFA = register + offset, each callee-saved register and
+ * the return address either unchanged, undefined or saved at CFA + offset.
+ */
+enum { R_SAME, R_AT, R_UNDEF };
+struct rule {
+	const struct ufile *file;	/* key, with vaddr; NULL: empty */
+	uint64_t	vaddr;
+	uint8_t		simple;		/* 0: leave this pc to libdwfl */
+	int8_t		cfa_reg;
+	int64_t		cfa_off;
+	uint8_t		how[NREG];
+	int64_t		off[NREG];
+};
+
 struct dtunw {
 	struct uproc	*procs[PROC_BUCKETS];
+	struct rule	*rules;		/* RULES entries */
+	int		dwfl_only;
 	struct ufile	*files[FILE_BUCKETS];
 	struct dtunw_stats st;
 
@@ -92,6 +115,8 @@ struct dtunw {
 static void
 file_free(struct ufile *f)
 {
+	if (f->cfi)
+		dwarf_cfi_end(f->cfi);
 	if (f->elf)
 		elf_end(f->elf);
 	free(f->mem);
@@ -702,6 +727,154 @@ frame_cb(Dwfl_Frame *state, void *arg)
 	return DWARF_CB_OK;
 }
 
+
+/* ------------------------------------------------------------- fast path */
+
+/* Registers a caller frame can know: callee-saved, sp and the return address. */
+static const uint8_t tracked[] = { 3, 6, 12, 13, 14, 15, 16 };
+
+static void
+rule_fill(struct rule *r, struct ufile *f)
+{
+	Dwarf_Frame *fr;
+	Dwarf_Op *ops, mem[3];
+	size_t nops;
+	Dwarf_Addr start, end;
+	bool sig;
+
+	r->simple = 0;
+	if (!f->cfi_tried) {
+		f->cfi_tried = 1;
+		f->cfi = dwarf_getcfi_elf(f->elf);
+	}
+	if (f->cfi == NULL || dwarf_cfi_addrframe(f->cfi, r->vaddr, &fr) != 0)
+		return;
+	if (dwarf_frame_info(fr, &start, &end, &sig) < 0 || sig)
+		goto out;
+	if (dwarf_frame_cfa(fr, &ops, &nops) != 0 || nops != 1)
+		goto out;
+	if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg16) {
+		r->cfa_reg = (int8_t)(ops[0].atom - DW_OP_breg0);
+		r->cfa_off = (int64_t)ops[0].number;
+	} else if (ops[0].atom == DW_OP_bregx && ops[0].number < NREG) {
+		r->cfa_reg = (int8_t)ops[0].number;
+		r->cfa_off = (int64_t)ops[0].number2;
+	} else {
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(tracked); i++) {
+		unsigned reg = tracked[i];
+		if (dwarf_frame_register(fr, (int)reg, mem, &ops, &nops) != 0)
+			goto out;
+		if (nops == 0) {
+			r->how[reg] = ops == mem ? R_UNDEF : R_SAME;
+		} else if (ops[0].atom == DW_OP_call_frame_cfa &&
+			   (nops == 1 || (nops == 2 && ops[1].atom == DW_OP_plus_uconst))) {
+			r->how[reg] = R_AT;
+			r->off[reg] = nops == 2 ? (int64_t)ops[1].number : 0;
+		} else {
+			goto out;	/* expressions, val_offset, register rules */
+		}
+	}
+	r->simple = 1;
+out:
+	free(fr);
+}
+
+static const struct rule *
+rule_get(struct dtunw *u, struct ufile *f, uint64_t vaddr)
+{
+	size_t h = (size_t)((vaddr ^ ((uintptr_t)f >> 4)) * 0x9e3779b97f4a7c15ULL >> 50) % RULES;
+	struct rule *r = &u->rules[h];
+
+	if (r->file != f || r->vaddr != vaddr) {
+		r->file = f;
+		r->vaddr = vaddr;
+		rule_fill(r, f);
+	}
+	return r;
+}
+
+/*
+ * Unwind with cached rules alone.  1: done (u->n, u->bad, u->full and
+ * *outer set); 0: something needs libdwfl (no rule, an expression, a
+ * signal frame, a register we do not know), start over there.  Frames
+ * are checked exactly as in frame_cb, so both paths agree.
+ */
+static int
+fast_unwind(struct dtunw *u, struct uproc *p, int *outer)
+{
+	uint64_t r[NREG];
+	uint32_t known = 0;
+	int act = 1;
+
+	for (unsigned d = 0; d < NREG; d++)
+		if (perf_reg(u->regs_mask, u->regs, dwarf2perf[d], &r[d]))
+			known |= 1U << d;
+	*outer = 0;
+	for (;;) {
+		uint64_t pc = r[16], sp = r[7];
+		struct umap *m = proc_map_at(p, pc);
+
+		if (u->n > 0) {
+			if (m == NULL || m->file == NULL || (!act && !after_call(m, pc)) ||
+			    sp < u->last_sp || (sp == u->last_sp && pc == u->pcs[u->n - 1])) {
+				u->bad = 1;
+				return 1;
+			}
+		} else if (m == NULL || m->file == NULL || m->state != 1) {
+			return 0;
+		}
+		if (u->n >= u->max) {
+			u->full = 1;
+			return 1;
+		}
+		u->pcs[u->n++] = pc;
+		u->last_sp = sp;
+
+		const struct rule *ru = rule_get(u, m->file, pc - (act ? 0 : 1) - m->bias);
+		if (!ru->simple || !(known & (1U << ru->cfa_reg)))
+			return 0;
+		uint64_t cfa = r[ru->cfa_reg] + (uint64_t)ru->cfa_off;
+		uint64_t nr[NREG];
+		uint32_t nknown = 0;
+		for (size_t i = 0; i < sizeof(tracked); i++) {
+			unsigned reg = tracked[i];
+			uint64_t a = cfa + (uint64_t)ru->off[reg], off = a - u->sp;
+			switch (ru->how[reg]) {
+			case R_SAME:
+				nr[reg] = r[reg];
+				nknown |= known & (1U << reg);
+				break;
+			case R_UNDEF:
+				break;
+			case R_AT:
+				if (a < u->sp || u->stack_len < 8 || off > u->stack_len - 8) {
+					if (reg == 16) {
+						u->bad = 1;	/* the copy ends here */
+						return 1;
+					}
+					break;		/* unknown, as in libdwfl */
+				}
+				memcpy(&nr[reg], u->stack + off, 8);
+				nknown |= 1U << reg;
+				break;
+			}
+		}
+		if (!(nknown & (1U << 16))) {
+			*outer = ru->how[16] == R_UNDEF;
+			if (!*outer)
+				u->bad = 1;
+			return 1;
+		}
+		nr[7] = cfa;
+		nknown |= 1U << 7;
+		memcpy(r, nr, sizeof(r));
+		known = nknown;
+		act = 0;
+	}
+}
+
 /*
  * Does the CFI of pc say its frame has no caller (return address
  * undefined, as in _start)?  libdwfl also ends the walk without an error
@@ -743,7 +916,7 @@ dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs, uint64_t regs_
 {
 	uint64_t ip, sp;
 	struct uproc *p;
-	int r;
+	int r, outer, complete;
 
 	if (truncated)
 		*truncated = 1;
@@ -768,11 +941,20 @@ dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs, uint64_t regs_
 	u->max = max;
 	u->last_sp = sp;
 	u->bad = u->full = 0;
-	r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), frame_cb, u);
-	if (u->n == 0)
-		pcs[u->n++] = ip;
-	if (r == 0 && !u->bad && !u->full &&
-	    outermost(p->dwfl, u->pcs[u->n - 1], u->n > 1 && !u->last_act)) {
+	if (!u->dwfl_only && u->rules && fast_unwind(u, p, &outer)) {
+		u->st.fast++;
+		complete = outer && !u->bad && !u->full;
+	} else {
+		u->n = 0;
+		u->last_sp = sp;
+		u->bad = u->full = 0;
+		r = dwfl_getthread_frames(p->dwfl, (pid_t)(pid ? pid : 1), frame_cb, u);
+		if (u->n == 0)
+			pcs[u->n++] = ip;
+		complete = r == 0 && !u->bad && !u->full &&
+			   outermost(p->dwfl, u->pcs[u->n - 1], u->n > 1 && !u->last_act);
+	}
+	if (complete) {
 		if (truncated)
 			*truncated = 0;
 		u->st.complete++;
@@ -788,9 +970,16 @@ dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs, uint64_t regs_
 struct dtunw *
 dtunw_new(void)
 {
+	struct dtunw *u;
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
-	return calloc(1, sizeof(struct dtunw));
+	u = calloc(1, sizeof(*u));
+	if (u && (u->rules = calloc(RULES, sizeof(*u->rules))) == NULL) {
+		free(u);
+		return NULL;
+	}
+	return u;
 }
 
 void
@@ -813,7 +1002,14 @@ dtunw_free(struct dtunw *u)
 			file_free(f);
 		}
 	}
+	free(u->rules);
 	free(u);
+}
+
+void
+dtunw_set_dwfl_only(struct dtunw *u, int on)
+{
+	u->dwfl_only = on;
 }
 
 void

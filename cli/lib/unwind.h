@@ -105,10 +105,20 @@ int dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs,
 struct dtunw_stats {
 	uint64_t	samples;	/* dtunw_unwind calls */
 	uint64_t	complete;	/* ... that reached the program entry */
+	uint64_t	fast;		/* ... served by the rule cache alone */
 	uint64_t	frames;		/* pcs written */
 	uint64_t	files;		/* ELF files opened */
 	uint64_t	file_errors;	/* files that could not be opened */
 };
 void dtunw_get_stats(const struct dtunw *u, struct dtunw_stats *st);
+
+/*
+ * Most pcs have CFI of the simple kind (CFA = register + offset, registers
+ * saved at CFA + offset); their rules are cached and such samples are
+ * unwound without libdwfl, which gets the rest (expressions, signal
+ * frames, .debug_frame).  on = 1 sends every sample to libdwfl: for tests
+ * that compare the two, and for measuring.
+ */
+void dtunw_set_dwfl_only(struct dtunw *u, int on);
 
 #endif /* DT_UNWIND_H */

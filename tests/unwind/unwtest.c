@@ -21,6 +21,8 @@
  *   -b SECONDS     benchmark: unwind the recorded samples again for that
  *                  long on one core; print bench lines
  *   -O FILE        the command's standard output goes there
+ *   -z FILE        (repeatable, no command) fuzz: read 300 damaged copies
+ *                  of FILE with elfsyms and unwind random samples in them
  *   -v             print every symbolized stack
  */
 #include <errno.h>
@@ -170,7 +172,13 @@ handle(struct dtunw *u, const struct perf_event_header *h, uint64_t mask)
 		maps[nmaps++] = (struct xmap){ r.pid, r.addr, r.addr + r.len, r.pgoff, strdup(name) };
 		return;
 	}
-	if (h->type == PERF_RECORD_EXIT || h->type != PERF_RECORD_SAMPLE)
+	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC)) {
+		uint32_t pid;
+		memcpy(&pid, p, 4);
+		dtunw_forget(u, pid);	/* exec: a new address space follows */
+		return;
+	}
+	if (h->type != PERF_RECORD_SAMPLE)
 		return;
 	struct sample s = { 0 };
 	uint64_t ip, abi, size;
@@ -271,6 +279,8 @@ record(struct dtunw *u, char **argv, unsigned stack, unsigned hz)
 	a.mmap = 1;
 	a.mmap2 = 1;
 	a.task = 1;
+	a.comm = 1;
+	a.comm_exec = 1;
 	a.exclude_guest = 1;
 	int fd = perf_open(&a, pid);
 	if (fd < 0) {
@@ -501,10 +511,57 @@ robustness(struct dtunw *u)
 	       "forgotten process: ip only, truncated\n", tname, nsamples, comp);
 }
 
-static void
-bench(double secs)
+static struct dtunw *
+unwinder_with_maps(int dwfl_only)
 {
 	struct dtunw *u = dtunw_new();
+
+	if (u == NULL)
+		die("out of memory");
+	dtunw_set_dwfl_only(u, dwfl_only);
+	for (size_t i = 0; i < nmaps; i++)
+		dtunw_map(u, maps[i].pid, maps[i].start, maps[i].end - maps[i].start,
+			  maps[i].pgoff, maps[i].path);
+	return u;
+}
+
+/* The rule cache and libdwfl must give the same stacks, sample for sample. */
+static void
+compare_paths(void)
+{
+	struct dtunw *fast = unwinder_with_maps(0), *slow = unwinder_with_maps(1);
+	uint64_t a[MAXPCS], b[MAXPCS];
+	size_t differ = 0, first = SIZE_MAX;
+	struct dtunw_stats st;
+
+	for (size_t i = 0; i < nsamples; i++) {
+		struct sample *s = &samples[i];
+		int ta, tb;
+		int na = dtunw_unwind(fast, s->pid, s->regs, s->mask, s->stack, s->len, a, MAXPCS, &ta);
+		int nb = dtunw_unwind(slow, s->pid, s->regs, s->mask, s->stack, s->len, b, MAXPCS, &tb);
+		if (na != nb || ta != tb || memcmp(a, b, (size_t)na * 8) != 0) {
+			if (first == SIZE_MAX)
+				first = i;
+			differ++;
+		}
+	}
+	dtunw_get_stats(fast, &st);
+	if (differ)
+		printf("FAIL %s/fastpath: %zu of %zu samples unwound differently by the rule cache "
+		       "and by libdwfl (first: sample %zu)\n", tname, differ, nsamples, first);
+	else
+		printf("PASS %s/fastpath: %zu samples, the rule cache (%.1f%% of them) and libdwfl "
+		       "agree on every one\n", tname, nsamples,
+		       100.0 * (double)st.fast / (double)(st.samples ? st.samples : 1));
+	dtunw_free(fast);
+	dtunw_free(slow);
+}
+
+static double
+bench(double secs, int dwfl_only)
+{
+	struct dtunw *u = unwinder_with_maps(dwfl_only);
+	const char *pre = dwfl_only ? "libdwfl_only_" : "";
 	uint64_t pcs[MAXPCS], t0, t1, n = 0, frames = 0;
 	int t;
 	cpu_set_t one;
@@ -512,16 +569,13 @@ bench(double secs)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	for (size_t i = 0; i < nmaps; i++)
-		dtunw_map(u, maps[i].pid, maps[i].start, maps[i].end - maps[i].start,
-			  maps[i].pgoff, maps[i].path);
 	/* first pass: opening files and building tables, reported apart */
 	t0 = now_ns();
 	for (size_t i = 0; i < nsamples; i++)
 		dtunw_unwind(u, samples[i].pid, samples[i].regs, samples[i].mask,
 			     samples[i].stack, samples[i].len, pcs, MAXPCS, &t);
 	t1 = now_ns();
-	printf("bench unwind.first_pass_us_per_sample %.2f us\n",
+	printf("bench unwind.%sfirst_pass_us_per_sample %.2f us\n", pre,
 	       (double)(t1 - t0) / 1e3 / (double)(nsamples ? nsamples : 1));
 	t0 = now_ns();
 	do {
@@ -531,10 +585,80 @@ bench(double secs)
 						 samples[i].len, pcs, MAXPCS, &t);
 		t1 = now_ns();
 	} while ((double)(t1 - t0) / 1e9 < secs);
-	printf("bench unwind.samples_per_s %.0f samples/s\n", (double)n / ((double)(t1 - t0) / 1e9));
-	printf("target >= 100000\n");
-	printf("bench unwind.frames_per_sample %.1f frames\n", (double)frames / (double)(n ? n : 1));
+	printf("bench unwind.%ssamples_per_s %.0f samples/s\n", pre,
+	       (double)n / ((double)(t1 - t0) / 1e9));
+	if (!dwfl_only) {
+		printf("target >= 100000\n");
+		printf("bench unwind.frames_per_sample %.1f frames\n",
+		       (double)frames / (double)(n ? n : 1));
+	}
 	dtunw_free(u);
+}
+
+/* Damaged ELF files must cost their symbols or frames, never a crash. */
+static void
+fuzz(char **files, int nfiles)
+{
+	char tmpl[] = "/tmp/unwfuzz.XXXXXX";
+	int tfd = mkstemp(tmpl);
+	size_t rounds = 0;
+
+	if (tfd < 0)
+		die("mkstemp: %s", strerror(errno));
+	for (int fi = 0; fi < nfiles; fi++) {
+		size_t len;
+		FILE *fp = fopen(files[fi], "rb");
+		if (fp == NULL)
+			die("%s: %s", files[fi], strerror(errno));
+		fseek(fp, 0, SEEK_END);
+		len = (size_t)ftell(fp);
+		rewind(fp);
+		unsigned char *orig = malloc(len), *buf = malloc(len);
+		if (!orig || !buf || fread(orig, 1, len, fp) != len)
+			die("%s: cannot read", files[fi]);
+		fclose(fp);
+		for (int r = 0; r < 300; r++, rounds++) {
+			size_t n = len;
+			memcpy(buf, orig, len);
+			if (r % 3 == 0)
+				n = xorshift() % len;		/* truncated */
+			int flips = 1 + (int)(xorshift() % 64);
+			for (int k = 0; k < flips; k++) {
+				/* headers and tables live near both ends */
+				size_t off = (k & 1) ? xorshift() % (len < 4096 ? len : 4096)
+						     : xorshift() % len;
+				buf[off] = (unsigned char)xorshift();
+			}
+			if (ftruncate(tfd, 0) < 0 || pwrite(tfd, buf, n, 0) != (ssize_t)n)
+				die("write %s: %s", tmpl, strerror(errno));
+			char err[256];
+			struct elfsyms_file *f = elfsyms_read(tmpl, NULL, err, sizeof(err));
+			elfsyms_file_free(f);
+			/* a fresh unwinder each time: the file cache keys on the inode */
+			struct dtunw *u = dtunw_new();
+			uint64_t regs[24], pcs[64], stackbuf[512];
+			int t;
+			for (int k = 0; k < 24; k++)
+				regs[k] = xorshift();
+			for (int k = 0; k < 512; k++)
+				stackbuf[k] = 0x400000 + xorshift() % (len + 0x1000);
+			regs[__builtin_popcountll(DTUNW_REGS_MASK & ((1ULL << DTUNW_REG_IP) - 1))] =
+				0x400000 + xorshift() % (len + 1);
+			regs[__builtin_popcountll(DTUNW_REGS_MASK & ((1ULL << DTUNW_REG_SP) - 1))] =
+				0x7ff000000000ULL;
+			dtunw_map(u, 4242, 0x400000, len + 0x1000, 0, tmpl);
+			for (int k = 0; k < 4; k++)
+				dtunw_unwind(u, 4242, regs, DTUNW_REGS_MASK, stackbuf, sizeof(stackbuf),
+					     pcs, 64, &t);
+			dtunw_free(u);
+		}
+		free(orig);
+		free(buf);
+	}
+	close(tfd);
+	unlink(tmpl);
+	printf("PASS %s: %zu damaged copies of %d ELF files read and unwound in, no crash\n",
+	       tname, rounds, nfiles);
 }
 
 int
@@ -543,9 +667,10 @@ main(int argc, char **argv)
 	unsigned stack = 16384, hz = 2000;
 	double pct = 95, bsecs = 0;
 	char *chainarg = NULL, *chain[32];
-	int nchain = 0, entry = 0, robust = 0, c;
+	int nchain = 0, entry = 0, robust = 0, c, nfuzz = 0;
+	char *fuzzfiles[8];
 
-	while ((c = getopt(argc, argv, "+n:S:F:c:ep:xb:vO:")) != -1) {
+	while ((c = getopt(argc, argv, "+n:S:F:c:ep:xb:vO:z:")) != -1) {
 		switch (c) {
 		case 'n': tname = optarg; break;
 		case 'S': stack = (unsigned)strtoul(optarg, NULL, 0); break;
@@ -557,8 +682,16 @@ main(int argc, char **argv)
 		case 'b': bsecs = atof(optarg); break;
 		case 'v': verbose = 1; break;
 		case 'O': child_out = optarg; break;
-		default: die("usage: unwtest [-n NAME] [-S BYTES] [-F HZ] [-c CHAIN] [-e] [-p PCT] [-x] [-b SECS] [-v] [-O FILE] -- CMD...");
+		case 'z':
+			if (nfuzz < 8)
+				fuzzfiles[nfuzz++] = optarg;
+			break;
+		default: die("usage: unwtest [-n NAME] [-S BYTES] [-F HZ] [-c CHAIN] [-e] [-p PCT] [-x] [-b SECS] [-v] [-O FILE] -- CMD... | -z FILE...");
 		}
+	}
+	if (nfuzz) {
+		fuzz(fuzzfiles, nfuzz);
+		return 0;
 	}
 	if (optind >= argc)
 		die("no command");
@@ -602,12 +735,22 @@ main(int argc, char **argv)
 		       "(%.1f%%, need %.0f%%)\n", p >= pct ? "PASS" : "FAIL", tname, ent, nsamples,
 		       p, pct);
 	}
-	if (robust)
+	compare_paths();
+	if (robust) {
+		char nm[200];
 		robustness(u);
+		/* and the same through libdwfl alone (robustness forgot the process) */
+		snprintf(nm, sizeof(nm), "%s-libdwfl", tname);
+		tname = nm;
+		dtunw_free(u);
+		u = unwinder_with_maps(1);
+		robustness(u);
+	}
 	if (bsecs > 0) {
 		printf("bench unwind.complete_pct %.1f %%\n", 100.0 * (double)ent / (double)nsamples);
 		printf("target >= 95\n");
-		bench(bsecs);
+		double fast = bench(bsecs, 0), slow = bench(bsecs / 3, 1);
+		printf("bench unwind.speedup_vs_libdwfl %.1f x\n", slow > 0 ? fast / slow : 0);
 	}
 	dtunw_free(u);
 	elfsyms_cache_free(ec);
