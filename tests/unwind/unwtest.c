@@ -593,6 +593,7 @@ bench(double secs, int dwfl_only)
 		       (double)frames / (double)(n ? n : 1));
 	}
 	dtunw_free(u);
+	return (double)n / ((double)(t1 - t0) / 1e9);
 }
 
 /* Damaged ELF files must cost their symbols or frames, never a crash. */
