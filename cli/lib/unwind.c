@@ -916,6 +916,7 @@ dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs, uint64_t regs_
 {
 	uint64_t ip, sp;
 	struct uproc *p;
+	struct umap *m;
 	int r, outer, complete;
 
 	if (truncated)
@@ -925,8 +926,11 @@ dtunw_unwind(struct dtunw *u, uint32_t pid, const uint64_t *regs, uint64_t regs_
 		return 0;
 	pcs[0] = ip;
 	p = proc_find(u, pid, 0);
+	/* ip must be in a file we could read: CFI of what used to be mapped
+	 * there (or of a neighbour sharing its module) would invent callers */
 	if (!perf_reg(regs_mask, regs, DTUNW_REG_SP, &sp) || p == NULL ||
-	    proc_report(u, p) < 0 || p->dwfl == NULL) {
+	    proc_report(u, p) < 0 || p->dwfl == NULL ||
+	    (m = proc_map_at(p, ip)) == NULL || m->file == NULL) {
 		u->st.frames++;
 		return 1;
 	}

@@ -89,6 +89,9 @@ int dtunw_map_proc(struct dtunw *u, uint32_t pid);
  * (the sampled ip) first, callers' return addresses after it, and returns
  * how many (0 only when ip is missing or max is 0).
  *
+ * An ip outside every mapping given with a readable ELF file (JIT code,
+ * an unknown or exited process) gives that ip alone, truncated.
+ *
  * *truncated (may be NULL) is 0 only when the chain reached a frame
  * whose CFI says it has no caller (_start, clone's thread entry): it is 1
  * when the stack copy ended, a return address was not in an executable

@@ -483,7 +483,52 @@ robustness(struct dtunw *u)
 	}
 	printf("PASS %s/garbage: random registers, no registers, no stack: truncated, no crash\n", tname);
 
-	/* 4. the process has exited (it has): files are still read by path */
+	/* 4. a forked child unwinds like its parent; a mapping laid over part
+	 * of the text hides exactly the frames in that part */
+	{
+		uint32_t child = samples[0].pid + 100000;
+		size_t differ = 0, hidden = 0, wrong = 0;
+		dtunw_fork(u, samples[0].pid, child);
+		for (size_t i = 0; i < nsamples; i++) {
+			struct sample *s = &samples[i];
+			if (s->pid != samples[0].pid)
+				continue;
+			n = dtunw_unwind(u, child, s->regs, s->mask, s->stack, s->len, pcs, MAXPCS, &t);
+			differ += n != s->n || t != s->trunc || memcmp(pcs, s->pcs, (size_t)n * 8) != 0;
+		}
+		/* the page of the innermost pc of a sample, remapped to a file
+		 * that is not ELF: frames there cannot be unwound any more */
+		uint64_t page = samples[nsamples / 2].pcs[0] & ~0xfffULL;
+		dtunw_map(u, child, page, 4096, 0, "/proc/self/status");
+		for (size_t i = 0; i < nsamples; i++) {
+			struct sample *s = &samples[i];
+			int inside = -1;
+			if (s->pid != samples[0].pid)
+				continue;
+			for (int k = 0; k < s->n && inside < 0; k++)
+				if ((s->pcs[k] & ~0xfffULL) == page)
+					inside = k;
+			n = dtunw_unwind(u, child, s->regs, s->mask, s->stack, s->len, pcs, MAXPCS, &t);
+			if (inside < 0) {
+				wrong += n != s->n || t != s->trunc ||
+					 memcmp(pcs, s->pcs, (size_t)n * 8) != 0;
+			} else {
+				hidden++;
+				/* frames up to the remapped one may stay; none after it */
+				wrong += !t || n > inside + 1 || prefix_ok(s, pcs, n, t) != NULL;
+			}
+		}
+		dtunw_forget(u, child);
+		if (differ || wrong || hidden == 0) {
+			printf("FAIL %s/maps: fork: %zu samples differ; remap: %zu of %zu samples through "
+			       "the remapped page wrong\n", tname, differ, wrong, hidden);
+			return;
+		}
+		printf("PASS %s/maps: a forked child unwinds like its parent; a remapped page ends "
+		       "the %zu stacks through it, the others unchanged\n", tname, hidden);
+	}
+
+	/* 5. the process has exited (it has): files are still read by path */
 	size_t same = 0, comp = 0;
 	for (size_t i = 0; i < nsamples; i++) {
 		struct sample *s = &samples[i];
