@@ -14,3 +14,13 @@ $(CLI_LIB_ASAN): $(CLI_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
 -include cli/dtrec/dtrec.mk
 -include cli/dtreport/dtreport.mk
 -include cli/dtsh/dtsh.mk
+
+# Syscall numbers for the perf source, from the compiler's own
+# <asm/unistd.h> (found by the compiler, so no path is looked up before
+# the dependencies are installed).
+$(B)/gen/usystab.h: | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/DT_SYSCALL(\2, \1)/p' >$@.tmp
+	test -s $@.tmp && mv $@.tmp $@
+$(B)/obj/cli/lib/src_perf.o $(B)/asan/obj/cli/lib/src_perf.o $(B)/tsan/obj/cli/lib/src_perf.o: $(B)/gen/usystab.h

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "probes.h"
@@ -25,9 +26,10 @@ on_signal(int sig)
 }
 
 static const char usage_text[] =
-"usage: dtrec -l [GLOB]\n"
-"       dtrec -o FILE -e PROBE [-e PROBE ...] [-kqu] [-b RINGSIZE] [-d DURATION]\n"
-"             [-- COMMAND [ARG ...]]\n"
+"usage: dtrec [--source dt|perf] -l [GLOB]\n"
+"       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"             [-p PID[,PID...]] [--source dt|perf] [--flush-interval DURATION]\n"
+"             [--sync] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
 "  -o FILE       write the capture to FILE (.dtc)\n"
@@ -38,9 +40,19 @@ static const char usage_text[] =
 "                (neither -k nor -u: profile and interval events get both)\n"
 "  -d DURATION   stop after DURATION: 10s, 500ms, 2m, or plain seconds\n"
 "  -b RINGSIZE   per-CPU ring size: a power of two, 4k to 64M (default 1M)\n"
+"  -p PID,...    record only these processes and their children\n"
+"  -a            record the whole system (the default without -p or COMMAND)\n"
+"  --source dt|perf\n"
+"                dt: /dev/dt (dt.ko); perf: perf_event_open, no module needed;\n"
+"                default: dt when /dev/dt opens, perf otherwise\n"
+"  --flush-interval DURATION\n"
+"                write buffered events out this often (default 1s): a killed\n"
+"                dtrec loses at most that much\n"
+"  --sync        also fdatasync the capture at every flush\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
-"  -- COMMAND    run COMMAND; recording ends when it exits\n"
+"  -- COMMAND    run COMMAND and record only it and its descendants;\n"
+"                recording ends when it exits\n"
 "\n"
 "Recording ends at SIGINT or SIGTERM, after DURATION, or when COMMAND exits;\n"
 "the capture is complete in every case.  See dtrec(8).\n";
@@ -74,21 +86,26 @@ join_args(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "source", required_argument, NULL, OPT_SOURCE },
+		{ "flush-interval", required_argument, NULL, OPT_FLUSH },
+		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *probes[256];
-	size_t nprobes = 0;
+	static pid_t pids[1024];
+	size_t nprobes = 0, npids = 0;
 	struct dtrec_opts o;
-	int c, list = 0, created = 0, rc;
+	int c, list = 0, rc, all = 0;
 	uint64_t v;
 
 	memset(&o, 0, sizeof(o));
 	o.prog = "dtrec";
 	opterr = 0;	/* our own messages, without the full path of argv[0] */
 	/* '+': options end at the first operand, so COMMAND keeps its own */
-	while ((c = getopt_long(argc, argv, "+lo:e:kud:b:qh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			list = 1;
@@ -128,6 +145,48 @@ main(int argc, char **argv)
 		case 'q':
 			o.quiet = 1;
 			break;
+		case 'a':
+			all = 1;
+			break;
+		case 'p': {
+			char *p = optarg, *end;
+			do {
+				long pid;
+				errno = 0;
+				pid = strtol(p, &end, 10);
+				if (end == p || errno || pid <= 0 || pid > 0x3fffffff ||
+				    (*end && *end != ',')) {
+					fprintf(stderr, "dtrec: bad process id list '%s' "
+						"(e.g. -p 1234 or -p 1234,5678)\n", optarg);
+					return 2;
+				}
+				if (npids == sizeof(pids) / sizeof(pids[0])) {
+					fprintf(stderr, "dtrec: too many process ids\n");
+					return 2;
+				}
+				pids[npids++] = (pid_t)pid;
+				p = end + 1;
+			} while (*end == ',');
+			break;
+		}
+		case OPT_SOURCE:
+			if (strcmp(optarg, "dt") != 0 && strcmp(optarg, "perf") != 0) {
+				fprintf(stderr, "dtrec: unknown source '%s' (dt or perf)\n", optarg);
+				return 2;
+			}
+			o.source = optarg;
+			break;
+		case OPT_FLUSH:
+			if (dtu_parse_duration(optarg, &v) < 0 || v < 10000000ULL) {
+				fprintf(stderr, "dtrec: bad flush interval '%s' (at least 10ms, "
+					"e.g. 500ms, 2s)\n", optarg);
+				return 2;
+			}
+			o.flush_ns = v;
+			break;
+		case OPT_SYNC:
+			o.sync = 1;
+			break;
 		case 'h':
 			return usage(stdout, 0);
 		case '?':
@@ -152,7 +211,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: -l takes only an optional GLOB\n");
 			return usage(stderr, 1);
 		}
-		d = dtp_open(NULL, 0, err, sizeof(err));
+		d = dtp_open_source(o.source, NULL, 0, err, sizeof(err));
 		if (d == NULL) {
 			fprintf(stderr, "dtrec: %s\n", err);
 			return 1;
@@ -181,21 +240,21 @@ main(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
-
-	/* an unwritable output should fail before the kernel is touched */
+	if ((o.argv != NULL) + (npids != 0) + all > 1) {
+		fprintf(stderr, "dtrec: -a, -p and a COMMAND each choose what to record: "
+			"give one of them\n");
+		return usage(stderr, 2);
+	}
+	o.pids = npids ? pids : NULL;
+	o.npids = npids;
+	/* an output that cannot be written fails before anything is recorded */
 	{
-		int fd = open(o.output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			created = 1;
-			close(fd);
-		} else if (errno == EEXIST) {
-			fd = open(o.output, O_WRONLY | O_CLOEXEC);
-			if (fd < 0) {
-				fprintf(stderr, "dtrec: %s: %s\n", o.output, strerror(errno));
-				return 1;
-			}
-			close(fd);
-		} else {
+		struct stat st;
+		if (stat(o.output, &st) == 0 && S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "dtrec: %s: %s\n", o.output, strerror(EISDIR));
+			return 1;
+		}
+		if (stat(o.output, &st) == 0 && access(o.output, W_OK) < 0) {
 			fprintf(stderr, "dtrec: %s: %s\n", o.output, strerror(errno));
 			return 1;
 		}
@@ -209,6 +268,9 @@ main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		/* a closed stderr pipe must not kill us before the footer is written */
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, NULL);
 	}
 	o.probes = probes;
 	o.nprobes = nprobes;
@@ -217,15 +279,6 @@ main(int argc, char **argv)
 	o.cmdline = join_args(argc, argv);
 
 	rc = dtrec_record(&o, NULL);
-	/* nothing was recorded: do not leave an empty file behind */
-	if (rc != 0 && created) {
-		FILE *f = fopen(o.output, "r");
-		if (f) {
-			if (fgetc(f) == EOF)
-				unlink(o.output);
-			fclose(f);
-		}
-	}
 	free((void *)o.cmdline);
 	return rc;
 }

@@ -118,7 +118,7 @@ device(struct dtsh *sh, int quiet)
 
 	if (sh->dev)
 		return sh->dev;
-	if ((sh->dev = dtp_open(NULL, 0, err, sizeof(err))) == NULL && !quiet)
+	if ((sh->dev = dtp_open_source(NULL, NULL, 0, err, sizeof(err))) == NULL && !quiet)
 		fprintf(stderr, "dtsh: %s\n", err);
 	return sh->dev;
 }

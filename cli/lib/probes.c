@@ -7,16 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "tracefs.h"
 #include "util.h"
 
+/* What the perf catalog needs to open a probe's event. */
+struct dtp_perf {
+	char		sys[64];	/* tracefs subsystem, or kprobe function */
+	char		ev[64];		/* tracefs event name */
+};
+
+/* All members [I] once loaded, except that kprobes append (load_probes). */
 struct dtp_dev {
-	int		fd;
-	char		path[256];
+	int		kind;		/* DTP_DT or DTP_PERF */
+	int		fd;		/* /dev/dt; -1 for perf */
+	char		path[256];	/* /dev/dt, or the tracefs root */
 	struct dt_probe_info *probes;
-	size_t		nprobes;
+	size_t		nprobes, cap;
 	char		**names;	/* "prov:func:name" per probe */
+	struct dtp_perf	*perf;		/* DTP_PERF: per probe, same index */
+	int		has_kprobe_pmu;	/* DTP_PERF */
 };
 
 
@@ -109,8 +121,10 @@ dtp_open(const char *path, int rw, char *err, size_t errlen)
 	snprintf(d->path, sizeof(d->path), "%s", path);
 	d->fd = open(path, (rw ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NONBLOCK);
 	if (d->fd < 0) {
-		dtp_strerror(errno, path, err, errlen);
+		int e = errno;
+		dtp_strerror(e, path, err, errlen);
 		free(d);
+		errno = e;	/* dtp_open_source tells "no device" from the rest */
 		return NULL;
 	}
 	if (ioctl(d->fd, DTIOCGVERSION, &ver) < 0) {
@@ -131,6 +145,7 @@ dtp_open(const char *path, int rw, char *err, size_t errlen)
 	return d;
 fail:
 	dtp_close(d);
+	errno = EPROTO;	/* a device was there: not a reason to use another source */
 	return NULL;
 }
 
@@ -143,8 +158,211 @@ dtp_close(struct dtp_dev *d)
 		close(d->fd);
 	free_names(d);
 	free(d->probes);
+	free(d->perf);
 	free(d);
 }
+
+/* ------------------------------------------------- the perf catalog */
+
+static int
+add_probe(struct dtp_dev *d, const char *prov, const char *func, const char *name,
+	  uint16_t flags, const char *sys, const char *ev)
+{
+	struct dt_probe_info *p;
+	char buf[DTCAP_PROBENAMELEN];
+
+	if (d->nprobes == d->cap) {
+		size_t nc = d->cap ? 2 * d->cap : 1024;
+		struct dt_probe_info *np = realloc(d->probes, nc * sizeof(*np));
+		if (np == NULL)
+			return -1;
+		d->probes = np;
+		char **nn = realloc(d->names, nc * sizeof(*nn));
+		if (nn == NULL)
+			return -1;
+		d->names = nn;
+		struct dtp_perf *pp = realloc(d->perf, nc * sizeof(*pp));
+		if (pp == NULL)
+			return -1;
+		d->perf = pp;
+		d->cap = nc;
+	}
+	p = &d->probes[d->nprobes];
+	memset(p, 0, sizeof(*p));
+	p->dtpi_id = (uint32_t)d->nprobes + 1;
+	p->dtpi_flags = flags;
+	snprintf(p->dtpi_prov, DT_PROVLEN, "%s", prov);
+	snprintf(p->dtpi_func, DT_FUNCLEN, "%s", func);
+	snprintf(p->dtpi_name, DT_NAMELEN, "%s", name);
+	snprintf(d->perf[d->nprobes].sys, sizeof(d->perf[0].sys), "%s", sys);
+	snprintf(d->perf[d->nprobes].ev, sizeof(d->perf[0].ev), "%s", ev);
+	if ((d->names[d->nprobes] = strdup(dtp_name(p, buf, sizeof(buf)))) == NULL)
+		return -1;
+	d->nprobes++;
+	return 0;
+}
+
+/*
+ * tracefs names the dt way: syscalls/sys_enter_X is syscall:X:entry,
+ * other events tracepoint:SYS:NAME.  ftrace's own events are not
+ * tracepoints perf can open.
+ */
+static int
+perf_walk(const char *sys, const char *ev, void *ctx)
+{
+	struct dtp_dev *d = ctx;
+
+	if (strcmp(sys, "ftrace") == 0)
+		return 0;
+	if (strcmp(sys, "syscalls") == 0) {
+		if (strncmp(ev, "sys_enter_", 10) == 0)
+			return add_probe(d, "syscall", ev + 10, "entry", 0, sys, ev);
+		if (strncmp(ev, "sys_exit_", 9) == 0)
+			return add_probe(d, "syscall", ev + 9, "return", DT_PF_RETURN, sys, ev);
+		return 0;
+	}
+	if (strlen(sys) >= DT_FUNCLEN || strlen(ev) >= DT_NAMELEN)
+		return 0;	/* cannot be named in the capture: leave it out */
+	return add_probe(d, "tracepoint", sys, ev, 0, sys, ev);
+}
+
+static struct dtp_dev *
+open_perf(char *err, size_t errlen)
+{
+	struct dtp_dev *d = calloc(1, sizeof(*d));
+	const char *root;
+	struct stat st;
+
+	if (d == NULL) {
+		dtu_seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	d->kind = DTP_PERF;
+	d->fd = -1;
+	if (access("/proc/sys/kernel/perf_event_paranoid", F_OK) != 0) {
+		dtu_seterr(err, errlen, "this kernel has no perf_event support "
+			   "(/proc/sys/kernel/perf_event_paranoid is missing)");
+		goto fail;
+	}
+	/* the timer probes, as dt.ko lists them: the rate comes from the spec */
+	if (add_probe(d, "profile", "hz", "97", DT_PF_TIMER, "", "") < 0 ||
+	    add_probe(d, "interval", "hz", "1", DT_PF_TIMER, "", "") < 0)
+		goto nomem;
+	d->has_kprobe_pmu = stat("/sys/bus/event_source/devices/kprobe/type", &st) == 0;
+	root = dtt_root(err, errlen);
+	if (root == NULL) {
+		/* profile and interval still work without tracefs */
+		snprintf(d->path, sizeof(d->path), "%s", "");
+		return d;
+	}
+	snprintf(d->path, sizeof(d->path), "%s", root);
+	if (dtt_walk(root, perf_walk, d, err, errlen) != 0) {
+		if (d->nprobes == 0 || err[0] == '\0')
+			goto nomem;
+		goto fail;
+	}
+	return d;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+fail:
+	dtp_close(d);
+	return NULL;
+}
+
+struct dtp_dev *
+dtp_open_source(const char *source, const char *device, int rw, char *err, size_t errlen)
+{
+	struct dtp_dev *d;
+	char derr[DTP_ERRLEN];
+
+	if (source && strcmp(source, "perf") == 0)
+		return open_perf(err, errlen);
+	if (source && strcmp(source, "dt") != 0) {
+		dtu_seterr(err, errlen, "unknown source '%s' (dt or perf)", source);
+		return NULL;
+	}
+	d = dtp_open(device, rw, source ? err : derr, source ? errlen : sizeof(derr));
+	if (d || source)
+		return d;
+	/*
+	 * Only a missing device means "no dt.ko here": a device that refuses
+	 * us or speaks another ABI is reported, not quietly replaced.
+	 */
+	if (errno != ENOENT && errno != ENODEV && errno != ENXIO) {
+		dtu_seterr(err, errlen, "%s", derr);
+		return NULL;
+	}
+	/* no dt.ko here (the usual case): the perf_event source needs no module */
+	d = open_perf(err, errlen);
+	if (d == NULL) {
+		char perr[DTP_ERRLEN];
+		snprintf(perr, sizeof(perr), "%s", err);
+		dtu_seterr(err, errlen, "no source can record here: %s; and perf: %s", derr, perr);
+	}
+	return d;
+}
+
+int dtp_kind(const struct dtp_dev *d) { return d->kind; }
+const char *dtp_source_name(const struct dtp_dev *d) { return d->kind == DTP_PERF ? "perf" : "dt"; }
+const char *dtp_tracefs(const struct dtp_dev *d) { return d->kind == DTP_PERF ? d->path : NULL; }
+int dtp_has_kprobe_pmu(const struct dtp_dev *d) { return d->kind == DTP_PERF && d->has_kprobe_pmu; }
+
+int
+dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const char **ev)
+{
+	if (d->kind != DTP_PERF || id == 0 || id > d->nprobes)
+		return -1;
+	*sys = d->perf[id - 1].sys;
+	*ev = d->perf[id - 1].ev;
+	return 0;
+}
+
+/* Arguments of a perf probe: from the tracepoint's format, in dt's slots. */
+static int
+describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_probe *out,
+	      char *err, size_t errlen)
+{
+	const struct dtp_perf *pp = &d->perf[p->dtpi_id - 1];
+	struct dtt_format *fmt;
+	struct dtt_layout lay;
+
+	if (strcmp(p->dtpi_prov, "profile") == 0 || strcmp(p->dtpi_prov, "interval") == 0)
+		return 0;
+	if (strcmp(p->dtpi_prov, "kprobe") == 0) {
+		if (p->dtpi_flags & DT_PF_RETURN) {
+			out->nargs = 1;
+			snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
+			snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
+			out->args[0].nslots = 1;
+		}
+		return 0;
+	}
+	if (p->dtpi_flags & DT_PF_RETURN) {
+		/* as dt.ko stores them: the return value and, on failure, errno */
+		out->nargs = 2;
+		snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
+		snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
+		out->args[0].nslots = 1;
+		snprintf(out->args[1].name, DTCAP_ARGNAMELEN, "errno");
+		snprintf(out->args[1].type, DTCAP_ARGNAMELEN, "int");
+		out->args[1].slot = 1;
+		out->args[1].nslots = 1;
+		return 0;
+	}
+	if ((fmt = malloc(sizeof(*fmt))) == NULL) {
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (dtt_read_format(d->path, pp->sys, pp->ev, fmt, err, errlen) < 0) {
+		free(fmt);
+		return -1;
+	}
+	/* syscall entries: __syscall_nr is the probe itself, not an argument */
+	dtt_layout(fmt, strcmp(p->dtpi_prov, "syscall") == 0 ? 1 : 0, &lay, out);
+	free(fmt);
+	return 0;
+}
+
 
 int dtp_fd(const struct dtp_dev *d) { return d->fd; }
 size_t dtp_count(const struct dtp_dev *d) { return d->nprobes; }
@@ -182,6 +400,8 @@ dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 	out->id = p->dtpi_id;
 	out->flags = p->dtpi_flags;
 	dtp_name(p, out->name, sizeof(out->name));
+	if (d->kind == DTP_PERF)
+		return describe_perf(d, p, out, err, errlen);
 	memset(&pa, 0, sizeof(pa));
 	pa.dtpa_id = p->dtpi_id;
 	if (ioctl(d->fd, DTIOCGARGS, &pa) < 0) {
@@ -341,6 +561,26 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 	if (strlen(func) >= DT_KPROBE_FUNCLEN || func[0] == '\0') {
 		dtu_seterr(err, errlen, "%s: bad function name", spec);
 		return -1;
+	}
+	if (d->kind == DTP_PERF) {
+		size_t at = d->nprobes;
+		if (!d->has_kprobe_pmu) {
+			dtu_seterr(err, errlen, "%s: this kernel has no kprobe PMU "
+				   "(/sys/bus/event_source/devices/kprobe), so the perf source cannot "
+				   "place kprobes: use a tracepoint, or the dt source (dt.ko)", spec);
+			return -1;
+		}
+		if (strlen(func) >= sizeof(d->perf[0].sys)) {
+			dtu_seterr(err, errlen, "%s: function name too long", spec);
+			return -1;
+		}
+		if (add_probe(d, "kprobe", func, "entry", 0, func, "") < 0 ||
+		    add_probe(d, "kprobe", func, "return", DT_PF_RETURN, func, "") < 0 ||
+		    add_sel(sel, nsel, &d->probes[at + (strcmp(name, "entry") == 0 ? 0 : 1)], 0) < 0) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		return 0;
 	}
 	memset(&kp, 0, sizeof(kp));
 	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", func);

@@ -23,11 +23,34 @@ struct dtp_dev;
 /*
  * Open /dev/dt (path NULL) or another node, check DTIOCGVERSION against
  * DT_ABI_VERSION and fetch the probe list.  rw: open read-write (needed
- * to record; listing works read-only).  NULL with err filled on failure.
+ * to record; listing works read-only).  NULL with err filled on failure,
+ * and errno: open(2)'s when the node could not be opened, else EPROTO.
  */
 struct dtp_dev *dtp_open(const char *path, int rw, char *err, size_t errlen);
 void dtp_close(struct dtp_dev *d);
-int dtp_fd(const struct dtp_dev *d);
+
+/*
+ * Open a recording source's probe catalog: "dt" (/dev/dt, or device),
+ * "perf" (perf_event_open: the timer probes, every tracefs tracepoint as
+ * syscall:X:entry|return and tracepoint:SYS:NAME, kprobes where the kernel
+ * has a kprobe PMU), or NULL: dt when /dev/dt opens, else perf.  Mounts
+ * tracefs when it is absent and we may.
+ */
+struct dtp_dev *dtp_open_source(const char *source, const char *device, int rw,
+				char *err, size_t errlen);
+#define DTP_DT		0
+#define DTP_PERF	1
+int dtp_kind(const struct dtp_dev *d);
+const char *dtp_source_name(const struct dtp_dev *d);	/* "dt" or "perf" */
+/* DTP_PERF: the tracefs root ("" when tracefs is unavailable), else NULL. */
+const char *dtp_tracefs(const struct dtp_dev *d);
+int dtp_has_kprobe_pmu(const struct dtp_dev *d);
+/*
+ * DTP_PERF: the tracefs subsystem and event of probe id (kprobes: the
+ * function and ""; timers: "" and "").  Strings live as long as d.
+ */
+int dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const char **ev);
+int dtp_fd(const struct dtp_dev *d);	/* -1 for the perf source */
 
 /* The probe table as the kernel listed it (plus kprobes created since). */
 size_t dtp_count(const struct dtp_dev *d);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,6 +18,7 @@
 #include "dtcap.h"
 #include "elfsyms.h"
 #include "probes.h"
+#include "source.h"
 #include "util.h"
 
 /* Large reads: one syscall per megabytes of records keeps up with TCG. */
@@ -35,6 +37,8 @@ struct tslot {
 	int		snapped;	/* process table: snapshots taken */
 	uint32_t	nxr;		/* executable ranges of the last snapshot */
 	uint32_t	misses;		/* snapshots taken for unmapped pcs */
+	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
+	int		want;		/* targets: 1 keep, -1 drop, 0 undecided */
 	uint64_t	*xr;		/* start, end pairs */
 };
 struct tmap {
@@ -47,15 +51,17 @@ struct rec {
 	const struct dtrec_opts *o;
 	FILE		*st;
 	struct dtcap_writer *w;
-	struct dtp_dev	*dev;
+	struct dtsrc	*src;
+	struct dtp_dev	*dev;		/* src's catalog */
 	struct elfsyms_cache *ec;
 	struct tmap	comms, procs;
 	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
 	uint32_t	ncpus;
-	struct dt_stats	*cpustats;
 	struct dtcap_count *counts;
-	uint64_t	nread, raw_bytes, nbad, nlost;
+	uint64_t	nread, raw_bytes, nbad, nlost, nfiltered;
 	uint64_t	base_bytes;	/* capture size before the first event */
+	pid_t		child;		/* the command, or 0 */
+	int		filter;		/* targets filtered here, not by the source */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
 };
@@ -129,6 +135,9 @@ parse_perms(const char *p, uint32_t *prot)
  * mapping.  A process that is already gone is not an error: its events
  * simply stay unsymbolized.
  */
+static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
+			  size_t nm, struct tslot *t);
+
 static int
 snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
 {
@@ -137,7 +146,7 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 	size_t nm = 0, cap = 0;
 	struct dtcap_proc p;
 	ssize_t l;
-	int ret = 0;
+	int ret;
 
 	memset(&p, 0, sizeof(p));
 	p.ts = ts;
@@ -188,6 +197,24 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		free(maps);
 		return 0;
 	}
+	ret = store_snapshot(r, &p, mv, nm, t);
+	free(mv);
+	free(maps);
+	return ret;
+}
+
+/*
+ * Store a process snapshot: the ELF files behind its executable mappings
+ * (symbols read once per file), then the maps.  mv's file ids are set.
+ */
+static int
+store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_t nm,
+	       struct tslot *t)
+{
+	struct dtcap_proc p = *pp;
+	uint32_t pid = p.pid;
+	int ret = 0;
+
 	/* ELF files behind executable mappings; their other mappings share the id */
 	for (size_t i = 0; i < nm; i++) {
 		char err[512], opath[4200];
@@ -240,48 +267,57 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		r->werr = 1;
 		ret = -1;
 	}
+	return ret;
+}
+
+/* A snapshot of what the source's kernel records say pid has mapped. */
+static int
+snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t)
+{
+	struct dtcap_map *mv = NULL;
+	struct dtcap_proc p;
+	int ret;
+
+	if (sp->nmaps && (mv = malloc(sp->nmaps * sizeof(*mv))) == NULL)
+		return -1;
+	for (size_t i = 0; i < sp->nmaps; i++) {
+		mv[i] = sp->maps[i];
+		mv[i].file = 0;
+	}
+	memset(&p, 0, sizeof(p));
+	p.ts = sp->ts;
+	p.pid = sp->pid;
+	p.ppid = sp->ppid;
+	memcpy(p.comm, t->comm[0] ? t->comm : sp->comm, DTCAP_COMMLEN);
+	p.comm[DTCAP_COMMLEN - 1] = '\0';
+	p.exe = sp->exe ? sp->exe : "";
+	ret = store_snapshot(r, &p, mv, sp->nmaps, t);
 	free(mv);
-	free(maps);
 	return ret;
 }
 
 /* ------------------------------------------------------------- counters */
 
 static int
-get_counters(struct rec *r)
+get_counters(struct rec *r, char *err, size_t errlen)
 {
-	struct dt_cpu_stats cs;
+	uint32_t n = r->ncpus;
 
 	for (;;) {
-		memset(&cs, 0, sizeof(cs));
-		cs.dtcs_ncpus = r->ncpus;
-		cs.dtcs_stats = (uint64_t)(uintptr_t)r->cpustats;
-		if (ioctl(dtp_fd(r->dev), DTIOCGCPUSTATS, &cs) < 0)
+		if (r->src->ops->counters(r->src, r->counts, r->ncpus, &n, err, errlen) < 0)
 			return -1;
-		if (cs.dtcs_ncpus <= r->ncpus)
+		if (n <= r->ncpus)
 			break;
-		struct dt_stats *ns = realloc(r->cpustats, cs.dtcs_ncpus * sizeof(*ns));
-		struct dtcap_count *nc = realloc(r->counts, cs.dtcs_ncpus * sizeof(*nc));
-		if (ns)
-			r->cpustats = ns;
-		if (nc)
-			r->counts = nc;
-		if (!ns || !nc) {
-			errno = ENOMEM;
+		struct dtcap_count *nc = realloc(r->counts, n * sizeof(*nc));
+		if (nc == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
 			return -1;
 		}
-		memset(r->cpustats, 0, cs.dtcs_ncpus * sizeof(*ns));
-		r->ncpus = cs.dtcs_ncpus;
+		memset(nc, 0, n * sizeof(*nc));
+		r->counts = nc;
+		r->ncpus = n;
 	}
-	r->ncpus = cs.dtcs_ncpus;
-	for (uint32_t i = 0; i < r->ncpus; i++) {
-		r->counts[i].produced = r->cpustats[i].dtst_produced;
-		r->counts[i].read = r->cpustats[i].dtst_read;
-		r->counts[i].dropped = r->cpustats[i].dtst_dropped;
-		r->counts[i].skipped = r->cpustats[i].dtst_skipped;
-		r->counts[i].recursive = r->cpustats[i].dtst_recursive;
-		r->counts[i].nested = r->cpustats[i].dtst_nested;
-	}
+	r->ncpus = n;
 	return 0;
 }
 
@@ -303,9 +339,10 @@ static int
 put_counters(struct rec *r)
 {
 	struct dtcap_count mine = { 0 };
+	char err[DTSRC_ERRLEN];
 
-	if (get_counters(r) < 0) {
-		msg(r, "/dev/dt: counters: %s", strerror(errno));
+	if (get_counters(r, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
 		return -1;
 	}
 	if (r->werr)
@@ -313,6 +350,7 @@ put_counters(struct rec *r)
 	/* the recorder's own tally: what it read and what it failed to keep */
 	mine.read = r->nread;
 	mine.dropped = r->nbad + r->nlost;
+	mine.skipped = r->nfiltered;	/* left out on purpose: not a loss */
 	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
@@ -358,6 +396,18 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	t = tmap_get(&r->procs, d->dtr_pid, &isnew);
 	if (t == NULL)
 		return;
+	{
+		/* the kernel told the source what this process mapped: no /proc race */
+		const struct dtsrc_proc *sp = r->src->ops->proc(r->src, d->dtr_pid);
+		if (sp) {
+			if (!t->snapped || t->gen != sp->gen) {
+				t->gen = sp->gen;
+				t->snapped++;
+				snapshot_src(r, sp, t);
+			}
+			return;
+		}
+	}
 	exec = r->exec_probe && d->dtr_probe == r->exec_probe;
 	/*
 	 * exec renames the task: a changed main-thread comm means a new
@@ -387,6 +437,49 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	snapshot(r, d->dtr_pid, d->dtr_ts, c, t);
 }
 
+/*
+ * With targets on a source that cannot filter them in the kernel (dt.ko
+ * today): keep a process if it is a target or descends from one, judged
+ * once per pid from /proc's parent links.  A process gone before its
+ * first event is read cannot be judged and is left out.
+ */
+static int
+wanted(struct rec *r, uint32_t pid)
+{
+	struct tslot *t;
+	int isnew;
+	uint32_t p = pid;
+
+	if (r->o->npids == 0 && r->child <= 0)
+		return 1;
+	if ((t = tmap_get(&r->procs, pid, &isnew)) == NULL)
+		return 0;
+	if (t->want)
+		return t->want > 0;
+	t->want = -1;
+	for (int depth = 0; depth < 64 && p > 1; depth++) {
+		char path[64], *st, *rp;
+		unsigned pp = 0;
+
+		if ((pid_t)p == r->child)
+			t->want = 1;
+		for (size_t i = 0; i < r->o->npids; i++)
+			if ((pid_t)p == r->o->pids[i])
+				t->want = 1;
+		if (t->want > 0)
+			break;
+		snprintf(path, sizeof(path), "/proc/%u/stat", p);
+		if ((st = dtu_read_file(path, NULL)) == NULL)
+			break;
+		rp = strrchr(st, ')');
+		if (rp == NULL || sscanf(rp + 1, " %*c %u", &pp) != 1)
+			pp = 0;
+		free(st);
+		p = pp;
+	}
+	return t->want > 0;
+}
+
 static void
 process(struct rec *r, const char *buf, size_t len)
 {
@@ -412,6 +505,10 @@ process(struct rec *r, const char *buf, size_t len)
 		}
 		if (r->werr) {
 			r->nlost++;
+			continue;
+		}
+		if (r->filter && !wanted(r, d->dtr_pid)) {
+			r->nfiltered++;
 			continue;
 		}
 		memset(&e, 0, sizeof(e));
@@ -448,12 +545,11 @@ process(struct rec *r, const char *buf, size_t len)
 static ssize_t
 drain_once(struct rec *r, char *buf)
 {
-	ssize_t n = read(dtp_fd(r->dev), buf, READBUF);
+	char err[DTSRC_ERRLEN];
+	ssize_t n = r->src->ops->read(r->src, buf, READBUF, err, sizeof(err));
 
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		msg(r, "/dev/dt: read: %s", strerror(errno));
+		msg(r, "%s", err);
 		return -1;
 	}
 	if (n == 0)
@@ -472,8 +568,8 @@ status_line(struct rec *r, uint64_t elapsed)
 	double secs = elapsed / 1e9;
 
 	sum_counts(r, &t);
-	fprintf(r->st, "\r\033[K%s  %s events  %s/s  %s written",
-		dtu_human_duration(elapsed, a, sizeof(a)),
+	fprintf(r->st, "\r\033[K%s  %s  %s events  %s/s  %s written",
+		r->src->ops->name, dtu_human_duration(elapsed, a, sizeof(a)),
 		dtu_human_count((double)r->nread, b, sizeof(b)),
 		dtu_human_count(secs > 0 ? r->nread / secs : 0, c, sizeof(c)),
 		dtu_human_size(bytes, d, sizeof(d)));
@@ -555,7 +651,6 @@ static void
 fill_host(struct rec *r, struct dtcap_host *h)
 {
 	struct utsname u;
-	struct dt_clock ck;
 
 	memset(h, 0, sizeof(*h));
 	if (uname(&u) == 0) {
@@ -563,16 +658,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 		snprintf(h->hostname, sizeof(h->hostname), "%s", u.nodename);
 	}
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
-	memset(&ck, 0, sizeof(ck));
-	if (ioctl(dtp_fd(r->dev), DTIOCGCLOCK, &ck) == 0) {
-		h->clock_mono_ns = ck.dtck_mono_ns;
-		h->clock_real_ns = ck.dtck_real_ns;
-	} else {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		h->clock_mono_ns = dtu_now_ns();
-		h->clock_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-	}
+	r->src->ops->clock(r->src, &h->clock_mono_ns, &h->clock_real_ns);
 	h->start_ns = dtu_now_ns();
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }
@@ -638,22 +724,25 @@ reap(pid_t child, int *status)
 }
 
 static void
-summary(struct rec *r, uint64_t elapsed, int cmd_status)
+summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 {
 	char a[32], b[32], c[32];
 	struct dtcap_count t;
-	uint64_t ev = r->nread - r->nlost - r->nbad;
-	uint64_t bytes = dtcap_bytes_written(r->w);
+	uint64_t ev = r->nread - r->nlost - r->nbad - r->nfiltered;
 
 	sum_counts(r, &t);
-	if (!r->o->quiet) {
+	if (r->werr) {
+		msg(r, "%s: writing failed: the capture keeps the events written before the "
+		    "failure (%s of %llu recorded)", r->o->output, dtu_human_size(bytes, a, sizeof(a)),
+		    (unsigned long long)ev);
+	} else if (!r->o->quiet) {
 		char d[32];
-		msg(r, "%s: %llu events in %s (%s/s), %s, %.1f bytes/event "
+		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s, %.1f bytes/event "
 		    "(%.1f after the %s of symbol tables)",
 		    r->o->output, (unsigned long long)ev,
 		    dtu_human_duration(elapsed, a, sizeof(a)),
 		    dtu_human_count(elapsed ? ev / (elapsed / 1e9) : 0, b, sizeof(b)),
-		    dtu_human_size(bytes, c, sizeof(c)),
+		    r->src->ops->name, dtu_human_size(bytes, c, sizeof(c)),
 		    ev ? (double)bytes / (double)ev : 0.0,
 		    ev && bytes > r->base_bytes ? (double)(bytes - r->base_bytes) / (double)ev : 0.0,
 		    dtu_human_size(r->base_bytes, d, sizeof(d)));
@@ -676,6 +765,94 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status)
 		    (unsigned long long)r->nbad);
 	if (r->nlost)
 		msg(r, "WARNING: %llu events read but not written", (unsigned long long)r->nlost);
+	if (r->nfiltered && !r->o->quiet)
+		msg(r, "%llu events of other processes left out (targets filtered by dtrec, "
+		    "not by the %s source)", (unsigned long long)r->nfiltered, r->src->ops->name);
+}
+
+
+/*
+ * The capture is written under a temporary name beside the output and
+ * renamed over it only once recording has really started: a mistyped
+ * probe or command never destroys the capture a user already has.  The
+ * rename goes to where a symbolic link points (the link stays), and an
+ * output that is not a regular file (/dev/stdout, a FIFO, a device) is
+ * written in place: renaming over it would replace the node itself.
+ * *target gets the path to rename to (malloc'd), or NULL: write in place.
+ */
+static int
+make_temp(struct rec *r, char *tmp, size_t len, char **target)
+{
+	const char *out = r->o->output, *slash;
+	struct stat st;
+	int fd;
+
+	*target = NULL;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			msg(r, "%s: %s", out, strerror(EISDIR));
+			return -1;
+		}
+		snprintf(tmp, len, "%s", out);
+		return 0;
+	}
+	if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* an existing link to a regular file: replace the file it names */
+		if ((*target = realpath(out, NULL)) == NULL) {
+			msg(r, "%s: %s", out, strerror(errno));
+			return -1;
+		}
+	} else if ((*target = strdup(out)) == NULL) {
+		msg(r, "out of memory");
+		return -1;
+	}
+	out = *target;
+	slash = strrchr(out, '/');
+	if (slash)
+		snprintf(tmp, len, "%.*s/.%s.XXXXXX", (int)(slash - out), out, slash + 1);
+	else
+		snprintf(tmp, len, ".%s.XXXXXX", out);
+	if (strlen(tmp) >= len - 1) {
+		msg(r, "%s: path too long", out);
+		return -1;
+	}
+	/* mkstemp: 0600, as perf.data; kallsyms and maps are not for everyone */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		msg(r, "%s: %s", r->o->output, strerror(errno));
+		free(*target);
+		*target = NULL;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Is argv[0] something execvp will run?  Checked before anything is created. */
+static int
+runnable(struct rec *r, const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK) == 0)
+			return 1;
+		msg(r, "%s: %s", cmd, strerror(errno));
+		return 0;
+	}
+	for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; ; ) {
+		const char *c = strchr(p, ':');
+		size_t l = c ? (size_t)(c - p) : strlen(p);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, l ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		if (!c)
+			break;
+		p = c + 1;
+	}
+	msg(r, "%s: command not found", cmd);
+	return 0;
 }
 
 int
@@ -684,14 +861,19 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	struct rec R, *r = &R;
 	struct dtp_sel *sel = NULL;
 	size_t nsel = 0;
-	char err[DTP_ERRLEN];
+	char err[DTP_ERRLEN], tmp[4200] = "";
 	struct dtcap_host host;
 	struct dtcap_writer_opts wo;
+	struct dtsrc_cfg cfg;
+	struct dtp_dev *dev;
 	char *buf = NULL, *ksyms = NULL, *mods = NULL;
 	size_t ksymslen = 0, modslen = 0;
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
-	uint64_t start = 0, now, last_status = 0, last_counters = 0;
+	int renamed = 0, syncfd = -1;
+	char *target = NULL;		/* rename the capture here; NULL: in place */
+	uint64_t start = 0, now, last_status = 0, last_counters = 0, last_flush = 0;
+	uint64_t flush_ns = o->flush_ns ? o->flush_ns : 1000000000ULL, flushed_events = 0;
 	size_t backlog = BACKLOG;
 
 	memset(r, 0, sizeof(*r));
@@ -706,11 +888,19 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "no probe given (-e PROBE)");
 		return 1;
 	}
-	r->dev = dtp_open(o->device, 1, err, sizeof(err));
-	if (r->dev == NULL) {
+	if (o->argv && o->argv[0] && !runnable(r, o->argv[0]))
+		return 1;
+	dev = dtp_open_source(o->source, o->device, 1, err, sizeof(err));
+	if (dev == NULL) {
 		msg(r, "%s", err);
 		return 1;
 	}
+	r->src = dtsrc_new(dev, err, sizeof(err));
+	if (r->src == NULL) {
+		msg(r, "%s", err);
+		return 1;
+	}
+	r->dev = r->src->dev;
 	for (size_t i = 0; i < o->nprobes; i++) {
 		if (dtp_resolve(r->dev, o->probes[i], &sel, &nsel, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
@@ -726,20 +916,40 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		    strcmp(nm + l - 18, "sched_process_exec") == 0)
 			r->exec_probe = sel[i].id;
 	}
-	if (o->bufsize && ioctl(dtp_fd(r->dev), DTIOCSETBUFSZ, &o->bufsize) < 0) {
-		msg(r, "ring size %u: %s (a power of two from %u to %u bytes)", o->bufsize,
-		    strerror(errno), DT_BUFSZ_MIN, DT_BUFSZ_MAX);
-		goto out;
-	}
 	buf = malloc(READBUF);
 	r->ec = elfsyms_cache_new();
 	r->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
-	r->cpustats = calloc(r->ncpus, sizeof(*r->cpustats));
 	r->counts = calloc(r->ncpus, sizeof(*r->counts));
-	if (!buf || !r->ec || !r->cpustats || !r->counts) {
+	if (!buf || !r->ec || !r->counts) {
 		msg(r, "out of memory");
+		goto out;
+	}
+
+	/* the command waits on a pipe: the perf source follows it from its exec */
+	if (o->argv && o->argv[0]) {
+		child = spawn(r, o->argv, &go_fd, &err_fd);
+		if (child < 0)
+			goto out;
+		r->child = child;
+	}
+	r->filter = (o->npids || child > 0) && !r->src->ops->filters_targets(r->src);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.bufsize = o->bufsize;
+	cfg.evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
+	if (o->kstack)
+		cfg.evtflags |= DTEVT_KSTACK;
+	if (o->ustack)
+		cfg.evtflags |= DTEVT_USTACK;
+	cfg.timer_evtflags = cfg.evtflags;
+	if (!o->kstack && !o->ustack)
+		cfg.timer_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
+	cfg.pids = o->pids;
+	cfg.npids = o->npids;
+	cfg.child = child > 0 && !r->filter ? child : 0;
+	if (r->src->ops->enable(r->src, sel, nsel, &cfg, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
 		goto out;
 	}
 
@@ -753,11 +963,13 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
 	mods = dtu_read_file("/proc/modules", &modslen);
 
+	if (make_temp(r, tmp, sizeof(tmp), &target) < 0)
+		goto out;
 	fill_host(r, &host);
 	memset(&wo, 0, sizeof(wo));
 	wo.level = o->level;
 	wo.threaded = 1;	/* zstd on the writer's thread: reading never waits */
-	r->w = dtcap_create(o->output, &host, &wo);
+	r->w = dtcap_create(tmp, &host, &wo);
 	if (r->w == NULL) {
 		msg(r, "%s", dtcap_create_error());
 		goto out;
@@ -774,41 +986,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto finish;
 	}
 	r->base_bytes = dtcap_bytes_written(r->w);
-
-	for (size_t i = 0; i < nsel; i++) {
-		struct dt_enable en;
-		char nm[DTCAP_PROBENAMELEN];
-		memset(&en, 0, sizeof(en));
-		en.dten_id = sel[i].id;
-		en.dten_evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
-		if (o->kstack)
-			en.dten_evtflags |= DTEVT_KSTACK;
-		if (o->ustack)
-			en.dten_evtflags |= DTEVT_USTACK;
-		if (!o->kstack && !o->ustack && (sel[i].flags & DT_PF_TIMER))
-			en.dten_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
-		en.dten_period_ns = sel[i].period_ns;
-		if (ioctl(dtp_fd(r->dev), DTIOCPRBENABLE, &en) < 0) {
-			const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
-			msg(r, "enabling %s: %s", p ? dtp_name(p, nm, sizeof(nm)) : "probe",
-			    strerror(errno));
-			goto finish;
-		}
-	}
-	if (o->argv && o->argv[0]) {
-		child = spawn(r, o->argv, &go_fd, &err_fd);
-		if (child < 0)
-			goto finish;
-	}
-	{
-		uint32_t on = 1;
-		if (ioctl(dtp_fd(r->dev), DTIOCRECORD, &on) < 0) {
-			msg(r, "/dev/dt: start recording: %s", strerror(errno));
-			goto finish;
-		}
+	if (r->src->ops->start(r->src, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		goto finish;
 	}
 	recording = 1;
-	start = last_status = last_counters = dtu_now_ns();
+	start = last_status = last_counters = last_flush = dtu_now_ns();
 	{
 		/* an eighth of all rings: small rings must not wait long */
 		uint64_t all = (uint64_t)(o->bufsize ? o->bufsize : DT_BUFSZ_DEFAULT) * r->ncpus;
@@ -819,6 +1002,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		ssize_t n;
 		if (write(go_fd, "g", 1) != 1) {
 			msg(r, "starting %s: %s", o->argv[0], strerror(errno));
+			failed = 1;
 			goto finish;
 		}
 		close(go_fd);
@@ -835,9 +1019,17 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			goto finish;
 		}
 	}
+	/* recording runs: now the capture may take the output's name */
+	if (target && rename(tmp, target) < 0) {
+		msg(r, "%s: %s", o->output, strerror(errno));
+		failed = 1;
+		goto finish;
+	}
+	renamed = 1;
+	if (o->sync)
+		syncfd = open(o->output, O_RDONLY | O_CLOEXEC);
 
 	for (;;) {
-		struct pollfd pfd = { .fd = dtp_fd(r->dev), .events = POLLIN };
 		int timeout = POLL_MS;
 		ssize_t got;
 
@@ -867,6 +1059,21 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			put_counters(r);
 			last_counters = now;
 		}
+		/* a killed recorder loses at most one interval of events */
+		if (now - last_flush >= flush_ns) {
+			uint64_t ev = dtcap_events_written(r->w);
+			if (ev != flushed_events) {
+				if (dtcap_flush(r->w) < 0) {
+					msg(r, "%s", dtcap_writer_error(r->w));
+					r->werr = 1;
+					break;
+				}
+				if (syncfd >= 0)
+					(void)fdatasync(syncfd);
+				flushed_events = ev;
+			}
+			last_flush = now;
+		}
 		if (r->tty && now - last_status >= STATUS_NS) {
 			status_line(r, now - start);
 			last_status = now;
@@ -883,15 +1090,14 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			int pause = (size_t)got < backlog / 4 ? PAUSE_MS : PAUSE_MS / 5;
 			(void)poll(NULL, 0, timeout < pause ? timeout : pause);
 		} else
-			(void)poll(&pfd, 1, timeout);
+			r->src->ops->wait(r->src, timeout);
 	}
 
 finish:
 	now = dtu_now_ns();
 	if (recording) {
-		uint32_t off = 0;
-		if (ioctl(dtp_fd(r->dev), DTIOCRECORD, &off) < 0)
-			msg(r, "/dev/dt: stop recording: %s", strerror(errno));
+		if (r->src->ops->stop(r->src, err, sizeof(err)) < 0)
+			msg(r, "%s", err);
 		/* after the stop nothing new arrives: empty the rings completely */
 		for (int i = 0; i < 100000; i++)
 			if (drain_once(r, buf) <= 0)
@@ -910,19 +1116,25 @@ finish:
 			msg(r, "%s", dtcap_writer_error(r->w));
 			r->werr = 1;
 		}
-		if (recording)
-			summary(r, now - start, cmd_status);
-		bytes = dtcap_bytes_written(r->w);
 		if (dtcap_close(r->w) < 0) {
 			if (!r->werr)
 				msg(r, "%s: cannot finalize the capture", o->output);
 			r->werr = 1;
 		}
 		r->w = NULL;
+		bytes = 0;
+		{
+			struct stat st;
+			if (stat(renamed ? o->output : tmp, &st) == 0)
+				bytes = (uint64_t)st.st_size;
+		}
+		/* the summary comes after the footer: a closed pipe cannot cost the capture */
+		if (recording && renamed)
+			summary(r, now - start, cmd_status, bytes);
 		if (res) {
 			struct dtcap_count t;
 			sum_counts(r, &t);
-			res->events = r->nread - r->nlost - r->nbad;
+			res->events = r->nread - r->nlost - r->nbad - r->nfiltered;
 			res->bytes = bytes;
 			res->raw_bytes = r->raw_bytes;
 			res->produced = t.produced;
@@ -932,24 +1144,30 @@ finish:
 			res->elapsed_ns = recording ? now - start : 0;
 			res->cmd_status = cmd_status;
 		}
-		if (recording && !r->werr && !failed)
+		if (recording && renamed && !r->werr && !failed)
 			ret = 0;
 	}
 out:
+	if (tmp[0] && !renamed && target)
+		unlink(tmp);
+	free(target);
+	if (syncfd >= 0) {
+		(void)fdatasync(syncfd);
+		close(syncfd);
+	}
 	if (go_fd >= 0)
 		close(go_fd);
 	if (err_fd >= 0)
 		close(err_fd);
 	if (child > 0)
 		reap(child, &cmd_status);
-	dtp_close(r->dev);
+	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
 	free(r->comms.v);
 	for (size_t i = 0; i < r->procs.cap; i++)
 		free(r->procs.v[i].xr);
 	free(r->procs.zero.xr);
 	free(r->procs.v);
-	free(r->cpustats);
 	free(r->counts);
 	free(sel);
 	free(buf);

@@ -1,12 +1,15 @@
 /*
  * record.h - the recording loop of dtrec, reusable by dtsh.
  *
- * dtrec_record() opens /dev/dt, enables the probes, writes a .dtc capture
+ * dtrec_record() opens a source (/dev/dt, or perf_event_open: source.h),
+ * enables the probes, writes a .dtc capture
  * (host info, probe table, kallsyms/modules, process and ELF symbol
  * snapshots, events, counters) and returns when the duration elapses, the
  * command exits or *stop becomes non-zero.  The capture is finalized in
  * every case, including errors after it was created (disk full): a
- * partial capture still opens.  Messages go to o->status prefixed with
+ * partial capture still opens.  The capture is written under a temporary
+ * name and takes o->output's name only once recording runs, so a failed
+ * start leaves an existing file untouched.  Messages go to o->status prefixed with
  * o->prog; nothing here exits or installs signal handlers.
  */
 #ifndef DT_RECORD_H
@@ -15,6 +18,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 struct dtrec_opts {
 	const char	*prog;		/* message prefix, "dtrec" */
@@ -33,6 +37,12 @@ struct dtrec_opts {
 	FILE		*status;	/* NULL: stderr */
 	const char	*cmdline;	/* stored in the capture's host info */
 	const char	*device;	/* NULL: /dev/dt */
+	const char	*source;	/* "dt", "perf"; NULL: dt if /dev/dt opens */
+	const pid_t	*pids;		/* -p: record only these processes (and
+					 * their children); NULL: all, or argv's */
+	size_t		npids;
+	uint64_t	flush_ns;	/* write the open block this often; 0: 1 s */
+	int		sync;		/* fdatasync after every flush */
 };
 
 struct dtrec_result {

@@ -49,10 +49,12 @@ main(int argc, char **argv)
 			t.skipped += c[i].skipped;
 		}
 		printf("kernel_produced %llu\nkernel_read %llu\nkernel_dropped %llu\n"
-		       "kernel_skipped %llu\nrecorder_read %llu\nrecorder_dropped %llu\n",
+		       "kernel_skipped %llu\nrecorder_read %llu\nrecorder_dropped %llu\n"
+		       "recorder_skipped %llu\n",
 		       (unsigned long long)t.produced, (unsigned long long)t.read,
 		       (unsigned long long)t.dropped, (unsigned long long)t.skipped,
-		       (unsigned long long)rec.read, (unsigned long long)rec.dropped);
+		       (unsigned long long)rec.read, (unsigned long long)rec.dropped,
+		       (unsigned long long)rec.skipped);
 	}
 	np = dtcap_nprobes(r);
 	perprobe = calloc(np + 1, sizeof(*perprobe));

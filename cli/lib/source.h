@@ -1,0 +1,103 @@
+/*
+ * source.h - where recorded events come from.
+ *
+ * A source turns a kernel facility into a stream of dt_rec records (the
+ * /dev/dt read format of dt_abi.h), whatever the facility: record.c writes
+ * the capture from that stream alone, so both sources produce the same
+ * .dtc.  Two implementations:
+ *  - src_dt.c: /dev/dt (dt.ko): enable by ioctl, read(2) the rings.
+ *  - src_perf.c: perf_event_open(2): per-CPU mmap rings; samples become
+ *    dt_recs; COMM/FORK/EXIT/MMAP2 records keep a process table, so user
+ *    frames of short-lived processes still get names.
+ * A source object is used by one thread.
+ */
+#ifndef DT_SOURCE_H
+#define DT_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dtcap.h"
+#include "probes.h"
+
+#define DTSRC_ERRLEN	512
+
+/* What to record, fixed before dtsrc_enable. */
+struct dtsrc_cfg {
+	uint32_t	bufsize;	/* per-CPU ring bytes; 0: default */
+	unsigned	timer_evtflags;	/* DTEVT_* for timer probes */
+	unsigned	evtflags;	/* DTEVT_* for the other probes */
+	const pid_t	*pids;		/* targets (tgids), or NULL: system-wide */
+	size_t		npids;
+	pid_t		child;		/* a COMMAND forked but not yet exec'd
+					 * (it waits on a pipe): recorded from its
+					 * exec on, with its descendants; 0: none */
+};
+
+/*
+ * A process's executable mappings as the kernel reported them (perf's
+ * MMAP2 records).  Owned by the source; valid until the next dtsrc_read.
+ */
+struct dtsrc_proc {
+	uint32_t	pid, ppid;
+	uint64_t	ts;		/* last change */
+	uint32_t	gen;		/* changes since first seen */
+	char		comm[DTCAP_COMMLEN];
+	const char	*exe;		/* "" when unknown */
+	size_t		nmaps;
+	const struct dtcap_map *maps;	/* file == 0; name is the path */
+};
+
+struct dtsrc;
+
+struct dtsrc_ops {
+	const char *name;		/* "dt", "perf" */
+	int	(*enable)(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
+			  const struct dtsrc_cfg *cfg, char *err, size_t errlen);
+	int	(*start)(struct dtsrc *s, char *err, size_t errlen);
+	int	(*stop)(struct dtsrc *s, char *err, size_t errlen);
+	/*
+	 * Whole dt_recs into buf (len >= 64 KiB): bytes, 0 when nothing is
+	 * waiting, -1 with err.  After stop, 0 means everything was read.
+	 */
+	ssize_t	(*read)(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen);
+	/* Sleep until events wait or timeout_ms passes. */
+	void	(*wait)(struct dtsrc *s, int timeout_ms);
+	/*
+	 * Per-CPU counters into out[0..*ncpus) (capacity cap; *ncpus may
+	 * exceed cap: call again with more room).  Exact: produced = read +
+	 * dropped on every CPU.
+	 */
+	int	(*counters)(struct dtsrc *s, struct dtcap_count *out, uint32_t cap,
+			    uint32_t *ncpus, char *err, size_t errlen);
+	/* Both clocks sampled together (mono is the clock of dtr_ts). */
+	void	(*clock)(struct dtsrc *s, uint64_t *mono, int64_t *real);
+	/* The kernel's view of pid, or NULL: then record.c reads /proc. */
+	const struct dtsrc_proc *(*proc)(struct dtsrc *s, uint32_t pid);
+	/* Does the source itself keep only the targets' events? */
+	int	(*filters_targets)(struct dtsrc *s);
+	void	(*close)(struct dtsrc *s);
+};
+
+struct dtsrc {
+	const struct dtsrc_ops *ops;	/* [I] */
+	struct dtp_dev	*dev;		/* [I] the probe catalog, owned */
+};
+
+/*
+ * A source for the catalog dev (dtp_open_source), which it takes over:
+ * dtsrc_close frees it.  NULL with err on failure (dev is then freed too).
+ */
+struct dtsrc *dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen);
+struct dtsrc *dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen);
+struct dtsrc *dtsrc_new(struct dtp_dev *dev, char *err, size_t errlen);
+
+static inline void
+dtsrc_close(struct dtsrc *s)
+{
+	if (s)
+		s->ops->close(s);
+}
+
+#endif /* DT_SOURCE_H */

@@ -1,0 +1,1411 @@
+/*
+ * src_perf.c - the perf_event_open(2) source; see source.h.
+ *
+ * Layout: one ring per CPU, owned by a "tracking" dummy event that also
+ * reports COMM/FORK/EXIT/MMAP2; every probe event of that CPU redirects
+ * its samples into the same ring (PERF_EVENT_IOC_SET_OUTPUT), as perf
+ * record does.  Each sample starts with PERF_SAMPLE_IDENTIFIER, which maps
+ * it back to its probe.  Samples become dt_recs in the caller's buffer.
+ *
+ * Accounting per CPU: read = samples kept, dropped = PERF_RECORD_LOST and
+ * LOST_SAMPLES, so produced = read + dropped holds exactly; timer ticks
+ * lost to throttling are counted as skipped (from THROTTLE/UNTHROTTLE
+ * times and the period).  The recorder's own events never count.
+ */
+#include "source.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_abi.h"
+#include "tracefs.h"
+#include "util.h"
+
+#define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
+#define DEF_RING	(1U << 20)
+
+enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT };
+
+/*
+ * Syscall numbers of this architecture, from the build's <asm/unistd.h>.
+ * Syscall probes whose number is known share one raw_syscalls event per
+ * CPU with an id filter: one descriptor instead of one per syscall, and
+ * closing 700 syscall events costs the kernel about 30 s of RCU grace
+ * periods.  Syscalls newer than the headers keep their own events.
+ */
+static const struct { int nr; const char *name; } systab[] = {
+#define DT_SYSCALL(nr, name) { nr, #name },
+#include "usystab.h"
+#undef DT_SYSCALL
+};
+#define NSYS	1024
+
+/* One selected probe.  [I] after enable. */
+struct pprobe {
+	uint32_t	id;		/* dt probe id */
+	uint16_t	flags;		/* DT_PF_* */
+	uint8_t		kind;		/* enum pkind */
+	uint64_t	period_ns;	/* timers */
+	unsigned	evtflags;	/* DTEVT_* */
+	struct dtt_format *fmt;		/* tracepoints */
+	struct dtt_layout lay;
+	int		raw;		/* syscall served by the raw_syscalls event */
+	char		filter[4096];	/* PK_RAW*: the id filter */
+	uint32_t	*bynr;		/* PK_RAW*: syscall nr -> probe index + 1 */
+};
+
+/* perf's event id -> probe, open addressing. [I] after enable */
+struct idslot {
+	uint64_t	id;		/* 0: empty */
+	uint32_t	probe;		/* index into probes */
+};
+
+/* One CPU's ring. */
+struct ring {
+	int		fd;		/* [I] the owner (tracking) event */
+	int		cpu;		/* [I] */
+	struct perf_event_mmap_page *meta;	/* [I] */
+	unsigned char	*data;		/* [I] */
+	uint64_t	size;		/* [I] data bytes, a power of two */
+	uint64_t	sb_pos;		/* [r] side-band handled up to here */
+	uint64_t	throttled_at;	/* [r] 0: not throttled */
+	uint32_t	throttled_probe;	/* [r] */
+};
+
+/* Per-thread comm, per-process mappings. [r] */
+struct task {
+	uint32_t	key;		/* tid (comms) or pid (procs); 0 empty */
+	char		comm[DTCAP_COMMLEN];
+	/* processes only */
+	int		known;		/* mappings known (side-band or /proc) */
+	struct dtsrc_proc p;
+	struct dtcap_map *maps;
+	size_t		mcap;
+	char		*exe;
+};
+struct tasks {
+	struct task	*v;
+	size_t		cap, n;
+};
+
+struct src_perf {
+	struct dtsrc	s;
+	const char	*tfroot;	/* [I] */
+	struct pprobe	*probes;	/* [I] */
+	size_t		nprobes;
+	struct idslot	*ids;		/* [I] */
+	size_t		idcap;
+	int		*fds;		/* every event fd, for enable/disable/close */
+	size_t		nfds, fdcap;
+	struct ring	*rings;		/* [I] indexed 0..nrings */
+	size_t		nrings;
+	int		ncpus;		/* [I] possible CPUs (counters' index) */
+	struct dtcap_count *counts;	/* [r] per CPU */
+	struct tasks	comms, procs;	/* [r] */
+	uint32_t	self;		/* [I] our tgid: never recorded */
+	int		child_mode;	/* enabled on exec of the child */
+	int		kprobe_type;	/* PMU type, -1: none */
+	int		no_raw;		/* [I] tests: one event per syscall */
+	unsigned char	*tmp;		/* [r] a record that wraps the ring */
+	size_t		tmpcap;
+};
+
+static long
+perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+/* ----------------------------------------------------------- task tables */
+
+static struct task *
+task_get(struct tasks *t, uint32_t key, int create)
+{
+	size_t i;
+
+	if (key == 0)
+		key = 0xffffffffu;	/* the idle task: 0 marks an empty slot */
+	if (t->cap) {
+		for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key;
+		     i = (i + 1) & (t->cap - 1))
+			if (t->v[i].key == key)
+				return &t->v[i];
+	}
+	if (!create)
+		return NULL;
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t nc = t->cap ? 2 * t->cap : 1024;
+		struct task *nv = calloc(nc, sizeof(*nv));
+		if (nv == NULL)
+			return NULL;
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->v[j].key)
+				continue;
+			size_t k = (t->v[j].key * 2654435761U) & (nc - 1);
+			while (nv[k].key)
+				k = (k + 1) & (nc - 1);
+			nv[k] = t->v[j];
+		}
+		free(t->v);
+		t->v = nv;
+		t->cap = nc;
+	}
+	for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key; i = (i + 1) & (t->cap - 1))
+		;
+	memset(&t->v[i], 0, sizeof(t->v[i]));
+	t->v[i].key = key;
+	t->n++;
+	return &t->v[i];
+}
+
+static void
+tasks_free(struct tasks *t)
+{
+	for (size_t i = 0; i < t->cap; i++) {
+		if (!t->v[i].key)
+			continue;
+		for (size_t j = 0; j < t->v[i].p.nmaps; j++)
+			free((char *)t->v[i].maps[j].name);
+		free(t->v[i].maps);
+		free(t->v[i].exe);
+	}
+	free(t->v);
+}
+
+static void
+set_comm(struct src_perf *sp, uint32_t tid, const char *comm)
+{
+	struct task *t = task_get(&sp->comms, tid, 1);
+
+	if (t)
+		snprintf(t->comm, sizeof(t->comm), "%s", comm);
+}
+
+static const char *
+comm_of(struct src_perf *sp, uint32_t pid, uint32_t tid, uint32_t cpu)
+{
+	struct task *t = task_get(&sp->comms, tid, 0);
+	char path[64], *c;
+
+	if (t)
+		return t->comm;
+	if ((t = task_get(&sp->comms, tid, 1)) == NULL)
+		return "";
+	if (tid == 0) {
+		snprintf(t->comm, sizeof(t->comm), "swapper/%u", cpu);
+		t->key = 0xffffffffu;	/* one idle name is as good as another */
+		return t->comm;
+	}
+	/* a thread that existed before recording started: ask /proc once */
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if ((c = dtu_read_file(path, NULL)) != NULL) {
+		c[strcspn(c, "\n")] = '\0';
+		snprintf(t->comm, sizeof(t->comm), "%s", c);
+		free(c);
+	}
+	return t->comm;
+}
+
+static void
+proc_clear(struct task *p)
+{
+	for (size_t j = 0; j < p->p.nmaps; j++)
+		free((char *)p->maps[j].name);
+	p->p.nmaps = 0;
+	free(p->exe);
+	p->exe = NULL;
+	p->p.exe = "";
+}
+
+/* Add an executable mapping, replacing what it overlaps. */
+static int
+proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t prot,
+	 const char *name, uint64_t ts)
+{
+	uint64_t end = start + len;
+	size_t k = 0;
+
+	for (size_t j = 0; j < p->p.nmaps; j++) {
+		if (p->maps[j].start < end && start < p->maps[j].end) {
+			free((char *)p->maps[j].name);
+			continue;
+		}
+		p->maps[k++] = p->maps[j];
+	}
+	p->p.nmaps = k;
+	if (p->p.nmaps == p->mcap) {
+		size_t nc = p->mcap ? 2 * p->mcap : 16;
+		struct dtcap_map *nm = realloc(p->maps, nc * sizeof(*nm));
+		if (nm == NULL)
+			return -1;
+		p->maps = nm;
+		p->mcap = nc;
+	}
+	struct dtcap_map *m = &p->maps[p->p.nmaps];
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->offset = pgoff;
+	m->prot = prot;
+	if ((m->name = strdup(name)) == NULL)
+		return -1;
+	p->p.nmaps++;
+	p->p.maps = p->maps;
+	p->p.ts = ts;
+	p->p.gen++;
+	if (p->exe == NULL && name[0] == '/' && (p->exe = strdup(name)) != NULL)
+		p->p.exe = p->exe;
+	return 0;
+}
+
+/*
+ * A process we first hear of from the side band (an mmap, a fork of it):
+ * what it mapped before recording started comes from /proc.
+ */
+static struct task *
+proc_known(struct src_perf *sp, uint32_t pid, uint64_t ts)
+{
+	struct task *p = task_get(&sp->procs, pid, 1);
+	char path[64], *maps, *line, *save = NULL;
+
+	if (p == NULL || p->known)
+		return p;
+	p->known = 1;
+	p->p.pid = pid;
+	p->p.exe = "";
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	if ((maps = dtu_read_file(path, NULL)) == NULL)
+		return p;
+	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long s, e, off;
+		char perms[8];
+		int n = 0;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4 ||
+		    perms[2] != 'x')
+			continue;
+		while (line[n] == ' ')
+			n++;
+		proc_map(p, s, e - s, off, 5, line + n, ts);
+	}
+	free(maps);
+	return p;
+}
+
+/* ----------------------------------------------------------- side band */
+
+struct sb_trailer {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+static void
+on_mmap2(struct src_perf *sp, const struct perf_event_header *h, const unsigned char *r)
+{
+	uint32_t pid, prot;
+	uint64_t addr, len, pgoff;
+	const char *name;
+	size_t fixed = 8 + 24 + 24 + 8;	/* pid,tid; addr,len,pgoff; maj..gen; prot,flags */
+	struct task *p;
+
+	if (h->size < sizeof(*h) + fixed + 1)
+		return;
+	memcpy(&pid, r, 4);
+	memcpy(&addr, r + 8, 8);
+	memcpy(&len, r + 16, 8);
+	memcpy(&pgoff, r + 24, 8);
+	memcpy(&prot, r + 56, 4);
+	name = (const char *)r + 64;
+	if (memchr(name, '\0', h->size - sizeof(*h) - fixed) == NULL)
+		return;
+	if (!(prot & PROT_EXEC) || pid == sp->self)
+		return;
+	if ((p = proc_known(sp, pid, 0)) == NULL)
+		return;
+	/* the trailer's time is not needed: ordering comes from the ring */
+	proc_map(p, addr, len, pgoff, (prot & PROT_READ ? 1 : 0) | (prot & PROT_WRITE ? 2 : 0) | 4,
+		 name, 0);
+}
+
+static void
+on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned char *r,
+	const struct sb_trailer *tr)
+{
+	uint32_t pid, tid;
+	char comm[DTCAP_COMMLEN];
+
+	if (h->size < sizeof(*h) + 9)
+		return;
+	memcpy(&pid, r, 4);
+	memcpy(&tid, r + 4, 4);
+	snprintf(comm, sizeof(comm), "%.*s", (int)(h->size - sizeof(*h) - 8), (const char *)r + 8);
+	set_comm(sp, tid, comm);
+	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self) {
+		/* a new image: its mappings follow as MMAP2 records */
+		struct task *p = task_get(&sp->procs, pid, 1);
+		if (p == NULL)
+			return;
+		proc_clear(p);
+		p->known = 1;
+		p->p.pid = pid;
+		p->p.ts = tr->time;
+		p->p.gen++;
+		snprintf(p->p.comm, sizeof(p->p.comm), "%s", comm);
+	}
+}
+
+static void
+on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr)
+{
+	uint32_t pid, ppid, tid, ptid;
+	struct task *parent, *child;
+
+	memcpy(&pid, r, 4);
+	memcpy(&ppid, r + 4, 4);
+	memcpy(&tid, r + 8, 4);
+	memcpy(&ptid, r + 12, 4);
+	{
+		/* a new thread or process starts with its creator's comm */
+		struct task *pc = task_get(&sp->comms, ptid, 0);
+		if (pc)
+			set_comm(sp, tid, pc->comm);
+	}
+	if (pid == ppid || pid == sp->self)
+		return;		/* a thread: same address space */
+	if ((parent = proc_known(sp, ppid, tr->time)) == NULL ||
+	    (child = task_get(&sp->procs, pid, 1)) == NULL)
+		return;
+	/* task_get may have moved the parent when the table grew */
+	parent = task_get(&sp->procs, ppid, 0);
+	proc_clear(child);
+	child->known = 1;
+	child->p.pid = pid;
+	child->p.ppid = ppid;
+	if (parent == NULL)
+		return;
+	memcpy(child->p.comm, parent->p.comm, sizeof(child->p.comm));
+	for (size_t j = 0; j < parent->p.nmaps; j++) {
+		const struct dtcap_map *m = &parent->maps[j];
+		proc_map(child, m->start, m->end - m->start, m->offset, m->prot, m->name, tr->time);
+	}
+	child->p.ts = tr->time;
+}
+
+static void
+parse_trailer(const struct perf_event_header *h, const unsigned char *r, size_t body,
+	      struct sb_trailer *tr)
+{
+	/* TID, TIME, CPU, IDENTIFIER: 32 bytes at the end of every record */
+	memset(tr, 0, sizeof(*tr));
+	if (h->size < sizeof(*h) + body + 32)
+		return;
+	r += h->size - sizeof(*h) - 32;
+	memcpy(&tr->pid, r, 4);
+	memcpy(&tr->tid, r + 4, 4);
+	memcpy(&tr->time, r + 8, 8);
+	memcpy(&tr->cpu, r + 16, 4);
+	memcpy(&tr->id, r + 24, 8);
+}
+
+static struct pprobe *
+probe_of(struct src_perf *sp, uint64_t id)
+{
+	if (sp->idcap == 0 || id == 0)
+		return NULL;
+	for (size_t i = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
+	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1))
+		if (sp->ids[i].id == id)
+			return &sp->probes[sp->ids[i].probe];
+	return NULL;
+}
+
+static void
+sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
+	 const unsigned char *r)
+{
+	struct sb_trailer tr;
+	uint32_t cpu = rg->cpu >= 0 ? (uint32_t)rg->cpu : 0;
+
+	switch (h->type) {
+	case PERF_RECORD_MMAP2:
+		on_mmap2(sp, h, r);
+		break;
+	case PERF_RECORD_COMM:
+		parse_trailer(h, r, 9, &tr);
+		on_comm(sp, h, r, &tr);
+		break;
+	case PERF_RECORD_FORK:
+		if (h->size < sizeof(*h) + 24)
+			break;
+		parse_trailer(h, r, 24, &tr);
+		on_fork(sp, r, &tr);
+		break;
+	case PERF_RECORD_LOST: {
+		uint64_t lost;
+		if (h->size < sizeof(*h) + 16)
+			break;
+		memcpy(&lost, r + 8, 8);
+		sp->counts[cpu].dropped += lost;
+		sp->counts[cpu].produced += lost;
+		break;
+	}
+	case PERF_RECORD_LOST_SAMPLES: {
+		uint64_t lost;
+		if (h->size < sizeof(*h) + 8)
+			break;
+		memcpy(&lost, r, 8);
+		sp->counts[cpu].dropped += lost;
+		sp->counts[cpu].produced += lost;
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE: {
+		uint64_t t, id;
+		struct pprobe *p;
+		if (h->size < sizeof(*h) + 16)
+			break;
+		memcpy(&t, r, 8);
+		memcpy(&id, r + 8, 8);
+		p = probe_of(sp, id);
+		if (p == NULL || p->kind != PK_TIMER || !p->period_ns)
+			break;
+		if (h->type == PERF_RECORD_THROTTLE) {
+			rg->throttled_at = t ? t : 1;
+		} else if (rg->throttled_at) {
+			/* the ticks the timer would have taken meanwhile */
+			if (t > rg->throttled_at)
+				sp->counts[cpu].skipped += (t - rg->throttled_at) / p->period_ns;
+			rg->throttled_at = 0;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* ----------------------------------------------------------- samples */
+
+/*
+ * One PERF_RECORD_SAMPLE as a dt_rec at out (room bytes).  Returns the
+ * record's size, 0 if it is not kept (our own, unknown id), or -1 when
+ * it does not fit.
+ */
+static ssize_t
+sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
+       const unsigned char *r, char *out, size_t room)
+{
+	const unsigned char *p = r, *end = r + (h->size - sizeof(*h));
+	uint64_t id, ip, ts, nr = 0;
+	int rawbase = -1;
+	uint32_t pid, tid, cpu, rawsize = 0;
+	const uint64_t *chain = NULL;
+	const unsigned char *raw = NULL;
+	struct pprobe *pr;
+	struct dt_rec *d;
+	uint64_t args[DTCAP_MAXARGS], *dst;
+	unsigned nargs = 0, nk = 0, nu = 0, flags = 0;
+	const uint64_t *kf = NULL, *uf = NULL;
+	size_t need;
+
+#define TAKE(dstp, n) do { if ((size_t)(end - p) < (n)) return 0; memcpy((dstp), p, (n)); p += (n); } while (0)
+	TAKE(&id, 8);
+	TAKE(&ip, 8);
+	TAKE(&pid, 4);
+	TAKE(&tid, 4);
+	TAKE(&ts, 8);
+	TAKE(&cpu, 4);
+	p += 4;
+	if ((pr = probe_of(sp, id)) == NULL)
+		return 0;
+	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
+		/* the raw event's record names the syscall: that is the probe */
+		const unsigned char *q = p;
+		uint64_t skip = 0, nrv;
+		uint32_t rs;
+		if (pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+			if ((size_t)(end - q) < 8)
+				return 0;
+			memcpy(&skip, q, 8);
+			if (skip > 4096 || (size_t)(end - q) < 8 + skip * 8)
+				return 0;
+			q += 8 + skip * 8;
+		}
+		if ((size_t)(end - q) < 4 + 16)
+			return 0;
+		memcpy(&rs, q, 4);
+		memcpy(&nrv, q + 4 + 8, 8);
+		if (rs < 16 || nrv >= NSYS || pr->bynr[nrv] == 0)
+			return 0;
+		rawbase = pr->kind;
+		pr = &sp->probes[pr->bynr[nrv] - 1];
+	}
+	if (pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+		TAKE(&nr, 8);
+		if (nr > 4096 || (size_t)(end - p) < nr * 8)
+			return 0;
+		chain = (const uint64_t *)(const void *)p;
+		p += nr * 8;
+	}
+	if (pr->kind != PK_TIMER && pr->kind != PK_KPROBE) {
+		TAKE(&rawsize, 4);
+		if ((size_t)(end - p) < rawsize)
+			return 0;
+		raw = p;
+		p += rawsize;
+	}
+#undef TAKE
+	if (pid == sp->self)
+		return 0;
+	/* callchain: context markers, then frames; entries above CTX_MARK switch */
+	if (chain) {
+		int ctx = 0;
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t v;
+			memcpy(&v, &chain[i], 8);
+			if (v >= CTX_MARK) {
+				ctx = v == (uint64_t)PERF_CONTEXT_KERNEL ? 1 :
+				      v == (uint64_t)PERF_CONTEXT_USER ? 2 : 0;
+				if (ctx == 1 && !kf)
+					kf = &chain[i + 1];
+				if (ctx == 2 && !uf)
+					uf = &chain[i + 1];
+				continue;
+			}
+			if (ctx == 1 && nk < DT_MAXFRAMES)
+				nk++;
+			else if (ctx == 1)
+				flags |= DTR_KSTACK_TRUNC;
+			else if (ctx == 2 && nu < DT_MAXFRAMES)
+				nu++;
+			else if (ctx == 2)
+				flags |= DTR_USTACK_TRUNC;
+		}
+		if (!(pr->evtflags & DTEVT_KSTACK))
+			nk = 0;
+		if (!(pr->evtflags & DTEVT_USTACK))
+			nu = 0;
+	}
+	memset(args, 0, sizeof(args));
+	switch (pr->kind) {
+	case PK_SYSEXIT: {
+		int64_t ret = 0;
+		/* sys_exit_X and raw_syscalls:sys_exit both keep ret at 16 */
+		if (raw && rawsize >= 24)
+			memcpy(&ret, raw + 16, 8);
+		args[0] = (uint64_t)ret;
+		args[1] = ret < 0 && ret >= -4095 ? (uint64_t)-ret : 0;
+		nargs = 2;
+		flags |= DTR_RETURN;
+		break;
+	}
+	case PK_SYSENTER:
+		if (rawbase == PK_RAWENTER) {
+			/* raw_syscalls:sys_enter: long id; unsigned long args[6] */
+			if (raw && rawsize >= 64)
+				memcpy(args, raw + 16, 48);
+			nargs = 6;
+			break;
+		}
+		/* FALLTHROUGH */
+	case PK_TP:
+		if (raw && pr->fmt)
+			nargs = dtt_decode(pr->fmt, &pr->lay, raw, rawsize, args);
+		break;
+	case PK_KPROBE:
+		if (pr->flags & DT_PF_RETURN) {
+			flags |= DTR_RETURN;
+			nargs = 0;	/* the kprobe PMU gives no registers here */
+		}
+		break;
+	default:
+		break;
+	}
+	if (h->misc & PERF_RECORD_MISC_USER)
+		flags |= DTR_USERMODE;
+	need = DT_REC_SIZE(nargs, nk, nu);
+	if (need > room)
+		return -1;
+	d = (struct dt_rec *)(void *)out;
+	memset(d, 0, sizeof(*d));
+	d->dtr_size = (uint32_t)need;
+	d->dtr_probe = pr->id;
+	d->dtr_ts = ts;
+	d->dtr_pid = pid;
+	d->dtr_tid = tid;
+	d->dtr_cpu = (uint16_t)cpu;
+	d->dtr_nargs = (uint8_t)nargs;
+	d->dtr_nkstack = (uint8_t)nk;
+	d->dtr_nustack = (uint8_t)nu;
+	d->dtr_flags = (uint8_t)flags;
+	/* timers fire from a hard interrupt; tracepoints say where they ran */
+	d->dtr_ctx = DTR_CTX_TASK;
+	if (pr->kind == PK_TIMER)
+		d->dtr_ctx = DTR_CTX_HARDIRQ;
+	else if (raw && rawsize >= 3)
+		d->dtr_ctx = raw[2] & 0x40 ? DTR_CTX_NMI : raw[2] & 0x08 ? DTR_CTX_HARDIRQ :
+			     raw[2] & 0x10 ? DTR_CTX_SOFTIRQ : DTR_CTX_TASK;
+	if (pr->evtflags & DTEVT_COMM)
+		memcpy(d->dtr_comm, comm_of(sp, pid, tid, cpu), DT_COMMLEN);
+	dst = (uint64_t *)(void *)(d + 1);
+	memcpy(dst, args, 8 * (size_t)nargs);
+	if (nk)
+		memcpy(dst + nargs, kf, 8 * (size_t)nk);
+	if (nu)
+		memcpy(dst + nargs + nk, uf, 8 * (size_t)nu);
+	(void)ip;
+	(void)rg;
+	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
+	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].produced++;
+	return (ssize_t)need;
+}
+
+/* ------------------------------------------------------------- rings */
+
+/* The record at pos, contiguous (copied when it wraps), or NULL if bad. */
+static const struct perf_event_header *
+at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
+{
+	uint64_t off = pos & (rg->size - 1);
+	struct perf_event_header hh;
+	size_t first;
+
+	if (head - pos < sizeof(hh))
+		return NULL;
+	/* the header itself is 8-byte aligned, so it never wraps */
+	memcpy(&hh, rg->data + off, sizeof(hh));
+	if (hh.size < sizeof(hh) || hh.size > head - pos)
+		return NULL;
+	if (off + hh.size <= rg->size)
+		return (const struct perf_event_header *)(const void *)(rg->data + off);
+	if (sp->tmpcap < hh.size) {
+		unsigned char *n = realloc(sp->tmp, 65536);
+		if (n == NULL)
+			return NULL;
+		sp->tmp = n;
+		sp->tmpcap = 65536;
+	}
+	first = (size_t)(rg->size - off);
+	memcpy(sp->tmp, rg->data + off, first);
+	memcpy(sp->tmp + first, rg->data, hh.size - first);
+	return (const struct perf_event_header *)(const void *)sp->tmp;
+}
+
+static ssize_t
+perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	size_t used = 0;
+
+	(void)err;
+	(void)errlen;
+	for (size_t i = 0; i < sp->nrings; i++) {
+		struct ring *rg = &sp->rings[i];
+		uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = rg->meta->data_tail, pos;
+		const struct perf_event_header *h;
+
+		/*
+		 * Side band first, for every record waiting: a sample of a
+		 * process that exec'd on another CPU then finds its mappings.
+		 */
+		for (pos = rg->sb_pos > tail ? rg->sb_pos : tail; (h = at(sp, rg, pos, head));
+		     pos += h->size)
+			if (h->type != PERF_RECORD_SAMPLE)
+				sideband(sp, rg, h, (const unsigned char *)(h + 1));
+		rg->sb_pos = pos;
+		for (pos = tail; (h = at(sp, rg, pos, head)); pos += h->size) {
+			if (h->type == PERF_RECORD_SAMPLE) {
+				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
+						   buf + used, len - used);
+				if (n < 0)
+					break;	/* buf is full: the rest waits */
+				used += (size_t)n;
+			}
+		}
+		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
+	}
+	return (ssize_t)used;
+}
+
+static void
+perf_wait(struct dtsrc *s, int timeout_ms)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	struct pollfd pf[64];
+	size_t n = sp->nrings < 64 ? sp->nrings : 64;
+
+	for (size_t i = 0; i < n; i++) {
+		pf[i].fd = sp->rings[i].fd;
+		pf[i].events = POLLIN;
+		pf[i].revents = 0;
+	}
+	(void)poll(pf, n, timeout_ms);
+}
+
+/* ------------------------------------------------------------- setup */
+
+static void
+open_error(int e, const char *what, struct src_perf *sp, char *err, size_t errlen)
+{
+	char *para = dtu_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+	struct rlimit rl;
+
+	if (para)
+		para[strcspn(para, "\n")] = '\0';
+	if (e == EACCES || e == EPERM)
+		dtu_seterr(err, errlen, "%s: perf_event_open: %s: recording the kernel needs root or "
+			   "CAP_PERFMON (kernel.perf_event_paranoid is %s)", what, strerror(e),
+			   para ? para : "unknown");
+	else if (e == EMFILE || e == ENFILE) {
+		getrlimit(RLIMIT_NOFILE, &rl);
+		dtu_seterr(err, errlen, "%s: too many open files: this recording needs more than %zu "
+			   "descriptors and the limit is %llu: raise it (ulimit -n) or select fewer "
+			   "probes", what, sp->nfds, (unsigned long long)rl.rlim_cur);
+	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+		dtu_seterr(err, errlen, "%s: this kernel has no PMU for it (perf_event_open: %s)",
+			   what, strerror(e));
+	else if (e == ESRCH)
+		dtu_seterr(err, errlen, "%s: no such process", what);
+	else
+		dtu_seterr(err, errlen, "%s: perf_event_open: %s", what, strerror(e));
+	free(para);
+}
+
+static int
+add_fd(struct src_perf *sp, int fd)
+{
+	if (sp->nfds == sp->fdcap) {
+		size_t nc = sp->fdcap ? 2 * sp->fdcap : 256;
+		int *n = realloc(sp->fds, nc * sizeof(*n));
+		if (n == NULL)
+			return -1;
+		sp->fds = n;
+		sp->fdcap = nc;
+	}
+	sp->fds[sp->nfds++] = fd;
+	return 0;
+}
+
+static int
+add_id(struct src_perf *sp, uint64_t id, uint32_t probe)
+{
+	if (sp->idcap == 0 || (sp->nfds + 1) * 2 > sp->idcap) {
+		size_t nc = sp->idcap ? 2 * sp->idcap : 1024;
+		while (nc < 2 * (sp->nfds + 1))
+			nc *= 2;
+		struct idslot *n = calloc(nc, sizeof(*n));
+		if (n == NULL)
+			return -1;
+		for (size_t i = 0; i < sp->idcap; i++) {
+			if (!sp->ids[i].id)
+				continue;
+			size_t k = (size_t)(sp->ids[i].id * 0x9E3779B97F4A7C15ULL >> 32) & (nc - 1);
+			while (n[k].id)
+				k = (k + 1) & (nc - 1);
+			n[k] = sp->ids[i];
+		}
+		free(sp->ids);
+		sp->ids = n;
+		sp->idcap = nc;
+	}
+	size_t k = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
+	while (sp->ids[k].id)
+		k = (k + 1) & (sp->idcap - 1);
+	sp->ids[k].id = id;
+	sp->ids[k].probe = probe;
+	return 0;
+}
+
+static void
+base_attr(struct src_perf *sp, struct perf_event_attr *a, uint32_t bufsize)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;	/* dtr_ts's clock */
+	a->disabled = 1;
+	a->watermark = 1;
+	a->wakeup_watermark = bufsize / 4;	/* no wakeup per event */
+	if (sp->child_mode) {
+		a->inherit = 1;
+		a->enable_on_exec = 1;
+	}
+}
+
+/* The tracking event of one CPU and target: side band, and the ring. */
+static int
+open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring **out,
+	  char *err, size_t errlen)
+{
+	struct perf_event_attr a;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int fd;
+	void *m;
+
+	base_attr(sp, &a, bufsize);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.comm = 1;
+	a.comm_exec = 1;
+	a.task = 1;
+	a.mmap = 1;
+	a.mmap2 = 1;
+	a.build_id = 1;
+	if (pid > 0)
+		a.inherit = 1;
+	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		a.build_id = 0;	/* kernels before 5.12 */
+		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		char what[64];
+		snprintf(what, sizeof(what), "tracking event on CPU %d", cpu);
+		open_error(errno, what, sp, err, errlen);
+		return -1;
+	}
+	m = mmap(NULL, pg + bufsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int e = errno;
+		char *mk = dtu_read_file("/proc/sys/kernel/perf_event_mlock_kb", NULL);
+		if (mk)
+			mk[strcspn(mk, "\n")] = '\0';
+		close(fd);
+		if (e == EPERM || e == ENOMEM)
+			dtu_seterr(err, errlen, "mapping a %u-byte ring for CPU %d: %s: over the locked "
+				   "memory limit (kernel.perf_event_mlock_kb is %s KiB per user, plus "
+				   "ulimit -l): use a smaller ring (-b), run as root, or raise the limit",
+				   bufsize, cpu, strerror(e), mk ? mk : "unknown");
+		else
+			dtu_seterr(err, errlen, "mapping the ring of CPU %d: %s", cpu, strerror(e));
+		free(mk);
+		return -1;
+	}
+	if (add_fd(sp, fd) < 0) {
+		munmap(m, pg + bufsize);
+		close(fd);
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	struct ring *rg = &sp->rings[sp->nrings++];
+	memset(rg, 0, sizeof(*rg));
+	rg->fd = fd;
+	rg->cpu = cpu;
+	rg->meta = m;
+	rg->data = (unsigned char *)m + pg;
+	rg->size = bufsize;
+	*out = rg;
+	return 0;
+}
+
+static int
+kprobe_type(void)
+{
+	char *t = dtu_read_file("/sys/bus/event_source/devices/kprobe/type", NULL);
+	int v = t ? atoi(t) : -1;
+
+	free(t);
+	return v;
+}
+
+/* One probe's event on cpu for pid, into ring rg. */
+static int
+open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
+	   uint32_t bufsize, char *err, size_t errlen)
+{
+	struct pprobe *p = &sp->probes[pi];
+	struct perf_event_attr a;
+	char nm[DTCAP_PROBENAMELEN];
+	const struct dt_probe_info *info = dtp_by_id(sp->s.dev, p->id);
+	uint64_t id;
+	int fd;
+
+	base_attr(sp, &a, bufsize);
+	if (pid > 0)
+		a.inherit = 1;
+	a.sample_period = 1;
+	switch (p->kind) {
+	case PK_TIMER:
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_CPU_CLOCK;
+		a.sample_period = p->period_ns;	/* cpu-clock counts ns */
+		break;
+	case PK_KPROBE: {
+		const char *func, *ev;
+		dtp_perf_event(sp->s.dev, p->id, &func, &ev);
+		a.type = (uint32_t)sp->kprobe_type;
+		a.config = (p->flags & DT_PF_RETURN) ? 1 : 0;	/* format/retprobe: config:0 */
+		a.config1 = (uint64_t)(uintptr_t)func;
+		break;
+	}
+	default:
+		a.type = PERF_TYPE_TRACEPOINT;
+		a.config = p->fmt ? p->fmt->id : 0;
+		a.sample_type |= PERF_SAMPLE_RAW;
+		break;
+	}
+	if (p->raw)
+		return 0;	/* its raw_syscalls event records it */
+	if (p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK);
+		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
+		a.sample_max_stack = DT_MAXFRAMES;
+	}
+	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
+		a.sample_max_stack = 0;	/* above kernel.perf_event_max_stack */
+		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+		if (p->kind == PK_KPROBE && (e == ENOENT || e == EINVAL))
+			dtu_seterr(err, errlen, "%s: no such kernel function to probe (%s)",
+				   info ? dtp_name(info, nm, sizeof(nm)) : "kprobe", strerror(e));
+		else
+			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
+		return -1;
+	}
+	if (add_fd(sp, fd) < 0) {
+		close(fd);
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) < 0 ||
+	    ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0) {
+		dtu_seterr(err, errlen, "%s: redirecting to the CPU ring: %s",
+			   info ? dtp_name(info, nm, sizeof(nm)) : "probe", strerror(errno));
+		return -1;
+	}
+	if (add_id(sp, id, (uint32_t)pi) < 0) {
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (p->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, p->filter) < 0) {
+		dtu_seterr(err, errlen, "raw_syscalls filter '%.60s...': %s", p->filter,
+			   strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sysnr(const char *name)
+{
+	for (size_t i = 0; i < sizeof(systab) / sizeof(systab[0]); i++)
+		if (strcmp(systab[i].name, name) == 0)
+			return systab[i].nr < NSYS ? systab[i].nr : -1;
+	return -1;
+}
+
+/* "id == 3 || (id >= 5 && id <= 9)" for the numbers set in bynr. */
+static int
+id_filter(const uint32_t *bynr, char *buf, size_t len)
+{
+	size_t used = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (int i = 0; i < NSYS; i++) {
+		int j = i;
+		if (!bynr[i])
+			continue;
+		while (j + 1 < NSYS && bynr[j + 1])
+			j++;
+		if (i == j)
+			n = snprintf(buf + used, len - used, "%sid == %d", used ? " || " : "", i);
+		else
+			n = snprintf(buf + used, len - used, "%s(id >= %d && id <= %d)",
+				     used ? " || " : "", i, j);
+		if (n < 0 || (size_t)n >= len - used)
+			return -1;
+		used += (size_t)n;
+		i = j;
+	}
+	return 0;
+}
+
+/* The raw_syscalls events that serve every probe marked raw. */
+static int
+raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	for (int dir = 0; dir < 2; dir++) {
+		int want = dir ? PK_SYSEXIT : PK_SYSENTER;
+		uint32_t *bynr = NULL;
+		struct pprobe *g;
+		unsigned ev = 0;
+
+		for (size_t i = 0; i < sp->nprobes; i++) {
+			struct pprobe *p = &sp->probes[i];
+			const struct dt_probe_info *info;
+			if (!p->raw || p->kind != want)
+				continue;
+			if (bynr == NULL && (bynr = calloc(NSYS, sizeof(*bynr))) == NULL)
+				goto nomem;
+			info = dtp_by_id(sp->s.dev, p->id);
+			bynr[sysnr(info->dtpi_func)] = (uint32_t)i + 1;
+			ev |= p->evtflags;
+		}
+		if (bynr == NULL)
+			continue;
+		g = &sp->probes[sp->nprobes];
+		memset(g, 0, sizeof(*g));
+		g->kind = dir ? PK_RAWEXIT : PK_RAWENTER;
+		g->evtflags = ev;
+		g->bynr = bynr;
+		if ((g->fmt = malloc(sizeof(*g->fmt))) == NULL)
+			goto nomem;
+		if (dtt_read_format(sp->tfroot, "raw_syscalls", dir ? "sys_exit" : "sys_enter",
+				    g->fmt, err, errlen) < 0)
+			return -1;
+		if (id_filter(bynr, g->filter, sizeof(g->filter)) < 0) {
+			dtu_seterr(err, errlen, "too many syscall ranges for one filter");
+			return -1;
+		}
+		/* every syscall selected: no filter to evaluate on each one */
+		{
+			int all = 1;
+			for (size_t k = 0; k < sizeof(systab) / sizeof(systab[0]) && all; k++)
+				if (systab[k].nr < NSYS && !bynr[systab[k].nr])
+					all = 0;
+			if (all)
+				g->filter[0] = '\0';
+		}
+		sp->nprobes++;
+	}
+	(void)cfg;
+	return 0;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+	return -1;
+}
+
+/* The threads of process pid (its tasks), malloc'd. */
+static pid_t *
+threads_of(pid_t pid, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	pid_t *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (*n == cap) {
+			pid_t *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+			if (nv == NULL)
+				break;
+			v = nv;
+		}
+		v[(*n)++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return v;
+}
+
+static int sysnr(const char *name);
+static int raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err,
+		      size_t errlen);
+
+static int
+perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struct dtsrc_cfg *cfg,
+	    char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	uint32_t bufsize = cfg->bufsize ? cfg->bufsize : DEF_RING;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	pid_t *targets = NULL;
+	size_t ntargets = 0;
+	struct rlimit rl;
+	int ret = -1;
+
+	if (bufsize < pg)
+		bufsize = (uint32_t)pg;
+	/* perf opens one descriptor per probe and CPU: allow what the hard limit allows */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
+	if (sp->probes == NULL)
+		goto nomem;
+	for (size_t i = 0; i < nsel; i++) {
+		const struct dt_probe_info *info = dtp_by_id(s->dev, sel[i].id);
+		struct pprobe *p = &sp->probes[sp->nprobes];
+		const char *sys, *ev;
+
+		if (info == NULL || dtp_perf_event(s->dev, sel[i].id, &sys, &ev) < 0)
+			continue;
+		p->id = sel[i].id;
+		p->flags = info->dtpi_flags;
+		p->period_ns = sel[i].period_ns;
+		p->evtflags = (info->dtpi_flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+		if (info->dtpi_flags & DT_PF_TIMER) {
+			p->kind = PK_TIMER;
+			if (!p->period_ns)
+				p->period_ns = strcmp(info->dtpi_prov, "profile") == 0 ?
+					       1000000000ULL / 97 : 1000000000ULL;
+		} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
+			p->kind = PK_KPROBE;
+			if (sp->kprobe_type < 0) {
+				dtu_seterr(err, errlen, "kprobes need the kernel's kprobe PMU, which "
+					   "this kernel does not have");
+				goto out;
+			}
+		} else {
+			p->kind = strcmp(info->dtpi_prov, "syscall") != 0 ? PK_TP :
+				  (info->dtpi_flags & DT_PF_RETURN) ? PK_SYSEXIT : PK_SYSENTER;
+			if (p->kind != PK_TP && sysnr(info->dtpi_func) >= 0 && !sp->no_raw) {
+				p->raw = 1;	/* served by raw_syscalls (raw_groups) */
+				sp->nprobes++;
+				continue;
+			}
+			if ((p->fmt = malloc(sizeof(*p->fmt))) == NULL)
+				goto nomem;
+			if (dtt_read_format(sp->tfroot, sys, ev, p->fmt, err, errlen) < 0)
+				goto out;
+			dtt_layout(p->fmt, p->kind == PK_SYSENTER ? 1 : 0, &p->lay, NULL);
+		}
+		sp->nprobes++;
+	}
+	if (raw_groups(sp, cfg, err, errlen) < 0)
+		goto out;
+
+	if (cfg->child > 0) {
+		sp->child_mode = 1;
+		if ((targets = malloc(sizeof(*targets))) == NULL)
+			goto nomem;
+		targets[ntargets++] = cfg->child;
+	} else {
+		for (size_t i = 0; i < cfg->npids; i++) {
+			size_t nt;
+			pid_t *t = threads_of(cfg->pids[i], &nt);
+			if (t == NULL || nt == 0) {
+				free(t);
+				dtu_seterr(err, errlen, "-p %d: no such process", (int)cfg->pids[i]);
+				goto out;
+			}
+			pid_t *nv = realloc(targets, (ntargets + nt) * sizeof(*nv));
+			if (nv == NULL) {
+				free(t);
+				goto nomem;
+			}
+			targets = nv;
+			memcpy(targets + ntargets, t, nt * sizeof(*t));
+			ntargets += nt;
+			free(t);
+		}
+	}
+
+	{
+		size_t nt = ntargets ? ntargets : 1;
+		sp->rings = calloc((size_t)sp->ncpus * nt, sizeof(*sp->rings));
+		if (sp->rings == NULL)
+			goto nomem;
+	}
+	for (int cpu = 0; cpu < sp->ncpus; cpu++) {
+		char path[96];
+		struct ring *rg = NULL;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		if (cpu > 0) {
+			char *on = dtu_read_file(path, NULL);
+			int offline = on && on[0] == '0';
+			free(on);
+			if (offline)
+				continue;
+		}
+		for (size_t t = 0; t < (ntargets ? ntargets : 1); t++) {
+			pid_t pid = ntargets ? targets[t] : -1;
+			struct ring *own;
+
+			/* one ring per CPU: later targets write into the first one */
+			if (open_ring(sp, pid, cpu, bufsize, &own, err, errlen) < 0)
+				goto out;
+			if (rg == NULL)
+				rg = own;
+			else if (ioctl(own->fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) == 0) {
+				munmap(own->meta, pg + own->size);
+				sp->nrings--;
+			}
+			for (size_t i = 0; i < sp->nprobes; i++) {
+				/* interval: one CPU system-wide; with targets, their CPU time */
+				const struct dt_probe_info *info = dtp_by_id(s->dev, sp->probes[i].id);
+				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
+				    rg != &sp->rings[0])
+					continue;
+				if (open_probe(sp, i, pid, cpu, rg, bufsize, err, errlen) < 0)
+					goto out;
+			}
+		}
+	}
+	ret = 0;
+	goto out;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+out:
+	free(targets);
+	return ret;
+}
+
+static int
+perf_ioctl_all(struct src_perf *sp, unsigned long req, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sp->nfds; i++) {
+		if (ioctl(sp->fds[i], req, 0) < 0) {
+			dtu_seterr(err, errlen, "perf_event: %s: %s",
+				   req == PERF_EVENT_IOC_ENABLE ? "enable" : "disable", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+perf_start(struct dtsrc *s, char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+
+	/* a command's events switch on by themselves when it execs */
+	if (sp->child_mode)
+		return 0;
+	return perf_ioctl_all(sp, PERF_EVENT_IOC_ENABLE, err, errlen);
+}
+
+static int
+perf_stop(struct dtsrc *s, char *err, size_t errlen)
+{
+	return perf_ioctl_all((struct src_perf *)s, PERF_EVENT_IOC_DISABLE, err, errlen);
+}
+
+static int
+perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
+	      char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+
+	(void)err;
+	(void)errlen;
+	*ncpus = (uint32_t)sp->ncpus;
+	for (uint32_t i = 0; i < cap && i < (uint32_t)sp->ncpus; i++)
+		out[i] = sp->counts[i];
+	return 0;
+}
+
+static void
+perf_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
+{
+	struct timespec ts;
+
+	(void)s;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*mono = dtu_now_ns();
+	*real = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const struct dtsrc_proc *
+perf_proc(struct dtsrc *s, uint32_t pid)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	struct task *p = task_get(&sp->procs, pid, 0);
+
+	if (p == NULL || !p->known)
+		return NULL;
+	if (!p->p.comm[0]) {
+		struct task *c = task_get(&sp->comms, pid, 0);
+		if (c)
+			memcpy(p->p.comm, c->comm, sizeof(p->p.comm));
+	}
+	if (p->p.exe == NULL)
+		p->p.exe = "";
+	return &p->p;
+}
+
+static int perf_filters_targets(struct dtsrc *s) { (void)s; return 1; }
+
+static void
+perf_close(struct dtsrc *s)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < sp->nrings; i++)
+		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
+	for (size_t i = 0; i < sp->nfds; i++)
+		close(sp->fds[i]);
+	for (size_t i = 0; i < sp->nprobes; i++) {
+		free(sp->probes[i].fmt);
+		free(sp->probes[i].bynr);
+	}
+	free(sp->probes);
+	free(sp->fds);
+	free(sp->ids);
+	free(sp->rings);
+	free(sp->counts);
+	free(sp->tmp);
+	tasks_free(&sp->comms);
+	tasks_free(&sp->procs);
+	dtp_close(s->dev);
+	free(sp);
+}
+
+static const struct dtsrc_ops perf_ops = {
+	.name = "perf",
+	.enable = perf_enable,
+	.start = perf_start,
+	.stop = perf_stop,
+	.read = perf_read,
+	.wait = perf_wait,
+	.counters = perf_counters,
+	.clock = perf_clock,
+	.proc = perf_proc,
+	.filters_targets = perf_filters_targets,
+	.close = perf_close,
+};
+
+struct dtsrc *
+dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
+{
+	struct src_perf *sp = calloc(1, sizeof(*sp));
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL) {
+		free(sp);
+		dtp_close(dev);
+		dtu_seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	sp->s.ops = &perf_ops;
+	sp->s.dev = dev;
+	sp->tfroot = dtp_tracefs(dev);
+	sp->ncpus = n > 0 ? (int)n : 1;
+	sp->self = (uint32_t)getpid();
+	sp->kprobe_type = kprobe_type();
+	sp->no_raw = getenv("DTREC_PERF_NO_RAW_SYSCALLS") != NULL;
+	return &sp->s;
+}
