@@ -476,6 +476,22 @@ static int do_counters(struct dtcap_reader *r, const struct chunk *c, struct dtc
 		x->recursive = dtc_get_uv(cu);
 		x->nested = dtc_get_uv(cu);
 	}
+	/* optional tail (newer writers): the recorder's user-stack tally;
+	 * values beyond those we know are skipped */
+	if (!cu->err && cu->p < cu->end) {
+		uint64_t extra = dtc_get_uv(cu);
+		uint64_t *dst[3] = { &k.rec.ustack_dwarf, &k.rec.ustack_dwarf_trunc,
+				     &k.rec.ustack_fp_behind };
+		if (extra > (uint64_t)(cu->end - cu->p)) {
+			free(k.percpu);
+			DAMAGED(c);
+		}
+		for (uint64_t i = 0; i < extra && !cu->err; i++) {
+			uint64_t v = dtc_get_uv(cu);
+			if (i < 3)
+				*dst[i] = v;
+		}
+	}
 	size_t cap = r->ncounts;
 	if (cu->err || grow(&r->counts, &cap, r->ncounts + 1, sizeof(*r->counts))) {
 		free(k.percpu);

@@ -1180,6 +1180,13 @@ int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
 		dtc_buf_uv(&b, c->recursive);
 		dtc_buf_uv(&b, c->nested);
 	}
+	/* the recorder's user-stack tally: an optional tail */
+	if (recorder) {
+		dtc_buf_uv(&b, 3);
+		dtc_buf_uv(&b, recorder->ustack_dwarf);
+		dtc_buf_uv(&b, recorder->ustack_dwarf_trunc);
+		dtc_buf_uv(&b, recorder->ustack_fp_behind);
+	}
 	return submit_meta(w, DTC_CNTR, 1, &b);
 }
 

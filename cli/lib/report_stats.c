@@ -464,6 +464,9 @@ int cmd_stats(int argc, char **argv)
 			fputs("null", o);
 		fputs(",\"recorder\":", o);
 		json_count(o, &rec);
+		fprintf(o, ",\"user_stacks\":{\"dwarf\":%" PRIu64 ",\"dwarf_truncated\":%" PRIu64
+			",\"fp_behind\":%" PRIu64 "}", rec.ustack_dwarf, rec.ustack_dwarf_trunc,
+			rec.ustack_fp_behind);
 		fprintf(o, "},\"accounting\":{\"events_in_capture\":%" PRIu64 ",\"kernel_read\":%"
 			PRIu64 ",\"recorder_lost\":%" PRIu64 ",\"status\":\"%s\",\"conserved\":%s"
 			",\"dropped\":%" PRIu64 ",\"dropped_pct\":%.4f}}\n", nev, tot.read,
@@ -494,6 +497,13 @@ int cmd_stats(int argc, char **argv)
 			if (rec.dropped)
 				fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
 					rec.dropped);
+			if (rec.ustack_dwarf || rec.ustack_fp_behind)
+				fprintf(o, "  user stacks unwound with DWARF: %" PRIu64 " (%" PRIu64
+					" stopped short of the program entry)\n", rec.ustack_dwarf,
+					rec.ustack_dwarf_trunc);
+			if (rec.ustack_fp_behind)
+				fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack: "
+					"unwinding fell behind ***\n", rec.ustack_fp_behind);
 			if (tot.skipped)
 				fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
 			if (tot.recursive)
