@@ -38,6 +38,7 @@
 
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
+#define DEF_RING_DWARF	(4U << 20)	/* with user stack copies */
 /* Bytes of samples waiting for the unwinding workers: about 2 s of a
  * 1 kHz profile of 16 CPUs with 1 KiB of live stack each. */
 #define UNWIND_BUDGET	(32U << 20)
@@ -280,7 +281,10 @@ proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t 
 		return -1;
 	p->p.nmaps++;
 	p->p.maps = p->maps;
-	p->p.ts = ts;
+	/* MMAP2 passes no time: the image keeps its exec's, so the snapshot
+	 * taken after it does not claim to predate the one before */
+	if (ts)
+		p->p.ts = ts;
 	p->p.gen++;
 	if (p->exe == NULL && name[0] == '/' && (p->exe = strdup(name)) != NULL)
 		p->p.exe = p->exe;
@@ -1346,11 +1350,17 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
-			sp->pool = dtunw_pool_new(nw, UNWIND_BUDGET,
+			/* tests: DTREC_UNWIND_BUDGET=1 makes every sample "behind" */
+			const char *b = getenv("DTREC_UNWIND_BUDGET");
+			size_t budget = b && *b ? (size_t)strtoull(b, NULL, 0) : UNWIND_BUDGET;
+			sp->pool = dtunw_pool_new(nw, budget,
 						  cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
 											: DTUNW_DWARF);
 			if (sp->pool == NULL)
 				goto nomem;
+			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */
+			if (!cfg->bufsize)
+				bufsize = DEF_RING_DWARF;
 		}
 	}
 
