@@ -1,7 +1,7 @@
 #!/bin/bash
-# run.sh BUILD_DIR RESULTS_DIR - the unwind suite (see suite.mk).
+# run.sh BUILD_DIR RESULTS_DIR DTREC DTREPORT - the unwind suite (see suite.mk).
 set -u
-dir=$1 results=$2
+dir=$1 results=$2 dtrec=$3 dtreport=$4
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 
@@ -72,7 +72,11 @@ while time.time() - t < 1.5:
 
 	# 4. parsers under fuzz: damaged copies of the ELF files we read
 	"$t" -n fuzz -z "$tmp/minidebug" -z "$target" -z /usr/bin/xz
+
+	# 5. dtrec: --user-stacks through the perf source, end to end
+	"$here/dtrec.sh" "$dtrec" "$dtreport" "$target" "$tmp/dtrec"
 }
 
 mkdir -p "$results"
-"$top/tests/run-suite.sh" "$results" unwind bash -c "$(declare -f run); dir=$dir; run"
+"$top/tests/run-suite.sh" "$results" unwind bash -c \
+	"$(declare -f run); dir=$dir here=$here dtrec=$dtrec dtreport=$dtreport; run"
