@@ -290,9 +290,17 @@ find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Add
 					    debuginfo_file_name);
 }
 
+/*
+ * Where separate debug files live: /usr/lib/debug (libdwfl's default when
+ * NULL), or DT_DEBUG_DIR as for names (elfsyms.c); tests use that.  Set
+ * by dtunw_new before any Dwfl exists.
+ */
+static char *debuginfo_path;
+
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = find_elf,
 	.find_debuginfo = find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
 };
 
 static pid_t
@@ -978,6 +986,11 @@ dtunw_new(void)
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return NULL;
+	if (debuginfo_path == NULL) {
+		const char *d = getenv("DT_DEBUG_DIR");
+		if (d && d[0] == '/')
+			debuginfo_path = strdup(d);	/* kept: Dwfls of any dtunw use it */
+	}
 	u = calloc(1, sizeof(*u));
 	if (u && (u->rules = calloc(RULES, sizeof(*u->rules))) == NULL) {
 		free(u);

@@ -12,6 +12,9 @@
  * libdwfl session built on the first sample and extended as mappings
  * arrive, so a repeated sample costs the CFI lookups only.
  *
+ * Separate debug files are looked up under /usr/lib/debug, or under
+ * $DT_DEBUG_DIR when that is set (read by the first dtunw_new).
+ *
  * Threads: a dtunw is not thread-safe; give each worker thread its own
  * (each one then opens the files it needs itself).  Calls on different
  * dtunw objects may run in parallel.

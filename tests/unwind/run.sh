@@ -70,6 +70,20 @@ while time.time() - t < 1.5:
 		echo "FAIL names/damaged-minidebuginfo: $(grep -m1 -E 'FAIL|ERROR' "$tmp/badmini.log")"
 	fi
 
+	#    CFI only in .debug_frame, moved with the names to a separate
+	#    debug file: libdwfl finds it by build id
+	cp "$dir/target-nocfi" "$tmp/nocfi" && strip --strip-all "$tmp/nocfi"
+	bid=$(readelf -n "$dir/target-nocfi" | awk '/Build ID/ { print $3 }')
+	mkdir -p "$tmp/nocfi-debug/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug "$dir/target-nocfi" "$tmp/nocfi-debug/.build-id/${bid:0:2}/${bid:2}.debug"
+	DT_DEBUG_DIR=$tmp/nocfi-debug "$t" -n debug-frame -c $chain -- "$tmp/nocfi" 1
+	if DT_DEBUG_DIR=$tmp/nodebug "$t" -n nocfi -c level5,level4 -- "$tmp/nocfi" 0.5 |
+	   grep -q '^FAIL nocfi/chain'; then
+		echo "PASS debug-frame/control: without its debug file the binary cannot be unwound"
+	else
+		echo "FAIL debug-frame/control: unwound without any CFI (the check cannot fail?)"
+	fi
+
 	# 4. parsers under fuzz: damaged copies of the ELF files we read
 	"$t" -n fuzz -z "$tmp/minidebug" -z "$target" -z /usr/bin/xz
 
