@@ -92,12 +92,12 @@ fi
 "$dtrec" --source perf -q -o "$tmp/py.dtc" -e profile:hz:997 -- /usr/bin/python3 -c '
 import time
 t = time.time()
-while time.time() - t < 1.5:
+while time.time() - t < 2.5:
     sum(i * i for i in range(2000))' 2>/dev/null
 "$dtreport" flame --folded --user "$tmp/py.dtc" >"$tmp/py.folded"
 read -r pct n < <(entry_pct "$tmp/py.folded")
-awk -v p="$pct" -v n="$n" 'BEGIN { exit !(p >= 90 && n >= 300) }' && r=PASS || r=FAIL
-echo "$r dtrec/python3-entry: $pct% of $n python3 samples reach __libc_start_call_main (need 90%)"
+awk -v p="$pct" -v n="$n" 'BEGIN { exit !(p >= 90 && n >= 100) }' && r=PASS || r=FAIL
+echo "$r dtrec/python3-entry: $pct% of $n python3 samples reach __libc_start_call_main (need 90% of >= 100)"
 
 # 4. option errors: a clear message, status 2, no capture
 for bad in "--user-stacks frames" "--user-stack-size 100" "--user-stack-size 1m" "--user-stack-size x"; do
