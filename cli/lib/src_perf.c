@@ -132,6 +132,7 @@ struct src_perf {
 	/* DWARF user stacks (unwind_pool.h) */
 	struct dtunw_pool *pool;	/* NULL: frame pointers only */
 	uint32_t	ustack_size;	/* [I] */
+	int		ustack_auto;	/* [I] frame pointers if copies are refused */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	uint32_t	*exited, *forget;	/* [r] exits seen in this read, the last */
 	size_t		nexited, nforget, capexited, capforget;
@@ -1117,6 +1118,14 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		p->ustack_copy = 1;
 	}
 	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && p->ustack_copy && sp->ustack_auto) {
+		/* auto: a kernel that cannot copy user stacks gets frame pointers */
+		a.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		a.sample_regs_user = 0;
+		a.sample_stack_user = 0;
+		p->ustack_copy = 0;
+		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
 		a.sample_max_stack = 0;	/* above kernel.perf_event_max_stack */
 		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -1349,6 +1358,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 							  : (unsigned)(sp->ncpus / 4);
 			nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
+			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
 			/* tests: DTREC_UNWIND_BUDGET=1 makes every sample "behind" */
 			const char *b = getenv("DTREC_UNWIND_BUDGET");
