@@ -37,6 +37,13 @@ struct dtcap_host {
 	int64_t		clock_real_ns;	/* wall = ts + (real - mono) */
 	uint64_t	start_ns;	/* monotonic, recording start */
 	char		command[1024];	/* the recording command line */
+	/* Format 3 additions ("" when unknown, always "" in version-2 files).
+	 * dtcap_create fills empty ones from the machine it runs on unless
+	 * opts.synthetic; tool_version is always the writing libdtcap's. */
+	char		tool_version[64];	/* dt release, git describe */
+	char		kernel_build_id[64];	/* hex, /sys/kernel/notes */
+	char		cpu_model[128];		/* /proc/cpuinfo model name */
+	char		boot_id[40];		/* /proc/sys/kernel/random/boot_id */
 };
 
 struct dtcap_probe {
@@ -51,6 +58,18 @@ struct dtcap_probe {
 	} args[DTCAP_MAXARGS];
 };
 
+/* Execution context of an event (dt_rec's dtr_ctx, DTR_CTX_*). */
+#define DTCAP_CTX_TASK		0
+#define DTCAP_CTX_SOFTIRQ	1
+#define DTCAP_CTX_HARDIRQ	2
+#define DTCAP_CTX_NMI		3
+#define DTCAP_CTX_UNKNOWN	255	/* read from a file without the column */
+
+/* Ids a reader accepts in event rows (validated when a block is read, so
+ * tools may size per-id tables by them); the writer refuses others. */
+#define DTCAP_MAXCPUS		65536	/* cpu < this: dt_rec's dtr_cpu is u16 */
+#define DTCAP_MAXPROBEID	(1u << 24)	/* probe ids < this */
+
 /* One event in row form (what the writer takes, what row iteration gives). */
 struct dtcap_event {
 	uint64_t	ts;
@@ -62,6 +81,7 @@ struct dtcap_event {
 	uint32_t	kstack;		/* stack id, 0 = none */
 	uint32_t	ustack;		/* stack id, 0 = none */
 	uint32_t	flags;		/* DTR_* of dt_abi.h */
+	uint32_t	ctx;		/* DTCAP_CTX_*: what the CPU was running */
 	uint32_t	nargs;		/* argument slots used */
 	uint64_t	args[DTCAP_MAXARGS];
 };
@@ -126,7 +146,14 @@ struct dtcap_writer_opts {
 	int		level;		/* zstd level; 0 = library default (1) */
 	uint32_t	block_events;	/* rows per event block; 0 = 65536 */
 	int		threaded;	/* compress and write on a second thread */
+	/* The host is not this machine (generators, tests): do not sample
+	 * its build id, CPU model, boot id or clocks.  Same input, same bytes. */
+	int		synthetic;
 };
+
+/* The dt release this library was built from ("git describe", or the
+ * VERSION file outside a git tree). */
+const char *dtcap_version(void);
 
 /*
  * Create PATH (O_TRUNC) and write the file header.  opts may be NULL.
@@ -155,7 +182,9 @@ uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
 /* Append one event; ids must come from this writer.  Cheap: buffered. */
 int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e);
 
-/* A counter snapshot: per-CPU kernel counters and the recorder's losses. */
+/* A counter snapshot: per-CPU kernel counters and the recorder's losses.
+ * Unless opts.synthetic it also records a fresh (monotonic, wall) clock
+ * pair, so wall-clock conversion can follow clock steps and drift. */
 int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
 		       const struct dtcap_count *percpu, uint32_t ncpus,
 		       const struct dtcap_count *recorder);
@@ -181,7 +210,48 @@ struct dtcap_reader;
  * lost.  Damaged chunks make open fail with offset and chunk type.
  */
 struct dtcap_reader *dtcap_open(const char *path);
+
+/*
+ * Open with options.  DTCAP_OPEN_SALVAGE: a damaged chunk does not fail the
+ * open; the reader skips it, resyncs on the next valid chunk header, drops
+ * event blocks whose columns do not verify (open then reads every block),
+ * and lists what it skipped (dtcap_damage_at).  mem_limit bounds the
+ * memory the metadata may take (inflated chunks and tables); 0 means
+ * 64 MiB + 256 x the file size, so a small hostile file cannot claim GBs.
+ */
+#define DTCAP_OPEN_SALVAGE	0x1
+struct dtcap_read_opts {
+	unsigned	flags;		/* DTCAP_OPEN_* */
+	uint64_t	mem_limit;	/* bytes, 0: default */
+};
+struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_opts *o);
 const char *dtcap_open_error(void);	/* thread-local, after NULL open */
+
+/*
+ * How complete the opened capture is (bits; 0: finished, not empty, no
+ * damage).  Tools exit non-zero on any bit unless the user asked for
+ * partial reads; the warning text says the details.
+ */
+#define DTCAP_ST_TRUNCATED	0x1	/* no intact footer: recording cut short */
+#define DTCAP_ST_EMPTY		0x2	/* no events at all */
+#define DTCAP_ST_SALVAGED	0x4	/* damaged ranges skipped (salvage mode) */
+unsigned dtcap_reader_status(const struct dtcap_reader *r);
+
+/* What salvage mode skipped, in file order.  events_lost: rows of the
+ * dropped event blocks in the range (UINT64_MAX when a block header was
+ * itself unreadable, so the count is unknown). */
+struct dtcap_damage {
+	uint64_t	offset, length;	/* bytes of the file */
+	uint64_t	events_lost;
+	uint32_t	blocks_lost;	/* event blocks known to be in it */
+	char		what[96];	/* "damaged EVNT chunk", ... */
+};
+size_t dtcap_ndamage(const struct dtcap_reader *r);
+const struct dtcap_damage *dtcap_damage_at(const struct dtcap_reader *r, size_t i);
+
+/* File format version (2 or 3) and feature bits of the file header. */
+uint32_t dtcap_format_version(const struct dtcap_reader *r, uint32_t *compat,
+			      uint32_t *incompat);
 const char *dtcap_reader_error(const struct dtcap_reader *r);
 const char *dtcap_reader_warning(const struct dtcap_reader *r);	/* or NULL */
 void dtcap_reader_close(struct dtcap_reader *r);
@@ -216,6 +286,12 @@ const struct dtcap_proc *dtcap_proc_at(const struct dtcap_reader *r, size_t i);
 const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,
 					 uint32_t pid, uint64_t ts);
 
+/* (monotonic, wall) clock pairs in file order: the HOST chunk's first,
+ * then one per counter snapshot that carries one. */
+size_t dtcap_nclocks(const struct dtcap_reader *r);
+int dtcap_clock_at(const struct dtcap_reader *r, size_t i, uint64_t *mono_ns,
+		   int64_t *real_ns);
+
 /* Counter snapshots in file order; the last one is the final tally. */
 size_t dtcap_ncounters(const struct dtcap_reader *r);
 const struct dtcap_count *dtcap_counters_at(const struct dtcap_reader *r, size_t i,
@@ -245,7 +321,8 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
 #define DTCAP_COL_USTACK	0x0080
 #define DTCAP_COL_FLAGS		0x0100
 #define DTCAP_COL_ARGS		0x0200	/* nargs and args */
-#define DTCAP_COL_ALL		0x03ff
+#define DTCAP_COL_CTX		0x0400	/* execution context */
+#define DTCAP_COL_ALL		0x07ff
 
 /*
  * Decoded columns of one block.  Arrays not selected are NULL.  args is
@@ -259,12 +336,14 @@ struct dtcap_block {
 	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
 	uint8_t		*nargs;
 	uint64_t	*args;
+	uint8_t		*ctx;		/* DTCAP_CTX_*; all UNKNOWN if not stored */
 	void		*priv;
 };
 
 struct dtcap_block *dtcap_block_new(void);
 void dtcap_block_free(struct dtcap_block *b);
-/* Decode only the columns in cols (DTCAP_COL_*).  -1 on damage. */
+/* Decode only the columns in cols (DTCAP_COL_*), verifying each column's
+ * checksum as it is decoded.  -1 on damage. */
 int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		     struct dtcap_block *b);
 

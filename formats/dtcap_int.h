@@ -12,8 +12,17 @@
 
 #define DTC_MAGIC		"\x89" "DTCAP\r\n"	/* 8 bytes, like PNG's */
 #define DTC_MAGIC_LEN		8
-#define DTC_VERSION		2	/* 2: event blocks with a context dictionary */
-#define DTC_FILEHDR_LEN		16	/* magic, u32 version, u32 zero */
+#define DTC_VERSION		3	/* the last number: later changes are feature bits */
+#define DTC_VERSION_OLD		2	/* still read: 16-byte header, whole-chunk sums */
+#define DTC_FILEHDR_LEN		32	/* magic, version, hlen, compat, incompat, 0, hsum */
+#define DTC_FILEHDR_LEN_V2	16	/* magic, u32 version, u32 zero */
+/* Feature bits.  Compatible: a reader that lacks one may still read the
+ * file (it only misses that information).  Incompatible: it must refuse. */
+#define DTC_FC_CTXCOL		0x1	/* event blocks carry column 32 (ctx) */
+#define DTC_FC_CLOCKS		0x2	/* CNTR chunks carry a clock pair */
+#define DTC_FC_USTACK		0x4	/* USTK chunks: the recorder's user-stack tally */
+#define DTC_FC_KNOWN		(DTC_FC_CTXCOL | DTC_FC_CLOCKS | DTC_FC_USTACK)
+#define DTC_FI_KNOWN		0
 
 #define DTC_CHDR_LEN		32
 #define DTC_TRAILER_LEN		32
@@ -33,10 +42,13 @@
 #define DTC_STCK	DTC_FOURCC('S', 'T', 'C', 'K')
 #define DTC_EVNT	DTC_FOURCC('E', 'V', 'N', 'T')
 #define DTC_CNTR	DTC_FOURCC('C', 'N', 'T', 'R')
+#define DTC_USTK	DTC_FOURCC('U', 'S', 'T', 'K')
 #define DTC_FOOT	DTC_FOURCC('F', 'O', 'O', 'T')
 
 /* Chunk flags */
 #define DTC_CF_ZSTD	0x1	/* payload is one zstd frame of ulen bytes */
+#define DTC_CF_XSUM	0x2	/* psum covers the extra header only; it holds
+				 * the payload's own checksums (EVNT, v3) */
 
 /* Sanity limits: anything above is damage, never an allocation. */
 #define DTC_MAX_XLEN		4096
@@ -56,17 +68,21 @@ enum {
 	DTC_C_PID, DTC_C_TID, DTC_C_PROBE, DTC_C_COMM,	/* ndict values each */
 	DTC_C_KSTACK, DTC_C_USTACK, DTC_C_FLAGS,
 	DTC_C_NARGS,
-	DTC_C_ARG0,	/* .. DTC_C_ARG0 + 9 */
-	DTC_NCOLS = DTC_C_ARG0 + 10
+	DTC_C_ARG0,	/* .. DTC_C_ARG0 + 9; ids up to 31 kept for slots */
+	DTC_NCOLS = DTC_C_ARG0 + 10,	/* ids a version-2 block may have */
+	DTC_C_XCTX = 32,	/* execution context, ndict values (v3) */
 };
+#define DTC_MAX_COLS		64	/* directory entries of one block */
 #define DTC_NDICT	7	/* pid .. flags */
 /* Column segment storage methods */
 #define DTC_M_RAW	0
 #define DTC_M_ZSTD	1
 /* Block extra header: rows, tmin, tmax, pidmin, pidmax, ndict, ncols, then
- * per column: id u8, method u8, rawlen u32, storedlen u32. */
+ * per column: id u8, method u8, rawlen u32, storedlen u32 (v3: then u64
+ * XXH3-64 of the stored segment). */
 #define DTC_BLK_FIXED	(4 + 8 + 8 + 4 + 4 + 4 + 1)
-#define DTC_BLK_COLDIR	10
+#define DTC_BLK_COLDIR_V2	10
+#define DTC_BLK_COLDIR	18
 
 static inline void dtc_le32(uint8_t *p, uint32_t v)
 {
@@ -123,11 +139,38 @@ struct dtc_cur {
 uint8_t dtc_get_u8(struct dtc_cur *c);
 uint32_t dtc_get_u32(struct dtc_cur *c);
 uint64_t dtc_get_u64(struct dtc_cur *c);
-uint64_t dtc_get_uv(struct dtc_cur *c);
+/* LEB128, at most 10 bytes, the 10th 0 or 1 (a value past 64 bits is an
+ * error, never silently cut).  Inline for the common short forms: stacks
+ * and symbol tables are hundreds of thousands of varints. */
+uint64_t dtc_get_uv_slow(struct dtc_cur *c);
+static inline uint64_t dtc_get_uv(struct dtc_cur *c)
+{
+	const uint8_t *p = c->p;
+	if (c->end - p >= 10 && !c->err) {
+		uint64_t v = 0;
+		for (int i = 0; i < 9; i++) {
+			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+			if (!(p[i] & 0x80)) {
+				c->p = p + i + 1;
+				return v;
+			}
+		}
+	}
+	return dtc_get_uv_slow(c);
+}
 /* A string of at most max bytes (not NUL-terminated on disk); returns a
  * pointer into the input and its length, or NULL with err set. */
 const char *dtc_get_str(struct dtc_cur *c, size_t max, size_t *len);
 const uint8_t *dtc_get_bytes(struct dtc_cur *c, size_t n);
+
+/* "prefix: message" into buf, cut to size.  A path may be longer than the
+ * buffer: the message part then gets whatever room is left (maybe none),
+ * never an offset past the end. */
+#include <stdarg.h>
+void dtc_vfmt(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+void dtc_fmt(char *buf, size_t size, const char *prefix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Checksums over stored bytes (XXH3-64). */
 uint32_t dtc_hdr_sum(const uint8_t *hdr);	/* over hdr[0..28) */
@@ -145,5 +188,9 @@ int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n);
  * returns malloc'd NUL-terminated text or NULL if p is not well formed. */
 int dtc_ksym_encode(const char *text, size_t len, struct dtc_buf *out);
 char *dtc_ksym_decode(const uint8_t *p, size_t len, size_t *olen);
+
+/* Fill the empty machine fields of h from this machine (dtcap_host.c). */
+struct dtcap_host;
+void dtc_host_machine(struct dtcap_host *h);
 
 #endif /* DTCAP_INT_H */

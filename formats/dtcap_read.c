@@ -49,10 +49,19 @@ struct rcount {
 
 struct rblock {
 	const uint8_t	*dir;		/* column directory in the map */
-	unsigned	ncols;
+	unsigned	ncols;		/* directory entries */
+	unsigned	nslots;		/* argument columns */
+	unsigned	dirlen;		/* bytes per entry: 10 (v2) or 18 (v3) */
 	uint32_t	ndict;		/* contexts */
 	const uint8_t	*pay;
 	uint32_t	plen;
+	uint8_t		pos[DTC_NCOLS + 1];	/* id -> entry, 255 absent;
+						 * [DTC_NCOLS]: DTC_C_XCTX */
+};
+
+struct rclock {
+	uint64_t	mono;
+	int64_t		real;
 };
 
 struct arena {
@@ -66,23 +75,35 @@ struct dtcap_reader {
 	const uint8_t	*map;
 	size_t		size;
 	char		err[512];
-	char		warn[512];
+	char		warn[1024];
 	int		has_warn;
 	ZSTD_DCtx	*dctx;
 	struct arena	*arena;
+	uint32_t	version, compat, incompat;
+	uint32_t	hdrlen;
+	unsigned	oflags;		/* DTCAP_OPEN_* */
+	unsigned	status;		/* DTCAP_ST_* but EMPTY */
+	int		fatal;		/* the last error is not damage (memory) */
+	uint64_t	mem_limit, mem_used;
+	struct dtcap_damage *damage;
+	size_t		ndamage;
+	struct rclock	*clocks;
+	size_t		nclocks;
+	struct { uint32_t type; uint64_t off; } *refs;	/* chunks seen */
+	size_t		nrefs, refs_cap;
 
 	struct dtcap_host host;
 	struct dtcap_probe *probes;
 	size_t		nprobes;
-	uint32_t	*probe_idx;	/* id -> index + 1, ids <= nprobe_idx */
-	uint32_t	nprobe_idx;
+	uint32_t	*probe_ht;	/* open addressing: index + 1, 0 empty */
+	uint32_t	probe_ht_mask;
 	char		(*comms)[DTCAP_COMMLEN];
 	uint32_t	ncomms;
 	struct rstack	*stacks;
 	uint32_t	nstacks;
 	uint64_t	*frames;
 	size_t		nframes, frames_cap;
-	char		*kallsyms, *modules;
+	char		*kallsyms, *modules;	/* malloc'd: a later chunk frees */
 	size_t		kallsyms_len, modules_len;
 	struct dtcap_file *files;
 	size_t		nfiles;
@@ -104,10 +125,29 @@ static void rerr(struct dtcap_reader *r, const char *fmt, ...)
 static void rerr(struct dtcap_reader *r, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(r->err, sizeof(r->err), "%s: ", r->path);
 	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof(r->err) - n, fmt, ap);
+	dtc_vfmt(r->err, sizeof(r->err), r->path, fmt, ap);
 	va_end(ap);
+}
+
+/* Warnings accumulate ("; " between), so damage skipped by salvage and a
+ * cut at the end are both told; the first ones win when it is full. */
+static void rwarn(struct dtcap_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void rwarn(struct dtcap_reader *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!r->has_warn) {
+		dtc_fmt(r->warn, sizeof(r->warn), r->path, "%s", msg);
+	} else {
+		size_t n = strlen(r->warn);
+		snprintf(r->warn + n, sizeof(r->warn) - n, "; %s", msg);
+	}
+	r->has_warn = 1;
 }
 
 static void rwarn_trunc(struct dtcap_reader *r, uint64_t off, const char *fmt, ...)
@@ -115,11 +155,12 @@ static void rwarn_trunc(struct dtcap_reader *r, uint64_t off, const char *fmt, .
 static void rwarn_trunc(struct dtcap_reader *r, uint64_t off, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(r->warn, sizeof(r->warn), "%s: truncated at offset %llu: ",
-			 r->path, (unsigned long long)off);
+	char msg[400];
 	va_start(ap, fmt);
-	vsnprintf(r->warn + n, sizeof(r->warn) - n, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	rwarn(r, "truncated at offset %llu: %s", (unsigned long long)off, msg);
+	r->status |= DTCAP_ST_TRUNCATED;
 	r->has_warn = 1;
 }
 
@@ -130,11 +171,40 @@ const char *dtcap_reader_warning(const struct dtcap_reader *r)
 	return r && r->has_warn ? r->warn : NULL;
 }
 
+/* Memory the metadata may hold: every allocation sized by the file asks
+ * first, so a small crafted file cannot make the reader take gigabytes. */
+static int charge(struct dtcap_reader *r, uint64_t n)
+{
+	if (n > r->mem_limit - r->mem_used) {
+		rerr(r, "metadata needs more than %llu MiB of memory (the limit for this "
+		     "file; damaged or hostile?)", (unsigned long long)(r->mem_limit >> 20));
+		r->fatal = 1;
+		return -1;
+	}
+	r->mem_used += n;
+	return 0;
+}
+
+static void uncharge(struct dtcap_reader *r, uint64_t n)
+{
+	r->mem_used -= n < r->mem_used ? n : r->mem_used;
+}
+
+static int nomem(struct dtcap_reader *r)
+{
+	if (!r->fatal)
+		rerr(r, "out of memory");
+	r->fatal = 1;
+	return -1;
+}
+
 static char *arena_dup(struct dtcap_reader *r, const char *s, size_t n)
 {
 	struct arena *a = r->arena;
 	if (!a || a->cap - a->used < n + 1) {
 		size_t cap = n + 1 > 65536 ? n + 1 : 65536;
+		if (charge(r, cap))
+			return NULL;
 		a = malloc(sizeof(*a) + cap);
 		if (!a)
 			return NULL;
@@ -151,17 +221,19 @@ static char *arena_dup(struct dtcap_reader *r, const char *s, size_t n)
 	return p;
 }
 
-/* Grow *arr (of elem-sized items) to hold need items; bounded by callers. */
-static int grow(void *arrp, size_t *cap, size_t need, size_t elem)
+/* Grow *arr (of elem-sized items) to hold need items, within the budget. */
+static int rgrow(struct dtcap_reader *r, void *arrp, size_t *cap, size_t need, size_t elem)
 {
 	if (need <= *cap)
 		return 0;
 	size_t nc = *cap ? *cap : 16;
 	while (nc < need)
 		nc *= 2;
+	if (charge(r, (uint64_t)(nc - *cap) * elem))
+		return -1;
 	void *n = realloc(*(void **)arrp, nc * elem);
 	if (!n)
-		return -1;
+		return nomem(r);
 	*(void **)arrp = n;
 	*cap = nc;
 	return 0;
@@ -200,9 +272,53 @@ static const char *dup_str(struct dtcap_reader *r, struct dtc_cur *cu, size_t ma
 	if (!s)
 		return NULL;
 	const char *d = arena_dup(r, s, n);
-	if (!d)
-		cu->err = 2;	/* ENOMEM, not damage */
+	if (!d) {
+		cu->err = 2;	/* ENOMEM or budget, not damage */
+		nomem(r);
+	}
 	return d;
+}
+
+static int add_clock(struct dtcap_reader *r, uint64_t mono, int64_t real)
+{
+	size_t cap = r->nclocks;
+	if (rgrow(r, &r->clocks, &cap, r->nclocks + 1, sizeof(*r->clocks)))
+		return -1;
+	r->clocks[r->nclocks++] = (struct rclock){mono, real};
+	return 0;
+}
+
+/* Probe ids -> index through a hash table: a table of n probes is then
+ * read in O(n) however often ids repeat. */
+static uint32_t *probe_slot(const struct dtcap_reader *r, uint32_t id)
+{
+	uint32_t m = r->probe_ht_mask;
+	uint32_t j = (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & m;
+	while (r->probe_ht[j] && r->probes[r->probe_ht[j] - 1].id != id)
+		j = (j + 1) & m;
+	return &r->probe_ht[j];
+}
+
+static int probe_ht_fit(struct dtcap_reader *r, size_t n)
+{
+	if (r->probe_ht && 2 * n <= (size_t)r->probe_ht_mask + 1)
+		return 0;
+	size_t size = 64;
+	while (size < 2 * n)
+		size *= 2;
+	if (size > (1u << 31) || charge(r, size * sizeof(uint32_t)))
+		return -1;
+	uint32_t *ht = calloc(size, sizeof(uint32_t));
+	if (!ht)
+		return nomem(r);
+	if (r->probe_ht)
+		uncharge(r, ((size_t)r->probe_ht_mask + 1) * sizeof(uint32_t));
+	free(r->probe_ht);
+	r->probe_ht = ht;
+	r->probe_ht_mask = (uint32_t)size - 1;
+	for (size_t i = 0; i < r->nprobes; i++)
+		*probe_slot(r, r->probes[i].id) = (uint32_t)i + 1;
+	return 0;
 }
 
 static int do_host(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
@@ -217,8 +333,16 @@ static int do_host(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 	h.start_ns = dtc_get_u64(cu);
 	if (copy_str(cu, h.command, sizeof(h.command)) || cu->err)
 		DAMAGED(c);
+	/* version 3 appends; version 2 ends here.  Bytes after the fields
+	 * this reader knows are a later version's additions: ignored. */
+	if (cu->p < cu->end &&
+	    (copy_str(cu, h.tool_version, sizeof(h.tool_version)) ||
+	     copy_str(cu, h.kernel_build_id, sizeof(h.kernel_build_id)) ||
+	     copy_str(cu, h.cpu_model, sizeof(h.cpu_model)) ||
+	     copy_str(cu, h.boot_id, sizeof(h.boot_id))))
+		DAMAGED(c);
 	r->host = h;
-	return 0;
+	return add_clock(r, h.clock_mono_ns, h.clock_real_ns);
 }
 
 static int do_probes(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
@@ -227,15 +351,13 @@ static int do_probes(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 	if (cu->err || n > (uint64_t)(cu->end - cu->p))
 		DAMAGED(c);
 	size_t cap = r->nprobes;
-	if (grow(&r->probes, &cap, r->nprobes + n, sizeof(*r->probes))) {
-		rerr(r, "out of memory");
+	if (rgrow(r, &r->probes, &cap, r->nprobes + n, sizeof(*r->probes)))
 		return -1;
-	}
 	for (uint64_t i = 0; i < n; i++) {
 		struct dtcap_probe p;
 		memset(&p, 0, sizeof(p));
 		uint64_t id = dtc_get_uv(cu), fl = dtc_get_uv(cu);
-		if (id == 0 || id > UINT32_MAX || fl > UINT32_MAX)
+		if (id == 0 || id >= DTCAP_MAXPROBEID || fl > UINT32_MAX)
 			DAMAGED(c);
 		p.id = (uint32_t)id;
 		p.flags = (uint32_t)fl;
@@ -255,13 +377,15 @@ static int do_probes(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 		if (cu->err)
 			DAMAGED(c);
 		/* a later table redefines an id rather than adding a twin */
-		size_t j;
-		for (j = 0; j < r->nprobes; j++)
-			if (r->probes[j].id == p.id)
-				break;
-		r->probes[j] = p;
-		if (j == r->nprobes)
-			r->nprobes++;
+		if (probe_ht_fit(r, r->nprobes + 1))
+			return -1;
+		uint32_t *slot = probe_slot(r, p.id);
+		if (*slot) {
+			r->probes[*slot - 1] = p;
+		} else {
+			r->probes[r->nprobes++] = p;
+			*slot = (uint32_t)r->nprobes;
+		}
 	}
 	return 0;
 }
@@ -273,10 +397,8 @@ static int do_comms(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 	    n > (uint64_t)(cu->end - cu->p))
 		DAMAGED(c);
 	size_t cap = r->ncomms;
-	if (grow(&r->comms, &cap, r->ncomms + n, sizeof(*r->comms))) {
-		rerr(r, "out of memory");
+	if (rgrow(r, &r->comms, &cap, r->ncomms + n, sizeof(*r->comms)))
 		return -1;
-	}
 	for (uint64_t i = 0; i < n; i++)
 		if (copy_str(cu, r->comms[r->ncomms + i], DTCAP_COMMLEN))
 			DAMAGED(c);
@@ -291,10 +413,8 @@ static int do_stacks(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 	    n > (uint64_t)(cu->end - cu->p) || r->nstacks + n > UINT32_MAX / 2)
 		DAMAGED(c);
 	size_t cap = r->nstacks;
-	if (grow(&r->stacks, &cap, r->nstacks + n, sizeof(*r->stacks))) {
-		rerr(r, "out of memory");
+	if (rgrow(r, &r->stacks, &cap, r->nstacks + n, sizeof(*r->stacks)))
 		return -1;
-	}
 	uint64_t prev = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t v = dtc_get_uv(cu);
@@ -302,10 +422,8 @@ static int do_stacks(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 		if (cu->err || v >> 2 > DTCAP_MAXFRAMES ||
 		    nf > (uint64_t)(cu->end - cu->p))
 			DAMAGED(c);
-		if (grow(&r->frames, &r->frames_cap, r->nframes + nf, 8)) {
-			rerr(r, "out of memory");
+		if (rgrow(r, &r->frames, &r->frames_cap, r->nframes + nf, 8))
 			return -1;
-		}
 		uint64_t *f = r->frames + r->nframes;
 		for (uint32_t k = 0; k < nf; k++) {
 			prev += (uint64_t)dtc_unzz(dtc_get_uv(cu));
@@ -322,22 +440,17 @@ static int do_stacks(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 	return 0;
 }
 
-static int do_text(struct dtcap_reader *r, const struct chunk *c, const uint8_t *p,
-		   size_t n)
+/* Takes t (malloc'd, n bytes + NUL, already charged); the text it
+ * replaces is freed: only the last one counts. */
+static void do_text(struct dtcap_reader *r, uint32_t type, char *t, size_t n)
 {
-	char *t = arena_dup(r, (const char *)p, n);
-	if (!t) {
-		rerr(r, "out of memory");
-		return -1;
-	}
-	if (c->type == DTC_KSYM) {
-		r->kallsyms = t;
-		r->kallsyms_len = n;
-	} else {
-		r->modules = t;
-		r->modules_len = n;
-	}
-	return 0;
+	char **dst = type == DTC_KSYM ? &r->kallsyms : &r->modules;
+	size_t *len = type == DTC_KSYM ? &r->kallsyms_len : &r->modules_len;
+	if (*dst)
+		uncharge(r, *len + 1);
+	free(*dst);
+	*dst = t;
+	*len = n;
 }
 
 static int do_file(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
@@ -363,11 +476,11 @@ static int do_file(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 		DAMAGED(c);
 	struct dtcap_sym *syms = NULL;
 	if (ns) {
-		syms = malloc(ns * sizeof(*syms));
-		if (!syms) {
-			rerr(r, "out of memory");
+		if (charge(r, ns * sizeof(*syms)))
 			return -1;
-		}
+		syms = malloc(ns * sizeof(*syms));
+		if (!syms)
+			return nomem(r);
 	}
 	uint64_t addr = 0;
 	for (uint64_t i = 0; i < ns; i++) {
@@ -382,18 +495,15 @@ static int do_file(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 	f.nsyms = (uint32_t)ns;
 	f.syms = syms;
 	size_t cap = r->nfiles;
-	if (grow(&r->files, &cap, r->nfiles + 1, sizeof(*r->files))) {
+	if (rgrow(r, &r->files, &cap, r->nfiles + 1, sizeof(*r->files))) {
 		free(syms);
-		rerr(r, "out of memory");
 		return -1;
 	}
 	r->files[r->nfiles++] = f;
 	return 0;
 bad:
-	if (cu->err == 2) {
-		rerr(r, "out of memory");
+	if (cu->err == 2)
 		return -1;
-	}
 	DAMAGED(c);
 }
 
@@ -403,10 +513,8 @@ static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 	if (cu->err || n > (uint64_t)(cu->end - cu->p) / 8)
 		DAMAGED(c);
 	size_t cap = r->nprocs;
-	if (grow(&r->procs, &cap, r->nprocs + n, sizeof(*r->procs))) {
-		rerr(r, "out of memory");
+	if (rgrow(r, &r->procs, &cap, r->nprocs + n, sizeof(*r->procs)))
 		return -1;
-	}
 	for (uint64_t i = 0; i < n; i++) {
 		struct dtcap_proc p;
 		memset(&p, 0, sizeof(p));
@@ -423,11 +531,11 @@ static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 		uint64_t nm = dtc_get_uv(cu);
 		if (cu->err || nm > (uint64_t)(cu->end - cu->p) / 6)
 			DAMAGED(c);
-		struct dtcap_map *m = nm ? calloc(nm, sizeof(*m)) : NULL;
-		if (nm && !m) {
-			rerr(r, "out of memory");
+		if (charge(r, nm * sizeof(struct dtcap_map)))
 			return -1;
-		}
+		struct dtcap_map *m = nm ? calloc(nm, sizeof(*m)) : NULL;
+		if (nm && !m)
+			return nomem(r);
 		for (uint64_t k = 0; k < nm; k++) {
 			m[k].start = dtc_get_uv(cu);
 			m[k].end = m[k].start + dtc_get_uv(cu);
@@ -446,10 +554,8 @@ static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cu
 	}
 	return 0;
 bad:
-	if (cu->err == 2) {
-		rerr(r, "out of memory");
+	if (cu->err == 2)
 		return -1;
-	}
 	DAMAGED(c);
 }
 
@@ -462,11 +568,11 @@ static int do_counters(struct dtcap_reader *r, const struct chunk *c, struct dtc
 	if (cu->err || n > (uint64_t)(cu->end - cu->p) / 6)
 		DAMAGED(c);
 	k.ncpus = (uint32_t)n;
-	k.percpu = calloc(n + 1, sizeof(*k.percpu));
-	if (!k.percpu) {
-		rerr(r, "out of memory");
+	if (charge(r, (n + 1) * sizeof(*k.percpu)))
 		return -1;
-	}
+	k.percpu = calloc(n + 1, sizeof(*k.percpu));
+	if (!k.percpu)
+		return nomem(r);
 	for (uint64_t i = 0; i <= n; i++) {
 		struct dtcap_count *x = i < n ? &k.percpu[i] : &k.rec;
 		x->produced = dtc_get_uv(cu);
@@ -476,38 +582,92 @@ static int do_counters(struct dtcap_reader *r, const struct chunk *c, struct dtc
 		x->recursive = dtc_get_uv(cu);
 		x->nested = dtc_get_uv(cu);
 	}
-	/* optional tail (newer writers): the recorder's user-stack tally;
-	 * values beyond those we know are skipped */
-	if (!cu->err && cu->p < cu->end) {
-		uint64_t extra = dtc_get_uv(cu);
-		uint64_t *dst[3] = { &k.rec.ustack_dwarf, &k.rec.ustack_dwarf_trunc,
-				     &k.rec.ustack_fp_behind };
-		if (extra > (uint64_t)(cu->end - cu->p)) {
-			free(k.percpu);
-			DAMAGED(c);
-		}
-		for (uint64_t i = 0; i < extra && !cu->err; i++) {
-			uint64_t v = dtc_get_uv(cu);
-			if (i < 3)
-				*dst[i] = v;
-		}
+	/* version 3: a (monotonic, wall) clock pair follows */
+	uint64_t mono = 0, real = 0;
+	int clock = !cu->err && cu->end - cu->p >= 16;
+	if (clock) {
+		mono = dtc_get_u64(cu);
+		real = dtc_get_u64(cu);
 	}
 	size_t cap = r->ncounts;
-	if (cu->err || grow(&r->counts, &cap, r->ncounts + 1, sizeof(*r->counts))) {
+	if (cu->err || rgrow(r, &r->counts, &cap, r->ncounts + 1, sizeof(*r->counts))) {
 		free(k.percpu);
 		if (cu->err)
 			DAMAGED(c);
-		rerr(r, "out of memory");
 		return -1;
 	}
 	r->counts[r->ncounts++] = k;
+	return clock ? add_clock(r, mono, (int64_t)real) : 0;
+}
+
+/*
+ * The recorder's user-stack tally of the counter snapshot just read:
+ * values beyond the three known are skipped, a tally without a snapshot
+ * before it is ignored.
+ */
+static int do_ustack(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
+{
+	uint64_t v[3] = {0, 0, 0};
+	(void)dtc_get_u64(cu);
+	uint64_t n = dtc_get_uv(cu);
+	if (cu->err || n > (uint64_t)(cu->end - cu->p))
+		DAMAGED(c);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t x = dtc_get_uv(cu);
+		if (i < 3)
+			v[i] = x;
+	}
+	if (cu->err)
+		DAMAGED(c);
+	if (r->ncounts) {
+		struct dtcap_count *rec = &r->counts[r->ncounts - 1].rec;
+		rec->ustack_dwarf = v[0];
+		rec->ustack_dwarf_trunc = v[1];
+		rec->ustack_fp_behind = v[2];
+	}
 	return 0;
+}
+
+/* The column directory entry of id in block rb, or NULL if absent. */
+static const uint8_t *dir_entry(const struct rblock *rb, unsigned id)
+{
+	unsigned k = id == DTC_C_XCTX ? DTC_NCOLS : id;
+	if (k > DTC_NCOLS || rb->pos[k] == 255)
+		return NULL;
+	return rb->dir + (size_t)rb->pos[k] * rb->dirlen;
+}
+
+/* The stored bytes of directory entry k. */
+static const uint8_t *seg_bytes(const struct rblock *rb, unsigned k)
+{
+	const uint8_t *seg = rb->pay;
+	for (unsigned i = 0; i < k; i++)
+		seg += dtc_rd32(rb->dir + (size_t)i * rb->dirlen + 6);
+	return seg;
+}
+
+/* Every segment of a version-3 block against its directory checksum. */
+static int block_sums_ok(const struct rblock *rb)
+{
+	if (rb->dirlen != DTC_BLK_COLDIR || NO_CHECKSUM)
+		return 1;
+	const uint8_t *seg = rb->pay;
+	for (unsigned i = 0; i < rb->ncols; i++) {
+		const uint8_t *d = rb->dir + (size_t)i * rb->dirlen;
+		uint32_t stored = dtc_rd32(d + 6);
+		if (XXH3_64bits(seg, stored) != dtc_rd64(d + 10))
+			return 0;
+		seg += stored;
+	}
+	return 1;
 }
 
 static int do_block(struct dtcap_reader *r, const struct chunk *c)
 {
 	struct dtc_cur cu = {c->xh, c->xh + c->xlen, 0};
 	struct dtcap_blockinfo bi;
+	int v3 = r->version >= 3;
+	unsigned dirlen = v3 ? DTC_BLK_COLDIR : DTC_BLK_COLDIR_V2;
 	bi.offset = c->off;
 	bi.rows = dtc_get_u32(&cu);
 	bi.tmin = dtc_get_u64(&cu);
@@ -518,53 +678,109 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 	unsigned ncols = dtc_get_u8(&cu);
 	if (cu.err || bi.rows == 0 || bi.rows > DTC_MAX_ROWS || bi.tmin > bi.tmax ||
 	    ndict == 0 || ndict > bi.rows ||
-	    bi.pid_min > bi.pid_max || ncols < DTC_C_ARG0 || ncols > DTC_NCOLS ||
-	    c->xlen != DTC_BLK_FIXED + ncols * DTC_BLK_COLDIR || c->flags != 0)
+	    bi.pid_min > bi.pid_max || ncols < DTC_C_ARG0 ||
+	    ncols > (v3 ? DTC_MAX_COLS : DTC_NCOLS) ||
+	    c->xlen != DTC_BLK_FIXED + ncols * dirlen ||
+	    c->flags != (v3 ? DTC_CF_XSUM : 0))
 		DAMAGED(c);
+	struct rblock rb = {cu.p, ncols, 0, dirlen, ndict, c->pay, c->clen, {0}};
+	memset(rb.pos, 255, sizeof(rb.pos));
 	uint64_t total = 0;
+	int last = -1;
 	for (unsigned i = 0; i < ncols; i++) {
-		const uint8_t *d = cu.p + i * DTC_BLK_COLDIR;
+		const uint8_t *d = cu.p + (size_t)i * dirlen;
 		uint32_t raw = dtc_rd32(d + 2), stored = dtc_rd32(d + 6);
-		if (d[0] != i || d[1] > DTC_M_ZSTD ||
-		    raw > 9 + 8ull * bi.rows ||
+		unsigned id = d[0];
+		/* ids ascend; 0 .. NARGS all present, argument slots follow
+		 * without gaps; ids a reader does not know are skipped unread */
+		if ((int)id <= last || (id <= DTC_C_ARG0 && id != i) ||
+		    (id > DTC_C_ARG0 && id < 32 && id != (unsigned)last + 1))
+			DAMAGED(c);
+		last = (int)id;
+		total += stored;
+		int known = id < DTC_NCOLS || id == DTC_C_XCTX;
+		if (!known)
+			continue;
+		if (d[1] > DTC_M_ZSTD || raw > 9 + 8ull * bi.rows ||
 		    (d[1] == DTC_M_RAW && raw != stored))
 			DAMAGED(c);
-		total += stored;
+		rb.pos[id == DTC_C_XCTX ? DTC_NCOLS : id] = (uint8_t)i;
+		rb.nslots += id >= DTC_C_ARG0 && id < DTC_NCOLS;
 	}
-	if (total != c->clen)
+	if (last < DTC_C_NARGS || total != c->clen)
 		DAMAGED(c);
-	size_t cap = r->blocks_cap;
-	if (grow(&r->blocks, &cap, r->nblocks + 1, sizeof(*r->blocks)) ||
-	    grow(&r->rblocks, &r->blocks_cap, r->nblocks + 1, sizeof(*r->rblocks))) {
-		rerr(r, "out of memory");
+	for (unsigned id = 0; id <= DTC_C_NARGS; id++)
+		if (rb.pos[id] == 255)
+			DAMAGED(c);
+	/* salvage wants only blocks that will decode: it pays for the sums */
+	if ((r->oflags & DTCAP_OPEN_SALVAGE) && !block_sums_ok(&rb)) {
+		char tn[8];
+		rerr(r, "damaged %s chunk at offset %llu: column checksum mismatch",
+		     dtc_type_name(c->type, tn), (unsigned long long)c->off);
 		return -1;
 	}
+	size_t cap = r->blocks_cap;
+	if (rgrow(r, &r->blocks, &cap, r->nblocks + 1, sizeof(*r->blocks)) ||
+	    rgrow(r, &r->rblocks, &r->blocks_cap, r->nblocks + 1, sizeof(*r->rblocks)))
+		return -1;
 	r->blocks[r->nblocks] = bi;
-	r->rblocks[r->nblocks] = (struct rblock){cu.p, ncols, ndict, c->pay, c->clen};
+	r->rblocks[r->nblocks] = rb;
 	r->nblocks++;
 	r->nevents += bi.rows;
 	return 0;
 }
 
+static int known_type(uint32_t t)
+{
+	switch (t) {
+	case DTC_HOST: case DTC_PROB: case DTC_KSYM: case DTC_MODS: case DTC_KSYC:
+	case DTC_FILE: case DTC_PROC: case DTC_COMM: case DTC_STCK: case DTC_EVNT:
+	case DTC_CNTR: case DTC_USTK: case DTC_FOOT:
+		return 1;
+	}
+	return 0;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	static const uint8_t zero[4096];
+	while (n) {
+		size_t k = n < sizeof(zero) ? n : sizeof(zero);
+		if (memcmp(p, zero, k))
+			return 0;
+		p += k;
+		n -= k;
+	}
+	return 1;
+}
+
+enum { CH_BAD = -1, CH_OK = 0, CH_CUT = 1 };
+
 /*
- * Validate the chunk at off: 0 and *c filled if whole and intact, 1 if it
- * runs past the end of the file (truncation), -1 (error set) on damage.
+ * Validate the chunk at off: CH_OK and *c filled if whole and intact,
+ * CH_CUT if the file ends inside it, CH_BAD (error set) on damage; *hdr_ok
+ * then says whether the 32-byte header itself checked out.  Unknown types
+ * are only framed: their payload is neither hashed nor decompressed.
  */
-static int read_chunk(struct dtcap_reader *r, uint64_t off, uint64_t limit,
-		      struct chunk *c)
+static int read_chunk(struct dtcap_reader *r, uint64_t off, struct chunk *c, int *hdr_ok)
 {
 	const uint8_t *h = r->map + off;
-	if (limit - off < DTC_CHDR_LEN)
-		return 1;
+	*hdr_ok = 0;
+	if (r->size - off < DTC_CHDR_LEN)
+		return CH_CUT;
 	if (dtc_rd32(h + 28) != dtc_hdr_sum(h) && !NO_CHECKSUM) {
-		static const uint8_t zero[DTC_CHDR_LEN];
-		/* a crash can leave a block of zeros where the last write
-		 * was going: that is a cut, not damage */
-		if (!memcmp(h, zero, DTC_CHDR_LEN))
-			return 1;
-		rerr(r, "damaged chunk header at offset %llu", (unsigned long long)off);
-		return -1;
+		/* a crash can leave zeros where the last writes were going:
+		 * a cut, but only if nothing but zeros follows */
+		if (all_zero(h, r->size - off))
+			return CH_CUT;
+		if (all_zero(h, DTC_CHDR_LEN))
+			rerr(r, "zeroed chunk header at offset %llu with data after it",
+			     (unsigned long long)off);
+		else
+			rerr(r, "damaged chunk header at offset %llu", (unsigned long long)off);
+		return CH_BAD;
 	}
+	*hdr_ok = 1;
 	c->off = off;
 	c->type = dtc_rd32(h);
 	c->flags = dtc_rd32(h + 4);
@@ -572,22 +788,28 @@ static int read_chunk(struct dtcap_reader *r, uint64_t off, uint64_t limit,
 	c->clen = dtc_rd32(h + 12);
 	c->ulen = dtc_rd32(h + 16);
 	char tn[8];
-	if (c->xlen > DTC_MAX_XLEN || c->ulen > DTC_MAX_ULEN || (c->flags & ~DTC_CF_ZSTD) ||
-	    (!(c->flags & DTC_CF_ZSTD) && c->type != DTC_EVNT && c->ulen != c->clen)) {
+	int known = known_type(c->type);
+	uint32_t okflags = DTC_CF_ZSTD | (c->type == DTC_EVNT && r->version >= 3 ? DTC_CF_XSUM : 0);
+	if (c->xlen > DTC_MAX_XLEN ||
+	    (known && (c->ulen > DTC_MAX_ULEN || (c->flags & ~okflags) ||
+		       (!(c->flags & DTC_CF_ZSTD) && c->type != DTC_EVNT && c->ulen != c->clen)))) {
 		rerr(r, "damaged %s chunk at offset %llu: bad lengths",
 		     dtc_type_name(c->type, tn), (unsigned long long)off);
-		return -1;
+		return CH_BAD;
 	}
-	if ((uint64_t)c->xlen + c->clen > limit - off - DTC_CHDR_LEN)
-		return 1;
+	if ((uint64_t)c->xlen + c->clen > r->size - off - DTC_CHDR_LEN)
+		return CH_CUT;
 	c->xh = h + DTC_CHDR_LEN;
 	c->pay = c->xh + c->xlen;
-	if (XXH3_64bits(c->xh, (size_t)c->xlen + c->clen) != dtc_rd64(h + 20) && !NO_CHECKSUM) {
+	if (!known)
+		return CH_OK;
+	size_t span = c->flags & DTC_CF_XSUM ? c->xlen : (size_t)c->xlen + c->clen;
+	if (XXH3_64bits(c->xh, span) != dtc_rd64(h + 20) && !NO_CHECKSUM) {
 		rerr(r, "damaged %s chunk at offset %llu: checksum mismatch",
 		     dtc_type_name(c->type, tn), (unsigned long long)off);
-		return -1;
+		return CH_BAD;
 	}
-	return 0;
+	return CH_OK;
 }
 
 static uint64_t chunk_end(const struct chunk *c)
@@ -595,7 +817,8 @@ static uint64_t chunk_end(const struct chunk *c)
 	return c->off + DTC_CHDR_LEN + c->xlen + c->clen;
 }
 
-/* Decompress a metadata payload into a fresh buffer of exactly ulen. */
+/* Decompress a metadata payload into a fresh buffer of exactly ulen bytes
+ * plus a NUL, charged to the budget (the caller uncharges or keeps it). */
 static uint8_t *inflate(struct dtcap_reader *r, const struct chunk *c)
 {
 	char tn[8];
@@ -607,9 +830,12 @@ static uint8_t *inflate(struct dtcap_reader *r, const struct chunk *c)
 		     dtc_type_name(c->type, tn), (unsigned long long)c->off);
 		return NULL;
 	}
-	uint8_t *out = malloc(c->ulen ? c->ulen : 1);
+	if (charge(r, (uint64_t)c->ulen + 1))
+		return NULL;
+	uint8_t *out = malloc((size_t)c->ulen + 1);
 	if (!out) {
-		rerr(r, "out of memory");
+		uncharge(r, (uint64_t)c->ulen + 1);
+		nomem(r);
 		return NULL;
 	}
 	size_t n = ZSTD_decompressDCtx(r->dctx, out, c->ulen, c->pay, c->clen);
@@ -618,8 +844,10 @@ static uint8_t *inflate(struct dtcap_reader *r, const struct chunk *c)
 		     dtc_type_name(c->type, tn), (unsigned long long)c->off,
 		     ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
 		free(out);
+		uncharge(r, (uint64_t)c->ulen + 1);
 		return NULL;
 	}
+	out[c->ulen] = 0;
 	return out;
 }
 
@@ -627,7 +855,9 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 {
 	if (c->type == DTC_EVNT)
 		return do_block(r, c);
-	if (c->type == DTC_FOOT)
+	/* FOOT is checked by the scan; a newer writer's chunk types are
+	 * skippable by design, and skipped unread */
+	if (c->type == DTC_FOOT || !known_type(c->type))
 		return 0;
 	const uint8_t *p = c->pay;
 	uint8_t *mem = NULL;
@@ -644,10 +874,27 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_COMM: rc = do_comms(r, c, &cu); break;
 	case DTC_STCK: rc = do_stacks(r, c, &cu); break;
 	case DTC_KSYM:
-	case DTC_MODS: rc = do_text(r, c, p, c->ulen); break;
+	case DTC_MODS:
+		if (!mem) {
+			if (charge(r, (uint64_t)c->ulen + 1))
+				return -1;
+			if (!(mem = malloc((size_t)c->ulen + 1)))
+				return nomem(r);
+			memcpy(mem, p, c->ulen);
+			mem[c->ulen] = 0;
+		}
+		do_text(r, c->type, (char *)mem, c->ulen);
+		return 0;	/* mem is kept */
 	case DTC_KSYC: {
 		size_t tl;
+		/* the rebuilt text is at most 21 bytes per payload byte */
+		uint64_t bound = (uint64_t)c->ulen * 21 + 1;
+		if (charge(r, bound)) {
+			rc = -1;
+			break;
+		}
 		char *t = dtc_ksym_decode(p, c->ulen, &tl);
+		uncharge(r, bound);
 		if (!t) {
 			char tn[8];
 			rerr(r, "damaged %s chunk at offset %llu", dtc_type_name(c->type, tn),
@@ -655,137 +902,230 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 			rc = -1;
 			break;
 		}
-		struct chunk kc = *c;
-		kc.type = DTC_KSYM;
-		rc = do_text(r, &kc, (const uint8_t *)t, tl);
-		free(t);
+		if (charge(r, (uint64_t)tl + 1)) {
+			free(t);
+			rc = -1;
+			break;
+		}
+		do_text(r, DTC_KSYM, t, tl);
 		break;
 	}
 	case DTC_FILE: rc = do_file(r, c, &cu); break;
 	case DTC_PROC: rc = do_procs(r, c, &cu); break;
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;
-	default: break;	/* a newer writer's chunk: skippable by design */
+	case DTC_USTK: rc = do_ustack(r, c, &cu); break;
 	}
-	free(mem);
+	if (mem) {
+		free(mem);
+		uncharge(r, (uint64_t)c->ulen + 1);
+	}
 	return rc;
 }
 
 /* ------------------------------------------------------------- open */
 
-static int check_trailer(struct dtcap_reader *r, const uint8_t *t, uint64_t *foot,
-			 uint64_t *nrefs)
+/* The footer's index against the chunks the scan met: 0 if it agrees. */
+static int footer_agrees(struct dtcap_reader *r, const struct chunk *fc)
 {
-	uint64_t off = r->size - DTC_TRAILER_LEN;
-	if (XXH3_64bits(t, 24) != dtc_rd64(t + 24) && !NO_CHECKSUM) {
-		rerr(r, "damaged trailer at offset %llu", (unsigned long long)off);
+	if (!(fc->flags & DTC_CF_ZSTD))
 		return -1;
+	uint8_t *mem = inflate(r, fc);
+	if (!mem)
+		return -1;
+	struct dtc_cur cu = {mem, mem + fc->ulen, 0};
+	uint64_t n = dtc_get_uv(&cu), off = 0;
+	int ok = !cu.err && n == r->nrefs;
+	for (uint64_t i = 0; ok && i < n; i++) {
+		uint32_t type = dtc_get_u32(&cu);
+		off += dtc_get_uv(&cu);
+		ok = !cu.err && type == r->refs[i].type && off == r->refs[i].off;
 	}
-	*foot = dtc_rd64(t + 8);
-	*nrefs = dtc_rd64(t + 16);
-	if (*foot < DTC_FILEHDR_LEN || *foot > off - DTC_CHDR_LEN) {
-		rerr(r, "damaged trailer at offset %llu: bad footer offset",
-		     (unsigned long long)off);
-		return -1;
+	free(mem);
+	uncharge(r, (uint64_t)fc->ulen + 1);
+	return ok ? 0 : -1;
+}
+
+/* The footer is the last chunk: what follows it should be the trailer. */
+static void check_end(struct dtcap_reader *r, const struct chunk *fc)
+{
+	uint64_t end = chunk_end(fc), left = r->size - end;
+	const uint8_t *t = r->map + end;
+	if (left < DTC_TRAILER_LEN) {
+		rwarn_trunc(r, end, left ? "incomplete trailer" : "trailer missing");
+		return;
+	}
+	if (memcmp(t, DTC_TRAILER_MAGIC, 8) ||
+	    (XXH3_64bits(t, 24) != dtc_rd64(t + 24) && !NO_CHECKSUM))
+		rwarn(r, "damaged trailer at offset %llu (every chunk before it is intact)",
+		      (unsigned long long)end);
+	else if (dtc_rd64(t + 8) != fc->off || dtc_rd64(t + 16) != r->nrefs ||
+		 footer_agrees(r, fc))
+		rwarn(r, "footer at offset %llu does not index the chunks before it "
+		      "(they were read by scanning)", (unsigned long long)fc->off);
+	if (left > DTC_TRAILER_LEN)
+		rwarn(r, "%llu bytes after the trailer at offset %llu ignored",
+		      (unsigned long long)(left - DTC_TRAILER_LEN), (unsigned long long)end);
+}
+
+/* The next offset from `from` on that holds a chunk header whose checksum
+ * checks (a type of four capitals first, which is cheap), or 0. */
+static uint64_t resync(const struct dtcap_reader *r, uint64_t from)
+{
+	for (uint64_t o = from; o + DTC_CHDR_LEN <= r->size; o++) {
+		const uint8_t *h = r->map + o;
+		if ((unsigned)(h[0] - 'A') > 25 || (unsigned)(h[1] - 'A') > 25 ||
+		    (unsigned)(h[2] - 'A') > 25 || (unsigned)(h[3] - 'A') > 25)
+			continue;
+		if (dtc_rd32(h + 28) == dtc_hdr_sum(h))
+			return o;
 	}
 	return 0;
 }
 
-static int open_with_footer(struct dtcap_reader *r, uint64_t foot, uint64_t nrefs)
+/* A trailer at the very end whose footer offset is foot. */
+static int trailer_points_at(const struct dtcap_reader *r, uint64_t foot)
 {
-	uint64_t tail = r->size - DTC_TRAILER_LEN;
-	struct chunk fc;
-	int k = read_chunk(r, foot, tail, &fc);
-	if (k || fc.type != DTC_FOOT || chunk_end(&fc) != tail ||
-	    !(fc.flags & DTC_CF_ZSTD)) {
-		if (k >= 0)
-			rerr(r, "damaged FOOT chunk at offset %llu", (unsigned long long)foot);
-		return -1;
-	}
-	uint8_t *mem = inflate(r, &fc);
-	if (!mem)
-		return -1;
-	struct dtc_cur cu = {mem, mem + fc.ulen, 0};
-	uint64_t n = dtc_get_uv(&cu);
-	int rc = 0;
-	if (cu.err || n != nrefs || n > fc.ulen) {
-		rerr(r, "damaged FOOT chunk at offset %llu", (unsigned long long)foot);
-		rc = -1;
-	}
-	/* the index must describe the file exactly: chunks back to back from
-	 * the file header to the footer, each of the type it says */
-	uint64_t expect = DTC_FILEHDR_LEN, off = 0;
-	for (uint64_t i = 0; i < n && !rc; i++) {
-		uint32_t type = dtc_get_u32(&cu);
-		off += dtc_get_uv(&cu);
-		struct chunk c;
-		if (cu.err || off != expect) {
-			rerr(r, "damaged FOOT chunk at offset %llu: entry %llu",
-			     (unsigned long long)foot, (unsigned long long)i);
-			rc = -1;
-			break;
-		}
-		k = read_chunk(r, off, foot, &c);
-		if (k > 0) {
-			rerr(r, "damaged chunk at offset %llu: overruns the footer",
-			     (unsigned long long)off);
-			rc = -1;
-		} else if (k < 0) {
-			rc = -1;
-		} else if (c.type != type) {
-			rerr(r, "damaged FOOT chunk at offset %llu: entry %llu type",
-			     (unsigned long long)foot, (unsigned long long)i);
-			rc = -1;
-		} else {
-			rc = handle_chunk(r, &c);
-			expect = chunk_end(&c);
-		}
-	}
-	if (!rc && expect != foot) {
-		rerr(r, "damaged FOOT chunk at offset %llu: index ends at %llu",
-		     (unsigned long long)foot, (unsigned long long)expect);
-		rc = -1;
-	}
-	free(mem);
-	return rc;
+	if (r->size < r->hdrlen + DTC_TRAILER_LEN)
+		return 0;
+	const uint8_t *t = r->map + r->size - DTC_TRAILER_LEN;
+	return !memcmp(t, DTC_TRAILER_MAGIC, 8) && XXH3_64bits(t, 24) == dtc_rd64(t + 24) &&
+	       dtc_rd64(t + 8) == foot;
 }
 
-static int open_scan(struct dtcap_reader *r)
+enum { SC_FAIL = -1, SC_STOP = 0, SC_GO = 1 };
+
+/*
+ * Damage at off (r->err says what; c is the chunk if its header checked).
+ * Nothing intact after it: the last chunk is damaged, which is how a crash
+ * or power loss ends a file, so it is a cut.  Else: an error, or with
+ * salvage a skipped range (the scan goes on at *next).
+ */
+static int damage(struct dtcap_reader *r, uint64_t off, const struct chunk *c, uint64_t *next)
 {
-	uint64_t off = DTC_FILEHDR_LEN;
+	if (r->fatal)
+		return SC_FAIL;
+	uint64_t end = c && chunk_end(c) <= r->size ? chunk_end(c) : off + 1;
+	uint64_t nx = resync(r, end);
+	if (!nx) {
+		if (trailer_points_at(r, off)) {
+			rwarn(r, "damaged footer at offset %llu (every chunk before it is intact)",
+			      (unsigned long long)off);
+			return SC_STOP;
+		}
+		char what[512];
+		const char *e = r->err + strlen(r->path);
+		snprintf(what, sizeof(what), "%s", e[0] == ':' ? e + 2 : r->err);
+		rwarn_trunc(r, off, "the last chunk is damaged (%s)", what);
+		r->err[0] = 0;
+		return SC_STOP;
+	}
+	if (!(r->oflags & DTCAP_OPEN_SALVAGE))
+		return SC_FAIL;
+	struct dtcap_damage d = {off, nx - off, UINT64_MAX, UINT32_MAX, ""};
+	char tn[8];
+	if (c) {
+		d.blocks_lost = c->type == DTC_EVNT;
+		d.events_lost = 0;
+		if (c->type == DTC_EVNT) {
+			uint32_t rows = c->xlen >= 4 ? dtc_rd32(c->xh) : 0;
+			d.events_lost = rows && rows <= DTC_MAX_ROWS ? rows : UINT64_MAX;
+		}
+		snprintf(d.what, sizeof(d.what), "damaged %s chunk", dtc_type_name(c->type, tn));
+	} else {
+		snprintf(d.what, sizeof(d.what), "damaged chunk header");
+	}
+	size_t cap = r->ndamage;
+	if (rgrow(r, &r->damage, &cap, r->ndamage + 1, sizeof(*r->damage)))
+		return SC_FAIL;
+	r->damage[r->ndamage++] = d;
+	r->status |= DTCAP_ST_SALVAGED;
+	if (r->ndamage <= 3)
+		rwarn(r, "salvage: skipped bytes %llu..%llu (%s)", (unsigned long long)off,
+		      (unsigned long long)nx, d.what);
+	r->err[0] = 0;
+	*next = nx;
+	return SC_GO;
+}
+
+/* The capture ends without its footer: if the last chunk read is an event
+ * block, its columns are checked now (cheap: one block), because a crash
+ * can leave it with a good header over bad data. */
+static void check_last_block(struct dtcap_reader *r)
+{
+	if (!r->nrefs || r->refs[r->nrefs - 1].type != DTC_EVNT || !r->nblocks)
+		return;
+	const struct rblock *rb = &r->rblocks[r->nblocks - 1];
+	if (block_sums_ok(rb))
+		return;
+	const struct dtcap_blockinfo *bi = &r->blocks[r->nblocks - 1];
+	rwarn_trunc(r, bi->offset, "the last event block is damaged (%u events lost)", bi->rows);
+	r->nevents -= bi->rows;
+	r->nblocks--;
+}
+
+static int note_ref(struct dtcap_reader *r, uint32_t type, uint64_t off)
+{
+	size_t cap = r->refs_cap;
+	if (rgrow(r, &r->refs, &cap, r->nrefs + 1, sizeof(*r->refs)))
+		return -1;
+	r->refs_cap = cap;
+	r->refs[r->nrefs].type = type;
+	r->refs[r->nrefs++].off = off;
+	return 0;
+}
+
+/*
+ * Walk the chunks from the file header.  They are back to back, so this is
+ * all an index could tell; the footer is then checked against what was
+ * met.  Only chunk headers, metadata and event-block directories are read.
+ */
+static int scan(struct dtcap_reader *r)
+{
+	uint64_t off = r->hdrlen;
 	char tn[8];
 	while (off < r->size) {
 		struct chunk c;
-		int k = read_chunk(r, off, r->size, &c);
-		if (k < 0)
-			return -1;
-		if (k > 0) {
+		int hdr_ok;
+		uint64_t next;
+		int k = read_chunk(r, off, &c, &hdr_ok);
+		if (k == CH_CUT) {
 			if (r->size - off < DTC_CHDR_LEN)
 				rwarn_trunc(r, off, "incomplete chunk header (%llu bytes)",
 					    (unsigned long long)(r->size - off));
+			else if (dtc_rd32(r->map + off + 28) != dtc_hdr_sum(r->map + off))
+				rwarn_trunc(r, off, "zeros to the end of the file");
 			else
 				rwarn_trunc(r, off, "incomplete %s chunk%s",
 					    dtc_type_name(dtc_rd32(r->map + off), tn),
 					    dtc_rd32(r->map + off) == DTC_FOOT ? " (footer)" :
 					    "; what followed is lost");
+			check_last_block(r);
 			return 0;
 		}
-		if (handle_chunk(r, &c))
-			return -1;
-		off = chunk_end(&c);
-		if (c.type == DTC_FOOT) {
-			/* the trailer did not check out, or we would not scan */
-			uint64_t left = r->size - off;
-			if (left == 0)
-				rwarn_trunc(r, off, "trailer missing");
-			else if (left < DTC_TRAILER_LEN)
-				rwarn_trunc(r, off, "incomplete trailer");
-			else
-				rerr(r, "damaged trailer at offset %llu",
-				     (unsigned long long)off);
-			return left >= DTC_TRAILER_LEN ? -1 : 0;
+		if (k == CH_OK && c.type == DTC_FOOT) {
+			check_end(r, &c);
+			return r->fatal ? -1 : 0;
 		}
+		if (k == CH_OK) {
+			if (note_ref(r, c.type, off))
+				return -1;
+			if (!handle_chunk(r, &c)) {
+				off = chunk_end(&c);
+				continue;
+			}
+			if (r->fatal)
+				return -1;
+		}
+		/* damaged here */
+		k = damage(r, off, hdr_ok ? &c : NULL, &next);
+		if (k == SC_FAIL)
+			return -1;
+		if (k == SC_STOP)
+			return 0;
+		off = next;
 	}
 	rwarn_trunc(r, off, "no footer (recording did not finish)");
+	check_last_block(r);
 	return 0;
 }
 
@@ -806,14 +1146,110 @@ static int sym_cmp(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* The file header: version 2 (16 bytes) or 3 (32, with feature bits and
+ * its own checksum).  0, 1 if the file ends inside it, -1 on error. */
+static int file_header(struct dtcap_reader *r)
+{
+	const uint8_t *m = r->map;
+	size_t n = r->size < DTC_MAGIC_LEN ? r->size : DTC_MAGIC_LEN;
+	if (n && memcmp(m, DTC_MAGIC, n)) {
+		rerr(r, "not a dt capture (bad magic at offset 0)");
+		return -1;
+	}
+	if (r->size < 12)
+		return 1;
+	r->version = dtc_rd32(m + 8);
+	if (r->version != DTC_VERSION && r->version != DTC_VERSION_OLD) {
+		rerr(r, "unsupported format version %u at offset 8 (this reader reads %u and %u)",
+		     r->version, DTC_VERSION_OLD, DTC_VERSION);
+		return -1;
+	}
+	r->hdrlen = r->version == DTC_VERSION ? DTC_FILEHDR_LEN : DTC_FILEHDR_LEN_V2;
+	if (r->size < r->hdrlen)
+		return 1;
+	if (r->version == DTC_VERSION_OLD) {
+		if (dtc_rd32(m + 12)) {
+			rerr(r, "damaged file header at offset 12 (reserved bytes not zero)");
+			return -1;
+		}
+		return 0;
+	}
+	if (dtc_rd32(m + 28) != (uint32_t)XXH3_64bits(m, 28) && !NO_CHECKSUM) {
+		rerr(r, "damaged file header at offset 0 (checksum mismatch)");
+		return -1;
+	}
+	r->compat = dtc_rd32(m + 16);
+	r->incompat = dtc_rd32(m + 20);
+	if (dtc_rd32(m + 12) != DTC_FILEHDR_LEN || dtc_rd32(m + 24)) {
+		rerr(r, "damaged file header at offset 12 (header length or reserved bytes)");
+		return -1;
+	}
+	if (r->incompat & ~DTC_FI_KNOWN) {
+		rerr(r, "needs format features %#x this reader lacks (incompatible feature "
+		     "bits at offset 20): read it with a newer dt", r->incompat & ~DTC_FI_KNOWN);
+		return -1;
+	}
+	return 0;
+}
+
+static int damage_cmp(const void *a, const void *b)
+{
+	const struct dtcap_damage *x = a, *y = b;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Salvage: a block that does not decode (its columns, or ids whose
+ * definitions were in a skipped range) is dropped and reported, so the
+ * tools see only readable blocks. */
+static int drop_bad_blocks(struct dtcap_reader *r)
+{
+	struct dtcap_block *b = dtcap_block_new();
+	if (!b)
+		return nomem(r);
+	size_t keep = 0;
+	for (size_t i = 0; i < r->nblocks; i++) {
+		if (!dtcap_read_block(r, i, DTCAP_COL_ALL, b)) {
+			r->blocks[keep] = r->blocks[i];
+			r->rblocks[keep++] = r->rblocks[i];
+			continue;
+		}
+		const struct dtcap_blockinfo *bi = &r->blocks[i];
+		const struct rblock *rb = &r->rblocks[i];
+		uint64_t end = (uint64_t)(rb->pay - r->map) + rb->plen;
+		struct dtcap_damage d = {bi->offset, end - bi->offset, bi->rows, 1,
+					 "undecodable EVNT chunk"};
+		size_t cap = r->ndamage;
+		if (rgrow(r, &r->damage, &cap, r->ndamage + 1, sizeof(*r->damage))) {
+			dtcap_block_free(b);
+			return -1;
+		}
+		r->damage[r->ndamage++] = d;
+		r->status |= DTCAP_ST_SALVAGED;
+		r->nevents -= bi->rows;
+		rwarn(r, "salvage: dropped the event block at offset %llu (%u events): %s",
+		      (unsigned long long)bi->offset, bi->rows, "it does not decode");
+	}
+	r->nblocks = keep;
+	r->err[0] = 0;
+	dtcap_block_free(b);
+	qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
+	return 0;
+}
+
 struct dtcap_reader *dtcap_open(const char *path)
+{
+	return dtcap_open_opts(path, NULL);
+}
+
+struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_opts *o)
 {
 	struct dtcap_reader *r = calloc(1, sizeof(*r));
 	if (!r || !(r->path = strdup(path))) {
-		snprintf(open_err, sizeof(open_err), "%s: out of memory", path);
+		dtc_fmt(open_err, sizeof(open_err), path, "out of memory");
 		free(r);
 		return NULL;
 	}
+	r->oflags = o ? o->flags : 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st)) {
@@ -825,6 +1261,7 @@ struct dtcap_reader *dtcap_open(const char *path)
 		goto fail;
 	}
 	r->size = (size_t)st.st_size;
+	r->mem_limit = o && o->mem_limit ? o->mem_limit : (64ull << 20) + 256ull * r->size;
 	if (r->size) {
 		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
@@ -839,62 +1276,30 @@ struct dtcap_reader *dtcap_open(const char *path)
 		rerr(r, "out of memory");
 		goto fail;
 	}
-
-	uint8_t fh[DTC_FILEHDR_LEN];
-	memcpy(fh, DTC_MAGIC, DTC_MAGIC_LEN);
-	dtc_le32(fh + 8, DTC_VERSION);
-	dtc_le32(fh + 12, 0);
-	if (r->size < DTC_FILEHDR_LEN) {
-		if (memcmp(r->map ? (const void *)r->map : (const void *)fh, fh, r->size)) {
-			rerr(r, "not a dt capture (bad magic at offset 0)");
-			goto fail;
-		}
+	int k = file_header(r);
+	if (k < 0)
+		goto fail;
+	if (k > 0) {
 		rwarn_trunc(r, r->size, "file header incomplete");
 		goto done;
 	}
-	if (memcmp(r->map, fh, DTC_MAGIC_LEN)) {
-		rerr(r, "not a dt capture (bad magic at offset 0)");
+	if (scan(r))
 		goto fail;
-	}
-	if (memcmp(r->map + 8, fh + 8, 8)) {
-		rerr(r, "unsupported format version %u at offset 8 (this reader: %u)",
-		     dtc_rd32(r->map + 8), DTC_VERSION);
+	if ((r->oflags & DTCAP_OPEN_SALVAGE) && drop_bad_blocks(r))
 		goto fail;
-	}
-	const uint8_t *t = r->map + r->size - DTC_TRAILER_LEN;
-	uint64_t foot, nrefs;
-	if (r->size >= DTC_FILEHDR_LEN + DTC_CHDR_LEN + DTC_TRAILER_LEN &&
-	    !memcmp(t, DTC_TRAILER_MAGIC, 8)) {
-		if (check_trailer(r, t, &foot, &nrefs) || open_with_footer(r, foot, nrefs))
-			goto fail;
-	} else if (open_scan(r)) {
-		goto fail;
-	}
 
 	for (size_t i = 0; i < r->nfiles; i++) {
 		struct dtcap_file *f = &r->files[i];
 		int sorted = 1;
-		for (uint32_t k = 1; k < f->nsyms && sorted; k++)
-			sorted = f->syms[k - 1].addr <= f->syms[k].addr;
+		for (uint32_t j = 1; j < f->nsyms && sorted; j++)
+			sorted = f->syms[j - 1].addr <= f->syms[j].addr;
 		if (!sorted)
 			qsort((void *)f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
 	}
-	/* probe lookups happen per event in the tools: make them O(1) */
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < r->nprobes; i++)
-		maxid = r->probes[i].id > maxid ? r->probes[i].id : maxid;
-	if (r->nprobes && maxid <= (1u << 20)) {
-		if (!(r->probe_idx = calloc((size_t)maxid + 1, sizeof(uint32_t)))) {
-			rerr(r, "out of memory");
-			goto fail;
-		}
-		r->nprobe_idx = maxid;
-		for (size_t i = 0; i < r->nprobes; i++)
-			r->probe_idx[r->probes[i].id] = (uint32_t)i + 1;
-	}
 	if (r->nprocs) {
-		if (!(r->proc_idx = malloc(r->nprocs * sizeof(*r->proc_idx)))) {
-			rerr(r, "out of memory");
+		if (charge(r, r->nprocs * sizeof(*r->proc_idx)) ||
+		    !(r->proc_idx = malloc(r->nprocs * sizeof(*r->proc_idx)))) {
+			nomem(r);
 			goto fail;
 		}
 		for (size_t i = 0; i < r->nprocs; i++)
@@ -911,6 +1316,42 @@ fail:
 	return NULL;
 }
 
+unsigned dtcap_reader_status(const struct dtcap_reader *r)
+{
+	return r->status | (r->nevents ? 0 : DTCAP_ST_EMPTY);
+}
+
+size_t dtcap_ndamage(const struct dtcap_reader *r) { return r->ndamage; }
+
+const struct dtcap_damage *dtcap_damage_at(const struct dtcap_reader *r, size_t i)
+{
+	return i < r->ndamage ? &r->damage[i] : NULL;
+}
+
+uint32_t dtcap_format_version(const struct dtcap_reader *r, uint32_t *compat,
+			      uint32_t *incompat)
+{
+	if (compat)
+		*compat = r->compat;
+	if (incompat)
+		*incompat = r->incompat;
+	return r->version;
+}
+
+size_t dtcap_nclocks(const struct dtcap_reader *r) { return r->nclocks; }
+
+int dtcap_clock_at(const struct dtcap_reader *r, size_t i, uint64_t *mono_ns,
+		   int64_t *real_ns)
+{
+	if (i >= r->nclocks)
+		return -1;
+	if (mono_ns)
+		*mono_ns = r->clocks[i].mono;
+	if (real_ns)
+		*real_ns = r->clocks[i].real;
+	return 0;
+}
+
 void dtcap_reader_close(struct dtcap_reader *r)
 {
 	if (!r)
@@ -924,10 +1365,12 @@ void dtcap_reader_close(struct dtcap_reader *r)
 		free(a);
 	}
 	free(r->probes);
-	free(r->probe_idx);
+	free(r->probe_ht);
 	free(r->comms);
 	free(r->stacks);
 	free(r->frames);
+	free(r->kallsyms);
+	free(r->modules);
 	for (size_t i = 0; i < r->nfiles; i++)
 		free((void *)r->files[i].syms);
 	free(r->files);
@@ -940,9 +1383,13 @@ void dtcap_reader_close(struct dtcap_reader *r)
 	free(r->counts);
 	free(r->blocks);
 	free(r->rblocks);
+	free(r->damage);
+	free(r->clocks);
+	free(r->refs);
 	free(r->path);
 	free(r);
 }
+
 
 /* ------------------------------------------------------------ accessors */
 
@@ -957,13 +1404,10 @@ const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i)
 
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id)
 {
-	if (r->probe_idx)
-		return id <= r->nprobe_idx && r->probe_idx[id] ?
-		       &r->probes[r->probe_idx[id] - 1] : NULL;
-	for (size_t i = 0; i < r->nprobes; i++)
-		if (r->probes[i].id == id)
-			return &r->probes[i];
-	return NULL;
+	if (!r->probe_ht)
+		return NULL;
+	uint32_t k = *probe_slot(r, id);
+	return k ? &r->probes[k - 1] : NULL;
 }
 
 const char *dtcap_comm(const struct dtcap_reader *r, uint32_t id)
@@ -1080,7 +1524,7 @@ struct bpriv {
 	uint64_t	*ts, *args, *tmp, *argtmp;
 	uint32_t	*u32[8];	/* cpu pid tid probe comm kstack ustack flags */
 	uint32_t	*idx, *dtmp;
-	uint8_t		*nargs;
+	uint8_t		*nargs, *xctx;
 	uint8_t		*scratch;
 	size_t		scratch_cap;
 };
@@ -1101,7 +1545,8 @@ struct dtcap_block *dtcap_block_new(void)
 static void bpriv_free_arrays(struct bpriv *p)
 {
 	free(p->ts); free(p->args); free(p->tmp); free(p->nargs); free(p->argtmp);
-	free(p->idx); free(p->dtmp);
+	free(p->idx); free(p->dtmp); free(p->xctx);
+	p->xctx = NULL;
 	for (int i = 0; i < 8; i++)
 		free(p->u32[i]);
 	p->idx = p->dtmp = NULL;
@@ -1135,9 +1580,11 @@ static int ensure_rows(struct bpriv *p, uint32_t rows)
 	p->args = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
 	p->argtmp = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
 	p->nargs = malloc(rows);
+	p->xctx = malloc(rows);
 	p->idx = malloc(rows * sizeof(uint32_t));
 	p->dtmp = malloc(rows * sizeof(uint32_t));
-	int ok = p->ts && p->tmp && p->args && p->argtmp && p->nargs && p->idx && p->dtmp;
+	int ok = p->ts && p->tmp && p->args && p->argtmp && p->nargs && p->idx && p->dtmp &&
+		 p->xctx;
 	for (int i = 0; i < 8; i++)
 		ok = ok && (p->u32[i] = malloc(rows * sizeof(uint32_t)));
 	if (!ok) {
@@ -1148,16 +1595,20 @@ static int ensure_rows(struct bpriv *p, uint32_t rows)
 	return 0;
 }
 
-/* The decoded bytes of one column segment (in the map or in scratch). */
+/* The decoded bytes of one column segment (in the map or in scratch),
+ * checked against its checksum first (version 3: open did not). */
 static const uint8_t *segment(struct dtcap_reader *r, size_t bi, unsigned col,
 			      struct bpriv *p, size_t *len)
 {
 	const struct rblock *rb = &r->rblocks[bi];
-	const uint8_t *seg = rb->pay;
-	for (unsigned i = 0; i < col; i++)
-		seg += dtc_rd32(rb->dir + i * DTC_BLK_COLDIR + 6);
-	const uint8_t *d = rb->dir + col * DTC_BLK_COLDIR;
+	const uint8_t *d = dir_entry(rb, col);
+	if (!d)
+		return NULL;
+	const uint8_t *seg = seg_bytes(rb, (unsigned)((d - rb->dir) / rb->dirlen));
 	uint32_t raw = dtc_rd32(d + 2), stored = dtc_rd32(d + 6);
+	if (rb->dirlen == DTC_BLK_COLDIR && !NO_CHECKSUM &&
+	    XXH3_64bits(seg, stored) != dtc_rd64(d + 10))
+		return NULL;
 	*len = raw;
 	if (d[1] == DTC_M_RAW)
 		return seg;
@@ -1211,6 +1662,12 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 	if (cols & DTCAP_COL_CPU) {
 		if (!(s = segment(r, i, DTC_C_CPU, p, &len)) || dtc_dec_u32(s, len, p->u32[0], n))
 			goto bad;
+		/* tools index per-CPU tables by it: the limit is the contract */
+		uint32_t maxc = 0;
+		for (uint32_t k = 0; k < n; k++)
+			maxc = p->u32[0][k] > maxc ? p->u32[0][k] : maxc;
+		if (maxc >= DTCAP_MAXCPUS)
+			goto bad;
 		b->cpu = p->u32[0];
 	}
 	/* the per-context columns, in DTC_C_PID.. order */
@@ -1224,7 +1681,7 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		{DTCAP_COL_FLAGS, offsetof(struct dtcap_block, flags)},
 	};
 	if (cols & (DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
-		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS)) {
+		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx, bad = 0;
 		if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_dec_u32(s, len, idx, n))
 			goto bad;
@@ -1239,13 +1696,41 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			if (!(s = segment(r, i, DTC_C_PID + c, p, &len)) ||
 			    dtc_dec_u32(s, len, d, nd))
 				goto bad;
+			/* ids index tools' tables and the string and stack
+			 * tables: an id beyond what exists is damage */
+			uint32_t lim = UINT32_MAX;
+			if (DTC_C_PID + c == DTC_C_PROBE)
+				lim = DTCAP_MAXPROBEID - 1;
+			else if (DTC_C_PID + c == DTC_C_COMM)
+				lim = r->ncomms;
+			else if (DTC_C_PID + c == DTC_C_KSTACK || DTC_C_PID + c == DTC_C_USTACK)
+				lim = r->nstacks;
+			for (uint32_t k = 0; k < nd && lim != UINT32_MAX; k++)
+				if (d[k] > lim)
+					goto bad;
 			for (uint32_t k = 0; k < n; k++)
 				out[k] = d[idx[k]];
 			*(uint32_t **)((char *)b + dcols[c].off) = out;
 		}
+		if (cols & DTCAP_COL_CTX) {
+			uint32_t *d = p->dtmp;
+			if (!dir_entry(rb, DTC_C_XCTX)) {
+				memset(p->xctx, DTCAP_CTX_UNKNOWN, n);
+			} else {
+				if (!(s = segment(r, i, DTC_C_XCTX, p, &len)) ||
+				    dtc_dec_u32(s, len, d, nd))
+					goto bad;
+				for (uint32_t k = 0; k < nd; k++)
+					if (d[k] > 255)
+						goto bad;
+				for (uint32_t k = 0; k < n; k++)
+					p->xctx[k] = (uint8_t)d[idx[k]];
+			}
+			b->ctx = p->xctx;
+		}
 	}
 	if (cols & DTCAP_COL_ARGS) {
-		unsigned nslots = rb->ncols - DTC_C_ARG0;
+		unsigned nslots = rb->nslots;
 		if (!(s = segment(r, i, DTC_C_NARGS, p, &len)) || len != n)
 			goto bad;
 		memcpy(p->nargs, s, n);
@@ -1332,6 +1817,7 @@ int dtcap_iter_next(struct dtcap_iter *it, struct dtcap_event *e)
 			e->kstack = b->kstack ? b->kstack[i] : 0;
 			e->ustack = b->ustack ? b->ustack[i] : 0;
 			e->flags = b->flags ? b->flags[i] : 0;
+			e->ctx = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
 			if (b->nargs) {
 				e->nargs = b->nargs[i];
 				memcpy(e->args, b->args + (size_t)i * DTCAP_MAXARGS,

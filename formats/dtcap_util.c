@@ -2,6 +2,7 @@
  * dtcap_util.c - byte buffers, bounded cursors, checksums and the column
  * codecs shared by the capture writer and reader.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,31 @@
 #include <xxhash.h>
 
 #include "dtcap_int.h"
+
+void dtc_vfmt(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
+{
+	char msg[512];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	size_t pl = strlen(prefix), ml = strlen(msg);
+	if (pl + 2 + ml < size) {
+		snprintf(buf, size, "%s: %s", prefix, msg);
+		return;
+	}
+	/* the message matters more than the start of a very long path:
+	 * keep the path's tail ("...dir/cap.dtc") */
+	size_t room = size > ml + 6 ? size - ml - 6 : 0;
+	if (room > pl)
+		room = pl;
+	snprintf(buf, size, "...%s: %s", prefix + pl - room, msg);
+}
+
+void dtc_fmt(char *buf, size_t size, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	dtc_vfmt(buf, size, prefix, fmt, ap);
+	va_end(ap);
+}
 
 int dtc_buf_reserve(struct dtc_buf *b, size_t more)
 {
@@ -117,7 +143,7 @@ uint64_t dtc_get_u64(struct dtc_cur *c)
 	return p ? dtc_rd64(p) : 0;
 }
 
-uint64_t dtc_get_uv(struct dtc_cur *c)
+uint64_t dtc_get_uv_slow(struct dtc_cur *c)
 {
 	uint64_t v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
@@ -126,11 +152,14 @@ uint64_t dtc_get_uv(struct dtc_cur *c)
 			return 0;
 		}
 		uint8_t x = *c->p++;
+		/* the 10th byte holds bit 63 only: more would overflow */
+		if (shift == 63 && x > 1)
+			break;
 		v |= (uint64_t)(x & 0x7f) << shift;
 		if (!(x & 0x80))
 			return v;
 	}
-	c->err = 1;	/* more than 10 bytes: not a varint we wrote */
+	c->err = 1;	/* more than 10 bytes or past 64 bits: not a varint */
 	return 0;
 }
 

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -34,7 +35,7 @@ struct colbuf {
 	uint32_t	rows;
 	uint64_t	*ts;
 	uint32_t	*cpu;
-	/* pid tid probe comm kstack ustack flags 0: a row's context in one
+	/* pid tid probe comm kstack ustack flags ctx: a row's context in one
 	 * 32-byte unit, hashed and compared whole */
 	uint32_t	(*tup)[8];
 	uint8_t		*nargs;
@@ -67,7 +68,8 @@ struct sink {
 	uint64_t	*argtmp;	/* args grouped by slot */
 	uint32_t	*idx;		/* row -> context */
 	uint32_t	(*ctx)[8];	/* context -> fields (one cache line) */
-	uint32_t	*dict[DTC_NDICT];	/* context -> field, by column */
+	uint32_t	*dict[DTC_NDICT + 1];	/* context -> field, by column;
+					 * [DTC_NDICT]: execution context */
 	uint32_t	*ht;		/* context hash table, ids + 1 */
 	uint32_t	ht_mask, ht_max;
 	struct chunkref	*refs;
@@ -94,6 +96,7 @@ struct dtcap_writer {
 	int		level;
 	uint32_t	block_events;
 	int		threaded;
+	int		synthetic;	/* no machine data or clock samples */
 	int		failed;		/* sticky: the file is unusable */
 
 	struct colbuf	*cur;
@@ -140,9 +143,8 @@ static void werr(struct dtcap_writer *w, const char *fmt, ...)
 static void werr(struct dtcap_writer *w, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(w->err, sizeof(w->err), "%s: ", w->path);
 	va_start(ap, fmt);
-	vsnprintf(w->err + n, sizeof(w->err) - n, fmt, ap);
+	dtc_vfmt(w->err, sizeof(w->err), w->path, fmt, ap);
 	va_end(ap);
 }
 
@@ -187,7 +189,7 @@ static void sink_fail(struct dtcap_writer *w, const char *fmt, ...)
 	if (w->threaded)
 		pthread_mutex_lock(&w->mu);
 	if (!w->sink_failed) {
-		snprintf(w->sink_err, sizeof(w->sink_err), "%s: %s", w->path, msg);
+		dtc_fmt(w->sink_err, sizeof(w->sink_err), w->path, "%s", msg);
 		w->sink_failed = 1;
 	}
 	if (w->threaded)
@@ -222,7 +224,10 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 	dtc_le32(h + 8, (uint32_t)xlen);
 	dtc_le32(h + 12, (uint32_t)clen);
 	dtc_le32(h + 16, (uint32_t)ulen);
-	dtc_le64(h + 20, XXH3_64bits(h + DTC_CHDR_LEN, xlen + clen));
+	/* XSUM: the payload's segments carry their own sums (in the extra
+	 * header), so readers hash only what they decode */
+	dtc_le64(h + 20, XXH3_64bits(h + DTC_CHDR_LEN,
+				     flags & DTC_CF_XSUM ? xlen : xlen + clen));
 	dtc_le32(h + 28, dtc_hdr_sum(h));
 	size_t total = DTC_CHDR_LEN + xlen + clen;
 	uint64_t off = atomic_load(&w->bytes);
@@ -292,10 +297,13 @@ static int put_segment(struct dtcap_writer *w, unsigned col)
 	}
 	if (method == DTC_M_RAW)
 		dtc_buf_put(&s->pay, s->raw.p, rawlen);
+	if (s->pay.err)
+		goto oom;
 	dtc_buf_u8(&s->xh, (uint8_t)col);
 	dtc_buf_u8(&s->xh, method);
 	dtc_buf_u32(&s->xh, (uint32_t)rawlen);
 	dtc_buf_u32(&s->xh, (uint32_t)stored);
+	dtc_buf_u64(&s->xh, XXH3_64bits(s->pay.p + s->pay.len - stored, stored));
 	if (s->pay.err || s->xh.err)
 		goto oom;
 	return 0;
@@ -314,7 +322,7 @@ static int sink_scratch(struct sink *s, uint32_t n)
 	free(s->idx);
 	free(s->ctx);
 	free(s->ht);
-	for (int k = 0; k < DTC_NDICT; k++)
+	for (int k = 0; k <= DTC_NDICT; k++)
 		free(s->dict[k]);
 	uint32_t hsize = 1024;
 	while (hsize < 2 * n)
@@ -325,7 +333,7 @@ static int sink_scratch(struct sink *s, uint32_t n)
 	s->ctx = malloc((size_t)n * sizeof(*s->ctx));
 	s->ht = malloc((size_t)hsize * sizeof(uint32_t));
 	int ok = s->tmp64 && s->argtmp && s->idx && s->ctx && s->ht;
-	for (int k = 0; k < DTC_NDICT; k++)
+	for (int k = 0; k <= DTC_NDICT; k++)
 		ok = (s->dict[k] = malloc((size_t)n * sizeof(uint32_t))) && ok;
 	s->tmp_cap = ok ? n : 0;
 	s->ht_max = hsize;
@@ -409,12 +417,12 @@ static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
 		for (uint32_t i = 0; i < n; i++)
 			s->idx[i] = rank[s->idx[i]];
 		for (uint32_t r = 0; r < nd; r++)
-			for (int k = 0; k < DTC_NDICT; k++)
+			for (int k = 0; k <= DTC_NDICT; k++)
 				s->dict[k][r] = s->ctx[order[r]][k];
 		return nd;
 	}
 	for (uint32_t d = 0; d < nd; d++)
-		for (int k = 0; k < DTC_NDICT; k++)
+		for (int k = 0; k <= DTC_NDICT; k++)
 			s->dict[k][d] = s->ctx[d][k];
 	return nd;
 }
@@ -441,7 +449,8 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		maxargs = b->nargs[i] > maxargs ? b->nargs[i] : maxargs;
 	}
 	uint32_t nd = build_contexts(s, b);
-	unsigned ncols = DTC_C_ARG0 + maxargs;
+	/* ids 0 .. ARG0 + maxargs - 1, then the execution context */
+	unsigned ncols = DTC_C_ARG0 + maxargs + 1;
 	s->xh.len = s->pay.len = 0;
 	dtc_buf_u32(&s->xh, n);
 	dtc_buf_u64(&s->xh, tmin);
@@ -477,9 +486,12 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		s->tmp64[i] = dtc_zz((int64_t)(b->ts[i] - prev));
 		prev = b->ts[i];
 	}
-	for (unsigned c = 0; c < ncols; c++) {
+	for (unsigned ci = 0; ci < ncols; ci++) {
+		unsigned c = ci + 1 == ncols ? DTC_C_XCTX : ci;
 		s->raw.len = 0;
-		if (c == DTC_C_TS) {
+		if (c == DTC_C_XCTX) {
+			dtc_enc_u32(&s->raw, s->dict[DTC_NDICT], nd);
+		} else if (c == DTC_C_TS) {
 			dtc_enc_u64(&s->raw, s->tmp64, n);
 		} else if (c == DTC_C_CPU) {
 			dtc_enc_u32(&s->raw, b->cpu, n);
@@ -502,8 +514,8 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		if (put_segment(w, c))
 			return -1;
 	}
-	return emit_chunk(w, DTC_EVNT, 0, s->xh.p, s->xh.len, s->pay.p, s->pay.len,
-			  s->pay.len);
+	return emit_chunk(w, DTC_EVNT, DTC_CF_XSUM, s->xh.p, s->xh.len, s->pay.p,
+			  s->pay.len, s->pay.len);
 }
 
 static void free_colbuf(struct colbuf *b)
@@ -771,7 +783,7 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 {
 	struct dtcap_writer *w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(path))) {
-		snprintf(create_err, sizeof(create_err), "%s: out of memory", path);
+		dtc_fmt(create_err, sizeof(create_err), path, "out of memory");
 		free(w);
 		return NULL;
 	}
@@ -781,33 +793,44 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	if (w->block_events > DTC_MAX_ROWS)
 		w->block_events = DTC_MAX_ROWS;
 	w->threaded = opts ? opts->threaded : 0;
+	w->synthetic = opts ? opts->synthetic : 0;
 	w->fd = -1;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	w->sink.cctx = ZSTD_createCCtx();
 	w->cur = new_colbuf(w->block_events);
 	if (!w->sink.cctx || !w->cur) {
-		snprintf(create_err, sizeof(create_err), "%s: out of memory", path);
+		dtc_fmt(create_err, sizeof(create_err), path, "out of memory");
 		goto fail;
 	}
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	/* 0600, as perf: kallsyms with real addresses, every process's maps
+	 * and syscall arguments are not for other users */
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
-		snprintf(create_err, sizeof(create_err), "%s: %s", path, strerror(errno));
+		dtc_fmt(create_err, sizeof(create_err), path, "%s", strerror(errno));
 		goto fail;
 	}
 	uint8_t fh[DTC_FILEHDR_LEN];
+	memset(fh, 0, sizeof(fh));
 	memcpy(fh, DTC_MAGIC, DTC_MAGIC_LEN);
 	dtc_le32(fh + 8, DTC_VERSION);
-	dtc_le32(fh + 12, 0);
+	dtc_le32(fh + 12, DTC_FILEHDR_LEN);
+	dtc_le32(fh + 16, w->synthetic ? DTC_FC_CTXCOL | DTC_FC_USTACK : DTC_FC_KNOWN);
+	dtc_le32(fh + 20, 0);
+	dtc_le32(fh + 28, (uint32_t)XXH3_64bits(fh, 28));
 	if (full_write(w->fd, fh, sizeof(fh))) {
-		snprintf(create_err, sizeof(create_err), "%s: %s", path, strerror(errno));
+		dtc_fmt(create_err, sizeof(create_err), path, "%s", strerror(errno));
 		goto fail;
 	}
 	atomic_store(&w->bytes, DTC_FILEHDR_LEN);
 
-	struct dtcap_host empty = {0};
-	if (!host)
-		host = &empty;
+	struct dtcap_host hm = {0};
+	if (host)
+		hm = *host;
+	snprintf(hm.tool_version, sizeof(hm.tool_version), "%s", dtcap_version());
+	if (!w->synthetic)
+		dtc_host_machine(&hm);
+	host = &hm;
 	struct dtc_buf b = {0};
 	/* the fixed-size fields may lack their NUL: never read past them */
 	dtc_buf_strn(&b, host->kernel, sizeof(host->kernel) - 1);
@@ -817,6 +840,10 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	dtc_buf_u64(&b, (uint64_t)host->clock_real_ns);
 	dtc_buf_u64(&b, host->start_ns);
 	dtc_buf_strn(&b, host->command, sizeof(host->command) - 1);
+	dtc_buf_strn(&b, host->tool_version, sizeof(host->tool_version) - 1);
+	dtc_buf_strn(&b, host->kernel_build_id, sizeof(host->kernel_build_id) - 1);
+	dtc_buf_strn(&b, host->cpu_model, sizeof(host->cpu_model) - 1);
+	dtc_buf_strn(&b, host->boot_id, sizeof(host->boot_id) - 1);
 	int rc = b.err ? -1 : emit_chunk(w, DTC_HOST, 0, NULL, 0, b.p, b.len, b.len);
 	dtc_buf_free(&b);
 	if (rc) {
@@ -826,8 +853,7 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	}
 	if (w->threaded) {
 		if (pthread_create(&w->thread, NULL, sink_main, w)) {
-			snprintf(create_err, sizeof(create_err),
-				 "%s: cannot start writer thread", path);
+			dtc_fmt(create_err, sizeof(create_err), path, "cannot start writer thread");
 			goto fail;
 		}
 		w->thread_started = 1;
@@ -848,8 +874,9 @@ int dtcap_put_probes(struct dtcap_writer *w, const struct dtcap_probe *p, size_t
 	if (check(w))
 		return -1;
 	for (size_t i = 0; i < n; i++)
-		if (p[i].id == 0) {
-			werr(w, "probe id 0 (%.40s): ids start at 1", p[i].name);
+		if (p[i].id == 0 || p[i].id >= DTCAP_MAXPROBEID) {
+			werr(w, "probe id %u (%.40s): ids are 1 .. %u", p[i].id, p[i].name,
+			     DTCAP_MAXPROBEID - 1);
 			return -1;
 		}
 	struct dtc_buf b = {0};
@@ -1130,10 +1157,13 @@ int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
 {
 	if (w->failed)
 		return -1;
+	/* the reader's limits: never write a row it would call damage */
 	if (e->nargs > DTCAP_MAXARGS || e->kstack > w->nstacks ||
-	    e->ustack > w->nstacks || e->comm > w->ncomms) {
-		werr(w, "event with bad ids (comm %u, kstack %u, ustack %u, nargs %u)",
-		     e->comm, e->kstack, e->ustack, e->nargs);
+	    e->ustack > w->nstacks || e->comm > w->ncomms || e->cpu >= DTCAP_MAXCPUS ||
+	    e->probe >= DTCAP_MAXPROBEID || e->ctx > 255) {
+		werr(w, "event with bad ids (comm %u, kstack %u, ustack %u, nargs %u, "
+		     "cpu %u, probe %u, ctx %u)", e->comm, e->kstack, e->ustack, e->nargs,
+		     e->cpu, e->probe, e->ctx);
 		return -1;
 	}
 	struct colbuf *b = w->cur;
@@ -1148,7 +1178,7 @@ int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
 	t[4] = e->kstack;
 	t[5] = e->ustack;
 	t[6] = e->flags;
-	t[7] = 0;
+	t[7] = e->ctx;
 	b->nargs[i] = (uint8_t)e->nargs;
 	for (uint32_t k = 0; k < e->nargs; k++)
 		b->args[b->nargs_total + k] = e->args[k];
@@ -1180,14 +1210,29 @@ int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
 		dtc_buf_uv(&b, c->recursive);
 		dtc_buf_uv(&b, c->nested);
 	}
-	/* the recorder's user-stack tally: an optional tail */
-	if (recorder) {
-		dtc_buf_uv(&b, 3);
-		dtc_buf_uv(&b, recorder->ustack_dwarf);
-		dtc_buf_uv(&b, recorder->ustack_dwarf_trunc);
-		dtc_buf_uv(&b, recorder->ustack_fp_behind);
+	if (!w->synthetic) {
+		/* both clocks back to back: the pair converts ts to wall time
+		 * as of now, so a reader can follow NTP steps and drift */
+		struct timespec m, r;
+		clock_gettime(CLOCK_MONOTONIC, &m);
+		clock_gettime(CLOCK_REALTIME, &r);
+		dtc_buf_u64(&b, (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec);
+		dtc_buf_u64(&b, (uint64_t)((int64_t)r.tv_sec * 1000000000LL + r.tv_nsec));
 	}
-	return submit_meta(w, DTC_CNTR, 1, &b);
+	if (submit_meta(w, DTC_CNTR, 1, &b))
+		return -1;
+	/* the user-stack tally, right after the snapshot it belongs to */
+	if (recorder && (recorder->ustack_dwarf || recorder->ustack_dwarf_trunc ||
+			 recorder->ustack_fp_behind)) {
+		struct dtc_buf u = {0};
+		dtc_buf_u64(&u, ts);
+		dtc_buf_uv(&u, 3);
+		dtc_buf_uv(&u, recorder->ustack_dwarf);
+		dtc_buf_uv(&u, recorder->ustack_dwarf_trunc);
+		dtc_buf_uv(&u, recorder->ustack_fp_behind);
+		return submit_meta(w, DTC_USTK, 1, &u);
+	}
+	return 0;
 }
 
 int dtcap_flush(struct dtcap_writer *w)
@@ -1302,7 +1347,7 @@ int dtcap_close(struct dtcap_writer *w)
 	free(w->sink.ctx);
 	free(w->sink.idx);
 	free(w->sink.ht);
-	for (int k = 0; k < DTC_NDICT; k++)
+	for (int k = 0; k <= DTC_NDICT; k++)
 		free(w->sink.dict[k]);
 	free(w->sink.refs);
 	free(w->stacks);

@@ -235,7 +235,7 @@ static const struct {
 		" ustack INTEGER, flags INTEGER, nargs INTEGER,"
 		" arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, arg3 INTEGER,"
 		" arg4 INTEGER, arg5 INTEGER, arg6 INTEGER, arg7 INTEGER,"
-		" arg8 INTEGER, arg9 INTEGER, retval INTEGER, errno INTEGER", -1 },
+		" arg8 INTEGER, arg9 INTEGER, retval INTEGER, errno INTEGER, ctx TEXT", -1 },
 	[T_PROBES] = { "probes",
 		"id INTEGER, name TEXT, provider TEXT, function TEXT,"
 		" probe TEXT, flags INTEGER, is_return INTEGER, nargs INTEGER,"
@@ -267,8 +267,15 @@ static const struct {
 enum {
 	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
 	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
-	E_ERRNO, E_NCOLS
+	E_ERRNO, E_CTX, E_NCOLS
 };
+
+/* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
+static const char *ctx_name(unsigned x)
+{
+	static const char *names[] = {"task", "softirq", "hardirq", "nmi"};
+	return x < 4 ? names[x] : NULL;
+}
 
 /* The capture columns each events column needs. */
 static const unsigned ecol_need[E_NCOLS] = {
@@ -285,6 +292,7 @@ static const unsigned ecol_need[E_NCOLS] = {
 	[E_ARG0 + 8] = DTCAP_COL_ARGS, [E_ARG9] = DTCAP_COL_ARGS,
 	[E_RETVAL] = DTCAP_COL_FLAGS | DTCAP_COL_ARGS,
 	[E_ERRNO] = DTCAP_COL_FLAGS | DTCAP_COL_ARGS,
+	[E_CTX] = DTCAP_COL_CTX,
 };
 
 /* ------------------------------------------------------ generic vtab */
@@ -350,7 +358,7 @@ static void set_err(sqlite3_vtab *v, const char *fmt, const char *s)
 struct cols {
 	uint64_t	*ts;
 	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
-	uint8_t		*nargs;
+	uint8_t		*nargs, *ctx;
 	uint64_t	*args;
 };
 
@@ -393,8 +401,8 @@ struct ecur {
 };
 
 /* idxNum layout */
-#define IX_COLS		0x03ff		/* DTCAP_COL_* */
-#define IX_ORDERED	0x0400		/* order terms follow '|' in idxStr */
+#define IX_COLS		0x07ff		/* DTCAP_COL_* */
+#define IX_ORDERED	0x0800		/* order terms follow '|' in idxStr */
 
 static int ord_ok(const struct ctx *c, int col)
 {
@@ -415,6 +423,7 @@ static size_t col_bytes(unsigned cols)
 	for (unsigned m = DTCAP_COL_CPU; m <= DTCAP_COL_FLAGS; m <<= 1)
 		if (cols & m) n += 4;
 	if (cols & DTCAP_COL_ARGS) n += 1 + 8 * DTCAP_MAXARGS;
+	if (cols & DTCAP_COL_CTX) n += 1;
 	return n;
 }
 
@@ -568,7 +577,7 @@ static void ev_reset(struct ecur *e)
 	free(e->comms);
 	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
 	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
-	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs);
+	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs); free(e->mat.ctx);
 	free(e->mat.args);
 	free(e->perm);
 	free(e->mrid);
@@ -845,6 +854,7 @@ static void cols_from_block(struct cols *cv, const struct dtcap_block *b)
 	cv->ts = b->ts; cv->cpu = b->cpu; cv->pid = b->pid; cv->tid = b->tid;
 	cv->probe = b->probe; cv->comm = b->comm; cv->kstack = b->kstack;
 	cv->ustack = b->ustack; cv->flags = b->flags; cv->nargs = b->nargs;
+	cv->ctx = b->ctx;
 	cv->args = b->args;
 }
 
@@ -930,6 +940,7 @@ static int mat_append(struct ecur *e)
 		GROW(probe, DTCAP_COL_PROBE); GROW(comm, DTCAP_COL_COMM);
 		GROW(kstack, DTCAP_COL_KSTACK); GROW(ustack, DTCAP_COL_USTACK);
 		GROW(flags, DTCAP_COL_FLAGS); GROW(nargs, DTCAP_COL_ARGS);
+		GROW(ctx, DTCAP_COL_CTX);
 #undef GROW
 		void *q = realloc(e->mrid, cap * sizeof(*e->mrid));
 		if (q == NULL)
@@ -951,7 +962,7 @@ static int mat_append(struct ecur *e)
 		size_t k = e->nrows;
 #define CP(f) do { if (d->f) memcpy(d->f + n, s->f, k * sizeof(*d->f)); } while (0)
 		CP(ts); CP(cpu); CP(pid); CP(tid); CP(probe); CP(comm);
-		CP(kstack); CP(ustack); CP(flags); CP(nargs);
+		CP(kstack); CP(ustack); CP(flags); CP(nargs); CP(ctx);
 #undef CP
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
@@ -966,7 +977,7 @@ static int mat_append(struct ecur *e)
 			continue;
 #define CP(f) do { if (d->f) d->f[n] = s->f[i]; } while (0)
 		CP(ts); CP(cpu); CP(pid); CP(tid); CP(probe); CP(comm);
-		CP(kstack); CP(ustack); CP(flags); CP(nargs);
+		CP(kstack); CP(ustack); CP(flags); CP(nargs); CP(ctx);
 #undef CP
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args + (size_t)i * DTCAP_MAXARGS,
@@ -1208,6 +1219,10 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	case E_USTACK: sqlite3_result_int64(ctx, cv->ustack[i]); break;
 	case E_FLAGS: sqlite3_result_int64(ctx, cv->flags[i]); break;
 	case E_NARGS: sqlite3_result_int64(ctx, cv->nargs[i]); break;
+	case E_CTX:
+		if (ctx_name(cv->ctx[i]))
+			sqlite3_result_text(ctx, ctx_name(cv->ctx[i]), -1, SQLITE_STATIC);
+		break;
 	case E_RETVAL:
 	case E_ERRNO:
 		if (cv->flags[i] & DTR_RETURN)
@@ -2480,6 +2495,12 @@ static long long write_events_db(struct ctx *c, const char *path, char **err)
 			} else {
 				v[E_RETVAL].null = v[E_ERRNO].null = 1;
 			}
+			if (ctx_name(b->ctx[j])) {
+				v[E_CTX].t = ctx_name(b->ctx[j]);
+				v[E_CTX].tlen = (int)strlen(v[E_CTX].t);
+			} else {
+				v[E_CTX].null = 1;
+			}
 			tsv[rowid] = (int64_t)b->ts[j];
 			pidv[rowid] = b->pid[j];
 			rowid++;
@@ -2729,6 +2750,7 @@ static long long export_events(sqlite3 *db, struct ctx *c, char **err)
 				BIND_N(E_RETVAL);
 				BIND_N(E_ERRNO);
 			}
+			BIND_T(E_CTX, ctx_name(b->ctx[j]), -1);
 			rc = sqlite3_step(st);
 			if (rc != SQLITE_DONE) {
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));

@@ -41,7 +41,7 @@ void dtf_free(struct dtf_filter *f)
 int dtf_active(const struct dtf_filter *f)
 {
 	return f->npids || f->ntids || f->ncpus || f->ncomms || f->nprobes ||
-	       f->has_since || f->has_until;
+	       f->has_since || f->has_until || f->ctx_mask;
 }
 
 static int add_u32_list(uint32_t **v, size_t *n, const char *arg, const char *what,
@@ -152,6 +152,27 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 		return add_str_list(&f->comms, &f->ncomms, arg, "comm", err, errlen) ? -1 : 1;
 	case DTF_OPT_PROBE:
 		return add_str_list(&f->probes, &f->nprobes, arg, "probe", err, errlen) ? -1 : 1;
+	case DTF_OPT_SALVAGE:
+		f->salvage = 1;
+		return 1;
+	case DTF_OPT_CTX: {
+		static const char *names[] = {"task", "softirq", "hardirq", "nmi", "unknown"};
+		const char *p = arg;
+		do {
+			size_t len = strcspn(p, ","), k;
+			for (k = 0; k < 5; k++)
+				if (strlen(names[k]) == len && !strncmp(p, names[k], len))
+					break;
+			if (k == 5) {
+				snprintf(err, errlen, "--ctx: '%.*s' is not task, softirq, hardirq, "
+					 "nmi or unknown", (int)len, p);
+				return -1;
+			}
+			f->ctx_mask |= 1u << k;
+			p += len;
+		} while (*p++ == ',');
+		return 1;
+	}
 	case DTF_OPT_SINCE:
 	case DTF_OPT_UNTIL: {
 		uint64_t t;
@@ -285,6 +306,8 @@ unsigned dtf_columns(const struct dtf_filter *f)
 		c |= DTCAP_COL_PROBE;
 	if (f->has_since || f->has_until)
 		c |= DTCAP_COL_TS;
+	if (f->ctx_mask)
+		c |= DTCAP_COL_CTX;
 	return c;
 }
 
@@ -314,8 +337,16 @@ int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32
 	return 1;
 }
 
+struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path)
+{
+	struct dtcap_read_opts o = { f->salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	return dtcap_open_opts(path, &o);
+}
+
 int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e)
 {
+	if (f->ctx_mask && !(f->ctx_mask & dtf_ctx_bit(e->ctx)))
+		return 0;
 	return dtf_match_slow(f, e->ts, e->cpu, e->pid, e->tid, e->probe, e->comm);
 }
 

@@ -1,6 +1,7 @@
 /*
  * filter.h - the event filters every report takes (dtreport stats/flame/
- * diff, dtsh): --pid --tid --comm --probe --cpu --since --until.
+ * diff, dtsh): --pid --tid --comm --probe --cpu --ctx --since --until; and
+ * --salvage, how the capture is opened (dtf_open).
  *
  * Lists are comma-separated and options may repeat (values accumulate, a
  * row matches when it matches any value of each given option).  --comm and
@@ -28,6 +29,8 @@ struct dtf_filter {
 	int		since_rel, until_rel;	/* time given with a unit */
 	int		has_since, has_until;
 	uint64_t	since, until;		/* as given (ns) */
+	unsigned	ctx_mask;		/* --ctx: dtf_ctx_bit()s, 0: all */
+	int		salvage;		/* --salvage: skip damaged chunks */
 
 	/* dtf_resolve */
 	uint64_t	tmin, tmax;		/* absolute, inclusive */
@@ -46,6 +49,8 @@ struct dtf_filter {
 #define DTF_OPT_CPU	0x1005
 #define DTF_OPT_SINCE	0x1006
 #define DTF_OPT_UNTIL	0x1007
+#define DTF_OPT_CTX	0x1008
+#define DTF_OPT_SALVAGE	0x1009
 #define DTF_LONGOPTS \
 	{ "pid",   1, NULL, DTF_OPT_PID }, \
 	{ "tid",   1, NULL, DTF_OPT_TID }, \
@@ -53,12 +58,16 @@ struct dtf_filter {
 	{ "probe", 1, NULL, DTF_OPT_PROBE }, \
 	{ "cpu",   1, NULL, DTF_OPT_CPU }, \
 	{ "since", 1, NULL, DTF_OPT_SINCE }, \
-	{ "until", 1, NULL, DTF_OPT_UNTIL }
+	{ "until", 1, NULL, DTF_OPT_UNTIL }, \
+	{ "ctx",   1, NULL, DTF_OPT_CTX }, \
+	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }
 
 /* One line of help text for the filter options. */
 #define DTF_USAGE \
 	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
-	"  --since T  --until T    (T: 1.5s, 200ms, 10us from the start; or absolute ns)\n"
+	"  --since T  --until T    (T: 1.5s, 200ms, 10us from the start; or absolute ns)\n" \
+	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n" \
+	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n"
 
 void dtf_init(struct dtf_filter *f);
 void dtf_free(struct dtf_filter *f);
@@ -71,6 +80,16 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 
 /* Parse a time value: *rel says whether it had a unit.  -1 if malformed. */
 int dtf_parse_time(const char *s, uint64_t *ns, int *rel);
+
+/* Open path as the options say (--salvage); NULL after printing nothing:
+ * the error is dtcap_open_error(). */
+struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path);
+
+/* The --ctx bit of an execution context (DTCAP_CTX_*; bit 4: unknown). */
+static inline unsigned dtf_ctx_bit(unsigned ctx)
+{
+	return ctx < 4 ? 1u << ctx : 1u << 4;
+}
 
 /* Bind to an open capture.  -1 (message in err) if e.g. no probe matches. */
 int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen);
@@ -99,6 +118,8 @@ static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_b
 {
 	if (b->probe && f->probe_ok &&
 	    (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
+		return 0;
+	if (f->ctx_mask && b->ctx && !(f->ctx_mask & dtf_ctx_bit(b->ctx[i])))
 		return 0;
 	if (!(f->npids | f->ntids | f->ncpus | f->ncomms) &&
 	    !f->has_since && !f->has_until)

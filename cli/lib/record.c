@@ -17,6 +17,7 @@
 #include "dt_abi.h"
 #include "dtcap.h"
 #include "elfsyms.h"
+#include "kused.h"
 #include "probes.h"
 #include "source.h"
 #include "util.h"
@@ -61,6 +62,8 @@ struct rec {
 	uint64_t	nread, raw_bytes, nbad, nlost, nfiltered;
 	uint64_t	base_bytes;	/* capture size before the first event */
 	pid_t		child;		/* the command, or 0 */
+	struct kused	*kused;		/* kallsyms, written as far as used */
+	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		filter;		/* targets filtered here, not by the source */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
@@ -521,12 +524,19 @@ process(struct rec *r, const char *buf, size_t len)
 		e.tid = d->dtr_tid;
 		e.probe = d->dtr_probe;
 		e.flags = d->dtr_flags;
+		e.ctx = d->dtr_ctx;
 		e.nargs = d->dtr_nargs;
 		memcpy(e.args, a, 8 * (size_t)d->dtr_nargs);
 		e.comm = comm_of(r, d);
-		if (d->dtr_nkstack)
+		if (d->dtr_nkstack) {
 			e.kstack = dtcap_intern_stack(r->w, a + d->dtr_nargs, d->dtr_nkstack, 1,
 						      !!(d->dtr_flags & DTR_KSTACK_TRUNC));
+			/* ids are dense: a new one is a stack not seen before */
+			if (e.kstack > r->kstack_max) {
+				kused_mark(r->kused, a + d->dtr_nargs, d->dtr_nkstack);
+				r->kstack_max = e.kstack;
+			}
+		}
 		if (d->dtr_nustack)
 			e.ustack = dtcap_intern_stack(r->w, a + d->dtr_nargs + d->dtr_nkstack,
 						      d->dtr_nustack, 0,
@@ -636,8 +646,8 @@ write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 	}
 	if (dtcap_put_probes(r->w, pv, n) < 0)
 		goto werr;
-	if (ksyms && dtcap_put_kallsyms(r->w, ksyms, ksymslen) < 0)
-		goto werr;
+	(void)ksyms;
+	(void)ksymslen;
 	if (mods && dtcap_put_modules(r->w, mods, modslen) < 0)
 		goto werr;
 	ret = 0;
@@ -785,6 +795,18 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 	}
 }
 
+
+/* The kernel symbols of the stacks stored so far, when there are new ones. */
+static int
+put_kused(struct rec *r)
+{
+	size_t len;
+	const char *t = kused_text(r->kused, &len);
+
+	if (t == NULL || r->werr)
+		return 0;
+	return dtcap_put_kallsyms(r->w, t, len);
+}
 
 /*
  * The capture is written under a temporary name beside the output and
@@ -985,6 +1007,14 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	ksyms = dtu_read_file("/proc/kallsyms", &ksymslen);
 	if (ksyms == NULL)
 		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
+	else {
+		r->kused = kused_new(ksyms, ksymslen);
+		ksyms = NULL;
+		if (r->kused == NULL) {
+			msg(r, "out of memory");
+			goto out;
+		}
+	}
 	mods = dtu_read_file("/proc/modules", &modslen);
 
 	if (make_temp(r, tmp, sizeof(tmp), &target) < 0)
@@ -1087,7 +1117,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		if (now - last_flush >= flush_ns) {
 			uint64_t ev = dtcap_events_written(r->w);
 			if (ev != flushed_events) {
-				if (dtcap_flush(r->w) < 0) {
+				if (put_kused(r) < 0 || dtcap_flush(r->w) < 0) {
 					msg(r, "%s", dtcap_writer_error(r->w));
 					r->werr = 1;
 					break;
@@ -1110,7 +1140,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		 */
 		if ((size_t)got >= backlog)
 			continue;
-		if (got > 0) {
+		if (got > 0 && !r->src->ops->watermark) {
 			int pause = (size_t)got < backlog / 4 ? PAUSE_MS : PAUSE_MS / 5;
 			(void)poll(NULL, 0, timeout < pause ? timeout : pause);
 		} else
@@ -1136,7 +1166,7 @@ finish:
 		fputs("\r\033[K", r->st);
 	if (r->w) {
 		uint64_t bytes;
-		if (recording && !r->werr && dtcap_flush(r->w) < 0) {
+		if (recording && !r->werr && (put_kused(r) < 0 || dtcap_flush(r->w) < 0)) {
 			msg(r, "%s", dtcap_writer_error(r->w));
 			r->werr = 1;
 		}
@@ -1191,6 +1221,7 @@ out:
 		reap(child, &cmd_status);
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
+	kused_free(r->kused);
 	free(r->comms.v);
 	for (size_t i = 0; i < r->procs.cap; i++)
 		free(r->procs.v[i].xr);

@@ -311,7 +311,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	uint32_t *buf = NULL;
 	int ret = 1;
 
-	p.r = dtcap_open(path);
+	p.r = dtf_open(filt, path);
 	if (!p.r) {
 		fprintf(stderr, "dtreport %s: %s\n", cmd, dtcap_open_error());
 		return 1;

@@ -34,13 +34,14 @@ static const char *prog(void)
 }
 
 /* Open the capture, its symbols and an in-memory db with the tables. */
-static int open_all(const char *cmd, const char *path, struct dtcap_reader **r,
+static int open_all(const char *cmd, const char *path, int salvage, struct dtcap_reader **r,
 		    struct dtsym **sym, sqlite3 **db)
 {
 	*r = NULL;
 	*sym = NULL;
 	*db = NULL;
-	if ((*r = dtcap_open(path)) == NULL) {
+	struct dtcap_read_opts ro = { salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	if ((*r = dtcap_open_opts(path, &ro)) == NULL) {
 		fprintf(stderr, "%s: %s: %s\n", prog(), cmd, dtcap_open_error());
 		return -1;
 	}
@@ -107,7 +108,8 @@ static char *read_stream(FILE *f)
 
 static void sql_usage(FILE *f)
 {
-	fprintf(f, "usage: %s sql [--table|--csv|--json] FILE [QUERY]\n"
+	fprintf(f, "usage: %s sql [--table|--csv|--json] [--salvage] FILE [QUERY]\n"
+		"  --salvage: read a damaged capture, skipping damaged chunks\n"
 		"  QUERY omitted: SQL is read from standard input.\n"
 		"  Tables: events probes probe_args stacks frames processes maps counters\n"
 		"          capture\n"
@@ -120,15 +122,17 @@ int cmd_sql(int argc, char **argv)
 		{ "table", no_argument, NULL, 't' },
 		{ "csv", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "salvage", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* Aligned for people, CSV for pipes: what scripts parse most easily. */
 	enum dtsql_format fmt = isatty(STDOUT_FILENO) ? DTSQL_TABLE : DTSQL_CSV;
-	int ch;
+	int ch, salvage = 0;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
+		case 's': salvage = 1; break;
 		case 't': fmt = DTSQL_TABLE; break;
 		case 'c': fmt = DTSQL_CSV; break;
 		case 'j': fmt = DTSQL_JSON; break;
@@ -167,7 +171,7 @@ int cmd_sql(int argc, char **argv)
 	struct dtcap_reader *r;
 	struct dtsym *sym;
 	sqlite3 *db;
-	if (open_all("sql", path, &r, &sym, &db) < 0) {
+	if (open_all("sql", path, salvage, &r, &sym, &db) < 0) {
 		close_all(r, sym, db);
 		free(query);
 		return 1;
@@ -193,22 +197,24 @@ int cmd_sql(int argc, char **argv)
 
 static void export_usage(FILE *f)
 {
-	fprintf(f, "usage: %s export FILE -o OUT.sqlite\n", prog());
+	fprintf(f, "usage: %s export [--salvage] FILE -o OUT.sqlite\n", prog());
 }
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "salvage", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *outpath = NULL;
-	int ch;
+	int ch, salvage = 0;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': outpath = optarg; break;
+		case 's': salvage = 1; break;
 		case 'h': export_usage(stdout); return 0;
 		default: export_usage(stderr); return 2;
 		}
@@ -228,7 +234,7 @@ int cmd_export(int argc, char **argv)
 	struct dtcap_reader *r;
 	struct dtsym *sym;
 	sqlite3 *db;
-	if (open_all("export", argv[optind], &r, &sym, &db) < 0) {
+	if (open_all("export", argv[optind], salvage, &r, &sym, &db) < 0) {
 		close_all(r, sym, db);
 		return 1;
 	}

@@ -67,6 +67,48 @@ static size_t pid_slot(const struct pidc *t, size_t cap, uint32_t pid)
 	return j;
 }
 
+static void json_str(FILE *o, const char *s);
+
+/*
+ * What wrote the capture and on which machine (format 3; "?" for older
+ * files), and how far the wall clock moved against the monotonic one
+ * between the first and last clock pair: NTP steps and drift show here.
+ */
+static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
+{
+	const struct dtcap_host *h = dtcap_host(r);
+	uint32_t compat = 0, incompat = 0, v = dtcap_format_version(r, &compat, &incompat);
+	size_t nc = dtcap_nclocks(r);
+	uint64_t m0 = 0, m1 = 0;
+	int64_t w0 = 0, w1 = 0;
+	dtcap_clock_at(r, 0, &m0, &w0);
+	dtcap_clock_at(r, nc ? nc - 1 : 0, &m1, &w1);
+	/* (w1 - m1) - (w0 - m0): offset change, in ns */
+	double drift_ms = (double)((w1 - w0) - (int64_t)(m1 - m0)) / 1e6;
+	if (json) {
+		fprintf(o, ",\"format\":%u,\"tool_version\":", v);
+		json_str(o, h->tool_version);
+		fputs(",\"kernel_build_id\":", o);
+		json_str(o, h->kernel_build_id);
+		fputs(",\"cpu_model\":", o);
+		json_str(o, h->cpu_model);
+		fputs(",\"boot_id\":", o);
+		json_str(o, h->boot_id);
+		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f", nc, nc > 1 ? drift_ms : 0.0);
+		return;
+	}
+	fprintf(o, "written by   dt %s, format %u (features %#x)\n",
+		h->tool_version[0] ? h->tool_version : "?", v, compat);
+	fprintf(o, "machine      %s; kernel build-id %s; boot %s\n",
+		h->cpu_model[0] ? h->cpu_model : "CPU ?",
+		h->kernel_build_id[0] ? h->kernel_build_id : "?", h->boot_id[0] ? h->boot_id : "?");
+	if (nc > 1)
+		fprintf(o, "clock        %zu (monotonic, wall) pairs; wall moved %+.3f ms against "
+			"monotonic\n", nc, drift_ms);
+	else
+		fprintf(o, "clock        one (monotonic, wall) pair, at the start\n");
+}
+
 static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 {
 	struct st *s = ctx;
@@ -240,7 +282,7 @@ int cmd_stats(int argc, char **argv)
 		goto usage;
 	const char *path = argv[optind];
 
-	r = dtcap_open(path);
+	r = dtf_open(&filt, path);
 	if (!r) {
 		fprintf(stderr, "dtreport stats: %s\n", dtcap_open_error());
 		goto out;
@@ -335,6 +377,7 @@ int cmd_stats(int argc, char **argv)
 		json_str(o, h ? h->kernel : "");
 		fprintf(o, ",\"ncpus\":%u,\"command\":", h ? h->ncpus : 0);
 		json_str(o, h ? h->command : "");
+		print_meta(o, r, 1);
 		fprintf(o, ",\"start_ns\":%" PRIu64 ",\"start_wall\":", start == UINT64_MAX ? 0 : start);
 		json_str(o, wall);
 		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
@@ -390,6 +433,7 @@ int cmd_stats(int argc, char **argv)
 		fprintf(o, "host         %s, kernel %s, %u CPUs\n", h ? h->hostname : "?",
 			h ? h->kernel : "?", h ? h->ncpus : 0);
 		fprintf(o, "command      %s\n", h && h->command[0] ? h->command : "?");
+		print_meta(o, r, 0);
 		fprintf(o, "recorded     %s for %.3fs\n", wall, (double)dur / 1e9);
 		fprintf(o, "events       %" PRIu64, nev);
 		if (dtf_active(&filt))

@@ -67,6 +67,12 @@ struct dtsrc;
 
 struct dtsrc_ops {
 	const char *name;		/* "dt", "perf" */
+	/*
+	 * The kernel wakes the reader only when a good part of a ring has
+	 * filled (perf's watermark), so the reader need not pace itself; dt.ko
+	 * readers pause between reads, since reading is itself traced there.
+	 */
+	int	watermark;
 	int	(*enable)(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			  const struct dtsrc_cfg *cfg, char *err, size_t errlen);
 	int	(*start)(struct dtsrc *s, char *err, size_t errlen);

@@ -122,9 +122,16 @@ struct src_perf {
 	size_t		nrings;
 	int		ncpus;		/* [I] possible CPUs (counters' index) */
 	struct dtcap_count *counts;	/* [r] per CPU */
+	uint64_t	*seen;		/* [r] per CPU: samples of counting events
+					 * (not timers), kept or not */
+	uint64_t	*fired;		/* per CPU, after stop: events' own counts */
+	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
+	int		*fdcpu;		/* per fd: its CPU */
+	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
 	struct tasks	comms, procs;	/* [r] */
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */
+	int		targeted;	/* -p or a command: not system-wide */
 	int		kprobe_type;	/* PMU type, -1: none */
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
@@ -407,7 +414,7 @@ pool_exit(struct src_perf *sp, uint32_t pid)
 
 static void
 on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned char *r,
-	const struct sb_trailer *tr)
+	const struct sb_trailer *tr, int in_order)
 {
 	uint32_t pid, tid;
 	char comm[DTCAP_COMMLEN];
@@ -417,7 +424,11 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 	memcpy(&pid, r, 4);
 	memcpy(&tid, r + 4, 4);
 	snprintf(comm, sizeof(comm), "%.*s", (int)(h->size - sizeof(*h) - 8), (const char *)r + 8);
-	set_comm(sp, tid, comm);
+	if (!in_order) {
+		/* names change in ring order, with the samples around them */
+		set_comm(sp, tid, comm);
+		return;
+	}
 	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self) {
 		/* a new image: its mappings follow as MMAP2 records */
 		struct task *p = task_get(&sp->procs, pid, 1);
@@ -512,7 +523,7 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		break;
 	case PERF_RECORD_COMM:
 		parse_trailer(h, r, 9, &tr);
-		on_comm(sp, h, r, &tr);
+		on_comm(sp, h, r, &tr, 1);
 		break;
 	case PERF_RECORD_FORK:
 		if (h->size < sizeof(*h) + 24)
@@ -535,8 +546,7 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		if (h->size < sizeof(*h) + 16)
 			break;
 		memcpy(&lost, r + 8, 8);
-		sp->counts[cpu].dropped += lost;
-		sp->counts[cpu].produced += lost;
+		sp->lost[cpu] += lost;
 		break;
 	}
 	case PERF_RECORD_LOST_SAMPLES: {
@@ -544,8 +554,7 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		if (h->size < sizeof(*h) + 8)
 			break;
 		memcpy(&lost, r, 8);
-		sp->counts[cpu].dropped += lost;
-		sp->counts[cpu].produced += lost;
+		sp->lost[cpu] += lost;
 		break;
 	}
 	case PERF_RECORD_THROTTLE:
@@ -613,6 +622,8 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	if ((pr = probe_of(sp, id)) == NULL)
 		return 0;
 	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
+	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
+		sp->seen[cpu]++;
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
 		/* the raw event's record names the syscall: that is the probe */
 		const unsigned char *q = p;
@@ -774,7 +785,6 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	(void)ip;
 	(void)rg;
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
-	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].produced++;
 	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
 		/* a process we never saw map anything: its mappings from /proc */
 		proc_known(sp, pid, ts);
@@ -850,6 +860,11 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		const struct perf_event_header *h;
 
 		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, rg->rhead)); pos += h->size) {
+			if (h->type == PERF_RECORD_COMM) {
+				struct sb_trailer tr;
+				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+			}
 			if (h->type == PERF_RECORD_SAMPLE) {
 				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
 						   buf + used, len - used);
@@ -926,7 +941,7 @@ open_error(int e, const char *what, struct src_perf *sp, char *err, size_t errle
 }
 
 static int
-add_fd(struct src_perf *sp, int fd)
+add_fd(struct src_perf *sp, int fd, int cpu, uint32_t probe)
 {
 	if (sp->nfds == sp->fdcap) {
 		size_t nc = sp->fdcap ? 2 * sp->fdcap : 256;
@@ -934,8 +949,17 @@ add_fd(struct src_perf *sp, int fd)
 		if (n == NULL)
 			return -1;
 		sp->fds = n;
+		if ((n = realloc(sp->fdcpu, nc * sizeof(*n))) == NULL)
+			return -1;
+		sp->fdcpu = n;
+		uint32_t *np = realloc(sp->fdprobe, nc * sizeof(*np));
+		if (np == NULL)
+			return -1;
+		sp->fdprobe = np;
 		sp->fdcap = nc;
 	}
+	sp->fdcpu[sp->nfds] = cpu;
+	sp->fdprobe[sp->nfds] = probe;
 	sp->fds[sp->nfds++] = fd;
 	return 0;
 }
@@ -1038,7 +1062,7 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 		free(mk);
 		return -1;
 	}
-	if (add_fd(sp, fd) < 0) {
+	if (add_fd(sp, fd, cpu, 0) < 0) {
 		munmap(m, pg + bufsize);
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
@@ -1139,7 +1163,7 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
 		return -1;
 	}
-	if (add_fd(sp, fd) < 0) {
+	if (add_fd(sp, fd, cpu, (uint32_t)pi + 1) < 0) {
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
@@ -1152,11 +1176,6 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 	}
 	if (add_id(sp, id, (uint32_t)pi) < 0) {
 		dtu_seterr(err, errlen, "out of memory");
-		return -1;
-	}
-	if (p->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, p->filter) < 0) {
-		dtu_seterr(err, errlen, "raw_syscalls filter '%.60s...': %s", p->filter,
-			   strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -1374,6 +1393,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		}
 	}
 
+	sp->targeted = cfg->child > 0 || cfg->npids > 0;
 	if (cfg->child > 0) {
 		sp->child_mode = 1;
 		if ((targets = malloc(sizeof(*targets))) == NULL)
@@ -1464,11 +1484,52 @@ perf_ioctl_all(struct src_perf *sp, unsigned long req, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * System-wide, the recorder's own threads (all started by now: the
+ * capture writer's included) are filtered out by the kernel on every
+ * tracepoint, so its reads and writes neither cost ring space nor feed
+ * back into what it records.  Timer samples of ours are dropped on read.
+ */
+static int
+set_filters(struct src_perf *sp, char *err, size_t errlen)
+{
+	char pids[512] = "", f[4700];
+	size_t n, used = 0;
+	pid_t *t = sp->targeted ? NULL : threads_of(getpid(), &n);
+
+	for (size_t i = 0; t && i < n && used < sizeof(pids) - 32; i++)
+		used += (size_t)snprintf(pids + used, sizeof(pids) - used, "%scommon_pid != %d",
+					 i ? " && " : "", (int)t[i]);
+	free(t);
+	for (size_t i = 0; i < sp->nfds; i++) {
+		const struct pprobe *p;
+		if (!sp->fdprobe[i])
+			continue;
+		p = &sp->probes[sp->fdprobe[i] - 1];
+		if (p->kind == PK_TIMER || p->kind == PK_KPROBE)
+			continue;
+		/* the kernel takes one filter per event: the syscall ids and us */
+		if (p->filter[0] && pids[0])
+			snprintf(f, sizeof(f), "(%s) && %s", p->filter, pids);
+		else
+			snprintf(f, sizeof(f), "%s", p->filter[0] ? p->filter : pids);
+		if (!f[0])
+			continue;
+		if (ioctl(sp->fds[i], PERF_EVENT_IOC_SET_FILTER, f) < 0) {
+			dtu_seterr(err, errlen, "tracepoint filter '%.80s': %s", f, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 perf_start(struct dtsrc *s, char *err, size_t errlen)
 {
 	struct src_perf *sp = (struct src_perf *)s;
 
+	if (set_filters(sp, err, errlen) < 0)
+		return -1;
 	/* a command's events switch on by themselves when it execs */
 	if (sp->child_mode)
 		return 0;
@@ -1478,8 +1539,31 @@ perf_start(struct dtsrc *s, char *err, size_t errlen)
 static int
 perf_stop(struct dtsrc *s, char *err, size_t errlen)
 {
-	((struct src_perf *)s)->stopped = 1;
-	return perf_ioctl_all((struct src_perf *)s, PERF_EVENT_IOC_DISABLE, err, errlen);
+	struct src_perf *sp = (struct src_perf *)s;
+
+	sp->stopped = 1;	/* reads now wait for the unwinding workers */
+	if (perf_ioctl_all(sp, PERF_EVENT_IOC_DISABLE, err, errlen) < 0)
+		return -1;
+	/* how often each event fired, lost samples included */
+	if ((sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
+		return 0;
+	for (size_t i = 0; i < sp->nfds; i++) {
+		uint64_t v;
+		const struct pprobe *p;
+		if (!sp->fdprobe[i] || sp->fdcpu[i] < 0 || sp->fdcpu[i] >= sp->ncpus ||
+		    read(sp->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		p = &sp->probes[sp->fdprobe[i] - 1];
+		/*
+		 * A timer's count is CPU time, and inherited copies add their
+		 * partial periods together: no exact tick count.  Its losses
+		 * come from LOST records alone.
+		 */
+		if (p->kind == PK_TIMER)
+			continue;
+		sp->fired[sp->fdcpu[i]] += v;
+	}
+	return 0;
 }
 
 static void
@@ -1502,8 +1586,21 @@ perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *
 	(void)err;
 	(void)errlen;
 	*ncpus = (uint32_t)sp->ncpus;
-	for (uint32_t i = 0; i < cap && i < (uint32_t)sp->ncpus; i++)
+	for (uint32_t i = 0; i < cap && i < (uint32_t)sp->ncpus; i++) {
+		uint64_t fired = sp->fired ? sp->fired[i] : 0, miss = 0;
+		/*
+		 * Losses: what LOST records reported, or, once stopped, what
+		 * the counting events fired beyond the samples that reached us
+		 * if that is more (the kernel reports a loss only at its next
+		 * successful write, so a ring full until the end would hide the
+		 * last ones).
+		 */
+		if (fired > sp->seen[i])
+			miss = fired - sp->seen[i];
 		out[i] = sp->counts[i];
+		out[i].dropped = sp->lost[i] > miss ? sp->lost[i] : miss;
+		out[i].produced = out[i].read + out[i].dropped;
+	}
 	return 0;
 }
 
@@ -1560,6 +1657,11 @@ perf_close(struct dtsrc *s)
 	free(sp->ids);
 	free(sp->rings);
 	free(sp->counts);
+	free(sp->seen);
+	free(sp->lost);
+	free(sp->fired);
+	free(sp->fdcpu);
+	free(sp->fdprobe);
 	free(sp->tmp);
 	tasks_free(&sp->comms);
 	tasks_free(&sp->procs);
@@ -1569,6 +1671,7 @@ perf_close(struct dtsrc *s)
 
 static const struct dtsrc_ops perf_ops = {
 	.name = "perf",
+	.watermark = 1,
 	.enable = perf_enable,
 	.start = perf_start,
 	.stop = perf_stop,
@@ -1588,7 +1691,13 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	struct src_perf *sp = calloc(1, sizeof(*sp));
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
-	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL) {
+	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL ||
+	    (sp->seen = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->seen))) == NULL ||
+	    (sp->lost = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->lost))) == NULL) {
+		if (sp) {
+			free(sp->counts);
+			free(sp->seen);
+		}
 		free(sp);
 		dtp_close(dev);
 		dtu_seterr(err, errlen, "out of memory");

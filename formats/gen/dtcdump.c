@@ -1,9 +1,10 @@
 /*
  * dtcdump - print what a capture holds, through libdtcap only.  A
  * debugging aid for the format and for the tests (not a user tool):
- *	dtcdump [-e N] [-c] FILE
+ *	dtcdump [-e N] [-c] [-k] FILE
  * prints a summary; -e N also the first N events; -c a checksum line over
- * every decoded field (to compare two captures' contents quickly).
+ * every decoded field (to compare two captures' contents quickly); -k only
+ * the kallsyms text.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,13 +19,14 @@
 int main(int argc, char **argv)
 {
 	long nev = 0;
-	int sum = 0, c;
-	while ((c = getopt(argc, argv, "e:c")) != -1) {
+	int sum = 0, ksyms = 0, c;
+	while ((c = getopt(argc, argv, "e:ck")) != -1) {
 		switch (c) {
 		case 'e': nev = atol(optarg); break;
 		case 'c': sum = 1; break;
+		case 'k': ksyms = 1; break;
 		default:
-			fprintf(stderr, "usage: dtcdump [-e N] [-c] FILE\n");
+			fprintf(stderr, "usage: dtcdump [-e N] [-c] [-k] FILE\n");
 			return 2;
 		}
 	}
@@ -39,11 +41,23 @@ int main(int argc, char **argv)
 	}
 	if (dtcap_reader_warning(r))
 		fprintf(stderr, "dtcdump: warning: %s\n", dtcap_reader_warning(r));
+	if (ksyms) {
+		size_t kl = 0;
+		const char *k = dtcap_kallsyms(r, &kl);
+		if (k)
+			fwrite(k, 1, kl, stdout);
+		dtcap_reader_close(r);
+		return 0;
+	}
 	const struct dtcap_host *h = dtcap_host(r);
 	printf("host %s %s ncpus %u start %" PRIu64 " mono %" PRIu64 " real %" PRId64 "\n",
 	       h->kernel, h->hostname, h->ncpus, h->start_ns, h->clock_mono_ns,
 	       h->clock_real_ns);
 	printf("command %s\n", h->command);
+	uint32_t fc, fi, fv = dtcap_format_version(r, &fc, &fi);
+	printf("meta format %u compat %#x incompat %#x status %#x tool '%s' build-id '%s' "
+	       "cpu '%s' boot '%s' clocks %zu\n", fv, fc, fi, dtcap_reader_status(r),
+	       h->tool_version, h->kernel_build_id, h->cpu_model, h->boot_id, dtcap_nclocks(r));
 	size_t kl = 0, ml = 0;
 	dtcap_kallsyms(r, &kl);
 	dtcap_modules(r, &ml);
@@ -88,9 +102,9 @@ int main(int argc, char **argv)
 	while (it && (k = dtcap_iter_next(it, &e)) == 1) {
 		if (i < nev) {
 			printf("ev %" PRIu64 " cpu %u pid %u tid %u probe %u comm %s k %u u %u "
-			       "fl %#x nargs %u", e.ts, e.cpu, e.pid, e.tid, e.probe,
+			       "fl %#x ctx %u nargs %u", e.ts, e.cpu, e.pid, e.tid, e.probe,
 			       dtcap_comm(r, e.comm) ? dtcap_comm(r, e.comm) : "-",
-			       e.kstack, e.ustack, e.flags, e.nargs);
+			       e.kstack, e.ustack, e.flags, e.ctx, e.nargs);
 			for (uint32_t a = 0; a < e.nargs; a++)
 				printf(" %#" PRIx64, e.args[a]);
 			printf("\n");

@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 		 "dtgen -n %llu -s %llu --stacks %u --pids %u%s",
 		 (unsigned long long)nevents, (unsigned long long)seed, nstacks, npids,
 		 sysmode ? " --syscalls" : "");
-	struct dtcap_writer_opts wo = { 0, block, threaded };
+	struct dtcap_writer_opts wo = { 0, block, threaded, 1 };
 	struct dtcap_writer *w = dtcap_create(out, &host, &wo);
 	if (!w)
 		die("%s", dtcap_create_error());
@@ -735,6 +735,11 @@ int main(int argc, char **argv)
 			e.kstack = s->kstack;
 			e.ustack = s->ustack;
 			e.flags = s->flags;
+			/* the timer fires in hardirq context; some sites stand
+			 * for samples taken in softirq or NMI (no RNG draw, so
+			 * the rest of the stream is unchanged) */
+			e.ctx = lo % 23 == 0 ? DTCAP_CTX_SOFTIRQ : lo % 97 == 0 ? DTCAP_CTX_NMI :
+				DTCAP_CTX_HARDIRQ;
 			if (s->kind == S_IDLE) {
 				e.comm = swapper_comm[best];
 			} else {

@@ -64,7 +64,7 @@ main(int argc, char **argv)
 {
 	struct dtcap_host host;
 	struct dtcap_probe p[NPROBES];
-	struct dtcap_writer_opts wo = { 0, 4096, 0 };
+	struct dtcap_writer_opts wo = { 0, 4096, 0, 1 };
 	struct dtcap_writer *w;
 	uint32_t commid[NCOMMS], stackid[3];
 	uint64_t ncomm[NCOMMS] = { 0 }, nprobe[NPROBES] = { 0 }, nstack[3] = { 0 };

@@ -22,7 +22,10 @@ echo "# seed corpus: $(ls "$t/seed" | wc -l) files"
 run() {	# NAME FUZZER SECONDS
 	local name=$1 f=$2 secs=$3
 	rm -rf "$t/corpus" && mkdir -p "$t/corpus"
-	"$f" -max_total_time=$secs -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+	# a 64 KB input may make the reader hold 64 MiB + 256 x its size of
+	# metadata and decode blocks of 2^20 rows (80 MiB of arguments): an
+	# allocation above 160 MiB, or 1.5 GiB in all, or 10 s, is a finding
+	"$f" -max_total_time=$secs -max_len=65536 -malloc_limit_mb=160 -rss_limit_mb=1536 -timeout=10 \
 		-artifact_prefix="$t/crash/$name-" -print_final_stats=1 \
 		"$t/corpus" "$t/seed" >"$t/$name.log" 2>&1
 	local rc=$?

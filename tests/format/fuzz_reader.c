@@ -1,8 +1,11 @@
 /*
- * fuzz_reader - libFuzzer target: any bytes as a capture file.  Opens it,
- * touches every piece of metadata and decodes every column of every
- * block, then the time-range iterator.  Crashes, leaks, UB, hangs and
- * huge allocations are the findings; errors are the expected outcome.
+ * fuzz_reader - libFuzzer target: any bytes as a capture file.  Opens it
+ * plainly and in salvage mode, touches every piece of metadata and decodes
+ * every column of every block, then the time-range iterator.  Crashes,
+ * leaks, UB, hangs and huge allocations are the findings (fuzz.sh runs it
+ * with -malloc_limit_mb, -rss_limit_mb and -timeout, so a small input
+ * that makes the reader allocate or loop without bound is one); errors
+ * are the expected outcome.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -20,6 +23,8 @@ static void cleanup(void)
 {
 	unlink(path);
 }
+
+static void walk(struct dtcap_reader *r);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -51,13 +56,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	close(fd);
 
-	struct dtcap_reader *r = dtcap_open(path);
-	if (!r) {
-		if (!strstr(dtcap_open_error(), path))
-			abort();	/* errors must name the file */
-		return 0;
+	for (int salvage = 0; salvage <= 1; salvage++) {
+		struct dtcap_read_opts o = {salvage ? DTCAP_OPEN_SALVAGE : 0, 0};
+		struct dtcap_reader *r = dtcap_open_opts(path, &o);
+		if (!r) {
+			if (!strstr(dtcap_open_error(), path))
+				abort();	/* errors must name the file */
+			continue;
+		}
+		walk(r);
+		dtcap_reader_close(r);
 	}
+	return 0;
+}
+
+static void walk(struct dtcap_reader *r)
+{
 	volatile uint64_t sink = 0;
+	sink += dtcap_reader_status(r) + dtcap_format_version(r, NULL, NULL);
+	for (size_t i = 0; i < dtcap_ndamage(r); i++)
+		sink += dtcap_damage_at(r, i)->length + strlen(dtcap_damage_at(r, i)->what);
+	for (size_t i = 0; i < dtcap_nclocks(r); i++) {
+		uint64_t m;
+		int64_t w;
+		dtcap_clock_at(r, i, &m, &w);
+		sink += m + (uint64_t)w;
+	}
 	const struct dtcap_host *h = dtcap_host(r);
 	sink += h->ncpus + strlen(h->command) + strlen(h->kernel);
 	for (size_t i = 0; i < dtcap_nprobes(r); i++)
@@ -105,7 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dtcap_read_block(r, i, DTCAP_COL_ALL, b))
 			continue;
 		for (uint32_t k = 0; k < b->rows; k++)
-			sink += b->ts[k] + b->kstack[k] + b->args[k * DTCAP_MAXARGS + 9];
+			sink += b->ts[k] + b->kstack[k] + b->args[k * DTCAP_MAXARGS + 9] +
+				b->ctx[k] + b->cpu[k];
 	}
 	dtcap_block_free(b);
 	const struct dtcap_blockinfo *bi = dtcap_block_info(r, 0);
@@ -117,6 +142,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += e.pid;
 	dtcap_iter_free(it);
 	(void)sink;
-	dtcap_reader_close(r);
-	return 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
-# run.sh BUILD FMT_TEST DTGEN FMT_TEST_TSAN: the format suite (PASS/FAIL lines).
+# run.sh BUILD FMT_TEST DTGEN FMT_TEST_TSAN FMT_ROBUST DTCDUMP: the format
+# suite (PASS/FAIL lines).
 set -u
-b=$1 fmt_test=$2 dtgen=$3 fmt_tsan=$4
+b=$1 fmt_test=$2 dtgen=$3 fmt_tsan=$4 fmt_robust=$5 dtcdump=$6
 t=$(mktemp -d /dev/shm/dt-format.XXXXXX 2>/dev/null || mktemp -d /tmp/dt-format.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 
@@ -30,5 +31,41 @@ rc=$?
 "$fmt_tsan" --tsan "$t"
 rc=$?
 [ $rc -eq 0 ] || no fmt_test_tsan "exited with status $rc (TSan report above?)"
+
+# damaged, cut, hostile and future captures (issue #10)
+"$dtgen" -o "$t/r.dtc" -n 60000 -s 5 --block 8192 --syscalls &&
+"$dtgen" -o "$t/r0.dtc" -n 0 -s 5 ||
+	no robust.gen "dtgen failed"
+"$fmt_robust" "$t" "$t/r.dtc" "$t/r0.dtc"
+rc=$?
+[ $rc -eq 0 ] || no fmt_robust "exited with status $rc"
+
+# version-2 captures (before feature bits) still read, field for field: the
+# last version-2 writer and dumper are built from the tree's history
+v2rev=$(git rev-parse --verify -q 6c853d4^{commit} 2>/dev/null || true)
+if [ -z "$v2rev" ]; then
+	no v2.reads "commit 6c853d4 (last version-2 writer) not in this checkout"
+else
+	mkdir -p "$t/v2" &&
+	git archive "$v2rev" formats include | tar -x -C "$t/v2" &&
+	for p in dtgen dtcdump; do
+		cc -std=c11 -D_GNU_SOURCE -O1 -I"$t/v2/include" -I"$t/v2/formats" -o "$t/v2/$p" \
+			"$t/v2/formats/gen/$p.c" "$t/v2/formats/"dtcap_*.c -lzstd -lxxhash -lpthread -lm ||
+			exit 1
+	done &&
+	"$t/v2/dtgen" -o "$t/v2.dtc" -n 30000 -s 4 --block 8192 --syscalls ||
+		no v2.build "cannot build the version-2 writer from $v2rev"
+	"$t/v2/dtcdump" -e 30000 "$t/v2.dtc" >"$t/v2.old" 2>&1
+	"$dtcdump" -e 30000 "$t/v2.dtc" >"$t/v2.new" 2>&1
+	grep -q '^meta format 2 ' "$t/v2.new" && ok v2.version_reported ||
+		no v2.version_reported "$(grep '^meta' "$t/v2.new")"
+	grep -v '^meta ' "$t/v2.new" | sed 's/ ctx 255 nargs/ nargs/' >"$t/v2.newf"
+	if [ "$(grep -c '^ev ' "$t/v2.old")" -eq 30000 ] && cmp -s "$t/v2.old" "$t/v2.newf"; then
+		ok v2.reads_field_for_field
+	else
+		no v2.reads_field_for_field "$(diff "$t/v2.old" "$t/v2.newf" | head -3)"
+	fi
+fi
+
 rm -rf "$t"
 exit 0

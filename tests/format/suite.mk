@@ -1,6 +1,6 @@
 # tests/format: the capture format (libdtcap) and its generator, under
 # ASan/UBSan; fuzz-format: libFuzzer on the reader for a bounded time.
-SUITES += format fuzz-format
+SUITES += format fuzz-format format-py
 
 DTGEN_ASAN := $(B)/asan/bin/dtgen
 $(DTGEN_ASAN): $(B)/asan/obj/formats/gen/dtgen.o $(CAP_LIB_ASAN)
@@ -12,14 +12,19 @@ $(FMT_TEST): $(B)/asan/obj/tests/format/fmt_test.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
 
+FMT_ROBUST := $(B)/asan/bin/fmt_robust
+$(FMT_ROBUST): $(B)/asan/obj/tests/format/fmt_robust.o $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
+
 # The threaded writer's round trips also run under TSan.
 FMT_TEST_TSAN := $(B)/tsan/bin/fmt_test
 $(FMT_TEST_TSAN): $(B)/tsan/obj/tests/format/fmt_test.o $(CAP_LIB_TSAN)
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
 
-check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN)
-	@tests/run-suite.sh $(B)/results format tests/format/run.sh $(B) $(FMT_TEST) $(DTGEN_ASAN) $(FMT_TEST_TSAN)
+check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) $(DTCDUMP)
+	@tests/run-suite.sh $(B)/results format tests/format/run.sh $(B) $(FMT_TEST) $(DTGEN_ASAN) $(FMT_TEST_TSAN) $(FMT_ROBUST) $(DTCDUMP)
 
 # The fuzzer is built by clang straight from the sources (its own
 # instrumentation); DTC_FUZZ_NO_CHECKSUM lets mutated inputs past the
@@ -40,3 +45,8 @@ $(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
 
 check-fuzz-format: $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
 	@tests/run-suite.sh $(B)/results fuzz-format tests/format/fuzz.sh $(B) $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN)
+
+# format-py: a second reader, in Python from FORMAT.md alone, agrees with
+# dtreport sql row for row (the format document is a contract).
+check-format-py: $(DTGEN) $(B)/bin/dtreport $(DTCDUMP)
+	@tests/run-suite.sh $(B)/results format-py tests/format/pyreader.sh $(B) $(DTGEN) $(B)/bin/dtreport $(DTCDUMP)

@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 	strcpy(h.kernel, "6.1.0-test");
 	strcpy(h.hostname, "testhost");
 	strcpy(h.command, "dtrec -o test.dtc profile:hz:99");
-	struct dtcap_writer_opts o = { .block_events = 1000 };
+	struct dtcap_writer_opts o = { .block_events = 1000, .synthetic = 1 };
 	struct dtcap_writer *w = dtcap_create(argv[1], &h, &o);
 	if (!w)
 		return die(argv[1], NULL);

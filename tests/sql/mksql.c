@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	host.clock_real_ns = 1700000000000000000LL;
 	host.start_ns = 5000000000ULL;
 	snprintf(host.command, sizeof(host.command), "mksql");
-	struct dtcap_writer_opts wo = { 0, 1000, 0 };
+	struct dtcap_writer_opts wo = { 0, 1000, 0, 1 };
 	struct dtcap_writer *w = dtcap_create(argv[1], &host, &wo);
 	if (w == NULL)
 		die(argv[1], dtcap_create_error());

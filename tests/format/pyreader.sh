@@ -1,0 +1,85 @@
+#!/bin/bash
+# pyreader.sh BUILD DTGEN DTREPORT DTCDUMP: the capture format as a contract.
+# tests/format/pyreader.py, a reader written from formats/FORMAT.md alone,
+# must decode every chunk and column of generated captures (a profile, a
+# demo-like syscall mix, small blocks, a cut one, a version-2 one) and agree
+# with `dtreport sql` row for row on every table, and with libdtcap on the
+# kallsyms text and the mapped files.
+set -u
+b=$1 dtgen=$2 dtreport=$3 dtcdump=$4
+here=$(dirname "$0")
+t=$(mktemp -d /dev/shm/dt-pyreader.XXXXXX 2>/dev/null || mktemp -d /tmp/dt-pyreader.XXXXXX)
+trap 'rm -rf "$t"' EXIT
+ok() { echo "PASS $1"; }
+no() { echo "FAIL $1: $2"; }
+
+# the Debian packages, not whatever python3 comes first on PATH
+py=/usr/bin/python3
+if ! "$py" -c 'import zstandard, xxhash' 2>"$t/pyerr"; then
+	no pyreader.modules "python3-zstandard / python3-xxhash missing (scripts/install-deps.sh): $(tail -1 "$t/pyerr")"
+	exit 0
+fi
+
+"$dtgen" -o "$t/profile.dtc" -n 150000 -s 11 --block 40000 &&
+"$dtgen" -o "$t/demo.dtc" -n 100000 -s 12 --syscalls --stacks 3000 --pids 6 &&
+"$dtgen" -o "$t/small.dtc" -n 5000 -s 13 --block 7 --stacks 50 --syscalls ||
+	no pyreader.gen "dtgen failed"
+sz=$(stat -c %s "$t/profile.dtc")
+head -c $((sz * 9 / 10)) "$t/profile.dtc" >"$t/cut.dtc"
+
+# the last version-2 writer, from the tree's history
+v2rev=$(git rev-parse --verify -q 6c853d4^{commit} 2>/dev/null || true)
+caps="profile demo small cut"
+if [ -n "$v2rev" ] && mkdir -p "$t/v2" &&
+	git archive "$v2rev" formats include | tar -x -C "$t/v2" &&
+	cc -std=c11 -D_GNU_SOURCE -O1 -I"$t/v2/include" -I"$t/v2/formats" -o "$t/v2/dtgen" \
+		"$t/v2/formats/gen/dtgen.c" "$t/v2/formats/"dtcap_*.c -lzstd -lxxhash -lpthread -lm &&
+	"$t/v2/dtgen" -o "$t/v2.dtc" -n 20000 -s 14 --syscalls --block 6000; then
+	caps="$caps v2"
+else
+	no pyreader.v2_build "cannot build the version-2 writer from 6c853d4"
+fi
+
+for c in $caps; do
+	f=$t/$c.dtc
+	if ! "$py" "$here/pyreader.py" "$f" --check >"$t/$c.check" 2>&1; then
+		no "pyreader.$c.decodes" "$(cat "$t/$c.check")"
+		continue
+	fi
+	ok "pyreader.$c.decodes"
+	echo "# $c: $(cat "$t/$c.check")"
+	for tab in events probes stacks frames processes maps counters capture; do
+		"$py" "$here/pyreader.py" "$f" $tab >"$t/py.csv" 2>"$t/py.err" ||
+			{ no "pyreader.$c.$tab" "pyreader: $(tail -1 "$t/py.err")"; continue; }
+		cols=$(head -1 "$t/py.csv" | tr -d '\r' | sed 's/\bend\b/"end"/')
+		"$dtreport" sql --csv "$f" "SELECT $cols FROM $tab" >"$t/sql.csv" 2>"$t/sql.err" ||
+			{ no "pyreader.$c.$tab" "dtreport sql: $(tail -1 "$t/sql.err")"; continue; }
+		rows=$(($(wc -l <"$t/py.csv") - 1))
+		# a cut capture has no counters yet; everything else has rows
+		if cmp -s "$t/py.csv" "$t/sql.csv" &&
+			{ [ "$rows" -gt 0 ] || [ "$c.$tab" = cut.counters ]; }; then
+			ok "pyreader.$c.$tab"
+			echo "# $c.$tab: $rows rows agree"
+		else
+			no "pyreader.$c.$tab" "$rows rows; first difference: $(diff "$t/py.csv" "$t/sql.csv" | head -3 | tr '\n' ' ')"
+		fi
+	done
+	"$py" "$here/pyreader.py" "$f" --kallsyms >"$t/k.py"
+	"$dtcdump" -k "$f" >"$t/k.lib" 2>/dev/null
+	[ -s "$t/k.py" ] && cmp -s "$t/k.py" "$t/k.lib" && ok "pyreader.$c.kallsyms" ||
+		no "pyreader.$c.kallsyms" "$(wc -c <"$t/k.py") vs $(wc -c <"$t/k.lib") bytes"
+	"$py" "$here/pyreader.py" "$f" --files >"$t/f.py"
+	"$dtcdump" "$f" 2>/dev/null | grep '^file ' >"$t/f.lib"
+	[ -s "$t/f.py" ] && cmp -s "$t/f.py" "$t/f.lib" && ok "pyreader.$c.files" ||
+		no "pyreader.$c.files" "$(diff "$t/f.py" "$t/f.lib" | head -2 | tr '\n' ' ')"
+done
+
+# it is a reader, not an echo: damage must stop it
+cp "$t/profile.dtc" "$t/bad.dtc"
+printf '\x55' | dd of="$t/bad.dtc" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
+if "$py" "$here/pyreader.py" "$t/bad.dtc" events >/dev/null 2>"$t/bad.err"; then
+	no pyreader.detects_damage "a flipped byte went unnoticed"
+else
+	ok pyreader.detects_damage
+fi
+exit 0

@@ -1,0 +1,17 @@
+# tests/perfsrc: dtrec's perf_event source on this host, recording real
+# programs at real speed (needs root, or CAP_PERFMON; the suite fails,
+# never skips, when perf_event_open is refused).
+SUITES += perfsrc
+
+$(B)/tests/perfsrc/sysloop: tests/perfsrc/sysloop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $<
+# frame pointers and no inlining: the known call chains unwind with -u
+$(B)/tests/perfsrc/hotloop: demo/hotloop.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline -fno-optimize-sibling-calls -o $@ $<
+
+check-perfsrc: $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
+		$(B)/tests/perfsrc/hotloop $(B)/tests/dtrec/capcheck tests/perfsrc/run.sh
+	@tests/run-suite.sh $(B)/results perfsrc tests/perfsrc/run.sh $(B)
