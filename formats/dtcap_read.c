@@ -1232,7 +1232,8 @@ static int drop_bad_blocks(struct dtcap_reader *r)
 	r->nblocks = keep;
 	r->err[0] = 0;
 	dtcap_block_free(b);
-	qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
+	if (r->ndamage)
+		qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
 	return 0;
 }
 
