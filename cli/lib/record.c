@@ -234,6 +234,11 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 			snprintf(opath, sizeof(opath), "%s", name);
 		else
 			snprintf(opath, sizeof(opath), "/proc/%u/root%s", pid, name);
+		/* deleted since the kernel reported the mapping (perf's MMAP2
+		 * names carry no " (deleted)"): the process's own mapping */
+		if (access(opath, R_OK) != 0)
+			snprintf(opath, sizeof(opath), "/proc/%u/map_files/%llx-%llx", pid,
+				 (unsigned long long)mv[i].start, (unsigned long long)mv[i].end);
 		f = elfsyms_get(r->ec, name, opath, err, sizeof(err));
 		if (f == NULL)
 			continue;

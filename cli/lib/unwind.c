@@ -184,7 +184,7 @@ fail:
 }
 
 static struct ufile *
-file_get(struct dtunw *u, uint32_t pid, const char *path)
+file_get(struct dtunw *u, uint32_t pid, const char *path, uint64_t start, uint64_t end)
 {
 	char rooted[4200];
 	struct ufile *f;
@@ -208,11 +208,24 @@ file_get(struct dtunw *u, uint32_t pid, const char *path)
 	}
 	if (path[0] != '/')
 		return NULL;
-	/* the process's own root first: a container sees other files */
-	snprintf(rooted, sizeof(rooted), "/proc/%" PRIu32 "/root%s", pid, path);
+	/* a file replaced since it was mapped (an upgrade): the process's
+	 * own mapping of it; else the process's root first, since a
+	 * container sees other files */
+	size_t pl = strlen(path);
+	if (pl > 10 && strcmp(path + pl - 10, " (deleted)") == 0)
+		snprintf(rooted, sizeof(rooted), "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, start, end);
+	else
+		snprintf(rooted, sizeof(rooted), "/proc/%" PRIu32 "/root%s", pid, path);
 	fd = open(rooted, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* deleted or replaced after it was mapped */
+		snprintf(rooted, sizeof(rooted), "/proc/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+			 pid, start, end);
+		fd = open(rooted, O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		if (fd >= 0)
 			close(fd);
@@ -584,7 +597,7 @@ map_resolve(struct dtunw *u, struct uproc *p, struct umap *m)
 		return -1;
 	if (m->file)
 		return 0;
-	f = file_get(u, p->pid, m->path);
+	f = file_get(u, p->pid, m->path, m->start, m->end);
 	if (f == NULL) {
 		m->state = -1;
 		return -1;

@@ -69,6 +69,20 @@ else
 	echo "FAIL dtrec/behind: $(cat "$tmp/behind.err"; grep -i 'user stack' "$tmp/behind.stats")"
 fi
 
+# a program deleted while it runs (an upgrade): unwound from its own mapping
+cp "$target" "$tmp/deleted-target"
+"$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- \
+	sh -c "\"$tmp/deleted-target\" 1.5 & sleep 0.05; rm \"$tmp/deleted-target\"; wait" 2>/dev/null
+ev=$("$dtreport" stats --json "$tmp/deleted.dtc" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+u = json.load(sys.stdin)["counters"]["user_stacks"]
+print(u["dwarf"], u["dwarf_truncated"])' 2>&1)
+if [ ! -e "$tmp/deleted-target" ] && awk -v d="${ev% *}" -v t="${ev#* }" 'BEGIN { exit !(d >= 200 && t * 20 <= d) }'; then
+	echo "PASS dtrec/deleted: a program deleted while it ran: ${ev#* } of ${ev% *} DWARF stacks stopped short"
+else
+	echo "FAIL dtrec/deleted: DWARF stacks, stopped short: $ev"
+fi
+
 # 3. Debian binaries reach their entry; xz agrees with perf on the same run
 seq 1 500000 >"$tmp/data.txt"
 entry_pct() {
