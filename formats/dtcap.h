@@ -90,6 +90,11 @@ struct dtcap_event {
 /* Kernel counters of one CPU (dt_stats), or the recorder's own losses. */
 struct dtcap_count {
 	uint64_t	produced, read, dropped, skipped, recursive, nested;
+	/* the recorder's only (0 per CPU): user stacks unwound from a stack
+	 * copy with DWARF CFI, those of them that did not reach the program
+	 * entry, and samples that kept their frame-pointer stack because
+	 * unwinding had fallen behind */
+	uint64_t	ustack_dwarf, ustack_dwarf_trunc, ustack_fp_behind;
 };
 
 /* A symbol of an ELF file or of the kernel. */

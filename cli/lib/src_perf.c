@@ -32,10 +32,16 @@
 
 #include "dt_abi.h"
 #include "tracefs.h"
+#include "unwind.h"
+#include "unwind_pool.h"
 #include "util.h"
 
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
+#define DEF_RING_DWARF	(4U << 20)	/* with user stack copies */
+/* Bytes of samples waiting for the unwinding workers: about 2 s of a
+ * 1 kHz profile of 16 CPUs with 1 KiB of live stack each. */
+#define UNWIND_BUDGET	(32U << 20)
 
 enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT };
 
@@ -65,6 +71,7 @@ struct pprobe {
 	int		raw;		/* syscall served by the raw_syscalls event */
 	char		filter[4096];	/* PK_RAW*: the id filter */
 	uint32_t	*bynr;		/* PK_RAW*: syscall nr -> probe index + 1 */
+	int		ustack_copy;	/* its event copies user registers and stack */
 };
 
 /* perf's event id -> probe, open addressing. [I] after enable */
@@ -81,6 +88,7 @@ struct ring {
 	unsigned char	*data;		/* [I] */
 	uint64_t	size;		/* [I] data bytes, a power of two */
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
+	uint64_t	rhead;		/* [r] data_head for this read's two passes */
 	uint64_t	throttled_at;	/* [r] 0: not throttled */
 	uint32_t	throttled_probe;	/* [r] */
 };
@@ -128,7 +136,17 @@ struct src_perf {
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
+	/* DWARF user stacks (unwind_pool.h) */
+	struct dtunw_pool *pool;	/* NULL: frame pointers only */
+	uint32_t	ustack_size;	/* [I] */
+	int		ustack_auto;	/* [I] frame pointers if copies are refused */
+	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
+	uint32_t	*exited, *forget;	/* [r] exits seen in this read, the last */
+	size_t		nexited, nforget, capexited, capforget;
+	int		stopped;	/* [r] */
 };
+
+static void pool_seed(struct src_perf *sp, const struct task *p);
 
 static long
 perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
@@ -271,7 +289,10 @@ proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t 
 		return -1;
 	p->p.nmaps++;
 	p->p.maps = p->maps;
-	p->p.ts = ts;
+	/* MMAP2 passes no time: the image keeps its exec's, so the snapshot
+	 * taken after it does not claim to predate the one before */
+	if (ts)
+		p->p.ts = ts;
 	p->p.gen++;
 	if (p->exe == NULL && name[0] == '/' && (p->exe = strdup(name)) != NULL)
 		p->p.exe = p->exe;
@@ -309,8 +330,10 @@ proc_known(struct src_perf *sp, uint32_t pid, uint64_t ts)
 		proc_map(p, s, e - s, off, 5, line + n, ts);
 	}
 	free(maps);
+	pool_seed(sp, p);
 	return p;
 }
+
 
 /* ----------------------------------------------------------- side band */
 
@@ -347,6 +370,46 @@ on_mmap2(struct src_perf *sp, const struct perf_event_header *h, const unsigned 
 	/* the trailer's time is not needed: ordering comes from the ring */
 	proc_map(p, addr, len, pgoff, (prot & PROT_READ ? 1 : 0) | (prot & PROT_WRITE ? 2 : 0) | 4,
 		 name, 0);
+	if (sp->pool && (name[0] == '/' || strcmp(name, "[vdso]") == 0))
+		dtunw_pool_map(sp->pool, pid, addr, len, pgoff, name);
+}
+
+/*
+ * A process's mappings from /proc, for the unwinder too (mappings made
+ * before recording started have no MMAP2 record).
+ */
+static void
+pool_seed(struct src_perf *sp, const struct task *p)
+{
+	if (sp->pool == NULL)
+		return;
+	for (size_t j = 0; j < p->p.nmaps; j++) {
+		const struct dtcap_map *m = &p->maps[j];
+		if (m->name[0] == '/' || strcmp(m->name, "[vdso]") == 0)
+			dtunw_pool_map(sp->pool, p->p.pid, m->start, m->end - m->start, m->offset,
+				       m->name);
+	}
+}
+
+/*
+ * An exit: the unwinder forgets the process one read later, when every
+ * ring has been read past the moment of the exit, so samples taken before
+ * it on other CPUs still find its mappings.
+ */
+static void
+pool_exit(struct src_perf *sp, uint32_t pid)
+{
+	if (sp->pool == NULL)
+		return;
+	if (sp->nexited == sp->capexited) {
+		size_t nc = sp->capexited ? 2 * sp->capexited : 64;
+		uint32_t *n = realloc(sp->exited, nc * sizeof(*n));
+		if (n == NULL)
+			return;		/* kept: memory, not correctness */
+		sp->exited = n;
+		sp->capexited = nc;
+	}
+	sp->exited[sp->nexited++] = pid;
 }
 
 static void
@@ -410,6 +473,8 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	if (parent == NULL)
 		return;
 	memcpy(child->p.comm, parent->p.comm, sizeof(child->p.comm));
+	if (sp->pool)
+		dtunw_pool_fork(sp->pool, ppid, pid);
 	for (size_t j = 0; j < parent->p.nmaps; j++) {
 		const struct dtcap_map *m = &parent->maps[j];
 		proc_map(child, m->start, m->end - m->start, m->offset, m->prot, m->name, tr->time);
@@ -466,6 +531,16 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		parse_trailer(h, r, 24, &tr);
 		on_fork(sp, r, &tr);
 		break;
+	case PERF_RECORD_EXIT: {
+		uint32_t pid, tid;
+		if (h->size < sizeof(*h) + 16)
+			break;
+		memcpy(&pid, r, 4);
+		memcpy(&tid, r + 8, 4);
+		if (pid == tid)
+			pool_exit(sp, pid);
+		break;
+	}
 	case PERF_RECORD_LOST: {
 		uint64_t lost;
 		if (h->size < sizeof(*h) + 16)
@@ -531,6 +606,10 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	unsigned nargs = 0, nk = 0, nu = 0, flags = 0;
 	const uint64_t *kf = NULL, *uf = NULL;
 	size_t need;
+	struct pprobe *evpr;
+	uint64_t uregs[__builtin_popcountll(DTUNW_REGS_MASK)], ustk_len = 0;
+	const unsigned char *ustk = NULL;
+	int have_regs = 0;
 
 #define TAKE(dstp, n) do { if ((size_t)(end - p) < (n)) return 0; memcpy((dstp), p, (n)); p += (n); } while (0)
 	TAKE(&id, 8);
@@ -542,6 +621,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	p += 4;
 	if ((pr = probe_of(sp, id)) == NULL)
 		return 0;
+	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
@@ -579,6 +659,29 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			return 0;
 		raw = p;
 		p += rawsize;
+	}
+	if (evpr->ustack_copy) {
+		/* REGS_USER: abi, then the registers (none for a kernel
+		 * thread); STACK_USER: size, bytes, the valid length */
+		uint64_t abi, ssize;
+		TAKE(&abi, 8);
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			if ((size_t)(end - p) < sizeof(uregs))
+				return 0;
+			memcpy(uregs, p, sizeof(uregs));
+			p += sizeof(uregs);
+			have_regs = abi == PERF_SAMPLE_REGS_ABI_64;
+		}
+		TAKE(&ssize, 8);
+		if (ssize) {
+			if ((size_t)(end - p) < ssize + 8)
+				return 0;
+			ustk = p;
+			memcpy(&ustk_len, p + ssize, 8);
+			if (ustk_len > ssize)
+				ustk_len = ssize;
+			p += ssize + 8;
+		}
 	}
 #undef TAKE
 	if (pid == sp->self)
@@ -682,6 +785,13 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	(void)ip;
 	(void)rg;
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
+	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
+		/* a process we never saw map anything: its mappings from /proc */
+		proc_known(sp, pid, ts);
+		if (dtunw_pool_submit(sp->pool, d, uregs, DTUNW_REGS_MASK, ustk, ustk_len) == 0)
+			return 0;	/* it comes back from the pool */
+		sp->fp_behind++;
+	}
 	return (ssize_t)need;
 }
 
@@ -724,22 +834,32 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
+	/* samples the unwinding workers finished since the last read */
+	if (sp->pool)
+		used += dtunw_pool_collect(sp->pool, buf, len / 2);
+	/*
+	 * Side band first, for every record waiting in every ring: a sample
+	 * of a process that exec'd or mapped a library on another CPU then
+	 * finds its mappings.
+	 */
 	for (size_t i = 0; i < sp->nrings; i++) {
 		struct ring *rg = &sp->rings[i];
-		uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
 		uint64_t tail = rg->meta->data_tail, pos;
 		const struct perf_event_header *h;
 
-		/*
-		 * Side band first, for every record waiting: a sample of a
-		 * process that exec'd on another CPU then finds its mappings.
-		 */
-		for (pos = rg->sb_pos > tail ? rg->sb_pos : tail; (h = at(sp, rg, pos, head));
+		rg->rhead = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+		for (pos = rg->sb_pos > tail ? rg->sb_pos : tail; (h = at(sp, rg, pos, rg->rhead));
 		     pos += h->size)
 			if (h->type != PERF_RECORD_SAMPLE)
 				sideband(sp, rg, h, (const unsigned char *)(h + 1));
 		rg->sb_pos = pos;
-		for (pos = tail; (h = at(sp, rg, pos, head)); pos += h->size) {
+	}
+	for (size_t i = 0; i < sp->nrings; i++) {
+		struct ring *rg = &sp->rings[i];
+		uint64_t pos;
+		const struct perf_event_header *h;
+
+		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, rg->rhead)); pos += h->size) {
 			if (h->type == PERF_RECORD_COMM) {
 				struct sb_trailer tr;
 				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
@@ -754,6 +874,24 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 			}
 		}
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
+	}
+	if (sp->pool) {
+		/* exits seen one read ago: every ring has been read past them */
+		for (size_t i = 0; i < sp->nforget; i++)
+			dtunw_pool_forget(sp->pool, sp->forget[i]);
+		uint32_t *t = sp->forget;
+		size_t tc = sp->capforget;
+		sp->forget = sp->exited;
+		sp->capforget = sp->capexited;
+		sp->nforget = sp->nexited;
+		sp->exited = t;
+		sp->capexited = tc;
+		sp->nexited = 0;
+		/* stopped and the rings are empty: what the workers still hold */
+		if (sp->stopped && used == 0 && dtunw_pool_pending(sp->pool)) {
+			dtunw_pool_drain(sp->pool);
+			used += dtunw_pool_collect(sp->pool, buf, len);
+		}
 	}
 	return (ssize_t)used;
 }
@@ -992,10 +1130,26 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 	if (p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK);
+		/* the frame-pointer user stack stays: what a sample keeps
+		 * when unwinding falls behind, or when it is the longer one */
 		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
 		a.sample_max_stack = DT_MAXFRAMES;
 	}
+	if (sp->pool && (p->evtflags & DTEVT_USTACK)) {
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = DTUNW_REGS_MASK;
+		a.sample_stack_user = sp->ustack_size;
+		p->ustack_copy = 1;
+	}
 	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && p->ustack_copy && sp->ustack_auto) {
+		/* auto: a kernel that cannot copy user stacks gets frame pointers */
+		a.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		a.sample_regs_user = 0;
+		a.sample_stack_user = 0;
+		p->ustack_copy = 0;
+		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
 		a.sample_max_stack = 0;	/* above kernel.perf_event_max_stack */
 		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -1214,6 +1368,30 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	}
 	if (raw_groups(sp, cfg, err, errlen) < 0)
 		goto out;
+	if (cfg->ustack_mode != DTSRC_USTACK_FP) {
+		int want = 0;
+		for (size_t i = 0; i < sp->nprobes; i++)
+			want |= (sp->probes[i].evtflags & DTEVT_USTACK) != 0;
+		if (want) {
+			unsigned nw = cfg->unwind_threads ? cfg->unwind_threads
+							  : (unsigned)(sp->ncpus / 4);
+			nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
+			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
+			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
+			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
+			/* tests: DTREC_UNWIND_BUDGET=1 makes every sample "behind" */
+			const char *b = getenv("DTREC_UNWIND_BUDGET");
+			size_t budget = b && *b ? (size_t)strtoull(b, NULL, 0) : UNWIND_BUDGET;
+			sp->pool = dtunw_pool_new(nw, budget,
+						  cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
+											: DTUNW_DWARF);
+			if (sp->pool == NULL)
+				goto nomem;
+			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */
+			if (!cfg->bufsize)
+				bufsize = DEF_RING_DWARF;
+		}
+	}
 
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
 	if (cfg->child > 0) {
@@ -1363,6 +1541,7 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 {
 	struct src_perf *sp = (struct src_perf *)s;
 
+	sp->stopped = 1;	/* reads now wait for the unwinding workers */
 	if (perf_ioctl_all(sp, PERF_EVENT_IOC_DISABLE, err, errlen) < 0)
 		return -1;
 	/* how often each event fired, lost samples included */
@@ -1385,6 +1564,17 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 		sp->fired[sp->fdcpu[i]] += v;
 	}
 	return 0;
+}
+
+static void
+perf_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+
+	*dwarf = *dwarf_trunc = 0;
+	if (sp->pool)
+		dtunw_pool_stats(sp->pool, dwarf, dwarf_trunc);
+	*fp_behind = sp->fp_behind;
 }
 
 static int
@@ -1451,6 +1641,9 @@ perf_close(struct dtsrc *s)
 	struct src_perf *sp = (struct src_perf *)s;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
+	dtunw_pool_free(sp->pool);
+	free(sp->exited);
+	free(sp->forget);
 	for (size_t i = 0; i < sp->nrings; i++)
 		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
 	for (size_t i = 0; i < sp->nfds; i++)
@@ -1487,6 +1680,7 @@ static const struct dtsrc_ops perf_ops = {
 	.counters = perf_counters,
 	.clock = perf_clock,
 	.proc = perf_proc,
+	.ustack_counts = perf_ustack_counts,
 	.filters_targets = perf_filters_targets,
 	.close = perf_close,
 };
