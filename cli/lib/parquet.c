@@ -733,7 +733,7 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 	size_t j = h & (c->htcap - 1);
 	while (c->ht[j]) {
 		uint32_t k = c->ht[j] - 1;
-		if (c->dlen[k] == len && memcmp(c->arena.p + c->dent[k], s, len) == 0)
+		if (c->dlen[k] == len && (len == 0 || memcmp(c->arena.p + c->dent[k], s, len) == 0))
 			return str_append(w, c, k);
 		j = (j + 1) & (c->htcap - 1);
 	}
@@ -967,7 +967,8 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 
 static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-	int r = memcmp(a, b, al < bl ? al : bl);
+	/* an empty string may have no bytes at all (a NULL pointer) */
+	int r = al && bl ? memcmp(a, b, al < bl ? al : bl) : 0;
 	return r ? r : (al > bl) - (al < bl);
 }
 
