@@ -36,6 +36,8 @@ struct dt_provider {
 	/* arm/disarm one (probe, descriptor) pair; [g] held, may sleep */
 	int		(*dtpv_arm)(struct dt_pcb *);
 	void		(*dtpv_disarm)(struct dt_pcb *);
+	/* hits the source lost so far (kprobe nmissed); NULL: none */
+	unsigned long	(*dtpv_missed)(struct dt_probe *);
 };
 
 struct dt_probe {
@@ -48,6 +50,12 @@ struct dt_probe {
 	long			 dp_data;	/* [I] provider's (syscall nr) */
 	void			*dp_priv;	/* [I] provider's */
 	u64			 dp_defperiod;	/* [I] timers: ns */
+	/*
+	 * [I] tracepoints: the tracepoint's iterator function (the callback
+	 * is called from it when several are registered): kernel stacks
+	 * start at the first frame outside it and outside dt.
+	 */
+	unsigned long		 dp_skip_lo, dp_skip_hi;
 	struct list_head	 dp_pcbs;	/* [p] armed pcbs (RCU) */
 	unsigned int		 dp_narmed;	/* [g] length of dp_pcbs */
 	char			 dp_func[DT_FUNCLEN];	/* [I] */
@@ -57,6 +65,14 @@ struct dt_probe {
 /* The per-CPU state of a descriptor: its ring and its wakeup. */
 struct dt_cpubuf {
 	struct dt_ring		 cb_ring;	/* see dt_ring.h */
+	/*
+	 * [c] ring position of the last wakeup: the writer wakes the reader
+	 * when a quarter of the ring has been written since (edge-triggered,
+	 * like perf's rb->wakeup), not on every event while a quarter waits.
+	 */
+	local_t			 cb_wakepos;
+	local_t			 cb_missed;	/* [c] kprobe core's losses */
+	local_t			 cb_throttled;	/* [c] over the CPU budget */
 	struct irq_work		 cb_wake;	/* [I] wakes sc_wq */
 	struct dt_softc		*cb_sc;		/* [I] */
 };
@@ -88,6 +104,8 @@ struct dt_pcb {
 	u64			 pcb_period;	/* [I] timers: ns */
 	void			*pcb_priv;	/* [g] provider's (timers) */
 	bool			 pcb_armed;	/* [g] */
+	/* [p] the source's missed count already charged to this pcb */
+	atomic_long_t		 pcb_missed_seen;
 };
 
 extern struct mutex dt_lock;
@@ -110,6 +128,11 @@ void dt_probes_free(void);
 void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags);
 void dt_skip(struct dt_pcb *pcb, u64 n);
+/*
+ * The source of dp has lost cur hits in all (dtpv_missed): charge the new
+ * ones to this CPU's ring of every armed pcb.  Probe context.
+ */
+void dt_missed(struct dt_probe *dp, unsigned long cur);
 void dt_wake(struct irq_work *);
 int dt_event_init(void);
 void dt_event_exit(void);
@@ -135,5 +158,8 @@ void dt_tp_linger(void);
 
 /* dt_tp.c: find a kernel tracepoint by name */
 struct tracepoint *dt_tp_find(const char *name);
+/* the address range of tp's iterator function, for dp_skip_lo/hi */
+void dt_tp_iter_range(struct tracepoint *tp, unsigned long *lo,
+		      unsigned long *hi);
 
 #endif /* DT_H */

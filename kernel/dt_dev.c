@@ -157,13 +157,26 @@ static bool dt_hasdata(struct dt_softc *sc)
 	return false;
 }
 
+/*
+ * The backup tick runs only while a reader waits (a blocked read, a poll,
+ * an epoll registration): it is armed when one starts waiting and re-arms
+ * itself only while somebody still does.
+ */
 static void dt_tick(struct timer_list *t)
 {
 	struct dt_softc *sc = from_timer(sc, t, sc_tick);
 
-	if (wq_has_sleeper(&sc->sc_wq) && dt_hasdata(sc))
+	if (!wq_has_sleeper(&sc->sc_wq))
+		return;
+	if (dt_hasdata(sc))
 		wake_up_interruptible(&sc->sc_wq);
 	if (READ_ONCE(sc->sc_recording))
+		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
+}
+
+static void dt_tick_arm(struct dt_softc *sc)
+{
+	if (READ_ONCE(sc->sc_recording) && !timer_pending(&sc->sc_tick))
 		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
 }
 
@@ -208,9 +221,17 @@ static int dt_bufs_alloc(struct dt_softc *sc)
 			return -ENOMEM;
 		}
 		dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+		local_set(&cb->cb_wakepos, 0);
+		local_set(&cb->cb_missed, 0);
+		local_set(&cb->cb_throttled, 0);
 		init_irq_work(&cb->cb_wake, dt_wake);
 		cb->cb_sc = sc;
-		WRITE_ONCE(sc->sc_bufs[cpu], cb);
+		/*
+		 * Readers (probe context, stats, read) load the pointer with
+		 * READ_ONCE and dereference it: the release orders the
+		 * initialisation above before the pointer becomes visible.
+		 */
+		smp_store_release(&sc->sc_bufs[cpu], cb);
 	}
 	return 0;
 }
@@ -229,6 +250,33 @@ static void dt_bufs_free(struct dt_softc *sc)
 		vfree(cb->cb_ring.r_data);
 		kfree(cb);
 		sc->sc_bufs[cpu] = NULL;
+	}
+}
+
+/*
+ * [d] held, nothing writes sc's rings any more: charge the source losses
+ * no later event of their probe picked up (dt_missed) to the first ring.
+ */
+static void dt_missed_sweep(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb = NULL;
+	struct dt_pcb *pcb;
+	unsigned long cur, seen;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cb = sc->sc_bufs[cpu];
+		if (cb != NULL)
+			break;
+	}
+	if (cb == NULL)
+		return;
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (pcb->pcb_probe->dp_prov->dtpv_missed == NULL)
+			continue;
+		cur = pcb->pcb_probe->dp_prov->dtpv_missed(pcb->pcb_probe);
+		seen = atomic_long_xchg(&pcb->pcb_missed_seen, cur);
+		local_add((long)(cur - seen), &cb->cb_missed);
 	}
 }
 
@@ -253,6 +301,7 @@ static void dt_stop(struct dt_softc *sc)
 	mutex_unlock(&dt_lock);
 	/* no probe context still walks our pcbs or writes our rings */
 	tracepoint_synchronize_unregister();
+	dt_missed_sweep(sc);
 	WRITE_ONCE(sc->sc_recording, false);
 	del_timer_sync(&sc->sc_tick);
 	for_each_possible_cpu(cpu)
@@ -277,6 +326,10 @@ static int dt_start(struct dt_softc *sc)
 	WRITE_ONCE(sc->sc_recording, true);
 	mutex_lock(&dt_lock);
 	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		/* the source's earlier losses are not ours */
+		if (pcb->pcb_probe->dp_prov->dtpv_missed != NULL)
+			atomic_long_set(&pcb->pcb_missed_seen,
+			    pcb->pcb_probe->dp_prov->dtpv_missed(pcb->pcb_probe));
 		/* on the list before the source starts: no event is lost */
 		list_add_tail_rcu(&pcb->pcb_plink, &pcb->pcb_probe->dp_pcbs);
 		pcb->pcb_probe->dp_narmed++;
@@ -294,7 +347,6 @@ static int dt_start(struct dt_softc *sc)
 		dt_stop(sc);
 		return error;
 	}
-	mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
 	return 0;
 }
 
@@ -399,14 +451,19 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 {
 	struct dt_cpubuf *cb = READ_ONCE(sc->sc_bufs[cpu]);
 	struct dt_ring *r;
+	u64 lost;
 
 	memset(st, 0, sizeof(*st));
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
-	st->dtst_produced = dtr_lread(&r->r_produced);
+	st->dtst_missed = local_read(&cb->cb_missed);
+	st->dtst_throttled = local_read(&cb->cb_throttled);
+	/* events the ring never saw are produced and dropped all the same */
+	lost = st->dtst_missed + st->dtst_throttled;
+	st->dtst_produced = dtr_lread(&r->r_produced) + lost;
 	st->dtst_read = READ_ONCE(r->r_read);
-	st->dtst_dropped = dtr_lread(&r->r_dropped);
+	st->dtst_dropped = dtr_lread(&r->r_dropped) + lost;
 	st->dtst_skipped = dtr_lread(&r->r_skipped);
 	st->dtst_recursive = dtr_lread(&r->r_recursive);
 	st->dtst_nested = dtr_lread(&r->r_nested);
@@ -426,6 +483,8 @@ static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
 		sum.dtst_skipped += st.dtst_skipped;
 		sum.dtst_recursive += st.dtst_recursive;
 		sum.dtst_nested += st.dtst_nested;
+		sum.dtst_missed += st.dtst_missed;
+		sum.dtst_throttled += st.dtst_throttled;
 	}
 	if (copy_to_user(arg, &sum, sizeof(sum)))
 		return -EFAULT;
@@ -587,13 +646,19 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	case DTIOCGCLOCK:
 		return dt_ioc_clock(arg);
 	case DTIOCKPROBE:
+		/* a descriptor can be passed on: the holder must qualify too */
+		if (!perfmon_capable())
+			return -EPERM;
 		return dt_ioc_kprobe(arg);
 	case DTIOCGSTATS:
 	case DTIOCGCPUSTATS:
+	case DTIOCPRBDISABLE:
+		break;
 	case DTIOCRECORD:
 	case DTIOCPRBENABLE:
-	case DTIOCPRBDISABLE:
 	case DTIOCSETBUFSZ:
+		if (!perfmon_capable())
+			return -EPERM;
 		break;
 	default:
 		return -ENOTTY;
@@ -723,6 +788,7 @@ static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 		}
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
+		dt_tick_arm(sc);
 		/* prepare_to_wait's barrier pairs with dt_write's smp_mb */
 		error = wait_event_interruptible(sc->sc_wq, dt_readable(sc));
 		if (error)
@@ -735,6 +801,7 @@ static __poll_t dt_poll(struct file *file, struct poll_table_struct *pt)
 	struct dt_softc *sc = file->private_data;
 
 	poll_wait(file, &sc->sc_wq, pt);
+	dt_tick_arm(sc);
 	/* joined the waitqueue before loading pub: pairs with dt_write */
 	smp_mb();
 	if (dt_hasdata(sc))

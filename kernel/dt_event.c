@@ -17,12 +17,11 @@
 #include <linux/timekeeping.h>
 #include <linux/string.h>
 #include <asm/ptrace.h>
+#include <asm/unwind.h>
 
 #include "dt.h"
 
 #define DT_NLEVELS	4	/* task, softirq, hardirq, NMI */
-/* room for the tracer's and the interrupt's own frames above the cut */
-#define DT_KSCRATCH	(DT_MAXFRAMES + 48)
 
 /*
  * Stacks are gathered once per event into a buffer of the CPU and the
@@ -30,7 +29,7 @@
  * its own, and copied into each descriptor's ring.
  */
 struct dt_scratch {
-	unsigned long	ks[DT_KSCRATCH];
+	unsigned long	ks[DT_MAXFRAMES];
 	u64		us[DT_MAXFRAMES];
 };
 
@@ -40,34 +39,42 @@ static DEFINE_PER_CPU(unsigned int, dt_busy);
 static struct dt_scratch __percpu *dt_scratch;
 
 /*
- * Kernel stack, innermost first, without the tracer and the probe or
- * interrupt machinery on top: cut at the interrupted/probed instruction if
- * it appears, else after the last frame inside this module.
+ * Kernel stack, innermost first, by the ORC unwinder as perf's callchain
+ * code does.  With the probe's or the interrupt's registers (kprobes,
+ * profile) the first frame is the probed function or the interrupted
+ * instruction, so the kprobe and interrupt machinery never appears and a
+ * tick that lands in dt shows dt.  Without (tracepoints) the walk starts
+ * here and drops dt's own frames and the tracepoint's iterator: the first
+ * frame is the function that hit the tracepoint.
  */
-static unsigned int dt_kstack(struct dt_scratch *s, struct pt_regs *regs,
-			      unsigned int *startp, bool *trunc)
+static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
+			      unsigned long *ks, bool *trunc)
 {
-	unsigned int n, i, start = 0, cnt;
+	struct unwind_state st;
+	unsigned long addr;
+	unsigned int n = 0;
 
-	n = stack_trace_save(s->ks, DT_KSCRATCH, 0);
-	for (i = 0; i < n; i++)
-		if (within_module(s->ks[i], THIS_MODULE))
-			start = i + 1;
 	if (regs != NULL) {
-		for (i = start; i < n; i++)
-			if (s->ks[i] == instruction_pointer(regs)) {
-				start = i;
+		ks[n++] = instruction_pointer(regs);
+		unwind_start(&st, current, regs, NULL);
+	} else {
+		for (unwind_start(&st, current, NULL, NULL); !unwind_done(&st);
+		     unwind_next_frame(&st)) {
+			addr = unwind_get_return_address(&st);
+			if (addr == 0 ||
+			    (!within_module(addr, THIS_MODULE) &&
+			     (addr < dp->dp_skip_lo || addr >= dp->dp_skip_hi)))
 				break;
-			}
+		}
 	}
-	cnt = n - start;
-	*trunc = n == DT_KSCRATCH;
-	if (cnt > DT_MAXFRAMES) {
-		cnt = DT_MAXFRAMES;
-		*trunc = true;
+	for (; !unwind_done(&st) && n < DT_MAXFRAMES; unwind_next_frame(&st)) {
+		addr = unwind_get_return_address(&st);
+		if (addr == 0)
+			break;
+		ks[n++] = addr;
 	}
-	*startp = start;
-	return cnt;
+	*trunc = n == DT_MAXFRAMES && !unwind_done(&st);
+	return n;
 }
 
 /*
@@ -170,11 +177,9 @@ struct dt_evctx {
 	u8		 rflags;
 	u8		 ctx;
 	bool		 nested;
-	u64		 ts;
 	int		 cpu;
 	/* gathered on first use */
 	int		 nk, nu;	/* -1: not yet */
-	unsigned int	 kstart;	/* kernel stack: s->ks + kstart */
 	bool		 ktrunc, utrunc;
 };
 
@@ -186,7 +191,8 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	struct dt_ring *r;
 	struct dt_rec *rec;
 	u64 *p;
-	unsigned long pub, tail;
+	unsigned long pub, wake;
+	unsigned long long ts;
 	u8 rflags = e->rflags;
 
 	if (cb == NULL)
@@ -199,7 +205,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		if (e->nk < 0) {
 			e->nk = 0;
 			if (e->regs == NULL || !user_mode(e->regs))
-				e->nk = dt_kstack(e->s, e->regs, &e->kstart,
+				e->nk = dt_kstack(e->dp, e->regs, e->s->ks,
 						  &e->ktrunc);
 		}
 		nk = e->nk;
@@ -225,12 +231,13 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	}
 
 	sz = DT_REC_SIZE(na, nk, nu);
-	rec = dtr_reserve(r, sz);
+	/* the time is taken at reservation: see dtr_reserve_ts */
+	rec = dtr_reserve_ts(r, sz, &ts);
 	if (rec == NULL)
 		return;
 	rec->dtr_size = sz;
 	rec->dtr_probe = e->dp->dp_id;
-	rec->dtr_ts = e->ts;
+	rec->dtr_ts = ts;
 	rec->dtr_pid = current->tgid;
 	rec->dtr_tid = current->pid;
 	rec->dtr_cpu = (u16)e->cpu;
@@ -249,7 +256,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		memcpy(p, e->args, na * sizeof(u64));
 	p += na;
 	if (nk)
-		memcpy(p, e->s->ks + e->kstart, nk * sizeof(u64));
+		memcpy(p, e->s->ks, nk * sizeof(u64));
 	p += nk;
 	if (nu)
 		memcpy(p, e->s->us, nu * sizeof(u64));
@@ -260,16 +267,20 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		return;
 
 	/*
-	 * Wake the reader once a quarter of the ring waits, and only if it
-	 * sleeps and no wakeup is already pending on this CPU; the periodic
-	 * tick (sc_tick) delivers smaller amounts.  The full barrier orders
-	 * our pub store (in dtr_commit) before the waitqueue load; the
-	 * reader has the mirror barrier between joining the waitqueue and
-	 * loading pub (set_current_state / smp_mb in dt_poll): without
-	 * both, store->load reordering loses wakeups.
+	 * Wake the reader each time another quarter of the ring has been
+	 * written since the last wakeup (edge-triggered: a reader that does
+	 * not keep up costs one wakeup per quarter, not one per event), and
+	 * only if it sleeps; the periodic tick (sc_tick) delivers smaller
+	 * amounts.  The cmpxchg makes one writer of this CPU own the wakeup
+	 * when an interrupt's write races ours.  The full barrier orders our
+	 * pub store (in dtr_commit) before the waitqueue load; the reader has
+	 * the mirror barrier between joining the waitqueue and loading pub
+	 * (set_current_state / smp_mb in dt_poll): without both, store->load
+	 * reordering loses wakeups.
 	 */
-	tail = READ_ONCE(r->r_tail);
-	if (pub - tail >= r->r_size / 4 && !irq_work_is_pending(&cb->cb_wake)) {
+	wake = local_read(&cb->cb_wakepos);
+	if (pub - wake >= r->r_size / 4 &&
+	    local_cmpxchg(&cb->cb_wakepos, wake, pub) == wake) {
 		smp_mb();
 		if (waitqueue_active(&pcb->pcb_sc->sc_wq))
 			irq_work_queue(&cb->cb_wake);
@@ -304,10 +315,8 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	e.rflags = rflags;
 	e.ctx = (u8)lvl;
 	e.nested = (busy & ((1U << lvl) - 1)) != 0;
-	e.ts = ktime_get_mono_fast_ns();
 	e.nk = -1;
 	e.nu = -1;
-	e.kstart = 0;
 	e.ktrunc = false;
 	e.utrunc = false;
 	if (regs != NULL && user_mode(regs))
@@ -334,6 +343,27 @@ void dt_skip(struct dt_pcb *pcb, u64 n)
 	cb = READ_ONCE(pcb->pcb_sc->sc_bufs[smp_processor_id()]);
 	if (cb != NULL && n != 0)
 		local_add((long)n, &cb->cb_ring.r_skipped);
+}
+
+void dt_missed(struct dt_probe *dp, unsigned long cur)
+{
+	struct dt_pcb *pcb;
+	struct dt_cpubuf *cb;
+	long seen;
+	int cpu;
+
+	preempt_disable_notrace();
+	cpu = smp_processor_id();
+	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
+		seen = atomic_long_read(&pcb->pcb_missed_seen);
+		if ((unsigned long)seen == cur ||
+		    atomic_long_cmpxchg(&pcb->pcb_missed_seen, seen, cur) != seen)
+			continue;
+		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			local_add((long)(cur - seen), &cb->cb_missed);
+	}
+	preempt_enable_notrace();
 }
 
 void dt_wake(struct irq_work *w)

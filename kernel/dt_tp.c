@@ -16,6 +16,10 @@
 #include <linux/interrupt.h>
 #include <linux/blkdev.h>
 #include <linux/blk-mq.h>
+#include <linux/kallsyms.h>
+#include <trace/events/sched.h>
+#include <trace/events/irq.h>
+#include <trace/events/block.h>
 
 #include "dt.h"
 
@@ -38,6 +42,27 @@ struct tracepoint *dt_tp_find(const char *name)
 
 	for_each_kernel_tracepoint(dt_tp_match, &f);
 	return f.tp;
+}
+
+void dt_tp_iter_range(struct tracepoint *tp, unsigned long *lo,
+		      unsigned long *hi)
+{
+	char buf[KSYM_SYMBOL_LEN], *sz;
+	unsigned long size;
+
+	*lo = *hi = 0;
+	if (tp == NULL || tp->iterator == NULL)
+		return;
+	/* "__traceiter_NAME+0x0/0xSIZE [mod]": the size is after the slash */
+	sprint_symbol(buf, (unsigned long)tp->iterator);
+	sz = strchr(buf, '/');
+	if (sz == NULL)
+		return;
+	sz[strcspn(sz, " ")] = '\0';
+	if (kstrtoul(sz + 1, 16, &size) != 0)
+		return;
+	*lo = (unsigned long)tp->iterator;
+	*hi = *lo + size;
 }
 
 /* a comm in two slots, bytes in slot order, NUL-padded */
@@ -244,6 +269,20 @@ static const struct dt_tpdef dt_tpdefs[] = {
 	      dt_args_rq_complete, 4),
 };
 
+/* the kernel's own prototypes: a mismatch is a compile error */
+static void __maybe_unused dt_tp_check_types(void)
+{
+	check_trace_callback_type_sched_switch(dt_tp_sched_switch);
+	check_trace_callback_type_sched_wakeup(dt_tp_sched_wakeup);
+	check_trace_callback_type_sched_process_fork(dt_tp_sched_fork);
+	check_trace_callback_type_sched_process_exec(dt_tp_sched_exec);
+	check_trace_callback_type_sched_process_exit(dt_tp_sched_exit);
+	check_trace_callback_type_irq_handler_entry(dt_tp_irq_entry);
+	check_trace_callback_type_irq_handler_exit(dt_tp_irq_exit);
+	check_trace_callback_type_block_rq_issue(dt_tp_rq_issue);
+	check_trace_callback_type_block_rq_complete(dt_tp_rq_complete);
+}
+
 /* [g] per dt_tpdefs entry: registered (it may linger unused) */
 static bool dt_tp_reg[ARRAY_SIZE(dt_tpdefs)];
 static struct dt_probe *dt_tp_probe[ARRAY_SIZE(dt_tpdefs)];	/* [I] */
@@ -298,6 +337,7 @@ static const struct dt_provider dt_prov_tp = {
 int dt_tp_init(void)
 {
 	const struct dt_tpdef *td;
+	struct tracepoint *tp;
 	struct dt_probe *dp;
 	char func[DT_FUNCLEN];
 	const char *name;
@@ -306,7 +346,8 @@ int dt_tp_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(dt_tpdefs); i++) {
 		td = &dt_tpdefs[i];
-		if (dt_tp_find(td->td_name) == NULL) {
+		tp = dt_tp_find(td->td_name);
+		if (tp == NULL) {
 			pr_info("dt: no tracepoint %s\n", td->td_name);
 			continue;
 		}
@@ -318,6 +359,7 @@ int dt_tp_init(void)
 		if (dp == NULL)
 			return -ENOMEM;
 		dp->dp_priv = (void *)td;
+		dt_tp_iter_range(tp, &dp->dp_skip_lo, &dp->dp_skip_hi);
 		error = dt_probe_insert(dp);
 		if (error) {
 			kfree(dp);
