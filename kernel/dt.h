@@ -22,6 +22,9 @@
 #include <linux/timer.h>
 #include <linux/irq_work.h>
 #include <linux/hrtimer.h>
+#include <asm/ptrace.h>
+#include <asm/segment.h>
+#include <asm/processor-flags.h>
 
 #include "../include/dt_abi.h"
 #include "dt_ring.h"
@@ -89,6 +92,19 @@ struct dt_softc {
 	 * (under [d], published by the pcbs' list_add_rcu or read with
 	 * READ_ONCE), and freed only at close.
 	 */
+	/*
+	 * Rings exist for the CPUs that were online when recording first
+	 * started and for every CPU that comes online later (a CPU hotplug
+	 * instance, sc_hpnode, added at the first start, removed at close).
+	 * They are charged to the opener: its memory cgroup (sc_memcg) and
+	 * its mm's locked_vm (sc_mm, sc_locked pages), as perf charges its
+	 * rings.
+	 */
+	struct hlist_node	 sc_hpnode;	/* [d] */
+	bool			 sc_hpadded;	/* [d] */
+	struct mem_cgroup	*sc_memcg;	/* [I] or NULL */
+	struct mm_struct	*sc_mm;		/* [I] or NULL */
+	unsigned long		 sc_locked;	/* [d] pages in sc_mm's locked_vm */
 	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
 	wait_queue_head_t	 sc_wq;		/* readers and pollers */
 	struct timer_list	 sc_tick;	/* wakes readers for small data */
@@ -123,7 +139,8 @@ void dt_probes_free(void);
 /*
  * dt_event.c: the event path.  args has nslots u64 (may be NULL with 0).
  * pcb: write only for this pcb (timers), else for every armed pcb of dp.
- * regs: interrupted or probed context, NULL for tracepoints.
+ * regs: interrupted or probed context, or a tracepoint's caller
+ * (dt_caller_regs).
  */
 void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags);
@@ -137,8 +154,27 @@ void dt_wake(struct irq_work *);
 int dt_event_init(void);
 void dt_event_exit(void);
 
+/*
+ * The registers of a tracepoint callback's caller, as perf_fetch_caller_regs
+ * makes them: where the callback returns to, with the stack as it is
+ * there.  Kernel stacks then start at the tracepoint's call site without
+ * unwinding through the tracer.  Use it in the callback itself (never
+ * inlined: tracepoints call it through a pointer); __builtin_frame_address
+ * makes the compiler give it a frame, so the return address is at fp[1].
+ */
+#define dt_caller_regs(regs) do {					\
+	unsigned long *__fp = __builtin_frame_address(0);		\
+									\
+	(regs)->ip = __fp[1];						\
+	(regs)->sp = (unsigned long)(__fp + 2);				\
+	(regs)->bp = __fp[0];						\
+	(regs)->cs = __KERNEL_CS;					\
+	(regs)->flags = X86_EFLAGS_FIXED;				\
+} while (0)
+
 /* providers; each *_init builds its probes at module load, [g] held */
 int dt_timer_init(void);
+void dt_timer_exit(void);
 int dt_syscall_init(void);
 void dt_syscall_exit(void);
 int dt_tp_init(void);

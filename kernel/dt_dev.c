@@ -18,6 +18,10 @@
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
+#include <linux/cpuhotplug.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <linux/mm.h>
 
 #include "dt.h"
 
@@ -180,6 +184,69 @@ static void dt_tick_arm(struct dt_softc *sc)
 		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
 }
 
+/*
+ * Ring memory of all descriptors together is bounded: a quarter of RAM.
+ * Each ring is charged to its opener's memory cgroup and, at the start
+ * that allocates it, to its mm's locked_vm like perf's mmapped rings
+ * (within RLIMIT_MEMLOCK unless CAP_IPC_LOCK).
+ */
+static atomic_long_t dt_ring_pages = ATOMIC_LONG_INIT(0);
+static int dt_buf_hp = -1;	/* [I] hotplug state of the rings */
+
+static unsigned long dt_ring_pages_max(void)
+{
+	return totalram_pages() / 4;
+}
+
+/*
+ * A CPU is online (or the first start adds this descriptor): give it a
+ * ring.  Runs on that CPU's hotplug thread, so current is a kernel thread:
+ * the opener's memory cgroup is charged explicitly.  A failure leaves the
+ * CPU without a ring (dt_start checks the online ones) rather than failing
+ * the CPU's bring-up.
+ */
+static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct dt_softc *sc = hlist_entry(node, struct dt_softc, sc_hpnode);
+	unsigned long pages = sc->sc_bufsz >> PAGE_SHIFT;
+	struct mem_cgroup *old;
+	struct dt_cpubuf *cb;
+	void *data;
+
+	if (sc->sc_bufs[cpu] != NULL)
+		return 0;
+	if (atomic_long_add_return(pages, &dt_ring_pages) > dt_ring_pages_max()) {
+		atomic_long_sub(pages, &dt_ring_pages);
+		pr_warn_ratelimited("dt: ring memory limit reached, cpu %u has no ring\n",
+				    cpu);
+		return 0;
+	}
+	old = set_active_memcg(sc->sc_memcg);
+	cb = kzalloc_node(sizeof(*cb), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
+	/* on cpu itself: the default policy makes this node-local */
+	data = __vmalloc(sc->sc_bufsz, GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (cb == NULL || data == NULL) {
+		kfree(cb);
+		vfree(data);
+		atomic_long_sub(pages, &dt_ring_pages);
+		return 0;
+	}
+	dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+	local_set(&cb->cb_wakepos, 0);
+	local_set(&cb->cb_missed, 0);
+	local_set(&cb->cb_throttled, 0);
+	init_irq_work(&cb->cb_wake, dt_wake);
+	cb->cb_sc = sc;
+	/*
+	 * Readers (probe context, stats, read) load the pointer with
+	 * READ_ONCE and dereference it: the release orders the
+	 * initialisation above before the pointer becomes visible.
+	 */
+	smp_store_release(&sc->sc_bufs[cpu], cb);
+	return 0;
+}
+
 static int dt_open(struct inode *inode, struct file *file)
 {
 	struct dt_softc *sc;
@@ -198,42 +265,44 @@ static int dt_open(struct inode *inode, struct file *file)
 	mutex_init(&sc->sc_rlock);
 	INIT_LIST_HEAD(&sc->sc_pcbs);
 	sc->sc_bufsz = DT_BUFSZ_DEFAULT;
+	if (current->mm != NULL) {
+		sc->sc_mm = current->mm;
+		mmgrab(sc->sc_mm);
+		sc->sc_memcg = get_mem_cgroup_from_mm(sc->sc_mm);
+	}
 	init_waitqueue_head(&sc->sc_wq);
 	timer_setup(&sc->sc_tick, dt_tick, 0);
 	file->private_data = sc;
 	return 0;
 }
 
+/* [d] held.  Rings for every online CPU, charged to the opener. */
 static int dt_bufs_alloc(struct dt_softc *sc)
 {
-	struct dt_cpubuf *cb;
+	unsigned long pages;
 	unsigned int cpu;
-	void *data;
+	int error = 0;
 
-	for_each_possible_cpu(cpu) {
-		if (sc->sc_bufs[cpu] != NULL)
-			continue;
-		cb = kzalloc_node(sizeof(*cb), GFP_KERNEL, cpu_to_node(cpu));
-		data = vmalloc_node(sc->sc_bufsz, cpu_to_node(cpu));
-		if (cb == NULL || data == NULL) {
-			kfree(cb);
-			vfree(data);
-			return -ENOMEM;
+	if (!sc->sc_hpadded) {
+		pages = (sc->sc_bufsz >> PAGE_SHIFT) * num_online_cpus();
+		if (sc->sc_mm != NULL && sc->sc_locked == 0) {
+			error = account_locked_vm(sc->sc_mm, pages, true);
+			if (error)
+				return error;
+			sc->sc_locked = pages;
 		}
-		dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
-		local_set(&cb->cb_wakepos, 0);
-		local_set(&cb->cb_missed, 0);
-		local_set(&cb->cb_throttled, 0);
-		init_irq_work(&cb->cb_wake, dt_wake);
-		cb->cb_sc = sc;
-		/*
-		 * Readers (probe context, stats, read) load the pointer with
-		 * READ_ONCE and dereference it: the release orders the
-		 * initialisation above before the pointer becomes visible.
-		 */
-		smp_store_release(&sc->sc_bufs[cpu], cb);
+		error = cpuhp_state_add_instance(dt_buf_hp, &sc->sc_hpnode);
+		if (error)
+			return error;
+		sc->sc_hpadded = true;
 	}
-	return 0;
+	/* a CPU whose ring could not be allocated would lose events unseen */
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		if (sc->sc_bufs[cpu] == NULL)
+			error = -ENOMEM;
+	cpus_read_unlock();
+	return error;
 }
 
 /* Only once nothing can write or wake: after dt_stop or before start. */
@@ -241,16 +310,24 @@ static void dt_bufs_free(struct dt_softc *sc)
 {
 	unsigned int cpu;
 
+	if (sc->sc_hpadded)
+		cpuhp_state_remove_instance_nocalls(dt_buf_hp, &sc->sc_hpnode);
+	sc->sc_hpadded = false;
 	for_each_possible_cpu(cpu) {
 		struct dt_cpubuf *cb = sc->sc_bufs[cpu];
 
 		if (cb == NULL)
 			continue;
 		irq_work_sync(&cb->cb_wake);
+		atomic_long_sub(cb->cb_ring.r_size >> PAGE_SHIFT,
+				&dt_ring_pages);
 		vfree(cb->cb_ring.r_data);
 		kfree(cb);
 		sc->sc_bufs[cpu] = NULL;
 	}
+	if (sc->sc_locked != 0)
+		account_locked_vm(sc->sc_mm, sc->sc_locked, false);
+	sc->sc_locked = 0;
 }
 
 /*
@@ -364,6 +441,9 @@ static int dt_release(struct inode *inode, struct file *file)
 	mutex_unlock(&sc->sc_lock);
 	del_timer_sync(&sc->sc_tick);
 	dt_bufs_free(sc);
+	mem_cgroup_put(sc->sc_memcg);
+	if (sc->sc_mm != NULL)
+		mmdrop(sc->sc_mm);
 	kfree(sc->sc_bufs);
 	kfree(sc);
 	return 0;
@@ -836,6 +916,14 @@ static int __init dt_init(void)
 	error = dt_event_init();
 	if (error)
 		return error;
+	/* before the timers' state: a CPU coming up gets rings first */
+	error = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "dt/ring:online",
+					dt_buf_cpu_online, NULL);
+	if (error < 0) {
+		dt_event_exit();
+		return error;
+	}
+	dt_buf_hp = error;
 	mutex_lock(&dt_lock);
 	error = dt_timer_init();
 	if (!error)
@@ -851,6 +939,8 @@ static int __init dt_init(void)
 	return 0;
 fail:
 	dt_syscall_exit();
+	dt_timer_exit();
+	cpuhp_remove_multi_state(dt_buf_hp);
 	dt_probes_free();
 	dt_event_exit();
 	return error;
@@ -864,6 +954,8 @@ static void __exit dt_exit(void)
 	dt_linger(NULL);
 	dt_kprobe_exit();
 	dt_syscall_exit();
+	dt_timer_exit();
+	cpuhp_remove_multi_state(dt_buf_hp);
 	tracepoint_synchronize_unregister();
 	dt_probes_free();
 	dt_event_exit();

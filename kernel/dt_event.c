@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 #include <linux/rculist.h>
 #include <linux/timekeeping.h>
+#include <linux/sched/clock.h>
 #include <linux/string.h>
 #include <asm/ptrace.h>
 #include <asm/unwind.h>
@@ -35,17 +36,34 @@ struct dt_scratch {
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
 static DEFINE_PER_CPU(unsigned int, dt_busy);
+
+/*
+ * Events raised in interrupt context (softirq, hardirq: tracepoints and
+ * kprobes there; timers have their own throttle in dt_timer.c) may spend
+ * at most a quarter of each 10 ms window of a CPU, like perf's
+ * perf_cpu_time_max_percent: past that they are not written and are
+ * counted as throttled until the window ends.  Without a bound, an
+ * interrupt-heavy load with stacks enabled could keep a CPU in the tracer
+ * forever.  Task-context events only slow the task that raises them and
+ * are not bounded.  local_clock() is the cheap per-CPU clock; a hardirq
+ * that interrupts a softirq's update makes the account approximate, never
+ * unbounded.
+ */
+#define DT_EWIN_NS	(10 * NSEC_PER_MSEC)
+#define DT_EBUDGET_NS	(DT_EWIN_NS / 4)
+static DEFINE_PER_CPU(u64, dt_ewin_start);	/* [c] */
+static DEFINE_PER_CPU(u64, dt_ewin_spent);	/* [c] */
 /* [c] DT_NLEVELS per CPU; too big for the module's static per-CPU area */
 static struct dt_scratch __percpu *dt_scratch;
 
 /*
  * Kernel stack, innermost first, by the ORC unwinder as perf's callchain
- * code does.  With the probe's or the interrupt's registers (kprobes,
- * profile) the first frame is the probed function or the interrupted
+ * code does, from the probe's or the interrupt's registers (kprobes,
+ * profile: the first frame is the probed function or the interrupted
  * instruction, so the kprobe and interrupt machinery never appears and a
- * tick that lands in dt shows dt.  Without (tracepoints) the walk starts
- * here and drops dt's own frames and the tracepoint's iterator: the first
- * frame is the function that hit the tracepoint.
+ * tick that lands in dt shows dt) or from the tracepoint's call site
+ * (dt_caller_regs; when several callbacks share the tracepoint the call
+ * comes from its iterator, dp_skip_lo/hi, which is left out too).
  */
 static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
 			      unsigned long *ks, bool *trunc)
@@ -55,9 +73,12 @@ static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
 	unsigned int n = 0;
 
 	if (regs != NULL) {
-		ks[n++] = instruction_pointer(regs);
+		addr = instruction_pointer(regs);
+		if (addr < dp->dp_skip_lo || addr >= dp->dp_skip_hi)
+			ks[n++] = addr;
 		unwind_start(&st, current, regs, NULL);
 	} else {
+		/* not reached by the providers; kept safe: cut dt off */
 		for (unwind_start(&st, current, NULL, NULL); !unwind_done(&st);
 		     unwind_next_frame(&st)) {
 			addr = unwind_get_return_address(&st);
@@ -166,6 +187,33 @@ static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
 		if (cb != NULL)
 			dtr_linc(&cb->cb_ring.r_recursive);
 	}
+}
+
+/* An interrupt-context event over the CPU's budget: count, don't write. */
+static void dt_throttled(struct dt_probe *dp, int cpu)
+{
+	struct dt_pcb *pcb;
+	struct dt_cpubuf *cb;
+
+	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
+		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			local_inc(&cb->cb_throttled);
+	}
+}
+
+/* 0 if the budget is spent, else the start time to account from */
+static u64 dt_budget_begin(void)
+{
+	u64 t0 = local_clock();
+
+	if (t0 - __this_cpu_read(dt_ewin_start) >= DT_EWIN_NS) {
+		__this_cpu_write(dt_ewin_start, t0);
+		__this_cpu_write(dt_ewin_spent, 0);
+	}
+	if (__this_cpu_read(dt_ewin_spent) >= DT_EBUDGET_NS)
+		return 0;
+	return t0 ? t0 : 1;
 }
 
 struct dt_evctx {
@@ -293,6 +341,7 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	struct dt_evctx e;
 	struct dt_pcb *pcb;
 	unsigned int lvl, busy;
+	u64 t0 = 0;
 
 	preempt_disable_notrace();
 	lvl = interrupt_context_level();
@@ -306,6 +355,15 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	/* interrupt-safe on x86: one instruction, no lost update */
 	this_cpu_or(dt_busy, 1U << lvl);
 	barrier();
+	if (lvl == DTR_CTX_SOFTIRQ || lvl == DTR_CTX_HARDIRQ) {
+		if (only == NULL) {
+			t0 = dt_budget_begin();
+			if (t0 == 0) {
+				dt_throttled(dp, e.cpu);
+				goto done;
+			}
+		}
+	}
 
 	e.dp = dp;
 	e.regs = regs;
@@ -329,6 +387,9 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 			dt_write(&e, pcb);
 	}
 
+	if (t0 != 0)
+		__this_cpu_add(dt_ewin_spent, local_clock() - t0);
+done:
 	barrier();
 	this_cpu_and(dt_busy, ~(1U << lvl));
 out:

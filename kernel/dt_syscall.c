@@ -51,6 +51,7 @@ static const struct dt_arg_info dt_sysargs_return[2] = {
 
 static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 {
+	struct pt_regs cr;
 	unsigned long a[6];
 	u64 args[6];
 	int i;
@@ -61,12 +62,14 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	syscall_get_arguments(current, regs, a);
 	for (i = 0; i < 6; i++)
 		args[i] = a[i];
-	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, NULL, args, 6, 0);
+	dt_caller_regs(&cr);
+	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, args, 6, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	long id = syscall_get_nr(current, regs);
+	struct pt_regs cr;
 	u64 args[2];
 
 	if ((unsigned long)id >= DT_NSYSCALLS ||
@@ -74,7 +77,8 @@ static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 		return;
 	args[0] = (u64)ret;
 	args[1] = IS_ERR_VALUE(ret) ? (u64)-ret : 0;
-	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, NULL, args, 2,
+	dt_caller_regs(&cr);
+	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, &cr, args, 2,
 		DTR_RETURN);
 }
 

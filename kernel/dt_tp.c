@@ -80,6 +80,7 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
+	struct pt_regs cr;
 	u64 a[9];
 
 	dt_comm(&a[0], prev->comm);
@@ -89,7 +90,8 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 	dt_comm(&a[5], next->comm);
 	a[7] = next->pid;
 	a[8] = next->prio;
-	dt_fire(data, NULL, NULL, a, 9, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 9, 0);
 }
 
 static const struct dt_arg_info dt_args_switch[] = {
@@ -104,13 +106,15 @@ static const struct dt_arg_info dt_args_switch[] = {
 
 static void dt_tp_sched_wakeup(void *data, struct task_struct *p)
 {
+	struct pt_regs cr;
 	u64 a[5];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = p->prio;
 	a[4] = task_cpu(p);
-	dt_fire(data, NULL, NULL, a, 5, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 5, 0);
 }
 
 static const struct dt_arg_info dt_args_wakeup[] = {
@@ -123,13 +127,15 @@ static const struct dt_arg_info dt_args_wakeup[] = {
 static void dt_tp_sched_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
+	struct pt_regs cr;
 	u64 a[6];
 
 	dt_comm(&a[0], parent->comm);
 	a[2] = parent->pid;
 	dt_comm(&a[3], child->comm);
 	a[5] = child->pid;
-	dt_fire(data, NULL, NULL, a, 6, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 6, 0);
 }
 
 static const struct dt_arg_info dt_args_fork[] = {
@@ -142,12 +148,14 @@ static const struct dt_arg_info dt_args_fork[] = {
 static void dt_tp_sched_exec(void *data, struct task_struct *p,
 			     pid_t old_pid, struct linux_binprm *bprm)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = old_pid;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exec[] = {
@@ -158,12 +166,14 @@ static const struct dt_arg_info dt_args_exec[] = {
 
 static void dt_tp_sched_exit(void *data, struct task_struct *p)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = p->prio;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exit[] = {
@@ -174,11 +184,13 @@ static const struct dt_arg_info dt_args_exit[] = {
 
 static void dt_tp_irq_entry(void *data, int irq, struct irqaction *action)
 {
+	struct pt_regs cr;
 	u64 a[3];
 
 	a[0] = irq;
 	dt_comm(&a[1], action && action->name ? action->name : "");
-	dt_fire(data, NULL, NULL, a, 3, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 3, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_entry[] = {
@@ -189,11 +201,13 @@ static const struct dt_arg_info dt_args_irq_entry[] = {
 static void dt_tp_irq_exit(void *data, int irq, struct irqaction *action,
 			   int ret)
 {
+	struct pt_regs cr;
 	u64 a[2];
 
 	a[0] = irq;
 	a[1] = ret;
-	dt_fire(data, NULL, NULL, a, 2, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 2, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_exit[] = {
@@ -208,13 +222,15 @@ static u64 dt_rq_dev(struct request *rq)
 
 static void dt_tp_rq_issue(void *data, struct request *rq)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
 	a[1] = blk_rq_pos(rq);
 	a[2] = blk_rq_sectors(rq);
 	a[3] = (__force u32)rq->cmd_flags;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_issue[] = {
@@ -227,13 +243,15 @@ static const struct dt_arg_info dt_args_rq_issue[] = {
 static void dt_tp_rq_complete(void *data, struct request *rq,
 			      blk_status_t error, unsigned int nr_bytes)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
 	a[1] = blk_rq_pos(rq);
 	a[2] = nr_bytes;
 	a[3] = blk_status_to_errno(error);
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_complete[] = {

@@ -26,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -278,6 +279,15 @@ static int drain(int fd, struct evbuf *e)
 	}
 	fcntl(fd, F_SETFL, fl);
 	return 0;
+}
+
+/* Reads until empty, keeping nothing. */
+static void drain_n(int fd)
+{
+	struct evbuf e = { 0 };
+
+	drain(fd, &e);
+	free(e.b);
 }
 
 #define EV_FOREACH(e, r) \
@@ -630,9 +640,18 @@ static void t_profile(void)
 			int allok = 1;
 
 			kst++;
-			/* only our own reads (dt_read) run dt code outside the tick */
-			if (in_dt(k[0]) && (pid_t)rec->dtr_pid != getpid())
-				kst_dt++;
+			/*
+			 * dt code may be what a tick interrupted (a read, the
+			 * backup tick), never the tick's own handler: the stack
+			 * starts at the interrupted instruction.
+			 */
+			if (in_dt(k[0])) {
+				const char *nm = ksym_find(k[0]) ? ksym_find(k[0])->name : "";
+
+				if (!strcmp(nm, "dt_timer_fire") || !strcmp(nm, "dt_fire") ||
+				    !strcmp(nm, "dt_write") || !strcmp(nm, "dt_kstack"))
+					kst_dt++;
+			}
 			for (int i = 0; i < rec->dtr_nkstack; i++) {
 				kframes++;
 				if (ksym_find(k[i]) && !in_dt(k[i]))
@@ -679,13 +698,13 @@ static void t_profile(void)
 		    "%" PRIu64 " events+skipped on cpu%d, expected %.0f +-10%%", got, c, want);
 	}
 	check(other == 0, "profile.cpu-range", "%" PRIu64 " events on CPUs >= 2", other);
-	info("kernel stacks: %zu samples, %zu all-resolved, %zu/%zu frames ok, %zu dt on top",
+	info("kernel stacks: %zu samples, %zu all-resolved, %zu/%zu frames ok, %zu in the handler",
 	    kst, kst_ok, kframes_ok, kframes, kst_dt);
 	check(nksyms > 0, "profile.kallsyms", "cannot read /proc/kallsyms");
 	check(dt_size > 0, "profile.dt-in-modules", "dt not found in /proc/modules");
 	check(kst >= 100, "profile.kstack-samples", "only %zu kernel-mode samples with stacks", kst);
-	check(kst && kst_dt == 0, "profile.kstack-no-dt-on-top",
-	    "%zu of %zu stacks of other processes have a dt frame innermost", kst_dt, kst);
+	check(kst && kst_dt == 0, "profile.kstack-not-own-handler",
+	    "%zu of %zu stacks start in the tick's own handler", kst_dt, kst);
 	check(kframes && kframes_ok * 100 >= kframes * 95, "profile.kstack-resolve",
 	    "%zu of %zu frames resolve to a non-dt kernel symbol", kframes_ok, kframes);
 	info("busy loop: %zu user samples, %zu with busy_mid+busy_top return addresses", bu, bu_ok);
@@ -1701,6 +1720,293 @@ static void t_unpriv(void)
 		fail("unpriv.denied", "could not become nobody");
 }
 
+/*
+ * A descriptor passed to an unprivileged process: the privileged ioctls
+ * check the caller, not only the opener.
+ */
+static void t_passed(void)
+{
+	int fd = dt_open("passed.open", 0), pfd[2];
+	int out[4] = { -1, -1, -1, -1 };
+
+	if (fd < 0 || pipe(pfd))
+		return;
+	pid_t k = fork();
+	if (k == 0) {
+		gid_t g = 65534;
+		struct dt_kprobe kp = { 0 };
+		struct dt_enable en = { .dten_id = 1 };
+		dt_u32 sz = DT_BUFSZ_MIN, v = 0;
+
+		if (setgroups(1, &g) || setgid(65534) || setuid(65534))
+			_exit(1);
+		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_write");
+		out[0] = ioctl(fd, DTIOCKPROBE, &kp) < 0 ? errno : 0;
+		out[1] = ioctl(fd, DTIOCPRBENABLE, &en) < 0 ? errno : 0;
+		out[2] = ioctl(fd, DTIOCSETBUFSZ, &sz) < 0 ? errno : 0;
+		out[3] = ioctl(fd, DTIOCGVERSION, &v) < 0 ? errno : 0;
+		write(pfd[1], out, sizeof(out));
+		_exit(0);
+	}
+	close(pfd[1]);
+	read(pfd[0], out, sizeof(out));
+	close(pfd[0]);
+	waitpid(k, NULL, 0);
+	check(out[0] == EPERM && out[1] == EPERM && out[2] == EPERM, "passed.privileged-eperm",
+	    "as nobody on a root descriptor: kprobe %s, enable %s, bufsz %s", strerror(out[0]),
+	    strerror(out[1]), strerror(out[2]));
+	check(out[3] == 0, "passed.unprivileged-ok", "DTIOCGVERSION: %s", strerror(out[3]));
+	close(fd);
+}
+
+static long status_kb(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, strlen(field)))
+			v = atol(line + strlen(field));
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int online_cpus(void)
+{
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+/* Ring memory: locked_vm of the opener, RLIMIT_MEMLOCK, a total bound. */
+static void t_account(void)
+{
+	int fd = dt_open("account.open", 0);
+	dt_u32 ge, bsz = 1 << 20;
+
+	if (fd < 0)
+		return;
+	ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	long l0 = status_kb("VmLck:");
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	enable(fd, ge, DTEVT_FUNCARGS, 0);
+	int r = record(fd, 1);
+	long l1 = status_kb("VmLck:");
+	record(fd, 0);
+	close(fd);
+	long l2 = status_kb("VmLck:");
+	long want = (long)online_cpus() * (bsz >> 10);
+	check(r == 0 && l1 - l0 == want && l2 == l0, "account.locked-vm",
+	    "VmLck %ld -> %ld kB while recording (want +%ld), %ld after close", l0, l1, want, l2);
+
+	/* without CAP_IPC_LOCK the rings must fit RLIMIT_MEMLOCK */
+	int pfd[2];
+	int out[2] = { -1, -1 };
+	if (pipe(pfd))
+		return;
+	pid_t k = fork();
+	if (k == 0) {
+		struct rlimit rl = { 64 << 10, 64 << 10 };
+		struct { dt_u32 version; int pid; } hdr = { 0x20080522, 0 };
+		struct { dt_u32 eff, perm, inh; } data[2];
+		int f2 = open(DT_DEVICE, O_RDWR);
+
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+		syscall(SYS_capget, &hdr, data);
+		data[0].eff &= ~(1u << 14);	/* CAP_IPC_LOCK */
+		syscall(SYS_capset, &hdr, data);
+		enable(f2, ge, DTEVT_FUNCARGS, 0);
+		out[0] = record(f2, 1) < 0 ? errno : 0;
+		record(f2, 0);
+		close(f2);
+		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+		f2 = open(DT_DEVICE, O_RDWR);
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+		enable(f2, ge, DTEVT_FUNCARGS, 0);
+		out[1] = record(f2, 1) < 0 ? errno : 0;
+		close(f2);
+		write(pfd[1], out, sizeof(out));
+		_exit(0);
+	}
+	close(pfd[1]);
+	read(pfd[0], out, sizeof(out));
+	close(pfd[0]);
+	waitpid(k, NULL, 0);
+	check(out[0] == ENOMEM && out[1] == 0, "account.memlock-limit",
+	    "1 MiB rings over a 64 KiB RLIMIT_MEMLOCK without CAP_IPC_LOCK: %s; unlimited: %s",
+	    strerror(out[0]), strerror(out[1]));
+
+	/*
+	 * All descriptors' rings together stay within a quarter of RAM: the
+	 * largest ring size one descriptor fits in, twice, does not.
+	 */
+	long memkb = 0;
+	FILE *mf = fopen("/proc/meminfo", "r");
+	char line[256];
+	while (mf && fgets(line, sizeof(line), mf))
+		if (!strncmp(line, "MemTotal:", 9))
+			memkb = atol(line + 9);
+	if (mf)
+		fclose(mf);
+	unsigned long quarter = (unsigned long)memkb * 1024 / 4, s = DT_BUFSZ_MIN;
+	while (s * 2 <= DT_BUFSZ_MAX && s * 2 * online_cpus() <= quarter)
+		s *= 2;
+	int a = dt_open("account.open-a", 0), b = dt_open("account.open-b", 0);
+	int ra = -1, rb = -1, eb = 0;
+	if (a >= 0 && b >= 0) {
+		dt_u32 v = (dt_u32)s;
+
+		ioctl(a, DTIOCSETBUFSZ, &v);
+		ioctl(b, DTIOCSETBUFSZ, &v);
+		enable(a, ge, DTEVT_FUNCARGS, 0);
+		enable(b, ge, DTEVT_FUNCARGS, 0);
+		ra = record(a, 1);
+		rb = record(b, 1);
+		eb = errno;
+	}
+	check(s * 2 * online_cpus() > quarter && ra == 0 && rb < 0 && eb == ENOMEM,
+	    "account.total-bounded", "two descriptors of %lu-byte rings (RAM/4 %lu): %d, %d (%s)",
+	    s, quarter, ra, rb, rb < 0 ? strerror(eb) : "started");
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+}
+
+static int cpu_online(int cpu, int on)
+{
+	char p[64];
+	int f;
+
+	snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = open(p, O_WRONLY);
+	if (f < 0)
+		return -1;
+	int r = write(f, on ? "1" : "0", 1) == 1 ? 0 : -1;
+	close(f);
+	return r;
+}
+
+/*
+ * CPU 1 goes offline and comes back while the profile probe records: its
+ * timer must not migrate and sample CPU 0 twice, and must come back with
+ * the CPU.
+ */
+static void t_hotplug(void)
+{
+	const int hz = 997;
+	int fd = dt_open("hotplug.open", 0);
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	dt_u32 prof = find_probe(fd, "profile", NULL, NULL, NULL);
+	dt_u32 bsz = 4 << 20;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	check(enable(fd, prof, 0, 1000000000ULL / hz) == 0, "hotplug.enable", "%s", strerror(errno));
+	unpin();
+	struct dt_clock ck;
+	double t[4];
+	record(fd, 1);
+	usleep(200000);
+	t[0] = now();
+	usleep(1000000);
+	int off = cpu_online(1, 0);
+	t[1] = now();
+	usleep(1000000);
+	t[2] = now();
+	int on = cpu_online(1, 1);
+	usleep(300000);	/* the timer restarts with the CPU */
+	t[3] = now();
+	usleep(1000000);
+	double tend = now();
+	record(fd, 0);
+	ioctl(fd, DTIOCGCLOCK, &ck);
+	drain(fd, &e);
+	check(off == 0 && on == 0, "hotplug.cpu1-offline-online", "offline %d online %d (%s)", off,
+	    on, strerror(errno));
+	/* phases in dtr_ts (CLOCK_MONOTONIC, as now()) */
+	double n0[3] = { 0 }, n1[3] = { 0 };
+	const struct dt_rec *r;
+	EV_FOREACH(&e, r) {
+		double ts = r->dtr_ts / 1e9;
+		int ph = ts >= t[0] && ts < t[1] ? 0 : ts >= t[1] + 0.05 && ts < t[2] ? 1 :
+		    ts >= t[3] && ts < tend ? 2 : -1;
+
+		if (r->dtr_probe != prof || ph < 0)
+			continue;
+		if (r->dtr_cpu == 0)
+			n0[ph]++;
+		else if (r->dtr_cpu == 1)
+			n1[ph]++;
+	}
+	double d0 = t[1] - t[0], d1 = t[2] - t[1] - 0.05, d2 = tend - t[3];
+	info("events/s cpu0: %.0f %.0f %.0f, cpu1: %.0f %.0f %.0f (both, cpu1 offline, back)",
+	    n0[0] / d0, n0[1] / d1, n0[2] / d2, n1[0] / d0, n1[1] / d1, n1[2] / d2);
+	check(n1[0] > 0 && n1[1] == 0, "hotplug.offline-silent", "cpu1 events: %.0f before, %.0f offline",
+	    n1[0], n1[1]);
+	check(n0[1] / d1 < hz * 1.3, "hotplug.no-double-sampling",
+	    "cpu0 at %.0f events/s while cpu1 was offline (%d Hz)", n0[1] / d1, hz);
+	check(n1[2] / d2 > hz * 0.3, "hotplug.timer-back", "cpu1 at %.0f events/s once back online",
+	    n1[2] / d2);
+	free(e.b);
+	close(fd);
+}
+
+/*
+ * Events raised in hardirq context with both stacks, as often as the
+ * timer interrupt comes (a 10 us profile timer in a second descriptor
+ * drives it): the CPU's tracing budget must cut them off, counted.
+ */
+static void t_budget(void)
+{
+	int fd = dt_open("budget.open", 0), f2 = dt_open("budget.open2", 0);
+	struct dt_kprobe kp = { 0 };
+	const char *fn[] = { "hrtimer_interrupt", "__hrtimer_run_queues" };
+	int r = -1;
+
+	if (fd < 0 || f2 < 0)
+		return;
+	for (int i = 0; i < 2 && r < 0; i++) {
+		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", fn[i]);
+		r = ioctl(fd, DTIOCKPROBE, &kp);
+	}
+	dt_u32 prof = find_probe(f2, "profile", NULL, NULL, NULL);
+	if (!check(r == 0 && enable(fd, kp.dtkp_entry_id, DTEVT_ALL, 0) == 0 &&
+	    enable(f2, prof, 0, DT_PERIOD_MIN_NS) == 0, "budget.enable", "%s: %s", kp.dtkp_func,
+	    strerror(errno))) {
+		close(fd);
+		close(f2);
+		return;
+	}
+	dt_u32 bsz = 16 << 20;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	record(f2, 1);
+	record(fd, 1);
+	double t0 = now();
+	usleep(2000000);
+	double el = now() - t0;
+	record(fd, 0);
+	record(f2, 0);
+	struct evbuf e = { 0 };
+	drain(fd, &e);
+	drain_n(f2);
+	struct dt_stats st;
+	stats(fd, &st);
+	info("%s in hardirq with stacks, %.2fs: produced %" PRIu64 " read %" PRIu64 " dropped %"
+	    PRIu64 " throttled %" PRIu64, kp.dtkp_func, el, st.dtst_produced, st.dtst_read,
+	    st.dtst_dropped, st.dtst_throttled);
+	check(st.dtst_read > 0, "budget.events-written", "no event written");
+	check(st.dtst_throttled > 0, "budget.throttled", "no event throttled");
+	check(st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	    st.dtst_dropped >= st.dtst_throttled && st.dtst_read == e.nrec, "budget.conservation",
+	    "produced %" PRIu64 " read %" PRIu64 " (got %zu) dropped %" PRIu64 " throttled %" PRIu64,
+	    st.dtst_produced, st.dtst_read, e.nrec, st.dtst_dropped, st.dtst_throttled);
+	free(e.b);
+	close(fd);
+	close(f2);
+}
+
 /* ---- robustness ---- */
 
 static unsigned long long rnd_state;
@@ -1970,7 +2276,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -2005,6 +2311,14 @@ int main(int argc, char **argv)
 			t_kpmiss();
 		if (all || !strcmp(t, "frames"))
 			t_frames();
+		if (all || !strcmp(t, "passed"))
+			t_passed();
+		if (all || !strcmp(t, "account"))
+			t_account();
+		if (all || !strcmp(t, "hotplug"))
+			t_hotplug();
+		if (all || !strcmp(t, "budget"))
+			t_budget();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))

@@ -10,7 +10,7 @@ ko=$1 ktest=$2 out=$3
 mkdir -p "$(dirname "$out")"
 run=$(mktemp -d "$out.XXXXXX")
 trap 'rm -rf "$run"' EXIT
-args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$run" --timeout 480)
+args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$run" --timeout 720)
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else

@@ -35,7 +35,10 @@ else
 	fail module.loaded "dt not in /proc/modules or no /dev/dt (see dt-vm: lines above)"
 fi
 
-phase main 240 dt_ktest list syscall profile sched kprobe conserve nesting io unpriv
+phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
+	frames io unpriv passed account budget
+# CPU 1 goes offline and back mid-recording
+phase hotplug 60 dt_ktest hotplug
 
 # rmmod with a reader blocked in read(): refused, or safe.
 dt_ktest hold >/tmp/hold.log 2>&1 &
