@@ -165,7 +165,12 @@ struct dt_kprobe {
 	dt_u32	dtkp_pad;			/* must be 0 */
 };
 
-/* DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono). */
+/*
+ * DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono).
+ * dtr_ts is local_clock(), the clock perf and ftrace use by default: it
+ * starts at CLOCK_MONOTONIC's value, is monotonic on each CPU, and agrees
+ * across CPUs when the TSC is stable (within a tick when it is not).
+ */
 struct dt_clock {
 	dt_u64	dtck_mono_ns;		/* the clock of dtr_ts */
 	dt_s64	dtck_real_ns;		/* CLOCK_REALTIME, ns since the epoch */
@@ -206,7 +211,7 @@ struct dt_clock {
 struct dt_rec {
 	dt_u32	dtr_size;
 	dt_u32	dtr_probe;
-	dt_u64	dtr_ts;			/* ns, ktime_get_mono_fast_ns() */
+	dt_u64	dtr_ts;			/* ns, local_clock() (DTIOCGCLOCK) */
 	dt_u32	dtr_pid;		/* tgid */
 	dt_u32	dtr_tid;
 	dt_u16	dtr_cpu;

@@ -21,6 +21,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/memcontrol.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/clock.h>
 #include <linux/mm.h>
 
 #include "dt.h"
@@ -682,10 +683,15 @@ static int dt_ioc_clock(void __user *arg)
 	u64 m0, m1;
 	s64 real;
 
-	/* bracket the realtime read: the pair is off by half the gap */
-	m0 = ktime_get_mono_fast_ns();
+	/*
+	 * Bracket the realtime read: the pair is off by half the gap.  One
+	 * CPU throughout: local_clock() is read per CPU.
+	 */
+	preempt_disable();
+	m0 = local_clock();
 	real = ktime_get_real_ns();
-	m1 = ktime_get_mono_fast_ns();
+	m1 = local_clock();
+	preempt_enable();
 	ck.dtck_mono_ns = m0 + (m1 - m0) / 2;
 	ck.dtck_real_ns = real;
 	if (copy_to_user(arg, &ck, sizeof(ck)))

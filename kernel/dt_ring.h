@@ -78,8 +78,13 @@ typedef unsigned long dtr_shared_t;
 #define dtr_barrier()		barrier()
 #define DTR_CACHELINE		____cacheline_aligned_in_smp
 #define dtr_unlikely(x)		unlikely(x)
-#include <linux/timekeeping.h>
-#define dtr_clock()		ktime_get_mono_fast_ns()
+#include <linux/sched/clock.h>
+/*
+ * local_clock(): the clock perf and ftrace stamp events with by default.
+ * Read from the TSC where ktime_get_mono_fast_ns() may have to read a slow
+ * clocksource (the HPET under emulation: half of an event's cost).
+ */
+#define dtr_clock()		local_clock()
 
 #else /* user space: tests/ring */
 #include <stdatomic.h>

@@ -299,6 +299,20 @@ sum_counts(const struct rec *r, struct dtcap_count *t)
 	}
 }
 
+/*
+ * Now in the clock of the records' dtr_ts (local_clock(), see dt(4)), which
+ * only DTIOCGCLOCK reads from user space; CLOCK_MONOTONIC without it.
+ */
+static uint64_t
+rec_clock_ns(struct rec *r)
+{
+	struct dt_clock ck;
+
+	if (ioctl(dtp_fd(r->dev), DTIOCGCLOCK, &ck) == 0)
+		return ck.dtck_mono_ns;
+	return dtu_now_ns();
+}
+
 static int
 put_counters(struct rec *r)
 {
@@ -313,7 +327,7 @@ put_counters(struct rec *r)
 	/* the recorder's own tally: what it read and what it failed to keep */
 	mine.read = r->nread;
 	mine.dropped = r->nbad + r->nlost;
-	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
+	if (dtcap_put_counters(r->w, rec_clock_ns(r), r->counts, r->ncpus, &mine) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
 		return -1;
@@ -573,7 +587,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 		h->clock_mono_ns = dtu_now_ns();
 		h->clock_real_ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 	}
-	h->start_ns = dtu_now_ns();
+	h->start_ns = rec_clock_ns(r);
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }
 

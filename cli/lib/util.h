@@ -48,7 +48,7 @@ int dtu_is_glob(const char *s);
  */
 char *dtu_read_file(const char *path, size_t *len);
 
-/* CLOCK_MONOTONIC in ns: the clock of dt_rec's dtr_ts. */
+/* CLOCK_MONOTONIC in ns (dt_rec's dtr_ts is local_clock(): DTIOCGCLOCK). */
 uint64_t dtu_now_ns(void);
 
 /*

@@ -1059,7 +1059,9 @@ static void t_conserve(void)
 	dt_u32 odd = DT_BUFSZ_MIN + 1;
 	check(ioctl(fd, DTIOCSETBUFSZ, &odd) < 0, "conserve.setbufsz-not-pow2", "accepted %u", odd);
 	odd = DT_BUFSZ_MIN / 2;
-	check(ioctl(fd, DTIOCSETBUFSZ, &odd) < 0, "conserve.setbufsz-too-small", "accepted %u", odd);
+	int rr = ioctl(fd, DTIOCSETBUFSZ, &odd);
+	check(rr < 0 && errno == EINVAL, "conserve.setbufsz-too-small", "%u: %s", odd,
+	    rr ? strerror(errno) : "accepted");
 	check(enable(fd, ge, DTEVT_COMM | DTEVT_FUNCARGS, 0) == 0, "conserve.enable", "%s",
 	    strerror(errno));
 	record(fd, 1);
@@ -1485,6 +1487,20 @@ static const char *ksym_name(dt_u64 a)
 	return s ? s->name : "?";
 }
 
+/* The timer interrupt's own path down to the profile tick's handler. */
+static int is_tick_path(const char *s)
+{
+	static const char *const path[] = { "asm_sysvec_apic_timer_interrupt",
+		"sysvec_apic_timer_interrupt", "__sysvec_apic_timer_interrupt",
+		"hrtimer_interrupt", "__hrtimer_run_queues", "__run_hrtimer",
+		"dt_timer_fire" };
+
+	for (size_t i = 0; i < sizeof(path) / sizeof(path[0]); i++)
+		if (!strcmp(s, path[i]))
+			return 1;
+	return 0;
+}
+
 /*
  * The first kernel frame of each kind of event is where the event
  * happened: the probed function (kprobe entry), its caller (return), the
@@ -1568,8 +1584,7 @@ static void t_frames(void)
 		if (want)
 			okk = strstr(s0, want) == s0 && !in_dt(rec_kstack(r)[0]);
 		else
-			okk = !strstr(s0, "hrtimer") && !strstr(s0, "sysvec_apic_timer") &&
-			    strcmp(s0, "dt_timer_fire") && strcmp(s0, "?");
+			okk = !is_tick_path(s0) && strcmp(s0, "?");
 		/* the tracer's own cost shows: ticks that landed in dt start there */
 		if (k == 5 && in_dt(rec_kstack(r)[0]))
 			prof_in_dt++;
@@ -1660,7 +1675,16 @@ static void t_io(void)
 	n = read(fd, rdbuf, sizeof(rdbuf));
 	check(n < 0 && errno == EINTR, "io.read-eintr", "read returned %zd (%s)", n,
 	    strerror(errno));
+	/* stopped: what is left, then end of file; poll says hang-up */
+	syscall(SYS_getppid);
 	record(fd, 0);
+	n = read(fd, rdbuf, sizeof(rdbuf));
+	ssize_t n2 = read(fd, rdbuf, sizeof(rdbuf));
+	check(n > 0 && n2 == 0, "io.eof-after-stop", "reads after stop returned %zd then %zd", n, n2);
+	p.revents = 0;
+	pr = poll(&p, 1, 1000);
+	check(pr == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN), "io.pollhup-after-stop",
+	    "poll %d revents %#x", pr, p.revents);
 	close(fd);
 
 	/* Recording with nothing enabled is an error (OpenBSD: ENOENT). */
@@ -1887,6 +1911,15 @@ static int cpu_online(int cpu, int on)
 	return r;
 }
 
+/* Now in the clock of dtr_ts (seconds), sampled by DTIOCGCLOCK. */
+static double dtnow(int fd)
+{
+	struct dt_clock ck = { 0 };
+
+	ioctl(fd, DTIOCGCLOCK, &ck);
+	return ck.dtck_mono_ns / 1e9;
+}
+
 /*
  * CPU 1 goes offline and comes back while the profile probe records: its
  * timer must not migrate and sample CPU 0 twice, and must come back with
@@ -1905,27 +1938,25 @@ static void t_hotplug(void)
 	ioctl(fd, DTIOCSETBUFSZ, &bsz);
 	check(enable(fd, prof, 0, 1000000000ULL / hz) == 0, "hotplug.enable", "%s", strerror(errno));
 	unpin();
-	struct dt_clock ck;
 	double t[4];
 	record(fd, 1);
 	usleep(200000);
-	t[0] = now();
+	t[0] = dtnow(fd);
 	usleep(1000000);
 	int off = cpu_online(1, 0);
-	t[1] = now();
+	t[1] = dtnow(fd);
 	usleep(1000000);
-	t[2] = now();
+	t[2] = dtnow(fd);
 	int on = cpu_online(1, 1);
 	usleep(300000);	/* the timer restarts with the CPU */
-	t[3] = now();
+	t[3] = dtnow(fd);
 	usleep(1000000);
-	double tend = now();
+	double tend = dtnow(fd);
 	record(fd, 0);
-	ioctl(fd, DTIOCGCLOCK, &ck);
 	drain(fd, &e);
 	check(off == 0 && on == 0, "hotplug.cpu1-offline-online", "offline %d online %d (%s)", off,
 	    on, strerror(errno));
-	/* phases in dtr_ts (CLOCK_MONOTONIC, as now()) */
+	/* phases in dtr_ts's clock */
 	double n0[3] = { 0 }, n1[3] = { 0 };
 	const struct dt_rec *r;
 	EV_FOREACH(&e, r) {
@@ -1943,6 +1974,13 @@ static void t_hotplug(void)
 	double d0 = t[1] - t[0], d1 = t[2] - t[1] - 0.05, d2 = tend - t[3];
 	info("events/s cpu0: %.0f %.0f %.0f, cpu1: %.0f %.0f %.0f (both, cpu1 offline, back)",
 	    n0[0] / d0, n0[1] / d1, n0[2] / d2, n1[0] / d0, n1[1] / d1, n1[2] / d2);
+	/*
+	 * Idle CPUs, no stacks: the throttle has no reason to skip most
+	 * ticks (events + skipped is constant by construction; events alone
+	 * are not).
+	 */
+	check(n0[0] / d0 > hz * 0.5 && n1[0] / d0 > hz * 0.5, "hotplug.throttle-not-eager",
+	    "%.0f and %.0f events/s of %d Hz on idle CPUs", n0[0] / d0, n1[0] / d0, hz);
 	check(n1[0] > 0 && n1[1] == 0, "hotplug.offline-silent", "cpu1 events: %.0f before, %.0f offline",
 	    n1[0], n1[1]);
 	check(n0[1] / d1 < hz * 1.3, "hotplug.no-double-sampling",
@@ -2005,6 +2043,272 @@ static void t_budget(void)
 	free(e.b);
 	close(fd);
 	close(f2);
+}
+
+/*
+ * A small ring under a steady load while a reader drains it: records wrap
+ * and pad records fill ends; every record read must be intact and in
+ * order (arguments carry a sequence number and its complement), and the
+ * numbers missing must be exactly the drops.
+ */
+static void t_wrap(void)
+{
+	int fd = dt_open("wrap.open", 0);
+	const long N = 30000;
+	dt_u32 bsz = DT_BUFSZ_MIN;
+
+	if (fd < 0)
+		return;
+	dt_u32 ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	check(ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 && enable(fd, ge, DTEVT_FUNCARGS, 0) == 0,
+	    "wrap.enable", "%s", strerror(errno));
+	volatile long *done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	    -1, 0);
+	pin(0);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	record(fd, 1);
+	pid_t k = fork();
+	if (k == 0) {
+		pin(0);
+		for (long i = 0; i < N; i++)
+			syscall(SYS_getppid, i, ~i, i * 3, 0, 0, 0);
+		*done = 1;
+		_exit(0);
+	}
+	long got = 0, bad = 0, disorder = 0, last = -1, gaps = 0;
+	for (;;) {
+		int fin = *done;
+		ssize_t n = read(fd, rdbuf, sizeof(rdbuf));
+		size_t off = 0;
+
+		while (n > 0 && off < (size_t)n) {
+			const struct dt_rec *r = (const void *)(rdbuf + off);
+			const dt_u64 *a = rec_args(r);
+
+			if (r->dtr_size != DT_REC_SIZE(6, 0, 0) || r->dtr_probe != ge ||
+			    r->dtr_nargs != 6) {
+				bad++;
+				break;
+			}
+			off += r->dtr_size;
+			if ((pid_t)r->dtr_pid != k)
+				continue;
+			if (a[1] != ~a[0] || a[2] != a[0] * 3)
+				bad++;
+			if ((long)a[0] <= last)
+				disorder++;
+			else
+				gaps += (long)a[0] - last - 1;
+			last = (long)a[0];
+			got++;
+		}
+		if (fin && n <= 0)
+			break;
+		if (n <= 0)
+			sched_yield();
+	}
+	waitpid(k, NULL, 0);
+	record(fd, 0);
+	unpin();
+	struct dt_stats st;
+	stats(fd, &st);
+	gaps += N - 1 - last;
+	info("%ld of %ld read, %" PRIu64 " dropped, %ld missing from the sequence", got, N,
+	    st.dtst_dropped, gaps);
+	check(got > N / 10 && st.dtst_dropped > 0, "wrap.wrapped", "%ld read, %" PRIu64 " dropped",
+	    got, st.dtst_dropped);
+	check(!bad, "wrap.records-intact", "%ld damaged records", bad);
+	check(!disorder, "wrap.in-order", "%ld records out of sequence", disorder);
+	check(got + (long)st.dtst_dropped == N && gaps == (long)st.dtst_dropped,
+	    "wrap.losses-are-drops", "%ld read + %" PRIu64 " dropped of %ld, %ld missing", got,
+	    st.dtst_dropped, N, gaps);
+	close(fd);
+}
+
+__attribute__((noinline)) static int deep(int n)
+{
+	int r;
+
+	if (n == 0)
+		return (int)syscall(SYS_getppid);
+	r = deep(n - 1);
+	busy_sink += r;		/* no tail call: every level keeps its frame */
+	return r + 1;
+}
+
+/*
+ * Smaller features: the interval probe, two descriptors on one probe, the
+ * clock ioctl, the user-stack truncation flag, recursion counted, every
+ * tracepoint.
+ */
+static void t_misc(void)
+{
+	int fd = dt_open("misc.open", 0), f2 = dt_open("misc.open2", 0);
+	struct evbuf e = { 0 }, e2 = { 0 };
+
+	if (fd < 0 || f2 < 0)
+		return;
+	/* interval: one CPU, its period */
+	dt_u32 iv = find_probe(fd, "interval", NULL, NULL, NULL);
+	check(enable(fd, iv, 0, 100000000ULL) == 0, "misc.interval-enable", "%s", strerror(errno));
+	record(fd, 1);
+	usleep(1050000);
+	record(fd, 0);
+	drain(fd, &e);
+	int niv = 0, cpus = 0;
+	const struct dt_rec *r;
+	EV_FOREACH(&e, r) {
+		if (r->dtr_probe == iv) {
+			niv++;
+			cpus |= 1 << (r->dtr_cpu & 15);
+		}
+	}
+	check(niv >= 8 && niv <= 11, "misc.interval-count", "%d events in 1.05 s at 10 Hz", niv);
+	close(fd);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* two descriptors on one probe: each gets every event */
+	fd = dt_open("misc.open3", 0);
+	dt_u32 ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	enable(fd, ge, DTEVT_FUNCARGS, 0);
+	enable(f2, ge, DTEVT_FUNCARGS, 0);
+	record(fd, 1);
+	record(f2, 1);
+	pid_t me = getpid();
+	for (int i = 0; i < 500; i++)
+		syscall(SYS_getppid, 0xd7d7, i);
+	record(f2, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	drain(f2, &e2);
+	int c1 = 0, c2 = 0;
+	EV_FOREACH(&e, r)
+		c1 += (pid_t)r->dtr_pid == me && rec_args(r)[0] == 0xd7d7;
+	EV_FOREACH(&e2, r)
+		c2 += (pid_t)r->dtr_pid == me && rec_args(r)[0] == 0xd7d7;
+	check(c1 == 500 && c2 == 500, "misc.two-descriptors", "%d and %d of 500 events", c1, c2);
+	close(f2);
+	free(e.b);
+	free(e2.b);
+	memset(&e, 0, sizeof(e));
+
+	/* the clock pair: real is the wall clock, ts advances */
+	struct dt_clock c0 = { 0 }, cb = { 0 };
+	struct timespec rt;
+	int k1 = ioctl(fd, DTIOCGCLOCK, &c0);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	usleep(100000);
+	int k2 = ioctl(fd, DTIOCGCLOCK, &cb);
+	double wall = rt.tv_sec + rt.tv_nsec / 1e9, dwall = c0.dtck_real_ns / 1e9 - wall;
+	double dts = (cb.dtck_mono_ns - c0.dtck_mono_ns) / 1e9;
+	check(k1 == 0 && k2 == 0 && dwall > -0.5 && dwall < 0.5 && dts > 0.09 && dts < 1.0,
+	    "misc.clock", "real off by %.3f s, ts advanced %.3f s over 0.1 s", dwall, dts);
+	close(fd);
+
+	/* a user stack deeper than DT_MAXFRAMES is cut and says so */
+	fd = dt_open("misc.open4", 0);
+	enable(fd, ge, DTEVT_USTACK, 0);
+	record(fd, 1);
+	deep(DT_MAXFRAMES + 40);
+	syscall(SYS_getppid);
+	record(fd, 0);
+	drain(fd, &e);
+	int deepok = 0, shallowok = 0;
+	EV_FOREACH(&e, r) {
+		if ((pid_t)r->dtr_pid != me)
+			continue;
+		if (r->dtr_nustack == DT_MAXFRAMES && (r->dtr_flags & DTR_USTACK_TRUNC))
+			deepok++;
+		else if (r->dtr_nustack < DT_MAXFRAMES && !(r->dtr_flags & DTR_USTACK_TRUNC))
+			shallowok++;
+	}
+	check(deepok == 1 && shallowok == 1, "misc.ustack-trunc",
+	    "%d deep stacks cut and flagged, %d short ones whole", deepok, shallowok);
+	close(fd);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* a kprobe on a function the tracer calls while writing: recursion */
+	fd = dt_open("misc.open5", 0);
+	struct dt_kprobe kp = { 0 };
+	const char *rf[] = { "copy_from_user_nofault", "__unwind_start" };
+	int rk = -1;
+	for (int i = 0; i < 2 && rk < 0; i++) {
+		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", rf[i]);
+		rk = ioctl(fd, DTIOCKPROBE, &kp);
+	}
+	check(rk == 0 && enable(fd, kp.dtkp_entry_id, 0, 0) == 0 &&
+	    enable(fd, ge, DTEVT_USTACK | DTEVT_KSTACK, 0) == 0, "misc.recursion-setup", "%s: %s",
+	    kp.dtkp_func, strerror(errno));
+	record(fd, 1);
+	for (int i = 0; i < 100; i++)
+		syscall(SYS_getppid);
+	record(fd, 0);
+	drain(fd, &e);
+	struct dt_stats st;
+	stats(fd, &st);
+	check(st.dtst_recursive >= 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped,
+	    "misc.recursive-counted", "%" PRIu64 " recursive for 100 events calling %s",
+	    st.dtst_recursive, kp.dtkp_func);
+	close(fd);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* all nine tracepoints fire with their arguments */
+	fd = dt_open("misc.open6", 0);
+	unsigned np;
+	struct dt_probe_info *pl = plist(fd, &np);
+	dt_u32 tid[16];
+	char tname[16][DT_NAMELEN];
+	int nt = 0;
+	for (unsigned i = 0; pl && i < np && nt < 16; i++)
+		if (!strcmp(pl[i].dtpi_prov, "tracepoint")) {
+			tid[nt] = pl[i].dtpi_id;
+			snprintf(tname[nt], sizeof(tname[nt]), "%s", pl[i].dtpi_name);
+			enable(fd, tid[nt++], DTEVT_FUNCARGS, 0);
+		}
+	free(pl);
+	dt_u32 big = 8 << 20;
+	ioctl(fd, DTIOCSETBUFSZ, &big);
+	record(fd, 1);
+	pid_t ch = fork();
+	if (ch == 0) {
+		execl("/bin/busybox", "true", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(ch, NULL, 0);
+	/* a disk read: block requests and the device's interrupt */
+	int dfd = -1;
+	const char *disks[] = { "/dev/vda", "/dev/vdb" };
+	for (int i = 0; i < 2 && dfd < 0; i++)
+		dfd = open(disks[i], O_RDONLY | O_DIRECT);
+	void *blk = NULL;
+	if (dfd >= 0 && posix_memalign(&blk, 4096, 4096) == 0) {
+		for (int i = 0; i < 4; i++)
+			pread(dfd, blk, 4096, 4096 * (off_t)i * 64);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(blk);
+	usleep(50000);
+	record(fd, 0);
+	drain(fd, &e);
+	int cnt[16] = { 0 };
+	EV_FOREACH(&e, r)
+		for (int i = 0; i < nt; i++)
+			if (r->dtr_probe == tid[i] && r->dtr_nargs > 0)
+				cnt[i]++;
+	char missing[256] = "";
+	for (int i = 0; i < nt; i++)
+		if (!cnt[i])
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), " %s",
+			    tname[i]);
+	info("%d tracepoints; none seen:%s", nt, missing[0] ? missing : " (all seen)");
+	check(nt == 9 && !missing[0], "misc.all-tracepoints", "%d tracepoints listed, not seen:%s",
+	    nt, missing);
+	free(e.b);
+	close(fd);
 }
 
 /* ---- robustness ---- */
@@ -2276,7 +2580,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -2319,6 +2623,10 @@ int main(int argc, char **argv)
 			t_hotplug();
 		if (all || !strcmp(t, "budget"))
 			t_budget();
+		if (all || !strcmp(t, "wrap"))
+			t_wrap();
+		if (all || !strcmp(t, "misc"))
+			t_misc();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))
