@@ -15,7 +15,6 @@
 #include <linux/uaccess.h>
 #include <linux/rculist.h>
 #include <linux/timekeeping.h>
-#include <linux/sched/clock.h>
 #include <linux/string.h>
 #include <asm/ptrace.h>
 #include <asm/unwind.h>
@@ -45,8 +44,9 @@ static DEFINE_PER_CPU(unsigned int, dt_busy);
  * counted as throttled until the window ends.  Without a bound, an
  * interrupt-heavy load with stacks enabled could keep a CPU in the tracer
  * forever.  Task-context events only slow the task that raises them and
- * are not bounded.  local_clock() is the cheap per-CPU clock; a hardirq
- * that interrupts a softirq's update makes the account approximate, never
+ * are not bounded.  The account is kept in CLOCK_MONOTONIC like the timer
+ * throttle's (local_clock() may jump at ticks when the TSC is unstable); a
+ * hardirq that interrupts a softirq's update makes it approximate, never
  * unbounded.
  */
 #define DT_EWIN_NS	(10 * NSEC_PER_MSEC)
@@ -205,7 +205,7 @@ static void dt_throttled(struct dt_probe *dp, int cpu)
 /* 0 if the budget is spent, else the start time to account from */
 static u64 dt_budget_begin(void)
 {
-	u64 t0 = local_clock();
+	u64 t0 = ktime_get_mono_fast_ns();
 
 	if (t0 - __this_cpu_read(dt_ewin_start) >= DT_EWIN_NS) {
 		__this_cpu_write(dt_ewin_start, t0);
@@ -388,7 +388,7 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	}
 
 	if (t0 != 0)
-		__this_cpu_add(dt_ewin_spent, local_clock() - t0);
+		__this_cpu_add(dt_ewin_spent, ktime_get_mono_fast_ns() - t0);
 done:
 	barrier();
 	this_cpu_and(dt_busy, ~(1U << lvl));

@@ -17,7 +17,6 @@
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/ktime.h>
-#include <linux/sched/clock.h>
 #include <asm/irq_regs.h>
 
 #include "dt.h"
@@ -56,7 +55,7 @@ static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 	struct dt_ptimer *pt = container_of(t, struct dt_ptimer, pt_timer);
 	struct dt_pcb *pcb = pt->pt_pcb;
 	ktime_t period = ns_to_ktime(pcb->pcb_period);
-	u64 t0 = local_clock(), *ws, *sp, ovr;
+	u64 t0 = ktime_get_mono_fast_ns(), *ws, *sp, ovr;
 
 	ws = this_cpu_ptr(&dt_twin_start);
 	sp = this_cpu_ptr(&dt_twin_spent);
@@ -67,8 +66,8 @@ static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 	if (*sp >= DT_TBUDGET_NS) {
 		/*
 		 * This tick and every one until the window ends are missed.
-		 * The window is kept in local_clock() time, the timer in its
-		 * base's: forward from the base's now by what is left.
+		 * Forward from the timer base's own now by what is left of the
+		 * window (never mix clocks in an expiry).
 		 */
 		ovr = hrtimer_forward(t, ktime_add_ns(hrtimer_cb_get_time(t),
 						      *ws + DT_TWIN_NS - t0),
@@ -81,7 +80,7 @@ static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 	ovr = hrtimer_forward_now(t, period);
 	if (ovr > 1)
 		dt_skip(pcb, ovr - 1);
-	*sp += local_clock() - t0;
+	*sp += ktime_get_mono_fast_ns() - t0;
 	return HRTIMER_RESTART;
 }
 
