@@ -53,6 +53,9 @@ for want in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS DEBUG_KMEMLEAK 
 done
 key=$( (sha256sum "$tarball" | cut -c1-64; grep '^CONFIG_' "$src0/.config" | sort) | sha256sum | cut -c1-16)
 dir=$root/$key
+# one builder per key: a second caller waits for the first one's result
+exec 9>"$dir.lock"
+flock 9
 if [ -f "$dir/ok" ]; then
 	echo "$dir"
 	exit 0
