@@ -61,6 +61,8 @@ struct dt_probe {
 	unsigned long		 dp_skip_lo, dp_skip_hi;
 	struct list_head	 dp_pcbs;	/* [p] armed pcbs (RCU) */
 	unsigned int		 dp_narmed;	/* [g] length of dp_pcbs */
+	unsigned int		 dp_nref;	/* [g] pcbs on all descriptors */
+	bool			 dp_dead;	/* [g] freed kprobe: no lookups */
 	char			 dp_func[DT_FUNCLEN];	/* [I] */
 	char			 dp_name[DT_NAMELEN];	/* [I] */
 };
@@ -132,6 +134,7 @@ struct dt_probe *dt_probe_new(const struct dt_provider *, const char *func,
 			      const struct dt_arg_info *args, u16 flags);
 int dt_probe_reserve(u32 n);
 int dt_probe_insert(struct dt_probe *);
+/* a live probe by id, or NULL; [g] held */
 struct dt_probe *dt_probe_lookup(u32 id);
 u32 dt_probe_count(void);
 void dt_probes_free(void);

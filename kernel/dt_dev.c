@@ -111,7 +111,7 @@ int dt_probe_insert(struct dt_probe *dp)
 /* [g] held */
 struct dt_probe *dt_probe_lookup(u32 id)
 {
-	if (id == 0 || id > dt_nprobes)
+	if (id == 0 || id > dt_nprobes || dt_probetab[id - 1]->dp_dead)
 		return NULL;
 	return dt_probetab[id - 1];
 }
@@ -435,10 +435,13 @@ static int dt_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&sc->sc_lock);
 	dt_stop(sc);
+	mutex_lock(&dt_lock);
 	list_for_each_entry_safe(pcb, tmp, &sc->sc_pcbs, pcb_slink) {
+		pcb->pcb_probe->dp_nref--;
 		list_del(&pcb->pcb_slink);
 		kfree(pcb);
 	}
+	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
 	del_timer_sync(&sc->sc_tick);
 	dt_bufs_free(sc);
@@ -476,24 +479,34 @@ static int dt_ioc_plist(void __user *arg)
 	if (pl.dtpl_pad != 0)
 		return -EINVAL;
 	up = u64_to_user_ptr(pl.dtpl_probes);
-	mutex_lock(&dt_lock);
-	n = min(pl.dtpl_count, dt_nprobes);
-	pl.dtpl_count = dt_nprobes;
-	mutex_unlock(&dt_lock);
 	/*
-	 * Not under dt_lock: a fault on the user buffer (userfaultfd) must
-	 * not stall every other descriptor.  Probes are never freed and ids
-	 * never reused while the module is loaded.
+	 * The copies are not under dt_lock: a fault on the user buffer
+	 * (userfaultfd) must not stall every other descriptor.  Probe
+	 * structures are never freed and ids never reused while the module
+	 * is loaded; freed kprobes' probes are dead and not listed.
 	 */
-	for (i = 0; i < n; i++) {
+	n = 0;
+	for (i = 0;; i++) {
+		bool live;
+
 		mutex_lock(&dt_lock);
-		dt_probe_info(dt_probetab[i], &pi);
+		if (i >= dt_nprobes) {
+			mutex_unlock(&dt_lock);
+			break;
+		}
+		live = !dt_probetab[i]->dp_dead;
+		if (live)
+			dt_probe_info(dt_probetab[i], &pi);
 		mutex_unlock(&dt_lock);
-		if (copy_to_user(&up[i], &pi, sizeof(pi))) {
+		if (!live)
+			continue;
+		if (n < pl.dtpl_count && copy_to_user(&up[n], &pi, sizeof(pi))) {
 			error = -EFAULT;
 			break;
 		}
+		n++;
 	}
+	pl.dtpl_count = n;
 	if (error)
 		return error;
 	if (copy_to_user(arg, &pl, sizeof(pl)))
@@ -609,20 +622,13 @@ static struct dt_pcb *dt_pcb_find(struct dt_softc *sc, struct dt_probe *dp)
 	return NULL;
 }
 
-static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
+static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
+			  struct dt_enable *enp, bool on)
 {
-	struct dt_enable en;
-	struct dt_probe *dp;
+	struct dt_enable en = *enp;
 	struct dt_pcb *pcb;
 	u64 period;
 
-	if (copy_from_user(&en, arg, sizeof(en)))
-		return -EFAULT;
-	mutex_lock(&dt_lock);
-	dp = dt_probe_lookup(en.dten_id);
-	mutex_unlock(&dt_lock);
-	if (dp == NULL)
-		return -ENOENT;
 	if (sc->sc_recording)
 		return -EBUSY;
 	pcb = dt_pcb_find(sc, dp);
@@ -656,6 +662,35 @@ static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
 	INIT_LIST_HEAD(&pcb->pcb_plink);
 	list_add_tail(&pcb->pcb_slink, &sc->sc_pcbs);
 	return 0;
+}
+
+/*
+ * dp_nref counts the pcbs of a probe on all descriptors: a kprobe with
+ * none may be freed (dt_kprobe_create), so the count is taken with the
+ * lookup, under dt_lock, before the pcb exists.
+ */
+static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
+{
+	struct dt_enable en;
+	struct dt_probe *dp;
+	int error;
+
+	if (copy_from_user(&en, arg, sizeof(en)))
+		return -EFAULT;
+	mutex_lock(&dt_lock);
+	dp = dt_probe_lookup(en.dten_id);
+	if (dp != NULL && on)
+		dp->dp_nref++;
+	mutex_unlock(&dt_lock);
+	if (dp == NULL)
+		return -ENOENT;
+	error = dt_ioc_enable1(sc, dp, &en, on);
+	if ((on && error) || (!on && !error)) {
+		mutex_lock(&dt_lock);
+		dp->dp_nref--;
+		mutex_unlock(&dt_lock);
+	}
+	return error;
 }
 
 static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)

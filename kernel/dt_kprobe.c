@@ -3,9 +3,11 @@
  * dt_kprobe.c - kprobe:FUNC:entry and kprobe:FUNC:return, created on
  * demand by DTIOCKPROBE.
  *
- * Both are registered at creation, disabled, and stay registered (so
- * their probe ids stay valid) until the module is unloaded; arming
- * enables them and the last disarm disables them.  Registering disabled
+ * Both are registered at creation, disabled; arming enables them and the
+ * last disarm disables them.  They stay registered while any descriptor
+ * has one of them enabled; past DT_KPROBE_MAX functions, creating another
+ * first frees those that no descriptor uses (their ids die and are never
+ * reused; a later DTIOCKPROBE of the same function makes new ones).  Registering disabled
  * first lets us refuse the tracer's own functions before they can fire:
  * a kprobe there would recurse into the tracer.
  */
@@ -20,6 +22,8 @@
 #include "dt.h"
 
 #define DT_KPROBE_MAX	512	/* functions: bounds the memory a user pins */
+/* freed kprobes leave their two small dt_probes (ids) behind: bound them */
+#define DT_KPROBE_DEAD_MAX	(16 * DT_KPROBE_MAX)
 
 struct dt_kp {
 	struct kprobe		 k_kp;		/* [I] entry */
@@ -32,6 +36,7 @@ struct dt_kp {
 
 static LIST_HEAD(dt_kps);		/* [g] */
 static unsigned int dt_nkps;		/* [g] */
+static unsigned int dt_nkps_dead;	/* [g] freed so far */
 
 static const struct dt_arg_info dt_kpargs_entry[6] = {
 	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
@@ -164,6 +169,50 @@ static void dt_kp_free(struct dt_kp *k)
 	kfree(k);
 }
 
+/*
+ * [g] held.  Free the kprobes no descriptor has enabled (so none is armed
+ * and no handler can run), unregistering them in two batches.
+ */
+static void dt_kp_reap(void)
+{
+	struct dt_kp *k, *tmp;
+	struct kprobe **kps;
+	struct kretprobe **krps;
+	unsigned int n = 0, nr = 0;
+	LIST_HEAD(dead);
+
+	kps = kcalloc(dt_nkps, sizeof(*kps), GFP_KERNEL);
+	krps = kcalloc(dt_nkps, sizeof(*krps), GFP_KERNEL);
+	if (kps == NULL || krps == NULL)
+		goto out;
+	list_for_each_entry_safe(k, tmp, &dt_kps, k_link) {
+		if (k->k_entry->dp_nref != 0 || k->k_return->dp_nref != 0)
+			continue;
+		if (dt_nkps_dead + 2 > DT_KPROBE_DEAD_MAX)
+			break;
+		kps[n++] = &k->k_kp;
+		if (!k->k_krp_dead)
+			krps[nr++] = &k->k_krp;
+		k->k_entry->dp_dead = true;
+		k->k_return->dp_dead = true;
+		dt_nkps_dead += 2;
+		list_move(&k->k_link, &dead);
+		dt_nkps--;
+	}
+	if (n != 0)
+		unregister_kprobes(kps, n);
+	if (nr != 0)
+		unregister_kretprobes(krps, nr);
+	/* the dt_probes stay in the probe table, dead; their ids never return */
+	list_for_each_entry_safe(k, tmp, &dead, k_link) {
+		list_del(&k->k_link);
+		kfree(k);
+	}
+out:
+	kfree(kps);
+	kfree(krps);
+}
+
 int dt_kprobe_create(struct dt_kprobe *req)
 {
 	struct dt_kp *k;
@@ -212,6 +261,8 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		mutex_unlock(&dt_lock);
 		return error;
 	}
+	if (dt_nkps >= DT_KPROBE_MAX)
+		dt_kp_reap();
 	if (dt_nkps >= DT_KPROBE_MAX) {
 		error = -ENOSPC;
 		goto unlock;

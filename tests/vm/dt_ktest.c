@@ -2315,6 +2315,63 @@ static void t_misc(void)
 	close(fd);
 }
 
+/*
+ * More kprobe functions than the module keeps (512): those no descriptor
+ * uses are freed to make room, one in use is kept.
+ */
+static void t_kpreap(void)
+{
+	int fd = dt_open("kpreap.open", 0), hold = dt_open("kpreap.open2", 0);
+	const int WANT = 560;
+	int made = 0, enospc = 0, tried = 0;
+	dt_u32 first_id = 0, held_id = 0;
+
+	if (fd < 0 || hold < 0 || load_kallsyms())
+		return;
+	for (size_t i = 0; i < nksyms && made < WANT && tried < 4000; i++) {
+		const char *nm = ksyms[i].name;
+		struct dt_kprobe kp = { 0 };
+
+		/* plain core-kernel function names, not dt's */
+		if (ksyms[i].in_dt || strchr(nm, '.') || !strncmp(nm, "__", 2) ||
+		    strlen(nm) >= DT_FUNCLEN || (i > 0 && !strcmp(nm, ksyms[i - 1].name)))
+			continue;
+		tried++;
+		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", nm);
+		if (ioctl(fd, DTIOCKPROBE, &kp) < 0) {
+			if (errno == ENOSPC)
+				enospc++;
+			continue;
+		}
+		made++;
+		if (!first_id)
+			first_id = kp.dtkp_entry_id;
+		else if (!held_id) {
+			held_id = kp.dtkp_entry_id;
+			enable(hold, held_id, 0, 0);	/* in use from now on */
+		}
+	}
+	info("%d kprobes created of %d functions tried, %d ENOSPC", made, tried, enospc);
+	check(made == WANT && enospc == 0, "kpreap.beyond-cap", "%d of %d created, %d ENOSPC",
+	    made, WANT, enospc);
+	struct dt_probe_args pa = { .dtpa_id = held_id };
+	int r = ioctl(fd, DTIOCGARGS, &pa);
+	check(held_id && r == 0, "kpreap.in-use-kept", "probe %u: %s", held_id,
+	    r ? strerror(errno) : "ok");
+	struct dt_probe_args pb = { .dtpa_id = first_id };
+	r = ioctl(fd, DTIOCGARGS, &pb);
+	check(first_id && r < 0 && errno == ENOENT, "kpreap.unused-freed", "probe %u: %s",
+	    first_id, r ? strerror(errno) : "still there");
+	unsigned n, nk = 0;
+	struct dt_probe_info *pl = plist(fd, &n);
+	for (unsigned i = 0; pl && i < n; i++)
+		nk += !strcmp(pl[i].dtpi_prov, "kprobe");
+	free(pl);
+	check(nk <= 2 * 512 && nk >= 2, "kpreap.listed", "%u kprobe probes listed", nk);
+	close(hold);
+	close(fd);
+}
+
 /* ---- robustness ---- */
 
 static unsigned long long rnd_state;
@@ -2584,7 +2641,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -2631,6 +2688,8 @@ int main(int argc, char **argv)
 			t_wrap();
 		if (all || !strcmp(t, "misc"))
 			t_misc();
+		if (all || !strcmp(t, "kpreap"))
+			t_kpreap();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))
