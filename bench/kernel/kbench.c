@@ -338,6 +338,10 @@ int main(int argc, char **argv)
 		printf("# round %d: entry only: dt %.1f, perf %.1f; with stacks: dt -k %.1f, "
 		    "perf -g %.1f (dt dropped %" PRIu64 "/%" PRIu64 ")\n", i, d1[i], pf[i], dk[i],
 		    pg[i], s1.dtst_dropped, sk.dtst_dropped);
+		/* the same round's ratios, to show how much the host's load moves them */
+		printf("# round %d ratios against its own untraced run: vs ftrace %.3f, vs perf %.3f, "
+		    "kstack vs perf %.3f\n", i, (dt[i] - base[i]) / (ft[i] - base[i]),
+		    (d1[i] - base[i]) / (pf[i] - base[i]), (dk[i] - base[i]) / (pg[i] - base[i]));
 	}
 	/*
 	 * Host load only ever adds time to an emulated run, so the fastest
