@@ -543,7 +543,12 @@ for sig in (signal.SIGINT, signal.SIGTERM):
     open(out, "w").write("precious")
     p = subprocess.Popen([sys.argv[1], "flame", sys.argv[2], "-o", out],
                          stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
+    # the signal lands while the output is being written: its temporary
+    # file exists from the start, so wait for it rather than for a time
+    for _ in range(20000):
+        if p.poll() is not None or any(f.startswith(".int.svg.") for f in os.listdir(sys.argv[3])):
+            break
+        time.sleep(0.0005)
     p.send_signal(sig)
     p.wait()
     left = [f for f in os.listdir(sys.argv[3]) if f.startswith(".int.svg.")]
