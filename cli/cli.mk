@@ -4,6 +4,12 @@ CLI_LIB_SRCS := $(wildcard cli/lib/*.c)
 CLI_LIB := $(B)/libdtcli.a
 CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 
+# --version of every tool: the VERSION file of the tree, compiled into util.o.
+DT_VERSION := $(shell cat $(TOP)/VERSION)
+$(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.o: \
+	CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'
+$(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.o: VERSION
+
 $(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^

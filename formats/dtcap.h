@@ -44,6 +44,7 @@ struct dtcap_host {
 	char		kernel_build_id[64];	/* hex, /sys/kernel/notes */
 	char		cpu_model[128];		/* /proc/cpuinfo model name */
 	char		boot_id[40];		/* /proc/sys/kernel/random/boot_id */
+	char		source[16];		/* what recorded: "dt", "perf" */
 };
 
 struct dtcap_probe {
@@ -204,10 +205,14 @@ int dtcap_close(struct dtcap_writer *w);
 struct dtcap_reader;
 
 /*
- * Open and index PATH: reads metadata chunks and the footer index, or scans
- * the file when the footer is missing (a capture cut short).  A capture cut
- * at any byte opens: dtcap_reader_warning() then says where and what was
- * lost.  Damaged chunks make open fail with offset and chunk type.
+ * Open and index PATH: walks the chunk headers, decodes the metadata and
+ * checks the footer index against what it met; event columns are verified
+ * only when decoded (dtcap_read_block), so opening costs the metadata.
+ * A capture cut at any byte opens, and so does one whose end a crash left
+ * as zeros or as a damaged last chunk, or whose footer or trailer is
+ * damaged: dtcap_reader_warning() then says where and what was lost.  Other
+ * damage makes open fail with offset and chunk type.  Reads version-2 and
+ * version-3 files.
  */
 struct dtcap_reader *dtcap_open(const char *path);
 

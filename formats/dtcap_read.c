@@ -341,6 +341,9 @@ static int do_host(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 	     copy_str(cu, h.cpu_model, sizeof(h.cpu_model)) ||
 	     copy_str(cu, h.boot_id, sizeof(h.boot_id))))
 		DAMAGED(c);
+	/* appended later in version 3: absent in the first version-3 files */
+	if (cu->p < cu->end && copy_str(cu, h.source, sizeof(h.source)))
+		DAMAGED(c);
 	r->host = h;
 	return add_clock(r, h.clock_mono_ns, h.clock_real_ns);
 }
@@ -1232,7 +1235,7 @@ static int drop_bad_blocks(struct dtcap_reader *r)
 	r->nblocks = keep;
 	r->err[0] = 0;
 	dtcap_block_free(b);
-	if (r->ndamage)
+	if (r->ndamage > 1)
 		qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
 	return 0;
 }

@@ -844,6 +844,7 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	dtc_buf_strn(&b, host->kernel_build_id, sizeof(host->kernel_build_id) - 1);
 	dtc_buf_strn(&b, host->cpu_model, sizeof(host->cpu_model) - 1);
 	dtc_buf_strn(&b, host->boot_id, sizeof(host->boot_id) - 1);
+	dtc_buf_strn(&b, host->source, sizeof(host->source) - 1);
 	int rc = b.err ? -1 : emit_chunk(w, DTC_HOST, 0, NULL, 0, b.p, b.len, b.len);
 	dtc_buf_free(&b);
 	if (rc) {

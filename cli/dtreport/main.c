@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "util.h"
 
 static const struct {
 	const char	*name;
@@ -22,26 +23,45 @@ static const struct {
 
 static void usage(FILE *to)
 {
-	fprintf(to, "usage: dtreport COMMAND [options] FILE.dtc ...\n\ncommands:\n");
+	fprintf(to, "usage: dtreport COMMAND [options] FILE.dtc ...\n"
+		"       dtreport --version\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(to, "  %-7s %s\n", cmds[i].name, cmds[i].what);
-	fprintf(to, "\n'dtreport COMMAND --help' for a command's options; see dtreport(1).\n");
+	fprintf(to, "\n'dtreport COMMAND --help' for a command's options; see dtreport(1).\n"
+		"Exit status: 0 done, 1 error, 2 usage error, 3 capture cut short "
+		"(--partial reads it).\n");
+}
+
+/* Whatever a command wrote must have reached its destination. */
+static int close_stdout(int rc)
+{
+	if (fclose(stdout) != 0 && rc == 0) {
+		perror("dtreport: writing standard output");
+		return DTR_EXIT_ERROR;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
+	dtu_out_cleanup_on_signals();
 	if (argc < 2) {
+		fprintf(stderr, "dtreport: no command given\n");
 		usage(stderr);
-		return 2;
+		return DTR_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return close_stdout(0);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("dtreport %s\n", dtu_version());
+		return close_stdout(0);
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
+			return close_stdout(cmds[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "dtreport: unknown command '%s'\n", argv[1]);
 	usage(stderr);
-	return 2;
+	return DTR_EXIT_USAGE;
 }

@@ -33,6 +33,8 @@ static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
+static int cmd_tables(struct dtsh *, int, char **, const char *);
+static int cmd_schema(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -54,13 +56,14 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Remove PROBE from the next recording (every probe without one).",
 	  cmd_disable, DTSH_C_PROBE },
 	{ "record", "record [DURATION] [-o FILE]",
-	  "Record the enabled probes for DURATION (e.g. 500ms, 2s, 1m; until\n"
+	  "Record the enabled probes for DURATION (e.g. 500ms, 2 (seconds), 1m; until\n"
 	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
 	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
 	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
-	{ "stats", "stats [--top N] [FILTERS...]",
-	  "Summary of the open capture: events, probes, losses (dtreport stats,\n"
-	  "same options and filters: --pid --comm --probe --since ...).",
+	{ "stats", "stats [--top N] [--all] [FILTERS...]",
+	  "Summary of the open capture: accounting and losses first, then the\n"
+	  "probes and CPUs with events (--all: every one), top comms and pids\n"
+	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
 	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
@@ -68,10 +71,19 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
-	{ "sql", "sql QUERY",
-	  "Run QUERY on the open capture's tables.  A line starting with SELECT\n"
-	  "or WITH is a query too.  Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
-	{ "open", "open FILE", "Open a capture for analysis (offline mode).",
+	{ "sql", "sql [--csv|--json|--table] QUERY",
+	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
+	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
+	  ".tables and .schema.  A statement without its closing ';' goes on\n"
+	  "over the next lines (prompt ...>) until one starts a new command.\n"
+	  "Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
+	{ "tables", "tables", "List the SQL tables of a capture.",
+	  cmd_tables, DTSH_C_NONE },
+	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
+	  cmd_schema, DTSH_C_TABLE },
+	{ "open", "open [--partial] FILE",
+	  "Open a capture for analysis (offline mode).  --partial: also one that\n"
+	  "was cut short (a killed recording, a truncated copy).",
 	  cmd_open, DTSH_C_FILE },
 	{ "close", "close", "Close the capture and return to live mode.",
 	  cmd_close, DTSH_C_NONE },
@@ -375,10 +387,14 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 			   dtu_parse_duration(argv[i], &dur) == 0 && dur > 0) {
 			continue;
 		} else {
-			fprintf(stderr, "dtsh: record: bad argument '%s'\n"
+			fprintf(stderr, "dtsh record: bad argument '%s'\n"
 				"usage: record [DURATION] [-o FILE]\n", argv[i]);
 			return 1;
 		}
+	}
+	if (out != NULL && sh->cap_path && dtu_same_file(out, sh->cap_path)) {
+		fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n", out);
+		return 1;
 	}
 	if (sh->nen == 0) {
 		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
@@ -427,7 +443,7 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (stopped)
 		fprintf(stderr, "dtsh: recording ended by Ctrl-C; kept %llu events in %s\n",
 			(unsigned long long)res.events, out);
-	if (dtsh_open_capture(sh, out) != 0)
+	if (dtsh_open_capture(sh, out, 1) != 0)
 		return 1;
 	return 0;
 }
@@ -466,6 +482,8 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	if (pid == 0) {
 		signal(SIGINT, SIG_DFL);
+		/* Ctrl-C ends the command: it must not leave a half-written file. */
+		dtu_out_cleanup_on_signals();
 		rc = fn(argc, argv);
 		fflush(stdout);
 		fflush(stderr);
@@ -473,7 +491,7 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR) {
-			fprintf(stderr, "dtsh: %s: %s\n", argv[0], strerror(errno));
+			fprintf(stderr, "dtsh %s: %s\n", argv[0], strerror(errno));
 			return 1;
 		}
 		if (dtsh_interrupted)
@@ -481,7 +499,7 @@ run_interruptible(int (*fn)(int, char **), int argc, char **argv)
 	}
 	dtsh_interrupted = 0;
 	if (WIFSIGNALED(st)) {
-		fprintf(stderr, "dtsh: %s: %s\n", argv[0],
+		fprintf(stderr, "dtsh %s: %s\n", argv[0],
 			WTERMSIG(st) == SIGINT ? "interrupted" : strsignal(WTERMSIG(st)));
 		return 1;
 	}
@@ -494,7 +512,7 @@ static int
 report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
        const char *extra)
 {
-	char **v = calloc((size_t)argc + 4, sizeof(*v));
+	char **v = calloc((size_t)argc + 5, sizeof(*v));
 	int n = 0, rc;
 
 	if (v == NULL) {
@@ -503,6 +521,9 @@ report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
 	}
 	for (int i = 0; i < argc; i++)
 		v[n++] = argv[i];
+	/* The shell opened it knowing it was cut: so does the command. */
+	if (dtcap_reader_warning(sh->cap))
+		v[n++] = "--partial";
 	if (extra) {
 		v[n++] = "-o";
 		v[n++] = (char *)extra;
@@ -555,21 +576,31 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)argc; (void)argv;
 	if (need_capture(sh, "sql"))
 		return 1;
-	if (rest == NULL || *rest == '\0') {
-		fprintf(stderr, "usage: sql [--csv|--json] QUERY\n");
-		return 1;
-	}
 	enum dtsql_format fmt = DTSQL_TABLE;
 	struct sqlite3 *db;
 	char *err = NULL;
 	int rc;
 
-	if (strncmp(rest, "--csv", 5) == 0 && (rest[5] == ' ' || rest[5] == '\t')) {
-		fmt = DTSQL_CSV;
-		rest += 6;
-	} else if (strncmp(rest, "--json", 6) == 0 && (rest[6] == ' ' || rest[6] == '\t')) {
-		fmt = DTSQL_JSON;
-		rest += 7;
+	/* Options, then the query as raw text (the tokenizer would eat its quotes). */
+	while (rest && rest[0] == '-' && rest[1] == '-' && rest[2] != ' ' && rest[2]) {
+		size_t wl = strcspn(rest, " \t\n");
+		if (wl == 5 && !strncmp(rest, "--csv", 5)) {
+			fmt = DTSQL_CSV;
+		} else if (wl == 6 && !strncmp(rest, "--json", 6)) {
+			fmt = DTSQL_JSON;
+		} else if (wl == 7 && !strncmp(rest, "--table", 7)) {
+			fmt = DTSQL_TABLE;
+		} else {
+			fprintf(stderr, "dtsh sql: unknown option %.*s\n"
+				"usage: sql [--csv|--json|--table] QUERY\n", (int)wl, rest);
+			return 1;
+		}
+		rest += wl;
+		rest += strspn(rest, " \t\n");
+	}
+	if (rest == NULL || *rest == '\0') {
+		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
+		return 1;
 	}
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
@@ -577,11 +608,42 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	busy_db = db;
 	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
 	busy_db = NULL;
-	fflush(stdout);
 	dtsh_interrupted = 0;
 	if (rc != 0) {
-		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "failed");
+		/* A write error is reported once, by dtsh_run's check of stdout. */
+		if (!ferror(stdout))
+			fprintf(stderr, "dtsh sql: %s\n", err ? err : "failed");
 		sqlite3_free(err);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+cmd_tables(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)argv; (void)rest;
+	if (argc != 1) {
+		fprintf(stderr, "dtsh tables: unexpected argument '%s'\nusage: tables\n", argv[1]);
+		return 1;
+	}
+	const char *const *t = dtsql_tables();
+	for (int k = 0; t[k]; k++)
+		printf("%s\n", t[k]);
+	return 0;
+}
+
+static int
+cmd_schema(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)sh; (void)rest;
+	if (argc > 2) {
+		fprintf(stderr, "dtsh schema: unexpected argument '%s'\nusage: schema [TABLE]\n",
+			argv[2]);
+		return 1;
+	}
+	if (dtsql_schema(stdout, argc == 2 ? argv[1] : NULL) < 0) {
+		fprintf(stderr, "dtsh schema: no such table: %s (see 'tables')\n", argv[1]);
 		return 1;
 	}
 	return 0;
@@ -608,13 +670,13 @@ dtsh_sql_db(struct dtsh *sh)
 	if (sh->sym == NULL)
 		sh->sym = dtsym_open(sh->cap);
 	if (sqlite3_open(":memory:", &sh->db) != SQLITE_OK) {
-		fprintf(stderr, "dtsh: sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
+		fprintf(stderr, "dtsh sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
 		sqlite3_close(sh->db);
 		sh->db = NULL;
 		return NULL;
 	}
 	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) != 0) {
-		fprintf(stderr, "dtsh: sql: %s\n", err ? err : "cannot attach the capture");
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "cannot attach the capture");
 		sqlite3_free(err);
 		sqlite3_close(sh->db);
 		sh->db = NULL;
@@ -641,22 +703,19 @@ dtsh_close_capture(struct dtsh *sh)
 }
 
 int
-dtsh_open_capture(struct dtsh *sh, const char *path)
+dtsh_open_capture(struct dtsh *sh, const char *path, int partial)
 {
-	struct dtcap_reader *r = dtcap_open(path);
+	int status = DTR_EXIT_ERROR;
+	struct dtcap_reader *r = dtr_open("open", path, partial, 0, &status);
 	char *p;
 
-	if (r == NULL) {
-		fprintf(stderr, "dtsh: %s\n", dtcap_open_error());
-		return -1;
-	}
+	if (r == NULL)
+		return status;
 	if ((p = strdup(path)) == NULL) {
 		dtcap_reader_close(r);
 		fprintf(stderr, "dtsh: out of memory\n");
-		return -1;
+		return DTR_EXIT_ERROR;
 	}
-	if (dtcap_reader_warning(r))
-		fprintf(stderr, "dtsh: warning: %s\n", dtcap_reader_warning(r));
 	dtsh_close_capture(sh);
 	sh->cap = r;
 	sh->cap_path = p;
@@ -666,12 +725,19 @@ dtsh_open_capture(struct dtsh *sh, const char *path)
 static int
 cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
+	int partial = sh->partial;
+
 	(void)rest;
+	if (argc == 3 && strcmp(argv[1], "--partial") == 0) {
+		partial = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: open FILE\n");
+		fprintf(stderr, "usage: open [--partial] FILE\n");
 		return 1;
 	}
-	if (dtsh_open_capture(sh, argv[1]))
+	if (dtsh_open_capture(sh, argv[1], partial))
 		return 1;
 	if (sh->interactive)
 		printf("%s: %llu events, %zu probes\n", argv[1],
@@ -679,10 +745,24 @@ cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 	return 0;
 }
 
+/* More words than a command takes: refused with the reason and the usage. */
+static int
+extra_args(int argc, char **argv, int max)
+{
+	if (argc <= max)
+		return 0;
+	const struct dtsh_cmd *c = dtsh_find_cmd(argv[0]);
+	fprintf(stderr, "dtsh %s: unexpected argument '%s'\nusage: %s\n", argv[0], argv[max],
+		c ? c->usage : argv[0]);
+	return 1;
+}
+
 static int
 cmd_close(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
-	(void)argc; (void)argv; (void)rest;
+	(void)rest;
+	if (extra_args(argc, argv, 1))
+		return 1;
 	if (sh->cap == NULL) {
 		fprintf(stderr, "dtsh: no capture is open\n");
 		return 1;
@@ -695,6 +775,8 @@ static int
 cmd_help(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)sh; (void)rest;
+	if (extra_args(argc, argv, 2))
+		return 1;
 	if (argc == 1) {
 		for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++) {
 			const char *nl = strchr(c->help, '\n');
@@ -716,11 +798,25 @@ cmd_help(struct dtsh *sh, int argc, char **argv, const char *rest)
 static int
 cmd_quit(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
-	(void)sh; (void)argc; (void)argv; (void)rest;
+	(void)sh; (void)rest;
+	if (extra_args(argc, argv, 1))
+		return 1;
 	return DTSH_QUIT;
 }
 
 /* ----------------------------------------------------------- running */
+
+/* Did everything the command printed get out?  (`> /dev/full` is an error.) */
+static int
+stdout_ok(const char *cmd)
+{
+	char err[256];
+
+	if (dtu_stdout_check(err, sizeof(err)) == 0)
+		return 1;
+	fprintf(stderr, "dtsh %s: %s\n", cmd, err);
+	return 0;
+}
 
 int
 dtsh_run(struct dtsh *sh, const char *cmdline)
@@ -732,10 +828,11 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
-	if (dtsh_is_sql_word(word)) {
+	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };
-		return cmd_sql_(sh, 1, a, cmdline);
+		rc = cmd_sql_(sh, 1, a, cmdline);
+		return stdout_ok("sql") ? rc : 1;
 	}
 	if ((argc = dtsh_tokenize(cmdline, 0, &argv, err, sizeof(err))) < 0) {
 		fprintf(stderr, "dtsh: %s\n", err);
@@ -755,7 +852,8 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	rest += strspn(rest, " \t\n");
 	fflush(stdout);
 	rc = c->fn(sh, argc, argv, rest);
-	fflush(stdout);
+	if (!stdout_ok(c->name) && rc != DTSH_QUIT)
+		rc = 1;
 	dtsh_free_argv(argv);
 	return rc;
 }

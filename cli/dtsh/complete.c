@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dtsh.h"
+#include "dtsql.h"
 
 static struct dtsh *csh;
 
@@ -68,7 +69,8 @@ filter(struct cands *c, const char *prefix, int nocase)
 			free(c->v[i]);
 	}
 	c->n = k;
-	qsort(c->v, c->n, sizeof(*c->v), cmpstr);
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof(*c->v), cmpstr);
 	k = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		if (k > 0 && strcmp(c->v[k - 1], c->v[i]) == 0)
@@ -123,12 +125,6 @@ probes(struct cands *c)
 	free(names);
 }
 
-/* dtsql's tables are eponymous (absent from pragma_table_list): these are
- * the ones dtsql.h documents. */
-static const char *const dtsql_tables[] = {
-	"events", "probes", "probe_args", "stacks", "frames", "processes",
-	"maps", "counters", NULL,
-};
 
 static void
 columns(struct cands *c, sqlite3 *db, const char *table)
@@ -162,9 +158,11 @@ sqlnames(struct cands *c)
 		add(c, kw[i]);
 	if (db == NULL)
 		return;
-	for (int i = 0; dtsql_tables[i]; i++) {
-		add(c, dtsql_tables[i]);
-		columns(c, db, dtsql_tables[i]);
+	/* dtsql's tables are eponymous (absent from pragma_table_list) */
+	const char *const *tabs = dtsql_tables();
+	for (int i = 0; tabs[i]; i++) {
+		add(c, tabs[i]);
+		columns(c, db, tabs[i]);
 	}
 	/* And whatever the user created (temp tables, views). */
 	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list "
@@ -305,8 +303,17 @@ complete(EditLine *el, int ch)
 					add(&c, "stacks");
 				break;
 			case DTSH_C_FILE:
-				if (nbefore == 1)
+				if (nbefore == 1 || (nbefore == 2 && !strcmp(prev, "--partial")))
 					files(&c, prefix);
+				if (nbefore == 1 && !strcmp(argv[0], "open"))
+					add(&c, "--partial");
+				break;
+			case DTSH_C_TABLE:
+				if (nbefore == 1) {
+					const char *const *t = dtsql_tables();
+					for (int i = 0; t[i]; i++)
+						add(&c, t[i]);
+				}
 				break;
 			case DTSH_C_CMD:
 				if (nbefore == 1)

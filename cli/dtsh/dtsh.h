@@ -35,6 +35,7 @@ struct dtsh {
 	struct dtp_dev *dev;	/* /dev/dt, read-only, opened on first use */
 	struct dtsh_enabled *en;
 	size_t	nen;
+	int	partial;	/* --partial: open captures that were cut short */
 };
 
 /* Set by SIGINT; each long operation polls it and clears it when done. */
@@ -81,6 +82,7 @@ struct dtsh_cmd {
 #define DTSH_C_FLAME	6
 #define DTSH_C_RECORD	7
 #define DTSH_C_STATS	8
+#define DTSH_C_TABLE	9
 
 extern const struct dtsh_cmd dtsh_cmds[];
 const struct dtsh_cmd *dtsh_find_cmd(const char *name);
@@ -91,7 +93,12 @@ int dtsh_run(struct dtsh *sh, const char *cmdline);
 /* Run a whole line (commands separated by ';'); failures are counted. */
 int dtsh_run_line(struct dtsh *sh, const char *line, int *failed);
 
-int dtsh_open_capture(struct dtsh *sh, const char *path);
+/*
+ * Open a capture (replacing the open one).  A capture cut short is refused
+ * unless partial is set.  0, or the exit status (report.h DTR_EXIT_*) with
+ * the message printed.
+ */
+int dtsh_open_capture(struct dtsh *sh, const char *path, int partial);
 void dtsh_close_capture(struct dtsh *sh);
 void dtsh_free(struct dtsh *sh);
 

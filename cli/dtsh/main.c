@@ -4,6 +4,7 @@
  * (no prompt) for scripts on standard input or -c.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <histedit.h>
 #include <limits.h>
 #include <signal.h>
@@ -12,7 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "dtsh.h"
+#include "report.h"
+#include "util.h"
 
 volatile sig_atomic_t dtsh_interrupted;
 
@@ -27,25 +32,74 @@ on_sigint(int sig)
 static void
 usage(FILE *out, int status)
 {
-	fprintf(out, "usage: dtsh [-c COMMANDS] [FILE]\n");
+	fprintf(out, "usage: dtsh [--partial] [-c COMMANDS] [FILE]\n"
+		"       dtsh --version\n");
 	if (out == stdout)
 		fprintf(out,
 		    "  Explore probes, record and query, on /dev/dt (live) or on a\n"
 		    "  capture FILE (offline).\n"
 		    "  -c COMMANDS  run COMMANDS (separated by ';') and exit\n"
+		    "  --partial    open FILE even if it was cut short (else exit 3)\n"
 		    "  Commands are also read from standard input when it is not a\n"
-		    "  terminal; 'help' lists them.  See dtsh(1).\n");
+		    "  terminal; 'help' lists them.  An SQL statement runs on until\n"
+		    "  its ';' (or a line that starts a new command).  See dtsh(1).\n");
 	exit(status);
 }
 
 static struct dtsh sh;
 static char prompt_buf[PATH_MAX + 16];
+static int continuing;	/* the prompt of an SQL statement's next line */
+
+/* The first word of s (up to len bytes of it) in word. */
+static void
+first_word(const char *s, char *word, size_t len)
+{
+	s += strspn(s, " \t\n");
+	size_t wl = strcspn(s, " \t\n;");
+	snprintf(word, len, "%.*s", (int)(wl < len - 1 ? wl : len - 1), s);
+}
+
+/*
+ * Does next continue the SQL statement in pending?  Yes while the
+ * statement is incomplete (sqlite3_complete: no closing ';' outside
+ * quotes, comments and triggers), unless next starts a command of its own:
+ * scripts written a line per query keep working without ';'.
+ */
+static int
+continues(const char *pending, const char *next)
+{
+	char w[32];
+
+	first_word(pending, w, sizeof(w));
+	if (!dtsh_is_sql_word(w) && strcmp(w, "sql") != 0)
+		return 0;
+	if (sqlite3_complete(pending))
+		return 0;
+	if (next == NULL)
+		return 1;
+	first_word(next, w, sizeof(w));
+	return !(dtsh_is_sql_word(w) || dtsh_find_cmd(w) || w[0] == '.');
+}
+
+/* pending + "\n" + line, in a new buffer (pending freed); NULL on ENOMEM. */
+static char *
+join(char *pending, const char *line)
+{
+	char *j = NULL;
+
+	if (asprintf(&j, "%s\n%s", pending, line) < 0)
+		j = NULL;
+	free(pending);
+	return j;
+}
 
 static char *
 prompt(EditLine *el)
 {
 	(void)el;
-	if (sh.cap_path) {
+	if (continuing) {
+		snprintf(prompt_buf, sizeof(prompt_buf), "   ...> ");
+	} else if (sh.cap_path) {
 		const char *b = strrchr(sh.cap_path, '/');
 		snprintf(prompt_buf, sizeof(prompt_buf), "dt %s> ", b ? b + 1 : sh.cap_path);
 	} else {
@@ -97,24 +151,35 @@ interactive(void)
 	dtsh_complete_setup(&sh, (struct editline *)el);
 	el_source(el, NULL);
 
+	char *pending = NULL;	/* an SQL statement awaiting its end */
+
 	while (!quit) {
 		int count = 0;
 		const char *line;
 
 		errno = 0;
+		continuing = pending != NULL;
 		line = el_gets(el, &count);
 		if (line == NULL) {
 			if (count == -1 && (errno == EINTR || dtsh_interrupted)) {
-				/* Ctrl-C at the prompt discards the line. */
+				/* Ctrl-C at the prompt discards the line (and the statement). */
 				dtsh_interrupted = 0;
+				free(pending);
+				pending = NULL;
 				fputc('\n', stdout);
 				continue;
 			}
 			fputc('\n', stdout);
+			if (pending) {
+				/* Ctrl-D ends the statement: run what there is. */
+				dtsh_run_line(&sh, pending, &failed);
+				free(pending);
+				pending = NULL;
+			}
 			break;
 		}
 		dtsh_interrupted = 0;
-		if (line[strspn(line, " \t\n")] == '\0')
+		if (!pending && line[strspn(line, " \t\n")] == '\0')
 			continue;
 		char *copy = strdup(line);
 		if (copy == NULL)
@@ -124,11 +189,35 @@ interactive(void)
 		/* Saved at once so a killed shell keeps its history too. */
 		if (hpath)
 			history(hist, &ev, H_SAVE, hpath);
-		if (dtsh_run_line(&sh, copy, &failed) == DTSH_QUIT)
+		if (pending && !continues(pending, copy)) {
+			/* A new command: the unfinished statement runs as it is. */
+			if (dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT)
+				quit = 1;
+			free(pending);
+			pending = NULL;
+			if (quit) {
+				free(copy);
+				break;
+			}
+		}
+		if (pending) {
+			if ((pending = join(pending, copy)) == NULL) {
+				free(copy);
+				break;
+			}
+			free(copy);
+		} else {
+			pending = copy;
+		}
+		if (continues(pending, NULL))
+			continue;
+		if (dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT)
 			quit = 1;
-		free(copy);
+		free(pending);
+		pending = NULL;
 		dtsh_interrupted = 0;
 	}
+	free(pending);
 	if (hpath)
 		history(hist, &ev, H_SAVE, hpath);
 	el_end(el);
@@ -140,20 +229,45 @@ interactive(void)
 static int
 script(FILE *in)
 {
-	char *line = NULL;
+	char *line = NULL, *pending = NULL;
 	size_t cap = 0;
-	int failed = 0;
+	int failed = 0, quit = 0, eof = 0;
 
-	while (getline(&line, &cap, in) >= 0) {
-		line[strcspn(line, "\n")] = '\0';
-		if (dtsh_run_line(&sh, line, &failed) == DTSH_QUIT)
+	while (!quit) {
+		eof = getline(&line, &cap, in) < 0;
+		if (!eof)
+			line[strcspn(line, "\n")] = '\0';
+		if (pending && !eof && continues(pending, line)) {
+			if ((pending = join(pending, line)) == NULL)
+				break;
+			continue;
+		}
+		/* pending is complete (or ends here): run it before the new line */
+		if (pending) {
+			quit = dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT;
+			free(pending);
+			pending = NULL;
+			if (dtsh_interrupted) {
+				free(line);
+				return 130;
+			}
+		}
+		if (eof || quit)
 			break;
+		if ((pending = strdup(line)) == NULL)
+			break;
+		if (continues(pending, NULL))
+			continue;
+		quit = dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT;
+		free(pending);
+		pending = NULL;
 		/* An interrupt nothing consumed stops a script, as in sh. */
 		if (dtsh_interrupted) {
 			free(line);
 			return 130;
 		}
 	}
+	free(pending);
 	free(line);
 	return failed ? 1 : 0;
 }
@@ -161,13 +275,19 @@ script(FILE *in)
 int
 main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		DTR_LONGOPT_PARTIAL,
+		{ NULL, 0, NULL, 0 },
+	};
 	const char *cmds = NULL;
 	struct sigaction sa;
 	int c, rc;
 
-	if (argc > 1 && strcmp(argv[1], "--help") == 0)
-		usage(stdout, 0);
-	while ((c = getopt(argc, argv, "c:h")) != -1) {
+	dtr_shell = 1;	/* the report commands speak as dtsh */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cmds = optarg;
@@ -175,12 +295,26 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout, 0);
 			break;
+		case 'V':
+			printf("dtsh %s\n", dtu_version());
+			return fclose(stdout) ? 1 : 0;
+		case DTR_OPT_PARTIAL:
+			sh.partial = 1;
+			break;
+		case ':':
+			fprintf(stderr, "dtsh: option %s needs a value\n", argv[optind - 1]);
+			usage(stderr, 2);
+			break;
 		default:
+			fprintf(stderr, "dtsh: unknown option %s\n", argv[optind - 1]);
 			usage(stderr, 2);
 		}
 	}
-	if (argc - optind > 1)
+	if (argc - optind > 1) {
+		fprintf(stderr, "dtsh: unexpected argument '%s' (dtsh opens one capture)\n",
+			argv[optind + 1]);
 		usage(stderr, 2);
+	}
 
 	/* No SA_RESTART: a blocking read must return so Ctrl-C is seen. */
 	memset(&sa, 0, sizeof(sa));
@@ -189,9 +323,9 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (optind < argc && dtsh_open_capture(&sh, argv[optind]) != 0) {
+	if (optind < argc && (rc = dtsh_open_capture(&sh, argv[optind], sh.partial)) != 0) {
 		dtsh_free(&sh);
-		return 1;
+		return rc;
 	}
 	if (cmds) {
 		int failed = 0;
@@ -204,5 +338,9 @@ main(int argc, char **argv)
 		rc = script(stdin);
 	}
 	dtsh_free(&sh);
+	if (fclose(stdout) != 0 && rc == 0) {
+		perror("dtsh: writing standard output");
+		rc = 1;
+	}
 	return rc;
 }

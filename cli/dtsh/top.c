@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dtsh.h"
+#include "report.h"
 #include "dtsym.h"
 
 #define TOP_FRAMES	3
@@ -172,7 +173,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 	if (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
 		limit = strtoul(argv[i], &end, 10);
 		if (*end || limit == 0) {
-			fprintf(stderr, "dtsh: top: bad count '%s'\n", argv[i]);
+			fprintf(stderr, "dtsh top: bad count '%s'\n", argv[i]);
 			return 1;
 		}
 		i++;
@@ -190,7 +191,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 			}
 		}
 		if (!found) {
-			fprintf(stderr, "dtsh: top: cannot group by '%s' "
+			fprintf(stderr, "dtsh top: cannot group by '%s' "
 				"(comm, pid, probe, stack or syscall)\n", argv[i + 1]);
 			return 1;
 		}
@@ -214,7 +215,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 	case BY_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
 	}
 	if ((it = dtcap_iter_new(sh->cap, 0, UINT64_MAX, cols)) == NULL) {
-		fprintf(stderr, "dtsh: top: %s\n", dtcap_reader_error(sh->cap));
+		fprintf(stderr, "dtsh top: %s\n", dtcap_reader_error(sh->cap));
 		return 1;
 	}
 	while ((n = dtcap_iter_next(it, &e)) == 1) {
@@ -251,16 +252,16 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 		}
 		total++;
 		if (map_add(&m, key, 1)) {
-			fprintf(stderr, "dtsh: top: out of memory\n");
+			fprintf(stderr, "dtsh top: out of memory\n");
 			goto out_it;
 		}
 	}
 	if (n < 0) {
-		fprintf(stderr, "dtsh: top: %s\n", dtcap_reader_error(sh->cap));
+		fprintf(stderr, "dtsh top: %s\n", dtcap_reader_error(sh->cap));
 		goto out_it;
 	}
 	if (dtsh_interrupted) {
-		fprintf(stderr, "dtsh: top: interrupted\n");
+		fprintf(stderr, "dtsh top: interrupted\n");
 		dtsh_interrupted = 0;
 		goto out_it;
 	}
@@ -268,7 +269,7 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 	struct dtsym *sym = by == BY_STACK ? dtsym_open(sh->cap) : NULL;
 	if ((rows = calloc(m.n + 1, sizeof(*rows))) == NULL) {
 		dtsym_close(sym);
-		fprintf(stderr, "dtsh: top: out of memory\n");
+		fprintf(stderr, "dtsh top: out of memory\n");
 		goto out_it;
 	}
 	for (size_t s = 0; s < m.cap; s++) {
@@ -287,7 +288,9 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 		case BY_PID: {
 			const struct dtcap_proc *p = dtcap_proc_find(sh->cap, (uint32_t)k, UINT64_MAX);
 			const char *cm = dtcap_comm(sh->cap, (uint32_t)map_get(&pcomm, k));
-			if (p && p->comm[0])
+			if (k == 0)	/* every CPU's swapper/N: as in stats */
+				snprintf(buf, sizeof(buf), "0 " DT_IDLE_NAME);
+			else if (p && p->comm[0])
 				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, p->comm);
 			else if (cm)
 				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, cm);

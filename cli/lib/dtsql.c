@@ -11,6 +11,7 @@
  * the used columns, radix-sorts row numbers and hands rows over in order,
  * so sqlite needs no sorter of its own: a GROUP BY then streams.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -261,7 +263,7 @@ static const struct {
 	[T_CAPTURE] = { "capture",
 		"kernel TEXT, hostname TEXT, ncpus INTEGER, start_ns INTEGER,"
 		" clock_mono_ns INTEGER, clock_real_ns INTEGER, command TEXT,"
-		" nevents INTEGER, warning TEXT", -1 },
+		" nevents INTEGER, warning TEXT, source TEXT", -1 },
 };
 
 enum {
@@ -1605,6 +1607,7 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 6: res_text(ctx, h->command); break;
 		case 7: sqlite3_result_int64(ctx, (sqlite3_int64)dtcap_nevents(r)); break;
 		case 8: res_text(ctx, dtcap_reader_warning(r)); break;
+		case 9: res_text(ctx, h->source); break;
 		}
 		break;
 	}
@@ -1676,8 +1679,10 @@ static void fn_ctx_free(void *p)
 	ctx_unref(p);
 }
 
-int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
-		 char **err)
+/* The tables as modules named TABLE + suffix; the functions sym(),
+ * sym_origin() only if funcs (they name one capture's addresses). */
+static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			const char *suffix, int funcs, char **err)
 {
 	struct ctx *c = ctx_new(r, sym);
 	if (c == NULL) {
@@ -1697,9 +1702,13 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		m->kind = k;
 		c->refs++;
 		/* on failure sqlite calls the destructor itself */
-		int rc = sqlite3_create_module_v2(db, tabs[k].name,
-						  k == T_EVENTS ? &ev_module : &sm_module,
-						  m, modaux_free);
+		char *mname = sqlite3_mprintf("%s%s", tabs[k].name, suffix);
+		int rc = mname ? sqlite3_create_module_v2(db, mname,
+							  k == T_EVENTS ? &ev_module : &sm_module,
+							  m, modaux_free) : SQLITE_NOMEM;
+		if (mname == NULL)
+			modaux_free(m);
+		sqlite3_free(mname);
 		if (rc != SQLITE_OK) {
 			if (err)
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -1708,6 +1717,10 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		}
 	}
 	static const int nargs[] = { 2, 4 };
+	if (!funcs) {
+		ctx_unref(c);
+		return 0;
+	}
 	for (int i = 0; i < 2; i++) {
 		c->refs += 2;
 		if (sqlite3_create_function_v2(db, "sym", nargs[i],
@@ -1731,6 +1744,51 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		return -1;
 	}
 	ctx_unref(c);	/* the modules and functions hold it now */
+	return 0;
+}
+
+int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+		 char **err)
+{
+	return attach_named(db, r, sym, "", 1, err);
+}
+
+int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
+		      const char *const *capture, const char *const *host, size_t n,
+		      char **err)
+{
+	if (n > 500) {
+		if (err)
+			*err = sqlite3_mprintf("%d captures: at most 500 at once", (int)n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char suffix[32];
+		snprintf(suffix, sizeof(suffix), "__c%zu", i);
+		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) < 0)
+			return -1;
+	}
+	/* each table: one TEMP view over the captures' tables */
+	for (int k = 0; k < T_NTABLES; k++) {
+		sqlite3_str *q = sqlite3_str_new(db);
+		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", tabs[k].name);
+		for (size_t i = 0; i < n; i++)
+			/* (sqlite's printf has no %zu: its %z is a string) */
+			sqlite3_str_appendf(q, "%sSELECT *, %Q AS capture, %Q AS host FROM main.%s__c%d",
+					    i ? " UNION ALL " : "", capture[i], host[i],
+					    tabs[k].name, (int)i);
+		char *sql = sqlite3_str_finish(q);
+		char *e = NULL;
+		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK) {
+			if (err)
+				*err = e ? e : sqlite3_mprintf("out of memory");
+			else
+				sqlite3_free(e);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -1919,6 +1977,8 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		fputs(*nres ? "\n[" : "[", out);
 		unsigned long long n = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
 			fputs(n++ ? ",\n{" : "\n{", out);
 			for (int i = 0; i < ncol; i++) {
 				const char *name = sqlite3_column_name(st, i);
@@ -1966,6 +2026,8 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		}
 		fputs("\r\n", out);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', out);
@@ -2014,8 +2076,13 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 		}
 		t.total++;
-		if (++t.nrows == TABLE_BUFFER)
+		if (++t.nrows == TABLE_BUFFER) {
 			tbl_flush(out, &t, st);
+			if (ferror(out)) {
+				rc = SQLITE_IOERR;
+				break;
+			}
+		}
 	}
 	tbl_flush(out, &t, st);
 	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
@@ -2024,43 +2091,153 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 	return rc;
 }
 
+/* Skip whitespace and comments: where the next statement starts. */
+static const char *skip_blank(const char *p)
+{
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			p += strcspn(p, "\n");
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 2 : p + strlen(p);
+		} else {
+			return p;
+		}
+	}
+}
+
+const char *const *dtsql_tables(void)
+{
+	static const char *names[T_NTABLES + 1];
+
+	for (int k = 0; k < T_NTABLES; k++)
+		names[k] = tabs[k].name;
+	return names;
+}
+
+int dtsql_schema(FILE *out, const char *name)
+{
+	int found = 0;
+
+	for (int k = 0; k < T_NTABLES; k++) {
+		if (name && strcasecmp(name, tabs[k].name))
+			continue;
+		found++;
+		if (out == NULL)
+			continue;
+		/* one column a line: the list is what people read this for */
+		fprintf(out, "CREATE TABLE %s(\n  ", tabs[k].name);
+		for (const char *c = tabs[k].cols; *c; c++) {
+			if (*c == ',') {
+				fputs(",\n  ", out);
+				c += c[1] == ' ';
+			} else {
+				fputc(*c, out);
+			}
+		}
+		fputs("\n);\n", out);
+	}
+	return found ? 0 : -1;
+}
+
+/* A dot-command line of the sqlite3 shell that dtsql knows. */
+static int dot_command(const char *line, size_t len, FILE *out, char **err)
+{
+	char buf[128], *w[3] = { 0 };
+	int n = 0;
+
+	if (len >= sizeof(buf)) {
+		*err = sqlite3_mprintf("unknown command: %.40s...", line);
+		return -1;
+	}
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	for (char *t = strtok(buf, " \t\r;"); t && n < 3; t = strtok(NULL, " \t\r;"))
+		w[n++] = t;
+	if (n == 1 && !strcmp(w[0], ".tables")) {
+		const char *const *t = dtsql_tables();
+		for (int k = 0; t[k]; k++)
+			fprintf(out, "%s%s", k ? "  " : "", t[k]);
+		fputc('\n', out);
+		return 0;
+	}
+	if (n <= 2 && !strcmp(w[0], ".schema")) {
+		if (dtsql_schema(out, w[1]) < 0) {
+			*err = sqlite3_mprintf("no such table: %s", w[1]);
+			return -1;
+		}
+		return 0;
+	}
+	*err = sqlite3_mprintf("unknown command or wrong arguments: %s "
+			       "(known: .tables, .schema [TABLE])", buf);
+	return -1;
+}
+
 int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	       volatile sig_atomic_t *cancel, char **err)
 {
 	const char *tail = sql;
-	int nres = 0, ret = 0;
+	char *dummy = NULL;
+	int nres = 0, ret = 0, multi = 0;
+	if (err == NULL)
+		err = &dummy;
 	if (cancel)
 		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
-	while (tail && *tail) {
+	while (tail && *(tail = skip_blank(tail))) {
 		sqlite3_stmt *st = NULL;
+		if (*tail == '.') {
+			size_t len = strcspn(tail, "\n");
+			if (dot_command(tail, len, out, err) < 0) {
+				ret = -1;
+				break;
+			}
+			tail += len;
+			continue;
+		}
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
 		if (rc != SQLITE_OK) {
-			if (err)
-				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ret = -1;
 			break;
 		}
 		if (st == NULL)		/* whitespace or a comment */
 			continue;
+		/* Several statements in JSON: one array holding each result. */
+		if (fmt == DTSQL_JSON && nres == 0 && !multi && *skip_blank(tail) &&
+		    sqlite3_column_count(st)) {
+			multi = 1;
+			fputs("[", out);
+		}
+		if (multi && nres && sqlite3_column_count(st))
+			fputc(',', out);
 		rc = run_stmt(st, fmt, out, &nres);
 		if (rc != SQLITE_DONE) {
-			if (err) {
-				if (rc == SQLITE_INTERRUPT)
-					*err = sqlite3_mprintf("interrupted");
-				else if (rc == SQLITE_NOMEM)
-					*err = sqlite3_mprintf("out of memory");
-				else
-					*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-			}
+			if (rc == SQLITE_IOERR && ferror(out))
+				*err = sqlite3_mprintf("write error");
+			else if (rc == SQLITE_INTERRUPT)
+				*err = sqlite3_mprintf("interrupted");
+			else if (rc == SQLITE_NOMEM)
+				*err = sqlite3_mprintf("out of memory");
+			else
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			sqlite3_finalize(st);
 			ret = -1;
 			break;
 		}
 		sqlite3_finalize(st);
 	}
+	if (multi)
+		fputs("]\n", out);
 	if (cancel)
 		sqlite3_progress_handler(db, 0, NULL, NULL);
 	fflush(out);
+	if (ret == 0 && ferror(out)) {
+		*err = sqlite3_mprintf("write error");
+		ret = -1;
+	}
+	sqlite3_free(dummy);
 	return ret;
 }
 

@@ -39,17 +39,35 @@
  */
 int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		 char **err);
+/*
+ * Several captures on one connection: each one's tables are registered as
+ * TABLE__cI (I from 0), and every table name becomes a TEMP view, the
+ * UNION ALL of the captures' tables with two more columns, capture and
+ * host (capture[i], host[i]; copied into the view's SQL).  sym() and
+ * sym_origin() name addresses of the first capture only.  SQLite allows
+ * up to 500 terms in a compound SELECT, so up to 500 captures.  The
+ * readers and symbol tables must outlive db.  0, or -1 with *err.
+ */
+int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
+		      const char *const *capture, const char *const *host, size_t n,
+		      char **err);
+
 /* Unregister the tables (before closing the reader while db lives on). */
 void dtsql_detach(sqlite3 *db);
 
 enum dtsql_format {
 	DTSQL_TABLE,	/* aligned columns with a header and a row count */
 	DTSQL_CSV,	/* RFC 4180, header line, NULL as an empty field */
-	DTSQL_JSON,	/* one array of objects per statement that has columns */
+	DTSQL_JSON,	/* an array of row objects; several statements: an array of those */
 };
 
 /*
  * Run every statement of sql in turn, printing each result in fmt to out.
+ * A line starting with '.' is a dot-command of the sqlite3 shell: .tables
+ * and .schema [TABLE].  In JSON, when more statements follow the first
+ * that returns columns, the whole output is one array of result arrays, so
+ * it stays one JSON document.  A write error on out stops the run (-1,
+ * "write error").
  * Returns 0, or -1 with sqlite's own message in *err (sqlite3_free() it):
  * "near \"SELEC\": syntax error", or "interrupted" when cancelled.
  * Cancel: set *cancel to non-zero (e.g. from a SIGINT handler; cancel may
@@ -57,6 +75,15 @@ enum dtsql_format {
  */
 int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	       volatile sig_atomic_t *cancel, char **err);
+
+/* The table names, NULL-terminated (static storage). */
+const char *const *dtsql_tables(void);
+/*
+ * "CREATE TABLE t(...);" with one column a line, for the table name (any
+ * case) or every table (NULL), to out (NULL: only check the name).  -1 if
+ * name is no table.
+ */
+int dtsql_schema(FILE *out, const char *name);
 
 /*
  * Write a plain SQLite database at path (replaced if it exists) with the

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "filter.h"
+#include "util.h"
 
 void dtf_init(struct dtf_filter *f)
 {
@@ -101,44 +102,6 @@ static int add_str_list(char ***v, size_t *n, const char *arg, const char *what,
 	return 0;
 }
 
-int dtf_parse_time(const char *s, uint64_t *ns, int *rel)
-{
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	/* Bare integers are absolute ns and may exceed a double's precision. */
-	unsigned long long x = strtoull(s, &end, 10);
-	if (!errno && end != s && !*end) {
-		*ns = x;
-		*rel = 0;
-		return 0;
-	}
-	double d = strtod(s, &end);
-	if (end == s || errno || !isfinite(d) || d < 0)
-		return -1;
-	double mul;
-	if (!strcmp(end, "s"))
-		mul = 1e9;
-	else if (!strcmp(end, "ms"))
-		mul = 1e6;
-	else if (!strcmp(end, "us"))
-		mul = 1e3;
-	else if (!strcmp(end, "ns"))
-		mul = 1;
-	else if (!strcmp(end, "m") || !strcmp(end, "min"))
-		mul = 60e9;
-	else
-		return -1;
-	d *= mul;
-	if (d >= 1.8e19)
-		return -1;
-	*ns = (uint64_t)llround(d);
-	*rel = 1;
-	return 0;
-}
-
 int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen)
 {
 	switch (opt) {
@@ -178,12 +141,14 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 		uint64_t t;
 		int rel;
 		const char *what = opt == DTF_OPT_SINCE ? "since" : "until";
-		if (dtf_parse_time(arg, &t, &rel)) {
-			snprintf(err, errlen,
-				 "--%s: bad time '%s' (want e.g. 1.5s, 200ms, 10us, or absolute ns)",
+		int abs;
+		if (dtu_parse_time(arg, &t, &abs)) {
+			snprintf(err, errlen, "--%s: bad time '%s' (want seconds from the start "
+				 "as 1.5, 200ms, 2m; or @T, an absolute ts: see dtreport(1))",
 				 what, arg);
 			return -1;
 		}
+		rel = !abs;
 		if (opt == DTF_OPT_SINCE) {
 			f->since = t, f->since_rel = rel, f->has_since = 1;
 		} else {
@@ -245,8 +210,18 @@ int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, s
 			}
 		}
 		if (!hits) {
-			snprintf(err, errlen, "--probe %s%s: no probe of the capture matches",
-				 f->probes[0], f->nprobes > 1 ? ",..." : "");
+			const char *best[1];
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			size_t k = 0, nb = 0;
+			for (size_t i = 0; names && i < n; i++)
+				if (dtcap_probe_at(r, i))
+					names[k++] = dtcap_probe_at(r, i)->name;
+			if (names)
+				nb = dtu_suggest(f->probes[0], names, k, 0, best, 1);
+			snprintf(err, errlen, "--probe %s%s: no probe of the capture matches%s%s%s",
+				 f->probes[0], f->nprobes > 1 ? ",..." : "", nb ? " (did you mean '" : "",
+				 nb ? best[0] : "", nb ? "'?)" : "");
+			free(names);
 			return -1;
 		}
 	}
@@ -259,12 +234,40 @@ int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, s
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
+		size_t hits = 0;
 		for (uint32_t id = 1; id <= n; id++) {
 			const char *c = dtcap_comm(r, id);
-			if (c && glob_any(f->comms, f->ncomms, c))
+			if (c && glob_any(f->comms, f->ncomms, c)) {
 				f->comm_ok[id] = 1;
+				hits++;
+			}
 		}
-		/* No matching comm is not an error: the report is simply empty. */
+		/* The rule of every filter: a value the capture never saw is an
+		 * error (a typo, most likely), as for --probe. */
+		if (!hits) {
+			const char *best[1];
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			size_t k = 0, nb = 0;
+			for (uint32_t id = 1; names && id <= n; id++)
+				if (dtcap_comm(r, id))
+					names[k++] = dtcap_comm(r, id);
+			if (names)
+				nb = dtu_suggest(f->comms[0], names, k, 0, best, 1);
+			snprintf(err, errlen, "--comm %s%s: no process of the capture has that name%s%s%s",
+				 f->comms[0], f->ncomms > 1 ? ",..." : "", nb ? " (did you mean '" : "",
+				 nb ? best[0] : "", nb ? "'?)" : "");
+			free(names);
+			return -1;
+		}
+	}
+	if (f->ncpus && h && h->ncpus) {
+		for (size_t i = 0; i < f->ncpus; i++) {
+			if (f->cpus[i] >= h->ncpus) {
+				snprintf(err, errlen, "--cpu %u: the capture has CPUs 0-%u",
+					 f->cpus[i], h->ncpus - 1);
+				return -1;
+			}
+		}
 	}
 
 	f->pid_min = UINT32_MAX, f->pid_max = 0;

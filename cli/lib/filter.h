@@ -5,9 +5,9 @@
  *
  * Lists are comma-separated and options may repeat (values accumulate, a
  * row matches when it matches any value of each given option).  --comm and
- * --probe take shell globs (fnmatch).  Times: a number with a unit (1.5s,
- * 200ms, 10us) is relative to the recording start (dtcap_host start_ns); a
- * bare integer is an absolute monotonic timestamp in ns.
+ * --probe take shell globs (fnmatch).  Times (util.h dtu_parse_time): a
+ * duration after the recording start (dtcap_host start_ns), bare numbers
+ * being seconds, or '@' and an absolute timestamp of the ts clock.
  *
  * Use: dtf_init, dtf_option for each option seen, dtf_resolve once the
  * capture is open (turns globs into per-id tables), then dtf_block_skip per
@@ -26,7 +26,7 @@ struct dtf_filter {
 	size_t		npids, ntids, ncpus;
 	char		**comms, **probes;
 	size_t		ncomms, nprobes;
-	int		since_rel, until_rel;	/* time given with a unit */
+	int		since_rel, until_rel;	/* from the start, not '@' absolute */
 	int		has_since, has_until;
 	uint64_t	since, until;		/* as given (ns) */
 	unsigned	ctx_mask;		/* --ctx: dtf_ctx_bit()s, 0: all */
@@ -65,7 +65,8 @@ struct dtf_filter {
 /* One line of help text for the filter options. */
 #define DTF_USAGE \
 	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
-	"  --since T  --until T    (T: 1.5s, 200ms, 10us from the start; or absolute ns)\n" \
+	"  --since T  --until T    (T: seconds from the start as 1.5, 200ms, 2m;\n" \
+	"                           @T: an absolute ts, e.g. @86400.5 or @86400500000000ns)\n" \
 	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n" \
 	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n"
 
@@ -78,9 +79,6 @@ void dtf_free(struct dtf_filter *f);
  */
 int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen);
 
-/* Parse a time value: *rel says whether it had a unit.  -1 if malformed. */
-int dtf_parse_time(const char *s, uint64_t *ns, int *rel);
-
 /* Open path as the options say (--salvage); NULL after printing nothing:
  * the error is dtcap_open_error(). */
 struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path);
@@ -91,7 +89,13 @@ static inline unsigned dtf_ctx_bit(unsigned ctx)
 	return ctx < 4 ? 1u << ctx : 1u << 4;
 }
 
-/* Bind to an open capture.  -1 (message in err) if e.g. no probe matches. */
+/*
+ * Bind to an open capture.  One rule for every filter: a value the capture
+ * never saw (no probe or comm matches the glob, a CPU it did not have) is
+ * an error, -1 with the message (and a suggestion) in err.  Values that
+ * exist but select no event together are the caller's note
+ * (dtr_note_empty), not an error.
+ */
 int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen);
 
 /* Any filter given at all (for "filtered" notes in reports). */

@@ -325,7 +325,7 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 
 /* ------------------------------------------------------------- SVG */
 
-#define FRAMEH	16
+#define FRAMEH	16	/* defaults of flamegraph.pl */
 #define FONTSZ	12
 #define XPAD	10
 
@@ -354,7 +354,20 @@ static void xml_esc(FILE *out, const char *s)
 	}
 }
 
-static void colour(const struct fname *n, char *buf, size_t len)
+static const char *const palettes[] = {
+	"kind", "hot", "mem", "io", "red", "green", "blue", "aqua", "yellow", "purple",
+	"orange", NULL,
+};
+
+int flame_palette_ok(const char *name)
+{
+	for (int i = 0; palettes[i]; i++)
+		if (!strcmp(name, palettes[i]))
+			return 1;
+	return 0;
+}
+
+static void colour(const struct fname *n, const char *pal, char *buf, size_t len)
 {
 	/* Stable per name: the same function has the same colour in every
 	 * graph, so two graphs can be compared by eye. */
@@ -364,38 +377,65 @@ static void colour(const struct fname *n, char *buf, size_t len)
 	double v3 = (double)((h >> 32) & 0xffff) / 65535.0;
 	int r, g, b;
 
-	switch (n->kind) {
-	case FLAME_KERNEL:	/* aqua: far from the user palette at a glance */
-		r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v2), b = 165 + (int)(55 * v3);
-		break;
-	case FLAME_MODULE:	/* violet */
-		r = 165 + (int)(45 * v1), g = 120 + (int)(40 * v2), b = 215 + (int)(40 * v3);
-		break;
-	case FLAME_SPECIAL:	/* grey */
+	if (n->kind == FLAME_SPECIAL) {	/* grey in every palette */
 		r = g = b = 180 + (int)(30 * v1);
-		break;
-	default:		/* user: the classic red to yellow */
+	} else if (!pal || !strcmp(pal, "kind")) {
+		switch (n->kind) {
+		case FLAME_KERNEL:	/* aqua: far from the user palette at a glance */
+			r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v2), b = 165 + (int)(55 * v3);
+			break;
+		case FLAME_MODULE:	/* violet */
+			r = 165 + (int)(45 * v1), g = 120 + (int)(40 * v2), b = 215 + (int)(40 * v3);
+			break;
+		default:		/* user: the classic red to yellow */
+			r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
+			break;
+		}
+	} else if (!strcmp(pal, "hot")) {	/* flamegraph.pl's formulas */
 		r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
-		break;
+	} else if (!strcmp(pal, "mem")) {
+		r = 0, g = 190 + (int)(50 * v2), b = (int)(210 * v1);
+	} else if (!strcmp(pal, "io")) {
+		r = 80 + (int)(60 * v1), g = r, b = 190 + (int)(55 * v2);
+	} else if (!strcmp(pal, "red")) {
+		r = 200 + (int)(55 * v1), g = b = 50 + (int)(80 * v1);
+	} else if (!strcmp(pal, "green")) {
+		g = 200 + (int)(55 * v1), r = b = 50 + (int)(60 * v1);
+	} else if (!strcmp(pal, "blue")) {
+		b = 205 + (int)(50 * v1), r = g = 80 + (int)(60 * v1);
+	} else if (!strcmp(pal, "aqua")) {
+		r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v1), b = 165 + (int)(55 * v1);
+	} else if (!strcmp(pal, "yellow")) {
+		r = g = 175 + (int)(55 * v1), b = 50 + (int)(20 * v1);
+	} else if (!strcmp(pal, "purple")) {
+		r = b = 190 + (int)(65 * v1), g = 80 + (int)(60 * v1);
+	} else {	/* orange */
+		r = 190 + (int)(65 * v1), g = 90 + (int)(65 * v1), b = 0;
 	}
 	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
 }
 
+/*
+ * Red grew, blue shrank, by the size of the change relative to the largest
+ * one.  Unchanged frames are a neutral grey, never white on white: with
+ * every diff frame outlined, the graph keeps its shape (as difffolded.pl
+ * and flamegraph.pl show it).
+ */
 static void diff_colour(double delta, double maxabs, char *buf, size_t len)
 {
-	int c = 255;
+	int c = 235;
 
 	if (maxabs > 0 && delta != 0) {
 		/* Intensity relative to the largest change in the graph. */
 		double r = fabs(delta) / maxabs;
-		c = 255 - (int)lround(210 * r);
+		c = 235 - (int)lround(190 * r);
 	}
 	if (delta > 0)
 		snprintf(buf, len, "rgb(255,%d,%d)", c, c);
 	else if (delta < 0)
 		snprintf(buf, len, "rgb(%d,%d,255)", c, c);
 	else
-		snprintf(buf, len, "rgb(250,250,250)");
+		snprintf(buf, len, "rgb(215,215,215)");
 }
 
 struct svg_ctx {
@@ -408,6 +448,7 @@ struct svg_ctx {
 	uint64_t	total[2];
 	double		maxabs;
 	unsigned	height, ytop, ybot;
+	unsigned	fh, fs;		/* frame height, font size (px) */
 	uint32_t	maxdepth;
 };
 
@@ -436,9 +477,9 @@ static uint32_t svg_depth(const struct svg_ctx *c, uint32_t node)
 	return d;
 }
 
-static void fit_label(const char *name, double w, char *buf, size_t len)
+static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t len)
 {
-	int m = (int)((w - 3) / (FONTSZ * 0.59));
+	int m = (int)((w - 3) / (fs * 0.59));
 	size_t nl = strlen(name);
 
 	buf[0] = 0;
@@ -460,8 +501,8 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	uint64_t cnt = n->total[c->side];
 	double x = XPAD + (double)start * c->scale, w = (double)cnt * c->scale;
 	const char *name = node ? c->f->names[n->name].s : "all";
-	double y = c->o->inverted ? c->ytop + (double)n->depth * FRAMEH
-				  : c->height - c->ybot - (double)(n->depth + 1) * FRAMEH;
+	double y = c->o->inverted ? c->ytop + (double)n->depth * c->fh
+				  : c->height - c->ybot - (double)(n->depth + 1) * c->fh;
 	char fill[40], label[512];
 	const char *unit = c->o->countname ? c->o->countname : "samples";
 	uint64_t tot = c->total[c->side];
@@ -471,7 +512,7 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	else if (!node)
 		snprintf(fill, sizeof(fill), "rgb(220,220,220)");
 	else
-		colour(&c->f->names[n->name], fill, sizeof(fill));
+		colour(&c->f->names[n->name], c->o->colors, fill, sizeof(fill));
 
 	fprintf(c->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
 		"\" data-d=\"%u\"><title>", start, cnt, n->depth);
@@ -486,10 +527,12 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 		fprintf(c->out, "\n%" PRIu64 " %s, %.2f%%", cnt, unit,
 			tot ? 100.0 * (double)cnt / (double)tot : 0.0);
 	}
-	fprintf(c->out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
-		"fill=\"%s\" rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%.1f\">",
-		x, y, w, FRAMEH - 1, fill, x + 3, y + FRAMEH - 4.5);
-	fit_label(name, w, label, sizeof(label));
+	fprintf(c->out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" "
+		"fill=\"%s\" rx=\"2\" ry=\"2\"%s/><text x=\"%.2f\" y=\"%.1f\">",
+		x, y, w, c->fh - 1, fill,
+		c->o->diff ? " stroke=\"rgb(150,150,150)\" stroke-width=\"0.5\"" : "",
+		x + 3, y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5);
+	fit_label(name, w, c->fs, label, sizeof(label));
 	xml_esc(c->out, label);
 	fputs("</text></g>\n", c->out);
 
@@ -508,9 +551,10 @@ static const char svg_script[] =
 "'use strict';\n"
 "(function () {\n"
 "var svg = document.documentElement, cfg = JSON.parse(svg.getAttribute('data-cfg'));\n"
-"var cw = cfg.fs * 0.59, frames = [], zoomed = null, searchRe = '';\n"
+"var cw = cfg.fs * 0.59, frames = [], zoomed = null, searchRe = '', ignoreCase = false;\n"
 "var details = document.getElementById('details'), matched = document.getElementById('matched');\n"
 "var unzoomBtn = document.getElementById('unzoom'), searchBtn = document.getElementById('search');\n"
+"var icBtn = document.getElementById('ignorecase');\n"
 "var gs = document.getElementsByClassName('f');\n"
 "for (var k = 0; k < gs.length; k++) {\n"
 "  var g = gs[k], t = g.getElementsByTagName('title')[0].textContent;\n"
@@ -549,16 +593,20 @@ static const char svg_script[] =
 "  var h = [];\n"
 "  if (zoomed) h.push('z=' + zoomed.s + ':' + zoomed.d);\n"
 "  if (searchRe) h.push('s=' + encodeURIComponent(searchRe));\n"
+"  if (ignoreCase) h.push('i=1');\n"
 "  var u = location.pathname + location.search + (h.length ? '#' + h.join('&') : '');\n"
 "  try { history.replaceState(null, '', u); } catch (e) { location.hash = h.join('&'); }\n"
 "}\n"
 "function zoom(f) {\n"
 "  zoomed = (f && f.d > 0) ? f : null; layout(); saveUrl();\n"
 "}\n"
-"function search(re) {\n"
+"// ic: case-insensitive (flamegraph.pl's 'ic' toggle); undefined keeps the current mode\n"
+"function search(re, ic) {\n"
 "  var rx = null;\n"
 "  searchRe = re || '';\n"
-"  if (searchRe) { try { rx = new RegExp(searchRe); } catch (e) { rx = null; searchRe = ''; } }\n"
+"  if (ic !== undefined) ignoreCase = !!ic;\n"
+"  icBtn.style.opacity = ignoreCase ? '1' : '0.4';\n"
+"  if (searchRe) { try { rx = new RegExp(searchRe, ignoreCase ? 'i' : ''); } catch (e) { rx = null; searchRe = ''; } }\n"
 "  var hits = [];\n"
 "  frames.forEach(function (f) {\n"
 "    var hit = rx !== null && rx.test(f.name);\n"
@@ -589,6 +637,7 @@ static const char svg_script[] =
 "  details.textContent = g && g._fr ? g._fr.name + ' (' + g._fr.info + ')' : ' ';\n"
 "});\n"
 "unzoomBtn.addEventListener('click', function (ev) { ev.stopPropagation(); zoom(null); });\n"
+"icBtn.addEventListener('click', function (ev) { ev.stopPropagation(); search(searchRe, !ignoreCase); });\n"
 "searchBtn.addEventListener('click', function (ev) {\n"
 "  ev.stopPropagation();\n"
 "  if (searchRe) { search(''); return; }\n"
@@ -596,6 +645,7 @@ static const char svg_script[] =
 "});\n"
 "window.addEventListener('keydown', function (ev) {\n"
 "  if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); searchBtn.dispatchEvent(new MouseEvent('click')); }\n"
+"  else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'i') { ev.preventDefault(); search(searchRe, !ignoreCase); }\n"
 "  else if (ev.key === 'Escape') search('');\n"
 "});\n"
 "window.flameZoom = function (s, d) {\n"
@@ -605,6 +655,7 @@ static const char svg_script[] =
 "(location.hash || '').replace(/^#/, '').split('&').forEach(function (kv) {\n"
 "  var i = kv.indexOf('='), k = kv.substring(0, i), v = decodeURIComponent(kv.substring(i + 1));\n"
 "  if (k === 'z') { var p = v.split(':'); window.flameZoom(+p[0], +p[1]); }\n"
+"  else if (k === 'i') search(searchRe, v === '1');\n"
 "  else if (k === 's') search(v);\n"
 "});\n"
 "svg.setAttribute('data-ready', '1');\n"
@@ -635,15 +686,17 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 				c.maxabs = d;
 		}
 	c.maxdepth = tot ? svg_depth(&c, 0) : 0;
-	c.ytop = o->subtitle ? 66 : 48;
-	c.ybot = 34;
-	c.height = c.ytop + c.ybot + (c.maxdepth + 1) * FRAMEH;
+	c.fh = o->frameheight ? o->frameheight : FRAMEH;
+	c.fs = o->fontsize ? o->fontsize : FONTSZ;
+	c.ytop = (o->subtitle ? 66 : 48) + (c.fs > FONTSZ ? c.fs - FONTSZ : 0);
+	c.ybot = 22 + c.fs;
+	c.height = c.ytop + c.ybot + (c.maxdepth + 1) * c.fh;
 
 	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
 		"xmlns=\"http://www.w3.org/2000/svg\" "
-		"data-cfg='{\"x0\":%d,\"pw\":%.2f,\"total\":%" PRIu64 ",\"fs\":%d,\"unit\":\"%s\"}'>\n",
-		width, c.height, width, c.height, XPAD, pw, tot, FONTSZ,
+		"data-cfg='{\"x0\":%d,\"pw\":%.2f,\"total\":%" PRIu64 ",\"fs\":%u,\"unit\":\"%s\"}'>\n",
+		width, c.height, width, c.height, XPAD, pw, tot, c.fs,
 		o->countname ? o->countname : "samples");
 	fprintf(out, "<style type=\"text/css\">\n"
 		"text { font-family: Verdana, sans-serif; font-size: %dpx; fill: #000; }\n"
@@ -652,7 +705,7 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 		".btn { cursor: pointer; fill: #333; }\n"
 		".title { font-size: 17px; text-anchor: middle; }\n"
 		".sub { fill: #666; text-anchor: middle; }\n"
-		"</style>\n", FONTSZ);
+		"</style>\n", c.fs);
 	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"%s\"/>\n", width,
 		c.height, o->diff ? "#f8f8f8" : "#f4f4ea");
 	fputs("<text class=\"title\" x=\"", out);
@@ -667,7 +720,10 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 	fprintf(out, "<text id=\"unzoom\" class=\"btn\" x=\"%d\" y=\"%d\" style=\"opacity:0\">"
 		"Reset Zoom</text>\n", XPAD, c.ytop - 16);
 	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"%d\" "
-		"text-anchor=\"end\">Search</text>\n", width - XPAD, c.ytop - 16);
+		"text-anchor=\"end\">Search</text>\n", width - XPAD - 4 * c.fs, c.ytop - 16);
+	fprintf(out, "<text id=\"ignorecase\" class=\"btn\" x=\"%u\" y=\"%d\" "
+		"text-anchor=\"end\" style=\"opacity:0.4\"><title>case-insensitive search "
+		"(Ctrl-I)</title>ic</text>\n", width - XPAD, c.ytop - 16);
 	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n", XPAD, c.height - 12);
 	fprintf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
 		width - XPAD, c.height - 12);

@@ -43,11 +43,24 @@ struct flame_svg_opts {
 	const char	*title;
 	const char	*subtitle;	/* may be NULL */
 	unsigned	width;		/* px, default 1200 */
+	unsigned	frameheight;	/* px per frame, 0: 16 (flamegraph.pl --height) */
+	unsigned	fontsize;	/* px, 0: 12 */
 	double		minwidth;	/* px: narrower frames are omitted */
 	int		inverted;	/* icicle: root at the top */
 	int		diff;		/* widths from side 1, colours by delta */
-	const char	*countname;	/* "samples" */
+	const char	*countname;	/* "samples"; [A-Za-z0-9 ._-] only (it goes
+					 * into a JSON string in an XML attribute) */
+	const char	*colors;	/* palette (flame_palette_ok), NULL: "kind" */
 };
+
+/*
+ * Palettes of flamegraph.pl's --colors: "kind" (the default: user frames
+ * red-yellow, kernel aqua, modules violet), "hot", "mem", "io", "red",
+ * "green", "blue", "aqua", "yellow", "purple", "orange".  1 if known.
+ */
+int flame_palette_ok(const char *name);
+/* The palette names, comma-separated, for messages. */
+#define FLAME_PALETTES "kind, hot, mem, io, red, green, blue, aqua, yellow, purple, orange"
 
 int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o);
 

@@ -677,6 +677,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 	}
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	r->src->ops->clock(r->src, &h->clock_mono_ns, &h->clock_real_ns);
+	snprintf(h->source, sizeof(h->source), "%s", r->src->ops->name);
 	h->start_ns = dtu_now_ns();
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }
@@ -1120,6 +1121,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		}
 		/* a killed recorder loses at most one interval of events */
 		if (now - last_flush >= flush_ns) {
+			/* what the rings hold now goes out with this flush */
+			if (drain_once(r, buf) < 0) {
+				failed = 1;
+				break;
+			}
 			uint64_t ev = dtcap_events_written(r->w);
 			if (ev != flushed_events) {
 				if (put_kused(r) < 0 || dtcap_flush(r->w) < 0) {

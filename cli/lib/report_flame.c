@@ -14,6 +14,7 @@
  * frames are missing); "--" only when both sides are present.  Frames other
  * than the innermost of each stack are return addresses, named at pc - 1.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,7 +26,9 @@
 #include "dtsym.h"
 #include "filter.h"
 #include "flame.h"
+#include "captures.h"
 #include "report.h"
+#include "util.h"
 
 /* 32 bytes, so the hot part of the table stays in cache; count 0 = free. */
 struct agg {
@@ -224,7 +227,9 @@ struct flame_opts {
 	int		no_comm;
 	int		only;		/* ONLY_*: which stacks to draw */
 	const char	*title;
-	unsigned	width;
+	unsigned	width, height, fontsize;
+	const char	*colors, *countname;
+	int		partial;
 	double		minwidth;
 	int		reverse, inverted;
 };
@@ -311,15 +316,11 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	uint32_t *buf = NULL;
 	int ret = 1;
 
-	p.r = dtf_open(filt, path);
-	if (!p.r) {
-		fprintf(stderr, "dtreport %s: %s\n", cmd, dtcap_open_error());
-		return 1;
-	}
-	if (dtcap_reader_warning(p.r))
-		fprintf(stderr, "dtreport %s: warning: %s\n", cmd, dtcap_reader_warning(p.r));
+	p.r = dtr_open(cmd, path, fo->partial, filt->salvage, &ret);
+	if (!p.r)
+		return ret;
 	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
-		fprintf(stderr, "dtreport %s: %s: %s\n", cmd, path, err);
+		dtr_err(cmd, "%s: %s", path, err);
 		goto out;
 	}
 
@@ -360,8 +361,8 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		}
 	}
 	if (!filt->probe_ok && !ntimer && np)
-		fprintf(stderr, "dtreport %s: %s: no profile/interval probe recorded; "
-			"counting the events of every probe (choose with --probe)\n", cmd, path);
+		dtr_err(cmd, "%s: no profile/interval probe recorded; "
+			"counting the events of every probe (choose with --probe)", path);
 
 	if (build_psnaps(&p))
 		goto oom;
@@ -373,13 +374,14 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
 	int sr = dtf_scan(p.r, filt, cols, prof_row, &p,
-			  "dtreport: reading", err, sizeof(err));
+			  dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
 	if (p.oom)
 		goto oom;
 	if (sr) {
-		fprintf(stderr, "dtreport %s: %s\n", cmd, err);
+		dtr_err(cmd, "%s", err);
 		goto out;
 	}
+	dtr_note_empty(cmd, path, p.samples, dtf_active(filt));
 
 	/* Second pass: name each distinct combination once. */
 	sym = dtsym_open(p.r);
@@ -448,7 +450,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	ret = 0;
 	goto out;
 oom:
-	fprintf(stderr, "dtreport %s: %s: out of memory\n", cmd, path);
+	dtr_err(cmd, "%s: out of memory", path);
 	ret = 1;
 out:
 	free(buf);
@@ -468,7 +470,7 @@ out:
 
 enum {
 	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
-	OPT_NOCOMM, OPT_KERNEL, OPT_USER,
+	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
 };
 
 static const struct option flame_longopts[] = {
@@ -476,6 +478,11 @@ static const struct option flame_longopts[] = {
 	{ "folded",   0, NULL, OPT_FOLDED },
 	{ "title",    1, NULL, OPT_TITLE },
 	{ "width",    1, NULL, OPT_WIDTH },
+	{ "height",   1, NULL, OPT_HEIGHT },
+	{ "fontsize", 1, NULL, OPT_FONTSIZE },
+	{ "colors",   1, NULL, OPT_COLORS },
+	{ "colours",  1, NULL, OPT_COLORS },
+	{ "countname", 1, NULL, OPT_COUNTNAME },
 	{ "minwidth", 1, NULL, OPT_MINWIDTH },
 	{ "reverse",  0, NULL, OPT_REVERSE },
 	{ "inverted", 0, NULL, OPT_INVERTED },
@@ -483,18 +490,25 @@ static const struct option flame_longopts[] = {
 	{ "kernel",   0, NULL, OPT_KERNEL },
 	{ "user",     0, NULL, OPT_USER },
 	{ "help",     0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void flame_usage(const char *cmd, FILE *to)
 {
-	if (!strcmp(cmd, "diff"))
-		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
+	if (dtr_shell)
+		fprintf(to, "usage: %s [-o FILE] [--folded] [options]\n", cmd);
+	else if (!strcmp(cmd, "diff"))
+		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
+			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
-		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --minwidth PX  --reverse  --inverted\n"
-		"  --kernel | --user (one side of the stacks only)  --no-comm\n" DTF_USAGE);
+		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
+	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
+		"  --colors PALETTE (" FLAME_PALETTES ")\n"
+		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
+		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
+		"  --partial (read a capture that was cut short)\n" DTF_USAGE);
 }
 
 static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
@@ -511,7 +525,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame
 	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, NULL)) != -1) {
 		int r = dtf_option(filt, c, optarg, err, sizeof(err));
 		if (r < 0) {
-			fprintf(stderr, "dtreport %s: %s\n", cmd, err);
+			dtr_err(cmd, "%s", err);
 			return -1;
 		}
 		if (r > 0)
@@ -530,17 +544,47 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame
 			char *end;
 			unsigned long w = strtoul(optarg, &end, 10);
 			if (*end || w < 100 || w > 100000) {
-				fprintf(stderr, "dtreport %s: --width: want 100..100000 px\n", cmd);
+				dtr_err(cmd, "--width: want 100..100000 px");
 				return -1;
 			}
 			fo->width = (unsigned)w;
 			break;
 		}
+		case OPT_HEIGHT:
+		case OPT_FONTSIZE: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			int h = c == OPT_HEIGHT;
+			if (*end || !*optarg || v < 4 || v > (h ? 200 : 100)) {
+				dtr_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
+					h ? "4..200" : "4..100");
+				return -1;
+			}
+			*(h ? &fo->height : &fo->fontsize) = (unsigned)v;
+			break;
+		}
+		case OPT_COLORS:
+			if (!flame_palette_ok(optarg)) {
+				dtr_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
+				return -1;
+			}
+			fo->colors = optarg;
+			break;
+		case OPT_COUNTNAME:
+			if (!*optarg || strlen(optarg) > 40 ||
+			    optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-")]) {
+				dtr_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
+					"'.', '_' or '-'");
+				return -1;
+			}
+			fo->countname = optarg;
+			break;
 		case OPT_MINWIDTH: {
 			char *end;
 			double w = strtod(optarg, &end);
 			if (end == optarg || (*end && strcmp(end, "px")) || !(w >= 0) || w > 10000) {
-				fprintf(stderr, "dtreport %s: --minwidth: want pixels >= 0\n", cmd);
+				dtr_err(cmd, "--minwidth: want pixels >= 0");
 				return -1;
 			}
 			fo->minwidth = w;
@@ -558,56 +602,99 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame
 		case OPT_KERNEL:
 		case OPT_USER:
 			if (fo->only) {
-				fprintf(stderr, "dtreport %s: --kernel and --user exclude each other\n",
-					cmd);
+				dtr_err(cmd, "--kernel and --user exclude each other");
 				return -1;
 			}
 			fo->only = c == OPT_KERNEL ? ONLY_KERNEL : ONLY_USER;
+			break;
+		case DTR_OPT_PARTIAL:
+			fo->partial = 1;
 			break;
 		case 'h':
 			*help = 1;
 			return 0;
 		case ':':
-			fprintf(stderr, "dtreport %s: option %s needs a value\n", cmd,
-				argv[optind - 1]);
+			dtr_err(cmd, "option %s needs a value", argv[optind - 1]);
 			return -1;
 		default:
-			fprintf(stderr, "dtreport %s: unknown option %s\n", cmd, argv[optind - 1]);
+			dtr_err(cmd, "unknown option %s", argv[optind - 1]);
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int write_out(const char *cmd, struct flame *fl, const struct flame_opts *fo,
-		     const struct flame_svg_opts *so, int diff)
+/*
+ * Open the output before any work: an output that is an input is refused
+ * (flame a.dtc -o a.dtc, through links too), and the file is replaced only
+ * once it is completely written.
+ */
+static int open_out(const char *cmd, const struct flame_opts *fo, const char *const *inputs,
+		    size_t ninputs, struct dtu_out *o)
 {
-	FILE *out = stdout;
+	char err[512];
 
 	/* Megabytes of SVG on a terminal help nobody. */
-	if (!fo->out && !fo->folded && isatty(1)) {
-		fprintf(stderr, "dtreport %s: not writing SVG to a terminal: use -o FILE.svg, "
-			"redirect, or --folded\n", cmd);
-		return 2;
+	if ((!fo->out || !strcmp(fo->out, "-")) && !fo->folded && isatty(1)) {
+		dtr_err(cmd, "not writing SVG to a terminal: use -o FILE.svg, redirect, "
+			"or --folded");
+		return DTR_EXIT_USAGE;
 	}
-	if (fo->out && strcmp(fo->out, "-")) {
-		out = fopen(fo->out, "w");
-		if (!out) {
-			fprintf(stderr, "dtreport %s: %s: %m\n", cmd, fo->out);
-			return 1;
-		}
+	if (dtu_out_open(o, fo->out, inputs, ninputs, err, sizeof(err))) {
+		dtr_err(cmd, "%s", err);
+		return DTR_EXIT_ERROR;
 	}
-	int r = fo->folded ? flame_write_folded(fl, out, diff) : flame_write_svg(fl, out, so);
-	if (out != stdout) {
-		if (fclose(out))
-			r = -1;
-	} else if (fflush(out)) {
-		r = -1;
-	}
+	return 0;
+}
+
+static int write_out(const char *cmd, struct flame *fl, const struct flame_opts *fo,
+		     const struct flame_svg_opts *so, int diff, struct dtu_out *o)
+{
+	char err[512];
+	errno = 0;
+	int r = fo->folded ? flame_write_folded(fl, o->f, diff) : flame_write_svg(fl, o->f, so);
+
 	if (r) {
-		fprintf(stderr, "dtreport %s: %s: write error\n", cmd,
-			fo->out ? fo->out : "(stdout)");
-		return 1;
+		dtr_err(cmd, "%s: %s", o->name, errno ? strerror(errno) : "write error");
+		dtu_out_abort(o);
+		return DTR_EXIT_ERROR;
+	}
+	if (dtu_out_commit(o, err, sizeof(err))) {
+		dtr_err(cmd, "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* Parse; 0 to go on, else the status to return (usage printed). */
+static int flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
+		      struct dtf_filter *filt, int nfiles)
+{
+	int help;
+
+	if (parse_flame_args(cmd, argc, argv, fo, filt, &help)) {
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (help) {
+		flame_usage(cmd, stdout);
+		return -1;
+	}
+	/* nfiles 0: one or more */
+	if (nfiles == 0 && argc - optind < 1) {
+		dtr_err(cmd, "no capture given");
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (nfiles && argc - optind != nfiles) {
+		if (argc - optind > nfiles)
+			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
+				cmd, nfiles == 1 ? "one capture" : "two captures");
+		else
+			dtr_err(cmd, "%s", nfiles == 1 ? "no capture given" :
+				"wants two captures, A and B");
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -616,45 +703,62 @@ int cmd_flame(int argc, char **argv)
 {
 	struct flame_opts fo = { 0 };
 	struct dtf_filter filt;
-	int help, ret = 1;
-	char probes[256], sub[400];
+	struct dtu_out o;
+	struct dtx_caps caps = { 0 };
+	int ret;
+	char probes[256], sub[400], cerr[512];
 	uint64_t n = 0;
 
 	dtf_init(&filt);
-	if (parse_flame_args("flame", argc, argv, &fo, &filt, &help)) {
-		flame_usage("flame", stderr);
+	if ((ret = flame_args("flame", argc, argv, &fo, &filt, dtr_shell ? 1 : 0)) != 0) {
 		dtf_free(&filt);
-		return 2;
+		return ret < 0 ? 0 : ret;
 	}
-	if (help) {
-		flame_usage("flame", stdout);
+	/* several captures (or directories of them) fold into one graph */
+	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
+		dtr_err("flame", "%s", cerr);
+		dtx_caps_free(&caps);
 		dtf_free(&filt);
-		return 0;
+		return DTR_EXIT_ERROR;
 	}
-	if (argc - optind != 1) {
-		flame_usage("flame", stderr);
-		dtf_free(&filt);
-		return 2;
-	}
-	const char *path = argv[optind];
+	const char *path = caps.path[0];
 	struct flame *fl = flame_new();
 	if (!fl) {
-		fprintf(stderr, "dtreport flame: out of memory\n");
+		dtr_err("flame", "out of memory");
+		dtx_caps_free(&caps);
 		dtf_free(&filt);
-		return 1;
+		return DTR_EXIT_ERROR;
 	}
-	if (load_profile("flame", path, &filt, &fo, fl, 0, &n, probes, sizeof(probes)))
+	if ((ret = open_out("flame", &fo, (const char *const *)caps.path, (size_t)caps.n, &o)) != 0)
 		goto out;
-	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " samples of %s%s", path, n,
-		 probes[0] ? probes : "no probe", dtf_active(&filt) ? " (filtered)" : "");
+	for (int i = 0; i < caps.n; i++) {
+		uint64_t ni = 0;
+		if ((ret = load_profile("flame", caps.path[i], &filt, &fo, fl, 0, &ni, probes,
+					sizeof(probes)))) {
+			dtu_out_abort(&o);
+			goto out;
+		}
+		n += ni;
+	}
+	if (caps.n > 1)
+		snprintf(sub, sizeof(sub), "%d captures: %" PRIu64 " %s of %s%s", caps.n, n,
+			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
+			 dtf_active(&filt) ? " (filtered)" : "");
+	else
+		snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s of %s%s", path, n,
+			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
+			 dtf_active(&filt) ? " (filtered)" : "");
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 0, .countname = "samples",
+		.inverted = fo.inverted, .diff = 0,
+		.countname = fo.countname ? fo.countname : "samples",
+		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
 	};
-	ret = write_out("flame", fl, &fo, &so, 0);
+	ret = write_out("flame", fl, &fo, &so, 0, &o);
 out:
 	flame_free(fl);
+	dtx_caps_free(&caps);
 	dtf_free(&filt);
 	return ret;
 }
@@ -663,45 +767,63 @@ int cmd_diff(int argc, char **argv)
 {
 	struct flame_opts fo = { 0 };
 	struct dtf_filter filt;
-	int help, ret = 1;
+	struct dtu_out o;
+	int ret;
 	char pa[256], pb[256], sub[600];
 	uint64_t na = 0, nb = 0;
 
 	dtf_init(&filt);
-	if (parse_flame_args("diff", argc, argv, &fo, &filt, &help)) {
-		flame_usage("diff", stderr);
+	if ((ret = flame_args("diff", argc, argv, &fo, &filt, 2)) != 0) {
 		dtf_free(&filt);
-		return 2;
+		return ret < 0 ? 0 : ret;
 	}
-	if (help) {
-		flame_usage("diff", stdout);
-		dtf_free(&filt);
-		return 0;
-	}
-	if (argc - optind != 2) {
-		flame_usage("diff", stderr);
-		dtf_free(&filt);
-		return 2;
-	}
+	const char *in[2] = { argv[optind], argv[optind + 1] };
+	/* each side a capture, or a directory: a group of captures */
+	struct dtx_caps side[2] = { { 0 }, { 0 } }, all = { 0 };
+	char cerr[512];
 	struct flame *fl = flame_new();
 	if (!fl) {
-		fprintf(stderr, "dtreport diff: out of memory\n");
+		dtr_err("diff", "out of memory");
 		dtf_free(&filt);
-		return 1;
+		return DTR_EXIT_ERROR;
 	}
-	if (load_profile("diff", argv[optind], &filt, &fo, fl, 0, &na, pa, sizeof(pa)) ||
-	    load_profile("diff", argv[optind + 1], &filt, &fo, fl, 1, &nb, pb, sizeof(pb)))
+	for (int k = 0; k < 2; k++) {
+		if (dtx_caps_add(&side[k], argv + optind + k, 1, cerr, sizeof(cerr)) < 0 ||
+		    dtx_caps_add(&all, argv + optind + k, 1, cerr, sizeof(cerr)) < 0) {
+			dtr_err("diff", "%s", cerr);
+			ret = DTR_EXIT_ERROR;
+			goto out;
+		}
+	}
+	if ((ret = open_out("diff", &fo, (const char *const *)all.path, (size_t)all.n, &o)) != 0)
 		goto out;
-	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " samples) against A %s (%" PRIu64
-		 " samples): red grew, blue shrank", argv[optind + 1], nb, argv[optind], na);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < side[k].n; i++) {
+			uint64_t ni = 0;
+			if ((ret = load_profile("diff", side[k].path[i], &filt, &fo, fl, k, &ni,
+						k ? pb : pa, k ? sizeof(pb) : sizeof(pa)))) {
+				dtu_out_abort(&o);
+				goto out;
+			}
+			*(k ? &nb : &na) += ni;
+		}
+	}
+	const char *unit = fo.countname ? fo.countname : "samples";
+	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " %s) against A %s (%" PRIu64
+		 " %s): red grew, blue shrank, grey unchanged", in[1], nb, unit, in[0], na, unit);
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : "Differential Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 1, .countname = "samples",
+		.inverted = fo.inverted, .diff = 1,
+		.countname = fo.countname ? fo.countname : "samples",
+		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
 	};
-	ret = write_out("diff", fl, &fo, &so, 1);
+	ret = write_out("diff", fl, &fo, &so, 1, &o);
 out:
 	flame_free(fl);
+	dtx_caps_free(&side[0]);
+	dtx_caps_free(&side[1]);
+	dtx_caps_free(&all);
 	dtf_free(&filt);
 	return ret;
 }

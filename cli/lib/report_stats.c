@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "captures.h"
 #include "dt_abi.h"
 #include "filter.h"
 #include "report.h"
@@ -94,11 +96,26 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 		json_str(o, h->cpu_model);
 		fputs(",\"boot_id\":", o);
 		json_str(o, h->boot_id);
-		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f", nc, nc > 1 ? drift_ms : 0.0);
+		fputs(",\"source\":", o);
+		json_str(o, h->source);
+		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f,\"salvaged\":[", nc,
+			nc > 1 ? drift_ms : 0.0);
+		for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+			const struct dtcap_damage *d = dtcap_damage_at(r, i);
+			fprintf(o, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"what\":",
+				i ? "," : "", d->offset, d->length);
+			json_str(o, d->what);
+			if (d->events_lost == UINT64_MAX)
+				fputs(",\"events_lost\":null}", o);
+			else
+				fprintf(o, ",\"events_lost\":%" PRIu64 "}", d->events_lost);
+		}
+		fputs("]", o);
 		return;
 	}
-	fprintf(o, "written by   dt %s, format %u (features %#x)\n",
-		h->tool_version[0] ? h->tool_version : "?", v, compat);
+	fprintf(o, "written by   dt %s, format %u (features %#x), %s source\n",
+		h->tool_version[0] ? h->tool_version : "?", v, compat,
+		h->source[0] ? h->source : "unknown");
 	fprintf(o, "machine      %s; kernel build-id %s; boot %s\n",
 		h->cpu_model[0] ? h->cpu_model : "CPU ?",
 		h->kernel_build_id[0] ? h->kernel_build_id : "?", h->boot_id[0] ? h->boot_id : "?");
@@ -107,6 +124,15 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 			"monotonic\n", nc, drift_ms);
 	else
 		fprintf(o, "clock        one (monotonic, wall) pair, at the start\n");
+	/* --salvage: every range it skipped, not just the warning's first */
+	for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+		const struct dtcap_damage *d = dtcap_damage_at(r, i);
+		char lost[48] = "events lost unknown";
+		if (d->events_lost != UINT64_MAX)
+			snprintf(lost, sizeof(lost), "%" PRIu64 " events lost", d->events_lost);
+		fprintf(o, "SALVAGED     skipped bytes %" PRIu64 "..%" PRIu64 " (%s): %s\n",
+			d->offset, d->offset + d->length, d->what, lost);
+	}
 }
 
 static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
@@ -215,14 +241,30 @@ static void fmt_wall(const struct dtcap_host *h, uint64_t ts, char *buf, size_t 
 static const struct option stats_longopts[] = {
 	{ "json", 0, NULL, 'j' },
 	{ "top",  1, NULL, 't' },
+	{ "all",  0, NULL, 'a' },
 	{ "help", 0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void stats_usage(FILE *to)
 {
-	fprintf(to, "usage: dtreport stats FILE.dtc [--json] [--top N] [filters]\n" DTF_USAGE);
+	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
+		"  --all: also the probes and CPUs without events\n"
+		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
+		dtr_shell ? "stats" : "dtreport stats CAPTURE|DIR...");
+}
+
+/*
+ * What a pid is called in a ranking.  pid 0 is every CPU's idle task
+ * (swapper/0, swapper/1, ...): one name for it, as dtsh's top shows it.
+ */
+static const char *pid_name(const struct dtcap_reader *r, uint32_t pid, uint32_t comm)
+{
+	if (pid == 0)
+		return DT_IDLE_NAME;
+	return comm ? dtcap_comm(r, comm) : NULL;
 }
 
 static double pct(uint64_t a, uint64_t b)
@@ -230,10 +272,52 @@ static double pct(uint64_t a, uint64_t b)
 	return b ? 100.0 * (double)a / (double)b : 0.0;
 }
 
+/* The verdict first: drops must not hide below the tables. */
+static void print_accounting(FILE *o, int have_counters, uint64_t nev,
+			     const struct dtcap_count *rec, const struct dtcap_count *t,
+			     const char *acct, int conserved)
+{
+	struct dtcap_count tot = *t;
+
+	fprintf(o, "\naccounting (final counter snapshot, whole capture)\n");
+	if (!have_counters) {
+		fprintf(o, "  no counter snapshot in the capture: cannot check\n");
+	} else {
+		fprintf(o, "  events in capture %" PRIu64 " + recorder losses %" PRIu64
+			" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec->dropped,
+			nev + rec->dropped, tot.read, acct);
+		fprintf(o, "  kernel produced %" PRIu64 " = read + dropped: %s\n",
+			tot.produced, conserved ? "OK" : "MISMATCH (rings not drained?)");
+		if (tot.dropped)
+			fprintf(o, "  *** DROPPED %" PRIu64 " events (%.2f%% of produced): rings "
+				"were full; record with a bigger buffer or fewer probes ***\n",
+				tot.dropped, pct(tot.dropped, tot.produced));
+		else
+			fprintf(o, "  dropped 0 (0.00%%)\n");
+		if (rec->dropped)
+			fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
+				rec->dropped);
+		if (rec->ustack_dwarf || rec->ustack_fp_behind)
+			fprintf(o, "  user stacks unwound with DWARF: %" PRIu64 " (%" PRIu64
+				" stopped short of the program entry)\n", rec->ustack_dwarf,
+				rec->ustack_dwarf_trunc);
+		if (rec->ustack_fp_behind)
+			fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack: "
+				"unwinding fell behind ***\n", rec->ustack_fp_behind);
+		if (tot.skipped)
+			fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
+		if (tot.recursive)
+			fprintf(o, "  recursion: %" PRIu64 " probe hits inside the tracer "
+				"(not recorded), %" PRIu64 " nested events kept\n", tot.recursive,
+				tot.nested);
+	}
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct dtf_filter filt;
-	int json = 0, c, ret = 1;
+	int json = 0, partial = 0, all = 0, c, ret = 1;
+	struct dtu_out out;
 	unsigned top = 10;
 	char err[512];
 	struct st s = { 0 };
@@ -247,7 +331,7 @@ int cmd_stats(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
 		int fr = dtf_option(&filt, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			fprintf(stderr, "dtreport stats: %s\n", err);
+			dtr_err("stats", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -256,53 +340,96 @@ int cmd_stats(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'a':
+			all = 1;
+			break;
 		case 't': {
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || v > 1000000) {
-				fprintf(stderr, "dtreport stats: --top: want a count\n");
+				dtr_err("stats", "--top: want a count");
 				goto usage;
 			}
 			top = (unsigned)v;
 			break;
 		}
+		case DTR_OPT_PARTIAL:
+			partial = 1;
+			break;
 		case 'h':
 			stats_usage(stdout);
 			dtf_free(&filt);
 			return 0;
 		case ':':
-			fprintf(stderr, "dtreport stats: option %s needs a value\n", argv[optind - 1]);
+			dtr_err("stats", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			fprintf(stderr, "dtreport stats: unknown option %s\n", argv[optind - 1]);
+			dtr_err("stats", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
-	if (argc - optind != 1)
+	if (argc - optind < 1) {
+		dtr_err("stats", "no capture given");
 		goto usage;
+	}
 	const char *path = argv[optind];
-
-	r = dtf_open(&filt, path);
-	if (!r) {
-		fprintf(stderr, "dtreport stats: %s\n", dtcap_open_error());
+	struct stat pst;
+	if (argc - optind > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
+		/* several captures: this command again on each, options kept */
+		struct dtx_caps caps = { 0 };
+		char **sub = malloc((size_t)(optind + 2) * sizeof(*sub));
+		if (sub == NULL || dtx_caps_add(&caps, argv + optind, argc - optind, err,
+						sizeof(err)) < 0) {
+			fprintf(stderr, "dtreport stats: %s\n", sub ? err : "out of memory");
+			free(sub);
+			dtx_caps_free(&caps);
+			goto out;
+		}
+		int nopt = optind;
+		memcpy(sub, argv, (size_t)nopt * sizeof(*sub));
+		ret = 0;
+		if (json)
+			fputs("[", stdout);
+		for (int i = 0; i < caps.n; i++) {
+			if (i)
+				fputs(json ? "," : "\n", stdout);
+			sub[nopt] = caps.path[i];
+			sub[nopt + 1] = NULL;
+			int r2 = cmd_stats(nopt + 1, sub);
+			ret = r2 > ret ? r2 : ret;
+		}
+		if (json)
+			fputs("]\n", stdout);
+		free(sub);
+		dtx_caps_free(&caps);
 		goto out;
 	}
+
+	/* `stats f.dtc >> f.dtc` would append to the capture it reads. */
+	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
+		goto out;
+	}
+	r = dtr_open("stats", path, partial, filt.salvage, &ret);
+	if (!r)
+		goto out;
+	ret = 1;
 	const char *warn = dtcap_reader_warning(r);
-	if (warn)
-		fprintf(stderr, "dtreport stats: warning: %s\n", warn);
 	if (dtf_resolve(&filt, r, err, sizeof(err))) {
-		fprintf(stderr, "dtreport stats: %s: %s\n", path, err);
+		dtr_err("stats", "%s: %s", path, err);
 		goto out;
 	}
 	s.tmin = UINT64_MAX;
 	if (dtf_scan(r, &filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
-		     DTCAP_COL_COMM, stats_row, &s, "dtreport: reading", err, sizeof(err))) {
+		     DTCAP_COL_COMM, stats_row, &s, dtr_shell ? "dtsh: reading" : "dtreport: reading",
+		     err, sizeof(err))) {
 		if (s.oom)
-			fprintf(stderr, "dtreport stats: out of memory\n");
+			dtr_err("stats", "out of memory");
 		else
-			fprintf(stderr, "dtreport stats: %s\n", err);
+			dtr_err("stats", "%s", err);
 		goto out;
 	}
+	dtr_note_empty("stats", path, s.matched, dtf_active(&filt));
 
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t nev = dtcap_nevents(r);
@@ -321,7 +448,7 @@ int cmd_stats(int argc, char **argv)
 	if (ncpus) {
 		percpu_copy = calloc(ncpus, sizeof(*percpu_copy));
 		if (!percpu_copy) {
-			fprintf(stderr, "dtreport stats: out of memory\n");
+			dtr_err("stats", "out of memory");
 			goto out;
 		}
 		memcpy(percpu_copy, pc, ncpus * sizeof(*pc));
@@ -360,7 +487,7 @@ int cmd_stats(int argc, char **argv)
 	size_t nrk = (s.ncomm > s.pn ? s.ncomm : s.pn) + 1;
 	rk = calloc(nrk, sizeof(*rk));
 	if (!rk) {
-		fprintf(stderr, "dtreport stats: out of memory\n");
+		dtr_err("stats", "out of memory");
 		goto out;
 	}
 	size_t ncr = 0, npr = 0;
@@ -439,24 +566,30 @@ int cmd_stats(int argc, char **argv)
 		if (dtf_active(&filt))
 			fprintf(o, " (%" PRIu64 " match the filters)", s.matched);
 		fputc('\n', o);
-		/* The verdict up front too: drops must not hide below the tables. */
-		if (have_counters)
-			fprintf(o, "accounting   %s, %" PRIu64 " dropped (%.2f%%)%s\n", acct,
-				tot.dropped, pct(tot.dropped, tot.produced),
-				tot.dropped || rec.dropped ? "  *** DROPS, see below ***" : "");
 		if (s.matched)
 			fprintf(o, "event span   %.3fs .. %.3fs from the start\n",
 				start != UINT64_MAX && s.tmin >= start ? (double)(s.tmin - start) / 1e9 : 0,
 				start != UINT64_MAX && s.tmax >= start ? (double)(s.tmax - start) / 1e9 : 0);
+		/* The verdict first: drops must not hide below the tables. */
+		print_accounting(o, have_counters, nev, &rec, &tot, acct, conserved);
+		/* Hundreds of probes never fire: the answer is in the ones that did. */
+		size_t hidden = 0;
 		fprintf(o, "\nprobes\n  %5s %12s %7s  %s\n", "id", "events", "%", "name");
 		for (size_t i = 0; i < np; i++) {
 			const struct dtcap_probe *p = dtcap_probe_at(r, i);
 			if (!p)
 				continue;
 			uint64_t n = p->id < s.nprobe ? s.byprobe[p->id] : 0;
+			if (!n && !all) {
+				hidden++;
+				continue;
+			}
 			fprintf(o, "  %5u %12" PRIu64 " %6.2f%%  %s%s\n", p->id, n, pct(n, s.matched),
 				p->name, p->flags & DT_PF_TIMER ? "  (timer)" : "");
 		}
+		if (hidden)
+			fprintf(o, "  (%zu probe%s without events not shown: --all)\n", hidden,
+				hidden == 1 ? "" : "s");
 		fprintf(o, "\nper CPU\n  %4s %12s %12s %12s %10s %7s %9s %9s %9s\n", "cpu",
 			"events", "produced", "read", "dropped", "drop%", "skipped", "recursive",
 			"nested");
@@ -464,8 +597,13 @@ int cmd_stats(int argc, char **argv)
 		for (uint32_t i = 0; i < s.ncpu; i++)
 			if (s.bycpu[i] && i + 1 > ncpu_rows)
 				ncpu_rows = i + 1;
+		hidden = 0;
 		for (uint32_t i = 0; i < ncpu_rows; i++) {
 			uint64_t n = i < s.ncpu ? s.bycpu[i] : 0;
+			if (!n && !all && (i >= ncpus || !percpu_copy[i].produced)) {
+				hidden++;
+				continue;
+			}
 			if (i < ncpus) {
 				const struct dtcap_count *x = &percpu_copy[i];
 				fprintf(o, "  %4u %12" PRIu64 " %12" PRIu64 " %12" PRIu64 " %10" PRIu64
@@ -481,6 +619,8 @@ int cmd_stats(int argc, char **argv)
 				" %6.2f%% %9" PRIu64 " %9" PRIu64 " %9" PRIu64 "\n", "all", s.matched,
 				tot.produced, tot.read, tot.dropped, pct(tot.dropped, tot.produced),
 				tot.skipped, tot.recursive, tot.nested);
+		if (hidden)
+			fprintf(o, "  (%zu idle CPU%s not shown: --all)\n", hidden, hidden == 1 ? "" : "s");
 		fprintf(o, "\ntop comms\n  %12s %7s  %s\n", "events", "%", "comm");
 		for (size_t i = 0; i < ncr && i < top; i++) {
 			const char *cm = crk[i].key ? dtcap_comm(r, crk[i].key) : NULL;
@@ -497,7 +637,8 @@ int cmd_stats(int argc, char **argv)
 	if (json) {
 		for (size_t i = 0; i < npr && i < top; i++) {
 			fprintf(o, "%s{\"pid\":%u,\"comm\":", i ? "," : "", rk[i].key);
-			json_str(o, rk[i].aux ? dtcap_comm(r, rk[i].aux) : "");
+			const char *cm = pid_name(r, rk[i].key, rk[i].aux);
+			json_str(o, cm ? cm : "");
 			fprintf(o, ",\"events\":%" PRIu64 "}", rk[i].n);
 		}
 		fputs("],\"counters\":{\"snapshots\":", o);
@@ -519,45 +660,13 @@ int cmd_stats(int argc, char **argv)
 	} else {
 		fprintf(o, "\ntop pids\n  %12s %7s %8s  %s\n", "events", "%", "pid", "comm");
 		for (size_t i = 0; i < npr && i < top; i++) {
-			const char *cm = rk[i].aux ? dtcap_comm(r, rk[i].aux) : NULL;
+			const char *cm = pid_name(r, rk[i].key, rk[i].aux);
 			fprintf(o, "  %12" PRIu64 " %6.2f%% %8u  %s\n", rk[i].n, pct(rk[i].n, s.matched),
 				rk[i].key, cm ? cm : "[unknown]");
 		}
-		fprintf(o, "\naccounting (final counter snapshot, whole capture)\n");
-		if (!have_counters) {
-			fprintf(o, "  no counter snapshot in the capture: cannot check\n");
-		} else {
-			fprintf(o, "  events in capture %" PRIu64 " + recorder losses %" PRIu64
-				" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec.dropped,
-				nev + rec.dropped, tot.read, acct);
-			fprintf(o, "  kernel produced %" PRIu64 " = read + dropped: %s\n",
-				tot.produced, conserved ? "OK" : "MISMATCH (rings not drained?)");
-			if (tot.dropped)
-				fprintf(o, "  *** DROPPED %" PRIu64 " events (%.2f%% of produced): rings "
-					"were full; record with a bigger buffer or fewer probes ***\n",
-					tot.dropped, pct(tot.dropped, tot.produced));
-			else
-				fprintf(o, "  dropped 0 (0.00%%)\n");
-			if (rec.dropped)
-				fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
-					rec.dropped);
-			if (rec.ustack_dwarf || rec.ustack_fp_behind)
-				fprintf(o, "  user stacks unwound with DWARF: %" PRIu64 " (%" PRIu64
-					" stopped short of the program entry)\n", rec.ustack_dwarf,
-					rec.ustack_dwarf_trunc);
-			if (rec.ustack_fp_behind)
-				fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack: "
-					"unwinding fell behind ***\n", rec.ustack_fp_behind);
-			if (tot.skipped)
-				fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
-			if (tot.recursive)
-				fprintf(o, "  recursion: %" PRIu64 " probe hits inside the tracer "
-					"(not recorded), %" PRIu64 " nested events kept\n", tot.recursive,
-					tot.nested);
-		}
 	}
-	if (fflush(o) || ferror(o)) {
-		fprintf(stderr, "dtreport stats: write error\n");
+	if (dtu_out_commit(&out, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
 		goto out;
 	}
 	ret = 0;

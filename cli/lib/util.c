@@ -6,48 +6,79 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <math.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * The one grammar of durations and times (util.h).  Exact in integers:
+ * "@86400123456789ns" is a timestamp copied from the ts column and must
+ * not lose its last digits in a double.
+ */
 int
 dtu_parse_duration(const char *s, uint64_t *ns)
 {
-	static const struct { const char *suf; double mul; } units[] = {
-		{ "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-		{ "sec", 1e9 }, { "m", 60e9 }, { "min", 60e9 }, { "h", 3600e9 },
-		{ "", 1e9 },
+	static const struct { const char *suf; uint64_t mul; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "sec", 1000000000 }, { "m", 60000000000ULL }, { "min", 60000000000ULL },
+		{ "h", 3600000000000ULL }, { "", 1000000000 },
 	};
-	char *end;
-	double v;
-
-	if (s == NULL || *s == '\0' || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		return -1;
+	uint64_t ip = 0, fp = 0, fscale = 1;
 	const char *p = s;
+	int ndig = 0;
 
-	/* strtod would accept "inf", "1e3" and hex floats: plain decimals only */
-	while (isdigit((unsigned char)*p) || *p == '.')
+	if (s == NULL)
+		return -1;
+	/* plain decimals only: no sign, space, exponent, hex, inf or nan */
+	for (; isdigit((unsigned char)*p); p++, ndig++) {
+		uint64_t dg = (uint64_t)(*p - '0');
+		if (ip > (UINT64_MAX - dg) / 10)
+			return -1;
+		ip = ip * 10 + dg;
+	}
+	if (*p == '.') {
 		p++;
-	if (*p && !isalpha((unsigned char)*p))
-		return -1;
-	errno = 0;
-	v = strtod(s, &end);
-	if (end != p || errno != 0 || !(v >= 0))
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suf) == 0) {
-			double r = v * units[i].mul;
-			if (r >= 1.8e19)
-				return -1;
-			*ns = (uint64_t)llround(r);
-			return 0;
+		for (; isdigit((unsigned char)*p); p++, ndig++) {
+			/* beyond 18 digits nothing is left of a nanosecond */
+			if (fscale < 1000000000000000000ULL) {
+				fp = fp * 10 + (uint64_t)(*p - '0');
+				fscale *= 10;
+			}
 		}
 	}
+	if (ndig == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(p, units[i].suf) != 0)
+			continue;
+		uint64_t mul = units[i].mul;
+		if (ip > UINT64_MAX / mul)
+			return -1;
+		uint64_t v = ip * mul;
+		uint64_t f = (uint64_t)llroundl((long double)fp * (long double)mul /
+						(long double)fscale);
+		if (v > UINT64_MAX - f)
+			return -1;
+		*ns = v + f;
+		return 0;
+	}
 	return -1;
+}
+
+int
+dtu_parse_time(const char *s, uint64_t *ns, int *absolute)
+{
+	if (s == NULL)
+		return -1;
+	*absolute = s[0] == '@';
+	return dtu_parse_duration(s + *absolute, ns);
 }
 
 int
@@ -255,6 +286,15 @@ fail:
 	return NULL;
 }
 
+#ifndef DT_VERSION
+#define DT_VERSION "unknown"
+#endif
+
+const char *dtu_version(void)
+{
+	return DT_VERSION;
+}
+
 uint64_t
 dtu_now_ns(void)
 {
@@ -301,4 +341,205 @@ void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+}
+
+int dtu_same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* The temporary file being written, for the signal handler to remove. */
+static char pending_tmp[PATH_MAX];
+static volatile sig_atomic_t pending_set;
+
+static void pending(const char *tmp)
+{
+	pending_set = 0;
+	if (tmp && strlen(tmp) < sizeof(pending_tmp)) {
+		strcpy(pending_tmp, tmp);
+		pending_set = 1;
+	}
+}
+
+static void on_fatal_signal(int sig)
+{
+	if (pending_set)
+		unlink(pending_tmp);	/* async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void dtu_out_cleanup_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_fatal_signal };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		/* what the caller ignores stays ignored */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static void out_free(struct dtu_out *o)
+{
+	pending(NULL);
+	free(o->tmp);
+	free(o->target);
+	o->tmp = o->target = NULL;
+	o->f = NULL;
+}
+
+int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
+		 size_t ninputs, char *err, size_t errlen)
+{
+	struct stat so, si;
+	int have;
+
+	memset(o, 0, sizeof(*o));
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		o->name = "standard output";
+		o->is_stdout = 1;
+		have = fstat(STDOUT_FILENO, &so) == 0;
+	} else {
+		o->name = path;
+		have = stat(path, &so) == 0;
+	}
+	/* Only a regular file can be an input: /dev/null may be "both". */
+	for (size_t i = 0; have && S_ISREG(so.st_mode) && i < ninputs; i++) {
+		if (stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+			dtu_seterr(err, errlen, "%s: refusing to overwrite the input %s",
+				   o->name, inputs[i]);
+			return -1;
+		}
+	}
+	if (o->is_stdout)
+		return 0;
+	if (have && !S_ISREG(so.st_mode)) {
+		/* A device, FIFO or terminal: there is nothing to replace. */
+		if ((o->f = fopen(path, "w")) == NULL) {
+			dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (have)
+		o->target = realpath(path, NULL);
+	else
+		o->target = strdup(path);
+	if (o->target == NULL) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Beside the target, so rename() replaces it in one step. */
+	const char *slash = strrchr(o->target, '/');
+	int dirlen = slash ? (int)(slash - o->target) + 1 : 0;
+	if (asprintf(&o->tmp, "%.*s.%s.XXXXXX", dirlen, o->target,
+		     slash ? slash + 1 : o->target) < 0) {
+		o->tmp = NULL;
+		dtu_seterr(err, errlen, "out of memory");
+		out_free(o);
+		return -1;
+	}
+	int fd = mkstemp(o->tmp);
+	if (fd >= 0)
+		pending(o->tmp);
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		out_free(o);
+		return -1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	/* mkstemp makes 0600: give what a plain creat() would, or keep the old mode */
+	o->mode = have ? (so.st_mode & 07777) : (0666 & ~mask);
+	if (fchmod(fd, o->mode) != 0 ||
+	    (o->f = fdopen(fd, "w")) == NULL) {
+		dtu_seterr(err, errlen, "%s: %s", o->tmp, strerror(errno));
+		close(fd);
+		unlink(o->tmp);
+		out_free(o);
+		return -1;
+	}
+	return 0;
+}
+
+int dtu_stdout_check(char *err, size_t errlen)
+{
+	errno = 0;
+	int fl = fflush(stdout);
+	int e = errno;
+
+	if (fl == 0 && !ferror(stdout))
+		return 0;
+	dtu_seterr(err, errlen, "writing standard output: %s",
+		   fl && e ? strerror(e) : "write error");
+	clearerr(stdout);
+	return -1;
+}
+
+int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (o->is_stdout) {
+		o->f = NULL;
+		return dtu_stdout_check(err, errlen);
+	}
+	if (o->f == NULL) {
+		/* The caller wrote tmp by name (e.g. SQLite): make it durable too. */
+		int fd = o->tmp ? open(o->tmp, O_RDONLY | O_CLOEXEC) : -1;
+		if (o->tmp && (fd < 0 || fsync(fd) != 0 || chmod(o->tmp, o->mode) != 0)) {
+			dtu_seterr(err, errlen, "%s: %s", o->name, strerror(errno));
+			ret = -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	} else {
+		errno = 0;
+		int fl = fflush(o->f);
+		int e = errno;
+		int bad = fl != 0 || ferror(o->f);
+		/* rename must not publish data still only in the page cache */
+		if (!bad && o->tmp && fsync(fileno(o->f)) != 0)
+			bad = 1, e = errno;
+		if (fclose(o->f) != 0 && !bad)
+			bad = 1, e = errno;
+		o->f = NULL;
+		if (bad) {
+			dtu_seterr(err, errlen, "%s: %s", o->name,
+				   e ? strerror(e) : "write error");
+			ret = -1;
+		}
+	}
+	if (o->tmp) {
+		if (ret == 0 && rename(o->tmp, o->target) != 0) {
+			dtu_seterr(err, errlen, "%s: %s", o->name, strerror(errno));
+			ret = -1;
+		}
+		if (ret != 0)
+			unlink(o->tmp);
+	}
+	out_free(o);
+	return ret;
+}
+
+void dtu_out_abort(struct dtu_out *o)
+{
+	if (o->is_stdout) {
+		fflush(stdout);
+		clearerr(stdout);
+	} else if (o->f) {
+		fclose(o->f);
+	}
+	if (o->tmp)
+		unlink(o->tmp);
+	out_free(o);
 }

@@ -8,13 +8,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /*
- * "10s", "500ms", "2m", "1h", "250us", "100ns" or plain (fractional)
- * seconds "1.5".  0 on success with *ns set; -1 on anything else
- * (empty, negative, trailing junk, overflow).
+ * Durations and times: one grammar for every tool (dtreport(1) "TIMES AND
+ * DURATIONS"; dtrec(8) and dtsh(1) point there).
+ *
+ * A duration is a decimal number with an optional fraction and an optional
+ * unit: ns, us, ms, s (sec), m (min), h; no unit means seconds.  "10s",
+ * "500ms", "1.5", ".5", "2m", "250us".  No sign, exponent, space or
+ * compound ("1h30m").  dtu_parse_duration: 0 with *ns set, -1 on anything
+ * else (empty, negative, trailing junk, overflow).
+ *
+ * A time is a duration after the recording's start, or with a leading '@'
+ * an absolute timestamp on the capture's clock (CLOCK_MONOTONIC, the unit
+ * of the SQL ts column): "@86400.25", "@86400250000000ns".
+ * dtu_parse_time: 0 with *ns and *absolute set, or -1.
  */
 int dtu_parse_duration(const char *s, uint64_t *ns);
+int dtu_parse_time(const char *s, uint64_t *ns, int *absolute);
 
 /* "4096", "64k", "1M", "2MiB", "1g" (powers of 1024).  0 or -1. */
 int dtu_parse_size(const char *s, uint64_t *bytes);
@@ -48,6 +60,9 @@ int dtu_is_glob(const char *s);
  */
 char *dtu_read_file(const char *path, size_t *len);
 
+/* The tree's version (the VERSION file), for every tool's --version. */
+const char *dtu_version(void);
+
 /* CLOCK_MONOTONIC in ns: the clock of dt_rec's dtr_ts. */
 uint64_t dtu_now_ns(void);
 
@@ -62,5 +77,60 @@ int dtu_utf8_len(const unsigned char *s, size_t n);
 /* printf into a caller's error buffer (nothing if err is NULL or errlen 0). */
 void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Output files that never destroy what the user had.
+ *
+ * dtu_out_open refuses an output that is one of the inputs (same device
+ * and inode: through symbolic and hard links too; standard output is
+ * checked the same way, so `>> in.dtc` is refused) and writes a regular
+ * file through a temporary file beside it (mode 0666 & ~umask, or the
+ * replaced file's mode), which dtu_out_commit renames over the target only
+ * once every byte is written: a failing or interrupted command leaves the
+ * old file as it was.  path NULL or "-" is standard output; outputs that
+ * are not regular files (/dev/null, a FIFO, a terminal) are written in
+ * place.  Symbolic links are followed: the file they name is replaced, not
+ * the link.
+ *
+ * A writer that needs a file name (SQLite) fcloses f, sets it NULL and
+ * writes tmp by name before the commit.
+ *
+ * dtu_out_commit flushes, checks ferror, fsyncs and closes: 0, or -1 with the
+ * reason in err (the temporary file is then removed).  dtu_out_abort
+ * discards the output.  Both free what dtu_out_open allocated; the struct
+ * may be reused after either.  Standard output is flushed and checked but
+ * left open (dtsh writes more to it), its error flag cleared after a
+ * failure so the next command starts clean.
+ */
+struct dtu_out {
+	FILE	*f;		/* write here; NULL after commit/abort */
+	const char *name;	/* for messages: the path, or "standard output" */
+	char	*tmp;		/* the temporary file, NULL when written in place */
+	char	*target;	/* what tmp replaces (links resolved) */
+	int	is_stdout;
+	unsigned mode;		/* the permissions tmp gets */
+};
+/*
+ * Make SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporary file of an
+ * output not yet committed before the process dies of them (a Ctrl-C during
+ * `flame -o` leaves no stray file).  For a tool's main(); signals the
+ * process ignores stay ignored, and a command that handles SIGINT itself
+ * (sql's cancel) overrides it while it runs.
+ */
+void dtu_out_cleanup_on_signals(void);
+int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
+		 size_t ninputs, char *err, size_t errlen);
+int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen);
+void dtu_out_abort(struct dtu_out *o);
+
+/* Do a and b name the same file (device and inode)?  0 if either is absent. */
+int dtu_same_file(const char *a, const char *b);
+
+/*
+ * Flush standard output and report whether every write to it succeeded
+ * since the last call: 0, or -1 with the reason in err (the error flag is
+ * then cleared).  Every command ends with it: `> /dev/full` is an error.
+ */
+int dtu_stdout_check(char *err, size_t errlen);
 
 #endif /* DT_UTIL_H */

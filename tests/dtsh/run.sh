@@ -116,6 +116,104 @@ IN= run -c "open $CAP; probes profile:*; close; open $CAP; quit; probes"
 [ "$RC" = 0 ] && [ "$OUT" = "profile:hz:97" ] && pass open-close-quit ||
 	fail open-close-quit "rc=$RC: $OUT $ERR"
 
+# ---- SQL read until the statement is complete (the man page's multi-line SQL)
+script "SELECT count(*) AS n" "  FROM events" "  WHERE cpu >= 0;" "probes profile:*" \
+	"SELECT count(*) AS m FROM events" "probes tracepoint:sched:sched_switch"
+run "$CAP"
+total=$(awk '$1 == "total" { print $2 }' "$T/exp")
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx " *$total" &&
+   [ "$(printf '%s\n' "$OUT" | grep -c "^ *$total\$")" = 2 ] &&
+   printf '%s\n' "$OUT" | grep -qx 'profile:hz:97' &&
+   printf '%s\n' "$OUT" | grep -qx 'tracepoint:sched:sched_switch'; then
+	pass sql-multiline
+else
+	fail sql-multiline "rc=$RC: $OUT $ERR"
+fi
+script "SELECT 'a;" "b' AS s;"
+run "$CAP"
+[ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx 'b' && pass sql-multiline-quote ||
+	fail sql-multiline-quote "rc=$RC: $OUT $ERR"
+# ---- discovery: tables, schema, .tables, .schema
+IN= run -c "tables; schema frames; .schema stacks; .tables" "$CAP"
+if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx 'probe_args' &&
+   printf '%s\n' "$OUT" | grep -q 'CREATE TABLE frames(' &&
+   printf '%s\n' "$OUT" | grep -qx '  stack_id INTEGER,' &&
+   printf '%s\n' "$OUT" | grep -q 'CREATE TABLE stacks(' &&
+   printf '%s\n' "$OUT" | grep -q '^events  probes  probe_args'; then
+	pass sql-discovery
+else
+	fail sql-discovery "rc=$RC: $OUT $ERR"
+fi
+IN= run -c "schema nosuch" "$CAP"
+[ "$RC" != 0 ] && grep -q 'no such table: nosuch' "$T/err" && pass schema-unknown ||
+	fail schema-unknown "rc=$RC: $ERR"
+IN= run -c "sql --tsv SELECT 1" "$CAP"
+[ "$RC" != 0 ] && grep -q 'unknown option --tsv' "$T/err" && [ -z "$OUT" ] &&
+	pass sql-unknown-option || fail sql-unknown-option "rc=$RC: $OUT $ERR"
+# ---- errors speak as dtsh, with dtsh's usage
+IN= run -c "flame --frobnicate" "$CAP"
+if [ "$RC" != 0 ] && grep -q '^dtsh flame: unknown option --frobnicate' "$T/err" &&
+   grep -q '^usage: flame ' "$T/err" && ! grep -q 'dtreport' "$T/err"; then
+	pass errors-speak-as-dtsh
+else
+	fail errors-speak-as-dtsh "rc=$RC: $ERR"
+fi
+# ---- an output that is the input is refused, the capture intact
+cp "$CAP" "$T/keep.dtc"
+ln -sf keep.dtc "$T/keep-link.dtc"
+IN= run -c "flame -o $T/keep.dtc; flame -o $T/keep-link.dtc --folded" "$T/keep.dtc"
+if [ "$RC" != 0 ] && cmp -s "$CAP" "$T/keep.dtc" &&
+   [ "$(grep -c 'refusing to overwrite the input' "$T/err")" = 2 ]; then
+	pass flame-output-is-input
+else
+	fail flame-output-is-input "rc=$RC: $ERR"
+fi
+IN= run -c "record 1s -o $T/keep-link.dtc" "$T/keep.dtc"
+[ "$RC" != 0 ] && cmp -s "$CAP" "$T/keep.dtc" && grep -q 'refusing to overwrite the open capture' "$T/err" &&
+	pass record-output-is-capture || fail record-output-is-capture "rc=$RC: $ERR"
+# ---- write errors: exit non-zero with the reason
+if [ -w /dev/full ]; then
+	for c in "top 3" "stats" "probes" "SELECT * FROM events" "flame --folded -o -" "schema"; do
+		"$DTSH" -c "$c" "$CAP" >/dev/full 2>"$T/err"
+		RC=$?
+		n=${c// /-}
+		if [ "$RC" != 0 ] && grep -q 'No space left on device\|write error' "$T/err"; then
+			pass "dev-full-${n//\*/all}"
+		else
+			fail "dev-full-${n//\*/all}" "rc=$RC: $(cat "$T/err")"
+		fi
+	done
+	printf 'top 3\n' | "$DTSH" "$CAP" >/dev/full 2>"$T/err"
+	[ $? != 0 ] && grep -q 'No space left' "$T/err" && pass dev-full-script ||
+		fail dev-full-script "$(cat "$T/err")"
+else
+	fail dev-full "/dev/full is not writable"
+fi
+# ---- a capture cut short: status 3 unless --partial
+head -c $(( $(stat -c %s "$CAP") / 2 )) "$CAP" >"$T/cut.dtc"
+IN= run -c "top 3" "$T/cut.dtc"
+[ "$RC" = 3 ] && grep -q 'truncated at offset' "$T/err" && grep -q -- '--partial' "$T/err" &&
+	pass cut-capture-status || fail cut-capture-status "rc=$RC: $ERR"
+IN= run --partial -c "stats; flame --folded -o $T/cut.fold" "$T/cut.dtc"
+[ "$RC" = 0 ] && grep -q 'warning: .*truncated' "$T/err" && [ -s "$T/cut.fold" ] &&
+	pass cut-capture-partial || fail cut-capture-partial "rc=$RC: $ERR"
+IN= run -c "open $T/cut.dtc; open --partial $T/cut.dtc; probes profile:*" "$CAP"
+[ "$RC" = 1 ] && [ "$OUT" = "profile:hz:97" ] && pass open-partial ||
+	fail open-partial "rc=$RC: $OUT $ERR"
+# ---- --version, and usage errors exit 2 with a reason
+IN= run --version
+[ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx "dtsh $(cat "$HERE/../../VERSION")" &&
+	pass version || fail version "rc=$RC: $OUT $ERR"
+IN= run "$CAP" "$CAP"
+[ "$RC" = 2 ] && grep -q "unexpected argument" "$T/err" && pass extra-argument ||
+	fail extra-argument "rc=$RC: $ERR"
+for c in "close now" "quit now" "help top now" "tables all"; do
+	IN= run -c "$c; probes profile:*" "$CAP"
+	[ "$RC" = 1 ] && grep -q "unexpected argument" "$T/err" && grep -q '^usage: ' "$T/err" &&
+		[ "$OUT" = "profile:hz:97" ] && pass "extra-argument-${c%% *}" ||
+		fail "extra-argument-${c%% *}" "rc=$RC: $OUT $ERR"
+done
+
 # ---- top against the counts mkcap wrote
 top_check() {
 	local name=$1 by=$2 key=$3 n=$4
@@ -187,6 +285,14 @@ if [ -x "$DTGEN" ]; then
 		else
 			fail flame-svg "rc=$RC: $ERR"
 		fi
+		# pid 0 (every CPU's swapper/N) has one name, the one stats uses
+		IN= run -c "top 100 by pid" "$T/g.dtc"
+		if [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qE '%  0 \[idle\]$' &&
+		   "$DTREPORT" stats --top 100 "$T/g.dtc" | grep -qE ' 0  \[idle\]$'; then
+			pass top-pid0-idle
+		else
+			fail top-pid0-idle "rc=$RC: $OUT $ERR"
+		fi
 		IN= run -c "flame -o $T/f2.svg --comm nosuchcomm*; stats" "$T/g.dtc"
 		grep -q . "$T/out" && pass flame-then-stats || fail flame-then-stats "rc=$RC: $ERR"
 	else
@@ -196,20 +302,21 @@ else
 	fail dtgen "$DTGEN is missing"
 fi
 
-# ---- live mode without a device: dtrec's message
+# ---- live mode without a device: the perf source, as dtrec -l lists it
 if [ ! -e /dev/dt ]; then
-	IN= run -c "probes"
-	if [ "$RC" != 0 ] && grep -q '/dev/dt' "$T/err"; then
-		pass no-device-message
+	IN= run -c "probes syscall:getppid:*"
+	if [ "$RC" = 0 ] && grep -q 'syscall:getppid:entry' "$T/out"; then
+		pass no-device-perf-source
 	else
-		fail no-device-message "rc=$RC: $ERR"
+		fail no-device-perf-source "rc=$RC: $ERR"
 	fi
 	if [ -x "$B/bin/dtrec" ]; then
-		msg=$("$B/bin/dtrec" -l 2>&1 >/dev/null | sed 's/^dtrec: //')
-		if [ -n "$msg" ] && grep -qF "dtsh: $msg" "$T/err"; then
+		want=$("$B/bin/dtrec" -l 'syscall:getppid:*' 2>&1 | sort | tr '\n' ' ')
+		got=$(grep -o 'syscall:getppid:[a-z]*' "$T/out" | sort | tr '\n' ' ')
+		if [ -n "$want" ] && [ "$got" = "$want" ]; then
 			pass no-device-same-as-dtrec
 		else
-			fail no-device-same-as-dtrec "dtrec said [$msg], dtsh [$ERR]"
+			fail no-device-same-as-dtrec "dtrec listed [$want], dtsh [$got]"
 		fi
 	fi
 fi

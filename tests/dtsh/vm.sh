@@ -74,7 +74,7 @@ send record 60s -o /out/c.dtc\n
 sleep 3000
 send \x03
 expect 1 dt c.dtc>
-send sql SELECT count(*) AS kept FROM events\n
+send sql SELECT count(*) AS kept FROM events;\n
 expect 20 kept
 expect 20 dt c.dtc>
 send quit\n

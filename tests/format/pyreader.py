@@ -234,6 +234,8 @@ class Capture:
             for k, lim in (("tool_version", 63), ("kernel_build_id", 63),
                            ("cpu_model", 127), ("boot_id", 39)):
                 h[k] = c.str(lim)
+        if c.left():
+            h["source"] = c.str(15)
 
     def c_prob(self, c):
         for _ in range(c.uv()):

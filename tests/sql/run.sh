@@ -247,40 +247,54 @@ check "multi_statement" \
 # ---- errors: sqlite's own message, exit 1
 "$D" sql "$C" "SELEC 1" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_sql_status" "$rc" "1"
-check "bad_sql_message" "$(cat "$T/err")" 'dtreport: sql: near "SELEC": syntax error'
+check "bad_sql_message" "$(cat "$T/err")" 'dtreport sql: near "SELEC": syntax error'
 "$D" sql "$C" "SELECT nosuch FROM events" >"$T/o" 2>"$T/err"; rc=$?
-check "bad_column" "$rc:$(cat "$T/err")" '1:dtreport: sql: no such column: nosuch'
+check "bad_column" "$rc:$(cat "$T/err")" '1:dtreport sql: no such column: nosuch'
 "$D" sql "$C" "SELECT 1; SELEC 2" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_second_statement" "$rc:$(tr -d '\r' <"$T/o" | tr '\n' ' ')" "1:1 1 "
 "$D" sql "$T/nope.dtc" "SELECT 1" >"$T/o" 2>"$T/err"; rc=$?
-[ $rc = 1 ] && grep -q "^dtreport: sql: .*nope.dtc" "$T/err" && pass "missing_file" ||
+[ $rc = 1 ] && grep -q "^dtreport sql: .*nope.dtc" "$T/err" && pass "missing_file" ||
 	fail "missing_file" "rc=$rc $(cat "$T/err")"
 head -c 100000 /dev/urandom >"$T/garbage.dtc"
 "$D" sql "$T/garbage.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
-[ $rc = 1 ] && grep -q "^dtreport: sql: .*garbage.dtc" "$T/err" && ! san "$T/err" && pass "garbage_capture" ||
+[ $rc = 1 ] && grep -q "^dtreport sql: .*garbage.dtc" "$T/err" && ! san "$T/err" && pass "garbage_capture" ||
 	fail "garbage_capture" "rc=$rc $(head -3 "$T/err")"
-# cut short: opens with a warning and sees a prefix of the events, or fails cleanly
+# cut short: refused with status 3 and the reason; --partial sees a prefix
+# of the events (with a warning), or fails cleanly
 sz=$(stat -c %s "$C")
 for cut in $((sz / 3)) $((sz * 2 / 3)) $((sz - 7)); do
 	head -c "$cut" "$C" >"$T/cut.dtc"
 	"$D" sql "$T/cut.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+	if [ $rc = 3 ] && [ ! -s "$T/o" ] && grep -q '^dtreport sql: .*truncated at offset' "$T/err" &&
+	   grep -q -- '--partial reads them' "$T/err" && ! san "$T/err"; then
+		pass "truncated_status_$cut"
+	else
+		fail "truncated_status_$cut" "rc=$rc $(head -2 "$T/err")"
+	fi
+	"$D" sql --partial "$T/cut.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
 	n=$(tr -d '\r' <"$T/o" | tail -1)
 	if san "$T/err"; then
 		fail "truncated_$cut" "sanitizer: $(head -3 "$T/err")"
-	elif [ $rc = 0 ] && [ "$n" -le "$TOTAL" ] 2>/dev/null; then
+	elif [ $rc = 0 ] && [ "$n" -le "$TOTAL" ] 2>/dev/null && grep -q 'warning: .*truncated' "$T/err"; then
 		pass "truncated_$cut"
-	elif [ $rc = 1 ] && grep -q '^dtreport: sql: ' "$T/err"; then
+	elif [ $rc = 1 ] && grep -q '^dtreport sql: ' "$T/err"; then
 		pass "truncated_$cut"
 	else
 		fail "truncated_$cut" "rc=$rc out=$n $(head -2 "$T/err")"
 	fi
 done
+: >"$T/empty0.dtc"
+"$D" sql "$T/empty0.dtc" "SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+check "empty_file_status" "$rc" "3"
 # export of a capture cut short: a sound database with what the capture holds
 head -c $((sz * 2 / 3)) "$C" >"$T/cut.dtc"
-if "$D" export "$T/cut.dtc" -o "$T/cut.sqlite" >"$T/o" 2>"$T/err"; then
+"$D" export "$T/cut.dtc" -o "$T/cut.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 3 ] && [ ! -e "$T/cut.sqlite" ] && pass "export_truncated_status" ||
+	fail "export_truncated_status" "rc=$rc $(head -2 "$T/err")"
+if "$D" export --partial "$T/cut.dtc" -o "$T/cut.sqlite" >"$T/o" 2>"$T/err"; then
 	check "export_truncated" "$(sqlite3 "$T/cut.sqlite" 'PRAGMA integrity_check; SELECT count(*) FROM events' | tr '\n' ' ')" \
-		"ok $(q "$T/cut.dtc" 'SELECT count(*) FROM events') "
-elif grep -q '^dtreport: export: ' "$T/err" && ! san "$T/err"; then
+		"ok $("$D" sql --csv --partial "$T/cut.dtc" 'SELECT count(*) FROM events' 2>/dev/null | tr -d '\r' | tail -1) "
+elif grep -q '^dtreport export: ' "$T/err" && ! san "$T/err"; then
 	pass "export_truncated"
 else
 	fail "export_truncated" "$(head -2 "$T/err")"
@@ -290,7 +304,7 @@ cp "$C" "$T/bad.dtc"
 printf '\xde\xad\xbe\xef\xde\xad\xbe\xef' | dd of="$T/bad.dtc" bs=1 seek=$((sz / 2)) conv=notrunc 2>/dev/null
 "$D" sql "$T/bad.dtc" "SELECT count(*), sum(ts) FROM events" >"$T/o" 2>"$T/err"; rc=$?
 if san "$T/err"; then fail "damaged_block" "sanitizer: $(head -3 "$T/err")"
-elif [ $rc = 1 ] && grep -q '^dtreport: sql: ' "$T/err"; then pass "damaged_block"
+elif [ $rc = 1 ] && grep -q '^dtreport sql: ' "$T/err"; then pass "damaged_block"
 elif [ $rc = 0 ]; then pass "damaged_block"
 else fail "damaged_block" "rc=$rc $(head -2 "$T/err")"; fi
 
@@ -301,11 +315,11 @@ pid=$!
 sleep 2
 kill -INT $pid
 wait $pid; rc=$?
-check "sigint_interrupts" "$rc:$(cat "$T/int.err")" "1:dtreport: sql: interrupted"
+check "sigint_interrupts" "$rc:$(cat "$T/int.err")" "1:dtreport sql: interrupted"
 
 "$D" export "$T/bad.dtc" -o "$T/bad.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 if san "$T/err"; then fail "export_damaged" "sanitizer: $(head -3 "$T/err")"
-elif [ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && [ ! -e "$T/bad.sqlite" ]; then pass "export_damaged"
+elif [ $rc = 1 ] && grep -q '^dtreport export: ' "$T/err" && [ ! -e "$T/bad.sqlite" ]; then pass "export_damaged"
 elif [ $rc = 0 ] && [ "$(sqlite3 "$T/bad.sqlite" 'PRAGMA integrity_check')" = ok ]; then pass "export_damaged"
 else fail "export_damaged" "rc=$rc $(head -2 "$T/err")"; fi
 
@@ -341,13 +355,153 @@ mksql_empty=$T/empty.dtc
 "$D" export "$mksql_empty" -o "$T/empty.sqlite" >"$T/o" 2>"$T/err"
 check "export_empty" "$(sqlite3 "$T/empty.sqlite" 'PRAGMA integrity_check; SELECT count(*) FROM events' | tr '\n' ' ')" "ok 0 "
 "$D" export "$C" -o "$T/nodir/x.sqlite" >"$T/o" 2>"$T/err"; rc=$?
-[ $rc = 1 ] && grep -q '^dtreport: export: ' "$T/err" && pass "export_bad_path" ||
+[ $rc = 1 ] && grep -q '^dtreport export: ' "$T/err" && pass "export_bad_path" ||
 	fail "export_bad_path" "rc=$rc $(cat "$T/err")"
 cp "$C" "$T/self.dtc"
 "$D" export "$T/self.dtc" -o "$T/self.dtc" >"$T/o" 2>"$T/err"; rc=$?
 check "export_onto_capture" "$rc:$(cmp -s "$C" "$T/self.dtc" && echo intact)" "1:intact"
 "$D" export "$T/garbage.dtc" -o "$T/g.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && [ ! -e "$T/g.sqlite" ] && pass "export_garbage" || fail "export_garbage" "rc=$rc"
+
+# ---- export never destroys: output = input (links too), failure keeps the old file
+ln -sf self.dtc "$T/self-link.sqlite"
+ln -f "$T/self.dtc" "$T/self-hard.sqlite"
+for o in self-link.sqlite self-hard.sqlite; do
+	"$D" export "$T/self.dtc" -o "$T/$o" >"$T/o" 2>"$T/err"; rc=$?
+	[ $rc = 1 ] && cmp -s "$C" "$T/self.dtc" && grep -q 'refusing to overwrite the input' "$T/err" &&
+		pass "export_onto_capture_$o" || fail "export_onto_capture_$o" "rc=$rc $(cat "$T/err")"
+done
+echo "precious" >"$T/keep.sqlite"
+"$D" export "$T/garbage.dtc" -o "$T/keep.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && [ "$(cat "$T/keep.sqlite")" = precious ] && pass "export_failure_keeps_file" ||
+	fail "export_failure_keeps_file" "rc=$rc: $(head -c 100 "$T/keep.sqlite")"
+"$D" export "$C" -o "$T/keep.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+check "export_replaces_on_success" "$rc:$(sqlite3 "$T/keep.sqlite" 'SELECT count(*) FROM events')" "0:$TOTAL"
+check "export_no_temp_left" "$(ls -a "$T" | grep -c '^\.keep\.sqlite\.\|^\.g\.sqlite\.')" "0"
+"$D" export "$C" -o - >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && [ ! -e ./- ] && [ ! -s "$T/o" ] && grep -q 'standard output' "$T/err" &&
+	pass "export_dash_refused" || fail "export_dash_refused" "rc=$rc $(cat "$T/err")"
+"$D" export "$C" "$C" -o "$T/x2.sqlite" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q "unexpected argument" "$T/err" && pass "export_extra_argument" ||
+	fail "export_extra_argument" "rc=$rc $(cat "$T/err")"
+# progress on a terminal's stderr while a long export runs (seconds for
+# 600k events under ASan), none on a pipe
+"$G" -o "$T/long.dtc" -n 600000 >/dev/null 2>&1
+python3 - "$D" "$T/long.dtc" "$T/pty.sqlite" <<'PYEOF'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+p = subprocess.Popen([sys.argv[1], "export", sys.argv[2], "-o", sys.argv[3]],
+                     stderr=s, stdout=subprocess.DEVNULL)
+os.close(s)
+out = b""
+while True:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+p.wait()
+print("PASS export_progress" if p.returncode == 0 and b"export: writing, 1 s" in out
+      else "FAIL export_progress: rc %d, stderr %r" % (p.returncode, out[:300]))
+p = subprocess.run([sys.argv[1], "export", sys.argv[2], "-o", sys.argv[3]],
+                   stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+print("PASS export_progress_pipe_quiet" if p.returncode == 0 and not p.stderr
+      else "FAIL export_progress_pipe_quiet: %r" % p.stderr[:200])
+PYEOF
+rm -f "$T/long.dtc" "$T/pty.sqlite"
+
+# ---- write errors: status 1 and the reason, never a silent 0
+if [ -w /dev/full ]; then
+	for f in csv json table; do
+		"$D" sql --$f "$C" "SELECT * FROM events" >/dev/full 2>"$T/err"; rc=$?
+		[ $rc = 1 ] && grep -q '^dtreport sql: writing standard output' "$T/err" &&
+			pass "dev_full_$f" || fail "dev_full_$f" "rc=$rc $(cat "$T/err")"
+	done
+	"$D" sql "$C" "SELECT 1" >/dev/full 2>"$T/err"; rc=$?
+	[ $rc = 1 ] && pass "dev_full_small" || fail "dev_full_small" "rc=$rc $(cat "$T/err")"
+	"$D" sql --schema >/dev/full 2>"$T/err"; rc=$?
+	[ $rc = 1 ] && pass "dev_full_schema" || fail "dev_full_schema" "rc=$rc"
+	"$D" export "$C" -o "$T/full.sqlite" >/dev/full 2>"$T/err"; rc=$?
+	[ $rc = 1 ] && grep -q 'standard output' "$T/err" && pass "dev_full_export_report" ||
+		fail "dev_full_export_report" "rc=$rc $(cat "$T/err")"
+else
+	fail "dev_full" "/dev/full is not writable"
+fi
+# sql output appended to its own capture is refused
+cp "$C" "$T/app.dtc"
+"$D" sql "$T/app.dtc" "SELECT 1" >>"$T/app.dtc" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && cmp -s "$C" "$T/app.dtc" && pass "sql_append_to_input" ||
+	fail "sql_append_to_input" "rc=$rc $(cat "$T/err")"
+
+# on a terminal with no query, dtreport says it reads SQL from standard input
+python3 - "$D" "$C" <<'PYEOF'
+import os, pty, subprocess, sys, time
+m, s = pty.openpty()
+p = subprocess.Popen([sys.argv[1], "sql", "--csv", sys.argv[2]], stdin=s, stdout=subprocess.PIPE,
+                     stderr=s)
+os.close(s)
+time.sleep(1.0)
+os.write(m, b"SELECT 6*7 AS x;\n")
+time.sleep(0.3)
+os.write(m, b"\x04")   # one Ctrl-D ends the input
+try:
+    out, _ = p.communicate(timeout=30)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, _ = p.communicate()
+err = b""
+try:
+    while True:
+        d = os.read(m, 4096)
+        if not d:
+            break
+        err += d
+except OSError:
+    pass
+ok = p.returncode == 0 and b"reading SQL from standard input" in err and b"42" in out
+print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r err %r" % (p.returncode, out, err[:300]))
+PYEOF
+
+# ---- discovery and options
+check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture"
+check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
+	"CREATE TABLE stacks(   id INTEGER,   kernel INTEGER,   depth INTEGER,   truncated INTEGER ); "
+check "schema_option" "$("$D" sql --schema frames | head -2 | tr '\n' ' ')" "CREATE TABLE frames(   stack_id INTEGER, "
+check "schema_all" "$("$D" sql --schema | grep -c '^CREATE TABLE')" "9"
+check "schema_with_capture" "$("$D" sql --schema "$C" | grep -c '^CREATE TABLE')" "9"
+"$D" sql --schema nosuch >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q 'no such table: nosuch' "$T/err" && pass "schema_unknown" ||
+	fail "schema_unknown" "rc=$rc $(cat "$T/err")"
+# every table of the schema answers a query with exactly those columns
+for t in events probes probe_args stacks frames processes maps counters capture; do
+	want=$("$D" sql --schema "$t" | sed -n 's/^  \([a-z0-9_"]*\) .*/\1/p' | tr -d '"' | tr '\n' ',' | sed 's/,$//')
+	got=$("$D" sql --csv "$C" "SELECT * FROM $t LIMIT 0" | tr -d '\r')
+	check "schema_matches_$t" "$got" "$want"
+done
+"$D" sql "$C" .nosuch >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 1 ] && grep -q 'unknown command' "$T/err" && pass "dot_unknown" || fail "dot_unknown" "rc=$rc $(cat "$T/err")"
+"$D" sql --tsv "$C" "SELECT 1" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && [ ! -s "$T/o" ] && grep -q 'unknown option --tsv' "$T/err" && pass "unknown_option" ||
+	fail "unknown_option" "rc=$rc $(cat "$T/o" "$T/err")"
+"$D" sql "$C" --tsv "SELECT 1" >"$T/o" 2>"$T/err"; rc=$?
+[ $rc = 2 ] && grep -q 'unknown option --tsv' "$T/err" && pass "unknown_option_after_file" ||
+	fail "unknown_option_after_file" "rc=$rc $(cat "$T/o" "$T/err")"
+check "option_after_file" "$("$D" sql "$C" --json "SELECT 1 AS a")" '[
+{"a":1}
+]'
+# a query word that starts with '-' belongs to the query
+check "negative_number_word" "$("$D" sql --csv "$C" SELECT -1 AS x | tr -d '\r' | tail -1)" "-1"
+# several statements with --json: one JSON document
+"$D" sql --json "$C" "SELECT 1 AS a; SELECT 'x' AS b, 2 AS c; CREATE TEMP TABLE t(x); SELECT count(*) AS n FROM t" >"$T/j" 2>"$T/err"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d == [[{"a": 1}], [{"b": "x", "c": 2}], [{"n": 0}]]
+print("PASS json_multi_statement" if ok else "FAIL json_multi_statement: %r" % d)' "$T/j" 2>&1 |
+	sed 's/^Traceback.*/FAIL json_multi_statement: not one JSON document/' | grep -E '^(PASS|FAIL)'
+check "json_single_unchanged" "$("$D" sql --json "$C" "SELECT 1 AS a;" | python3 -c 'import json,sys; print(json.load(sys.stdin))')" "[{'a': 1}]"
 
 # ---- rows out of time order (as with several CPUs): pushdown and export
 U=$T/unsorted.dtc

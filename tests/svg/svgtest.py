@@ -190,9 +190,9 @@ def launch():
     return p, prof, Page(WS(page["webSocketDebuggerUrl"]))
 
 
-def folded_match(path, regex):
+def folded_match(path, regex, flags=0):
     """Samples whose stack has a frame matching regex: the expected search."""
-    rx = re.compile(regex)
+    rx = re.compile(regex, flags)
     total = hit = 0
     for line in open(path, errors="surrogateescape"):
         stack, n = line.rstrip("\n").rsplit(" ", 1)
@@ -294,6 +294,24 @@ def main():
         got = pg.js("document.documentElement.getAttribute('data-matched')")
         result("search-button-reset", got == "" and len(pg.dialogs) == 1,
                "after reset: matched %r, dialogs %r" % (got, pg.dialogs))
+        # case-insensitive search (flamegraph.pl's 'ic'): API, button, URL
+        for rx in ["MAIN", "^Do_Syscall", "VFS_|Schedule"]:
+            want_hit, _ = folded_match(folded, rx, re.I)
+            want_cs, _ = folded_match(folded, rx)
+            pg.js("window.flameSearch(%s, true)" % json.dumps(rx))
+            got = pg.js("document.documentElement.getAttribute('data-matched')")
+            ok = got is not None and int(got) == want_hit and want_hit > want_cs
+            result("search-ignorecase-%s" % re.sub(r"[^a-z0-9]+", "_", rx.lower()).strip("_"), ok,
+                   "matched %s, folded says %d (case-sensitive %d)" % (got, want_hit, want_cs))
+        result("search-ignorecase-in-url", "i=1" in pg.js("location.hash"), pg.js("location.hash"))
+        ib = pg.js("(function () { var b = document.getElementById('ignorecase').getBoundingClientRect();"
+                   " return {x: b.left + b.width / 2, y: b.top + b.height / 2}; })()")
+        pg.click(ib["x"], ib["y"])   # off again: the same regex is case-sensitive
+        got = pg.js("document.documentElement.getAttribute('data-matched')")
+        want_cs, _ = folded_match(folded, "VFS_|Schedule")
+        result("search-ignorecase-button", got is not None and int(got) == want_cs and
+               "i=1" not in pg.js("location.hash"), "matched %s, want %d" % (got, want_cs))
+        pg.js("window.flameSearch('', false)")
         pg.js("window.flameSearch('nomatchatall')")
         nhl = pg.js("document.querySelectorAll('rect[fill=\"rgb(230,0,230)\"]').length")
         result("search-highlight-cleared-on-nomatch", nhl == 0, "%d frames still highlighted" % nhl)

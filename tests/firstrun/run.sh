@@ -1,0 +1,94 @@
+#!/bin/bash
+# tests/firstrun/run.sh - the first `make` on a fresh machine builds dt.ko.
+#
+# A copy of the tree (the working files, not build/) is built with an empty
+# modules root (MODROOT) in which no kernel headers exist yet, and with
+# scripts/install-deps.sh replaced by a stand-in that "installs" them: it
+# creates MODROOT/KVER/build with a stub kbuild Makefile.  If anything looked
+# up the kernel version while the makefiles were parsed (or before the deps
+# step), the first run would use ".../modules//build" and fail, as issue 10
+# item 17 saw.  Prints PASS/FAIL lines.
+set -u
+TOP=${TOP:?}
+W=$(mktemp -d /tmp/dt-firstrun.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+# fresh-tree NAME: a copy of the working tree in $W/NAME, modules root
+# $W/NAME.mod (empty), install log $W/NAME.log.
+fresh_tree() {
+	local t=$W/$1
+	mkdir -p "$t" "$t.mod"
+	: >"$t.log"
+	# the working files (a git checkout), else everything but build outputs
+	if git -C "$TOP" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		(cd "$TOP" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
+			xargs -0 tar cf - 2>/dev/null) | tar xf - -C "$t" || return 1
+	else
+		(cd "$TOP" && tar cf - --exclude=./build --exclude=./out .) | tar xf - -C "$t" || return 1
+	fi
+	[ -f "$t/Makefile" ] && [ -f "$t/kernel/kernel.mk" ] || return 1
+	cat >"$t/scripts/install-deps.sh" <<'EOS'
+#!/bin/sh
+# Stand-in for the real installer: the headers exist from now on.
+set -eu
+echo "install-deps" >>"$FIRSTRUN_LOG"
+kd=$FIRSTRUN_MODROOT/6.1.0-99-cloud-amd64/build
+mkdir -p "$kd"
+cat >"$kd/Makefile" <<'EOM'
+modules:
+	@echo "kbuild $(CURDIR)" >>"$(FIRSTRUN_LOG)"
+	@touch "$(M)/dt.ko"
+clean:
+	@true
+EOM
+EOS
+	chmod +x "$t/scripts/install-deps.sh"
+}
+
+# -------------------------------------------- first run: make dt.ko
+fresh_tree a || { fail copy "cannot copy the tree"; exit 1; }
+FIRSTRUN_LOG=$W/a.log FIRSTRUN_MODROOT=$W/a.mod \
+	make -C "$W/a" --no-print-directory MODROOT="$W/a.mod" "$W/a/build/dt.ko" \
+	>"$W/a.out" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ -f "$W/a/build/dt.ko" ]; then
+	pass first-make
+else
+	fail first-make "status $rc: $(grep -m3 -i 'error\|no such\|no kernel' "$W/a.out" | tr '\n' ' ')"
+fi
+if grep -q '//build' "$W/a.out"; then
+	fail no-empty-kver "a kernel path without its version: $(grep -m1 '//build' "$W/a.out")"
+else
+	pass no-empty-kver
+fi
+# the install step ran first, and kbuild then ran in the headers it installed
+order=$(tr '\n' '|' <"$W/a.log")
+if [ "$order" = "install-deps|kbuild $W/a.mod/6.1.0-99-cloud-amd64/build|" ]; then
+	pass deps-before-kbuild
+else
+	fail deps-before-kbuild "steps were: $order"
+fi
+
+# ------------------- the lookup is lazy: parsing alone must not need it
+# With no headers at all and the install step never run, `make -n` of an
+# unrelated target must not mention a kernel path (nothing expanded KDIR).
+fresh_tree b || { fail copy "cannot copy the tree"; exit 1; }
+make -C "$W/b" --no-print-directory -n MODROOT="$W/b.mod" "$W/b/build/bin/dtreport" \
+	>"$W/b.out" 2>&1
+if grep -q "$W/b.mod" "$W/b.out"; then
+	fail parse-no-lookup "the modules root was read for a userland target: $(grep -m1 "$W/b.mod" "$W/b.out")"
+else
+	pass parse-no-lookup
+fi
+# ...and without headers, dt.ko fails with a message saying what to do
+FIRSTRUN_LOG=$W/b.log FIRSTRUN_MODROOT=$W/b.mod \
+	make -C "$W/b" --no-print-directory MODROOT="$W/b.mod/none" "$W/b/build/.deps-stamp" \
+	"$W/b/build/dt.ko" >"$W/b2.out" 2>&1
+if [ $? -ne 0 ] && grep -q 'no kernel headers under .*install-deps' "$W/b2.out"; then
+	pass missing-headers-message
+else
+	fail missing-headers-message "$(tail -c 300 "$W/b2.out")"
+fi
+exit 0
