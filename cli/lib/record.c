@@ -343,6 +343,20 @@ sum_counts(const struct rec *r, struct dtcap_count *t)
 	}
 }
 
+/*
+ * Now in the clock of the records' dtr_ts, which only the source can read
+ * (dt.ko stamps local_clock(), see dt(4); the perf source CLOCK_MONOTONIC).
+ */
+static uint64_t
+rec_clock_ns(struct rec *r)
+{
+	uint64_t mono;
+	int64_t real;
+
+	r->src->ops->clock(r->src, &mono, &real);
+	return mono;
+}
+
 static int
 put_counters(struct rec *r)
 {
@@ -362,7 +376,7 @@ put_counters(struct rec *r)
 	if (r->src->ops->ustack_counts)
 		r->src->ops->ustack_counts(r->src, &mine.ustack_dwarf, &mine.ustack_dwarf_trunc,
 					   &mine.ustack_fp_behind);
-	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
+	if (dtcap_put_counters(r->w, rec_clock_ns(r), r->counts, r->ncpus, &mine) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
 		return -1;
@@ -678,7 +692,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	r->src->ops->clock(r->src, &h->clock_mono_ns, &h->clock_real_ns);
 	snprintf(h->source, sizeof(h->source), "%s", r->src->ops->name);
-	h->start_ns = dtu_now_ns();
+	h->start_ns = rec_clock_ns(r);
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }
 

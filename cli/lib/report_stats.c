@@ -284,8 +284,8 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 		fprintf(o, "  no counter snapshot in the capture: cannot check\n");
 	} else {
 		fprintf(o, "  events in capture %" PRIu64 " + recorder losses %" PRIu64
-			" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec->dropped,
-			nev + rec->dropped, tot.read, acct);
+			" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec->dropped + rec->skipped,
+			nev + rec->dropped + rec->skipped, tot.read, acct);
 		fprintf(o, "  kernel produced %" PRIu64 " = read + dropped: %s\n",
 			tot.produced, conserved ? "OK" : "MISMATCH (rings not drained?)");
 		if (tot.dropped)
@@ -297,6 +297,9 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 		if (rec->dropped)
 			fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
 				rec->dropped);
+		if (rec->skipped)
+			fprintf(o, "  left out by the recorder as not its targets: %" PRIu64 "\n",
+				rec->skipped);
 		if (rec->ustack_dwarf || rec->ustack_fp_behind)
 			fprintf(o, "  user stacks unwound with DWARF: %" PRIu64 " (%" PRIu64
 				" stopped short of the program entry)\n", rec->ustack_dwarf,
@@ -462,7 +465,8 @@ int cmd_stats(int argc, char **argv)
 			conserved = 0;
 	}
 	int have_counters = ncpus > 0;
-	int acct_ok = have_counters && nev + rec.dropped == tot.read;
+	/* the recorder's losses and what it left out as not its targets */
+	int acct_ok = have_counters && nev + rec.dropped + rec.skipped == tot.read;
 	const char *acct = !have_counters ? "NO_COUNTERS" : acct_ok ? "OK" : "MISMATCH";
 
 	/* Span: from the recording start to the final snapshot (or last event). */
