@@ -71,8 +71,8 @@ fi
 
 # a program deleted while it runs (an upgrade): unwound from its own mapping
 cp "$target" "$tmp/deleted-target"
-"$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- \
-	sh -c "\"$tmp/deleted-target\" 1.5 & sleep 0.05; rm \"$tmp/deleted-target\"; wait" 2>/dev/null
+"$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- "$tmp/deleted-target" 1.5 unlink \
+	2>/dev/null
 ev=$("$dtreport" stats --json "$tmp/deleted.dtc" 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
 u = json.load(sys.stdin)["counters"]["user_stacks"]
