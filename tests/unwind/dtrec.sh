@@ -94,9 +94,10 @@ if ! command -v perf >/dev/null; then
 	echo "FAIL dtrec/xz-vs-perf: perf is not installed (linux-perf)"
 else
 	"$dtrec" --source perf -q -o "$tmp/xz.dtc" -e profile:hz:997 -- \
-		perf record -q -F 997 --call-graph dwarf -o "$tmp/perf.data" -- \
+		perf record -q -B -N -F 997 --call-graph dwarf -o "$tmp/perf.data" -- \
 		xz -T1 -6 -c "$tmp/data.txt" >/dev/null 2>"$tmp/xz.err"
-	perf script -i "$tmp/perf.data" -F comm,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>/dev/null
+	perf script -i "$tmp/perf.data" -F comm,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>>"$tmp/xz.err"
+	[ -s "$tmp/perf.txt" ] || echo "perf said: $(head -c 400 "$tmp/xz.err")"
 	"$dtreport" flame --folded --user --comm xz "$tmp/xz.dtc" >"$tmp/xz.folded"
 	/usr/bin/python3 "$here/perfcmp.py" "$tmp/perf.txt" "$tmp/xz.folded" dtrec/xz-vs-perf
 	read -r pct n < <(entry_pct "$tmp/xz.folded")
