@@ -733,7 +733,8 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 	size_t j = h & (c->htcap - 1);
 	while (c->ht[j]) {
 		uint32_t k = c->ht[j] - 1;
-		if (c->dlen[k] == len && memcmp(c->arena.p + c->dent[k], s, len) == 0)
+		if (c->dlen[k] == len &&
+		    (len == 0 || memcmp(c->arena.p + c->dent[k], s, len) == 0))
 			return str_append(w, c, k);
 		j = (j + 1) & (c->htcap - 1);
 	}

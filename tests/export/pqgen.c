@@ -57,17 +57,18 @@ int main(int argc, char **argv)
 		{ "one", PQ_INT32, 0 },		/* a single value */
 		{ "s", PQ_STRING, 1 },		/* mixed, NULLs */
 		{ "nulls", PQ_STRING, 1 },	/* NULL in whole row groups */
+		{ "e", PQ_STRING, 0 },		/* always "": a dictionary of no bytes */
 		{ "big", PQ_STRING, 0 },	/* long and unique now and then */
 	};
 	struct pq_opts o = { .rowgroup_rows = (uint32_t)atol(argv[4]) };
 	char *err = NULL;
-	struct pq_writer *w = pq_create(argv[1], cols, 8, &o, &err);
+	struct pq_writer *w = pq_create(argv[1], cols, 9, &o, &err);
 	FILE *csv = fopen(argv[2], "w");
 	if (w == NULL || csv == NULL) {
 		fprintf(stderr, "pqgen: %s\n", err ? err : "cannot create the CSV");
 		return 1;
 	}
-	fputs("i32,wrap,rnd,few,one,s,nulls,big\n", csv);
+	fputs("i32,wrap,rnd,few,one,s,nulls,e,big\n", csv);
 	static const int32_t ext32[] = { INT32_MIN, -1, 0, 1, INT32_MAX };
 	static const int64_t few[] = { INT64_MIN, 0, INT64_MAX };
 	static const char *strs[] = { "plain", "with,comma", "with \"quote\"", "two\nlines",
@@ -93,7 +94,8 @@ int main(int argc, char **argv)
 		    pq_put_i64(w, 4, -42, 0) < 0 ||
 		    pq_put_str(w, 5, s, s ? strlen(s) : 0) < 0 ||
 		    pq_put_str(w, 6, nl, nl ? 1 : 0) < 0 ||
-		    pq_put_str(w, 7, big, bl) < 0 || pq_rows_done(w) < 0) {
+		    pq_put_str(w, 7, "", 0) < 0 ||
+		    pq_put_str(w, 8, big, bl) < 0 || pq_rows_done(w) < 0) {
 			fprintf(stderr, "pqgen: %s\n", pq_error(w));
 			return 1;
 		}
@@ -103,7 +105,7 @@ int main(int argc, char **argv)
 		csv_str(csv, s);
 		fputc(',', csv);
 		csv_str(csv, nl);
-		fputc(',', csv);
+		fputs(",,", csv);
 		csv_str(csv, big);
 		fputc('\n', csv);
 	}
@@ -112,21 +114,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* misuse is refused: an existing file, wrong types, uneven columns */
-	if (pq_create(argv[1], cols, 8, &o, &err) != NULL) {
+	if (pq_create(argv[1], cols, 9, &o, &err) != NULL) {
 		fprintf(stderr, "pqgen: an existing file was opened for writing\n");
 		return 1;
 	}
 	free(err);
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s.misuse", argv[1]);
-	struct pq_writer *m = pq_create(tmp, cols, 8, &o, NULL);
+	struct pq_writer *m = pq_create(tmp, cols, 9, &o, NULL);
 	if (m == NULL || pq_put_i64(m, 5, 1, 0) == 0) {
 		fprintf(stderr, "pqgen: an integer into a string column was accepted\n");
 		return 1;
 	}
 	pq_abort(m);
 	remove(tmp);
-	m = pq_create(tmp, cols, 8, &o, NULL);
+	m = pq_create(tmp, cols, 9, &o, NULL);
 	if (m == NULL || pq_put_i64(m, 1, 1, 0) < 0 || pq_rows_done(m) == 0 ||
 	    pq_put_i64(m, 4, 0, 1) == 0) {
 		fprintf(stderr, "pqgen: uneven columns or a NULL in a required column accepted\n");
