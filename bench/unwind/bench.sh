@@ -23,7 +23,7 @@ while time.time() - t < 1.5:
 dtrec=$2 dtreport=$3
 seq 1 1500000 >"$out/big.txt"
 rm -f "$out/perf.data" "$out/xz.dtc"
-perf record -q -F 997 --call-graph dwarf -o "$out/perf.data" -- xz -T1 -6 -c "$out/big.txt" >/dev/null 2>&1
+perf record -q -B -N -F 997 --call-graph dwarf -o "$out/perf.data" -- xz -T1 -6 -c "$out/big.txt" >/dev/null 2>&1
 "$dtrec" --source perf -q -o "$out/xz.dtc" -e profile:hz:997 -- xz -T1 -6 -c "$out/big.txt" >/dev/null
 pb=$(stat -c %s "$out/perf.data") db=$(stat -c %s "$out/xz.dtc")
 "$dtreport" flame --folded --user "$out/xz.dtc" >"$out/xz.folded"

@@ -887,6 +887,9 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		sp->exited = t;
 		sp->capexited = tc;
 		sp->nexited = 0;
+		/* what the workers finished meanwhile (microseconds a sample):
+		 * out with this read, not one flush interval later */
+		used += dtunw_pool_collect(sp->pool, buf + used, len - used);
 		/* stopped and the rings are empty: what the workers still hold */
 		if (sp->stopped && used == 0 && dtunw_pool_pending(sp->pool)) {
 			dtunw_pool_drain(sp->pool);

@@ -71,8 +71,8 @@ fi
 
 # a program deleted while it runs (an upgrade): unwound from its own mapping
 cp "$target" "$tmp/deleted-target"
-"$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- \
-	sh -c "\"$tmp/deleted-target\" 1.5 & sleep 0.05; rm \"$tmp/deleted-target\"; wait" 2>/dev/null
+"$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- "$tmp/deleted-target" 1.5 unlink \
+	2>/dev/null
 ev=$("$dtreport" stats --json "$tmp/deleted.dtc" 2>/dev/null | /usr/bin/python3 -c '
 import json, sys
 u = json.load(sys.stdin)["counters"]["user_stacks"]
@@ -94,9 +94,10 @@ if ! command -v perf >/dev/null; then
 	echo "FAIL dtrec/xz-vs-perf: perf is not installed (linux-perf)"
 else
 	"$dtrec" --source perf -q -o "$tmp/xz.dtc" -e profile:hz:997 -- \
-		perf record -q -F 997 --call-graph dwarf -o "$tmp/perf.data" -- \
+		perf record -q -B -N -F 997 --call-graph dwarf -o "$tmp/perf.data" -- \
 		xz -T1 -6 -c "$tmp/data.txt" >/dev/null 2>"$tmp/xz.err"
-	perf script -i "$tmp/perf.data" -F comm,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>/dev/null
+	perf script -i "$tmp/perf.data" -F comm,ip,sym,dso --no-inline >"$tmp/perf.txt" 2>>"$tmp/xz.err"
+	[ -s "$tmp/perf.txt" ] || echo "perf said: $(head -c 400 "$tmp/xz.err")"
 	"$dtreport" flame --folded --user --comm xz "$tmp/xz.dtc" >"$tmp/xz.folded"
 	/usr/bin/python3 "$here/perfcmp.py" "$tmp/perf.txt" "$tmp/xz.folded" dtrec/xz-vs-perf
 	read -r pct n < <(entry_pct "$tmp/xz.folded")

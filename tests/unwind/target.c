@@ -5,11 +5,14 @@
  * values live across its call, so its CFA and saved registers are real
  * work for the unwinder, and does some work of its own, so samples land
  * in every level, prologues and epilogues included.
- * Usage: target SECONDS
+ * Usage: target SECONDS [unlink]   (unlink: delete its own file first, as
+ * a package upgrade does under a running program)
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define LEVEL(n, next)							\
 __attribute__((noinline, noclone)) uint64_t level##n(uint64_t x)	\
@@ -49,6 +52,8 @@ main(int argc, char **argv)
 	struct timespec t0, t;
 	uint64_t acc = 0;
 
+	if (argc > 2 && strcmp(argv[2], "unlink") == 0 && unlink(argv[0]) != 0)
+		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 50; i++)
