@@ -211,6 +211,19 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: -l takes only an optional GLOB\n");
 			return usage(stderr, 1);
 		}
+		if (glob && dtp_is_user(glob)) {
+			/* a file's functions or SDT notes: no source needed */
+			size_t n;
+			if (dtp_list_user(glob, stdout, &n, err, sizeof(err)) < 0) {
+				fprintf(stderr, "dtrec: %s\n", err);
+				return 1;
+			}
+			if (n == 0) {
+				fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);
+				return 1;
+			}
+			return 0;
+		}
 		d = dtp_open_source(o.source, NULL, 0, err, sizeof(err));
 		if (d == NULL) {
 			fprintf(stderr, "dtrec: %s\n", err);

@@ -37,7 +37,8 @@
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
 
-enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT };
+enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT,
+	     PK_UPROBE };
 
 /*
  * Syscall numbers of this architecture, from the build's <asm/unistd.h>.
@@ -65,12 +66,14 @@ struct pprobe {
 	int		raw;		/* syscall served by the raw_syscalls event */
 	char		filter[4096];	/* PK_RAW*: the id filter */
 	uint32_t	*bynr;		/* PK_RAW*: syscall nr -> probe index + 1 */
+	const struct dtp_uprobe *up;	/* PK_UPROBE: file, sites, registers (the catalog's) */
 };
 
 /* perf's event id -> probe, open addressing. [I] after enable */
 struct idslot {
 	uint64_t	id;		/* 0: empty */
 	uint32_t	probe;		/* index into probes */
+	uint32_t	site;		/* PK_UPROBE: index into the probe's sites */
 };
 
 /* One CPU's ring. */
@@ -81,6 +84,7 @@ struct ring {
 	unsigned char	*data;		/* [I] */
 	uint64_t	size;		/* [I] data bytes, a power of two */
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
+	uint64_t	rhead;		/* [r] data_head for this read's two passes */
 	uint64_t	throttled_at;	/* [r] 0: not throttled */
 	uint32_t	throttled_probe;	/* [r] */
 };
@@ -121,10 +125,19 @@ struct src_perf {
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
 	struct tasks	comms, procs;	/* [r] */
+	/*
+	 * [r] With targets, the target processes and every child they forked
+	 * (the tracking events report only theirs).  Uprobe events cannot be
+	 * inherited (the kernel reads their path from the forking process's
+	 * memory), so they are opened per CPU and their samples filtered here.
+	 */
+	struct tasks	tgts;
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */
 	int		targeted;	/* -p or a command: not system-wide */
 	int		kprobe_type;	/* PMU type, -1: none */
+	int		uprobe_type;	/* PMU type, -1: none */
+	int		uprobe_refctr;	/* the uprobe PMU takes a semaphore offset */
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
@@ -390,6 +403,8 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	memcpy(&ppid, r + 4, 4);
 	memcpy(&tid, r + 8, 4);
 	memcpy(&ptid, r + 12, 4);
+	if (sp->targeted && pid != ppid)
+		task_get(&sp->tgts, pid, 1);
 	{
 		/* a new thread or process starts with its creator's comm */
 		struct task *pc = task_get(&sp->comms, ptid, 0);
@@ -434,15 +449,26 @@ parse_trailer(const struct perf_event_header *h, const unsigned char *r, size_t 
 }
 
 static struct pprobe *
-probe_of(struct src_perf *sp, uint64_t id)
+probe_site(struct src_perf *sp, uint64_t id, uint32_t *site)
 {
 	if (sp->idcap == 0 || id == 0)
 		return NULL;
 	for (size_t i = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
-	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1))
-		if (sp->ids[i].id == id)
+	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1)) {
+		if (sp->ids[i].id == id) {
+			*site = sp->ids[i].site;
 			return &sp->probes[sp->ids[i].probe];
+		}
+	}
 	return NULL;
+}
+
+static struct pprobe *
+probe_of(struct src_perf *sp, uint64_t id)
+{
+	uint32_t site;
+
+	return probe_site(sp, id, &site);
 }
 
 static void
@@ -511,6 +537,93 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 /* ----------------------------------------------------------- samples */
 
 /*
+ * A uprobe sample's PERF_SAMPLE_REGS_USER (abi, then one u64 per bit of
+ * the mask, lowest register first) and PERF_SAMPLE_STACK_USER (size,
+ * bytes, valid length), registers stored by perf number in regs.  Another
+ * user of REGS_USER (stack unwinding) may only widen the mask the event
+ * opens with: registers are taken by their position in that mask.
+ */
+static int
+take_user(const unsigned char **pp, const unsigned char *end, const struct dtp_uprobe *up,
+	  uint64_t *regs, uint64_t *have, const unsigned char **stk, uint64_t *stklen)
+{
+	const unsigned char *p = *pp;
+	uint64_t abi, size;
+
+	*have = 0;
+	if (up->regs) {
+		if (end - p < 8)
+			return -1;
+		memcpy(&abi, p, 8);
+		p += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			for (int r = 0; r < 64; r++) {
+				if (!(up->regs & (1ULL << r)))
+					continue;
+				if (end - p < 8)
+					return -1;
+				if (r < DTUP_NREGS) {
+					memcpy(&regs[r], p, 8);
+					*have |= 1ULL << r;
+				}
+				p += 8;
+			}
+			/* a 32-bit process's registers mean something else */
+			if (abi != PERF_SAMPLE_REGS_ABI_64)
+				*have = 0;
+		}
+	}
+	if (up->stack) {
+		if (end - p < 8)
+			return -1;
+		memcpy(&size, p, 8);
+		p += 8;
+		if (size) {
+			if ((uint64_t)(end - p) < size + 8)
+				return -1;
+			*stk = p;
+			memcpy(stklen, p + size, 8);
+			if (*stklen > size)
+				*stklen = size;
+			p += size + 8;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+/* A uprobe's dt slots: argument registers, rax on return, or SDT arguments. */
+static unsigned
+user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint64_t have,
+	  const unsigned char *stk, uint64_t stklen, uint64_t *args)
+{
+	static const int8_t argreg[6] = { DTUP_DI, DTUP_SI, DTUP_DX, DTUP_CX, DTUP_R8, DTUP_R9 };
+	unsigned n = 0;
+
+	if (up->ret) {
+		args[0] = have & (1ULL << DTUP_AX) ? regs[DTUP_AX] : 0;
+		args[1] = 0;
+		return 2;
+	}
+	if (!up->usdt) {
+		for (int i = 0; i < 6; i++)
+			args[i] = have & (1ULL << argreg[i]) ? regs[argreg[i]] : 0;
+		return 6;
+	}
+	for (size_t i = 0; i < up->nsites; i++)
+		if (up->sites[i].nargs > n)
+			n = up->sites[i].nargs;
+	if (site < up->nsites) {
+		const struct dtp_usite *st = &up->sites[site];
+		for (unsigned i = 0; i < st->nargs; i++) {
+			int ok;
+			args[i] = dtup_arg_value(&st->args[i], regs, have, stk, stklen, &ok);
+		}
+	}
+	return n;
+}
+
+/*
  * One PERF_RECORD_SAMPLE as a dt_rec at out (room bytes).  Returns the
  * record's size, 0 if it is not kept (our own, unknown id), or -1 when
  * it does not fit.
@@ -531,6 +644,9 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	unsigned nargs = 0, nk = 0, nu = 0, flags = 0;
 	const uint64_t *kf = NULL, *uf = NULL;
 	size_t need;
+	uint32_t site = 0;
+	uint64_t uregs[DTUP_NREGS], have = 0, ustk_len = 0;
+	const unsigned char *ustk = NULL;
 
 #define TAKE(dstp, n) do { if ((size_t)(end - p) < (n)) return 0; memcpy((dstp), p, (n)); p += (n); } while (0)
 	TAKE(&id, 8);
@@ -540,10 +656,12 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	TAKE(&ts, 8);
 	TAKE(&cpu, 4);
 	p += 4;
-	if ((pr = probe_of(sp, id)) == NULL)
+	if ((pr = probe_site(sp, id, &site)) == NULL)
 		return 0;
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
+	if (pr->kind == PK_UPROBE && sp->targeted && !task_get(&sp->tgts, pid, 0))
+		return 0;	/* a per-CPU uprobe hit outside the targets */
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
 		/* the raw event's record names the syscall: that is the probe */
 		const unsigned char *q = p;
@@ -573,7 +691,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		chain = (const uint64_t *)(const void *)p;
 		p += nr * 8;
 	}
-	if (pr->kind != PK_TIMER && pr->kind != PK_KPROBE) {
+	if (pr->kind != PK_TIMER && pr->kind != PK_KPROBE && pr->kind != PK_UPROBE) {
 		TAKE(&rawsize, 4);
 		if ((size_t)(end - p) < rawsize)
 			return 0;
@@ -581,6 +699,9 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		p += rawsize;
 	}
 #undef TAKE
+	if (pr->kind == PK_UPROBE &&
+	    take_user(&p, end, pr->up, uregs, &have, &ustk, &ustk_len) < 0)
+		return 0;
 	if (pid == sp->self)
 		return 0;
 	/* callchain: context markers, then frames; entries above CTX_MARK switch */
@@ -643,6 +764,11 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			flags |= DTR_RETURN;
 			nargs = 0;	/* the kprobe PMU gives no registers here */
 		}
+		break;
+	case PK_UPROBE:
+		nargs = user_args(pr->up, site, uregs, have, ustk, ustk_len, args);
+		if (pr->up->ret)
+			flags |= DTR_RETURN;
 		break;
 	default:
 		break;
@@ -724,22 +850,29 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
+	/*
+	 * Side band first, for every record waiting in every ring: a sample
+	 * of a process that exec'd or forked on another CPU then finds its
+	 * mappings, and a target's new child is known before its samples.
+	 */
 	for (size_t i = 0; i < sp->nrings; i++) {
 		struct ring *rg = &sp->rings[i];
-		uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
 		uint64_t tail = rg->meta->data_tail, pos;
 		const struct perf_event_header *h;
 
-		/*
-		 * Side band first, for every record waiting: a sample of a
-		 * process that exec'd on another CPU then finds its mappings.
-		 */
-		for (pos = rg->sb_pos > tail ? rg->sb_pos : tail; (h = at(sp, rg, pos, head));
+		rg->rhead = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+		for (pos = rg->sb_pos > tail ? rg->sb_pos : tail; (h = at(sp, rg, pos, rg->rhead));
 		     pos += h->size)
 			if (h->type != PERF_RECORD_SAMPLE)
 				sideband(sp, rg, h, (const unsigned char *)(h + 1));
 		rg->sb_pos = pos;
-		for (pos = tail; (h = at(sp, rg, pos, head)); pos += h->size) {
+	}
+	for (size_t i = 0; i < sp->nrings; i++) {
+		struct ring *rg = &sp->rings[i];
+		uint64_t pos;
+		const struct perf_event_header *h;
+
+		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, rg->rhead)); pos += h->size) {
 			if (h->type == PERF_RECORD_COMM) {
 				struct sb_trailer tr;
 				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
@@ -827,7 +960,7 @@ add_fd(struct src_perf *sp, int fd, int cpu, uint32_t probe)
 }
 
 static int
-add_id(struct src_perf *sp, uint64_t id, uint32_t probe)
+add_id(struct src_perf *sp, uint64_t id, uint32_t probe, uint32_t site)
 {
 	if (sp->idcap == 0 || (sp->nfds + 1) * 2 > sp->idcap) {
 		size_t nc = sp->idcap ? 2 * sp->idcap : 1024;
@@ -853,6 +986,7 @@ add_id(struct src_perf *sp, uint64_t id, uint32_t probe)
 		k = (k + 1) & (sp->idcap - 1);
 	sp->ids[k].id = id;
 	sp->ids[k].probe = probe;
+	sp->ids[k].site = site;
 	return 0;
 }
 
@@ -941,6 +1075,47 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 	return 0;
 }
 
+/*
+ * The uprobe PMU's event for one site (its format directory: config:0 is
+ * retprobe, config:32-63 the semaphore's offset; config1 the path,
+ * config2 the offset), with the user registers (and for USDT memory
+ * operands the stack) its arguments come from.
+ */
+static void
+uprobe_attr(struct src_perf *sp, const struct dtp_uprobe *up, uint32_t site,
+	    struct perf_event_attr *a)
+{
+	const struct dtp_usite *st = &up->sites[site];
+
+	a->type = (uint32_t)sp->uprobe_type;
+	a->config = up->ret ? 1 : 0;
+	if (st->refctr && sp->uprobe_refctr)
+		a->config |= st->refctr << 32;
+	a->config1 = (uint64_t)(uintptr_t)up->path;
+	a->config2 = st->offset;
+	if (up->regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user |= up->regs;
+	}
+	if (up->stack) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		a->sample_stack_user = up->stack;
+	}
+}
+
+static int
+pmu_type(const char *pmu)
+{
+	char path[96], *t;
+	int v;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
+	t = dtu_read_file(path, NULL);
+	v = t ? atoi(t) : -1;
+	free(t);
+	return v;
+}
+
 static int
 kprobe_type(void)
 {
@@ -951,9 +1126,9 @@ kprobe_type(void)
 	return v;
 }
 
-/* One probe's event on cpu for pid, into ring rg. */
+/* One probe's event (site: of a uprobe) on cpu for pid, into ring rg. */
 static int
-open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
+open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, struct ring *rg,
 	   uint32_t bufsize, char *err, size_t errlen)
 {
 	struct pprobe *p = &sp->probes[pi];
@@ -981,6 +1156,11 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		a.config1 = (uint64_t)(uintptr_t)func;
 		break;
 	}
+	case PK_UPROBE:
+		uprobe_attr(sp, p->up, site, &a);
+		a.inherit = 0;
+		a.enable_on_exec = 0;
+		break;
 	default:
 		a.type = PERF_TYPE_TRACEPOINT;
 		a.config = p->fmt ? p->fmt->id : 0;
@@ -1005,6 +1185,10 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		if (p->kind == PK_KPROBE && (e == ENOENT || e == EINVAL))
 			dtu_seterr(err, errlen, "%s: no such kernel function to probe (%s)",
 				   info ? dtp_name(info, nm, sizeof(nm)) : "kprobe", strerror(e));
+		else if (p->kind == PK_UPROBE)
+			dtu_seterr(err, errlen, "%s: the kernel refused the uprobe at offset %#llx of %s: "
+				   "%s", dtp_full_name(sp->s.dev, p->id),
+				   (unsigned long long)p->up->sites[site].offset, p->up->path, strerror(e));
 		else
 			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
 		return -1;
@@ -1020,10 +1204,24 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 			   info ? dtp_name(info, nm, sizeof(nm)) : "probe", strerror(errno));
 		return -1;
 	}
-	if (add_id(sp, id, (uint32_t)pi) < 0) {
+	if (add_id(sp, id, (uint32_t)pi, site) < 0) {
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
+	return 0;
+}
+
+/* Every event of probe pi on cpu for pid: uprobes have one per site. */
+static int
+open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
+	   uint32_t bufsize, char *err, size_t errlen)
+{
+	const struct pprobe *p = &sp->probes[pi];
+	size_t n = p->kind == PK_UPROBE ? p->up->nsites : 1;
+
+	for (size_t i = 0; i < n; i++)
+		if (open_event(sp, pi, (uint32_t)i, pid, cpu, rg, bufsize, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 
@@ -1189,6 +1387,22 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (!p->period_ns)
 				p->period_ns = strcmp(info->dtpi_prov, "profile") == 0 ?
 					       1000000000ULL / 97 : 1000000000ULL;
+		} else if ((p->up = dtp_uprobe(s->dev, sel[i].id)) != NULL) {
+			p->kind = PK_UPROBE;
+			if (sp->uprobe_type < 0) {
+				dtu_seterr(err, errlen, "uprobes need the kernel's uprobe PMU, which "
+					   "this kernel does not have");
+				goto out;
+			}
+			if (!sp->uprobe_refctr) {
+				for (size_t k = 0; k < p->up->nsites; k++)
+					if (p->up->sites[k].refctr) {
+						dtu_seterr(err, errlen, "%s: its SDT semaphore needs a kernel "
+							   "whose uprobe PMU takes ref_ctr_offset (4.20 and later)",
+							   dtp_full_name(s->dev, p->id));
+						goto out;
+					}
+			}
 		} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
 			p->kind = PK_KPROBE;
 			if (sp->kprobe_type < 0) {
@@ -1216,6 +1430,11 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		goto out;
 
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
+	if (cfg->child > 0 && task_get(&sp->tgts, (uint32_t)cfg->child, 1) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < cfg->npids; i++)
+		if (task_get(&sp->tgts, (uint32_t)cfg->pids[i], 1) == NULL)
+			goto nomem;
 	if (cfg->child > 0) {
 		sp->child_mode = 1;
 		if ((targets = malloc(sizeof(*targets))) == NULL)
@@ -1279,6 +1498,13 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
+				if (sp->probes[i].kind == PK_UPROBE) {
+					/* per CPU, filtered by tgts (see there) */
+					if (t == 0 && open_probe(sp, i, -1, cpu, rg, bufsize, err,
+								 errlen) < 0)
+						goto out;
+					continue;
+				}
 				if (open_probe(sp, i, pid, cpu, rg, bufsize, err, errlen) < 0)
 					goto out;
 			}
@@ -1317,7 +1543,8 @@ set_filters(struct src_perf *sp, char *err, size_t errlen)
 {
 	char pids[512] = "", f[4700];
 	size_t n, used = 0;
-	pid_t *t = sp->targeted ? NULL : threads_of(getpid(), &n);
+	/* uprobes are per CPU even with targets: they always need it */
+	pid_t *t = threads_of(getpid(), &n);
 
 	for (size_t i = 0; t && i < n && used < sizeof(pids) - 32; i++)
 		used += (size_t)snprintf(pids + used, sizeof(pids) - used, "%scommon_pid != %d",
@@ -1330,8 +1557,22 @@ set_filters(struct src_perf *sp, char *err, size_t errlen)
 		p = &sp->probes[sp->fdprobe[i] - 1];
 		if (p->kind == PK_TIMER || p->kind == PK_KPROBE)
 			continue;
+		if (p->kind == PK_UPROBE) {
+			/*
+			 * Keep our own calls of a probed library out of the rings;
+			 * a kernel that refuses filters on uprobes costs ring space
+			 * only (sample() drops them).
+			 */
+			if (pids[0])
+				(void)ioctl(sp->fds[i], PERF_EVENT_IOC_SET_FILTER, pids);
+			continue;
+		}
+		if (sp->targeted && !p->filter[0])
+			continue;
 		/* the kernel takes one filter per event: the syscall ids and us */
-		if (p->filter[0] && pids[0])
+		if (sp->targeted)
+			snprintf(f, sizeof(f), "%s", p->filter);
+		else if (p->filter[0] && pids[0])
 			snprintf(f, sizeof(f), "(%s) && %s", p->filter, pids);
 		else
 			snprintf(f, sizeof(f), "%s", p->filter[0] ? p->filter : pids);
@@ -1352,9 +1593,19 @@ perf_start(struct dtsrc *s, char *err, size_t errlen)
 
 	if (set_filters(sp, err, errlen) < 0)
 		return -1;
-	/* a command's events switch on by themselves when it execs */
-	if (sp->child_mode)
+	/* a command's events switch on by themselves when it execs; uprobes
+	 * are per CPU, filtered by tgts */
+	if (sp->child_mode) {
+		for (size_t i = 0; i < sp->nfds; i++) {
+			if (!sp->fdprobe[i] || sp->probes[sp->fdprobe[i] - 1].kind != PK_UPROBE)
+				continue;
+			if (ioctl(sp->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+				dtu_seterr(err, errlen, "perf_event: enable: %s", strerror(errno));
+				return -1;
+			}
+		}
 		return 0;
+	}
 	return perf_ioctl_all(sp, PERF_EVENT_IOC_ENABLE, err, errlen);
 }
 
@@ -1472,6 +1723,7 @@ perf_close(struct dtsrc *s)
 	free(sp->tmp);
 	tasks_free(&sp->comms);
 	tasks_free(&sp->procs);
+	tasks_free(&sp->tgts);
 	dtp_close(s->dev);
 	free(sp);
 }
@@ -1515,6 +1767,12 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	sp->ncpus = n > 0 ? (int)n : 1;
 	sp->self = (uint32_t)getpid();
 	sp->kprobe_type = kprobe_type();
+	sp->uprobe_type = pmu_type("uprobe");
+	{
+		struct stat st;
+		sp->uprobe_refctr = stat("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
+					 &st) == 0;
+	}
 	sp->no_raw = getenv("DTREC_PERF_NO_RAW_SYSCALLS") != NULL;
 	return &sp->s;
 }
