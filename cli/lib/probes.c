@@ -1058,17 +1058,19 @@ dtp_list_user(const char *glob, FILE *out, size_t *n, char *err, size_t errlen)
 		if (dtup_notes_read(path, &nn, err, errlen) < 0)
 			goto out;
 		for (size_t i = 0; i < nn.n; i++) {
-			char full[DTCAP_PROBENAMELEN * 2];
+			char *full;
 			int dup = 0;
 			for (size_t j = 0; j < i && !dup; j++)
 				dup = strcmp(nn.v[j].provider, nn.v[i].provider) == 0 &&
 				      strcmp(nn.v[j].name, nn.v[i].name) == 0;
-			snprintf(full, sizeof(full), "usdt:%s:%s:%s", path, nn.v[i].provider,
-				 nn.v[i].name);
-			if (!dup && dtu_glob_match(pat, full)) {
+			if (dup || asprintf(&full, "usdt:%s:%s:%s", path, nn.v[i].provider,
+					    nn.v[i].name) < 0)
+				continue;
+			if (dtu_glob_match(pat, full)) {
 				fprintf(out, "%s\n", full);
 				(*n)++;
 			}
+			free(full);
 		}
 		dtup_notes_free(&nn);
 	} else {
@@ -1077,13 +1079,15 @@ dtp_list_user(const char *glob, FILE *out, size_t *n, char *err, size_t errlen)
 			goto out;
 		for (size_t i = 0; i < ss.n; i++) {
 			for (int k = 0; k < 2; k++) {
-				char full[DTCAP_PROBENAMELEN * 2];
-				snprintf(full, sizeof(full), "uprobe:%s:%s:%s", path, ss.v[i].name,
-					 k ? "return" : "entry");
+				char *full;
+				if (asprintf(&full, "uprobe:%s:%s:%s", path, ss.v[i].name,
+					     k ? "return" : "entry") < 0)
+					continue;
 				if (dtu_glob_match(pat, full)) {
 					fprintf(out, "%s\n", full);
 					(*n)++;
 				}
+				free(full);
 			}
 		}
 		dtup_syms_free(&ss);

@@ -144,9 +144,10 @@ kill -9 $outsider 2>/dev/null
 "$U" spin >/dev/null &
 BG+=($!)
 spinner=$!
-if rec exit -o "$T/exit.dtc" -d 1500ms -p $spinner -e "uprobe:$U:up_count:entry"; then :; fi &
+rec exit -o "$T/exit.dtc" -d 4s -p $spinner -e "uprobe:$U:up_count:entry" &
 recpid=$!
-sleep 0.8
+# the ASan dtrec starts in well under 2 s even on a busy machine
+sleep 2
 kill -9 $spinner
 wait $recpid
 rc=$?
