@@ -12,6 +12,11 @@ $(B)/tests/uprobe/utarget: tests/uprobe/utarget.c $(B)/tests/uprobe/libdtut.so
 	$(CC) $(CFLAGS_BASE) -O2 -fno-inline -o $@ $< -L$(B)/tests/uprobe -ldtut \
 		-Wl,-rpath,$(B)/tests/uprobe
 
+# the parsers of uprobe.c, fuzzed under ASan/UBSan
+$(B)/tests/uprobe/upfuzz: tests/uprobe/upfuzz.c $(CLI_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(LDLIBS_ALL)
+
 check-uprobe: $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/uprobe/utarget \
-		$(B)/tests/dtrec/capcheck tests/uprobe/run.sh
+		$(B)/tests/uprobe/upfuzz $(B)/tests/dtrec/capcheck tests/uprobe/run.sh
 	@tests/run-suite.sh $(B)/results uprobe tests/uprobe/run.sh $(B)
