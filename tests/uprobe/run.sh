@@ -7,6 +7,7 @@
 set -u
 B=$1
 DTREC=$B/asan/bin/dtrec DTREPORT=$B/bin/dtreport CAPCHECK=$B/tests/dtrec/capcheck
+DTSH=$B/asan/bin/dtsh
 U=$B/tests/uprobe/utarget LIB=$B/tests/uprobe/libdtut.so
 T=$(mktemp -d /tmp/uprobe-test.XXXXXX)
 chmod 755 "$T"
@@ -159,6 +160,9 @@ got=$(sql "$T/exit.dtc" "SELECT count(*) FROM events WHERE pid = $spinner")
 [ $rc = 0 ] && [ "${got:-0}" -gt 50 ] && pass target-exits-mid-recording ||
 	fail target-exits-mid-recording "rc $rc, $got events of the killed process: $(head -c 200 "$T/exit.err")"
 sanitizer_clean exit-asan "$T/exit.err"
+
+# ---- dtsh completes the file, then its functions
+python3 "$(dirname "$0")/ptycomplete.py" "$DTSH" "$U"
 
 # ---- bad names: clear errors, no capture left behind
 bad() {	# bad NAME SPEC PATTERN
