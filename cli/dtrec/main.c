@@ -16,7 +16,7 @@
 #include "record.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, dump;
 
 static void
 on_signal(int sig)
@@ -25,11 +25,19 @@ on_signal(int sig)
 	stop = 1;
 }
 
+/* --flight: each SIGUSR2 asks for one more dump */
+static void
+on_dump(int sig)
+{
+	(void)sig;
+	dump++;
+}
+
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
 "       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--source dt|perf] [--flush-interval DURATION]\n"
-"             [--sync] [-- COMMAND [ARG ...]]\n"
+"             [--sync] [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
 "  -o FILE       write the capture to FILE (.dtc)\n"
@@ -52,6 +60,13 @@ static const char usage_text[] =
 "                write buffered events out this often (default 1s): a killed\n"
 "                dtrec loses at most that much\n"
 "  --sync        also fdatasync the capture at every flush\n"
+"  --flight SIZE flight recorder (perf source): rings of SIZE bytes per CPU\n"
+"                (a power of two, 4k to 64M) keep only the newest events,\n"
+"                nothing is written meanwhile; SIGUSR2, a --trigger probe and\n"
+"                the end of recording each write what the rings hold to\n"
+"                FILE.1.dtc, FILE.2.dtc, ... (FILE without its .dtc)\n"
+"  --trigger PROBE\n"
+"                with --flight: dump when PROBE fires (also recorded)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
@@ -89,15 +104,18 @@ join_args(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC };
+	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_FLIGHT, OPT_TRIGGER };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "flush-interval", required_argument, NULL, OPT_FLUSH },
 		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "flight", required_argument, NULL, OPT_FLIGHT },
+		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *probes[256];
+	static const char *probes[256], *triggers[64];
+	size_t ntriggers = 0;
 	static pid_t pids[1024];
 	size_t nprobes = 0, npids = 0;
 	struct dtrec_opts o;
@@ -190,6 +208,22 @@ main(int argc, char **argv)
 		case OPT_SYNC:
 			o.sync = 1;
 			break;
+		case OPT_FLIGHT:
+			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
+			    (v & (v - 1)) != 0) {
+				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 4k "
+					"to 64M\n", optarg);
+				return 2;
+			}
+			o.flight = (uint32_t)v;
+			break;
+		case OPT_TRIGGER:
+			if (ntriggers == sizeof(triggers) / sizeof(triggers[0])) {
+				fprintf(stderr, "dtrec: too many --trigger options\n");
+				return 2;
+			}
+			triggers[ntriggers++] = optarg;
+			break;
 		case 'h':
 			return usage(stdout, 0);
 		case '?':
@@ -250,9 +284,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
 		return usage(stderr, 1);
 	}
-	if (nprobes == 0) {
+	if (nprobes == 0 && ntriggers == 0) {
 		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
 		return usage(stderr, 1);
+	}
+	if (ntriggers && !o.flight) {
+		fprintf(stderr, "dtrec: --trigger needs --flight\n");
+		return usage(stderr, 2);
+	}
+	if (o.flight && o.bufsize) {
+		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");
+		return usage(stderr, 2);
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -284,6 +326,10 @@ main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		if (o.flight) {
+			sa.sa_handler = on_dump;
+			sigaction(SIGUSR2, &sa, NULL);
+		}
 		/* a closed stderr pipe must not kill us before the footer is written */
 		sa.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &sa, NULL);
@@ -291,6 +337,9 @@ main(int argc, char **argv)
 	o.probes = probes;
 	o.nprobes = nprobes;
 	o.stop = &stop;
+	o.dump = &dump;
+	o.triggers = triggers;
+	o.ntriggers = ntriggers;
 	o.status = stderr;
 	o.cmdline = join_args(argc, argv);
 

@@ -43,10 +43,22 @@ struct dtrec_opts {
 	size_t		npids;
 	uint64_t	flush_ns;	/* write the open block this often; 0: 1 s */
 	int		sync;		/* fdatasync after every flush */
+	/*
+	 * Flight recorder (perf source): rings of this many bytes per CPU
+	 * keep the newest events and nothing is written while recording; a
+	 * capture of what they hold goes to OUTPUT.N.dtc (OUTPUT without its
+	 * .dtc, N from 1, existing files skipped) whenever *dump changes,
+	 * a trigger probe fires, and when recording ends.  0: off.
+	 */
+	uint32_t	flight;
+	volatile sig_atomic_t *dump;	/* may be NULL */
+	const char *const *triggers;	/* probe specs, see dtp_resolve() */
+	size_t		ntriggers;
 };
 
 struct dtrec_result {
-	uint64_t	events;		/* written to the capture */
+	uint64_t	events;		/* written to the capture (flight: all dumps) */
+	uint32_t	dumps;		/* flight: captures written */
 	uint64_t	bytes;		/* capture size */
 	uint64_t	raw_bytes;	/* read from the kernel */
 	uint64_t	produced, dropped, skipped, recursive;

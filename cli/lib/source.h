@@ -33,6 +33,12 @@ struct dtsrc_cfg {
 	pid_t		child;		/* a COMMAND forked but not yet exec'd
 					 * (it waits on a pipe): recorded from its
 					 * exec on, with its descendants; 0: none */
+	int		flight;		/* flight recorder: the rings overwrite
+					 * their oldest records and are read only
+					 * by dump (ops->dump != NULL) */
+	const struct dtp_sel *trig;	/* flight: probes whose firing asks for a
+					 * dump (ops->triggered); also in sel */
+	size_t		ntrig;
 };
 
 /*
@@ -83,6 +89,16 @@ struct dtsrc_ops {
 	const struct dtsrc_proc *(*proc)(struct dtsrc *s, uint32_t pid);
 	/* Does the source itself keep only the targets' events? */
 	int	(*filters_targets)(struct dtsrc *s);
+	/*
+	 * Flight recorder (cfg.flight), NULL where the source has none.
+	 * dump(s, 1) freezes the rings; read then returns what they hold,
+	 * oldest first, and 0 when done; counters then count, per CPU, the
+	 * events fired since enable as produced and those no longer in the
+	 * rings (overwritten) as dropped.  dump(s, 0) lets the rings run on.
+	 * triggered: how often the cfg.trig probes have fired so far.
+	 */
+	int	(*dump)(struct dtsrc *s, int begin, char *err, size_t errlen);
+	uint64_t (*triggered)(struct dtsrc *s);
 	void	(*close)(struct dtsrc *s);
 };
 

@@ -36,6 +36,7 @@
 
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
+#define FLIGHT_SB_RING	(256U << 10)	/* flight: side band only, read all along */
 
 enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT,
 	     PK_UPROBE };
@@ -85,6 +86,12 @@ struct ring {
 	uint64_t	size;		/* [I] data bytes, a power of two */
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
 	uint64_t	rhead;		/* [r] data_head for this read's two passes */
+	/* flight: a copy of the backward ring taken by dump, its records
+	 * oldest first [r] */
+	unsigned char	*fcopy;		/* size bytes, read like data */
+	uint64_t	*fpos;		/* positions, for at(..., fend) */
+	size_t		fn, fcur;	/* records, samples handed out so far */
+	uint64_t	fend;		/* head + size: the end of what is valid */
 	uint64_t	throttled_at;	/* [r] 0: not throttled */
 	uint32_t	throttled_probe;	/* [r] */
 };
@@ -138,6 +145,12 @@ struct src_perf {
 	int		kprobe_type;	/* PMU type, -1: none */
 	int		uprobe_type;	/* PMU type, -1: none */
 	int		uprobe_refctr;	/* the uprobe PMU takes a semaphore offset */
+	int		flight;		/* [I] backward (overwriting) rings */
+	struct ring	*frings;	/* [I] flight: per CPU, the probes' rings */
+	size_t		nfrings;
+	int		dumping;	/* [r] between dump(1) and dump(0) */
+	int		*trigfds;	/* [I] flight: counting events of cfg.trig */
+	size_t		ntrigfds;
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
@@ -842,6 +855,79 @@ at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
 	return (const struct perf_event_header *)(const void *)sp->tmp;
 }
 
+/*
+ * Flight: the records of the frozen rings, side band of every ring
+ * first, then each ring's samples oldest first.
+ */
+/*
+ * Flight: the side band has forward rings of its own, read all along, so
+ * the processes (and targets' children) are known however old their
+ * records are when a dump reads their samples.
+ */
+static void
+flight_sideband(struct src_perf *sp)
+{
+	const struct perf_event_header *h;
+
+	for (size_t i = 0; i < sp->nrings; i++) {
+		struct ring *rg = &sp->rings[i];
+		uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE), pos;
+		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, head)); pos += h->size) {
+			if (h->type == PERF_RECORD_SAMPLE)
+				continue;
+			sideband(sp, rg, h, (const unsigned char *)(h + 1));
+			if (h->type == PERF_RECORD_COMM) {
+				struct sb_trailer tr;
+				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+			}
+		}
+		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
+	}
+}
+
+static ssize_t
+flight_read(struct src_perf *sp, char *buf, size_t len)
+{
+	size_t used = 0;
+	const struct perf_event_header *h;
+
+	if (!sp->dumping) {
+		flight_sideband(sp);
+		return 0;
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		if (rg->fcur)
+			continue;	/* side band done on the first call */
+		copy.data = rg->fcopy;
+		for (size_t k = 0; k < rg->fn; k++)
+			if ((h = at(sp, &copy, rg->fpos[k], rg->fend)) && h->type != PERF_RECORD_SAMPLE)
+				sideband(sp, rg, h, (const unsigned char *)(h + 1));
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		copy.data = rg->fcopy;
+		for (; rg->fcur < rg->fn; rg->fcur++) {
+			if ((h = at(sp, &copy, rg->fpos[rg->fcur], rg->fend)) == NULL)
+				continue;
+			if (h->type == PERF_RECORD_COMM) {
+				struct sb_trailer tr;
+				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+			}
+			if (h->type == PERF_RECORD_SAMPLE) {
+				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
+						   buf + used, len - used);
+				if (n < 0)
+					return (ssize_t)used;	/* buf is full: the rest waits */
+				used += (size_t)n;
+			}
+		}
+	}
+	return (ssize_t)used;
+}
+
 static ssize_t
 perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
@@ -850,6 +936,8 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
+	if (sp->flight)
+		return flight_read(sp, buf, len);
 	/*
 	 * Side band first, for every record waiting in every ring: a sample
 	 * of a process that exec'd or forked on another CPU then finds its
@@ -1009,10 +1097,15 @@ base_attr(struct src_perf *sp, struct perf_event_attr *a, uint32_t bufsize)
 	}
 }
 
-/* The tracking event of one CPU and target: side band, and the ring. */
+/*
+ * The tracking event of one CPU and target: side band, and the ring.
+ * backward (flight): instead a silent event owning the CPU's overwriting
+ * ring, which the probes write into; side band keeps its forward ring,
+ * read all along, so processes are known however old their records are.
+ */
 static int
-open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring **out,
-	  char *err, size_t errlen)
+open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, int backward,
+	  struct ring **out, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -1022,14 +1115,22 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 	base_attr(sp, &a, bufsize);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_DUMMY;
-	a.comm = 1;
-	a.comm_exec = 1;
-	a.task = 1;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	a.build_id = 1;
-	if (pid > 0)
-		a.inherit = 1;
+	if (backward) {
+		/* the newest records overwrite the oldest (read only on dump) */
+		a.write_backward = 1;
+		a.inherit = 0;
+		a.enable_on_exec = 0;
+		a.disabled = 0;
+	} else {
+		a.comm = 1;
+		a.comm_exec = 1;
+		a.task = 1;
+		a.mmap = 1;
+		a.mmap2 = 1;
+		a.build_id = 1;
+		if (pid > 0)
+			a.inherit = 1;
+	}
 	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) {
 		a.build_id = 0;	/* kernels before 5.12 */
@@ -1041,7 +1142,9 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 		open_error(errno, what, sp, err, errlen);
 		return -1;
 	}
-	m = mmap(NULL, pg + bufsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* a read-only mapping is what lets the kernel overwrite (flight) */
+	m = mmap(NULL, pg + bufsize, backward ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
 	if (m == MAP_FAILED) {
 		int e = errno;
 		char *mk = dtu_read_file("/proc/sys/kernel/perf_event_mlock_kb", NULL);
@@ -1064,7 +1167,7 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	struct ring *rg = &sp->rings[sp->nrings++];
+	struct ring *rg = backward ? &sp->frings[sp->nfrings++] : &sp->rings[sp->nrings++];
 	memset(rg, 0, sizeof(*rg));
 	rg->fd = fd;
 	rg->cpu = cpu;
@@ -1141,6 +1244,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
 		a.inherit = 1;
+	a.write_backward = sp->flight ? 1 : 0;	/* as the flight ring it writes to */
 	a.sample_period = 1;
 	switch (p->kind) {
 	case PK_TIMER:
@@ -1345,6 +1449,85 @@ threads_of(pid_t pid, size_t *n)
 	return v;
 }
 
+/*
+ * Flight triggers: a counting event per CPU and site for each cfg.trig
+ * probe (system calls through their own tracepoint), polled by
+ * triggered().  They count every process but the recorder.
+ */
+static int
+open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	char self[32];
+
+	snprintf(self, sizeof(self), "common_pid != %d", (int)getpid());
+	for (size_t i = 0; i < cfg->ntrig; i++) {
+		const struct dt_probe_info *info = dtp_by_id(sp->s.dev, cfg->trig[i].id);
+		const struct dtp_uprobe *up = dtp_uprobe(sp->s.dev, cfg->trig[i].id);
+		const char *sys, *ev;
+		struct perf_event_attr a;
+		struct dtt_format *fmt = NULL;
+		size_t nsites = up ? up->nsites : 1;
+		char nm[DTCAP_PROBENAMELEN];
+
+		if (info == NULL || dtp_perf_event(sp->s.dev, cfg->trig[i].id, &sys, &ev) < 0)
+			continue;
+		if (info->dtpi_flags & DT_PF_TIMER) {
+			dtu_seterr(err, errlen, "--trigger %s: a timer probe cannot trigger a dump",
+				   dtp_name(info, nm, sizeof(nm)));
+			return -1;
+		}
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		if (!up && strcmp(info->dtpi_prov, "kprobe") != 0) {
+			if ((fmt = malloc(sizeof(*fmt))) == NULL) {
+				dtu_seterr(err, errlen, "out of memory");
+				return -1;
+			}
+			if (dtt_read_format(sp->tfroot, sys, ev, fmt, err, errlen) < 0) {
+				free(fmt);
+				return -1;
+			}
+			a.type = PERF_TYPE_TRACEPOINT;
+			a.config = fmt->id;
+			free(fmt);
+		}
+		for (size_t k = 0; k < nsites; k++) {
+			if (up) {
+				a.type = (uint32_t)sp->uprobe_type;
+				a.config = up->ret ? 1 : 0;
+				if (up->sites[k].refctr && sp->uprobe_refctr)
+					a.config |= up->sites[k].refctr << 32;
+				a.config1 = (uint64_t)(uintptr_t)up->path;
+				a.config2 = up->sites[k].offset;
+			} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
+				a.type = (uint32_t)sp->kprobe_type;
+				a.config = (info->dtpi_flags & DT_PF_RETURN) ? 1 : 0;
+				a.config1 = (uint64_t)(uintptr_t)sys;
+			}
+			for (int cpu = 0; cpu < sp->ncpus; cpu++) {
+				int fd = (int)perf_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+				int *n;
+				if (fd < 0 && (errno == ENODEV || errno == EINVAL) && cpu > 0)
+					continue;	/* an offline CPU */
+				if (fd < 0) {
+					open_error(errno, dtp_name(info, nm, sizeof(nm)), sp, err, errlen);
+					return -1;
+				}
+				if ((n = realloc(sp->trigfds, (sp->ntrigfds + 1) * sizeof(*n))) == NULL) {
+					close(fd);
+					dtu_seterr(err, errlen, "out of memory");
+					return -1;
+				}
+				sp->trigfds = n;
+				sp->trigfds[sp->ntrigfds++] = fd;
+				if (strcmp(info->dtpi_prov, "kprobe") != 0)
+					(void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self);
+			}
+		}
+	}
+	return 0;
+}
+
 static int sysnr(const char *name);
 static int raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err,
 		      size_t errlen);
@@ -1368,6 +1551,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	sp->flight = cfg->flight;
 	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
 	if (sp->probes == NULL)
 		goto nomem;
@@ -1466,6 +1650,8 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		sp->rings = calloc((size_t)sp->ncpus * nt, sizeof(*sp->rings));
 		if (sp->rings == NULL)
 			goto nomem;
+		if (sp->flight && (sp->frings = calloc((size_t)sp->ncpus, sizeof(*sp->frings))) == NULL)
+			goto nomem;
 	}
 	for (int cpu = 0; cpu < sp->ncpus; cpu++) {
 		char path[96];
@@ -1479,12 +1665,17 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (offline)
 				continue;
 		}
+		struct ring *frg = NULL;
+
+		if (sp->flight && open_ring(sp, -1, cpu, bufsize, 1, &frg, err, errlen) < 0)
+			goto out;
 		for (size_t t = 0; t < (ntargets ? ntargets : 1); t++) {
 			pid_t pid = ntargets ? targets[t] : -1;
 			struct ring *own;
 
 			/* one ring per CPU: later targets write into the first one */
-			if (open_ring(sp, pid, cpu, bufsize, &own, err, errlen) < 0)
+			if (open_ring(sp, pid, cpu, sp->flight ? FLIGHT_SB_RING : bufsize, 0, &own, err,
+				      errlen) < 0)
 				goto out;
 			if (rg == NULL)
 				rg = own;
@@ -1500,16 +1691,18 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 					continue;
 				if (sp->probes[i].kind == PK_UPROBE) {
 					/* per CPU, filtered by tgts (see there) */
-					if (t == 0 && open_probe(sp, i, -1, cpu, rg, bufsize, err,
-								 errlen) < 0)
+					if (t == 0 && open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
+								 err, errlen) < 0)
 						goto out;
 					continue;
 				}
-				if (open_probe(sp, i, pid, cpu, rg, bufsize, err, errlen) < 0)
+				if (open_probe(sp, i, pid, cpu, frg ? frg : rg, bufsize, err, errlen) < 0)
 					goto out;
 			}
 		}
 	}
+	if (cfg->ntrig && open_triggers(sp, cfg, err, errlen) < 0)
+		goto out;
 	ret = 0;
 	goto out;
 nomem:
@@ -1696,14 +1889,146 @@ perf_proc(struct dtsrc *s, uint32_t pid)
 
 static int perf_filters_targets(struct dtsrc *s) { (void)s; return 1; }
 
+/* How often each counting event fired, per CPU, into sp->fired. */
+static int
+read_fired(struct src_perf *sp)
+{
+	if (sp->fired == NULL && (sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
+		return -1;
+	memset(sp->fired, 0, (size_t)sp->ncpus * sizeof(*sp->fired));
+	for (size_t i = 0; i < sp->nfds; i++) {
+		uint64_t v;
+		if (!sp->fdprobe[i] || sp->fdcpu[i] < 0 || sp->fdcpu[i] >= sp->ncpus ||
+		    sp->probes[sp->fdprobe[i] - 1].kind == PK_TIMER ||
+		    read(sp->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		sp->fired[sp->fdcpu[i]] += v;
+	}
+	return 0;
+}
+
+/*
+ * Freeze every ring (PAUSE_OUTPUT) just long enough to copy it and count
+ * what fired, so producers lose only what comes during the copies (the
+ * kernel counts those as lost; they count as dropped like the overwritten
+ * ones).  A backward ring holds its newest record at data_head and older
+ * ones above it; the walk stops at never-written space (size 0) or at the
+ * oldest record, cut by newer ones.
+ */
+static int
+perf_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	uint64_t *heads;
+	size_t paused = 0;
+	int ret = -1;
+
+	if (!sp->flight) {
+		dtu_seterr(err, errlen, "not a flight recording");
+		return -1;
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i];
+		free(rg->fpos);
+		free(rg->fcopy);
+		rg->fpos = NULL;
+		rg->fcopy = NULL;
+		rg->fn = rg->fcur = 0;
+	}
+	sp->dumping = 0;
+	if (!begin)
+		return 0;
+	if ((heads = calloc(sp->nfrings ? sp->nfrings : 1, sizeof(*heads))) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < sp->nfrings; i++)
+		if ((sp->frings[i].fcopy = malloc(sp->frings[i].size)) == NULL)
+			goto nomem;
+	for (; paused < sp->nfrings; paused++) {
+		struct ring *rg = &sp->frings[paused];
+		if (ioctl(rg->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0) {
+			dtu_seterr(err, errlen, "pausing the ring of CPU %d: %s", rg->cpu, strerror(errno));
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i];
+		heads[i] = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+		memcpy(rg->fcopy, rg->data, rg->size);
+	}
+	/* this dump's accounting: everything fired until now against what it holds */
+	if (read_fired(sp) < 0)
+		goto nomem;
+	for (; paused > 0; paused--)
+		(void)ioctl(sp->frings[paused - 1].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	/* a process's fork and exec precede its samples: what the copies hold is known now */
+	flight_sideband(sp);
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		const struct perf_event_header *h;
+		size_t cap = 0;
+		uint64_t pos;
+
+		copy.data = rg->fcopy;
+		rg->fend = heads[i] + rg->size;
+		for (pos = heads[i]; (h = at(sp, &copy, pos, rg->fend)) != NULL; pos += h->size) {
+			if (rg->fn == cap) {
+				uint64_t *n = realloc(rg->fpos, (cap = cap ? 2 * cap : 4096) * sizeof(*n));
+				if (n == NULL)
+					goto nomem;
+				rg->fpos = n;
+			}
+			rg->fpos[rg->fn++] = pos;
+		}
+		/* newest first in the ring: oldest first for the capture */
+		for (size_t a = 0, b = rg->fn; a + 1 < b; a++, b--) {
+			uint64_t t = rg->fpos[a];
+			rg->fpos[a] = rg->fpos[b - 1];
+			rg->fpos[b - 1] = t;
+		}
+	}
+	memset(sp->seen, 0, (size_t)sp->ncpus * sizeof(*sp->seen));
+	memset(sp->lost, 0, (size_t)sp->ncpus * sizeof(*sp->lost));
+	for (int c = 0; c < sp->ncpus; c++)
+		sp->counts[c].read = sp->counts[c].skipped = 0;
+	sp->dumping = 1;
+	ret = 0;
+	goto out;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+out:
+	for (; paused > 0; paused--)
+		(void)ioctl(sp->frings[paused - 1].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	free(heads);
+	return ret;
+}
+
+static uint64_t
+perf_triggered(struct dtsrc *s)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	uint64_t sum = 0, v;
+
+	for (size_t i = 0; i < sp->ntrigfds; i++)
+		if (read(sp->trigfds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v;
+	return sum;
+}
+
 static void
 perf_close(struct dtsrc *s)
 {
 	struct src_perf *sp = (struct src_perf *)s;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
-	for (size_t i = 0; i < sp->nrings; i++)
+	for (size_t i = 0; i < sp->nrings; i++) {
 		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		munmap(sp->frings[i].meta, pg + sp->frings[i].size);
+		free(sp->frings[i].fpos);
+		free(sp->frings[i].fcopy);
+	}
+	free(sp->frings);
 	for (size_t i = 0; i < sp->nfds; i++)
 		close(sp->fds[i]);
 	for (size_t i = 0; i < sp->nprobes; i++) {
@@ -1724,6 +2049,9 @@ perf_close(struct dtsrc *s)
 	tasks_free(&sp->comms);
 	tasks_free(&sp->procs);
 	tasks_free(&sp->tgts);
+	for (size_t i = 0; i < sp->ntrigfds; i++)
+		close(sp->trigfds[i]);
+	free(sp->trigfds);
 	dtp_close(s->dev);
 	free(sp);
 }
@@ -1740,6 +2068,8 @@ static const struct dtsrc_ops perf_ops = {
 	.clock = perf_clock,
 	.proc = perf_proc,
 	.filters_targets = perf_filters_targets,
+	.dump = perf_dump,
+	.triggered = perf_triggered,
 	.close = perf_close,
 };
 
