@@ -1810,8 +1810,9 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 	if (perf_ioctl_all(sp, PERF_EVENT_IOC_DISABLE, err, errlen) < 0)
 		return -1;
 	/* how often each event fired, lost samples included */
-	if ((sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
+	if (sp->fired == NULL && (sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
 		return 0;
+	memset(sp->fired, 0, (size_t)sp->ncpus * sizeof(*sp->fired));	/* flight dumps used it */
 	for (size_t i = 0; i < sp->nfds; i++) {
 		uint64_t v;
 		const struct pprobe *p;
