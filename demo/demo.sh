@@ -46,8 +46,43 @@ say "dtreport sql: events per command"
 q="SELECT comm, count(*) AS events FROM events GROUP BY comm ORDER BY 2 DESC LIMIT 5"
 echo "$q"
 "$dtreport" sql --table out/demo.dtc "$q" || status=1
+# The same tools on this machine, at real speed, without the module.
+say "recording on this host through perf_event_open (no module): hotloop and Debian's gzip and xz"
+host_ok=0
+if [ -x "$B/demo/hotloop" ] && [ -x "$B/bin/dtrec" ]; then
+	head -c 4000000 /dev/urandom | od -An -tx1 >"$B/demo-data.txt"
+	rm -f out/host.dtc out/host.svg
+	if "$B/bin/dtrec" --source perf -o out/host.dtc -e profile:hz:997 -k -u -e 'syscall:*:entry' \
+		-- sh -c "'$B/demo/hotloop' 3 >/dev/null & for i in 1 2 3; do gzip -9 <'$B/demo-data.txt' >/dev/null; xz -3 <'$B/demo-data.txt' >/dev/null; done; wait"
+	then
+		host_ok=1
+	else
+		echo "demo: recording on the host failed (see the message above: perf_event_open needs root" \
+			"or CAP_PERFMON); the VM recording above is complete" >&2
+	fi
+fi
+if [ $host_ok = 1 ]; then
+	say "dtreport stats out/host.dtc"
+	"$dtreport" stats out/host.dtc || status=1
+	if "$dtreport" flame out/host.dtc -o out/host.svg; then
+		echo "wrote out/host.svg ($(du -h out/host.svg | cut -f1))"
+	else
+		status=1
+	fi
+	say "hotloop's functions on the host (expect about 60/30/10)"
+	"$dtreport" flame out/host.dtc --folded --comm hotloop 2>/dev/null |
+		awk '{n = $NF; for (i = 0; i < 3; i++) { f = (i == 0 ? "hot_heavy" : i == 1 ? "hot_medium" : "hot_light");
+			if (index($0, f ";") || index($0, f " ")) { c[f] += n; t += n } } }
+		END { for (f in c) printf "%-12s %6d samples  %5.1f%%\n", f, c[f], 100 * c[f] / t }' | sort -k2 -rn
+	say "the VM recording and the host recording side by side"
+	q="SELECT c.source, count(*) AS events, count(DISTINCT e.comm) AS commands FROM events e, capture c"
+	for f in out/demo.dtc out/host.dtc; do
+		printf '%-14s ' "$f"
+		"$dtreport" sql --csv "$f" "$q" | tail -n1 | tr -d '\r'
+	done
+fi
 say "next"
-echo "  open out/demo.svg in a browser (click a frame to zoom)"
+echo "  open out/demo.svg (VM) and out/host.svg (this host) in a browser (click a frame to zoom)"
 [ -x "$B/bin/dtsh" ] && echo "  explore interactively: $B/bin/dtsh out/demo.dtc"
 echo "  any query: $dtreport sql out/demo.dtc \"SELECT ... FROM events ...\""
 exit $status

@@ -90,6 +90,11 @@ struct dtcap_event {
 /* Kernel counters of one CPU (dt_stats), or the recorder's own losses. */
 struct dtcap_count {
 	uint64_t	produced, read, dropped, skipped, recursive, nested;
+	/* the recorder's only (0 per CPU): user stacks unwound from a stack
+	 * copy with DWARF CFI, those of them that did not reach the program
+	 * entry, and samples that kept their frame-pointer stack because
+	 * unwinding had fallen behind */
+	uint64_t	ustack_dwarf, ustack_dwarf_trunc, ustack_fp_behind;
 };
 
 /* A symbol of an ELF file or of the kernel. */
@@ -200,10 +205,14 @@ int dtcap_close(struct dtcap_writer *w);
 struct dtcap_reader;
 
 /*
- * Open and index PATH: reads metadata chunks and the footer index, or scans
- * the file when the footer is missing (a capture cut short).  A capture cut
- * at any byte opens: dtcap_reader_warning() then says where and what was
- * lost.  Damaged chunks make open fail with offset and chunk type.
+ * Open and index PATH: walks the chunk headers, decodes the metadata and
+ * checks the footer index against what it met; event columns are verified
+ * only when decoded (dtcap_read_block), so opening costs the metadata.
+ * A capture cut at any byte opens, and so does one whose end a crash left
+ * as zeros or as a damaged last chunk, or whose footer or trailer is
+ * damaged: dtcap_reader_warning() then says where and what was lost.  Other
+ * damage makes open fail with offset and chunk type.  Reads version-2 and
+ * version-3 files.
  */
 struct dtcap_reader *dtcap_open(const char *path);
 

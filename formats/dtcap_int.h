@@ -20,7 +20,8 @@
  * file (it only misses that information).  Incompatible: it must refuse. */
 #define DTC_FC_CTXCOL		0x1	/* event blocks carry column 32 (ctx) */
 #define DTC_FC_CLOCKS		0x2	/* CNTR chunks carry a clock pair */
-#define DTC_FC_KNOWN		(DTC_FC_CTXCOL | DTC_FC_CLOCKS)
+#define DTC_FC_USTACK		0x4	/* USTK chunks: the recorder's user-stack tally */
+#define DTC_FC_KNOWN		(DTC_FC_CTXCOL | DTC_FC_CLOCKS | DTC_FC_USTACK)
 #define DTC_FI_KNOWN		0
 
 #define DTC_CHDR_LEN		32
@@ -41,6 +42,7 @@
 #define DTC_STCK	DTC_FOURCC('S', 'T', 'C', 'K')
 #define DTC_EVNT	DTC_FOURCC('E', 'V', 'N', 'T')
 #define DTC_CNTR	DTC_FOURCC('C', 'N', 'T', 'R')
+#define DTC_USTK	DTC_FOURCC('U', 'S', 'T', 'K')
 #define DTC_FOOT	DTC_FOURCC('F', 'O', 'O', 'T')
 
 /* Chunk flags */

@@ -603,6 +603,34 @@ static int do_counters(struct dtcap_reader *r, const struct chunk *c, struct dtc
 	return clock ? add_clock(r, mono, (int64_t)real) : 0;
 }
 
+/*
+ * The recorder's user-stack tally of the counter snapshot just read:
+ * values beyond the three known are skipped, a tally without a snapshot
+ * before it is ignored.
+ */
+static int do_ustack(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
+{
+	uint64_t v[3] = {0, 0, 0};
+	(void)dtc_get_u64(cu);
+	uint64_t n = dtc_get_uv(cu);
+	if (cu->err || n > (uint64_t)(cu->end - cu->p))
+		DAMAGED(c);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t x = dtc_get_uv(cu);
+		if (i < 3)
+			v[i] = x;
+	}
+	if (cu->err)
+		DAMAGED(c);
+	if (r->ncounts) {
+		struct dtcap_count *rec = &r->counts[r->ncounts - 1].rec;
+		rec->ustack_dwarf = v[0];
+		rec->ustack_dwarf_trunc = v[1];
+		rec->ustack_fp_behind = v[2];
+	}
+	return 0;
+}
+
 /* The column directory entry of id in block rb, or NULL if absent. */
 static const uint8_t *dir_entry(const struct rblock *rb, unsigned id)
 {
@@ -710,7 +738,7 @@ static int known_type(uint32_t t)
 	switch (t) {
 	case DTC_HOST: case DTC_PROB: case DTC_KSYM: case DTC_MODS: case DTC_KSYC:
 	case DTC_FILE: case DTC_PROC: case DTC_COMM: case DTC_STCK: case DTC_EVNT:
-	case DTC_CNTR: case DTC_FOOT:
+	case DTC_CNTR: case DTC_USTK: case DTC_FOOT:
 		return 1;
 	}
 	return 0;
@@ -888,6 +916,7 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_FILE: rc = do_file(r, c, &cu); break;
 	case DTC_PROC: rc = do_procs(r, c, &cu); break;
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;
+	case DTC_USTK: rc = do_ustack(r, c, &cu); break;
 	}
 	if (mem) {
 		free(mem);
@@ -1206,7 +1235,8 @@ static int drop_bad_blocks(struct dtcap_reader *r)
 	r->nblocks = keep;
 	r->err[0] = 0;
 	dtcap_block_free(b);
-	qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
+	if (r->ndamage > 1)
+		qsort(r->damage, r->ndamage, sizeof(*r->damage), damage_cmp);
 	return 0;
 }
 

@@ -815,7 +815,7 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	memcpy(fh, DTC_MAGIC, DTC_MAGIC_LEN);
 	dtc_le32(fh + 8, DTC_VERSION);
 	dtc_le32(fh + 12, DTC_FILEHDR_LEN);
-	dtc_le32(fh + 16, w->synthetic ? DTC_FC_CTXCOL : DTC_FC_KNOWN);
+	dtc_le32(fh + 16, w->synthetic ? DTC_FC_CTXCOL | DTC_FC_USTACK : DTC_FC_KNOWN);
 	dtc_le32(fh + 20, 0);
 	dtc_le32(fh + 28, (uint32_t)XXH3_64bits(fh, 28));
 	if (full_write(w->fd, fh, sizeof(fh))) {
@@ -1220,7 +1220,20 @@ int dtcap_put_counters(struct dtcap_writer *w, uint64_t ts,
 		dtc_buf_u64(&b, (uint64_t)m.tv_sec * 1000000000ULL + (uint64_t)m.tv_nsec);
 		dtc_buf_u64(&b, (uint64_t)((int64_t)r.tv_sec * 1000000000LL + r.tv_nsec));
 	}
-	return submit_meta(w, DTC_CNTR, 1, &b);
+	if (submit_meta(w, DTC_CNTR, 1, &b))
+		return -1;
+	/* the user-stack tally, right after the snapshot it belongs to */
+	if (recorder && (recorder->ustack_dwarf || recorder->ustack_dwarf_trunc ||
+			 recorder->ustack_fp_behind)) {
+		struct dtc_buf u = {0};
+		dtc_buf_u64(&u, ts);
+		dtc_buf_uv(&u, 3);
+		dtc_buf_uv(&u, recorder->ustack_dwarf);
+		dtc_buf_uv(&u, recorder->ustack_dwarf_trunc);
+		dtc_buf_uv(&u, recorder->ustack_fp_behind);
+		return submit_meta(w, DTC_USTK, 1, &u);
+	}
+	return 0;
 }
 
 int dtcap_flush(struct dtcap_writer *w)

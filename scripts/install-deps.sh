@@ -4,10 +4,10 @@
 set -eu
 
 PKGS="build-essential clang lld llvm libclang-rt-14-dev pkg-config
-libzstd-dev zstd libsqlite3-dev sqlite3 libedit-dev libelf-dev libxxhash-dev zlib1g-dev
+libzstd-dev zstd libsqlite3-dev sqlite3 libedit-dev libelf-dev libdw-dev liblzma-dev libbz2-dev libxxhash-dev zlib1g-dev
 qemu-system-x86 busybox-static cpio gzip kmod
 linux-image-cloud-amd64 linux-headers-cloud-amd64 sparse mandoc
-tmux chromium python3 python3-zstandard python3-xxhash systemtap-sdt-dev"
+tmux chromium python3 xz-utils python3-zstandard python3-xxhash systemtap-sdt-dev"
 
 missing=""
 for p in $PKGS; do

@@ -12,7 +12,7 @@ $(B)/asan/bin/dtrec: $(DTREC_OBJS:%=$(B)/asan/obj/%) $(CLI_LIB_ASAN) $(CAP_LIB_A
 # members dtrec references are pulled in, so sqlite and libedit stay out.
 $(B)/static/dtrec: $(DTREC_OBJS:%=$(B)/obj/%) $(CLI_LIB) $(CAP_LIB)
 	@mkdir -p $(@D)
-	$(CC) -static -o $@ $^ -lelf -lz -lzstd -lxxhash -lpthread -lm
+	$(CC) -static -o $@ $^ $(LDLIBS_DW_STATIC) -lxxhash -lpthread -lm
 
 # Demo workload: frame pointers so user stacks unwind; static for the guest.
 $(B)/static/hotloop: demo/hotloop.c
@@ -21,5 +21,11 @@ $(B)/static/hotloop: demo/hotloop.c
 		-fno-inline -fno-optimize-sibling-calls -static -o $@ $<
 ALL += $(B)/static/hotloop
 
-demo: all $(B)/static/hotloop
+# the same, dynamic, for the host recording through perf_event_open
+$(B)/demo/hotloop: demo/hotloop.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-inline -fno-optimize-sibling-calls -o $@ $<
+
+demo: all $(B)/static/hotloop $(B)/demo/hotloop
 	@demo/demo.sh

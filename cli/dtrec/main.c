@@ -14,6 +14,7 @@
 
 #include "probes.h"
 #include "record.h"
+#include "source.h"
 #include "util.h"
 
 static volatile sig_atomic_t stop, dump;
@@ -37,7 +38,8 @@ static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
 "       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--source dt|perf] [--flush-interval DURATION]\n"
-"             [--sync] [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
+"             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
+"             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
 "  -o FILE       write the capture to FILE (.dtc)\n"
@@ -47,10 +49,11 @@ static const char usage_text[] =
 "                function: args in arg0..5, return value in retval) and\n"
 "                usdt:PATH:PROVIDER:NAME (SDT notes); -l 'uprobe:PATH:*' lists\n"
 "  -k            record kernel stacks with every event\n"
-"  -u            record user stacks with every event (frame pointers)\n"
+"  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
 "  -d DURATION   stop after DURATION: 10s, 500ms, 2m, or plain seconds\n"
-"  -b RINGSIZE   per-CPU ring size: a power of two, 4k to 64M (default 1M)\n"
+"  -b RINGSIZE   per-CPU ring size: a power of two, 4k to 64M (default 1M;\n"
+"                4M with DWARF user stacks)\n"
 "  -p PID,...    record only these processes and their children\n"
 "  -a            record the whole system (the default without -p or COMMAND)\n"
 "  --source dt|perf\n"
@@ -60,6 +63,15 @@ static const char usage_text[] =
 "                write buffered events out this often (default 1s): a killed\n"
 "                dtrec loses at most that much\n"
 "  --sync        also fdatasync the capture at every flush\n"
+"  --user-stacks fp|dwarf|auto\n"
+"                how user stacks are walked: fp, the kernel follows frame\n"
+"                pointers; dwarf, the kernel copies the top of the stack and\n"
+"                dtrec unwinds it with DWARF CFI (.eh_frame, debug files),\n"
+"                storing only the frames (perf source only); auto (default):\n"
+"                dwarf where the source can, frame pointers otherwise\n"
+"  --user-stack-size SIZE\n"
+"                stack bytes copied per sample for dwarf, 1k to 60k\n"
+"                (default 16k): deeper stacks need more\n"
 "  --flight SIZE flight recorder (perf source): rings of SIZE bytes per CPU\n"
 "                (a power of two, 4k to 64M) keep only the newest events,\n"
 "                nothing is written meanwhile; SIGUSR2, a --trigger probe and\n"
@@ -104,12 +116,15 @@ join_args(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_FLIGHT, OPT_TRIGGER };
+	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
+	       OPT_TRIGGER };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
 		{ "flush-interval", required_argument, NULL, OPT_FLUSH },
 		{ "sync", no_argument, NULL, OPT_SYNC },
+		{ "user-stacks", required_argument, NULL, OPT_USTACKS },
+		{ "user-stack-size", required_argument, NULL, OPT_USTACK_SIZE },
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ NULL, 0, NULL, 0 },
@@ -207,6 +222,27 @@ main(int argc, char **argv)
 			break;
 		case OPT_SYNC:
 			o.sync = 1;
+			break;
+		case OPT_USTACKS:
+			if (strcmp(optarg, "fp") == 0)
+				o.ustack_mode = DTSRC_USTACK_FP;
+			else if (strcmp(optarg, "dwarf") == 0)
+				o.ustack_mode = DTSRC_USTACK_DWARF;
+			else if (strcmp(optarg, "auto") == 0)
+				o.ustack_mode = DTSRC_USTACK_AUTO;
+			else {
+				fprintf(stderr, "dtrec: bad --user-stacks '%s' (fp, dwarf or auto)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case OPT_USTACK_SIZE:
+			if (dtu_parse_size(optarg, &v) < 0 || v < 1024 || v > 61440) {
+				fprintf(stderr, "dtrec: bad --user-stack-size '%s': 1k to 60k "
+					"(e.g. 16k)\n", optarg);
+				return 2;
+			}
+			o.ustack_size = (uint32_t)(v & ~7ULL);
 			break;
 		case OPT_FLIGHT:
 			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||

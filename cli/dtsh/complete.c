@@ -70,7 +70,8 @@ filter(struct cands *c, const char *prefix, int nocase)
 			free(c->v[i]);
 	}
 	c->n = k;
-	qsort(c->v, c->n, sizeof(*c->v), cmpstr);
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof(*c->v), cmpstr);
 	k = 0;
 	for (size_t i = 0; i < c->n; i++) {
 		if (k > 0 && strcmp(c->v[k - 1], c->v[i]) == 0)

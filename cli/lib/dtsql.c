@@ -1679,8 +1679,10 @@ static void fn_ctx_free(void *p)
 	ctx_unref(p);
 }
 
-int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
-		 char **err)
+/* The tables as modules named TABLE + suffix; the functions sym(),
+ * sym_origin() only if funcs (they name one capture's addresses). */
+static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			const char *suffix, int funcs, char **err)
 {
 	struct ctx *c = ctx_new(r, sym);
 	if (c == NULL) {
@@ -1700,9 +1702,13 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		m->kind = k;
 		c->refs++;
 		/* on failure sqlite calls the destructor itself */
-		int rc = sqlite3_create_module_v2(db, tabs[k].name,
-						  k == T_EVENTS ? &ev_module : &sm_module,
-						  m, modaux_free);
+		char *mname = sqlite3_mprintf("%s%s", tabs[k].name, suffix);
+		int rc = mname ? sqlite3_create_module_v2(db, mname,
+							  k == T_EVENTS ? &ev_module : &sm_module,
+							  m, modaux_free) : SQLITE_NOMEM;
+		if (mname == NULL)
+			modaux_free(m);
+		sqlite3_free(mname);
 		if (rc != SQLITE_OK) {
 			if (err)
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -1711,6 +1717,10 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		}
 	}
 	static const int nargs[] = { 2, 4 };
+	if (!funcs) {
+		ctx_unref(c);
+		return 0;
+	}
 	for (int i = 0; i < 2; i++) {
 		c->refs += 2;
 		if (sqlite3_create_function_v2(db, "sym", nargs[i],
@@ -1734,6 +1744,51 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		return -1;
 	}
 	ctx_unref(c);	/* the modules and functions hold it now */
+	return 0;
+}
+
+int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+		 char **err)
+{
+	return attach_named(db, r, sym, "", 1, err);
+}
+
+int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
+		      const char *const *capture, const char *const *host, size_t n,
+		      char **err)
+{
+	if (n > 500) {
+		if (err)
+			*err = sqlite3_mprintf("%d captures: at most 500 at once", (int)n);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char suffix[32];
+		snprintf(suffix, sizeof(suffix), "__c%zu", i);
+		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) < 0)
+			return -1;
+	}
+	/* each table: one TEMP view over the captures' tables */
+	for (int k = 0; k < T_NTABLES; k++) {
+		sqlite3_str *q = sqlite3_str_new(db);
+		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", tabs[k].name);
+		for (size_t i = 0; i < n; i++)
+			/* (sqlite's printf has no %zu: its %z is a string) */
+			sqlite3_str_appendf(q, "%sSELECT *, %Q AS capture, %Q AS host FROM main.%s__c%d",
+					    i ? " UNION ALL " : "", capture[i], host[i],
+					    tabs[k].name, (int)i);
+		char *sql = sqlite3_str_finish(q);
+		char *e = NULL;
+		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
+		sqlite3_free(sql);
+		if (rc != SQLITE_OK) {
+			if (err)
+				*err = e ? e : sqlite3_mprintf("out of memory");
+			else
+				sqlite3_free(e);
+			return -1;
+		}
+	}
 	return 0;
 }
 

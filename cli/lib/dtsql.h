@@ -39,6 +39,19 @@
  */
 int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 		 char **err);
+/*
+ * Several captures on one connection: each one's tables are registered as
+ * TABLE__cI (I from 0), and every table name becomes a TEMP view, the
+ * UNION ALL of the captures' tables with two more columns, capture and
+ * host (capture[i], host[i]; copied into the view's SQL).  sym() and
+ * sym_origin() name addresses of the first capture only.  SQLite allows
+ * up to 500 terms in a compound SELECT, so up to 500 captures.  The
+ * readers and symbol tables must outlive db.  0, or -1 with *err.
+ */
+int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
+		      const char *const *capture, const char *const *host, size_t n,
+		      char **err);
+
 /* Unregister the tables (before closing the reader while db lives on). */
 void dtsql_detach(sqlite3 *db);
 

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,13 +92,238 @@ read_build_id(Elf *e, struct dtcap_file *f)
 	}
 }
 
+/*
+ * Symbols are gathered from several tables into one growing array whose
+ * names live in one growing block; name pointers are offsets until the
+ * block stops moving.
+ */
+struct acc {
+	struct dtcap_sym *v;
+	size_t	n, cap;
+	char	*names;
+	size_t	used, ncap;
+	int	symtab;		/* a full .symtab was seen */
+};
+
 static int
-read_elf(Elf *e, struct owned *o, char *err, size_t errlen)
+acc_add(struct acc *a, uint64_t addr, uint64_t size, const char *name)
 {
-	Elf_Scn *scn = NULL, *symscn = NULL;
-	GElf_Shdr sh, symsh = { 0 };
-	size_t nph, nsyms, namebytes = 0, used = 0, k = 0;
+	size_t l = strlen(name) + 1;
+
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 256;
+		struct dtcap_sym *nv = realloc(a->v, nc * sizeof(*nv));
+		if (nv == NULL)
+			return -1;
+		a->v = nv;
+		a->cap = nc;
+	}
+	if (a->used + l > a->ncap) {
+		size_t nc = a->ncap ? a->ncap * 2 : 4096;
+		while (nc < a->used + l)
+			nc *= 2;
+		char *nn = realloc(a->names, nc);
+		if (nn == NULL)
+			return -1;
+		a->names = nn;
+		a->ncap = nc;
+	}
+	memcpy(a->names + a->used, name, l);
+	a->v[a->n].addr = addr;
+	a->v[a->n].size = size;
+	a->v[a->n].name = (const char *)(uintptr_t)a->used;
+	a->used += l;
+	a->n++;
+	return 0;
+}
+
+/* Every function symbol of e's .symtab and .dynsym into a. */
+static int
+add_elf_syms(struct acc *a, Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		Elf_Data *data;
+		size_t nsyms;
+
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize == 0)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (data == NULL)
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			a->symtab = 1;
+		nsyms = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < nsyms; i++) {
+			GElf_Sym s;
+			const char *name;
+			int t;
+			if (gelf_getsym(data, (int)i, &s) == NULL)
+				continue;
+			t = GELF_ST_TYPE(s.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+			    s.st_value == 0)
+				continue;
+			name = elf_strptr(e, sh.sh_link, s.st_name);
+			if (name == NULL || *name == '\0')
+				continue;
+			if (acc_add(a, s.st_value, s.st_size, name) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static Elf_Scn *
+section_named(Elf *e, const char *want)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(e, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		const char *name;
+		if (gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && strcmp(name, want) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+/* Upper bound of a decompressed MiniDebugInfo: a symbol table, not a program. */
+#define MINIDEBUG_MAX	(256U << 20)
+
+/*
+ * MiniDebugInfo (.gnu_debugdata): an xz-compressed ELF file holding the
+ * .symtab entries that .dynsym lacks (Fedora, RHEL, CentOS binaries).
+ */
+static int
+add_minidebuginfo(struct acc *a, Elf *e)
+{
+	Elf_Scn *scn = section_named(e, ".gnu_debugdata");
+	lzma_stream zs = LZMA_STREAM_INIT;
+	unsigned char *out = NULL;
+	size_t cap = 0;
 	Elf_Data *data;
+	Elf *inner;
+	lzma_ret lr;
+	int r = 0;
+
+	if (scn == NULL || (data = elf_rawdata(scn, NULL)) == NULL || data->d_size == 0)
+		return 0;
+	if (lzma_stream_decoder(&zs, MINIDEBUG_MAX, 0) != LZMA_OK)
+		return 0;
+	zs.next_in = data->d_buf;
+	zs.avail_in = data->d_size;
+	do {
+		if (zs.avail_out == 0) {
+			size_t nc = cap ? cap * 2 : data->d_size * 4 + 4096;
+			unsigned char *no;
+			if (nc > MINIDEBUG_MAX || (no = realloc(out, nc)) == NULL) {
+				lr = LZMA_MEM_ERROR;
+				break;
+			}
+			out = no;
+			zs.next_out = out + cap;
+			zs.avail_out = nc - cap;
+			cap = nc;
+		}
+		lr = lzma_code(&zs, LZMA_FINISH);
+	} while (lr == LZMA_OK);
+	/* a damaged section only costs its names */
+	if (lr == LZMA_STREAM_END && (inner = elf_memory((char *)out, zs.total_out)) != NULL) {
+		if (elf_kind(inner) == ELF_K_ELF)
+			r = add_elf_syms(a, inner);
+		elf_end(inner);
+	}
+	lzma_end(&zs);
+	free(out);
+	return r;
+}
+
+/* Root of separate debug files; tests point it elsewhere. */
+static const char *
+debug_root(void)
+{
+	const char *d = getenv("DT_DEBUG_DIR");
+
+	return d && d[0] == '/' ? d : "/usr/lib/debug";
+}
+
+/*
+ * The separate debug file: by build id under .build-id/xx/rest.debug,
+ * else by .gnu_debuglink next to the file's path under the debug root.
+ * prefix ("/proc/PID/root" or "") is tried first, then the host's.
+ */
+static int
+add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *prefix)
+{
+	char cand[3][4400], hex[41];
+	int ncand = 0, r = 0;
+	Elf_Scn *scn;
+
+	if (f->build_id_len >= 2) {
+		for (uint32_t i = 0; i < f->build_id_len && i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", f->build_id[i]);
+		snprintf(cand[ncand++], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
+			 debug_root(), hex, hex + 2);
+	}
+	if ((scn = section_named(e, ".gnu_debuglink")) != NULL) {
+		Elf_Data *d = elf_rawdata(scn, NULL);
+		const char *slash = strrchr(f->path, '/');
+		if (d && d->d_size > 4 && memchr(d->d_buf, '\0', d->d_size) && slash &&
+		    strchr(d->d_buf, '/') == NULL) {
+			snprintf(cand[ncand++], sizeof(cand[0]), "%s%.*s/%s", debug_root(),
+				 (int)(slash - f->path), f->path, (const char *)d->d_buf);
+			snprintf(cand[ncand++], sizeof(cand[0]), "%.*s/.debug/%s",
+				 (int)(slash - f->path), f->path, (const char *)d->d_buf);
+		}
+	}
+	for (int i = 0; i < ncand; i++) {
+		for (int root = 0; root < 2; root++) {
+			char p[4600];
+			struct dtcap_file df = { 0 };
+			Elf *de;
+			int fd;
+
+			if (root == 0 && (prefix == NULL || prefix[0] == '\0'))
+				continue;
+			if ((size_t)snprintf(p, sizeof(p), "%s%s", root == 0 ? prefix : "",
+					     cand[i]) >= sizeof(p) ||
+			    (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+				continue;
+			de = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+			if (de && elf_kind(de) == ELF_K_ELF) {
+				/* a debug file of another build names wrong functions */
+				read_build_id(de, &df);
+				if (f->build_id_len == 0 || (df.build_id_len == f->build_id_len &&
+				    memcmp(df.build_id, f->build_id, f->build_id_len) == 0)) {
+					r = add_elf_syms(a, de);
+					elf_end(de);
+					close(fd);
+					return r;
+				}
+			}
+			if (de)
+				elf_end(de);
+			close(fd);
+		}
+	}
+	return 0;
+}
+
+static int
+read_elf(Elf *e, struct owned *o, const char *prefix, char *err, size_t errlen)
+{
+	struct acc a = { 0 };
+	size_t nph, k = 0;
 
 	/* load bias: p_vaddr - p_offset of the first executable PT_LOAD */
 	if (elf_getphdrnum(e, &nph) == 0) {
@@ -113,66 +339,30 @@ read_elf(Elf *e, struct owned *o, char *err, size_t errlen)
 	}
 	read_build_id(e, &o->ef.f);
 
-	/* .symtab when present (unstripped), else the dynamic symbols */
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		if (gelf_getshdr(scn, &sh) == NULL)
-			continue;
-		if (sh.sh_type == SHT_SYMTAB || (sh.sh_type == SHT_DYNSYM && symscn == NULL)) {
-			if (symscn == NULL || sh.sh_type == SHT_SYMTAB) {
-				symscn = scn;
-				symsh = sh;
-			}
-		}
-	}
-	if (symscn == NULL || symsh.sh_entsize == 0)
-		return 0;	/* no symbols: still useful for build id and mapping */
-	data = elf_getdata(symscn, NULL);
-	if (data == NULL) {
-		dtu_seterr(err, errlen, "%s: %s", o->path, elf_errmsg(-1));
+	/* .symtab and .dynsym; a stripped file's local functions (_start,
+	 * static helpers) only in MiniDebugInfo or a separate debug file */
+	if (add_elf_syms(&a, e) < 0 ||
+	    (!a.symtab && add_minidebuginfo(&a, e) < 0) ||
+	    (!a.symtab && add_debugfile(&a, e, &o->ef.f, prefix) < 0)) {
+		dtu_seterr(err, errlen, "%s: out of memory", o->path);
+		free(a.v);
+		free(a.names);
 		return -1;
 	}
-	nsyms = symsh.sh_size / symsh.sh_entsize;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < nsyms; i++) {
-			GElf_Sym s;
-			const char *name;
-			int t;
-			if (gelf_getsym(data, (int)i, &s) == NULL)
-				continue;
-			t = GELF_ST_TYPE(s.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-			    s.st_value == 0)
-				continue;
-			name = elf_strptr(e, symsh.sh_link, s.st_name);
-			if (name == NULL || *name == '\0')
-				continue;
-			if (pass == 0) {
-				namebytes += strlen(name) + 1;
-				k++;
-				continue;
-			}
-			size_t l = strlen(name) + 1;
-			memcpy(o->names + used, name, l);
-			o->syms[k].addr = s.st_value;
-			o->syms[k].size = s.st_size;
-			o->syms[k].name = o->names + used;
-			used += l;
-			k++;
-		}
-		if (pass == 0) {
-			if (k == 0)
-				return 0;
-			o->syms = calloc(k, sizeof(*o->syms));
-			o->names = malloc(namebytes);
-			if (o->syms == NULL || o->names == NULL) {
-				dtu_seterr(err, errlen, "%s: out of memory", o->path);
-				return -1;
-			}
-			k = 0;
-		}
+	for (size_t i = 0; i < a.n; i++)
+		a.v[i].name = a.names + (uintptr_t)a.v[i].name;
+	if (a.n)
+		qsort(a.v, a.n, sizeof(*a.v), symcmp);
+	/* one symbol seen in several tables is kept once */
+	for (size_t i = 0; i < a.n; i++) {
+		if (k > 0 && a.v[k - 1].addr == a.v[i].addr && a.v[k - 1].size == a.v[i].size &&
+		    strcmp(a.v[k - 1].name, a.v[i].name) == 0)
+			continue;
+		a.v[k++] = a.v[i];
 	}
-	qsort(o->syms, k, sizeof(*o->syms), symcmp);
-	o->ef.f.syms = o->syms;
+	o->syms = a.v;
+	o->names = a.names;
+	o->ef.f.syms = a.v;
 	o->ef.f.nsyms = (uint32_t)k;
 	return 0;
 }
@@ -210,7 +400,15 @@ elfsyms_read(const char *path, const char *open_path, char *err, size_t errlen)
 		elfsyms_file_free(&o->ef);
 		return NULL;
 	}
-	r = read_elf(e, o, err, errlen);
+	{
+		/* "/proc/PID/root" when open_path is path seen from there */
+		char prefix[64] = "";
+		size_t ol = open_path ? strlen(open_path) : 0, pl = strlen(path);
+		if (ol > pl && ol - pl < sizeof(prefix) && strcmp(open_path + ol - pl, path) == 0 &&
+		    strncmp(open_path, "/proc/", 6) == 0)
+			snprintf(prefix, sizeof(prefix), "%.*s", (int)(ol - pl), open_path);
+		r = read_elf(e, o, prefix, err, errlen);
+	}
 	elf_end(e);
 	close(fd);
 	if (r < 0) {

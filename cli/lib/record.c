@@ -234,6 +234,11 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 			snprintf(opath, sizeof(opath), "%s", name);
 		else
 			snprintf(opath, sizeof(opath), "/proc/%u/root%s", pid, name);
+		/* deleted since the kernel reported the mapping (perf's MMAP2
+		 * names carry no " (deleted)"): the process's own mapping */
+		if (access(opath, R_OK) != 0)
+			snprintf(opath, sizeof(opath), "/proc/%u/map_files/%llx-%llx", pid,
+				 (unsigned long long)mv[i].start, (unsigned long long)mv[i].end);
 		f = elfsyms_get(r->ec, name, opath, err, sizeof(err));
 		if (f == NULL)
 			continue;
@@ -354,6 +359,9 @@ put_counters(struct rec *r)
 	mine.read = r->nread;
 	mine.dropped = r->nbad + r->nlost;
 	mine.skipped = r->nfiltered;	/* left out on purpose: not a loss */
+	if (r->src->ops->ustack_counts)
+		r->src->ops->ustack_counts(r->src, &mine.ustack_dwarf, &mine.ustack_dwarf_trunc,
+					   &mine.ustack_fp_behind);
 	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
@@ -779,6 +787,18 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 	if (r->nfiltered && !r->o->quiet)
 		msg(r, "%llu events of other processes left out (targets filtered by dtrec, "
 		    "not by the %s source)", (unsigned long long)r->nfiltered, r->src->ops->name);
+	if (r->src->ops->ustack_counts) {
+		uint64_t dw, dwt, fpb;
+		r->src->ops->ustack_counts(r->src, &dw, &dwt, &fpb);
+		if ((dw || fpb) && !r->o->quiet)
+			msg(r, "user stacks: %llu unwound with DWARF (%llu of them stopped short)",
+			    (unsigned long long)dw, (unsigned long long)dwt);
+		/* a silent downgrade would mislead as much as a drop */
+		if (fpb)
+			msg(r, "WARNING: %llu samples kept their frame-pointer user stack: unwinding "
+			    "fell behind (fewer probes, a lower rate or a smaller "
+			    "--user-stack-size)", (unsigned long long)fpb);
+	}
 }
 
 
@@ -1190,7 +1210,23 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	cfg.pids = o->pids;
 	cfg.npids = o->npids;
 	cfg.child = child > 0 && !r->filter ? child : 0;
+	cfg.ustack_mode = o->ustack_mode;
+	cfg.ustack_size = o->ustack_size;
+	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {
+		msg(r, "--user-stacks dwarf needs the perf source (--source perf): the %s source "
+		    "copies no user stacks; use fp or auto", r->src->ops->name);
+		goto out;
+	}
+	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)
+		cfg.ustack_mode = DTSRC_USTACK_FP;
 	if (o->flight) {
+		/* a dump is read in one go: samples still with the unwinding
+		 * workers would miss it, so flight stacks are frame pointers */
+		if (o->ustack_mode == DTSRC_USTACK_DWARF) {
+			msg(r, "--user-stacks dwarf does not work with --flight (yet): use fp");
+			goto out;
+		}
+		cfg.ustack_mode = DTSRC_USTACK_FP;
 		cfg.bufsize = o->flight;
 		cfg.flight = 1;
 		cfg.trig = tsel;
@@ -1324,6 +1360,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		}
 		/* a killed recorder loses at most one interval of events */
 		if (now - last_flush >= flush_ns) {
+			/* what the rings hold now goes out with this flush */
+			if (drain_once(r, buf) < 0) {
+				failed = 1;
+				break;
+			}
 			uint64_t ev = dtcap_events_written(r->w);
 			if (ev != flushed_events) {
 				if (put_kused(r) < 0 || dtcap_flush(r->w) < 0) {
@@ -1406,6 +1447,10 @@ finish:
 			res->recursive = t.recursive;
 			res->elapsed_ns = recording ? now - start : 0;
 			res->cmd_status = cmd_status;
+			if (r->src && r->src->ops->ustack_counts)
+				r->src->ops->ustack_counts(r->src, &res->ustack_dwarf,
+							   &res->ustack_dwarf_trunc,
+							   &res->ustack_fp_behind);
 		}
 		if (recording && renamed && !r->werr && !failed)
 			ret = 0;

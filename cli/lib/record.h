@@ -43,6 +43,8 @@ struct dtrec_opts {
 	size_t		npids;
 	uint64_t	flush_ns;	/* write the open block this often; 0: 1 s */
 	int		sync;		/* fdatasync after every flush */
+	int		ustack_mode;	/* DTSRC_USTACK_* (source.h); 0: auto */
+	uint32_t	ustack_size;	/* stack bytes per sample; 0: default */
 	/*
 	 * Flight recorder (perf source): rings of this many bytes per CPU
 	 * keep the newest events and nothing is written while recording; a
@@ -64,6 +66,7 @@ struct dtrec_result {
 	uint64_t	produced, dropped, skipped, recursive;
 	uint64_t	elapsed_ns;
 	int		cmd_status;	/* wait status of the command, -1: none */
+	uint64_t	ustack_dwarf, ustack_dwarf_trunc, ustack_fp_behind;
 };
 
 /*

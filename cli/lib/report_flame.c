@@ -26,6 +26,7 @@
 #include "dtsym.h"
 #include "filter.h"
 #include "flame.h"
+#include "captures.h"
 #include "report.h"
 #include "util.h"
 
@@ -499,9 +500,10 @@ static void flame_usage(const char *cmd, FILE *to)
 	if (dtr_shell)
 		fprintf(to, "usage: %s [-o FILE] [--folded] [options]\n", cmd);
 	else if (!strcmp(cmd, "diff"))
-		fprintf(to, "usage: dtreport diff A.dtc B.dtc [-o out.svg] [--folded] [options]\n");
+		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
+			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
-		fprintf(to, "usage: dtreport flame FILE.dtc [-o out.svg] [--folded] [options]\n");
+		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
 	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
@@ -678,7 +680,13 @@ static int flame_args(const char *cmd, int argc, char **argv, struct flame_opts 
 		flame_usage(cmd, stdout);
 		return -1;
 	}
-	if (argc - optind != nfiles) {
+	/* nfiles 0: one or more */
+	if (nfiles == 0 && argc - optind < 1) {
+		dtr_err(cmd, "no capture given");
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (nfiles && argc - optind != nfiles) {
 		if (argc - optind > nfiles)
 			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
 				cmd, nfiles == 1 ? "one capture" : "two captures");
@@ -696,31 +704,50 @@ int cmd_flame(int argc, char **argv)
 	struct flame_opts fo = { 0 };
 	struct dtf_filter filt;
 	struct dtu_out o;
+	struct dtx_caps caps = { 0 };
 	int ret;
-	char probes[256], sub[400];
+	char probes[256], sub[400], cerr[512];
 	uint64_t n = 0;
 
 	dtf_init(&filt);
-	if ((ret = flame_args("flame", argc, argv, &fo, &filt, 1)) != 0) {
+	if ((ret = flame_args("flame", argc, argv, &fo, &filt, dtr_shell ? 1 : 0)) != 0) {
 		dtf_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
-	const char *path = argv[optind];
-	struct flame *fl = flame_new();
-	if (!fl) {
-		dtr_err("flame", "out of memory");
+	/* several captures (or directories of them) fold into one graph */
+	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
+		dtr_err("flame", "%s", cerr);
+		dtx_caps_free(&caps);
 		dtf_free(&filt);
 		return DTR_EXIT_ERROR;
 	}
-	if ((ret = open_out("flame", &fo, &path, 1, &o)) != 0)
-		goto out;
-	if ((ret = load_profile("flame", path, &filt, &fo, fl, 0, &n, probes, sizeof(probes)))) {
-		dtu_out_abort(&o);
-		goto out;
+	const char *path = caps.path[0];
+	struct flame *fl = flame_new();
+	if (!fl) {
+		dtr_err("flame", "out of memory");
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
 	}
-	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s of %s%s", path, n,
-		 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
-		 dtf_active(&filt) ? " (filtered)" : "");
+	if ((ret = open_out("flame", &fo, (const char *const *)caps.path, (size_t)caps.n, &o)) != 0)
+		goto out;
+	for (int i = 0; i < caps.n; i++) {
+		uint64_t ni = 0;
+		if ((ret = load_profile("flame", caps.path[i], &filt, &fo, fl, 0, &ni, probes,
+					sizeof(probes)))) {
+			dtu_out_abort(&o);
+			goto out;
+		}
+		n += ni;
+	}
+	if (caps.n > 1)
+		snprintf(sub, sizeof(sub), "%d captures: %" PRIu64 " %s of %s%s", caps.n, n,
+			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
+			 dtf_active(&filt) ? " (filtered)" : "");
+	else
+		snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s of %s%s", path, n,
+			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
+			 dtf_active(&filt) ? " (filtered)" : "");
 	struct flame_svg_opts so = {
 		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
 		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
@@ -731,6 +758,7 @@ int cmd_flame(int argc, char **argv)
 	ret = write_out("flame", fl, &fo, &so, 0, &o);
 out:
 	flame_free(fl);
+	dtx_caps_free(&caps);
 	dtf_free(&filt);
 	return ret;
 }
@@ -750,18 +778,35 @@ int cmd_diff(int argc, char **argv)
 		return ret < 0 ? 0 : ret;
 	}
 	const char *in[2] = { argv[optind], argv[optind + 1] };
+	/* each side a capture, or a directory: a group of captures */
+	struct dtx_caps side[2] = { { 0 }, { 0 } }, all = { 0 };
+	char cerr[512];
 	struct flame *fl = flame_new();
 	if (!fl) {
 		dtr_err("diff", "out of memory");
 		dtf_free(&filt);
 		return DTR_EXIT_ERROR;
 	}
-	if ((ret = open_out("diff", &fo, in, 2, &o)) != 0)
+	for (int k = 0; k < 2; k++) {
+		if (dtx_caps_add(&side[k], argv + optind + k, 1, cerr, sizeof(cerr)) < 0 ||
+		    dtx_caps_add(&all, argv + optind + k, 1, cerr, sizeof(cerr)) < 0) {
+			dtr_err("diff", "%s", cerr);
+			ret = DTR_EXIT_ERROR;
+			goto out;
+		}
+	}
+	if ((ret = open_out("diff", &fo, (const char *const *)all.path, (size_t)all.n, &o)) != 0)
 		goto out;
-	if ((ret = load_profile("diff", in[0], &filt, &fo, fl, 0, &na, pa, sizeof(pa))) ||
-	    (ret = load_profile("diff", in[1], &filt, &fo, fl, 1, &nb, pb, sizeof(pb)))) {
-		dtu_out_abort(&o);
-		goto out;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < side[k].n; i++) {
+			uint64_t ni = 0;
+			if ((ret = load_profile("diff", side[k].path[i], &filt, &fo, fl, k, &ni,
+						k ? pb : pa, k ? sizeof(pb) : sizeof(pa)))) {
+				dtu_out_abort(&o);
+				goto out;
+			}
+			*(k ? &nb : &na) += ni;
+		}
 	}
 	const char *unit = fo.countname ? fo.countname : "samples";
 	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " %s) against A %s (%" PRIu64
@@ -776,6 +821,9 @@ int cmd_diff(int argc, char **argv)
 	ret = write_out("diff", fl, &fo, &so, 1, &o);
 out:
 	flame_free(fl);
+	dtx_caps_free(&side[0]);
+	dtx_caps_free(&side[1]);
+	dtx_caps_free(&all);
 	dtf_free(&filt);
 	return ret;
 }

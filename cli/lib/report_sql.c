@@ -16,7 +16,9 @@
 
 #include "dtcap.h"
 #include "dtsql.h"
+#include "captures.h"
 #include "dtsym.h"
+#include "export.h"
 #include "report.h"
 #include "util.h"
 
@@ -61,6 +63,63 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		return DTR_EXIT_ERROR;
 	}
 	return 0;
+}
+
+/* Several captures: their tables as views with capture and host columns
+ * (dtsql_attach_many).  rs and syms are filled for close_many. */
+static int open_many(const struct dtx_caps *caps, int partial, int salvage,
+		     struct dtcap_reader **rs, struct dtsym **syms, sqlite3 **db)
+{
+	*db = NULL;
+	int n = caps->n, ret = DTR_EXIT_ERROR;
+	char **names = calloc((size_t)n, sizeof(*names));
+	const char **hosts = calloc((size_t)n, sizeof(*hosts));
+	if (!names || !hosts) {
+		dtr_err("sql", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((rs[i] = dtr_open("sql", caps->path[i], partial, salvage, &ret)) == NULL)
+			goto out;
+		ret = DTR_EXIT_ERROR;
+		if ((syms[i] = dtsym_open(rs[i])) == NULL || (names[i] = malloc(256)) == NULL) {
+			dtr_err("sql", "out of memory");
+			goto out;
+		}
+		dtx_capture_name(names[i], 256, caps->path[i]);
+		hosts[i] = dtcap_host(rs[i])->hostname;
+	}
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err("sql", "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+		goto out;
+	}
+	char *err = NULL;
+	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
+			      &err) < 0) {
+		dtr_err("sql", "%s", err ? err : "attach failed");
+		sqlite3_free(err);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(hosts);
+	return ret;
+}
+
+static void close_many(struct dtcap_reader **rs, struct dtsym **syms, int n, sqlite3 *db)
+{
+	if (db)
+		sqlite3_close_v2(db);
+	for (int i = 0; i < n; i++) {
+		if (syms[i])
+			dtsym_close(syms[i]);
+		if (rs[i])
+			dtcap_reader_close(rs[i]);
+	}
 }
 
 static void close_all(struct dtcap_reader *r, struct dtsym *sym, sqlite3 *db)
@@ -108,9 +167,11 @@ static void sql_usage(FILE *f)
 	if (dtr_shell)
 		fprintf(f, "usage: sql [--csv|--json|--table] QUERY\n");
 	else
-		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] FILE [QUERY]\n"
+		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] CAPTURE|DIR... [QUERY]\n"
 			"       dtreport sql --schema [TABLE]\n"
 			"  QUERY omitted: SQL is read from standard input.\n"
+			"  Several captures (or a directory of them): every table gains the\n"
+			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
@@ -200,14 +261,22 @@ int cmd_sql(int argc, char **argv)
 		return DTR_EXIT_USAGE;
 	}
 	const char *path = argv[optind++];
-	/* Options may also follow the capture, up to the query. */
+	/* more arguments naming files or directories: several captures */
+	int capfirst = optind - 1;
+	while (optind < argc && dtx_is_capture_arg(argv[optind]))
+		optind++;
+	int capend = optind;
+	struct stat pst;
+	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
+	/* Options may also follow the captures, up to the query. */
 	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
 		return r0 == 1 ? 0 : r0;
 	if (schema) {
 		dtr_err("sql", "--schema takes no capture");
 		return DTR_EXIT_USAGE;
 	}
-	if (dtu_out_open(&out, NULL, &path, 1, ebuf, sizeof(ebuf))) {
+	if (dtu_out_open(&out, NULL, (const char *const *)(argv + capfirst), (size_t)(capend - capfirst),
+			 ebuf, sizeof(ebuf))) {
 		dtr_err("sql", "%s", ebuf);
 		return DTR_EXIT_ERROR;
 	}
@@ -239,11 +308,34 @@ int cmd_sql(int argc, char **argv)
 		}
 	}
 
-	struct dtcap_reader *r;
-	struct dtsym *sym;
-	sqlite3 *db;
-	int st = open_all("sql", path, partial, salvage, &r, &sym, &db);
-	if (st) {
+	struct dtcap_reader *r = NULL, **rs = NULL;
+	struct dtsym *sym = NULL, **syms = NULL;
+	sqlite3 *db = NULL;
+	struct dtx_caps caps = { 0 };
+	int st = 0;
+	if (many) {
+		char cerr[512];
+		if (dtx_caps_add(&caps, argv + capfirst, capend - capfirst, cerr, sizeof(cerr)) < 0) {
+			dtr_err("sql", "%s", cerr);
+			dtx_caps_free(&caps);
+			free(query);
+			return DTR_EXIT_ERROR;
+		}
+		rs = calloc((size_t)caps.n, sizeof(*rs));
+		syms = calloc((size_t)caps.n, sizeof(*syms));
+		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
+			if (!rs || !syms) {
+				dtr_err("sql", "out of memory");
+				st = DTR_EXIT_ERROR;
+			}
+			if (rs && syms)
+				close_many(rs, syms, caps.n, db);
+			free(rs), free(syms);
+			dtx_caps_free(&caps);
+			free(query);
+			return st;
+		}
+	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db)) != 0) {
 		close_all(r, sym, db);
 		free(query);
 		return st;
@@ -265,13 +357,20 @@ int cmd_sql(int argc, char **argv)
 	}
 	sqlite3_free(err);
 	free(query);
-	close_all(r, sym, db);
+	if (many) {
+		close_many(rs, syms, caps.n, db);
+		free(rs), free(syms);
+		dtx_caps_free(&caps);
+	} else {
+		close_all(r, sym, db);
+	}
 	return rc < 0 ? DTR_EXIT_ERROR : 0;
 }
 
 static void export_usage(FILE *f)
 {
-	fprintf(f, "usage: %s -o OUT.sqlite [--partial|--salvage]\n",
+	fprintf(f, "usage: %s [--format sqlite] -o OUT.sqlite [--partial|--salvage]\n"
+		"  other formats (parquet, pprof, chrome): dtreport export --format F --help\n",
 		dtr_shell ? "export" : "dtreport export FILE");
 }
 
@@ -320,23 +419,47 @@ static void export_ticker(int on, struct sigaction *old)
 	}
 }
 
+/* The value of --format/-f, if any (other formats live in export.c). */
+static const char *export_format(int argc, char **argv)
+{
+	const char *f = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+			f = argv[++i];
+		else if (!strncmp(argv[i], "--format=", 9))
+			f = argv[i] + 9;
+		else if (!strncmp(argv[i], "-f", 2) && argv[i][2])
+			f = argv[i] + 2;
+		else if (!strcmp(argv[i], "-o"))
+			i++;
+	}
+	return f;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *format = export_format(argc, argv);
+	if (format && strcmp(format, "sqlite"))
+		return cmd_export_format(argc, argv, format);
 	const char *outpath = NULL;
 	int ch, partial = 0, salvage = 0;
 	char ebuf[512];
 	optind = 0;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":o:f:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': outpath = optarg; break;
+		case 'f': break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': export_usage(stdout); return 0;

@@ -16,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "captures.h"
 #include "dt_abi.h"
 #include "filter.h"
 #include "report.h"
@@ -96,7 +98,19 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 		json_str(o, h->boot_id);
 		fputs(",\"source\":", o);
 		json_str(o, h->source);
-		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f", nc, nc > 1 ? drift_ms : 0.0);
+		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f,\"salvaged\":[", nc,
+			nc > 1 ? drift_ms : 0.0);
+		for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+			const struct dtcap_damage *d = dtcap_damage_at(r, i);
+			fprintf(o, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"what\":",
+				i ? "," : "", d->offset, d->length);
+			json_str(o, d->what);
+			if (d->events_lost == UINT64_MAX)
+				fputs(",\"events_lost\":null}", o);
+			else
+				fprintf(o, ",\"events_lost\":%" PRIu64 "}", d->events_lost);
+		}
+		fputs("]", o);
 		return;
 	}
 	fprintf(o, "written by   dt %s, format %u (features %#x), %s source\n",
@@ -110,6 +124,15 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 			"monotonic\n", nc, drift_ms);
 	else
 		fprintf(o, "clock        one (monotonic, wall) pair, at the start\n");
+	/* --salvage: every range it skipped, not just the warning's first */
+	for (size_t i = 0; i < dtcap_ndamage(r); i++) {
+		const struct dtcap_damage *d = dtcap_damage_at(r, i);
+		char lost[48] = "events lost unknown";
+		if (d->events_lost != UINT64_MAX)
+			snprintf(lost, sizeof(lost), "%" PRIu64 " events lost", d->events_lost);
+		fprintf(o, "SALVAGED     skipped bytes %" PRIu64 "..%" PRIu64 " (%s): %s\n",
+			d->offset, d->offset + d->length, d->what, lost);
+	}
 }
 
 static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
@@ -228,8 +251,9 @@ static const struct option stats_longopts[] = {
 static void stats_usage(FILE *to)
 {
 	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
-		"  --all: also the probes and CPUs without events\n" DTF_USAGE,
-		dtr_shell ? "stats" : "dtreport stats FILE.dtc");
+		"  --all: also the probes and CPUs without events\n"
+		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
+		dtr_shell ? "stats" : "dtreport stats CAPTURE|DIR...");
 }
 
 /*
@@ -260,8 +284,8 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 		fprintf(o, "  no counter snapshot in the capture: cannot check\n");
 	} else {
 		fprintf(o, "  events in capture %" PRIu64 " + recorder losses %" PRIu64
-			" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec->dropped,
-			nev + rec->dropped, tot.read, acct);
+			" = %" PRIu64 ", kernel read %" PRIu64 ": %s\n", nev, rec->dropped + rec->skipped,
+			nev + rec->dropped + rec->skipped, tot.read, acct);
 		fprintf(o, "  kernel produced %" PRIu64 " = read + dropped: %s\n",
 			tot.produced, conserved ? "OK" : "MISMATCH (rings not drained?)");
 		if (tot.dropped)
@@ -273,6 +297,16 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 		if (rec->dropped)
 			fprintf(o, "  *** RECORDER LOST %" PRIu64 " events it had read ***\n",
 				rec->dropped);
+		if (rec->skipped)
+			fprintf(o, "  left out by the recorder as not its targets: %" PRIu64 "\n",
+				rec->skipped);
+		if (rec->ustack_dwarf || rec->ustack_fp_behind)
+			fprintf(o, "  user stacks unwound with DWARF: %" PRIu64 " (%" PRIu64
+				" stopped short of the program entry)\n", rec->ustack_dwarf,
+				rec->ustack_dwarf_trunc);
+		if (rec->ustack_fp_behind)
+			fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack: "
+				"unwinding fell behind ***\n", rec->ustack_fp_behind);
 		if (tot.skipped)
 			fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
 		if (tot.recursive)
@@ -337,15 +371,42 @@ int cmd_stats(int argc, char **argv)
 			goto usage;
 		}
 	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			dtr_err("stats", "unexpected argument '%s' (stats takes one capture)",
-				argv[optind + 1]);
-		else
-			dtr_err("stats", "no capture given");
+	if (argc - optind < 1) {
+		dtr_err("stats", "no capture given");
 		goto usage;
 	}
 	const char *path = argv[optind];
+	struct stat pst;
+	if (argc - optind > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
+		/* several captures: this command again on each, options kept */
+		struct dtx_caps caps = { 0 };
+		char **sub = malloc((size_t)(optind + 2) * sizeof(*sub));
+		if (sub == NULL || dtx_caps_add(&caps, argv + optind, argc - optind, err,
+						sizeof(err)) < 0) {
+			fprintf(stderr, "dtreport stats: %s\n", sub ? err : "out of memory");
+			free(sub);
+			dtx_caps_free(&caps);
+			goto out;
+		}
+		int nopt = optind;
+		memcpy(sub, argv, (size_t)nopt * sizeof(*sub));
+		ret = 0;
+		if (json)
+			fputs("[", stdout);
+		for (int i = 0; i < caps.n; i++) {
+			if (i)
+				fputs(json ? "," : "\n", stdout);
+			sub[nopt] = caps.path[i];
+			sub[nopt + 1] = NULL;
+			int r2 = cmd_stats(nopt + 1, sub);
+			ret = r2 > ret ? r2 : ret;
+		}
+		if (json)
+			fputs("]\n", stdout);
+		free(sub);
+		dtx_caps_free(&caps);
+		goto out;
+	}
 
 	/* `stats f.dtc >> f.dtc` would append to the capture it reads. */
 	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
@@ -404,7 +465,8 @@ int cmd_stats(int argc, char **argv)
 			conserved = 0;
 	}
 	int have_counters = ncpus > 0;
-	int acct_ok = have_counters && nev + rec.dropped == tot.read;
+	/* the recorder's losses and what it left out as not its targets */
+	int acct_ok = have_counters && nev + rec.dropped + rec.skipped == tot.read;
 	const char *acct = !have_counters ? "NO_COUNTERS" : acct_ok ? "OK" : "MISMATCH";
 
 	/* Span: from the recording start to the final snapshot (or last event). */
@@ -591,6 +653,9 @@ int cmd_stats(int argc, char **argv)
 			fputs("null", o);
 		fputs(",\"recorder\":", o);
 		json_count(o, &rec);
+		fprintf(o, ",\"user_stacks\":{\"dwarf\":%" PRIu64 ",\"dwarf_truncated\":%" PRIu64
+			",\"fp_behind\":%" PRIu64 "}", rec.ustack_dwarf, rec.ustack_dwarf_trunc,
+			rec.ustack_fp_behind);
 		fprintf(o, "},\"accounting\":{\"events_in_capture\":%" PRIu64 ",\"kernel_read\":%"
 			PRIu64 ",\"recorder_lost\":%" PRIu64 ",\"status\":\"%s\",\"conserved\":%s"
 			",\"dropped\":%" PRIu64 ",\"dropped_pct\":%.4f}}\n", nev, tot.read,

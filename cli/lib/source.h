@@ -33,6 +33,10 @@ struct dtsrc_cfg {
 	pid_t		child;		/* a COMMAND forked but not yet exec'd
 					 * (it waits on a pipe): recorded from its
 					 * exec on, with its descendants; 0: none */
+	int		ustack_mode;	/* DTSRC_USTACK_*, for DTEVT_USTACK */
+	uint32_t	ustack_size;	/* bytes of user stack copied per sample
+					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
+	unsigned	unwind_threads;	/* 0: one per 4 CPUs, 1 to 4 */
 	int		flight;		/* flight recorder: the rings overwrite
 					 * their oldest records and are read only
 					 * by dump (ops->dump != NULL) */
@@ -40,6 +44,16 @@ struct dtsrc_cfg {
 					 * dump (ops->triggered); also in sel */
 	size_t		ntrig;
 };
+
+/*
+ * User stacks: FP, the kernel's frame-pointer walk; DWARF, a copy of the
+ * stack unwound with CFI while recording (unwind.h), only the frames
+ * stored; AUTO, DWARF where the source can copy stacks, and per sample
+ * the frame-pointer stack when it is longer than a DWARF one that stopped
+ * short.  A source that cannot copy stacks refuses DWARF.
+ */
+enum { DTSRC_USTACK_AUTO, DTSRC_USTACK_FP, DTSRC_USTACK_DWARF };
+#define DTSRC_USTACK_SIZE	16384
 
 /*
  * A process's executable mappings as the kernel reported them (perf's
@@ -87,6 +101,13 @@ struct dtsrc_ops {
 	void	(*clock)(struct dtsrc *s, uint64_t *mono, int64_t *real);
 	/* The kernel's view of pid, or NULL: then record.c reads /proc. */
 	const struct dtsrc_proc *(*proc)(struct dtsrc *s, uint32_t pid);
+	/*
+	 * User stacks unwound with DWARF, of those the ones that stopped
+	 * short, and samples that kept the frame-pointer stack because
+	 * unwinding had fallen behind.  NULL: the source does no unwinding.
+	 */
+	void	(*ustack_counts)(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc,
+				 uint64_t *fp_behind);
 	/* Does the source itself keep only the targets' events? */
 	int	(*filters_targets)(struct dtsrc *s);
 	/*

@@ -302,20 +302,21 @@ else
 	fail dtgen "$DTGEN is missing"
 fi
 
-# ---- live mode without a device: dtrec's message
+# ---- live mode without a device: the perf source, as dtrec -l lists it
 if [ ! -e /dev/dt ]; then
-	IN= run -c "probes"
-	if [ "$RC" != 0 ] && grep -q '/dev/dt' "$T/err"; then
-		pass no-device-message
+	IN= run -c "probes syscall:getppid:*"
+	if [ "$RC" = 0 ] && grep -q 'syscall:getppid:entry' "$T/out"; then
+		pass no-device-perf-source
 	else
-		fail no-device-message "rc=$RC: $ERR"
+		fail no-device-perf-source "rc=$RC: $ERR"
 	fi
 	if [ -x "$B/bin/dtrec" ]; then
-		msg=$("$B/bin/dtrec" -l 2>&1 >/dev/null | sed 's/^dtrec: //')
-		if [ -n "$msg" ] && grep -qF "dtsh: $msg" "$T/err"; then
+		want=$("$B/bin/dtrec" -l 'syscall:getppid:*' 2>&1 | sort | tr '\n' ' ')
+		got=$(grep -o 'syscall:getppid:[a-z]*' "$T/out" | sort | tr '\n' ' ')
+		if [ -n "$want" ] && [ "$got" = "$want" ]; then
 			pass no-device-same-as-dtrec
 		else
-			fail no-device-same-as-dtrec "dtrec said [$msg], dtsh [$ERR]"
+			fail no-device-same-as-dtrec "dtrec listed [$want], dtsh [$got]"
 		fi
 	fi
 fi

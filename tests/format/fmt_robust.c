@@ -710,7 +710,7 @@ static void test_metadata(void)
 	struct dtcap_host h = {0};
 	snprintf(h.kernel, sizeof(h.kernel), "k");
 	struct dtcap_writer *w = dtcap_create(tpath("meta.dtc"), &h, NULL);
-	struct dtcap_count cnt = {1, 1, 0, 0, 0, 0};
+	struct dtcap_count cnt = {.produced = 1, .read = 1};
 	int ok = w && !dtcap_put_counters(w, 1, &cnt, 1, NULL);
 	usleep(20000);
 	ok = ok && !dtcap_put_counters(w, 2, &cnt, 1, NULL) && !dtcap_close(w);

@@ -175,8 +175,9 @@ static void build_model(struct model *m, size_t nev)
 	for (int c = 0; c < 2; c++) {
 		for (int k = 0; k < 3; k++)
 			m->cnt[c][k] = (struct dtcap_count){rnd() % 1000, rnd() % 100, 3, 4, 5,
-							    UINT64_MAX - k};
-		m->rec[c] = (struct dtcap_count){1, 2, 3, 4, 5, 6};
+							    UINT64_MAX - k, 0, 0, 0};
+		/* the user-stack tally is the recorder's only: it round-trips */
+		m->rec[c] = (struct dtcap_count){1, 2, 3, 4, 5, 6, 7, 8, UINT64_MAX - c};
 	}
 }
 

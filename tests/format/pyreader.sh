@@ -52,7 +52,7 @@ for c in $caps; do
 		"$py" "$here/pyreader.py" "$f" $tab >"$t/py.csv" 2>"$t/py.err" ||
 			{ no "pyreader.$c.$tab" "pyreader: $(tail -1 "$t/py.err")"; continue; }
 		cols=$(head -1 "$t/py.csv" | tr -d '\r' | sed 's/\bend\b/"end"/')
-		"$dtreport" sql --csv "$f" "SELECT $cols FROM $tab" >"$t/sql.csv" 2>"$t/sql.err" ||
+		"$dtreport" sql --csv --partial "$f" "SELECT $cols FROM $tab" >"$t/sql.csv" 2>"$t/sql.err" ||
 			{ no "pyreader.$c.$tab" "dtreport sql: $(tail -1 "$t/sql.err")"; continue; }
 		rows=$(($(wc -l <"$t/py.csv") - 1))
 		# a cut capture has no counters yet; everything else has rows
@@ -73,6 +73,52 @@ for c in $caps; do
 	[ -s "$t/f.py" ] && cmp -s "$t/f.py" "$t/f.lib" && ok "pyreader.$c.files" ||
 		no "pyreader.$c.files" "$(diff "$t/f.py" "$t/f.lib" | head -2 | tr '\n' ' ')"
 done
+
+# the tools on top: --ctx filters on the new column, stats shows who wrote
+# the capture, --salvage reads past a damaged block that stops a plain read
+n_py=$("$py" "$here/pyreader.py" "$t/demo.dtc" events | tr -d '\r' | grep -cE ',(hardirq|nmi)$')
+n_st=$("$dtreport" stats --json --ctx hardirq,nmi "$t/demo.dtc" | "$py" -c \
+	'import json,sys; print(json.load(sys.stdin)["events_matched"])')
+[ "$n_py" -gt 0 ] && [ "$n_py" = "$n_st" ] && ok cli.ctx_filter ||
+	no cli.ctx_filter "stats --ctx hardirq,nmi: $n_st events, pyreader: $n_py"
+"$dtreport" stats "$t/demo.dtc" >"$t/st.txt" 2>&1
+grep -q "^written by   dt .*format 3" "$t/st.txt" && grep -q "^machine " "$t/st.txt" &&
+	grep -q "^clock " "$t/st.txt" && ok cli.stats_metadata ||
+	no cli.stats_metadata "$(head -8 "$t/st.txt" | tr '\n' '|')"
+cp "$t/profile.dtc" "$t/salv.dtc"
+off=$("$py" - "$t/salv.dtc" <<'PY'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, n = 32, 0
+while off + 32 <= len(b):
+    t = b[off:off + 4]
+    x, c = struct.unpack_from("<II", b, off + 8)
+    if t == b"EVNT":
+        n += 1
+        if n == 2:
+            print(off + 32 + x + c // 2)
+            break
+    off += 32 + x + c
+PY
+)
+printf '\x5a' | dd of="$t/salv.dtc" bs=1 seek="$off" conv=notrunc 2>/dev/null
+# every column, so the damaged one is decoded (count(*) alone decodes none)
+q="SELECT * FROM events"
+if "$dtreport" sql --csv "$t/salv.dtc" "$q" >/dev/null 2>"$t/s1.err"; then
+	no cli.salvage "a damaged block read without --salvage"
+else
+	got=$("$dtreport" sql --csv --salvage "$t/salv.dtc" "$q" 2>"$t/s2.err" | tail -n +2 | wc -l)
+	if [ -n "$got" ] && [ "$got" -gt 0 ] && [ "$got" -lt 150000 ] && grep -q salvage "$t/s2.err"; then
+		ok cli.salvage
+		echo "# salvage: $got of 150000 events; $(head -1 "$t/s2.err")"
+		"$dtreport" stats --salvage "$t/salv.dtc" >"$t/st2.txt" 2>&1
+		grep -q "^SALVAGED     skipped bytes [0-9]*\.\.[0-9]* (damaged EVNT chunk): 40000 events lost" "$t/st2.txt" &&
+			ok cli.stats_lists_salvaged ||
+			no cli.stats_lists_salvaged "$(grep -i salv "$t/st2.txt" | head -2 | tr '\n' ' ')"
+	else
+		no cli.salvage "--salvage gave '$got': $(head -2 "$t/s2.err" | tr '\n' ' ')"
+	fi
+fi
 
 # it is a reader, not an echo: damage must stop it
 cp "$t/profile.dtc" "$t/bad.dtc"

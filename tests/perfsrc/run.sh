@@ -20,8 +20,12 @@ rec() {
 	local name=$1; shift
 	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
 }
-sanitizer_clean() {	# name file
-	if grep -q Sanitizer "$2"; then fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2")"; return 1; fi
+sanitizer_clean() {	# name file: the report's first frames make the failure line
+	if grep -q Sanitizer "$2"; then
+		fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2") at $(grep -m8 -E '^ +#[0-9]' "$2" |
+			sed 's/^ *#[0-9]* 0x[0-9a-f]* in //' | tr '\n' '|')"
+		return 1
+	fi
 	return 0
 }
 sql() { "$DTREPORT" sql "$@" 2>>"$T/sql.err" | tr -d '\r'; }
@@ -96,6 +100,18 @@ else
 	fail hot-call-chain "no recording"
 fi
 sanitizer_clean hot-asan "$T/hot.err" && pass hot-asan
+
+# ---- a process that is gone before its samples are read still gets names:
+# its mappings come from the kernel's MMAP2 records, not from /proc
+if rec short -o "$T/short.dtc" -e profile:hz:997 -u -- "$HOT" 0.3; then
+	"$DTREPORT" flame "$T/short.dtc" --folded --comm hotloop >"$T/short.folded" 2>>"$T/short.ferr"
+	n=$(awk '{s += $NF} END {print s + 0}' "$T/short.folded")
+	named=$(grep -E 'hot_(heavy|medium|light)' "$T/short.folded" | awk '{s += $NF} END {print s + 0}')
+	[ "$n" -ge 10 ] && [ $((named * 10)) -ge $((n * 9)) ] && pass short-lived-symbolized ||
+		fail short-lived-symbolized "$named of $n samples name a hot_ function"
+else
+	fail short-lived-symbolized "recording failed: $(head -c 300 "$T/short.err")"
+fi
 
 # ---- exact system call counts, parent and forked child
 N=12345 M=678
@@ -255,8 +271,8 @@ wait $p 2>/dev/null
 last=$(sql --partial "$T/kill.dtc" "SELECT max(ts) FROM events" | tail -n1)
 if [ -n "$last" ] && [ "$last" -gt 0 ] 2>/dev/null; then
 	gap=$(( (killed - last) / 1000000 ))
-	# one interval, plus up to a read cycle (150 ms) and scheduling slack
-	[ $gap -le 1400 ] && pass sigkill-loses-one-interval ||
+	# one interval, plus scheduling slack on a loaded machine
+	[ $gap -le 1800 ] && pass sigkill-loses-one-interval ||
 		fail sigkill-loses-one-interval "the last event kept is ${gap} ms before the kill (interval 1 s)"
 else
 	fail sigkill-loses-one-interval "no event survived: $(head -c 300 "$T/sql.err")"

@@ -211,14 +211,14 @@ int main(int argc, char **argv)
 		npid[pi]++;
 		nprobe[e.probe]++;
 		if (i == nevents / 2) {
-			struct dtcap_count pc[2] = { { 10, 9, 1, 0, 0, 0 }, { 20, 20, 0, 1, 0, 0 } };
-			struct dtcap_count rc = { 0, 0, 0, 0, 0, 0 };
+			struct dtcap_count pc[2] = { { 10, 9, 1, 0, 0, 0, 0, 0, 0 }, { 20, 20, 0, 1, 0, 0, 0, 0, 0 } };
+			struct dtcap_count rc = { 0, 0, 0, 0, 0, 0, 0, 0, 0 };
 			if (dtcap_put_counters(w, ts, pc, 2, &rc))
 				die(argv[1], dtcap_writer_error(w));
 		}
 	}
-	struct dtcap_count pc[2] = { { 100, 90, 10, 0, 0, 0 }, { 200, 200, 0, 2, 0, 1 } };
-	struct dtcap_count rc = { 0, 0, 3, 0, 0, 0 };
+	struct dtcap_count pc[2] = { { 100, 90, 10, 0, 0, 0, 0, 0, 0 }, { 200, 200, 0, 2, 0, 1, 0, 0, 0 } };
+	struct dtcap_count rc = { 0, 0, 3, 0, 0, 0, 0, 0, 0 };
 	if (dtcap_put_counters(w, ts, pc, 2, &rc))
 		die(argv[1], dtcap_writer_error(w));
 	if (dtcap_close(w))

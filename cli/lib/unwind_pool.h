@@ -1,0 +1,66 @@
+/*
+ * unwind_pool.h - DWARF unwinding of recorded samples on worker threads,
+ * so the thread reading the kernel's rings never waits for it.
+ *
+ * The reader hands over each sample as the dt_rec it would have written
+ * (with the kernel's frame-pointer user stack) plus the user registers and
+ * stack copy; a worker unwinds it (unwind.h) and returns the same dt_rec
+ * with the DWARF user stack in place of the frame-pointer one.  Samples of
+ * one process always go to the same worker, whose own dtunw sees every
+ * address-space change in the order the reader reported it.
+ *
+ * When the queued bytes reach the budget, dtunw_pool_submit refuses: the
+ * caller keeps the frame-pointer stack and counts it (never a silent
+ * downgrade, never a stalled reader).
+ *
+ * All functions but the workers' are for one thread (the reader).  Records
+ * of different processes may come back in another order than submitted.
+ */
+#ifndef DT_UNWIND_POOL_H
+#define DT_UNWIND_POOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dt_abi.h"
+
+struct dtunw_pool;
+
+enum dtunw_choice {
+	DTUNW_DWARF,	/* always the DWARF stack */
+	DTUNW_AUTO,	/* DWARF, unless it stopped short and the frame-pointer
+			 * stack is longer (code without CFI, JIT code) */
+};
+
+/* nworkers >= 1; max_bytes: queue budget.  NULL when out of memory. */
+struct dtunw_pool *dtunw_pool_new(unsigned nworkers, size_t max_bytes, enum dtunw_choice how);
+/* Stops the workers; unfinished samples are dropped (drain first). */
+void dtunw_pool_free(struct dtunw_pool *p);
+
+/* Address-space changes (see unwind.h), in the reader's order. */
+void dtunw_pool_map(struct dtunw_pool *p, uint32_t pid, uint64_t start, uint64_t len,
+		    uint64_t pgoff, const char *path);
+void dtunw_pool_forget(struct dtunw_pool *p, uint32_t pid);
+void dtunw_pool_fork(struct dtunw_pool *p, uint32_t ppid, uint32_t pid);
+
+/*
+ * Queue one sample.  rec (rec->dtr_size bytes), regs (popcount(mask)
+ * words) and stack (len bytes) are copied.  0: queued; -1: over budget or
+ * out of memory, nothing was kept.
+ */
+int dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t *regs,
+		      uint64_t mask, const void *stack, size_t len);
+
+/* Finished records into buf, whole ones only: bytes written.  Never blocks. */
+size_t dtunw_pool_collect(struct dtunw_pool *p, char *buf, size_t room);
+
+/* Samples submitted and not collected yet. */
+size_t dtunw_pool_pending(struct dtunw_pool *p);
+
+/* Wait until every submitted sample is finished. */
+void dtunw_pool_drain(struct dtunw_pool *p);
+
+/* Stacks stored from DWARF, and of those the ones that stopped short. */
+void dtunw_pool_stats(struct dtunw_pool *p, uint64_t *dwarf, uint64_t *dwarf_trunc);
+
+#endif /* DT_UNWIND_POOL_H */
