@@ -144,7 +144,7 @@ struct src_perf {
 	struct tasks	comms, procs;	/* [r] */
 	/*
 	 * [r] With targets, the target processes and every child they forked
-	 * (the tracking events report only theirs).  Uprobe events cannot be
+	 * (the tracking events report only theirs); p.ts: kept from then on.  Uprobe events cannot be
 	 * inherited (the kernel reads their path from the forking process's
 	 * memory), so they are opened per CPU and their samples filtered here.
 	 */
@@ -457,6 +457,12 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 		set_comm(sp, tid, comm);
 		return;
 	}
+	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self && sp->targeted) {
+		/* the command is ours until its exec: kept from then on */
+		struct task *t = task_get(&sp->tgts, pid, 0);
+		if (t && t->p.ts == UINT64_MAX)
+			t->p.ts = tr->time;
+	}
 	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self) {
 		/* a new image: its mappings follow as MMAP2 records */
 		struct task *p = task_get(&sp->procs, pid, 1);
@@ -754,8 +760,13 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
-	if (pr->kind == PK_UPROBE && sp->targeted && !task_get(&sp->tgts, pid, 0))
-		return 0;	/* a per-CPU uprobe hit outside the targets */
+	if (pr->kind == PK_UPROBE && sp->targeted) {
+		/* a per-CPU uprobe hit outside the targets, or in the command
+		 * before its exec (still dtrec's code): not recorded */
+		const struct task *t = task_get(&sp->tgts, pid, 0);
+		if (t == NULL || ts < t->p.ts)
+			return 0;
+	}
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
 		/* the raw event's record names the syscall: that is the probe */
 		const unsigned char *q = p;
@@ -1788,8 +1799,13 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	}
 
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
-	if (cfg->child > 0 && task_get(&sp->tgts, (uint32_t)cfg->child, 1) == NULL)
-		goto nomem;
+	if (cfg->child > 0) {
+		/* p.ts: recorded from then on (its exec, on_comm) */
+		struct task *t = task_get(&sp->tgts, (uint32_t)cfg->child, 1);
+		if (t == NULL)
+			goto nomem;
+		t->p.ts = UINT64_MAX;
+	}
 	for (size_t i = 0; i < cfg->npids; i++)
 		if (task_get(&sp->tgts, (uint32_t)cfg->pids[i], 1) == NULL)
 			goto nomem;

@@ -145,6 +145,17 @@ else
 	fail library-outsider-filtered "no recording"
 fi
 kill -9 $outsider 2>/dev/null
+# ---- the command is recorded from its exec on: dtrec's own execvp in the
+# forked child is not, the command's exit is
+if rec preexec -o "$T/preexec.dtc" -e 'uprobe:libc.so.6:execvp:entry' -e 'uprobe:libc.so.6:exit:entry' \
+	-- "$U" calls 1; then
+	got=$(sql "$T/preexec.dtc" "SELECT sum(p.name LIKE '%:execvp:entry'), sum(p.name LIKE '%:exit:entry')
+		FROM events e JOIN probes p ON p.id = e.probe")
+	[ "$got" = "0,1" ] && pass command-from-exec-on || fail command-from-exec-on "execvp,exit events: $got (want 0,1)"
+else
+	fail command-from-exec-on "recording failed: $(head -c 300 "$T/preexec.err")"
+fi
+
 # ---- the probed process dies mid-recording: events before it are kept
 "$U" spin >/dev/null &
 BG+=($!)
