@@ -30,7 +30,7 @@ typedef uint64_t dt_u64;
 typedef int64_t dt_s64;
 #endif
 
-#define DT_ABI_VERSION		2
+#define DT_ABI_VERSION		3
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -42,8 +42,12 @@ typedef int64_t dt_s64;
 #define DT_MAXFRAMES		127	/* frames per kernel or user stack */
 #define DT_COMMLEN		16
 
-/* Ring size per CPU: bytes, power of two. */
-#define DT_BUFSZ_MIN		4096
+/*
+ * Ring size per CPU: bytes, power of two.  The minimum holds two records
+ * of the largest size (stacks of DT_MAXFRAMES both), so one never fails to
+ * fit a drained ring.
+ */
+#define DT_BUFSZ_MIN		8192
 #define DT_BUFSZ_DEFAULT	(1U << 20)
 #define DT_BUFSZ_MAX		(64U << 20)
 
@@ -96,7 +100,11 @@ struct dt_probe_args {
  * possible CPUs.  Conservation, once the rings are drained:
  *	produced == read + dropped
  * recursive events are not produced: they are probes that fired inside the
- * tracer's own code at the same context level.
+ * tracer's own code at the same context level.  missed events are kprobe
+ * hits that the kprobe core lost before dt saw them (the kprobe's and the
+ * kretprobe's nmissed: no free return instance, or a kprobe handler was
+ * already running on that CPU); each is counted in produced and dropped
+ * as well, so conservation includes them.
  */
 struct dt_stats {
 	dt_u64	dtst_produced;		/* events committed or dropped */
@@ -107,6 +115,11 @@ struct dt_stats {
 	dt_u64	dtst_nested;		/* events written while an outer event
 					 * of a lower context level was being
 					 * written on the same CPU (kept) */
+	dt_u64	dtst_missed;		/* lost by the kprobe core (also in
+					 * produced and dropped) */
+	dt_u64	dtst_throttled;		/* non-timer events not written: the
+					 * CPU's tracing budget was spent
+					 * (also in produced and dropped) */
 };
 
 /* DTIOCGCPUSTATS: per-CPU counters, indexed by CPU number. */
@@ -130,14 +143,34 @@ struct dt_enable {
 	dt_u64	dten_period_ns;		/* DT_PF_TIMER probes; 0: default */
 };
 
-/* DTIOCKPROBE: create (or find) kprobe:FUNC:entry and kprobe:FUNC:return. */
+/*
+ * Return probes: how many calls of the function may be inside it at once
+ * with their return still observed.  Calls beyond that are counted as
+ * missed.  0 asks for the default: DT_KRP_MAXACTIVE_DEFAULT, or 16 per
+ * possible CPU if that is more.
+ */
+#define DT_KRP_MAXACTIVE_DEFAULT	256
+#define DT_KRP_MAXACTIVE_MAX		4096
+
+/*
+ * DTIOCKPROBE: create (or find) kprobe:FUNC:entry and kprobe:FUNC:return.
+ * A kprobe is shared by every descriptor; asking an existing one for a
+ * larger dtkp_maxactive raises it if its return probe is not recording.
+ */
 struct dt_kprobe {
 	char	dtkp_func[DT_KPROBE_FUNCLEN];	/* in, NUL-terminated */
 	dt_u32	dtkp_entry_id;			/* out */
 	dt_u32	dtkp_return_id;			/* out */
+	dt_u32	dtkp_maxactive;			/* in: 0 default; out: in effect */
+	dt_u32	dtkp_pad;			/* must be 0 */
 };
 
-/* DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono). */
+/*
+ * DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono).
+ * dtr_ts is local_clock(), the clock perf and ftrace use by default: it
+ * starts at CLOCK_MONOTONIC's value, is monotonic on each CPU, and agrees
+ * across CPUs when the TSC is stable (within a tick when it is not).
+ */
 struct dt_clock {
 	dt_u64	dtck_mono_ns;		/* the clock of dtr_ts */
 	dt_s64	dtck_real_ns;		/* CLOCK_REALTIME, ns since the epoch */
@@ -178,7 +211,7 @@ struct dt_clock {
 struct dt_rec {
 	dt_u32	dtr_size;
 	dt_u32	dtr_probe;
-	dt_u64	dtr_ts;			/* ns, ktime_get_mono_fast_ns() */
+	dt_u64	dtr_ts;			/* ns, local_clock() (DTIOCGCLOCK) */
 	dt_u32	dtr_pid;		/* tgid */
 	dt_u32	dtr_tid;
 	dt_u16	dtr_cpu;

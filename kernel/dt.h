@@ -22,6 +22,9 @@
 #include <linux/timer.h>
 #include <linux/irq_work.h>
 #include <linux/hrtimer.h>
+#include <asm/ptrace.h>
+#include <asm/segment.h>
+#include <asm/processor-flags.h>
 
 #include "../include/dt_abi.h"
 #include "dt_ring.h"
@@ -36,6 +39,8 @@ struct dt_provider {
 	/* arm/disarm one (probe, descriptor) pair; [g] held, may sleep */
 	int		(*dtpv_arm)(struct dt_pcb *);
 	void		(*dtpv_disarm)(struct dt_pcb *);
+	/* hits the source lost so far (kprobe nmissed); NULL: none */
+	unsigned long	(*dtpv_missed)(struct dt_probe *);
 };
 
 struct dt_probe {
@@ -48,8 +53,16 @@ struct dt_probe {
 	long			 dp_data;	/* [I] provider's (syscall nr) */
 	void			*dp_priv;	/* [I] provider's */
 	u64			 dp_defperiod;	/* [I] timers: ns */
+	/*
+	 * [I] tracepoints: the tracepoint's iterator function (the callback
+	 * is called from it when several are registered): kernel stacks
+	 * start at the first frame outside it and outside dt.
+	 */
+	unsigned long		 dp_skip_lo, dp_skip_hi;
 	struct list_head	 dp_pcbs;	/* [p] armed pcbs (RCU) */
 	unsigned int		 dp_narmed;	/* [g] length of dp_pcbs */
+	unsigned int		 dp_nref;	/* [g] pcbs on all descriptors */
+	bool			 dp_dead;	/* [g] freed kprobe: no lookups */
 	char			 dp_func[DT_FUNCLEN];	/* [I] */
 	char			 dp_name[DT_NAMELEN];	/* [I] */
 };
@@ -57,6 +70,14 @@ struct dt_probe {
 /* The per-CPU state of a descriptor: its ring and its wakeup. */
 struct dt_cpubuf {
 	struct dt_ring		 cb_ring;	/* see dt_ring.h */
+	/*
+	 * [c] ring position of the last wakeup: the writer wakes the reader
+	 * when a quarter of the ring has been written since (edge-triggered,
+	 * like perf's rb->wakeup), not on every event while a quarter waits.
+	 */
+	local_t			 cb_wakepos;
+	local_t			 cb_missed;	/* [c] kprobe core's losses */
+	local_t			 cb_throttled;	/* [c] over the CPU budget */
 	struct irq_work		 cb_wake;	/* [I] wakes sc_wq */
 	struct dt_softc		*cb_sc;		/* [I] */
 };
@@ -73,6 +94,19 @@ struct dt_softc {
 	 * (under [d], published by the pcbs' list_add_rcu or read with
 	 * READ_ONCE), and freed only at close.
 	 */
+	/*
+	 * Rings exist for the CPUs that were online when recording first
+	 * started and for every CPU that comes online later (a CPU hotplug
+	 * instance, sc_hpnode, added at the first start, removed at close).
+	 * They are charged to the opener: its memory cgroup (sc_memcg) and
+	 * its mm's locked_vm (sc_mm, sc_locked pages), as perf charges its
+	 * rings.
+	 */
+	struct hlist_node	 sc_hpnode;	/* [d] */
+	bool			 sc_hpadded;	/* [d] */
+	struct mem_cgroup	*sc_memcg;	/* [I] or NULL */
+	struct mm_struct	*sc_mm;		/* [I] or NULL */
+	unsigned long		 sc_locked;	/* [d] pages in sc_mm's locked_vm */
 	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
 	wait_queue_head_t	 sc_wq;		/* readers and pollers */
 	struct timer_list	 sc_tick;	/* wakes readers for small data */
@@ -88,6 +122,8 @@ struct dt_pcb {
 	u64			 pcb_period;	/* [I] timers: ns */
 	void			*pcb_priv;	/* [g] provider's (timers) */
 	bool			 pcb_armed;	/* [g] */
+	/* [p] the source's missed count already charged to this pcb */
+	atomic_long_t		 pcb_missed_seen;
 };
 
 extern struct mutex dt_lock;
@@ -98,6 +134,7 @@ struct dt_probe *dt_probe_new(const struct dt_provider *, const char *func,
 			      const struct dt_arg_info *args, u16 flags);
 int dt_probe_reserve(u32 n);
 int dt_probe_insert(struct dt_probe *);
+/* a live probe by id, or NULL; [g] held */
 struct dt_probe *dt_probe_lookup(u32 id);
 u32 dt_probe_count(void);
 void dt_probes_free(void);
@@ -105,17 +142,42 @@ void dt_probes_free(void);
 /*
  * dt_event.c: the event path.  args has nslots u64 (may be NULL with 0).
  * pcb: write only for this pcb (timers), else for every armed pcb of dp.
- * regs: interrupted or probed context, NULL for tracepoints.
+ * regs: interrupted or probed context, or a tracepoint's caller
+ * (dt_caller_regs).
  */
 void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags);
 void dt_skip(struct dt_pcb *pcb, u64 n);
+/*
+ * The source of dp has lost cur hits in all (dtpv_missed): charge the new
+ * ones to this CPU's ring of every armed pcb.  Probe context.
+ */
+void dt_missed(struct dt_probe *dp, unsigned long cur);
 void dt_wake(struct irq_work *);
 int dt_event_init(void);
 void dt_event_exit(void);
 
+/*
+ * The registers of a tracepoint callback's caller, as perf_fetch_caller_regs
+ * makes them: where the callback returns to, with the stack as it is
+ * there.  Kernel stacks then start at the tracepoint's call site without
+ * unwinding through the tracer.  Use it in the callback itself (never
+ * inlined: tracepoints call it through a pointer); __builtin_frame_address
+ * makes the compiler give it a frame, so the return address is at fp[1].
+ */
+#define dt_caller_regs(regs) do {					\
+	unsigned long *__fp = __builtin_frame_address(0);		\
+									\
+	(regs)->ip = __fp[1];						\
+	(regs)->sp = (unsigned long)(__fp + 2);				\
+	(regs)->bp = __fp[0];						\
+	(regs)->cs = __KERNEL_CS;					\
+	(regs)->flags = X86_EFLAGS_FIXED;				\
+} while (0)
+
 /* providers; each *_init builds its probes at module load, [g] held */
 int dt_timer_init(void);
+void dt_timer_exit(void);
 int dt_syscall_init(void);
 void dt_syscall_exit(void);
 int dt_tp_init(void);
@@ -135,5 +197,8 @@ void dt_tp_linger(void);
 
 /* dt_tp.c: find a kernel tracepoint by name */
 struct tracepoint *dt_tp_find(const char *name);
+/* the address range of tp's iterator function, for dp_skip_lo/hi */
+void dt_tp_iter_range(struct tracepoint *tp, unsigned long *lo,
+		      unsigned long *hi);
 
 #endif /* DT_H */

@@ -18,6 +18,11 @@
 #include <linux/jiffies.h>
 #include <linux/sched/signal.h>
 #include <linux/workqueue.h>
+#include <linux/cpuhotplug.h>
+#include <linux/memcontrol.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/clock.h>
+#include <linux/mm.h>
 
 #include "dt.h"
 
@@ -106,7 +111,7 @@ int dt_probe_insert(struct dt_probe *dp)
 /* [g] held */
 struct dt_probe *dt_probe_lookup(u32 id)
 {
-	if (id == 0 || id > dt_nprobes)
+	if (id == 0 || id > dt_nprobes || dt_probetab[id - 1]->dp_dead)
 		return NULL;
 	return dt_probetab[id - 1];
 }
@@ -157,14 +162,90 @@ static bool dt_hasdata(struct dt_softc *sc)
 	return false;
 }
 
+/*
+ * The backup tick runs only while a reader waits (a blocked read, a poll,
+ * an epoll registration): it is armed when one starts waiting and re-arms
+ * itself only while somebody still does.
+ */
 static void dt_tick(struct timer_list *t)
 {
 	struct dt_softc *sc = from_timer(sc, t, sc_tick);
 
-	if (wq_has_sleeper(&sc->sc_wq) && dt_hasdata(sc))
+	if (!wq_has_sleeper(&sc->sc_wq))
+		return;
+	if (dt_hasdata(sc))
 		wake_up_interruptible(&sc->sc_wq);
 	if (READ_ONCE(sc->sc_recording))
 		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
+}
+
+static void dt_tick_arm(struct dt_softc *sc)
+{
+	if (READ_ONCE(sc->sc_recording) && !timer_pending(&sc->sc_tick))
+		mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
+}
+
+/*
+ * Ring memory of all descriptors together is bounded: a quarter of RAM.
+ * Each ring is charged to its opener's memory cgroup and, at the start
+ * that allocates it, to its mm's locked_vm like perf's mmapped rings
+ * (within RLIMIT_MEMLOCK unless CAP_IPC_LOCK).
+ */
+static atomic_long_t dt_ring_pages = ATOMIC_LONG_INIT(0);
+static int dt_buf_hp = -1;	/* [I] hotplug state of the rings */
+
+static unsigned long dt_ring_pages_max(void)
+{
+	return totalram_pages() / 4;
+}
+
+/*
+ * A CPU is online (or the first start adds this descriptor): give it a
+ * ring.  Runs on that CPU's hotplug thread, so current is a kernel thread:
+ * the opener's memory cgroup is charged explicitly.  A failure leaves the
+ * CPU without a ring (dt_start checks the online ones) rather than failing
+ * the CPU's bring-up.
+ */
+static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
+{
+	struct dt_softc *sc = hlist_entry(node, struct dt_softc, sc_hpnode);
+	unsigned long pages = sc->sc_bufsz >> PAGE_SHIFT;
+	struct mem_cgroup *old;
+	struct dt_cpubuf *cb;
+	void *data;
+
+	if (sc->sc_bufs[cpu] != NULL)
+		return 0;
+	if (atomic_long_add_return(pages, &dt_ring_pages) > dt_ring_pages_max()) {
+		atomic_long_sub(pages, &dt_ring_pages);
+		pr_warn_ratelimited("dt: ring memory limit reached, cpu %u has no ring\n",
+				    cpu);
+		return 0;
+	}
+	old = set_active_memcg(sc->sc_memcg);
+	cb = kzalloc_node(sizeof(*cb), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
+	/* on cpu itself: the default policy makes this node-local */
+	data = __vmalloc(sc->sc_bufsz, GFP_KERNEL_ACCOUNT);
+	set_active_memcg(old);
+	if (cb == NULL || data == NULL) {
+		kfree(cb);
+		vfree(data);
+		atomic_long_sub(pages, &dt_ring_pages);
+		return 0;
+	}
+	dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+	local_set(&cb->cb_wakepos, 0);
+	local_set(&cb->cb_missed, 0);
+	local_set(&cb->cb_throttled, 0);
+	init_irq_work(&cb->cb_wake, dt_wake);
+	cb->cb_sc = sc;
+	/*
+	 * Readers (probe context, stats, read) load the pointer with
+	 * READ_ONCE and dereference it: the release orders the
+	 * initialisation above before the pointer becomes visible.
+	 */
+	smp_store_release(&sc->sc_bufs[cpu], cb);
+	return 0;
 }
 
 static int dt_open(struct inode *inode, struct file *file)
@@ -185,34 +266,44 @@ static int dt_open(struct inode *inode, struct file *file)
 	mutex_init(&sc->sc_rlock);
 	INIT_LIST_HEAD(&sc->sc_pcbs);
 	sc->sc_bufsz = DT_BUFSZ_DEFAULT;
+	if (current->mm != NULL) {
+		sc->sc_mm = current->mm;
+		mmgrab(sc->sc_mm);
+		sc->sc_memcg = get_mem_cgroup_from_mm(sc->sc_mm);
+	}
 	init_waitqueue_head(&sc->sc_wq);
 	timer_setup(&sc->sc_tick, dt_tick, 0);
 	file->private_data = sc;
 	return 0;
 }
 
+/* [d] held.  Rings for every online CPU, charged to the opener. */
 static int dt_bufs_alloc(struct dt_softc *sc)
 {
-	struct dt_cpubuf *cb;
+	unsigned long pages;
 	unsigned int cpu;
-	void *data;
+	int error = 0;
 
-	for_each_possible_cpu(cpu) {
-		if (sc->sc_bufs[cpu] != NULL)
-			continue;
-		cb = kzalloc_node(sizeof(*cb), GFP_KERNEL, cpu_to_node(cpu));
-		data = vmalloc_node(sc->sc_bufsz, cpu_to_node(cpu));
-		if (cb == NULL || data == NULL) {
-			kfree(cb);
-			vfree(data);
-			return -ENOMEM;
+	if (!sc->sc_hpadded) {
+		pages = (sc->sc_bufsz >> PAGE_SHIFT) * num_online_cpus();
+		if (sc->sc_mm != NULL && sc->sc_locked == 0) {
+			error = account_locked_vm(sc->sc_mm, pages, true);
+			if (error)
+				return error;
+			sc->sc_locked = pages;
 		}
-		dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
-		init_irq_work(&cb->cb_wake, dt_wake);
-		cb->cb_sc = sc;
-		WRITE_ONCE(sc->sc_bufs[cpu], cb);
+		error = cpuhp_state_add_instance(dt_buf_hp, &sc->sc_hpnode);
+		if (error)
+			return error;
+		sc->sc_hpadded = true;
 	}
-	return 0;
+	/* a CPU whose ring could not be allocated would lose events unseen */
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		if (sc->sc_bufs[cpu] == NULL)
+			error = -ENOMEM;
+	cpus_read_unlock();
+	return error;
 }
 
 /* Only once nothing can write or wake: after dt_stop or before start. */
@@ -220,15 +311,50 @@ static void dt_bufs_free(struct dt_softc *sc)
 {
 	unsigned int cpu;
 
+	if (sc->sc_hpadded)
+		cpuhp_state_remove_instance_nocalls(dt_buf_hp, &sc->sc_hpnode);
+	sc->sc_hpadded = false;
 	for_each_possible_cpu(cpu) {
 		struct dt_cpubuf *cb = sc->sc_bufs[cpu];
 
 		if (cb == NULL)
 			continue;
 		irq_work_sync(&cb->cb_wake);
+		atomic_long_sub(cb->cb_ring.r_size >> PAGE_SHIFT,
+				&dt_ring_pages);
 		vfree(cb->cb_ring.r_data);
 		kfree(cb);
 		sc->sc_bufs[cpu] = NULL;
+	}
+	if (sc->sc_locked != 0)
+		account_locked_vm(sc->sc_mm, sc->sc_locked, false);
+	sc->sc_locked = 0;
+}
+
+/*
+ * [d] held, nothing writes sc's rings any more: charge the source losses
+ * no later event of their probe picked up (dt_missed) to the first ring.
+ */
+static void dt_missed_sweep(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb = NULL;
+	struct dt_pcb *pcb;
+	unsigned long cur, seen;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cb = sc->sc_bufs[cpu];
+		if (cb != NULL)
+			break;
+	}
+	if (cb == NULL)
+		return;
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (pcb->pcb_probe->dp_prov->dtpv_missed == NULL)
+			continue;
+		cur = pcb->pcb_probe->dp_prov->dtpv_missed(pcb->pcb_probe);
+		seen = atomic_long_xchg(&pcb->pcb_missed_seen, cur);
+		local_add((long)(cur - seen), &cb->cb_missed);
 	}
 }
 
@@ -253,6 +379,7 @@ static void dt_stop(struct dt_softc *sc)
 	mutex_unlock(&dt_lock);
 	/* no probe context still walks our pcbs or writes our rings */
 	tracepoint_synchronize_unregister();
+	dt_missed_sweep(sc);
 	WRITE_ONCE(sc->sc_recording, false);
 	del_timer_sync(&sc->sc_tick);
 	for_each_possible_cpu(cpu)
@@ -277,6 +404,10 @@ static int dt_start(struct dt_softc *sc)
 	WRITE_ONCE(sc->sc_recording, true);
 	mutex_lock(&dt_lock);
 	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		/* the source's earlier losses are not ours */
+		if (pcb->pcb_probe->dp_prov->dtpv_missed != NULL)
+			atomic_long_set(&pcb->pcb_missed_seen,
+			    pcb->pcb_probe->dp_prov->dtpv_missed(pcb->pcb_probe));
 		/* on the list before the source starts: no event is lost */
 		list_add_tail_rcu(&pcb->pcb_plink, &pcb->pcb_probe->dp_pcbs);
 		pcb->pcb_probe->dp_narmed++;
@@ -294,7 +425,6 @@ static int dt_start(struct dt_softc *sc)
 		dt_stop(sc);
 		return error;
 	}
-	mod_timer(&sc->sc_tick, jiffies + msecs_to_jiffies(DT_TICK_MS));
 	return 0;
 }
 
@@ -305,13 +435,19 @@ static int dt_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&sc->sc_lock);
 	dt_stop(sc);
+	mutex_lock(&dt_lock);
 	list_for_each_entry_safe(pcb, tmp, &sc->sc_pcbs, pcb_slink) {
+		pcb->pcb_probe->dp_nref--;
 		list_del(&pcb->pcb_slink);
 		kfree(pcb);
 	}
+	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
 	del_timer_sync(&sc->sc_tick);
 	dt_bufs_free(sc);
+	mem_cgroup_put(sc->sc_memcg);
+	if (sc->sc_mm != NULL)
+		mmdrop(sc->sc_mm);
 	kfree(sc->sc_bufs);
 	kfree(sc);
 	return 0;
@@ -343,24 +479,34 @@ static int dt_ioc_plist(void __user *arg)
 	if (pl.dtpl_pad != 0)
 		return -EINVAL;
 	up = u64_to_user_ptr(pl.dtpl_probes);
-	mutex_lock(&dt_lock);
-	n = min(pl.dtpl_count, dt_nprobes);
-	pl.dtpl_count = dt_nprobes;
-	mutex_unlock(&dt_lock);
 	/*
-	 * Not under dt_lock: a fault on the user buffer (userfaultfd) must
-	 * not stall every other descriptor.  Probes are never freed and ids
-	 * never reused while the module is loaded.
+	 * The copies are not under dt_lock: a fault on the user buffer
+	 * (userfaultfd) must not stall every other descriptor.  Probe
+	 * structures are never freed and ids never reused while the module
+	 * is loaded; freed kprobes' probes are dead and not listed.
 	 */
-	for (i = 0; i < n; i++) {
+	n = 0;
+	for (i = 0;; i++) {
+		bool live;
+
 		mutex_lock(&dt_lock);
-		dt_probe_info(dt_probetab[i], &pi);
+		if (i >= dt_nprobes) {
+			mutex_unlock(&dt_lock);
+			break;
+		}
+		live = !dt_probetab[i]->dp_dead;
+		if (live)
+			dt_probe_info(dt_probetab[i], &pi);
 		mutex_unlock(&dt_lock);
-		if (copy_to_user(&up[i], &pi, sizeof(pi))) {
+		if (!live)
+			continue;
+		if (n < pl.dtpl_count && copy_to_user(&up[n], &pi, sizeof(pi))) {
 			error = -EFAULT;
 			break;
 		}
+		n++;
 	}
+	pl.dtpl_count = n;
 	if (error)
 		return error;
 	if (copy_to_user(arg, &pl, sizeof(pl)))
@@ -399,14 +545,19 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 {
 	struct dt_cpubuf *cb = READ_ONCE(sc->sc_bufs[cpu]);
 	struct dt_ring *r;
+	u64 lost;
 
 	memset(st, 0, sizeof(*st));
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
-	st->dtst_produced = dtr_lread(&r->r_produced);
+	st->dtst_missed = local_read(&cb->cb_missed);
+	st->dtst_throttled = local_read(&cb->cb_throttled);
+	/* events the ring never saw are produced and dropped all the same */
+	lost = st->dtst_missed + st->dtst_throttled;
+	st->dtst_produced = dtr_lread(&r->r_produced) + lost;
 	st->dtst_read = READ_ONCE(r->r_read);
-	st->dtst_dropped = dtr_lread(&r->r_dropped);
+	st->dtst_dropped = dtr_lread(&r->r_dropped) + lost;
 	st->dtst_skipped = dtr_lread(&r->r_skipped);
 	st->dtst_recursive = dtr_lread(&r->r_recursive);
 	st->dtst_nested = dtr_lread(&r->r_nested);
@@ -426,6 +577,8 @@ static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
 		sum.dtst_skipped += st.dtst_skipped;
 		sum.dtst_recursive += st.dtst_recursive;
 		sum.dtst_nested += st.dtst_nested;
+		sum.dtst_missed += st.dtst_missed;
+		sum.dtst_throttled += st.dtst_throttled;
 	}
 	if (copy_to_user(arg, &sum, sizeof(sum)))
 		return -EFAULT;
@@ -469,20 +622,13 @@ static struct dt_pcb *dt_pcb_find(struct dt_softc *sc, struct dt_probe *dp)
 	return NULL;
 }
 
-static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
+static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
+			  struct dt_enable *enp, bool on)
 {
-	struct dt_enable en;
-	struct dt_probe *dp;
+	struct dt_enable en = *enp;
 	struct dt_pcb *pcb;
 	u64 period;
 
-	if (copy_from_user(&en, arg, sizeof(en)))
-		return -EFAULT;
-	mutex_lock(&dt_lock);
-	dp = dt_probe_lookup(en.dten_id);
-	mutex_unlock(&dt_lock);
-	if (dp == NULL)
-		return -ENOENT;
 	if (sc->sc_recording)
 		return -EBUSY;
 	pcb = dt_pcb_find(sc, dp);
@@ -518,6 +664,35 @@ static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
 	return 0;
 }
 
+/*
+ * dp_nref counts the pcbs of a probe on all descriptors: a kprobe with
+ * none may be freed (dt_kprobe_create), so the count is taken with the
+ * lookup, under dt_lock, before the pcb exists.
+ */
+static int dt_ioc_enable(struct dt_softc *sc, void __user *arg, bool on)
+{
+	struct dt_enable en;
+	struct dt_probe *dp;
+	int error;
+
+	if (copy_from_user(&en, arg, sizeof(en)))
+		return -EFAULT;
+	mutex_lock(&dt_lock);
+	dp = dt_probe_lookup(en.dten_id);
+	if (dp != NULL && on)
+		dp->dp_nref++;
+	mutex_unlock(&dt_lock);
+	if (dp == NULL)
+		return -ENOENT;
+	error = dt_ioc_enable1(sc, dp, &en, on);
+	if ((on && error) || (!on && !error)) {
+		mutex_lock(&dt_lock);
+		dp->dp_nref--;
+		mutex_unlock(&dt_lock);
+	}
+	return error;
+}
+
 static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)
 {
 	unsigned int cpu;
@@ -543,10 +718,15 @@ static int dt_ioc_clock(void __user *arg)
 	u64 m0, m1;
 	s64 real;
 
-	/* bracket the realtime read: the pair is off by half the gap */
-	m0 = ktime_get_mono_fast_ns();
+	/*
+	 * Bracket the realtime read: the pair is off by half the gap.  One
+	 * CPU throughout: local_clock() is read per CPU.
+	 */
+	preempt_disable();
+	m0 = local_clock();
 	real = ktime_get_real_ns();
-	m1 = ktime_get_mono_fast_ns();
+	m1 = local_clock();
+	preempt_enable();
 	ck.dtck_mono_ns = m0 + (m1 - m0) / 2;
 	ck.dtck_real_ns = real;
 	if (copy_to_user(arg, &ck, sizeof(ck)))
@@ -587,13 +767,19 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	case DTIOCGCLOCK:
 		return dt_ioc_clock(arg);
 	case DTIOCKPROBE:
+		/* a descriptor can be passed on: the holder must qualify too */
+		if (!perfmon_capable())
+			return -EPERM;
 		return dt_ioc_kprobe(arg);
 	case DTIOCGSTATS:
 	case DTIOCGCPUSTATS:
+	case DTIOCPRBDISABLE:
+		break;
 	case DTIOCRECORD:
 	case DTIOCPRBENABLE:
-	case DTIOCPRBDISABLE:
 	case DTIOCSETBUFSZ:
+		if (!perfmon_capable())
+			return -EPERM;
 		break;
 	default:
 		return -ENOTTY;
@@ -723,6 +909,7 @@ static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 		}
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
+		dt_tick_arm(sc);
 		/* prepare_to_wait's barrier pairs with dt_write's smp_mb */
 		error = wait_event_interruptible(sc->sc_wq, dt_readable(sc));
 		if (error)
@@ -735,6 +922,7 @@ static __poll_t dt_poll(struct file *file, struct poll_table_struct *pt)
 	struct dt_softc *sc = file->private_data;
 
 	poll_wait(file, &sc->sc_wq, pt);
+	dt_tick_arm(sc);
 	/* joined the waitqueue before loading pub: pairs with dt_write */
 	smp_mb();
 	if (dt_hasdata(sc))
@@ -769,6 +957,14 @@ static int __init dt_init(void)
 	error = dt_event_init();
 	if (error)
 		return error;
+	/* before the timers' state: a CPU coming up gets rings first */
+	error = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "dt/ring:online",
+					dt_buf_cpu_online, NULL);
+	if (error < 0) {
+		dt_event_exit();
+		return error;
+	}
+	dt_buf_hp = error;
 	mutex_lock(&dt_lock);
 	error = dt_timer_init();
 	if (!error)
@@ -784,6 +980,8 @@ static int __init dt_init(void)
 	return 0;
 fail:
 	dt_syscall_exit();
+	dt_timer_exit();
+	cpuhp_remove_multi_state(dt_buf_hp);
 	dt_probes_free();
 	dt_event_exit();
 	return error;
@@ -797,6 +995,8 @@ static void __exit dt_exit(void)
 	dt_linger(NULL);
 	dt_kprobe_exit();
 	dt_syscall_exit();
+	dt_timer_exit();
+	cpuhp_remove_multi_state(dt_buf_hp);
 	tracepoint_synchronize_unregister();
 	dt_probes_free();
 	dt_event_exit();

@@ -17,12 +17,11 @@
 #include <linux/timekeeping.h>
 #include <linux/string.h>
 #include <asm/ptrace.h>
+#include <asm/unwind.h>
 
 #include "dt.h"
 
 #define DT_NLEVELS	4	/* task, softirq, hardirq, NMI */
-/* room for the tracer's and the interrupt's own frames above the cut */
-#define DT_KSCRATCH	(DT_MAXFRAMES + 48)
 
 /*
  * Stacks are gathered once per event into a buffer of the CPU and the
@@ -30,44 +29,73 @@
  * its own, and copied into each descriptor's ring.
  */
 struct dt_scratch {
-	unsigned long	ks[DT_KSCRATCH];
+	unsigned long	ks[DT_MAXFRAMES];
 	u64		us[DT_MAXFRAMES];
 };
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
 static DEFINE_PER_CPU(unsigned int, dt_busy);
+
+/*
+ * Events raised in interrupt context (softirq, hardirq: tracepoints and
+ * kprobes there; timers have their own throttle in dt_timer.c) may spend
+ * at most a quarter of each 10 ms window of a CPU, like perf's
+ * perf_cpu_time_max_percent: past that they are not written and are
+ * counted as throttled until the window ends.  Without a bound, an
+ * interrupt-heavy load with stacks enabled could keep a CPU in the tracer
+ * forever.  Task-context events only slow the task that raises them and
+ * are not bounded.  The account is kept in CLOCK_MONOTONIC like the timer
+ * throttle's (local_clock() may jump at ticks when the TSC is unstable); a
+ * hardirq that interrupts a softirq's update makes it approximate, never
+ * unbounded.
+ */
+#define DT_EWIN_NS	(10 * NSEC_PER_MSEC)
+#define DT_EBUDGET_NS	(DT_EWIN_NS / 4)
+static DEFINE_PER_CPU(u64, dt_ewin_start);	/* [c] */
+static DEFINE_PER_CPU(u64, dt_ewin_spent);	/* [c] */
 /* [c] DT_NLEVELS per CPU; too big for the module's static per-CPU area */
 static struct dt_scratch __percpu *dt_scratch;
 
 /*
- * Kernel stack, innermost first, without the tracer and the probe or
- * interrupt machinery on top: cut at the interrupted/probed instruction if
- * it appears, else after the last frame inside this module.
+ * Kernel stack, innermost first, by the ORC unwinder as perf's callchain
+ * code does, from the probe's or the interrupt's registers (kprobes,
+ * profile: the first frame is the probed function or the interrupted
+ * instruction, so the kprobe and interrupt machinery never appears and a
+ * tick that lands in dt shows dt) or from the tracepoint's call site
+ * (dt_caller_regs; when several callbacks share the tracepoint the call
+ * comes from its iterator, dp_skip_lo/hi, which is left out too).
  */
-static unsigned int dt_kstack(struct dt_scratch *s, struct pt_regs *regs,
-			      unsigned int *startp, bool *trunc)
+static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
+			      unsigned long *ks, bool *trunc)
 {
-	unsigned int n, i, start = 0, cnt;
+	struct unwind_state st;
+	unsigned long addr;
+	unsigned int n = 0;
 
-	n = stack_trace_save(s->ks, DT_KSCRATCH, 0);
-	for (i = 0; i < n; i++)
-		if (within_module(s->ks[i], THIS_MODULE))
-			start = i + 1;
 	if (regs != NULL) {
-		for (i = start; i < n; i++)
-			if (s->ks[i] == instruction_pointer(regs)) {
-				start = i;
+		addr = instruction_pointer(regs);
+		if (addr < dp->dp_skip_lo || addr >= dp->dp_skip_hi)
+			ks[n++] = addr;
+		unwind_start(&st, current, regs, NULL);
+	} else {
+		/* not reached by the providers; kept safe: cut dt off */
+		for (unwind_start(&st, current, NULL, NULL); !unwind_done(&st);
+		     unwind_next_frame(&st)) {
+			addr = unwind_get_return_address(&st);
+			if (addr == 0 ||
+			    (!within_module(addr, THIS_MODULE) &&
+			     (addr < dp->dp_skip_lo || addr >= dp->dp_skip_hi)))
 				break;
-			}
+		}
 	}
-	cnt = n - start;
-	*trunc = n == DT_KSCRATCH;
-	if (cnt > DT_MAXFRAMES) {
-		cnt = DT_MAXFRAMES;
-		*trunc = true;
+	for (; !unwind_done(&st) && n < DT_MAXFRAMES; unwind_next_frame(&st)) {
+		addr = unwind_get_return_address(&st);
+		if (addr == 0)
+			break;
+		ks[n++] = addr;
 	}
-	*startp = start;
-	return cnt;
+	*trunc = n == DT_MAXFRAMES && !unwind_done(&st);
+	return n;
 }
 
 /*
@@ -161,6 +189,33 @@ static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
 	}
 }
 
+/* An interrupt-context event over the CPU's budget: count, don't write. */
+static void dt_throttled(struct dt_probe *dp, int cpu)
+{
+	struct dt_pcb *pcb;
+	struct dt_cpubuf *cb;
+
+	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
+		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			local_inc(&cb->cb_throttled);
+	}
+}
+
+/* 0 if the budget is spent, else the start time to account from */
+static u64 dt_budget_begin(void)
+{
+	u64 t0 = ktime_get_mono_fast_ns();
+
+	if (t0 - __this_cpu_read(dt_ewin_start) >= DT_EWIN_NS) {
+		__this_cpu_write(dt_ewin_start, t0);
+		__this_cpu_write(dt_ewin_spent, 0);
+	}
+	if (__this_cpu_read(dt_ewin_spent) >= DT_EBUDGET_NS)
+		return 0;
+	return t0 ? t0 : 1;
+}
+
 struct dt_evctx {
 	struct dt_probe	*dp;
 	struct pt_regs	*regs;		/* interrupted/probed context */
@@ -170,11 +225,9 @@ struct dt_evctx {
 	u8		 rflags;
 	u8		 ctx;
 	bool		 nested;
-	u64		 ts;
 	int		 cpu;
 	/* gathered on first use */
 	int		 nk, nu;	/* -1: not yet */
-	unsigned int	 kstart;	/* kernel stack: s->ks + kstart */
 	bool		 ktrunc, utrunc;
 };
 
@@ -186,7 +239,8 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	struct dt_ring *r;
 	struct dt_rec *rec;
 	u64 *p;
-	unsigned long pub, tail;
+	unsigned long pub, wake;
+	unsigned long long ts;
 	u8 rflags = e->rflags;
 
 	if (cb == NULL)
@@ -199,7 +253,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		if (e->nk < 0) {
 			e->nk = 0;
 			if (e->regs == NULL || !user_mode(e->regs))
-				e->nk = dt_kstack(e->s, e->regs, &e->kstart,
+				e->nk = dt_kstack(e->dp, e->regs, e->s->ks,
 						  &e->ktrunc);
 		}
 		nk = e->nk;
@@ -225,12 +279,13 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	}
 
 	sz = DT_REC_SIZE(na, nk, nu);
-	rec = dtr_reserve(r, sz);
+	/* the time is taken at reservation: see dtr_reserve_ts */
+	rec = dtr_reserve_ts(r, sz, &ts);
 	if (rec == NULL)
 		return;
 	rec->dtr_size = sz;
 	rec->dtr_probe = e->dp->dp_id;
-	rec->dtr_ts = e->ts;
+	rec->dtr_ts = ts;
 	rec->dtr_pid = current->tgid;
 	rec->dtr_tid = current->pid;
 	rec->dtr_cpu = (u16)e->cpu;
@@ -249,7 +304,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		memcpy(p, e->args, na * sizeof(u64));
 	p += na;
 	if (nk)
-		memcpy(p, e->s->ks + e->kstart, nk * sizeof(u64));
+		memcpy(p, e->s->ks, nk * sizeof(u64));
 	p += nk;
 	if (nu)
 		memcpy(p, e->s->us, nu * sizeof(u64));
@@ -260,16 +315,20 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		return;
 
 	/*
-	 * Wake the reader once a quarter of the ring waits, and only if it
-	 * sleeps and no wakeup is already pending on this CPU; the periodic
-	 * tick (sc_tick) delivers smaller amounts.  The full barrier orders
-	 * our pub store (in dtr_commit) before the waitqueue load; the
-	 * reader has the mirror barrier between joining the waitqueue and
-	 * loading pub (set_current_state / smp_mb in dt_poll): without
-	 * both, store->load reordering loses wakeups.
+	 * Wake the reader each time another quarter of the ring has been
+	 * written since the last wakeup (edge-triggered: a reader that does
+	 * not keep up costs one wakeup per quarter, not one per event), and
+	 * only if it sleeps; the periodic tick (sc_tick) delivers smaller
+	 * amounts.  The cmpxchg makes one writer of this CPU own the wakeup
+	 * when an interrupt's write races ours.  The full barrier orders our
+	 * pub store (in dtr_commit) before the waitqueue load; the reader has
+	 * the mirror barrier between joining the waitqueue and loading pub
+	 * (set_current_state / smp_mb in dt_poll): without both, store->load
+	 * reordering loses wakeups.
 	 */
-	tail = READ_ONCE(r->r_tail);
-	if (pub - tail >= r->r_size / 4 && !irq_work_is_pending(&cb->cb_wake)) {
+	wake = local_read(&cb->cb_wakepos);
+	if (pub - wake >= r->r_size / 4 &&
+	    local_cmpxchg(&cb->cb_wakepos, wake, pub) == wake) {
 		smp_mb();
 		if (waitqueue_active(&pcb->pcb_sc->sc_wq))
 			irq_work_queue(&cb->cb_wake);
@@ -282,6 +341,7 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	struct dt_evctx e;
 	struct dt_pcb *pcb;
 	unsigned int lvl, busy;
+	u64 t0 = 0;
 
 	preempt_disable_notrace();
 	lvl = interrupt_context_level();
@@ -295,6 +355,15 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	/* interrupt-safe on x86: one instruction, no lost update */
 	this_cpu_or(dt_busy, 1U << lvl);
 	barrier();
+	if (lvl == DTR_CTX_SOFTIRQ || lvl == DTR_CTX_HARDIRQ) {
+		if (only == NULL) {
+			t0 = dt_budget_begin();
+			if (t0 == 0) {
+				dt_throttled(dp, e.cpu);
+				goto done;
+			}
+		}
+	}
 
 	e.dp = dp;
 	e.regs = regs;
@@ -304,10 +373,8 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	e.rflags = rflags;
 	e.ctx = (u8)lvl;
 	e.nested = (busy & ((1U << lvl) - 1)) != 0;
-	e.ts = ktime_get_mono_fast_ns();
 	e.nk = -1;
 	e.nu = -1;
-	e.kstart = 0;
 	e.ktrunc = false;
 	e.utrunc = false;
 	if (regs != NULL && user_mode(regs))
@@ -320,6 +387,9 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 			dt_write(&e, pcb);
 	}
 
+	if (t0 != 0)
+		__this_cpu_add(dt_ewin_spent, ktime_get_mono_fast_ns() - t0);
+done:
 	barrier();
 	this_cpu_and(dt_busy, ~(1U << lvl));
 out:
@@ -334,6 +404,27 @@ void dt_skip(struct dt_pcb *pcb, u64 n)
 	cb = READ_ONCE(pcb->pcb_sc->sc_bufs[smp_processor_id()]);
 	if (cb != NULL && n != 0)
 		local_add((long)n, &cb->cb_ring.r_skipped);
+}
+
+void dt_missed(struct dt_probe *dp, unsigned long cur)
+{
+	struct dt_pcb *pcb;
+	struct dt_cpubuf *cb;
+	long seen;
+	int cpu;
+
+	preempt_disable_notrace();
+	cpu = smp_processor_id();
+	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
+		seen = atomic_long_read(&pcb->pcb_missed_seen);
+		if ((unsigned long)seen == cur ||
+		    atomic_long_cmpxchg(&pcb->pcb_missed_seen, seen, cur) != seen)
+			continue;
+		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			local_add((long)(cur - seen), &cb->cb_missed);
+	}
+	preempt_enable_notrace();
 }
 
 void dt_wake(struct irq_work *w)

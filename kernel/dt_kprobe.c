@@ -3,9 +3,11 @@
  * dt_kprobe.c - kprobe:FUNC:entry and kprobe:FUNC:return, created on
  * demand by DTIOCKPROBE.
  *
- * Both are registered at creation, disabled, and stay registered (so
- * their probe ids stay valid) until the module is unloaded; arming
- * enables them and the last disarm disables them.  Registering disabled
+ * Both are registered at creation, disabled; arming enables them and the
+ * last disarm disables them.  They stay registered while any descriptor
+ * has one of them enabled; past DT_KPROBE_MAX functions, creating another
+ * first frees those that no descriptor uses (their ids die and are never
+ * reused; a later DTIOCKPROBE of the same function makes new ones).  Registering disabled
  * first lets us refuse the tracer's own functions before they can fire:
  * a kprobe there would recurse into the tracer.
  */
@@ -20,6 +22,8 @@
 #include "dt.h"
 
 #define DT_KPROBE_MAX	512	/* functions: bounds the memory a user pins */
+/* freed kprobes leave their two small dt_probes (ids) behind: bound them */
+#define DT_KPROBE_DEAD_MAX	(16 * DT_KPROBE_MAX)
 
 struct dt_kp {
 	struct kprobe		 k_kp;		/* [I] entry */
@@ -27,10 +31,12 @@ struct dt_kp {
 	struct dt_probe		*k_entry;	/* [I] */
 	struct dt_probe		*k_return;	/* [I] */
 	struct list_head	 k_link;	/* [g] on dt_kps */
+	bool			 k_krp_dead;	/* [g] kretprobe not registered */
 };
 
 static LIST_HEAD(dt_kps);		/* [g] */
 static unsigned int dt_nkps;		/* [g] */
+static unsigned int dt_nkps_dead;	/* [g] freed so far */
 
 static const struct dt_arg_info dt_kpargs_entry[6] = {
 	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
@@ -40,6 +46,26 @@ static const struct dt_arg_info dt_kpargs_entry[6] = {
 static const struct dt_arg_info dt_kpargs_return[2] = {
 	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
 };
+
+/*
+ * Hits the kprobe core lost: the entry kprobe's nmissed (it fired while a
+ * kprobe handler was running on that CPU), and for the return probe also
+ * the kretprobe's (no free instance: more calls inside than maxactive).
+ */
+static unsigned long dt_kp_nmissed(struct dt_kp *k, bool ret)
+{
+	if (ret)
+		return (unsigned long)READ_ONCE(k->k_krp.nmissed) +
+		    READ_ONCE(k->k_krp.kp.nmissed);
+	return READ_ONCE(k->k_kp.nmissed);
+}
+
+static unsigned long dt_kp_missed(struct dt_probe *dp)
+{
+	struct dt_kp *k = dp->dp_priv;
+
+	return dt_kp_nmissed(k, dp == k->k_return);
+}
 
 static int dt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -54,6 +80,7 @@ static int dt_kp_pre(struct kprobe *kp, struct pt_regs *regs)
 	a[4] = regs->r8;
 	a[5] = regs->r9;
 	dt_fire(k->k_entry, NULL, regs, a, 6, 0);
+	dt_missed(k->k_entry, dt_kp_nmissed(k, false));
 	return 0;
 }
 
@@ -70,6 +97,7 @@ static int dt_kp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	a[0] = ret;
 	a[1] = IS_ERR_VALUE(ret) ? (u64)-(long)ret : 0;
 	dt_fire(k->k_return, NULL, regs, a, 2, DTR_RETURN);
+	dt_missed(k->k_return, dt_kp_nmissed(k, true));
 	return 0;
 }
 
@@ -82,6 +110,8 @@ static int dt_kp_arm(struct dt_pcb *pcb)
 		return 0;
 	if (dp == k->k_entry)
 		return enable_kprobe(&k->k_kp);
+	if (k->k_krp_dead)
+		return -EIO;
 	return enable_kretprobe(&k->k_krp);
 }
 
@@ -94,7 +124,7 @@ static void dt_kp_disarm(struct dt_pcb *pcb)
 		return;
 	if (dp == k->k_entry)
 		disable_kprobe(&k->k_kp);
-	else
+	else if (!k->k_krp_dead)
 		disable_kretprobe(&k->k_krp);
 }
 
@@ -102,6 +132,7 @@ static const struct dt_provider dt_prov_kprobe = {
 	.dtpv_name	= "kprobe",
 	.dtpv_arm	= dt_kp_arm,
 	.dtpv_disarm	= dt_kp_disarm,
+	.dtpv_missed	= dt_kp_missed,
 };
 
 /* 0, or why a function cannot be probed */
@@ -114,6 +145,23 @@ static int dt_kp_check(struct kprobe *kp)
 	return 0;
 }
 
+static unsigned int dt_krp_default(void)
+{
+	return clamp_t(unsigned int, 16 * num_possible_cpus(),
+		       DT_KRP_MAXACTIVE_DEFAULT, DT_KRP_MAXACTIVE_MAX);
+}
+
+/* [g] held; k's return probe is not armed (its kretprobe is disabled) */
+static int dt_krp_register(struct dt_kp *k, unsigned int maxactive)
+{
+	memset(&k->k_krp, 0, sizeof(k->k_krp));
+	k->k_krp.kp.symbol_name = k->k_return->dp_func;
+	k->k_krp.kp.flags = KPROBE_FLAG_DISABLED;
+	k->k_krp.handler = dt_kp_ret;
+	k->k_krp.maxactive = maxactive;
+	return register_kretprobe(&k->k_krp);
+}
+
 static void dt_kp_free(struct dt_kp *k)
 {
 	kfree(k->k_entry);
@@ -121,9 +169,54 @@ static void dt_kp_free(struct dt_kp *k)
 	kfree(k);
 }
 
+/*
+ * [g] held.  Free the kprobes no descriptor has enabled (so none is armed
+ * and no handler can run), unregistering them in two batches.
+ */
+static void dt_kp_reap(void)
+{
+	struct dt_kp *k, *tmp;
+	struct kprobe **kps;
+	struct kretprobe **krps;
+	unsigned int n = 0, nr = 0;
+	LIST_HEAD(dead);
+
+	kps = kcalloc(dt_nkps, sizeof(*kps), GFP_KERNEL);
+	krps = kcalloc(dt_nkps, sizeof(*krps), GFP_KERNEL);
+	if (kps == NULL || krps == NULL)
+		goto out;
+	list_for_each_entry_safe(k, tmp, &dt_kps, k_link) {
+		if (k->k_entry->dp_nref != 0 || k->k_return->dp_nref != 0)
+			continue;
+		if (dt_nkps_dead + 2 > DT_KPROBE_DEAD_MAX)
+			break;
+		kps[n++] = &k->k_kp;
+		if (!k->k_krp_dead)
+			krps[nr++] = &k->k_krp;
+		k->k_entry->dp_dead = true;
+		k->k_return->dp_dead = true;
+		dt_nkps_dead += 2;
+		list_move(&k->k_link, &dead);
+		dt_nkps--;
+	}
+	if (n != 0)
+		unregister_kprobes(kps, n);
+	if (nr != 0)
+		unregister_kretprobes(krps, nr);
+	/* the dt_probes stay in the probe table, dead; their ids never return */
+	list_for_each_entry_safe(k, tmp, &dead, k_link) {
+		list_del(&k->k_link);
+		kfree(k);
+	}
+out:
+	kfree(kps);
+	kfree(krps);
+}
+
 int dt_kprobe_create(struct dt_kprobe *req)
 {
 	struct dt_kp *k;
+	unsigned int maxactive;
 	size_t len;
 	int error;
 
@@ -132,16 +225,44 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		return -EINVAL;
 	if (len >= DT_FUNCLEN)
 		return -ENAMETOOLONG;
+	if (req->dtkp_pad != 0 || req->dtkp_maxactive > DT_KRP_MAXACTIVE_MAX)
+		return -EINVAL;
+	maxactive = req->dtkp_maxactive ? req->dtkp_maxactive :
+	    dt_krp_default();
 
 	mutex_lock(&dt_lock);
 	list_for_each_entry(k, &dt_kps, k_link) {
-		if (strcmp(k->k_entry->dp_func, req->dtkp_func) == 0) {
-			req->dtkp_entry_id = k->k_entry->dp_id;
-			req->dtkp_return_id = k->k_return->dp_id;
-			mutex_unlock(&dt_lock);
-			return 0;
+		if (strcmp(k->k_entry->dp_func, req->dtkp_func) != 0)
+			continue;
+		error = 0;
+		/*
+		 * Raise (never lower) the instances of an idle return probe:
+		 * another descriptor may rely on the larger count.
+		 */
+		if (req->dtkp_maxactive > (u32)k->k_krp.maxactive) {
+			if (k->k_return->dp_narmed != 0) {
+				error = -EBUSY;
+			} else {
+				unsigned int old = k->k_krp.maxactive;
+
+				unregister_kretprobe(&k->k_krp);
+				error = dt_krp_register(k, maxactive);
+				/* the old count registered before: again */
+				if (error && dt_krp_register(k, old) != 0) {
+					pr_warn("dt: kretprobe %s lost\n",
+						k->k_return->dp_func);
+					k->k_krp_dead = true;
+				}
+			}
 		}
+		req->dtkp_entry_id = k->k_entry->dp_id;
+		req->dtkp_return_id = k->k_return->dp_id;
+		req->dtkp_maxactive = k->k_krp.maxactive;
+		mutex_unlock(&dt_lock);
+		return error;
 	}
+	if (dt_nkps >= DT_KPROBE_MAX)
+		dt_kp_reap();
 	if (dt_nkps >= DT_KPROBE_MAX) {
 		error = -ENOSPC;
 		goto unlock;
@@ -179,11 +300,7 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		unregister_kprobe(&k->k_kp);
 		goto fail;
 	}
-	k->k_krp.kp.symbol_name = k->k_return->dp_func;
-	k->k_krp.kp.flags = KPROBE_FLAG_DISABLED;
-	k->k_krp.handler = dt_kp_ret;
-	k->k_krp.maxactive = 0;		/* the kernel's default */
-	error = register_kretprobe(&k->k_krp);
+	error = dt_krp_register(k, maxactive);
 	if (error) {
 		unregister_kprobe(&k->k_kp);
 		if (error != -ENOENT)
@@ -196,6 +313,7 @@ int dt_kprobe_create(struct dt_kprobe *req)
 	dt_nkps++;
 	req->dtkp_entry_id = k->k_entry->dp_id;
 	req->dtkp_return_id = k->k_return->dp_id;
+	req->dtkp_maxactive = k->k_krp.maxactive;
 	mutex_unlock(&dt_lock);
 	return 0;
 fail:
@@ -205,15 +323,39 @@ unlock:
 	return error;
 }
 
-/* Module unload: no descriptor is open, every kprobe is disabled. */
+/*
+ * Module unload: no descriptor is open, every kprobe is disabled.  One
+ * batch per kind: each unregister call waits for running handlers once
+ * for the whole array, not once per probe.
+ */
 void dt_kprobe_exit(void)
 {
 	struct dt_kp *k, *tmp;
+	struct kprobe **kps;
+	struct kretprobe **krps;
+	unsigned int n = 0, nr = 0;
 
+	if (dt_nkps == 0)
+		return;
+	kps = kcalloc(dt_nkps, sizeof(*kps), GFP_KERNEL);
+	krps = kcalloc(dt_nkps, sizeof(*krps), GFP_KERNEL);
 	list_for_each_entry(k, &dt_kps, k_link) {
-		unregister_kprobe(&k->k_kp);
-		unregister_kretprobe(&k->k_krp);
+		if (kps != NULL && krps != NULL) {
+			kps[n++] = &k->k_kp;
+			if (!k->k_krp_dead)
+				krps[nr++] = &k->k_krp;
+		} else {
+			unregister_kprobe(&k->k_kp);
+			if (!k->k_krp_dead)
+				unregister_kretprobe(&k->k_krp);
+		}
 	}
+	if (n != 0)
+		unregister_kprobes(kps, n);
+	if (nr != 0)
+		unregister_kretprobes(krps, nr);
+	kfree(kps);
+	kfree(krps);
 	/* unregister waits for running handlers; probes are freed later */
 	list_for_each_entry_safe(k, tmp, &dt_kps, k_link) {
 		list_del(&k->k_link);

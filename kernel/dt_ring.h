@@ -78,6 +78,13 @@ typedef unsigned long dtr_shared_t;
 #define dtr_barrier()		barrier()
 #define DTR_CACHELINE		____cacheline_aligned_in_smp
 #define dtr_unlikely(x)		unlikely(x)
+#include <linux/sched/clock.h>
+/*
+ * local_clock(): the clock perf and ftrace stamp events with by default.
+ * Read from the TSC where ktime_get_mono_fast_ns() may have to read a slow
+ * clocksource (the HPET under emulation: half of an event's cost).
+ */
+#define dtr_clock()		local_clock()
 
 #else /* user space: tests/ring */
 #include <stdatomic.h>
@@ -108,6 +115,17 @@ static inline int dtr_lcmpxchg_(dtr_local_t *p, unsigned long o,
 #define dtr_barrier()	atomic_signal_fence(memory_order_seq_cst)
 #define DTR_CACHELINE	__attribute__((aligned(64)))
 #define dtr_unlikely(x)	__builtin_expect(!!(x), 0)
+#ifndef dtr_clock
+#include <time.h>
+static inline unsigned long long dtr_clock_(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+#define dtr_clock()	dtr_clock_()
+#endif
 #endif
 
 #define DTR_PAD		0	/* probe id of a pad record: skipped */
@@ -191,8 +209,14 @@ again:
  * of at most size / 2 bytes always fits in a drained ring (its pad is
  * shorter than itself); a longer one may be dropped when it would straddle
  * the end.
+ *
+ * If tsp is not NULL, *tsp is set to dtr_clock() read between loading head
+ * and claiming it: an interrupt that reserves in between moves head, our
+ * claim fails, and the clock is read again.  So the records of one ring
+ * are in the order of their times, however writers nest.
  */
-static inline void *dtr_reserve(struct dt_ring *r, unsigned int len)
+static inline void *dtr_reserve_ts(struct dt_ring *r, unsigned int len,
+				   unsigned long long *tsp)
 {
 	unsigned long head, tail, off, pad, need;
 	struct dtr_hdr *h;
@@ -202,6 +226,10 @@ static inline void *dtr_reserve(struct dt_ring *r, unsigned int len)
 	do {
 		tail = dtr_load_acquire(&r->r_tail);		/* W0 */
 		head = dtr_lread(&r->r_head);
+		if (tsp != NULL) {
+			dtr_barrier();	/* the clock after head */
+			*tsp = dtr_clock();
+		}
 		off = head & r->r_mask;
 		pad = off + len > r->r_size ? r->r_size - off : 0;
 		need = pad + len;
@@ -220,6 +248,11 @@ static inline void *dtr_reserve(struct dt_ring *r, unsigned int len)
 		off = 0;
 	}
 	return r->r_data + off;
+}
+
+static inline void *dtr_reserve(struct dt_ring *r, unsigned int len)
+{
+	return dtr_reserve_ts(r, len, NULL);
 }
 
 /* The record returned by dtr_reserve is complete: count and publish it. */

@@ -17,6 +17,7 @@
 #include <linux/compat.h>
 #include <linux/err.h>
 #include <asm/syscall.h>
+#include <trace/events/syscalls.h>
 
 #include "dt.h"
 
@@ -50,6 +51,7 @@ static const struct dt_arg_info dt_sysargs_return[2] = {
 
 static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 {
+	struct pt_regs cr;
 	unsigned long a[6];
 	u64 args[6];
 	int i;
@@ -60,12 +62,14 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	syscall_get_arguments(current, regs, a);
 	for (i = 0; i < 6; i++)
 		args[i] = a[i];
-	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, NULL, args, 6, 0);
+	dt_caller_regs(&cr);
+	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, args, 6, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	long id = syscall_get_nr(current, regs);
+	struct pt_regs cr;
 	u64 args[2];
 
 	if ((unsigned long)id >= DT_NSYSCALLS ||
@@ -73,8 +77,16 @@ static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 		return;
 	args[0] = (u64)ret;
 	args[1] = IS_ERR_VALUE(ret) ? (u64)-ret : 0;
-	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, NULL, args, 2,
+	dt_caller_regs(&cr);
+	dt_fire(dt_sysprobe[DT_SYS_RETURN][id], NULL, &cr, args, 2,
 		DTR_RETURN);
+}
+
+/* the kernel's own prototypes: a mismatch is a compile error */
+static void __maybe_unused dt_sys_check_types(void)
+{
+	check_trace_callback_type_sys_enter(dt_sys_enter);
+	check_trace_callback_type_sys_exit(dt_sys_exit);
 }
 
 static int dt_sys_tp(int dir, bool on)
@@ -143,6 +155,7 @@ static const struct dt_provider dt_prov_syscall = {
 int dt_syscall_init(void)
 {
 	struct dt_probe *dp;
+	unsigned long skip[2][2];
 	unsigned int nr;
 	int dir, error;
 
@@ -152,6 +165,10 @@ int dt_syscall_init(void)
 		pr_warn("dt: no sys_enter/sys_exit tracepoint: no syscall probes\n");
 		return 0;
 	}
+	dt_tp_iter_range(dt_tp_enter, &skip[DT_SYS_ENTRY][0],
+			 &skip[DT_SYS_ENTRY][1]);
+	dt_tp_iter_range(dt_tp_exit, &skip[DT_SYS_RETURN][0],
+			 &skip[DT_SYS_RETURN][1]);
 	for (nr = 0; nr < DT_NSYSCALLS; nr++) {
 		if (dt_sysnames[nr] == NULL)
 			continue;
@@ -168,6 +185,8 @@ int dt_syscall_init(void)
 			if (dp == NULL)
 				return -ENOMEM;
 			dp->dp_data = nr;
+			dp->dp_skip_lo = skip[dir][0];
+			dp->dp_skip_hi = skip[dir][1];
 			error = dt_probe_insert(dp);
 			if (error) {
 				kfree(dp);

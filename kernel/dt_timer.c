@@ -4,8 +4,11 @@
  *
  * Like perf's cpu-clock: hard (hardirq) hrtimers pinned to their CPU, one
  * per CPU per enabled pcb, so that each descriptor gets its own period.
- * A pinned hrtimer binds to the CPU that starts it, hence the cross call.
- * CPUs that come online while recording get no timer (no hotplug hook).
+ * A pinned hrtimer binds to the CPU that starts it: a profile pcb is a CPU
+ * hotplug instance, whose online callback runs on each CPU (those online
+ * when it is armed, and each that comes online later) and starts that
+ * CPU's timer there, and whose offline callback cancels it on a CPU going
+ * down (so it never migrates and samples a second CPU twice).
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -25,11 +28,13 @@ struct dt_ptimer {
 };
 
 struct dt_tpriv {
+	struct hlist_node tp_node;	/* [I] profile: hotplug instance */
 	unsigned int	 tp_n;		/* [I] */
 	struct dt_ptimer tp_t[];	/* [I] indexed by CPU (profile) */
 };
 
 static struct dt_probe *dt_profile, *dt_interval;
+static int dt_timer_hp = -1;	/* [I] the hotplug state, or < 0 */
 
 /*
  * Throttle, like perf's perf_cpu_time_max_percent: the timer callbacks of
@@ -59,8 +64,14 @@ static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 		*sp = 0;
 	}
 	if (*sp >= DT_TBUDGET_NS) {
-		/* this tick and every one until the window ends are missed */
-		ovr = hrtimer_forward(t, ns_to_ktime(*ws + DT_TWIN_NS), period);
+		/*
+		 * This tick and every one until the window ends are missed.
+		 * Forward from the timer base's own now by what is left of the
+		 * window (never mix clocks in an expiry).
+		 */
+		ovr = hrtimer_forward(t, ktime_add_ns(hrtimer_cb_get_time(t),
+						      *ws + DT_TWIN_NS - t0),
+				      period);
 		dt_skip(pcb, ovr);
 		return HRTIMER_RESTART;
 	}
@@ -73,12 +84,30 @@ static enum hrtimer_restart dt_timer_fire(struct hrtimer *t)
 	return HRTIMER_RESTART;
 }
 
-static void dt_timer_start_here(void *arg)
+/* Runs on cpu itself (the hotplug thread of an AP state). */
+static int dt_timer_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
-	struct dt_ptimer *pt = arg;
+	struct dt_tpriv *tp = hlist_entry(node, struct dt_tpriv, tp_node);
+	struct dt_ptimer *pt = &tp->tp_t[cpu];
 
+	if (WARN_ON_ONCE(cpu != raw_smp_processor_id()))
+		return 0;
 	hrtimer_start(&pt->pt_timer, ns_to_ktime(pt->pt_pcb->pcb_period),
 		      HRTIMER_MODE_REL_PINNED_HARD);
+	pt->pt_started = true;
+	return 0;
+}
+
+static int dt_timer_cpu_offline(unsigned int cpu, struct hlist_node *node)
+{
+	struct dt_tpriv *tp = hlist_entry(node, struct dt_tpriv, tp_node);
+	struct dt_ptimer *pt = &tp->tp_t[cpu];
+
+	if (pt->pt_started) {
+		hrtimer_cancel(&pt->pt_timer);
+		pt->pt_started = false;
+	}
+	return 0;
 }
 
 static void dt_timer_disarm(struct dt_pcb *pcb)
@@ -88,6 +117,8 @@ static void dt_timer_disarm(struct dt_pcb *pcb)
 
 	if (tp == NULL)
 		return;
+	if (pcb->pcb_probe == dt_profile)
+		cpuhp_state_remove_instance(dt_timer_hp, &tp->tp_node);
 	for (i = 0; i < tp->tp_n; i++)
 		if (tp->tp_t[i].pt_started)
 			hrtimer_cancel(&tp->tp_t[i].pt_timer);
@@ -98,8 +129,9 @@ static void dt_timer_disarm(struct dt_pcb *pcb)
 static int dt_timer_arm(struct dt_pcb *pcb)
 {
 	bool all = pcb->pcb_probe == dt_profile;
-	unsigned int n = all ? nr_cpu_ids : 1, i, cpu;
+	unsigned int n = all ? nr_cpu_ids : 1, i;
 	struct dt_tpriv *tp;
+	int error;
 
 	tp = kzalloc(struct_size(tp, tp_t, n), GFP_KERNEL);
 	if (tp == NULL)
@@ -112,21 +144,19 @@ static int dt_timer_arm(struct dt_pcb *pcb)
 		tp->tp_t[i].pt_pcb = pcb;
 	}
 	pcb->pcb_priv = tp;
-	cpus_read_lock();
 	if (all) {
-		for_each_online_cpu(cpu) {
-			if (smp_call_function_single(cpu, dt_timer_start_here,
-						     &tp->tp_t[cpu], 1) == 0)
-				tp->tp_t[cpu].pt_started = true;
+		/* starts the timer of every online CPU, on that CPU */
+		error = cpuhp_state_add_instance(dt_timer_hp, &tp->tp_node);
+		if (error) {
+			kfree(tp);
+			pcb->pcb_priv = NULL;
 		}
-	} else {
-		/* interval fires on whichever CPU it started on */
-		hrtimer_start(&tp->tp_t[0].pt_timer,
-			      ns_to_ktime(pcb->pcb_period),
-			      HRTIMER_MODE_REL_HARD);
-		tp->tp_t[0].pt_started = true;
+		return error;
 	}
-	cpus_read_unlock();
+	/* interval fires on whichever CPU it started on, and migrates */
+	hrtimer_start(&tp->tp_t[0].pt_timer, ns_to_ktime(pcb->pcb_period),
+		      HRTIMER_MODE_REL_HARD);
+	tp->tp_t[0].pt_started = true;
 	return 0;
 }
 
@@ -145,6 +175,13 @@ static const struct dt_provider dt_prov_interval = {
 int dt_timer_init(void)
 {
 	int error;
+
+	error = cpuhp_setup_state_multi(CPUHP_AP_ONLINE_DYN, "dt/timer:online",
+					dt_timer_cpu_online,
+					dt_timer_cpu_offline);
+	if (error < 0)
+		return error;
+	dt_timer_hp = error;
 
 	dt_profile = dt_probe_new(&dt_prov_profile, "hz", "97", 0, 0, NULL,
 				  DT_PF_TIMER);
@@ -165,4 +202,12 @@ int dt_timer_init(void)
 	if (error)
 		kfree(dt_interval);
 	return error;
+}
+
+/* no pcb is armed: every instance is gone */
+void dt_timer_exit(void)
+{
+	if (dt_timer_hp >= 0)
+		cpuhp_remove_multi_state(dt_timer_hp);
+	dt_timer_hp = -1;
 }

@@ -16,6 +16,10 @@
 #include <linux/interrupt.h>
 #include <linux/blkdev.h>
 #include <linux/blk-mq.h>
+#include <linux/kallsyms.h>
+#include <trace/events/sched.h>
+#include <trace/events/irq.h>
+#include <trace/events/block.h>
 
 #include "dt.h"
 
@@ -40,6 +44,27 @@ struct tracepoint *dt_tp_find(const char *name)
 	return f.tp;
 }
 
+void dt_tp_iter_range(struct tracepoint *tp, unsigned long *lo,
+		      unsigned long *hi)
+{
+	char buf[KSYM_SYMBOL_LEN], *sz;
+	unsigned long size;
+
+	*lo = *hi = 0;
+	if (tp == NULL || tp->iterator == NULL)
+		return;
+	/* "__traceiter_NAME+0x0/0xSIZE [mod]": the size is after the slash */
+	sprint_symbol(buf, (unsigned long)tp->iterator);
+	sz = strchr(buf, '/');
+	if (sz == NULL)
+		return;
+	sz[strcspn(sz, " ")] = '\0';
+	if (kstrtoul(sz + 1, 16, &size) != 0)
+		return;
+	*lo = (unsigned long)tp->iterator;
+	*hi = *lo + size;
+}
+
 /* a comm in two slots, bytes in slot order, NUL-padded */
 static void dt_comm(u64 *slots, const char *comm)
 {
@@ -55,6 +80,7 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
+	struct pt_regs cr;
 	u64 a[9];
 
 	dt_comm(&a[0], prev->comm);
@@ -64,7 +90,8 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 	dt_comm(&a[5], next->comm);
 	a[7] = next->pid;
 	a[8] = next->prio;
-	dt_fire(data, NULL, NULL, a, 9, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 9, 0);
 }
 
 static const struct dt_arg_info dt_args_switch[] = {
@@ -79,13 +106,15 @@ static const struct dt_arg_info dt_args_switch[] = {
 
 static void dt_tp_sched_wakeup(void *data, struct task_struct *p)
 {
+	struct pt_regs cr;
 	u64 a[5];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = p->prio;
 	a[4] = task_cpu(p);
-	dt_fire(data, NULL, NULL, a, 5, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 5, 0);
 }
 
 static const struct dt_arg_info dt_args_wakeup[] = {
@@ -98,13 +127,15 @@ static const struct dt_arg_info dt_args_wakeup[] = {
 static void dt_tp_sched_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
+	struct pt_regs cr;
 	u64 a[6];
 
 	dt_comm(&a[0], parent->comm);
 	a[2] = parent->pid;
 	dt_comm(&a[3], child->comm);
 	a[5] = child->pid;
-	dt_fire(data, NULL, NULL, a, 6, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 6, 0);
 }
 
 static const struct dt_arg_info dt_args_fork[] = {
@@ -117,12 +148,14 @@ static const struct dt_arg_info dt_args_fork[] = {
 static void dt_tp_sched_exec(void *data, struct task_struct *p,
 			     pid_t old_pid, struct linux_binprm *bprm)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = old_pid;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exec[] = {
@@ -133,12 +166,14 @@ static const struct dt_arg_info dt_args_exec[] = {
 
 static void dt_tp_sched_exit(void *data, struct task_struct *p)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
 	a[2] = p->pid;
 	a[3] = p->prio;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_exit[] = {
@@ -149,11 +184,13 @@ static const struct dt_arg_info dt_args_exit[] = {
 
 static void dt_tp_irq_entry(void *data, int irq, struct irqaction *action)
 {
+	struct pt_regs cr;
 	u64 a[3];
 
 	a[0] = irq;
 	dt_comm(&a[1], action && action->name ? action->name : "");
-	dt_fire(data, NULL, NULL, a, 3, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 3, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_entry[] = {
@@ -164,11 +201,13 @@ static const struct dt_arg_info dt_args_irq_entry[] = {
 static void dt_tp_irq_exit(void *data, int irq, struct irqaction *action,
 			   int ret)
 {
+	struct pt_regs cr;
 	u64 a[2];
 
 	a[0] = irq;
 	a[1] = ret;
-	dt_fire(data, NULL, NULL, a, 2, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 2, 0);
 }
 
 static const struct dt_arg_info dt_args_irq_exit[] = {
@@ -183,13 +222,15 @@ static u64 dt_rq_dev(struct request *rq)
 
 static void dt_tp_rq_issue(void *data, struct request *rq)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
 	a[1] = blk_rq_pos(rq);
 	a[2] = blk_rq_sectors(rq);
 	a[3] = (__force u32)rq->cmd_flags;
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_issue[] = {
@@ -202,13 +243,15 @@ static const struct dt_arg_info dt_args_rq_issue[] = {
 static void dt_tp_rq_complete(void *data, struct request *rq,
 			      blk_status_t error, unsigned int nr_bytes)
 {
+	struct pt_regs cr;
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
 	a[1] = blk_rq_pos(rq);
 	a[2] = nr_bytes;
 	a[3] = blk_status_to_errno(error);
-	dt_fire(data, NULL, NULL, a, 4, 0);
+	dt_caller_regs(&cr);
+	dt_fire(data, NULL, &cr, a, 4, 0);
 }
 
 static const struct dt_arg_info dt_args_rq_complete[] = {
@@ -243,6 +286,20 @@ static const struct dt_tpdef dt_tpdefs[] = {
 	TPDEF("block", block_rq_complete, dt_tp_rq_complete,
 	      dt_args_rq_complete, 4),
 };
+
+/* the kernel's own prototypes: a mismatch is a compile error */
+static void __maybe_unused dt_tp_check_types(void)
+{
+	check_trace_callback_type_sched_switch(dt_tp_sched_switch);
+	check_trace_callback_type_sched_wakeup(dt_tp_sched_wakeup);
+	check_trace_callback_type_sched_process_fork(dt_tp_sched_fork);
+	check_trace_callback_type_sched_process_exec(dt_tp_sched_exec);
+	check_trace_callback_type_sched_process_exit(dt_tp_sched_exit);
+	check_trace_callback_type_irq_handler_entry(dt_tp_irq_entry);
+	check_trace_callback_type_irq_handler_exit(dt_tp_irq_exit);
+	check_trace_callback_type_block_rq_issue(dt_tp_rq_issue);
+	check_trace_callback_type_block_rq_complete(dt_tp_rq_complete);
+}
 
 /* [g] per dt_tpdefs entry: registered (it may linger unused) */
 static bool dt_tp_reg[ARRAY_SIZE(dt_tpdefs)];
@@ -298,6 +355,7 @@ static const struct dt_provider dt_prov_tp = {
 int dt_tp_init(void)
 {
 	const struct dt_tpdef *td;
+	struct tracepoint *tp;
 	struct dt_probe *dp;
 	char func[DT_FUNCLEN];
 	const char *name;
@@ -306,7 +364,8 @@ int dt_tp_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(dt_tpdefs); i++) {
 		td = &dt_tpdefs[i];
-		if (dt_tp_find(td->td_name) == NULL) {
+		tp = dt_tp_find(td->td_name);
+		if (tp == NULL) {
 			pr_info("dt: no tracepoint %s\n", td->td_name);
 			continue;
 		}
@@ -318,6 +377,7 @@ int dt_tp_init(void)
 		if (dp == NULL)
 			return -ENOMEM;
 		dp->dp_priv = (void *)td;
+		dt_tp_iter_range(tp, &dp->dp_skip_lo, &dp->dp_skip_hi);
 		error = dt_probe_insert(dp);
 		if (error) {
 			kfree(dp);

@@ -7,7 +7,12 @@ PKGS="build-essential clang lld llvm libclang-rt-14-dev pkg-config
 libzstd-dev zstd libsqlite3-dev sqlite3 libedit-dev libelf-dev libdw-dev liblzma-dev libbz2-dev libxxhash-dev zlib1g-dev
 qemu-system-x86 busybox-static cpio gzip kmod
 linux-image-cloud-amd64 linux-headers-cloud-amd64 sparse mandoc
-tmux chromium python3 xz-utils python3-zstandard python3-xxhash systemtap-sdt-dev"
+tmux chromium python3 xz-utils python3-zstandard python3-xxhash linux-perf
+systemtap-sdt-dev"
+# `make check-debug` only: Debian's kernel source and what building it takes
+if [ "${1:-}" = debug ]; then
+	PKGS="$PKGS linux-source-6.1 bison flex bc libssl-dev"
+fi
 
 missing=""
 for p in $PKGS; do

@@ -52,7 +52,7 @@ static const char usage_text[] =
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
 "  -d DURATION   stop after DURATION: 10s, 500ms, 2m, or plain seconds\n"
-"  -b RINGSIZE   per-CPU ring size: a power of two, 4k to 64M (default 1M;\n"
+"  -b RINGSIZE   per-CPU ring size: a power of two, 8k to 64M (default 1M;\n"
 "                4M with DWARF user stacks)\n"
 "  -p PID,...    record only these processes and their children\n"
 "  -a            record the whole system (the default without -p or COMMAND)\n"
@@ -172,7 +172,7 @@ main(int argc, char **argv)
 		case 'b':
 			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
 			    (v & (v - 1)) != 0) {
-				fprintf(stderr, "dtrec: bad ring size '%s': a power of two from 4k to 64M\n",
+				fprintf(stderr, "dtrec: bad ring size '%s': a power of two from 8k to 64M\n",
 					optarg);
 				return 1;
 			}

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "report.h"
 
 static const char *prog(void)
 {
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 		"       %s export --format parquet -o DIR CAPTURE|DIR...\n"
 		"       %s export --format pprof -o OUT.pb.gz FILE\n"
 		"       %s export --format chrome -o OUT.json FILE\n"
+		"  --partial: read captures cut short; --salvage: also past damage.\n"
 		"  An existing output file is never replaced; a parquet DIR must be\n"
 		"  new, empty or a dt dataset (captures are added to it).\n"
 		"  (see dtreport(1))\n", prog(), prog(), prog(), prog());
@@ -39,15 +41,19 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	int ch;
+	int ch, partial = 0, salvage = 0;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "o:f:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 'f': format = optarg; break;
+		case DTR_OPT_PARTIAL: partial = 1; break;
+		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -58,15 +64,15 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		return 2;
 	}
 	if (!strcmp(format, "parquet"))
-		return export_parquet(out, argv + optind, nin);
+		return export_parquet(out, argv + optind, nin, partial, salvage);
 	if (nin != 1) {
 		fprintf(stderr, "%s: export: --format %s takes one capture\n", prog(), format);
 		return 2;
 	}
 	if (!strcmp(format, "pprof"))
-		return export_pprof(out, argv[optind]);
+		return export_pprof(out, argv[optind], partial, salvage);
 	if (!strcmp(format, "chrome"))
-		return export_chrome(out, argv[optind]);
+		return export_chrome(out, argv[optind], partial, salvage);
 	fprintf(stderr, "%s: export: unknown format '%s' (sqlite, parquet, pprof, chrome)\n",
 		prog(), format);
 	return 2;

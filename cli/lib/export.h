@@ -10,7 +10,9 @@
 
 /*
  * Called by cmd_export() for a --format other than sqlite: argv as for
- * cmd_export (argv[0] is "export").
+ * cmd_export (argv[0] is "export").  Captures are opened with dtr_open():
+ * one cut short needs partial (--partial), salvage (--salvage) reads past
+ * damage; the exit status is then dtr_open's.
  */
 int cmd_export_format(int argc, char **argv, const char *format);
 
@@ -23,13 +25,13 @@ int cmd_export_format(int argc, char **argv, const char *format);
  * in the dataset is refused.  Each capture is written under dir/.tmp-*
  * and renamed into place, so a failure leaves the dataset as it was.
  */
-int export_parquet(const char *dir, char *const *caps, int ncaps);
+int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage);
 
 /* profile.proto, gzip-compressed, at path (created; never replaced). */
-int export_pprof(const char *path, const char *cap);
+int export_pprof(const char *path, const char *cap, int partial, int salvage);
 
 /* Chrome trace event JSON at path (created; never replaced). */
-int export_chrome(const char *path, const char *cap);
+int export_chrome(const char *path, const char *cap, int partial, int salvage);
 
 /* Shared: the path names an existing file or symlink (1), or not (0). */
 int export_exists(const char *path);

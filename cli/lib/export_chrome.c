@@ -33,6 +33,7 @@
 #include "dtcap.h"
 #include "dtsym.h"
 #include "export.h"
+#include "report.h"
 #include "util.h"
 
 static const char *prog(void)
@@ -107,20 +108,17 @@ static int thr_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-int export_chrome(const char *path, const char *cap)
+int export_chrome(const char *path, const char *cap, int partial, int salvage)
 {
 	if (export_exists(path)) {
 		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
 			"another name)\n", prog(), path);
 		return 1;
 	}
-	struct dtcap_reader *r = dtcap_open(cap);
-	if (r == NULL) {
-		fprintf(stderr, "%s: export: %s\n", prog(), dtcap_open_error());
-		return 1;
-	}
-	if (dtcap_reader_warning(r))
-		fprintf(stderr, "%s: export: warning: %s\n", prog(), dtcap_reader_warning(r));
+	int status = 1;
+	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	if (r == NULL)
+		return status;
 	int ret = 1, created = 0;
 	FILE *f = NULL;
 	struct dtsym *sym = dtsym_open(r);

@@ -28,6 +28,7 @@
 #include "dtsql.h"
 #include "dtsym.h"
 #include "export.h"
+#include "report.h"
 #include "parquet.h"
 
 #define MARKER "_dt_dataset"
@@ -65,7 +66,7 @@ static const char *table_name(size_t i)
 enum {
 	C_TS, C_CPU, C_PID, C_TID, C_PROBE, C_PROBE_NAME, C_COMM, C_KSTACK,
 	C_USTACK, C_FLAGS, C_NARGS, C_ARG0, C_RETVAL = C_ARG0 + DTCAP_MAXARGS,
-	C_ERRNO, C_NCOLS
+	C_ERRNO, C_CTX, C_NCOLS
 };
 
 static const struct pq_column event_cols[C_NCOLS] = {
@@ -87,7 +88,11 @@ static const struct pq_column event_cols[C_NCOLS] = {
 	[C_ARG0 + 8] = { "arg8", PQ_INT64, 0 }, [C_ARG0 + 9] = { "arg9", PQ_INT64, 0 },
 	[C_RETVAL] = { "retval", PQ_INT64, 1 },
 	[C_ERRNO] = { "errno", PQ_INT64, 1 },
+	[C_CTX] = { "ctx", PQ_STRING, 1 },
 };
+
+/* events.ctx as SQL shows it (dtsql.c): a name, NULL when not recorded */
+static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" };
 
 static struct pq_opts pq_options(void)
 {
@@ -148,7 +153,7 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 	uint32_t ncomm = dtcap_ncomms(r);
 	const char **comms = calloc((size_t)ncomm + 1, sizeof(*comms));
 	struct dtcap_block *b = dtcap_block_new();
-	uint32_t *pidx = NULL, *nargs = NULL;
+	uint32_t *pidx = NULL, *nargs = NULL, *ctxs = NULL;
 	uint8_t *isret = NULL;
 	size_t cap = 0;
 	int rc = -1;
@@ -159,7 +164,8 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 	for (uint32_t i = 1; i <= ncomm; i++)
 		comms[i] = dtcap_comm(r, i);
 	if (pq_set_dict(w, C_PROBE_NAME, pm.names, pm.n) < 0 ||
-	    pq_set_dict(w, C_COMM, comms, (size_t)ncomm + 1) < 0)
+	    pq_set_dict(w, C_COMM, comms, (size_t)ncomm + 1) < 0 ||
+	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
 		goto werr;
 	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
 		if (dtcap_read_block(r, bi, DTCAP_COL_ALL, b) < 0) {
@@ -168,12 +174,13 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 		}
 		size_t n = b->rows;
 		if (n > cap) {
-			free(pidx), free(nargs), free(isret);
+			free(pidx), free(nargs), free(isret), free(ctxs);
 			pidx = malloc(n * sizeof(*pidx));
 			nargs = malloc(n * sizeof(*nargs));
+			ctxs = malloc(n * sizeof(*ctxs));
 			isret = malloc(n);
 			cap = n;
-			if (!pidx || !nargs || !isret) {
+			if (!pidx || !nargs || !isret || !ctxs) {
 				cap = 0;
 				*err = strdup("out of memory");
 				goto out;
@@ -183,6 +190,7 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 			uint32_t id = b->probe[i];
 			pidx[i] = id <= pm.maxid ? pm.idx[id] : 0;
 			nargs[i] = b->nargs[i];
+			ctxs[i] = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
 			isret[i] = (b->flags[i] & DTR_RETURN) != 0;
 			if (b->comm[i] > ncomm) {
 				*err = strdup("capture: comm id out of range");
@@ -205,6 +213,7 @@ static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows
 			goto werr;
 		if (pq_put_int(w, C_RETVAL, b->args, 8, DTCAP_MAXARGS, isret, n) < 0 ||
 		    pq_put_int(w, C_ERRNO, b->args + 1, 8, DTCAP_MAXARGS, isret, n) < 0 ||
+		    pq_put_ids(w, C_CTX, ctxs, n) < 0 ||
 		    pq_rows_done(w) < 0)
 			goto werr;
 	}
@@ -218,7 +227,7 @@ out:
 	pq_abort(w);
 	probemap_free(&pm);
 	free(comms);
-	free(pidx), free(nargs), free(isret);
+	free(pidx), free(nargs), free(isret), free(ctxs);
 	dtcap_block_free(b);
 	if (rc < 0 && *err == NULL)
 		*err = strdup("failed");
@@ -384,16 +393,14 @@ static int prepare_dir(const char *dir)
 	return 0;
 }
 
-static int export_one(const char *dir, const char *cap, uint64_t *nev, uint64_t *bytes)
+/* Returns 0, or an exit status (message printed). */
+static int export_one(const char *dir, const char *cap, int partial, int salvage,
+		      uint64_t *nev, uint64_t *bytes)
 {
-	struct dtcap_reader *r = dtcap_open(cap);
-	if (r == NULL) {
-		fprintf(stderr, "%s: export: %s\n", prog(), dtcap_open_error());
-		return -1;
-	}
-	const char *warn = dtcap_reader_warning(r);
-	if (warn)
-		fprintf(stderr, "%s: export: warning: %s\n", prog(), warn);
+	int status = 1;
+	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	if (r == NULL)
+		return status;
 	char host[256], name[256], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
 	hive_escape(host, sizeof(host), dtcap_host(r)->hostname);
 	capture_name(name, sizeof(name), cap);
@@ -486,10 +493,10 @@ out:
 	if (sym)
 		dtsym_close(sym);
 	dtcap_reader_close(r);
-	return ret;
+	return ret < 0 ? 1 : 0;
 }
 
-int export_parquet(const char *dir, char *const *caps, int ncaps)
+int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -513,10 +520,8 @@ int export_parquet(const char *dir, char *const *caps, int ncaps)
 	int ndone = 0, failed = 0;
 	for (int i = 0; i < cl.n; i++) {
 		uint64_t ev = 0, by = 0;
-		if (export_one(dir, cl.path[i], &ev, &by) < 0) {
-			failed = 1;
+		if ((failed = export_one(dir, cl.path[i], partial, salvage, &ev, &by)) != 0)
 			break;
-		}
 		total += ev;
 		bytes += by;
 		ndone++;
@@ -531,5 +536,5 @@ int export_parquet(const char *dir, char *const *caps, int ncaps)
 	if (failed && ndone)
 		fprintf(stderr, "%s: export: the %d capture%s before the failure stay in %s\n",
 			prog(), ndone, ndone == 1 ? "" : "s", dir);
-	return failed ? 1 : 0;
+	return failed;
 }

@@ -32,6 +32,7 @@
 #include "dtcap.h"
 #include "dtsym.h"
 #include "export.h"
+#include "report.h"
 
 static const char *prog(void)
 {
@@ -347,20 +348,17 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 	return 0;
 }
 
-int export_pprof(const char *path, const char *cap)
+int export_pprof(const char *path, const char *cap, int partial, int salvage)
 {
 	if (export_exists(path)) {
 		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
 			"another name)\n", prog(), path);
 		return 1;
 	}
-	struct dtcap_reader *r = dtcap_open(cap);
-	if (r == NULL) {
-		fprintf(stderr, "%s: export: %s\n", prog(), dtcap_open_error());
-		return 1;
-	}
-	if (dtcap_reader_warning(r))
-		fprintf(stderr, "%s: export: warning: %s\n", prog(), dtcap_reader_warning(r));
+	int status = 1;
+	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	if (r == NULL)
+		return status;
 	struct pp p = { .r = r };
 	struct dtcap_block *b = dtcap_block_new();
 	uint8_t *want = NULL;

@@ -967,7 +967,9 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 
 static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
-	int r = memcmp(a, b, al < bl ? al : bl);
+	/* an empty string may sit at a NULL arena: no memcmp of 0 bytes there */
+	size_t l = al < bl ? al : bl;
+	int r = l ? memcmp(a, b, l) : 0;
 	return r ? r : (al > bl) - (al < bl);
 }
 
@@ -1103,7 +1105,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		tc_i64(rt, 11, (int64_t)dict_off);
 	tc_begin(rt, 12);			/* Statistics */
 	tc_i64(rt, 3, (int64_t)(c->n - c->nnn));
-	if (maxp) {
+	if (c->nnn > 0) {	/* (an empty string's pointer may be NULL) */
 		tc_bin(rt, 5, maxp, maxl);
 		tc_bin(rt, 6, minp, minl);
 	}

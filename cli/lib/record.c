@@ -62,6 +62,9 @@ struct rec {
 	uint64_t	nread, raw_bytes, nbad, nlost, nfiltered;
 	uint64_t	base_bytes;	/* capture size before the first event */
 	pid_t		child;		/* the command, or 0 */
+	uint32_t	fork_probe;	/* sched_process_fork: follows targets'
+					 * children when filtering here */
+	int		fork_internal;	/* enabled for that alone: not stored */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		filter;		/* targets filtered here, not by the source */
@@ -343,6 +346,20 @@ sum_counts(const struct rec *r, struct dtcap_count *t)
 	}
 }
 
+/*
+ * Now in the clock of the records' dtr_ts, which only the source can read
+ * (dt.ko stamps local_clock(), see dt(4); the perf source CLOCK_MONOTONIC).
+ */
+static uint64_t
+rec_clock_ns(struct rec *r)
+{
+	uint64_t mono;
+	int64_t real;
+
+	r->src->ops->clock(r->src, &mono, &real);
+	return mono;
+}
+
 static int
 put_counters(struct rec *r)
 {
@@ -362,7 +379,7 @@ put_counters(struct rec *r)
 	if (r->src->ops->ustack_counts)
 		r->src->ops->ustack_counts(r->src, &mine.ustack_dwarf, &mine.ustack_dwarf_trunc,
 					   &mine.ustack_fp_behind);
-	if (dtcap_put_counters(r->w, dtu_now_ns(), r->counts, r->ncpus, &mine) < 0) {
+	if (dtcap_put_counters(r->w, rec_clock_ns(r), r->counts, r->ncpus, &mine) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
 		return -1;
@@ -491,10 +508,41 @@ wanted(struct rec *r, uint32_t pid)
 	return t->want > 0;
 }
 
+/*
+ * Forks first: a child of a target is a target, even when it exits before
+ * its events are read (/proc cannot tell then).  The fork is written
+ * before the child runs, so it is in the same batch as the child's first
+ * events, whatever CPU each ran on.
+ */
+static void
+follow_forks(struct rec *r, const char *buf, size_t len)
+{
+	for (size_t off = 0; off + sizeof(struct dt_rec) <= len;) {
+		const struct dt_rec *d = (const struct dt_rec *)(buf + off);
+		const uint64_t *a = (const uint64_t *)(d + 1);
+		struct tslot *t;
+		int isnew;
+
+		if (d->dtr_size < sizeof(*d) || d->dtr_size % 8 || d->dtr_size > len - off)
+			return;
+		off += d->dtr_size;
+		if (d->dtr_probe != r->fork_probe || d->dtr_nargs < 6 ||
+		    DT_REC_SIZE(d->dtr_nargs, 0, 0) > d->dtr_size || !wanted(r, d->dtr_pid) ||
+		    a[5] == 0 || a[5] > UINT32_MAX)
+			continue;
+		/* a new thread's tid is no process: marking it is harmless */
+		if ((t = tmap_get(&r->procs, (uint32_t)a[5], &isnew)) != NULL)
+			t->want = 1;
+	}
+}
+
 static void
 process(struct rec *r, const char *buf, size_t len)
 {
 	size_t off = 0;
+
+	if (r->filter && r->fork_probe)
+		follow_forks(r, buf, len);
 
 	while (off + sizeof(struct dt_rec) <= len) {
 		const struct dt_rec *d = (const struct dt_rec *)(buf + off);
@@ -518,7 +566,8 @@ process(struct rec *r, const char *buf, size_t len)
 			r->nlost++;
 			continue;
 		}
-		if (r->filter && !wanted(r, d->dtr_pid)) {
+		if ((r->filter && !wanted(r, d->dtr_pid)) ||
+		    (r->fork_internal && d->dtr_probe == r->fork_probe)) {
 			r->nfiltered++;
 			continue;
 		}
@@ -639,7 +688,7 @@ write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 	}
 	for (size_t i = 0; i < nsel; i++) {
 		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
-		if (p == NULL)
+		if (p == NULL || (r->fork_internal && sel[i].id == r->fork_probe))
 			continue;
 		if (dtp_describe(r->dev, p, &pv[n], err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
@@ -678,7 +727,7 @@ fill_host(struct rec *r, struct dtcap_host *h)
 	h->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	r->src->ops->clock(r->src, &h->clock_mono_ns, &h->clock_real_ns);
 	snprintf(h->source, sizeof(h->source), "%s", r->src->ops->name);
-	h->start_ns = dtu_now_ns();
+	h->start_ns = rec_clock_ns(r);
 	snprintf(h->command, sizeof(h->command), "%s", r->o->cmdline ? r->o->cmdline : "");
 }
 
@@ -1189,6 +1238,36 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
+	/*
+	 * Targets on a source that cannot follow them in the kernel: its
+	 * fork tracepoint tells which processes are the targets' children.
+	 */
+	if ((o->npids || (o->argv && o->argv[0])) && !r->src->ops->filters_targets(r->src)) {
+		for (size_t i = 0; i < dtp_count(r->dev); i++) {
+			const struct dt_probe_info *p = dtp_at(r->dev, i);
+			if (strcmp(p->dtpi_prov, "tracepoint") || strcmp(p->dtpi_func, "sched") ||
+			    strcmp(p->dtpi_name, "sched_process_fork"))
+				continue;
+			r->fork_probe = p->dtpi_id;
+			r->fork_internal = 1;
+			for (size_t j = 0; j < nsel; j++)
+				if (sel[j].id == p->dtpi_id)
+					r->fork_internal = 0;
+			if (r->fork_internal) {
+				struct dtp_sel *ns = realloc(sel, (nsel + 1) * sizeof(*ns));
+				if (ns == NULL) {
+					msg(r, "out of memory");
+					goto out;
+				}
+				sel = ns;
+				memset(&sel[nsel], 0, sizeof(sel[nsel]));
+				sel[nsel].id = p->dtpi_id;
+				sel[nsel].flags = p->dtpi_flags;
+				nsel++;
+			}
+			break;
+		}
+	}
 	/* the command waits on a pipe: the perf source follows it from its exec */
 	if (o->argv && o->argv[0]) {
 		child = spawn(r, o->argv, &go_fd, &err_fd);

@@ -63,7 +63,7 @@ char *dtu_read_file(const char *path, size_t *len);
 /* The tree's version (the VERSION file), for every tool's --version. */
 const char *dtu_version(void);
 
-/* CLOCK_MONOTONIC in ns: the clock of dt_rec's dtr_ts. */
+/* CLOCK_MONOTONIC in ns (dt.ko's dtr_ts is local_clock(): the sources' clock op). */
 uint64_t dtu_now_ns(void);
 
 /*

@@ -41,7 +41,8 @@ rc=$?
 [ $rc -eq 0 ] && pass sigint-exit || fail sigint-exit "exit $rc: $(tail -n 3 $OUT/int.err)"
 
 # a full disk: stop, say so, exit non-zero, leave a capture that opens
-mkdir -p /tmp/small && mount -t tmpfs -o size=256k tmpfs /tmp/small
+# (captures keep only the kernel symbols they use: a small disk fills fast)
+mkdir -p /tmp/small && mount -t tmpfs -o size=64k tmpfs /tmp/small
 dtrec -q -o /tmp/small/full.dtc -e profile:hz:997 -e 'syscall:*:entry' -k -u -d 20s \
 	2>$OUT/full.err &
 pid=$!

@@ -4,5 +4,11 @@
 SUITES += export
 
 check-export: $(B)/asan/bin/dtreport $(DTGEN)
-	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) PQGEN=$(B)/tests/export/pqgen \
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
+
+# the writer on its own, with the values traces rarely have
+$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/parquet.o
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
+check-export: $(B)/tests/export/pqgen

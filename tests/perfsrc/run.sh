@@ -229,7 +229,7 @@ for sig in INT TERM; do
 	[ $rc = 0 ] && [ "$warn" = none ] && [ "${ev:-0}" -gt 0 ] && [ "$ev" = "$kr" ] && pass sig$sig-finishes ||
 		fail sig$sig-finishes "rc $rc, warning '$warn', events $ev, read $kr"
 done
-if rec drops -o "$T/drops.dtc" -b 4k -e 'syscall:getppid:entry' -- "$SYSLOOP" 3000000; then
+if rec drops -o "$T/drops.dtc" -b 8k -e 'syscall:getppid:entry' -- "$SYSLOOP" 3000000; then
 	"$CAPCHECK" "$T/drops.dtc" >"$T/cc" 2>&1
 	ev=$(awk '$1=="events"{print $2}' "$T/cc"); kr=$(awk '$1=="kernel_read"{print $2}' "$T/cc")
 	kd=$(awk '$1=="kernel_dropped"{print $2}' "$T/cc")

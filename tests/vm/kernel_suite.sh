@@ -9,8 +9,13 @@ ko=$1 ktest=$2 out=$3
 # suite must not mix its files into ours.
 mkdir -p "$(dirname "$out")"
 run=$(mktemp -d "$out.XXXXXX")
-trap 'rm -rf "$run"' EXIT
-args=(--script "$here/kernel_tests.sh" --bin "$ktest" --out "$run" --timeout 480)
+trap 'rm -rf "$run" "$run.script"' EXIT
+# KSUITE_TIMEOUT, KSUITE_MEM: the debug lane's slower kernel needs more.
+# KTEST_SLOW multiplies the in-guest phase limits (kernel_tests.sh).
+script=$run.script
+{ echo "KTEST_SLOW=${KTEST_SLOW:-1}"; cat "$here/kernel_tests.sh"; } >"$script"
+args=(--script "$script" --bin "$ktest" --out "$run" --timeout "${KSUITE_TIMEOUT:-720}"
+	--mem "${KSUITE_MEM:-512}")
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else

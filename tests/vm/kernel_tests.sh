@@ -16,7 +16,7 @@ phase() {
 	p=$!
 	i=0
 	while kill -0 $p 2>/dev/null; do
-		if [ $i -ge $((limit * 5)) ]; then
+		if [ $i -ge $((limit * 5 * ${KTEST_SLOW:-1})) ]; then
 			fail "$name.hang" "still running after ${limit}s (sysrq w,l dumped to dmesg)"
 			echo w >/proc/sysrq-trigger
 			echo l >/proc/sysrq-trigger
@@ -35,7 +35,10 @@ else
 	fail module.loaded "dt not in /proc/modules or no /dev/dt (see dt-vm: lines above)"
 fi
 
-phase main 240 dt_ktest list syscall profile sched kprobe conserve nesting io unpriv
+phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
+	frames io unpriv passed account budget wrap misc kpreap
+# CPU 1 goes offline and back mid-recording
+phase hotplug 60 dt_ktest hotplug
 
 # rmmod with a reader blocked in read(): refused, or safe.
 dt_ktest hold >/tmp/hold.log 2>&1 &
@@ -67,6 +70,25 @@ kill $hp 2>/dev/null
 
 phase fuzz 120 dt_ktest fuzz=${FUZZ_SECS:-15}
 phase race 120 dt_ktest race=${RACE_SECS:-15}
+
+# kmemleak (the debug lane's kernel): nothing dt allocated may be left
+# unreferenced once every descriptor is closed.
+if [ -d /sys/kernel/debug ] && ! [ -e /sys/kernel/debug/kmemleak ]; then
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+fi
+if [ -e /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 1
+	echo scan >/sys/kernel/debug/kmemleak
+	leaks=$(awk '/^unreferenced object/ { obj = $0; show = 0 } /\[dt\]/ { show = 1 }
+		show && obj != "" { print obj; obj = "" }' /sys/kernel/debug/kmemleak)
+	if [ -z "$leaks" ]; then
+		pass kmemleak.dt-clean
+	else
+		fail kmemleak.dt-clean "objects allocated by dt unreferenced:"
+		echo "$leaks" | head -n 20 | sed 's/^/#   /'
+	fi
+fi
 
 sleep 0.5
 if rmmod dt; then

@@ -45,11 +45,22 @@ for f in "${kos[@]}" "${bins[@]}"; do [ -f "$f" ] || die "no such file: $f"; don
 
 # The newest installed cloud kernel whose modules are present.
 kver=
-for k in $(ls -1 /boot/vmlinuz-*-cloud-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
-	[ -d "/lib/modules/$k/kernel" ] && kver=$k
-done
-[ -n "$kver" ] || die "no /boot/vmlinuz-*-cloud-amd64 with /lib/modules (run scripts/install-deps.sh)"
-kernel=/boot/vmlinuz-$kver
+mroot=/lib/modules
+if [ -n "${VM_KERNEL:-}" ]; then
+	# another kernel (the debug lane): VM_KVER names it, VM_MODULES holds
+	# VM_MODULES/VM_KVER/modules.dep (empty when everything is built in)
+	kver=${VM_KVER:-}
+	mroot=${VM_MODULES:-}
+	[ -n "$kver" ] && [ -f "$mroot/$kver/modules.dep" ] ||
+		die "VM_KERNEL needs VM_KVER and VM_MODULES/VM_KVER/modules.dep"
+	kernel=$VM_KERNEL
+else
+	for k in $(ls -1 /boot/vmlinuz-*-cloud-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
+		[ -d "/lib/modules/$k/kernel" ] && kver=$k
+	done
+	[ -n "$kver" ] || die "no /boot/vmlinuz-*-cloud-amd64 with /lib/modules (run scripts/install-deps.sh)"
+	kernel=/boot/vmlinuz-$kver
+fi
 [ -r "$kernel" ] || die "$kernel is not readable"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing"
 busybox=$(command -v busybox) || die "busybox missing"
@@ -68,7 +79,7 @@ trap 'exit 130' INT TERM
 # Base initramfs: busybox, /init and the virtio block modules.  Cached per
 # kernel version and content of this harness; built aside and renamed so
 # concurrent runs never see a half-written archive.
-key=$( (echo "$kver"; ls -l "$busybox"; cat "$here/init.sh" "$here/run.sh") | sha256sum | cut -c1-16)
+key=$( (echo "$kver $kernel"; ls -l "$busybox" "$kernel"; cat "$here/init.sh" "$here/run.sh") | sha256sum | cut -c1-16)
 base=$B/vm/base-$kver-$key.cpio.gz
 if [ ! -s "$base" ]; then
 	st=$tmp/base
@@ -79,7 +90,7 @@ if [ ! -s "$base" ]; then
 	# virtio_pci + virtio_blk and their dependencies, deps first
 	# (modules.dep lists a module's dependencies after the module and
 	# each dependency's own dependencies after it, so reversing works).
-	mdir=/lib/modules/$kver
+	mdir=$mroot/$kver
 	order=()
 	add_mod() {
 		local name=$1 line deps d
