@@ -73,7 +73,7 @@ static const char usage_text[] =
 "                stack bytes copied per sample for dwarf, 1k to 60k\n"
 "                (default 16k): deeper stacks need more\n"
 "  --flight SIZE flight recorder (perf source): rings of SIZE bytes per CPU\n"
-"                (a power of two, 4k to 64M) keep only the newest events,\n"
+"                (a power of two, 8k to 64M) keep only the newest events,\n"
 "                nothing is written meanwhile; SIGUSR2, a --trigger probe and\n"
 "                the end of recording each write what the rings hold to\n"
 "                FILE.1.dtc, FILE.2.dtc, ... (FILE without its .dtc)\n"
@@ -247,7 +247,7 @@ main(int argc, char **argv)
 		case OPT_FLIGHT:
 			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
 			    (v & (v - 1)) != 0) {
-				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 4k "
+				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 8k "
 					"to 64M\n", optarg);
 				return 2;
 			}
