@@ -79,6 +79,9 @@ static const char usage_text[] =
 "                FILE.1.dtc, FILE.2.dtc, ... (FILE without its .dtc)\n"
 "  --trigger PROBE\n"
 "                with --flight: dump when PROBE fires (also recorded)\n"
+"  --trigger-filter EXPR\n"
+"                only trigger events passing the tracefs filter EXPR, e.g.\n"
+"                'ret < 0' for syscall:X:return (tracepoint triggers only)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
@@ -117,7 +120,7 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -127,6 +130,7 @@ main(int argc, char **argv)
 		{ "user-stack-size", required_argument, NULL, OPT_USTACK_SIZE },
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *probes[256], *triggers[64];
@@ -260,6 +264,9 @@ main(int argc, char **argv)
 			}
 			triggers[ntriggers++] = optarg;
 			break;
+		case OPT_TRIGGER_FILTER:
+			o.trigger_filter = optarg;
+			break;
 		case 'h':
 			return usage(stdout, 0);
 		case '?':
@@ -323,6 +330,10 @@ main(int argc, char **argv)
 	if (nprobes == 0 && ntriggers == 0) {
 		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
 		return usage(stderr, 1);
+	}
+	if (o.trigger_filter && !ntriggers) {
+		fprintf(stderr, "dtrec: --trigger-filter needs --trigger\n");
+		return usage(stderr, 2);
 	}
 	if (ntriggers && !o.flight) {
 		fprintf(stderr, "dtrec: --trigger needs --flight\n");

@@ -1310,6 +1310,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		cfg.flight = 1;
 		cfg.trig = tsel;
 		cfg.ntrig = ntsel;
+		cfg.trig_filter = o->trigger_filter;
 	}
 	if (r->src->ops->enable(r->src, sel, nsel, &cfg, err, sizeof(err)) < 0) {
 		msg(r, "%s", err);

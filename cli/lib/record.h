@@ -56,6 +56,7 @@ struct dtrec_opts {
 	volatile sig_atomic_t *dump;	/* may be NULL */
 	const char *const *triggers;	/* probe specs, see dtp_resolve() */
 	size_t		ntriggers;
+	const char	*trigger_filter;	/* for the tracepoint triggers: "ret < 0" */
 };
 
 struct dtrec_result {

@@ -43,6 +43,9 @@ struct dtsrc_cfg {
 	const struct dtp_sel *trig;	/* flight: probes whose firing asks for a
 					 * dump (ops->triggered); also in sel */
 	size_t		ntrig;
+	const char	*trig_filter;	/* flight: a tracefs filter ("ret < 0") the
+					 * tracepoint and syscall triggers must
+					 * pass; NULL: none */
 };
 
 /*

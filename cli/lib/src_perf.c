@@ -1618,9 +1618,17 @@ threads_of(pid_t pid, size_t *n)
 static int
 open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
-	char self[32];
+	char self[600];
 
-	snprintf(self, sizeof(self), "common_pid != %d", (int)getpid());
+	if (cfg->trig_filter && strlen(cfg->trig_filter) > 500) {
+		dtu_seterr(err, errlen, "--trigger-filter: longer than 500 bytes");
+		return -1;
+	}
+	if (cfg->trig_filter)
+		snprintf(self, sizeof(self), "(%s) && common_pid != %d", cfg->trig_filter,
+			 (int)getpid());
+	else
+		snprintf(self, sizeof(self), "common_pid != %d", (int)getpid());
 	for (size_t i = 0; i < cfg->ntrig; i++) {
 		const struct dt_probe_info *info = dtp_by_id(sp->s.dev, cfg->trig[i].id);
 		const struct dtp_uprobe *up = dtp_uprobe(sp->s.dev, cfg->trig[i].id);
@@ -1681,8 +1689,18 @@ open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_
 				}
 				sp->trigfds = n;
 				sp->trigfds[sp->ntrigfds++] = fd;
-				if (strcmp(info->dtpi_prov, "kprobe") != 0)
-					(void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self);
+				if (a.type != PERF_TYPE_TRACEPOINT) {
+					if (strcmp(info->dtpi_prov, "kprobe") != 0)
+						(void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self);
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self) < 0 &&
+					   cfg->trig_filter) {
+					/* a filter the kernel cannot parse for this event */
+					dtu_seterr(err, errlen, "--trigger-filter '%s' on %s: %s (the "
+						   "fields are those of the tracepoint's format)",
+						   cfg->trig_filter, dtp_name(info, nm, sizeof(nm)),
+						   strerror(errno));
+					return -1;
+				}
 			}
 		}
 	}

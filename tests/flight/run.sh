@@ -78,6 +78,28 @@ last=$(sql "$T/t.1.dtc" "SELECT p.name FROM events e JOIN probes p ON p.id = e.p
 newest flight-trigger-newest "$T/t.1.dtc" 39999
 [ -f "$T/t.2.dtc" ] && pass flight-trigger-then-exit || fail flight-trigger-then-exit "no second dump: $(ls "$T")"
 
+# ---- a trigger filtered by the tracepoint's fields: a system call that fails
+"$DTREC" --source perf -q -o "$T/f.dtc" --flight 64k -e 'syscall:getpriority:*' \
+	--trigger syscall:getpriority:return --trigger-filter 'ret < 0' -- sh -c \
+	"python3 -c 'import os; os.getpriority(0, 0)'; sleep 0.5
+	 python3 -c 'import os
+try: os.getpriority(99, 0)
+except OSError: pass'; sleep 1" 2>"$T/f.err"
+got=$(sql "$T/f.1.dtc" "SELECT group_concat(e.retval || '/' || e.errno, ' ') FROM events e
+	JOIN probes p ON p.id = e.probe WHERE p.name = 'syscall:getpriority:return' ORDER BY e.ts")
+# the successful call did not dump; the failing one did, and is the dump's last
+[ -f "$T/f.1.dtc" ] && [ -f "$T/f.2.dtc" ] && [ ! -e "$T/f.3.dtc" ] && [ "${got##* }" = "-22/22" ] &&
+	[ "$(wc -w <<<"$got")" = 2 ] && pass flight-trigger-filter ||
+	fail flight-trigger-filter "returns in dump 1: '$got'; files: $(ls "$T" | grep '^f\.' | tr '\n' ' ')"
+o_bad_filter() {
+	"$DTREC" --source perf -o "$T/bf.dtc" --flight 64k -e 'syscall:getpriority:*' \
+		--trigger syscall:getpriority:return --trigger-filter 'nosuch < 0' -d 1s 2>"$T/bf.err"
+	local rc=$?
+	[ $rc = 1 ] && grep -q "trigger-filter 'nosuch < 0' on syscall:getpriority:return" "$T/bf.err" &&
+		pass flight-bad-trigger-filter || fail flight-bad-trigger-filter "rc $rc: $(cat "$T/bf.err")"
+}
+o_bad_filter
+
 # ---- dumping while the producer runs: still contiguous, still accounted
 "$DTREC" --source perf -q -o "$T/r.dtc" --flight 256k -e "$UP" -- taskset -c 0 sh -c \
 	"$U calls 400000 >/dev/null & sleep 0.3; kill -USR2 \$PPID; wait" 2>"$T/r.err"
