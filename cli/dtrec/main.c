@@ -17,7 +17,7 @@
 #include "source.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, dump;
 
 static void
 on_signal(int sig)
@@ -26,17 +26,28 @@ on_signal(int sig)
 	stop = 1;
 }
 
+/* --flight: each SIGUSR2 asks for one more dump */
+static void
+on_dump(int sig)
+{
+	(void)sig;
+	dump++;
+}
+
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
 "       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--source dt|perf] [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
-"             [-- COMMAND [ARG ...]]\n"
+"             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
 "  -o FILE       write the capture to FILE (.dtc)\n"
 "  -e PROBE      enable PROBE: profile:hz:997, interval:hz:1, syscall:*:entry,\n"
 "                tracepoint:sched:sched_switch, kprobe:vfs_read:entry, ...\n"
+"                perf source: uprobe:PATH:SYMBOL[+OFF]:entry|return (a user\n"
+"                function: args in arg0..5, return value in retval) and\n"
+"                usdt:PATH:PROVIDER:NAME (SDT notes); -l 'uprobe:PATH:*' lists\n"
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
@@ -61,6 +72,16 @@ static const char usage_text[] =
 "  --user-stack-size SIZE\n"
 "                stack bytes copied per sample for dwarf, 1k to 60k\n"
 "                (default 16k): deeper stacks need more\n"
+"  --flight SIZE flight recorder (perf source): rings of SIZE bytes per CPU\n"
+"                (a power of two, 8k to 64M) keep only the newest events,\n"
+"                nothing is written meanwhile; SIGUSR2, a --trigger probe and\n"
+"                the end of recording each write what the rings hold to\n"
+"                FILE.1.dtc, FILE.2.dtc, ... (FILE without its .dtc)\n"
+"  --trigger PROBE\n"
+"                with --flight: dump when PROBE fires (also recorded)\n"
+"  --trigger-filter EXPR\n"
+"                only trigger events passing the tracefs filter EXPR, e.g.\n"
+"                'ret < 0' for syscall:X:return (tracepoint triggers only)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
@@ -98,7 +119,8 @@ join_args(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE };
+	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -106,9 +128,13 @@ main(int argc, char **argv)
 		{ "sync", no_argument, NULL, OPT_SYNC },
 		{ "user-stacks", required_argument, NULL, OPT_USTACKS },
 		{ "user-stack-size", required_argument, NULL, OPT_USTACK_SIZE },
+		{ "flight", required_argument, NULL, OPT_FLIGHT },
+		{ "trigger", required_argument, NULL, OPT_TRIGGER },
+		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *probes[256];
+	static const char *probes[256], *triggers[64];
+	size_t ntriggers = 0;
 	static pid_t pids[1024];
 	size_t nprobes = 0, npids = 0;
 	struct dtrec_opts o;
@@ -222,6 +248,25 @@ main(int argc, char **argv)
 			}
 			o.ustack_size = (uint32_t)(v & ~7ULL);
 			break;
+		case OPT_FLIGHT:
+			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
+			    (v & (v - 1)) != 0) {
+				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 8k "
+					"to 64M\n", optarg);
+				return 2;
+			}
+			o.flight = (uint32_t)v;
+			break;
+		case OPT_TRIGGER:
+			if (ntriggers == sizeof(triggers) / sizeof(triggers[0])) {
+				fprintf(stderr, "dtrec: too many --trigger options\n");
+				return 2;
+			}
+			triggers[ntriggers++] = optarg;
+			break;
+		case OPT_TRIGGER_FILTER:
+			o.trigger_filter = optarg;
+			break;
 		case 'h':
 			return usage(stdout, 0);
 		case '?':
@@ -246,6 +291,19 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: -l takes only an optional GLOB\n");
 			return usage(stderr, 1);
 		}
+		if (glob && dtp_is_user(glob)) {
+			/* a file's functions or SDT notes: no source needed */
+			size_t n;
+			if (dtp_list_user(glob, stdout, &n, err, sizeof(err)) < 0) {
+				fprintf(stderr, "dtrec: %s\n", err);
+				return 1;
+			}
+			if (n == 0) {
+				fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);
+				return 1;
+			}
+			return 0;
+		}
 		d = dtp_open_source(o.source, NULL, 0, err, sizeof(err));
 		if (d == NULL) {
 			fprintf(stderr, "dtrec: %s\n", err);
@@ -269,9 +327,21 @@ main(int argc, char **argv)
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
 		return usage(stderr, 1);
 	}
-	if (nprobes == 0) {
+	if (nprobes == 0 && ntriggers == 0) {
 		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
 		return usage(stderr, 1);
+	}
+	if (o.trigger_filter && !ntriggers) {
+		fprintf(stderr, "dtrec: --trigger-filter needs --trigger\n");
+		return usage(stderr, 2);
+	}
+	if (ntriggers && !o.flight) {
+		fprintf(stderr, "dtrec: --trigger needs --flight\n");
+		return usage(stderr, 2);
+	}
+	if (o.flight && o.bufsize) {
+		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");
+		return usage(stderr, 2);
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
@@ -303,6 +373,10 @@ main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
+		if (o.flight) {
+			sa.sa_handler = on_dump;
+			sigaction(SIGUSR2, &sa, NULL);
+		}
 		/* a closed stderr pipe must not kill us before the footer is written */
 		sa.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &sa, NULL);
@@ -310,6 +384,9 @@ main(int argc, char **argv)
 	o.probes = probes;
 	o.nprobes = nprobes;
 	o.stop = &stop;
+	o.dump = &dump;
+	o.triggers = triggers;
+	o.ntriggers = ntriggers;
 	o.status = stderr;
 	o.cmdline = join_args(argc, argv);
 

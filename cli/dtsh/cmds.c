@@ -217,6 +217,12 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 				shown++;
 			}
 		}
+	} else if (dtp_is_user(glob)) {
+		char err[DTP_ERRLEN];
+		if (dtp_list_user(glob, stdout, &shown, err, sizeof(err)) < 0) {
+			fprintf(stderr, "dtsh: %s\n", err);
+			return 1;
+		}
 	} else {
 		shown = dtp_list(sh->dev, glob, stdout);
 	}

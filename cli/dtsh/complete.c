@@ -17,6 +17,7 @@
 
 #include "dtsh.h"
 #include "dtsql.h"
+#include "probes.h"
 
 static struct dtsh *csh;
 
@@ -125,6 +126,42 @@ probes(struct cands *c)
 	free(names);
 }
 
+/*
+ * "uprobe:PATH..." and "usdt:PATH...": the file name first, then what
+ * the file offers (its functions, entry and return; its SDT probes).
+ */
+static void
+user_probes(struct cands *c, const char *prefix)
+{
+	int pl = strncmp(prefix, "usdt:", 5) == 0 ? 5 : 7;
+	char buf[8192], err[DTP_ERRLEN], *glob, *list = NULL, *line, *save = NULL;
+	size_t len = 0, n;
+	FILE *m;
+
+	if (strchr(prefix + pl, ':') == NULL) {
+		struct cands f = { 0 };
+		files(&f, prefix + pl);
+		for (size_t i = 0; i < f.n; i++) {
+			size_t l = strlen(f.v[i]);
+			/* a file is complete: go on to its probes */
+			snprintf(buf, sizeof(buf), "%.*s%s%s", pl, prefix, f.v[i],
+				 l && f.v[i][l - 1] == '/' ? "" : ":");
+			add(c, buf);
+		}
+		cands_free(&f);
+		return;
+	}
+	if (asprintf(&glob, "%s*", prefix) < 0)
+		return;
+	if ((m = open_memstream(&list, &len)) != NULL) {
+		(void)dtp_list_user(glob, m, &n, err, sizeof(err));
+		fclose(m);
+		for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+			add(c, line);
+		free(list);
+	}
+	free(glob);
+}
 
 static void
 columns(struct cands *c, sqlite3 *db, const char *table)
@@ -297,8 +334,13 @@ complete(EditLine *el, int ch)
 		} else {
 			switch (k->complete) {
 			case DTSH_C_PROBE:
-				if (nbefore == 1)
+				if (nbefore == 1 && dtp_is_user(prefix)) {
+					user_probes(&c, prefix);
+				} else if (nbefore == 1) {
 					probes(&c);
+					add(&c, "uprobe:");
+					add(&c, "usdt:");
+				}
 				else if (strcmp(argv[0], "enable") == 0 && nbefore == 2)
 					add(&c, "stacks");
 				break;
@@ -365,7 +407,8 @@ complete(EditLine *el, int ch)
 	}
 	if (c.n == 1) {
 		insert(el, c.v[0] + pl, escape);
-		if (c.v[0][strlen(c.v[0]) - 1] != '/')
+		/* a directory, or a probe's file ("uprobe:PATH:"), goes on */
+		if (c.v[0][strlen(c.v[0]) - 1] != '/' && c.v[0][strlen(c.v[0]) - 1] != ':')
 			el_insertstr(el, " ");
 	} else if (lcp > pl) {
 		char *s = strndup(c.v[0] + pl, lcp - pl);

@@ -17,6 +17,7 @@
 struct dtp_perf {
 	char		sys[64];	/* tracefs subsystem, or kprobe function */
 	char		ev[64];		/* tracefs event name */
+	struct dtp_uprobe *up;		/* user-space probes, owned; else NULL */
 };
 
 /* All members [I] once loaded, except that kprobes append (load_probes). */
@@ -29,6 +30,8 @@ struct dtp_dev {
 	char		**names;	/* "prov:func:name" per probe */
 	struct dtp_perf	*perf;		/* DTP_PERF: per probe, same index */
 	int		has_kprobe_pmu;	/* DTP_PERF */
+	int		has_uprobe_pmu;	/* DTP_PERF */
+	size_t		nusites;	/* uprobe sites created (DTP_MAXUSITES) */
 };
 
 
@@ -156,6 +159,13 @@ dtp_close(struct dtp_dev *d)
 		return;
 	if (d->fd >= 0)
 		close(d->fd);
+	for (size_t i = 0; d->perf && i < d->nprobes; i++) {
+		if (d->perf[i].up) {
+			free(d->perf[i].up->path);
+			free(d->perf[i].up->sites);
+			free(d->perf[i].up);
+		}
+	}
 	free_names(d);
 	free(d->probes);
 	free(d->perf);
@@ -196,6 +206,7 @@ add_probe(struct dtp_dev *d, const char *prov, const char *func, const char *nam
 	snprintf(p->dtpi_name, DT_NAMELEN, "%s", name);
 	snprintf(d->perf[d->nprobes].sys, sizeof(d->perf[0].sys), "%s", sys);
 	snprintf(d->perf[d->nprobes].ev, sizeof(d->perf[0].ev), "%s", ev);
+	d->perf[d->nprobes].up = NULL;
 	if ((d->names[d->nprobes] = strdup(dtp_name(p, buf, sizeof(buf)))) == NULL)
 		return -1;
 	d->nprobes++;
@@ -249,6 +260,7 @@ open_perf(char *err, size_t errlen)
 	    add_probe(d, "interval", "hz", "1", DT_PF_TIMER, "", "") < 0)
 		goto nomem;
 	d->has_kprobe_pmu = stat("/sys/bus/event_source/devices/kprobe/type", &st) == 0;
+	d->has_uprobe_pmu = stat("/sys/bus/event_source/devices/uprobe/type", &st) == 0;
 	root = dtt_root(err, errlen);
 	if (root == NULL) {
 		/* profile and interval still work without tracefs */
@@ -317,6 +329,42 @@ dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const cha
 	return 0;
 }
 
+/*
+ * uprobe entries: the six argument registers; returns: rax as retval and
+ * an errno slot that is always 0 (a user function has no errno
+ * convention), so they read like syscall returns; USDT: the note's
+ * arguments.
+ */
+static void
+describe_user(const struct dtp_uprobe *up, struct dtcap_probe *out)
+{
+	unsigned n = 0;
+
+	if (up->ret) {
+		out->nargs = 2;
+		snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
+		snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
+		out->args[0].nslots = 1;
+		snprintf(out->args[1].name, DTCAP_ARGNAMELEN, "errno");
+		snprintf(out->args[1].type, DTCAP_ARGNAMELEN, "int");
+		out->args[1].slot = 1;
+		out->args[1].nslots = 1;
+		return;
+	}
+	if (!up->usdt)
+		n = 6;
+	for (size_t i = 0; up->usdt && i < up->nsites; i++)
+		if (up->sites[i].nargs > n)
+			n = up->sites[i].nargs;
+	out->nargs = n;
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(out->args[i].name, DTCAP_ARGNAMELEN, "arg%u", i);
+		snprintf(out->args[i].type, DTCAP_ARGNAMELEN, "long");
+		out->args[i].slot = (uint8_t)i;
+		out->args[i].nslots = 1;
+	}
+}
+
 /* Arguments of a perf probe: from the tracepoint's format, in dt's slots. */
 static int
 describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_probe *out,
@@ -328,6 +376,11 @@ describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_pro
 
 	if (strcmp(p->dtpi_prov, "profile") == 0 || strcmp(p->dtpi_prov, "interval") == 0)
 		return 0;
+	if (pp->up) {
+		describe_user(pp->up, out);
+		snprintf(out->name, sizeof(out->name), "%s", d->names[p->dtpi_id - 1]);
+		return 0;
+	}
 	if (strcmp(p->dtpi_prov, "kprobe") == 0) {
 		if (p->dtpi_flags & DT_PF_RETURN) {
 			out->nargs = 1;
@@ -609,12 +662,451 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 	return 0;
 }
 
+/* --------------------------------------------------- user-space probes */
+
+int
+dtp_is_user(const char *spec)
+{
+	return strncmp(spec, "uprobe:", 7) == 0 || strncmp(spec, "usdt:", 5) == 0;
+}
+
+const struct dtp_uprobe *
+dtp_uprobe(const struct dtp_dev *d, uint32_t id)
+{
+	if (d->kind != DTP_PERF || id == 0 || id > d->nprobes)
+		return NULL;
+	return d->perf[id - 1].up;
+}
+
+const char *
+dtp_full_name(const struct dtp_dev *d, uint32_t id)
+{
+	if (id == 0 || id > d->nprobes || d->names == NULL)
+		return NULL;
+	return d->names[id - 1];
+}
+
+/*
+ * "uprobe:PATH:REST": *usdt, the file (a bare library name looked up,
+ * see dtup_find_file) and REST (NULL when the spec stops after PATH).
+ * PATH ends at the first ':' after the provider, so it cannot hold one.
+ */
+static int
+split_user(const char *spec, int *usdt, char *path, size_t plen, const char **rest,
+	   char *err, size_t errlen)
+{
+	const char *p = spec + (strncmp(spec, "usdt:", 5) == 0 ? 5 : 7), *c;
+	char name[4096];
+
+	*usdt = spec[1] == 's';
+	c = strchr(p, ':');
+	*rest = c ? c + 1 : NULL;
+	if ((size_t)(c ? c - p : (ptrdiff_t)strlen(p)) >= sizeof(name)) {
+		dtu_seterr(err, errlen, "%.60s...: path too long", spec);
+		return -1;
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)(c ? c - p : (ptrdiff_t)strlen(p)), p);
+	if (name[0] == '\0') {
+		dtu_seterr(err, errlen, "%s: no file: expected %s", spec, *usdt ?
+			   "usdt:PATH:PROVIDER:NAME" : "uprobe:PATH:SYMBOL:entry (or :return)");
+		return -1;
+	}
+	if (dtu_is_glob(name)) {
+		dtu_seterr(err, errlen, "%s: the file name cannot be a glob", spec);
+		return -1;
+	}
+	if (dtup_find_file(name, path, plen, err, errlen) < 0)
+		return -1;
+	return 0;
+}
+
+static ssize_t
+find_name(const struct dtp_dev *d, const char *full)
+{
+	for (size_t i = 0; i < d->nprobes; i++)
+		if (d->perf[i].up && strcmp(d->names[i], full) == 0)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* Enter a user probe in the catalog (taking up) and select it. */
+static int
+add_user(struct dtp_dev *d, const char *full, const char *func, const char *name,
+	 struct dtp_uprobe *up, struct dtp_sel **sel, size_t *nsel, char *err, size_t errlen)
+{
+	ssize_t at = find_name(d, full);
+	char *nm;
+
+	if (at >= 0) {
+		free(up->path);
+		free(up->sites);
+		free(up);
+		return add_sel(sel, nsel, &d->probes[at], 0) < 0 ? -1 : 0;
+	}
+	if (d->nusites + up->nsites > DTP_MAXUSITES) {
+		dtu_seterr(err, errlen, "%s: more than %d user-space probe sites in one recording "
+			   "(each is one uprobe per CPU): select fewer functions", full, DTP_MAXUSITES);
+		goto fail;
+	}
+	if ((nm = strdup(full)) == NULL)
+		goto nomem;
+	if (add_probe(d, up->usdt ? "usdt" : "uprobe", func, name, up->ret ? DT_PF_RETURN : 0,
+		      "", "") < 0) {
+		free(nm);
+		goto nomem;
+	}
+	free(d->names[d->nprobes - 1]);
+	d->names[d->nprobes - 1] = nm;
+	d->perf[d->nprobes - 1].up = up;
+	d->nusites += up->nsites;
+	if (add_sel(sel, nsel, &d->probes[d->nprobes - 1], 0) < 0) {
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+fail:
+	free(up->path);
+	free(up->sites);
+	free(up);
+	return -1;
+}
+
+static struct dtp_uprobe *
+new_user(const char *path, int usdt, int ret, size_t nsites)
+{
+	struct dtp_uprobe *up = calloc(1, sizeof(*up));
+
+	if (up == NULL)
+		return NULL;
+	up->path = strdup(path);
+	up->sites = calloc(nsites ? nsites : 1, sizeof(*up->sites));
+	if (up->path == NULL || up->sites == NULL) {
+		free(up->path);
+		free(up->sites);
+		free(up);
+		return NULL;
+	}
+	up->usdt = usdt;
+	up->ret = ret;
+	up->nsites = nsites;
+	return up;
+}
+
+/* No such function: the closest names of the file, if any are close. */
+static void
+no_symbol(const char *spec, const char *sym, const char *path, const struct dtup_syms *ss,
+	  char *err, size_t errlen)
+{
+	const char **names = malloc((ss->n ? ss->n : 1) * sizeof(*names));
+	const char *best[1];
+	size_t n = 0;
+
+	if (names) {
+		for (size_t i = 0; i < ss->n; i++)
+			names[i] = ss->v[i].name;
+		n = dtu_suggest(sym, names, ss->n, 0, best, 1);
+	}
+	if (n)
+		dtu_seterr(err, errlen, "%s: no function '%s' in %s: did you mean '%s'?", spec, sym,
+			   path, best[0]);
+	else
+		dtu_seterr(err, errlen, "%s: no function '%s' in %s (dtrec -l 'uprobe:%s:*' lists "
+			   "them)", spec, sym, path, path);
+	free(names);
+}
+
+static int
+resolve_uprobe(struct dtp_dev *d, const char *spec, const char *path, const char *rest,
+	       struct dtp_sel **sel, size_t *nsel, char *err, size_t errlen)
+{
+	static const char *const names[2] = { "entry", "return" };
+	char symspec[1024], *plus;
+	const char *colon = strrchr(rest, ':'), *name;
+	unsigned long long off = 0;
+	int want[2], ret = -1;
+	struct dtup_syms ss;
+	size_t nmatch = 0;
+
+	if (colon == NULL || colon == rest || (size_t)(colon - rest) >= sizeof(symspec)) {
+		dtu_seterr(err, errlen, "%s: expected uprobe:PATH:SYMBOL:entry (or :return)", spec);
+		return -1;
+	}
+	snprintf(symspec, sizeof(symspec), "%.*s", (int)(colon - rest), rest);
+	name = colon + 1;
+	want[0] = dtu_glob_match(name, "entry");
+	want[1] = dtu_glob_match(name, "return");
+	if (!want[0] && !want[1]) {
+		dtu_seterr(err, errlen, "%s: a uprobe is SYMBOL:entry or SYMBOL:return, not '%s'",
+			   spec, name);
+		return -1;
+	}
+	if ((plus = strchr(symspec, '+')) != NULL) {
+		char *end;
+		errno = 0;
+		off = strtoull(plus + 1, &end, 0);
+		if (plus[1] == '\0' || *end != '\0' || errno || dtu_is_glob(symspec)) {
+			dtu_seterr(err, errlen, "%s: bad offset '%s' (SYMBOL+0x10 on one function)",
+				   spec, plus + 1);
+			return -1;
+		}
+		if (off && want[1]) {
+			dtu_seterr(err, errlen, "%s: a return probe is on the function itself, "
+				   "without +OFFSET", spec);
+			return -1;
+		}
+		*plus = '\0';
+	}
+	if (dtup_syms_read(path, &ss, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < ss.n; i++) {
+		const struct dtup_sym *sy = &ss.v[i];
+		if (dtu_is_glob(symspec) ? !dtu_glob_match(symspec, sy->name) :
+		    strcmp(symspec, sy->name) != 0)
+			continue;
+		if (off && sy->size && off >= sy->size) {
+			dtu_seterr(err, errlen, "%s: offset %llu is beyond %s's %llu bytes", spec, off,
+				   sy->name, (unsigned long long)sy->size);
+			goto out;
+		}
+		nmatch++;
+		for (int k = 0; k < 2; k++) {
+			char full[DTCAP_PROBENAMELEN + 1], offs[32] = "";
+			struct dtp_uprobe *up;
+			if (!want[k])
+				continue;
+			if (off)
+				snprintf(offs, sizeof(offs), "+%#llx", off);
+			if ((size_t)snprintf(full, sizeof(full), "uprobe:%s:%s%s:%s", path, sy->name, offs,
+					     names[k]) >= DTCAP_PROBENAMELEN) {
+				dtu_seterr(err, errlen, "uprobe:%s:%s: the probe name is longer than %d "
+					   "bytes", path, sy->name, DTCAP_PROBENAMELEN - 1);
+				goto out;
+			}
+			if ((up = new_user(path, 0, k, 1)) == NULL) {
+				dtu_seterr(err, errlen, "out of memory");
+				goto out;
+			}
+			up->sites[0].offset = sy->offset + off;
+			up->regs = k ? 1ULL << DTUP_AX : DTUP_ARGREGS_MASK;
+			if (add_user(d, full, sy->name, names[k], up, sel, nsel, err, errlen) < 0)
+				goto out;
+		}
+	}
+	if (nmatch == 0) {
+		if (dtu_is_glob(symspec))
+			dtu_seterr(err, errlen, "%s: no function in %s matches '%s'", spec, path, symspec);
+		else
+			no_symbol(spec, symspec, path, &ss, err, errlen);
+		goto out;
+	}
+	ret = 0;
+out:
+	dtup_syms_free(&ss);
+	return ret;
+}
+
+/* usdt:PATH:PROVIDER:NAME: one probe per provider:name, a uprobe per note. */
+static int
+resolve_usdt(struct dtp_dev *d, const char *spec, const char *path, const char *rest,
+	     struct dtp_sel **sel, size_t *nsel, char *err, size_t errlen)
+{
+	char prov[256];
+	const char *colon = strchr(rest, ':'), *name;
+	struct dtup_notes nn;
+	size_t nmatch = 0;
+	int ret = -1;
+
+	if (colon == NULL || (size_t)(colon - rest) >= sizeof(prov) || strchr(colon + 1, ':')) {
+		dtu_seterr(err, errlen, "%s: expected usdt:PATH:PROVIDER:NAME", spec);
+		return -1;
+	}
+	snprintf(prov, sizeof(prov), "%.*s", (int)(colon - rest), rest);
+	name = colon + 1;
+	if (dtup_notes_read(path, &nn, err, errlen) < 0)
+		return -1;
+	if (nn.n == 0) {
+		dtu_seterr(err, errlen, "%s: %s has no SDT probes (no .note.stapsdt section)", spec, path);
+		goto out;
+	}
+	for (size_t i = 0; i < nn.n; i++) {
+		char full[DTCAP_PROBENAMELEN + 1];
+		struct dtp_uprobe *up;
+		size_t ns = 0, j;
+		int seen = 0;
+
+		if (!dtu_glob_match(prov, nn.v[i].provider) || !dtu_glob_match(name, nn.v[i].name))
+			continue;
+		/* the first note of each provider:name gathers its others */
+		for (j = 0; j < i && !seen; j++)
+			seen = strcmp(nn.v[j].provider, nn.v[i].provider) == 0 &&
+			       strcmp(nn.v[j].name, nn.v[i].name) == 0;
+		if (seen)
+			continue;
+		nmatch++;
+		for (j = i; j < nn.n; j++)
+			if (strcmp(nn.v[j].provider, nn.v[i].provider) == 0 &&
+			    strcmp(nn.v[j].name, nn.v[i].name) == 0)
+				ns++;
+		if ((size_t)snprintf(full, sizeof(full), "usdt:%s:%s:%s", path, nn.v[i].provider,
+				     nn.v[i].name) >= DTCAP_PROBENAMELEN) {
+			dtu_seterr(err, errlen, "usdt:%s:%s:%s: the probe name is longer than %d bytes",
+				   path, nn.v[i].provider, nn.v[i].name, DTCAP_PROBENAMELEN - 1);
+			goto out;
+		}
+		if ((up = new_user(path, 1, 0, ns)) == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			goto out;
+		}
+		ns = 0;
+		for (j = i; j < nn.n; j++) {
+			struct dtp_usite *st = &up->sites[ns];
+			char aerr[DTUP_ERRLEN];
+			if (strcmp(nn.v[j].provider, nn.v[i].provider) != 0 ||
+			    strcmp(nn.v[j].name, nn.v[i].name) != 0)
+				continue;
+			st->offset = nn.v[j].pc_offset;
+			st->refctr = nn.v[j].sem_offset;
+			if (dtup_parse_args(nn.v[j].args, st->args, &st->nargs, aerr, sizeof(aerr)) < 0) {
+				dtu_seterr(err, errlen, "%s: %s", full, aerr);
+				free(up->path);
+				free(up->sites);
+				free(up);
+				goto out;
+			}
+			for (unsigned k = 0; k < st->nargs; k++) {
+				const struct dtup_arg *a = &st->args[k];
+				up->regs |= dtup_arg_regs(a);
+				if (a->kind == DTUP_ARG_MEM) {
+					/* the frame around sp; deeper operands read as 0 */
+					int64_t need = a->reg == DTUP_SP ? a->value + a->size : 1024;
+					if (need < 1024)
+						need = 1024;
+					if (need > 8192)
+						need = 8192;
+					if ((uint32_t)need > up->stack)
+						up->stack = ((uint32_t)need + 7) & ~7U;
+				}
+			}
+			ns++;
+		}
+		if (add_user(d, full, nn.v[i].provider, nn.v[i].name, up, sel, nsel, err, errlen) < 0)
+			goto out;
+	}
+	if (nmatch == 0) {
+		dtu_seterr(err, errlen, "%s: no SDT probe of %s matches '%s:%s' (dtrec -l 'usdt:%s' "
+			   "lists them)", spec, path, prov, name, path);
+		goto out;
+	}
+	ret = 0;
+out:
+	dtup_notes_free(&nn);
+	return ret;
+}
+
+static int
+resolve_user(struct dtp_dev *d, const char *spec, struct dtp_sel **sel, size_t *nsel,
+	     char *err, size_t errlen)
+{
+	char path[4096];
+	const char *rest;
+	int usdt;
+
+	if (split_user(spec, &usdt, path, sizeof(path), &rest, err, errlen) < 0)
+		return -1;
+	if (rest == NULL) {
+		dtu_seterr(err, errlen, "%s: expected %s", spec, usdt ? "usdt:PATH:PROVIDER:NAME" :
+			   "uprobe:PATH:SYMBOL:entry (or :return)");
+		return -1;
+	}
+	if (d->kind != DTP_PERF) {
+		dtu_seterr(err, errlen, "%s: user-space probes need the perf source (--source perf): "
+			   "dt.ko has no uprobe provider", spec);
+		return -1;
+	}
+	if (!d->has_uprobe_pmu) {
+		dtu_seterr(err, errlen, "%s: this kernel has no uprobe PMU "
+			   "(/sys/bus/event_source/devices/uprobe)", spec);
+		return -1;
+	}
+	if (usdt)
+		return resolve_usdt(d, spec, path, rest, sel, nsel, err, errlen);
+	return resolve_uprobe(d, spec, path, rest, sel, nsel, err, errlen);
+}
+
+int
+dtp_list_user(const char *glob, FILE *out, size_t *n, char *err, size_t errlen)
+{
+	char path[4096], *pat;
+	const char *rest;
+	int usdt, ret = -1;
+	size_t plen;
+
+	*n = 0;
+	if (split_user(glob, &usdt, path, sizeof(path), &rest, err, errlen) < 0)
+		return -1;
+	/* the pattern names the file as found, so "libc.so.6" matches its path */
+	plen = strlen(path) + (rest ? strlen(rest) : 0) + 16;
+	if ((pat = malloc(plen)) == NULL) {
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(pat, plen, "%s:%s:%s", usdt ? "usdt" : "uprobe", path, rest ? rest : "*");
+	if (usdt) {
+		struct dtup_notes nn;
+		if (dtup_notes_read(path, &nn, err, errlen) < 0)
+			goto out;
+		for (size_t i = 0; i < nn.n; i++) {
+			char *full;
+			int dup = 0;
+			for (size_t j = 0; j < i && !dup; j++)
+				dup = strcmp(nn.v[j].provider, nn.v[i].provider) == 0 &&
+				      strcmp(nn.v[j].name, nn.v[i].name) == 0;
+			if (dup || asprintf(&full, "usdt:%s:%s:%s", path, nn.v[i].provider,
+					    nn.v[i].name) < 0)
+				continue;
+			if (dtu_glob_match(pat, full)) {
+				fprintf(out, "%s\n", full);
+				(*n)++;
+			}
+			free(full);
+		}
+		dtup_notes_free(&nn);
+	} else {
+		struct dtup_syms ss;
+		if (dtup_syms_read(path, &ss, err, errlen) < 0)
+			goto out;
+		for (size_t i = 0; i < ss.n; i++) {
+			for (int k = 0; k < 2; k++) {
+				char *full;
+				if (asprintf(&full, "uprobe:%s:%s:%s", path, ss.v[i].name,
+					     k ? "return" : "entry") < 0)
+					continue;
+				if (dtu_glob_match(pat, full)) {
+					fprintf(out, "%s\n", full);
+					(*n)++;
+				}
+				free(full);
+			}
+		}
+		dtup_syms_free(&ss);
+	}
+	ret = 0;
+out:
+	free(pat);
+	return ret;
+}
+
 int
 dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	    size_t *nsel, char *err, size_t errlen)
 {
 	char buf[DTCAP_PROBENAMELEN], *prov, *func, *name;
 	size_t matched = 0;
+
+	if (dtp_is_user(spec))
+		return resolve_user(d, spec, sel, nsel, err, errlen);
 
 	if (strlen(spec) >= sizeof(buf) || spec[0] == '\0') {
 		dtu_seterr(err, errlen, "bad probe name '%.40s'", spec);

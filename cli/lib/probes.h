@@ -15,6 +15,7 @@
 
 #include "dt_abi.h"
 #include "dtcap.h"
+#include "uprobe.h"
 
 #define DTP_ERRLEN	512
 
@@ -52,6 +53,32 @@ int dtp_has_kprobe_pmu(const struct dtp_dev *d);
 int dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const char **ev);
 int dtp_fd(const struct dtp_dev *d);	/* -1 for the perf source */
 
+/*
+ * A user-space probe of the perf catalog (uprobe:PATH:SYMBOL:entry|return,
+ * usdt:PATH:PROVIDER:NAME): the file and the sites its events go to, one
+ * uprobe per site.  Lives as long as d.
+ */
+#define DTP_MAXUSITES	512	/* sites per session: each is one uprobe per CPU */
+struct dtp_usite {
+	uint64_t	offset;		/* file offset of the probed instruction */
+	uint64_t	refctr;		/* USDT semaphore's file offset; 0: none */
+	unsigned	nargs;		/* USDT: the note's arguments */
+	struct dtup_arg	args[DTUP_MAXARGS];
+};
+struct dtp_uprobe {
+	char		*path;		/* absolute */
+	int		usdt;		/* arguments from the sites' specs */
+	int		ret;		/* a return probe: retval from rax */
+	size_t		nsites;
+	struct dtp_usite *sites;
+	uint64_t	regs;		/* perf user registers the events copy */
+	uint32_t	stack;		/* user stack bytes copied (USDT memory operands) */
+};
+/* The uprobe behind id, or NULL when id is not a user-space probe. */
+const struct dtp_uprobe *dtp_uprobe(const struct dtp_dev *d, uint32_t id);
+/* The full name of probe id ("uprobe:/bin/x:main:entry"), or NULL. */
+const char *dtp_full_name(const struct dtp_dev *d, uint32_t id);
+
 /* The probe table as the kernel listed it (plus kprobes created since). */
 size_t dtp_count(const struct dtp_dev *d);
 const struct dt_probe_info *dtp_at(const struct dtp_dev *d, size_t i);
@@ -65,6 +92,14 @@ int dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 
 /* Print every probe whose name matches glob (NULL: all), one per line. */
 size_t dtp_list(const struct dtp_dev *d, const char *glob, FILE *out);
+/*
+ * Is spec a user-space probe name ("uprobe:..." or "usdt:...")?  Then
+ * dtp_list_user lists, for "uprobe:PATH[:GLOB]" and "usdt:PATH[:GLOB]",
+ * the probes the file PATH offers (every function, entry and return;
+ * every SDT note) that match; 0 with *n, or -1 with err.
+ */
+int dtp_is_user(const char *spec);
+int dtp_list_user(const char *glob, FILE *out, size_t *n, char *err, size_t errlen);
 
 /* One probe to enable, as resolved from a user's spec. */
 struct dtp_sel {
@@ -80,6 +115,9 @@ struct dtp_sel {
  *    period 1e9/N ns; units hz, s, ms, us, ns ("profile:ms:10").
  *  - globs over the kernel's names: "syscall:*:entry", "tracepoint:sched:*".
  *  - "kprobe:FUNC:entry|return": created on demand (DTIOCKPROBE).
+ *  - perf only: "uprobe:PATH:SYMBOL[+OFF]:entry|return" and
+ *    "usdt:PATH:PROVIDER:NAME", created on demand from the ELF file; globs
+ *    on SYMBOL, PROVIDER and NAME, at most DTP_MAXUSITES sites in all.
  * Unknown names fail with "unknown probe 'x': did you mean 'y'?".
  */
 int dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,

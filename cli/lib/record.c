@@ -947,12 +947,218 @@ runnable(struct rec *r, const char *cmd)
 	return 0;
 }
 
+/* Let the waiting command exec.  -1 (message printed) if it could not. */
+static int
+release_child(struct rec *r, int *go_fd, int err_fd, pid_t *child, int *cmd_status)
+{
+	int e = 0;
+	ssize_t n;
+
+	if (write(*go_fd, "g", 1) != 1) {
+		msg(r, "starting %s: %s", r->o->argv[0], strerror(errno));
+		return -1;
+	}
+	close(*go_fd);
+	*go_fd = -1;
+	/* EOF: exec succeeded (close-on-exec); an int: its errno */
+	do
+		n = read(err_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof(e)) {
+		msg(r, "%s: %s", r->o->argv[0], strerror(e));
+		waitpid(*child, cmd_status, 0);
+		*child = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ flight recorder */
+
+/* What a dump starts from: the per-capture state of struct rec, fresh. */
+static int
+flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
+{
+	char *k;
+
+	free(r->comms.v);
+	memset(&r->comms, 0, sizeof(r->comms));
+	for (size_t i = 0; i < r->procs.cap; i++)
+		free(r->procs.v[i].xr);
+	free(r->procs.zero.xr);
+	free(r->procs.v);
+	memset(&r->procs, 0, sizeof(r->procs));
+	/* file ids (cap_id) belong to one capture */
+	elfsyms_cache_free(r->ec);
+	kused_free(r->kused);
+	r->kused = NULL;
+	r->kstack_max = 0;
+	r->nread = r->raw_bytes = r->nbad = r->nlost = r->nfiltered = 0;
+	r->werr = 0;
+	if ((r->ec = elfsyms_cache_new()) == NULL)
+		return -1;
+	if (ksyms) {
+		if ((k = malloc(ksymslen + 1)) == NULL)
+			return -1;
+		memcpy(k, ksyms, ksymslen + 1);
+		if ((r->kused = kused_new(k, ksymslen)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * One dump: freeze the rings, write what they hold to OUTPUT.N.dtc
+ * (under a temporary name until complete; an existing N is skipped, never
+ * overwritten), let them run on.  0, or -1 (message printed).
+ */
+static int
+flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel,
+	    const char *ksyms, size_t ksymslen, const char *mods, size_t modslen, char *buf,
+	    const char *why, uint64_t *total)
+{
+	const char *out = r->o->output;
+	size_t ol = strlen(out);
+	char path[4200], tmp[4300], err[DTSRC_ERRLEN];
+	struct dtcap_writer_opts wo;
+	struct dtcap_host host;
+	struct stat st;
+	int fd, ret = -1, frozen = 0;
+	uint64_t ev;
+
+	if (ol >= 4 && strcmp(out + ol - 4, ".dtc") == 0)
+		ol -= 4;
+	do
+		snprintf(path, sizeof(path), "%.*s.%u.dtc", (int)ol, out, ++*seq);
+	while (lstat(path, &st) == 0 && *seq < 100000);
+	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		msg(r, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	close(fd);
+	if (flight_reset(r, ksyms, ksymslen) < 0) {
+		msg(r, "out of memory");
+		goto out;
+	}
+	fill_host(r, &host);
+	memset(&wo, 0, sizeof(wo));
+	wo.level = r->o->level;
+	wo.threaded = 1;
+	if ((r->w = dtcap_create(tmp, &host, &wo)) == NULL) {
+		msg(r, "%s", dtcap_create_error());
+		goto out;
+	}
+	if (write_metadata(r, sel, nsel, NULL, 0, mods, modslen) < 0)
+		goto close;
+	if (r->src->ops->dump(r->src, 1, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		goto close;
+	}
+	frozen = 1;
+	for (;;) {
+		ssize_t n = drain_once(r, buf);
+		if (n < 0)
+			goto close;
+		if (n == 0)
+			break;
+	}
+	if (put_counters(r) < 0 || put_kused(r) < 0)
+		goto close;
+	ret = 0;
+close:
+	if (frozen && r->src->ops->dump(r->src, 0, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		ret = -1;
+	}
+	if (r->w && dtcap_close(r->w) < 0)
+		ret = -1;
+	r->w = NULL;
+	if (ret == 0 && !r->werr && rename(tmp, path) == 0) {
+		ev = r->nread - r->nlost - r->nbad - r->nfiltered;
+		*total += ev;
+		if (!r->o->quiet)
+			msg(r, "%s: %llu events (%s)", path, (unsigned long long)ev, why);
+		return 0;
+	}
+	if (ret == 0)
+		msg(r, "%s: %s", path, r->werr ? "writing failed" : strerror(errno));
+	ret = -1;
+out:
+	unlink(tmp);
+	return ret;
+}
+
+/*
+ * Flight recording: the source's rings overwrite their oldest events and
+ * nothing is read until a dump is asked for (o->dump changes, a trigger
+ * probe fired) or recording ends, which dumps once more.
+ */
+static int
+flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *ksyms,
+	    size_t ksymslen, const char *mods, size_t modslen, char *buf, pid_t *child,
+	    int *cmd_status, struct dtrec_result *res)
+{
+	const struct dtrec_opts *o = r->o;
+	uint64_t start = dtu_now_ns(), total = 0;
+	uint64_t trig = r->src->ops->triggered ? r->src->ops->triggered(r->src) : 0;
+	sig_atomic_t asked = o->dump ? *o->dump : 0;
+	unsigned seq = 0, dumps = 0;
+	int failed = 0;
+
+	for (;;) {
+		uint64_t now = dtu_now_ns(), t;
+		const char *why = NULL;
+
+		if (o->stop && *o->stop)
+			break;
+		if (o->duration_ns && now - start >= o->duration_ns)
+			break;
+		if (*child > 0 && waitpid(*child, cmd_status, WNOHANG) == *child) {
+			*child = -1;
+			break;
+		}
+		if (o->dump && *o->dump != asked) {
+			asked = *o->dump;
+			why = "SIGUSR2";
+		} else if (o->ntriggers && (t = r->src->ops->triggered(r->src)) != trig) {
+			trig = t;
+			why = "trigger";
+		}
+		if (why) {
+			if (flight_dump(r, &seq, sel, nsel, ksyms, ksymslen, mods, modslen, buf, why,
+					&total) < 0)
+				failed = 1;
+			else
+				dumps++;
+			continue;
+		}
+		/* keeps the source's process table current (side band) */
+		if (drain_once(r, buf) < 0)
+			failed = 1;
+		/* the poll interval is how late a trigger's dump can be */
+		(void)poll(NULL, 0, 20);
+	}
+	if (flight_dump(r, &seq, sel, nsel, ksyms, ksymslen, mods, modslen, buf,
+			"end of recording", &total) < 0)
+		failed = 1;
+	else
+		dumps++;
+	if (res) {
+		res->events = total;
+		res->dumps = dumps;
+		res->elapsed_ns = dtu_now_ns() - start;
+	}
+	return failed ? -1 : 0;
+}
+
 int
 dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 {
 	struct rec R, *r = &R;
-	struct dtp_sel *sel = NULL;
-	size_t nsel = 0;
+	struct dtp_sel *sel = NULL, *tsel = NULL;
+	size_t nsel = 0, ntsel = 0;
+	char *ksyms_keep = NULL;
 	char err[DTP_ERRLEN], tmp[4200] = "";
 	struct dtcap_host host;
 	struct dtcap_writer_opts wo;
@@ -976,7 +1182,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		memset(res, 0, sizeof(*res));
 		res->cmd_status = -1;
 	}
-	if (o->nprobes == 0) {
+	if (o->nprobes == 0 && o->ntriggers == 0) {
 		msg(r, "no probe given (-e PROBE)");
 		return 1;
 	}
@@ -993,6 +1199,19 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		return 1;
 	}
 	r->dev = r->src->dev;
+	if (o->flight && r->src->ops->dump == NULL) {
+		msg(r, "--flight: the %s source has no flight recorder: use --source perf",
+		    r->src->ops->name);
+		goto out;
+	}
+	/* a trigger is recorded too: the dump shows what led up to it */
+	for (size_t i = 0; i < o->ntriggers; i++) {
+		if (dtp_resolve(r->dev, o->triggers[i], &tsel, &ntsel, err, sizeof(err)) < 0 ||
+		    dtp_resolve(r->dev, o->triggers[i], &sel, &nsel, err, sizeof(err)) < 0) {
+			msg(r, "--trigger: %s", err);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < o->nprobes; i++) {
 		if (dtp_resolve(r->dev, o->probes[i], &sel, &nsel, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
@@ -1079,6 +1298,20 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)
 		cfg.ustack_mode = DTSRC_USTACK_FP;
+	if (o->flight) {
+		/* a dump is read in one go: samples still with the unwinding
+		 * workers would miss it, so flight stacks are frame pointers */
+		if (o->ustack_mode == DTSRC_USTACK_DWARF) {
+			msg(r, "--user-stacks dwarf does not work with --flight (yet): use fp");
+			goto out;
+		}
+		cfg.ustack_mode = DTSRC_USTACK_FP;
+		cfg.bufsize = o->flight;
+		cfg.flight = 1;
+		cfg.trig = tsel;
+		cfg.ntrig = ntsel;
+		cfg.trig_filter = o->trigger_filter;
+	}
 	if (r->src->ops->enable(r->src, sel, nsel, &cfg, err, sizeof(err)) < 0) {
 		msg(r, "%s", err);
 		goto out;
@@ -1093,6 +1326,9 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	if (ksyms == NULL)
 		msg(r, "warning: /proc/kallsyms: %s: kernel frames stay unnamed", strerror(errno));
 	else {
+		/* every flight dump starts its own list of used symbols */
+		if (o->flight && (ksyms_keep = malloc(ksymslen + 1)) != NULL)
+			memcpy(ksyms_keep, ksyms, ksymslen + 1);
 		r->kused = kused_new(ksyms, ksymslen);
 		ksyms = NULL;
 		if (r->kused == NULL) {
@@ -1101,6 +1337,28 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		}
 	}
 	mods = dtu_read_file("/proc/modules", &modslen);
+
+	if (o->flight) {
+		if (r->src->ops->start(r->src, err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
+		if (child > 0 && release_child(r, &go_fd, err_fd, &child, &cmd_status) < 0) {
+			r->src->ops->stop(r->src, err, sizeof(err));
+			goto out;
+		}
+		ret = flight_loop(r, sel, nsel, ksyms_keep, ksymslen, mods, modslen, buf, &child,
+				  &cmd_status, res) < 0 ? 1 : 0;
+		if (r->src->ops->stop(r->src, err, sizeof(err)) < 0)
+			msg(r, "%s", err);
+		if (child > 0) {
+			reap(child, &cmd_status);
+			child = -1;
+		}
+		if (res)
+			res->cmd_status = cmd_status;
+		goto out;
+	}
 
 	if (make_temp(r, tmp, sizeof(tmp), &target) < 0)
 		goto out;
@@ -1136,27 +1394,9 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		uint64_t all = (uint64_t)(o->bufsize ? o->bufsize : DT_BUFSZ_DEFAULT) * r->ncpus;
 		backlog = all / 8 < BACKLOG ? (size_t)(all / 8) : BACKLOG;
 	}
-	if (child > 0) {
-		int e = 0;
-		ssize_t n;
-		if (write(go_fd, "g", 1) != 1) {
-			msg(r, "starting %s: %s", o->argv[0], strerror(errno));
-			failed = 1;
-			goto finish;
-		}
-		close(go_fd);
-		go_fd = -1;
-		/* EOF: exec succeeded (close-on-exec); an int: its errno */
-		do
-			n = read(err_fd, &e, sizeof(e));
-		while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(e)) {
-			msg(r, "%s: %s", o->argv[0], strerror(e));
-			waitpid(child, &cmd_status, 0);
-			child = -1;
-			failed = 1;
-			goto finish;
-		}
+	if (child > 0 && release_child(r, &go_fd, err_fd, &child, &cmd_status) < 0) {
+		failed = 1;
+		goto finish;
 	}
 	/* recording runs: now the capture may take the output's name */
 	if (target && rename(tmp, target) < 0) {
@@ -1319,6 +1559,8 @@ out:
 	free(r->procs.v);
 	free(r->counts);
 	free(sel);
+	free(tsel);
+	free(ksyms_keep);
 	free(buf);
 	free(ksyms);
 	free(mods);

@@ -45,10 +45,23 @@ struct dtrec_opts {
 	int		sync;		/* fdatasync after every flush */
 	int		ustack_mode;	/* DTSRC_USTACK_* (source.h); 0: auto */
 	uint32_t	ustack_size;	/* stack bytes per sample; 0: default */
+	/*
+	 * Flight recorder (perf source): rings of this many bytes per CPU
+	 * keep the newest events and nothing is written while recording; a
+	 * capture of what they hold goes to OUTPUT.N.dtc (OUTPUT without its
+	 * .dtc, N from 1, existing files skipped) whenever *dump changes,
+	 * a trigger probe fires, and when recording ends.  0: off.
+	 */
+	uint32_t	flight;
+	volatile sig_atomic_t *dump;	/* may be NULL */
+	const char *const *triggers;	/* probe specs, see dtp_resolve() */
+	size_t		ntriggers;
+	const char	*trigger_filter;	/* for the tracepoint triggers: "ret < 0" */
 };
 
 struct dtrec_result {
-	uint64_t	events;		/* written to the capture */
+	uint64_t	events;		/* written to the capture (flight: all dumps) */
+	uint32_t	dumps;		/* flight: captures written */
 	uint64_t	bytes;		/* capture size */
 	uint64_t	raw_bytes;	/* read from the kernel */
 	uint64_t	produced, dropped, skipped, recursive;

@@ -37,6 +37,15 @@ struct dtsrc_cfg {
 	uint32_t	ustack_size;	/* bytes of user stack copied per sample
 					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
 	unsigned	unwind_threads;	/* 0: one per 4 CPUs, 1 to 4 */
+	int		flight;		/* flight recorder: the rings overwrite
+					 * their oldest records and are read only
+					 * by dump (ops->dump != NULL) */
+	const struct dtp_sel *trig;	/* flight: probes whose firing asks for a
+					 * dump (ops->triggered); also in sel */
+	size_t		ntrig;
+	const char	*trig_filter;	/* flight: a tracefs filter ("ret < 0") the
+					 * tracepoint and syscall triggers must
+					 * pass; NULL: none */
 };
 
 /*
@@ -104,6 +113,16 @@ struct dtsrc_ops {
 				 uint64_t *fp_behind);
 	/* Does the source itself keep only the targets' events? */
 	int	(*filters_targets)(struct dtsrc *s);
+	/*
+	 * Flight recorder (cfg.flight), NULL where the source has none.
+	 * dump(s, 1) freezes the rings; read then returns what they hold,
+	 * oldest first, and 0 when done; counters then count, per CPU, the
+	 * events fired since enable as produced and those no longer in the
+	 * rings (overwritten) as dropped.  dump(s, 0) lets the rings run on.
+	 * triggered: how often the cfg.trig probes have fired so far.
+	 */
+	int	(*dump)(struct dtsrc *s, int begin, char *err, size_t errlen);
+	uint64_t (*triggered)(struct dtsrc *s);
 	void	(*close)(struct dtsrc *s);
 };
 

@@ -42,8 +42,10 @@
 /* Bytes of samples waiting for the unwinding workers: about 2 s of a
  * 1 kHz profile of 16 CPUs with 1 KiB of live stack each. */
 #define UNWIND_BUDGET	(32U << 20)
+#define FLIGHT_SB_RING	(256U << 10)	/* flight: side band only, read all along */
 
-enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT };
+enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT,
+	     PK_UPROBE };
 
 /*
  * Syscall numbers of this architecture, from the build's <asm/unistd.h>.
@@ -72,12 +74,17 @@ struct pprobe {
 	char		filter[4096];	/* PK_RAW*: the id filter */
 	uint32_t	*bynr;		/* PK_RAW*: syscall nr -> probe index + 1 */
 	int		ustack_copy;	/* its event copies user registers and stack */
+	const struct dtp_uprobe *up;	/* PK_UPROBE: file, sites, registers (the catalog's) */
+	uint64_t	regs_mask;	/* REGS_USER its events copy (unwinder's and
+					 * uprobe's together); 0: none */
+	uint32_t	stack_req;	/* STACK_USER bytes its events copy; 0: none */
 };
 
 /* perf's event id -> probe, open addressing. [I] after enable */
 struct idslot {
 	uint64_t	id;		/* 0: empty */
 	uint32_t	probe;		/* index into probes */
+	uint32_t	site;		/* PK_UPROBE: index into the probe's sites */
 };
 
 /* One CPU's ring. */
@@ -89,6 +96,12 @@ struct ring {
 	uint64_t	size;		/* [I] data bytes, a power of two */
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
 	uint64_t	rhead;		/* [r] data_head for this read's two passes */
+	/* flight: a copy of the backward ring taken by dump, its records
+	 * oldest first [r] */
+	unsigned char	*fcopy;		/* size bytes, read like data */
+	uint64_t	*fpos;		/* positions, for at(..., fend) */
+	size_t		fn, fcur;	/* records, samples handed out so far */
+	uint64_t	fend;		/* head + size: the end of what is valid */
 	uint64_t	throttled_at;	/* [r] 0: not throttled */
 	uint32_t	throttled_probe;	/* [r] */
 };
@@ -129,10 +142,25 @@ struct src_perf {
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
 	struct tasks	comms, procs;	/* [r] */
+	/*
+	 * [r] With targets, the target processes and every child they forked
+	 * (the tracking events report only theirs); p.ts: kept from then on.  Uprobe events cannot be
+	 * inherited (the kernel reads their path from the forking process's
+	 * memory), so they are opened per CPU and their samples filtered here.
+	 */
+	struct tasks	tgts;
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */
 	int		targeted;	/* -p or a command: not system-wide */
 	int		kprobe_type;	/* PMU type, -1: none */
+	int		uprobe_type;	/* PMU type, -1: none */
+	int		uprobe_refctr;	/* the uprobe PMU takes a semaphore offset */
+	int		flight;		/* [I] backward (overwriting) rings */
+	struct ring	*frings;	/* [I] flight: per CPU, the probes' rings */
+	size_t		nfrings;
+	int		dumping;	/* [r] between dump(1) and dump(0) */
+	int		*trigfds;	/* [I] flight: counting events of cfg.trig */
+	size_t		ntrigfds;
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
@@ -429,6 +457,12 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 		set_comm(sp, tid, comm);
 		return;
 	}
+	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self && sp->targeted) {
+		/* the command is ours until its exec: kept from then on */
+		struct task *t = task_get(&sp->tgts, pid, 0);
+		if (t && t->p.ts == UINT64_MAX)
+			t->p.ts = tr->time;
+	}
 	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self) {
 		/* a new image: its mappings follow as MMAP2 records */
 		struct task *p = task_get(&sp->procs, pid, 1);
@@ -453,6 +487,8 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	memcpy(&ppid, r + 4, 4);
 	memcpy(&tid, r + 8, 4);
 	memcpy(&ptid, r + 12, 4);
+	if (sp->targeted && pid != ppid)
+		task_get(&sp->tgts, pid, 1);
 	{
 		/* a new thread or process starts with its creator's comm */
 		struct task *pc = task_get(&sp->comms, ptid, 0);
@@ -499,15 +535,26 @@ parse_trailer(const struct perf_event_header *h, const unsigned char *r, size_t 
 }
 
 static struct pprobe *
-probe_of(struct src_perf *sp, uint64_t id)
+probe_site(struct src_perf *sp, uint64_t id, uint32_t *site)
 {
 	if (sp->idcap == 0 || id == 0)
 		return NULL;
 	for (size_t i = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
-	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1))
-		if (sp->ids[i].id == id)
+	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1)) {
+		if (sp->ids[i].id == id) {
+			*site = sp->ids[i].site;
 			return &sp->probes[sp->ids[i].probe];
+		}
+	}
 	return NULL;
+}
+
+static struct pprobe *
+probe_of(struct src_perf *sp, uint64_t id)
+{
+	uint32_t site;
+
+	return probe_site(sp, id, &site);
 }
 
 static void
@@ -586,6 +633,93 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 /* ----------------------------------------------------------- samples */
 
 /*
+ * A sample's PERF_SAMPLE_REGS_USER (abi, then one u64 per bit of mask,
+ * lowest register first; none for a kernel thread) and
+ * PERF_SAMPLE_STACK_USER (size, bytes, the valid length), registers stored
+ * by perf number in regs (DTUP_NREGS).  The mask is the event's own: the
+ * unwinder's and a uprobe's arguments' together, each taking what it needs.
+ */
+static int
+take_user(const unsigned char **pp, const unsigned char *end, uint64_t mask, uint32_t stack,
+	  uint64_t *regs, uint64_t *have, const unsigned char **stk, uint64_t *stklen)
+{
+	const unsigned char *p = *pp;
+	uint64_t abi, size;
+
+	*have = 0;
+	if (mask) {
+		if (end - p < 8)
+			return -1;
+		memcpy(&abi, p, 8);
+		p += 8;
+		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+			for (int r = 0; r < 64; r++) {
+				if (!(mask & (1ULL << r)))
+					continue;
+				if (end - p < 8)
+					return -1;
+				if (r < DTUP_NREGS) {
+					memcpy(&regs[r], p, 8);
+					*have |= 1ULL << r;
+				}
+				p += 8;
+			}
+			/* a 32-bit process's registers mean something else */
+			if (abi != PERF_SAMPLE_REGS_ABI_64)
+				*have = 0;
+		}
+	}
+	if (stack) {
+		if (end - p < 8)
+			return -1;
+		memcpy(&size, p, 8);
+		p += 8;
+		if (size) {
+			if ((uint64_t)(end - p) < size + 8)
+				return -1;
+			*stk = p;
+			memcpy(stklen, p + size, 8);
+			if (*stklen > size)
+				*stklen = size;
+			p += size + 8;
+		}
+	}
+	*pp = p;
+	return 0;
+}
+
+/* A uprobe's dt slots: argument registers, rax on return, or SDT arguments. */
+static unsigned
+user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint64_t have,
+	  const unsigned char *stk, uint64_t stklen, uint64_t *args)
+{
+	static const int8_t argreg[6] = { DTUP_DI, DTUP_SI, DTUP_DX, DTUP_CX, DTUP_R8, DTUP_R9 };
+	unsigned n = 0;
+
+	if (up->ret) {
+		args[0] = have & (1ULL << DTUP_AX) ? regs[DTUP_AX] : 0;
+		args[1] = 0;
+		return 2;
+	}
+	if (!up->usdt) {
+		for (int i = 0; i < 6; i++)
+			args[i] = have & (1ULL << argreg[i]) ? regs[argreg[i]] : 0;
+		return 6;
+	}
+	for (size_t i = 0; i < up->nsites; i++)
+		if (up->sites[i].nargs > n)
+			n = up->sites[i].nargs;
+	if (site < up->nsites) {
+		const struct dtp_usite *st = &up->sites[site];
+		for (unsigned i = 0; i < st->nargs; i++) {
+			int ok;
+			args[i] = dtup_arg_value(&st->args[i], regs, have, stk, stklen, &ok);
+		}
+	}
+	return n;
+}
+
+/*
  * One PERF_RECORD_SAMPLE as a dt_rec at out (room bytes).  Returns the
  * record's size, 0 if it is not kept (our own, unknown id), or -1 when
  * it does not fit.
@@ -606,8 +740,10 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	unsigned nargs = 0, nk = 0, nu = 0, flags = 0;
 	const uint64_t *kf = NULL, *uf = NULL;
 	size_t need;
+	uint32_t site = 0;
 	struct pprobe *evpr;
-	uint64_t uregs[__builtin_popcountll(DTUNW_REGS_MASK)], ustk_len = 0;
+	uint64_t allregs[DTUP_NREGS], have = 0, ustk_len = 0;
+	uint64_t uregs[__builtin_popcountll(DTUNW_REGS_MASK)];
 	const unsigned char *ustk = NULL;
 	int have_regs = 0;
 
@@ -619,11 +755,18 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	TAKE(&ts, 8);
 	TAKE(&cpu, 4);
 	p += 4;
-	if ((pr = probe_of(sp, id)) == NULL)
+	if ((pr = probe_site(sp, id, &site)) == NULL)
 		return 0;
 	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
+	if (pr->kind == PK_UPROBE && sp->targeted) {
+		/* a per-CPU uprobe hit outside the targets, or in the command
+		 * before its exec (still dtrec's code): not recorded */
+		const struct task *t = task_get(&sp->tgts, pid, 0);
+		if (t == NULL || ts < t->p.ts)
+			return 0;
+	}
 	if (pr->kind == PK_RAWENTER || pr->kind == PK_RAWEXIT) {
 		/* the raw event's record names the syscall: that is the probe */
 		const unsigned char *q = p;
@@ -653,37 +796,27 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		chain = (const uint64_t *)(const void *)p;
 		p += nr * 8;
 	}
-	if (pr->kind != PK_TIMER && pr->kind != PK_KPROBE) {
+	if (pr->kind != PK_TIMER && pr->kind != PK_KPROBE && pr->kind != PK_UPROBE) {
 		TAKE(&rawsize, 4);
 		if ((size_t)(end - p) < rawsize)
 			return 0;
 		raw = p;
 		p += rawsize;
 	}
-	if (evpr->ustack_copy) {
-		/* REGS_USER: abi, then the registers (none for a kernel
-		 * thread); STACK_USER: size, bytes, the valid length */
-		uint64_t abi, ssize;
-		TAKE(&abi, 8);
-		if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			if ((size_t)(end - p) < sizeof(uregs))
-				return 0;
-			memcpy(uregs, p, sizeof(uregs));
-			p += sizeof(uregs);
-			have_regs = abi == PERF_SAMPLE_REGS_ABI_64;
-		}
-		TAKE(&ssize, 8);
-		if (ssize) {
-			if ((size_t)(end - p) < ssize + 8)
-				return 0;
-			ustk = p;
-			memcpy(&ustk_len, p + ssize, 8);
-			if (ustk_len > ssize)
-				ustk_len = ssize;
-			p += ssize + 8;
+#undef TAKE
+	if (evpr->regs_mask || evpr->stack_req) {
+		if (take_user(&p, end, evpr->regs_mask, evpr->stack_req, allregs, &have, &ustk,
+			      &ustk_len) < 0)
+			return 0;
+		if (evpr->ustack_copy && (have & DTUNW_REGS_MASK) == DTUNW_REGS_MASK) {
+			/* the unwinder takes its registers in its mask's order */
+			unsigned k = 0;
+			for (int r = 0; r < DTUP_NREGS; r++)
+				if (DTUNW_REGS_MASK & (1ULL << r))
+					uregs[k++] = allregs[r];
+			have_regs = 1;
 		}
 	}
-#undef TAKE
 	if (pid == sp->self)
 		return 0;
 	/* callchain: context markers, then frames; entries above CTX_MARK switch */
@@ -746,6 +879,11 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			flags |= DTR_RETURN;
 			nargs = 0;	/* the kprobe PMU gives no registers here */
 		}
+		break;
+	case PK_UPROBE:
+		nargs = user_args(pr->up, site, allregs, have, ustk, ustk_len, args);
+		if (pr->up->ret)
+			flags |= DTR_RETURN;
 		break;
 	default:
 		break;
@@ -826,6 +964,79 @@ at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
 	return (const struct perf_event_header *)(const void *)sp->tmp;
 }
 
+/*
+ * Flight: the records of the frozen rings, side band of every ring
+ * first, then each ring's samples oldest first.
+ */
+/*
+ * Flight: the side band has forward rings of its own, read all along, so
+ * the processes (and targets' children) are known however old their
+ * records are when a dump reads their samples.
+ */
+static void
+flight_sideband(struct src_perf *sp)
+{
+	const struct perf_event_header *h;
+
+	for (size_t i = 0; i < sp->nrings; i++) {
+		struct ring *rg = &sp->rings[i];
+		uint64_t head = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE), pos;
+		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, head)); pos += h->size) {
+			if (h->type == PERF_RECORD_SAMPLE)
+				continue;
+			sideband(sp, rg, h, (const unsigned char *)(h + 1));
+			if (h->type == PERF_RECORD_COMM) {
+				struct sb_trailer tr;
+				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+			}
+		}
+		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
+	}
+}
+
+static ssize_t
+flight_read(struct src_perf *sp, char *buf, size_t len)
+{
+	size_t used = 0;
+	const struct perf_event_header *h;
+
+	if (!sp->dumping) {
+		flight_sideband(sp);
+		return 0;
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		if (rg->fcur)
+			continue;	/* side band done on the first call */
+		copy.data = rg->fcopy;
+		for (size_t k = 0; k < rg->fn; k++)
+			if ((h = at(sp, &copy, rg->fpos[k], rg->fend)) && h->type != PERF_RECORD_SAMPLE)
+				sideband(sp, rg, h, (const unsigned char *)(h + 1));
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		copy.data = rg->fcopy;
+		for (; rg->fcur < rg->fn; rg->fcur++) {
+			if ((h = at(sp, &copy, rg->fpos[rg->fcur], rg->fend)) == NULL)
+				continue;
+			if (h->type == PERF_RECORD_COMM) {
+				struct sb_trailer tr;
+				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+			}
+			if (h->type == PERF_RECORD_SAMPLE) {
+				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
+						   buf + used, len - used);
+				if (n < 0)
+					return (ssize_t)used;	/* buf is full: the rest waits */
+				used += (size_t)n;
+			}
+		}
+	}
+	return (ssize_t)used;
+}
+
 static ssize_t
 perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
@@ -834,13 +1045,16 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
+	if (sp->flight)
+		return flight_read(sp, buf, len);
 	/* samples the unwinding workers finished since the last read */
 	if (sp->pool)
 		used += dtunw_pool_collect(sp->pool, buf, len / 2);
 	/*
 	 * Side band first, for every record waiting in every ring: a sample
-	 * of a process that exec'd or mapped a library on another CPU then
-	 * finds its mappings.
+	 * of a process that exec'd, forked or mapped a library on another CPU
+	 * then finds its mappings, and a target's new child is known before
+	 * its samples.
 	 */
 	for (size_t i = 0; i < sp->nrings; i++) {
 		struct ring *rg = &sp->rings[i];
@@ -968,7 +1182,7 @@ add_fd(struct src_perf *sp, int fd, int cpu, uint32_t probe)
 }
 
 static int
-add_id(struct src_perf *sp, uint64_t id, uint32_t probe)
+add_id(struct src_perf *sp, uint64_t id, uint32_t probe, uint32_t site)
 {
 	if (sp->idcap == 0 || (sp->nfds + 1) * 2 > sp->idcap) {
 		size_t nc = sp->idcap ? 2 * sp->idcap : 1024;
@@ -994,6 +1208,7 @@ add_id(struct src_perf *sp, uint64_t id, uint32_t probe)
 		k = (k + 1) & (sp->idcap - 1);
 	sp->ids[k].id = id;
 	sp->ids[k].probe = probe;
+	sp->ids[k].site = site;
 	return 0;
 }
 
@@ -1016,10 +1231,15 @@ base_attr(struct src_perf *sp, struct perf_event_attr *a, uint32_t bufsize)
 	}
 }
 
-/* The tracking event of one CPU and target: side band, and the ring. */
+/*
+ * The tracking event of one CPU and target: side band, and the ring.
+ * backward (flight): instead a silent event owning the CPU's overwriting
+ * ring, which the probes write into; side band keeps its forward ring,
+ * read all along, so processes are known however old their records are.
+ */
 static int
-open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring **out,
-	  char *err, size_t errlen)
+open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, int backward,
+	  struct ring **out, char *err, size_t errlen)
 {
 	struct perf_event_attr a;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -1029,14 +1249,22 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 	base_attr(sp, &a, bufsize);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_DUMMY;
-	a.comm = 1;
-	a.comm_exec = 1;
-	a.task = 1;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	a.build_id = 1;
-	if (pid > 0)
-		a.inherit = 1;
+	if (backward) {
+		/* the newest records overwrite the oldest (read only on dump) */
+		a.write_backward = 1;
+		a.inherit = 0;
+		a.enable_on_exec = 0;
+		a.disabled = 0;
+	} else {
+		a.comm = 1;
+		a.comm_exec = 1;
+		a.task = 1;
+		a.mmap = 1;
+		a.mmap2 = 1;
+		a.build_id = 1;
+		if (pid > 0)
+			a.inherit = 1;
+	}
 	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL) {
 		a.build_id = 0;	/* kernels before 5.12 */
@@ -1048,7 +1276,9 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 		open_error(errno, what, sp, err, errlen);
 		return -1;
 	}
-	m = mmap(NULL, pg + bufsize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* a read-only mapping is what lets the kernel overwrite (flight) */
+	m = mmap(NULL, pg + bufsize, backward ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 fd, 0);
 	if (m == MAP_FAILED) {
 		int e = errno;
 		char *mk = dtu_read_file("/proc/sys/kernel/perf_event_mlock_kb", NULL);
@@ -1071,7 +1301,7 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	struct ring *rg = &sp->rings[sp->nrings++];
+	struct ring *rg = backward ? &sp->frings[sp->nfrings++] : &sp->rings[sp->nrings++];
 	memset(rg, 0, sizeof(*rg));
 	rg->fd = fd;
 	rg->cpu = cpu;
@@ -1080,6 +1310,54 @@ open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, struct ring
 	rg->size = bufsize;
 	*out = rg;
 	return 0;
+}
+
+/*
+ * The uprobe PMU's event for one site (its format directory: config:0 is
+ * retprobe, config:32-63 the semaphore's offset; config1 the path,
+ * config2 the offset), with the user registers (and for USDT memory
+ * operands the stack) its arguments come from.
+ */
+static void
+uprobe_attr(struct src_perf *sp, const struct dtp_uprobe *up, uint32_t site,
+	    struct perf_event_attr *a)
+{
+	const struct dtp_usite *st = &up->sites[site];
+
+	a->type = (uint32_t)sp->uprobe_type;
+	a->config = up->ret ? 1 : 0;
+	if (st->refctr && sp->uprobe_refctr)
+		a->config |= st->refctr << 32;
+	a->config1 = (uint64_t)(uintptr_t)up->path;
+	a->config2 = st->offset;
+}
+
+/* Add what a uprobe's arguments need to the user registers and stack copied. */
+static void
+uprobe_regs(const struct dtp_uprobe *up, struct perf_event_attr *a)
+{
+	if (up->regs) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user |= up->regs;
+	}
+	if (up->stack) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER;
+		if (a->sample_stack_user < up->stack)
+			a->sample_stack_user = up->stack;
+	}
+}
+
+static int
+pmu_type(const char *pmu)
+{
+	char path[96], *t;
+	int v;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
+	t = dtu_read_file(path, NULL);
+	v = t ? atoi(t) : -1;
+	free(t);
+	return v;
 }
 
 static int
@@ -1092,9 +1370,9 @@ kprobe_type(void)
 	return v;
 }
 
-/* One probe's event on cpu for pid, into ring rg. */
+/* One probe's event (site: of a uprobe) on cpu for pid, into ring rg. */
 static int
-open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
+open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, struct ring *rg,
 	   uint32_t bufsize, char *err, size_t errlen)
 {
 	struct pprobe *p = &sp->probes[pi];
@@ -1107,6 +1385,7 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
 		a.inherit = 1;
+	a.write_backward = sp->flight ? 1 : 0;	/* as the flight ring it writes to */
 	a.sample_period = 1;
 	switch (p->kind) {
 	case PK_TIMER:
@@ -1122,6 +1401,11 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		a.config1 = (uint64_t)(uintptr_t)func;
 		break;
 	}
+	case PK_UPROBE:
+		uprobe_attr(sp, p->up, site, &a);
+		a.inherit = 0;
+		a.enable_on_exec = 0;
+		break;
 	default:
 		a.type = PERF_TYPE_TRACEPOINT;
 		a.config = p->fmt ? p->fmt->id : 0;
@@ -1144,6 +1428,8 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		a.sample_stack_user = sp->ustack_size;
 		p->ustack_copy = 1;
 	}
+	if (p->kind == PK_UPROBE)
+		uprobe_regs(p->up, &a);
 	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EINVAL && p->ustack_copy && sp->ustack_auto) {
 		/* auto: a kernel that cannot copy user stacks gets frame pointers */
@@ -1151,6 +1437,8 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		a.sample_regs_user = 0;
 		a.sample_stack_user = 0;
 		p->ustack_copy = 0;
+		if (p->kind == PK_UPROBE)
+			uprobe_regs(p->up, &a);
 		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
@@ -1162,10 +1450,17 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 		if (p->kind == PK_KPROBE && (e == ENOENT || e == EINVAL))
 			dtu_seterr(err, errlen, "%s: no such kernel function to probe (%s)",
 				   info ? dtp_name(info, nm, sizeof(nm)) : "kprobe", strerror(e));
+		else if (p->kind == PK_UPROBE)
+			dtu_seterr(err, errlen, "%s: the kernel refused the uprobe at offset %#llx of %s: "
+				   "%s", dtp_full_name(sp->s.dev, p->id),
+				   (unsigned long long)p->up->sites[site].offset, p->up->path, strerror(e));
 		else
 			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
 		return -1;
 	}
+	/* how sample() finds its way through this event's records */
+	p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
+	p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
 	if (add_fd(sp, fd, cpu, (uint32_t)pi + 1) < 0) {
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
@@ -1177,10 +1472,24 @@ open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
 			   info ? dtp_name(info, nm, sizeof(nm)) : "probe", strerror(errno));
 		return -1;
 	}
-	if (add_id(sp, id, (uint32_t)pi) < 0) {
+	if (add_id(sp, id, (uint32_t)pi, site) < 0) {
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
+	return 0;
+}
+
+/* Every event of probe pi on cpu for pid: uprobes have one per site. */
+static int
+open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
+	   uint32_t bufsize, char *err, size_t errlen)
+{
+	const struct pprobe *p = &sp->probes[pi];
+	size_t n = p->kind == PK_UPROBE ? p->up->nsites : 1;
+
+	for (size_t i = 0; i < n; i++)
+		if (open_event(sp, pi, (uint32_t)i, pid, cpu, rg, bufsize, err, errlen) < 0)
+			return -1;
 	return 0;
 }
 
@@ -1304,6 +1613,103 @@ threads_of(pid_t pid, size_t *n)
 	return v;
 }
 
+/*
+ * Flight triggers: a counting event per CPU and site for each cfg.trig
+ * probe (system calls through their own tracepoint), polled by
+ * triggered().  They count every process but the recorder.
+ */
+static int
+open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	char self[600];
+
+	if (cfg->trig_filter && strlen(cfg->trig_filter) > 500) {
+		dtu_seterr(err, errlen, "--trigger-filter: longer than 500 bytes");
+		return -1;
+	}
+	if (cfg->trig_filter)
+		snprintf(self, sizeof(self), "(%s) && common_pid != %d", cfg->trig_filter,
+			 (int)getpid());
+	else
+		snprintf(self, sizeof(self), "common_pid != %d", (int)getpid());
+	for (size_t i = 0; i < cfg->ntrig; i++) {
+		const struct dt_probe_info *info = dtp_by_id(sp->s.dev, cfg->trig[i].id);
+		const struct dtp_uprobe *up = dtp_uprobe(sp->s.dev, cfg->trig[i].id);
+		const char *sys, *ev;
+		struct perf_event_attr a;
+		struct dtt_format *fmt = NULL;
+		size_t nsites = up ? up->nsites : 1;
+		char nm[DTCAP_PROBENAMELEN];
+
+		if (info == NULL || dtp_perf_event(sp->s.dev, cfg->trig[i].id, &sys, &ev) < 0)
+			continue;
+		if (info->dtpi_flags & DT_PF_TIMER) {
+			dtu_seterr(err, errlen, "--trigger %s: a timer probe cannot trigger a dump",
+				   dtp_name(info, nm, sizeof(nm)));
+			return -1;
+		}
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		if (!up && strcmp(info->dtpi_prov, "kprobe") != 0) {
+			if ((fmt = malloc(sizeof(*fmt))) == NULL) {
+				dtu_seterr(err, errlen, "out of memory");
+				return -1;
+			}
+			if (dtt_read_format(sp->tfroot, sys, ev, fmt, err, errlen) < 0) {
+				free(fmt);
+				return -1;
+			}
+			a.type = PERF_TYPE_TRACEPOINT;
+			a.config = fmt->id;
+			free(fmt);
+		}
+		for (size_t k = 0; k < nsites; k++) {
+			if (up) {
+				a.type = (uint32_t)sp->uprobe_type;
+				a.config = up->ret ? 1 : 0;
+				if (up->sites[k].refctr && sp->uprobe_refctr)
+					a.config |= up->sites[k].refctr << 32;
+				a.config1 = (uint64_t)(uintptr_t)up->path;
+				a.config2 = up->sites[k].offset;
+			} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
+				a.type = (uint32_t)sp->kprobe_type;
+				a.config = (info->dtpi_flags & DT_PF_RETURN) ? 1 : 0;
+				a.config1 = (uint64_t)(uintptr_t)sys;
+			}
+			for (int cpu = 0; cpu < sp->ncpus; cpu++) {
+				int fd = (int)perf_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+				int *n;
+				if (fd < 0 && (errno == ENODEV || errno == EINVAL) && cpu > 0)
+					continue;	/* an offline CPU */
+				if (fd < 0) {
+					open_error(errno, dtp_name(info, nm, sizeof(nm)), sp, err, errlen);
+					return -1;
+				}
+				if ((n = realloc(sp->trigfds, (sp->ntrigfds + 1) * sizeof(*n))) == NULL) {
+					close(fd);
+					dtu_seterr(err, errlen, "out of memory");
+					return -1;
+				}
+				sp->trigfds = n;
+				sp->trigfds[sp->ntrigfds++] = fd;
+				if (a.type != PERF_TYPE_TRACEPOINT) {
+					if (strcmp(info->dtpi_prov, "kprobe") != 0)
+						(void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self);
+				} else if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self) < 0 &&
+					   cfg->trig_filter) {
+					/* a filter the kernel cannot parse for this event */
+					dtu_seterr(err, errlen, "--trigger-filter '%s' on %s: %s (the "
+						   "fields are those of the tracepoint's format)",
+						   cfg->trig_filter, dtp_name(info, nm, sizeof(nm)),
+						   strerror(errno));
+					return -1;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 static int sysnr(const char *name);
 static int raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err,
 		      size_t errlen);
@@ -1327,6 +1733,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	sp->flight = cfg->flight;
 	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
 	if (sp->probes == NULL)
 		goto nomem;
@@ -1346,6 +1753,22 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (!p->period_ns)
 				p->period_ns = strcmp(info->dtpi_prov, "profile") == 0 ?
 					       1000000000ULL / 97 : 1000000000ULL;
+		} else if ((p->up = dtp_uprobe(s->dev, sel[i].id)) != NULL) {
+			p->kind = PK_UPROBE;
+			if (sp->uprobe_type < 0) {
+				dtu_seterr(err, errlen, "uprobes need the kernel's uprobe PMU, which "
+					   "this kernel does not have");
+				goto out;
+			}
+			if (!sp->uprobe_refctr) {
+				for (size_t k = 0; k < p->up->nsites; k++)
+					if (p->up->sites[k].refctr) {
+						dtu_seterr(err, errlen, "%s: its SDT semaphore needs a kernel "
+							   "whose uprobe PMU takes ref_ctr_offset (4.20 and later)",
+							   dtp_full_name(s->dev, p->id));
+						goto out;
+					}
+			}
 		} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
 			p->kind = PK_KPROBE;
 			if (sp->kprobe_type < 0) {
@@ -1398,6 +1821,16 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
 	if (cfg->child > 0) {
+		/* p.ts: recorded from then on (its exec, on_comm) */
+		struct task *t = task_get(&sp->tgts, (uint32_t)cfg->child, 1);
+		if (t == NULL)
+			goto nomem;
+		t->p.ts = UINT64_MAX;
+	}
+	for (size_t i = 0; i < cfg->npids; i++)
+		if (task_get(&sp->tgts, (uint32_t)cfg->pids[i], 1) == NULL)
+			goto nomem;
+	if (cfg->child > 0) {
 		sp->child_mode = 1;
 		if ((targets = malloc(sizeof(*targets))) == NULL)
 			goto nomem;
@@ -1428,6 +1861,8 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		sp->rings = calloc((size_t)sp->ncpus * nt, sizeof(*sp->rings));
 		if (sp->rings == NULL)
 			goto nomem;
+		if (sp->flight && (sp->frings = calloc((size_t)sp->ncpus, sizeof(*sp->frings))) == NULL)
+			goto nomem;
 	}
 	for (int cpu = 0; cpu < sp->ncpus; cpu++) {
 		char path[96];
@@ -1441,12 +1876,17 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (offline)
 				continue;
 		}
+		struct ring *frg = NULL;
+
+		if (sp->flight && open_ring(sp, -1, cpu, bufsize, 1, &frg, err, errlen) < 0)
+			goto out;
 		for (size_t t = 0; t < (ntargets ? ntargets : 1); t++) {
 			pid_t pid = ntargets ? targets[t] : -1;
 			struct ring *own;
 
 			/* one ring per CPU: later targets write into the first one */
-			if (open_ring(sp, pid, cpu, bufsize, &own, err, errlen) < 0)
+			if (open_ring(sp, pid, cpu, sp->flight ? FLIGHT_SB_RING : bufsize, 0, &own, err,
+				      errlen) < 0)
 				goto out;
 			if (rg == NULL)
 				rg = own;
@@ -1460,11 +1900,20 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
-				if (open_probe(sp, i, pid, cpu, rg, bufsize, err, errlen) < 0)
+				if (sp->probes[i].kind == PK_UPROBE) {
+					/* per CPU, filtered by tgts (see there) */
+					if (t == 0 && open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
+								 err, errlen) < 0)
+						goto out;
+					continue;
+				}
+				if (open_probe(sp, i, pid, cpu, frg ? frg : rg, bufsize, err, errlen) < 0)
 					goto out;
 			}
 		}
 	}
+	if (cfg->ntrig && open_triggers(sp, cfg, err, errlen) < 0)
+		goto out;
 	ret = 0;
 	goto out;
 nomem:
@@ -1498,7 +1947,8 @@ set_filters(struct src_perf *sp, char *err, size_t errlen)
 {
 	char pids[512] = "", f[4700];
 	size_t n, used = 0;
-	pid_t *t = sp->targeted ? NULL : threads_of(getpid(), &n);
+	/* uprobes are per CPU even with targets: they always need it */
+	pid_t *t = threads_of(getpid(), &n);
 
 	for (size_t i = 0; t && i < n && used < sizeof(pids) - 32; i++)
 		used += (size_t)snprintf(pids + used, sizeof(pids) - used, "%scommon_pid != %d",
@@ -1511,8 +1961,22 @@ set_filters(struct src_perf *sp, char *err, size_t errlen)
 		p = &sp->probes[sp->fdprobe[i] - 1];
 		if (p->kind == PK_TIMER || p->kind == PK_KPROBE)
 			continue;
+		if (p->kind == PK_UPROBE) {
+			/*
+			 * Keep our own calls of a probed library out of the rings;
+			 * a kernel that refuses filters on uprobes costs ring space
+			 * only (sample() drops them).
+			 */
+			if (pids[0])
+				(void)ioctl(sp->fds[i], PERF_EVENT_IOC_SET_FILTER, pids);
+			continue;
+		}
+		if (sp->targeted && !p->filter[0])
+			continue;
 		/* the kernel takes one filter per event: the syscall ids and us */
-		if (p->filter[0] && pids[0])
+		if (sp->targeted)
+			snprintf(f, sizeof(f), "%s", p->filter);
+		else if (p->filter[0] && pids[0])
 			snprintf(f, sizeof(f), "(%s) && %s", p->filter, pids);
 		else
 			snprintf(f, sizeof(f), "%s", p->filter[0] ? p->filter : pids);
@@ -1533,9 +1997,19 @@ perf_start(struct dtsrc *s, char *err, size_t errlen)
 
 	if (set_filters(sp, err, errlen) < 0)
 		return -1;
-	/* a command's events switch on by themselves when it execs */
-	if (sp->child_mode)
+	/* a command's events switch on by themselves when it execs; uprobes
+	 * are per CPU, filtered by tgts */
+	if (sp->child_mode) {
+		for (size_t i = 0; i < sp->nfds; i++) {
+			if (!sp->fdprobe[i] || sp->probes[sp->fdprobe[i] - 1].kind != PK_UPROBE)
+				continue;
+			if (ioctl(sp->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
+				dtu_seterr(err, errlen, "perf_event: enable: %s", strerror(errno));
+				return -1;
+			}
+		}
 		return 0;
+	}
 	return perf_ioctl_all(sp, PERF_EVENT_IOC_ENABLE, err, errlen);
 }
 
@@ -1548,8 +2022,9 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 	if (perf_ioctl_all(sp, PERF_EVENT_IOC_DISABLE, err, errlen) < 0)
 		return -1;
 	/* how often each event fired, lost samples included */
-	if ((sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
+	if (sp->fired == NULL && (sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
 		return 0;
+	memset(sp->fired, 0, (size_t)sp->ncpus * sizeof(*sp->fired));	/* flight dumps used it */
 	for (size_t i = 0; i < sp->nfds; i++) {
 		uint64_t v;
 		const struct pprobe *p;
@@ -1638,6 +2113,131 @@ perf_proc(struct dtsrc *s, uint32_t pid)
 
 static int perf_filters_targets(struct dtsrc *s) { (void)s; return 1; }
 
+/* How often each counting event fired, per CPU, into sp->fired. */
+static int
+read_fired(struct src_perf *sp)
+{
+	if (sp->fired == NULL && (sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
+		return -1;
+	memset(sp->fired, 0, (size_t)sp->ncpus * sizeof(*sp->fired));
+	for (size_t i = 0; i < sp->nfds; i++) {
+		uint64_t v;
+		if (!sp->fdprobe[i] || sp->fdcpu[i] < 0 || sp->fdcpu[i] >= sp->ncpus ||
+		    sp->probes[sp->fdprobe[i] - 1].kind == PK_TIMER ||
+		    read(sp->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			continue;
+		sp->fired[sp->fdcpu[i]] += v;
+	}
+	return 0;
+}
+
+/*
+ * Freeze every ring (PAUSE_OUTPUT) just long enough to copy it and count
+ * what fired, so producers lose only what comes during the copies (the
+ * kernel counts those as lost; they count as dropped like the overwritten
+ * ones).  A backward ring holds its newest record at data_head and older
+ * ones above it; the walk stops at never-written space (size 0) or at the
+ * oldest record, cut by newer ones.
+ */
+static int
+perf_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	uint64_t *heads;
+	size_t paused = 0;
+	int ret = -1;
+
+	if (!sp->flight) {
+		dtu_seterr(err, errlen, "not a flight recording");
+		return -1;
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i];
+		free(rg->fpos);
+		free(rg->fcopy);
+		rg->fpos = NULL;
+		rg->fcopy = NULL;
+		rg->fn = rg->fcur = 0;
+	}
+	sp->dumping = 0;
+	if (!begin)
+		return 0;
+	if ((heads = calloc(sp->nfrings ? sp->nfrings : 1, sizeof(*heads))) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < sp->nfrings; i++)
+		if ((sp->frings[i].fcopy = malloc(sp->frings[i].size)) == NULL)
+			goto nomem;
+	for (; paused < sp->nfrings; paused++) {
+		struct ring *rg = &sp->frings[paused];
+		if (ioctl(rg->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0) {
+			dtu_seterr(err, errlen, "pausing the ring of CPU %d: %s", rg->cpu, strerror(errno));
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i];
+		heads[i] = __atomic_load_n(&rg->meta->data_head, __ATOMIC_ACQUIRE);
+		memcpy(rg->fcopy, rg->data, rg->size);
+	}
+	/* this dump's accounting: everything fired until now against what it holds */
+	if (read_fired(sp) < 0)
+		goto nomem;
+	for (; paused > 0; paused--)
+		(void)ioctl(sp->frings[paused - 1].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	/* a process's fork and exec precede its samples: what the copies hold is known now */
+	flight_sideband(sp);
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		struct ring *rg = &sp->frings[i], copy = *rg;
+		const struct perf_event_header *h;
+		size_t cap = 0;
+		uint64_t pos;
+
+		copy.data = rg->fcopy;
+		rg->fend = heads[i] + rg->size;
+		for (pos = heads[i]; (h = at(sp, &copy, pos, rg->fend)) != NULL; pos += h->size) {
+			if (rg->fn == cap) {
+				uint64_t *n = realloc(rg->fpos, (cap = cap ? 2 * cap : 4096) * sizeof(*n));
+				if (n == NULL)
+					goto nomem;
+				rg->fpos = n;
+			}
+			rg->fpos[rg->fn++] = pos;
+		}
+		/* newest first in the ring: oldest first for the capture */
+		for (size_t a = 0, b = rg->fn; a + 1 < b; a++, b--) {
+			uint64_t t = rg->fpos[a];
+			rg->fpos[a] = rg->fpos[b - 1];
+			rg->fpos[b - 1] = t;
+		}
+	}
+	memset(sp->seen, 0, (size_t)sp->ncpus * sizeof(*sp->seen));
+	memset(sp->lost, 0, (size_t)sp->ncpus * sizeof(*sp->lost));
+	for (int c = 0; c < sp->ncpus; c++)
+		sp->counts[c].read = sp->counts[c].skipped = 0;
+	sp->dumping = 1;
+	ret = 0;
+	goto out;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+out:
+	for (; paused > 0; paused--)
+		(void)ioctl(sp->frings[paused - 1].fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+	free(heads);
+	return ret;
+}
+
+static uint64_t
+perf_triggered(struct dtsrc *s)
+{
+	struct src_perf *sp = (struct src_perf *)s;
+	uint64_t sum = 0, v;
+
+	for (size_t i = 0; i < sp->ntrigfds; i++)
+		if (read(sp->trigfds[i], &v, sizeof(v)) == (ssize_t)sizeof(v))
+			sum += v;
+	return sum;
+}
+
 static void
 perf_close(struct dtsrc *s)
 {
@@ -1647,8 +2247,15 @@ perf_close(struct dtsrc *s)
 	dtunw_pool_free(sp->pool);
 	free(sp->exited);
 	free(sp->forget);
-	for (size_t i = 0; i < sp->nrings; i++)
+	for (size_t i = 0; i < sp->nrings; i++) {
 		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
+	}
+	for (size_t i = 0; i < sp->nfrings; i++) {
+		munmap(sp->frings[i].meta, pg + sp->frings[i].size);
+		free(sp->frings[i].fpos);
+		free(sp->frings[i].fcopy);
+	}
+	free(sp->frings);
 	for (size_t i = 0; i < sp->nfds; i++)
 		close(sp->fds[i]);
 	for (size_t i = 0; i < sp->nprobes; i++) {
@@ -1668,6 +2275,10 @@ perf_close(struct dtsrc *s)
 	free(sp->tmp);
 	tasks_free(&sp->comms);
 	tasks_free(&sp->procs);
+	tasks_free(&sp->tgts);
+	for (size_t i = 0; i < sp->ntrigfds; i++)
+		close(sp->trigfds[i]);
+	free(sp->trigfds);
 	dtp_close(s->dev);
 	free(sp);
 }
@@ -1685,6 +2296,8 @@ static const struct dtsrc_ops perf_ops = {
 	.proc = perf_proc,
 	.ustack_counts = perf_ustack_counts,
 	.filters_targets = perf_filters_targets,
+	.dump = perf_dump,
+	.triggered = perf_triggered,
 	.close = perf_close,
 };
 
@@ -1712,6 +2325,12 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	sp->ncpus = n > 0 ? (int)n : 1;
 	sp->self = (uint32_t)getpid();
 	sp->kprobe_type = kprobe_type();
+	sp->uprobe_type = pmu_type("uprobe");
+	{
+		struct stat st;
+		sp->uprobe_refctr = stat("/sys/bus/event_source/devices/uprobe/format/ref_ctr_offset",
+					 &st) == 0;
+	}
 	sp->no_raw = getenv("DTREC_PERF_NO_RAW_SYSCALLS") != NULL;
 	return &sp->s;
 }
