@@ -85,8 +85,10 @@ newest flight-trigger-newest "$T/t.1.dtc" 39999
 	 python3 -c 'import os
 try: os.getpriority(99, 0)
 except OSError: pass'; sleep 1" 2>"$T/f.err"
-got=$(sql "$T/f.1.dtc" "SELECT group_concat(e.retval || '/' || e.errno, ' ') FROM events e
-	JOIN probes p ON p.id = e.probe WHERE p.name = 'syscall:getpriority:return' ORDER BY e.ts")
+# (group_concat keeps its input's order only from an ordered subquery)
+got=$(sql "$T/f.1.dtc" "SELECT group_concat(r, ' ') FROM (SELECT e.retval || '/' || e.errno AS r
+	FROM events e JOIN probes p ON p.id = e.probe WHERE p.name = 'syscall:getpriority:return'
+	ORDER BY e.ts)")
 # the successful call did not dump; the failing one did, and is the dump's last
 [ -f "$T/f.1.dtc" ] && [ -f "$T/f.2.dtc" ] && [ ! -e "$T/f.3.dtc" ] && [ "${got##* }" = "-22/22" ] &&
 	[ "$(wc -w <<<"$got")" = 2 ] && pass flight-trigger-filter ||
