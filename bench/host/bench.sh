@@ -2,7 +2,8 @@
 # bench.sh BUILD OUTDIR - dtrec's perf source against Debian's perf record:
 #  host.overhead_vs_perf   time the workload loses under dtrec / under perf
 #                          record (profile at 997 Hz plus every syscall entry,
-#                          kernel and user call chains), medians of 5
+#                          kernel and user call chains, both by frame pointers:
+#                          perf's -g, dtrec's --user-stacks fp), medians of 5
 #                          interleaved rounds; "loses" = traced - untraced
 #  host.bytes_vs_perf_z    capture bytes / perf.data bytes of perf record -z
 #  host.report_vs_perf_report  dtreport flame time / perf report --stdio -g
@@ -18,7 +19,8 @@ median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 run_base() { "$W" $N $SPIN; }
 run_dt() {
 	rm -f "$OUT/dt.dtc"
-	"$B/bin/dtrec" --source perf -q -o "$OUT/dt.dtc" -k -u -e profile:hz:997 -e 'syscall:*:entry' \
+	"$B/bin/dtrec" --source perf -q -o "$OUT/dt.dtc" -k -u --user-stacks fp \
+		-e profile:hz:997 -e 'syscall:*:entry' \
 		-- "$W" $N $SPIN 2>"$OUT/dt.err"
 }
 run_perf() {

@@ -176,6 +176,22 @@ struct src_perf {
 
 static void pool_seed(struct src_perf *sp, const struct task *p);
 
+/*
+ * Which probes copy the user stack for DWARF unwinding.  dwarf: every
+ * probe that records user stacks.  auto: the sampled ones (timers and
+ * user probes), where a stack is the point of the event; an event on
+ * every system call or tracepoint keeps its frame-pointer stack, since a
+ * 16k copy per event would cost far more than the event (use dwarf for
+ * those deliberately).
+ */
+static int
+dwarf_probe(int autom, const struct pprobe *p)
+{
+	if (!(p->evtflags & DTEVT_USTACK))
+		return 0;
+	return !autom || p->kind == PK_TIMER || p->kind == PK_UPROBE;
+}
+
 static long
 perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
 {
@@ -1422,7 +1438,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
 		a.sample_max_stack = DT_MAXFRAMES;
 	}
-	if (sp->pool && (p->evtflags & DTEVT_USTACK)) {
+	if (sp->pool && dwarf_probe(sp->ustack_auto, p)) {
 		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a.sample_regs_user = DTUNW_REGS_MASK;
 		a.sample_stack_user = sp->ustack_size;
@@ -1797,7 +1813,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	if (cfg->ustack_mode != DTSRC_USTACK_FP) {
 		int want = 0;
 		for (size_t i = 0; i < sp->nprobes; i++)
-			want |= (sp->probes[i].evtflags & DTEVT_USTACK) != 0;
+			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO, &sp->probes[i]);
 		if (want) {
 			unsigned nw = cfg->unwind_threads ? cfg->unwind_threads
 							  : (unsigned)(sp->ncpus / 4);
