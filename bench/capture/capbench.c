@@ -238,7 +238,7 @@ nobase:;
 	printf("bench capture.write_threaded_caller_meps %.2f Mevents/s\n", n / thr_cpu / 1e6);
 	printf("# threaded write: %.2f Mevents/s wall including close\n", n / thr_wall / 1e6);
 	printf("bench capture.read_meps %.2f Mevents/s\n", n / best_r / 1e6);
-	printf("target >= 50\n");
+	printf("target >= 150\n");
 	if (argc == 4) {
 		/* open: what every tool pays before its first row.  The file
 		 * is in the page cache after the first pass; best of many */
