@@ -745,7 +745,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
        const unsigned char *r, char *out, size_t room)
 {
 	const unsigned char *p = r, *end = r + (h->size - sizeof(*h));
-	uint64_t id, ip, ts, nr = 0;
+	uint64_t id, ts, nr = 0;
 	int rawbase = -1;
 	uint32_t pid, tid, cpu, rawsize = 0;
 	const uint64_t *chain = NULL;
@@ -765,7 +765,6 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 
 #define TAKE(dstp, n) do { if ((size_t)(end - p) < (n)) return 0; memcpy((dstp), p, (n)); p += (n); } while (0)
 	TAKE(&id, 8);
-	TAKE(&ip, 8);
 	TAKE(&pid, 4);
 	TAKE(&tid, 4);
 	TAKE(&ts, 8);
@@ -936,7 +935,6 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		memcpy(dst + nargs, kf, 8 * (size_t)nk);
 	if (nu)
 		memcpy(dst + nargs + nk, uf, 8 * (size_t)nu);
-	(void)ip;
 	(void)rg;
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
 	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
@@ -1233,7 +1231,8 @@ base_attr(struct src_perf *sp, struct perf_event_attr *a, uint32_t bufsize)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
-	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+	/* no PERF_SAMPLE_IP: stacks carry the pc, and 8 bytes an event add up */
+	a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID |
 			 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
@@ -1582,13 +1581,25 @@ raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t e
 			dtu_seterr(err, errlen, "too many syscall ranges for one filter");
 			return -1;
 		}
-		/* every syscall selected: no filter to evaluate on each one */
+		/*
+		 * Every system call of this direction that the kernel names
+		 * selected: no filter to evaluate on each one (it costs about
+		 * as much as the event).  Numbers whose tracepoint has another
+		 * name (stat is sys_enter_newstat) then arrive unmapped and are
+		 * passed over; their own probes are served by their own events.
+		 */
 		{
-			int all = 1;
-			for (size_t k = 0; k < sizeof(systab) / sizeof(systab[0]) && all; k++)
-				if (systab[k].nr < NSYS && !bynr[systab[k].nr])
-					all = 0;
-			if (all)
+			size_t ncat = 0, nselected = 0;
+			for (size_t k = 0; k < dtp_count(sp->s.dev); k++) {
+				const struct dt_probe_info *q = dtp_at(sp->s.dev, k);
+				if (strcmp(q->dtpi_prov, "syscall") == 0 &&
+				    !(q->dtpi_flags & DT_PF_RETURN) == !dir)
+					ncat++;
+			}
+			for (size_t k = 0; k < sp->nprobes; k++)
+				if (sp->probes[k].kind == want)
+					nselected++;
+			if (ncat && nselected == ncat)
 				g->filter[0] = '\0';
 		}
 		sp->nprobes++;
