@@ -1431,7 +1431,15 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		return 0;	/* its raw_syscalls event records it */
 	if (p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
-		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK);
+		/*
+		 * A system call's kernel stack at entry and exit is the same
+		 * few entry frames every time, and walking them from the
+		 * tracepoint doubled the cost of a traced call: perf records
+		 * none for syscall events either.
+		 */
+		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK) ||
+			p->kind == PK_RAWENTER || p->kind == PK_RAWEXIT ||
+			p->kind == PK_SYSENTER || p->kind == PK_SYSEXIT;
 		/* the frame-pointer user stack stays: what a sample keeps
 		 * when unwinding falls behind, or when it is the longer one */
 		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
