@@ -513,6 +513,18 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	}
 	if (pid == ppid || pid == sp->self)
 		return;		/* a thread: same address space */
+	child = task_get(&sp->procs, pid, 0);
+	if (child && child->known) {
+		/*
+		 * The child's own records came first: it ran (and exec'd) on
+		 * another CPU whose ring was read before this one.  They are
+		 * newer than the fork; copying the parent over them would
+		 * name its samples after the shell it was forked from.  (A
+		 * reused pid was forgotten at its EXIT.)
+		 */
+		child->p.ppid = ppid;
+		return;
+	}
 	if ((parent = proc_known(sp, ppid, tr->time)) == NULL ||
 	    (child = task_get(&sp->procs, pid, 1)) == NULL)
 		return;
