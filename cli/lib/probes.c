@@ -329,6 +329,21 @@ dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const cha
 	return 0;
 }
 
+/* A return probe's arguments: retval (slot 0), and errno (slot 1) when n is 2. */
+static void
+describe_return(struct dtcap_probe *out, unsigned n)
+{
+	static const char *const names[2] = { "retval", "errno" }, *const types[2] = { "long", "int" };
+
+	out->nargs = n;
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(out->args[i].name, DTCAP_ARGNAMELEN, "%s", names[i]);
+		snprintf(out->args[i].type, DTCAP_ARGNAMELEN, "%s", types[i]);
+		out->args[i].slot = (uint8_t)i;
+		out->args[i].nslots = 1;
+	}
+}
+
 /*
  * uprobe entries: the six argument registers; returns: rax as retval and
  * an errno slot that is always 0 (a user function has no errno
@@ -341,14 +356,7 @@ describe_user(const struct dtp_uprobe *up, struct dtcap_probe *out)
 	unsigned n = 0;
 
 	if (up->ret) {
-		out->nargs = 2;
-		snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
-		snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
-		out->args[0].nslots = 1;
-		snprintf(out->args[1].name, DTCAP_ARGNAMELEN, "errno");
-		snprintf(out->args[1].type, DTCAP_ARGNAMELEN, "int");
-		out->args[1].slot = 1;
-		out->args[1].nslots = 1;
+		describe_return(out, 2);
 		return;
 	}
 	if (!up->usdt)
@@ -382,24 +390,13 @@ describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_pro
 		return 0;
 	}
 	if (strcmp(p->dtpi_prov, "kprobe") == 0) {
-		if (p->dtpi_flags & DT_PF_RETURN) {
-			out->nargs = 1;
-			snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
-			snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
-			out->args[0].nslots = 1;
-		}
+		if (p->dtpi_flags & DT_PF_RETURN)
+			describe_return(out, 1);
 		return 0;
 	}
 	if (p->dtpi_flags & DT_PF_RETURN) {
 		/* as dt.ko stores them: the return value and, on failure, errno */
-		out->nargs = 2;
-		snprintf(out->args[0].name, DTCAP_ARGNAMELEN, "retval");
-		snprintf(out->args[0].type, DTCAP_ARGNAMELEN, "long");
-		out->args[0].nslots = 1;
-		snprintf(out->args[1].name, DTCAP_ARGNAMELEN, "errno");
-		snprintf(out->args[1].type, DTCAP_ARGNAMELEN, "int");
-		out->args[1].slot = 1;
-		out->args[1].nslots = 1;
+		describe_return(out, 2);
 		return 0;
 	}
 	if ((fmt = malloc(sizeof(*fmt))) == NULL) {

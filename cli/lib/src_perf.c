@@ -1021,6 +1021,25 @@ flight_sideband(struct src_perf *sp)
 	}
 }
 
+/*
+ * The second, in-order pass over a ring's records: names change with the
+ * samples around them, and samples become dt_recs at out.  Bytes written,
+ * or -1 when out (room bytes) cannot take the sample.
+ */
+static ssize_t
+in_order(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h, char *out,
+	 size_t room)
+{
+	if (h->type == PERF_RECORD_COMM) {
+		struct sb_trailer tr;
+		parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
+		on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
+	}
+	if (h->type != PERF_RECORD_SAMPLE)
+		return 0;
+	return sample(sp, rg, h, (const unsigned char *)(h + 1), out, room);
+}
+
 static ssize_t
 flight_read(struct src_perf *sp, char *buf, size_t len)
 {
@@ -1044,20 +1063,12 @@ flight_read(struct src_perf *sp, char *buf, size_t len)
 		struct ring *rg = &sp->frings[i], copy = *rg;
 		copy.data = rg->fcopy;
 		for (; rg->fcur < rg->fn; rg->fcur++) {
+			ssize_t n;
 			if ((h = at(sp, &copy, rg->fpos[rg->fcur], rg->fend)) == NULL)
 				continue;
-			if (h->type == PERF_RECORD_COMM) {
-				struct sb_trailer tr;
-				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
-				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
-			}
-			if (h->type == PERF_RECORD_SAMPLE) {
-				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
-						   buf + used, len - used);
-				if (n < 0)
-					return (ssize_t)used;	/* buf is full: the rest waits */
-				used += (size_t)n;
-			}
+			if ((n = in_order(sp, rg, h, buf + used, len - used)) < 0)
+				return (ssize_t)used;	/* buf is full: the rest waits */
+			used += (size_t)n;
 		}
 	}
 	return (ssize_t)used;
@@ -1100,18 +1111,10 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		const struct perf_event_header *h;
 
 		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, rg->rhead)); pos += h->size) {
-			if (h->type == PERF_RECORD_COMM) {
-				struct sb_trailer tr;
-				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
-				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
-			}
-			if (h->type == PERF_RECORD_SAMPLE) {
-				ssize_t n = sample(sp, rg, h, (const unsigned char *)(h + 1),
-						   buf + used, len - used);
-				if (n < 0)
-					break;	/* buf is full: the rest waits */
-				used += (size_t)n;
-			}
+			ssize_t n = in_order(sp, rg, h, buf + used, len - used);
+			if (n < 0)
+				break;	/* buf is full: the rest waits */
+			used += (size_t)n;
 		}
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
 	}
