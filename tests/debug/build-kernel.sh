@@ -13,7 +13,8 @@
 #
 # Modules are off (virtio built in): only vmlinux is compiled, which on 2
 # shared cores still takes the better part of an hour.  Build output goes
-# to DIR.log; a half-built tree is never taken for a finished one (DIR/ok).
+# to DIR.log; a half-built tree is never taken for a finished one (DIR/ok)
+# and is resumed by the next call.
 set -u
 root=${1:-${DT_DEBUG_CACHE:-/var/tmp/dt-debug-kernel}}
 tarball=$(ls -1 /usr/src/linux-source-6.1.tar.xz 2>/dev/null | head -n1)
@@ -60,11 +61,17 @@ if [ -f "$dir/ok" ]; then
 	echo "$dir"
 	exit 0
 fi
-rm -rf "$dir" && mkdir -p "$dir" || exit 1
-mv "$src0" "$dir/src"
+# A tree an interrupted build left under the same key (same tarball, same
+# .config) is resumed: make rebuilds only what is missing or older.
+if [ -f "$dir/src/.config" ] && cmp -s "$dir/src/.config" "$src0/.config"; then
+	echo "build-kernel: resuming $dir" >&2
+else
+	rm -rf "$dir" && mkdir -p "$dir" || exit 1
+	mv "$src0" "$dir/src"
+fi
 log=$dir.log
 echo "build-kernel: building $dir (log $log)" >&2
-if ! nice -n 19 make -C "$dir/src" -j2 >"$log" 2>&1; then
+if ! nice -n 19 make -C "$dir/src" -j2 >>"$log" 2>&1; then
 	echo "build-kernel: kernel build failed, see $log" >&2
 	exit 1
 fi
