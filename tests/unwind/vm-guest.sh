@@ -1,0 +1,26 @@
+#!/bin/sh
+# vm-guest.sh - inside the test VM (tests/vm/run.sh; dt.ko loaded; dtrec,
+# target, badstack and ucopy_test in /bin): dt.ko's user stack copies
+# straight through /dev/dt, then dtrec --source dt unwinding them.  The
+# captures go to $OUT and are checked on the host by vm.sh.
+ucopy_test /bin/badstack
+
+rec() {	# name args...: one recording, its status in $OUT/name.rc
+	name=$1
+	shift
+	dtrec --source dt -q -o $OUT/$name.dtc -e profile:hz:997 "$@" 2>$OUT/$name.err
+	echo $? >$OUT/$name.rc
+}
+rec t-dwarf --user-stacks dwarf -- target 3
+rec t-auto -- target 2
+rec t-fp --user-stacks fp -- target 1.5
+# a copy of only 1k: the chain needs more, so stacks end truncated
+rec t-1k --user-stacks dwarf --user-stack-size 1k -- target 1.5
+# unwinding that cannot keep up: every sample keeps frame pointers, counted
+DTREC_UNWIND_BUDGET=1 rec behind --user-stacks dwarf -- target 1
+for m in garbage unmapped edge; do
+	rec bad-$m --user-stacks dwarf -- badstack $m 1.5
+done
+# a ring too small for the copies: a clear error, no capture
+rec small -b 32k --user-stacks dwarf -- target 0.2
+exit 0
