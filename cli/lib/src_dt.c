@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,44 +51,77 @@ struct src_dt {
 	size_t		nprocs, pcap;
 };
 
+/*
+ * Rehash into nc slots, leaving out the processes that have exited since
+ * (the workers forget them after the samples already queued for them: a
+ * sample still in the kernel's rings then unwinds to its ip alone, marked
+ * truncated).  -1 when out of memory.
+ */
+static int
+uproc_rehash(struct src_dt *d, size_t nc)
+{
+	struct uproc *n = calloc(nc, sizeof(*n));
+	size_t i, kept = 0;
+
+	if (n == NULL)
+		return -1;
+	for (size_t j = 0; j < d->pcap; j++) {
+		struct uproc *o = &d->procs[j];
+		if (o->pid == 0)
+			continue;
+		if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH) {
+			dtunw_pool_forget(d->pool, o->pid);
+			free(o->xr);
+			continue;
+		}
+		for (i = o->pid % nc; n[i].pid; i = (i + 1) % nc)
+			;
+		n[i] = *o;
+		kept++;
+	}
+	free(d->procs);
+	d->procs = n;
+	d->pcap = nc;
+	d->nprocs = kept;
+	return 0;
+}
+
+/* pid's entry, a new one if none; NULL when out of memory. */
 static struct uproc *
 uproc_get(struct src_dt *d, uint32_t pid)
 {
 	size_t i;
 
-	if (2 * (d->nprocs + 1) > d->pcap) {
-		size_t nc = d->pcap ? 2 * d->pcap : 256;
-		struct uproc *n = calloc(nc, sizeof(*n));
-		if (n == NULL)
-			return NULL;
-		for (size_t j = 0; j < d->pcap; j++) {
-			if (d->procs[j].pid == 0)
-				continue;
-			for (i = d->procs[j].pid % nc; n[i].pid; i = (i + 1) % nc)
-				;
-			n[i] = d->procs[j];
-		}
-		free(d->procs);
-		d->procs = n;
-		d->pcap = nc;
-	}
-	for (i = pid % d->pcap; d->procs[i].pid; i = (i + 1) % d->pcap)
+	/* at most half full: the probe ends */
+	for (i = d->pcap ? pid % d->pcap : 0; d->pcap && d->procs[i].pid; i = (i + 1) % d->pcap)
 		if (d->procs[i].pid == pid)
 			return &d->procs[i];
+	if (2 * (d->nprocs + 1) > d->pcap) {
+		/* full: the exited go first, and the table grows if that is not enough */
+		if (uproc_rehash(d, d->pcap ? d->pcap : 256) < 0)
+			return NULL;
+		if (2 * (d->nprocs + 1) > d->pcap && uproc_rehash(d, 2 * d->pcap) < 0)
+			return NULL;
+	}
+	for (i = pid % d->pcap; d->procs[i].pid; i = (i + 1) % d->pcap)
+		;
 	d->procs[i].pid = pid;
 	d->nprocs++;
 	return &d->procs[i];
 }
 
+struct seedctx {
+	struct src_dt	*d;
+	struct uproc	*u;
+};
+
 static int
 seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
 {
-	struct src_dt *d = arg;
-	struct uproc *u = uproc_get(d, pid);
+	struct seedctx *c = arg;
+	struct uproc *u = c->u;
 
-	dtunw_pool_map(d->pool, pid, start, len, pgoff, path);
-	if (u == NULL)
-		return 0;
+	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
 	if (u->nxr == u->cap) {
 		size_t nc = u->cap ? 2 * u->cap : 16;
 		uint64_t *n = realloc(u->xr, 2 * nc * sizeof(*n));
@@ -129,7 +163,8 @@ seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
 		return;
 	u->nxr = 0;
 	dtunw_pool_forget(d->pool, rec->dtr_pid);
-	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, d);
+	struct seedctx c = { d, u };
+	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
 }
 
 /*

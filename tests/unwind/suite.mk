@@ -22,8 +22,9 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
-		$(B)/asan/bin/dtrec $(B)/bin/dtreport \
-		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/perfcmp.py
+		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
+		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \
+		tests/unwind/perfcmp.py
 	@tests/unwind/run.sh $(B)/tests/unwind $(B)/results $(B)/asan/bin/dtrec $(B)/bin/dtreport
 
 # vm-unwind: the same through dt.ko in the test VM (tests/unwind/vm.sh):
