@@ -340,6 +340,8 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 	n = read(dtp_fd(s->dev), buf + used, len - used);
 	if (n < 0) {
 		if (errno != EAGAIN && errno != EINTR) {
+			if (used)	/* the workers' records first; the error recurs */
+				return (ssize_t)used;
 			dtu_seterr(err, errlen, "/dev/dt: read: %s", strerror(errno));
 			return -1;
 		}
