@@ -46,7 +46,7 @@ $(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c include/dt_abi.h
 
 check-vm-unwind: $(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
 		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test \
-		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh
+		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh tests/unwind/chaincheck.py
 	@mkdir -p $(B)/vm
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/vm/dt.ko.log 2>&1 || cat $(B)/vm/dt.ko.log
 	@B=$(B) tests/run-suite.sh $(B)/results vm-unwind tests/unwind/vm.sh $(B)/dt.ko \

@@ -21,6 +21,16 @@ DTREC_UNWIND_BUDGET=1 rec behind --user-stacks dwarf -- target 1
 for m in garbage unmapped edge; do
 	rec bad-$m --user-stacks dwarf -- badstack $m 1.5
 done
+# processes that exit before their samples are read (30 ms each): their
+# mappings may be gone when the unwinder asks, never their frames wrong
+rec exitrace --user-stacks dwarf -a -d 4s &
+sleep 0.5
+i=0
+while [ $i -lt 25 ]; do
+	target 0.03
+	i=$((i + 1))
+done
+wait
 # a ring too small for the copies: a clear error, no capture
 rec small -b 32k --user-stacks dwarf -- target 0.2
 exit 0

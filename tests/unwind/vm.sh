@@ -116,7 +116,23 @@ for m in garbage unmapped edge; do
 	fi
 done
 
-# 5. a ring too small for the copies
+# 5. short-lived processes, recorded system-wide: a stack whose process
+# was gone before it was unwound ends early, marked truncated; none holds
+# a frame out of the chain's order
+if recorded exitrace; then
+	"$dtreport" flame --folded --user "$out/exitrace.dtc" >"$out/exitrace.folded"
+	read -r t whole tr bad ex < <(/usr/bin/python3 "$here/chaincheck.py" "$out/exitrace.folded" "$target" target)
+	# the checker itself: a caller skipped, an order swapped, an unmarked cut
+	printf 'target;_start;__libc_start_main_impl;__libc_start_call_main;main;level2 3\ntarget;[truncated];level2;level1 2\ntarget;main;level1 1\n' >"$out/wrong.folded"
+	read -r ct cw ctr cbad _ < <(/usr/bin/python3 "$here/chaincheck.py" "$out/wrong.folded" "$target" target)
+	if [ "$ct" = 6 ] && [ "$cbad" = 6 ] && [ "${t:-0}" -ge 100 ] && [ "$whole" -gt 0 ] && [ "$bad" = 0 ]; then
+		echo "PASS exit-race: $t samples of 25 processes of 30 ms: $whole whole, $tr cut short and marked truncated, none wrong"
+	else
+		echo "FAIL exit-race: $t samples: $whole whole, $tr truncated, $bad wrong: $(echo "$ex" | head -c 300) (checker control: $cbad of $ct wrong, want 6 of 6)"
+	fi
+fi
+
+# 6. a ring too small for the copies
 rc=$(cat "$out/small.rc" 2>/dev/null)
 if [ "$rc" != 0 ] && grep -q "too small for user stack copies" "$out/small.err" && [ ! -s "$out/small.dtc" ]; then
 	echo "PASS small-ring: $(head -n1 "$out/small.err")"
