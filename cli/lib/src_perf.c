@@ -39,9 +39,6 @@
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
 #define DEF_RING_DWARF	(4U << 20)	/* with user stack copies */
-/* Bytes of samples waiting for the unwinding workers: about 2 s of a
- * 1 kHz profile of 16 CPUs with 1 KiB of live stack each. */
-#define UNWIND_BUDGET	(32U << 20)
 #define FLIGHT_SB_RING	(256U << 10)	/* flight: side band only, read all along */
 
 enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT,
@@ -1165,12 +1162,7 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		sp->nexited = 0;
 		/* what the workers finished meanwhile (microseconds a sample):
 		 * out with this read, not one flush interval later */
-		used += dtunw_pool_collect(sp->pool, buf + used, len - used);
-		/* stopped and the rings are empty: what the workers still hold */
-		if (sp->stopped && used == 0 && dtunw_pool_pending(sp->pool)) {
-			dtunw_pool_drain(sp->pool);
-			used += dtunw_pool_collect(sp->pool, buf, len);
-		}
+		used = dtunw_pool_read_end(sp->pool, buf, used, len, sp->stopped);
 	}
 	return (ssize_t)used;
 }
@@ -1949,18 +1941,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		for (size_t i = 0; i < sp->nprobes; i++)
 			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO, &sp->probes[i]);
 		if (want) {
-			unsigned nw = cfg->unwind_threads ? cfg->unwind_threads
-							  : (unsigned)(sp->ncpus / 4);
-			nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
 			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
-			/* tests: DTREC_UNWIND_BUDGET=1 makes every sample "behind" */
-			const char *b = getenv("DTREC_UNWIND_BUDGET");
-			size_t budget = b && *b ? (size_t)strtoull(b, NULL, 0) : UNWIND_BUDGET;
-			sp->pool = dtunw_pool_new(nw, budget,
-						  cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
-											: DTUNW_DWARF);
+			sp->pool = dtunw_pool_start(cfg->unwind_threads, sp->ncpus,
+						    cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
+											  : DTUNW_DWARF);
 			if (sp->pool == NULL)
 				goto nomem;
 			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */
