@@ -30,7 +30,8 @@ typedef uint64_t dt_u64;
 typedef int64_t dt_s64;
 #endif
 
-#define DT_ABI_VERSION		4	/* 4: DTEVT_UREGS, DTIOCSETUSTACK */
+#define DT_ABI_VERSION		5	/* 4: DTEVT_UREGS, DTIOCSETUSTACK;
+					 * 5: proc probes, DTR_PATH */
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -58,6 +59,7 @@ typedef int64_t dt_s64;
 /* dtpi_flags */
 #define DT_PF_TIMER		0x0001	/* profile/interval: takes dten_period_ns */
 #define DT_PF_RETURN		0x0002	/* a return probe: args are retval, errno */
+#define DT_PF_PATH		0x0004	/* its events carry a path (DTR_PATH) */
 
 struct dt_probe_info {
 	dt_u32	dtpi_id;		/* >= 1; 0 is never a probe */
@@ -197,6 +199,7 @@ struct dt_clock {
 #define DTR_USTACK_TRUNC	0x04	/* user stack cut (depth or fault) */
 #define DTR_USERMODE		0x08	/* the probe interrupted user mode */
 #define DTR_UREGS		0x10	/* a struct dt_uregs follows ustack */
+#define DTR_PATH		0x20	/* a struct dt_path ends the record */
 
 /* dtr_ctx: interrupt_context_level() of the writer */
 #define DTR_CTX_TASK		0
@@ -290,5 +293,34 @@ struct dt_uregs {
 #define DT_REC_MAXSIZE(n) \
 	(DT_REC_SIZE(DT_MAXARGS, DT_MAXFRAMES, DT_MAXFRAMES) + \
 	 sizeof(struct dt_uregs) + (n))
+
+/*
+ * Paths (DT_PF_PATH probes: proc:process:exec, proc:mmap:exec).  A record
+ * with DTR_PATH in dtr_flags ends with
+ *	struct dt_path; char path[dtph_len]; at least one NUL, up to the
+ *	next multiple of 8
+ * after everything else it holds (after the dt_uregs copy, if any), and
+ * dtr_size counts it.  The path is the file's, as d_path(9) names it in
+ * the mount namespace of the process that fired the probe (" (deleted)"
+ * appended when the file has been unlinked); dtph_len < DT_PATHMAX.  When
+ * the kernel could not name the file (a path longer than DT_PATHMAX, a
+ * file outside the process's root), dtph_len is 0 and DTPH_UNKNOWN set.
+ * Recording starts only if a record with the longest path fits twice in
+ * the ring (DT_REC_PATHMAXSIZE), else DTIOCRECORD fails with EMSGSIZE.
+ */
+#define DT_PATHMAX		4096	/* PATH_MAX: bytes with the NUL */
+#define DTPH_UNKNOWN		0x0001
+
+struct dt_path {
+	dt_u32	dtph_len;		/* bytes before the NUL */
+	dt_u32	dtph_flags;		/* DTPH_* */
+};
+
+/* the bytes a path of len takes after its struct dt_path */
+#define DT_PATH_PAD(len)	(((len) + 8) & ~7U)
+/* the largest record of a DT_PF_PATH probe without stack copies */
+#define DT_REC_PATHMAXSIZE \
+	(DT_REC_SIZE(DT_MAXARGS, DT_MAXFRAMES, DT_MAXFRAMES) + \
+	 sizeof(struct dt_path) + DT_PATHMAX)
 
 #endif /* DT_ABI_H */

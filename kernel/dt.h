@@ -152,6 +152,13 @@ void dt_probes_free(void);
  */
 void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags);
+/*
+ * dt_fire for a DT_PF_PATH probe: path (len bytes, NUL-terminated, valid
+ * for the call) goes after the rest of the record (struct dt_path), with
+ * dtph_flags pflags.  Task context.
+ */
+void dt_fire_path(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
+		  unsigned int nslots, const char *path, u32 len, u32 pflags);
 void dt_skip(struct dt_pcb *pcb, u64 n);
 /*
  * The source of dp has lost cur hits in all (dtpv_missed): charge the new
@@ -191,6 +198,10 @@ void dt_timer_exit(void);
 int dt_syscall_init(void);
 void dt_syscall_exit(void);
 int dt_tp_init(void);
+/* dt_proc.c: the proc provider (fork, exec, exit, executable mmaps) */
+int dt_proc_init(void);
+void dt_proc_linger(void);
+void dt_proc_fini(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
 

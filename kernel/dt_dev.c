@@ -38,6 +38,7 @@ static void dt_linger(struct work_struct *w)
 	mutex_lock(&dt_lock);
 	dt_syscall_linger();
 	dt_tp_linger();
+	dt_proc_linger();
 	mutex_unlock(&dt_lock);
 }
 
@@ -399,11 +400,21 @@ static int dt_start(struct dt_softc *sc)
 		return -EBUSY;
 	if (list_empty(&sc->sc_pcbs))
 		return -ENOENT;
-	/* a record with a stack copy must fit a drained ring (dt_ring.h) */
-	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink)
-		if ((pcb->pcb_evtflags & DTEVT_UREGS) &&
-		    DT_REC_MAXSIZE(sc->sc_ustack) > sc->sc_bufsz / 2)
+	/*
+	 * the largest record of each probe, with its stack copy and path,
+	 * must fit a drained ring (dt_ring.h)
+	 */
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		size_t max = DT_REC_SIZE(DT_MAXARGS, DT_MAXFRAMES,
+					 DT_MAXFRAMES);
+
+		if (pcb->pcb_evtflags & DTEVT_UREGS)
+			max = DT_REC_MAXSIZE(sc->sc_ustack);
+		if (pcb->pcb_probe->dp_flags & DT_PF_PATH)
+			max += sizeof(struct dt_path) + DT_PATHMAX;
+		if (max > sc->sc_bufsz / 2)
 			return -EMSGSIZE;
+	}
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
@@ -1001,6 +1012,8 @@ static int __init dt_init(void)
 		error = dt_syscall_init();
 	if (!error)
 		error = dt_tp_init();
+	if (!error)
+		error = dt_proc_init();
 	mutex_unlock(&dt_lock);
 	if (error)
 		goto fail;
@@ -1011,6 +1024,7 @@ static int __init dt_init(void)
 fail:
 	dt_syscall_exit();
 	dt_timer_exit();
+	dt_proc_fini();
 	cpuhp_remove_multi_state(dt_buf_hp);
 	dt_probes_free();
 	dt_event_exit();
@@ -1028,6 +1042,7 @@ static void __exit dt_exit(void)
 	dt_timer_exit();
 	cpuhp_remove_multi_state(dt_buf_hp);
 	tracepoint_synchronize_unregister();
+	dt_proc_fini();
 	dt_probes_free();
 	dt_event_exit();
 }

@@ -320,13 +320,17 @@ struct dt_evctx {
 	int		 uc;
 	u32		 uasked;
 	u8		*ubuf;
+	/* DT_PF_PATH probes: the path ending the record, or NULL */
+	const char	*path;
+	u32		 pathlen;
+	u32		 pathflags;
 };
 
 static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 {
 	struct dt_cpubuf *cb = READ_ONCE(pcb->pcb_sc->sc_bufs[e->cpu]);
 	u32 fl = pcb->pcb_evtflags;
-	unsigned int na = 0, nk = 0, nu = 0, sz, usz = 0;
+	unsigned int na = 0, nk = 0, nu = 0, sz, usz = 0, psz = 0;
 	u32 ulen = 0, uflags = 0;
 	struct dt_ring *r;
 	struct dt_rec *rec;
@@ -383,7 +387,12 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		}
 	}
 
-	sz = DT_REC_SIZE(na, nk, nu) + usz;
+	if (e->path != NULL) {
+		rflags |= DTR_PATH;
+		psz = sizeof(struct dt_path) + DT_PATH_PAD(e->pathlen);
+	}
+
+	sz = DT_REC_SIZE(na, nk, nu) + usz + psz;
 	/* the time is taken at reservation: see dtr_reserve_ts */
 	rec = dtr_reserve_ts(r, sz, &ts);
 	if (rec == NULL)
@@ -423,6 +432,16 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		ur->dtur_flags = uflags;
 		memcpy(ur + 1, e->ubuf, ulen);
 		memset((u8 *)(ur + 1) + ulen, 0, round_up(ulen, 8) - ulen);
+		p = (u64 *)((u8 *)(ur + 1) + round_up(ulen, 8));
+	}
+	if (psz) {
+		struct dt_path *ph = (struct dt_path *)p;
+		u8 *b = (u8 *)(ph + 1);
+
+		ph->dtph_len = e->pathlen;
+		ph->dtph_flags = e->pathflags;
+		memcpy(b, e->path, e->pathlen);
+		memset(b + e->pathlen, 0, DT_PATH_PAD(e->pathlen) - e->pathlen);
 	}
 	if (e->nested)
 		dtr_linc(&r->r_nested);
@@ -451,8 +470,9 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	}
 }
 
-void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
-	     const u64 *args, unsigned int nslots, u8 rflags)
+static void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
+		     struct pt_regs *regs, const u64 *args, unsigned int nslots,
+		     u8 rflags, const char *path, u32 pathlen, u32 pathflags)
 {
 	struct dt_evctx e;
 	struct dt_pcb *pcb;
@@ -496,6 +516,9 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	e.uc = -1;
 	e.uasked = 0;
 	e.ubuf = NULL;
+	e.path = path;
+	e.pathlen = min_t(u32, pathlen, DT_PATHMAX - 1);
+	e.pathflags = pathflags;
 	{
 		void **bufs = smp_load_acquire(&dt_ucopy_bufs);
 
@@ -519,6 +542,18 @@ done:
 	this_cpu_and(dt_busy, ~(1U << lvl));
 out:
 	preempt_enable_notrace();
+}
+
+void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
+	     const u64 *args, unsigned int nslots, u8 rflags)
+{
+	dt_fire1(dp, only, regs, args, nslots, rflags, NULL, 0, 0);
+}
+
+void dt_fire_path(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
+		  unsigned int nslots, const char *path, u32 len, u32 pflags)
+{
+	dt_fire1(dp, NULL, regs, args, nslots, 0, path, len, pflags);
 }
 
 /* Timer ticks of pcb missed on this CPU.  Hardirq (timer) context. */

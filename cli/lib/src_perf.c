@@ -33,6 +33,7 @@
 #include "dt_abi.h"
 #include "tracefs.h"
 #include "unwind.h"
+#include "proctab.h"
 #include "unwind_pool.h"
 #include "util.h"
 
@@ -109,22 +110,6 @@ struct ring {
 	uint32_t	throttled_probe;	/* [r] */
 };
 
-/* Per-thread comm, per-process mappings. [r] */
-struct task {
-	uint32_t	key;		/* tid (comms) or pid (procs); 0 empty */
-	char		comm[DTCAP_COMMLEN];
-	/* processes only */
-	int		known;		/* mappings known (side-band or /proc) */
-	struct dtsrc_proc p;
-	struct dtcap_map *maps;
-	size_t		mcap;
-	char		*exe;
-};
-struct tasks {
-	struct task	*v;
-	size_t		cap, n;
-};
-
 struct src_perf {
 	struct dtsrc	s;
 	const char	*tfroot;	/* [I] */
@@ -144,7 +129,7 @@ struct src_perf {
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
-	struct tasks	comms, procs;	/* [r] */
+	struct proctab	pt;		/* [r] processes, from the side band */
 	/*
 	 * [r] With targets, the target processes and every child they forked
 	 * (the tracking events report only theirs); p.ts: kept from then on.  Uprobe events cannot be
@@ -172,12 +157,8 @@ struct src_perf {
 	uint32_t	ustack_size;	/* [I] */
 	int		ustack_auto;	/* [I] frame pointers if copies are refused */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
-	uint32_t	*exited, *forget;	/* [r] exits seen in this read, the last */
-	size_t		nexited, nforget, capexited, capforget;
 	int		stopped;	/* [r] */
 };
-
-static void pool_seed(struct src_perf *sp, const struct task *p);
 
 /*
  * Which probes copy the user stack for DWARF unwinding.  dwarf: every
@@ -201,187 +182,6 @@ perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned lon
 	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
 }
 
-/* ----------------------------------------------------------- task tables */
-
-static struct task *
-task_get(struct tasks *t, uint32_t key, int create)
-{
-	size_t i;
-
-	if (key == 0)
-		key = 0xffffffffu;	/* the idle task: 0 marks an empty slot */
-	if (t->cap) {
-		for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key;
-		     i = (i + 1) & (t->cap - 1))
-			if (t->v[i].key == key)
-				return &t->v[i];
-	}
-	if (!create)
-		return NULL;
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 1024;
-		struct task *nv = calloc(nc, sizeof(*nv));
-		if (nv == NULL)
-			return NULL;
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->v[j].key)
-				continue;
-			size_t k = (t->v[j].key * 2654435761U) & (nc - 1);
-			while (nv[k].key)
-				k = (k + 1) & (nc - 1);
-			nv[k] = t->v[j];
-		}
-		free(t->v);
-		t->v = nv;
-		t->cap = nc;
-	}
-	for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key; i = (i + 1) & (t->cap - 1))
-		;
-	memset(&t->v[i], 0, sizeof(t->v[i]));
-	t->v[i].key = key;
-	t->n++;
-	return &t->v[i];
-}
-
-static void
-tasks_free(struct tasks *t)
-{
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->v[i].key)
-			continue;
-		for (size_t j = 0; j < t->v[i].p.nmaps; j++)
-			free((char *)t->v[i].maps[j].name);
-		free(t->v[i].maps);
-		free(t->v[i].exe);
-	}
-	free(t->v);
-}
-
-static void
-set_comm(struct src_perf *sp, uint32_t tid, const char *comm)
-{
-	struct task *t = task_get(&sp->comms, tid, 1);
-
-	if (t)
-		snprintf(t->comm, sizeof(t->comm), "%s", comm);
-}
-
-static const char *
-comm_of(struct src_perf *sp, uint32_t pid, uint32_t tid, uint32_t cpu)
-{
-	struct task *t = task_get(&sp->comms, tid, 0);
-	char path[64], *c;
-
-	if (t)
-		return t->comm;
-	if ((t = task_get(&sp->comms, tid, 1)) == NULL)
-		return "";
-	if (tid == 0) {
-		snprintf(t->comm, sizeof(t->comm), "swapper/%u", cpu);
-		t->key = 0xffffffffu;	/* one idle name is as good as another */
-		return t->comm;
-	}
-	/* a thread that existed before recording started: ask /proc once */
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	if ((c = dtu_read_file(path, NULL)) != NULL) {
-		c[strcspn(c, "\n")] = '\0';
-		snprintf(t->comm, sizeof(t->comm), "%s", c);
-		free(c);
-	}
-	return t->comm;
-}
-
-static void
-proc_clear(struct task *p)
-{
-	for (size_t j = 0; j < p->p.nmaps; j++)
-		free((char *)p->maps[j].name);
-	p->p.nmaps = 0;
-	free(p->exe);
-	p->exe = NULL;
-	p->p.exe = "";
-}
-
-/* Add an executable mapping, replacing what it overlaps. */
-static int
-proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t prot,
-	 const char *name, uint64_t ts)
-{
-	uint64_t end = start + len;
-	size_t k = 0;
-
-	for (size_t j = 0; j < p->p.nmaps; j++) {
-		if (p->maps[j].start < end && start < p->maps[j].end) {
-			free((char *)p->maps[j].name);
-			continue;
-		}
-		p->maps[k++] = p->maps[j];
-	}
-	p->p.nmaps = k;
-	if (p->p.nmaps == p->mcap) {
-		size_t nc = p->mcap ? 2 * p->mcap : 16;
-		struct dtcap_map *nm = realloc(p->maps, nc * sizeof(*nm));
-		if (nm == NULL)
-			return -1;
-		p->maps = nm;
-		p->mcap = nc;
-	}
-	struct dtcap_map *m = &p->maps[p->p.nmaps];
-	memset(m, 0, sizeof(*m));
-	m->start = start;
-	m->end = end;
-	m->offset = pgoff;
-	m->prot = prot;
-	if ((m->name = strdup(name)) == NULL)
-		return -1;
-	p->p.nmaps++;
-	p->p.maps = p->maps;
-	/* MMAP2 passes no time: the image keeps its exec's, so the snapshot
-	 * taken after it does not claim to predate the one before */
-	if (ts)
-		p->p.ts = ts;
-	p->p.gen++;
-	if (p->exe == NULL && name[0] == '/' && (p->exe = strdup(name)) != NULL)
-		p->p.exe = p->exe;
-	return 0;
-}
-
-/*
- * A process we first hear of from the side band (an mmap, a fork of it):
- * what it mapped before recording started comes from /proc.
- */
-static struct task *
-proc_known(struct src_perf *sp, uint32_t pid, uint64_t ts)
-{
-	struct task *p = task_get(&sp->procs, pid, 1);
-	char path[64], *maps, *line, *save = NULL;
-
-	if (p == NULL || p->known)
-		return p;
-	p->known = 1;
-	p->p.pid = pid;
-	p->p.exe = "";
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	if ((maps = dtu_read_file(path, NULL)) == NULL)
-		return p;
-	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long s, e, off;
-		char perms[8];
-		int n = 0;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4 ||
-		    perms[2] != 'x')
-			continue;
-		while (line[n] == ' ')
-			n++;
-		proc_map(p, s, e - s, off, 5, line + n, ts);
-	}
-	free(maps);
-	pool_seed(sp, p);
-	return p;
-}
-
-
 /* ----------------------------------------------------------- side band */
 
 struct sb_trailer {
@@ -398,7 +198,6 @@ on_mmap2(struct src_perf *sp, const struct perf_event_header *h, const unsigned 
 	uint64_t addr, len, pgoff;
 	const char *name;
 	size_t fixed = 8 + 24 + 24 + 8;	/* pid,tid; addr,len,pgoff; maj..gen; prot,flags */
-	struct task *p;
 
 	if (h->size < sizeof(*h) + fixed + 1)
 		return;
@@ -410,53 +209,8 @@ on_mmap2(struct src_perf *sp, const struct perf_event_header *h, const unsigned 
 	name = (const char *)r + 64;
 	if (memchr(name, '\0', h->size - sizeof(*h) - fixed) == NULL)
 		return;
-	if (!(prot & PROT_EXEC) || pid == sp->self)
-		return;
-	if ((p = proc_known(sp, pid, 0)) == NULL)
-		return;
 	/* the trailer's time is not needed: ordering comes from the ring */
-	proc_map(p, addr, len, pgoff, (prot & PROT_READ ? 1 : 0) | (prot & PROT_WRITE ? 2 : 0) | 4,
-		 name, 0);
-	if (sp->pool && (name[0] == '/' || strcmp(name, "[vdso]") == 0))
-		dtunw_pool_map(sp->pool, pid, addr, len, pgoff, name);
-}
-
-/*
- * A process's mappings from /proc, for the unwinder too (mappings made
- * before recording started have no MMAP2 record).
- */
-static void
-pool_seed(struct src_perf *sp, const struct task *p)
-{
-	if (sp->pool == NULL)
-		return;
-	for (size_t j = 0; j < p->p.nmaps; j++) {
-		const struct dtcap_map *m = &p->maps[j];
-		if (m->name[0] == '/' || strcmp(m->name, "[vdso]") == 0)
-			dtunw_pool_map(sp->pool, p->p.pid, m->start, m->end - m->start, m->offset,
-				       m->name);
-	}
-}
-
-/*
- * An exit: the unwinder forgets the process one read later, when every
- * ring has been read past the moment of the exit, so samples taken before
- * it on other CPUs still find its mappings.
- */
-static void
-pool_exit(struct src_perf *sp, uint32_t pid)
-{
-	if (sp->pool == NULL)
-		return;
-	if (sp->nexited == sp->capexited) {
-		size_t nc = sp->capexited ? 2 * sp->capexited : 64;
-		uint32_t *n = realloc(sp->exited, nc * sizeof(*n));
-		if (n == NULL)
-			return;		/* kept: memory, not correctness */
-		sp->exited = n;
-		sp->capexited = nc;
-	}
-	sp->exited[sp->nexited++] = pid;
+	proctab_mmap(&sp->pt, pid, addr, len, pgoff, prot, name, 0);
 }
 
 static void
@@ -473,7 +227,7 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 	snprintf(comm, sizeof(comm), "%.*s", (int)(h->size - sizeof(*h) - 8), (const char *)r + 8);
 	if (!in_order) {
 		/* names change in ring order, with the samples around them */
-		set_comm(sp, tid, comm);
+		proctab_set_comm(&sp->pt, tid, comm);
 		return;
 	}
 	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self && sp->targeted) {
@@ -482,25 +236,15 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 		if (t && t->p.ts == UINT64_MAX)
 			t->p.ts = tr->time;
 	}
-	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self) {
-		/* a new image: its mappings follow as MMAP2 records */
-		struct task *p = task_get(&sp->procs, pid, 1);
-		if (p == NULL)
-			return;
-		proc_clear(p);
-		p->known = 1;
-		p->p.pid = pid;
-		p->p.ts = tr->time;
-		p->p.gen++;
-		snprintf(p->p.comm, sizeof(p->p.comm), "%s", comm);
-	}
+	/* a new image: its mappings follow as MMAP2 records */
+	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		proctab_exec(&sp->pt, pid, tr->time, comm, "");
 }
 
 static void
 on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr)
 {
 	uint32_t pid, ppid, tid, ptid;
-	struct task *parent, *child;
 
 	memcpy(&pid, r, 4);
 	memcpy(&ppid, r + 4, 4);
@@ -510,43 +254,11 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 		task_get(&sp->tgts, pid, 1);
 	{
 		/* a new thread or process starts with its creator's comm */
-		struct task *pc = task_get(&sp->comms, ptid, 0);
+		struct task *pc = task_get(&sp->pt.comms, ptid, 0);
 		if (pc)
-			set_comm(sp, tid, pc->comm);
+			proctab_set_comm(&sp->pt, tid, pc->comm);
 	}
-	if (pid == ppid || pid == sp->self)
-		return;		/* a thread: same address space */
-	child = task_get(&sp->procs, pid, 0);
-	if (child && child->known) {
-		/*
-		 * The child's own records came first: it ran (and exec'd) on
-		 * another CPU whose ring was read before this one.  They are
-		 * newer than the fork; copying the parent over them would
-		 * name its samples after the shell it was forked from.  (A
-		 * reused pid was forgotten at its EXIT.)
-		 */
-		child->p.ppid = ppid;
-		return;
-	}
-	if ((parent = proc_known(sp, ppid, tr->time)) == NULL ||
-	    (child = task_get(&sp->procs, pid, 1)) == NULL)
-		return;
-	/* task_get may have moved the parent when the table grew */
-	parent = task_get(&sp->procs, ppid, 0);
-	proc_clear(child);
-	child->known = 1;
-	child->p.pid = pid;
-	child->p.ppid = ppid;
-	if (parent == NULL)
-		return;
-	memcpy(child->p.comm, parent->p.comm, sizeof(child->p.comm));
-	if (sp->pool)
-		dtunw_pool_fork(sp->pool, ppid, pid);
-	for (size_t j = 0; j < parent->p.nmaps; j++) {
-		const struct dtcap_map *m = &parent->maps[j];
-		proc_map(child, m->start, m->end - m->start, m->offset, m->prot, m->name, tr->time);
-	}
-	child->p.ts = tr->time;
+	proctab_fork(&sp->pt, pid, ppid, tr->time);
 }
 
 static void
@@ -616,7 +328,7 @@ sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		memcpy(&pid, r, 4);
 		memcpy(&tid, r + 8, 4);
 		if (pid == tid)
-			pool_exit(sp, pid);
+			proctab_exit(&sp->pt, pid);
 		break;
 	}
 	case PERF_RECORD_LOST: {
@@ -970,7 +682,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		d->dtr_ctx = raw[2] & 0x40 ? DTR_CTX_NMI : raw[2] & 0x08 ? DTR_CTX_HARDIRQ :
 			     raw[2] & 0x10 ? DTR_CTX_SOFTIRQ : DTR_CTX_TASK;
 	if (pr->evtflags & DTEVT_COMM)
-		memcpy(d->dtr_comm, comm_of(sp, pid, tid, cpu), DT_COMMLEN);
+		memcpy(d->dtr_comm, proctab_comm_of(&sp->pt, pid, tid, cpu), DT_COMMLEN);
 	dst = (uint64_t *)(void *)(d + 1);
 	memcpy(dst, args, 8 * (size_t)nargs);
 	if (nk)
@@ -981,7 +693,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
 	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
 		/* a process we never saw map anything: its mappings from /proc */
-		proc_known(sp, pid, ts);
+		proctab_known(&sp->pt, pid, ts);
 		if (dtunw_pool_submit(sp->pool, d, uregs, DTUNW_REGS_MASK, ustk, ustk_len) == 0)
 			return 0;	/* it comes back from the pool */
 		sp->fp_behind++;
@@ -1149,17 +861,7 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
 	}
 	if (sp->pool) {
-		/* exits seen one read ago: every ring has been read past them */
-		for (size_t i = 0; i < sp->nforget; i++)
-			dtunw_pool_forget(sp->pool, sp->forget[i]);
-		uint32_t *t = sp->forget;
-		size_t tc = sp->capforget;
-		sp->forget = sp->exited;
-		sp->capforget = sp->capexited;
-		sp->nforget = sp->nexited;
-		sp->exited = t;
-		sp->capexited = tc;
-		sp->nexited = 0;
+		proctab_read_end(&sp->pt);
 		/* what the workers finished meanwhile (microseconds a sample):
 		 * out with this read, not one flush interval later */
 		used = dtunw_pool_read_end(sp->pool, buf, used, len, sp->stopped);
@@ -1949,6 +1651,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 											  : DTUNW_DWARF);
 			if (sp->pool == NULL)
 				goto nomem;
+			sp->pt.pool = sp->pool;
 			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */
 			if (!cfg->bufsize)
 				bufsize = DEF_RING_DWARF;
@@ -2232,19 +1935,7 @@ perf_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 static const struct dtsrc_proc *
 perf_proc(struct dtsrc *s, uint32_t pid)
 {
-	struct src_perf *sp = (struct src_perf *)s;
-	struct task *p = task_get(&sp->procs, pid, 0);
-
-	if (p == NULL || !p->known)
-		return NULL;
-	if (!p->p.comm[0]) {
-		struct task *c = task_get(&sp->comms, pid, 0);
-		if (c)
-			memcpy(p->p.comm, c->comm, sizeof(p->p.comm));
-	}
-	if (p->p.exe == NULL)
-		p->p.exe = "";
-	return &p->p;
+	return proctab_proc(&((struct src_perf *)s)->pt, pid);
 }
 
 static int perf_filters_targets(struct dtsrc *s) { (void)s; return 1; }
@@ -2381,8 +2072,6 @@ perf_close(struct dtsrc *s)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
 	dtunw_pool_free(sp->pool);
-	free(sp->exited);
-	free(sp->forget);
 	for (size_t i = 0; i < sp->nrings; i++) {
 		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
 	}
@@ -2409,8 +2098,7 @@ perf_close(struct dtsrc *s)
 	free(sp->fdcpu);
 	free(sp->fdprobe);
 	free(sp->tmp);
-	tasks_free(&sp->comms);
-	tasks_free(&sp->procs);
+	proctab_free(&sp->pt);
 	tasks_free(&sp->tgts);
 	for (size_t i = 0; i < sp->ntrigfds; i++)
 		close(sp->trigfds[i]);
@@ -2460,6 +2148,7 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	sp->tfroot = dtp_tracefs(dev);
 	sp->ncpus = n > 0 ? (int)n : 1;
 	sp->self = (uint32_t)getpid();
+	sp->pt.self = sp->self;
 	sp->kprobe_type = kprobe_type();
 	sp->uprobe_type = pmu_type("uprobe");
 	{
