@@ -148,14 +148,29 @@ static int dt_proc_mmap(struct kprobe *kp, struct pt_regs *regs)
 	struct inode *ino;
 	u64 a[6];
 
-	if (vma == NULL || vma->vm_file == NULL || !(vma->vm_flags & VM_EXEC))
+	const char *name;
+
+	if (vma == NULL || !(vma->vm_flags & VM_EXEC))
 		return 0;
-	ino = file_inode(vma->vm_file);
 	a[0] = vma->vm_start;
 	a[1] = vma->vm_end - vma->vm_start;
 	a[2] = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	a[3] = (vma->vm_flags & VM_READ ? PROT_READ : 0) |
 	       (vma->vm_flags & VM_WRITE ? PROT_WRITE : 0) | PROT_EXEC;
+	if (vma->vm_file == NULL) {
+		/* code without a file: only the named kind ([vdso]) says where */
+		if (vma->vm_ops == NULL || vma->vm_ops->name == NULL)
+			return 0;
+		name = vma->vm_ops->name(vma);
+		if (name == NULL)
+			return 0;
+		a[2] = a[4] = a[5] = 0;
+		dt_fire_path(dp, regs, a, 6, name, strnlen(name, DT_PATHMAX - 1),
+			     0);
+		dt_missed(dp, READ_ONCE(kp->nmissed));
+		return 0;
+	}
+	ino = file_inode(vma->vm_file);
 	a[4] = new_encode_dev(ino->i_sb->s_dev);
 	a[5] = ino->i_ino;
 	dt_proc_fire_path(dp, regs, a, 6, &vma->vm_file->f_path);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "proctab.h"
 #include "unwind.h"
 #include "unwind_pool.h"
 #include "util.h"
@@ -24,11 +25,20 @@
 _Static_assert(DT_UREGS_MASK == DTUNW_REGS_MASK,
 	       "dt.ko's user registers are the unwinder's, in its order");
 
+/* The proc probes (dt(4)) that keep the process table. */
+enum { PP_FORK, PP_EXEC, PP_EXIT, PP_MMAP, PP_N };
+static const char *const pp_names[PP_N][2] = {
+	[PP_FORK] = { "process", "fork" },
+	[PP_EXEC] = { "process", "exec" },
+	[PP_EXIT] = { "process", "exit" },
+	[PP_MMAP] = { "mmap", "exec" },
+};
+
 /*
- * What the unwinding workers were told of a process: dt.ko reports no
- * mappings, so they come from /proc/PID/maps when the process is first
- * seen, and again when it execs (a new main-thread comm) or runs code
- * outside them.  Open addressing on pid.
+ * Without the proc probes (a ring too small for their paths), what the
+ * unwinding workers were told of a process comes from /proc/PID/maps when
+ * the process is first seen, and again when it execs (a new main-thread
+ * comm) or runs code outside them.  Open addressing on pid.
  */
 struct uproc {
 	uint32_t	pid;		/* 0: empty */
@@ -49,6 +59,19 @@ struct src_dt {
 	uint32_t	self;		/* [I] our tgid: never unwound */
 	struct uproc	*procs;		/* [r] */
 	size_t		nprocs, pcap;
+	/*
+	 * The process table from dt.ko's proc probes (track): names, exec
+	 * paths and executable mappings as they happen, so a process that
+	 * exits before anyone could read its /proc still has them.
+	 */
+	int		track;		/* [I] */
+	uint32_t	pp_id[PP_N];	/* [I] probe ids, 0: none */
+	int		pp_hide[PP_N];	/* [I] enabled for the table alone */
+	struct proctab	pt;		/* [r] */
+	uint64_t	*hidden;	/* [r] per CPU: records kept from record.c */
+	size_t		nhidden;
+	const struct dt_rec **pend;	/* [r] scratch: one read's proc records */
+	size_t		pendcap;
 };
 
 /*
@@ -167,6 +190,189 @@ seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
 	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
 }
 
+/* Which proc probe id is, or -1. */
+static int
+pp_of(const struct src_dt *d, uint32_t id)
+{
+	for (int i = 0; i < PP_N; i++)
+		if (d->pp_id[i] && d->pp_id[i] == id)
+			return i;
+	return -1;
+}
+
+/*
+ * The struct dt_path ending rec (sz bytes), NUL-terminated within the
+ * record; NULL when the record has none or it is malformed.
+ */
+static const char *
+rec_path(const struct dt_rec *rec, size_t sz, uint32_t *flags)
+{
+	size_t off = DT_REC_SIZE(rec->dtr_nargs, rec->dtr_nkstack, rec->dtr_nustack);
+	struct dt_path ph;
+
+	if (!(rec->dtr_flags & DTR_PATH) || off > sz)
+		return NULL;
+	if (rec->dtr_flags & DTR_UREGS) {
+		struct dt_uregs ur;
+		if (sz - off < sizeof(ur))
+			return NULL;
+		memcpy(&ur, (const char *)rec + off, sizeof(ur));
+		if (ur.dtur_size > sz - off - sizeof(ur))
+			return NULL;
+		off += sizeof(ur) + ((ur.dtur_size + 7) & ~7U);
+	}
+	if (off > sz || sz - off < sizeof(ph))
+		return NULL;
+	memcpy(&ph, (const char *)rec + off, sizeof(ph));
+	off += sizeof(ph);
+	if (ph.dtph_len >= DT_PATHMAX || DT_PATH_PAD((size_t)ph.dtph_len) > sz - off ||
+	    ((const char *)rec)[off + ph.dtph_len] != '\0')
+		return NULL;
+	*flags = ph.dtph_flags;
+	return (const char *)rec + off;
+}
+
+static int
+by_ts(const void *a, const void *b)
+{
+	const struct dt_rec *x = *(const struct dt_rec *const *)a;
+	const struct dt_rec *y = *(const struct dt_rec *const *)b;
+
+	if (x->dtr_ts != y->dtr_ts)
+		return x->dtr_ts < y->dtr_ts ? -1 : 1;
+	return x < y ? -1 : x > y;	/* one CPU's records keep their order */
+}
+
+/* One proc record into the table. */
+static void
+pp_apply(struct src_dt *d, const struct dt_rec *rec)
+{
+	const uint64_t *a = (const uint64_t *)(const void *)(rec + 1);
+	char comm[DT_COMMLEN + 1];
+	const char *path;
+	uint32_t pflags = 0;
+	int k = pp_of(d, rec->dtr_probe);
+
+	memcpy(comm, rec->dtr_comm, DT_COMMLEN);
+	comm[DT_COMMLEN] = '\0';
+	switch (k) {
+	case PP_FORK:
+		if (rec->dtr_nargs < 2 || a[0] == 0 || a[0] > UINT32_MAX)
+			break;
+		/* the parent's name goes to the child (its comm is the parent's) */
+		if (comm[0])
+			proctab_set_comm(&d->pt, (uint32_t)a[0], comm);
+		{
+			struct task *par = proctab_known(&d->pt, rec->dtr_pid, rec->dtr_ts);
+			if (par && !par->p.comm[0] && comm[0])
+				snprintf(par->p.comm, sizeof(par->p.comm), "%.*s", (int)sizeof(par->p.comm) - 1, comm);
+		}
+		proctab_fork(&d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
+		break;
+	case PP_EXEC:
+		if (rec->dtr_nargs < 3 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL)
+			break;
+		/* the new comm is an argument: the record's is taken as it fires */
+		memcpy(comm, &a[1], 16);
+		comm[DT_COMMLEN] = '\0';
+		proctab_set_comm(&d->pt, rec->dtr_pid, comm);
+		proctab_exec(&d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
+		break;
+	case PP_EXIT:
+		proctab_exit(&d->pt, rec->dtr_pid);
+		break;
+	case PP_MMAP:
+		if (rec->dtr_nargs < 6 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL ||
+		    (pflags & DTPH_UNKNOWN) || a[3] > UINT32_MAX)
+			break;
+		proctab_mmap(&d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
+			     rec->dtr_ts);
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The proc records of one read (n bytes at buf), before anything else of
+ * it: a sample of a process that exec'd, forked or mapped a library on
+ * another CPU then finds its mappings.  They are applied in time order
+ * across CPUs (a process may exec on one CPU and map its libraries on
+ * another).  Those enabled for the table alone leave the buffer, the
+ * others lose their paths (the capture has no place for them).  Returns
+ * the bytes left.
+ */
+static size_t
+dt_take_procs(struct src_dt *d, char *buf, size_t n)
+{
+	size_t r = 0, np = 0;
+
+	while (r + sizeof(struct dt_rec) <= n) {
+		const struct dt_rec *h = (const struct dt_rec *)(const void *)(buf + r);
+		if (h->dtr_size < sizeof(*h) || h->dtr_size > n - r || h->dtr_size % 8 != 0)
+			break;	/* not dt.ko's: record.c says so */
+		if (pp_of(d, h->dtr_probe) >= 0 &&
+		    DT_REC_SIZE(h->dtr_nargs, h->dtr_nkstack, h->dtr_nustack) <= h->dtr_size) {
+			if (np == d->pendcap) {
+				size_t nc = d->pendcap ? 2 * d->pendcap : 256;
+				const struct dt_rec **nv = realloc(d->pend, nc * sizeof(*nv));
+				if (nv == NULL)
+					break;	/* the rest stays unapplied: names, not events */
+				d->pend = nv;
+				d->pendcap = nc;
+			}
+			d->pend[np++] = h;
+		}
+		r += h->dtr_size;
+	}
+	if (np == 0)
+		return n;
+	qsort(d->pend, np, sizeof(*d->pend), by_ts);
+	for (size_t i = 0; i < np; i++)
+		pp_apply(d, d->pend[i]);
+
+	size_t w = 0;
+	r = 0;
+	while (r + sizeof(struct dt_rec) <= n) {
+		struct dt_rec h;
+		memcpy(&h, buf + r, sizeof(h));
+		if (h.dtr_size < sizeof(h) || h.dtr_size > n - r || h.dtr_size % 8 != 0)
+			break;
+		size_t sz = h.dtr_size, base = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
+		int k = pp_of(d, h.dtr_probe);
+		if (k >= 0 && d->pp_hide[k]) {
+			if (h.dtr_cpu >= d->nhidden) {
+				size_t nc = (size_t)h.dtr_cpu + 1;
+				uint64_t *nv = realloc(d->hidden, nc * sizeof(*nv));
+				if (nv != NULL) {
+					memset(nv + d->nhidden, 0, (nc - d->nhidden) * sizeof(*nv));
+					d->hidden = nv;
+					d->nhidden = nc;
+				}
+			}
+			if (h.dtr_cpu < d->nhidden)
+				d->hidden[h.dtr_cpu]++;
+			r += sz;
+			continue;
+		}
+		memmove(buf + w, buf + r, sz);
+		r += sz;
+		if (k >= 0 && (h.dtr_flags & DTR_PATH) && !(h.dtr_flags & DTR_UREGS) && base <= sz) {
+			/* dt_take_copies cuts a record with a copy at its stacks */
+			h.dtr_size = (uint32_t)base;
+			h.dtr_flags &= (uint8_t)~DTR_PATH;
+			memcpy(buf + w, &h, sizeof(h));
+			sz = base;
+		}
+		w += sz;
+	}
+	if (r < n) {
+		memmove(buf + w, buf + r, n - r);
+		w += n - r;
+	}
+	return w;
+}
+
 /*
  * The records read() left at buf (n bytes), in place: each one's user
  * registers and stack copy (DTR_UREGS) go to the unwinding workers, which
@@ -211,7 +417,10 @@ dt_take_copies(struct src_dt *d, char *buf, size_t n)
 		memcpy(buf + w, &h, sizeof(h));
 		r += sz;
 		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
-			seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
+			if (d->track)	/* first heard of: what it mapped before, from /proc */
+				proctab_known(&d->pt, h.dtr_pid, h.dtr_ts);
+			else
+				seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
 			if (dtunw_pool_submit(d->pool, (const struct dt_rec *)(void *)(buf + w),
 					      ur.dtur_regs, DT_UREGS_MASK, stk, ur.dtur_size) == 0)
 				continue;	/* it comes back from the pool */
@@ -287,6 +496,48 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			return -1;
 		}
 	}
+	/*
+	 * User stacks are named from the process table: the proc probes keep
+	 * it (with their paths, if the ring holds their longest record twice;
+	 * else /proc is read as processes appear).
+	 */
+	if (((cfg->evtflags | cfg->timer_evtflags) & DTEVT_USTACK) &&
+	    (bufsize ? bufsize : DT_BUFSZ_DEFAULT) / 2 >= DT_REC_PATHMAXSIZE) {
+		int all = 1;
+		for (int k = 0; k < PP_N; k++) {
+			for (size_t i = 0; i < dtp_count(s->dev) && !d->pp_id[k]; i++) {
+				const struct dt_probe_info *p = dtp_at(s->dev, i);
+				if (strcmp(p->dtpi_prov, "proc") == 0 &&
+				    strcmp(p->dtpi_func, pp_names[k][0]) == 0 &&
+				    strcmp(p->dtpi_name, pp_names[k][1]) == 0)
+					d->pp_id[k] = p->dtpi_id;
+			}
+			all &= d->pp_id[k] != 0;
+		}
+		if (!all)
+			memset(d->pp_id, 0, sizeof(d->pp_id));
+		d->track = all;
+		d->pt.self = d->self;
+		d->pt.pool = d->pool;
+	}
+	for (int k = 0; k < PP_N && d->track; k++) {
+		struct dt_enable en;
+		int mine = 1;
+
+		for (size_t i = 0; i < nsel; i++)
+			mine &= sel[i].id != d->pp_id[k];
+		d->pp_hide[k] = mine;
+		if (!mine)
+			continue;	/* enabled below, with what the table needs */
+		memset(&en, 0, sizeof(en));
+		en.dten_id = d->pp_id[k];
+		en.dten_evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
+		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
+			dtu_seterr(err, errlen, "enabling proc:%s:%s: %s", pp_names[k][0],
+				   pp_names[k][1], strerror(errno));
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < nsel; i++) {
 		struct dt_enable en;
 		char nm[DTCAP_PROBENAMELEN];
@@ -296,6 +547,8 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		en.dten_evtflags = (sel[i].flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
 		if (dt_copies(&sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
+		if (pp_of(d, sel[i].id) >= 0)
+			en.dten_evtflags |= DTEVT_COMM | DTEVT_FUNCARGS;
 		en.dten_period_ns = sel[i].period_ns;
 		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
 			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
@@ -347,7 +600,11 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		}
 		n = 0;
 	}
+	if (d->track)
+		n = (ssize_t)dt_take_procs(d, buf + used, (size_t)n);
 	used += dt_take_copies(d, buf + used, (size_t)n);
+	if (d->track)
+		proctab_read_end(&d->pt);
 	if (d->pool)
 		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
 	return (ssize_t)used;
@@ -398,8 +655,12 @@ dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *nc
 	}
 	*ncpus = cs.dtcs_ncpus;
 	for (uint32_t i = 0; i < cs.dtcs_ncpus && i < cap; i++) {
-		out[i].produced = d->cpustats[i].dtst_produced;
-		out[i].read = d->cpustats[i].dtst_read;
+		/* the proc records kept for the table were never record.c's */
+		uint64_t hid = i < d->nhidden ? d->hidden[i] : 0;
+		if (hid > d->cpustats[i].dtst_read)
+			hid = d->cpustats[i].dtst_read;
+		out[i].produced = d->cpustats[i].dtst_produced - hid;
+		out[i].read = d->cpustats[i].dtst_read - hid;
 		out[i].dropped = d->cpustats[i].dtst_dropped;
 		out[i].skipped = d->cpustats[i].dtst_skipped;
 		out[i].recursive = d->cpustats[i].dtst_recursive;
@@ -428,9 +689,10 @@ dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 static const struct dtsrc_proc *
 dt_proc(struct dtsrc *s, uint32_t pid)
 {
-	(void)s;
-	(void)pid;
-	return NULL;	/* dt.ko reports no mappings yet: record.c reads /proc */
+	struct src_dt *d = (struct src_dt *)s;
+
+	/* NULL (record.c reads /proc): untracked, or no event of pid seen */
+	return d->track ? proctab_proc(&d->pt, pid) : NULL;
 }
 
 static int dt_filters_targets(struct dtsrc *s) { (void)s; return 0; }
@@ -441,6 +703,9 @@ dt_close(struct dtsrc *s)
 	struct src_dt *d = (struct src_dt *)s;
 
 	dtunw_pool_free(d->pool);
+	proctab_free(&d->pt);
+	free(d->hidden);
+	free(d->pend);
 	for (size_t i = 0; i < d->pcap; i++)
 		free(d->procs[i].xr);
 	free(d->procs);

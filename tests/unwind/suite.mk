@@ -30,7 +30,9 @@ check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwi
 # vm-unwind: the same through dt.ko in the test VM (tests/unwind/vm.sh):
 # its register and stack copies straight through /dev/dt (ucopy_test), the
 # five-deep chain recorded by dtrec --source dt --user-stacks dwarf, and
-# bad stacks (badstack).  The guest has no shared libraries: all static.
+# bad stacks (badstack), and short-lived processes that dlopen a library
+# named whole from dt.ko's proc events (dlprog).  The guest has no shared
+# libraries but those dlprog needs: everything else is static.
 SUITES += vm-unwind
 UNW_STATIC := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -static -I$(TOP)/include
 
@@ -44,11 +46,23 @@ $(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c include/dt_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(UNW_STATIC) -o $@ $<
 
+# dlopen: the one dynamic program in the guest, with the library it loads;
+# vm.sh stages the host's loader and libc for it.
+UNW_DYN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer
+$(B)/dyn/unwind/dlprog: tests/unwind/dlprog.c
+	@mkdir -p $(@D)
+	$(CC) $(UNW_DYN) -o $@ $< -ldl
+$(B)/dyn/unwind/libdlt.so: tests/unwind/libdlt.c
+	@mkdir -p $(@D)
+	$(CC) $(UNW_DYN) -fPIC -shared -o $@ $<
+
 check-vm-unwind: $(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
 		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test \
+		$(B)/dyn/unwind/dlprog $(B)/dyn/unwind/libdlt.so \
 		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh tests/unwind/chaincheck.py
 	@mkdir -p $(B)/vm
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/vm/dt.ko.log 2>&1 || cat $(B)/vm/dt.ko.log
 	@B=$(B) tests/run-suite.sh $(B)/results vm-unwind tests/unwind/vm.sh $(B)/dt.ko \
 		$(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
-		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test $(B)/vm/unwind-out
+		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test $(B)/vm/unwind-out \
+		$(B)/dyn/unwind/dlprog $(B)/dyn/unwind/libdlt.so

@@ -31,6 +31,15 @@ while [ $i -lt 25 ]; do
 	i=$((i + 1))
 done
 wait
+# processes of 30 ms that dlopen a library (dt.ko's proc events name them)
+rec dlopen -a -d 5s &
+sleep 1
+i=0
+while [ $i -lt 12 ]; do
+	dlprog /lib/libdlt.so 30 || echo "dlprog failed: $?" >>$OUT/dlprog.err
+	i=$((i + 1))
+done
+wait
 # a ring too small for the copies: a clear error, no capture
 rec small -b 32k --user-stacks dwarf -- target 0.2
 exit 0

@@ -1,23 +1,28 @@
 #!/bin/bash
-# vm.sh KO DTREC DTREPORT TARGET BADSTACK UCOPY_TEST OUTDIR - the vm-unwind
+# vm.sh KO DTREC DTREPORT TARGET BADSTACK UCOPY_TEST OUTDIR DLPROG LIBDLT - the vm-unwind
 # suite: one VM boot running vm-guest.sh (dt.ko's stack copies through
 # /dev/dt, then dtrec --source dt --user-stacks dwarf), then its captures
 # checked here: the five-deep -fomit-frame-pointer chain whole in >= 95%
 # of the samples, frame pointers as the control, the fall-behind counter,
 # and bad stacks (corrupted, unmapped, cut by a hole, too short a copy)
-# giving short stacks marked truncated, never a crash or an invented caller.
+# giving short stacks marked truncated, never a crash or an invented caller;
+# and processes of 30 ms that dlopen a library, named whole from dt.ko's
+# proc events (exec, mmap), with their comm and executable's path.
 set -u
-ko=$1 dtrec=$2 dtreport=$3 target=$4 badstack=$5 ucopy=$6 out=$7
+ko=$1 dtrec=$2 dtreport=$3 target=$4 badstack=$5 ucopy=$6 out=$7 dlprog=$8 libdlt=$9
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$here/chain.sh"
 rm -rf "$out" && mkdir -p "$out"
-for f in "$ko" "$dtrec" "$dtreport" "$target" "$badstack" "$ucopy"; do
+for f in "$ko" "$dtrec" "$dtreport" "$target" "$badstack" "$ucopy" "$dlprog" "$libdlt"; do
 	[ -f "$f" ] || { echo "FAIL setup: $f is missing (build failed?)"; exit 0; }
 done
 "$top/tests/vm/run.sh" --single-thread --script "$here/vm-guest.sh" --ko "$ko" \
 	--bin "$dtrec" --file "$target:bin/target" --bin "$badstack" --bin "$ucopy" \
-	--out "$out" --timeout 240 </dev/null
+	--bin "$dlprog" --file "$libdlt:lib/libdlt.so" \
+	--file "$(readlink -f /lib64/ld-linux-x86-64.so.2):lib64/ld-linux-x86-64.so.2" \
+	--file "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6):lib/x86_64-linux-gnu/libc.so.6" \
+	--out "$out" --timeout 300 </dev/null
 rc=$?
 [ $rc -eq 0 ] && echo "PASS vm-status" || echo "FAIL vm-status: run.sh exited $rc (124 timeout, 125 no boot)"
 if grep -Eq 'BUG:|WARNING:|Oops|general protection' "$out/dmesg.txt" 2>/dev/null; then
@@ -129,6 +134,37 @@ if recorded exitrace; then
 		echo "PASS exit-race: $t samples of 25 processes of 30 ms: $whole whole, $tr cut short and marked truncated, none wrong"
 	else
 		echo "FAIL exit-race: $t samples: $whole whole, $tr truncated, $bad wrong: $(echo "$ex" | head -c 300) (checker control: $cbad of $ct wrong, want 6 of 6)"
+	fi
+fi
+
+# 7. processes of 30 ms that dlopen a library, recorded system-wide: gone
+# long before /proc could be read, their samples are named from dt.ko's
+# exec and mmap events (dlprog's frames and the library's), and the
+# capture's process table has their comm and the executable's path
+if recorded dlopen; then
+	"$dtreport" flame --folded --user "$out/dlopen.dtc" >"$out/dlopen.folded" 2>"$out/dlopen.ferr"
+	# per sample: in the library; the chain main..dlt_inner whole; a frame
+	# of dlprog or libdlt.so left unnamed, or a bare address
+	read -r t lib whole bad ex < <(awk '
+		/^dlprog;/ {
+			n = $NF; s = $0; sub(/ [0-9]+$/, "", s); t += n
+			if (s ~ /;dlt_inner$/ || s ~ /;dlt_spin$/) lib += n
+			if (s ~ /;main;dlprog_loop;dlt_spin;dlt_inner$/) whole += n
+			if (s ~ /;(dlprog|libdlt\.so)\+0x/ || s ~ /;0x[0-9a-f]+(;|$)/) { bad += n; ex = s }
+		}
+		END { printf "%d %d %d %d %s\n", t, lib + 0, whole + 0, bad + 0, ex }' "$out/dlopen.folded")
+	if [ "$t" -ge 30 ] && [ $((lib * 2)) -ge "$t" ] && [ $((whole * 10)) -ge $((lib * 9)) ] && [ "$bad" = 0 ]; then
+		echo "PASS dlopen-named: $t samples of dlprog, $lib in the library, $whole of them main..dlt_inner whole, none unnamed"
+	else
+		echo "FAIL dlopen-named: $t samples of dlprog, $lib in the library, $whole whole, $bad with unnamed frames ($(echo "$ex" | head -c 200))"
+	fi
+	sql() { "$dtreport" sql "$out/dlopen.dtc" "$1" 2>>"$out/dlopen.sqlerr" | tail -n +2 | head -n1 | tr -d ' '; }
+	np=$(sql "SELECT count(DISTINCT pid) FROM events WHERE comm = 'dlprog'")
+	nt=$(sql "SELECT count(DISTINCT pid) FROM processes WHERE comm = 'dlprog' AND exe = '/bin/dlprog'")
+	if [ "${np:-0}" -ge 5 ] 2>/dev/null && [ "$np" = "$nt" ]; then
+		echo "PASS exec-named: all $np dlprog processes with events are in the process table as dlprog, /bin/dlprog"
+	else
+		echo "FAIL exec-named: $np dlprog processes with events, $nt of them in the process table as dlprog, /bin/dlprog ($(head -c 200 "$out/dlopen.sqlerr" 2>/dev/null))"
 	fi
 fi
 
