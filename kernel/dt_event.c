@@ -187,12 +187,19 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 /*
  * The user context of the event: the interrupted registers when the probe
  * interrupted user mode, else those saved at kernel entry; NULL for a
- * kernel thread (no user context at all).
+ * kernel thread (no user context at all) and a task inside exec.
  */
 static struct pt_regs *dt_user_regs(struct pt_regs *regs)
 {
 	if (regs != NULL && user_mode(regs))
 		return regs;
+	/*
+	 * In exec, once the new image's mm is in, the saved registers are
+	 * still the old image's until the loader sets the new ones: no user
+	 * context to speak of (its pcs would name nothing, or the wrong file).
+	 */
+	if (current->in_execve)
+		return NULL;
 	if (current->mm != NULL && !(current->flags & PF_KTHREAD))
 		return task_pt_regs(current);
 	return NULL;

@@ -125,10 +125,12 @@ proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t 
 {
 	uint64_t end = start + len;
 	size_t k = 0;
+	int replaced = 0;
 
 	for (size_t j = 0; j < p->p.nmaps; j++) {
 		if (p->maps[j].start < end && start < p->maps[j].end) {
 			free((char *)p->maps[j].name);
+			replaced = 1;
 			continue;
 		}
 		p->maps[k++] = p->maps[j];
@@ -152,9 +154,17 @@ proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t 
 		return -1;
 	p->p.nmaps++;
 	p->p.maps = p->maps;
-	/* MMAP2 passes no time: the image keeps its exec's, so the snapshot
-	 * taken after it does not claim to predate the one before */
-	if (ts)
+	/*
+	 * The set is valid from p.ts on (a snapshot of it is found by time).
+	 * A mapping where nothing was mapped leaves p.ts alone: no pc of
+	 * the time before it can lie in its range, and a snapshot taken
+	 * between two such changes would otherwise claim the second for
+	 * samples that ran only with the first.  One that replaces code
+	 * starts the set at ts.  (MMAP2 passes no time: 0 keeps the
+	 * image's exec time, so the snapshot taken after it does not claim
+	 * to predate the one before.)
+	 */
+	if (ts && replaced)
 		p->p.ts = ts;
 	p->p.gen++;
 	if (p->exe == NULL && name[0] == '/' && (p->exe = strdup(name)) != NULL)
@@ -209,6 +219,8 @@ proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts)
 			n++;
 		proc_map(p, s, e - s, off, 5, line + n, ts);
 	}
+	if (ts)
+		p->p.ts = ts;
 	free(maps);
 	pool_seed(pt, p);
 	return p;

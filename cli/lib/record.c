@@ -608,6 +608,29 @@ process(struct rec *r, const char *buf, size_t len)
 		r->nbad++;
 }
 
+/*
+ * A source's process table may learn of a process's mappings after its
+ * last events were read (the mapping was written to a CPU's ring the read
+ * had already passed, the samples to one it had not): snapshot every
+ * process with events whose entry changed since, so the samples find the
+ * snapshot (by time) that holds what they ran in.
+ */
+static void
+resnap(struct rec *r)
+{
+	for (size_t i = 0; i < r->procs.cap && !r->werr; i++) {
+		struct tslot *t = &r->procs.v[i];
+		const struct dtsrc_proc *sp;
+
+		if (t->key == 0 || !t->snapped ||
+		    (sp = r->src->ops->proc(r->src, t->key)) == NULL || sp->gen == t->gen)
+			continue;
+		t->gen = sp->gen;
+		t->snapped++;
+		snapshot_src(r, sp, t);
+	}
+}
+
 /* One read of what the rings hold: bytes read, 0 if empty, -1 on error. */
 static ssize_t
 drain_once(struct rec *r, char *buf)
@@ -623,6 +646,7 @@ drain_once(struct rec *r, char *buf)
 		return 0;
 	r->raw_bytes += (uint64_t)n;
 	process(r, buf, (size_t)n);
+	resnap(r);
 	return n;
 }
 

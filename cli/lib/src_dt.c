@@ -520,7 +520,15 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		d->pt.self = d->self;
 		d->pt.pool = d->pool;
 	}
-	for (int k = 0; k < PP_N && d->track; k++) {
+	/*
+	 * Probes are armed in the order they were enabled, mmap first: a
+	 * process that execs while the others are being armed still has
+	 * every mapping it makes reported (an exec seen after them would
+	 * clear them).
+	 */
+	static const int order[PP_N] = { PP_MMAP, PP_FORK, PP_EXEC, PP_EXIT };
+	for (int o = 0; o < PP_N && d->track; o++) {
+		int k = order[o];
 		struct dt_enable en;
 		int mine = 1;
 

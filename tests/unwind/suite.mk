@@ -59,7 +59,8 @@ $(B)/dyn/unwind/libdlt.so: tests/unwind/libdlt.c
 check-vm-unwind: $(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
 		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test \
 		$(B)/dyn/unwind/dlprog $(B)/dyn/unwind/libdlt.so \
-		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh tests/unwind/chaincheck.py
+		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh tests/unwind/chaincheck.py \
+		tests/unwind/dlcheck.py
 	@mkdir -p $(B)/vm
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/vm/dt.ko.log 2>&1 || cat $(B)/vm/dt.ko.log
 	@B=$(B) tests/run-suite.sh $(B)/results vm-unwind tests/unwind/vm.sh $(B)/dt.ko \

@@ -33,7 +33,12 @@ done
 wait
 # processes of 30 ms that dlopen a library (dt.ko's proc events name them)
 rec dlopen -a -d 5s &
-sleep 1
+# the capture takes its name once recording runs
+i=0
+while [ ! -e $OUT/dlopen.dtc ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 i=0
 while [ $i -lt 12 ]; do
 	dlprog /lib/libdlt.so 30 || echo "dlprog failed: $?" >>$OUT/dlprog.err
