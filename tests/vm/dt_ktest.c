@@ -242,10 +242,26 @@ static void ev_take(struct evbuf *e, const unsigned char *p, size_t n)
 	while (off < n) {
 		const struct dt_rec *r = (const void *)(p + off);
 
+		size_t want = 0;
+
+		if (n - off >= sizeof(*r)) {
+			want = DT_REC_SIZE(r->dtr_nargs, r->dtr_nkstack, r->dtr_nustack);
+			/* a path record: struct dt_path, the path, a NUL, zeros to 8 */
+			if ((r->dtr_flags & DTR_PATH) && r->dtr_size >= want + sizeof(struct dt_path)) {
+				struct dt_path ph;
+				memcpy(&ph, p + off + want, sizeof(ph));
+				want += sizeof(ph) + DT_PATH_PAD((size_t)ph.dtph_len);
+				if (ph.dtph_len >= DT_PATHMAX || want != r->dtr_size)
+					want = 0;
+				else
+					for (size_t k = want - DT_PATH_PAD((size_t)ph.dtph_len) + ph.dtph_len;
+					     k < want; k++)
+						if (p[off + k] != 0)
+							want = 0;
+			}
+		}
 		if (n - off < sizeof(*r) || r->dtr_size < sizeof(*r) ||
-		    r->dtr_size % 8 || r->dtr_size > n - off ||
-		    r->dtr_size != DT_REC_SIZE(r->dtr_nargs, r->dtr_nkstack,
-			r->dtr_nustack)) {
+		    r->dtr_size % 8 || r->dtr_size > n - off || r->dtr_size != want) {
 			e->bad++;
 			return;
 		}
@@ -2638,12 +2654,207 @@ static int hold(void)
 	}
 }
 
+
+/* ---- proc provider: fork, exec, exit, executable mappings with paths ---- */
+
+/* The path of a DTR_PATH record (validated by ev_take), and its flags. */
+static const char *rec_path(const struct dt_rec *r, dt_u32 *flags)
+{
+	const unsigned char *b = (const unsigned char *)r;
+	struct dt_path ph;
+	size_t off = DT_REC_SIZE(r->dtr_nargs, r->dtr_nkstack, r->dtr_nustack);
+
+	if (!(r->dtr_flags & DTR_PATH))
+		return NULL;
+	memcpy(&ph, b + off, sizeof(ph));
+	*flags = ph.dtph_flags;
+	return (const char *)b + off + sizeof(ph);
+}
+
+/*
+ * A directory chain deeper than PATH_MAX: d_path cannot name a file in it.
+ * Leaves the cwd inside; returns 0 on success.
+ */
+static int deep_dir(void)
+{
+	char name[201];
+
+	memset(name, 'd', 200);
+	name[200] = '\0';
+	for (int i = 0; i < 24; i++) {
+		if ((mkdir(name, 0700) < 0 && errno != EEXIST) || chdir(name) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void t_proc(void)
+{
+	static const char *names[4][2] = {
+		{ "process", "fork" }, { "process", "exec" }, { "process", "exit" }, { "mmap", "exec" },
+	};
+	dt_u32 id[4];
+	dt_u16 fl[4] = { 0 };
+	int fd = dt_open("proc.open", 0), ok = 1;
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 4; i++) {
+		id[i] = find_probe(fd, "proc", names[i][0], names[i][1], &fl[i]);
+		ok &= check(id[i] != 0, "proc.listed", "no proc:%s:%s", names[i][0], names[i][1]);
+	}
+	if (!ok) {
+		close(fd);
+		return;
+	}
+	check(!(fl[0] & DT_PF_PATH) && (fl[1] & DT_PF_PATH) && !(fl[2] & DT_PF_PATH) &&
+	    (fl[3] & DT_PF_PATH), "proc.path-flags", "dtpi_flags %#x %#x %#x %#x",
+	    fl[0], fl[1], fl[2], fl[3]);
+
+	/* the longest path record must fit a ring twice */
+	int sfd = dt_open("proc.small-open", 0);
+	if (sfd >= 0) {
+		dt_u32 sz = 8192, on = 1;
+		int r = ioctl(sfd, DTIOCSETBUFSZ, &sz);
+		r = r ? r : enable(sfd, id[3], DTEVT_FUNCARGS | DTEVT_KSTACK | DTEVT_USTACK, 0);
+		check(r == 0 && ioctl(sfd, DTIOCRECORD, &on) < 0 && errno == EMSGSIZE,
+		    "proc.small-ring-emsgsize", "8k ring with proc:mmap:exec: %s", strerror(errno));
+		close(sfd);
+	}
+	sfd = dt_open("proc.fits-open", 0);
+	if (sfd >= 0) {
+		dt_u32 sz = 16384;
+		int r = ioctl(sfd, DTIOCSETBUFSZ, &sz);
+		r = r ? r : enable(sfd, id[3], DTEVT_FUNCARGS | DTEVT_KSTACK | DTEVT_USTACK, 0);
+		r = r ? r : record(sfd, 1);
+		check(r == 0, "proc.16k-ring-records", "16k ring with proc:mmap:exec: %s",
+		    strerror(errno));
+		close(sfd);
+	}
+	/* no new flags: a probe is a probe */
+	check(enable(fd, id[0], 0x80000000U, 0) < 0 && errno == EINVAL, "proc.einval-evtflags",
+	    "unknown evtflags accepted");
+
+	for (int i = 0; i < 4; i++)
+		ok &= check(enable(fd, id[i], DTEVT_COMM | DTEVT_FUNCARGS, 0) == 0,
+		    "proc.enable", "proc:%s:%s: %s", names[i][0], names[i][1], strerror(errno));
+	if (!ok || !check(record(fd, 1) == 0, "proc.record", "%s", strerror(errno))) {
+		close(fd);
+		return;
+	}
+	mkdir("/dtproc", 0700);
+	int pfd[2];
+	if (pipe(pfd) < 0) {
+		fail("proc.pipe", "%s", strerror(errno));
+		close(fd);
+		return;
+	}
+	pid_t kid = fork();
+	if (kid == 0) {
+		/* a file mapped executable at offset 4096, one too deep to name */
+		int f = open("/dtproc/x.bin", O_RDWR | O_CREAT | O_TRUNC, 0700);
+		dt_u64 at[2] = { 0, 0 };
+		if (f >= 0 && ftruncate(f, 3 * 4096) == 0) {
+			void *m = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, f, 4096);
+			at[0] = m == MAP_FAILED ? 0 : (uintptr_t)m;
+		}
+		if (deep_dir() == 0) {
+			int g = open("deep.bin", O_RDWR | O_CREAT | O_TRUNC, 0700);
+			if (g >= 0 && ftruncate(g, 4096) == 0) {
+				void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, g, 0);
+				at[1] = m == MAP_FAILED ? 0 : (uintptr_t)m;
+			}
+		}
+		if (write(pfd[1], at, sizeof(at)) != sizeof(at))
+			_exit(1);
+		execl("/bin/busybox", "true", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	dt_u64 at[2] = { 0, 0 };
+	if (read(pfd[0], at, sizeof(at)) != sizeof(at))
+		at[0] = at[1] = 0;
+	close(pfd[0]);
+	int st = -1;
+	waitpid(kid, &st, 0);
+	usleep(100000);
+	record(fd, 0);
+	drain(fd, &e);
+	check(!e.bad, "proc.records-wellformed", "%d malformed records (path layout)", e.bad);
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && at[0] && at[1], "proc.child",
+	    "status %#x, mappings %#" PRIx64 " %#" PRIx64, st, at[0], at[1]);
+
+	int nfork = 0, nexec = 0, nexit = 0, xmap = 0, deep = 0, bbmap = 0, order = 1;
+	int unnamed = 0, exitpid = 0;
+	dt_u64 exec_ts = 0;
+	const struct dt_rec *r;
+	EV_FOREACH(&e, r) {
+		const dt_u64 *a = rec_args(r);
+		dt_u32 pf = 0;
+		const char *path = rec_path(r, &pf);
+
+		if (r->dtr_probe == id[0] && r->dtr_nargs == 2 && a[0] == (dt_u64)kid &&
+		    a[1] == (dt_u64)getpid() && r->dtr_pid == (dt_u32)getpid())
+			nfork++;
+		if (r->dtr_probe == id[1] && r->dtr_pid == (dt_u32)kid) {
+			char comm[17] = { 0 };
+			memcpy(comm, &a[1], 16);
+			if (path && pf == 0 && !strcmp(path, "/bin/busybox") && a[0] == (dt_u64)kid &&
+			    !strcmp(comm, "busybox")) {
+				nexec++;
+				exec_ts = r->dtr_ts;
+			}
+		}
+		if (r->dtr_probe == id[2] && r->dtr_nargs == 2 && a[0] == (dt_u64)kid) {
+			nexit++;
+			exitpid = r->dtr_pid == (dt_u32)kid;
+		}
+		if (r->dtr_probe == id[3] && r->dtr_pid == (dt_u32)kid && r->dtr_nargs == 6 && path) {
+			if (a[0] == at[0] && a[1] == 8192 && a[2] == 4096 &&
+			    (a[3] & (PROT_READ | PROT_EXEC)) == (PROT_READ | PROT_EXEC) &&
+			    !(a[3] & PROT_WRITE) && a[5] != 0 && pf == 0 &&
+			    !strcmp(path, "/dtproc/x.bin"))
+				xmap++;
+			if (a[0] == at[1] && (pf & DTPH_UNKNOWN) && path[0] == '\0')
+				deep++;
+			if (!strcmp(path, "/bin/busybox")) {
+				bbmap++;
+				/* the image's own mappings come after its exec */
+				if (!exec_ts || r->dtr_ts < exec_ts)
+					order = 0;
+			}
+			if (!(pf & DTPH_UNKNOWN) && path[0] != '/' && path[0] != '[')
+				unnamed++;
+		}
+	}
+	check(nfork == 1, "proc.fork", "%d fork events of child %d from %d", nfork, kid, getpid());
+	check(xmap == 1, "proc.mmap-path", "%d mmap events for /dtproc/x.bin at %#" PRIx64
+	    " (len 8192, offset 4096, r-x, an inode)", xmap, at[0]);
+	check(deep == 1, "proc.mmap-too-long", "%d mmap events marked DTPH_UNKNOWN with an empty "
+	    "path for the file deeper than PATH_MAX", deep);
+	check(nexec == 1, "proc.exec", "%d exec events with path /bin/busybox, comm busybox", nexec);
+	check(bbmap >= 1 && order, "proc.exec-before-maps", "%d mappings of /bin/busybox, "
+	    "all after the exec: %d", bbmap, order);
+	check(unnamed == 0, "proc.paths-absolute", "%d mmap paths neither absolute nor [name]",
+	    unnamed);
+	check(nexit == 1 && exitpid, "proc.exit", "%d exit events of the child (its own: %d)",
+	    nexit, exitpid);
+	struct dt_stats sst;
+	stats(fd, &sst);
+	check(sst.dtst_produced == sst.dtst_read + sst.dtst_dropped && sst.dtst_read == e.nrec,
+	    "proc.conserved", "produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64 " got %zu",
+	    sst.dtst_produced, sst.dtst_read, sst.dtst_dropped, e.nrec);
+	free(e.b);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -2696,6 +2907,8 @@ int main(int argc, char **argv)
 			t_io();
 		if (all || !strcmp(t, "unpriv"))
 			t_unpriv();
+		if (all || !strcmp(t, "proc"))
+			t_proc();
 		if (!strncmp(t, "fuzz", 4))
 			t_fuzz(secs);
 		if (!strncmp(t, "race", 4))
