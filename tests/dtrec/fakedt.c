@@ -6,7 +6,12 @@
  * FAKEDT_VERSION overrides the ABI version it reports.  Probes enabled
  * with DTEVT_UREGS get registers and a short stack copy (garbage: it
  * unwinds to its ip alone), as events of process FAKEDT_UREGS_PID when
- * that is set.
+ * that is set.  The proc probes (fork, exec, mmap) add every 8th record a
+ * process event of that process (or of the caller), whose path is
+ * FAKEDT_EXEC for exec and this library for mmap; one in five of them is
+ * odd in its own way (a path longer than its record, no NUL, no room for
+ * struct dt_path, too few arguments; or a path the kernel could not name,
+ * DTPH_UNKNOWN with an empty path, which is well-formed).
  * It tests the tool, not the kernel: the VM test covers the real device.
  */
 #ifndef _GNU_SOURCE
@@ -43,6 +48,10 @@ static const struct dt_probe_info probes[] = {
 	{ 5, 3, 0, "syscall", "write", "entry" },
 	{ 6, 4, 0, "tracepoint", "sched", "sched_switch" },
 	{ 7, 2, 0, "tracepoint", "sched", "sched_process_exec" },
+	{ 8, 2, 0, "proc", "process", "fork" },
+	{ 9, 2, DT_PF_PATH, "proc", "process", "exec" },
+	{ 10, 2, 0, "proc", "process", "exit" },
+	{ 11, 6, DT_PF_PATH, "proc", "mmap", "exec" },
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 static struct dt_probe_info kprobes[2];
@@ -187,6 +196,82 @@ ioctl(int fd, unsigned long req, ...)
 }
 
 
+/*
+ * A proc record (probe 8, 9 or 11) of pid at buf (room bytes), kind k of
+ * the cycle; 0 if it does not fit or the probe is not enabled.
+ */
+static size_t
+fake_proc(char *buf, size_t room, unsigned k, uint32_t pid, uint64_t ts)
+{
+	static const char *self;
+	static uint64_t base;
+	const char *path = NULL;
+	unsigned odd = k % 5 == 4 ? (k / 5) % 5 : 5;
+	uint32_t probe = k % 3 == 0 ? 8 : k % 3 == 1 ? 9 : 11;
+	unsigned na = probe == 11 ? 6 : probe == 9 ? 3 : 2;
+	struct dt_rec *r = (struct dt_rec *)buf;
+	uint64_t *a = (uint64_t *)(r + 1);
+	size_t sz;
+
+	if (self == NULL) {
+		Dl_info di;
+		if (dladdr((void *)&fake_proc, &di) && di.dli_fname) {
+			self = di.dli_fname;
+			base = (uint64_t)(uintptr_t)di.dli_fbase;
+		} else {
+			self = "/fake";
+		}
+	}
+	if (!(enabled[probe] >> 31))
+		return 0;
+	if (probe == 9)
+		path = getenv("FAKEDT_EXEC") ? getenv("FAKEDT_EXEC") : "/fake/bin/prog";
+	else if (probe == 11)
+		path = self;
+	if (odd == 4 && path)
+		path = "";	/* DTPH_UNKNOWN */
+	if (odd == 3)
+		na = 1;		/* too few arguments */
+	sz = DT_REC_SIZE(na, 0, 0) + (path ? sizeof(struct dt_path) + DT_PATH_PAD(strlen(path)) : 0);
+	if (odd == 2 && path)
+		sz = DT_REC_SIZE(na, 0, 0);	/* DTR_PATH and no room for it */
+	if (sz > room)
+		return 0;
+	memset(r, 0, sz);
+	r->dtr_size = (uint32_t)sz;
+	r->dtr_probe = probe;
+	r->dtr_ts = ts;
+	r->dtr_pid = r->dtr_tid = pid;
+	r->dtr_cpu = k % NCPU;
+	r->dtr_nargs = (uint8_t)na;
+	strcpy(r->dtr_comm, "fakeprog");
+	a[0] = pid;
+	if (probe == 8 && na >= 2)
+		a[1] = (uint64_t)getpid();
+	if (probe == 9 && na >= 3)
+		memcpy(&a[1], "fakeprog\0\0\0\0\0\0\0\0", 16);
+	if (probe == 11 && na >= 6) {
+		a[0] = base;
+		a[1] = 4096;
+		a[2] = 0;
+		a[3] = 5;	/* PROT_READ | PROT_EXEC */
+	}
+	if (path) {
+		struct dt_path ph = { (uint32_t)strlen(path), odd == 4 ? DTPH_UNKNOWN : 0 };
+		char *p = (char *)(a + na) + sizeof(ph);
+		r->dtr_flags = DTR_PATH;
+		if (odd == 0)
+			ph.dtph_len = 1U << 30;		/* longer than the record */
+		if (odd != 2) {
+			memcpy(a + na, &ph, sizeof(ph));
+			memcpy(p, path, strlen(path));
+			if (odd == 1)	/* no NUL anywhere */
+				memset(p + strlen(path), 'x', DT_PATH_PAD(strlen(path)) - strlen(path));
+		}
+	}
+	return sz;
+}
+
 ssize_t
 read(int fd, void *buf, size_t len)
 {
@@ -216,7 +301,7 @@ read(int fd, void *buf, size_t len)
 		}
 	}
 	for (uint32_t i = 0; i < 64; i++)
-		if (enabled[i])
+		if (enabled[i] && (i < 8 || i > 11))	/* proc events: fake_proc */
 			ids[nids++] = i;
 	if (!t0 || nids == 0) {
 		errno = EAGAIN;
@@ -246,6 +331,23 @@ read(int fd, void *buf, size_t len)
 
 		if (off + sz > len)
 			break;
+		if (generated % 8 == 7) {
+			/* a process event in place of this one */
+			uint32_t pid = getenv("FAKEDT_UREGS_PID") ? (uint32_t)atoi(getenv("FAKEDT_UREGS_PID"))
+								  : (uint32_t)me;
+			static unsigned k;
+			size_t psz = fake_proc((char *)buf + off, len - off, k, pid,
+					       t0 + generated * (1000000000ULL / rate));
+			if (psz) {
+				unsigned pcpu = k % NCPU;
+				k++;
+				off += psz;
+				generated++;
+				st[pcpu].dtst_produced++;
+				st[pcpu].dtst_read++;
+				continue;
+			}
+		}
 		memset(r, 0, sizeof(*r));
 		r->dtr_size = sz;
 		r->dtr_probe = id;

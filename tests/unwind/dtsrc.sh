@@ -58,6 +58,26 @@ else
 	echo "FAIL dtsrc/fp: dwarf $dw, behind $fpb, events $ev: $(head -c 300 "$tmp/fp.err")"
 fi
 
+# 5. the proc probes: the process table from their records (exec path,
+#    a mapping of fakedt.so), odd ones (a path longer than its record, no
+#    NUL, no room for the path, too few arguments) skipped whole; kept from
+#    the capture and from its read counters, which still add up
+env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ FAKEDT_EXEC=/fake/bin/prog LD_PRELOAD="$fake" "$dtrec" \
+	--source dt -q -o "$tmp/proc.dtc" -e profile:hz:97 --user-stacks dwarf -d 1s 2>"$tmp/proc.err"
+rc=$?
+q() { "$dtreport" sql "$tmp/proc.dtc" "$1" 2>>"$tmp/proc.sqlerr" | tail -n +2 | tr -d ' \r' | head -n1; }
+exe=$(q "SELECT exe FROM processes WHERE pid = $$ ORDER BY ts DESC LIMIT 1")
+fmap=$(q "SELECT count(*) FROM maps WHERE pid = $$ AND name LIKE '%fakedt.so'")
+pev=$(q "SELECT count(*) FROM events WHERE probe_name LIKE 'proc:%'")
+cons=$("$dtreport" stats --json "$tmp/proc.dtc" 2>/dev/null |
+       /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["accounting"]["conserved"])' 2>/dev/null)
+if [ $rc = 0 ] && [ "$exe" = /fake/bin/prog ] && [ "${fmap:-0}" -gt 0 ] 2>/dev/null && [ "$pev" = 0 ] &&
+   [ "$cons" = True ] && ! grep -q 'ERROR: \|runtime error' "$tmp/proc.err"; then
+	echo "PASS dtsrc/proc-table: exe $exe and a fakedt.so mapping from the proc records, none of them stored, counters conserved"
+else
+	echo "FAIL dtsrc/proc-table: status $rc, exe '$exe', fakedt.so maps '$fmap', proc events stored '$pev', conserved '$cons': $(head -c 300 "$tmp/proc.err" "$tmp/proc.sqlerr" 2>/dev/null)"
+fi
+
 # 4. a ring too small for the copies: a clear error, no capture
 rm -f "$tmp/small.dtc"
 LD_PRELOAD="$fake" "$dtrec" --source dt -o "$tmp/small.dtc" -e profile:hz:97 -b 32k \

@@ -159,6 +159,10 @@ if recorded dlopen; then
 	else
 		echo "FAIL dlopen-named: $t samples of dlprog, $lib in the library, $whole whole, $bad with unnamed frames ($(echo "$ex" | head -c 200)) (checker control: $cbad of $ct bad, want 3 of 7)"
 	fi
+	cons=$("$dtreport" stats --json "$out/dlopen.dtc" 2>/dev/null |
+	       /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["accounting"]["conserved"])' 2>/dev/null)
+	# the proc records kept for the table alone are in no counter
+	[ "$cons" = True ] && echo "PASS dlopen-conserved" || echo "FAIL dlopen-conserved: accounting says '$cons'"
 	sql() { "$dtreport" sql "$out/dlopen.dtc" "$1" 2>>"$out/dlopen.sqlerr" | tail -n +2 | head -n1 | tr -d ' \r'; }
 	np=$(sql "SELECT count(DISTINCT pid) FROM events WHERE comm = 'dlprog'")
 	nt=$(sql "SELECT count(DISTINCT pid) FROM processes WHERE comm = 'dlprog' AND exe = '/bin/dlprog'")
