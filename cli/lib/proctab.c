@@ -196,10 +196,12 @@ pool_seed(struct proctab *pt, const struct task *p)
 struct task *
 proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts)
 {
-	struct task *p = task_get(&pt->procs, pid, 1);
+	struct task *p;
 	char path[64], *maps, *line, *save = NULL;
 
-	if (p == NULL || p->known)
+	if (pid == pt->self)
+		return NULL;	/* the recorder: /proc as events come (record.c) */
+	if ((p = task_get(&pt->procs, pid, 1)) == NULL || p->known)
 		return p;
 	p->known = 1;
 	p->p.pid = pid;

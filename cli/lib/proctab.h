@@ -53,7 +53,10 @@ void proctab_free(struct proctab *pt);
 void proctab_set_comm(struct proctab *pt, uint32_t tid, const char *comm);
 /* tid's comm; a thread never heard of is looked up in /proc once */
 const char *proctab_comm_of(struct proctab *pt, uint32_t pid, uint32_t tid, uint32_t cpu);
-/* pid's process, known: read from /proc if this is its first mention */
+/*
+ * pid's process, known: read from /proc if this is its first mention.
+ * NULL for the recorder itself (never tracked) and when out of memory.
+ */
 struct task *proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts);
 /*
  * pid mapped name at [start, start+len) from file offset pgoff with prot
