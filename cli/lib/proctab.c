@@ -9,6 +9,9 @@
 #include "unwind_pool.h"
 #include "util.h"
 
+/* exited processes whose mappings are kept (see proctab_read_end) */
+#define PT_GONE_MAX	1024
+
 struct task *
 task_get(struct tasks *t, uint32_t key, int create)
 {
@@ -70,6 +73,7 @@ proctab_free(struct proctab *pt)
 	tasks_free(&pt->procs);
 	free(pt->exited);
 	free(pt->forget);
+	free(pt->gone);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -255,6 +259,7 @@ proctab_exec(struct proctab *pt, uint32_t pid, uint64_t ts, const char *comm, co
 	/* a new image: its mappings follow */
 	proc_clear(p);
 	p->known = 1;
+	p->exited = 0;
 	p->p.pid = pid;
 	p->p.ts = ts;
 	p->p.gen++;
@@ -271,13 +276,13 @@ proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts)
 	if (pid == ppid || pid == pt->self)
 		return;		/* a thread: same address space */
 	child = task_get(&pt->procs, pid, 0);
-	if (child && child->known) {
+	if (child && child->known && !child->exited) {
 		/*
 		 * The child's own records came first: it ran (and exec'd) on
 		 * another CPU whose ring was read before this one.  They are
 		 * newer than the fork; copying the parent over them would
 		 * name its samples after the shell it was forked from.  (A
-		 * reused pid was forgotten at its exit.)
+		 * pid reused after an exit starts over: it is exited.)
 		 */
 		child->p.ppid = ppid;
 		return;
@@ -289,6 +294,7 @@ proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts)
 	parent = task_get(&pt->procs, ppid, 0);
 	proc_clear(child);
 	child->known = 1;
+	child->exited = 0;
 	child->p.pid = pid;
 	child->p.ppid = ppid;
 	if (parent == NULL)
@@ -306,12 +312,18 @@ proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts)
 /*
  * An exit: the unwinder forgets the process one read later, when every
  * ring has been read past the moment of the exit, so samples taken before
- * it on other CPUs still find its mappings.
+ * it on other CPUs still find its mappings; the table later still.
  */
 void
 proctab_exit(struct proctab *pt, uint32_t pid)
 {
-	if (pt->pool == NULL)
+	struct task *p;
+
+	if (pid == pt->self)
+		return;
+	if ((p = task_get(&pt->procs, pid, 0)) != NULL)
+		p->exited = 1;
+	if (pt->keep_all)
 		return;
 	if (pt->nexited == pt->capexited) {
 		size_t nc = pt->capexited ? 2 * pt->capexited : 64;
@@ -327,11 +339,41 @@ proctab_exit(struct proctab *pt, uint32_t pid)
 void
 proctab_read_end(struct proctab *pt)
 {
-	if (pt->pool == NULL)
-		return;
+	/*
+	 * The mappings of exited processes go once PT_GONE_MAX of them have
+	 * piled up, the oldest first (a long system-wide recording would
+	 * otherwise keep every process it ever saw); until then a late
+	 * sample (one the unwinding workers took long over) still finds
+	 * them.  A pid reused since is a new process and stays.
+	 */
+	if (pt->ngone > 2 * PT_GONE_MAX) {
+		size_t drop = pt->ngone - PT_GONE_MAX;
+		for (size_t i = 0; i < drop; i++) {
+			struct task *p = task_get(&pt->procs, pt->gone[i], 0);
+			if (p && p->exited) {
+				proc_clear(p);
+				p->known = 0;
+				p->exited = 0;
+				p->p.comm[0] = '\0';
+			}
+		}
+		memmove(pt->gone, pt->gone + drop, (pt->ngone - drop) * sizeof(*pt->gone));
+		pt->ngone -= drop;
+	}
 	/* exits seen one read ago: every ring has been read past them */
-	for (size_t i = 0; i < pt->nforget; i++)
-		dtunw_pool_forget(pt->pool, pt->forget[i]);
+	for (size_t i = 0; i < pt->nforget; i++) {
+		if (pt->pool)
+			dtunw_pool_forget(pt->pool, pt->forget[i]);
+		if (pt->ngone == pt->capgone) {
+			size_t nc = pt->capgone ? 2 * pt->capgone : 1024;
+			uint32_t *n = realloc(pt->gone, nc * sizeof(*n));
+			if (n == NULL)
+				continue;	/* kept: memory, not correctness */
+			pt->gone = n;
+			pt->capgone = nc;
+		}
+		pt->gone[pt->ngone++] = pt->forget[i];
+	}
 	uint32_t *t = pt->forget;
 	size_t tc = pt->capforget;
 	pt->forget = pt->exited;

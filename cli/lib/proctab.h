@@ -23,6 +23,7 @@ struct task {
 	char		comm[DTCAP_COMMLEN];
 	/* processes only */
 	int		known;		/* mappings known (events or /proc) */
+	int		exited;		/* its exit was seen (its pid may return) */
 	struct dtsrc_proc p;
 	struct dtcap_map *maps;
 	size_t		mcap;
@@ -37,9 +38,15 @@ struct proctab {
 	struct tasks	comms, procs;
 	struct dtunw_pool *pool;	/* told every mapping; NULL: none */
 	uint32_t	self;		/* the recorder: never tracked */
+	int		keep_all;	/* flight recorders: nothing is forgotten
+					 * (a dump may hold samples of any age) */
 	/* exits seen in this read, and in the one before (forgotten now) */
 	uint32_t	*exited, *forget;
 	size_t		nexited, nforget, capexited, capforget;
+	/* exited processes the unwinders forgot, oldest first: their
+	 * mappings are freed once there are too many */
+	uint32_t	*gone;
+	size_t		ngone, capgone;
 };
 
 /*
@@ -73,7 +80,12 @@ void proctab_exec(struct proctab *pt, uint32_t pid, uint64_t ts, const char *com
  * mappings, unless pid's own later events were seen first.
  */
 void proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts);
-/* pid exited: the unwinding workers forget it two reads later */
+/*
+ * pid exited: the unwinding workers forget it at the end of the next read
+ * (proctab_read_end); the table keeps its mappings for the samples still
+ * to come until a thousand more processes have exited, or its pid starts
+ * a new process (a fork)
+ */
 void proctab_exit(struct proctab *pt, uint32_t pid);
 /* the end of one read of every ring */
 void proctab_read_end(struct proctab *pt);

@@ -860,8 +860,8 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		}
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
 	}
+	proctab_read_end(&sp->pt);
 	if (sp->pool) {
-		proctab_read_end(&sp->pt);
 		/* what the workers finished meanwhile (microseconds a sample):
 		 * out with this read, not one flush interval later */
 		used = dtunw_pool_read_end(sp->pool, buf, used, len, sp->stopped);
@@ -1576,6 +1576,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	sp->flight = cfg->flight;
+	sp->pt.keep_all = cfg->flight;
 	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
 	if (sp->probes == NULL)
 		goto nomem;
