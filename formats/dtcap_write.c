@@ -30,8 +30,25 @@
 
 #define NBLOCKBUFS	3	/* in flight in threaded mode: queue bound */
 
+/*
+ * Who owns what (annotations on members).  Two threads touch a writer: the
+ * caller's (dtcap_put_*, dtcap_flush, dtcap_close: one at a time, the API
+ * is not thread-safe per object) and the sink's (the worker thread with
+ * opts.threaded, else the caller running jobs inline; after dtcap_close
+ * joins the worker, the caller runs it inline again).
+ *	[I]	immutable once dtcap_create returns
+ *	[C]	the caller's thread only
+ *	[S]	the sink only
+ *	[m]	mu (threaded); without a worker the caller is the sink and
+ *		takes no lock
+ *	[a]	atomic: written by the sink, read by any thread without mu
+ * A colbuf or job belongs to whoever holds the pointer: the caller fills
+ * w->cur [C], submit() hands the block to the sink with its job, and the
+ * sink returns it to free_list [m].  A job's payload is the sink's from
+ * submit() on.
+ */
 struct colbuf {
-	struct colbuf	*next_free;
+	struct colbuf	*next_free;	/* [m] on free_list */
 	uint32_t	rows;
 	uint64_t	*ts;
 	uint32_t	*cpu;
@@ -46,7 +63,7 @@ struct colbuf {
 enum { JOB_META, JOB_BLOCK };
 
 struct job {
-	struct job	*next;
+	struct job	*next;		/* [m] the queue */
 	int		kind;
 	uint32_t	type;
 	int		compress;
@@ -59,7 +76,7 @@ struct chunkref {
 	uint64_t	offset;
 };
 
-/* State used only by whoever runs the sink (worker thread or caller). */
+/* [S] all of it: state used only by whoever runs the sink. */
 struct sink {
 	ZSTD_CCtx	*cctx;
 	struct dtc_buf	raw, pay, xh, chunk;
@@ -72,7 +89,7 @@ struct sink {
 					 * [DTC_NDICT]: execution context */
 	uint32_t	*ht;		/* context hash table, ids + 1 */
 	uint32_t	ht_mask, ht_max;
-	struct chunkref	*refs;
+	struct chunkref	*refs;		/* every chunk written, for the footer */
 	size_t		nrefs, refcap;
 };
 
@@ -90,20 +107,23 @@ struct fileent {
 };
 
 struct dtcap_writer {
+	/* [I] the file: written by the sink; by the caller only for the
+	 * header (before the worker starts) and the trailer (after it ends) */
 	int		fd;
-	char		*path;
-	char		err[512];
-	int		level;
-	uint32_t	block_events;
-	int		threaded;
-	int		synthetic;	/* no machine data or clock samples */
-	int		failed;		/* sticky: the file is unusable */
+	char		*path;		/* [I] for messages */
+	char		err[512];	/* [C] what dtcap_writer_error returns */
+	int		level;		/* [I] zstd level */
+	uint32_t	block_events;	/* [I] rows per block */
+	int		threaded;	/* [I] until dtcap_close stops the worker */
+	int		synthetic;	/* [I] no machine data or clock samples */
+	int		failed;		/* [C] sticky: the file is unusable */
 
-	struct colbuf	*cur;
-	struct colbuf	*free_list;
-	uint64_t	events;
+	struct colbuf	*cur;		/* [C] the block being filled */
+	struct colbuf	*free_list;	/* [m] blocks the sink gave back */
+	uint64_t	events;		/* [C] rows accepted */
 
-	/* interning */
+	/* [C] interning: the sink sees comms and stacks only as the COMM and
+	 * STCK payloads flush_defs copies them into */
 	struct stackent	*stacks;	/* index id-1 */
 	uint32_t	nstacks, stacks_cap;
 	uint64_t	*frames;
@@ -117,23 +137,22 @@ struct dtcap_writer {
 	struct fileent	*files;
 	uint32_t	nfiles, files_cap;
 
-	/* definitions not yet handed to the sink */
+	/* [C] definitions not yet handed to the sink */
 	uint32_t	stacks_done, comms_done;
 	struct dtc_buf	pend_proc;
 	uint32_t	pend_nproc;
 
-	/* sink */
-	struct sink	sink;
-	_Atomic uint64_t bytes;
-	pthread_t	thread;
-	int		thread_started;
-	pthread_mutex_t	mu;
-	pthread_cond_t	cv;		/* any state change */
-	struct job	*qhead, *qtail;
-	uint64_t	submitted, done;
-	int		stop;
-	char		sink_err[512];
-	_Atomic int	sink_failed;
+	struct sink	sink;		/* [S] */
+	_Atomic uint64_t bytes;		/* [a] file size so far (status lines) */
+	pthread_t	thread;		/* [C] the worker, if thread_started */
+	int		thread_started;	/* [C] */
+	pthread_mutex_t	mu;		/* [I] */
+	pthread_cond_t	cv;		/* [I] any change of the [m] state */
+	struct job	*qhead, *qtail;	/* [m] submitted, not yet taken */
+	uint64_t	submitted, done;	/* [m] jobs: in flight = difference */
+	int		stop;		/* [m] the caller's request to end */
+	char		sink_err[512];	/* [m] written once, before sink_failed */
+	_Atomic int	sink_failed;	/* [a] set under mu; then sink_err is final */
 };
 
 static _Thread_local char create_err[512];
