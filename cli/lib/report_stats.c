@@ -21,6 +21,8 @@
 
 #include "captures.h"
 #include "dt_abi.h"
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "filter.h"
 #include "report.h"
 #include "util.h"
@@ -28,7 +30,6 @@
 struct pidc {
 	uint32_t	pid, comm;
 	uint64_t	n;
-	int		used;
 };
 
 struct st {
@@ -38,35 +39,33 @@ struct st {
 	uint32_t	ncpu;
 	uint64_t	*bycomm;
 	uint32_t	ncomm;
-	struct pidc	*pids;
+	struct pidc	*pids;		/* in order of first event */
 	size_t		pcap, pn;
+	struct dt_htab	pidx;		/* pid -> index in pids */
 	uint64_t	matched;
 	uint64_t	tmin, tmax;
 	int		oom;
 };
 
-static int grow_u64(uint64_t **v, uint32_t *n, uint32_t need)
+/* Make (*v)[idx] a counter; new ones are zero. */
+static int grow_u64(uint64_t **v, uint32_t *n, uint32_t idx)
 {
-	uint32_t nn = *n ? *n : 16;
+	uint32_t old = *n;
 
-	while (nn <= need)
-		nn *= 2;
-	uint64_t *nv = realloc(*v, nn * sizeof(**v));
-	if (!nv)
+	if (DT_GROW(*v, *n, idx, 1, 16))
 		return -1;
-	memset(nv + *n, 0, (nn - *n) * sizeof(**v));
-	*v = nv;
-	*n = nn;
+	memset(*v + old, 0, (*n - old) * sizeof(**v));
 	return 0;
 }
 
-static size_t pid_slot(const struct pidc *t, size_t cap, uint32_t pid)
+static uint64_t pid_hash(uint32_t pid)
 {
-	size_t j = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+	return (uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20;
+}
 
-	while (t[j].used && t[j].pid != pid)
-		j = (j + 1) & (cap - 1);
-	return j;
+static uint64_t pidc_hash(const void *ctx, uint32_t e)
+{
+	return pid_hash(((const struct st *)ctx)->pids[e].pid);
 }
 
 static void json_str(FILE *o, const char *s);
@@ -149,25 +148,23 @@ static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	s->byprobe[probe]++;
 	s->bycpu[cpu]++;
 	s->bycomm[comm]++;
-	if ((s->pn + 1) * 2 > s->pcap) {
-		size_t ncap = s->pcap ? s->pcap * 2 : 1024;
-		struct pidc *nt = calloc(ncap, sizeof(*nt));
-		if (!nt) {
+	uint64_t h = pid_hash(pid);
+	struct pidc *p = NULL;
+	uint32_t e;
+	for (size_t k = dt_htab_first(&s->pidx, h); (e = dt_htab_at(&s->pidx, k)) != DT_HTAB_NONE;
+	     k = dt_htab_next(&s->pidx, k))
+		if (s->pids[e].pid == pid) {
+			p = &s->pids[e];
+			break;
+		}
+	if (!p) {
+		if (DT_GROW(s->pids, s->pcap, s->pn, 1, 1024) ||
+		    dt_htab_add(&s->pidx, h, (uint32_t)s->pn, pidc_hash, s)) {
 			s->oom = 1;
 			return 1;
 		}
-		for (size_t k = 0; k < s->pcap; k++)
-			if (s->pids[k].used)
-				nt[pid_slot(nt, ncap, s->pids[k].pid)] = s->pids[k];
-		free(s->pids);
-		s->pids = nt;
-		s->pcap = ncap;
-	}
-	struct pidc *p = &s->pids[pid_slot(s->pids, s->pcap, pid)];
-	if (!p->used) {
-		p->used = 1;
-		p->pid = pid;
-		s->pn++;
+		p = &s->pids[s->pn++];
+		*p = (struct pidc){ .pid = pid };
 	}
 	p->n++;
 	if (comm)
@@ -634,9 +631,8 @@ int cmd_stats(int argc, char **argv)
 	}
 
 	npr = 0;
-	for (size_t i = 0; i < s.pcap; i++)
-		if (s.pids[i].used)
-			rk[npr++] = (struct rank){ s.pids[i].n, s.pids[i].pid, s.pids[i].comm };
+	for (size_t i = 0; i < s.pn; i++)
+		rk[npr++] = (struct rank){ s.pids[i].n, s.pids[i].pid, s.pids[i].comm };
 	qsort(rk, npr, sizeof(*rk), rank_cmp);
 	if (json) {
 		for (size_t i = 0; i < npr && i < top; i++) {
@@ -685,6 +681,7 @@ out:
 	free(s.bycpu);
 	free(s.bycomm);
 	free(s.pids);
+	dt_htab_free(&s.pidx);
 	dtcap_reader_close(r);
 	dtf_free(&filt);
 	return ret;
