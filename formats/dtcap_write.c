@@ -25,6 +25,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtcap.h"
 #include "dtcap_int.h"
 
@@ -128,12 +130,10 @@ struct dtcap_writer {
 	uint32_t	nstacks, stacks_cap;
 	uint64_t	*frames;
 	uint64_t	nframes, frames_cap;
-	uint32_t	*stack_ht;	/* open addressing, ids, 0 empty */
-	uint32_t	stack_ht_mask;
+	struct dt_htab	stack_ht;	/* frames, kind -> id - 1 */
 	char		(*comms)[DTCAP_COMMLEN];
 	uint32_t	ncomms, comms_cap;
-	uint32_t	*comm_ht;
-	uint32_t	comm_ht_mask;
+	struct dt_htab	comm_ht;	/* text -> id - 1 */
 	struct fileent	*files;
 	uint32_t	nfiles, files_cap;
 
@@ -255,15 +255,9 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 			  strerror(errno));
 		return -1;
 	}
-	if (s->nrefs == s->refcap) {
-		size_t nc = s->refcap ? 2 * s->refcap : 256;
-		struct chunkref *r = realloc(s->refs, nc * sizeof(*r));
-		if (!r) {
-			sink_fail(w, "out of memory");
-			return -1;
-		}
-		s->refs = r;
-		s->refcap = nc;
+	if (DT_GROW(s->refs, s->refcap, s->nrefs, 1, 256)) {
+		sink_fail(w, "out of memory");
+		return -1;
 	}
 	s->refs[s->nrefs++] = (struct chunkref){type, off};
 	atomic_store(&w->bytes, off + total);
@@ -964,15 +958,9 @@ uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
 		    !strcmp(e->path, path))
 			return i + 1;
 	}
-	if (w->nfiles == w->files_cap) {
-		uint32_t nc = w->files_cap ? 2 * w->files_cap : 16;
-		struct fileent *n = realloc(w->files, nc * sizeof(*n));
-		if (!n) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->files = n;
-		w->files_cap = nc;
+	if (DT_GROW(w->files, w->files_cap, w->nfiles, 1, 16)) {
+		werr(w, "out of memory");
+		return 0;
 	}
 	struct dtcap_sym *syms = NULL;
 	if (f->nsyms) {
@@ -1057,31 +1045,9 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 	return 0;
 }
 
-static int grow_ht(uint32_t **ht, uint32_t *mask, uint32_t count,
-		   uint64_t (*hash)(struct dtcap_writer *, uint32_t),
-		   struct dtcap_writer *w)
+static uint64_t stack_hash_of(const void *ctx, uint32_t e)
 {
-	if (*ht && count * 2 < *mask + 1)
-		return 0;
-	uint32_t size = *ht ? 2 * (*mask + 1) : 1024;
-	uint32_t *n = calloc(size, sizeof(*n));
-	if (!n)
-		return -1;
-	for (uint32_t id = 1; id <= count; id++) {
-		uint32_t i = (uint32_t)hash(w, id) & (size - 1);
-		while (n[i])
-			i = (i + 1) & (size - 1);
-		n[i] = id;
-	}
-	free(*ht);
-	*ht = n;
-	*mask = size - 1;
-	return 0;
-}
-
-static uint64_t stack_hash_of(struct dtcap_writer *w, uint32_t id)
-{
-	return w->stacks[id - 1].hash;
+	return ((const struct dtcap_writer *)ctx)->stacks[e].hash;
 }
 
 uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
@@ -1095,51 +1061,31 @@ uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
 	}
 	uint32_t kind = (kernel ? 1 : 0) | (truncated ? 2 : 0);
 	uint64_t h = XXH3_64bits_withSeed(pcs, (size_t)n * 8, kind);
-	if (grow_ht(&w->stack_ht, &w->stack_ht_mask, w->nstacks, stack_hash_of, w)) {
-		werr(w, "out of memory");
-		return 0;
-	}
-	uint32_t i = (uint32_t)h & w->stack_ht_mask;
-	for (uint32_t id; (id = w->stack_ht[i]); i = (i + 1) & w->stack_ht_mask) {
-		const struct stackent *s = &w->stacks[id - 1];
+	uint32_t e;
+	for (size_t i = dt_htab_first(&w->stack_ht, h);
+	     (e = dt_htab_at(&w->stack_ht, i)) != DT_HTAB_NONE; i = dt_htab_next(&w->stack_ht, i)) {
+		const struct stackent *s = &w->stacks[e];
 		if (s->hash == h && s->n == n && s->kind == kind &&
 		    !memcmp(w->frames + s->off, pcs, (size_t)n * 8))
-			return id;
+			return e + 1;
 	}
-	if (w->nstacks == w->stacks_cap) {
-		uint32_t nc = w->stacks_cap ? 2 * w->stacks_cap : 1024;
-		struct stackent *ns = realloc(w->stacks, nc * sizeof(*ns));
-		if (!ns) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->stacks = ns;
-		w->stacks_cap = nc;
-	}
-	if (w->nframes + n > w->frames_cap) {
-		uint64_t nc = w->frames_cap ? 2 * w->frames_cap : 16384;
-		while (nc < w->nframes + n)
-			nc *= 2;
-		uint64_t *nf = realloc(w->frames, nc * 8);
-		if (!nf) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->frames = nf;
-		w->frames_cap = nc;
+	if (DT_GROW(w->stacks, w->stacks_cap, w->nstacks, 1, 1024) ||
+	    DT_GROW(w->frames, w->frames_cap, w->nframes, n, 16384) ||
+	    dt_htab_add(&w->stack_ht, h, w->nstacks, stack_hash_of, w)) {
+		werr(w, "out of memory");
+		return 0;
 	}
 	if (n)
 		memcpy(w->frames + w->nframes, pcs, (size_t)n * 8);
 	w->stacks[w->nstacks] = (struct stackent){w->nframes, n, kind, h};
 	w->nframes += n;
-	w->nstacks++;
-	w->stack_ht[i] = w->nstacks;
-	return w->nstacks;
+	return ++w->nstacks;
 }
 
-static uint64_t comm_hash_of(struct dtcap_writer *w, uint32_t id)
+static uint64_t comm_hash_of(const void *ctx, uint32_t e)
 {
-	return XXH3_64bits(w->comms[id - 1], strlen(w->comms[id - 1]));
+	const struct dtcap_writer *w = ctx;
+	return XXH3_64bits(w->comms[e], strlen(w->comms[e]));
 }
 
 uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm)
@@ -1149,28 +1095,18 @@ uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm)
 	char c[DTCAP_COMMLEN];
 	snprintf(c, sizeof(c), "%.*s", DTCAP_COMMLEN - 1, comm ? comm : "");
 	uint64_t h = XXH3_64bits(c, strlen(c));
-	if (grow_ht(&w->comm_ht, &w->comm_ht_mask, w->ncomms, comm_hash_of, w)) {
+	uint32_t e;
+	for (size_t i = dt_htab_first(&w->comm_ht, h);
+	     (e = dt_htab_at(&w->comm_ht, i)) != DT_HTAB_NONE; i = dt_htab_next(&w->comm_ht, i))
+		if (!strcmp(w->comms[e], c))
+			return e + 1;
+	if (DT_GROW(w->comms, w->comms_cap, w->ncomms, 1, 64) ||
+	    dt_htab_add(&w->comm_ht, h, w->ncomms, comm_hash_of, w)) {
 		werr(w, "out of memory");
 		return 0;
 	}
-	uint32_t i = (uint32_t)h & w->comm_ht_mask;
-	for (uint32_t id; (id = w->comm_ht[i]); i = (i + 1) & w->comm_ht_mask)
-		if (!strcmp(w->comms[id - 1], c))
-			return id;
-	if (w->ncomms == w->comms_cap) {
-		uint32_t nc = w->comms_cap ? 2 * w->comms_cap : 64;
-		char (*n)[DTCAP_COMMLEN] = realloc(w->comms, nc * sizeof(*n));
-		if (!n) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->comms = n;
-		w->comms_cap = nc;
-	}
 	memcpy(w->comms[w->ncomms], c, sizeof(c));
-	w->ncomms++;
-	w->comm_ht[i] = w->ncomms;
-	return w->ncomms;
+	return ++w->ncomms;
 }
 
 int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
@@ -1372,9 +1308,9 @@ int dtcap_close(struct dtcap_writer *w)
 	free(w->sink.refs);
 	free(w->stacks);
 	free(w->frames);
-	free(w->stack_ht);
+	dt_htab_free(&w->stack_ht);
 	free(w->comms);
-	free(w->comm_ht);
+	dt_htab_free(&w->comm_ht);
 	for (uint32_t i = 0; i < w->nfiles; i++)
 		free(w->files[i].path);
 	free(w->files);

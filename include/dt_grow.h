@@ -18,27 +18,47 @@
 #include <stdlib.h>
 
 /*
- * Grow p, an array of elem-byte items holding *cap of them, so that it
- * holds at least need: the new capacity is *cap doubled (min when *cap is
- * 0) as often as it takes, cut to capmax only if doubling would pass it.
- * Returns the reallocated array with *cap set, or NULL with errno ENOMEM
- * (or EOVERFLOW when need cannot be counted in capmax or in bytes), p
- * then left as it was and still the caller's.  need <= *cap returns p.
+ * The capacity an array of elem-byte items with capacity cap grows to so
+ * that it holds need: cap doubled (min when cap is 0) as often as it takes,
+ * cut to capmax only if doubling would pass it.  0 with *ncap set (cap
+ * itself when need <= cap), or -1 with errno EOVERFLOW when need items
+ * cannot be counted in capmax or their bytes in size_t.  For callers that
+ * must account for the memory before they allocate it.
  */
-static inline void *dt_grow_array(void *p, size_t *cap, size_t need, size_t elem,
-				  size_t min, size_t capmax)
+static inline int dt_grow_cap(size_t cap, size_t need, size_t elem, size_t min,
+			      size_t capmax, size_t *ncap)
 {
-	if (need <= *cap)
-		return p;
+	if (need <= cap) {
+		*ncap = cap;
+		return 0;
+	}
 	if (capmax > SIZE_MAX / (elem ? elem : 1))
 		capmax = SIZE_MAX / (elem ? elem : 1);
 	if (need > capmax) {
 		errno = EOVERFLOW;
-		return NULL;
+		return -1;
 	}
-	size_t nc = *cap ? *cap : (min ? min : 1);
+	size_t nc = cap ? cap : (min ? min : 1);
 	while (nc < need)
 		nc = nc > capmax / 2 ? capmax : nc * 2;
+	*ncap = nc;
+	return 0;
+}
+
+/*
+ * Grow p, an array of elem-byte items holding *cap of them, to the
+ * capacity dt_grow_cap gives.  Returns the reallocated array with *cap
+ * set, or NULL with errno ENOMEM (or EOVERFLOW), p then left as it was and
+ * still the caller's.  need <= *cap returns p.
+ */
+static inline void *dt_grow_array(void *p, size_t *cap, size_t need, size_t elem,
+				  size_t min, size_t capmax)
+{
+	size_t nc;
+	if (dt_grow_cap(*cap, need, elem, min, capmax, &nc))
+		return NULL;
+	if (nc == *cap)
+		return p;
 	void *np = realloc(p, nc * elem);
 	if (!np) {
 		errno = ENOMEM;

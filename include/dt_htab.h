@@ -68,23 +68,38 @@ static inline uint32_t dt_htab_find(const struct dt_htab *t, uint64_t h,
 	return DT_HTAB_NONE;
 }
 
-/* Room for at least n entries at a load of one half: slots a power of
- * two.  0, or -1 with errno (ENOMEM, EOVERFLOW past DT_HTAB_MAX) and the
- * table as it was.  hash(ctx, e) gives each stored entry's hash again. */
+/* The slots dt_htab_reserve(t, n) leaves t with: the current ones when
+ * they hold n at a load of one half, else the least power of two (16 at
+ * least) that does; 0 when n is past DT_HTAB_MAX.  For callers that must
+ * account for the memory (4 bytes a slot) before it is allocated. */
+static inline size_t dt_htab_slots_for(const struct dt_htab *t, size_t n)
+{
+	if (n > DT_HTAB_MAX)
+		return 0;
+	size_t slots = t->slot ? t->mask + 1 : 0;
+	if (n <= slots / 2)
+		return slots;
+	size_t ns = slots ? slots : 16;
+	while (n > ns / 2)
+		ns *= 2;
+	return ns;
+}
+
+/* Room for at least n entries at a load of one half (dt_htab_slots_for).
+ * 0, or -1 with errno (ENOMEM, EOVERFLOW past DT_HTAB_MAX) and the table
+ * as it was.  hash(ctx, e) gives each stored entry's hash again. */
 static inline int dt_htab_reserve(struct dt_htab *t, size_t n,
 				  uint64_t (*hash)(const void *ctx, uint32_t e),
 				  const void *ctx)
 {
-	if (n > DT_HTAB_MAX) {
+	size_t slots = t->slot ? t->mask + 1 : 0;
+	size_t ns = dt_htab_slots_for(t, n);
+	if (!ns) {
 		errno = EOVERFLOW;
 		return -1;
 	}
-	size_t slots = t->slot ? t->mask + 1 : 0;
-	if (n <= slots / 2)
+	if (ns == slots)
 		return 0;
-	size_t ns = slots ? slots : 16;
-	while (n > ns / 2)
-		ns *= 2;
 	uint32_t *s = calloc(ns, sizeof(*s));
 	if (!s) {
 		errno = ENOMEM;

@@ -88,6 +88,15 @@ static void test_grow(void)
 	check("grow.enomem", ok, "an impossible allocation did not fail cleanly");
 	free(l);
 
+	/* the capacity alone, for callers that charge memory before allocating */
+	size_t nc = 0;
+	ok = dt_grow_cap(0, 5, 8, 16, SIZE_MAX, &nc) == 0 && nc == 16 &&
+	     dt_grow_cap(16, 17, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
+	     dt_grow_cap(32, 20, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
+	     dt_grow_cap(600, 700, 1, 16, 1000, &nc) == 0 && nc == 1000 &&
+	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1;
+	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001 expected");
+
 	/* the function form, from an empty array with its min */
 	size_t c0 = 0;
 	void *p = dt_grow_array(NULL, &c0, 3, 8, 16, SIZE_MAX);
@@ -135,7 +144,8 @@ static void test_htab(void)
 	int ok;
 
 	check("htab.empty", dt_htab_find(&t, hstr("x"), eq, &k, "x") == DT_HTAB_NONE &&
-	      t.slot == NULL, "a zeroed table found something or allocated");
+	      t.slot == NULL && dt_htab_slots_for(&t, 1) == 16 && dt_htab_slots_for(&t, 9) == 32,
+	      "a zeroed table found something, allocated, or sizes oddly");
 
 	enum { N = 50000 };
 	k.s = calloc(N, sizeof(*k.s));
@@ -182,6 +192,10 @@ static void test_htab(void)
 	check("htab.loop", seen == 101, "the probe loop did not find key700 as entry 100");
 
 	size_t slots = t.mask + 1;
+	check("htab.slots_for", dt_htab_slots_for(&t, t.n) == slots &&
+	      dt_htab_slots_for(&t, slots / 2 + 1) == 2 * slots &&
+	      dt_htab_slots_for(&t, (size_t)DT_HTAB_MAX + 1) == 0,
+	      "slots_for disagrees with the table's own sizing");
 	dt_htab_clear(&t);
 	check("htab.clear", t.n == 0 && t.mask + 1 == slots &&
 	      dt_htab_find(&t, hstr("key0"), eq, &k, "key0") == DT_HTAB_NONE,
