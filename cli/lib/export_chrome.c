@@ -56,33 +56,6 @@ struct thr {
 	uint32_t	pid, tid, comm;
 };
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		if (*p < 0x80) {
-			if (*p == '"' || *p == '\\')
-				fprintf(f, "\\%c", *p);
-			else if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-			p++;
-			continue;
-		}
-		int l = dtu_utf8_len(p, SIZE_MAX);
-		if (l <= 0) {
-			fputs("\\ufffd", f);	/* not UTF-8: one bad byte */
-			p++;
-		} else {
-			fwrite(p, 1, (size_t)l, f);
-			p += l;
-		}
-	}
-	fputc('"', f);
-}
-
 /* Microseconds since start, ns precision. */
 static void json_ts(FILE *f, const char *key, uint64_t ns)
 {
@@ -187,11 +160,11 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t t0 = h->start_ns;
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"host\":", f);
-	json_str(f, h->hostname);
+	dtu_json_str(f, h->hostname);
 	fputs(",\"kernel\":", f);
-	json_str(f, h->kernel);
+	dtu_json_str(f, h->kernel);
 	fputs(",\"command\":", f);
-	json_str(f, h->command);
+	dtu_json_str(f, h->command);
 	fputs("},\n\"traceEvents\":[\n", f);
 	int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
@@ -276,9 +249,9 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 			}
 			fputs(SEP(), f);
 			fputs("{\"ph\":\"i\",\"s\":\"t\",\"name\":", f);
-			json_str(f, name);
+			dtu_json_str(f, name);
 			fputs(",\"cat\":", f);
-			json_str(f, cat);
+			dtu_json_str(f, cat);
 			json_ts(f, "ts", ts);
 			fprintf(f, ",\"pid\":%u,\"tid\":%u,\"args\":{\"cpu\":%u", b->pid[i],
 				b->tid[i], b->cpu[i]);
@@ -321,9 +294,9 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		snprintf(catbuf, sizeof(catbuf), "%.*s", c ? (int)(c - fnm) : 0, fnm);
 		fputs(SEP(), f);
 		fputs("{\"ph\":\"X\",\"name\":", f);
-		json_str(f, c ? c + 1 : fnm);
+		dtu_json_str(f, c ? c + 1 : fnm);
 		fputs(",\"cat\":", f);
-		json_str(f, catbuf);
+		dtu_json_str(f, catbuf);
 		json_ts(f, "ts", e->ts > t0 ? e->ts - t0 : 0);
 		json_ts(f, "dur", pe[i].ts - e->ts);
 		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"args\":{\"ret\":%lld}}", e->pid, e->tid,
@@ -350,12 +323,12 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		fputs(SEP(), f);
 		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
 			"\"args\":{\"name\":", th[j].pid, th[j].tid);
-		json_str(f, cn);
+		dtu_json_str(f, cn);
 		fputs("}}", f);
 		if (th[j].pid == th[j].tid) {
 			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
 				"\"args\":{\"name\":", th[j].pid);
-			json_str(f, cn);
+			dtu_json_str(f, cn);
 			fputs("}}", f);
 		}
 	}

@@ -68,8 +68,6 @@ static uint64_t pidc_hash(const void *ctx, uint32_t e)
 	return pid_hash(((const struct st *)ctx)->pids[e].pid);
 }
 
-static void json_str(FILE *o, const char *s);
-
 /*
  * What wrote the capture and on which machine (format 3; "?" for older
  * files), and how far the wall clock moved against the monotonic one
@@ -88,22 +86,22 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 	double drift_ms = (double)((w1 - w0) - (int64_t)(m1 - m0)) / 1e6;
 	if (json) {
 		fprintf(o, ",\"format\":%u,\"tool_version\":", v);
-		json_str(o, h->tool_version);
+		dtu_json_str(o, h->tool_version);
 		fputs(",\"kernel_build_id\":", o);
-		json_str(o, h->kernel_build_id);
+		dtu_json_str(o, h->kernel_build_id);
 		fputs(",\"cpu_model\":", o);
-		json_str(o, h->cpu_model);
+		dtu_json_str(o, h->cpu_model);
 		fputs(",\"boot_id\":", o);
-		json_str(o, h->boot_id);
+		dtu_json_str(o, h->boot_id);
 		fputs(",\"source\":", o);
-		json_str(o, h->source);
+		dtu_json_str(o, h->source);
 		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f,\"salvaged\":[", nc,
 			nc > 1 ? drift_ms : 0.0);
 		for (size_t i = 0; i < dtcap_ndamage(r); i++) {
 			const struct dtcap_damage *d = dtcap_damage_at(r, i);
 			fprintf(o, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"what\":",
 				i ? "," : "", d->offset, d->length);
-			json_str(o, d->what);
+			dtu_json_str(o, d->what);
 			if (d->events_lost == UINT64_MAX)
 				fputs(",\"events_lost\":null}", o);
 			else
@@ -190,29 +188,6 @@ static int rank_cmp(const void *a, const void *b)
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
 	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	while (s && *s) {
-		unsigned char c = (unsigned char)*s;
-		int n = 1;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", o);
-		else if (c == '\t')
-			fputs("\\t", o);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
-			fputs("\\ufffd", o), n = 1;
-		else
-			fwrite(s, 1, (size_t)n, o);
-		s += n;
-	}
-	fputc('"', o);
 }
 
 static void json_count(FILE *o, const struct dtcap_count *c)
@@ -498,21 +473,21 @@ int cmd_stats(int argc, char **argv)
 	size_t np = dtcap_nprobes(r);
 	if (json) {
 		fputs("{\"file\":", o);
-		json_str(o, path);
+		dtu_json_str(o, path);
 		fputs(",\"host\":{\"hostname\":", o);
-		json_str(o, h ? h->hostname : "");
+		dtu_json_str(o, h ? h->hostname : "");
 		fputs(",\"kernel\":", o);
-		json_str(o, h ? h->kernel : "");
+		dtu_json_str(o, h ? h->kernel : "");
 		fprintf(o, ",\"ncpus\":%u,\"command\":", h ? h->ncpus : 0);
-		json_str(o, h ? h->command : "");
+		dtu_json_str(o, h ? h->command : "");
 		print_meta(o, r, 1);
 		fprintf(o, ",\"start_ns\":%" PRIu64 ",\"start_wall\":", start == UINT64_MAX ? 0 : start);
-		json_str(o, wall);
+		dtu_json_str(o, wall);
 		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
 			",\"events_matched\":%" PRIu64 ",\"filtered\":%s,\"warning\":",
 			dur, nev, s.matched, dtf_active(&filt) ? "true" : "false");
 		if (warn)
-			json_str(o, warn);
+			dtu_json_str(o, warn);
 		else
 			fputs("null", o);
 		fputs(",\"probes\":[", o);
@@ -521,7 +496,7 @@ int cmd_stats(int argc, char **argv)
 			if (!p)
 				continue;
 			fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", p->id);
-			json_str(o, p->name);
+			dtu_json_str(o, p->name);
 			fprintf(o, ",\"timer\":%s,\"events\":%" PRIu64 "}",
 				p->flags & DT_PF_TIMER ? "true" : "false",
 				p->id < s.nprobe ? s.byprobe[p->id] : 0);
@@ -550,7 +525,7 @@ int cmd_stats(int argc, char **argv)
 	if (json) {
 		for (size_t i = 0; i < ncr && i < top; i++) {
 			fputs(i ? ",{\"comm\":" : "{\"comm\":", o);
-			json_str(o, crk[i].key ? dtcap_comm(r, crk[i].key) : "");
+			dtu_json_str(o, crk[i].key ? dtcap_comm(r, crk[i].key) : "");
 			fprintf(o, ",\"events\":%" PRIu64 "}", crk[i].n);
 		}
 		fputs("],\"pids\":[", o);
@@ -638,7 +613,7 @@ int cmd_stats(int argc, char **argv)
 		for (size_t i = 0; i < npr && i < top; i++) {
 			fprintf(o, "%s{\"pid\":%u,\"comm\":", i ? "," : "", rk[i].key);
 			const char *cm = pid_name(r, rk[i].key, rk[i].aux);
-			json_str(o, cm ? cm : "");
+			dtu_json_str(o, cm ? cm : "");
 			fprintf(o, ",\"events\":%" PRIu64 "}", rk[i].n);
 		}
 		fputs("],\"counters\":{\"snapshots\":", o);

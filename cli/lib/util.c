@@ -332,6 +332,29 @@ int dtu_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+void dtu_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	while (s && *s) {
+		unsigned char c = (unsigned char)*s;
+		int n = 1;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
+			fputs("\\ufffd", f), n = 1;	/* not UTF-8: one bad byte */
+		else
+			fwrite(s, 1, (size_t)n, f);
+		s += n;
+	}
+	fputc('"', f);
+}
+
 void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

@@ -74,6 +74,14 @@ uint64_t dtu_now_ns(void);
  */
 int dtu_utf8_len(const unsigned char *s, size_t n);
 
+/*
+ * s (NULL: "") as a JSON string, quotes included: '"', '\\' and control
+ * characters escaped ("\\n", "\\t", else "\\u00XX"), and each byte that
+ * does not start valid UTF-8 written as U+FFFD.  The one JSON string writer
+ * of stats --json and the Chrome trace export.
+ */
+void dtu_json_str(FILE *f, const char *s);
+
 /* printf into a caller's error buffer (nothing if err is NULL or errlen 0). */
 void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
