@@ -293,6 +293,9 @@ uint64_t dtcap_nevents(const struct dtcap_reader *r);
 size_t dtcap_nprobes(const struct dtcap_reader *r);
 const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i);
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id);
+/* The largest probe id of the capture (< DTCAP_MAXPROBEID), 0 if it has
+ * none: the size, less one, of a table indexed by probe id. */
+uint32_t dtcap_max_probe_id(const struct dtcap_reader *r);
 
 /* NULL for id 0 or an unknown id. */
 const char *dtcap_comm(const struct dtcap_reader *r, uint32_t id);

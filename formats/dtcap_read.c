@@ -1417,6 +1417,14 @@ const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i)
 	return i < r->nprobes ? &r->probes[i] : NULL;
 }
 
+uint32_t dtcap_max_probe_id(const struct dtcap_reader *r)
+{
+	uint32_t m = 0;
+	for (size_t i = 0; i < r->nprobes; i++)
+		m = r->probes[i].id > m ? r->probes[i].id : m;
+	return m;
+}
+
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id)
 {
 	uint32_t e = probe_find(r, id);

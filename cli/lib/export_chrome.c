@@ -83,13 +83,8 @@ static int thr_cmp(const void *a, const void *b)
 
 int export_chrome(const char *path, const char *cap, int partial, int salvage)
 {
-	if (export_exists(path)) {
-		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
-			"another name)\n", prog(), path);
-		return 1;
-	}
-	int status = 1;
-	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	int status;
+	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
 	if (r == NULL)
 		return status;
 	int ret = 1, created = 0;
@@ -110,9 +105,7 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		goto oom;
 
 	size_t np = dtcap_nprobes(r);
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < np; i++)
-		maxid = dtcap_probe_at(r, i)->id > maxid ? dtcap_probe_at(r, i)->id : maxid;
+	uint32_t maxid = dtcap_max_probe_id(r);
 	kind = calloc((size_t)maxid + 1, 1);
 	fnof = calloc((size_t)maxid + 1, sizeof(*fnof));
 	fnames = calloc(np ? np : 1, sizeof(*fnames));

@@ -327,13 +327,8 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 
 int export_pprof(const char *path, const char *cap, int partial, int salvage)
 {
-	if (export_exists(path)) {
-		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
-			"another name)\n", prog(), path);
-		return 1;
-	}
-	int status = 1;
-	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	int status;
+	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
 	if (r == NULL)
 		return status;
 	struct pp p = { .r = r };
@@ -347,11 +342,10 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 
 	/* which probes are samples, and at what period */
 	size_t np = dtcap_nprobes(r);
-	uint32_t maxid = 0, ntimer = 0;
+	uint32_t maxid = dtcap_max_probe_id(r), ntimer = 0;
 	uint64_t hz = 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
-		maxid = pr->id > maxid ? pr->id : maxid;
 		if (pr->flags & DT_PF_TIMER) {
 			ntimer++;
 			const char *c = strrchr(pr->name, ':');

@@ -326,13 +326,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 
 	/* Samples are the timer probes' events unless --probe says otherwise. */
 	size_t np = dtcap_nprobes(p.r);
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < np; i++) {
-		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
-		if (pr && pr->id > maxid)
-			maxid = pr->id;
-	}
-	p.nwant = maxid + 1;
+	p.nwant = dtcap_max_probe_id(p.r) + 1;
 	p.want = calloc(p.nwant, 1);
 	if (!p.want)
 		goto oom;
