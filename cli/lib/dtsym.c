@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "dtsym.h"
+#include "util.h"
 
 struct ksym {
 	uint64_t	addr;
@@ -324,16 +325,8 @@ static const struct kmod *mod_of(struct dtsym *s, uint64_t pc)
 static const char *kname(struct dtsym *s, uint64_t pc, uint8_t *origin)
 {
 	char buf[160];
-	size_t lo = 0, hi = s->nks;
-
-	/* The last symbol with addr <= pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->ks[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The last symbol with addr <= pc: ks[lo - 1]. */
+	size_t lo = DTU_UPPER_BOUND(s->nks, i, s->ks[i].addr, pc);
 	const struct kmod *m = mod_of(s, pc);
 	if (lo > 0) {
 		const struct ksym *k = &s->ks[lo - 1];
@@ -411,14 +404,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	const struct dtcap_map *m = NULL;
 
 	if (pm) {
-		size_t lo = 0, hi = pm->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (pm->maps[mid]->start <= pc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = DTU_UPPER_BOUND(pm->n, i, pm->maps[i]->start, pc);
 		if (lo > 0 && pc < pm->maps[lo - 1]->end)
 			m = pm->maps[lo - 1];
 	}
@@ -431,14 +417,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
 	if (f && f->nsyms) {
 		uint64_t v = foff + f->load_bias_hint;
-		size_t lo = 0, hi = f->nsyms;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (f->syms[mid].addr <= v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
 		/* Several symbols may start at or below v (nested or sized
 		 * zero); walk back over a few for one that covers v. */
 		for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {

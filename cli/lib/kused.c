@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 struct kline {
 	uint64_t	addr;
 	uint32_t	off, len;	/* the line in text, newline included */
@@ -132,15 +134,8 @@ kused_mark(struct kused *k, const uint64_t *pcs, unsigned n)
 	if (k == NULL || k->whole)
 		return;
 	for (unsigned i = 0; i < n; i++) {
-		size_t lo = 0, hi = k->n;
-		/* the last symbol at or below the pc */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (k->v[mid].addr <= pcs[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the last symbol at or below the pc: v[lo - 1] */
+		size_t lo = DTU_UPPER_BOUND(k->n, j, k->v[j].addr, pcs[i]);
 		if (lo == 0)
 			continue;
 		for (size_t j = lo - 1; j <= lo && j < k->n; j++) {

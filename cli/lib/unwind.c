@@ -16,6 +16,7 @@
  * code built without frame pointers.
  */
 #include "unwind.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -438,15 +439,8 @@ proc_free(struct uproc *p)
 static struct umap *
 proc_map_at(struct uproc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n;
+	size_t lo = DTU_UPPER_BOUND(p->n, i, p->maps[i].start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo > 0 && addr < p->maps[lo - 1].end)
 		return &p->maps[lo - 1];
 	return NULL;
