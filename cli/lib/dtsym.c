@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_grow.h"
 #include "dtsym.h"
 #include "util.h"
 
@@ -138,13 +139,8 @@ static void parse_modules(struct dtsym *s)
 			line[ll] = 0;
 			if (sscanf(line, "%127s %llu %u %255s %31s %llx", name, &size, &refs,
 				   deps, state, &addr) == 6 && addr) {
-				if (s->nmods == cap) {
-					cap = cap ? cap * 2 : 64;
-					struct kmod *nm = realloc(s->mods, cap * sizeof(*nm));
-					if (!nm)
-						return;
-					s->mods = nm;
-				}
+				if (DT_GROW(s->mods, cap, s->nmods, 1, 64))
+					return;
 				char *nd = strdup(name);
 				if (!nd)
 					return;
@@ -209,13 +205,8 @@ static void parse_kallsyms(struct dtsym *s)
 					*tab = ' ';	/* "func [mod]" */
 				}
 			}
-			if (s->nks == cap) {
-				cap = cap ? cap * 2 : 4096;
-				struct ksym *nk = realloc(s->ks, cap * sizeof(*nk));
-				if (!nk)
-					break;
-				s->ks = nk;
-			}
+			if (DT_GROW(s->ks, cap, s->nks, 1, 4096))
+				break;
 			s->ks[s->nks++] = (struct ksym){ addr, name, mod };
 			if (addr)
 				nonzero++;

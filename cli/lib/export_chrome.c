@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
 #include "dtcap.h"
 #include "dtsym.h"
 #include "export.h"
@@ -174,14 +175,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 			uint64_t ts = b->ts[i] > t0 ? b->ts[i] - t0 : 0;
 			/* threads seen, with their latest comm */
 			if (nth == 0 || th[nth - 1].tid != b->tid[i] || th[nth - 1].pid != b->pid[i]) {
-				if (nth == cth) {
-					size_t nc = cth ? cth * 2 : 1024;
-					struct thr *t = realloc(th, nc * sizeof(*t));
-					if (t == NULL)
-						goto oom;
-					th = t;
-					cth = nc;
-				}
+				if (DT_GROW(th, cth, nth, 1, 1024))
+					goto oom;
 				th[nth++] = (struct thr){ b->pid[i], b->tid[i], b->comm[i] };
 				if (nth == cth && cth >= 1u << 16) {
 					/* dedup now and then: runs of one thread are long */
@@ -198,14 +193,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 				th[nth - 1].comm = b->comm[i];
 			}
 			if (k == K_ENTRY || k == K_RETURN) {
-				if (npe == cpe) {
-					size_t nc = cpe ? cpe * 2 : 4096;
-					struct pev *p = realloc(pe, nc * sizeof(*p));
-					if (p == NULL)
-						goto oom;
-					pe = p;
-					cpe = nc;
-				}
+				if (DT_GROW(pe, cpe, npe, 1, 4096))
+					goto oom;
 				pe[npe++] = (struct pev){ b->ts[i], b->tid[i], b->pid[i], fnof[id],
 							  k == K_RETURN,
 							  (int64_t)b->args[i * DTCAP_MAXARGS], seq };

@@ -22,6 +22,7 @@
 #include <zstd.h>
 #include <xxhash.h>
 
+#include "dt_grow.h"
 #include "parquet.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -52,18 +53,10 @@ static int buf_need(struct buf *b, size_t more)
 {
 	if (b->oom)
 		return -1;
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + more)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (p == NULL) {
+	if (DT_GROW(b->p, b->cap, b->len, more, 4096)) {
 		b->oom = 1;
 		return -1;
 	}
-	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 
@@ -535,25 +528,14 @@ static int col_reserve(struct pq_writer *w, struct col *c, size_t more)
 {
 	size_t esz = c->type == PQ_INT64 ? 8 : 4;
 	if (c->nnn + more > c->valcap) {
-		size_t cap = c->valcap ? c->valcap : 1024;
-		while (cap < c->nnn + more)
-			cap *= 2;
-		void *p = realloc(c->vals, cap * esz);
+		/* the element size is the column's: the function form */
+		void *p = dt_grow_array(c->vals, &c->valcap, c->nnn + more, esz, 1024, SIZE_MAX);
 		if (p == NULL)
 			return oom(w);
 		c->vals = p;
-		c->valcap = cap;
 	}
-	if (c->nullable && c->n + more > c->defcap) {
-		size_t cap = c->defcap ? c->defcap : 1024;
-		while (cap < c->n + more)
-			cap *= 2;
-		uint8_t *p = realloc(c->def, cap);
-		if (p == NULL)
-			return oom(w);
-		c->def = p;
-		c->defcap = cap;
-	}
+	if (c->nullable && DT_GROW(c->def, c->defcap, c->n, more, 1024))
+		return oom(w);
 	return 0;
 }
 
@@ -680,18 +662,11 @@ static int str_append(struct pq_writer *w, struct col *c, int64_t idx)
 
 static int dict_add(struct pq_writer *w, struct col *c, uint32_t ent, uint32_t len)
 {
-	if (c->ndict == c->dcap) {
-		size_t cap = c->dcap ? c->dcap * 2 : 256;
-		uint32_t *a = realloc(c->dent, cap * sizeof(*a));
-		if (a == NULL)
-			return oom(w);
-		c->dent = a;
-		uint32_t *b = realloc(c->dlen, cap * sizeof(*b));
-		if (b == NULL)
-			return oom(w);
-		c->dlen = b;
-		c->dcap = cap;
-	}
+	/* dent and dlen share dcap: grow dlen to dent's new capacity */
+	size_t cap = c->dcap;
+	if (DT_GROW(c->dent, cap, c->ndict, 1, 256) ||
+	    DT_GROW(c->dlen, c->dcap, 0, cap, 256))
+		return oom(w);
 	c->dent[c->ndict] = ent;
 	c->dlen[c->ndict] = len;
 	return (int)c->ndict++;

@@ -15,6 +15,7 @@
  * following rbp when a pc has no CFI, and rbp is a general register in
  * code built without frame pointers.
  */
+#include "dt_grow.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -449,17 +450,7 @@ proc_map_at(struct uproc *p, uint64_t addr)
 static int
 proc_reserve(struct uproc *p, size_t extra)
 {
-	if (p->n + extra <= p->cap)
-		return 0;
-	size_t ncap = p->cap ? p->cap * 2 : 16;
-	while (ncap < p->n + extra)
-		ncap *= 2;
-	struct umap *nm = realloc(p->maps, ncap * sizeof(*nm));
-	if (nm == NULL)
-		return -1;
-	p->maps = nm;
-	p->cap = ncap;
-	return 0;
+	return DT_GROW(p->maps, p->cap, p->n, extra, 16);
 }
 
 int
