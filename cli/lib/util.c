@@ -471,9 +471,19 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		out_free(o);
 		return -1;
 	}
+	/* a signal between mkstemp and pending() would leave the file
+	 * behind: hold the fatal ones until the handler knows its name */
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
 	int fd = mkstemp(o->tmp);
 	if (fd >= 0)
 		pending(o->tmp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		out_free(o);
