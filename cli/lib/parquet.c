@@ -23,6 +23,7 @@
 #include <xxhash.h>
 
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "parquet.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -369,8 +370,7 @@ struct col {
 	uint32_t	*dent;		/* arena offset, or caller id */
 	uint32_t	*dlen;
 	struct buf	arena;		/* pq_put_str bytes */
-	uint32_t	*ht;		/* open addressing: index + 1, 0 empty */
-	size_t		htcap;
+	struct dt_htab	ht;		/* string -> dict index */
 	const char *const *ext;		/* pq_set_dict table, or NULL */
 	size_t		next;
 	int32_t		*ext2loc;	/* caller id -> dict index, -1 unused */
@@ -430,7 +430,7 @@ static void col_free(struct col *c)
 	free(c->dent);
 	free(c->dlen);
 	buf_free(&c->arena);
-	free(c->ht);
+	dt_htab_free(&c->ht);
 	free(c->ext2loc);
 }
 
@@ -672,23 +672,10 @@ static int dict_add(struct pq_writer *w, struct col *c, uint32_t ent, uint32_t l
 	return (int)c->ndict++;
 }
 
-static int ht_grow(struct pq_writer *w, struct col *c)
+static uint64_t dict_hash(const void *ctx, uint32_t e)
 {
-	size_t cap = c->htcap ? c->htcap * 2 : 1024;
-	uint32_t *ht = calloc(cap, sizeof(*ht));
-	if (ht == NULL)
-		return oom(w);
-	for (size_t i = 0; i < c->ndict; i++) {
-		uint64_t h = XXH3_64bits(c->arena.p + c->dent[i], c->dlen[i]);
-		size_t j = h & (cap - 1);
-		while (ht[j])
-			j = (j + 1) & (cap - 1);
-		ht[j] = (uint32_t)i + 1;
-	}
-	free(c->ht);
-	c->ht = ht;
-	c->htcap = cap;
-	return 0;
+	const struct col *c = ctx;
+	return XXH3_64bits(c->arena.p + c->dent[e], c->dlen[e]);
 }
 
 int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
@@ -702,26 +689,23 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 		return str_append(w, c, -1);
 	if (len > UINT32_MAX / 2 || c->arena.len + len > UINT32_MAX)
 		return fail(w, "%s: column %s: string too long for a row group", w->path, c->name);
-	if ((c->ndict + 1) * 2 > c->htcap && ht_grow(w, c) < 0)
-		return -1;
 	uint64_t h = XXH3_64bits(s, len);
-	size_t j = h & (c->htcap - 1);
-	while (c->ht[j]) {
-		uint32_t k = c->ht[j] - 1;
+	uint32_t k;
+	for (size_t j = dt_htab_first(&c->ht, h); (k = dt_htab_at(&c->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&c->ht, j))
 		if (c->dlen[k] == len &&
 		    (len == 0 || memcmp(c->arena.p + c->dent[k], s, len) == 0))
 			return str_append(w, c, k);
-		j = (j + 1) & (c->htcap - 1);
-	}
 	uint32_t at = (uint32_t)c->arena.len;
 	buf_put(&c->arena, s, len);
 	if (c->arena.oom)
 		return oom(w);
-	int k = dict_add(w, c, at, (uint32_t)len);
-	if (k < 0)
+	int e = dict_add(w, c, at, (uint32_t)len);
+	if (e < 0)
 		return -1;
-	c->ht[j] = (uint32_t)k + 1;
-	return str_append(w, c, k);
+	if (dt_htab_add(&c->ht, h, (uint32_t)e, dict_hash, c))
+		return oom(w);
+	return str_append(w, c, e);
 }
 
 int pq_set_dict(struct pq_writer *w, unsigned col, const char *const *strs, size_t n)
@@ -1095,8 +1079,8 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 	if (c->ext)
 		for (size_t i = 0; i < c->ndict; i++)
 			c->ext2loc[c->dent[i]] = -1;
-	else if (c->ht)
-		memset(c->ht, 0, c->htcap * sizeof(*c->ht));
+	else
+		dt_htab_clear(&c->ht);
 	c->ndict = 0;
 	c->arena.len = 0;
 	c->n = c->nnn = 0;
