@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dt_grow.h"
+
 /*
  * The one grammar of durations and times (util.h).  Exact in integers:
  * "@86400123456789ns" is a timestamp copied from the ts column and must
@@ -256,13 +258,8 @@ dtu_read_file(const char *path, size_t *lenp)
 		goto fail;
 	for (;;) {
 		ssize_t r;
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-			if (nb == NULL)
-				goto fail;
-			buf = nb;
-			cap *= 2;
-		}
+		if (DT_GROW(buf, cap, len, 4096, 65536))
+			goto fail;
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0) {
 			if (errno == EINTR)
