@@ -133,7 +133,7 @@ struct dt_pcb {
 
 extern struct mutex dt_lock;
 
-/* dt_probe.c: the probe table */
+/* dt_dev.c: the probe table (id = index + 1; a dead probe keeps its slot until unload) */
 struct dt_probe *dt_probe_new(const struct dt_provider *, const char *func,
 			      const char *name, u16 nargs, u8 nslots,
 			      const struct dt_arg_info *args, u16 flags);

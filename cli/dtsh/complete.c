@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dt_grow.h"
 #include "dtsh.h"
 #include "dtsql.h"
 #include "probes.h"
@@ -29,14 +30,8 @@ struct cands {
 static void
 add(struct cands *c, const char *s)
 {
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		char **nv = realloc(c->v, nc * sizeof(*nv));
-		if (nv == NULL)
-			return;
-		c->v = nv;
-		c->cap = nc;
-	}
+	if (DT_GROW(c->v, c->cap, c->n, 1, 64))
+		return;
 	if ((c->v[c->n] = strdup(s)) != NULL)
 		c->n++;
 }

@@ -23,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtsym.h"
+#include "util.h"
 
 struct ksym {
 	uint64_t	addr;
@@ -49,7 +52,6 @@ struct centry {
 	const void	*ctx;		/* NULL: kernel, else process snapshot */
 	const char	*name;
 	uint8_t		origin;
-	uint8_t		used;
 };
 
 enum { O_KERNEL, O_MODULE, O_USER, O_UNKNOWN };
@@ -71,8 +73,9 @@ struct dtsym {
 
 	struct pmaps	*pm_buckets[256];
 
-	struct centry	*cache;
+	struct centry	*cache;		/* answers, in order of first question */
 	size_t		ccap, cn;
+	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
 
 	struct arena	*arena;
 };
@@ -137,13 +140,8 @@ static void parse_modules(struct dtsym *s)
 			line[ll] = 0;
 			if (sscanf(line, "%127s %llu %u %255s %31s %llx", name, &size, &refs,
 				   deps, state, &addr) == 6 && addr) {
-				if (s->nmods == cap) {
-					cap = cap ? cap * 2 : 64;
-					struct kmod *nm = realloc(s->mods, cap * sizeof(*nm));
-					if (!nm)
-						return;
-					s->mods = nm;
-				}
+				if (DT_GROW(s->mods, cap, s->nmods, 1, 64))
+					return;
 				char *nd = strdup(name);
 				if (!nd)
 					return;
@@ -208,13 +206,8 @@ static void parse_kallsyms(struct dtsym *s)
 					*tab = ' ';	/* "func [mod]" */
 				}
 			}
-			if (s->nks == cap) {
-				cap = cap ? cap * 2 : 4096;
-				struct ksym *nk = realloc(s->ks, cap * sizeof(*nk));
-				if (!nk)
-					break;
-				s->ks = nk;
-			}
+			if (DT_GROW(s->ks, cap, s->nks, 1, 4096))
+				break;
 			s->ks[s->nks++] = (struct ksym){ addr, name, mod };
 			if (addr)
 				nonzero++;
@@ -260,6 +253,7 @@ void dtsym_close(struct dtsym *s)
 	free(s->ks);
 	free(s->ktext);
 	free(s->cache);
+	dt_htab_free(&s->cix);
 	while (s->arena) {
 		struct arena *n = s->arena->next;
 		free(s->arena);
@@ -279,32 +273,20 @@ static uint64_t hash2(uint64_t pc, const void *ctx)
 	return h;
 }
 
-static struct centry *cache_slot(struct dtsym *s, uint64_t pc, const void *ctx)
+static uint64_t cache_hash(const void *ctx, uint32_t e)
 {
-	if (s->cn * 2 >= s->ccap) {
-		size_t ncap = s->ccap ? s->ccap * 2 : 1024;
-		struct centry *nc = calloc(ncap, sizeof(*nc));
-		if (!nc)
-			return NULL;
-		for (size_t i = 0; i < s->ccap; i++) {
-			if (!s->cache[i].used)
-				continue;
-			size_t j = hash2(s->cache[i].pc, s->cache[i].ctx) & (ncap - 1);
-			while (nc[j].used)
-				j = (j + 1) & (ncap - 1);
-			nc[j] = s->cache[i];
-		}
-		free(s->cache);
-		s->cache = nc;
-		s->ccap = ncap;
-	}
-	size_t j = hash2(pc, ctx) & (s->ccap - 1);
-	while (s->cache[j].used) {
-		if (s->cache[j].pc == pc && s->cache[j].ctx == ctx)
-			return &s->cache[j];
-		j = (j + 1) & (s->ccap - 1);
-	}
-	return &s->cache[j];
+	const struct dtsym *s = ctx;
+	return hash2(s->cache[e].pc, s->cache[e].ctx);
+}
+
+static struct centry *cache_find(struct dtsym *s, uint64_t pc, const void *ctx)
+{
+	uint32_t e;
+	for (size_t i = dt_htab_first(&s->cix, hash2(pc, ctx));
+	     (e = dt_htab_at(&s->cix, i)) != DT_HTAB_NONE; i = dt_htab_next(&s->cix, i))
+		if (s->cache[e].pc == pc && s->cache[e].ctx == ctx)
+			return &s->cache[e];
+	return NULL;
 }
 
 /* ----------------------------------------------------------- kernel */
@@ -324,16 +306,8 @@ static const struct kmod *mod_of(struct dtsym *s, uint64_t pc)
 static const char *kname(struct dtsym *s, uint64_t pc, uint8_t *origin)
 {
 	char buf[160];
-	size_t lo = 0, hi = s->nks;
-
-	/* The last symbol with addr <= pc. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->ks[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The last symbol with addr <= pc: ks[lo - 1]. */
+	size_t lo = DTU_UPPER_BOUND(s->nks, i, s->ks[i].addr, pc);
 	const struct kmod *m = mod_of(s, pc);
 	if (lo > 0) {
 		const struct ksym *k = &s->ks[lo - 1];
@@ -411,14 +385,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	const struct dtcap_map *m = NULL;
 
 	if (pm) {
-		size_t lo = 0, hi = pm->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (pm->maps[mid]->start <= pc)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = DTU_UPPER_BOUND(pm->n, i, pm->maps[i]->start, pc);
 		if (lo > 0 && pc < pm->maps[lo - 1]->end)
 			m = pm->maps[lo - 1];
 	}
@@ -431,14 +398,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
 	if (f && f->nsyms) {
 		uint64_t v = foff + f->load_bias_hint;
-		size_t lo = 0, hi = f->nsyms;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (f->syms[mid].addr <= v)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
 		/* Several symbols may start at or below v (nested or sized
 		 * zero); walk back over a few for one that covers v. */
 		for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
@@ -474,10 +434,9 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 		if (!p)
 			p = (const void *)&origin_names;	/* "no process" context */
 	}
-	struct centry *e = cache_slot(s, pc, kernel ? NULL : p);
-	if (!e)
-		return NULL;
-	if (e->used)
+	const void *ctx = kernel ? NULL : p;
+	struct centry *e = cache_find(s, pc, ctx);
+	if (e)
 		return e;
 	uint8_t origin;
 	const char *name;
@@ -485,13 +444,12 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 		name = kname(s, pc, &origin);
 	else
 		name = uname_(s, p == (const void *)&origin_names ? NULL : p, pc, &origin);
-	if (!name)
+	if (!name || DT_GROW(s->cache, s->ccap, s->cn, 1, 1024))
 		return NULL;
-	e->pc = pc;
-	e->ctx = kernel ? NULL : p;
-	e->name = name;
-	e->origin = origin;
-	e->used = 1;
+	e = &s->cache[s->cn];
+	*e = (struct centry){ pc, ctx, name, origin };
+	if (dt_htab_add(&s->cix, hash2(pc, ctx), (uint32_t)s->cn, cache_hash, s))
+		return NULL;
 	s->cn++;
 	return e;
 }

@@ -1,4 +1,5 @@
 /* elfsyms.c - see elfsyms.h. */
+#include "dt_grow.h"
 #include "elfsyms.h"
 #include "util.h"
 
@@ -110,24 +111,9 @@ acc_add(struct acc *a, uint64_t addr, uint64_t size, const char *name)
 {
 	size_t l = strlen(name) + 1;
 
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 256;
-		struct dtcap_sym *nv = realloc(a->v, nc * sizeof(*nv));
-		if (nv == NULL)
-			return -1;
-		a->v = nv;
-		a->cap = nc;
-	}
-	if (a->used + l > a->ncap) {
-		size_t nc = a->ncap ? a->ncap * 2 : 4096;
-		while (nc < a->used + l)
-			nc *= 2;
-		char *nn = realloc(a->names, nc);
-		if (nn == NULL)
-			return -1;
-		a->names = nn;
-		a->ncap = nc;
-	}
+	if (DT_GROW(a->v, a->cap, a->n, 1, 256) ||
+	    DT_GROW(a->names, a->ncap, a->used, l, 4096))
+		return -1;
 	memcpy(a->names + a->used, name, l);
 	a->v[a->n].addr = addr;
 	a->v[a->n].size = size;

@@ -35,6 +35,19 @@ int export_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+struct dtcap_reader *export_open(const char *path, const char *cap, int partial, int salvage,
+				 int *status)
+{
+	if (export_exists(path)) {
+		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
+			"another name)\n", prog(), path);
+		*status = 1;
+		return NULL;
+	}
+	*status = 1;
+	return dtr_open("export", cap, partial, salvage, status);
+}
+
 int cmd_export_format(int argc, char **argv, const char *format)
 {
 	static const struct option longopts[] = {

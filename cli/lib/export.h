@@ -36,4 +36,13 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage);
 /* Shared: the path names an existing file or symlink (1), or not (0). */
 int export_exists(const char *path);
 
+/*
+ * The start of a one-file export (pprof, chrome): refuse an output path
+ * that exists (message printed, *status 1), else open cap with dtr_open.
+ * The reader, or NULL with *status the exit status.
+ */
+struct dtcap_reader;
+struct dtcap_reader *export_open(const char *path, const char *cap, int partial, int salvage,
+				 int *status);
+
 #endif /* DT_EXPORT_H */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
 #include "dtcap.h"
 #include "dtsym.h"
 #include "export.h"
@@ -55,33 +56,6 @@ struct pev {
 struct thr {
 	uint32_t	pid, tid, comm;
 };
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	const unsigned char *p = (const unsigned char *)s;
-	while (*p) {
-		if (*p < 0x80) {
-			if (*p == '"' || *p == '\\')
-				fprintf(f, "\\%c", *p);
-			else if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-			p++;
-			continue;
-		}
-		int l = dtu_utf8_len(p, SIZE_MAX);
-		if (l <= 0) {
-			fputs("\\ufffd", f);	/* not UTF-8: one bad byte */
-			p++;
-		} else {
-			fwrite(p, 1, (size_t)l, f);
-			p += l;
-		}
-	}
-	fputc('"', f);
-}
 
 /* Microseconds since start, ns precision. */
 static void json_ts(FILE *f, const char *key, uint64_t ns)
@@ -110,13 +84,8 @@ static int thr_cmp(const void *a, const void *b)
 
 int export_chrome(const char *path, const char *cap, int partial, int salvage)
 {
-	if (export_exists(path)) {
-		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
-			"another name)\n", prog(), path);
-		return 1;
-	}
-	int status = 1;
-	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	int status;
+	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
 	if (r == NULL)
 		return status;
 	int ret = 1, created = 0;
@@ -137,9 +106,7 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		goto oom;
 
 	size_t np = dtcap_nprobes(r);
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < np; i++)
-		maxid = dtcap_probe_at(r, i)->id > maxid ? dtcap_probe_at(r, i)->id : maxid;
+	uint32_t maxid = dtcap_max_probe_id(r);
 	kind = calloc((size_t)maxid + 1, 1);
 	fnof = calloc((size_t)maxid + 1, sizeof(*fnof));
 	fnames = calloc(np ? np : 1, sizeof(*fnames));
@@ -187,11 +154,11 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t t0 = h->start_ns;
 	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"host\":", f);
-	json_str(f, h->hostname);
+	dtu_json_str(f, h->hostname);
 	fputs(",\"kernel\":", f);
-	json_str(f, h->kernel);
+	dtu_json_str(f, h->kernel);
 	fputs(",\"command\":", f);
-	json_str(f, h->command);
+	dtu_json_str(f, h->command);
 	fputs("},\n\"traceEvents\":[\n", f);
 	int first = 1;
 #define SEP() (first ? (first = 0, "") : ",\n")
@@ -208,14 +175,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 			uint64_t ts = b->ts[i] > t0 ? b->ts[i] - t0 : 0;
 			/* threads seen, with their latest comm */
 			if (nth == 0 || th[nth - 1].tid != b->tid[i] || th[nth - 1].pid != b->pid[i]) {
-				if (nth == cth) {
-					size_t nc = cth ? cth * 2 : 1024;
-					struct thr *t = realloc(th, nc * sizeof(*t));
-					if (t == NULL)
-						goto oom;
-					th = t;
-					cth = nc;
-				}
+				if (DT_GROW(th, cth, nth, 1, 1024))
+					goto oom;
 				th[nth++] = (struct thr){ b->pid[i], b->tid[i], b->comm[i] };
 				if (nth == cth && cth >= 1u << 16) {
 					/* dedup now and then: runs of one thread are long */
@@ -232,14 +193,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 				th[nth - 1].comm = b->comm[i];
 			}
 			if (k == K_ENTRY || k == K_RETURN) {
-				if (npe == cpe) {
-					size_t nc = cpe ? cpe * 2 : 4096;
-					struct pev *p = realloc(pe, nc * sizeof(*p));
-					if (p == NULL)
-						goto oom;
-					pe = p;
-					cpe = nc;
-				}
+				if (DT_GROW(pe, cpe, npe, 1, 4096))
+					goto oom;
 				pe[npe++] = (struct pev){ b->ts[i], b->tid[i], b->pid[i], fnof[id],
 							  k == K_RETURN,
 							  (int64_t)b->args[i * DTCAP_MAXARGS], seq };
@@ -276,9 +231,9 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 			}
 			fputs(SEP(), f);
 			fputs("{\"ph\":\"i\",\"s\":\"t\",\"name\":", f);
-			json_str(f, name);
+			dtu_json_str(f, name);
 			fputs(",\"cat\":", f);
-			json_str(f, cat);
+			dtu_json_str(f, cat);
 			json_ts(f, "ts", ts);
 			fprintf(f, ",\"pid\":%u,\"tid\":%u,\"args\":{\"cpu\":%u", b->pid[i],
 				b->tid[i], b->cpu[i]);
@@ -321,9 +276,9 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		snprintf(catbuf, sizeof(catbuf), "%.*s", c ? (int)(c - fnm) : 0, fnm);
 		fputs(SEP(), f);
 		fputs("{\"ph\":\"X\",\"name\":", f);
-		json_str(f, c ? c + 1 : fnm);
+		dtu_json_str(f, c ? c + 1 : fnm);
 		fputs(",\"cat\":", f);
-		json_str(f, catbuf);
+		dtu_json_str(f, catbuf);
 		json_ts(f, "ts", e->ts > t0 ? e->ts - t0 : 0);
 		json_ts(f, "dur", pe[i].ts - e->ts);
 		fprintf(f, ",\"pid\":%u,\"tid\":%u,\"args\":{\"ret\":%lld}}", e->pid, e->tid,
@@ -350,12 +305,12 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		fputs(SEP(), f);
 		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,"
 			"\"args\":{\"name\":", th[j].pid, th[j].tid);
-		json_str(f, cn);
+		dtu_json_str(f, cn);
 		fputs("}}", f);
 		if (th[j].pid == th[j].tid) {
 			fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,"
 				"\"args\":{\"name\":", th[j].pid);
-			json_str(f, cn);
+			dtu_json_str(f, cn);
 			fputs("}}", f);
 		}
 	}

@@ -115,10 +115,7 @@ struct probemap {
 static int probemap_init(struct probemap *m, const struct dtcap_reader *r)
 {
 	size_t np = dtcap_nprobes(r);
-	m->maxid = 0;
-	for (size_t i = 0; i < np; i++)
-		if (dtcap_probe_at(r, i)->id > m->maxid)
-			m->maxid = dtcap_probe_at(r, i)->id;
+	m->maxid = dtcap_max_probe_id(r);
 	/* ids are the kernel's: small in practice; an absurd one gets no slot */
 	if (m->maxid > (1u << 22))
 		m->maxid = 1u << 22;

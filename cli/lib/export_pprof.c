@@ -29,6 +29,8 @@
 #include <zlib.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtcap.h"
 #include "dtsym.h"
 #include "export.h"
@@ -51,17 +53,9 @@ static void pb_put(struct pb *b, const void *p, size_t n)
 {
 	if (b->oom)
 		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n)
-			cap *= 2;
-		uint8_t *q = realloc(b->p, cap);
-		if (q == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = q;
-		b->cap = cap;
+	if (DT_GROW(b->p, b->cap, b->len, n, 4096)) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -106,12 +100,13 @@ static void pb_msg(struct pb *b, unsigned field, struct pb *m)
 
 /* --------------------------------------------------- interning tables */
 
-/* An open-addressing map from a byte key to a dense id from 1. */
+/* A map from a byte key to a dense id from 1. */
 struct imap {
-	uint32_t	*slot;		/* id, 0 = empty */
-	size_t		cap;
-	char		**keys;		/* [id - 1] */
-	size_t		*klen;
+	struct dt_htab	ht;		/* key -> id - 1 */
+	struct ikey {
+		char	*p;
+		size_t	len;
+	}		*keys;		/* [id - 1] */
 	size_t		n, kcap;
 };
 
@@ -124,64 +119,46 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	return h ^ (h >> 29);
 }
 
+static uint64_t imap_hash(const void *ctx, uint32_t e)
+{
+	const struct imap *m = ctx;
+	return hash_bytes(m->keys[e].p, m->keys[e].len);
+}
+
 /* The id of key (added if new: *added set), 0 on ENOMEM. */
 static uint32_t imap_id(struct imap *m, const void *key, size_t n, int *added)
 {
+	uint64_t h = hash_bytes(key, n);
+	uint32_t e;
+
 	if (added)
 		*added = 0;
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 1024;
-		uint32_t *s = calloc(cap, sizeof(*s));
-		if (s == NULL)
-			return 0;
-		for (size_t i = 0; i < m->n; i++) {
-			size_t j = hash_bytes(m->keys[i], m->klen[i]) & (cap - 1);
-			while (s[j])
-				j = (j + 1) & (cap - 1);
-			s[j] = (uint32_t)i + 1;
-		}
-		free(m->slot);
-		m->slot = s;
-		m->cap = cap;
-	}
-	size_t j = hash_bytes(key, n) & (m->cap - 1);
-	while (m->slot[j]) {
-		uint32_t id = m->slot[j];
-		if (m->klen[id - 1] == n && memcmp(m->keys[id - 1], key, n) == 0)
-			return id;
-		j = (j + 1) & (m->cap - 1);
-	}
-	if (m->n == m->kcap) {
-		size_t kc = m->kcap ? m->kcap * 2 : 1024;
-		char **k = realloc(m->keys, kc * sizeof(*k));
-		if (k == NULL)
-			return 0;
-		m->keys = k;
-		size_t *l = realloc(m->klen, kc * sizeof(*l));
-		if (l == NULL)
-			return 0;
-		m->klen = l;
-		m->kcap = kc;
-	}
+	for (size_t i = dt_htab_first(&m->ht, h); (e = dt_htab_at(&m->ht, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&m->ht, i))
+		if (m->keys[e].len == n && memcmp(m->keys[e].p, key, n) == 0)
+			return e + 1;
+	if (DT_GROW(m->keys, m->kcap, m->n, 1, 1024))
+		return 0;
 	char *c = malloc(n ? n : 1);
 	if (c == NULL)
 		return 0;
 	memcpy(c, key, n);
-	m->keys[m->n] = c;
-	m->klen[m->n] = n;
-	m->slot[j] = (uint32_t)++m->n;
+	m->keys[m->n] = (struct ikey){ c, n };
+	if (dt_htab_add(&m->ht, h, (uint32_t)m->n, imap_hash, m)) {
+		free(c);
+		return 0;
+	}
 	if (added)
 		*added = 1;
-	return (uint32_t)m->n;
+	return (uint32_t)++m->n;
 }
 
 static void imap_free(struct imap *m)
 {
 	for (size_t i = 0; i < m->n; i++)
-		free(m->keys[i]);
+		free(m->keys[i].p);
 	free(m->keys);
-	free(m->klen);
-	free(m->slot);
+	dt_htab_free(&m->ht);
 }
 
 /* ------------------------------------------------------------ exporter */
@@ -196,7 +173,7 @@ struct pp {
 	struct imap	samples;	/* key: {comm, pid, kstack, ustack, snapshot} */
 	uint64_t	*counts;	/* by sample id - 1 */
 	uint64_t	*first_ts;
-	size_t		ccap;
+	size_t		ccap, tcap;
 	struct pb	out, m1, m2;	/* Profile, scratch messages */
 };
 
@@ -350,13 +327,8 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 
 int export_pprof(const char *path, const char *cap, int partial, int salvage)
 {
-	if (export_exists(path)) {
-		fprintf(stderr, "%s: export: %s: exists (not replaced; remove it or choose "
-			"another name)\n", prog(), path);
-		return 1;
-	}
-	int status = 1;
-	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	int status;
+	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
 	if (r == NULL)
 		return status;
 	struct pp p = { .r = r };
@@ -370,11 +342,10 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 
 	/* which probes are samples, and at what period */
 	size_t np = dtcap_nprobes(r);
-	uint32_t maxid = 0, ntimer = 0;
+	uint32_t maxid = dtcap_max_probe_id(r), ntimer = 0;
 	uint64_t hz = 0;
 	for (size_t i = 0; i < np; i++) {
 		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
-		maxid = pr->id > maxid ? pr->id : maxid;
 		if (pr->flags & DT_PF_TIMER) {
 			ntimer++;
 			const char *c = strrchr(pr->name, ':');
@@ -434,18 +405,9 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 			uint32_t sid = imap_id(&p.samples, key, sizeof(key), &added);
 			if (sid == 0)
 				goto oom;
-			if (sid > p.ccap) {
-				size_t nc = p.ccap ? p.ccap * 2 : 4096;
-				uint64_t *c = realloc(p.counts, nc * sizeof(*c));
-				if (c == NULL)
-					goto oom;
-				p.counts = c;
-				uint64_t *t = realloc(p.first_ts, nc * sizeof(*t));
-				if (t == NULL)
-					goto oom;
-				p.first_ts = t;
-				p.ccap = nc;
-			}
+			if (DT_GROW(p.counts, p.ccap, sid, 0, 4096) ||
+			    DT_GROW(p.first_ts, p.tcap, sid, 0, 4096))
+				goto oom;
 			if (added) {
 				p.counts[sid - 1] = 0;
 				p.first_ts[sid - 1] = b->ts[i];
@@ -458,7 +420,7 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 	/* pass 2: name each distinct key once */
 	for (size_t s = 0; s < p.samples.n; s++) {
 		uint64_t key[4];
-		memcpy(key, p.samples.keys[s], sizeof(key));
+		memcpy(key, p.samples.keys[s].p, sizeof(key));
 		uint32_t comm = (uint32_t)(key[0] >> 32), pid = (uint32_t)key[0];
 		uint32_t ks = (uint32_t)(key[1] >> 32), us = (uint32_t)key[1];
 		uint64_t ts = p.first_ts[s];

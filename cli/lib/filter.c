@@ -189,14 +189,8 @@ int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, s
 	}
 
 	if (f->nprobes) {
-		uint32_t maxid = 0;
 		size_t n = dtcap_nprobes(r), hits = 0;
-		for (size_t i = 0; i < n; i++) {
-			const struct dtcap_probe *p = dtcap_probe_at(r, i);
-			if (p && p->id > maxid)
-				maxid = p->id;
-		}
-		f->nprobe_ok = maxid + 1;
+		f->nprobe_ok = dtcap_max_probe_id(r) + 1;
 		f->probe_ok = calloc(f->nprobe_ok, 1);
 		if (!f->probe_ok) {
 			snprintf(err, errlen, "out of memory");

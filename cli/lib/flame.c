@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "flame.h"
 #include "util.h"
 
@@ -32,13 +34,11 @@ struct fnode {
 struct flame {
 	struct fname	*names;
 	uint32_t	nnames, capnames;
-	uint32_t	*nhash;		/* name id + 1 */
-	uint32_t	nhcap;
+	struct dt_htab	nhash;		/* name text -> name id */
 
 	struct fnode	*nodes;
 	uint32_t	nnodes, capnodes;
-	uint32_t	*chash;		/* node index; 0 = empty (root is never a child) */
-	uint32_t	chcap;
+	struct dt_htab	chash;		/* (parent, name) -> node (never the root) */
 };
 
 static uint64_t strhash(const char *s, size_t len)
@@ -65,16 +65,11 @@ struct flame *flame_new(void)
 
 	if (!f)
 		return NULL;
-	f->capnodes = 1024;
-	f->nodes = calloc(f->capnodes, sizeof(*f->nodes));
-	f->chcap = 2048;
-	f->chash = calloc(f->chcap, sizeof(*f->chash));
-	f->nhcap = 1024;
-	f->nhash = calloc(f->nhcap, sizeof(*f->nhash));
-	if (!f->nodes || !f->chash || !f->nhash) {
+	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024)) {
 		flame_free(f);
 		return NULL;
 	}
+	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
 	f->nodes[0].name = UINT32_MAX;
 	f->nnodes = 1;
 	return f;
@@ -87,47 +82,40 @@ void flame_free(struct flame *f)
 	for (uint32_t i = 0; i < f->nnames; i++)
 		free(f->names[i].s);
 	free(f->names);
-	free(f->nhash);
+	dt_htab_free(&f->nhash);
 	free(f->nodes);
-	free(f->chash);
+	dt_htab_free(&f->chash);
 	free(f);
+}
+
+/* The stored (cleaned) text: a name with ';' or a newline is looked up by
+ * its original text but rehashed by this one, as it always was. */
+static uint64_t name_hash(const void *ctx, uint32_t e)
+{
+	const struct flame *f = ctx;
+	return strhash(f->names[e].s, f->names[e].len);
+}
+
+static uint64_t node_hash(const void *ctx, uint32_t e)
+{
+	const struct flame *f = ctx;
+	return mix(f->nodes[e].parent, f->nodes[e].name);
 }
 
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 {
 	size_t len = strlen(name);
 	uint64_t h = strhash(name, len);
+	uint32_t e;
 
-	if ((f->nnames + 1) * 2 > f->nhcap) {
-		uint32_t ncap = f->nhcap * 2;
-		uint32_t *nh = calloc(ncap, sizeof(*nh));
-		if (!nh)
-			return -1;
-		for (uint32_t i = 0; i < f->nnames; i++) {
-			uint64_t j = strhash(f->names[i].s, f->names[i].len) & (ncap - 1);
-			while (nh[j])
-				j = (j + 1) & (ncap - 1);
-			nh[j] = i + 1;
-		}
-		free(f->nhash);
-		f->nhash = nh;
-		f->nhcap = ncap;
-	}
-	uint64_t j = h & (f->nhcap - 1);
-	while (f->nhash[j]) {
-		const struct fname *n = &f->names[f->nhash[j] - 1];
+	for (size_t i = dt_htab_first(&f->nhash, h); (e = dt_htab_at(&f->nhash, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&f->nhash, i)) {
+		const struct fname *n = &f->names[e];
 		if (n->len == len && !memcmp(n->s, name, len))
-			return f->nhash[j] - 1;
-		j = (j + 1) & (f->nhcap - 1);
+			return e;
 	}
-	if (f->nnames == f->capnames) {
-		uint32_t ncap = f->capnames ? f->capnames * 2 : 256;
-		struct fname *nn = realloc(f->names, ncap * sizeof(*nn));
-		if (!nn)
-			return -1;
-		f->names = nn;
-		f->capnames = ncap;
-	}
+	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256))
+		return -1;
 	/* ';' separates folded frames and a newline ends a line: keep both
 	 * out of names so the text outputs stay parseable. */
 	char *copy = malloc(len + 1);
@@ -137,57 +125,37 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 		copy[i] = name[i] == ';' ? ':' : (name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
 	copy[len] = 0;
 	f->names[f->nnames] = (struct fname){ copy, kind, (uint32_t)len };
-	f->nhash[j] = f->nnames + 1;
-	return f->nnames++;
-}
-
-static int grow_children(struct flame *f)
-{
-	uint32_t ncap = f->chcap * 2;
-	uint32_t *nh = calloc(ncap, sizeof(*nh));
-
-	if (!nh)
+	if (dt_htab_add(&f->nhash, h, f->nnames, name_hash, f)) {
+		free(copy);
 		return -1;
-	for (uint32_t i = 1; i < f->nnodes; i++) {
-		uint64_t j = mix(f->nodes[i].parent, f->nodes[i].name) & (ncap - 1);
-		while (nh[j])
-			j = (j + 1) & (ncap - 1);
-		nh[j] = i;
 	}
-	free(f->chash);
-	f->chash = nh;
-	f->chcap = ncap;
-	return 0;
+	return f->nnames++;
 }
 
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
-	if ((f->nnodes + 1) * 2 > f->chcap && grow_children(f))
-		return -1;
-	uint64_t j = mix(parent, name) & (f->chcap - 1);
-	while (f->chash[j]) {
-		const struct fnode *n = &f->nodes[f->chash[j]];
+	uint64_t h = mix(parent, name);
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&f->chash, h); (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&f->chash, i)) {
+		const struct fnode *n = &f->nodes[e];
 		if (n->parent == parent && n->name == name)
-			return f->chash[j];
-		j = (j + 1) & (f->chcap - 1);
+			return e;
 	}
-	if (f->nnodes == f->capnodes) {
-		uint32_t ncap = f->capnodes * 2;
-		struct fnode *nn = realloc(f->nodes, ncap * sizeof(*nn));
-		if (!nn)
-			return -1;
-		f->nodes = nn;
-		f->capnodes = ncap;
-	}
-	uint32_t id = f->nnodes++;
+	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
+		return -1;
+	uint32_t id = f->nnodes;
 	struct fnode *n = &f->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->name = name;
 	n->parent = parent;
+	if (dt_htab_add(&f->chash, h, id, node_hash, f))
+		return -1;
+	f->nnodes++;
 	n->depth = f->nodes[parent].depth + 1;
 	n->next = f->nodes[parent].first;
 	f->nodes[parent].first = id;
-	f->chash[j] = id;
 	return id;
 }
 

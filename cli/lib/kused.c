@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_grow.h"
+#include "util.h"
+
 struct kline {
 	uint64_t	addr;
 	uint32_t	off, len;	/* the line in text, newline included */
@@ -70,21 +73,13 @@ kused_new(char *text, size_t len)
 		int ok;
 		uint64_t a = hex(p, e, &ok);
 
-		if (k->nlines == lcap) {
-			uint32_t *nv = realloc(k->lineoff, (lcap = lcap ? 2 * lcap : 65536) * sizeof(*nv));
-			if (nv == NULL)
-				goto nomem;
-			k->lineoff = nv;
-		}
+		if (DT_GROW(k->lineoff, lcap, k->nlines, 1, 65536))
+			goto nomem;
 		k->lineoff[k->nlines] = (uint32_t)(p - text);
 		/* "addr T name": text symbols bound functions; data ones do not */
 		if (ok && a && e - p > 19 && strchr("tTwW", p[17])) {
-			if (k->n == cap) {
-				struct kline *nv = realloc(k->v, (cap = cap ? 2 * cap : 65536) * sizeof(*nv));
-				if (nv == NULL)
-					goto nomem;
-				k->v = nv;
-			}
+			if (DT_GROW(k->v, cap, k->n, 1, 65536))
+				goto nomem;
 			k->v[k->n].addr = a;
 			k->v[k->n].off = (uint32_t)k->nlines;	/* line number until sorted */
 			k->v[k->n].len = (uint32_t)(e - p);
@@ -132,15 +127,8 @@ kused_mark(struct kused *k, const uint64_t *pcs, unsigned n)
 	if (k == NULL || k->whole)
 		return;
 	for (unsigned i = 0; i < n; i++) {
-		size_t lo = 0, hi = k->n;
-		/* the last symbol at or below the pc */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (k->v[mid].addr <= pcs[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		/* the last symbol at or below the pc: v[lo - 1] */
+		size_t lo = DTU_UPPER_BOUND(k->n, j, k->v[j].addr, pcs[i]);
 		if (lo == 0)
 			continue;
 		for (size_t j = lo - 1; j <= lo && j < k->n; j++) {
@@ -169,16 +157,8 @@ kused_text(struct kused *k, size_t *len)
 		if (!k->used[i])
 			continue;
 		l = (i + 1 < k->nlines ? k->lineoff[i + 1] : k->len) - k->lineoff[i];
-		if (used + l > k->outcap) {
-			size_t nc = k->outcap ? 2 * k->outcap : 65536;
-			while (nc < used + l)
-				nc *= 2;
-			char *no = realloc(k->out, nc);
-			if (no == NULL)
-				return NULL;
-			k->out = no;
-			k->outcap = nc;
-		}
+		if (DT_GROW(k->out, k->outcap, used, l, 65536))
+			return NULL;
 		memcpy(k->out + used, k->text + k->lineoff[i], l);
 		used += l;
 	}

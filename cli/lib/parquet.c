@@ -22,6 +22,8 @@
 #include <zstd.h>
 #include <xxhash.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "parquet.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -52,18 +54,10 @@ static int buf_need(struct buf *b, size_t more)
 {
 	if (b->oom)
 		return -1;
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 4096;
-	while (cap < b->len + more)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (p == NULL) {
+	if (DT_GROW(b->p, b->cap, b->len, more, 4096)) {
 		b->oom = 1;
 		return -1;
 	}
-	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 
@@ -376,8 +370,7 @@ struct col {
 	uint32_t	*dent;		/* arena offset, or caller id */
 	uint32_t	*dlen;
 	struct buf	arena;		/* pq_put_str bytes */
-	uint32_t	*ht;		/* open addressing: index + 1, 0 empty */
-	size_t		htcap;
+	struct dt_htab	ht;		/* string -> dict index */
 	const char *const *ext;		/* pq_set_dict table, or NULL */
 	size_t		next;
 	int32_t		*ext2loc;	/* caller id -> dict index, -1 unused */
@@ -437,7 +430,7 @@ static void col_free(struct col *c)
 	free(c->dent);
 	free(c->dlen);
 	buf_free(&c->arena);
-	free(c->ht);
+	dt_htab_free(&c->ht);
 	free(c->ext2loc);
 }
 
@@ -535,25 +528,14 @@ static int col_reserve(struct pq_writer *w, struct col *c, size_t more)
 {
 	size_t esz = c->type == PQ_INT64 ? 8 : 4;
 	if (c->nnn + more > c->valcap) {
-		size_t cap = c->valcap ? c->valcap : 1024;
-		while (cap < c->nnn + more)
-			cap *= 2;
-		void *p = realloc(c->vals, cap * esz);
+		/* the element size is the column's: the function form */
+		void *p = dt_grow_array(c->vals, &c->valcap, c->nnn + more, esz, 1024, SIZE_MAX);
 		if (p == NULL)
 			return oom(w);
 		c->vals = p;
-		c->valcap = cap;
 	}
-	if (c->nullable && c->n + more > c->defcap) {
-		size_t cap = c->defcap ? c->defcap : 1024;
-		while (cap < c->n + more)
-			cap *= 2;
-		uint8_t *p = realloc(c->def, cap);
-		if (p == NULL)
-			return oom(w);
-		c->def = p;
-		c->defcap = cap;
-	}
+	if (c->nullable && DT_GROW(c->def, c->defcap, c->n, more, 1024))
+		return oom(w);
 	return 0;
 }
 
@@ -680,40 +662,20 @@ static int str_append(struct pq_writer *w, struct col *c, int64_t idx)
 
 static int dict_add(struct pq_writer *w, struct col *c, uint32_t ent, uint32_t len)
 {
-	if (c->ndict == c->dcap) {
-		size_t cap = c->dcap ? c->dcap * 2 : 256;
-		uint32_t *a = realloc(c->dent, cap * sizeof(*a));
-		if (a == NULL)
-			return oom(w);
-		c->dent = a;
-		uint32_t *b = realloc(c->dlen, cap * sizeof(*b));
-		if (b == NULL)
-			return oom(w);
-		c->dlen = b;
-		c->dcap = cap;
-	}
+	/* dent and dlen share dcap: grow dlen to dent's new capacity */
+	size_t cap = c->dcap;
+	if (DT_GROW(c->dent, cap, c->ndict, 1, 256) ||
+	    DT_GROW(c->dlen, c->dcap, 0, cap, 256))
+		return oom(w);
 	c->dent[c->ndict] = ent;
 	c->dlen[c->ndict] = len;
 	return (int)c->ndict++;
 }
 
-static int ht_grow(struct pq_writer *w, struct col *c)
+static uint64_t dict_hash(const void *ctx, uint32_t e)
 {
-	size_t cap = c->htcap ? c->htcap * 2 : 1024;
-	uint32_t *ht = calloc(cap, sizeof(*ht));
-	if (ht == NULL)
-		return oom(w);
-	for (size_t i = 0; i < c->ndict; i++) {
-		uint64_t h = XXH3_64bits(c->arena.p + c->dent[i], c->dlen[i]);
-		size_t j = h & (cap - 1);
-		while (ht[j])
-			j = (j + 1) & (cap - 1);
-		ht[j] = (uint32_t)i + 1;
-	}
-	free(c->ht);
-	c->ht = ht;
-	c->htcap = cap;
-	return 0;
+	const struct col *c = ctx;
+	return XXH3_64bits(c->arena.p + c->dent[e], c->dlen[e]);
 }
 
 int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
@@ -727,26 +689,23 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 		return str_append(w, c, -1);
 	if (len > UINT32_MAX / 2 || c->arena.len + len > UINT32_MAX)
 		return fail(w, "%s: column %s: string too long for a row group", w->path, c->name);
-	if ((c->ndict + 1) * 2 > c->htcap && ht_grow(w, c) < 0)
-		return -1;
 	uint64_t h = XXH3_64bits(s, len);
-	size_t j = h & (c->htcap - 1);
-	while (c->ht[j]) {
-		uint32_t k = c->ht[j] - 1;
+	uint32_t k;
+	for (size_t j = dt_htab_first(&c->ht, h); (k = dt_htab_at(&c->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&c->ht, j))
 		if (c->dlen[k] == len &&
 		    (len == 0 || memcmp(c->arena.p + c->dent[k], s, len) == 0))
 			return str_append(w, c, k);
-		j = (j + 1) & (c->htcap - 1);
-	}
 	uint32_t at = (uint32_t)c->arena.len;
 	buf_put(&c->arena, s, len);
 	if (c->arena.oom)
 		return oom(w);
-	int k = dict_add(w, c, at, (uint32_t)len);
-	if (k < 0)
+	int e = dict_add(w, c, at, (uint32_t)len);
+	if (e < 0)
 		return -1;
-	c->ht[j] = (uint32_t)k + 1;
-	return str_append(w, c, k);
+	if (dt_htab_add(&c->ht, h, (uint32_t)e, dict_hash, c))
+		return oom(w);
+	return str_append(w, c, e);
 }
 
 int pq_set_dict(struct pq_writer *w, unsigned col, const char *const *strs, size_t n)
@@ -1120,8 +1079,8 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 	if (c->ext)
 		for (size_t i = 0; i < c->ndict; i++)
 			c->ext2loc[c->dent[i]] = -1;
-	else if (c->ht)
-		memset(c->ht, 0, c->htcap * sizeof(*c->ht));
+	else
+		dt_htab_clear(&c->ht);
 	c->ndict = 0;
 	c->arena.len = 0;
 	c->n = c->nnn = 0;

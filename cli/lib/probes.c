@@ -1,4 +1,5 @@
 /* probes.c - see probes.h. */
+#include "dt_grow.h"
 #include "probes.h"
 
 #include <ctype.h>
@@ -181,22 +182,12 @@ add_probe(struct dtp_dev *d, const char *prov, const char *func, const char *nam
 	struct dt_probe_info *p;
 	char buf[DTCAP_PROBENAMELEN];
 
-	if (d->nprobes == d->cap) {
-		size_t nc = d->cap ? 2 * d->cap : 1024;
-		struct dt_probe_info *np = realloc(d->probes, nc * sizeof(*np));
-		if (np == NULL)
-			return -1;
-		d->probes = np;
-		char **nn = realloc(d->names, nc * sizeof(*nn));
-		if (nn == NULL)
-			return -1;
-		d->names = nn;
-		struct dtp_perf *pp = realloc(d->perf, nc * sizeof(*pp));
-		if (pp == NULL)
-			return -1;
-		d->perf = pp;
-		d->cap = nc;
-	}
+	/* three arrays share cap: the last to grow sets it */
+	size_t c1 = d->cap, c2 = d->cap;
+	if (DT_GROW(d->probes, c1, d->nprobes, 1, 1024) ||
+	    DT_GROW(d->names, c2, d->nprobes, 1, 1024) ||
+	    DT_GROW(d->perf, d->cap, d->nprobes, 1, 1024))
+		return -1;
 	p = &d->probes[d->nprobes];
 	memset(p, 0, sizeof(*p));
 	p->dtpi_id = (uint32_t)d->nprobes + 1;

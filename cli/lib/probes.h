@@ -19,6 +19,23 @@
 
 #define DTP_ERRLEN	512
 
+/*
+ * The capture format (dtcap.h) and the user probes (uprobe.h) keep their own
+ * copies of dt.ko's limits so that they build without dt_abi.h; this is the
+ * one place that sees all three, so a change on one side fails the build
+ * here instead of cutting arguments, stacks or names at run time.
+ */
+_Static_assert(DTCAP_MAXARGS == DT_MAXARGS, "argument slots: dtcap.h and dt_abi.h differ");
+_Static_assert(DTUP_MAXARGS == DT_MAXARGS, "argument slots: uprobe.h and dt_abi.h differ");
+_Static_assert(DTCAP_MAXFRAMES == DT_MAXFRAMES, "stack depth: dtcap.h and dt_abi.h differ");
+_Static_assert(DTCAP_COMMLEN == DT_COMMLEN, "comm length: dtcap.h and dt_abi.h differ");
+_Static_assert(DTCAP_ARGNAMELEN == DT_ARGNAMELEN,
+	       "argument name length: dtcap.h and dt_abi.h differ");
+_Static_assert(DT_PROVLEN + DT_FUNCLEN + DT_NAMELEN <= DTCAP_PROBENAMELEN,
+	       "a dt.ko probe's \"prov:func:name\" must fit DTCAP_PROBENAMELEN");
+_Static_assert(DTCAP_MAXCPUS == 1 << 8 * sizeof(((struct dt_rec *)0)->dtr_cpu),
+	       "DTCAP_MAXCPUS is the range of dt_rec's dtr_cpu");
+
 struct dtp_dev;
 
 /*

@@ -1,4 +1,5 @@
 /* record.c - see record.h. */
+#include "dt_grow.h"
 #include "record.h"
 
 #include <errno.h>
@@ -181,12 +182,8 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 
 		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4)
 			continue;
-		if (nm == cap) {
-			struct dtcap_map *nv = realloc(mv, (cap = cap ? cap * 2 : 64) * sizeof(*mv));
-			if (nv == NULL)
-				break;
-			mv = nv;
-		}
+		if (DT_GROW(mv, cap, nm, 1, 64))
+			break;
 		while (line[n] == ' ')
 			n++;
 		memset(&mv[nm], 0, sizeof(mv[nm]));

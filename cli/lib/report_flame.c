@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
 #include "dtsym.h"
 #include "filter.h"
 #include "flame.h"
@@ -193,15 +194,9 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	for (;;) {
 		struct agg *a = &p->tab[j];
 		if (!a->count) {
-			if (p->nts == p->capts) {
-				size_t nc = p->capts ? p->capts * 2 : 4096;
-				uint64_t *nt = realloc(p->ts, nc * sizeof(*nt));
-				if (!nt) {
-					p->oom = 1;
-					return 1;
-				}
-				p->ts = nt;
-				p->capts = nc;
+			if (DT_GROW(p->ts, p->capts, p->nts, 1, 4096)) {
+				p->oom = 1;
+				return 1;
 			}
 			p->ts[p->nts] = b->ts ? b->ts[i] : 0;
 			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, 1 };
@@ -251,14 +246,8 @@ struct kmemo {
 
 static int push_id(struct kmemo *m, uint32_t id)
 {
-	if (m->n == m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 4096;
-		uint32_t *ni = realloc(m->ids, ncap * sizeof(*ni));
-		if (!ni)
-			return -1;
-		m->ids = ni;
-		m->cap = ncap;
-	}
+	if (DT_GROW(m->ids, m->cap, m->n, 1, 4096))
+		return -1;
 	m->ids[m->n++] = id;
 	return 0;
 }
@@ -326,13 +315,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 
 	/* Samples are the timer probes' events unless --probe says otherwise. */
 	size_t np = dtcap_nprobes(p.r);
-	uint32_t maxid = 0;
-	for (size_t i = 0; i < np; i++) {
-		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
-		if (pr && pr->id > maxid)
-			maxid = pr->id;
-	}
-	p.nwant = maxid + 1;
+	p.nwant = dtcap_max_probe_id(p.r) + 1;
 	p.want = calloc(p.nwant, 1);
 	if (!p.want)
 		goto oom;

@@ -17,6 +17,7 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "captures.h"
+#include "dt_grow.h"
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
@@ -146,13 +147,9 @@ static char *read_stream(FILE *f)
 		/* A terminal's Ctrl-D is one end of file: do not read past it. */
 		if (feof(f))
 			break;
-		if (cap - len - 1 == 0) {
-			char *p = realloc(s, cap *= 2);
-			if (p == NULL) {
-				free(s);
-				return NULL;
-			}
-			s = p;
+		if (DT_GROW(s, cap, len, 2, 4096)) {
+			free(s);
+			return NULL;
 		}
 	}
 	if (ferror(f)) {

@@ -21,6 +21,8 @@
 
 #include "captures.h"
 #include "dt_abi.h"
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "filter.h"
 #include "report.h"
 #include "util.h"
@@ -28,7 +30,6 @@
 struct pidc {
 	uint32_t	pid, comm;
 	uint64_t	n;
-	int		used;
 };
 
 struct st {
@@ -38,38 +39,34 @@ struct st {
 	uint32_t	ncpu;
 	uint64_t	*bycomm;
 	uint32_t	ncomm;
-	struct pidc	*pids;
+	struct pidc	*pids;		/* in order of first event */
 	size_t		pcap, pn;
+	struct dt_htab	pidx;		/* pid -> index in pids */
 	uint64_t	matched;
 	uint64_t	tmin, tmax;
 	int		oom;
 };
 
-static int grow_u64(uint64_t **v, uint32_t *n, uint32_t need)
+/* Make (*v)[idx] a counter; new ones are zero. */
+static int grow_u64(uint64_t **v, uint32_t *n, uint32_t idx)
 {
-	uint32_t nn = *n ? *n : 16;
+	uint32_t old = *n;
 
-	while (nn <= need)
-		nn *= 2;
-	uint64_t *nv = realloc(*v, nn * sizeof(**v));
-	if (!nv)
+	if (DT_GROW(*v, *n, idx, 1, 16))
 		return -1;
-	memset(nv + *n, 0, (nn - *n) * sizeof(**v));
-	*v = nv;
-	*n = nn;
+	memset(*v + old, 0, (*n - old) * sizeof(**v));
 	return 0;
 }
 
-static size_t pid_slot(const struct pidc *t, size_t cap, uint32_t pid)
+static uint64_t pid_hash(uint32_t pid)
 {
-	size_t j = ((uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
-
-	while (t[j].used && t[j].pid != pid)
-		j = (j + 1) & (cap - 1);
-	return j;
+	return (uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20;
 }
 
-static void json_str(FILE *o, const char *s);
+static uint64_t pidc_hash(const void *ctx, uint32_t e)
+{
+	return pid_hash(((const struct st *)ctx)->pids[e].pid);
+}
 
 /*
  * What wrote the capture and on which machine (format 3; "?" for older
@@ -89,22 +86,22 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 	double drift_ms = (double)((w1 - w0) - (int64_t)(m1 - m0)) / 1e6;
 	if (json) {
 		fprintf(o, ",\"format\":%u,\"tool_version\":", v);
-		json_str(o, h->tool_version);
+		dtu_json_str(o, h->tool_version);
 		fputs(",\"kernel_build_id\":", o);
-		json_str(o, h->kernel_build_id);
+		dtu_json_str(o, h->kernel_build_id);
 		fputs(",\"cpu_model\":", o);
-		json_str(o, h->cpu_model);
+		dtu_json_str(o, h->cpu_model);
 		fputs(",\"boot_id\":", o);
-		json_str(o, h->boot_id);
+		dtu_json_str(o, h->boot_id);
 		fputs(",\"source\":", o);
-		json_str(o, h->source);
+		dtu_json_str(o, h->source);
 		fprintf(o, ",\"clock_pairs\":%zu,\"clock_drift_ms\":%.3f,\"salvaged\":[", nc,
 			nc > 1 ? drift_ms : 0.0);
 		for (size_t i = 0; i < dtcap_ndamage(r); i++) {
 			const struct dtcap_damage *d = dtcap_damage_at(r, i);
 			fprintf(o, "%s{\"offset\":%" PRIu64 ",\"length\":%" PRIu64 ",\"what\":",
 				i ? "," : "", d->offset, d->length);
-			json_str(o, d->what);
+			dtu_json_str(o, d->what);
 			if (d->events_lost == UINT64_MAX)
 				fputs(",\"events_lost\":null}", o);
 			else
@@ -149,25 +146,23 @@ static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	s->byprobe[probe]++;
 	s->bycpu[cpu]++;
 	s->bycomm[comm]++;
-	if ((s->pn + 1) * 2 > s->pcap) {
-		size_t ncap = s->pcap ? s->pcap * 2 : 1024;
-		struct pidc *nt = calloc(ncap, sizeof(*nt));
-		if (!nt) {
+	uint64_t h = pid_hash(pid);
+	struct pidc *p = NULL;
+	uint32_t e;
+	for (size_t k = dt_htab_first(&s->pidx, h); (e = dt_htab_at(&s->pidx, k)) != DT_HTAB_NONE;
+	     k = dt_htab_next(&s->pidx, k))
+		if (s->pids[e].pid == pid) {
+			p = &s->pids[e];
+			break;
+		}
+	if (!p) {
+		if (DT_GROW(s->pids, s->pcap, s->pn, 1, 1024) ||
+		    dt_htab_add(&s->pidx, h, (uint32_t)s->pn, pidc_hash, s)) {
 			s->oom = 1;
 			return 1;
 		}
-		for (size_t k = 0; k < s->pcap; k++)
-			if (s->pids[k].used)
-				nt[pid_slot(nt, ncap, s->pids[k].pid)] = s->pids[k];
-		free(s->pids);
-		s->pids = nt;
-		s->pcap = ncap;
-	}
-	struct pidc *p = &s->pids[pid_slot(s->pids, s->pcap, pid)];
-	if (!p->used) {
-		p->used = 1;
-		p->pid = pid;
-		s->pn++;
+		p = &s->pids[s->pn++];
+		*p = (struct pidc){ .pid = pid };
 	}
 	p->n++;
 	if (comm)
@@ -193,29 +188,6 @@ static int rank_cmp(const void *a, const void *b)
 	if (x->n != y->n)
 		return x->n > y->n ? -1 : 1;
 	return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static void json_str(FILE *o, const char *s)
-{
-	fputc('"', o);
-	while (s && *s) {
-		unsigned char c = (unsigned char)*s;
-		int n = 1;
-		if (c == '"' || c == '\\')
-			fprintf(o, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", o);
-		else if (c == '\t')
-			fputs("\\t", o);
-		else if (c < 0x20)
-			fprintf(o, "\\u%04x", c);
-		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
-			fputs("\\ufffd", o), n = 1;
-		else
-			fwrite(s, 1, (size_t)n, o);
-		s += n;
-	}
-	fputc('"', o);
 }
 
 static void json_count(FILE *o, const struct dtcap_count *c)
@@ -501,21 +473,21 @@ int cmd_stats(int argc, char **argv)
 	size_t np = dtcap_nprobes(r);
 	if (json) {
 		fputs("{\"file\":", o);
-		json_str(o, path);
+		dtu_json_str(o, path);
 		fputs(",\"host\":{\"hostname\":", o);
-		json_str(o, h ? h->hostname : "");
+		dtu_json_str(o, h ? h->hostname : "");
 		fputs(",\"kernel\":", o);
-		json_str(o, h ? h->kernel : "");
+		dtu_json_str(o, h ? h->kernel : "");
 		fprintf(o, ",\"ncpus\":%u,\"command\":", h ? h->ncpus : 0);
-		json_str(o, h ? h->command : "");
+		dtu_json_str(o, h ? h->command : "");
 		print_meta(o, r, 1);
 		fprintf(o, ",\"start_ns\":%" PRIu64 ",\"start_wall\":", start == UINT64_MAX ? 0 : start);
-		json_str(o, wall);
+		dtu_json_str(o, wall);
 		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
 			",\"events_matched\":%" PRIu64 ",\"filtered\":%s,\"warning\":",
 			dur, nev, s.matched, dtf_active(&filt) ? "true" : "false");
 		if (warn)
-			json_str(o, warn);
+			dtu_json_str(o, warn);
 		else
 			fputs("null", o);
 		fputs(",\"probes\":[", o);
@@ -524,7 +496,7 @@ int cmd_stats(int argc, char **argv)
 			if (!p)
 				continue;
 			fprintf(o, "%s{\"id\":%u,\"name\":", i ? "," : "", p->id);
-			json_str(o, p->name);
+			dtu_json_str(o, p->name);
 			fprintf(o, ",\"timer\":%s,\"events\":%" PRIu64 "}",
 				p->flags & DT_PF_TIMER ? "true" : "false",
 				p->id < s.nprobe ? s.byprobe[p->id] : 0);
@@ -553,7 +525,7 @@ int cmd_stats(int argc, char **argv)
 	if (json) {
 		for (size_t i = 0; i < ncr && i < top; i++) {
 			fputs(i ? ",{\"comm\":" : "{\"comm\":", o);
-			json_str(o, crk[i].key ? dtcap_comm(r, crk[i].key) : "");
+			dtu_json_str(o, crk[i].key ? dtcap_comm(r, crk[i].key) : "");
 			fprintf(o, ",\"events\":%" PRIu64 "}", crk[i].n);
 		}
 		fputs("],\"pids\":[", o);
@@ -634,15 +606,14 @@ int cmd_stats(int argc, char **argv)
 	}
 
 	npr = 0;
-	for (size_t i = 0; i < s.pcap; i++)
-		if (s.pids[i].used)
-			rk[npr++] = (struct rank){ s.pids[i].n, s.pids[i].pid, s.pids[i].comm };
+	for (size_t i = 0; i < s.pn; i++)
+		rk[npr++] = (struct rank){ s.pids[i].n, s.pids[i].pid, s.pids[i].comm };
 	qsort(rk, npr, sizeof(*rk), rank_cmp);
 	if (json) {
 		for (size_t i = 0; i < npr && i < top; i++) {
 			fprintf(o, "%s{\"pid\":%u,\"comm\":", i ? "," : "", rk[i].key);
 			const char *cm = pid_name(r, rk[i].key, rk[i].aux);
-			json_str(o, cm ? cm : "");
+			dtu_json_str(o, cm ? cm : "");
 			fprintf(o, ",\"events\":%" PRIu64 "}", rk[i].n);
 		}
 		fputs("],\"counters\":{\"snapshots\":", o);
@@ -685,6 +656,7 @@ out:
 	free(s.bycpu);
 	free(s.bycomm);
 	free(s.pids);
+	dt_htab_free(&s.pidx);
 	dtcap_reader_close(r);
 	dtf_free(&filt);
 	return ret;

@@ -12,6 +12,7 @@
  * lost to throttling are counted as skipped (from THROTTLE/UNTHROTTLE
  * times and the period).  The recorder's own events never count.
  */
+#include "dt_grow.h"
 #include "source.h"
 
 #include <dirent.h>
@@ -318,14 +319,8 @@ proc_map(struct task *p, uint64_t start, uint64_t len, uint64_t pgoff, uint32_t 
 		p->maps[k++] = p->maps[j];
 	}
 	p->p.nmaps = k;
-	if (p->p.nmaps == p->mcap) {
-		size_t nc = p->mcap ? 2 * p->mcap : 16;
-		struct dtcap_map *nm = realloc(p->maps, nc * sizeof(*nm));
-		if (nm == NULL)
-			return -1;
-		p->maps = nm;
-		p->mcap = nc;
-	}
+	if (DT_GROW(p->maps, p->mcap, p->p.nmaps, 1, 16))
+		return -1;
 	struct dtcap_map *m = &p->maps[p->p.nmaps];
 	memset(m, 0, sizeof(*m));
 	m->start = start;
@@ -448,14 +443,8 @@ pool_exit(struct src_perf *sp, uint32_t pid)
 {
 	if (sp->pool == NULL)
 		return;
-	if (sp->nexited == sp->capexited) {
-		size_t nc = sp->capexited ? 2 * sp->capexited : 64;
-		uint32_t *n = realloc(sp->exited, nc * sizeof(*n));
-		if (n == NULL)
-			return;		/* kept: memory, not correctness */
-		sp->exited = n;
-		sp->capexited = nc;
-	}
+	if (DT_GROW(sp->exited, sp->capexited, sp->nexited, 1, 64))
+		return;		/* kept: memory, not correctness */
 	sp->exited[sp->nexited++] = pid;
 }
 
@@ -1214,21 +1203,12 @@ open_error(int e, const char *what, struct src_perf *sp, char *err, size_t errle
 static int
 add_fd(struct src_perf *sp, int fd, int cpu, uint32_t probe)
 {
-	if (sp->nfds == sp->fdcap) {
-		size_t nc = sp->fdcap ? 2 * sp->fdcap : 256;
-		int *n = realloc(sp->fds, nc * sizeof(*n));
-		if (n == NULL)
-			return -1;
-		sp->fds = n;
-		if ((n = realloc(sp->fdcpu, nc * sizeof(*n))) == NULL)
-			return -1;
-		sp->fdcpu = n;
-		uint32_t *np = realloc(sp->fdprobe, nc * sizeof(*np));
-		if (np == NULL)
-			return -1;
-		sp->fdprobe = np;
-		sp->fdcap = nc;
-	}
+	/* three arrays share fdcap: the last to grow sets it */
+	size_t c1 = sp->fdcap, c2 = sp->fdcap;
+	if (DT_GROW(sp->fds, c1, sp->nfds, 1, 256) ||
+	    DT_GROW(sp->fdcpu, c2, sp->nfds, 1, 256) ||
+	    DT_GROW(sp->fdprobe, sp->fdcap, sp->nfds, 1, 256))
+		return -1;
 	sp->fdcpu[sp->nfds] = cpu;
 	sp->fdprobe[sp->nfds] = probe;
 	sp->fds[sp->nfds++] = fd;
@@ -1688,12 +1668,8 @@ threads_of(pid_t pid, size_t *n)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		if (*n == cap) {
-			pid_t *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-			if (nv == NULL)
-				break;
-			v = nv;
-		}
+		if (DT_GROW(v, cap, *n, 1, 16))
+			break;
 		v[(*n)++] = (pid_t)atoi(de->d_name);
 	}
 	closedir(d);
@@ -2331,12 +2307,8 @@ perf_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 		copy.data = rg->fcopy;
 		rg->fend = heads[i] + rg->size;
 		for (pos = heads[i]; (h = at(sp, &copy, pos, rg->fend)) != NULL; pos += h->size) {
-			if (rg->fn == cap) {
-				uint64_t *n = realloc(rg->fpos, (cap = cap ? 2 * cap : 4096) * sizeof(*n));
-				if (n == NULL)
-					goto nomem;
-				rg->fpos = n;
-			}
+			if (DT_GROW(rg->fpos, cap, rg->fn, 1, 4096))
+				goto nomem;
 			rg->fpos[rg->fn++] = pos;
 		}
 		/* newest first in the ring: oldest first for the capture */

@@ -1,4 +1,5 @@
 /* tracefs.c - see tracefs.h. */
+#include "dt_grow.h"
 #include "tracefs.h"
 
 #include <dirent.h>
@@ -75,12 +76,8 @@ subdirs(const char *dir, size_t *n)
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' || !is_dir(dir, de->d_name))
 			continue;
-		if (*n == cap) {
-			char **nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
-			if (nv == NULL)
-				goto nomem;
-			v = nv;
-		}
+		if (DT_GROW(v, cap, *n, 1, 64))
+			goto nomem;
 		if ((v[*n] = strdup(de->d_name)) == NULL)
 			goto nomem;
 		(*n)++;

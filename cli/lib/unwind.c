@@ -15,7 +15,9 @@
  * following rbp when a pc has no CFI, and rbp is a general register in
  * code built without frame pointers.
  */
+#include "dt_grow.h"
 #include "unwind.h"
+#include "util.h"
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -438,15 +440,8 @@ proc_free(struct uproc *p)
 static struct umap *
 proc_map_at(struct uproc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->n;
+	size_t lo = DTU_UPPER_BOUND(p->n, i, p->maps[i].start, addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (p->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo > 0 && addr < p->maps[lo - 1].end)
 		return &p->maps[lo - 1];
 	return NULL;
@@ -455,17 +450,7 @@ proc_map_at(struct uproc *p, uint64_t addr)
 static int
 proc_reserve(struct uproc *p, size_t extra)
 {
-	if (p->n + extra <= p->cap)
-		return 0;
-	size_t ncap = p->cap ? p->cap * 2 : 16;
-	while (ncap < p->n + extra)
-		ncap *= 2;
-	struct umap *nm = realloc(p->maps, ncap * sizeof(*nm));
-	if (nm == NULL)
-		return -1;
-	p->maps = nm;
-	p->cap = ncap;
-	return 0;
+	return DT_GROW(p->maps, p->cap, p->n, extra, 16);
 }
 
 int

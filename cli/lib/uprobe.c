@@ -1,4 +1,5 @@
 /* uprobe.c - see uprobe.h. */
+#include "dt_grow.h"
 #include "uprobe.h"
 
 #include <ctype.h>
@@ -151,25 +152,10 @@ dtup_syms_read(const char *path, struct dtup_syms *out, char *err, size_t errlen
 				nm = elf_strptr(f.e, sh.sh_link, sym.st_name);
 				if (nm == NULL || nm[0] == '\0' || to_offset(&f, sym.st_value, &off) < 0)
 					continue;
-				if (out->n == cap) {
-					size_t nc = cap ? 2 * cap : 256;
-					struct dtup_sym *nv = realloc(out->v, nc * sizeof(*nv));
-					if (nv == NULL)
-						goto nomem;
-					out->v = nv;
-					cap = nc;
-				}
 				l = strlen(nm) + 1;
-				if (slen + l > scap) {
-					size_t nc = scap ? 2 * scap : 16384;
-					while (nc < slen + l)
-						nc *= 2;
-					char *ns = realloc(out->strs, nc);
-					if (ns == NULL)
-						goto nomem;
-					out->strs = ns;
-					scap = nc;
-				}
+				if (DT_GROW(out->v, cap, out->n, 1, 256) ||
+				    DT_GROW(out->strs, scap, slen, l, 16384))
+					goto nomem;
 				memcpy(out->strs + slen, nm, l);
 				/* names point into strs once it stops moving */
 				out->v[out->n].name = (const char *)(uintptr_t)slen;
@@ -298,14 +284,8 @@ dtup_notes_read(const char *path, struct dtup_notes *out, char *err, size_t errl
 				if (sem)
 					sem += base_addr - base;
 			}
-			if (out->n == cap) {
-				size_t nc = cap ? 2 * cap : 16;
-				struct dtup_note *nv = realloc(out->v, nc * sizeof(*nv));
-				if (nv == NULL)
-					goto nomem;
-				out->v = nv;
-				cap = nc;
-			}
+			if (DT_GROW(out->v, cap, out->n, 1, 16))
+				goto nomem;
 			n = &out->v[out->n];
 			memset(n, 0, sizeof(*n));
 			if (to_offset(&f, pc, &n->pc_offset) < 0 ||

@@ -14,9 +14,7 @@ T=$(mktemp -d /tmp/dtsh-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export DTSH_HISTORY=$T/history
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$HERE/../lib.sh"
 
 # run NAME: runs dtsh with the remaining arguments, stdin from $IN;
 # leaves $OUT, $ERR and $RC.

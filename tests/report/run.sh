@@ -9,11 +9,8 @@ W=$T/work
 MKCAP=$T/mkcap
 REF=$T/refcount
 rm -rf "$W" && mkdir -p "$W"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/../lib.sh"
+sanitizers_strict
 check() { # name condition-description command...
 	local n=$1 why=$2; shift 2
 	if "$@"; then pass "$n"; else fail "$n" "$why"; fi
