@@ -3278,6 +3278,15 @@ int main(int argc, char **argv)
 			calls(atol(t + 6));
 			return 0;
 		}
+		/* dtrec --flight's workload in tests/dtrec: numbered, on CPU 0 */
+		if (!strncmp(t, "closes=", 7)) {
+			long a = 0, b = 0;
+			if (sscanf(t + 7, "%ld:%ld", &a, &b) != 2 || a < 0 || b < a)
+				return 2;
+			pin(0);
+			numbered(a, b);
+			return 0;
+		}
 		if (all || !strcmp(t, "filter"))
 			t_filter();
 		if (all || !strcmp(t, "flight"))
