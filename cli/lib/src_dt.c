@@ -90,7 +90,12 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 		dtu_seterr(err, errlen, "/dev/dt: --trigger ring: %s", strerror(errno));
 		return -1;
 	}
-	if (dt_filter(d->trigfd, cfg, err, errlen) < 0)
+	/* a trigger counts every process but dtrec, targets or not (as on perf) */
+	struct dtsrc_cfg all = *cfg;
+	all.pids = NULL;
+	all.npids = 0;
+	all.child = 0;
+	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < cfg->ntrig; i++) {
 		struct dt_enable en;
