@@ -1773,7 +1773,7 @@ static void t_unpriv(void)
 static void t_passed(void)
 {
 	int fd = dt_open("passed.open", 0), pfd[2];
-	int out[4] = { -1, -1, -1, -1 };
+	int out[7] = { -1, -1, -1, -1, -1, -1, -1 };
 
 	if (fd < 0 || pipe(pfd))
 		return;
@@ -1791,6 +1791,12 @@ static void t_passed(void)
 		out[1] = ioctl(fd, DTIOCPRBENABLE, &en) < 0 ? errno : 0;
 		out[2] = ioctl(fd, DTIOCSETBUFSZ, &sz) < 0 ? errno : 0;
 		out[3] = ioctl(fd, DTIOCGVERSION, &v) < 0 ? errno : 0;
+		/* a filter that would let a passer-by record everybody, itself too */
+		struct dt_filter f = { .dtf_flags = DTF_SELF };
+		dt_u32 m = DT_RING_OVERWRITE, one = 1;
+		out[4] = ioctl(fd, DTIOCSETFILTER, &f) < 0 ? errno : 0;
+		out[5] = ioctl(fd, DTIOCSETRMODE, &m) < 0 ? errno : 0;
+		out[6] = ioctl(fd, DTIOCFREEZE, &one) < 0 ? errno : 0;
 		write(pfd[1], out, sizeof(out));
 		_exit(0);
 	}
@@ -1802,6 +1808,9 @@ static void t_passed(void)
 	    "as nobody on a root descriptor: kprobe %s, enable %s, bufsz %s", strerror(out[0]),
 	    strerror(out[1]), strerror(out[2]));
 	check(out[3] == 0, "passed.unprivileged-ok", "DTIOCGVERSION: %s", strerror(out[3]));
+	check(out[4] == EPERM && out[5] == EPERM && out[6] == EPERM, "passed.filter-rmode-eperm",
+	    "as nobody: filter %s, ring mode %s, freeze %s", strerror(out[4]), strerror(out[5]),
+	    strerror(out[6]));
 	close(fd);
 }
 
