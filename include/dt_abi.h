@@ -175,6 +175,26 @@ struct dt_kprobe {
 };
 
 /*
+ * DTIOCUPROBE: create (or find) uprobe:FUNC:entry and uprobe:FUNC:return
+ * on the instruction at file offset dtup_offset of the regular file at
+ * dtup_path (user space resolves symbols and USDT notes to offsets).
+ * dtup_refctr, if not 0, is the file offset of a USDT semaphore the kernel
+ * counts up while the probe is registered.  dtup_func names the probes
+ * (any label; user space keeps the full name).  The entry probe's
+ * arguments are the six argument registers, the return probe's the return
+ * value and an errno slot that is always 0.  A probe is placed in the
+ * processes that map the file only while a descriptor records it.
+ */
+struct dt_uprobe {
+	dt_u64	dtup_path;		/* in: user pointer, NUL-terminated */
+	dt_u64	dtup_offset;		/* in: file offset of the instruction */
+	dt_u64	dtup_refctr;		/* in: semaphore's file offset; 0: none */
+	char	dtup_func[DT_FUNCLEN];	/* in, NUL-terminated */
+	dt_u32	dtup_entry_id;		/* out */
+	dt_u32	dtup_return_id;		/* out */
+};
+
+/*
  * DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono).
  * dtr_ts is local_clock(), the clock perf and ftrace use by default: it
  * starts at CLOCK_MONOTONIC's value, is monotonic on each CPU, and agrees
@@ -256,6 +276,7 @@ struct dt_filter {
 #define DTIOCSETFILTER	_IOW('D', 20, struct dt_filter)
 #define DTIOCSETRMODE	_IOW('D', 21, dt_u32)	/* DT_RING_* */
 #define DTIOCFREEZE	_IOW('D', 22, dt_u32)	/* 1 freeze, 0 thaw */
+#define DTIOCUPROBE	_IOWR('D', 23, struct dt_uprobe)
 
 /* dtr_flags */
 #define DTR_RETURN		0x01	/* args[0] = return value, args[1] = errno */

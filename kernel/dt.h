@@ -224,6 +224,8 @@ void dt_syscall_exit(void);
 int dt_tp_init(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
+int dt_uprobe_create(struct dt_uprobe *);
+void dt_uprobe_exit(void);
 
 /*
  * Tracepoints stay registered for a second after their last pcb goes:

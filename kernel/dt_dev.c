@@ -845,6 +845,21 @@ static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
 	return 0;
 }
 
+static int dt_ioc_uprobe(void __user *arg)
+{
+	struct dt_uprobe up;
+	int error;
+
+	if (copy_from_user(&up, arg, sizeof(up)))
+		return -EFAULT;
+	error = dt_uprobe_create(&up);
+	if (error)
+		return error;
+	if (copy_to_user(arg, &up, sizeof(up)))
+		return -EFAULT;
+	return 0;
+}
+
 static int dt_ioc_kprobe(void __user *arg)
 {
 	struct dt_kprobe kp;
@@ -882,6 +897,10 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		if (!perfmon_capable())
 			return -EPERM;
 		return dt_ioc_kprobe(arg);
+	case DTIOCUPROBE:
+		if (!perfmon_capable())
+			return -EPERM;
+		return dt_ioc_uprobe(arg);
 	case DTIOCGSTATS:
 	case DTIOCGCPUSTATS:
 	case DTIOCPRBDISABLE:
@@ -1132,6 +1151,7 @@ static void __exit dt_exit(void)
 	cancel_delayed_work_sync(&dt_linger_work);
 	dt_linger(NULL);
 	dt_kprobe_exit();
+	dt_uprobe_exit();
 	dt_syscall_exit();
 	dt_timer_exit();
 	cpuhp_remove_multi_state(dt_buf_hp);

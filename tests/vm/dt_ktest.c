@@ -2419,7 +2419,7 @@ static unsigned long long rnd(void)
 static const unsigned long fuzz_cmds[] = {
 	DTIOCGVERSION, DTIOCGPLIST, DTIOCGARGS, DTIOCGSTATS, DTIOCRECORD,
 	DTIOCPRBENABLE, DTIOCPRBDISABLE, DTIOCSETBUFSZ, DTIOCGCPUSTATS,
-	DTIOCKPROBE, DTIOCGCLOCK, DTIOCSETFILTER, DTIOCSETRMODE, DTIOCFREEZE,
+	DTIOCKPROBE, DTIOCGCLOCK, DTIOCSETFILTER, DTIOCSETRMODE, DTIOCFREEZE, DTIOCUPROBE,
 };
 
 static void *fuzz_ptr(unsigned char *buf, size_t n)
@@ -3024,6 +3024,156 @@ static void t_filter(void)
 	free(e.b);
 }
 
+/* ---- uprobes (DTIOCUPROBE) ---- */
+
+/* The file offset of this program's code at address a, from its maps. */
+static long long file_offset(const void *a, char *path, size_t plen)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	long long off = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, pg;
+		char perm[8], file[400] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %399s", &lo, &hi, perm, &pg, file) < 4)
+			continue;
+		if ((uintptr_t)a >= lo && (uintptr_t)a < hi && file[0] == '/') {
+			off = (long long)((uintptr_t)a - lo + pg);
+			snprintf(path, plen, "%s", file);
+			break;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+static int mkuprobe(int fd, const char *path, unsigned long long off, const char *func,
+    struct dt_uprobe *up)
+{
+	memset(up, 0, sizeof(*up));
+	up->dtup_path = (uintptr_t)path;
+	up->dtup_offset = off;
+	if (func)
+		snprintf(up->dtup_func, sizeof(up->dtup_func), "%s", func);
+	return ioctl(fd, DTIOCUPROBE, up);
+}
+
+static void t_uprobe(void)
+{
+	int fd = dt_open("uprobe.open", 0), r;
+	struct dt_uprobe up, up2;
+	char path[400];
+	long long off = file_offset((const void *)up_target, path, sizeof(path));
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	if (!check(off >= 0, "uprobe.offset", "up_target %p not in a file mapping",
+	    (void *)up_target))
+		return;
+#define UEXPECT(name, err, ...) do {					\
+	r = __VA_ARGS__;						\
+	check(r < 0 && errno == (err), "uprobe." name, "got %d/%s, want %s", r,	\
+	    r < 0 ? strerror(errno) : "ok", strerror(err));		\
+} while (0)
+	UEXPECT("einval-no-func", EINVAL, mkuprobe(fd, path, off, NULL, &up));
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	memset(up.dtup_func, 'a', sizeof(up.dtup_func));
+	UEXPECT("einval-func-unterminated", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	UEXPECT("enoent-path", ENOENT, mkuprobe(fd, "/nonexistent/x", 0, "f", &up));
+	UEXPECT("einval-directory", EINVAL, mkuprobe(fd, "/", 0, "f", &up));
+	UEXPECT("einval-offset-past-end", EINVAL, mkuprobe(fd, path, 1ULL << 40, "f", &up));
+	UEXPECT("efault-path", EFAULT, mkuprobe(fd, (const char *)8, 0, "f", &up));
+	UEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCUPROBE, (void *)8));
+#undef UEXPECT
+	r = mkuprobe(fd, path, off, "up_target", &up);
+	if (!check(r == 0 && up.dtup_entry_id && up.dtup_return_id, "uprobe.create", "%s",
+	    r ? strerror(errno) : "no ids"))
+		return;
+	r = mkuprobe(fd, path, off, "up_target", &up2);
+	check(r == 0 && up2.dtup_entry_id == up.dtup_entry_id &&
+	    up2.dtup_return_id == up.dtup_return_id, "uprobe.create-again-same-ids",
+	    "%s, ids %u/%u then %u/%u", r ? strerror(errno) : "ok", up.dtup_entry_id,
+	    up.dtup_return_id, up2.dtup_entry_id, up2.dtup_return_id);
+	dt_u16 fl = 0;
+	dt_u32 id = find_probe(fd, "uprobe", "up_target", "return", &fl);
+	check(id == up.dtup_return_id && (fl & DT_PF_RETURN), "uprobe.listed",
+	    "listed return id %u flags %#x (want %u)", id, fl, up.dtup_return_id);
+
+	volatile unsigned char *code = (volatile unsigned char *)(uintptr_t)up_target;
+	unsigned char before = *code;
+	enable(fd, up.dtup_entry_id, DTEVT_FUNCARGS | DTEVT_USTACK, 0);
+	enable(fd, up.dtup_return_id, DTEVT_FUNCARGS, 0);
+	const long N = 1000, NK = 500;
+	int go[2];
+	if (pipe(go))
+		abort();
+	pid_t k = fork();
+	if (k == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (long i = 0; i < NK; i++)
+			up_target(100000 + i);
+		_exit(0);	/* exits while the probe records */
+	}
+	record(fd, 1);
+	unsigned char during = *code;
+	for (long i = 0; i < N; i++)
+		up_target(i);
+	write(go[1], "g", 1);
+	waitpid(k, NULL, 0);
+	record(fd, 0);
+	unsigned char after = *code;
+	drain(fd, &e);
+	check(during == 0xcc && after == before && before != 0xcc, "uprobe.placed-while-recording",
+	    "first byte %#x before, %#x recording, %#x after", before, during, after);
+	long ent = 0, ret = 0, kent = 0, kret = 0, bad = 0, ustk = 0;
+	const struct dt_rec *rec;
+	pid_t me = getpid();
+	EV_FOREACH(&e, rec) {
+		const dt_u64 *a = rec_args(rec);
+		int mine = (pid_t)rec->dtr_pid == me, kid = (pid_t)rec->dtr_pid == k;
+		if (rec->dtr_probe == up.dtup_entry_id) {
+			long want = mine ? ent : 100000 + kret;
+			(void)want;
+			if (rec->dtr_nargs < 6)
+				bad++;
+			else if (mine && (long)a[0] != ent)
+				bad++;
+			else if (kid && (long)a[0] != 100000 + kent)
+				bad++;
+			if (rec->dtr_nustack > 0 && rec_ustack(rec)[0] == (uintptr_t)up_target)
+				ustk++;
+			ent += mine;
+			kent += kid;
+		} else if (rec->dtr_probe == up.dtup_return_id) {
+			long x = mine ? ret : 100000 + kret;
+			if (rec->dtr_nargs < 2 || !(rec->dtr_flags & DTR_RETURN) ||
+			    (long)a[0] != 3 * x + 1 || a[1] != 0)
+				bad++;
+			ret += mine;
+			kret += kid;
+		}
+	}
+	check(ent == N && ret == N, "uprobe.exact-counts", "%ld entries %ld returns, want %ld",
+	    ent, ret, N);
+	check(kent == NK && kret == NK, "uprobe.child-exact-counts",
+	    "child: %ld entries %ld returns, want %ld", kent, kret, NK);
+	check(!bad, "uprobe.args-retval", "%ld events with a wrong argument or return value", bad);
+	check(ustk == ent + kent, "uprobe.ustack-at-function", "%ld of %ld entry stacks start at "
+	    "up_target", ustk, ent + kent);
+	close(go[0]);
+	close(go[1]);
+	close(fd);
+	free(e.b);
+}
+
 /* ---- overwriting rings (DTIOCSETRMODE, DTIOCFREEZE) ---- */
 
 static int rmode(int fd, dt_u32 m)
@@ -3267,7 +3417,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|filter|flight|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|filter|flight|uprobe|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -3300,6 +3450,8 @@ int main(int argc, char **argv)
 			t_filter();
 		if (all || !strcmp(t, "flight"))
 			t_flight();
+		if (all || !strcmp(t, "uprobe"))
+			t_uprobe();
 		if (all || !strcmp(t, "list"))
 			t_list();
 		if (all || !strcmp(t, "syscall"))
