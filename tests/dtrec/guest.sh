@@ -65,6 +65,18 @@ rc=$?
 [ $rc -eq 0 ] && [ -f $OUT/ft.1.dtc ] && [ -f $OUT/ft.2.dtc ] &&
 	pass flight-trigger || fail flight-trigger "rc $rc: $(ls $OUT | grep '^ft' | tr '\n' ' ') $(head -c 300 $OUT/ft.err)"
 
+# uprobes on the dt source: a function of dt_ktest, entry and return,
+# called 3000 times by the command
+dtrec -q -o $OUT/up.dtc -e 'uprobe:/bin/dt_ktest:up_target:*' -- dt_ktest upcalls=3000 \
+	2>$OUT/up.err
+rc=$?
+[ $rc -eq 0 ] && pass uprobe-exit || fail uprobe-exit "dtrec exited $rc: $(tail -n 3 $OUT/up.err)"
+msg=$(dtrec -q -o $OUT/ud.dtc -e 'usdt:/bin/dt_ktest:x:y' -d 1s 2>&1)
+case $msg in
+*"USDT probes need the perf source"*) pass usdt-refused ;;
+*) fail usdt-refused "got: $msg" ;;
+esac
+
 # SIGINT ends a recording with no duration and no command, cleanly
 dtrec -q -o $OUT/int.dtc -e profile:hz:997 -e 'syscall:*:entry' 2>$OUT/int.err &
 pid=$!

@@ -115,6 +115,23 @@ ntrig=$(sql "$out/ft.1.dtc" "SELECT count(*) FROM events WHERE probe_name = 'sys
 [ "${ntrig:-0}" -ge 1 ] && echo "PASS flight-trigger-event" ||
 	echo "FAIL flight-trigger-event: no getppid event in the trigger's dump (last event: $last)"
 
+# uprobes: exact call counts, arguments and return values
+if [ -f "$out/up.dtc" ]; then
+	got=$(sql "$out/up.dtc" "SELECT sum(probe_name = 'uprobe:/bin/dt_ktest:up_target:entry'),
+		sum(probe_name = 'uprobe:/bin/dt_ktest:up_target:return'),
+		count(DISTINCT CASE WHEN probe_name LIKE '%:entry' THEN arg0 END),
+		sum(CASE WHEN probe_name LIKE '%:entry' THEN arg0 END),
+		sum(CASE WHEN probe_name LIKE '%:return' THEN retval END) FROM events")
+	IFS=, read -r ne nr nd sa sr <<<"$got"
+	# arguments 0..2999: sum 4498500; returns 3x+1: 3 * 4498500 + 3000
+	[ "$ne" = 3000 ] && [ "$nr" = 3000 ] && echo "PASS uprobe-exact-counts" ||
+		echo "FAIL uprobe-exact-counts: $ne entries, $nr returns (want 3000 each)"
+	[ "$nd" = 3000 ] && [ "$sa" = 4498500 ] && [ "$sr" = 13498500 ] && echo "PASS uprobe-args-retval" ||
+		echo "FAIL uprobe-args-retval: $nd distinct arguments summing to $sa (want 4498500), returns sum $sr (want 13498500)"
+else
+	echo "FAIL uprobe-capture: no up.dtc"
+fi
+
 # symbolization on the host, if dtreport is built
 if [ -x "$dtreport" ] && [ -f "$out/prov.dtc" ]; then
 	"$dtreport" flame --folded "$out/prov.dtc" >"$out/folded.txt" 2>"$out/folded.err"

@@ -3437,6 +3437,12 @@ int main(int argc, char **argv)
 			calls(atol(t + 6));
 			return 0;
 		}
+		/* dtrec's uprobe workload in tests/dtrec: up_target(0..N-1) */
+		if (!strncmp(t, "upcalls=", 8)) {
+			for (long k = 0; k < atol(t + 8); k++)
+				up_target(k);
+			return 0;
+		}
 		/* dtrec --flight's workload in tests/dtrec: numbered, on CPU 0 */
 		if (!strncmp(t, "closes=", 7)) {
 			long a = 0, b = 0;
