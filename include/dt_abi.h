@@ -19,6 +19,7 @@ typedef __u8 dt_u8;
 typedef __u16 dt_u16;
 typedef __u32 dt_u32;
 typedef __u64 dt_u64;
+typedef __s32 dt_s32;
 typedef __s64 dt_s64;
 #else
 #include <stdint.h>
@@ -27,6 +28,7 @@ typedef uint8_t dt_u8;
 typedef uint16_t dt_u16;
 typedef uint32_t dt_u32;
 typedef uint64_t dt_u64;
+typedef int32_t dt_s32;
 typedef int64_t dt_s64;
 #endif
 
@@ -224,15 +226,20 @@ struct dt_clock {
  * waiting, whose events as a copy of the recorder are not wanted.  It is
  * followed across fork like the others only once it has exec'd.
  * DTF_COMM keeps only tasks whose comm is dtf_comm (exactly, NUL
- * terminated); with DTF_PIDS an event must pass both.
+ * terminated).  DTF_CGROUP keeps only tasks in the cgroup (v2) whose
+ * directory is open as dtf_cgroupfd, or in a cgroup below it.  An event
+ * must pass each filter given.
  * Unknown flags, dtf_npids over the limit or without DTF_PIDS, an empty
- * or unterminated dtf_comm with DTF_COMM, and nonzero padding are EINVAL.
+ * or unterminated dtf_comm with DTF_COMM, a dtf_cgroupfd other than 0
+ * without DTF_CGROUP are EINVAL; a dtf_cgroupfd that is no cgroup v2
+ * directory is EBADF.
  */
 #define DTF_PIDS		0x0001
 #define DTF_CHILDREN		0x0002
 #define DTF_COMM		0x0004
 #define DTF_SELF		0x0008
-#define DTF_ALL			0x000f
+#define DTF_CGROUP		0x0010
+#define DTF_ALL			0x001f
 #define DT_FILTER_MAXPIDS	1024
 
 struct dt_filter {
@@ -240,7 +247,7 @@ struct dt_filter {
 	dt_u32	dtf_npids;		/* tgids at dtf_pids */
 	dt_u64	dtf_pids;		/* user pointer to dt_u32[dtf_npids] */
 	dt_u32	dtf_execpid;		/* DTF_PIDS: target from its next exec */
-	dt_u32	dtf_pad;		/* must be 0 */
+	dt_s32	dtf_cgroupfd;		/* DTF_CGROUP: a cgroup v2 directory */
 	char	dtf_comm[DT_COMMLEN];	/* DTF_COMM */
 };
 

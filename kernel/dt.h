@@ -129,6 +129,7 @@ struct dt_softc {
 	u32			 sc_self;	/* [I] opener's tgid */
 	u32			 sc_fexecpid;	/* [d] target from its exec */
 	char			 sc_fcomm[DT_COMMLEN];	/* [d] NUL-padded */
+	struct cgroup		*sc_fcgrp;	/* [d] DTF_CGROUP, held */
 	/* targets; changed under sc_tglock, replaced under sc_tgmutex too */
 	struct dt_tgset __rcu	*sc_tgs;
 	raw_spinlock_t		 sc_tglock;

@@ -26,6 +26,8 @@
 #include <linux/threads.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <linux/cgroup.h>
+#include <linux/err.h>
 #include <trace/events/sched.h>
 
 #include "dt.h"
@@ -128,6 +130,10 @@ bool dt_filter_pass(struct dt_softc *sc)
 	if (!(fl & DTF_SELF) && t->tgid == sc->sc_self)
 		return false;
 	if ((fl & DTF_COMM) && memcmp(t->comm, sc->sc_fcomm, DT_COMMLEN) != 0)
+		return false;
+	/* probe context is an RCU reader: the task's css_set stays */
+	if ((fl & DTF_CGROUP) &&
+	    !task_under_cgroup_hierarchy((struct task_struct *)t, sc->sc_fcgrp))
 		return false;
 	if (fl & DTF_PIDS) {
 		/* probe context is preemption-disabled: an RCU reader */
@@ -316,12 +322,15 @@ static int dt_filter_tgid(u32 nr, u32 *out)
 int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 {
 	struct dt_tgset *ts = NULL, *old;
+	struct cgroup *cgrp = NULL;
 	u32 *pids = NULL, i, tg, execpid = 0;
 	char comm[DT_COMMLEN];
 	size_t len;
 	int error;
 
-	if (f->dtf_flags & ~DTF_ALL || f->dtf_pad != 0)
+	if (f->dtf_flags & ~DTF_ALL)
+		return -EINVAL;
+	if (!(f->dtf_flags & DTF_CGROUP) && f->dtf_cgroupfd != 0)
 		return -EINVAL;
 	if (f->dtf_flags & DTF_PIDS) {
 		if (f->dtf_npids > DT_FILTER_MAXPIDS ||
@@ -344,12 +353,18 @@ int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 	if (sc->sc_recording)
 		return -EBUSY;
 
+	if (f->dtf_flags & DTF_CGROUP) {
+		cgrp = cgroup_get_from_fd(f->dtf_cgroupfd);
+		if (IS_ERR(cgrp))
+			return PTR_ERR(cgrp);
+	}
 	if (f->dtf_flags & DTF_PIDS) {
 		if (f->dtf_npids != 0) {
 			pids = kvmalloc_array(f->dtf_npids, sizeof(*pids),
 					      GFP_KERNEL);
+			error = -ENOMEM;
 			if (pids == NULL)
-				return -ENOMEM;
+				goto out;
 			if (copy_from_user(pids, u64_to_user_ptr(f->dtf_pids),
 					   f->dtf_npids * sizeof(*pids))) {
 				error = -EFAULT;
@@ -384,8 +399,12 @@ int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 	sc->sc_fflags = f->dtf_flags;
 	sc->sc_fexecpid = execpid;
 	memcpy(sc->sc_fcomm, comm, DT_COMMLEN);
+	swap(sc->sc_fcgrp, cgrp);
 	error = 0;
 out:
+	/* the old cgroup, or the new one on failure */
+	if (cgrp != NULL)
+		cgroup_put(cgrp);
 	kvfree(ts);
 	kvfree(pids);
 	return error;
@@ -458,4 +477,7 @@ void dt_filter_free(struct dt_softc *sc)
 	cancel_work_sync(&sc->sc_tgsweep);
 	kvfree(rcu_dereference_protected(sc->sc_tgs, true));
 	RCU_INIT_POINTER(sc->sc_tgs, NULL);
+	if (sc->sc_fcgrp != NULL)
+		cgroup_put(sc->sc_fcgrp);
+	sc->sc_fcgrp = NULL;
 }

@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -2741,8 +2742,13 @@ static void t_filter_einval(int fd)
 	FEXPECT("einval-comm-garbage", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
 	memset(&f, 0, sizeof(f));
 	f.dtf_flags = DTF_SELF;
-	f.dtf_pad = 1;
-	FEXPECT("einval-pad", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
+	f.dtf_cgroupfd = 1;
+	FEXPECT("einval-cgroupfd-unasked", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
+	f.dtf_flags = DTF_CGROUP;
+	f.dtf_cgroupfd = -1;
+	FEXPECT("ebadf-cgroupfd", EBADF, ioctl(fd, DTIOCSETFILTER, &f));
+	f.dtf_cgroupfd = 0;	/* stdin: /dev/null, no cgroup */
+	FEXPECT("ebadf-not-cgroup", EBADF, ioctl(fd, DTIOCSETFILTER, &f));
 	FEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCSETFILTER, (void *)8));
 	check(set_filter(fd, DTF_PIDS | DTF_CHILDREN, &me, 1, 0, NULL) == 0, "filter.valid-accepted",
 	    "%s", strerror(errno));
@@ -2982,7 +2988,60 @@ static void t_filter(void)
 	free(e.b);
 	memset(&e, 0, sizeof(e));
 
-	/* 5. many short-lived children: the table is swept, none is lost */
+	/* 5. a cgroup (v2): its processes and its children's, no others */
+	mkdir("/tmp/cg", 0755);
+	if (mount("none", "/tmp/cg", "cgroup2", 0, NULL) != 0 && errno != EBUSY) {
+		fail("filter.cgroup-mount", "mount cgroup2: %s", strerror(errno));
+	} else {
+		mkdir("/tmp/cg/dtkt", 0755);
+		mkdir("/tmp/cg/dtkt/sub", 0755);
+		int cgfd = open("/tmp/cg/dtkt", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		if (pipe(go))
+			abort();
+		pid_t in = kid_calls(go[0], 60, NULL), below = kid_calls(go[0], 70, NULL);
+		pid_t out = kid_calls(go[0], 80, NULL);
+		char v[32];
+		int okw = 1;
+		snprintf(v, sizeof(v), "%d", in);
+		int pf = open("/tmp/cg/dtkt/cgroup.procs", O_WRONLY);
+		okw &= pf >= 0 && write(pf, v, strlen(v)) > 0;
+		if (pf >= 0)
+			close(pf);
+		snprintf(v, sizeof(v), "%d", below);
+		pf = open("/tmp/cg/dtkt/sub/cgroup.procs", O_WRONLY);
+		okw &= pf >= 0 && write(pf, v, strlen(v)) > 0;
+		if (pf >= 0)
+			close(pf);
+		struct dt_filter cf = { .dtf_flags = DTF_CGROUP, .dtf_cgroupfd = cgfd };
+		r = ioctl(fd, DTIOCSETFILTER, &cf);
+		check(r == 0 && okw, "filter.set-cgroup", "%s (moving the children: %s)",
+		    r ? strerror(errno) : "ok", okw ? "ok" : "failed");
+		enable(fd, ge, 0, 0);
+		record(fd, 1);
+		write(go[1], "ggg", 3);
+		waitpid(in, NULL, 0);
+		waitpid(below, NULL, 0);
+		waitpid(out, NULL, 0);
+		record(fd, 0);
+		drain(fd, &e);
+		long ni = count_pid(&e, ge, in), nb = count_pid(&e, ge, below);
+		long no2 = count_pid(&e, ge, out);
+		check(ni == 60 && nb == 70 && no2 == 0 && e.nrec == 130, "filter.cgroup",
+		    "in the cgroup %ld (want 60), below it %ld (want 70), outside %ld (want 0), "
+		    "%zu in all", ni, nb, no2, e.nrec);
+		close(fd);
+		close(cgfd);
+		close(go[0]);
+		close(go[1]);
+		free(e.b);
+		memset(&e, 0, sizeof(e));
+		rmdir("/tmp/cg/dtkt/sub");
+		rmdir("/tmp/cg/dtkt");
+		umount("/tmp/cg");
+	}
+
+	/* 6. many short-lived children: the table is swept, none is lost */
 	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
 	if (pipe(go))
 		abort();
