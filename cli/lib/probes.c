@@ -33,7 +33,27 @@ struct dtp_dev {
 	int		has_kprobe_pmu;	/* DTP_PERF */
 	int		has_uprobe_pmu;	/* DTP_PERF */
 	size_t		nusites;	/* uprobe sites created (DTP_MAXUSITES) */
+	/*
+	 * DTP_DT: the uprobes this catalog created (DTIOCUPROBE), by kernel
+	 * id, with their full names: the kernel lists only a short label.
+	 */
+	struct dtp_dtup	*dtup;
+	size_t		ndtup;
 };
+
+struct dtp_dtup {
+	uint32_t	id;
+	char		*full;		/* "uprobe:/bin/x:main:entry" */
+};
+
+static const char *
+dtup_full(const struct dtp_dev *d, uint32_t id)
+{
+	for (size_t i = 0; i < d->ndtup; i++)
+		if (d->dtup[i].id == id)
+			return d->dtup[i].full;
+	return NULL;
+}
 
 
 void
@@ -168,6 +188,9 @@ dtp_close(struct dtp_dev *d)
 		}
 	}
 	free_names(d);
+	for (size_t i = 0; i < d->ndtup; i++)
+		free(d->dtup[i].full);
+	free(d->dtup);
 	free(d->probes);
 	free(d->perf);
 	free(d);
@@ -451,6 +474,8 @@ dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 	out->id = p->dtpi_id;
 	out->flags = p->dtpi_flags;
 	dtp_name(p, out->name, sizeof(out->name));
+	if (d->kind == DTP_DT && dtup_full(d, p->dtpi_id))
+		snprintf(out->name, sizeof(out->name), "%s", dtup_full(d, p->dtpi_id));
 	if (d->kind == DTP_PERF)
 		return describe_perf(d, p, out, err, errlen);
 	memset(&pa, 0, sizeof(pa));
@@ -480,6 +505,9 @@ dtp_list(const struct dtp_dev *d, const char *glob, FILE *out)
 
 	for (size_t i = 0; i < d->nprobes; i++) {
 		if (glob && !dtu_glob_match(glob, d->names[i]))
+			continue;
+		/* dt.ko's uprobes carry only a label: 'uprobe:PATH' lists them */
+		if (d->kind == DTP_DT && strcmp(d->probes[i].dtpi_prov, "uprobe") == 0)
 			continue;
 		fprintf(out, "%s\n", d->names[i]);
 		n++;
@@ -679,6 +707,8 @@ dtp_uprobe(const struct dtp_dev *d, uint32_t id)
 const char *
 dtp_full_name(const struct dtp_dev *d, uint32_t id)
 {
+	if (d->kind == DTP_DT)
+		return dtup_full(d, id);
 	if (id == 0 || id > d->nprobes || d->names == NULL)
 		return NULL;
 	return d->names[id - 1];
@@ -727,13 +757,76 @@ find_name(const struct dtp_dev *d, const char *full)
 	return -1;
 }
 
+/*
+ * dt.ko: a uprobe on one site, created in the kernel (or found there),
+ * its full name kept here.  Takes up.
+ */
+static int
+add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_uprobe *up,
+	    struct dtp_sel **sel, size_t *nsel, char *err, size_t errlen)
+{
+	struct dt_uprobe ku;
+	const struct dt_probe_info *p;
+	struct dtp_dtup *nd;
+	uint32_t id;
+	int ret = -1;
+
+	memset(&ku, 0, sizeof(ku));
+	ku.dtup_path = (uint64_t)(uintptr_t)up->path;
+	ku.dtup_offset = up->sites[0].offset;
+	ku.dtup_refctr = up->sites[0].refctr;
+	/* a label the kernel lists; the full name stays here */
+	snprintf(ku.dtup_func, sizeof(ku.dtup_func), "%s", label);
+	if (ioctl(d->fd, DTIOCUPROBE, &ku) < 0) {
+		int e = errno;
+		if (e == EACCES || e == EPERM)
+			dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", full, strerror(e));
+		else if (e == ENOSPC)
+			dtu_seterr(err, errlen, "%s: dt.ko holds its most uprobe sites (1024): "
+				   "reload the module to free them", full);
+		else
+			dtu_seterr(err, errlen, "%s: placing the uprobe: %s", full, strerror(e));
+		goto out;
+	}
+	id = up->ret ? ku.dtup_return_id : ku.dtup_entry_id;
+	if (dtup_full(d, id) == NULL) {
+		if ((nd = realloc(d->dtup, (d->ndtup + 1) * sizeof(*nd))) == NULL)
+			goto nomem;
+		d->dtup = nd;
+		if ((nd[d->ndtup].full = strdup(full)) == NULL)
+			goto nomem;
+		nd[d->ndtup++].id = id;
+		if (load_probes(d, err, errlen) < 0)
+			goto out;
+	}
+	if ((p = dtp_by_id(d, id)) == NULL) {
+		dtu_seterr(err, errlen, "%s: the kernel created probe %u but does not list it", full, id);
+		goto out;
+	}
+	if (add_sel(sel, nsel, p, 0) < 0)
+		goto nomem;
+	ret = 0;
+	goto out;
+nomem:
+	dtu_seterr(err, errlen, "out of memory");
+out:
+	free(up->path);
+	free(up->sites);
+	free(up);
+	return ret;
+}
+
 /* Enter a user probe in the catalog (taking up) and select it. */
 static int
 add_user(struct dtp_dev *d, const char *full, const char *func, const char *name,
 	 struct dtp_uprobe *up, struct dtp_sel **sel, size_t *nsel, char *err, size_t errlen)
 {
-	ssize_t at = find_name(d, full);
+	ssize_t at;
 	char *nm;
+
+	if (d->kind == DTP_DT)
+		return add_user_dt(d, full, func, up, sel, nsel, err, errlen);
+	at = find_name(d, full);
 
 	if (at >= 0) {
 		free(up->path);
@@ -888,7 +981,12 @@ resolve_uprobe(struct dtp_dev *d, const char *spec, const char *path, const char
 			}
 			up->sites[0].offset = sy->offset + off;
 			up->regs = k ? 1ULL << DTUP_AX : DTUP_ARGREGS_MASK;
-			if (add_user(d, full, sy->name, names[k], up, sel, nsel, err, errlen) < 0)
+			/* dt.ko's label: SYMBOL[+OFFSET], cut to what it keeps */
+			char label[DT_FUNCLEN + 32];
+			snprintf(label, sizeof(label), "%.40s%s", sy->name, offs);
+			label[DT_FUNCLEN - 1] = '\0';
+			if (add_user(d, full, d->kind == DTP_DT ? label : sy->name, names[k], up, sel,
+				     nsel, err, errlen) < 0)
 				goto out;
 		}
 	}
@@ -1019,9 +1117,12 @@ resolve_user(struct dtp_dev *d, const char *spec, struct dtp_sel **sel, size_t *
 		return -1;
 	}
 	if (d->kind != DTP_PERF) {
-		dtu_seterr(err, errlen, "%s: user-space probes need the perf source (--source perf): "
-			   "dt.ko has no uprobe provider", spec);
-		return -1;
+		if (usdt) {
+			dtu_seterr(err, errlen, "%s: USDT probes need the perf source (--source perf): "
+				   "dt.ko places uprobes but does not decode SDT arguments", spec);
+			return -1;
+		}
+		return resolve_uprobe(d, spec, path, rest, sel, nsel, err, errlen);
 	}
 	if (!d->has_uprobe_pmu) {
 		dtu_seterr(err, errlen, "%s: this kernel has no uprobe PMU "

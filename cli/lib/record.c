@@ -40,7 +40,6 @@ struct tslot {
 	uint32_t	nxr;		/* executable ranges of the last snapshot */
 	uint32_t	misses;		/* snapshots taken for unmapped pcs */
 	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
-	int		want;		/* targets: 1 keep, -1 drop, 0 undecided */
 	uint64_t	*xr;		/* start, end pairs */
 };
 struct tmap {
@@ -60,15 +59,10 @@ struct rec {
 	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
 	uint32_t	ncpus;
 	struct dtcap_count *counts;
-	uint64_t	nread, raw_bytes, nbad, nlost, nfiltered;
+	uint64_t	nread, raw_bytes, nbad, nlost;
 	uint64_t	base_bytes;	/* capture size before the first event */
-	pid_t		child;		/* the command, or 0 */
-	uint32_t	fork_probe;	/* sched_process_fork: follows targets'
-					 * children when filtering here */
-	int		fork_internal;	/* enabled for that alone: not stored */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
-	int		filter;		/* targets filtered here, not by the source */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
 };
@@ -372,7 +366,7 @@ put_counters(struct rec *r)
 	/* the recorder's own tally: what it read and what it failed to keep */
 	mine.read = r->nread;
 	mine.dropped = r->nbad + r->nlost;
-	mine.skipped = r->nfiltered;	/* left out on purpose: not a loss */
+	mine.skipped = 0;	/* the kernel filters targets: dtrec leaves out none */
 	if (r->src->ops->ustack_counts)
 		r->src->ops->ustack_counts(r->src, &mine.ustack_dwarf, &mine.ustack_dwarf_trunc,
 					   &mine.ustack_fp_behind);
@@ -462,84 +456,10 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	snapshot(r, d->dtr_pid, d->dtr_ts, c, t);
 }
 
-/*
- * With targets on a source that cannot filter them in the kernel (dt.ko
- * today): keep a process if it is a target or descends from one, judged
- * once per pid from /proc's parent links.  A process gone before its
- * first event is read cannot be judged and is left out.
- */
-static int
-wanted(struct rec *r, uint32_t pid)
-{
-	struct tslot *t;
-	int isnew;
-	uint32_t p = pid;
-
-	if (r->o->npids == 0 && r->child <= 0)
-		return 1;
-	if ((t = tmap_get(&r->procs, pid, &isnew)) == NULL)
-		return 0;
-	if (t->want)
-		return t->want > 0;
-	t->want = -1;
-	for (int depth = 0; depth < 64 && p > 1; depth++) {
-		char path[64], *st, *rp;
-		unsigned pp = 0;
-
-		if ((pid_t)p == r->child)
-			t->want = 1;
-		for (size_t i = 0; i < r->o->npids; i++)
-			if ((pid_t)p == r->o->pids[i])
-				t->want = 1;
-		if (t->want > 0)
-			break;
-		snprintf(path, sizeof(path), "/proc/%u/stat", p);
-		if ((st = dtu_read_file(path, NULL)) == NULL)
-			break;
-		rp = strrchr(st, ')');
-		if (rp == NULL || sscanf(rp + 1, " %*c %u", &pp) != 1)
-			pp = 0;
-		free(st);
-		p = pp;
-	}
-	return t->want > 0;
-}
-
-/*
- * Forks first: a child of a target is a target, even when it exits before
- * its events are read (/proc cannot tell then).  The fork is written
- * before the child runs, so it is in the same batch as the child's first
- * events, whatever CPU each ran on.
- */
-static void
-follow_forks(struct rec *r, const char *buf, size_t len)
-{
-	for (size_t off = 0; off + sizeof(struct dt_rec) <= len;) {
-		const struct dt_rec *d = (const struct dt_rec *)(buf + off);
-		const uint64_t *a = (const uint64_t *)(d + 1);
-		struct tslot *t;
-		int isnew;
-
-		if (d->dtr_size < sizeof(*d) || d->dtr_size % 8 || d->dtr_size > len - off)
-			return;
-		off += d->dtr_size;
-		if (d->dtr_probe != r->fork_probe || d->dtr_nargs < 6 ||
-		    DT_REC_SIZE(d->dtr_nargs, 0, 0) > d->dtr_size || !wanted(r, d->dtr_pid) ||
-		    a[5] == 0 || a[5] > UINT32_MAX)
-			continue;
-		/* a new thread's tid is no process: marking it is harmless */
-		if ((t = tmap_get(&r->procs, (uint32_t)a[5], &isnew)) != NULL)
-			t->want = 1;
-	}
-}
-
 static void
 process(struct rec *r, const char *buf, size_t len)
 {
 	size_t off = 0;
-
-	if (r->filter && r->fork_probe)
-		follow_forks(r, buf, len);
 
 	while (off + sizeof(struct dt_rec) <= len) {
 		const struct dt_rec *d = (const struct dt_rec *)(buf + off);
@@ -561,11 +481,6 @@ process(struct rec *r, const char *buf, size_t len)
 		}
 		if (r->werr) {
 			r->nlost++;
-			continue;
-		}
-		if ((r->filter && !wanted(r, d->dtr_pid)) ||
-		    (r->fork_internal && d->dtr_probe == r->fork_probe)) {
-			r->nfiltered++;
 			continue;
 		}
 		memset(&e, 0, sizeof(e));
@@ -685,7 +600,7 @@ write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 	}
 	for (size_t i = 0; i < nsel; i++) {
 		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
-		if (p == NULL || (r->fork_internal && sel[i].id == r->fork_probe))
+		if (p == NULL)
 			continue;
 		if (dtp_describe(r->dev, p, &pv[n], err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
@@ -793,7 +708,7 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 {
 	char a[32], b[32], c[32];
 	struct dtcap_count t;
-	uint64_t ev = r->nread - r->nlost - r->nbad - r->nfiltered;
+	uint64_t ev = r->nread - r->nlost - r->nbad;
 
 	sum_counts(r, &t);
 	if (r->werr) {
@@ -830,9 +745,6 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    (unsigned long long)r->nbad);
 	if (r->nlost)
 		msg(r, "WARNING: %llu events read but not written", (unsigned long long)r->nlost);
-	if (r->nfiltered && !r->o->quiet)
-		msg(r, "%llu events of other processes left out (targets filtered by dtrec, "
-		    "not by the %s source)", (unsigned long long)r->nfiltered, r->src->ops->name);
 	if (r->src->ops->ustack_counts) {
 		uint64_t dw, dwt, fpb;
 		r->src->ops->ustack_counts(r->src, &dw, &dwt, &fpb);
@@ -990,7 +902,7 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 	kused_free(r->kused);
 	r->kused = NULL;
 	r->kstack_max = 0;
-	r->nread = r->raw_bytes = r->nbad = r->nlost = r->nfiltered = 0;
+	r->nread = r->raw_bytes = r->nbad = r->nlost = 0;
 	r->werr = 0;
 	if ((r->ec = elfsyms_cache_new()) == NULL)
 		return -1;
@@ -1072,7 +984,7 @@ close:
 		ret = -1;
 	r->w = NULL;
 	if (ret == 0 && !r->werr && rename(tmp, path) == 0) {
-		ev = r->nread - r->nlost - r->nbad - r->nfiltered;
+		ev = r->nread - r->nlost - r->nbad;
 		*total += ev;
 		if (!r->o->quiet)
 			msg(r, "%s: %llu events (%s)", path, (unsigned long long)ev, why);
@@ -1235,44 +1147,18 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
-	/*
-	 * Targets on a source that cannot follow them in the kernel: its
-	 * fork tracepoint tells which processes are the targets' children.
-	 */
+	/* both sources filter targets in the kernel, following their forks */
 	if ((o->npids || (o->argv && o->argv[0])) && !r->src->ops->filters_targets(r->src)) {
-		for (size_t i = 0; i < dtp_count(r->dev); i++) {
-			const struct dt_probe_info *p = dtp_at(r->dev, i);
-			if (strcmp(p->dtpi_prov, "tracepoint") || strcmp(p->dtpi_func, "sched") ||
-			    strcmp(p->dtpi_name, "sched_process_fork"))
-				continue;
-			r->fork_probe = p->dtpi_id;
-			r->fork_internal = 1;
-			for (size_t j = 0; j < nsel; j++)
-				if (sel[j].id == p->dtpi_id)
-					r->fork_internal = 0;
-			if (r->fork_internal) {
-				struct dtp_sel *ns = realloc(sel, (nsel + 1) * sizeof(*ns));
-				if (ns == NULL) {
-					msg(r, "out of memory");
-					goto out;
-				}
-				sel = ns;
-				memset(&sel[nsel], 0, sizeof(sel[nsel]));
-				sel[nsel].id = p->dtpi_id;
-				sel[nsel].flags = p->dtpi_flags;
-				nsel++;
-			}
-			break;
-		}
+		msg(r, "the %s source cannot record only some processes (-p, COMMAND)",
+		    r->src->ops->name);
+		goto out;
 	}
-	/* the command waits on a pipe: the perf source follows it from its exec */
+	/* the command waits on a pipe: the sources follow it from its exec */
 	if (o->argv && o->argv[0]) {
 		child = spawn(r, o->argv, &go_fd, &err_fd);
 		if (child < 0)
 			goto out;
-		r->child = child;
 	}
-	r->filter = (o->npids || child > 0) && !r->src->ops->filters_targets(r->src);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.bufsize = o->bufsize;
 	cfg.evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
@@ -1285,7 +1171,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		cfg.timer_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
 	cfg.pids = o->pids;
 	cfg.npids = o->npids;
-	cfg.child = child > 0 && !r->filter ? child : 0;
+	cfg.child = child > 0 ? child : 0;
 	cfg.ustack_mode = o->ustack_mode;
 	cfg.ustack_size = o->ustack_size;
 	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {
@@ -1515,7 +1401,7 @@ finish:
 		if (res) {
 			struct dtcap_count t;
 			sum_counts(r, &t);
-			res->events = r->nread - r->nlost - r->nbad - r->nfiltered;
+			res->events = r->nread - r->nlost - r->nbad;
 			res->bytes = bytes;
 			res->raw_bytes = r->raw_bytes;
 			res->produced = t.produced;

@@ -2,6 +2,7 @@
 #include "source.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,6 +50,16 @@ struct src_dt {
 	uint32_t	self;		/* [I] our tgid: never unwound */
 	struct uproc	*procs;		/* [r] */
 	size_t		nprocs, pcap;
+	int		flight;		/* [I] the rings overwrite (DT_RING_OVERWRITE) */
+	int		dumping;	/* between dump(1) and dump(0): frozen */
+	uint64_t	*readbase;	/* flight: per CPU, read before this dump */
+	uint32_t	nreadbase;
+	/*
+	 * flight: a second descriptor with the trigger probes alone, in a
+	 * small ring that drops: every record read from it is one firing.
+	 */
+	int		trigfd;
+	uint64_t	ntrig;
 };
 
 /*
@@ -243,6 +254,96 @@ dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 	return cfg->ustack_mode == DTSRC_USTACK_DWARF || (sel->flags & DT_PF_TIMER);
 }
 
+
+/*
+ * The kernel keeps only the targets' events (DTIOCSETFILTER): the listed
+ * processes and, followed at fork, their descendants; a COMMAND waiting to
+ * exec becomes one at its exec.  Every descriptor leaves dtrec itself out.
+ */
+static int
+dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	struct dt_filter f;
+	uint32_t *pids = NULL;
+
+	memset(&f, 0, sizeof(f));
+	if (cfg->npids || cfg->child > 0) {
+		if (cfg->npids > DT_FILTER_MAXPIDS) {
+			dtu_seterr(err, errlen, "at most %u processes (-p)", DT_FILTER_MAXPIDS);
+			return -1;
+		}
+		if (cfg->npids && (pids = calloc(cfg->npids, sizeof(*pids))) == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < cfg->npids; i++)
+			pids[i] = (uint32_t)cfg->pids[i];
+		f.dtf_flags = DTF_PIDS | DTF_CHILDREN;
+		f.dtf_npids = (uint32_t)cfg->npids;
+		f.dtf_pids = (uint64_t)(uintptr_t)pids;
+		f.dtf_execpid = cfg->child > 0 ? (uint32_t)cfg->child : 0;
+	}
+	if (ioctl(fd, DTIOCSETFILTER, &f) < 0) {
+		int e = errno;
+		if (e == ESRCH && cfg->npids)
+			dtu_seterr(err, errlen, "-p: a process given is not running (or is a thread, "
+				   "not a process)");
+		else
+			dtu_seterr(err, errlen, "/dev/dt: setting the process filter: %s", strerror(e));
+		free(pids);
+		return -1;
+	}
+	free(pids);
+	return 0;
+}
+
+/* flight: the trigger probes on a descriptor of their own */
+static int
+dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	char path[64];
+	uint32_t sz = DT_BUFSZ_MIN;
+
+	/* the same device, whatever its path: a new open is a new descriptor */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dtp_fd(d->s.dev));
+	d->trigfd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (d->trigfd < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: opening it for --trigger: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(d->trigfd, DTIOCSETBUFSZ, &sz) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: --trigger ring: %s", strerror(errno));
+		return -1;
+	}
+	/* a trigger counts every process but dtrec, targets or not (as on perf) */
+	struct dtsrc_cfg all = *cfg;
+	all.pids = NULL;
+	all.npids = 0;
+	all.child = 0;
+	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->ntrig; i++) {
+		struct dt_enable en;
+
+		memset(&en, 0, sizeof(en));
+		en.dten_id = cfg->trig[i].id;
+		en.dten_period_ns = cfg->trig[i].period_ns;
+		if (cfg->trig[i].flags & DT_PF_TIMER) {
+			const struct dt_probe_info *p = dtp_by_id(d->s.dev, cfg->trig[i].id);
+			char nm[DTCAP_PROBENAMELEN];
+			dtu_seterr(err, errlen, "--trigger %s: a timer probe cannot trigger a dump",
+				   p ? dtp_name(p, nm, sizeof(nm)) : "probe");
+			return -1;
+		}
+		if (ioctl(d->trigfd, DTIOCPRBENABLE, &en) < 0 && errno != EEXIST) {
+			dtu_seterr(err, errlen, "--trigger: enabling probe %u: %s", cfg->trig[i].id,
+				   strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	  const struct dtsrc_cfg *cfg, char *err, size_t errlen)
@@ -251,7 +352,29 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	int fd = dtp_fd(s->dev), copies = 0;
 	uint32_t bufsize = cfg->bufsize, ustack = 0;
 
-	for (size_t i = 0; i < nsel; i++)
+	if (cfg->trig_filter) {
+		dtu_seterr(err, errlen, "--trigger-filter needs the perf source (--source perf): "
+			   "dt.ko has no tracefs filters");
+		return -1;
+	}
+	if (dt_filter(fd, cfg, err, errlen) < 0)
+		return -1;
+	if (cfg->flight) {
+		uint32_t m = DT_RING_OVERWRITE;
+		if (ioctl(fd, DTIOCSETRMODE, &m) < 0) {
+			dtu_seterr(err, errlen, "/dev/dt: overwriting rings: %s", strerror(errno));
+			return -1;
+		}
+		d->flight = 1;
+		if (cfg->ntrig && dt_trig_open(d, cfg, err, errlen) < 0)
+			return -1;
+	}
+	/*
+	 * A flight recorder's dumps keep frame-pointer stacks: its records
+	 * sit in the rings until a dump, and a dump must hold them all when
+	 * it ends, not as the unwinding workers return them.
+	 */
+	for (size_t i = 0; i < nsel && !d->flight; i++)
 		copies |= dt_copies(&sel[i], cfg);
 	if (copies) {
 		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
@@ -294,7 +417,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
 		en.dten_evtflags = (sel[i].flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
-		if (dt_copies(&sel[i], cfg))
+		if (copies && dt_copies(&sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
 		en.dten_period_ns = sel[i].period_ns;
 		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
@@ -310,11 +433,20 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 static int
 dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 {
+	struct src_dt *d = (struct src_dt *)s;
+
+	/* triggers first on, last off: none fires unseen while the rings record */
+	if (on && d->trigfd >= 0 && ioctl(d->trigfd, DTIOCRECORD, &on) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: start recording the triggers: %s", strerror(errno));
+		return -1;
+	}
 	if (ioctl(dtp_fd(s->dev), DTIOCRECORD, &on) < 0) {
 		dtu_seterr(err, errlen, "/dev/dt: %s recording: %s", on ? "start" : "stop",
 			   strerror(errno));
 		return -1;
 	}
+	if (!on && d->trigfd >= 0)
+		(void)ioctl(d->trigfd, DTIOCRECORD, &on);
 	return 0;
 }
 
@@ -333,6 +465,10 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 	struct src_dt *d = (struct src_dt *)s;
 	size_t used = 0;
 	ssize_t n;
+
+	/* an overwriting ring is read only by a dump (frozen) */
+	if (d->flight && !d->dumping)
+		return 0;
 
 	/* samples the unwinding workers finished since the last read */
 	if (d->pool)
@@ -398,9 +534,20 @@ dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *nc
 	}
 	*ncpus = cs.dtcs_ncpus;
 	for (uint32_t i = 0; i < cs.dtcs_ncpus && i < cap; i++) {
-		out[i].produced = d->cpustats[i].dtst_produced;
-		out[i].read = d->cpustats[i].dtst_read;
-		out[i].dropped = d->cpustats[i].dtst_dropped;
+		const struct dt_stats *st = &d->cpustats[i];
+		out[i].produced = st->dtst_produced;
+		out[i].read = st->dtst_read;
+		/*
+		 * A dump counts what it read; everything else fired since enable
+		 * is gone from its point of view: overwritten, dropped while
+		 * frozen, or read by an earlier dump (source.h).
+		 */
+		out[i].dropped = st->dtst_dropped + st->dtst_overwritten;
+		if (d->flight) {
+			uint64_t base = i < d->nreadbase ? d->readbase[i] : 0;
+			out[i].read = st->dtst_read - base;
+			out[i].dropped += base;
+		}
 		out[i].skipped = d->cpustats[i].dtst_skipped;
 		out[i].recursive = d->cpustats[i].dtst_recursive;
 		out[i].nested = d->cpustats[i].dtst_nested;
@@ -433,7 +580,92 @@ dt_proc(struct dtsrc *s, uint32_t pid)
 	return NULL;	/* dt.ko reports no mappings yet: record.c reads /proc */
 }
 
-static int dt_filters_targets(struct dtsrc *s) { (void)s; return 0; }
+static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
+
+/*
+ * Freeze: the kernel returns once no event is being written; reads then
+ * return what the rings hold, and 0 at the end.  The counters' read
+ * before this dump is kept so that the dump counts only its own.
+ */
+static int
+dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	uint32_t v = begin ? 1 : 0;
+
+	if (!d->flight) {
+		dtu_seterr(err, errlen, "not a flight recording");
+		return -1;
+	}
+	if (begin) {
+		struct dt_cpu_stats cs;
+		uint32_t n = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+		uint64_t *rb;
+		struct dt_stats *st;
+
+		if (n < 1)
+			n = 1;
+		for (;;) {
+			if ((st = calloc(n, sizeof(*st))) == NULL) {
+				dtu_seterr(err, errlen, "out of memory");
+				return -1;
+			}
+			memset(&cs, 0, sizeof(cs));
+			cs.dtcs_ncpus = n;
+			cs.dtcs_stats = (uint64_t)(uintptr_t)st;
+			if (ioctl(dtp_fd(s->dev), DTIOCFREEZE, &v) < 0 ||
+			    ioctl(dtp_fd(s->dev), DTIOCGCPUSTATS, &cs) < 0) {
+				dtu_seterr(err, errlen, "/dev/dt: freezing the rings: %s", strerror(errno));
+				free(st);
+				return -1;
+			}
+			if (cs.dtcs_ncpus <= n)
+				break;
+			n = cs.dtcs_ncpus;
+			free(st);
+		}
+		if ((rb = realloc(d->readbase, n * sizeof(*rb))) == NULL) {
+			free(st);
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		d->readbase = rb;
+		d->nreadbase = n;
+		for (uint32_t i = 0; i < n; i++)
+			rb[i] = st[i].dtst_read;
+		free(st);
+		d->dumping = 1;
+		return 0;
+	}
+	d->dumping = 0;
+	if (ioctl(dtp_fd(s->dev), DTIOCFREEZE, &v) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: thawing the rings: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Each record on the trigger descriptor is one firing of a trigger. */
+static uint64_t
+dt_triggered(struct dtsrc *s)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	char buf[16384];
+	ssize_t n;
+
+	if (d->trigfd < 0)
+		return 0;
+	while ((n = read(d->trigfd, buf, sizeof(buf))) > 0) {
+		for (size_t off = 0; off + sizeof(struct dt_rec) <= (size_t)n;) {
+			const struct dt_rec *r = (const struct dt_rec *)(buf + off);
+			if (r->dtr_size < sizeof(*r) || r->dtr_size > (size_t)n - off)
+				break;
+			d->ntrig++;
+			off += r->dtr_size;
+		}
+	}
+	return d->ntrig;
+}
 
 static void
 dt_close(struct dtsrc *s)
@@ -445,7 +677,10 @@ dt_close(struct dtsrc *s)
 		free(d->procs[i].xr);
 	free(d->procs);
 	dtp_close(s->dev);
+	if (d->trigfd >= 0)
+		close(d->trigfd);
 	free(d->cpustats);
+	free(d->readbase);
 	free(d);
 }
 
@@ -461,6 +696,8 @@ static const struct dtsrc_ops dt_ops = {
 	.proc = dt_proc,
 	.ustack_counts = dt_ustack_counts,
 	.filters_targets = dt_filters_targets,
+	.dump = dt_dump,
+	.triggered = dt_triggered,
 	.close = dt_close,
 };
 
@@ -477,6 +714,7 @@ dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
 	d->s.ops = &dt_ops;
 	d->s.dev = dev;
 	d->self = (uint32_t)getpid();
+	d->trigfd = -1;
 	return &d->s;
 }
 

@@ -27,3 +27,10 @@ __attribute__((noinline)) void busy_top(volatile int *stop)
 		busy_sink++;
 	}
 }
+
+/* The uprobe test's target: a real call, never inlined or cloned. */
+__attribute__((noinline)) long up_target(long x)
+{
+	busy_sink++;
+	return 3 * x + 1;
+}
