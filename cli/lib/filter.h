@@ -16,6 +16,7 @@
 #ifndef DT_FILTER_H
 #define DT_FILTER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -136,12 +137,16 @@ static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_b
 /*
  * Walk every row of the capture that matches f: blocks skipped by index,
  * the columns cols | dtf_columns(f) decoded, fn called per matching row (a
- * non-zero return stops the walk and is returned).  When stderr is a
+ * non-zero return stops the walk and is returned).  cancel (may be NULL)
+ * is looked at before each block: once set, the walk stops with
+ * DTF_SCAN_CANCELLED and "interrupted" in err.  When stderr is a
  * terminal, progress is shown there, labelled with what.  -1 on damage
  * (message in err, naming the file and offset as the format library does).
  */
+#define DTF_SCAN_CANCELLED	(-2)
 typedef int (*dtf_row_fn)(void *ctx, const struct dtcap_block *b, uint32_t row);
 int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, const char *what, char *err, size_t errlen);
+	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+	     char *err, size_t errlen);
 
 #endif
