@@ -259,6 +259,9 @@ if BIG and os.path.exists(BIG):
     dt = time.time() - t0
     check("ctrl-c-flame-running", busy, "flame ended within 0.5s: " + sh.text())
     check("ctrl-c-flame", ok and dt < 1.0, "%.2fs: %s" % (dt, sh.text()))
+    # stopped in-process: nothing of the graph is left behind
+    left = [f for f in os.listdir(TMP) if "big.svg" in f]
+    check("ctrl-c-flame-no-file", not left, "left behind: %r" % (left,))
     sh.send("top 1 by probe\n")
     ok = sh.expect(r"profile:hz:997\s+" + bp, 60)
     check("alive-after-ctrl-c-flame", ok, sh.text())
