@@ -65,9 +65,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
 	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
-	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
+	{ "top", "top [N] [by comm|pid|probe|stack|syscall] [FILTERS...]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
-	  "top frames) or syscalls of the open capture.", cmd_top_, DTSH_C_TOP },
+	  "top frames) or syscalls of the open capture (dtreport top; same\n"
+	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
