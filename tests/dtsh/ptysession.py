@@ -182,6 +182,14 @@ sh.send("pro\t\n")
 ok = ok and sh.expect(r"probe\s[\s\S]*tracepoint:sched:sched_switch[\s\S]*" + PROMPT)
 check("complete-top-by", ok, sh.text())
 
+# top takes the filters: their options and values complete too
+sh.send("top 1 by probe --pro\t")
+ok = sh.expect(r"--probe ", 5)
+sh.send("tracepoint:sched:sched_sw\t\n")
+ok = ok and sh.expect(r"tracepoint:sched:sched_switch \r?\n[\s\S]*100\.0%\s+"
+                      r"tracepoint:sched:sched_switch[\s\S]*" + PROMPT)
+check("complete-top-filter", ok, sh.text())
+
 # ---- Ctrl-C at the prompt discards the line; Ctrl-C during a query
 sh.send("garbage words")
 sh.settle(0.3)
