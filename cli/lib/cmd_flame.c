@@ -63,8 +63,10 @@ static void flame_usage(const char *cmd, FILE *to)
 	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
-		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
-		"  --partial (read a capture that was cut short)\n" DTF_USAGE);
+		"  --kernel | --user (one side of the stacks only)  --no-comm\n");
+	/* the shell's capture is open already: how to open one is not its option */
+	fputs(dtr_shell ? DTF_USAGE_FILTERS :
+	      "  --partial (read a capture that was cut short)\n" DTF_USAGE, to);
 }
 
 static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_opts *fo,

@@ -26,10 +26,15 @@ static const struct option stats_longopts[] = {
 
 static void stats_usage(FILE *to)
 {
+	if (dtr_shell) {
+		fprintf(to, "usage: stats [--json] [--top N] [--all] [filters]\n"
+			"  --all: also the probes and CPUs without events\n" DTF_USAGE_FILTERS);
+		return;
+	}
 	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
 		"  --all: also the probes and CPUs without events\n"
 		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
-		dtr_shell ? "stats" : "dtreport stats CAPTURE|DIR...");
+		"dtreport stats CAPTURE|DIR...");
 }
 
 /*

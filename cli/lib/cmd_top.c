@@ -31,8 +31,10 @@ static void top_usage(FILE *to)
 	else
 		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall] "
 			"[--partial] [filters] CAPTURE\n");
-	fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank (default comm)\n"
-		DTF_USAGE);
+	if (!dtr_shell)
+		fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank "
+			"(default comm)\n");
+	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
 }
 
 static int top_count(const char *s, struct dtr_top_opts *o)

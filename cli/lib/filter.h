@@ -63,13 +63,16 @@ struct dtf_filter {
 	{ "ctx",   1, NULL, DTF_OPT_CTX }, \
 	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }
 
-/* One line of help text for the filter options. */
-#define DTF_USAGE \
+/* Help text for the filter options; the last line is about opening, which
+ * a shell holding its capture open leaves out. */
+#define DTF_USAGE_FILTERS \
 	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
 	"  --since T  --until T    (T: seconds from the start as 1.5, 200ms, 2m;\n" \
 	"                           @T: an absolute ts, e.g. @86400.5 or @86400500000000ns)\n" \
-	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n" \
+	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n"
+#define DTF_USAGE_SALVAGE \
 	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n"
+#define DTF_USAGE DTF_USAGE_FILTERS DTF_USAGE_SALVAGE
 
 void dtf_init(struct dtf_filter *f);
 void dtf_free(struct dtf_filter *f);

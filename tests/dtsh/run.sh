@@ -158,6 +158,15 @@ if [ "$RC" != 0 ] && grep -q '^dtsh flame: unknown option --frobnicate' "$T/err"
 else
 	fail errors-speak-as-dtsh "rc=$RC: $ERR"
 fi
+# the reports' help in the shell: its usage, no options of opening a capture
+IN= run -c "stats --help; top --help; flame --help" "$CAP"
+if [ "$RC" = 0 ] && grep -q '^usage: stats ' "$T/out" && grep -q '^usage: top ' "$T/out" &&
+   grep -q '^usage: flame ' "$T/out" && grep -q -- '--comm GLOB' "$T/out" &&
+   ! grep -q 'dtreport\|--salvage\|--partial\|several captures' "$T/out"; then
+	pass report-help-in-shell
+else
+	fail report-help-in-shell "rc=$RC: $OUT $ERR"
+fi
 # ---- an output that is the input is refused, the capture intact
 cp "$CAP" "$T/keep.dtc"
 ln -sf keep.dtc "$T/keep-link.dtc"
