@@ -7,7 +7,6 @@
 #include <fnmatch.h>
 #include <math.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -449,19 +448,9 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		out_free(o);
 		return -1;
 	}
-	/* The file and the name the signal handler removes come into being
-	 * together: a signal between the two would leave the file behind. */
-	sigset_t fatal, old;
-	sigemptyset(&fatal);
-	sigaddset(&fatal, SIGINT);
-	sigaddset(&fatal, SIGTERM);
-	sigaddset(&fatal, SIGHUP);
-	sigaddset(&fatal, SIGQUIT);
-	pthread_sigmask(SIG_BLOCK, &fatal, &old);
 	int fd = mkstemp(o->tmp);
 	if (fd >= 0)
 		pending(o->tmp);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		out_free(o);
