@@ -1,5 +1,6 @@
-# cli/: libdtcli.a (every cli/lib/*.c: recording, symbolization, flame
-# graphs, SQL, shared by all three tools) and the tools' own fragments.
+# cli/: libdtcli.a (every cli/lib/*.c: recording, symbolization, the report
+# engine and its command lines, SQL; shared by all three tools) and the
+# tools' own fragments.
 CLI_LIB_SRCS := $(wildcard cli/lib/*.c)
 CLI_LIB := $(B)/libdtcli.a
 CLI_LIB_ASAN := $(B)/asan/libdtcli.a

@@ -240,7 +240,7 @@ filters(struct cands *c, int what, const char *prev, const char *prefix)
 	if (what == DTSH_C_FLAME)
 		for (int i = 0; flame[i]; i++)
 			add(c, flame[i]);
-	else
+	else if (what == DTSH_C_STATS)
 		add(c, "--json"), add(c, "--top");
 }
 
@@ -363,6 +363,9 @@ complete(EditLine *el, int ch)
 						"comm", "pid", "probe", "stack", "syscall", NULL };
 					for (int i = 0; by[i]; i++)
 						add(&c, by[i]);
+				} else if (prefix[0] == '-' || strcmp(prev, "--probe") == 0 ||
+					   strcmp(prev, "--comm") == 0) {
+					filters(&c, k->complete, prev, prefix);
 				} else {
 					add(&c, "by");
 				}

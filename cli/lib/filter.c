@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -356,7 +357,8 @@ static double now_s(void)
 }
 
 int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, const char *what, char *err, size_t errlen)
+	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+	     char *err, size_t errlen)
 {
 	size_t nb = dtcap_nblocks(r);
 	uint64_t total = 0, done = 0;
@@ -376,6 +378,11 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 	}
 	for (size_t i = 0; i < nb && !ret; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (cancel && *cancel) {
+			snprintf(err, errlen, "interrupted");
+			ret = DTF_SCAN_CANCELLED;
+			break;
+		}
 		if (progress) {
 			double t = now_s();
 			/* Only runs longer than a moment get a progress line. */
@@ -405,7 +412,7 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 	if (shown)
 		fputs("\r\033[K", stderr);
 	dtcap_block_free(b);
-	if (ret > 0 || ret < -1)
+	if (ret > 0 || (ret < -1 && ret != DTF_SCAN_CANCELLED))
 		snprintf(err, errlen, "stopped");
 	return ret;
 }

@@ -16,6 +16,7 @@
 #ifndef DT_FILTER_H
 #define DT_FILTER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,13 +63,16 @@ struct dtf_filter {
 	{ "ctx",   1, NULL, DTF_OPT_CTX }, \
 	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }
 
-/* One line of help text for the filter options. */
-#define DTF_USAGE \
+/* Help text for the filter options; the last line is about opening, which
+ * a shell holding its capture open leaves out. */
+#define DTF_USAGE_FILTERS \
 	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
 	"  --since T  --until T    (T: seconds from the start as 1.5, 200ms, 2m;\n" \
 	"                           @T: an absolute ts, e.g. @86400.5 or @86400500000000ns)\n" \
-	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n" \
+	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n"
+#define DTF_USAGE_SALVAGE \
 	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n"
+#define DTF_USAGE DTF_USAGE_FILTERS DTF_USAGE_SALVAGE
 
 void dtf_init(struct dtf_filter *f);
 void dtf_free(struct dtf_filter *f);
@@ -136,12 +140,16 @@ static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_b
 /*
  * Walk every row of the capture that matches f: blocks skipped by index,
  * the columns cols | dtf_columns(f) decoded, fn called per matching row (a
- * non-zero return stops the walk and is returned).  When stderr is a
+ * non-zero return stops the walk and is returned).  cancel (may be NULL)
+ * is looked at before each block: once set, the walk stops with
+ * DTF_SCAN_CANCELLED and "interrupted" in err.  When stderr is a
  * terminal, progress is shown there, labelled with what.  -1 on damage
  * (message in err, naming the file and offset as the format library does).
  */
+#define DTF_SCAN_CANCELLED	(-2)
 typedef int (*dtf_row_fn)(void *ctx, const struct dtcap_block *b, uint32_t row);
 int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, const char *what, char *err, size_t errlen);
+	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+	     char *err, size_t errlen);
 
 #endif

@@ -1,12 +1,14 @@
 /*
- * report.h - dtreport's subcommands, in libdtcli so dtsh runs the very same
- * code.  Each takes argv after the
- * subcommand word (argv[0] is the subcommand) and returns the exit status;
- * none calls exit(), and each resets getopt (optind = 0) before parsing.
+ * report.h - dtreport's subcommands, in libdtcli so dtsh parses the very
+ * same options.  Each takes argv after the subcommand word (argv[0] is the
+ * subcommand) and returns the exit status; none calls exit(), and each
+ * resets getopt (optind = 0) before parsing.  stats, flame, diff and top
+ * only parse: the work is the engine's (engine.h).
  */
 #ifndef DTREPORT_REPORT_H
 #define DTREPORT_REPORT_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "dtcap.h"
@@ -14,8 +16,21 @@
 int cmd_stats(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+
+/*
+ * The same commands in dtsh, on the capture it holds (c: engine.h; it is
+ * borrowed): argv has the options only, no capture operands.  They run
+ * in-process; cancel (dtsh's Ctrl-C flag) stops them with "interrupted".
+ * flame writes to default_out unless -o is given.
+ */
+struct dtr_cap;
+int cmd_stats_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_flame_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
+		 volatile sig_atomic_t *cancel);
+int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
@@ -61,5 +76,13 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 /* A filter that matched no event says so (one rule for every filter). */
 void dtr_note_empty(const char *cmd, const char *path, unsigned long long matched,
 		    int filtered);
+
+/*
+ * A shell command's operands (after getopt, at argv[optind..]): none is
+ * allowed, the capture being the open one, nor --salvage (an option of
+ * opening).  0, or DTR_EXIT_USAGE with the message (and usage) printed.
+ */
+int dtr_shell_operands(const char *cmd, int argc, char **argv, int salvage,
+		       void (*usage)(FILE *));
 
 #endif

@@ -3,6 +3,7 @@
  * messages, opening a capture (and refusing a cut one), exit statuses.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,4 +60,21 @@ void dtr_note_empty(const char *cmd, const char *path, unsigned long long matche
 {
 	if (matched == 0 && filtered)
 		dtr_err(cmd, "%s: no event matches the filters", path);
+}
+
+int dtr_shell_operands(const char *cmd, int argc, char **argv, int salvage,
+		       void (*usage)(FILE *))
+{
+	if (argc > optind) {
+		dtr_err(cmd, "unexpected argument '%s' (%s reads the open capture)", argv[optind],
+			cmd);
+		usage(stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (salvage) {
+		dtr_err(cmd, "--salvage: the capture is open already; it is an option of "
+			"dtreport, which opens one");
+		return DTR_EXIT_USAGE;
+	}
+	return 0;
 }

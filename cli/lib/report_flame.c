@@ -1,5 +1,7 @@
 /*
- * report_flame.c - dtreport flame and dtreport diff.
+ * report_flame.c - the flame graph engine (engine.h dtr_flame_fold and
+ * dtr_flame_write), for dtreport flame and diff and dtsh's flame; their
+ * command lines are cmd_flame.c's.
  *
  * Two passes.  The first walks the event columns only and counts samples
  * per (comm, kernel stack id, user stack id, process snapshot): no names,
@@ -15,19 +17,17 @@
  * than the innermost of each stack are return addresses, named at pc - 1.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dt_abi.h"
 #include "dt_grow.h"
 #include "dtsym.h"
+#include "engine.h"
 #include "filter.h"
 #include "flame.h"
-#include "captures.h"
 #include "report.h"
 #include "util.h"
 
@@ -214,21 +214,6 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	return 0;
 }
 
-enum { ONLY_BOTH, ONLY_KERNEL, ONLY_USER };
-
-struct flame_opts {
-	const char	*out;
-	int		folded;
-	int		no_comm;
-	int		only;		/* ONLY_*: which stacks to draw */
-	const char	*title;
-	unsigned	width, height, fontsize;
-	const char	*colors, *countname;
-	int		partial;
-	double		minwidth;
-	int		reverse, inverted;
-};
-
 static enum flame_kind kind_of(const char *origin, int kernel)
 {
 	if (!strcmp(origin, "module"))
@@ -290,24 +275,19 @@ static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_re
 	return 0;
 }
 
-/*
- * Read one capture into fl on the given side.  Returns 0, or 1 after
- * printing an error.
- */
-static int load_profile(const char *cmd, const char *path, struct dtf_filter *filt,
-			const struct flame_opts *fo, struct flame *fl, int side,
-			uint64_t *nsamples, char *probedesc, size_t pdlen)
+int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
+		   const struct dtr_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
+		   char *probedesc, size_t pdlen, volatile sig_atomic_t *cancel)
 {
 	char err[512];
 	struct prof p = { 0 };
-	struct dtsym *sym = NULL;
+	struct dtsym *sym = c->sym, *own_sym = NULL;
 	struct kmemo km = { 0 };
 	uint32_t *buf = NULL;
-	int ret = 1;
+	const char *cmd = fo->cmd, *path = c->path;
+	int ret = DTR_EXIT_ERROR;
 
-	p.r = dtr_open(cmd, path, fo->partial, filt->salvage, &ret);
-	if (!p.r)
-		return ret;
+	p.r = c->r;
 	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
 		dtr_err(cmd, "%s: %s", path, err);
 		goto out;
@@ -356,7 +336,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
-	int sr = dtf_scan(p.r, filt, cols, prof_row, &p,
+	int sr = dtf_scan(p.r, filt, cols, prof_row, &p, cancel,
 			  dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
 	if (p.oom)
 		goto oom;
@@ -367,8 +347,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	dtr_note_empty(cmd, path, p.samples, dtf_active(filt));
 
 	/* Second pass: name each distinct combination once. */
-	sym = dtsym_open(p.r);
-	if (!sym)
+	if (!sym && !(sym = own_sym = dtsym_open(p.r)))
 		goto oom;
 	uint32_t nst = dtcap_nstacks(p.r);
 	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
@@ -387,6 +366,10 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		unsigned nb = 0;
 		if (!a->count)
 			continue;
+		if ((i & 255) == 0 && cancel && *cancel) {
+			dtr_err(cmd, "interrupted");
+			goto out;
+		}
 		const char *c = dtcap_comm(p.r, a->comm);
 		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
 		if (cid < 0)
@@ -394,11 +377,11 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		if (!fo->no_comm)
 			buf[nb++] = (uint32_t)cid;
 		unsigned ustart = nb;
-		if (a->ustack && fo->only != ONLY_KERNEL &&
+		if (a->ustack && fo->only != DTR_ONLY_KERNEL &&
 		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, p.ts[a->tsi], buf, &nb,
 			       (uint32_t)trunc_id))
 			goto oom;
-		if (a->kstack && a->kstack <= nst && fo->only != ONLY_USER) {
+		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
 				uint32_t kb[DTCAP_MAXFRAMES + 2];
@@ -434,379 +417,79 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	goto out;
 oom:
 	dtr_err(cmd, "%s: out of memory", path);
-	ret = 1;
+	ret = DTR_EXIT_ERROR;
 out:
 	free(buf);
 	free(km.off);
 	free(km.len);
 	free(km.ids);
-	dtsym_close(sym);
+	dtsym_close(own_sym);
 	for (size_t i = 0; i < p.nps; i++)
 		free(p.ps[i].ts);
 	free(p.ps);
 	free(p.tab);
 	free(p.ts);
 	free(p.want);
-	dtcap_reader_close(p.r);
 	return ret;
 }
 
-enum {
-	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
-	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
-};
 
-static const struct option flame_longopts[] = {
-	{ "output",   1, NULL, 'o' },
-	{ "folded",   0, NULL, OPT_FOLDED },
-	{ "title",    1, NULL, OPT_TITLE },
-	{ "width",    1, NULL, OPT_WIDTH },
-	{ "height",   1, NULL, OPT_HEIGHT },
-	{ "fontsize", 1, NULL, OPT_FONTSIZE },
-	{ "colors",   1, NULL, OPT_COLORS },
-	{ "colours",  1, NULL, OPT_COLORS },
-	{ "countname", 1, NULL, OPT_COUNTNAME },
-	{ "minwidth", 1, NULL, OPT_MINWIDTH },
-	{ "reverse",  0, NULL, OPT_REVERSE },
-	{ "inverted", 0, NULL, OPT_INVERTED },
-	{ "no-comm",  0, NULL, OPT_NOCOMM },
-	{ "kernel",   0, NULL, OPT_KERNEL },
-	{ "user",     0, NULL, OPT_USER },
-	{ "help",     0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTF_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
-static void flame_usage(const char *cmd, FILE *to)
+void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd)
 {
-	if (dtr_shell)
-		fprintf(to, "usage: %s [-o FILE] [--folded] [options]\n", cmd);
-	else if (!strcmp(cmd, "diff"))
-		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
-			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
+	memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	o->minwidth = 0.1;
+	o->width = 1200;
+}
+
+void dtr_flame_subtitle(char *buf, size_t len, const struct dtr_flame_opts *o, int ncaps,
+			const char *path, uint64_t n, const char *probes, int filtered)
+{
+	if (ncaps > 1)
+		snprintf(buf, len, "%d captures: %" PRIu64 " %s of %s%s", ncaps, n,
+			 o->countname ? o->countname : "samples", probes[0] ? probes : "no probe",
+			 filtered ? " (filtered)" : "");
 	else
-		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
-		"  --colors PALETTE (" FLAME_PALETTES ")\n"
-		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
-		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
-		"  --partial (read a capture that was cut short)\n" DTF_USAGE);
+		snprintf(buf, len, "%s: %" PRIu64 " %s of %s%s", path, n,
+			 o->countname ? o->countname : "samples", probes[0] ? probes : "no probe",
+			 filtered ? " (filtered)" : "");
 }
 
-static int parse_flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
-			    struct dtf_filter *filt, int *help)
+int dtr_flame_write(const struct flame *fl, const struct dtr_flame_opts *fo, const char *sub,
+		    int diff, FILE *out)
 {
-	char err[256];
-	int c;
-
-	optind = 0;
-	opterr = 0;
-	*help = 0;
-	fo->minwidth = 0.1;
-	fo->width = 1200;
-	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, NULL)) != -1) {
-		int r = dtf_option(filt, c, optarg, err, sizeof(err));
-		if (r < 0) {
-			dtr_err(cmd, "%s", err);
-			return -1;
-		}
-		if (r > 0)
-			continue;
-		switch (c) {
-		case 'o':
-			fo->out = optarg;
-			break;
-		case OPT_FOLDED:
-			fo->folded = 1;
-			break;
-		case OPT_TITLE:
-			fo->title = optarg;
-			break;
-		case OPT_WIDTH: {
-			char *end;
-			unsigned long w = strtoul(optarg, &end, 10);
-			if (*end || w < 100 || w > 100000) {
-				dtr_err(cmd, "--width: want 100..100000 px");
-				return -1;
-			}
-			fo->width = (unsigned)w;
-			break;
-		}
-		case OPT_HEIGHT:
-		case OPT_FONTSIZE: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			int h = c == OPT_HEIGHT;
-			if (*end || !*optarg || v < 4 || v > (h ? 200 : 100)) {
-				dtr_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
-					h ? "4..200" : "4..100");
-				return -1;
-			}
-			*(h ? &fo->height : &fo->fontsize) = (unsigned)v;
-			break;
-		}
-		case OPT_COLORS:
-			if (!flame_palette_ok(optarg)) {
-				dtr_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
-				return -1;
-			}
-			fo->colors = optarg;
-			break;
-		case OPT_COUNTNAME:
-			if (!*optarg || strlen(optarg) > 40 ||
-			    optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
-					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-")]) {
-				dtr_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
-					"'.', '_' or '-'");
-				return -1;
-			}
-			fo->countname = optarg;
-			break;
-		case OPT_MINWIDTH: {
-			char *end;
-			double w = strtod(optarg, &end);
-			if (end == optarg || (*end && strcmp(end, "px")) || !(w >= 0) || w > 10000) {
-				dtr_err(cmd, "--minwidth: want pixels >= 0");
-				return -1;
-			}
-			fo->minwidth = w;
-			break;
-		}
-		case OPT_REVERSE:
-			fo->reverse = 1;
-			break;
-		case OPT_INVERTED:
-			fo->inverted = 1;
-			break;
-		case OPT_NOCOMM:
-			fo->no_comm = 1;
-			break;
-		case OPT_KERNEL:
-		case OPT_USER:
-			if (fo->only) {
-				dtr_err(cmd, "--kernel and --user exclude each other");
-				return -1;
-			}
-			fo->only = c == OPT_KERNEL ? ONLY_KERNEL : ONLY_USER;
-			break;
-		case DTR_OPT_PARTIAL:
-			fo->partial = 1;
-			break;
-		case 'h':
-			*help = 1;
-			return 0;
-		case ':':
-			dtr_err(cmd, "option %s needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			dtr_err(cmd, "unknown option %s", argv[optind - 1]);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/*
- * Open the output before any work: an output that is an input is refused
- * (flame a.dtc -o a.dtc, through links too), and the file is replaced only
- * once it is completely written.
- */
-static int open_out(const char *cmd, const struct flame_opts *fo, const char *const *inputs,
-		    size_t ninputs, struct dtu_out *o)
-{
-	char err[512];
-
-	/* Megabytes of SVG on a terminal help nobody. */
-	if ((!fo->out || !strcmp(fo->out, "-")) && !fo->folded && isatty(1)) {
-		dtr_err(cmd, "not writing SVG to a terminal: use -o FILE.svg, redirect, "
-			"or --folded");
-		return DTR_EXIT_USAGE;
-	}
-	if (dtu_out_open(o, fo->out, inputs, ninputs, err, sizeof(err))) {
-		dtr_err(cmd, "%s", err);
-		return DTR_EXIT_ERROR;
-	}
-	return 0;
-}
-
-static int write_out(const char *cmd, struct flame *fl, const struct flame_opts *fo,
-		     const struct flame_svg_opts *so, int diff, struct dtu_out *o)
-{
-	char err[512];
+	const char *title = fo->title ? fo->title : diff ? "Differential Flame Graph" :
+			    fo->inverted ? "Icicle Graph" : "Flame Graph";
+	struct flame_svg_opts so = {
+		.title = title,
+		.subtitle = sub, .width = fo->width ? fo->width : 1200, .minwidth = fo->minwidth,
+		.inverted = fo->inverted, .diff = diff,
+		.countname = fo->countname ? fo->countname : "samples",
+		.frameheight = fo->height, .fontsize = fo->fontsize, .colors = fo->colors,
+	};
 	errno = 0;
-	int r = fo->folded ? flame_write_folded(fl, o->f, diff) : flame_write_svg(fl, o->f, so);
-
-	if (r) {
-		dtr_err(cmd, "%s: %s", o->name, errno ? strerror(errno) : "write error");
-		dtu_out_abort(o);
-		return DTR_EXIT_ERROR;
-	}
-	if (dtu_out_commit(o, err, sizeof(err))) {
-		dtr_err(cmd, "%s", err);
-		return DTR_EXIT_ERROR;
-	}
-	return 0;
+	return fo->folded ? flame_write_folded(fl, out, diff) : flame_write_svg(fl, out, &so);
 }
 
-/* Parse; 0 to go on, else the status to return (usage printed). */
-static int flame_args(const char *cmd, int argc, char **argv, struct flame_opts *fo,
-		      struct dtf_filter *filt, int nfiles)
+int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_flame_opts *o,
+	      FILE *out, const char *outname, volatile sig_atomic_t *cancel)
 {
-	int help;
-
-	if (parse_flame_args(cmd, argc, argv, fo, filt, &help)) {
-		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
-	}
-	if (help) {
-		flame_usage(cmd, stdout);
-		return -1;
-	}
-	/* nfiles 0: one or more */
-	if (nfiles == 0 && argc - optind < 1) {
-		dtr_err(cmd, "no capture given");
-		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
-	}
-	if (nfiles && argc - optind != nfiles) {
-		if (argc - optind > nfiles)
-			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
-				cmd, nfiles == 1 ? "one capture" : "two captures");
-		else
-			dtr_err(cmd, "%s", nfiles == 1 ? "no capture given" :
-				"wants two captures, A and B");
-		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
-	}
-	return 0;
-}
-
-int cmd_flame(int argc, char **argv)
-{
-	struct flame_opts fo = { 0 };
-	struct dtf_filter filt;
-	struct dtu_out o;
-	struct dtx_caps caps = { 0 };
-	int ret;
-	char probes[256], sub[400], cerr[512];
+	char probes[256], sub[400];
 	uint64_t n = 0;
-
-	dtf_init(&filt);
-	if ((ret = flame_args("flame", argc, argv, &fo, &filt, dtr_shell ? 1 : 0)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	/* several captures (or directories of them) fold into one graph */
-	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
-		dtr_err("flame", "%s", cerr);
-		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
-	}
-	const char *path = caps.path[0];
 	struct flame *fl = flame_new();
-	if (!fl) {
-		dtr_err("flame", "out of memory");
-		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
-	}
-	if ((ret = open_out("flame", &fo, (const char *const *)caps.path, (size_t)caps.n, &o)) != 0)
-		goto out;
-	for (int i = 0; i < caps.n; i++) {
-		uint64_t ni = 0;
-		if ((ret = load_profile("flame", caps.path[i], &filt, &fo, fl, 0, &ni, probes,
-					sizeof(probes)))) {
-			dtu_out_abort(&o);
-			goto out;
-		}
-		n += ni;
-	}
-	if (caps.n > 1)
-		snprintf(sub, sizeof(sub), "%d captures: %" PRIu64 " %s of %s%s", caps.n, n,
-			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
-			 dtf_active(&filt) ? " (filtered)" : "");
-	else
-		snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s of %s%s", path, n,
-			 fo.countname ? fo.countname : "samples", probes[0] ? probes : "no probe",
-			 dtf_active(&filt) ? " (filtered)" : "");
-	struct flame_svg_opts so = {
-		.title = fo.title ? fo.title : fo.inverted ? "Icicle Graph" : "Flame Graph",
-		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 0,
-		.countname = fo.countname ? fo.countname : "samples",
-		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
-	};
-	ret = write_out("flame", fl, &fo, &so, 0, &o);
-out:
-	flame_free(fl);
-	dtx_caps_free(&caps);
-	dtf_free(&filt);
-	return ret;
-}
-
-int cmd_diff(int argc, char **argv)
-{
-	struct flame_opts fo = { 0 };
-	struct dtf_filter filt;
-	struct dtu_out o;
 	int ret;
-	char pa[256], pb[256], sub[600];
-	uint64_t na = 0, nb = 0;
 
-	dtf_init(&filt);
-	if ((ret = flame_args("diff", argc, argv, &fo, &filt, 2)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	const char *in[2] = { argv[optind], argv[optind + 1] };
-	/* each side a capture, or a directory: a group of captures */
-	struct dtx_caps side[2] = { { 0 }, { 0 } }, all = { 0 };
-	char cerr[512];
-	struct flame *fl = flame_new();
 	if (!fl) {
-		dtr_err("diff", "out of memory");
-		dtf_free(&filt);
+		dtr_err(o->cmd, "out of memory");
 		return DTR_EXIT_ERROR;
 	}
-	for (int k = 0; k < 2; k++) {
-		if (dtx_caps_add(&side[k], argv + optind + k, 1, cerr, sizeof(cerr)) < 0 ||
-		    dtx_caps_add(&all, argv + optind + k, 1, cerr, sizeof(cerr)) < 0) {
-			dtr_err("diff", "%s", cerr);
+	if ((ret = dtr_flame_fold(c, f, o, fl, 0, &n, probes, sizeof(probes), cancel)) == 0) {
+		dtr_flame_subtitle(sub, sizeof(sub), o, 1, c->path, n, probes, dtf_active(f));
+		if (dtr_flame_write(fl, o, sub, 0, out)) {
+			dtr_err(o->cmd, "%s: %s", outname, errno ? strerror(errno) : "write error");
 			ret = DTR_EXIT_ERROR;
-			goto out;
 		}
 	}
-	if ((ret = open_out("diff", &fo, (const char *const *)all.path, (size_t)all.n, &o)) != 0)
-		goto out;
-	for (int k = 0; k < 2; k++) {
-		for (int i = 0; i < side[k].n; i++) {
-			uint64_t ni = 0;
-			if ((ret = load_profile("diff", side[k].path[i], &filt, &fo, fl, k, &ni,
-						k ? pb : pa, k ? sizeof(pb) : sizeof(pa)))) {
-				dtu_out_abort(&o);
-				goto out;
-			}
-			*(k ? &nb : &na) += ni;
-		}
-	}
-	const char *unit = fo.countname ? fo.countname : "samples";
-	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " %s) against A %s (%" PRIu64
-		 " %s): red grew, blue shrank, grey unchanged", in[1], nb, unit, in[0], na, unit);
-	struct flame_svg_opts so = {
-		.title = fo.title ? fo.title : "Differential Flame Graph",
-		.subtitle = sub, .width = fo.width, .minwidth = fo.minwidth,
-		.inverted = fo.inverted, .diff = 1,
-		.countname = fo.countname ? fo.countname : "samples",
-		.frameheight = fo.height, .fontsize = fo.fontsize, .colors = fo.colors,
-	};
-	ret = write_out("diff", fl, &fo, &so, 1, &o);
-out:
 	flame_free(fl);
-	dtx_caps_free(&side[0]);
-	dtx_caps_free(&side[1]);
-	dtx_caps_free(&all);
-	dtf_free(&filt);
 	return ret;
 }

@@ -1,6 +1,7 @@
 /*
- * report_stats.c - dtreport stats: what was recorded and whether every
- * event the kernel produced is accounted for.
+ * report_stats.c - the stats engine (engine.h dtr_stats): what was
+ * recorded and whether every event the kernel produced is accounted for.
+ * The command line is cmd_stats.c's.
  *
  * Accounting uses the last counter snapshot (the final tally dtrec writes
  * after draining the rings):
@@ -11,18 +12,16 @@
  * Filters narrow the event tables only; the accounting is always of the
  * whole capture.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
-#include "captures.h"
 #include "dt_abi.h"
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "engine.h"
 #include "filter.h"
 #include "report.h"
 #include "util.h"
@@ -210,24 +209,6 @@ static void fmt_wall(const struct dtcap_host *h, uint64_t ts, char *buf, size_t 
 	strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm);
 }
 
-static const struct option stats_longopts[] = {
-	{ "json", 0, NULL, 'j' },
-	{ "top",  1, NULL, 't' },
-	{ "all",  0, NULL, 'a' },
-	{ "help", 0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTF_LONGOPTS,
-	{ NULL, 0, NULL, 0 }
-};
-
-static void stats_usage(FILE *to)
-{
-	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
-		"  --all: also the probes and CPUs without events\n"
-		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
-		dtr_shell ? "stats" : "dtreport stats CAPTURE|DIR...");
-}
-
 /*
  * What a pid is called in a ranking.  pid 0 is every CPU's idle task
  * (swapper/0, swapper/1, ...): one name for it, as dtsh's top shows it.
@@ -288,123 +269,34 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 	}
 }
 
-int cmd_stats(int argc, char **argv)
+int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr_stats_opts *so,
+	      FILE *o, volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
-	int json = 0, partial = 0, all = 0, c, ret = 1;
-	struct dtu_out out;
-	unsigned top = 10;
+	struct dtcap_reader *r = c->r;
+	const char *path = c->path;
+	int json = so->json, all = so->all, ret = DTR_EXIT_ERROR;
+	unsigned top = so->top;
 	char err[512];
 	struct st s = { 0 };
-	struct dtcap_reader *r = NULL;
 	struct rank *rk = NULL;
 	struct dtcap_count *percpu_copy = NULL;
 
-	dtf_init(&filt);
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
-		int fr = dtf_option(&filt, c, optarg, err, sizeof(err));
-		if (fr < 0) {
-			dtr_err("stats", "%s", err);
-			goto usage;
-		}
-		if (fr > 0)
-			continue;
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 't': {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*end || !*optarg || v > 1000000) {
-				dtr_err("stats", "--top: want a count");
-				goto usage;
-			}
-			top = (unsigned)v;
-			break;
-		}
-		case DTR_OPT_PARTIAL:
-			partial = 1;
-			break;
-		case 'h':
-			stats_usage(stdout);
-			dtf_free(&filt);
-			return 0;
-		case ':':
-			dtr_err("stats", "option %s needs a value", argv[optind - 1]);
-			goto usage;
-		default:
-			dtr_err("stats", "unknown option %s", argv[optind - 1]);
-			goto usage;
-		}
-	}
-	if (argc - optind < 1) {
-		dtr_err("stats", "no capture given");
-		goto usage;
-	}
-	const char *path = argv[optind];
-	struct stat pst;
-	if (argc - optind > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
-		/* several captures: this command again on each, options kept */
-		struct dtx_caps caps = { 0 };
-		char **sub = malloc((size_t)(optind + 2) * sizeof(*sub));
-		if (sub == NULL || dtx_caps_add(&caps, argv + optind, argc - optind, err,
-						sizeof(err)) < 0) {
-			fprintf(stderr, "dtreport stats: %s\n", sub ? err : "out of memory");
-			free(sub);
-			dtx_caps_free(&caps);
-			goto out;
-		}
-		int nopt = optind;
-		memcpy(sub, argv, (size_t)nopt * sizeof(*sub));
-		ret = 0;
-		if (json)
-			fputs("[", stdout);
-		for (int i = 0; i < caps.n; i++) {
-			if (i)
-				fputs(json ? "," : "\n", stdout);
-			sub[nopt] = caps.path[i];
-			sub[nopt + 1] = NULL;
-			int r2 = cmd_stats(nopt + 1, sub);
-			ret = r2 > ret ? r2 : ret;
-		}
-		if (json)
-			fputs("]\n", stdout);
-		free(sub);
-		dtx_caps_free(&caps);
-		goto out;
-	}
-
-	/* `stats f.dtc >> f.dtc` would append to the capture it reads. */
-	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
-		dtr_err("stats", "%s", err);
-		goto out;
-	}
-	r = dtr_open("stats", path, partial, filt.salvage, &ret);
-	if (!r)
-		goto out;
-	ret = 1;
 	const char *warn = dtcap_reader_warning(r);
-	if (dtf_resolve(&filt, r, err, sizeof(err))) {
+	if (dtf_resolve(filt, r, err, sizeof(err))) {
 		dtr_err("stats", "%s: %s", path, err);
 		goto out;
 	}
 	s.tmin = UINT64_MAX;
-	if (dtf_scan(r, &filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
-		     DTCAP_COL_COMM, stats_row, &s, dtr_shell ? "dtsh: reading" : "dtreport: reading",
-		     err, sizeof(err))) {
+	if (dtf_scan(r, filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
+		     DTCAP_COL_COMM, stats_row, &s, cancel,
+		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		if (s.oom)
 			dtr_err("stats", "out of memory");
 		else
 			dtr_err("stats", "%s", err);
 		goto out;
 	}
-	dtr_note_empty("stats", path, s.matched, dtf_active(&filt));
+	dtr_note_empty("stats", path, s.matched, dtf_active(filt));
 
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t nev = dtcap_nevents(r);
@@ -469,7 +361,6 @@ int cmd_stats(int argc, char **argv)
 	size_t ncr = 0, npr = 0;
 	struct rank *crk = rk;
 
-	FILE *o = stdout;
 	size_t np = dtcap_nprobes(r);
 	if (json) {
 		fputs("{\"file\":", o);
@@ -485,7 +376,7 @@ int cmd_stats(int argc, char **argv)
 		dtu_json_str(o, wall);
 		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
 			",\"events_matched\":%" PRIu64 ",\"filtered\":%s,\"warning\":",
-			dur, nev, s.matched, dtf_active(&filt) ? "true" : "false");
+			dur, nev, s.matched, dtf_active(filt) ? "true" : "false");
 		if (warn)
 			dtu_json_str(o, warn);
 		else
@@ -539,7 +430,7 @@ int cmd_stats(int argc, char **argv)
 		print_meta(o, r, 0);
 		fprintf(o, "recorded     %s for %.3fs\n", wall, (double)dur / 1e9);
 		fprintf(o, "events       %" PRIu64, nev);
-		if (dtf_active(&filt))
+		if (dtf_active(filt))
 			fprintf(o, " (%" PRIu64 " match the filters)", s.matched);
 		fputc('\n', o);
 		if (s.matched)
@@ -640,15 +531,7 @@ int cmd_stats(int argc, char **argv)
 				rk[i].key, cm ? cm : "[unknown]");
 		}
 	}
-	if (dtu_out_commit(&out, err, sizeof(err))) {
-		dtr_err("stats", "%s", err);
-		goto out;
-	}
 	ret = 0;
-	goto out;
-usage:
-	stats_usage(stderr);
-	ret = 2;
 out:
 	free(percpu_copy);
 	free(rk);
@@ -657,7 +540,5 @@ out:
 	free(s.bycomm);
 	free(s.pids);
 	dt_htab_free(&s.pidx);
-	dtcap_reader_close(r);
-	dtf_free(&filt);
 	return ret;
 }

@@ -509,6 +509,16 @@ done
 
 # ------------------------------------------------- progress on a terminal
 "$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
+# the engine as dtsh uses it: repeated calls on one reader, one cancel flag
+if [ -x "$T/engine" ]; then
+	# it prints its own PASS/FAIL lines and exits 1 after a FAIL
+	"$T/engine" "$W/g.dtc" "$W/g2.dtc" "$W/big.dtc" 2>"$W/engine.err"
+	rc=$?
+	[ $rc -le 1 ] && ! grep -q 'Sanitizer\|runtime error' "$W/engine.err" &&
+		pass engine-clean || fail engine-clean "rc=$rc: $(head -c 2000 "$W/engine.err")"
+else
+	fail engine "$T/engine is missing"
+fi
 python3 - "$R" "$W/big.dtc" <<'EOF'
 import os, pty, subprocess, sys
 # stderr on a pseudo-terminal: progress shown; on a pipe: none

@@ -1,15 +1,18 @@
 /*
- * top.c - `top [N] [by comm|pid|probe|stack|syscall]`: the busiest keys of
- * the open capture.  Counts by numeric id in one pass over the columns it
- * needs, then names the ids (stacks through dtsym) and merges equal names.
+ * report_top.c - the top engine (engine.h dtr_top): the busiest comms,
+ * pids, probes, stacks or syscalls of a capture.  Counts by numeric id in
+ * one pass over the columns it needs, then names the ids (stacks through
+ * dtsym) and merges equal names.  The command lines (dtreport top, dtsh's
+ * top) are cmd_top.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtsh.h"
-#include "report.h"
 #include "dtsym.h"
+#include "engine.h"
+#include "filter.h"
+#include "report.h"
 
 #define TOP_FRAMES	3
 
@@ -110,7 +113,7 @@ bycount(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-enum by { BY_COMM, BY_PID, BY_PROBE, BY_STACK, BY_SYSCALL };
+const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", NULL };
 
 /* The function part of "syscall:FUNC:entry", or NULL. */
 static int
@@ -154,123 +157,111 @@ stack_name(struct dtcap_reader *r, struct dtsym *sym, uint64_t key)
 	return strdup(buf);
 }
 
-int
-dtsh_top(struct dtsh *sh, int argc, char **argv)
+/* The first pass: counts by id of the rows the filter passes. */
+struct top_scan {
+	struct dtcap_reader *r;
+	enum dtr_top_by	by;
+	const char	*which;		/* syscalls: "entry" or "return" */
+	struct map	m, pcomm;
+	uint64_t	total;
+	int		oom;
+};
+
+static int
+top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 {
-	unsigned long limit = 10;
-	enum by by = BY_COMM;
-	static const char *const bynames[] = { "comm", "pid", "probe", "stack", "syscall" };
-	struct map m = { NULL, 0, 0 }, pcomm = { NULL, 0, 0 };
-	struct dtcap_event e;
-	struct dtcap_iter *it;
+	struct top_scan *t = ctx;
+	uint64_t key = 0;
+
+	switch (t->by) {
+	case DTR_TOP_COMM: key = b->comm[i]; break;
+	case DTR_TOP_PID: {
+		/* The pid's first comm names it when the capture has no
+		 * process snapshot. */
+		struct slot *c = b->comm[i] ? map_slot(&t->pcomm, b->pid[i]) : NULL;
+		if (c && c->count == 0)
+			c->count = b->comm[i];
+		key = b->pid[i];
+		break;
+	}
+	case DTR_TOP_PROBE: key = b->probe[i]; break;
+	case DTR_TOP_SYSCALL: {
+		const struct dtcap_probe *p = dtcap_probe_by_id(t->r, b->probe[i]);
+		char tmp[DTCAP_PROBENAMELEN];
+		if (p == NULL || !syscall_name(p->name, t->which, tmp, sizeof(tmp)))
+			return 0;
+		key = b->probe[i];
+		break;
+	}
+	case DTR_TOP_STACK:
+		/* Events without a stack say nothing about where time
+		 * goes.  User stacks need the pid to be named. */
+		if (b->kstack[i] == 0 && b->ustack[i] == 0)
+			return 0;
+		key = b->kstack[i] ? b->kstack[i] :
+		      (1ULL << 63 | (uint64_t)b->pid[i] << 32 | b->ustack[i]);
+		break;
+	}
+	t->total++;
+	if (map_add(&t->m, key, 1)) {
+		t->oom = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int
+dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
+	FILE *out, volatile sig_atomic_t *cancel)
+{
+	struct dtcap_reader *r = c->r;
+	unsigned long limit = o->limit ? o->limit : 10;
+	enum dtr_top_by by = o->by;
+	struct top_scan t = { .r = r, .by = by };
+	struct dtsym *own_sym = NULL;
 	unsigned cols = 0;
-	uint64_t total = 0;
 	struct row *rows = NULL;
 	size_t nrows = 0;
-	int i = 1, rc = 1, n;
-	char *end;
+	int rc = DTR_EXIT_ERROR;
+	char err[512];
 
-	if (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
-		limit = strtoul(argv[i], &end, 10);
-		if (*end || limit == 0) {
-			fprintf(stderr, "dtsh top: bad count '%s'\n", argv[i]);
-			return 1;
-		}
-		i++;
+	if (dtf_resolve(f, r, err, sizeof(err))) {
+		dtr_err("top", "%s: %s", c->path, err);
+		return DTR_EXIT_ERROR;
 	}
-	if (i < argc) {
-		int found = 0;
-		if (strcmp(argv[i], "by") != 0 || i + 2 != argc) {
-			fprintf(stderr, "usage: top [N] [by comm|pid|probe|stack|syscall]\n");
-			return 1;
-		}
-		for (unsigned b = 0; b < 5; b++) {
-			if (strcmp(argv[i + 1], bynames[b]) == 0) {
-				by = (enum by)b;
-				found = 1;
-			}
-		}
-		if (!found) {
-			fprintf(stderr, "dtsh top: cannot group by '%s' "
-				"(comm, pid, probe, stack or syscall)\n", argv[i + 1]);
-			return 1;
-		}
-	}
-
 	/* Syscalls count entries; a capture of return probes only counts those. */
 	const char *which = "entry";
-	if (by == BY_SYSCALL) {
+	if (by == DTR_TOP_SYSCALL) {
 		char tmp[DTCAP_PROBENAMELEN];
 		int any = 0;
-		for (size_t p = 0; p < dtcap_nprobes(sh->cap); p++)
-			any |= syscall_name(dtcap_probe_at(sh->cap, p)->name, "entry", tmp, sizeof(tmp));
+		for (size_t p = 0; p < dtcap_nprobes(r); p++)
+			any |= syscall_name(dtcap_probe_at(r, p)->name, "entry", tmp, sizeof(tmp));
 		if (!any)
 			which = "return";
 	}
 
 	switch (by) {
-	case BY_COMM: cols = DTCAP_COL_COMM; break;
-	case BY_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
-	case BY_PROBE: case BY_SYSCALL: cols = DTCAP_COL_PROBE; break;
-	case BY_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
+	case DTR_TOP_COMM: cols = DTCAP_COL_COMM; break;
+	case DTR_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
+	case DTR_TOP_PROBE: case DTR_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
+	case DTR_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
 	}
-	if ((it = dtcap_iter_new(sh->cap, 0, UINT64_MAX, cols)) == NULL) {
-		fprintf(stderr, "dtsh top: %s\n", dtcap_reader_error(sh->cap));
-		return 1;
+	t.which = which;
+	if (dtf_scan(r, f, cols, top_row, &t, cancel,
+		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		dtr_err("top", "%s", t.oom ? "out of memory" : err);
+		goto out;
 	}
-	while ((n = dtcap_iter_next(it, &e)) == 1) {
-		uint64_t key = 0;
-		if ((total & 0xffff) == 0 && dtsh_interrupted)
-			break;
-		switch (by) {
-		case BY_COMM: key = e.comm; break;
-		case BY_PID: {
-			/* The pid's first comm names it when the capture has no
-			 * process snapshot. */
-			struct slot *c = e.comm ? map_slot(&pcomm, e.pid) : NULL;
-			if (c && c->count == 0)
-				c->count = e.comm;
-			key = e.pid;
-			break;
-		}
-		case BY_PROBE: key = e.probe; break;
-		case BY_SYSCALL: {
-			const struct dtcap_probe *p = dtcap_probe_by_id(sh->cap, e.probe);
-			char tmp[DTCAP_PROBENAMELEN];
-			if (p == NULL || !syscall_name(p->name, which, tmp, sizeof(tmp)))
-				continue;
-			key = e.probe;
-			break;
-		}
-		case BY_STACK:
-			/* Events without a stack say nothing about where time
-			 * goes.  User stacks need the pid to be named. */
-			if (e.kstack == 0 && e.ustack == 0)
-				continue;
-			key = e.kstack ? e.kstack : (1ULL << 63 | (uint64_t)e.pid << 32 | e.ustack);
-			break;
-		}
-		total++;
-		if (map_add(&m, key, 1)) {
-			fprintf(stderr, "dtsh top: out of memory\n");
-			goto out_it;
-		}
-	}
-	if (n < 0) {
-		fprintf(stderr, "dtsh top: %s\n", dtcap_reader_error(sh->cap));
-		goto out_it;
-	}
-	if (dtsh_interrupted) {
-		fprintf(stderr, "dtsh top: interrupted\n");
-		dtsh_interrupted = 0;
-		goto out_it;
-	}
+	dtr_note_empty("top", c->path, t.total, dtf_active(f));
+	struct map m = t.m;
+	uint64_t total = t.total;
 
-	struct dtsym *sym = by == BY_STACK ? dtsym_open(sh->cap) : NULL;
+	struct dtsym *sym = NULL;
+	if (by == DTR_TOP_STACK && (sym = c->sym) == NULL)
+		sym = own_sym = dtsym_open(r);
 	if ((rows = calloc(m.n + 1, sizeof(*rows))) == NULL) {
-		dtsym_close(sym);
-		fprintf(stderr, "dtsh top: out of memory\n");
-		goto out_it;
+		dtr_err("top", "out of memory");
+		goto out;
 	}
 	for (size_t s = 0; s < m.cap; s++) {
 		char buf[64];
@@ -279,15 +270,15 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 		if (!m.s[s].used)
 			continue;
 		switch (by) {
-		case BY_COMM:
-			nm = dtcap_comm(sh->cap, (uint32_t)k);
+		case DTR_TOP_COMM:
+			nm = dtcap_comm(r, (uint32_t)k);
 			if (nm == NULL)
 				nm = "(unknown)";
 			rows[nrows].name = strdup(nm);
 			break;
-		case BY_PID: {
-			const struct dtcap_proc *p = dtcap_proc_find(sh->cap, (uint32_t)k, UINT64_MAX);
-			const char *cm = dtcap_comm(sh->cap, (uint32_t)map_get(&pcomm, k));
+		case DTR_TOP_PID: {
+			const struct dtcap_proc *p = dtcap_proc_find(r, (uint32_t)k, UINT64_MAX);
+			const char *cm = dtcap_comm(r, (uint32_t)map_get(&t.pcomm, k));
 			if (k == 0)	/* every CPU's swapper/N: as in stats */
 				snprintf(buf, sizeof(buf), "0 " DT_IDLE_NAME);
 			else if (p && p->comm[0])
@@ -299,57 +290,56 @@ dtsh_top(struct dtsh *sh, int argc, char **argv)
 			rows[nrows].name = strdup(buf);
 			break;
 		}
-		case BY_PROBE: {
-			const struct dtcap_probe *p = dtcap_probe_by_id(sh->cap, (uint32_t)k);
+		case DTR_TOP_PROBE: {
+			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
 			if (p == NULL)
 				snprintf(buf, sizeof(buf), "probe#%llu", (unsigned long long)k);
 			rows[nrows].name = strdup(p ? p->name : buf);
 			break;
 		}
-		case BY_SYSCALL: {
+		case DTR_TOP_SYSCALL: {
 			char tmp[DTCAP_PROBENAMELEN];
-			const struct dtcap_probe *p = dtcap_probe_by_id(sh->cap, (uint32_t)k);
+			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
 			syscall_name(p->name, which, tmp, sizeof(tmp));
 			rows[nrows].name = strdup(tmp);
 			break;
 		}
-		case BY_STACK:
-			rows[nrows].name = k ? stack_name(sh->cap, sym, k) : strdup("(no stack)");
+		case DTR_TOP_STACK:
+			rows[nrows].name = k ? stack_name(r, sym, k) : strdup("(no stack)");
 			break;
 		}
 		if (rows[nrows].name == NULL)
 			continue;
 		rows[nrows++].count = m.s[s].count;
 	}
-	dtsym_close(sym);
 
 	/* Different ids can name the same thing (stacks differing below the
 	 * top frames, pids reused): merge them. */
 	qsort(rows, nrows, sizeof(*rows), byname);
 	size_t k = 0;
-	for (size_t r = 0; r < nrows; r++) {
-		if (k > 0 && strcmp(rows[k - 1].name, rows[r].name) == 0) {
-			rows[k - 1].count += rows[r].count;
-			free(rows[r].name);
+	for (size_t x = 0; x < nrows; x++) {
+		if (k > 0 && strcmp(rows[k - 1].name, rows[x].name) == 0) {
+			rows[k - 1].count += rows[x].count;
+			free(rows[x].name);
 		} else {
-			rows[k++] = rows[r];
+			rows[k++] = rows[x];
 		}
 	}
 	nrows = k;
 	qsort(rows, nrows, sizeof(*rows), bycount);
-	printf("%12s %6s  %s\n", "COUNT", "PCT", bynames[by]);
-	for (size_t r = 0; r < nrows && r < limit; r++)
-		printf("%12llu %5.1f%%  %s\n", (unsigned long long)rows[r].count,
-		       total ? 100.0 * (double)rows[r].count / (double)total : 0.0, rows[r].name);
+	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[by]);
+	for (size_t x = 0; x < nrows && x < limit; x++)
+		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
+			total ? 100.0 * (double)rows[x].count / (double)total : 0.0, rows[x].name);
 	if (nrows == 0)
-		printf("(no events)\n");
+		fprintf(out, "(no events)\n");
 	rc = 0;
-	for (size_t r = 0; r < nrows; r++)
-		free(rows[r].name);
+	for (size_t x = 0; x < nrows; x++)
+		free(rows[x].name);
 	free(rows);
-out_it:
-	dtcap_iter_free(it);
-	free(m.s);
-	free(pcomm.s);
+out:
+	dtsym_close(own_sym);
+	free(t.m.s);
+	free(t.pcomm.s);
 	return rc;
 }
