@@ -1,6 +1,6 @@
 /*
  * dtrec - record kernel events from /dev/dt into a .dtc capture.
- * The loop itself lives in cli/lib/record.c so dtsh runs the same code.
+ * The loop itself lives in cli/lib/rec/record.c so dtsh runs the same code.
  */
 #include <errno.h>
 #include <fcntl.h>

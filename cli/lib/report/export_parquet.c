@@ -96,7 +96,7 @@ static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" 
 
 static struct pq_opts pq_options(void)
 {
-	struct pq_opts o = { .created_by = "dt dtreport export (cli/lib/parquet.c)" };
+	struct pq_opts o = { .created_by = "dt dtreport export (cli/lib/report/parquet.c)" };
 	/* for tests: small row groups from small captures */
 	const char *e = getenv("DTREPORT_PARQUET_ROWS");
 	if (e && atol(e) > 0)
