@@ -6,10 +6,8 @@ set -u
 DTREC=$1 CAPCHECK=$2 FAKE=$3 MAN=$4
 T=$(mktemp -d /tmp/dtrec-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/../lib.sh"
+sanitizers_dtrec
 # expect NAME RC 'stderr regex' -- cmd...: exit status and one-line message
 expect() {
 	local name=$1 want=$2 re=$3; shift 4

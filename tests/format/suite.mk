@@ -38,12 +38,12 @@ check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) 
 FUZZ_FMT := $(B)/fuzz/fuzz_reader
 FUZZ_FMT_NOSUM := $(B)/fuzz/fuzz_reader_nosum
 FUZZ_SRCS := tests/format/fuzz_reader.c $(CAP_LIB_SRCS)
-$(FUZZ_FMT): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+$(FUZZ_FMT): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
-$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -DDTC_FUZZ_NO_CHECKSUM \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

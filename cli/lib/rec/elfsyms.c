@@ -1,5 +1,6 @@
 /* elfsyms.c - see elfsyms.h. */
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "elfsyms.h"
 #include "util.h"
 
@@ -28,12 +29,12 @@ struct centry {
 	struct timespec mtime;
 	struct owned *file;	/* NULL: could not be read */
 	char	*err;
-	struct centry *next;
 };
 
-#define NBUCKETS 1024
 struct elfsyms_cache {
-	struct centry *b[NBUCKETS];
+	struct centry	**v;		/* every file read, oldest first */
+	size_t		n, cap;
+	struct dt_htab	ix;		/* path -> index in v */
 };
 
 
@@ -415,49 +416,65 @@ elfsyms_cache_free(struct elfsyms_cache *c)
 {
 	if (c == NULL)
 		return;
-	for (size_t i = 0; i < NBUCKETS; i++) {
-		struct centry *e = c->b[i], *n;
-		for (; e; e = n) {
-			n = e->next;
-			elfsyms_file_free(e->file ? &e->file->ef : NULL);
-			free(e->err);
-			free(e->path);
-			free(e);
-		}
+	for (size_t i = 0; i < c->n; i++) {
+		struct centry *e = c->v[i];
+		elfsyms_file_free(e->file ? &e->file->ef : NULL);
+		free(e->err);
+		free(e->path);
+		free(e);
 	}
+	free(c->v);
+	dt_htab_free(&c->ix);
 	free(c);
 }
 
-static size_t
+static uint64_t
 hash(const char *s)
 {
-	size_t h = 5381;
+	uint64_t h = 5381;
 
 	while (*s)
 		h = h * 33 + (unsigned char)*s++;
-	return h % NBUCKETS;
+	return h ^ h >> 29;
+}
+
+static uint64_t
+rehash(const void *ctx, uint32_t i)
+{
+	return hash(((const struct elfsyms_cache *)ctx)->v[i]->path);
 }
 
 struct elfsyms_file *
 elfsyms_get(struct elfsyms_cache *c, const char *path, const char *open_path,
 	    char *err, size_t errlen)
 {
-	struct centry *e;
+	struct centry *e = NULL;
 	struct stat st;
-	size_t h = hash(path);
+	uint64_t h = hash(path);
 	int have_st = stat(open_path ? open_path : path, &st) == 0;
+	uint32_t k;
 
-	for (e = c->b[h]; e; e = e->next) {
-		if (strcmp(e->path, path) != 0)
+	/* the newest entry of the path that is still this file */
+	for (size_t i = dt_htab_first(&c->ix, h); (k = dt_htab_at(&c->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&c->ix, i)) {
+		struct centry *x = c->v[k];
+		if (strcmp(x->path, path) != 0)
 			continue;
 		/* same path, different file (rebuilt): read it again */
-		if (have_st && (e->dev != st.st_dev || e->ino != st.st_ino ||
-				e->mtime.tv_sec != st.st_mtim.tv_sec ||
-				e->mtime.tv_nsec != st.st_mtim.tv_nsec))
+		if (have_st && (x->dev != st.st_dev || x->ino != st.st_ino ||
+				x->mtime.tv_sec != st.st_mtim.tv_sec ||
+				x->mtime.tv_nsec != st.st_mtim.tv_nsec))
 			continue;
+		e = x;
+	}
+	if (e) {
 		if (e->file == NULL)
 			dtu_seterr(err, errlen, "%s", e->err ? e->err : path);
 		return e->file ? &e->file->ef : NULL;
+	}
+	if (DT_GROW(c->v, c->cap, c->n, 1, 64)) {
+		dtu_seterr(err, errlen, "%s: out of memory", path);
+		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (e == NULL || (e->path = strdup(path)) == NULL) {
@@ -479,7 +496,16 @@ elfsyms_get(struct elfsyms_cache *c, const char *path, const char *open_path,
 			dtu_seterr(err, errlen, "%s", msg);
 		}
 	}
-	e->next = c->b[h];
-	c->b[h] = e;
+	c->v[c->n] = e;
+	if (dt_htab_add(&c->ix, h, (uint32_t)c->n, rehash, c)) {
+		/* the index could not take it: nothing is kept, nothing leaks */
+		elfsyms_file_free(e->file ? &e->file->ef : NULL);
+		free(e->err);
+		free(e->path);
+		free(e);
+		dtu_seterr(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	c->n++;
 	return e->file ? &e->file->ef : NULL;
 }

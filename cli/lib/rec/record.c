@@ -1,5 +1,6 @@
 /* record.c - see record.h. */
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "record.h"
 
 #include <errno.h>
@@ -31,9 +32,9 @@
 #define PAUSE_MS	50
 #define BACKLOG		(256U << 10)
 
-/* Open-addressing map u32 -> slot, for per-thread comm and per-process state. */
+/* A map u32 -> slot, for per-thread comm and per-process state. */
 struct tslot {
-	uint32_t	key;		/* tid or pid; 0 = empty (pid 0 is kept apart) */
+	uint32_t	key;		/* tid or pid */
 	uint32_t	comm_id;	/* comm cache: interned id of comm */
 	char		comm[DT_COMMLEN];
 	int		snapped;	/* process table: snapshots taken */
@@ -43,9 +44,9 @@ struct tslot {
 	uint64_t	*xr;		/* start, end pairs */
 };
 struct tmap {
-	struct tslot	*v;
+	struct tslot	*v;		/* in order of first sight; moves as it grows */
 	size_t		cap, n;
-	struct tslot	zero;		/* key 0 lives here */
+	struct dt_htab	ix;		/* key -> index in v */
 };
 
 struct rec {
@@ -81,46 +82,49 @@ msg(struct rec *r, const char *fmt, ...)
 	fputc('\n', r->st);
 }
 
+static uint64_t
+tmap_hash(uint32_t key)
+{
+	return key * 2654435761U;
+}
+
+static uint64_t
+tmap_rehash(const void *ctx, uint32_t e)
+{
+	return tmap_hash(((const struct tmap *)ctx)->v[e].key);
+}
+
+/* The slot of key, new ones zeroed (*isnew set); NULL when out of memory.
+ * The pointer lasts until the next tmap_get on m. */
 static struct tslot *
 tmap_get(struct tmap *m, uint32_t key, int *isnew)
 {
-	size_t i;
+	uint64_t h = tmap_hash(key);
+	uint32_t e;
 
 	*isnew = 0;
-	if (key == 0) {
-		if (!m->zero.key) {
-			m->zero.key = 1;	/* marks it used; the key is implicit */
-			*isnew = 1;
-		}
-		return &m->zero;
-	}
-	if (m->n * 2 >= m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 4096;
-		struct tslot *nv = calloc(ncap, sizeof(*nv));
-		if (nv == NULL)
-			return NULL;
-		for (size_t j = 0; j < m->cap; j++) {
-			if (m->v[j].key == 0)
-				continue;
-			size_t k = (m->v[j].key * 2654435761U) & (ncap - 1);
-			while (nv[k].key)
-				k = (k + 1) & (ncap - 1);
-			nv[k] = m->v[j];
-		}
-		free(m->v);
-		m->v = nv;
-		m->cap = ncap;
-	}
-	i = (key * 2654435761U) & (m->cap - 1);
-	while (m->v[i].key && m->v[i].key != key)
-		i = (i + 1) & (m->cap - 1);
-	if (m->v[i].key == 0) {
-		memset(&m->v[i], 0, sizeof(m->v[i]));
-		m->v[i].key = key;
-		m->n++;
-		*isnew = 1;
-	}
-	return &m->v[i];
+	for (size_t i = dt_htab_first(&m->ix, h); (e = dt_htab_at(&m->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&m->ix, i))
+		if (m->v[e].key == key)
+			return &m->v[e];
+	if (DT_GROW(m->v, m->cap, m->n, 1, 4096))
+		return NULL;
+	memset(&m->v[m->n], 0, sizeof(m->v[m->n]));
+	m->v[m->n].key = key;
+	if (dt_htab_add(&m->ix, h, (uint32_t)m->n, tmap_rehash, m))
+		return NULL;
+	*isnew = 1;
+	return &m->v[m->n++];
+}
+
+static void
+tmap_free(struct tmap *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].xr);
+	free(m->v);
+	dt_htab_free(&m->ix);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ------------------------------------------------------ process snapshots */
@@ -890,13 +894,8 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 {
 	char *k;
 
-	free(r->comms.v);
-	memset(&r->comms, 0, sizeof(r->comms));
-	for (size_t i = 0; i < r->procs.cap; i++)
-		free(r->procs.v[i].xr);
-	free(r->procs.zero.xr);
-	free(r->procs.v);
-	memset(&r->procs, 0, sizeof(r->procs));
+	tmap_free(&r->comms);
+	tmap_free(&r->procs);
 	/* file ids (cap_id) belong to one capture */
 	elfsyms_cache_free(r->ec);
 	kused_free(r->kused);
@@ -1435,11 +1434,8 @@ out:
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
 	kused_free(r->kused);
-	free(r->comms.v);
-	for (size_t i = 0; i < r->procs.cap; i++)
-		free(r->procs.v[i].xr);
-	free(r->procs.zero.xr);
-	free(r->procs.v);
+	tmap_free(&r->comms);
+	tmap_free(&r->procs);
 	free(r->counts);
 	free(sel);
 	free(tsel);

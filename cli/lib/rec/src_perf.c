@@ -13,6 +13,7 @@
  * times and the period).  The recorder's own events never count.
  */
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "source.h"
 
 #include <dirent.h>
@@ -112,7 +113,7 @@ struct ring {
 
 /* Per-thread comm, per-process mappings. [r] */
 struct task {
-	uint32_t	key;		/* tid (comms) or pid (procs); 0 empty */
+	uint32_t	key;		/* tid (comms) or pid (procs); idle: 0xffffffff */
 	char		comm[DTCAP_COMMLEN];
 	/* processes only */
 	int		known;		/* mappings known (side-band or /proc) */
@@ -122,8 +123,9 @@ struct task {
 	char		*exe;
 };
 struct tasks {
-	struct task	*v;
+	struct task	*v;		/* in order of first sight; moves as it grows */
 	size_t		cap, n;
+	struct dt_htab	ix;		/* key -> index in v */
 };
 
 struct src_perf {
@@ -204,58 +206,54 @@ perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned lon
 
 /* ----------------------------------------------------------- task tables */
 
+static uint64_t
+task_hash(uint32_t key)
+{
+	return key * 2654435761U;
+}
+
+static uint64_t
+task_rehash(const void *ctx, uint32_t e)
+{
+	return task_hash(((const struct tasks *)ctx)->v[e].key);
+}
+
+/* The task of key (created zeroed if asked), or NULL.  The pointer lasts
+ * until the next creating call on t. */
 static struct task *
 task_get(struct tasks *t, uint32_t key, int create)
 {
-	size_t i;
+	uint32_t e;
 
 	if (key == 0)
-		key = 0xffffffffu;	/* the idle task: 0 marks an empty slot */
-	if (t->cap) {
-		for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key;
-		     i = (i + 1) & (t->cap - 1))
-			if (t->v[i].key == key)
-				return &t->v[i];
-	}
+		key = 0xffffffffu;	/* the idle task */
+	uint64_t h = task_hash(key);
+	for (size_t i = dt_htab_first(&t->ix, h); (e = dt_htab_at(&t->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&t->ix, i))
+		if (t->v[e].key == key)
+			return &t->v[e];
 	if (!create)
 		return NULL;
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t nc = t->cap ? 2 * t->cap : 1024;
-		struct task *nv = calloc(nc, sizeof(*nv));
-		if (nv == NULL)
-			return NULL;
-		for (size_t j = 0; j < t->cap; j++) {
-			if (!t->v[j].key)
-				continue;
-			size_t k = (t->v[j].key * 2654435761U) & (nc - 1);
-			while (nv[k].key)
-				k = (k + 1) & (nc - 1);
-			nv[k] = t->v[j];
-		}
-		free(t->v);
-		t->v = nv;
-		t->cap = nc;
-	}
-	for (i = (key * 2654435761U) & (t->cap - 1); t->v[i].key; i = (i + 1) & (t->cap - 1))
-		;
-	memset(&t->v[i], 0, sizeof(t->v[i]));
-	t->v[i].key = key;
-	t->n++;
-	return &t->v[i];
+	if (DT_GROW(t->v, t->cap, t->n, 1, 1024))
+		return NULL;
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].key = key;
+	if (dt_htab_add(&t->ix, h, (uint32_t)t->n, task_rehash, t))
+		return NULL;
+	return &t->v[t->n++];
 }
 
 static void
 tasks_free(struct tasks *t)
 {
-	for (size_t i = 0; i < t->cap; i++) {
-		if (!t->v[i].key)
-			continue;
+	for (size_t i = 0; i < t->n; i++) {
 		for (size_t j = 0; j < t->v[i].p.nmaps; j++)
 			free((char *)t->v[i].maps[j].name);
 		free(t->v[i].maps);
 		free(t->v[i].exe);
 	}
 	free(t->v);
+	dt_htab_free(&t->ix);
 }
 
 static void
@@ -279,7 +277,6 @@ comm_of(struct src_perf *sp, uint32_t pid, uint32_t tid, uint32_t cpu)
 		return "";
 	if (tid == 0) {
 		snprintf(t->comm, sizeof(t->comm), "swapper/%u", cpu);
-		t->key = 0xffffffffu;	/* one idle name is as good as another */
 		return t->comm;
 	}
 	/* a thread that existed before recording started: ask /proc once */

@@ -44,7 +44,6 @@ struct pmaps {
 	const struct dtcap_proc *proc;
 	const struct dtcap_map **maps;
 	uint32_t	n;
-	struct pmaps	*next;
 };
 
 struct centry {
@@ -71,7 +70,9 @@ struct dtsym {
 	size_t		nmods;
 	char		*ktext;		/* our copy of kallsyms, names point in */
 
-	struct pmaps	*pm_buckets[256];
+	struct pmaps	*pm;		/* process snapshots met, in order */
+	size_t		npm, pmcap;
+	struct dt_htab	pmix;		/* snapshot -> index in pm */
 
 	struct centry	*cache;		/* answers, in order of first question */
 	size_t		ccap, cn;
@@ -238,15 +239,10 @@ void dtsym_close(struct dtsym *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < 256; i++) {
-		struct pmaps *pm = s->pm_buckets[i];
-		while (pm) {
-			struct pmaps *n = pm->next;
-			free(pm->maps);
-			free(pm);
-			pm = n;
-		}
-	}
+	for (size_t i = 0; i < s->npm; i++)
+		free(s->pm[i].maps);
+	free(s->pm);
+	dt_htab_free(&s->pmix);
 	for (size_t i = 0; i < s->nmods; i++)
 		free(s->mods[i].name);
 	free(s->mods);
@@ -345,28 +341,39 @@ static int map_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static uint64_t pm_hash(const void *ctx, uint32_t e)
+{
+	return hash2((uintptr_t)((const struct dtsym *)ctx)->pm[e].proc, NULL);
+}
+
+/* The sorted maps of snapshot p, made on first use; the pointer lasts
+ * until the next call. */
 static const struct pmaps *proc_maps(struct dtsym *s, const struct dtcap_proc *p)
 {
-	size_t b = (hash2((uintptr_t)p, NULL)) & 255;
+	uint64_t h = hash2((uintptr_t)p, NULL);
+	uint32_t e;
 
-	for (struct pmaps *pm = s->pm_buckets[b]; pm; pm = pm->next)
-		if (pm->proc == p)
-			return pm;
-	struct pmaps *pm = calloc(1, sizeof(*pm));
-	if (!pm)
+	for (size_t i = dt_htab_first(&s->pmix, h); (e = dt_htab_at(&s->pmix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->pmix, i))
+		if (s->pm[e].proc == p)
+			return &s->pm[e];
+	if (DT_GROW(s->pm, s->pmcap, s->npm, 1, 64))
 		return NULL;
+	struct pmaps *pm = &s->pm[s->npm];
 	pm->proc = p;
+	pm->n = 0;
 	pm->maps = calloc(p->nmaps ? p->nmaps : 1, sizeof(*pm->maps));
-	if (!pm->maps) {
-		free(pm);
+	if (!pm->maps)
 		return NULL;
-	}
 	for (uint32_t i = 0; i < p->nmaps; i++)
 		if (p->maps[i].end > p->maps[i].start)
 			pm->maps[pm->n++] = &p->maps[i];
 	qsort(pm->maps, pm->n, sizeof(*pm->maps), map_cmp);
-	pm->next = s->pm_buckets[b];
-	s->pm_buckets[b] = pm;
+	if (dt_htab_add(&s->pmix, h, (uint32_t)s->npm, pm_hash, s)) {
+		free(pm->maps);
+		return NULL;
+	}
+	s->npm++;
 	return pm;
 }
 
