@@ -2564,6 +2564,9 @@ static void t_fuzz(double secs)
 	}
 }
 
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm);
+
 static void race_worker(double secs, int cpu, unsigned seed)
 {
 	double t0 = now();
@@ -2582,7 +2585,26 @@ static void race_worker(double secs, int cpu, unsigned seed)
 		dt_u32 ss = sched_switch_id(fd);
 		dt_u32 bsz = DT_BUFSZ_MIN << (rnd() % 6);
 		ioctl(fd, DTIOCSETBUFSZ, &bsz);
-		/* DT_RACE_NO=psfd (profile, sched, sibling fork, disable) narrows a failure */
+		/*
+		 * Filters that follow forks (the module's fork and exec hooks come
+		 * and go with the descriptors that need them) and overwriting
+		 * rings frozen and thawed while the probes write.
+		 */
+		int ow = 0;
+		if (!strchr(no, 't')) {
+			dt_u32 me = getpid(), m = DT_RING_OVERWRITE;
+			switch (rnd() % 3) {
+			case 0:
+				set_filter(fd, DTF_PIDS | DTF_CHILDREN | DTF_SELF, &me, 1, 0, NULL);
+				break;
+			case 1:
+				set_filter(fd, DTF_SELF, NULL, 0, 0, NULL);
+				break;
+			}
+			if (rnd() % 3 == 0)
+				ow = ioctl(fd, DTIOCSETRMODE, &m) == 0;
+		}
+		/* DT_RACE_NO=psfdt (profile, sched, sibling fork, disable, filters) narrows a failure */
 		if (!strchr(no, 'p'))
 			enable(fd, prof, DTEVT_ALL, 100000 + rnd() % 1000000);
 		enable(fd, ge, DTEVT_ALL, 0);
@@ -2606,6 +2628,20 @@ static void race_worker(double secs, int cpu, unsigned seed)
 			syscall(SYS_getppid);
 			if (rnd() % 4 == 0)
 				read(fd, rdbuf, rnd() % sizeof(rdbuf));
+			if (ow && rnd() % 8 == 0) {
+				dt_u32 v = rnd() & 1;
+				ioctl(fd, DTIOCFREEZE, &v);
+			}
+			/* a child of a target, followed while others come and go */
+			if (rnd() % 16 == 0) {
+				pid_t c = fork();
+				if (c == 0) {
+					syscall(SYS_getppid);
+					_exit(0);
+				}
+				if (c > 0)
+					waitpid(c, NULL, 0);
+			}
 		}
 		if (rnd() & 1)
 			record(fd, 0);
