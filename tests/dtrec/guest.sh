@@ -50,6 +50,16 @@ kill $busy 2>/dev/null
 wait $busy 2>/dev/null
 [ $rc -eq 0 ] && pass targets-exit || fail targets-exit "dtrec exited $rc: $(tail -n 3 $OUT/tgt.err)"
 
+# -p: a running process and the children it forks, nothing else
+sh -c 'while :; do hotloop 0.2 >/dev/null; done' &
+tgt=$!
+echo $tgt >$OUT/pid.tgt
+dtrec -q -o $OUT/pid.dtc -e profile:hz:997 -e 'syscall:*:entry' -p $tgt -d 1500ms 2>$OUT/pid.err
+rc=$?
+kill $tgt 2>/dev/null
+wait $tgt 2>/dev/null
+[ $rc -eq 0 ] && pass pid-exit || fail pid-exit "dtrec exited $rc: $(tail -n 3 $OUT/pid.err)"
+
 # the flight recorder on the dt source: numbered close(2) calls on CPU 0
 # (dt_ktest closes=A:B closes fd 1000000+i), a dump on SIGUSR2 and one at
 # the end; then one on a trigger probe

@@ -80,6 +80,18 @@ else
 	echo "FAIL targets-capture: no tgt.dtc"
 fi
 
+# -p: only the shell given and the hotloops it forks
+if [ -f "$out/pid.dtc" ]; then
+	got=$(sql "$out/pid.dtc" "SELECT sum(comm NOT IN ('sh', 'hotloop')), sum(comm = 'hotloop'),
+		sum(pid = $(cat "$out/pid.tgt")), count(*) FROM events")
+	IFS=, read -r nother nhot nsh nall <<<"$got"
+	[ "${nother:-x}" = 0 ] && [ "${nhot:-0}" -gt 0 ] && [ "${nsh:-0}" -gt 0 ] &&
+		echo "PASS pid-targets-only" ||
+		echo "FAIL pid-targets-only: $nother events of others, $nhot of its hotloops, $nsh of the shell ($nall in all)"
+else
+	echo "FAIL pid-capture: no pid.dtc"
+fi
+
 # flight: a dump holds exactly the newest numbered calls, on one CPU, in
 # order, and its counters account for every event (kernel_produced =
 # kernel_read + kernel_dropped, the overwritten ones among the dropped)
