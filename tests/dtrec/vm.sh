@@ -144,6 +144,25 @@ else
 	echo "FAIL uprobe-capture: no up.dtc"
 fi
 
+# USDT: every firing, each operand kind decoded (register, constant,
+# computed, on the stack), the gated probe fired because dtrec raised its
+# semaphore
+if [ -f "$out/usdt.dtc" ]; then
+	# (aliases: a column named by a query spanning lines spans lines too)
+	got=$(sql "$out/usdt.dtc" "SELECT sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:tick') AS t,
+		sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:gated') AS g,
+		sum(CASE WHEN probe_name LIKE '%:tick' THEN (arg0 >= 0 AND arg0 < 2000 AND arg1 = -5 AND
+			arg2 = 2 * arg0 AND arg3 = 1000 + arg0) END) AS ok,
+		count(DISTINCT CASE WHEN probe_name LIKE '%:tick' THEN arg0 END) AS d FROM events")
+	IFS=, read -r nt ng nok nd <<<"$got"
+	[ "$nt" = 2000 ] && [ "$nok" = 2000 ] && [ "$nd" = 2000 ] && echo "PASS usdt-args" ||
+		echo "FAIL usdt-args: $nt tick events, $nok with the right operands, $nd distinct (want 2000)"
+	[ "$ng" = 2000 ] && echo "PASS usdt-semaphore" ||
+		echo "FAIL usdt-semaphore: $ng gated events (want 2000)"
+else
+	echo "FAIL usdt-capture: no usdt.dtc"
+fi
+
 # symbolization on the host, if dtreport is built
 if [ -x "$dtreport" ] && [ -f "$out/prov.dtc" ]; then
 	"$dtreport" flame --folded "$out/prov.dtc" >"$out/folded.txt" 2>"$out/folded.err"

@@ -3185,6 +3185,26 @@ static void t_uprobe(void)
 	UEXPECT("einval-offset-past-end", EINVAL, mkuprobe(fd, path, 1ULL << 40, "f", &up));
 	UEXPECT("efault-path", EFAULT, mkuprobe(fd, (const char *)8, 0, "f", &up));
 	UEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCUPROBE, (void *)8));
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	up.dtup_offset = off;
+	snprintf(up.dtup_func, sizeof(up.dtup_func), "usdtish");
+	up.dtup_nargs = DT_MAXARGS + 1;
+	UEXPECT("einval-too-many-args", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_nargs = 1;
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = 9, .dtua_size = 8 };
+	UEXPECT("einval-arg-kind", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 3 };
+	UEXPECT("einval-arg-size", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_MEM, .dtua_reg = 12,
+	    .dtua_size = 8 };
+	UEXPECT("einval-arg-register", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 8 };
+	up.dtup_args[1].dtua_kind = DT_UA_REG;	/* past dtup_nargs: must be zero */
+	UEXPECT("einval-arg-past-nargs", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	memset(&up.dtup_args[1], 0, sizeof(up.dtup_args[1]));
+	up.dtup_attach = 0x7fffffff;
+	UEXPECT("enoent-attach", ENOENT, ioctl(fd, DTIOCUPROBE, &up));
 #undef UEXPECT
 	r = mkuprobe(fd, path, off, "up_target", &up);
 	if (!check(r == 0 && up.dtup_entry_id && up.dtup_return_id, "uprobe.create", "%s",
@@ -3530,6 +3550,12 @@ int main(int argc, char **argv)
 		/* the command of the filter test's exec case */
 		if (!strncmp(t, "calls=", 6)) {
 			calls(atol(t + 6));
+			return 0;
+		}
+		/* dtrec's USDT workload in tests/dtrec: dtkt:tick 0..N-1 */
+		if (!strncmp(t, "usdt=", 5)) {
+			for (long k = 0; k < atol(t + 5); k++)
+				usdt_fire(k);
 			return 0;
 		}
 		/* dtrec's uprobe workload in tests/dtrec: up_target(0..N-1) */
