@@ -188,10 +188,29 @@ struct dt_kprobe {
  * dtup_refctr, if not 0, is the file offset of a USDT semaphore the kernel
  * counts up while the probe is registered.  dtup_func names the probes
  * (any label; user space keeps the full name).  The entry probe's
- * arguments are the six argument registers, the return probe's the return
- * value and an errno slot that is always 0.  A probe is placed in the
- * processes that map the file only while a descriptor records it.
+ * arguments are the six argument registers, or with dtup_nargs > 0 the
+ * operands of dtup_args (a USDT note's); the return probe's the return
+ * value and an errno slot that is always 0.  dtup_attach, if not 0, is
+ * the entry id of a probe this site joins (the other notes of one USDT
+ * probe): it fires that probe, with at most that probe's arguments.  A
+ * probe is placed in the processes that map the file only while a
+ * descriptor records it.
  */
+#define DT_UA_NONE		0	/* not fetched: 0 */
+#define DT_UA_CONST		1	/* dtua_value */
+#define DT_UA_REG		2	/* register dtua_reg */
+#define DT_UA_MEM		3	/* *(dtua_reg + dtua_value) */
+
+struct dt_uparg {
+	dt_u8	dtua_kind;		/* DT_UA_* */
+	dt_u8	dtua_reg;		/* perf's x86 numbering (AX 0 ... R15 23) */
+	dt_u8	dtua_size;		/* 1, 2, 4 or 8 bytes */
+	dt_u8	dtua_signed;		/* sign-extend */
+	dt_u8	dtua_shift;		/* 8 for %ah-style high bytes, else 0 */
+	dt_u8	dtua_pad[3];		/* must be 0 */
+	dt_s64	dtua_value;		/* constant, or displacement */
+};
+
 struct dt_uprobe {
 	dt_u64	dtup_path;		/* in: user pointer, NUL-terminated */
 	dt_u64	dtup_offset;		/* in: file offset of the instruction */
@@ -199,6 +218,9 @@ struct dt_uprobe {
 	char	dtup_func[DT_FUNCLEN];	/* in, NUL-terminated */
 	dt_u32	dtup_entry_id;		/* out */
 	dt_u32	dtup_return_id;		/* out */
+	dt_u32	dtup_attach;		/* in: 0, or the entry id to join */
+	dt_u32	dtup_nargs;		/* in: 0, or operands in dtup_args */
+	struct dt_uparg dtup_args[DT_MAXARGS];
 };
 
 /*

@@ -80,6 +80,18 @@ else
 	echo "FAIL targets-capture: no tgt.dtc"
 fi
 
+# -p: only the shell given and the hotloops it forks
+if [ -f "$out/pid.dtc" ]; then
+	got=$(sql "$out/pid.dtc" "SELECT sum(comm NOT IN ('sh', 'hotloop')), sum(comm = 'hotloop'),
+		sum(pid = $(cat "$out/pid.tgt")), count(*) FROM events")
+	IFS=, read -r nother nhot nsh nall <<<"$got"
+	[ "${nother:-x}" = 0 ] && [ "${nhot:-0}" -gt 0 ] && [ "${nsh:-0}" -gt 0 ] &&
+		echo "PASS pid-targets-only" ||
+		echo "FAIL pid-targets-only: $nother events of others, $nhot of its hotloops, $nsh of the shell ($nall in all)"
+else
+	echo "FAIL pid-capture: no pid.dtc"
+fi
+
 # flight: a dump holds exactly the newest numbered calls, on one CPU, in
 # order, and its counters account for every event (kernel_produced =
 # kernel_read + kernel_dropped, the overwritten ones among the dropped)
@@ -130,6 +142,25 @@ if [ -f "$out/up.dtc" ]; then
 		echo "FAIL uprobe-args-retval: $nd distinct arguments summing to $sa (want 4498500), returns sum $sr (want 13498500)"
 else
 	echo "FAIL uprobe-capture: no up.dtc"
+fi
+
+# USDT: every firing, each operand kind decoded (register, constant,
+# computed, on the stack), the gated probe fired because dtrec raised its
+# semaphore
+if [ -f "$out/usdt.dtc" ]; then
+	# (aliases: a column named by a query spanning lines spans lines too)
+	got=$(sql "$out/usdt.dtc" "SELECT sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:tick') AS t,
+		sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:gated') AS g,
+		sum(CASE WHEN probe_name LIKE '%:tick' THEN (arg0 >= 0 AND arg0 < 2000 AND arg1 = -5 AND
+			arg2 = 2 * arg0 AND arg3 = 1000 + arg0) END) AS ok,
+		count(DISTINCT CASE WHEN probe_name LIKE '%:tick' THEN arg0 END) AS d FROM events")
+	IFS=, read -r nt ng nok nd <<<"$got"
+	[ "$nt" = 2000 ] && [ "$nok" = 2000 ] && [ "$nd" = 2000 ] && echo "PASS usdt-args" ||
+		echo "FAIL usdt-args: $nt tick events, $nok with the right operands, $nd distinct (want 2000)"
+	[ "$ng" = 2000 ] && echo "PASS usdt-semaphore" ||
+		echo "FAIL usdt-semaphore: $ng gated events (want 2000)"
+else
+	echo "FAIL usdt-capture: no usdt.dtc"
 fi
 
 # symbolization on the host, if dtreport is built

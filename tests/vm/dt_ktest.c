@@ -2564,6 +2564,9 @@ static void t_fuzz(double secs)
 	}
 }
 
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm);
+
 static void race_worker(double secs, int cpu, unsigned seed)
 {
 	double t0 = now();
@@ -2582,7 +2585,26 @@ static void race_worker(double secs, int cpu, unsigned seed)
 		dt_u32 ss = sched_switch_id(fd);
 		dt_u32 bsz = DT_BUFSZ_MIN << (rnd() % 6);
 		ioctl(fd, DTIOCSETBUFSZ, &bsz);
-		/* DT_RACE_NO=psfd (profile, sched, sibling fork, disable) narrows a failure */
+		/*
+		 * Filters that follow forks (the module's fork and exec hooks come
+		 * and go with the descriptors that need them) and overwriting
+		 * rings frozen and thawed while the probes write.
+		 */
+		int ow = 0;
+		if (!strchr(no, 't')) {
+			dt_u32 me = getpid(), m = DT_RING_OVERWRITE;
+			switch (rnd() % 3) {
+			case 0:
+				set_filter(fd, DTF_PIDS | DTF_CHILDREN | DTF_SELF, &me, 1, 0, NULL);
+				break;
+			case 1:
+				set_filter(fd, DTF_SELF, NULL, 0, 0, NULL);
+				break;
+			}
+			if (rnd() % 3 == 0)
+				ow = ioctl(fd, DTIOCSETRMODE, &m) == 0;
+		}
+		/* DT_RACE_NO=psfdt (profile, sched, sibling fork, disable, filters) narrows a failure */
 		if (!strchr(no, 'p'))
 			enable(fd, prof, DTEVT_ALL, 100000 + rnd() % 1000000);
 		enable(fd, ge, DTEVT_ALL, 0);
@@ -2606,6 +2628,20 @@ static void race_worker(double secs, int cpu, unsigned seed)
 			syscall(SYS_getppid);
 			if (rnd() % 4 == 0)
 				read(fd, rdbuf, rnd() % sizeof(rdbuf));
+			if (ow && rnd() % 8 == 0) {
+				dt_u32 v = rnd() & 1;
+				ioctl(fd, DTIOCFREEZE, &v);
+			}
+			/* a child of a target, followed while others come and go */
+			if (rnd() % 16 == 0) {
+				pid_t c = fork();
+				if (c == 0) {
+					syscall(SYS_getppid);
+					_exit(0);
+				}
+				if (c > 0)
+					waitpid(c, NULL, 0);
+			}
 		}
 		if (rnd() & 1)
 			record(fd, 0);
@@ -3149,6 +3185,26 @@ static void t_uprobe(void)
 	UEXPECT("einval-offset-past-end", EINVAL, mkuprobe(fd, path, 1ULL << 40, "f", &up));
 	UEXPECT("efault-path", EFAULT, mkuprobe(fd, (const char *)8, 0, "f", &up));
 	UEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCUPROBE, (void *)8));
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	up.dtup_offset = off;
+	snprintf(up.dtup_func, sizeof(up.dtup_func), "usdtish");
+	up.dtup_nargs = DT_MAXARGS + 1;
+	UEXPECT("einval-too-many-args", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_nargs = 1;
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = 9, .dtua_size = 8 };
+	UEXPECT("einval-arg-kind", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 3 };
+	UEXPECT("einval-arg-size", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_MEM, .dtua_reg = 12,
+	    .dtua_size = 8 };
+	UEXPECT("einval-arg-register", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 8 };
+	up.dtup_args[1].dtua_kind = DT_UA_REG;	/* past dtup_nargs: must be zero */
+	UEXPECT("einval-arg-past-nargs", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	memset(&up.dtup_args[1], 0, sizeof(up.dtup_args[1]));
+	up.dtup_attach = 0x7fffffff;
+	UEXPECT("enoent-attach", ENOENT, ioctl(fd, DTIOCUPROBE, &up));
 #undef UEXPECT
 	r = mkuprobe(fd, path, off, "up_target", &up);
 	if (!check(r == 0 && up.dtup_entry_id && up.dtup_return_id, "uprobe.create", "%s",
@@ -3394,8 +3450,13 @@ static void t_flight(void)
 	rmode(fd, DT_RING_OVERWRITE);
 	bsz = 16384;
 	ioctl(fd, DTIOCSETBUFSZ, &bsz);
-	int go[2];
-	if (pipe(go))
+	/*
+	 * The producer's last 100 calls wait until the dumps are over: calls
+	 * made during a freeze are dropped, so only those are sure to be in
+	 * the rings at the end.
+	 */
+	int go[2], last[2];
+	if (pipe(go) || pipe(last))
 		abort();
 	pid_t k = fork();
 	if (k == 0) {
@@ -3404,6 +3465,9 @@ static void t_flight(void)
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		numbered(0, 60000);
+		if (read(last[0], &c, 1) != 1)
+			_exit(1);
+		numbered(60000, 60100);
 		_exit(0);
 	}
 	dt_u32 kp = k;
@@ -3430,18 +3494,19 @@ static void t_flight(void)
 		memset(&e, 0, sizeof(e));
 		freeze(fd, 0);
 	}
+	write(last[1], "g", 1);
 	waitpid(k, NULL, 0);
 	record(fd, 0);
 	drain(fd, &e);
 	/* what the last dump left: the rest, up to the last call */
-	if (newest_ok(&e, ce, -1, why, sizeof(why), &hi) < 0 || hi != 59999) {
+	if (newest_ok(&e, ce, 60099, why, sizeof(why), &hi) < 0) {
 		bad++;
 		snprintf(why1, sizeof(why1), "final: %s, newest ever %ld", why, hi);
 	}
 	stats(fd, &st);
 	check(!bad && total > 0, "flight.dumps-while-running", "%d of %d dumps broken: %s", bad,
 	    dumps, why1);
-	check(st.dtst_produced == 60000 &&
+	check(st.dtst_produced == 60100 &&
 	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
 	    "flight.dumps-while-running-counters", "produced %" PRIu64 " read %" PRIu64
 	    " overwritten %" PRIu64 " dropped %" PRIu64, st.dtst_produced, st.dtst_read,
@@ -3449,6 +3514,8 @@ static void t_flight(void)
 	close(fd);
 	close(go[0]);
 	close(go[1]);
+	close(last[0]);
+	close(last[1]);
 	free(e.b);
 }
 
@@ -3494,6 +3561,12 @@ int main(int argc, char **argv)
 		/* the command of the filter test's exec case */
 		if (!strncmp(t, "calls=", 6)) {
 			calls(atol(t + 6));
+			return 0;
+		}
+		/* dtrec's USDT workload in tests/dtrec: dtkt:tick 0..N-1 */
+		if (!strncmp(t, "usdt=", 5)) {
+			for (long k = 0; k < atol(t + 5); k++)
+				usdt_fire(k);
 			return 0;
 		}
 		/* dtrec's uprobe workload in tests/dtrec: up_target(0..N-1) */

@@ -771,22 +771,57 @@ add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_u
 	uint32_t id;
 	int ret = -1;
 
+	/* one site after the other; USDT probes join their first site's */
 	memset(&ku, 0, sizeof(ku));
-	ku.dtup_path = (uint64_t)(uintptr_t)up->path;
-	ku.dtup_offset = up->sites[0].offset;
-	ku.dtup_refctr = up->sites[0].refctr;
-	/* a label the kernel lists; the full name stays here */
-	snprintf(ku.dtup_func, sizeof(ku.dtup_func), "%s", label);
-	if (ioctl(d->fd, DTIOCUPROBE, &ku) < 0) {
-		int e = errno;
-		if (e == EACCES || e == EPERM)
-			dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", full, strerror(e));
-		else if (e == ENOSPC)
-			dtu_seterr(err, errlen, "%s: dt.ko holds its most uprobe sites (1024): "
-				   "reload the module to free them", full);
-		else
-			dtu_seterr(err, errlen, "%s: placing the uprobe: %s", full, strerror(e));
-		goto out;
+	for (size_t k = 0; k < up->nsites; k++) {
+		const struct dtp_usite *st = &up->sites[k];
+		uint32_t first = ku.dtup_entry_id;
+
+		memset(&ku, 0, sizeof(ku));
+		ku.dtup_path = (uint64_t)(uintptr_t)up->path;
+		ku.dtup_offset = st->offset;
+		ku.dtup_refctr = st->refctr;
+		ku.dtup_attach = k ? first : 0;
+		/* a label the kernel lists; the full name stays here */
+		snprintf(ku.dtup_func, sizeof(ku.dtup_func), "%s", label);
+		if (up->usdt) {
+			/* no operand is a note with no arguments: arg0..arg5 would lie */
+			ku.dtup_nargs = st->nargs ? st->nargs : 1;
+			for (unsigned j = 0; j < st->nargs && j < DT_MAXARGS; j++) {
+				const struct dtup_arg *a = &st->args[j];
+				struct dt_uparg *ka = &ku.dtup_args[j];
+				ka->dtua_kind = a->kind == DTUP_ARG_CONST ? DT_UA_CONST :
+						a->kind == DTUP_ARG_REG ? DT_UA_REG :
+						a->kind == DTUP_ARG_MEM ? DT_UA_MEM : DT_UA_NONE;
+				ka->dtua_reg = a->reg >= 0 ? (uint8_t)a->reg : 0;
+				ka->dtua_size = a->size;
+				ka->dtua_signed = a->sign ? 1 : 0;
+				ka->dtua_shift = a->shift;
+				ka->dtua_value = a->value;
+				if (ka->dtua_kind == DT_UA_NONE) {
+					memset(ka, 0, sizeof(*ka));
+					ka->dtua_size = 8;
+				}
+			}
+			if (st->nargs == 0)
+				ku.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_NONE,
+								     .dtua_size = 8 };
+		}
+		if (ioctl(d->fd, DTIOCUPROBE, &ku) < 0) {
+			int e = errno;
+			if (e == EACCES || e == EPERM)
+				dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", full,
+					   strerror(e));
+			else if (e == ENOSPC)
+				dtu_seterr(err, errlen, "%s: dt.ko holds its most uprobe sites (1024): "
+					   "reload the module to free them", full);
+			else if (e == EBUSY)
+				dtu_seterr(err, errlen, "%s: another recording has this USDT probe "
+					   "enabled with fewer sites: try again once it ends", full);
+			else
+				dtu_seterr(err, errlen, "%s: placing the uprobe: %s", full, strerror(e));
+			goto out;
+		}
 	}
 	id = up->ret ? ku.dtup_return_id : ku.dtup_entry_id;
 	if (dtup_full(d, id) == NULL) {
@@ -1117,11 +1152,8 @@ resolve_user(struct dtp_dev *d, const char *spec, struct dtp_sel **sel, size_t *
 		return -1;
 	}
 	if (d->kind != DTP_PERF) {
-		if (usdt) {
-			dtu_seterr(err, errlen, "%s: USDT probes need the perf source (--source perf): "
-				   "dt.ko places uprobes but does not decode SDT arguments", spec);
-			return -1;
-		}
+		if (usdt)
+			return resolve_usdt(d, spec, path, rest, sel, nsel, err, errlen);
 		return resolve_uprobe(d, spec, path, rest, sel, nsel, err, errlen);
 	}
 	if (!d->has_uprobe_pmu) {
