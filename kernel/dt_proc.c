@@ -104,6 +104,8 @@ static int dt_proc_exec(struct kprobe *kp, struct pt_regs *regs)
 
 	if (bprm == NULL || bprm->file == NULL)
 		return 0;
+	/* a command waiting to exec is a target from here (dt_filter.c) */
+	dt_filter_exec_task(current);
 	a[0] = current->tgid;
 	memset(&a[1], 0, 2 * sizeof(u64));
 	strscpy((char *)&a[1], current->comm, 2 * sizeof(u64));

@@ -30,7 +30,7 @@ struct dtsh {
 	/* Offline when a capture is open; live (/dev/dt) otherwise. */
 	char	*cap_path;
 	struct dtcap_reader *cap;
-	struct dtsym *sym;	/* the capture's symbols, for SQL frames */
+	struct dtsym *sym;	/* the capture's symbols (SQL frames, flame, top), lazily */
 	struct sqlite3 *db;	/* one handle per open capture, lazily */
 	struct dtp_dev *dev;	/* /dev/dt, read-only, opened on first use */
 	struct dtsh_enabled *en;
@@ -114,9 +114,5 @@ void dtsh_interrupt_hook(void);
 
 struct editline;
 void dtsh_complete_setup(struct dtsh *sh, struct editline *el);
-
-/* ---- top.c */
-
-int dtsh_top(struct dtsh *sh, int argc, char **argv);
 
 #endif /* DTSH_H */

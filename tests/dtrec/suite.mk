@@ -18,15 +18,15 @@ $(B)/tests/dtrec/util_test: tests/dtrec/util_test.c $(B)/asan/obj/cli/lib/util.o
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -lm
 
 # the process table (cli/lib/proctab.c) and what it links
-PROCTAB_TEST_OBJS := cli/lib/proctab.o cli/lib/unwind_pool.o cli/lib/unwind.o cli/lib/elfsyms.o \
-	cli/lib/util.o
+PROCTAB_TEST_OBJS := cli/lib/rec/proctab.o cli/lib/rec/unwind_pool.o cli/lib/rec/unwind.o \
+	cli/lib/rec/elfsyms.o cli/lib/util.o
 $(B)/tests/dtrec/proctab_test: tests/dtrec/proctab_test.c $(PROCTAB_TEST_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -ldw -lelf -llzma -lpthread -lm
 
 DTREC_TEST_DEPS := $(B)/bin/dtreport $(B)/tests/dtrec/util_test $(B)/tests/dtrec/proctab_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
-	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8
+	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8 $(B)/vm/dt_ktest
 
 check-dtrec: $(DTREC_TEST_DEPS)
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/tests/dtrec/dt.ko.log 2>&1 || true
@@ -36,4 +36,4 @@ check-dtrec: $(DTREC_TEST_DEPS)
 		tests/dtrec/host.sh $(B)/asan/bin/dtrec $(B)/tests/dtrec/capcheck \
 			$(B)/tests/dtrec/fakedt.so man/dtrec.8; \
 		B=$(B) tests/dtrec/vm.sh $(B)/dt.ko $(B)/static/dtrec $(B)/static/hotloop \
-			$(B)/tests/dtrec/capcheck $(B)/tests/dtrec/vm-out'
+			$(B)/tests/dtrec/capcheck $(B)/tests/dtrec/vm-out $(B)/vm/dt_ktest'
