@@ -45,6 +45,8 @@ while [ $i -lt 12 ]; do
 	i=$((i + 1))
 done
 wait
+# the same as a command of dtrec's: a target from its exec (dt.ko's filter)
+rec dlcmd -- dlprog /lib/libdlt.so 30
 # a ring too small for the copies: a clear error, no capture
 rec small -b 32k --user-stacks dwarf -- target 0.2
 exit 0

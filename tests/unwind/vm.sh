@@ -173,6 +173,23 @@ if recorded dlopen; then
 	fi
 fi
 
+# 8. the same program as dtrec's command: dt.ko's filter makes it a target
+# at its exec, before the image is mapped, so its own exec and mmap events
+# pass, and its frames are named
+if recorded dlcmd; then
+	"$dtreport" flame --folded --user "$out/dlcmd.dtc" >"$out/dlcmd.folded" 2>"$out/dlcmd.ferr"
+	"$dtreport" sql "$out/dlcmd.dtc" "SELECT start, end FROM maps WHERE prot & 4 AND pid IN
+		(SELECT pid FROM processes WHERE comm = 'dlprog')" >"$out/dlcmd.maps" 2>>"$out/dlcmd.sqlerr"
+	read -r t lib whole bad ex < <(/usr/bin/python3 "$here/dlcheck.py" "$out/dlcmd.folded" "$out/dlcmd.maps")
+	exe=$("$dtreport" sql "$out/dlcmd.dtc" "SELECT exe FROM processes WHERE comm = 'dlprog' LIMIT 1" \
+	      2>>"$out/dlcmd.sqlerr" | tail -n +2 | tr -d ' \r')
+	if [ "$lib" -ge 5 ] && [ $((whole * 10)) -ge $((lib * 9)) ] && [ "$bad" = 0 ] && [ "$exe" = /bin/dlprog ]; then
+		echo "PASS dlopen-command: $t samples, $lib in the library, $whole whole, none unnamed, exe $exe"
+	else
+		echo "FAIL dlopen-command: $t samples, $lib in the library, $whole whole, $bad unnamed ($(echo "$ex" | head -c 200)), exe '$exe'"
+	fi
+fi
+
 # 6. a ring too small for the copies
 rc=$(cat "$out/small.rc" 2>/dev/null)
 if [ "$rc" != 0 ] && grep -q "too small for user stack copies" "$out/small.err" && [ ! -s "$out/small.dtc" ]; then
