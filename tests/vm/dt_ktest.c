@@ -3189,6 +3189,14 @@ static void t_uprobe(void)
 	up.dtup_path = (uintptr_t)path;
 	up.dtup_offset = off;
 	snprintf(up.dtup_func, sizeof(up.dtup_func), "usdtish");
+	up.dtup_nargs = 1;
+	UEXPECT("einval-args-without-usdt", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_flags = 0x100;
+	UEXPECT("einval-flags", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_flags = DTUP_USDT;
+	up.dtup_pad = 1;
+	UEXPECT("einval-pad", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_pad = 0;
 	up.dtup_nargs = DT_MAXARGS + 1;
 	UEXPECT("einval-too-many-args", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
 	up.dtup_nargs = 1;
