@@ -341,13 +341,12 @@ int dt_uprobe_create(struct dt_uprobe *req)
 		error = -ENOENT;
 		if (u == NULL)
 			goto unlock;
-		error = -EBUSY;
-		if (u->u_entry->dp_nref != 0 || u->u_return->dp_nref != 0)
-			goto unlock;	/* enabled somewhere: its sites are fixed */
-		error = 0;
 		list_for_each_entry(s, &u->u_sites, us_link)
 			if (dt_up_same(s, inode, req))
 				goto found;
+		error = -EBUSY;
+		if (u->u_entry->dp_nref != 0 || u->u_return->dp_nref != 0)
+			goto unlock;	/* enabled somewhere: its sites are fixed */
 	} else {
 		list_for_each_entry(u, &dt_ups, u_link) {
 			if (strcmp(u->u_entry->dp_func, req->dtup_func) != 0)
