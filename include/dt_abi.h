@@ -189,9 +189,10 @@ struct dt_kprobe {
  * dtup_refctr, if not 0, is the file offset of a USDT semaphore the kernel
  * counts up while the probe is registered.  dtup_func names the probes
  * (any label; user space keeps the full name).  The entry probe's
- * arguments are the six argument registers, or with dtup_nargs > 0 the
- * operands of dtup_args (a USDT note's); the return probe's the return
- * value and an errno slot that is always 0.  dtup_attach, if not 0, is
+ * arguments are the six argument registers; the return probe's the return
+ * value and an errno slot that is always 0.  With DTUP_USDT the entry
+ * probe's arguments are instead the dtup_nargs operands of dtup_args (0
+ * to DT_MAXARGS; without it dtup_nargs must be 0).  dtup_attach, if not 0, is
  * the entry id of a probe this site joins (the other notes of one USDT
  * probe): it fires that probe, with at most that probe's arguments.  A
  * probe is placed in the processes that map the file only while a
@@ -220,9 +221,12 @@ struct dt_uprobe {
 	dt_u32	dtup_entry_id;		/* out */
 	dt_u32	dtup_return_id;		/* out */
 	dt_u32	dtup_attach;		/* in: 0, or the entry id to join */
-	dt_u32	dtup_nargs;		/* in: 0, or operands in dtup_args */
+	dt_u32	dtup_nargs;		/* in: DTUP_USDT: operands in dtup_args */
 	struct dt_uparg dtup_args[DT_MAXARGS];
+	dt_u32	dtup_flags;		/* in: DTUP_* */
+	dt_u32	dtup_pad;		/* must be 0 */
 };
+#define DTUP_USDT		0x0001	/* a USDT note: arguments from dtup_args */
 
 /*
  * DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono).

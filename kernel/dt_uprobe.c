@@ -41,7 +41,8 @@ struct dt_upsite {
 	struct inode		*us_inode;	/* [I] held */
 	loff_t			 us_offset;	/* [I] */
 	loff_t			 us_refctr;	/* [I] semaphore offset or 0 */
-	u32			 us_nargs;	/* [I] 0: argument registers */
+	bool			 us_usdt;	/* [I] else the argument registers */
+	u32			 us_nargs;	/* [I] USDT operands */
 	struct dt_uparg		 us_args[DT_MAXARGS];	/* [I] */
 	struct list_head	 us_link;	/* [g] on u_sites */
 	bool			 us_regent;	/* [g] us_uce registered */
@@ -144,7 +145,7 @@ static int dt_up_entry(struct uprobe_consumer *uc, struct pt_regs *regs)
 	unsigned int i, n;
 
 	memset(a, 0, sizeof(a));
-	if (us->us_nargs == 0) {
+	if (!us->us_usdt) {
 		/* the x86-64 argument registers */
 		a[0] = regs->di;
 		a[1] = regs->si;
@@ -259,7 +260,9 @@ static int dt_up_checkargs(const struct dt_uprobe *req)
 	const struct dt_uparg *a;
 	u32 i;
 
-	if (req->dtup_nargs > DT_MAXARGS)
+	if ((req->dtup_flags & ~DTUP_USDT) || req->dtup_pad != 0 ||
+	    req->dtup_nargs > DT_MAXARGS ||
+	    (!(req->dtup_flags & DTUP_USDT) && req->dtup_nargs != 0))
 		return -EINVAL;
 	for (i = 0; i < DT_MAXARGS; i++) {
 		a = &req->dtup_args[i];
@@ -287,6 +290,7 @@ static bool dt_up_same(const struct dt_upsite *us, struct inode *inode,
 {
 	return us->us_inode == inode && us->us_offset == req->dtup_offset &&
 	       us->us_refctr == req->dtup_refctr &&
+	       us->us_usdt == !!(req->dtup_flags & DTUP_USDT) &&
 	       us->us_nargs == req->dtup_nargs &&
 	       memcmp(us->us_args, req->dtup_args, sizeof(us->us_args)) == 0;
 }
@@ -337,13 +341,12 @@ int dt_uprobe_create(struct dt_uprobe *req)
 		error = -ENOENT;
 		if (u == NULL)
 			goto unlock;
-		error = -EBUSY;
-		if (u->u_entry->dp_nref != 0 || u->u_return->dp_nref != 0)
-			goto unlock;	/* enabled somewhere: its sites are fixed */
-		error = 0;
 		list_for_each_entry(s, &u->u_sites, us_link)
 			if (dt_up_same(s, inode, req))
 				goto found;
+		error = -EBUSY;
+		if (u->u_entry->dp_nref != 0 || u->u_return->dp_nref != 0)
+			goto unlock;	/* enabled somewhere: its sites are fixed */
 	} else {
 		list_for_each_entry(u, &dt_ups, u_link) {
 			if (strcmp(u->u_entry->dp_func, req->dtup_func) != 0)
@@ -370,7 +373,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 		u = kzalloc(sizeof(*u), GFP_KERNEL);
 		if (u == NULL)
 			goto unlock;
-		nargs = req->dtup_nargs ? (u16)req->dtup_nargs : 6;
+		nargs = (req->dtup_flags & DTUP_USDT) ? (u16)req->dtup_nargs : 6;
 		u->u_entry = dt_probe_new(&dt_prov_uprobe, req->dtup_func,
 					  "entry", nargs, (u8)nargs,
 					  dt_upargs_entry, 0);
@@ -396,6 +399,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	us->us_inode = inode;
 	us->us_offset = req->dtup_offset;
 	us->us_refctr = req->dtup_refctr;
+	us->us_usdt = !!(req->dtup_flags & DTUP_USDT);
 	us->us_nargs = req->dtup_nargs;
 	memcpy(us->us_args, req->dtup_args, sizeof(us->us_args));
 	list_add_tail(&us->us_link, &u->u_sites);

@@ -3205,6 +3205,14 @@ static void t_uprobe(void)
 	up.dtup_path = (uintptr_t)path;
 	up.dtup_offset = off;
 	snprintf(up.dtup_func, sizeof(up.dtup_func), "usdtish");
+	up.dtup_nargs = 1;
+	UEXPECT("einval-args-without-usdt", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_flags = 0x100;
+	UEXPECT("einval-flags", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_flags = DTUP_USDT;
+	up.dtup_pad = 1;
+	UEXPECT("einval-pad", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_pad = 0;
 	up.dtup_nargs = DT_MAXARGS + 1;
 	UEXPECT("einval-too-many-args", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
 	up.dtup_nargs = 1;
@@ -3222,6 +3230,45 @@ static void t_uprobe(void)
 	up.dtup_attach = 0x7fffffff;
 	UEXPECT("enoent-attach", ENOENT, ioctl(fd, DTIOCUPROBE, &up));
 #undef UEXPECT
+	/*
+	 * Sites joined to one probe (a USDT probe's notes): the same ids; a
+	 * probe a descriptor has enabled takes no new site, but asking again
+	 * for one it has is fine.
+	 */
+	{
+		char p2[400];
+		long long o2 = file_offset((const void *)usdt_fire, p2, sizeof(p2));
+		long long o3 = file_offset((const void *)busy_leaf, p2, sizeof(p2));
+		struct dt_uprobe a, b, c;
+		int f2 = dt_open("uprobe.open2", 0);
+
+		memset(&a, 0, sizeof(a));
+		a.dtup_path = (uintptr_t)path;
+		a.dtup_offset = off;
+		a.dtup_flags = DTUP_USDT;
+		snprintf(a.dtup_func, sizeof(a.dtup_func), "joined");
+		b = a;
+		b.dtup_offset = o2;
+		int ra = ioctl(fd, DTIOCUPROBE, &a);
+		b.dtup_attach = a.dtup_entry_id;
+		int rb = ioctl(fd, DTIOCUPROBE, &b);
+		check(ra == 0 && rb == 0 && b.dtup_entry_id == a.dtup_entry_id &&
+		    b.dtup_return_id == a.dtup_return_id, "uprobe.join-site",
+		    "%s/%s, ids %u then %u", ra ? strerror(errno) : "ok", rb ? strerror(errno) : "ok",
+		    a.dtup_entry_id, b.dtup_entry_id);
+		if (f2 >= 0 && ra == 0) {
+			enable(f2, a.dtup_entry_id, 0, 0);
+			c = b;
+			c.dtup_offset = o3;
+			r = ioctl(fd, DTIOCUPROBE, &c);
+			check(r < 0 && errno == EBUSY, "uprobe.join-enabled-ebusy", "%s",
+			    r ? strerror(errno) : "joined an enabled probe");
+			r = ioctl(fd, DTIOCUPROBE, &b);
+			check(r == 0 && b.dtup_entry_id == a.dtup_entry_id,
+			    "uprobe.join-again-enabled-ok", "%s", r ? strerror(errno) : "ok");
+			close(f2);
+		}
+	}
 	r = mkuprobe(fd, path, off, "up_target", &up);
 	if (!check(r == 0 && up.dtup_entry_id && up.dtup_return_id, "uprobe.create", "%s",
 	    r ? strerror(errno) : "no ids"))

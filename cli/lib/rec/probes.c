@@ -785,8 +785,8 @@ add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_u
 		/* a label the kernel lists; the full name stays here */
 		snprintf(ku.dtup_func, sizeof(ku.dtup_func), "%s", label);
 		if (up->usdt) {
-			/* no operand is a note with no arguments: arg0..arg5 would lie */
-			ku.dtup_nargs = st->nargs ? st->nargs : 1;
+			ku.dtup_flags = DTUP_USDT;
+			ku.dtup_nargs = st->nargs < DT_MAXARGS ? st->nargs : DT_MAXARGS;
 			for (unsigned j = 0; j < st->nargs && j < DT_MAXARGS; j++) {
 				const struct dtup_arg *a = &st->args[j];
 				struct dt_uparg *ka = &ku.dtup_args[j];
@@ -803,9 +803,6 @@ add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_u
 					ka->dtua_size = 8;
 				}
 			}
-			if (st->nargs == 0)
-				ku.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_NONE,
-								     .dtua_size = 8 };
 		}
 		if (ioctl(d->fd, DTIOCUPROBE, &ku) < 0) {
 			int e = errno;
