@@ -30,7 +30,7 @@ typedef uint64_t dt_u64;
 typedef int64_t dt_s64;
 #endif
 
-#define DT_ABI_VERSION		3
+#define DT_ABI_VERSION		4	/* 4: DTEVT_UREGS, DTIOCSETUSTACK */
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -134,7 +134,10 @@ struct dt_cpu_stats {
 #define DTEVT_KSTACK		0x0002	/* kernel stack */
 #define DTEVT_USTACK		0x0004	/* user stack (frame pointers) */
 #define DTEVT_FUNCARGS		0x0008	/* arguments / return value */
-#define DTEVT_ALL		0x000f
+#define DTEVT_ALL		0x000f	/* the above: fixed-size additions */
+#define DTEVT_UREGS		0x0010	/* user registers and a copy of the
+					 * user stack (struct dt_uregs) */
+#define DTEVT_VALID		(DTEVT_ALL | DTEVT_UREGS)
 
 /* DTIOCPRBENABLE / DTIOCPRBDISABLE */
 struct dt_enable {
@@ -193,6 +196,7 @@ struct dt_clock {
 #define DTR_KSTACK_TRUNC	0x02	/* kernel stack cut at DT_MAXFRAMES */
 #define DTR_USTACK_TRUNC	0x04	/* user stack cut (depth or fault) */
 #define DTR_USERMODE		0x08	/* the probe interrupted user mode */
+#define DTR_UREGS		0x10	/* a struct dt_uregs follows ustack */
 
 /* dtr_ctx: interrupt_context_level() of the writer */
 #define DTR_CTX_TASK		0
@@ -226,5 +230,65 @@ struct dt_rec {
 
 #define DT_REC_SIZE(nargs, nk, nu) \
 	(sizeof(struct dt_rec) + 8 * ((nargs) + (nk) + (nu)))
+
+/*
+ * User registers and stack for unwinding with DWARF CFI in user space
+ * (DTEVT_UREGS), as perf's PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER
+ * give them.  A record with DTR_UREGS in dtr_flags is laid out as
+ *	struct dt_rec; u64 args[]; u64 kstack[]; u64 ustack[];
+ *	struct dt_uregs; u8 stack[dtur_size]; zero padding to 8 bytes
+ * and dtr_size counts all of it.  Events of a task with no user context
+ * (kernel threads) and of 32-bit tasks carry none (no DTR_UREGS).
+ *
+ * The registers are the user context's: the interrupted ones when the
+ * probe interrupted user mode, else those saved at kernel entry.  They
+ * are in perf's x86-64 numbering order (PERF_REG_X86_*) of the registers
+ * in DT_UREGS_MASK, so dtur_regs with that mask is a perf REGS_USER set.
+ *
+ * The stack is copied from the user sp upwards without faulting pages in
+ * (the kernel may not sleep where probes fire): the copy stops at the
+ * first page that is not mapped or not resident, usually the top of the
+ * stack mapping, and DTUR_SHORT then says it holds fewer bytes than the
+ * session asked for (DTIOCSETUSTACK).  A copy that stopped short ends the
+ * unwound stack there, marked truncated.
+ */
+#define DT_UREG_AX	0
+#define DT_UREG_BX	1
+#define DT_UREG_CX	2
+#define DT_UREG_DX	3
+#define DT_UREG_SI	4
+#define DT_UREG_DI	5
+#define DT_UREG_BP	6
+#define DT_UREG_SP	7
+#define DT_UREG_IP	8
+#define DT_UREG_R8	9	/* r8 .. r15: 9 .. 16 */
+#define DT_NUREGS	17
+/* perf register bits of dtur_regs[0..DT_NUREGS): ax..ip, r8..r15 */
+#define DT_UREGS_MASK	0xff01ffULL
+
+/* DTUR flags */
+#define DTUR_SHORT	0x0001	/* fewer stack bytes than asked for */
+
+struct dt_uregs {
+	dt_u64	dtur_regs[DT_NUREGS];
+	dt_u32	dtur_size;		/* stack bytes that follow */
+	dt_u32	dtur_flags;		/* DTUR_* */
+};
+
+/*
+ * DTIOCSETUSTACK: user stack bytes copied per DTEVT_UREGS event, a
+ * multiple of 8 from DT_USTACK_MIN to DT_USTACK_MAX; DT_USTACK_DEFAULT
+ * until set.  Only while not recording.  Recording starts only if a
+ * record of that size fits twice in the ring (DTIOCSETBUFSZ), else
+ * DTIOCRECORD fails with EMSGSIZE.
+ */
+#define DT_USTACK_MIN		512
+#define DT_USTACK_DEFAULT	16384
+#define DT_USTACK_MAX		65536
+#define DTIOCSETUSTACK		_IOW('D', 16, dt_u32)
+/* the largest record with a user stack copy of n bytes */
+#define DT_REC_MAXSIZE(n) \
+	(DT_REC_SIZE(DT_MAXARGS, DT_MAXFRAMES, DT_MAXFRAMES) + \
+	 sizeof(struct dt_uregs) + (n))
 
 #endif /* DT_ABI_H */

@@ -110,6 +110,11 @@ struct dt_softc {
 	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
 	wait_queue_head_t	 sc_wq;		/* readers and pollers */
 	struct timer_list	 sc_tick;	/* wakes readers for small data */
+	/*
+	 * [d] user stack bytes per DTEVT_UREGS event; changed only while
+	 * not recording, so probe context reads a settled value
+	 */
+	u32			 sc_ustack;
 };
 
 /* One enabled (probe, descriptor) pair. */
@@ -154,6 +159,11 @@ void dt_skip(struct dt_pcb *pcb, u64 n);
  */
 void dt_missed(struct dt_probe *dp, unsigned long cur);
 void dt_wake(struct irq_work *);
+/*
+ * The buffers user stacks are copied into (DTEVT_UREGS): allocated by the
+ * first descriptor that asks, kept until the module unloads.  May sleep.
+ */
+int dt_ucopy_alloc(void);
 int dt_event_init(void);
 void dt_event_exit(void);
 

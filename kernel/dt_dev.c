@@ -266,6 +266,7 @@ static int dt_open(struct inode *inode, struct file *file)
 	mutex_init(&sc->sc_rlock);
 	INIT_LIST_HEAD(&sc->sc_pcbs);
 	sc->sc_bufsz = DT_BUFSZ_DEFAULT;
+	sc->sc_ustack = DT_USTACK_DEFAULT;
 	if (current->mm != NULL) {
 		sc->sc_mm = current->mm;
 		mmgrab(sc->sc_mm);
@@ -398,6 +399,11 @@ static int dt_start(struct dt_softc *sc)
 		return -EBUSY;
 	if (list_empty(&sc->sc_pcbs))
 		return -ENOENT;
+	/* a record with a stack copy must fit a drained ring (dt_ring.h) */
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink)
+		if ((pcb->pcb_evtflags & DTEVT_UREGS) &&
+		    DT_REC_MAXSIZE(sc->sc_ustack) > sc->sc_bufsz / 2)
+			return -EMSGSIZE;
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
@@ -639,7 +645,7 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 		kfree(pcb);
 		return 0;
 	}
-	if (en.dten_evtflags & ~DTEVT_ALL)
+	if (en.dten_evtflags & ~DTEVT_VALID)
 		return -EINVAL;
 	period = en.dten_period_ns;
 	if (dp->dp_flags & DT_PF_TIMER) {
@@ -652,6 +658,12 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 	}
 	if (pcb != NULL)
 		return -EEXIST;
+	if (en.dten_evtflags & DTEVT_UREGS) {
+		int error = dt_ucopy_alloc();
+
+		if (error)
+			return error;
+	}
 	pcb = kzalloc(sizeof(*pcb), GFP_KERNEL);
 	if (pcb == NULL)
 		return -ENOMEM;
@@ -709,6 +721,20 @@ static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)
 		if (sc->sc_bufs[cpu] != NULL)
 			return sz == sc->sc_bufsz ? 0 : -EBUSY;
 	sc->sc_bufsz = sz;
+	return 0;
+}
+
+static int dt_ioc_ustack(struct dt_softc *sc, void __user *arg)
+{
+	u32 sz;
+
+	if (get_user(sz, (u32 __user *)arg))
+		return -EFAULT;
+	if (sc->sc_recording)
+		return -EBUSY;
+	if (sz < DT_USTACK_MIN || sz > DT_USTACK_MAX || (sz & 7) != 0)
+		return -EINVAL;
+	sc->sc_ustack = sz;
 	return 0;
 }
 
@@ -778,6 +804,7 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	case DTIOCRECORD:
 	case DTIOCPRBENABLE:
 	case DTIOCSETBUFSZ:
+	case DTIOCSETUSTACK:
 		if (!perfmon_capable())
 			return -EPERM;
 		break;
@@ -812,6 +839,9 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		break;
 	case DTIOCSETBUFSZ:
 		error = dt_ioc_bufsz(sc, arg);
+		break;
+	case DTIOCSETUSTACK:
+		error = dt_ioc_ustack(sc, arg);
 		break;
 	default:
 		error = -ENOTTY;

@@ -16,6 +16,9 @@
 #include <linux/rculist.h>
 #include <linux/timekeeping.h>
 #include <linux/string.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/topology.h>
 #include <asm/ptrace.h>
 #include <asm/unwind.h>
 
@@ -31,7 +34,18 @@
 struct dt_scratch {
 	unsigned long	ks[DT_MAXFRAMES];
 	u64		us[DT_MAXFRAMES];
+	struct dt_uregs	ur;
 };
+
+/*
+ * User stack copies (DTEVT_UREGS), per CPU and context level like the
+ * scratch, DT_USTACK_MAX bytes each: too big for the per-CPU allocator,
+ * so one vmalloc'ed block per possible CPU.  [I] once published (by
+ * dt_ucopy_alloc, before any pcb asking for copies can be armed); NULL
+ * until then.  Freed by dt_event_exit only.
+ */
+static void **dt_ucopy_bufs;
+static DEFINE_MUTEX(dt_ucopy_lock);
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
 static DEFINE_PER_CPU(unsigned int, dt_busy);
@@ -170,6 +184,75 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 	return n;
 }
 
+/*
+ * The user context of the event: the interrupted registers when the probe
+ * interrupted user mode, else those saved at kernel entry; NULL for a
+ * kernel thread (no user context at all).
+ */
+static struct pt_regs *dt_user_regs(struct pt_regs *regs)
+{
+	if (regs != NULL && user_mode(regs))
+		return regs;
+	if (current->mm != NULL && !(current->flags & PF_KTHREAD))
+		return task_pt_regs(current);
+	return NULL;
+}
+
+/*
+ * Copy up to size bytes of user stack from sp without faulting: a page at
+ * a time, since copy_from_user_nofault reports no partial count and a
+ * fault can only happen at a page boundary, so the copy stops exactly at
+ * the first page that is not mapped or not resident.
+ */
+static u32 dt_ucopy(unsigned long sp, u8 *buf, u32 size)
+{
+	u32 done = 0, n;
+
+	while (done < size) {
+		n = min_t(u32, size - done,
+			  PAGE_SIZE - ((sp + done) & (PAGE_SIZE - 1)));
+		if (copy_from_user_nofault(buf + done,
+					   (const void __user *)(sp + done), n))
+			break;
+		done += n;
+	}
+	return done;
+}
+
+/*
+ * The registers DWARF unwinding needs, in perf's order (dt_abi.h), and
+ * size bytes of stack into buf.  False if the task has no 64-bit user
+ * context.
+ */
+static bool dt_uregs(struct pt_regs *regs, struct dt_uregs *ur, u8 *buf,
+		     u32 size)
+{
+	struct pt_regs *u = dt_user_regs(regs);
+
+	if (u == NULL || !user_64bit_mode(u) || buf == NULL)
+		return false;
+	ur->dtur_regs[DT_UREG_AX] = u->ax;
+	ur->dtur_regs[DT_UREG_BX] = u->bx;
+	ur->dtur_regs[DT_UREG_CX] = u->cx;
+	ur->dtur_regs[DT_UREG_DX] = u->dx;
+	ur->dtur_regs[DT_UREG_SI] = u->si;
+	ur->dtur_regs[DT_UREG_DI] = u->di;
+	ur->dtur_regs[DT_UREG_BP] = u->bp;
+	ur->dtur_regs[DT_UREG_SP] = u->sp;
+	ur->dtur_regs[DT_UREG_IP] = u->ip;
+	ur->dtur_regs[DT_UREG_R8 + 0] = u->r8;
+	ur->dtur_regs[DT_UREG_R8 + 1] = u->r9;
+	ur->dtur_regs[DT_UREG_R8 + 2] = u->r10;
+	ur->dtur_regs[DT_UREG_R8 + 3] = u->r11;
+	ur->dtur_regs[DT_UREG_R8 + 4] = u->r12;
+	ur->dtur_regs[DT_UREG_R8 + 5] = u->r13;
+	ur->dtur_regs[DT_UREG_R8 + 6] = u->r14;
+	ur->dtur_regs[DT_UREG_R8 + 7] = u->r15;
+	ur->dtur_size = dt_ucopy(u->sp, buf, size);
+	ur->dtur_flags = ur->dtur_size < size ? DTUR_SHORT : 0;
+	return true;
+}
+
 /* Count a recursion on this CPU's ring of every consumer of dp. */
 static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
 {
@@ -229,13 +312,22 @@ struct dt_evctx {
 	/* gathered on first use */
 	int		 nk, nu;	/* -1: not yet */
 	bool		 ktrunc, utrunc;
+	/*
+	 * User registers and stack (DTEVT_UREGS): -1 not yet, 0 none, 1 in
+	 * s->ur and ubuf, copied for the first pcb's size (uasked); a pcb
+	 * of another session asking for more gets that much, short.
+	 */
+	int		 uc;
+	u32		 uasked;
+	u8		*ubuf;
 };
 
 static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 {
 	struct dt_cpubuf *cb = READ_ONCE(pcb->pcb_sc->sc_bufs[e->cpu]);
 	u32 fl = pcb->pcb_evtflags;
-	unsigned int na = 0, nk = 0, nu = 0, sz;
+	unsigned int na = 0, nk = 0, nu = 0, sz, usz = 0;
+	u32 ulen = 0, uflags = 0;
 	struct dt_ring *r;
 	struct dt_rec *rec;
 	u64 *p;
@@ -262,14 +354,9 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	}
 	if (fl & DTEVT_USTACK) {
 		if (e->nu < 0) {
-			struct pt_regs *ur = NULL;
+			struct pt_regs *ur = dt_user_regs(e->regs);
 
 			e->nu = 0;
-			if (e->regs != NULL && user_mode(e->regs))
-				ur = e->regs;
-			else if (current->mm != NULL &&
-				 !(current->flags & PF_KTHREAD))
-				ur = task_pt_regs(current);
 			if (ur != NULL)
 				e->nu = dt_ustack(ur, e->s->us, &e->utrunc);
 		}
@@ -277,8 +364,26 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		if (e->utrunc)
 			rflags |= DTR_USTACK_TRUNC;
 	}
+	if (fl & DTEVT_UREGS) {
+		u32 want = pcb->pcb_sc->sc_ustack;
 
-	sz = DT_REC_SIZE(na, nk, nu);
+		if (e->uc < 0) {
+			e->uasked = want;
+			e->uc = dt_uregs(e->regs, &e->s->ur, e->ubuf, want);
+		}
+		if (e->uc > 0) {
+			ulen = min(e->s->ur.dtur_size, want);
+			uflags = e->s->ur.dtur_flags;
+			if (want < e->s->ur.dtur_size)
+				uflags = 0;
+			else if (want > e->uasked)
+				uflags = DTUR_SHORT;
+			rflags |= DTR_UREGS;
+			usz = sizeof(struct dt_uregs) + round_up(ulen, 8);
+		}
+	}
+
+	sz = DT_REC_SIZE(na, nk, nu) + usz;
 	/* the time is taken at reservation: see dtr_reserve_ts */
 	rec = dtr_reserve_ts(r, sz, &ts);
 	if (rec == NULL)
@@ -308,6 +413,17 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	p += nk;
 	if (nu)
 		memcpy(p, e->s->us, nu * sizeof(u64));
+	p += nu;
+	if (usz) {
+		struct dt_uregs *ur = (struct dt_uregs *)p;
+
+		memcpy(ur->dtur_regs, e->s->ur.dtur_regs,
+		       sizeof(ur->dtur_regs));
+		ur->dtur_size = ulen;
+		ur->dtur_flags = uflags;
+		memcpy(ur + 1, e->ubuf, ulen);
+		memset((u8 *)(ur + 1) + ulen, 0, round_up(ulen, 8) - ulen);
+	}
 	if (e->nested)
 		dtr_linc(&r->r_nested);
 	pub = dtr_commit(r);
@@ -377,6 +493,15 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	e.nu = -1;
 	e.ktrunc = false;
 	e.utrunc = false;
+	e.uc = -1;
+	e.uasked = 0;
+	e.ubuf = NULL;
+	{
+		void **bufs = smp_load_acquire(&dt_ucopy_bufs);
+
+		if (bufs != NULL)
+			e.ubuf = (u8 *)bufs[e.cpu] + lvl * DT_USTACK_MAX;
+	}
 	if (regs != NULL && user_mode(regs))
 		e.rflags |= DTR_USERMODE;
 
@@ -434,6 +559,38 @@ void dt_wake(struct irq_work *w)
 	wake_up_interruptible(&cb->cb_sc->sc_wq);
 }
 
+int dt_ucopy_alloc(void)
+{
+	void **bufs;
+	unsigned int cpu;
+	int error = 0;
+
+	mutex_lock(&dt_ucopy_lock);
+	if (dt_ucopy_bufs != NULL)
+		goto out;
+	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
+	if (bufs == NULL) {
+		error = -ENOMEM;
+		goto out;
+	}
+	for_each_possible_cpu(cpu) {
+		bufs[cpu] = kvmalloc_node(DT_NLEVELS * DT_USTACK_MAX,
+					  GFP_KERNEL, cpu_to_node(cpu));
+		if (bufs[cpu] == NULL) {
+			for_each_possible_cpu(cpu)
+				kvfree(bufs[cpu]);
+			kfree(bufs);
+			error = -ENOMEM;
+			goto out;
+		}
+	}
+	/* the buffers before the pointer: probe context loads it acquire */
+	smp_store_release(&dt_ucopy_bufs, bufs);
+out:
+	mutex_unlock(&dt_ucopy_lock);
+	return error;
+}
+
 int dt_event_init(void)
 {
 	dt_scratch = __alloc_percpu(sizeof(struct dt_scratch) * DT_NLEVELS,
@@ -444,6 +601,14 @@ int dt_event_init(void)
 /* no probe can run: every descriptor is closed */
 void dt_event_exit(void)
 {
+	unsigned int cpu;
+
+	if (dt_ucopy_bufs != NULL) {
+		for_each_possible_cpu(cpu)
+			kvfree(dt_ucopy_bufs[cpu]);
+		kfree(dt_ucopy_bufs);
+		dt_ucopy_bufs = NULL;
+	}
 	free_percpu(dt_scratch);
 	dt_scratch = NULL;
 }

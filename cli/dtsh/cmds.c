@@ -681,7 +681,7 @@ dtsh_sql_db(struct dtsh *sh)
 		sh->db = NULL;
 		return NULL;
 	}
-	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) != 0) {
+	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) == NULL) {
 		fprintf(stderr, "dtsh sql: %s\n", err ? err : "cannot attach the capture");
 		sqlite3_free(err);
 		sqlite3_close(sh->db);

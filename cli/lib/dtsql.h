@@ -18,6 +18,7 @@
  *	capture    one row: host, kernel, clocks, command, event count
  *
  * Nothing here calls exit() or prints outside the FILE* it is given.
+ * Implemented by the dtsql_*.c files, one job each (listed in dtsql_int.h).
  */
 #ifndef DTSQL_H
 #define DTSQL_H
@@ -30,15 +31,21 @@
 #include "dtcap.h"
 #include "dtsym.h"
 
+/* One capture's tables on one connection (opaque). */
+struct dtsql;
+
 /*
  * Register the capture's virtual tables on db.  r and sym (sym may be NULL:
- * frames then have NULL names) must outlive db or the next dtsql_detach().
- * Calling it again on the same db replaces the previous capture.
- * Returns 0, or -1 with a message in *err (sqlite3_free() it; err may be
- * NULL).
+ * frames then have NULL names) are borrowed, not copied: they must outlive
+ * db or the next dtsql_detach().  Calling it again on the same db replaces
+ * the previous capture (and ends the previous handle).
+ * Returns the attach's handle (for dtsql_export and dtsql_detach), or NULL
+ * with a message in *err (sqlite3_free() it; err may be NULL).  The handle
+ * belongs to db: it stays valid until dtsql_detach(handle), the next
+ * dtsql_attach on db or sqlite3_close(db), and the caller never frees it.
  */
-int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
-		 char **err);
+struct dtsql *dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			   char **err);
 /*
  * Several captures on one connection: each one's tables are registered as
  * TABLE__cI (I from 0), and every table name becomes a TEMP view, the
@@ -46,14 +53,16 @@ int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
  * host (capture[i], host[i]; copied into the view's SQL).  sym() and
  * sym_origin() name addresses of the first capture only.  SQLite allows
  * up to 500 terms in a compound SELECT, so up to 500 captures.  The
- * readers and symbol tables must outlive db.  0, or -1 with *err.
+ * readers and symbol tables must outlive db; the tables go with db (no
+ * handle: the views export nothing).  0, or -1 with *err.
  */
 int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
 		      const char *const *capture, const char *const *host, size_t n,
 		      char **err);
 
-/* Unregister the tables (before closing the reader while db lives on). */
-void dtsql_detach(sqlite3 *db);
+/* Unregister h's tables and functions from its db (before closing the
+ * reader while db lives on); h is gone after.  h may be NULL. */
+void dtsql_detach(struct dtsql *h);
 
 enum dtsql_format {
 	DTSQL_TABLE,	/* aligned columns with a header and a row count */
@@ -87,10 +96,11 @@ int dtsql_schema(FILE *out, const char *name);
 
 /*
  * Write a plain SQLite database at path (replaced if it exists) with the
- * same tables as real tables plus indexes on events(ts) and events(pid).
- * db must have the capture attached (dtsql_attach).  Returns the number of
- * event rows written, or -1 with a message in *err (sqlite3_free() it).
+ * same tables as real tables plus indexes on events(ts) and events(pid),
+ * from h (of dtsql_attach; the export runs on h's db, attaching path there
+ * for its duration).  Returns the number of event rows written, or -1 with
+ * a message in *err (sqlite3_free() it).
  */
-long long dtsql_export(sqlite3 *db, const char *path, char **err);
+long long dtsql_export(struct dtsql *h, const char *path, char **err);
 
 #endif /* DTSQL_H */

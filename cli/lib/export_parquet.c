@@ -91,7 +91,7 @@ static const struct pq_column event_cols[C_NCOLS] = {
 	[C_CTX] = { "ctx", PQ_STRING, 1 },
 };
 
-/* events.ctx as SQL shows it (dtsql.c): a name, NULL when not recorded */
+/* events.ctx as SQL shows it (ctx_name in dtsql_int.h): a name, NULL when not recorded */
 static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" };
 
 static struct pq_opts pq_options(void)
@@ -421,7 +421,7 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	if ((sym = dtsym_open(r)) == NULL ||
 	    sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
-	    dtsql_attach(db, r, sym, &err) < 0) {
+	    dtsql_attach(db, r, sym, &err) == NULL) {
 		fprintf(stderr, "%s: export: %s: %s\n", prog(), cap, err ? err : "out of memory");
 		sqlite3_free(err);
 		err = NULL;

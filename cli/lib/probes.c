@@ -344,6 +344,19 @@ describe_return(struct dtcap_probe *out, unsigned n)
 	}
 }
 
+/* n register-sized arguments named arg0... */
+static void
+describe_args(struct dtcap_probe *out, unsigned n)
+{
+	out->nargs = n;
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(out->args[i].name, DTCAP_ARGNAMELEN, "arg%u", i);
+		snprintf(out->args[i].type, DTCAP_ARGNAMELEN, "long");
+		out->args[i].slot = (uint8_t)i;
+		out->args[i].nslots = 1;
+	}
+}
+
 /*
  * uprobe entries: the six argument registers; returns: rax as retval and
  * an errno slot that is always 0 (a user function has no errno
@@ -364,13 +377,7 @@ describe_user(const struct dtp_uprobe *up, struct dtcap_probe *out)
 	for (size_t i = 0; up->usdt && i < up->nsites; i++)
 		if (up->sites[i].nargs > n)
 			n = up->sites[i].nargs;
-	out->nargs = n;
-	for (unsigned i = 0; i < n; i++) {
-		snprintf(out->args[i].name, DTCAP_ARGNAMELEN, "arg%u", i);
-		snprintf(out->args[i].type, DTCAP_ARGNAMELEN, "long");
-		out->args[i].slot = (uint8_t)i;
-		out->args[i].nslots = 1;
-	}
+	describe_args(out, n);
 }
 
 /* Arguments of a perf probe: from the tracepoint's format, in dt's slots. */
@@ -390,8 +397,11 @@ describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_pro
 		return 0;
 	}
 	if (strcmp(p->dtpi_prov, "kprobe") == 0) {
+		/* as dt.ko stores them: the source samples the registers */
 		if (p->dtpi_flags & DT_PF_RETURN)
-			describe_return(out, 1);
+			describe_return(out, 2);
+		else
+			describe_args(out, 6);
 		return 0;
 	}
 	if (p->dtpi_flags & DT_PF_RETURN) {

@@ -1292,8 +1292,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	cfg.ustack_mode = o->ustack_mode;
 	cfg.ustack_size = o->ustack_size;
 	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {
-		msg(r, "--user-stacks dwarf needs the perf source (--source perf): the %s source "
-		    "copies no user stacks; use fp or auto", r->src->ops->name);
+		msg(r, "--user-stacks dwarf: the %s source copies no user stacks; use fp or auto",
+		    r->src->ops->name);
 		goto out;
 	}
 	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)

@@ -36,13 +36,14 @@ static void on_sigint(int sig)
  * Returns 0, or the exit status with the message printed. */
 static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		    struct dtcap_reader **r,
-		    struct dtsym **sym, sqlite3 **db)
+		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
 {
 	int status = DTR_EXIT_ERROR;
 
 	*r = NULL;
 	*sym = NULL;
 	*db = NULL;
+	*h = NULL;
 	if ((*r = dtr_open(cmd, path, partial, salvage, &status)) == NULL)
 		return status;
 	*sym = dtsym_open(*r);
@@ -57,7 +58,7 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		return DTR_EXIT_ERROR;
 	}
 	char *err = NULL;
-	if (dtsql_attach(*db, *r, *sym, &err) < 0) {
+	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
 		dtr_err(cmd, "%s", err ? err : "attach failed");
 		sqlite3_free(err);
 		return DTR_EXIT_ERROR;
@@ -311,6 +312,7 @@ int cmd_sql(int argc, char **argv)
 	struct dtcap_reader *r = NULL, **rs = NULL;
 	struct dtsym *sym = NULL, **syms = NULL;
 	sqlite3 *db = NULL;
+	struct dtsql *h;
 	struct dtx_caps caps = { 0 };
 	int st = 0;
 	if (many) {
@@ -335,7 +337,7 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return st;
 		}
-	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db)) != 0) {
+	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db, &h)) != 0) {
 		close_all(r, sym, db);
 		free(query);
 		return st;
@@ -507,7 +509,8 @@ int cmd_export(int argc, char **argv)
 	struct dtcap_reader *r;
 	struct dtsym *sym;
 	sqlite3 *db;
-	int st = open_all("export", in, partial, salvage, &r, &sym, &db);
+	struct dtsql *h;
+	int st = open_all("export", in, partial, salvage, &r, &sym, &db, &h);
 	if (st) {
 		close_all(r, sym, db);
 		dtu_out_abort(&out);
@@ -520,7 +523,7 @@ int cmd_export(int argc, char **argv)
 	if (ticking)
 		export_ticker(1, &oldalrm);
 	char *err = NULL;
-	long long n = dtsql_export(db, out.tmp, &err);
+	long long n = dtsql_export(h, out.tmp, &err);
 	if (ticking)
 		export_ticker(0, &oldalrm);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -10,24 +12,280 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "unwind.h"
+#include "unwind_pool.h"
 #include "util.h"
+
+/* the ring size with user stack copies, as the perf source's */
+#define DEF_RING_UREGS	(4U << 20)
+/* /proc re-reads of one process for code it mapped since (dlopen, JIT) */
+#define MAX_RESEED	16
+
+_Static_assert(DT_UREGS_MASK == DTUNW_REGS_MASK,
+	       "dt.ko's user registers are the unwinder's, in its order");
+
+/*
+ * What the unwinding workers were told of a process: dt.ko reports no
+ * mappings, so they come from /proc/PID/maps when the process is first
+ * seen, and again when it execs (a new main-thread comm) or runs code
+ * outside them.  Open addressing on pid.
+ */
+struct uproc {
+	uint32_t	pid;		/* 0: empty */
+	uint32_t	reseeds;
+	char		comm[DT_COMMLEN];
+	uint64_t	*xr;		/* executable ranges, [lo, hi) pairs */
+	size_t		nxr, cap;
+};
 
 struct src_dt {
 	struct dtsrc	s;
 	struct dt_stats	*cpustats;	/* [r] scratch for DTIOCGCPUSTATS */
 	uint32_t	ncpus;
+	/* DWARF user stacks (unwind_pool.h); NULL: frame pointers only */
+	struct dtunw_pool *pool;
+	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
+	int		stopped;	/* [r] reads now wait for the workers */
+	uint32_t	self;		/* [I] our tgid: never unwound */
+	struct uproc	*procs;		/* [r] */
+	size_t		nprocs, pcap;
 };
+
+/*
+ * Rehash into nc slots, leaving out the processes that have exited since
+ * (the workers forget them after the samples already queued for them: a
+ * sample still in the kernel's rings then unwinds to its ip alone, marked
+ * truncated).  -1 when out of memory.
+ */
+static int
+uproc_rehash(struct src_dt *d, size_t nc)
+{
+	struct uproc *n = calloc(nc, sizeof(*n));
+	size_t i, kept = 0;
+
+	if (n == NULL)
+		return -1;
+	for (size_t j = 0; j < d->pcap; j++) {
+		struct uproc *o = &d->procs[j];
+		if (o->pid == 0)
+			continue;
+		if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH) {
+			dtunw_pool_forget(d->pool, o->pid);
+			free(o->xr);
+			continue;
+		}
+		for (i = o->pid % nc; n[i].pid; i = (i + 1) % nc)
+			;
+		n[i] = *o;
+		kept++;
+	}
+	free(d->procs);
+	d->procs = n;
+	d->pcap = nc;
+	d->nprocs = kept;
+	return 0;
+}
+
+/* pid's entry, a new one if none; NULL when out of memory. */
+static struct uproc *
+uproc_get(struct src_dt *d, uint32_t pid)
+{
+	size_t i;
+
+	/* at most half full: the probe ends */
+	for (i = d->pcap ? pid % d->pcap : 0; d->pcap && d->procs[i].pid; i = (i + 1) % d->pcap)
+		if (d->procs[i].pid == pid)
+			return &d->procs[i];
+	if (2 * (d->nprocs + 1) > d->pcap) {
+		/* full: the exited go first, and the table grows if that is not enough */
+		if (uproc_rehash(d, d->pcap ? d->pcap : 256) < 0)
+			return NULL;
+		if (2 * (d->nprocs + 1) > d->pcap && uproc_rehash(d, 2 * d->pcap) < 0)
+			return NULL;
+	}
+	for (i = pid % d->pcap; d->procs[i].pid; i = (i + 1) % d->pcap)
+		;
+	d->procs[i].pid = pid;
+	d->nprocs++;
+	return &d->procs[i];
+}
+
+struct seedctx {
+	struct src_dt	*d;
+	struct uproc	*u;
+};
+
+static int
+seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
+{
+	struct seedctx *c = arg;
+	struct uproc *u = c->u;
+
+	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
+	if (u->nxr == u->cap) {
+		size_t nc = u->cap ? 2 * u->cap : 16;
+		uint64_t *n = realloc(u->xr, 2 * nc * sizeof(*n));
+		if (n == NULL)
+			return 0;	/* the range is mapped; only re-reads suffer */
+		u->xr = n;
+		u->cap = nc;
+	}
+	u->xr[2 * u->nxr] = start;
+	u->xr[2 * u->nxr + 1] = start + len;
+	u->nxr++;
+	return 0;
+}
+
+/* Make sure the workers know the mappings ip of rec's process lies in. */
+static void
+seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
+{
+	struct uproc *u = uproc_get(d, rec->dtr_pid);
+	int known = 0;
+
+	if (u == NULL)
+		return;
+	if (u->reseeds > 0 && rec->dtr_tid == rec->dtr_pid && rec->dtr_comm[0] &&
+	    memcmp(u->comm, rec->dtr_comm, DT_COMMLEN) != 0)
+		known = 0;		/* exec'd since */
+	else
+		for (size_t i = 0; i < u->nxr && !known; i++)
+			known = ip >= u->xr[2 * i] && ip < u->xr[2 * i + 1];
+	if (known || u->reseeds >= MAX_RESEED)
+		return;
+	u->reseeds++;
+	if (rec->dtr_tid == rec->dtr_pid || u->reseeds == 1)
+		memcpy(u->comm, rec->dtr_comm, DT_COMMLEN);
+	/* gone already: the workers keep what they knew */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/maps", (unsigned)rec->dtr_pid);
+	if (access(path, R_OK) != 0)
+		return;
+	u->nxr = 0;
+	dtunw_pool_forget(d->pool, rec->dtr_pid);
+	struct seedctx c = { d, u };
+	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
+}
+
+/*
+ * The records read() left at buf (n bytes), in place: each one's user
+ * registers and stack copy (DTR_UREGS) go to the unwinding workers, which
+ * return the record later with its DWARF user stack; the record leaves
+ * the buffer.  A record they refuse (over budget) keeps its
+ * frame-pointer stack and is counted.  No copy stays in a record: they
+ * never reach the capture.  Returns the bytes left.
+ */
+static size_t
+dt_take_copies(struct src_dt *d, char *buf, size_t n)
+{
+	size_t r = 0, w = 0;
+
+	while (r < n) {
+		struct dt_rec h;
+		size_t base, sz;
+
+		if (n - r < sizeof(h))
+			break;
+		memcpy(&h, buf + r, sizeof(h));
+		sz = h.dtr_size;
+		if (sz < sizeof(h) || sz > n - r || sz % 8 != 0)
+			break;	/* not dt.ko's: record.c says so */
+		base = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
+		if (!(h.dtr_flags & DTR_UREGS) || base > sz) {
+			memmove(buf + w, buf + r, sz);
+			w += sz;
+			r += sz;
+			continue;
+		}
+		struct dt_uregs ur;
+		const char *stk = buf + r + base + sizeof(ur);
+		int ok = base + sizeof(ur) <= sz;
+		if (ok) {
+			memcpy(&ur, buf + r + base, sizeof(ur));
+			ok = ur.dtur_size <= sz - base - sizeof(ur);
+		}
+		/* the record without its copy; the copy lies beyond it */
+		memmove(buf + w, buf + r, base);
+		h.dtr_size = (uint32_t)base;
+		h.dtr_flags &= (uint8_t)~DTR_UREGS;
+		memcpy(buf + w, &h, sizeof(h));
+		r += sz;
+		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
+			seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
+			if (dtunw_pool_submit(d->pool, (const struct dt_rec *)(void *)(buf + w),
+					      ur.dtur_regs, DT_UREGS_MASK, stk, ur.dtur_size) == 0)
+				continue;	/* it comes back from the pool */
+			d->fp_behind++;
+		}
+		w += base;
+	}
+	if (r < n) {
+		/* a malformed tail: passed on whole for record.c to reject */
+		memmove(buf + w, buf + r, n - r);
+		w += n - r;
+	}
+	return w;
+}
+
+/*
+ * Which probes copy user stacks: with dwarf every probe that records
+ * user stacks; with auto the timers, where the stack is the point of
+ * the event (a 16k copy on every system call or tracepoint would cost
+ * far more than the event; ask for dwarf to have it anyway).
+ */
+static int
+dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+{
+	unsigned fl = (sel->flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+
+	if (!(fl & DTEVT_USTACK) || cfg->ustack_mode == DTSRC_USTACK_FP)
+		return 0;
+	return cfg->ustack_mode == DTSRC_USTACK_DWARF || (sel->flags & DT_PF_TIMER);
+}
 
 static int
 dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	  const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
-	int fd = dtp_fd(s->dev);
+	struct src_dt *d = (struct src_dt *)s;
+	int fd = dtp_fd(s->dev), copies = 0;
+	uint32_t bufsize = cfg->bufsize, ustack = 0;
 
-	if (cfg->bufsize && ioctl(fd, DTIOCSETBUFSZ, &cfg->bufsize) < 0) {
+	for (size_t i = 0; i < nsel; i++)
+		copies |= dt_copies(&sel[i], cfg);
+	if (copies) {
+		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
+		if (!bufsize)
+			bufsize = DEF_RING_UREGS;
+		if (DT_REC_MAXSIZE(ustack) > bufsize / 2) {
+			uint32_t need = DT_BUFSZ_MIN;
+			while (need / 2 < DT_REC_MAXSIZE(ustack))
+				need *= 2;
+			dtu_seterr(err, errlen, "ring size %u is too small for user stack copies of "
+				   "%u bytes: a record must fit twice (-b %uk or more, or a smaller "
+				   "--user-stack-size)", bufsize, ustack, need >> 10);
+			return -1;
+		}
+	}
+	if (bufsize && ioctl(fd, DTIOCSETBUFSZ, &bufsize) < 0) {
 		dtu_seterr(err, errlen, "ring size %u: %s (a power of two from %u to %u bytes)",
-			   cfg->bufsize, strerror(errno), DT_BUFSZ_MIN, DT_BUFSZ_MAX);
+			   bufsize, strerror(errno), DT_BUFSZ_MIN, DT_BUFSZ_MAX);
 		return -1;
+	}
+	if (copies) {
+		if (ioctl(fd, DTIOCSETUSTACK, &ustack) < 0) {
+			dtu_seterr(err, errlen, "user stack size %u: %s (%u to %u bytes)", ustack,
+				   strerror(errno), DT_USTACK_MIN, DT_USTACK_MAX);
+			return -1;
+		}
+		long nc = sysconf(_SC_NPROCESSORS_CONF);
+		d->pool = dtunw_pool_start(cfg->unwind_threads, nc > 0 ? nc : 1,
+					   cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
+										 : DTUNW_DWARF);
+		if (d->pool == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
 	}
 	for (size_t i = 0; i < nsel; i++) {
 		struct dt_enable en;
@@ -36,6 +294,8 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
 		en.dten_evtflags = (sel[i].flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+		if (dt_copies(&sel[i], cfg))
+			en.dten_evtflags |= DTEVT_UREGS;
 		en.dten_period_ns = sel[i].period_ns;
 		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
 			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
@@ -59,20 +319,49 @@ dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 }
 
 static int dt_start(struct dtsrc *s, char *err, size_t errlen) { return dt_record(s, 1, err, errlen); }
-static int dt_stop(struct dtsrc *s, char *err, size_t errlen) { return dt_record(s, 0, err, errlen); }
+
+static int
+dt_stop(struct dtsrc *s, char *err, size_t errlen)
+{
+	((struct src_dt *)s)->stopped = 1;
+	return dt_record(s, 0, err, errlen);
+}
 
 static ssize_t
 dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
-	ssize_t n = read(dtp_fd(s->dev), buf, len);
+	struct src_dt *d = (struct src_dt *)s;
+	size_t used = 0;
+	ssize_t n;
 
+	/* samples the unwinding workers finished since the last read */
+	if (d->pool)
+		used = dtunw_pool_collect(d->pool, buf, len / 2);
+	n = read(dtp_fd(s->dev), buf + used, len - used);
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		dtu_seterr(err, errlen, "/dev/dt: read: %s", strerror(errno));
-		return -1;
+		if (errno != EAGAIN && errno != EINTR) {
+			if (used)	/* the workers' records first; the error recurs */
+				return (ssize_t)used;
+			dtu_seterr(err, errlen, "/dev/dt: read: %s", strerror(errno));
+			return -1;
+		}
+		n = 0;
 	}
-	return n;
+	used += dt_take_copies(d, buf + used, (size_t)n);
+	if (d->pool)
+		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
+	return (ssize_t)used;
+}
+
+static void
+dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
+{
+	struct src_dt *d = (struct src_dt *)s;
+
+	*dwarf = *dwarf_trunc = 0;
+	if (d->pool)
+		dtunw_pool_stats(d->pool, dwarf, dwarf_trunc);
+	*fp_behind = d->fp_behind;
 }
 
 static void
@@ -151,6 +440,10 @@ dt_close(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
+	dtunw_pool_free(d->pool);
+	for (size_t i = 0; i < d->pcap; i++)
+		free(d->procs[i].xr);
+	free(d->procs);
 	dtp_close(s->dev);
 	free(d->cpustats);
 	free(d);
@@ -166,6 +459,7 @@ static const struct dtsrc_ops dt_ops = {
 	.counters = dt_counters,
 	.clock = dt_clock,
 	.proc = dt_proc,
+	.ustack_counts = dt_ustack_counts,
 	.filters_targets = dt_filters_targets,
 	.close = dt_close,
 };
@@ -182,6 +476,7 @@ dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
 	}
 	d->s.ops = &dt_ops;
 	d->s.dev = dev;
+	d->self = (uint32_t)getpid();
 	return &d->s;
 }
 

@@ -39,9 +39,6 @@
 #define CTX_MARK	((uint64_t)-4095)	/* callchain context markers are above */
 #define DEF_RING	(1U << 20)
 #define DEF_RING_DWARF	(4U << 20)	/* with user stack copies */
-/* Bytes of samples waiting for the unwinding workers: about 2 s of a
- * 1 kHz profile of 16 CPUs with 1 KiB of live stack each. */
-#define UNWIND_BUDGET	(32U << 20)
 #define FLIGHT_SB_RING	(256U << 10)	/* flight: side band only, read all along */
 
 enum pkind { PK_TIMER, PK_SYSENTER, PK_SYSEXIT, PK_TP, PK_KPROBE, PK_RAWENTER, PK_RAWEXIT,
@@ -61,6 +58,10 @@ static const struct { int nr; const char *name; } systab[] = {
 };
 #define NSYS	1024
 
+/* What a kprobe's samples carry (REGS_INTR), as dt.ko stores them */
+#define KP_ARG_REGS	DTUP_ARGREGS_MASK
+#define KP_RET_REGS	(1ULL << DTUP_AX)
+
 /* One selected probe.  [I] after enable. */
 struct pprobe {
 	uint32_t	id;		/* dt probe id */
@@ -78,6 +79,8 @@ struct pprobe {
 	uint64_t	regs_mask;	/* REGS_USER its events copy (unwinder's and
 					 * uprobe's together); 0: none */
 	uint32_t	stack_req;	/* STACK_USER bytes its events copy; 0: none */
+	uint64_t	kaddr;		/* PK_KPROBE: the function's address, 0: by name */
+	uint64_t	intr_mask;	/* REGS_INTR its events sample; 0: none */
 };
 
 /* perf's event id -> probe, open addressing. [I] after enable */
@@ -830,7 +833,6 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		raw = p;
 		p += rawsize;
 	}
-#undef TAKE
 	if (evpr->regs_mask || evpr->stack_req) {
 		if (take_user(&p, end, evpr->regs_mask, evpr->stack_req, allregs, &have, &ustk,
 			      &ustk_len) < 0)
@@ -844,6 +846,24 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			have_regs = 1;
 		}
 	}
+	if (evpr->intr_mask) {
+		uint64_t abi, v;
+		unsigned k = 0;
+		TAKE(&abi, 8);
+		for (int r = 0; abi != PERF_SAMPLE_REGS_ABI_NONE && r < 64; r++) {
+			if (!(evpr->intr_mask & (1ULL << r)))
+				continue;
+			TAKE(&v, 8);
+			if (r < DTUP_NREGS)
+				allregs[r] = v;
+			k++;
+		}
+		if (abi == PERF_SAMPLE_REGS_ABI_NONE || k == 0)
+			have = 0;
+		else
+			have = evpr->intr_mask;
+	}
+#undef TAKE
 	if (pid == sp->self)
 		return 0;
 	/* callchain: context markers, then frames; entries above CTX_MARK switch */
@@ -902,10 +922,20 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			nargs = dtt_decode(pr->fmt, &pr->lay, raw, rawsize, args);
 		break;
 	case PK_KPROBE:
-		if (pr->flags & DT_PF_RETURN) {
-			flags |= DTR_RETURN;
-			nargs = 0;	/* the kprobe PMU gives no registers here */
+		if ((have & KP_RET_REGS) && (pr->flags & DT_PF_RETURN)) {
+			uint64_t ret = allregs[DTUP_AX];
+			args[0] = ret;
+			args[1] = ret >= (uint64_t)-4095 ? -ret : 0;	/* IS_ERR_VALUE */
+			nargs = 2;
+		} else if ((have & KP_ARG_REGS) == KP_ARG_REGS) {
+			static const int ar[6] = { DTUP_DI, DTUP_SI, DTUP_DX, DTUP_CX, DTUP_R8,
+						   DTUP_R9 };
+			for (int i = 0; i < 6; i++)
+				args[i] = allregs[ar[i]];
+			nargs = 6;
 		}
+		if (pr->flags & DT_PF_RETURN)
+			flags |= DTR_RETURN;
 		break;
 	case PK_UPROBE:
 		nargs = user_args(pr->up, site, allregs, have, ustk, ustk_len, args);
@@ -1132,12 +1162,7 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		sp->nexited = 0;
 		/* what the workers finished meanwhile (microseconds a sample):
 		 * out with this read, not one flush interval later */
-		used += dtunw_pool_collect(sp->pool, buf + used, len - used);
-		/* stopped and the rings are empty: what the workers still hold */
-		if (sp->stopped && used == 0 && dtunw_pool_pending(sp->pool)) {
-			dtunw_pool_drain(sp->pool);
-			used += dtunw_pool_collect(sp->pool, buf, len);
-		}
+		used = dtunw_pool_read_end(sp->pool, buf, used, len, sp->stopped);
 	}
 	return (ssize_t)used;
 }
@@ -1428,7 +1453,18 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		dtp_perf_event(sp->s.dev, p->id, &func, &ev);
 		a.type = (uint32_t)sp->kprobe_type;
 		a.config = (p->flags & DT_PF_RETURN) ? 1 : 0;	/* format/retprobe: config:0 */
-		a.config1 = (uint64_t)(uintptr_t)func;
+		/*
+		 * By address where kallsyms gives one: a kprobe event placed by
+		 * name is re-created in every forked child of a target from
+		 * config1, which then points into the child's memory, not ours,
+		 * and the child's fork fails.
+		 */
+		if (p->kaddr)
+			a.config2 = p->kaddr;
+		else
+			a.config1 = (uint64_t)(uintptr_t)func;
+		a.sample_type |= PERF_SAMPLE_REGS_INTR;
+		a.sample_regs_intr = (p->flags & DT_PF_RETURN) ? KP_RET_REGS : KP_ARG_REGS;
 		break;
 	}
 	case PK_UPROBE:
@@ -1498,6 +1534,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	}
 	/* how sample() finds its way through this event's records */
 	p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
+	p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
 	p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
 	if (add_fd(sp, fd, cpu, (uint32_t)pi + 1) < 0) {
 		close(fd);
@@ -1760,6 +1797,59 @@ open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_
 	return 0;
 }
 
+/*
+ * The addresses of the kprobed functions, from kallsyms: the first text
+ * symbol of the name, the one the kernel's own lookup by name finds.  A
+ * command's children inherit its events, which only works for kprobes
+ * placed by address (open_probe); kallsyms that hides addresses from us
+ * (kptr_restrict=2) is reported there rather than losing the children.
+ */
+static int
+kprobe_addrs(struct src_perf *sp, int child, char *err, size_t errlen)
+{
+	size_t want = 0;
+	char line[512];
+	int hidden = 0;
+	FILE *f;
+
+	for (size_t i = 0; i < sp->nprobes; i++)
+		want += sp->probes[i].kind == PK_KPROBE;
+	if (want == 0)
+		return 0;
+	if ((f = fopen("/proc/kallsyms", "re")) == NULL)
+		return 0;
+	while (want && fgets(line, sizeof(line), f)) {
+		unsigned long long addr;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		hidden |= addr == 0;
+		if (addr == 0 || (type != 't' && type != 'T'))
+			continue;
+		for (size_t i = 0; i < sp->nprobes; i++) {
+			struct pprobe *p = &sp->probes[i];
+			const char *func, *ev;
+			if (p->kind != PK_KPROBE || p->kaddr ||
+			    dtp_perf_event(sp->s.dev, p->id, &func, &ev) < 0 || strcmp(func, name) != 0)
+				continue;
+			p->kaddr = addr;
+			want--;
+		}
+	}
+	fclose(f);
+	for (size_t i = 0; i < sp->nprobes && hidden && child; i++) {
+		const char *func, *ev;
+		if (sp->probes[i].kind != PK_KPROBE || sp->probes[i].kaddr)
+			continue;
+		dtp_perf_event(sp->s.dev, sp->probes[i].id, &func, &ev);
+		dtu_seterr(err, errlen, "kprobe:%s: a command's children can only be kprobed by "
+			   "address, and /proc/kallsyms gives none (kernel.kptr_restrict); record "
+			   "system-wide (-a) or use the dt source", func);
+		return -1;
+	}
+	return 0;
+}
+
 static int sysnr(const char *name);
 static int raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err,
 		      size_t errlen);
@@ -1842,6 +1932,8 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		}
 		sp->nprobes++;
 	}
+	if (kprobe_addrs(sp, cfg->child > 0, err, errlen) < 0)
+		goto out;
 	if (raw_groups(sp, cfg, err, errlen) < 0)
 		goto out;
 	if (cfg->ustack_mode != DTSRC_USTACK_FP) {
@@ -1849,18 +1941,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		for (size_t i = 0; i < sp->nprobes; i++)
 			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO, &sp->probes[i]);
 		if (want) {
-			unsigned nw = cfg->unwind_threads ? cfg->unwind_threads
-							  : (unsigned)(sp->ncpus / 4);
-			nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
 			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
-			/* tests: DTREC_UNWIND_BUDGET=1 makes every sample "behind" */
-			const char *b = getenv("DTREC_UNWIND_BUDGET");
-			size_t budget = b && *b ? (size_t)strtoull(b, NULL, 0) : UNWIND_BUDGET;
-			sp->pool = dtunw_pool_new(nw, budget,
-						  cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
-											: DTUNW_DWARF);
+			sp->pool = dtunw_pool_start(cfg->unwind_threads, sp->ncpus,
+						    cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
+											  : DTUNW_DWARF);
 			if (sp->pool == NULL)
 				goto nomem;
 			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */

@@ -214,8 +214,8 @@ dtt_read_format(const char *root, const char *sys, const char *name,
 		} else if (strchr(f.type, '[')) {
 			f.kind = strncmp(f.type, "char", 4) == 0 || strncmp(f.type, "const char", 10) == 0 ||
 				 strncmp(f.type, "unsigned char", 13) == 0 ? DTT_CHARS : DTT_BYTES;
-		} else if (size <= 8) {
-			f.kind = DTT_SCALAR;
+		} else if (size >= 1 && size <= 8) {
+			f.kind = DTT_SCALAR;	/* size 0 would be bytes of nothing: no slot */
 		} else {
 			f.kind = DTT_BYTES;
 		}

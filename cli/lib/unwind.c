@@ -555,7 +555,7 @@ dtunw_fork(struct dtunw *u, uint32_t ppid, uint32_t pid)
 }
 
 int
-dtunw_map_proc(struct dtunw *u, uint32_t pid)
+dtunw_proc_maps(uint32_t pid, dtunw_map_fn fn, void *arg)
 {
 	char path[64], line[4608];
 	FILE *fp;
@@ -564,7 +564,6 @@ dtunw_map_proc(struct dtunw *u, uint32_t pid)
 	fp = fopen(path, "re");
 	if (fp == NULL)
 		return -1;
-	dtunw_forget(u, pid);
 	while (fgets(line, sizeof(line), fp)) {
 		unsigned long long s, e, off;
 		char perms[8];
@@ -576,7 +575,7 @@ dtunw_map_proc(struct dtunw *u, uint32_t pid)
 		name[strcspn(name, "\n")] = '\0';
 		if (name[0] != '/' && strcmp(name, "[vdso]") != 0)
 			continue;
-		if (dtunw_map(u, pid, s, e - s, off, name) < 0) {
+		if (fn(arg, pid, s, e - s, off, name) < 0) {
 			fclose(fp);
 			errno = ENOMEM;
 			return -1;
@@ -584,6 +583,25 @@ dtunw_map_proc(struct dtunw *u, uint32_t pid)
 	}
 	fclose(fp);
 	return 0;
+}
+
+static int
+map_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
+{
+	return dtunw_map(arg, pid, start, len, pgoff, path);
+}
+
+int
+dtunw_map_proc(struct dtunw *u, uint32_t pid)
+{
+	char path[64];
+
+	/* gone already: keep what we knew */
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
+	if (access(path, R_OK) != 0)
+		return -1;
+	dtunw_forget(u, pid);
+	return dtunw_proc_maps(pid, map_one, u);
 }
 
 /* Open and place the file of m: its bias from the PT_LOAD holding pgoff. */

@@ -219,6 +219,17 @@ fail:
 	return NULL;
 }
 
+struct dtunw_pool *
+dtunw_pool_start(unsigned threads, long ncpus, enum dtunw_choice how)
+{
+	unsigned nw = threads ? threads : (unsigned)(ncpus / 4);
+	const char *b = getenv("DTREC_UNWIND_BUDGET");
+	size_t budget = b && *b ? (size_t)strtoull(b, NULL, 0) : DTUNW_POOL_BUDGET;
+
+	nw = nw < 1 ? 1 : nw > 4 ? 4 : nw;
+	return dtunw_pool_new(nw, budget, how);
+}
+
 void
 dtunw_pool_free(struct dtunw_pool *p)
 {
@@ -376,6 +387,17 @@ dtunw_pool_drain(struct dtunw_pool *p)
 	while (p->inflight)
 		pthread_cond_wait(&p->idle, &p->mu);
 	pthread_mutex_unlock(&p->mu);
+}
+
+size_t
+dtunw_pool_read_end(struct dtunw_pool *p, char *buf, size_t used, size_t len, int stopped)
+{
+	used += dtunw_pool_collect(p, buf + used, len - used);
+	if (stopped && used == 0 && dtunw_pool_pending(p)) {
+		dtunw_pool_drain(p);
+		used += dtunw_pool_collect(p, buf, len);
+	}
+	return used;
 }
 
 void

@@ -3,7 +3,10 @@
  * runs on the host under ASan: open/ioctl/read/poll on "/dev/dt" are
  * served from here with synthetic records (stacks, args, comm, the
  * caller's own pid).  Rate: FAKEDT_RATE events/s (default 200000).
- * FAKEDT_VERSION overrides the ABI version it reports.
+ * FAKEDT_VERSION overrides the ABI version it reports.  Probes enabled
+ * with DTEVT_UREGS get registers and a short stack copy (garbage: it
+ * unwinds to its ip alone), as events of process FAKEDT_UREGS_PID when
+ * that is set.
  * It tests the tool, not the kernel: the VM test covers the real device.
  */
 #ifndef _GNU_SOURCE
@@ -30,6 +33,7 @@ static int recording;
 static uint64_t enabled[64];	/* evtflags per probe id, bit 31: enabled */
 static struct dt_stats st[NCPU];
 static uint64_t t0, generated;
+static uint32_t ustack = DT_USTACK_DEFAULT;
 
 static const struct dt_probe_info probes[] = {
 	{ 1, 0, DT_PF_TIMER, "profile", "hz", "97" },
@@ -134,6 +138,15 @@ ioctl(int fd, unsigned long req, ...)
 	}
 	case DTIOCSETBUFSZ:
 		return 0;
+	case DTIOCSETUSTACK: {
+		dt_u32 v = *(dt_u32 *)arg;
+		if (v < DT_USTACK_MIN || v > DT_USTACK_MAX || v % 8) {
+			errno = EINVAL;
+			return -1;
+		}
+		ustack = v;
+		return 0;
+	}
 	case DTIOCPRBENABLE: {
 		struct dt_enable *en = arg;
 		if (en->dten_id >= 64) {
@@ -217,7 +230,16 @@ read(int fd, void *buf, size_t len)
 		unsigned nk = (fl & DTEVT_KSTACK) ? 3 + generated % 4 : 0;
 		unsigned nu = (fl & DTEVT_USTACK) ? 2 + generated % 3 : 0;
 		unsigned na = (fl & DTEVT_FUNCARGS) ? 3 : 0;
-		size_t sz = DT_REC_SIZE(na, nk, nu);
+		/*
+		 * DTEVT_UREGS: registers and a stack copy of a few hundred bytes
+		 * (every 97th claims more bytes than its record holds: the
+		 * reader must notice, not read past it)
+		 */
+		uint32_t ulen = (fl & DTEVT_UREGS) ? (uint32_t)(generated % 7) * 40 : 0;
+		if (ulen > ustack)
+			ulen = ustack;
+		size_t usz = (fl & DTEVT_UREGS) ? sizeof(struct dt_uregs) + ((ulen + 7) & ~7U) : 0;
+		size_t sz = DT_REC_SIZE(na, nk, nu) + usz;
 		struct dt_rec *r = (struct dt_rec *)((char *)buf + off);
 		uint64_t *a = (uint64_t *)(r + 1);
 		unsigned cpu = generated % NCPU;
@@ -243,6 +265,21 @@ read(int fd, void *buf, size_t len)
 			a[na + i] = 0xffffffff81000000ULL + 0x100 * (i + generated % 7);
 		for (unsigned i = 0; i < nu; i++)
 			a[na + nk + i] = upc + 1 + i;
+		if (usz && getenv("FAKEDT_UREGS_PID")) {
+			r->dtr_pid = (uint32_t)atoi(getenv("FAKEDT_UREGS_PID"));
+			r->dtr_tid = r->dtr_pid;
+		}
+		if (usz) {
+			struct dt_uregs ur;
+			memset(&ur, 0, sizeof(ur));
+			ur.dtur_regs[DT_UREG_IP] = upc + 1;
+			ur.dtur_regs[DT_UREG_SP] = 0x7ffd00001000ULL;
+			ur.dtur_size = generated % 97 == 5 ? 0xffffff00U : ulen;
+			ur.dtur_flags = ulen < ustack ? DTUR_SHORT : 0;
+			memcpy(a + na + nk + nu, &ur, sizeof(ur));
+			memset((char *)(a + na + nk + nu) + sizeof(ur), 0xdb, usz - sizeof(ur));
+			r->dtr_flags |= DTR_UREGS;
+		}
 		off += sz;
 		generated++;
 		st[cpu].dtst_produced++;

@@ -32,6 +32,15 @@ rc=$?
 [ $rc -eq 0 ] && pass command-exit || fail command-exit "dtrec exited $rc: $(tail -n 3 $OUT/prov.err)"
 grep -q 'events in' $OUT/prov.err && pass summary || fail summary "no summary: $(tail -n 3 $OUT/prov.err)"
 
+# the perf source's kprobe PMU, which this guest's kernel has and the host's
+# lacks: entries and returns of vfs_read by five dd processes
+wc -c </proc/version >$OUT/version.len
+dtrec --source perf -q -o $OUT/pk.dtc -e kprobe:vfs_read:entry -e kprobe:vfs_read:return -k -- \
+	sh -c 'for i in 1 2 3 4 5; do dd if=/proc/version of=/dev/null bs=64 2>/dev/null; done' \
+	2>$OUT/pk.err
+rc=$?
+[ $rc -eq 0 ] && pass perf-kprobe-exit || fail perf-kprobe-exit "dtrec exited $rc: $(tail -n 3 $OUT/pk.err)"
+
 # SIGINT ends a recording with no duration and no command, cleanly
 dtrec -q -o $OUT/int.dtc -e profile:hz:997 -e 'syscall:*:entry' 2>$OUT/int.err &
 pid=$!

@@ -66,4 +66,32 @@ if [ -x "$dtreport" ] && [ -f "$out/prov.dtc" ]; then
 else
 	echo "FAIL symbolize: $dtreport is not built"
 fi
+
+# the perf source's kprobe PMU, through a shell's children (kprobes placed
+# by address: by name, the children's forks fail): every return of dd's
+# vfs_read is paired with its entry, the arguments and the bytes returned
+# are dd's, and the kernel stacks start in vfs_read, not in the kprobe
+# machinery
+if [ -x "$dtreport" ] && [ -f "$out/pk.dtc" ]; then
+	q() { "$dtreport" sql "$out/pk.dtc" "$1" 2>&1 | tr -d '\r' | tail -n +2; }
+	src=$(q "SELECT source FROM capture")
+	ent=$(q "SELECT count(*) FROM events WHERE comm='dd' AND probe_name='kprobe:vfs_read:entry'")
+	ret=$(q "SELECT count(*) FROM events WHERE comm='dd' AND probe_name='kprobe:vfs_read:return'")
+	bytes=$(q "SELECT sum(retval) FROM events WHERE comm='dd' AND probe_name='kprobe:vfs_read:return' AND retval > 0")
+	len=$(cat "$out/version.len" 2>/dev/null)
+	[ "$src" = perf ] && echo "PASS perf-kprobe-source" || echo "FAIL perf-kprobe-source: capture.source is '$src'"
+	[ -n "$ent" ] && [ "$ent" -gt 0 ] 2>/dev/null && [ "$ent" = "$ret" ] &&
+		echo "PASS perf-kprobe-pairs" || echo "FAIL perf-kprobe-pairs: $ent entries, $ret returns"
+	[ -n "$len" ] && [ "$bytes" = $((5 * len)) ] && echo "PASS perf-kretprobe-retval" ||
+		echo "FAIL perf-kretprobe-retval: dd read $bytes bytes, expected 5 x $len"
+	# vfs_read(file, buf, count, pos): dd asks for bs=64 bytes each time
+	cnt=$(q "SELECT group_concat(DISTINCT arg2) FROM events WHERE comm='dd' AND probe_name='kprobe:vfs_read:entry'")
+	[ "$cnt" = 64 ] && echo "PASS perf-kprobe-args" || echo "FAIL perf-kprobe-args: count argument(s) '$cnt', expected 64"
+	top=$(q "SELECT f.name FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0
+		WHERE e.comm='dd' AND e.probe_name='kprobe:vfs_read:entry' GROUP BY f.name ORDER BY count(*) DESC")
+	[ "$top" = vfs_read ] && echo "PASS perf-kprobe-first-frame" ||
+		echo "FAIL perf-kprobe-first-frame: first kernel frames: $(echo $top | head -c 200)"
+else
+	echo "FAIL perf-kprobe: no capture $out/pk.dtc ($(tail -n 3 "$out/pk.err" 2>/dev/null))"
+fi
 exit 0

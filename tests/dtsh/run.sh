@@ -372,6 +372,10 @@ else
 	fail man-lint "$lint"
 fi
 
+# ---- mutated lines, many sessions of them: no crash, hang or sanitizer report
+"$DTGEN" -o "$T/fuzz.dtc" -n 20000 --syscalls >/dev/null 2>&1 || fail fuzz-capture "dtgen failed"
+python3 "$HERE/linefuzz.py" "$DTSH" "$T/fuzz.dtc" "$T/linefuzz" 1
+
 # ---- a pseudo-terminal: completion, history, Ctrl-C, Ctrl-D
 # a capture big enough that flame takes seconds (Ctrl-C test)
 "$DTGEN" -o "$T/big.dtc" -n 4000000 >/dev/null 2>&1 || fail big-capture "dtgen failed"

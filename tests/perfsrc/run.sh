@@ -20,6 +20,11 @@ rec() {
 	local name=$1; shift
 	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
 }
+# tracefs.c's parsers, fuzzed with this kernel's format files as seeds
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+"$B/tests/perfsrc/tpfuzz" /sys/kernel/tracing "$T/tpfuzz" 2>"$T/tpfuzz.err" ||
+	fail tpfuzz "exit $?: $(tail -n 5 "$T/tpfuzz.err" | tr '\n' '|')"
+
 sanitizer_clean() {	# name file: the report's first frames make the failure line
 	if grep -q Sanitizer "$2"; then
 		fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2") at $(grep -m8 -E '^ +#[0-9]' "$2" |

@@ -12,6 +12,11 @@ $(B)/tests/perfsrc/hotloop: demo/hotloop.c
 	$(CC) $(CFLAGS_BASE) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -fno-optimize-sibling-calls -o $@ $<
 
-check-perfsrc: $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
+# tracefs.c's parsers, fuzzed under ASan/UBSan
+$(B)/tests/perfsrc/tpfuzz: tests/perfsrc/tpfuzz.c $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
+
+check-perfsrc: $(B)/tests/perfsrc/tpfuzz $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
 		$(B)/tests/perfsrc/hotloop $(B)/tests/dtrec/capcheck tests/perfsrc/run.sh
 	@tests/run-suite.sh $(B)/results perfsrc tests/perfsrc/run.sh $(B)

@@ -89,6 +89,9 @@ while time.time() - t < 1.5:
 
 	# 5. dtrec: --user-stacks through the perf source, end to end
 	"$here/dtrec.sh" "$dtrec" "$dtreport" "$target" "$tmp/dtrec"
+
+	# 6. dtrec: the dt source's stack copies, against fakedt.so
+	"$here/dtsrc.sh" "$dtrec" "$dtreport" "$dir/../dtrec/fakedt.so" "$tmp/dtsrc"
 }
 
 mkdir -p "$results"

@@ -22,6 +22,33 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
-		$(B)/asan/bin/dtrec $(B)/bin/dtreport \
-		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/perfcmp.py
+		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
+		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \
+		tests/unwind/perfcmp.py
 	@tests/unwind/run.sh $(B)/tests/unwind $(B)/results $(B)/asan/bin/dtrec $(B)/bin/dtreport
+
+# vm-unwind: the same through dt.ko in the test VM (tests/unwind/vm.sh):
+# its register and stack copies straight through /dev/dt (ucopy_test), the
+# five-deep chain recorded by dtrec --source dt --user-stacks dwarf, and
+# bad stacks (badstack).  The guest has no shared libraries: all static.
+SUITES += vm-unwind
+UNW_STATIC := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -static -I$(TOP)/include
+
+$(B)/static/unwind/target: tests/unwind/target.c
+	@mkdir -p $(@D)
+	$(CC) $(UNW_STATIC) -fomit-frame-pointer -o $@ $<
+$(B)/static/unwind/badstack: tests/unwind/badstack.c
+	@mkdir -p $(@D)
+	$(CC) $(UNW_STATIC) -o $@ $<
+$(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c include/dt_abi.h
+	@mkdir -p $(@D)
+	$(CC) $(UNW_STATIC) -o $@ $<
+
+check-vm-unwind: $(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
+		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test \
+		tests/unwind/vm.sh tests/unwind/vm-guest.sh tests/unwind/chain.sh tests/unwind/chaincheck.py
+	@mkdir -p $(B)/vm
+	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/vm/dt.ko.log 2>&1 || cat $(B)/vm/dt.ko.log
+	@B=$(B) tests/run-suite.sh $(B)/results vm-unwind tests/unwind/vm.sh $(B)/dt.ko \
+		$(B)/static/dtrec $(B)/bin/dtreport $(B)/static/unwind/target \
+		$(B)/static/unwind/badstack $(B)/static/unwind/ucopy_test $(B)/vm/unwind-out

@@ -1,6 +1,6 @@
 /*
- * dtsql.c - sqlite3 virtual tables over a .dtc capture, a result printer
- * and the plain-database export.  See dtsql.h and doc/SQL.md.
+ * dtsql_vtab.c - sqlite3 virtual tables over a .dtc capture, the sym()
+ * functions and dtsql_attach.  See dtsql.h and doc/SQL.md.
  *
  * The events table is the one that matters for speed: a capture holds tens
  * of millions of rows, so it reads the capture block by block and column by
@@ -14,53 +14,24 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "dt_abi.h"
 #include "dtcap.h"
 #include "dtsql.h"
+#include "dtsql_int.h"
 #include "dtsym.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ context */
 
-/* Shared by every table of one attach; freed with its last module. */
-struct ctx {
-	struct dtcap_reader *r;
-	struct dtsym	*sym;
-	int		refs;
-
-	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
-	 * BINARY order, so comm is read as the id column and never strlen'd. */
-	uint32_t	ncomms;
-	const char	**comm;
-	int		*comm_len;
-	uint32_t	*comm_rank;
-
-	/* probe id -> probe (NULL: unknown), dense when ids are small. */
-	uint32_t	probe_max;
-	int		probe_sparse;	/* some id >= PROBE_DENSE_MAX */
-	const struct dtcap_probe **probe;
-	uint32_t	*probe_rank;
-
-	/* ustack id -> pid and ts of its first event, to name user frames;
-	 * built on the first need by a scan of three columns. */
-	int		ufirst_done;
-	uint32_t	*ufirst_pid;
-	uint64_t	*ufirst_ts;
-
-	uint64_t	*block_base;	/* global index of each block's first row */
-};
-
-static void ctx_unref(struct ctx *c)
+static void ctx_unref(struct dtsql *c)
 {
 	if (c == NULL || --c->refs > 0)
 		return;
@@ -77,7 +48,7 @@ static void ctx_unref(struct ctx *c)
 
 static int cmp_comm(const void *a, const void *b, void *arg)
 {
-	const struct ctx *sort_ctx = arg;
+	const struct dtsql *sort_ctx = arg;
 	const char *x = sort_ctx->comm[*(const uint32_t *)a];
 	const char *y = sort_ctx->comm[*(const uint32_t *)b];
 	if (x == NULL || y == NULL)
@@ -87,7 +58,7 @@ static int cmp_comm(const void *a, const void *b, void *arg)
 
 static int cmp_probe(const void *a, const void *b, void *arg)
 {
-	const struct ctx *sort_ctx = arg;
+	const struct dtsql *sort_ctx = arg;
 	const struct dtcap_probe *x = sort_ctx->probe[*(const uint32_t *)a];
 	const struct dtcap_probe *y = sort_ctx->probe[*(const uint32_t *)b];
 	if (x == NULL || y == NULL)
@@ -95,12 +66,9 @@ static int cmp_probe(const void *a, const void *b, void *arg)
 	return strcmp(x->name, y->name);
 }
 
-/* Probe ids above this are looked up through dtcap_probe_by_id. */
-#define PROBE_DENSE_MAX	(1u << 20)
-
-static struct ctx *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
+static struct dtsql *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 {
-	struct ctx *c = calloc(1, sizeof(*c));
+	struct dtsql *c = calloc(1, sizeof(*c));
 	if (c == NULL)
 		return NULL;
 	c->r = r;
@@ -164,25 +132,8 @@ fail:
 	return NULL;
 }
 
-static const struct dtcap_probe *ctx_probe(const struct ctx *c, uint32_t id)
-{
-	if (id <= c->probe_max)
-		return c->probe[id];
-	return dtcap_probe_by_id(c->r, id);
-}
-
-static const char *ctx_comm(const struct ctx *c, uint32_t id, int *len)
-{
-	if (id <= c->ncomms) {
-		*len = c->comm_len[id];
-		return c->comm[id];
-	}
-	*len = 0;
-	return NULL;
-}
-
 /* Scan pid, ts and ustack once to know where each user stack first ran. */
-static int ctx_ufirst(struct ctx *c, char **err)
+static int ctx_ufirst(struct dtsql *c, char **err)
 {
 	if (c->ufirst_done)
 		return 0;
@@ -217,68 +168,6 @@ static int ctx_ufirst(struct ctx *c, char **err)
 	return 0;
 }
 
-/* ------------------------------------------------------------- schema */
-
-enum {
-	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,
-	T_MAPS, T_COUNTERS, T_CAPTURE, T_NTABLES
-};
-
-/* Column lists: the same text declares the virtual tables and the real
- * tables of an export, so both have one schema. */
-static const struct {
-	const char *name;
-	const char *cols;
-	int keycol;		/* column with '=' pushdown, -1: none */
-} tabs[T_NTABLES] = {
-	[T_EVENTS] = { "events",
-		"ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
-		" probe INTEGER, probe_name TEXT, comm TEXT, kstack INTEGER,"
-		" ustack INTEGER, flags INTEGER, nargs INTEGER,"
-		" arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, arg3 INTEGER,"
-		" arg4 INTEGER, arg5 INTEGER, arg6 INTEGER, arg7 INTEGER,"
-		" arg8 INTEGER, arg9 INTEGER, retval INTEGER, errno INTEGER, ctx TEXT", -1 },
-	[T_PROBES] = { "probes",
-		"id INTEGER, name TEXT, provider TEXT, function TEXT,"
-		" probe TEXT, flags INTEGER, is_return INTEGER, nargs INTEGER,"
-		" args TEXT", 0 },
-	[T_PROBE_ARGS] = { "probe_args",
-		"probe INTEGER, idx INTEGER, name TEXT, type TEXT,"
-		" slot INTEGER, nslots INTEGER", 0 },
-	[T_STACKS] = { "stacks",
-		"id INTEGER, kernel INTEGER, depth INTEGER, truncated INTEGER", 0 },
-	[T_FRAMES] = { "frames",
-		"stack_id INTEGER, depth INTEGER, pc INTEGER, kernel INTEGER,"
-		" name TEXT, origin TEXT", 0 },
-	[T_PROCESSES] = { "processes",
-		"pid INTEGER, ppid INTEGER, comm TEXT, exe TEXT, ts INTEGER,"
-		" nmaps INTEGER", 0 },
-	[T_MAPS] = { "maps",
-		"pid INTEGER, ts INTEGER, start INTEGER, \"end\" INTEGER,"
-		" offset INTEGER, prot INTEGER, file INTEGER, name TEXT", 0 },
-	[T_COUNTERS] = { "counters",
-		"snapshot INTEGER, ts INTEGER, cpu INTEGER, produced INTEGER,"
-		" read INTEGER, dropped INTEGER, skipped INTEGER,"
-		" recursive INTEGER, nested INTEGER", 0 },
-	[T_CAPTURE] = { "capture",
-		"kernel TEXT, hostname TEXT, ncpus INTEGER, start_ns INTEGER,"
-		" clock_mono_ns INTEGER, clock_real_ns INTEGER, command TEXT,"
-		" nevents INTEGER, warning TEXT, source TEXT", -1 },
-};
-
-enum {
-	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
-	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
-	E_ERRNO, E_CTX, E_NCOLS
-};
-
-/* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
-static const char *ctx_name(unsigned x)
-{
-	static const char *names[] = {"task", "softirq", "hardirq", "nmi"};
-	return x < 4 ? names[x] : NULL;
-}
-
 /* The capture columns each events column needs. */
 static const unsigned ecol_need[E_NCOLS] = {
 	[E_TS] = DTCAP_COL_TS, [E_CPU] = DTCAP_COL_CPU,
@@ -300,13 +189,13 @@ static const unsigned ecol_need[E_NCOLS] = {
 /* ------------------------------------------------------ generic vtab */
 
 struct modaux {
-	struct ctx	*c;
+	struct dtsql	*c;
 	int		kind;
 };
 
 struct tab {
 	sqlite3_vtab	base;
-	struct ctx	*c;
+	struct dtsql	*c;
 	int		kind;
 };
 
@@ -322,7 +211,7 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
 	(void)argc; (void)argv;
 	struct modaux *m = aux;
-	char *sql = sqlite3_mprintf("CREATE TABLE x(%s)", tabs[m->kind].cols);
+	char *sql = sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
 	if (sql == NULL)
 		return SQLITE_NOMEM;
 	int rc = sqlite3_declare_vtab(db, sql);
@@ -366,7 +255,7 @@ struct cols {
 
 struct ecur {
 	sqlite3_vtab_cursor base;
-	struct ctx	*c;
+	struct dtsql	*c;
 	unsigned	cols;		/* DTCAP_COL_* to decode */
 
 	/* pushed-down filters; all conservative (sqlite re-checks) */
@@ -406,7 +295,7 @@ struct ecur {
 #define IX_COLS		0x07ff		/* DTCAP_COL_* */
 #define IX_ORDERED	0x0800		/* order terms follow '|' in idxStr */
 
-static int ord_ok(const struct ctx *c, int col)
+static int ord_ok(const struct dtsql *c, int col)
 {
 	if (col == E_PROBE_NAME && c->probe_sparse)
 		return 0;	/* ranks cover the dense ids only */
@@ -586,7 +475,7 @@ static void ev_reset(struct ecur *e)
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
 	unsigned b_cols = e->b_cols;
-	struct ctx *c = e->c;
+	struct dtsql *c = e->c;
 	sqlite3_vtab_cursor base = e->base;
 	memset(e, 0, sizeof(*e));
 	e->b = b;
@@ -995,7 +884,7 @@ static int mat_append(struct ecur *e)
 /* The sort key of row i for column col, as an unsigned 64-bit number. */
 static uint64_t sort_key(const struct ecur *e, int col, size_t i)
 {
-	const struct ctx *c = e->c;
+	const struct dtsql *c = e->c;
 	uint32_t v;
 	switch (col) {
 	case E_COMM:
@@ -1258,7 +1147,7 @@ static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
  */
 struct scur {
 	sqlite3_vtab_cursor base;
-	struct ctx	*c;
+	struct dtsql	*c;
 	int		kind;
 	size_t		i, j;		/* outer, inner */
 	int		keyf;
@@ -1279,7 +1168,7 @@ struct scur {
 static int sm_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
 	struct tab *t = (struct tab *)v;
-	int kc = tabs[t->kind].keycol;
+	int kc = dtsql_tab[t->kind].keycol;
 	struct dtcap_reader *r = t->c->r;
 	double n;
 	switch (t->kind) {
@@ -1650,7 +1539,7 @@ static const sqlite3_module sm_module = {
 /* sym(pc, kernel [, pid, ts]) and sym_origin(...): name any address. */
 static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct ctx *c = sqlite3_user_data(ctx);
+	struct dtsql *c = sqlite3_user_data(ctx);
 	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return;
 	uint64_t pc = (uint64_t)sqlite3_value_int64(argv[0]);
@@ -1662,7 +1551,7 @@ static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 static void fn_sym_origin(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct ctx *c = sqlite3_user_data(ctx);
+	struct dtsql *c = sqlite3_user_data(ctx);
 	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
 		return;
 	uint64_t pc = (uint64_t)sqlite3_value_int64(argv[0]);
@@ -1672,23 +1561,23 @@ static void fn_sym_origin(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	res_text(ctx, dtsym_origin(c->sym, pc, kernel, pid, ts));
 }
 
-static void fn_ctx_ptr(sqlite3_context *ctx, int argc, sqlite3_value **argv);
-
 static void fn_ctx_free(void *p)
 {
 	ctx_unref(p);
 }
 
 /* The tables as modules named TABLE + suffix; the functions sym(),
- * sym_origin() only if funcs (they name one capture's addresses). */
-static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
-			const char *suffix, int funcs, char **err)
+ * sym_origin() only if funcs (they name one capture's addresses).  Returns
+ * the shared context, owned by db's modules (NULL: failed, *err set); only
+ * with funcs is it a handle for the caller (c->db set). */
+static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+				  const char *suffix, int funcs, char **err)
 {
-	struct ctx *c = ctx_new(r, sym);
+	struct dtsql *c = ctx_new(r, sym);
 	if (c == NULL) {
 		if (err)
 			*err = sqlite3_mprintf("out of memory");
-		return -1;
+		return NULL;
 	}
 	for (int k = 0; k < T_NTABLES; k++) {
 		struct modaux *m = malloc(sizeof(*m));
@@ -1696,13 +1585,13 @@ static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			ctx_unref(c);
 			if (err)
 				*err = sqlite3_mprintf("out of memory");
-			return -1;
+			return NULL;
 		}
 		m->c = c;
 		m->kind = k;
 		c->refs++;
 		/* on failure sqlite calls the destructor itself */
-		char *mname = sqlite3_mprintf("%s%s", tabs[k].name, suffix);
+		char *mname = sqlite3_mprintf("%s%s", dtsql_tab[k].name, suffix);
 		int rc = mname ? sqlite3_create_module_v2(db, mname,
 							  k == T_EVENTS ? &ev_module : &sm_module,
 							  m, modaux_free) : SQLITE_NOMEM;
@@ -1713,13 +1602,13 @@ static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			if (err)
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ctx_unref(c);
-			return -1;
+			return NULL;
 		}
 	}
 	static const int nargs[] = { 2, 4 };
 	if (!funcs) {
-		ctx_unref(c);
-		return 0;
+		ctx_unref(c);	/* the modules hold it */
+		return c;
 	}
 	for (int i = 0; i < 2; i++) {
 		c->refs += 2;
@@ -1732,23 +1621,16 @@ static int attach_named(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			if (err)
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ctx_unref(c);
-			return -1;
+			return NULL;
 		}
 	}
-	c->refs++;
-	if (sqlite3_create_function_v2(db, "dtsql_ctx_ptr", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY,
-				       c, fn_ctx_ptr, NULL, NULL, fn_ctx_free) != SQLITE_OK) {
-		if (err)
-			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		ctx_unref(c);
-		return -1;
-	}
+	c->db = db;
 	ctx_unref(c);	/* the modules and functions hold it now */
-	return 0;
+	return c;
 }
 
-int dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
-		 char **err)
+struct dtsql *dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			   char **err)
 {
 	return attach_named(db, r, sym, "", 1, err);
 }
@@ -1765,18 +1647,18 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 	for (size_t i = 0; i < n; i++) {
 		char suffix[32];
 		snprintf(suffix, sizeof(suffix), "__c%zu", i);
-		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) < 0)
+		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) == NULL)
 			return -1;
 	}
 	/* each table: one TEMP view over the captures' tables */
 	for (int k = 0; k < T_NTABLES; k++) {
 		sqlite3_str *q = sqlite3_str_new(db);
-		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", tabs[k].name);
+		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", dtsql_tab[k].name);
 		for (size_t i = 0; i < n; i++)
 			/* (sqlite's printf has no %zu: its %z is a string) */
 			sqlite3_str_appendf(q, "%sSELECT *, %Q AS capture, %Q AS host FROM main.%s__c%d",
 					    i ? " UNION ALL " : "", capture[i], host[i],
-					    tabs[k].name, (int)i);
+					    dtsql_tab[k].name, (int)i);
 		char *sql = sqlite3_str_finish(q);
 		char *e = NULL;
 		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
@@ -1792,12 +1674,14 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 	return 0;
 }
 
-void dtsql_detach(sqlite3 *db)
+void dtsql_detach(struct dtsql *h)
 {
+	if (h == NULL)
+		return;
+	/* h goes with the last module or function unregistered */
+	sqlite3 *db = h->db;
 	for (int k = 0; k < T_NTABLES; k++)
-		sqlite3_create_module_v2(db, tabs[k].name, NULL, NULL, NULL);
-	sqlite3_create_function_v2(db, "dtsql_ctx_ptr", 0, SQLITE_UTF8, NULL, NULL,
-				   NULL, NULL, NULL);
+		sqlite3_create_module_v2(db, dtsql_tab[k].name, NULL, NULL, NULL);
 	for (int n = 2; n <= 4; n += 2) {
 		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
 					   NULL, NULL, NULL);
@@ -1806,1228 +1690,3 @@ void dtsql_detach(sqlite3 *db)
 	}
 }
 
-/* ------------------------------------------------------------ printer */
-
-/* Display width of UTF-8 text: code points (good enough for comms). */
-static size_t u8width(const char *s)
-{
-	size_t w = 0;
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			w++;
-	return w;
-}
-
-static void csv_field(FILE *out, const char *s)
-{
-	if (strpbrk(s, ",\"\r\n") == NULL) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
-
-static void json_string(FILE *out, const char *s, int n)
-{
-	fputc('"', out);
-	for (int i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch >= 0x80) {
-			/* comms are kernel bytes, not always UTF-8: keep the
-			 * output valid JSON, a stray byte becomes U+FFFD */
-			int len = dtu_utf8_len((const unsigned char *)s + i, (size_t)(n - i));
-			if (len == 0) {
-				fputs("\\ufffd", out);
-			} else {
-				fwrite(s + i, 1, (size_t)len, out);
-				i += len - 1;
-			}
-			continue;
-		}
-		switch (ch) {
-		case '"': fputs("\\\"", out); break;
-		case '\\': fputs("\\\\", out); break;
-		case '\n': fputs("\\n", out); break;
-		case '\r': fputs("\\r", out); break;
-		case '\t': fputs("\\t", out); break;
-		default:
-			if (ch < 0x20 || ch == 0x7f)
-				fprintf(out, "\\u%04x", ch);
-			else
-				fputc(ch, out);
-		}
-	}
-	fputc('"', out);
-}
-
-/* A cell as text for table/csv; blobs in hex. Returns malloc'd text. */
-static char *cell_text(sqlite3_stmt *st, int i, int table)
-{
-	switch (sqlite3_column_type(st, i)) {
-	case SQLITE_NULL:
-		return strdup(table ? "NULL" : "");
-	case SQLITE_BLOB: {
-		int n = sqlite3_column_bytes(st, i);
-		const unsigned char *b = sqlite3_column_blob(st, i);
-		char *s = malloc((size_t)n * 2 + 4);
-		if (s == NULL)
-			return NULL;
-		char *p = s;
-		*p++ = 'x'; *p++ = '\'';
-		for (int k = 0; k < n; k++)
-			p += sprintf(p, "%02x", b[k]);
-		*p++ = '\''; *p = 0;
-		return s;
-	}
-	default: {
-		const unsigned char *t = sqlite3_column_text(st, i);
-		return strdup(t ? (const char *)t : "");
-	}
-	}
-}
-
-#define TABLE_BUFFER	2000	/* rows buffered to size the columns */
-
-struct tbl {
-	int		ncol;
-	size_t		*w;
-	int		*num;		/* right-align: every value numeric */
-	char		**cells;	/* buffered rows, row-major */
-	size_t		nrows;
-	int		printed_head;
-	unsigned long long total;
-};
-
-static void tbl_print_row(FILE *out, const struct tbl *t, char **row)
-{
-	for (int i = 0; i < t->ncol; i++) {
-		size_t w = u8width(row[i]);
-		size_t pad = t->w[i] > w ? t->w[i] - w : 0;
-		if (i)
-			fputs("  ", out);
-		if (t->num[i])
-			fprintf(out, "%*s%s", (int)pad, "", row[i]);
-		else if (i == t->ncol - 1)
-			fputs(row[i], out);
-		else
-			fprintf(out, "%s%*s", row[i], (int)pad, "");
-	}
-	fputc('\n', out);
-}
-
-static void tbl_flush(FILE *out, struct tbl *t, sqlite3_stmt *st)
-{
-	if (!t->printed_head) {
-		for (int i = 0; i < t->ncol; i++)
-			if (t->num[i] == -1)
-				t->num[i] = 0;
-		for (int i = 0; i < t->ncol; i++) {
-			const char *n = sqlite3_column_name(st, i);
-			if (u8width(n) > t->w[i])
-				t->w[i] = u8width(n);
-		}
-		char **h = calloc((size_t)t->ncol, sizeof(*h));
-		if (h) {
-			for (int i = 0; i < t->ncol; i++)
-				h[i] = (char *)sqlite3_column_name(st, i);
-			tbl_print_row(out, t, h);
-			free(h);
-		}
-		for (int i = 0; i < t->ncol; i++) {
-			if (i)
-				fputs("  ", out);
-			for (size_t k = 0; k < t->w[i]; k++)
-				fputc('-', out);
-		}
-		fputc('\n', out);
-		t->printed_head = 1;
-	}
-	for (size_t r = 0; r < t->nrows; r++) {
-		tbl_print_row(out, t, t->cells + r * (size_t)t->ncol);
-		for (int i = 0; i < t->ncol; i++)
-			free(t->cells[r * (size_t)t->ncol + i]);
-	}
-	t->nrows = 0;
-}
-
-static int on_progress(void *arg)
-{
-	volatile sig_atomic_t *f = arg;
-	return f && *f;
-}
-
-/* One statement's result in fmt.  Returns the sqlite3_step() end code. */
-static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nres)
-{
-	int ncol = sqlite3_column_count(st);
-	int rc;
-	if (ncol == 0) {
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-			;
-		return rc;
-	}
-	if (fmt == DTSQL_JSON) {
-		/* Rows are objects keyed by column name: what json.load users want. */
-		fputs(*nres ? "\n[" : "[", out);
-		unsigned long long n = 0;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			if (ferror(out))
-				return SQLITE_IOERR;
-			fputs(n++ ? ",\n{" : "\n{", out);
-			for (int i = 0; i < ncol; i++) {
-				const char *name = sqlite3_column_name(st, i);
-				if (i)
-					fputc(',', out);
-				json_string(out, name, (int)strlen(name));
-				fputc(':', out);
-				switch (sqlite3_column_type(st, i)) {
-				case SQLITE_NULL: fputs("null", out); break;
-				case SQLITE_INTEGER:
-					fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
-					break;
-				case SQLITE_FLOAT: {
-					double d = sqlite3_column_double(st, i);
-					if (isfinite(d))
-						fprintf(out, "%.17g", d);
-					else
-						fputs("null", out);
-					break;
-				}
-				case SQLITE_BLOB: {
-					char *s = cell_text(st, i, 0);
-					json_string(out, s ? s : "", s ? (int)strlen(s) : 0);
-					free(s);
-					break;
-				}
-				default:
-					json_string(out, (const char *)sqlite3_column_text(st, i),
-						    sqlite3_column_bytes(st, i));
-				}
-			}
-			fputc('}', out);
-		}
-		fputs(n ? "\n]\n" : "]\n", out);
-		(*nres)++;
-		return rc;
-	}
-	if (fmt == DTSQL_CSV) {
-		if (*nres)
-			fputc('\n', out);	/* results of a script: blank-separated */
-		for (int i = 0; i < ncol; i++) {
-			if (i)
-				fputc(',', out);
-			csv_field(out, sqlite3_column_name(st, i));
-		}
-		fputs("\r\n", out);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			if (ferror(out))
-				return SQLITE_IOERR;
-			for (int i = 0; i < ncol; i++) {
-				if (i)
-					fputc(',', out);
-				if (sqlite3_column_type(st, i) == SQLITE_TEXT) {
-					csv_field(out, (const char *)sqlite3_column_text(st, i));
-				} else {
-					char *s = cell_text(st, i, 0);
-					if (s)
-						fputs(s, out);
-					free(s);
-				}
-			}
-			fputs("\r\n", out);
-		}
-		(*nres)++;
-		return rc;
-	}
-	/* table */
-	struct tbl t = { .ncol = ncol };
-	t.w = calloc((size_t)ncol, sizeof(*t.w));
-	t.num = calloc((size_t)ncol, sizeof(*t.num));
-	t.cells = calloc((size_t)ncol * TABLE_BUFFER, sizeof(*t.cells));
-	if (!t.w || !t.num || !t.cells) {
-		free(t.w); free(t.num); free(t.cells);
-		return SQLITE_NOMEM;
-	}
-	for (int i = 0; i < ncol; i++)
-		t.num[i] = -1;	/* unknown until a value is seen */
-	if (*nres)
-		fputc('\n', out);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		char **row = t.cells + t.nrows * (size_t)ncol;
-		for (int i = 0; i < ncol; i++) {
-			int ty = sqlite3_column_type(st, i);
-			row[i] = cell_text(st, i, 1);
-			if (row[i] == NULL)
-				row[i] = strdup("?");
-			if (!t.printed_head) {
-				size_t w = u8width(row[i] ? row[i] : "");
-				if (w > t.w[i])
-					t.w[i] = w;
-				if (ty != SQLITE_NULL) {
-					int isnum = ty == SQLITE_INTEGER || ty == SQLITE_FLOAT;
-					t.num[i] = t.num[i] == -1 ? isnum : (t.num[i] && isnum);
-				}
-			}
-		}
-		t.total++;
-		if (++t.nrows == TABLE_BUFFER) {
-			tbl_flush(out, &t, st);
-			if (ferror(out)) {
-				rc = SQLITE_IOERR;
-				break;
-			}
-		}
-	}
-	tbl_flush(out, &t, st);
-	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
-	free(t.w); free(t.num); free(t.cells);
-	(*nres)++;
-	return rc;
-}
-
-/* Skip whitespace and comments: where the next statement starts. */
-static const char *skip_blank(const char *p)
-{
-	for (;;) {
-		while (*p && isspace((unsigned char)*p))
-			p++;
-		if (p[0] == '-' && p[1] == '-') {
-			p += strcspn(p, "\n");
-		} else if (p[0] == '/' && p[1] == '*') {
-			const char *e = strstr(p + 2, "*/");
-			p = e ? e + 2 : p + strlen(p);
-		} else {
-			return p;
-		}
-	}
-}
-
-const char *const *dtsql_tables(void)
-{
-	static const char *names[T_NTABLES + 1];
-
-	for (int k = 0; k < T_NTABLES; k++)
-		names[k] = tabs[k].name;
-	return names;
-}
-
-int dtsql_schema(FILE *out, const char *name)
-{
-	int found = 0;
-
-	for (int k = 0; k < T_NTABLES; k++) {
-		if (name && strcasecmp(name, tabs[k].name))
-			continue;
-		found++;
-		if (out == NULL)
-			continue;
-		/* one column a line: the list is what people read this for */
-		fprintf(out, "CREATE TABLE %s(\n  ", tabs[k].name);
-		for (const char *c = tabs[k].cols; *c; c++) {
-			if (*c == ',') {
-				fputs(",\n  ", out);
-				c += c[1] == ' ';
-			} else {
-				fputc(*c, out);
-			}
-		}
-		fputs("\n);\n", out);
-	}
-	return found ? 0 : -1;
-}
-
-/* A dot-command line of the sqlite3 shell that dtsql knows. */
-static int dot_command(const char *line, size_t len, FILE *out, char **err)
-{
-	char buf[128], *w[3] = { 0 };
-	int n = 0;
-
-	if (len >= sizeof(buf)) {
-		*err = sqlite3_mprintf("unknown command: %.40s...", line);
-		return -1;
-	}
-	memcpy(buf, line, len);
-	buf[len] = 0;
-	for (char *t = strtok(buf, " \t\r;"); t && n < 3; t = strtok(NULL, " \t\r;"))
-		w[n++] = t;
-	if (n == 1 && !strcmp(w[0], ".tables")) {
-		const char *const *t = dtsql_tables();
-		for (int k = 0; t[k]; k++)
-			fprintf(out, "%s%s", k ? "  " : "", t[k]);
-		fputc('\n', out);
-		return 0;
-	}
-	if (n <= 2 && !strcmp(w[0], ".schema")) {
-		if (dtsql_schema(out, w[1]) < 0) {
-			*err = sqlite3_mprintf("no such table: %s", w[1]);
-			return -1;
-		}
-		return 0;
-	}
-	*err = sqlite3_mprintf("unknown command or wrong arguments: %s "
-			       "(known: .tables, .schema [TABLE])", buf);
-	return -1;
-}
-
-int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
-	       volatile sig_atomic_t *cancel, char **err)
-{
-	const char *tail = sql;
-	char *dummy = NULL;
-	int nres = 0, ret = 0, multi = 0;
-	if (err == NULL)
-		err = &dummy;
-	if (cancel)
-		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
-	while (tail && *(tail = skip_blank(tail))) {
-		sqlite3_stmt *st = NULL;
-		if (*tail == '.') {
-			size_t len = strcspn(tail, "\n");
-			if (dot_command(tail, len, out, err) < 0) {
-				ret = -1;
-				break;
-			}
-			tail += len;
-			continue;
-		}
-		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
-		if (rc != SQLITE_OK) {
-			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-			ret = -1;
-			break;
-		}
-		if (st == NULL)		/* whitespace or a comment */
-			continue;
-		/* Several statements in JSON: one array holding each result. */
-		if (fmt == DTSQL_JSON && nres == 0 && !multi && *skip_blank(tail) &&
-		    sqlite3_column_count(st)) {
-			multi = 1;
-			fputs("[", out);
-		}
-		if (multi && nres && sqlite3_column_count(st))
-			fputc(',', out);
-		rc = run_stmt(st, fmt, out, &nres);
-		if (rc != SQLITE_DONE) {
-			if (rc == SQLITE_IOERR && ferror(out))
-				*err = sqlite3_mprintf("write error");
-			else if (rc == SQLITE_INTERRUPT)
-				*err = sqlite3_mprintf("interrupted");
-			else if (rc == SQLITE_NOMEM)
-				*err = sqlite3_mprintf("out of memory");
-			else
-				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-			sqlite3_finalize(st);
-			ret = -1;
-			break;
-		}
-		sqlite3_finalize(st);
-	}
-	if (multi)
-		fputs("]\n", out);
-	if (cancel)
-		sqlite3_progress_handler(db, 0, NULL, NULL);
-	fflush(out);
-	if (ret == 0 && ferror(out)) {
-		*err = sqlite3_mprintf("write error");
-		ret = -1;
-	}
-	sqlite3_free(dummy);
-	return ret;
-}
-
-/* ------------------------------------------------------------- export */
-
-static int exec1(sqlite3 *db, const char *sql, char **err)
-{
-	char *e = NULL;
-	if (sqlite3_exec(db, sql, NULL, NULL, &e) != SQLITE_OK) {
-		if (err)
-			*err = sqlite3_mprintf("%s", e ? e : sqlite3_errmsg(db));
-		sqlite3_free(e);
-		return -1;
-	}
-	return 0;
-}
-
-/* ------------------------------------------- direct database writer */
-
-/*
- * The export's events table and its two indexes are written as SQLite
- * file-format pages directly (see sqlite.org/fileformat2.html): building
- * them through INSERT costs about 2 us a row in sqlite's VM and b-tree
- * code, which no tuning of pragmas changes.  Rows are encoded once into
- * leaf pages in capture order (rowid = capture order from 1); the index
- * keys are sorted here and laid out bottom-up.  sqlite then opens the file
- * and adds the small tables through ordinary SQL, and PRAGMA
- * integrity_check in the tests checks the result.
- */
-#define PG		65536u		/* page size */
-
-struct pgw {
-	FILE		*f;
-	uint32_t	npages;		/* pages written, page 1 included */
-	uint8_t		*buf;		/* one page */
-	int		err;
-};
-
-static uint32_t pg_write(struct pgw *w, const uint8_t *page)
-{
-	/* the page holding byte 2^30 is sqlite's lock-byte page: never used */
-	if (w->npages + 1 == (1u << 30) / PG + 1) {
-		static const uint8_t zero[PG];
-		if (fwrite(zero, PG, 1, w->f) != 1)
-			w->err = 1;
-		w->npages++;
-	}
-	if (fwrite(page, PG, 1, w->f) != 1)
-		w->err = 1;
-	return ++w->npages;
-}
-
-static void be16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
-static void be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
-/* sqlite varint (values below 2^56 here: payload sizes, rowids) */
-static int put_varint(uint8_t *p, uint64_t v)
-{
-	uint8_t tmp[10];
-	int n = 0;
-	do {
-		tmp[n++] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-	} while (v);
-	for (int i = 0; i < n; i++)
-		p[i] = tmp[n - 1 - i] | (i < n - 1 ? 0x80 : 0);
-	return n;
-}
-
-static int varint_len(uint64_t v)
-{
-	int n = 1;
-	while (v >>= 7)
-		n++;
-	return n;
-}
-
-/* Serial type and size of an integer, smallest encoding. */
-static int int_serial(int64_t v, int *len)
-{
-	if (v == 0) { *len = 0; return 8; }
-	if (v == 1) { *len = 0; return 9; }
-	uint64_t u = v < 0 ? ~(uint64_t)v : (uint64_t)v;
-	if (u <= 0x7f) { *len = 1; return 1; }
-	if (u <= 0x7fff) { *len = 2; return 2; }
-	if (u <= 0x7fffff) { *len = 3; return 3; }
-	if (u <= 0x7fffffff) { *len = 4; return 4; }
-	if (u <= 0x7fffffffffffULL) { *len = 6; return 5; }
-	*len = 8;
-	return 6;
-}
-
-static void put_be(uint8_t *p, int64_t v, int len)
-{
-	for (int i = len - 1; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v = (int64_t)((uint64_t)v >> 8);
-	}
-}
-
-/* One value of a record: NULL (null), text (t, tlen) or else integer i.
- * rec_encode returns the record's size; out needs 10 * n + the texts. */
-struct rv {
-	int64_t		i;
-	const char	*t;
-	int		tlen;
-	int		null;
-};
-
-static int rec_encode(uint8_t *out, const struct rv *v, int n)
-{
-	int st[E_NCOLS + 2], ln[E_NCOLS + 2], hdr = 0, body = 0;
-	for (int k = 0; k < n; k++) {
-		if (v[k].null) { st[k] = 0; ln[k] = 0; }
-		else if (v[k].t) { st[k] = 13 + 2 * v[k].tlen; ln[k] = v[k].tlen; }
-		else st[k] = int_serial(v[k].i, &ln[k]);
-		hdr += varint_len((uint64_t)st[k]);
-		body += ln[k];
-	}
-	/* the header size counts its own varint */
-	int hsz = hdr + 1;
-	if (varint_len((uint64_t)hsz) > 1)
-		hsz = hdr + varint_len((uint64_t)hdr + 2);
-	uint8_t *p = out + put_varint(out, (uint64_t)hsz);
-	for (int k = 0; k < n; k++)
-		p += put_varint(p, (uint64_t)st[k]);
-	for (int k = 0; k < n; k++) {
-		if (v[k].null || ln[k] == 0)
-			continue;
-		if (v[k].t)
-			memcpy(p, v[k].t, (size_t)ln[k]);
-		else
-			put_be(p, v[k].i, ln[k]);
-		p += ln[k];
-	}
-	return (int)(p - out);
-}
-
-/* A page being filled: cells grow down from the end, pointers up. */
-struct pgfill {
-	uint8_t		*p;
-	int		hdr;		/* 8 leaf, 12 interior */
-	int		ncell;
-	uint32_t	top;		/* start of cell content */
-};
-
-static void pf_init(struct pgfill *f, uint8_t *page, uint8_t type)
-{
-	memset(page, 0, PG);
-	f->p = page;
-	f->hdr = (type == 0x0d || type == 0x0a) ? 8 : 12;
-	f->ncell = 0;
-	f->top = PG;
-	page[0] = type;
-}
-
-static int pf_fits(const struct pgfill *f, int cellsz)
-{
-	return (uint32_t)(f->hdr + 2 * (f->ncell + 1) + cellsz) <= f->top;
-}
-
-static void pf_add(struct pgfill *f, const uint8_t *cell, int sz)
-{
-	f->top -= (uint32_t)sz;
-	memcpy(f->p + f->top, cell, (size_t)sz);
-	be16(f->p + f->hdr + 2 * f->ncell, f->top);
-	f->ncell++;
-}
-
-static void pf_finish(struct pgfill *f, uint32_t right)
-{
-	be16(f->p + 3, (uint32_t)f->ncell);
-	be16(f->p + 5, f->top == PG ? 0 : f->top);
-	if (f->hdr == 12)
-		be32(f->p + 8, right);
-}
-
-/* Interior levels of a table b-tree over children (page, max rowid).
- * Fixed worst-case capacity (cell 4 + 9 bytes, pointer 2) and children
- * spread evenly, so no interior page ends up with a lone child. */
-static uint32_t table_interior(struct pgw *w, uint32_t *pg, int64_t *mx, size_t n)
-{
-	const size_t per = (PG - 12) / 15 + 1;	/* children per page */
-	uint8_t cell[16];
-	while (n > 1) {
-		size_t pages = (n + per - 1) / per, out = 0, i = 0;
-		for (size_t q = 0; q < pages; q++) {
-			size_t cnt = n / pages + (q < n % pages);
-			struct pgfill f;
-			pf_init(&f, w->buf, 0x05);
-			for (size_t k = 0; k + 1 < cnt; k++, i++) {
-				be32(cell, pg[i]);
-				int sz = 4 + put_varint(cell + 4, (uint64_t)mx[i]);
-				pf_add(&f, cell, sz);
-			}
-			pf_finish(&f, pg[i]);
-			int64_t m = mx[i];
-			i++;
-			pg[out] = pg_write(w, w->buf);
-			mx[out] = m;
-			out++;
-		}
-		n = out;
-	}
-	return pg[0];
-}
-
-/* max keys of an index b-tree of height h with fixed per-page capacities */
-static double idx_max(int h, double cl, double ci)
-{
-	double m = cl;
-	for (int k = 2; k <= h; k++)
-		m = ci * (m + 1) + m;
-	return m;
-}
-
-/* Index keys are (value, rowid); sorted; written as a b-tree of height h. */
-struct ixb {
-	struct pgw	*w;
-	const int64_t	*val;
-	const uint32_t	*row;		/* row index (rowid - 1) */
-	double		cl, ci;
-};
-
-static int ix_cell(uint8_t *cell, const struct ixb *b, size_t k, int interior, uint32_t child)
-{
-	struct rv v[2] = { { .i = b->val[k] }, { .i = (int64_t)b->row[k] + 1 } };
-	uint8_t rec[32];
-	int n = rec_encode(rec, v, 2);
-	int off = 0;
-	if (interior) {
-		be32(cell, child);
-		off = 4;
-	}
-	off += put_varint(cell + off, (uint64_t)n);
-	memcpy(cell + off, rec, (size_t)n);
-	return off + n;
-}
-
-static uint32_t ix_build(struct ixb *b, size_t lo, size_t n, int h)
-{
-	uint8_t cell[48];
-	if (h == 1) {
-		struct pgfill f;
-		pf_init(&f, b->w->buf, 0x0a);
-		for (size_t k = lo; k < lo + n; k++) {
-			int sz = ix_cell(cell, b, k, 0, 0);
-			pf_add(&f, cell, sz);
-		}
-		pf_finish(&f, 0);
-		return pg_write(b->w, b->w->buf);
-	}
-	double sub = idx_max(h - 1, b->cl, b->ci);
-	size_t kids = (size_t)ceil(((double)n + 1) / (sub + 1));
-	if (kids < 2)
-		kids = 2;
-	/* n = sum(child sizes) + (kids - 1) separators, spread evenly */
-	size_t keys = n - (kids - 1), base = keys / kids, extra = keys % kids;
-	uint32_t *child = malloc(kids * sizeof(*child));
-	size_t *sep = malloc(kids * sizeof(*sep));
-	if (child == NULL || sep == NULL) {
-		free(child);
-		free(sep);
-		b->w->err = 1;
-		return 0;
-	}
-	size_t at = lo;
-	for (size_t c = 0; c < kids; c++) {
-		size_t sz = base + (c < extra);
-		child[c] = ix_build(b, at, sz, h - 1);
-		at += sz;
-		if (c + 1 < kids)
-			sep[c] = at++;
-	}
-	struct pgfill f;
-	pf_init(&f, b->w->buf, 0x02);
-	for (size_t c = 0; c + 1 < kids; c++) {
-		int sz = ix_cell(cell, b, sep[c], 1, child[c]);
-		pf_add(&f, cell, sz);
-	}
-	pf_finish(&f, child[kids - 1]);
-	free(child);
-	free(sep);
-	return pg_write(b->w, b->w->buf);
-}
-
-static uint32_t ix_write(struct pgw *w, const int64_t *val, const uint32_t *row, size_t n)
-{
-	/* worst-case cells: 1 + 19 bytes (+2 pointer), interior +4 */
-	struct ixb b = { w, val, row, (double)((PG - 8) / 22), (double)((PG - 12) / 26) };
-	int h = 1;
-	while (idx_max(h, b.cl, b.ci) < (double)n)
-		h++;
-	return ix_build(&b, 0, n, h);
-}
-
-/* Sort row numbers by (key, row): stable LSD radix on the key bytes. */
-static int sort_rows(const int64_t *key, uint32_t *row, size_t n)
-{
-	uint32_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-	if (tmp == NULL)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		row[i] = (uint32_t)i;
-	int sorted = 1;
-	for (size_t i = 1; i < n && sorted; i++)
-		sorted = key[i - 1] <= key[i];
-	if (sorted) {
-		free(tmp);
-		return 0;
-	}
-	uint32_t *src = row, *dst = tmp;
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t cnt[256] = { 0 };
-		/* sign bit flipped: signed order */
-		for (size_t i = 0; i < n; i++)
-			cnt[(((uint64_t)key[src[i]] ^ (1ULL << 63)) >> shift) & 0xff]++;
-		int trivial = 0;
-		for (int k = 0; k < 256; k++)
-			if (cnt[k] == n)
-				trivial = 1;
-		if (trivial)
-			continue;
-		size_t sum = 0;
-		for (int k = 0; k < 256; k++) {
-			size_t c = cnt[k];
-			cnt[k] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[(((uint64_t)key[src[i]] ^ (1ULL << 63)) >> shift) & 0xff]++] = src[i];
-		uint32_t *t = src; src = dst; dst = t;
-	}
-	if (src != row)
-		memcpy(row, src, n * sizeof(*row));
-	free(tmp);
-	return 0;
-}
-
-static char *events_create_sql(void)
-{
-	return sqlite3_mprintf("CREATE TABLE events(%s)", tabs[T_EVENTS].cols);
-}
-
-/*
- * Write path as a database holding events, events_ts and events_pid.
- * Returns the row count or -1 with *err set.
- */
-static long long write_events_db(struct ctx *c, const char *path, char **err)
-{
-	struct dtcap_reader *r = c->r;
-	/* the rows of the blocks we will read (a cut capture may hold fewer
-	 * than its header promised) */
-	size_t nrows = (size_t)c->block_base[dtcap_nblocks(r)];
-	struct pgw w = { 0 };
-	struct dtcap_block *b = dtcap_block_new();
-	int64_t *tsv = malloc((nrows ? nrows : 1) * sizeof(*tsv));
-	int64_t *pidv = malloc((nrows ? nrows : 1) * sizeof(*pidv));
-	uint32_t *perm = malloc((nrows ? nrows : 1) * sizeof(*perm));
-	uint32_t *lpg = NULL;
-	int64_t *lmx = NULL;
-	size_t nl = 0, capl = 0;
-	long long ret = -1;
-	uint8_t *page = malloc(PG), *cell = malloc(PG);
-	w.buf = malloc(PG);
-	if (!b || !tsv || !pidv || !perm || !page || !cell || !w.buf) {
-		*err = sqlite3_mprintf("out of memory");
-		goto out;
-	}
-	if (nrows > UINT32_MAX) {
-		*err = sqlite3_mprintf("too many events for one export");
-		goto out;
-	}
-	w.f = fopen(path, "wb");
-	if (w.f == NULL) {
-		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
-		goto out;
-	}
-	/* page 1 (header and schema) is written last */
-	memset(page, 0, PG);
-	pg_write(&w, page);
-
-	struct pgfill f;
-	pf_init(&f, page, 0x0d);
-	int64_t rowid = 0;
-	struct rv v[E_NCOLS];
-	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
-		if (dtcap_read_block(r, i, DTCAP_COL_ALL, b) < 0) {
-			*err = sqlite3_mprintf("%s", dtcap_reader_error(r));
-			goto out;
-		}
-		for (uint32_t j = 0; j < b->rows; j++) {
-			if ((size_t)rowid >= nrows) {
-				*err = sqlite3_mprintf("block %zu holds more rows than its index entry", i);
-				goto out;
-			}
-			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
-			memset(v, 0, sizeof(v));
-			v[E_TS].i = (int64_t)b->ts[j];
-			v[E_CPU].i = b->cpu[j];
-			v[E_PID].i = b->pid[j];
-			v[E_TID].i = b->tid[j];
-			v[E_PROBE].i = b->probe[j];
-			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
-			if (p) {
-				v[E_PROBE_NAME].t = p->name;
-				v[E_PROBE_NAME].tlen = (int)strnlen(p->name, DTCAP_PROBENAMELEN);
-			} else {
-				v[E_PROBE_NAME].null = 1;
-			}
-			int len;
-			const char *cm = ctx_comm(c, b->comm[j], &len);
-			if (cm) {
-				v[E_COMM].t = cm;
-				v[E_COMM].tlen = len;
-			} else {
-				v[E_COMM].null = 1;
-			}
-			v[E_KSTACK].i = b->kstack[j];
-			v[E_USTACK].i = b->ustack[j];
-			v[E_FLAGS].i = b->flags[j];
-			v[E_NARGS].i = b->nargs[j];
-			for (int k = 0; k < DTCAP_MAXARGS; k++)
-				v[E_ARG0 + k].i = (int64_t)a[k];
-			if (b->flags[j] & DTR_RETURN) {
-				v[E_RETVAL].i = (int64_t)a[0];
-				v[E_ERRNO].i = (int64_t)a[1];
-			} else {
-				v[E_RETVAL].null = v[E_ERRNO].null = 1;
-			}
-			if (ctx_name(b->ctx[j])) {
-				v[E_CTX].t = ctx_name(b->ctx[j]);
-				v[E_CTX].tlen = (int)strlen(v[E_CTX].t);
-			} else {
-				v[E_CTX].null = 1;
-			}
-			tsv[rowid] = (int64_t)b->ts[j];
-			pidv[rowid] = b->pid[j];
-			rowid++;
-			/* cell: payload size, rowid, record */
-			uint8_t rec[1024];
-			int rn = rec_encode(rec, v, E_NCOLS);
-			int cn = put_varint(cell, (uint64_t)rn);
-			cn += put_varint(cell + cn, (uint64_t)rowid);
-			memcpy(cell + cn, rec, (size_t)rn);
-			cn += rn;
-			if (!pf_fits(&f, cn)) {
-				pf_finish(&f, 0);
-				if (nl == capl) {
-					capl = capl ? capl * 2 : 1024;
-					void *x = realloc(lpg, capl * sizeof(*lpg));
-					void *y = x ? realloc(lmx, capl * sizeof(*lmx)) : NULL;
-					if (x) lpg = x;
-					if (y) lmx = y;
-					if (!x || !y) {
-						*err = sqlite3_mprintf("out of memory");
-						goto out;
-					}
-				}
-				lpg[nl] = pg_write(&w, page);
-				lmx[nl] = rowid - 1;
-				nl++;
-				pf_init(&f, page, 0x0d);
-			}
-			pf_add(&f, cell, cn);
-		}
-	}
-	if ((size_t)rowid != nrows) {
-		*err = sqlite3_mprintf("blocks hold fewer rows than their index entries");
-		goto out;
-	}
-	/* last leaf (possibly empty: the root of an empty table) */
-	pf_finish(&f, 0);
-	if (nl + 1 > capl) {
-		capl = nl + 1;
-		void *x = realloc(lpg, capl * sizeof(*lpg));
-		void *y = x ? realloc(lmx, capl * sizeof(*lmx)) : NULL;
-		if (x) lpg = x;
-		if (y) lmx = y;
-		if (!x || !y) {
-			*err = sqlite3_mprintf("out of memory");
-			goto out;
-		}
-	}
-	lpg[nl] = pg_write(&w, page);
-	lmx[nl] = rowid;
-	nl++;
-	uint32_t troot = table_interior(&w, lpg, lmx, nl);
-
-	if (sort_rows(tsv, perm, nrows) < 0) {
-		*err = sqlite3_mprintf("out of memory");
-		goto out;
-	}
-	int64_t *sv = malloc((nrows ? nrows : 1) * sizeof(*sv));
-	if (sv == NULL) {
-		*err = sqlite3_mprintf("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nrows; i++)
-		sv[i] = tsv[perm[i]];
-	uint32_t tsroot = ix_write(&w, sv, perm, nrows);
-	if (sort_rows(pidv, perm, nrows) < 0) {
-		free(sv);
-		*err = sqlite3_mprintf("out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nrows; i++)
-		sv[i] = pidv[perm[i]];
-	uint32_t pidroot = ix_write(&w, sv, perm, nrows);
-	free(sv);
-
-	/* page 1: file header and the schema table (three rows) */
-	memset(page, 0, PG);
-	memcpy(page, "SQLite format 3", 16);
-	be16(page + 16, 1);		/* page size 65536 */
-	page[18] = page[19] = 1;	/* rollback journal file format */
-	page[21] = 64; page[22] = 32; page[23] = 32;	/* payload fractions */
-	be32(page + 24, 1);		/* change counter */
-	be32(page + 28, w.npages);	/* size in pages */
-	be32(page + 40, 1);		/* schema cookie */
-	be32(page + 44, 4);		/* schema format */
-	be32(page + 56, 1);		/* UTF-8 */
-	be32(page + 92, 1);		/* version-valid-for = change counter */
-	be32(page + 96, (uint32_t)sqlite3_libversion_number());
-	page[100] = 0x0d;		/* its b-tree: one table leaf */
-	{
-		char *tsql = events_create_sql();
-		const char *isql[2] = { "CREATE INDEX events_ts ON events(ts)",
-					"CREATE INDEX events_pid ON events(pid)" };
-		const char *nm[3] = { "events", "events_ts", "events_pid" };
-		const char *ty[3] = { "table", "index", "index" };
-		uint32_t root[3] = { troot, tsroot, pidroot };
-		if (tsql == NULL) {
-			*err = sqlite3_mprintf("out of memory");
-			goto out;
-		}
-		/* cells are placed from the page end; offsets are page-relative */
-		uint32_t top = PG;
-		for (int k = 0; k < 3; k++) {
-			const char *sq = k == 0 ? tsql : isql[k - 1];
-			struct rv sv5[5] = {
-				{ .t = ty[k], .tlen = (int)strlen(ty[k]) },
-				{ .t = nm[k], .tlen = (int)strlen(nm[k]) },
-				{ .t = "events", .tlen = 6 },
-				{ .i = root[k] },
-				{ .t = sq, .tlen = (int)strlen(sq) },
-			};
-			int rn = rec_encode(cell + 16, sv5, 5);
-			int cn = put_varint(cell, (uint64_t)rn);
-			cn += put_varint(cell + cn, (uint64_t)k + 1);
-			memmove(cell + cn, cell + 16, (size_t)rn);
-			cn += rn;
-			top -= (uint32_t)cn;
-			memcpy(page + top, cell, (size_t)cn);
-			be16(page + 100 + 8 + 2 * k, top);
-		}
-		sqlite3_free(tsql);
-		be16(page + 100 + 3, 3);
-		be16(page + 100 + 5, top);
-	}
-	if (w.err || fseek(w.f, 0, SEEK_SET) != 0 || fwrite(page, PG, 1, w.f) != 1) {
-		*err = sqlite3_mprintf("%s: %s", path, strerror(errno ? errno : EIO));
-		goto out;
-	}
-	if (fclose(w.f) != 0) {
-		w.f = NULL;
-		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
-		goto out;
-	}
-	w.f = NULL;
-	ret = (long long)nrows;
-out:
-	if (w.f)
-		fclose(w.f);
-	dtcap_block_free(b);
-	free(tsv);
-	free(pidv);
-	free(perm);
-	free(lpg);
-	free(lmx);
-	free(page);
-	free(cell);
-	free(w.buf);
-	return ret;
-}
-
-/* The ctx of db's attach, fetched through a pointer-passing function so
- * dtsql_export needs nothing but db. */
-static void fn_ctx_ptr(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	(void)argc; (void)argv;
-	sqlite3_result_pointer(ctx, sqlite3_user_data(ctx), "dtsql_ctx", NULL);
-}
-
-/*
- * Load dtx.events straight from decoded blocks: binding values is much
- * cheaper than a virtual-table scan feeding INSERT ... SELECT, and a value
- * that did not change since the previous row (zero args, the same comm)
- * is not bound again: sqlite keeps bindings across sqlite3_reset().
- */
-static long long export_events(sqlite3 *db, struct ctx *c, char **err)
-{
-	sqlite3_stmt *st = NULL;
-	char sql[512];
-	int off = snprintf(sql, sizeof(sql), "INSERT INTO dtx.events VALUES(?");
-	for (int i = 1; i < E_NCOLS; i++)
-		off += snprintf(sql + off, sizeof(sql) - (size_t)off, ",?");
-	snprintf(sql + off, sizeof(sql) - (size_t)off, ")");
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return -1;
-	}
-	struct dtcap_block *b = dtcap_block_new();
-	if (b == NULL) {
-		sqlite3_finalize(st);
-		*err = sqlite3_mprintf("out of memory");
-		return -1;
-	}
-	/* last bound value per column; 'n' null, 'i' integer, 't' text */
-	int64_t last[E_NCOLS];
-	const void *lastp[E_NCOLS];
-	char kind[E_NCOLS];
-	memset(kind, 0, sizeof(kind));
-	memset(last, 0, sizeof(last));
-	memset(lastp, 0, sizeof(lastp));
-	long long rows = 0;
-	int rc = SQLITE_OK;
-#define BIND_I(col, v) do {						\
-		int64_t v_ = (int64_t)(v);				\
-		if (kind[col] != 'i' || last[col] != v_) {		\
-			sqlite3_bind_int64(st, (col) + 1, v_);		\
-			kind[col] = 'i';				\
-			last[col] = v_;					\
-		}							\
-	} while (0)
-#define BIND_T(col, p, n) do {						\
-		const char *p_ = (p);					\
-		if (p_ == NULL) {					\
-			if (kind[col] != 'n') {				\
-				sqlite3_bind_null(st, (col) + 1);	\
-				kind[col] = 'n';			\
-			}						\
-		} else if (kind[col] != 't' || lastp[col] != p_) {	\
-			sqlite3_bind_text(st, (col) + 1, p_, (n), SQLITE_STATIC); \
-			kind[col] = 't';				\
-			lastp[col] = p_;				\
-		}							\
-	} while (0)
-#define BIND_N(col) do {						\
-		if (kind[col] != 'n') {					\
-			sqlite3_bind_null(st, (col) + 1);		\
-			kind[col] = 'n';				\
-		}							\
-	} while (0)
-	for (size_t i = 0; i < dtcap_nblocks(c->r) && rc == SQLITE_OK; i++) {
-		if (dtcap_read_block(c->r, i, DTCAP_COL_ALL, b) < 0) {
-			*err = sqlite3_mprintf("%s", dtcap_reader_error(c->r));
-			rows = -1;
-			break;
-		}
-		for (uint32_t j = 0; j < b->rows; j++) {
-			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
-			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
-			int len;
-			const char *cm = ctx_comm(c, b->comm[j], &len);
-			BIND_I(E_TS, b->ts[j]);
-			BIND_I(E_CPU, b->cpu[j]);
-			BIND_I(E_PID, b->pid[j]);
-			BIND_I(E_TID, b->tid[j]);
-			BIND_I(E_PROBE, b->probe[j]);
-			BIND_T(E_PROBE_NAME, p ? p->name : NULL, -1);
-			BIND_T(E_COMM, cm, len);
-			BIND_I(E_KSTACK, b->kstack[j]);
-			BIND_I(E_USTACK, b->ustack[j]);
-			BIND_I(E_FLAGS, b->flags[j]);
-			BIND_I(E_NARGS, b->nargs[j]);
-			for (int k = 0; k < DTCAP_MAXARGS; k++)
-				BIND_I(E_ARG0 + k, a[k]);
-			if (b->flags[j] & DTR_RETURN) {
-				BIND_I(E_RETVAL, a[0]);
-				BIND_I(E_ERRNO, a[1]);
-			} else {
-				BIND_N(E_RETVAL);
-				BIND_N(E_ERRNO);
-			}
-			BIND_T(E_CTX, ctx_name(b->ctx[j]), -1);
-			rc = sqlite3_step(st);
-			if (rc != SQLITE_DONE) {
-				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-				rows = -1;
-				break;
-			}
-			rc = sqlite3_reset(st);
-			rows++;
-		}
-	}
-#undef BIND_I
-#undef BIND_T
-#undef BIND_N
-	dtcap_block_free(b);
-	sqlite3_finalize(st);
-	return rows;
-}
-
-long long dtsql_export(sqlite3 *db, const char *path, char **err)
-{
-	char *dummy = NULL;
-	if (err == NULL)
-		err = &dummy;
-	/* find this db's capture */
-	struct ctx *c = NULL;
-	sqlite3_stmt *cs = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT dtsql_ctx_ptr()", -1, &cs, NULL) == SQLITE_OK &&
-	    sqlite3_step(cs) == SQLITE_ROW)
-		c = sqlite3_value_pointer(sqlite3_column_value(cs, 0), "dtsql_ctx");
-	sqlite3_finalize(cs);
-	if (c == NULL) {
-		*err = sqlite3_mprintf("no capture attached (dtsql_attach)");
-		return -1;
-	}
-	/* DTSQL_EXPORT_SQL=1: load events through INSERT instead of writing
-	 * pages (slower; kept to cross-check the page writer) */
-	int direct = getenv("DTSQL_EXPORT_SQL") == NULL;
-	long long n = -1;
-	if (unlink(path) < 0 && errno != ENOENT) {
-		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (direct && (n = write_events_db(c, path, err)) < 0) {
-		unlink(path);
-		return -1;
-	}
-	char *sql = sqlite3_mprintf("ATTACH %Q AS dtx", path);
-	if (sql == NULL)
-		return -1;
-	int r = exec1(db, sql, err);
-	sqlite3_free(sql);
-	if (r < 0)
-		return -1;
-	long long rows = -1;
-	int ok = 0;
-	/* Loading in one go: no journal, no fsync; a crash leaves a file
-	 * that is simply redone. */
-	if (exec1(db, "PRAGMA dtx.page_size=65536;"
-		  "PRAGMA dtx.journal_mode=OFF;"
-		  "PRAGMA dtx.synchronous=OFF;"
-		  "PRAGMA dtx.cache_size=-262144;"
-		  "BEGIN", err) < 0)
-		goto out;
-	for (int k = 0; k < T_NTABLES; k++) {
-		if (k == T_EVENTS && direct)
-			continue;
-		if (k == T_EVENTS)
-			sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s)",
-					      tabs[k].name, tabs[k].cols);
-		else
-			sql = sqlite3_mprintf("CREATE TABLE dtx.%s(%s);"
-					      "INSERT INTO dtx.%s SELECT * FROM main.%s",
-					      tabs[k].name, tabs[k].cols, tabs[k].name,
-					      tabs[k].name);
-		if (sql == NULL)
-			goto out;
-		r = exec1(db, sql, err);
-		sqlite3_free(sql);
-		if (r < 0)
-			goto out;
-		if (k == T_EVENTS && (n = export_events(db, c, err)) < 0)
-			goto out;
-	}
-	/* indexes after the load: one sort each beats 10 million b-tree
-	 * insertions (measured: about 1.5x) */
-	if (exec1(db, direct ? "CREATE INDEX dtx.frames_stack ON frames(stack_id);"
-		  "COMMIT" : "CREATE INDEX dtx.events_ts ON events(ts);"
-		  "CREATE INDEX dtx.events_pid ON events(pid);"
-		  "CREATE INDEX dtx.frames_stack ON frames(stack_id);"
-		  "COMMIT", err) < 0)
-		goto out;
-	ok = 1;
-	rows = n;
-out:
-	if (!ok)
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	if (sqlite3_exec(db, "DETACH dtx", NULL, NULL, NULL) != SQLITE_OK && ok) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		rows = -1;
-	}
-	sqlite3_free(dummy);
-	return rows;
-}

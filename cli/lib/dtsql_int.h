@@ -1,0 +1,113 @@
+/*
+ * dtsql_int.h - what the files of SQL over a capture share; callers use
+ * dtsql.h.  The job of each file:
+ *	dtsql_schema.c	the tables' names and columns (one text declares the
+ *			virtual tables and the export's real tables)
+ *	dtsql_vtab.c	the virtual tables, sym()/sym_origin(), attach/detach
+ *	dtsql_print.c	dtsql_exec: statements run, results printed
+ *	dtsql_pages.c	the export's events table written as SQLite pages
+ *	dtsql_export.c	dtsql_export: the plain database
+ */
+#ifndef DTSQL_INT_H
+#define DTSQL_INT_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "dtcap.h"
+#include "dtsql.h"
+#include "dtsym.h"
+
+enum {
+	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,
+	T_MAPS, T_COUNTERS, T_CAPTURE, T_NTABLES
+};
+
+struct dtsql_tabdef {
+	const char *name;
+	const char *cols;	/* column declarations, "a INTEGER, b TEXT" */
+	int keycol;		/* column with '=' pushdown, -1: none */
+};
+
+/* Column lists: the same text declares the virtual tables and the real
+ * tables of an export, so both have one schema. */
+extern const struct dtsql_tabdef dtsql_tab[T_NTABLES];
+
+/* The columns of events, in declaration order. */
+enum {
+	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
+	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
+	E_ERRNO, E_CTX, E_NCOLS
+};
+
+/* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
+static inline const char *ctx_name(unsigned x)
+{
+	static const char *names[] = {"task", "softirq", "hardirq", "nmi"};
+	return x < 4 ? names[x] : NULL;
+}
+
+/* Probe ids above this are looked up through dtcap_probe_by_id. */
+#define PROBE_DENSE_MAX	(1u << 20)
+
+/*
+ * The handle of dtsql_attach: the capture's lookup tables, shared by every
+ * table of one attach.  Reference-counted by the modules and functions
+ * registered on db, so it is freed with the last of them (sqlite3_close or
+ * dtsql_detach); callers never free it.  Every member but refs and the
+ * ufirst cache is set by dtsql_vtab.c's ctx_new and [I] after it.
+ */
+struct dtsql {
+	sqlite3		*db;	/* of dtsql_attach; NULL for each of attach_many */
+	struct dtcap_reader *r;
+	struct dtsym	*sym;
+	int		refs;
+
+	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
+	 * BINARY order, so comm is read as the id column and never strlen'd. */
+	uint32_t	ncomms;
+	const char	**comm;
+	int		*comm_len;
+	uint32_t	*comm_rank;
+
+	/* probe id -> probe (NULL: unknown), dense when ids are small. */
+	uint32_t	probe_max;
+	int		probe_sparse;	/* some id >= PROBE_DENSE_MAX */
+	const struct dtcap_probe **probe;
+	uint32_t	*probe_rank;
+
+	/* ustack id -> pid and ts of its first event, to name user frames;
+	 * built on the first need by a scan of three columns. */
+	int		ufirst_done;
+	uint32_t	*ufirst_pid;
+	uint64_t	*ufirst_ts;
+
+	uint64_t	*block_base;	/* global index of each block's first row */
+};
+
+static inline const struct dtcap_probe *ctx_probe(const struct dtsql *c, uint32_t id)
+{
+	if (id <= c->probe_max)
+		return c->probe[id];
+	return dtcap_probe_by_id(c->r, id);
+}
+
+static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
+{
+	if (id <= c->ncomms) {
+		*len = c->comm_len[id];
+		return c->comm[id];
+	}
+	*len = 0;
+	return NULL;
+}
+
+/*
+ * Write path as a database holding events, events_ts and events_pid, straight
+ * as SQLite pages (dtsql_pages.c).  Returns the row count or -1 with *err set
+ * (sqlite3_free() it).
+ */
+long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err);
+
+#endif /* DTSQL_INT_H */

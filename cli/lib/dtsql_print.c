@@ -1,0 +1,414 @@
+/*
+ * dtsql_print.c - dtsql_exec: run statements (and the dot-commands .tables
+ * and .schema) and print their results as an aligned table, CSV or JSON.
+ * See dtsql.h.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "dtsql.h"
+#include "util.h"
+
+/* Display width of UTF-8 text: code points (good enough for comms). */
+static size_t u8width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_string(FILE *out, const char *s, int n)
+{
+	fputc('"', out);
+	for (int i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch >= 0x80) {
+			/* comms are kernel bytes, not always UTF-8: keep the
+			 * output valid JSON, a stray byte becomes U+FFFD */
+			int len = dtu_utf8_len((const unsigned char *)s + i, (size_t)(n - i));
+			if (len == 0) {
+				fputs("\\ufffd", out);
+			} else {
+				fwrite(s + i, 1, (size_t)len, out);
+				i += len - 1;
+			}
+			continue;
+		}
+		switch (ch) {
+		case '"': fputs("\\\"", out); break;
+		case '\\': fputs("\\\\", out); break;
+		case '\n': fputs("\\n", out); break;
+		case '\r': fputs("\\r", out); break;
+		case '\t': fputs("\\t", out); break;
+		default:
+			if (ch < 0x20 || ch == 0x7f)
+				fprintf(out, "\\u%04x", ch);
+			else
+				fputc(ch, out);
+		}
+	}
+	fputc('"', out);
+}
+
+/* A cell as text for table/csv; blobs in hex. Returns malloc'd text. */
+static char *cell_text(sqlite3_stmt *st, int i, int table)
+{
+	switch (sqlite3_column_type(st, i)) {
+	case SQLITE_NULL:
+		return strdup(table ? "NULL" : "");
+	case SQLITE_BLOB: {
+		int n = sqlite3_column_bytes(st, i);
+		const unsigned char *b = sqlite3_column_blob(st, i);
+		char *s = malloc((size_t)n * 2 + 4);
+		if (s == NULL)
+			return NULL;
+		char *p = s;
+		*p++ = 'x'; *p++ = '\'';
+		for (int k = 0; k < n; k++)
+			p += sprintf(p, "%02x", b[k]);
+		*p++ = '\''; *p = 0;
+		return s;
+	}
+	default: {
+		const unsigned char *t = sqlite3_column_text(st, i);
+		return strdup(t ? (const char *)t : "");
+	}
+	}
+}
+
+#define TABLE_BUFFER	2000	/* rows buffered to size the columns */
+
+struct tbl {
+	int		ncol;
+	size_t		*w;
+	int		*num;		/* right-align: every value numeric */
+	char		**cells;	/* buffered rows, row-major */
+	size_t		nrows;
+	int		printed_head;
+	unsigned long long total;
+};
+
+static void tbl_print_row(FILE *out, const struct tbl *t, char **row)
+{
+	for (int i = 0; i < t->ncol; i++) {
+		size_t w = u8width(row[i]);
+		size_t pad = t->w[i] > w ? t->w[i] - w : 0;
+		if (i)
+			fputs("  ", out);
+		if (t->num[i])
+			fprintf(out, "%*s%s", (int)pad, "", row[i]);
+		else if (i == t->ncol - 1)
+			fputs(row[i], out);
+		else
+			fprintf(out, "%s%*s", row[i], (int)pad, "");
+	}
+	fputc('\n', out);
+}
+
+static void tbl_flush(FILE *out, struct tbl *t, sqlite3_stmt *st)
+{
+	if (!t->printed_head) {
+		for (int i = 0; i < t->ncol; i++)
+			if (t->num[i] == -1)
+				t->num[i] = 0;
+		for (int i = 0; i < t->ncol; i++) {
+			const char *n = sqlite3_column_name(st, i);
+			if (u8width(n) > t->w[i])
+				t->w[i] = u8width(n);
+		}
+		char **h = calloc((size_t)t->ncol, sizeof(*h));
+		if (h) {
+			for (int i = 0; i < t->ncol; i++)
+				h[i] = (char *)sqlite3_column_name(st, i);
+			tbl_print_row(out, t, h);
+			free(h);
+		}
+		for (int i = 0; i < t->ncol; i++) {
+			if (i)
+				fputs("  ", out);
+			for (size_t k = 0; k < t->w[i]; k++)
+				fputc('-', out);
+		}
+		fputc('\n', out);
+		t->printed_head = 1;
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		tbl_print_row(out, t, t->cells + r * (size_t)t->ncol);
+		for (int i = 0; i < t->ncol; i++)
+			free(t->cells[r * (size_t)t->ncol + i]);
+	}
+	t->nrows = 0;
+}
+
+static int on_progress(void *arg)
+{
+	volatile sig_atomic_t *f = arg;
+	return f && *f;
+}
+
+/* One statement's result in fmt.  Returns the sqlite3_step() end code. */
+static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nres)
+{
+	int ncol = sqlite3_column_count(st);
+	int rc;
+	if (ncol == 0) {
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			;
+		return rc;
+	}
+	if (fmt == DTSQL_JSON) {
+		/* Rows are objects keyed by column name: what json.load users want. */
+		fputs(*nres ? "\n[" : "[", out);
+		unsigned long long n = 0;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
+			fputs(n++ ? ",\n{" : "\n{", out);
+			for (int i = 0; i < ncol; i++) {
+				const char *name = sqlite3_column_name(st, i);
+				if (i)
+					fputc(',', out);
+				json_string(out, name, (int)strlen(name));
+				fputc(':', out);
+				switch (sqlite3_column_type(st, i)) {
+				case SQLITE_NULL: fputs("null", out); break;
+				case SQLITE_INTEGER:
+					fprintf(out, "%lld", (long long)sqlite3_column_int64(st, i));
+					break;
+				case SQLITE_FLOAT: {
+					double d = sqlite3_column_double(st, i);
+					if (isfinite(d))
+						fprintf(out, "%.17g", d);
+					else
+						fputs("null", out);
+					break;
+				}
+				case SQLITE_BLOB: {
+					char *s = cell_text(st, i, 0);
+					json_string(out, s ? s : "", s ? (int)strlen(s) : 0);
+					free(s);
+					break;
+				}
+				default:
+					json_string(out, (const char *)sqlite3_column_text(st, i),
+						    sqlite3_column_bytes(st, i));
+				}
+			}
+			fputc('}', out);
+		}
+		fputs(n ? "\n]\n" : "]\n", out);
+		(*nres)++;
+		return rc;
+	}
+	if (fmt == DTSQL_CSV) {
+		if (*nres)
+			fputc('\n', out);	/* results of a script: blank-separated */
+		for (int i = 0; i < ncol; i++) {
+			if (i)
+				fputc(',', out);
+			csv_field(out, sqlite3_column_name(st, i));
+		}
+		fputs("\r\n", out);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ferror(out))
+				return SQLITE_IOERR;
+			for (int i = 0; i < ncol; i++) {
+				if (i)
+					fputc(',', out);
+				if (sqlite3_column_type(st, i) == SQLITE_TEXT) {
+					csv_field(out, (const char *)sqlite3_column_text(st, i));
+				} else {
+					char *s = cell_text(st, i, 0);
+					if (s)
+						fputs(s, out);
+					free(s);
+				}
+			}
+			fputs("\r\n", out);
+		}
+		(*nres)++;
+		return rc;
+	}
+	/* table */
+	struct tbl t = { .ncol = ncol };
+	t.w = calloc((size_t)ncol, sizeof(*t.w));
+	t.num = calloc((size_t)ncol, sizeof(*t.num));
+	t.cells = calloc((size_t)ncol * TABLE_BUFFER, sizeof(*t.cells));
+	if (!t.w || !t.num || !t.cells) {
+		free(t.w); free(t.num); free(t.cells);
+		return SQLITE_NOMEM;
+	}
+	for (int i = 0; i < ncol; i++)
+		t.num[i] = -1;	/* unknown until a value is seen */
+	if (*nres)
+		fputc('\n', out);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char **row = t.cells + t.nrows * (size_t)ncol;
+		for (int i = 0; i < ncol; i++) {
+			int ty = sqlite3_column_type(st, i);
+			row[i] = cell_text(st, i, 1);
+			if (row[i] == NULL)
+				row[i] = strdup("?");
+			if (!t.printed_head) {
+				size_t w = u8width(row[i] ? row[i] : "");
+				if (w > t.w[i])
+					t.w[i] = w;
+				if (ty != SQLITE_NULL) {
+					int isnum = ty == SQLITE_INTEGER || ty == SQLITE_FLOAT;
+					t.num[i] = t.num[i] == -1 ? isnum : (t.num[i] && isnum);
+				}
+			}
+		}
+		t.total++;
+		if (++t.nrows == TABLE_BUFFER) {
+			tbl_flush(out, &t, st);
+			if (ferror(out)) {
+				rc = SQLITE_IOERR;
+				break;
+			}
+		}
+	}
+	tbl_flush(out, &t, st);
+	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
+	free(t.w); free(t.num); free(t.cells);
+	(*nres)++;
+	return rc;
+}
+
+/* Skip whitespace and comments: where the next statement starts. */
+static const char *skip_blank(const char *p)
+{
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (p[0] == '-' && p[1] == '-') {
+			p += strcspn(p, "\n");
+		} else if (p[0] == '/' && p[1] == '*') {
+			const char *e = strstr(p + 2, "*/");
+			p = e ? e + 2 : p + strlen(p);
+		} else {
+			return p;
+		}
+	}
+}
+
+static int dot_command(const char *line, size_t len, FILE *out, char **err)
+{
+	char buf[128], *w[3] = { 0 };
+	int n = 0;
+
+	if (len >= sizeof(buf)) {
+		*err = sqlite3_mprintf("unknown command: %.40s...", line);
+		return -1;
+	}
+	memcpy(buf, line, len);
+	buf[len] = 0;
+	for (char *t = strtok(buf, " \t\r;"); t && n < 3; t = strtok(NULL, " \t\r;"))
+		w[n++] = t;
+	if (n == 1 && !strcmp(w[0], ".tables")) {
+		const char *const *t = dtsql_tables();
+		for (int k = 0; t[k]; k++)
+			fprintf(out, "%s%s", k ? "  " : "", t[k]);
+		fputc('\n', out);
+		return 0;
+	}
+	if (n <= 2 && !strcmp(w[0], ".schema")) {
+		if (dtsql_schema(out, w[1]) < 0) {
+			*err = sqlite3_mprintf("no such table: %s", w[1]);
+			return -1;
+		}
+		return 0;
+	}
+	*err = sqlite3_mprintf("unknown command or wrong arguments: %s "
+			       "(known: .tables, .schema [TABLE])", buf);
+	return -1;
+}
+
+int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
+	       volatile sig_atomic_t *cancel, char **err)
+{
+	const char *tail = sql;
+	char *dummy = NULL;
+	int nres = 0, ret = 0, multi = 0;
+	if (err == NULL)
+		err = &dummy;
+	if (cancel)
+		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
+	while (tail && *(tail = skip_blank(tail))) {
+		sqlite3_stmt *st = NULL;
+		if (*tail == '.') {
+			size_t len = strcspn(tail, "\n");
+			if (dot_command(tail, len, out, err) < 0) {
+				ret = -1;
+				break;
+			}
+			tail += len;
+			continue;
+		}
+		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		if (rc != SQLITE_OK) {
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			ret = -1;
+			break;
+		}
+		if (st == NULL)		/* whitespace or a comment */
+			continue;
+		/* Several statements in JSON: one array holding each result. */
+		if (fmt == DTSQL_JSON && nres == 0 && !multi && *skip_blank(tail) &&
+		    sqlite3_column_count(st)) {
+			multi = 1;
+			fputs("[", out);
+		}
+		if (multi && nres && sqlite3_column_count(st))
+			fputc(',', out);
+		rc = run_stmt(st, fmt, out, &nres);
+		if (rc != SQLITE_DONE) {
+			if (rc == SQLITE_IOERR && ferror(out))
+				*err = sqlite3_mprintf("write error");
+			else if (rc == SQLITE_INTERRUPT)
+				*err = sqlite3_mprintf("interrupted");
+			else if (rc == SQLITE_NOMEM)
+				*err = sqlite3_mprintf("out of memory");
+			else
+				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			sqlite3_finalize(st);
+			ret = -1;
+			break;
+		}
+		sqlite3_finalize(st);
+	}
+	if (multi)
+		fputs("]\n", out);
+	if (cancel)
+		sqlite3_progress_handler(db, 0, NULL, NULL);
+	fflush(out);
+	if (ret == 0 && ferror(out)) {
+		*err = sqlite3_mprintf("write error");
+		ret = -1;
+	}
+	sqlite3_free(dummy);
+	return ret;
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# dtsrc.sh DTREC DTREPORT FAKEDT TMPDIR - the dt source's user stack copies
+# on the host, against tests/dtrec/fakedt.so (LD_PRELOAD /dev/dt): its
+# records with registers and stack copies (some with a copy size that lies)
+# go to the unwinding workers or keep frame pointers, and never reach the
+# capture; the ring size is checked against the copy size.  The real
+# device is the vm-unwind suite's.
+set -u
+dtrec=$1 dtreport=$2 fake=$3 tmp=$4
+mkdir -p "$tmp"
+# fakedt.so is preloaded before the ASan runtime
+export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
+counts() {	# capture: "dwarf dwarf_truncated fp_behind events"
+	"$dtreport" stats --json "$1" 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+u = d["counters"]["user_stacks"]
+print(u["dwarf"], u["dwarf_truncated"], u["fp_behind"], d["events"])' 2>/dev/null || echo "? ? ? ?"
+}
+
+# 1. copies of this shell's "samples" (garbage stacks: the ip alone, marked
+#    truncated), the lying ones left with their frame-pointer stack
+env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ LD_PRELOAD="$fake" "$dtrec" --source dt -q \
+	-o "$tmp/dt.dtc" -e profile:hz:97 --user-stacks dwarf -d 1s 2>"$tmp/dt.err"
+rc=$?
+read -r dw dwt fpb ev < <(counts "$tmp/dt.dtc")
+if [ $rc = 0 ] && [ "$dw" -gt 1000 ] 2>/dev/null && [ "$dwt" = "$dw" ] && [ "$fpb" = 0 ] &&
+   ! grep -q 'ERROR: \|runtime error' "$tmp/dt.err"; then
+	echo "PASS dtsrc/unwound: $dw of $ev samples unwound from their copies (all to the ip alone, truncated)"
+else
+	echo "FAIL dtsrc/unwound: status $rc, dwarf $dw, stopped short $dwt, behind $fpb, events $ev: $(head -c 300 "$tmp/dt.err")"
+fi
+# the capture holds stacks, not stack bytes: far below a 16k copy per sample
+sz=$(stat -c %s "$tmp/dt.dtc" 2>/dev/null || echo 0)
+if [ "$ev" -gt 0 ] 2>/dev/null && [ $((sz / ev)) -lt 200 ]; then
+	echo "PASS dtsrc/no-stack-bytes: $((sz / ev)) capture bytes per event"
+else
+	echo "FAIL dtsrc/no-stack-bytes: $sz bytes for $ev events"
+fi
+
+# 2. falling behind: every copy refused, frame-pointer stacks, counted
+env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ DTREC_UNWIND_BUDGET=1 LD_PRELOAD="$fake" "$dtrec" \
+	--source dt -q -o "$tmp/behind.dtc" -e profile:hz:97 --user-stacks dwarf -d 1s 2>"$tmp/behind.err"
+read -r dw dwt fpb ev < <(counts "$tmp/behind.dtc")
+if [ "$dw" = 0 ] && [ "$fpb" -gt 1000 ] 2>/dev/null && grep -q "kept their frame-pointer user stack" "$tmp/behind.err"; then
+	echo "PASS dtsrc/behind: $fpb of $ev samples kept frame pointers, counted and warned about"
+else
+	echo "FAIL dtsrc/behind: dwarf $dw, behind $fpb, events $ev: $(head -c 300 "$tmp/behind.err")"
+fi
+
+# 3. fp: no copies asked for, nothing unwound
+env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ LD_PRELOAD="$fake" "$dtrec" --source dt -q \
+	-o "$tmp/fp.dtc" -e profile:hz:97 --user-stacks fp -d 0.5s 2>"$tmp/fp.err"
+read -r dw dwt fpb ev < <(counts "$tmp/fp.dtc")
+if [ "$dw" = 0 ] && [ "$fpb" = 0 ] && [ "$ev" -gt 1000 ] 2>/dev/null; then
+	echo "PASS dtsrc/fp: $ev samples, none unwound"
+else
+	echo "FAIL dtsrc/fp: dwarf $dw, behind $fpb, events $ev: $(head -c 300 "$tmp/fp.err")"
+fi
+
+# 4. a ring too small for the copies: a clear error, no capture
+rm -f "$tmp/small.dtc"
+LD_PRELOAD="$fake" "$dtrec" --source dt -o "$tmp/small.dtc" -e profile:hz:97 -b 32k \
+	--user-stacks dwarf -d 0.2s 2>"$tmp/small.err"
+rc=$?
+if [ $rc != 0 ] && grep -q "ring size 32768 is too small for user stack copies of 16384 bytes.*-b 64k" "$tmp/small.err" &&
+   [ ! -e "$tmp/small.dtc" ]; then
+	echo "PASS dtsrc/small-ring: $(head -n1 "$tmp/small.err")"
+else
+	echo "FAIL dtsrc/small-ring: status $rc: $(head -c 300 "$tmp/small.err")"
+fi
+exit 0
