@@ -7,12 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "captures.h"
 #include "dtsh.h"
 #include "dtsql.h"
 #include "dtsym.h"
@@ -81,11 +83,15 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_tables, DTSH_C_NONE },
 	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
 	  cmd_schema, DTSH_C_TABLE },
-	{ "open", "open [--partial] FILE",
-	  "Open a capture for analysis (offline mode).  --partial: also one that\n"
-	  "was cut short (a killed recording, a truncated copy).",
+	{ "open", "open [--partial] FILE|DIR...",
+	  "Open a capture for analysis (offline mode).  Several captures, or a\n"
+	  "directory (its *.dtc files), are opened together: stats, flame and sql\n"
+	  "then read them all (sql's events carry capture and host columns), as\n"
+	  "dtreport does with several; probes and describe show the first one's,\n"
+	  "and top reads one capture only.  --partial: also captures that were\n"
+	  "cut short (a killed recording, a truncated copy).",
 	  cmd_open, DTSH_C_FILE },
-	{ "close", "close", "Close the capture and return to live mode.",
+	{ "close", "close", "Close the capture(s) and return to live mode.",
 	  cmd_close, DTSH_C_NONE },
 	{ "help", "help [COMMAND]", "List the commands, or explain one.",
 	  cmd_help, DTSH_C_CMD },
@@ -398,10 +404,12 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 			return 1;
 		}
 	}
-	if (out != NULL && sh->cap_path && dtu_same_file(out, sh->cap_path)) {
-		fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n", out);
-		return 1;
-	}
+	for (int i = 0; out != NULL && i < sh->ncaps; i++)
+		if (dtu_same_file(out, sh->cap_paths[i])) {
+			fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n",
+				out);
+			return 1;
+		}
 	if (sh->nen == 0) {
 		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
 		return 1;
@@ -518,8 +526,8 @@ static int
 report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
        const char *extra)
 {
-	char **v = calloc((size_t)argc + 5, sizeof(*v));
-	int n = 0, rc;
+	char **v = calloc((size_t)argc + (size_t)sh->ncaps + 4, sizeof(*v));
+	int n = 0, rc, cut = 0;
 
 	if (v == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
@@ -528,14 +536,18 @@ report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
 	for (int i = 0; i < argc; i++)
 		v[n++] = argv[i];
 	/* The shell opened it knowing it was cut: so does the command. */
-	if (dtcap_reader_warning(sh->cap))
+	for (int i = 0; i < sh->ncaps; i++)
+		cut |= dtcap_reader_warning(sh->caps[i]) != NULL;
+	if (cut)
 		v[n++] = "--partial";
 	if (extra) {
 		v[n++] = "-o";
 		v[n++] = (char *)extra;
 	}
-	v[n++] = sh->cap_path;
+	for (int i = 0; i < sh->ncaps; i++)
+		v[n++] = sh->cap_paths[i];
 	v[n] = NULL;
+	dtr_shell_caps = sh->ncaps;
 	rc = run_interruptible(fn, n, v);
 	free(v);
 	return rc;
@@ -556,6 +568,11 @@ cmd_top(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "top"))
 		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh top: reads one capture, and %d are open "
+			"(open it alone, or use sql or stats over all)\n", sh->ncaps);
+		return 1;
+	}
 	return dtsh_top(sh, argc, argv);
 }
 
@@ -665,6 +682,41 @@ dtsh_interrupt_hook(void)
 		sqlite3_interrupt(db);
 }
 
+/* Several captures: as dtreport sql with several, views over them all
+ * with capture and host columns (dtsql_attach_many). */
+static struct sqlite3 *
+sql_db_many(struct dtsh *sh)
+{
+	int n = sh->ncaps, ok = 1;
+	char (*names)[256] = calloc((size_t)n, sizeof(*names));
+	const char **np = calloc((size_t)n, sizeof(*np));
+	const char **hosts = calloc((size_t)n, sizeof(*hosts));
+	char *err = NULL;
+
+	ok = names && np && hosts;
+	sh->syms[0] = sh->sym;
+	for (int i = 0; ok && i < n; i++) {
+		if (sh->syms[i] == NULL && (sh->syms[i] = dtsym_open(sh->caps[i])) == NULL)
+			ok = 0;
+		dtx_capture_name(names[i], sizeof(names[i]), sh->cap_paths[i]);
+		np[i] = names[i];
+		hosts[i] = dtcap_host(sh->caps[i])->hostname;
+	}
+	if (ok && dtsql_attach_many(sh->db, sh->caps, sh->syms, np, hosts, (size_t)n,
+				    &err) != 0)
+		ok = 0;
+	free(names);
+	free(np);
+	free(hosts);
+	if (!ok) {
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "out of memory");
+		sqlite3_free(err);
+		sqlite3_close(sh->db);
+		sh->db = NULL;
+	}
+	return sh->db;
+}
+
 struct sqlite3 *
 dtsh_sql_db(struct dtsh *sh)
 {
@@ -681,6 +733,8 @@ dtsh_sql_db(struct dtsh *sh)
 		sh->db = NULL;
 		return NULL;
 	}
+	if (sh->ncaps > 1)
+		return sql_db_many(sh);
 	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) == NULL) {
 		fprintf(stderr, "dtsh sql: %s\n", err ? err : "cannot attach the capture");
 		sqlite3_free(err);
@@ -699,6 +753,19 @@ dtsh_close_capture(struct dtsh *sh)
 	if (sh->db)
 		sqlite3_close(sh->db);
 	sh->db = NULL;
+	/* [0] of caps, syms and cap_paths are cap, sym and cap_path */
+	for (int i = 1; i < sh->ncaps; i++) {
+		dtsym_close(sh->syms[i]);
+		dtcap_reader_close(sh->caps[i]);
+		free(sh->cap_paths[i]);
+	}
+	free(sh->syms);
+	free(sh->caps);
+	free(sh->cap_paths);
+	sh->syms = NULL;
+	sh->caps = NULL;
+	sh->cap_paths = NULL;
+	sh->ncaps = 0;
 	dtsym_close(sh->sym);
 	sh->sym = NULL;
 	if (sh->cap)
@@ -711,21 +778,59 @@ dtsh_close_capture(struct dtsh *sh)
 int
 dtsh_open_capture(struct dtsh *sh, const char *path, int partial)
 {
-	int status = DTR_EXIT_ERROR;
-	struct dtcap_reader *r = dtr_open("open", path, partial, 0, &status);
-	char *p;
+	char *a[1] = { (char *)path };
 
-	if (r == NULL)
-		return status;
-	if ((p = strdup(path)) == NULL) {
-		dtcap_reader_close(r);
-		fprintf(stderr, "dtsh: out of memory\n");
-		return DTR_EXIT_ERROR;
+	return dtsh_open_captures(sh, a, 1, partial);
+}
+
+int
+dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial)
+{
+	struct dtx_caps cl = { 0 };
+	struct stat st;
+	char err[512];
+	int status = DTR_EXIT_ERROR, n = 0;
+
+	/* One argument that is not a directory is that capture, whatever its
+	 * name (dtr_open says why it cannot be read); directories stand for
+	 * their *.dtc files. */
+	if (nargs == 1 && !(stat(args[0], &st) == 0 && S_ISDIR(st.st_mode))) {
+		if ((cl.path = calloc(1, sizeof(*cl.path))) == NULL ||
+		    (cl.path[0] = strdup(args[0])) == NULL) {
+			free(cl.path);
+			fprintf(stderr, "dtsh: out of memory\n");
+			return DTR_EXIT_ERROR;
+		}
+		cl.n = 1;
+	} else if (dtx_caps_add(&cl, args, nargs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "dtsh open: %s\n", err);
+		dtx_caps_free(&cl);
+		return DTR_EXIT_USAGE;
 	}
+	struct dtcap_reader **rs = calloc((size_t)cl.n, sizeof(*rs));
+	struct dtsym **syms = calloc((size_t)cl.n, sizeof(*syms));
+	if (rs == NULL || syms == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		goto fail;
+	}
+	for (n = 0; n < cl.n; n++)
+		if ((rs[n] = dtr_open("open", cl.path[n], partial, 0, &status)) == NULL)
+			goto fail;
 	dtsh_close_capture(sh);
-	sh->cap = r;
-	sh->cap_path = p;
+	sh->caps = rs;
+	sh->syms = syms;
+	sh->cap_paths = cl.path;	/* the list's strings are the shell's now */
+	sh->ncaps = cl.n;
+	sh->cap = rs[0];
+	sh->cap_path = cl.path[0];
 	return 0;
+fail:
+	for (int i = 0; i < n; i++)
+		dtcap_reader_close(rs[i]);
+	free(rs);
+	free(syms);
+	dtx_caps_free(&cl);
+	return status;
 }
 
 static int
@@ -734,20 +839,26 @@ cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 	int partial = sh->partial;
 
 	(void)rest;
-	if (argc == 3 && strcmp(argv[1], "--partial") == 0) {
+	if (argc >= 3 && strcmp(argv[1], "--partial") == 0) {
 		partial = 1;
 		argv++;
 		argc--;
 	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: open [--partial] FILE\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: open [--partial] FILE|DIR...\n");
 		return 1;
 	}
-	if (dtsh_open_capture(sh, argv[1], partial))
+	if (dtsh_open_captures(sh, argv + 1, argc - 1, partial))
 		return 1;
-	if (sh->interactive)
+	if (sh->interactive && sh->ncaps == 1) {
 		printf("%s: %llu events, %zu probes\n", argv[1],
 		       (unsigned long long)dtcap_nevents(sh->cap), dtcap_nprobes(sh->cap));
+	} else if (sh->interactive) {
+		unsigned long long ev = 0;
+		for (int i = 0; i < sh->ncaps; i++)
+			ev += dtcap_nevents(sh->caps[i]);
+		printf("%d captures: %llu events\n", sh->ncaps, ev);
+	}
 	return 0;
 }
 

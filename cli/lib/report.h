@@ -40,6 +40,9 @@ int cmd_export(int argc, char **argv);
  * which the shell supplies).
  */
 extern int dtr_shell;
+/* With dtr_shell: how many captures the shell supplies after the user's
+ * words (its open captures), so a stray word is still refused. */
+extern int dtr_shell_caps;
 const char *dtr_prog(void);
 
 /* "PROG CMD: " + message + newline on stderr. */

@@ -10,6 +10,7 @@
 #include "report.h"
 
 int dtr_shell;
+int dtr_shell_caps = 1;
 
 const char *dtr_prog(void)
 {
