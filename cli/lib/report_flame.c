@@ -374,6 +374,7 @@ struct umemo_ent {
 	const struct dtcap_proc *proc;
 	uint32_t	ustack;
 	uint32_t	off, len;	/* into kmemo.ids */
+	uint32_t	id;		/* dense, for pmemo */
 };
 struct umemo {
 	struct umemo_ent *tab;
@@ -405,6 +406,45 @@ static int umemo_grow(struct umemo *m)
 	for (size_t i = 0; i < old.cap; i++)
 		if (old.tab[i].len != UINT32_MAX)
 			m->tab[umemo_slot(m, old.tab[i].ustack, old.tab[i].proc)] = old.tab[i];
+	free(old.tab);
+	return 0;
+}
+
+/*
+ * The graph node where (comm, named user stack) ends, memoised: many
+ * kernel stacks hang below one such prefix, and walking it from the root
+ * is most of adding a path.  Key: comm id (or UINT32_MAX), umemo id (or
+ * UINT32_MAX); node 0: free.
+ */
+struct pmemo_ent {
+	uint32_t	comm, ustk, node;
+};
+struct pmemo {
+	struct pmemo_ent *tab;
+	size_t		cap, n;
+};
+
+static struct pmemo_ent *pmemo_slot(struct pmemo *m, uint32_t comm, uint32_t ustk)
+{
+	uint64_t h = ((uint64_t)comm << 32 | ustk) * 0x9e3779b97f4a7c15ULL;
+	size_t j = (h ^ h >> 29) & (m->cap - 1);
+	while (m->tab[j].node && (m->tab[j].comm != comm || m->tab[j].ustk != ustk))
+		j = (j + 1) & (m->cap - 1);
+	return &m->tab[j];
+}
+
+static int pmemo_grow(struct pmemo *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct pmemo_ent *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -1;
+	struct pmemo old = *m;
+	m->tab = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i].node)
+			*pmemo_slot(m, old.tab[i].comm, old.tab[i].ustk) = old.tab[i];
 	free(old.tab);
 	return 0;
 }
@@ -474,6 +514,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 	struct dtsym *sym = NULL;
 	struct kmemo km = { 0 };
 	struct umemo um = { 0 };
+	struct pmemo pm = { 0 }, lm = { 0 };
 	uint32_t *buf = NULL;
 	int ret = 1;
 
@@ -575,6 +616,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 		if (!fo->no_comm)
 			buf[nb++] = (uint32_t)cid;
 		unsigned ustart = nb;
+		uint32_t ukey = UINT32_MAX;
 		if (a->ustack && fo->only != ONLY_KERNEL) {
 			uint64_t ts = p.ts[a->tsi];
 			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
@@ -586,7 +628,7 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 					       (uint32_t)trunc_id))
 					goto oom;
 				*e = (struct umemo_ent){ proc, a->ustack, (uint32_t)km.n,
-							 nb - ustart };
+							 nb - ustart, (uint32_t)um.n };
 				um.n++;
 				for (unsigned k = ustart; k < nb; k++)
 					if (push_id(&km, buf[k]))
@@ -595,7 +637,9 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 				memcpy(buf + nb, km.ids + e->off, e->len * sizeof(uint32_t));
 				nb += e->len;
 			}
+			ukey = e->id;
 		}
+		unsigned uend = nb;
 		if (a->kstack && a->kstack <= nst && fo->only != ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
@@ -624,8 +668,44 @@ static int load_profile(const char *cmd, const char *path, struct dtf_filter *fi
 				buf[x] = buf[y];
 				buf[y] = t;
 			}
-		if (flame_add(fl, buf, nb, a->count, side))
+		if (fo->reverse || uend == 0) {
+			if (flame_add(fl, buf, nb, a->count, side))
+				goto oom;
+			continue;
+		}
+		/* the prefix buf[0..uend) is comm and user stack: its node is
+		 * memoised, the rest added below it */
+		if ((pm.n + 1) * 2 > pm.cap && pmemo_grow(&pm))
 			goto oom;
+		struct pmemo_ent *pe = pmemo_slot(&pm, fo->no_comm ? UINT32_MAX : buf[0], ukey);
+		if (!pe->node) {
+			int64_t node = flame_node(fl, buf, uend);
+			if (node < 0)
+				goto oom;
+			/* node 0 is the root, for an empty prefix only */
+			*pe = (struct pmemo_ent){ fo->no_comm ? UINT32_MAX : buf[0], ukey,
+						  (uint32_t)node };
+			pm.n++;
+		}
+		/* and the leaf below that prefix for this kernel stack: aggs
+		 * that differ only in pid or snapshot share it */
+		uint32_t kkey = fo->only != ONLY_USER ? a->kstack : 0;
+		if ((lm.n + 1) * 2 > lm.cap && pmemo_grow(&lm))
+			goto oom;
+		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
+		if (le->node) {
+			if (flame_add_at(fl, le->node, NULL, 0, a->count, side))
+				goto oom;
+			continue;
+		}
+		uint32_t prefix = pe->node;
+		if (flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side))
+			goto oom;
+		int64_t leaf = flame_node(fl, buf, nb);	/* found, not made: just added */
+		if (leaf < 0)
+			goto oom;
+		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
+		lm.n++;
 	}
 	*nsamples = p.samples;
 	ret = 0;
@@ -639,6 +719,8 @@ out:
 	free(km.len);
 	free(km.ids);
 	free(um.tab);
+	free(pm.tab);
+	free(lm.tab);
 	dtsym_close(sym);
 	for (size_t i = 0; i < p.nps; i++)
 		free(p.ps[i].ts);
@@ -876,7 +958,8 @@ static int flame_args(const char *cmd, int argc, char **argv, struct flame_opts 
 	if (nfiles && argc - optind != nfiles) {
 		if (argc - optind > nfiles)
 			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
-				cmd, nfiles == 1 ? "one capture" : "two captures");
+				cmd, nfiles == 1 ? "one capture" : dtr_shell ? "the open captures"
+				: "two captures");
 		else
 			dtr_err(cmd, "%s", nfiles == 1 ? "no capture given" :
 				"wants two captures, A and B");
@@ -897,7 +980,7 @@ int cmd_flame(int argc, char **argv)
 	uint64_t n = 0;
 
 	dtf_init(&filt);
-	if ((ret = flame_args("flame", argc, argv, &fo, &filt, dtr_shell ? 1 : 0)) != 0) {
+	if ((ret = flame_args("flame", argc, argv, &fo, &filt, dtr_shell ? dtr_shell_caps : 0)) != 0) {
 		dtf_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
