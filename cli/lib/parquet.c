@@ -207,11 +207,26 @@ static void NAME(struct buf *b, const T *v, size_t from, size_t ngroups,	\
 	if (ngroups == 0)							\
 		return;								\
 	buf_varint(b, (uint64_t)ngroups << 1 | 1);				\
-	if (buf_need(b, ngroups * bw + 8) < 0)					\
+	if (buf_need(b, ngroups * bw + 16) < 0)					\
 		return;								\
 	uint64_t acc = 0;							\
 	unsigned bits = 0;							\
 	uint8_t *o = b->p + b->len;						\
+	size_t whole = from + ngroups * 8 <= n ? ngroups : (n - from) / 8;	\
+	if (bw <= 16) {								\
+		/* a group of 8 in one (128-bit) word, stored little-endian:	\
+		 * the same bytes as the bit loop below, a word at a time */	\
+		for (size_t g = 0; g < whole; g++) {				\
+			const T *x = v + from + g * 8;				\
+			unsigned __int128 w = 0;				\
+			for (unsigned k = 0; k < 8; k++)			\
+				w |= (unsigned __int128)x[k] << (k * bw);	\
+			memcpy(o, &w, 16);					\
+			o += bw;						\
+		}								\
+		from += whole * 8;						\
+		ngroups -= whole;						\
+	}									\
 	for (size_t i = from; i < from + ngroups * 8; i++) {			\
 		uint64_t x = i < n ? (uint64_t)v[i] : 0;			\
 		acc |= x << bits;						\
