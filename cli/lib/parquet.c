@@ -207,23 +207,29 @@ static void NAME(struct buf *b, const T *v, size_t from, size_t ngroups,	\
 	if (ngroups == 0)							\
 		return;								\
 	buf_varint(b, (uint64_t)ngroups << 1 | 1);				\
-	if (buf_need(b, ngroups * bw + 16) < 0)					\
+	if (buf_need(b, ngroups * bw + 8) < 0)					\
 		return;								\
 	uint64_t acc = 0;							\
 	unsigned bits = 0;							\
 	uint8_t *o = b->p + b->len;						\
 	size_t whole = from + ngroups * 8 <= n ? ngroups : (n - from) / 8;	\
-	if (bw <= 16) {								\
-		/* a group of 8 in one (128-bit) word, stored little-endian:	\
-		 * the same bytes as the bit loop below, a word at a time */	\
-		for (size_t g = 0; g < whole; g++) {				\
-			const T *x = v + from + g * 8;				\
-			unsigned __int128 w = 0;				\
-			for (unsigned k = 0; k < 8; k++)			\
-				w |= (unsigned __int128)x[k] << (k * bw);	\
-			memcpy(o, &w, 16);					\
-			o += bw;						\
+	if (bw <= 32) {								\
+		/* whole groups a 32-bit word at a time: the same bytes as the	\
+		 * byte loop below (a group is bw whole bytes), fewer stores */	\
+		const T *x = v + from, *end = x + whole * 8;			\
+		for (; x < end; x++) {						\
+			acc |= (uint64_t)*x << bits;				\
+			bits += bw;						\
+			if (bits >= 32) {					\
+				uint32_t w32 = (uint32_t)acc;			\
+				memcpy(o, &w32, 4);				\
+				o += 4;						\
+				acc >>= 32;					\
+				bits -= 32;					\
+			}							\
 		}								\
+		for (; bits >= 8; bits -= 8, acc >>= 8)				\
+			*o++ = (uint8_t)acc;					\
 		from += whole * 8;						\
 		ngroups -= whole;						\
 	}									\
