@@ -10,7 +10,8 @@ B := $(TOP)/build
 CC ?= cc
 # -D_GNU_SOURCE: we need pipe2, memmem, getline etc. while staying -std=c11
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
-	-I$(TOP)/include -I$(TOP)/formats -I$(TOP)/cli/lib -I$(B)/gen
+	-I$(TOP)/include -I$(TOP)/formats -I$(TOP)/cli/lib -I$(TOP)/cli/lib/rec \
+	-I$(TOP)/cli/lib/report -I$(B)/gen
 CFLAGS ?= -O2
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer

@@ -1,6 +1,10 @@
-# cli/: libdtcli.a (every cli/lib/*.c: recording, symbolization, flame
-# graphs, SQL, shared by all three tools) and the tools' own fragments.
-CLI_LIB_SRCS := $(wildcard cli/lib/*.c)
+# cli/: libdtcli.a and the tools' own fragments.  cli/lib has two halves
+# that never include each other's headers: rec/ records (probes, the dt and
+# perf sources, tracefs, uprobes, unwinding, ELF symbols, the capture
+# writer's driver) and report/ analyses (symbolization, filters, the report
+# engine and its command lines, SQL, export); cli/lib itself holds what
+# both use (util).  One archive for all three tools.
+CLI_LIB_SRCS := $(wildcard cli/lib/*.c cli/lib/rec/*.c cli/lib/report/*.c)
 CLI_LIB := $(B)/libdtcli.a
 CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 
@@ -29,4 +33,4 @@ $(B)/gen/usystab.h: | $(DEPS_STAMP)
 	echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/DT_SYSCALL(\2, \1)/p' >$@.tmp
 	test -s $@.tmp && mv $@.tmp $@
-$(B)/obj/cli/lib/src_perf.o $(B)/asan/obj/cli/lib/src_perf.o $(B)/tsan/obj/cli/lib/src_perf.o: $(B)/gen/usystab.h
+$(B)/obj/cli/lib/rec/src_perf.o $(B)/asan/obj/cli/lib/rec/src_perf.o $(B)/tsan/obj/cli/lib/rec/src_perf.o: $(B)/gen/usystab.h

@@ -13,7 +13,33 @@
  *    (comm) ids are assigned by the writer, dense from 1; 0 means "none".
  *  - Times are ns on the recording machine's monotonic clock (dt_rec's
  *    dtr_ts); dtcap_host gives the pair to convert to wall time.
- *  - Not thread-safe per object; distinct objects are independent.
+ *  - Threads: one thread at a time per object (writer, reader, block,
+ *    iterator); distinct objects are independent.  A threaded writer runs
+ *    its own worker inside; dtcap_bytes_written() alone may be called from
+ *    another thread while it writes.
+ *
+ * Lifetimes and copies:
+ *  - In: every call copies what it keeps of its arguments before it
+ *    returns (dtcap_create the path and host; dtcap_put_* and
+ *    dtcap_intern_* the strings, probe tables, symbol arrays, maps and
+ *    frames).  The caller may free or reuse them as soon as the call
+ *    returns, whatever it returned.
+ *  - Out of a reader: every pointer a reader returns (host, probes, comms,
+ *    stacks, kallsyms and modules text, files and their symbols, processes
+ *    and their maps, counters, damage, block info) points into the reader,
+ *    is read-only and stays valid until dtcap_reader_close(); never free
+ *    one.  A dtcap_block's arrays are the block's: valid until the next
+ *    dtcap_read_block() into it, dtcap_block_free() or the reader's close,
+ *    whichever comes first.  dtcap_iter_next() copies one row into the
+ *    caller's struct; an iterator must be freed before its reader closes.
+ *  - Messages: dtcap_writer_error()/dtcap_reader_error() text belongs to
+ *    the object and is overwritten by its next failing call;
+ *    dtcap_reader_warning() lives as long as the reader;
+ *    dtcap_create_error() and dtcap_open_error() are thread-local and
+ *    last until that thread's next failing create or open.
+ *  - Ownership: dtcap_close() frees the writer even when it fails (its
+ *    message then moves to dtcap_create_error()); dtcap_reader_close(),
+ *    dtcap_block_free() and dtcap_iter_free() accept NULL.
  */
 #ifndef DTCAP_H
 #define DTCAP_H
@@ -267,6 +293,9 @@ uint64_t dtcap_nevents(const struct dtcap_reader *r);
 size_t dtcap_nprobes(const struct dtcap_reader *r);
 const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i);
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id);
+/* The largest probe id of the capture (< DTCAP_MAXPROBEID), 0 if it has
+ * none: the size, less one, of a table indexed by probe id. */
+uint32_t dtcap_max_probe_id(const struct dtcap_reader *r);
 
 /* NULL for id 0 or an unknown id. */
 const char *dtcap_comm(const struct dtcap_reader *r, uint32_t id);

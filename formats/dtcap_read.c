@@ -23,6 +23,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtcap.h"
 #include "dtcap_int.h"
 
@@ -95,8 +97,7 @@ struct dtcap_reader {
 	struct dtcap_host host;
 	struct dtcap_probe *probes;
 	size_t		nprobes;
-	uint32_t	*probe_ht;	/* open addressing: index + 1, 0 empty */
-	uint32_t	probe_ht_mask;
+	struct dt_htab	probe_ht;	/* probe id -> index in probes */
 	char		(*comms)[DTCAP_COMMLEN];
 	uint32_t	ncomms;
 	struct rstack	*stacks;
@@ -221,14 +222,15 @@ static char *arena_dup(struct dtcap_reader *r, const char *s, size_t n)
 	return p;
 }
 
-/* Grow *arr (of elem-sized items) to hold need items, within the budget. */
+/* Grow *arr (of elem-sized items) to hold need items, within the budget:
+ * the growth is charged before it is allocated. */
 static int rgrow(struct dtcap_reader *r, void *arrp, size_t *cap, size_t need, size_t elem)
 {
-	if (need <= *cap)
+	size_t nc;
+	if (dt_grow_cap(*cap, need, elem, 16, SIZE_MAX, &nc))
+		return nomem(r);
+	if (nc == *cap)
 		return 0;
-	size_t nc = *cap ? *cap : 16;
-	while (nc < need)
-		nc *= 2;
 	if (charge(r, (uint64_t)(nc - *cap) * elem))
 		return -1;
 	void *n = realloc(*(void **)arrp, nc * elem);
@@ -290,34 +292,40 @@ static int add_clock(struct dtcap_reader *r, uint64_t mono, int64_t real)
 
 /* Probe ids -> index through a hash table: a table of n probes is then
  * read in O(n) however often ids repeat. */
-static uint32_t *probe_slot(const struct dtcap_reader *r, uint32_t id)
+static uint64_t probe_hash(uint32_t id)
 {
-	uint32_t m = r->probe_ht_mask;
-	uint32_t j = (uint32_t)((id * 0x9e3779b97f4a7c15ULL) >> 32) & m;
-	while (r->probe_ht[j] && r->probes[r->probe_ht[j] - 1].id != id)
-		j = (j + 1) & m;
-	return &r->probe_ht[j];
+	return (id * 0x9e3779b97f4a7c15ULL) >> 32;
 }
 
+static uint64_t probe_rehash(const void *ctx, uint32_t e)
+{
+	return probe_hash(((const struct dtcap_reader *)ctx)->probes[e].id);
+}
+
+static uint32_t probe_find(const struct dtcap_reader *r, uint32_t id)
+{
+	uint32_t e;
+	for (size_t j = dt_htab_first(&r->probe_ht, probe_hash(id));
+	     (e = dt_htab_at(&r->probe_ht, j)) != DT_HTAB_NONE; j = dt_htab_next(&r->probe_ht, j))
+		if (r->probes[e].id == id)
+			return e;
+	return DT_HTAB_NONE;
+}
+
+/* Room for n probes in the table, its slots charged to the budget. */
 static int probe_ht_fit(struct dtcap_reader *r, size_t n)
 {
-	if (r->probe_ht && 2 * n <= (size_t)r->probe_ht_mask + 1)
+	size_t old = r->probe_ht.slot ? r->probe_ht.mask + 1 : 0;
+	size_t ns = dt_htab_slots_for(&r->probe_ht, n);
+	if (ns == old)
 		return 0;
-	size_t size = 64;
-	while (size < 2 * n)
-		size *= 2;
-	if (size > (1u << 31) || charge(r, size * sizeof(uint32_t)))
+	if (!ns || charge(r, ns * sizeof(uint32_t)))
 		return -1;
-	uint32_t *ht = calloc(size, sizeof(uint32_t));
-	if (!ht)
+	if (dt_htab_reserve(&r->probe_ht, n, probe_rehash, r)) {
+		uncharge(r, ns * sizeof(uint32_t));
 		return nomem(r);
-	if (r->probe_ht)
-		uncharge(r, ((size_t)r->probe_ht_mask + 1) * sizeof(uint32_t));
-	free(r->probe_ht);
-	r->probe_ht = ht;
-	r->probe_ht_mask = (uint32_t)size - 1;
-	for (size_t i = 0; i < r->nprobes; i++)
-		*probe_slot(r, r->probes[i].id) = (uint32_t)i + 1;
+	}
+	uncharge(r, old * sizeof(uint32_t));
 	return 0;
 }
 
@@ -382,12 +390,15 @@ static int do_probes(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 		/* a later table redefines an id rather than adding a twin */
 		if (probe_ht_fit(r, r->nprobes + 1))
 			return -1;
-		uint32_t *slot = probe_slot(r, p.id);
-		if (*slot) {
-			r->probes[*slot - 1] = p;
+		uint32_t e = probe_find(r, p.id);
+		if (e != DT_HTAB_NONE) {
+			r->probes[e] = p;
 		} else {
-			r->probes[r->nprobes++] = p;
-			*slot = (uint32_t)r->nprobes;
+			r->probes[r->nprobes] = p;
+			if (dt_htab_add(&r->probe_ht, probe_hash(p.id), (uint32_t)r->nprobes,
+					probe_rehash, r))
+				return nomem(r);
+			r->nprobes++;
 		}
 	}
 	return 0;
@@ -1369,7 +1380,7 @@ void dtcap_reader_close(struct dtcap_reader *r)
 		free(a);
 	}
 	free(r->probes);
-	free(r->probe_ht);
+	dt_htab_free(&r->probe_ht);
 	free(r->comms);
 	free(r->stacks);
 	free(r->frames);
@@ -1406,12 +1417,18 @@ const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i)
 	return i < r->nprobes ? &r->probes[i] : NULL;
 }
 
+uint32_t dtcap_max_probe_id(const struct dtcap_reader *r)
+{
+	uint32_t m = 0;
+	for (size_t i = 0; i < r->nprobes; i++)
+		m = r->probes[i].id > m ? r->probes[i].id : m;
+	return m;
+}
+
 const struct dtcap_probe *dtcap_probe_by_id(const struct dtcap_reader *r, uint32_t id)
 {
-	if (!r->probe_ht)
-		return NULL;
-	uint32_t k = *probe_slot(r, id);
-	return k ? &r->probes[k - 1] : NULL;
+	uint32_t e = probe_find(r, id);
+	return e != DT_HTAB_NONE ? &r->probes[e] : NULL;
 }
 
 const char *dtcap_comm(const struct dtcap_reader *r, uint32_t id)

@@ -9,6 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "dt_grow.h"
 #include "dtcap_int.h"
 
 void dtc_vfmt(char *buf, size_t size, const char *prefix, const char *fmt, va_list ap)
@@ -40,18 +41,10 @@ int dtc_buf_reserve(struct dtc_buf *b, size_t more)
 {
 	if (b->err)
 		return -1;
-	if (b->len + more <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more)
-		cap *= 2;
-	uint8_t *p = realloc(b->p, cap);
-	if (!p) {
+	if (DT_GROW(b->p, b->cap, b->len, more, 256)) {
 		b->err = 1;
 		return -1;
 	}
-	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 

@@ -25,13 +25,32 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtcap.h"
 #include "dtcap_int.h"
 
 #define NBLOCKBUFS	3	/* in flight in threaded mode: queue bound */
 
+/*
+ * Who owns what (annotations on members).  Two threads touch a writer: the
+ * caller's (dtcap_put_*, dtcap_flush, dtcap_close: one at a time, the API
+ * is not thread-safe per object) and the sink's (the worker thread with
+ * opts.threaded, else the caller running jobs inline; after dtcap_close
+ * joins the worker, the caller runs it inline again).
+ *	[I]	immutable once dtcap_create returns
+ *	[C]	the caller's thread only
+ *	[S]	the sink only
+ *	[m]	mu (threaded); without a worker the caller is the sink and
+ *		takes no lock
+ *	[a]	atomic: written by the sink, read by any thread without mu
+ * A colbuf or job belongs to whoever holds the pointer: the caller fills
+ * w->cur [C], submit() hands the block to the sink with its job, and the
+ * sink returns it to free_list [m].  A job's payload is the sink's from
+ * submit() on.
+ */
 struct colbuf {
-	struct colbuf	*next_free;
+	struct colbuf	*next_free;	/* [m] on free_list */
 	uint32_t	rows;
 	uint64_t	*ts;
 	uint32_t	*cpu;
@@ -46,7 +65,7 @@ struct colbuf {
 enum { JOB_META, JOB_BLOCK };
 
 struct job {
-	struct job	*next;
+	struct job	*next;		/* [m] the queue */
 	int		kind;
 	uint32_t	type;
 	int		compress;
@@ -59,7 +78,7 @@ struct chunkref {
 	uint64_t	offset;
 };
 
-/* State used only by whoever runs the sink (worker thread or caller). */
+/* [S] all of it: state used only by whoever runs the sink. */
 struct sink {
 	ZSTD_CCtx	*cctx;
 	struct dtc_buf	raw, pay, xh, chunk;
@@ -72,7 +91,7 @@ struct sink {
 					 * [DTC_NDICT]: execution context */
 	uint32_t	*ht;		/* context hash table, ids + 1 */
 	uint32_t	ht_mask, ht_max;
-	struct chunkref	*refs;
+	struct chunkref	*refs;		/* every chunk written, for the footer */
 	size_t		nrefs, refcap;
 };
 
@@ -90,50 +109,50 @@ struct fileent {
 };
 
 struct dtcap_writer {
+	/* [I] the file: written by the sink; by the caller only for the
+	 * header (before the worker starts) and the trailer (after it ends) */
 	int		fd;
-	char		*path;
-	char		err[512];
-	int		level;
-	uint32_t	block_events;
-	int		threaded;
-	int		synthetic;	/* no machine data or clock samples */
-	int		failed;		/* sticky: the file is unusable */
+	char		*path;		/* [I] for messages */
+	char		err[512];	/* [C] what dtcap_writer_error returns */
+	int		level;		/* [I] zstd level */
+	uint32_t	block_events;	/* [I] rows per block */
+	int		threaded;	/* [I] until dtcap_close stops the worker */
+	int		synthetic;	/* [I] no machine data or clock samples */
+	int		failed;		/* [C] sticky: the file is unusable */
 
-	struct colbuf	*cur;
-	struct colbuf	*free_list;
-	uint64_t	events;
+	struct colbuf	*cur;		/* [C] the block being filled */
+	struct colbuf	*free_list;	/* [m] blocks the sink gave back */
+	uint64_t	events;		/* [C] rows accepted */
 
-	/* interning */
+	/* [C] interning: the sink sees comms and stacks only as the COMM and
+	 * STCK payloads flush_defs copies them into */
 	struct stackent	*stacks;	/* index id-1 */
 	uint32_t	nstacks, stacks_cap;
 	uint64_t	*frames;
 	uint64_t	nframes, frames_cap;
-	uint32_t	*stack_ht;	/* open addressing, ids, 0 empty */
-	uint32_t	stack_ht_mask;
+	struct dt_htab	stack_ht;	/* frames, kind -> id - 1 */
 	char		(*comms)[DTCAP_COMMLEN];
 	uint32_t	ncomms, comms_cap;
-	uint32_t	*comm_ht;
-	uint32_t	comm_ht_mask;
+	struct dt_htab	comm_ht;	/* text -> id - 1 */
 	struct fileent	*files;
 	uint32_t	nfiles, files_cap;
 
-	/* definitions not yet handed to the sink */
+	/* [C] definitions not yet handed to the sink */
 	uint32_t	stacks_done, comms_done;
 	struct dtc_buf	pend_proc;
 	uint32_t	pend_nproc;
 
-	/* sink */
-	struct sink	sink;
-	_Atomic uint64_t bytes;
-	pthread_t	thread;
-	int		thread_started;
-	pthread_mutex_t	mu;
-	pthread_cond_t	cv;		/* any state change */
-	struct job	*qhead, *qtail;
-	uint64_t	submitted, done;
-	int		stop;
-	char		sink_err[512];
-	_Atomic int	sink_failed;
+	struct sink	sink;		/* [S] */
+	_Atomic uint64_t bytes;		/* [a] file size so far (status lines) */
+	pthread_t	thread;		/* [C] the worker, if thread_started */
+	int		thread_started;	/* [C] */
+	pthread_mutex_t	mu;		/* [I] */
+	pthread_cond_t	cv;		/* [I] any change of the [m] state */
+	struct job	*qhead, *qtail;	/* [m] submitted, not yet taken */
+	uint64_t	submitted, done;	/* [m] jobs: in flight = difference */
+	int		stop;		/* [m] the caller's request to end */
+	char		sink_err[512];	/* [m] written once, before sink_failed */
+	_Atomic int	sink_failed;	/* [a] set under mu; then sink_err is final */
 };
 
 static _Thread_local char create_err[512];
@@ -236,15 +255,9 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 			  strerror(errno));
 		return -1;
 	}
-	if (s->nrefs == s->refcap) {
-		size_t nc = s->refcap ? 2 * s->refcap : 256;
-		struct chunkref *r = realloc(s->refs, nc * sizeof(*r));
-		if (!r) {
-			sink_fail(w, "out of memory");
-			return -1;
-		}
-		s->refs = r;
-		s->refcap = nc;
+	if (DT_GROW(s->refs, s->refcap, s->nrefs, 1, 256)) {
+		sink_fail(w, "out of memory");
+		return -1;
 	}
 	s->refs[s->nrefs++] = (struct chunkref){type, off};
 	atomic_store(&w->bytes, off + total);
@@ -962,15 +975,9 @@ uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f)
 		    !strcmp(e->path, path))
 			return i + 1;
 	}
-	if (w->nfiles == w->files_cap) {
-		uint32_t nc = w->files_cap ? 2 * w->files_cap : 16;
-		struct fileent *n = realloc(w->files, nc * sizeof(*n));
-		if (!n) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->files = n;
-		w->files_cap = nc;
+	if (DT_GROW(w->files, w->files_cap, w->nfiles, 1, 16)) {
+		werr(w, "out of memory");
+		return 0;
 	}
 	struct dtcap_sym *syms = NULL;
 	if (f->nsyms) {
@@ -1055,31 +1062,9 @@ int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p)
 	return 0;
 }
 
-static int grow_ht(uint32_t **ht, uint32_t *mask, uint32_t count,
-		   uint64_t (*hash)(struct dtcap_writer *, uint32_t),
-		   struct dtcap_writer *w)
+static uint64_t stack_hash_of(const void *ctx, uint32_t e)
 {
-	if (*ht && count * 2 < *mask + 1)
-		return 0;
-	uint32_t size = *ht ? 2 * (*mask + 1) : 1024;
-	uint32_t *n = calloc(size, sizeof(*n));
-	if (!n)
-		return -1;
-	for (uint32_t id = 1; id <= count; id++) {
-		uint32_t i = (uint32_t)hash(w, id) & (size - 1);
-		while (n[i])
-			i = (i + 1) & (size - 1);
-		n[i] = id;
-	}
-	free(*ht);
-	*ht = n;
-	*mask = size - 1;
-	return 0;
-}
-
-static uint64_t stack_hash_of(struct dtcap_writer *w, uint32_t id)
-{
-	return w->stacks[id - 1].hash;
+	return ((const struct dtcap_writer *)ctx)->stacks[e].hash;
 }
 
 uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
@@ -1093,51 +1078,31 @@ uint32_t dtcap_intern_stack(struct dtcap_writer *w, const uint64_t *pcs,
 	}
 	uint32_t kind = (kernel ? 1 : 0) | (truncated ? 2 : 0);
 	uint64_t h = XXH3_64bits_withSeed(pcs, (size_t)n * 8, kind);
-	if (grow_ht(&w->stack_ht, &w->stack_ht_mask, w->nstacks, stack_hash_of, w)) {
-		werr(w, "out of memory");
-		return 0;
-	}
-	uint32_t i = (uint32_t)h & w->stack_ht_mask;
-	for (uint32_t id; (id = w->stack_ht[i]); i = (i + 1) & w->stack_ht_mask) {
-		const struct stackent *s = &w->stacks[id - 1];
+	uint32_t e;
+	for (size_t i = dt_htab_first(&w->stack_ht, h);
+	     (e = dt_htab_at(&w->stack_ht, i)) != DT_HTAB_NONE; i = dt_htab_next(&w->stack_ht, i)) {
+		const struct stackent *s = &w->stacks[e];
 		if (s->hash == h && s->n == n && s->kind == kind &&
 		    !memcmp(w->frames + s->off, pcs, (size_t)n * 8))
-			return id;
+			return e + 1;
 	}
-	if (w->nstacks == w->stacks_cap) {
-		uint32_t nc = w->stacks_cap ? 2 * w->stacks_cap : 1024;
-		struct stackent *ns = realloc(w->stacks, nc * sizeof(*ns));
-		if (!ns) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->stacks = ns;
-		w->stacks_cap = nc;
-	}
-	if (w->nframes + n > w->frames_cap) {
-		uint64_t nc = w->frames_cap ? 2 * w->frames_cap : 16384;
-		while (nc < w->nframes + n)
-			nc *= 2;
-		uint64_t *nf = realloc(w->frames, nc * 8);
-		if (!nf) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->frames = nf;
-		w->frames_cap = nc;
+	if (DT_GROW(w->stacks, w->stacks_cap, w->nstacks, 1, 1024) ||
+	    DT_GROW(w->frames, w->frames_cap, w->nframes, n, 16384) ||
+	    dt_htab_add(&w->stack_ht, h, w->nstacks, stack_hash_of, w)) {
+		werr(w, "out of memory");
+		return 0;
 	}
 	if (n)
 		memcpy(w->frames + w->nframes, pcs, (size_t)n * 8);
 	w->stacks[w->nstacks] = (struct stackent){w->nframes, n, kind, h};
 	w->nframes += n;
-	w->nstacks++;
-	w->stack_ht[i] = w->nstacks;
-	return w->nstacks;
+	return ++w->nstacks;
 }
 
-static uint64_t comm_hash_of(struct dtcap_writer *w, uint32_t id)
+static uint64_t comm_hash_of(const void *ctx, uint32_t e)
 {
-	return XXH3_64bits(w->comms[id - 1], strlen(w->comms[id - 1]));
+	const struct dtcap_writer *w = ctx;
+	return XXH3_64bits(w->comms[e], strlen(w->comms[e]));
 }
 
 uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm)
@@ -1147,28 +1112,18 @@ uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm)
 	char c[DTCAP_COMMLEN];
 	snprintf(c, sizeof(c), "%.*s", DTCAP_COMMLEN - 1, comm ? comm : "");
 	uint64_t h = XXH3_64bits(c, strlen(c));
-	if (grow_ht(&w->comm_ht, &w->comm_ht_mask, w->ncomms, comm_hash_of, w)) {
+	uint32_t e;
+	for (size_t i = dt_htab_first(&w->comm_ht, h);
+	     (e = dt_htab_at(&w->comm_ht, i)) != DT_HTAB_NONE; i = dt_htab_next(&w->comm_ht, i))
+		if (!strcmp(w->comms[e], c))
+			return e + 1;
+	if (DT_GROW(w->comms, w->comms_cap, w->ncomms, 1, 64) ||
+	    dt_htab_add(&w->comm_ht, h, w->ncomms, comm_hash_of, w)) {
 		werr(w, "out of memory");
 		return 0;
 	}
-	uint32_t i = (uint32_t)h & w->comm_ht_mask;
-	for (uint32_t id; (id = w->comm_ht[i]); i = (i + 1) & w->comm_ht_mask)
-		if (!strcmp(w->comms[id - 1], c))
-			return id;
-	if (w->ncomms == w->comms_cap) {
-		uint32_t nc = w->comms_cap ? 2 * w->comms_cap : 64;
-		char (*n)[DTCAP_COMMLEN] = realloc(w->comms, nc * sizeof(*n));
-		if (!n) {
-			werr(w, "out of memory");
-			return 0;
-		}
-		w->comms = n;
-		w->comms_cap = nc;
-	}
 	memcpy(w->comms[w->ncomms], c, sizeof(c));
-	w->ncomms++;
-	w->comm_ht[i] = w->ncomms;
-	return w->ncomms;
+	return ++w->ncomms;
 }
 
 int dtcap_put_event(struct dtcap_writer *w, const struct dtcap_event *e)
@@ -1370,9 +1325,9 @@ int dtcap_close(struct dtcap_writer *w)
 	free(w->sink.refs);
 	free(w->stacks);
 	free(w->frames);
-	free(w->stack_ht);
+	dt_htab_free(&w->stack_ht);
 	free(w->comms);
-	free(w->comm_ht);
+	dt_htab_free(&w->comm_ht);
 	for (uint32_t i = 0; i < w->nfiles; i++)
 		free(w->files[i].path);
 	free(w->files);

@@ -19,6 +19,7 @@ typedef __u8 dt_u8;
 typedef __u16 dt_u16;
 typedef __u32 dt_u32;
 typedef __u64 dt_u64;
+typedef __s32 dt_s32;
 typedef __s64 dt_s64;
 #else
 #include <stdint.h>
@@ -27,10 +28,13 @@ typedef uint8_t dt_u8;
 typedef uint16_t dt_u16;
 typedef uint32_t dt_u32;
 typedef uint64_t dt_u64;
+typedef int32_t dt_s32;
 typedef int64_t dt_s64;
 #endif
 
-#define DT_ABI_VERSION		4	/* 4: DTEVT_UREGS, DTIOCSETUSTACK */
+/* 4: DTEVT_UREGS, DTIOCSETUSTACK; 5: DTIOCSETFILTER, DTIOCSETRMODE,
+ * DTIOCFREEZE, DTIOCUPROBE */
+#define DT_ABI_VERSION		5
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -98,7 +102,8 @@ struct dt_probe_args {
 /*
  * Counters.  Per CPU they are exact; DTIOCGSTATS sums every field over all
  * possible CPUs.  Conservation, once the rings are drained:
- *	produced == read + dropped
+ *	produced == read + overwritten + dropped
+ * (overwritten is 0 unless the ring mode is DT_RING_OVERWRITE).
  * recursive events are not produced: they are probes that fired inside the
  * tracer's own code at the same context level.  missed events are kprobe
  * hits that the kprobe core lost before dt saw them (the kprobe's and the
@@ -120,6 +125,14 @@ struct dt_stats {
 	dt_u64	dtst_throttled;		/* non-timer events not written: the
 					 * CPU's tracing budget was spent
 					 * (also in produced and dropped) */
+	/* since ABI 5 */
+	dt_u64	dtst_overwritten;	/* DT_RING_OVERWRITE: committed events
+					 * that newer ones replaced unread */
+	dt_u64	dtst_filtered;		/* left out by the descriptor's filter
+					 * (DTIOCSETFILTER): not produced */
+	dt_u64	dtst_untracked;		/* processes forked by a target that
+					 * the filter had no room to follow:
+					 * their events are filtered out */
 };
 
 /* DTIOCGCPUSTATS: per-CPU counters, indexed by CPU number. */
@@ -169,6 +182,48 @@ struct dt_kprobe {
 };
 
 /*
+ * DTIOCUPROBE: create (or find) uprobe:FUNC:entry and uprobe:FUNC:return
+ * on the instruction at file offset dtup_offset of the regular file at
+ * dtup_path (user space resolves symbols and USDT notes to offsets).
+ * dtup_refctr, if not 0, is the file offset of a USDT semaphore the kernel
+ * counts up while the probe is registered.  dtup_func names the probes
+ * (any label; user space keeps the full name).  The entry probe's
+ * arguments are the six argument registers, or with dtup_nargs > 0 the
+ * operands of dtup_args (a USDT note's); the return probe's the return
+ * value and an errno slot that is always 0.  dtup_attach, if not 0, is
+ * the entry id of a probe this site joins (the other notes of one USDT
+ * probe): it fires that probe, with at most that probe's arguments.  A
+ * probe is placed in the processes that map the file only while a
+ * descriptor records it.
+ */
+#define DT_UA_NONE		0	/* not fetched: 0 */
+#define DT_UA_CONST		1	/* dtua_value */
+#define DT_UA_REG		2	/* register dtua_reg */
+#define DT_UA_MEM		3	/* *(dtua_reg + dtua_value) */
+
+struct dt_uparg {
+	dt_u8	dtua_kind;		/* DT_UA_* */
+	dt_u8	dtua_reg;		/* perf's x86 numbering (AX 0 ... R15 23) */
+	dt_u8	dtua_size;		/* 1, 2, 4 or 8 bytes */
+	dt_u8	dtua_signed;		/* sign-extend */
+	dt_u8	dtua_shift;		/* 8 for %ah-style high bytes, else 0 */
+	dt_u8	dtua_pad[3];		/* must be 0 */
+	dt_s64	dtua_value;		/* constant, or displacement */
+};
+
+struct dt_uprobe {
+	dt_u64	dtup_path;		/* in: user pointer, NUL-terminated */
+	dt_u64	dtup_offset;		/* in: file offset of the instruction */
+	dt_u64	dtup_refctr;		/* in: semaphore's file offset; 0: none */
+	char	dtup_func[DT_FUNCLEN];	/* in, NUL-terminated */
+	dt_u32	dtup_entry_id;		/* out */
+	dt_u32	dtup_return_id;		/* out */
+	dt_u32	dtup_attach;		/* in: 0, or the entry id to join */
+	dt_u32	dtup_nargs;		/* in: 0, or operands in dtup_args */
+	struct dt_uparg dtup_args[DT_MAXARGS];
+};
+
+/*
  * DTIOCGCLOCK: one sample of both clocks; wall = ts + (real - mono).
  * dtr_ts is local_clock(), the clock perf and ftrace use by default: it
  * starts at CLOCK_MONOTONIC's value, is monotonic on each CPU, and agrees
@@ -178,6 +233,68 @@ struct dt_clock {
 	dt_u64	dtck_mono_ns;		/* the clock of dtr_ts */
 	dt_s64	dtck_real_ns;		/* CLOCK_REALTIME, ns since the epoch */
 };
+
+/*
+ * DTIOCSETFILTER: which processes' events the descriptor records, checked
+ * before anything else of an event is gathered; events left out take no
+ * ring space and are counted only as dtst_filtered.  Set while not
+ * recording; a new filter replaces the old one whole.
+ *
+ * The descriptor's opener (its tgid at open) is left out unless DTF_SELF:
+ * a recorder's own system calls would otherwise feed on themselves.  That
+ * is the filter of a descriptor that never set one.
+ *
+ * DTF_PIDS keeps only the tgids of dtf_pids (up to DT_FILTER_MAXPIDS) and
+ * dtf_execpid; with DTF_CHILDREN also every process they fork from then
+ * on, and those processes' children, followed in the kernel at fork (a
+ * process reparented when its parent exits stays a target; a tgid reused
+ * by an unrelated process does not).  dtf_execpid (0: none) is a process
+ * that becomes a target at its next exec: a recorder's COMMAND, forked and
+ * waiting, whose events as a copy of the recorder are not wanted.  It is
+ * followed across fork like the others only once it has exec'd.
+ * DTF_COMM keeps only tasks whose comm is dtf_comm (exactly, NUL
+ * terminated).  DTF_CGROUP keeps only tasks in the cgroup (v2) whose
+ * directory is open as dtf_cgroupfd, or in a cgroup below it.  An event
+ * must pass each filter given.
+ * Unknown flags, dtf_npids over the limit or without DTF_PIDS, an empty
+ * or unterminated dtf_comm with DTF_COMM, a dtf_cgroupfd other than 0
+ * without DTF_CGROUP are EINVAL; a dtf_cgroupfd that is no cgroup v2
+ * directory is EBADF.
+ */
+#define DTF_PIDS		0x0001
+#define DTF_CHILDREN		0x0002
+#define DTF_COMM		0x0004
+#define DTF_SELF		0x0008
+#define DTF_CGROUP		0x0010
+#define DTF_ALL			0x001f
+#define DT_FILTER_MAXPIDS	1024
+
+struct dt_filter {
+	dt_u32	dtf_flags;		/* DTF_* */
+	dt_u32	dtf_npids;		/* tgids at dtf_pids */
+	dt_u64	dtf_pids;		/* user pointer to dt_u32[dtf_npids] */
+	dt_u32	dtf_execpid;		/* DTF_PIDS: target from its next exec */
+	dt_s32	dtf_cgroupfd;		/* DTF_CGROUP: a cgroup v2 directory */
+	char	dtf_comm[DT_COMMLEN];	/* DTF_COMM */
+};
+
+/*
+ * DTIOCSETRMODE, while not recording: what a full ring does with a new
+ * event.  DT_RING_DROP (the default) drops it and counts it in
+ * dtst_dropped; DT_RING_OVERWRITE (a flight recorder) frees the oldest
+ * records to make room and counts them in dtst_overwritten.  An
+ * overwriting ring is read only while frozen (DTIOCFREEZE) or after
+ * recording stops: read(2) returns EBUSY otherwise, and poll never reports
+ * it readable.
+ *
+ * DTIOCFREEZE 1 freezes every ring of the descriptor: once it returns no
+ * event is being written, later ones are dropped (counted) until DTIOCFREEZE
+ * 0, and read(2) returns what the rings held at the freeze, oldest first
+ * on each CPU, then 0 (end of the dump) instead of blocking.  EINVAL
+ * unless the mode is DT_RING_OVERWRITE.
+ */
+#define DT_RING_DROP		0
+#define DT_RING_OVERWRITE	1
 
 #define DTIOCGVERSION	_IOR('D', 0, dt_u32)
 #define DTIOCGPLIST	_IOWR('D', 1, struct dt_probe_list)
@@ -190,6 +307,10 @@ struct dt_clock {
 #define DTIOCGCPUSTATS	_IOWR('D', 8, struct dt_cpu_stats)
 #define DTIOCKPROBE	_IOWR('D', 9, struct dt_kprobe)
 #define DTIOCGCLOCK	_IOR('D', 10, struct dt_clock)
+#define DTIOCSETFILTER	_IOW('D', 20, struct dt_filter)
+#define DTIOCSETRMODE	_IOW('D', 21, dt_u32)	/* DT_RING_* */
+#define DTIOCFREEZE	_IOW('D', 22, dt_u32)	/* 1 freeze, 0 thaw */
+#define DTIOCUPROBE	_IOWR('D', 23, struct dt_uprobe)
 
 /* dtr_flags */
 #define DTR_RETURN		0x01	/* args[0] = return value, args[1] = errno */

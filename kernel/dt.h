@@ -22,6 +22,9 @@
 #include <linux/timer.h>
 #include <linux/irq_work.h>
 #include <linux/hrtimer.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <linux/rcupdate.h>
 #include <asm/ptrace.h>
 #include <asm/segment.h>
 #include <asm/processor-flags.h>
@@ -78,6 +81,9 @@ struct dt_cpubuf {
 	local_t			 cb_wakepos;
 	local_t			 cb_missed;	/* [c] kprobe core's losses */
 	local_t			 cb_throttled;	/* [c] over the CPU budget */
+	local_t			 cb_filtered;	/* [c] left out by the filter */
+	/* targets' children not followed (table full): any CPU, atomic */
+	atomic_long_t		 cb_untracked;
 	struct irq_work		 cb_wake;	/* [I] wakes sc_wq */
 	struct dt_softc		*cb_sc;		/* [I] */
 };
@@ -115,6 +121,27 @@ struct dt_softc {
 	 * not recording, so probe context reads a settled value
 	 */
 	u32			 sc_ustack;
+
+	/* ring mode (DTIOCSETRMODE, DTIOCFREEZE): see dt_ring.h */
+	u32			 sc_rmode;	/* [d] DT_RING_* */
+	bool			 sc_frozen;	/* [d] */
+
+	/*
+	 * The filter (dt_filter.c), read by every event: set only while not
+	 * recording, published to probe context with the pcbs.
+	 */
+	u32			 sc_fflags;	/* [d] DTF_* */
+	u32			 sc_self;	/* [I] opener's tgid */
+	u32			 sc_fexecpid;	/* [d] target from its exec */
+	char			 sc_fcomm[DT_COMMLEN];	/* [d] NUL-padded */
+	struct cgroup		*sc_fcgrp;	/* [d] DTF_CGROUP, held */
+	/* targets; changed under sc_tglock, replaced under sc_tgmutex too */
+	struct dt_tgset __rcu	*sc_tgs;
+	raw_spinlock_t		 sc_tglock;
+	struct mutex		 sc_tgmutex;	/* one table rebuild at a time */
+	struct work_struct	 sc_tgsweep;	/* rebuilds without the gone */
+	struct list_head	 sc_flink;	/* [g] on dt_followers (RCU) */
+	bool			 sc_following;	/* [g] sc_flink is on it */
 };
 
 /* One enabled (probe, descriptor) pair. */
@@ -133,7 +160,7 @@ struct dt_pcb {
 
 extern struct mutex dt_lock;
 
-/* dt_probe.c: the probe table */
+/* dt_dev.c: the probe table (id = index + 1; a dead probe keeps its slot until unload) */
 struct dt_probe *dt_probe_new(const struct dt_provider *, const char *func,
 			      const char *name, u16 nargs, u8 nslots,
 			      const struct dt_arg_info *args, u16 flags);
@@ -185,6 +212,21 @@ void dt_event_exit(void);
 	(regs)->flags = X86_EFLAGS_FIXED;				\
 } while (0)
 
+/*
+ * dt_filter.c.  dt_filter_pass: does current's event go to sc?  Probe
+ * context.  dt_filter_set: DTIOCSETFILTER, [d] held.  dt_filter_start and
+ * dt_filter_stop hook fork and exec while sc follows targets' children,
+ * [d] and [g] held; dt_filter_stopped once the hooks are done with sc.
+ */
+struct dt_tgset;
+bool dt_filter_pass(struct dt_softc *sc);
+int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f);
+int dt_filter_start(struct dt_softc *sc);
+void dt_filter_stop(struct dt_softc *sc);
+void dt_filter_stopped(struct dt_softc *sc);
+void dt_filter_init(struct dt_softc *sc);
+void dt_filter_free(struct dt_softc *sc);
+
 /* providers; each *_init builds its probes at module load, [g] held */
 int dt_timer_init(void);
 void dt_timer_exit(void);
@@ -193,6 +235,8 @@ void dt_syscall_exit(void);
 int dt_tp_init(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
+int dt_uprobe_create(struct dt_uprobe *);
+void dt_uprobe_exit(void);
 
 /*
  * Tracepoints stay registered for a second after their last pcb goes:

@@ -134,6 +134,14 @@ void dt_probes_free(void)
 
 /* ---- descriptors ---- */
 
+/* Recording into rings that overwrite and are not frozen: no reading. */
+static bool dt_overwriting(struct dt_softc *sc)
+{
+	return READ_ONCE(sc->sc_recording) &&
+	       READ_ONCE(sc->sc_rmode) == DT_RING_OVERWRITE &&
+	       !READ_ONCE(sc->sc_frozen);
+}
+
 static bool dt_readable(struct dt_softc *sc)
 {
 	struct dt_cpubuf *cb;
@@ -141,6 +149,8 @@ static bool dt_readable(struct dt_softc *sc)
 
 	if (!READ_ONCE(sc->sc_recording))
 		return true;	/* read() returns what is left, then EOF */
+	if (READ_ONCE(sc->sc_rmode) == DT_RING_OVERWRITE)
+		return true;	/* read() returns EBUSY, or the dump */
 	for_each_possible_cpu(cpu) {
 		cb = READ_ONCE(sc->sc_bufs[cpu]);
 		if (cb != NULL && dtr_avail(&cb->cb_ring) != 0)
@@ -199,6 +209,29 @@ static unsigned long dt_ring_pages_max(void)
 	return totalram_pages() / 4;
 }
 
+/* What sc's rings do when full (dt_ring.h), from its ioctls' state. */
+static unsigned long dt_rmode(struct dt_softc *sc)
+{
+	if (READ_ONCE(sc->sc_rmode) == DT_RING_DROP)
+		return DTR_MODE_DROP;
+	return READ_ONCE(sc->sc_frozen) ? DTR_MODE_FROZEN : DTR_MODE_OVERWRITE;
+}
+
+/* [d] held: every ring of sc takes the mode of sc's state */
+static void dt_rmode_apply(struct dt_softc *sc)
+{
+	struct dt_cpubuf *cb;
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_possible_cpu(cpu) {
+		cb = READ_ONCE(sc->sc_bufs[cpu]);
+		if (cb != NULL)
+			dtr_store_once(&cb->cb_ring.r_mode, dt_rmode(sc));
+	}
+	cpus_read_unlock();
+}
+
 /*
  * A CPU is online (or the first start adds this descriptor): give it a
  * ring.  Runs on that CPU's hotplug thread, so current is a kernel thread:
@@ -234,9 +267,12 @@ static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 		return 0;
 	}
 	dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+	dtr_store_once(&cb->cb_ring.r_mode, dt_rmode(sc));
 	local_set(&cb->cb_wakepos, 0);
 	local_set(&cb->cb_missed, 0);
 	local_set(&cb->cb_throttled, 0);
+	local_set(&cb->cb_filtered, 0);
+	atomic_long_set(&cb->cb_untracked, 0);
 	init_irq_work(&cb->cb_wake, dt_wake);
 	cb->cb_sc = sc;
 	/*
@@ -274,6 +310,7 @@ static int dt_open(struct inode *inode, struct file *file)
 	}
 	init_waitqueue_head(&sc->sc_wq);
 	timer_setup(&sc->sc_tick, dt_tick, 0);
+	dt_filter_init(sc);
 	file->private_data = sc;
 	return 0;
 }
@@ -377,9 +414,11 @@ static void dt_stop(struct dt_softc *sc)
 		pcb->pcb_probe->dp_narmed--;
 		pcb->pcb_armed = false;
 	}
+	dt_filter_stop(sc);
 	mutex_unlock(&dt_lock);
 	/* no probe context still walks our pcbs or writes our rings */
 	tracepoint_synchronize_unregister();
+	dt_filter_stopped(sc);
 	dt_missed_sweep(sc);
 	WRITE_ONCE(sc->sc_recording, false);
 	del_timer_sync(&sc->sc_tick);
@@ -407,8 +446,18 @@ static int dt_start(struct dt_softc *sc)
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
+	/* a recording starts thawed; frozen is a dump's state */
+	WRITE_ONCE(sc->sc_frozen, false);
+	dt_rmode_apply(sc);
 	WRITE_ONCE(sc->sc_recording, true);
 	mutex_lock(&dt_lock);
+	/* the targets' forks are followed from before the first event */
+	error = dt_filter_start(sc);
+	if (error) {
+		mutex_unlock(&dt_lock);
+		WRITE_ONCE(sc->sc_recording, false);
+		return error;
+	}
 	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
 		/* the source's earlier losses are not ours */
 		if (pcb->pcb_probe->dp_prov->dtpv_missed != NULL)
@@ -450,6 +499,7 @@ static int dt_release(struct inode *inode, struct file *file)
 	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
 	del_timer_sync(&sc->sc_tick);
+	dt_filter_free(sc);
 	dt_bufs_free(sc);
 	mem_cgroup_put(sc->sc_memcg);
 	if (sc->sc_mm != NULL)
@@ -567,6 +617,9 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 	st->dtst_skipped = dtr_lread(&r->r_skipped);
 	st->dtst_recursive = dtr_lread(&r->r_recursive);
 	st->dtst_nested = dtr_lread(&r->r_nested);
+	st->dtst_overwritten = dtr_lread(&r->r_overwritten);
+	st->dtst_filtered = local_read(&cb->cb_filtered);
+	st->dtst_untracked = atomic_long_read(&cb->cb_untracked);
 }
 
 static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
@@ -585,6 +638,9 @@ static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
 		sum.dtst_nested += st.dtst_nested;
 		sum.dtst_missed += st.dtst_missed;
 		sum.dtst_throttled += st.dtst_throttled;
+		sum.dtst_overwritten += st.dtst_overwritten;
+		sum.dtst_filtered += st.dtst_filtered;
+		sum.dtst_untracked += st.dtst_untracked;
 	}
 	if (copy_to_user(arg, &sum, sizeof(sum)))
 		return -EFAULT;
@@ -760,6 +816,76 @@ static int dt_ioc_clock(void __user *arg)
 	return 0;
 }
 
+static int dt_ioc_filter(struct dt_softc *sc, void __user *arg)
+{
+	struct dt_filter f;
+
+	if (copy_from_user(&f, arg, sizeof(f)))
+		return -EFAULT;
+	return dt_filter_set(sc, &f);
+}
+
+static int dt_ioc_rmode(struct dt_softc *sc, void __user *arg)
+{
+	u32 mode;
+
+	if (get_user(mode, (u32 __user *)arg))
+		return -EFAULT;
+	if (mode != DT_RING_DROP && mode != DT_RING_OVERWRITE)
+		return -EINVAL;
+	if (sc->sc_recording)
+		return -EBUSY;
+	WRITE_ONCE(sc->sc_rmode, mode);
+	WRITE_ONCE(sc->sc_frozen, false);
+	dt_rmode_apply(sc);
+	return 0;
+}
+
+/*
+ * [d] held.  Freeze: once every ring drops new events, wait until no
+ * writer that saw the old mode can still be inside (probe context is
+ * preemption-disabled), so that the reader owns tail.  Thaw: under the
+ * read lock, so that no read() is copying when writers take tail back.
+ */
+static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
+{
+	u32 v;
+
+	if (get_user(v, (u32 __user *)arg))
+		return -EFAULT;
+	if (v > 1 || sc->sc_rmode != DT_RING_OVERWRITE)
+		return -EINVAL;
+	if (v == sc->sc_frozen)
+		return 0;
+	if (v) {
+		WRITE_ONCE(sc->sc_frozen, true);
+		dt_rmode_apply(sc);
+		synchronize_rcu();
+		return 0;
+	}
+	if (mutex_lock_interruptible(&sc->sc_rlock))
+		return -ERESTARTSYS;
+	WRITE_ONCE(sc->sc_frozen, false);
+	dt_rmode_apply(sc);
+	mutex_unlock(&sc->sc_rlock);
+	return 0;
+}
+
+static int dt_ioc_uprobe(void __user *arg)
+{
+	struct dt_uprobe up;
+	int error;
+
+	if (copy_from_user(&up, arg, sizeof(up)))
+		return -EFAULT;
+	error = dt_uprobe_create(&up);
+	if (error)
+		return error;
+	if (copy_to_user(arg, &up, sizeof(up)))
+		return -EFAULT;
+	return 0;
+}
+
 static int dt_ioc_kprobe(void __user *arg)
 {
 	struct dt_kprobe kp;
@@ -797,6 +923,10 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		if (!perfmon_capable())
 			return -EPERM;
 		return dt_ioc_kprobe(arg);
+	case DTIOCUPROBE:
+		if (!perfmon_capable())
+			return -EPERM;
+		return dt_ioc_uprobe(arg);
 	case DTIOCGSTATS:
 	case DTIOCGCPUSTATS:
 	case DTIOCPRBDISABLE:
@@ -805,6 +935,9 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 	case DTIOCPRBENABLE:
 	case DTIOCSETBUFSZ:
 	case DTIOCSETUSTACK:
+	case DTIOCSETFILTER:
+	case DTIOCSETRMODE:
+	case DTIOCFREEZE:
 		if (!perfmon_capable())
 			return -EPERM;
 		break;
@@ -842,6 +975,15 @@ static long dt_ioctl(struct file *file, unsigned int cmd, unsigned long uarg)
 		break;
 	case DTIOCSETUSTACK:
 		error = dt_ioc_ustack(sc, arg);
+		break;
+	case DTIOCSETFILTER:
+		error = dt_ioc_filter(sc, arg);
+		break;
+	case DTIOCSETRMODE:
+		error = dt_ioc_rmode(sc, arg);
+		break;
+	case DTIOCFREEZE:
+		error = dt_ioc_freeze(sc, arg);
 		break;
 	default:
 		error = -ENOTTY;
@@ -925,12 +1067,23 @@ static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 	if (len == 0)
 		return 0;
 	for (;;) {
+		bool dump;
+
 		if (mutex_lock_interruptible(&sc->sc_rlock))
 			return -ERESTARTSYS;
+		/* thawing takes sc_rlock: the mode holds while we copy */
+		if (dt_overwriting(sc)) {
+			mutex_unlock(&sc->sc_rlock);
+			return -EBUSY;
+		}
+		dump = READ_ONCE(sc->sc_frozen);
 		n = dt_copyout(sc, ubuf, len);
 		mutex_unlock(&sc->sc_rlock);
 		if (n != 0)
 			return n;
+		/* a frozen ring gets nothing new: its dump is complete */
+		if (dump)
+			return 0;
 		if (!READ_ONCE(sc->sc_recording)) {
 			/* a stop may have raced with the copy: look again */
 			if (dt_hasdata(sc))
@@ -952,6 +1105,10 @@ static __poll_t dt_poll(struct file *file, struct poll_table_struct *pt)
 	struct dt_softc *sc = file->private_data;
 
 	poll_wait(file, &sc->sc_wq, pt);
+	if (dt_overwriting(sc))
+		return 0;
+	if (READ_ONCE(sc->sc_frozen) && READ_ONCE(sc->sc_recording))
+		return EPOLLIN | EPOLLRDNORM;	/* the dump, or its end */
 	dt_tick_arm(sc);
 	/* joined the waitqueue before loading pub: pairs with dt_write */
 	smp_mb();
@@ -1024,6 +1181,7 @@ static void __exit dt_exit(void)
 	cancel_delayed_work_sync(&dt_linger_work);
 	dt_linger(NULL);
 	dt_kprobe_exit();
+	dt_uprobe_exit();
 	dt_syscall_exit();
 	dt_timer_exit();
 	cpuhp_remove_multi_state(dt_buf_hp);

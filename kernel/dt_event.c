@@ -338,6 +338,11 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
+	/* before anything is gathered: an event left out costs nothing more */
+	if (!dt_filter_pass(pcb->pcb_sc)) {
+		local_inc(&cb->cb_filtered);
+		return;
+	}
 
 	if (fl & DTEVT_FUNCARGS)
 		na = e->nslots;
@@ -427,7 +432,8 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	if (e->nested)
 		dtr_linc(&r->r_nested);
 	pub = dtr_commit(r);
-	if (pub == 0)
+	/* an overwriting ring has no reader to wake until it is frozen */
+	if (pub == 0 || READ_ONCE(r->r_mode) != DTR_MODE_DROP)
 		return;
 
 	/*

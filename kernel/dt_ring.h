@@ -43,9 +43,23 @@
  * A reservation that would make head - tail exceed the size is dropped
  * and counted; the writer never waits and never overwrites unread data.
  *
- * Counters are exact per ring: produced = committed + dropped, read is
- * advanced by the reader only, so once drained produced == read + dropped.
- * Pad records are not events and are not counted.
+ * Overwrite mode (r_mode DTR_MODE_OVERWRITE, a flight recorder): instead
+ * of dropping, the writer frees the oldest records itself by advancing
+ * tail (a CPU-local cmpxchg, as for head: an interrupt that frees or
+ * reserves in between makes it fail and retry), counting each freed event
+ * as overwritten.  It frees only committed records, below pub: a record
+ * an interrupted writer of this CPU is still filling lies above pub.
+ * tail then belongs to the writer, so the ring has no concurrent reader:
+ * it is read after the owner switches it to DTR_MODE_FROZEN (every
+ * reservation dropped) and waits until no writer can still be inside
+ * (probe context is preemption-disabled: synchronize_rcu), or after
+ * recording stopped.  r_mode is written by the owner of the ring, read by
+ * the writer at each reservation.
+ *
+ * Counters are exact per ring: produced = committed + dropped, and
+ * committed = read + overwritten + what the ring holds, so once drained
+ * produced == read + overwritten + dropped.  Pad records are not events
+ * and are not counted.
  *
  * Lock/ownership annotations: [I] immutable after dtr_init, [c] written
  * only by the owning CPU (any context level, via interrupt-safe local
@@ -71,6 +85,8 @@ typedef unsigned long dtr_shared_t;
 /* true if *p was o and is now n */
 #define dtr_lcmpxchg(p, o, n) \
 	(local_cmpxchg((p), (long)(o), (long)(n)) == (long)(o))
+/* true if *p (a dtr_shared_t) was o and is now n; this CPU only */
+#define dtr_scmpxchg(p, o, n)	(cmpxchg_local((p), (o), (n)) == (o))
 #define dtr_load_acquire(p)	smp_load_acquire(p)
 #define dtr_store_release(p, v)	smp_store_release((p), (v))
 #define dtr_load_once(p)	READ_ONCE(*(p))
@@ -104,6 +120,7 @@ static inline int dtr_lcmpxchg_(dtr_local_t *p, unsigned long o,
 	    memory_order_relaxed, memory_order_relaxed);
 }
 #define dtr_lcmpxchg(p, o, n)	dtr_lcmpxchg_((p), (o), (n))
+#define dtr_scmpxchg(p, o, n)	dtr_lcmpxchg_((p), (o), (n))
 #define dtr_load_acquire(p) \
 	atomic_load_explicit((p), memory_order_acquire)
 #define dtr_store_release(p, v) \
@@ -128,6 +145,11 @@ static inline unsigned long long dtr_clock_(void)
 #endif
 #endif
 
+/* r_mode */
+#define DTR_MODE_DROP		0	/* full: drop the new record */
+#define DTR_MODE_OVERWRITE	1	/* full: free the oldest ones */
+#define DTR_MODE_FROZEN		2	/* drop every new record */
+
 #define DTR_PAD		0	/* probe id of a pad record: skipped */
 #define DTR_ALIGN	8
 
@@ -146,7 +168,9 @@ struct dt_ring {
 	dtr_local_t	r_skipped;		/* [c] timer overruns */
 	dtr_local_t	r_recursive;		/* [c] tracer re-entered */
 	dtr_local_t	r_nested;		/* [c] written inside another */
+	dtr_local_t	r_overwritten;		/* [c] freed unread (overwrite) */
 	dtr_shared_t	r_pub;			/* [c/r] committed position */
+	dtr_shared_t	r_mode;			/* [owner/c] DTR_MODE_* */
 
 	/* Reader: touched by read(2) only, polled by the writer for space. */
 	dtr_shared_t	r_tail DTR_CACHELINE;	/* [r/c] read position */
@@ -167,7 +191,9 @@ static inline void dtr_init(struct dt_ring *r, void *data, unsigned long size)
 	dtr_lset(&r->r_skipped, 0);
 	dtr_lset(&r->r_recursive, 0);
 	dtr_lset(&r->r_nested, 0);
+	dtr_lset(&r->r_overwritten, 0);
 	dtr_store_once(&r->r_pub, 0);
+	dtr_store_once(&r->r_mode, DTR_MODE_DROP);
 	dtr_store_once(&r->r_tail, 0);
 	dtr_store_once(&r->r_read, 0);
 	r->r_size = size;
@@ -203,6 +229,32 @@ again:
 }
 
 /*
+ * Overwrite mode, the ring is full: free the oldest committed record at
+ * tail.  Returns nonzero if the caller should try its reservation again
+ * (a record was freed, or an interrupt moved tail first), 0 if nothing
+ * committed is left to free.
+ */
+static inline int dtr_overwrite(struct dt_ring *r, unsigned long tail)
+{
+	const struct dtr_hdr *h;
+	unsigned int size, probe;
+
+	/* our own CPU's pub: everything below it is complete */
+	if (tail == dtr_load_once(&r->r_pub))
+		return 0;
+	h = (const struct dtr_hdr *)(r->r_data + (tail & r->r_mask));
+	size = h->h_size;
+	probe = h->h_probe;
+	/* read before the claim: once tail moves the bytes may be reused */
+	dtr_barrier();
+	if (!dtr_scmpxchg(&r->r_tail, tail, tail + size))
+		return 1;
+	if (probe != DTR_PAD)
+		dtr_linc(&r->r_overwritten);
+	return 1;
+}
+
+/*
  * Reserve len bytes (a multiple of 8, >= 8).  Returns where to write the
  * record, to be followed by dtr_commit(), or NULL if the ring is full (the
  * event is counted as produced and dropped; nothing to commit).  A record
@@ -218,12 +270,15 @@ again:
 static inline void *dtr_reserve_ts(struct dt_ring *r, unsigned int len,
 				   unsigned long long *tsp)
 {
-	unsigned long head, tail, off, pad, need;
+	unsigned long head, tail, off, pad, need, mode;
 	struct dtr_hdr *h;
 
 	dtr_linc(&r->r_nest);
 	dtr_barrier();
-	do {
+	mode = dtr_load_once(&r->r_mode);
+	if (dtr_unlikely(mode == DTR_MODE_FROZEN))
+		goto drop;
+	for (;;) {
 		tail = dtr_load_acquire(&r->r_tail);		/* W0 */
 		head = dtr_lread(&r->r_head);
 		if (tsp != NULL) {
@@ -234,12 +289,13 @@ static inline void *dtr_reserve_ts(struct dt_ring *r, unsigned int len,
 		pad = off + len > r->r_size ? r->r_size - off : 0;
 		need = pad + len;
 		if (dtr_unlikely(head + need - tail > r->r_size)) {
-			dtr_linc(&r->r_produced);
-			dtr_linc(&r->r_dropped);
-			dtr_put(r);
-			return NULL;
+			if (mode == DTR_MODE_OVERWRITE && dtr_overwrite(r, tail))
+				continue;
+			goto drop;
 		}
-	} while (!dtr_lcmpxchg(&r->r_head, head, head + need));
+		if (dtr_lcmpxchg(&r->r_head, head, head + need))
+			break;
+	}
 
 	if (pad) {
 		h = (struct dtr_hdr *)(r->r_data + off);
@@ -248,6 +304,11 @@ static inline void *dtr_reserve_ts(struct dt_ring *r, unsigned int len,
 		off = 0;
 	}
 	return r->r_data + off;
+drop:
+	dtr_linc(&r->r_produced);
+	dtr_linc(&r->r_dropped);
+	dtr_put(r);
+	return NULL;
 }
 
 static inline void *dtr_reserve(struct dt_ring *r, unsigned int len)

@@ -147,14 +147,19 @@ static dt_u32 find(int fd, const char *func, const char *name)
  * One dt session: ns per call, and its stats after draining.  ret: the
  * return probe too; flags: what each event carries.
  */
-static int dt_run(long n, dt_u32 bufsz, int rcpu, int ret, dt_u32 flags, double *ns,
-    struct dt_stats *st)
+static int dt_run_f(long n, dt_u32 bufsz, int rcpu, int ret, dt_u32 flags, dt_u32 fflags,
+    double *ns, struct dt_stats *st)
 {
 	int fd = open(DT_DEVICE, O_RDWR);
 	dt_u32 on = 1, off = 0;
+	/* the calls measured are this process's own: DTF_SELF records them */
+	struct dt_filter self = { .dtf_flags = fflags };
 
-	if (fd < 0)
+	if (fd < 0 || ioctl(fd, DTIOCSETFILTER, &self) < 0) {
+		if (fd >= 0)
+			close(fd);
 		return -1;
+	}
 	dt_u32 e = find(fd, "getppid", "entry"), r = find(fd, "getppid", "return");
 	struct dt_enable en1 = { .dten_id = e, .dten_evtflags = flags };
 	struct dt_enable en2 = { .dten_id = r, .dten_evtflags = flags };
@@ -178,6 +183,12 @@ static int dt_run(long n, dt_u32 bufsz, int rcpu, int ret, dt_u32 flags, double 
 	ioctl(fd, DTIOCGSTATS, st);
 	close(fd);
 	return 0;
+}
+
+static int dt_run(long n, dt_u32 bufsz, int rcpu, int ret, dt_u32 flags, double *ns,
+    struct dt_stats *st)
+{
+	return dt_run_f(n, bufsz, rcpu, ret, flags, DTF_SELF, ns, st);
 }
 
 static int ft_run(long n, double *ns)
@@ -301,8 +312,8 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 500000;
 	int rounds = argc > 2 ? atoi(argv[2]) : 7;
 	long pn = argc > 3 ? atol(argv[3]) : n / 2;
-	double base[16], dt[16], ft[16], d1[16], pf[16], dk[16], pg[16];
-	struct dt_stats st, s1, sk;
+	double base[16], dt[16], ft[16], d1[16], pf[16], dk[16], pg[16], fk[16], fo[16];
+	struct dt_stats st, s1, sk, sf;
 	off_t pfb = 0, pgb = 0;
 
 	perf_dir = argc > 4 ? argv[4] : NULL;
@@ -323,6 +334,18 @@ int main(int argc, char **argv)
 		}
 		printf("# round %d: untraced %.1f ns/call, dt %.1f, ftrace %.1f (emulated ns)\n",
 		    i, base[i], dt[i], ft[i]);
+		/*
+		 * The filter: the same events with kernel stacks, recorded, and
+		 * left out (the default filter leaves the opener out): what an
+		 * event of a process that is no target still costs.
+		 */
+		if (dt_run_f(n, 0, 1, 1, DTEVT_FUNCARGS | DTEVT_KSTACK, DTF_SELF, &fk[i], &sf) ||
+		    dt_run_f(n, 0, 1, 1, DTEVT_FUNCARGS | DTEVT_KSTACK, 0, &fo[i], &sf)) {
+			fprintf(stderr, "kbench: dt session failed: %s\n", strerror(errno));
+			return 1;
+		}
+		printf("# round %d: with kernel stacks: recorded %.1f, filtered out %.1f "
+		    "(%" PRIu64 " filtered)\n", i, fk[i], fo[i], sf.dtst_filtered);
 		if (!perf_dir)
 			continue;
 		/* perf's runs write files: fewer calls */
@@ -359,6 +382,12 @@ int main(int argc, char **argv)
 	printf("target <= 0.7\n");
 	printf("bench kernel.dt_added_vs_untraced %.3f ratio\n", d / b);
 	printf("bench kernel.ftrace_added_vs_untraced %.3f ratio\n", f / b);
+	sort(fk, rounds);
+	sort(fo, rounds);
+	printf("# fastest rounds with kernel stacks: recorded +%.1f, filtered out +%.1f ns/call\n",
+	    fk[0] - b, fo[0] - b);
+	printf("bench kernel.filtered_vs_recorded_kstack %.3f ratio\n",
+	    fk[0] - b > 0 ? (fo[0] - b) / (fk[0] - b) : -1.0);
 	if (perf_dir) {
 		sort(d1, rounds);
 		sort(pf, rounds);

@@ -1,6 +1,6 @@
 /*
  * dtrec - record kernel events from /dev/dt into a .dtc capture.
- * The loop itself lives in cli/lib/record.c so dtsh runs the same code.
+ * The loop itself lives in cli/lib/rec/record.c so dtsh runs the same code.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -73,7 +73,7 @@ static const char usage_text[] =
 "  --user-stack-size SIZE\n"
 "                stack bytes copied per sample for dwarf, 1k to 60k\n"
 "                (default 16k): deeper stacks need more\n"
-"  --flight SIZE flight recorder (perf source): rings of SIZE bytes per CPU\n"
+"  --flight SIZE flight recorder: rings of SIZE bytes per CPU\n"
 "                (a power of two, 8k to 64M) keep only the newest events,\n"
 "                nothing is written meanwhile; SIGUSR2, a --trigger probe and\n"
 "                the end of recording each write what the rings hold to\n"
@@ -82,7 +82,8 @@ static const char usage_text[] =
 "                with --flight: dump when PROBE fires (also recorded)\n"
 "  --trigger-filter EXPR\n"
 "                only trigger events passing the tracefs filter EXPR, e.g.\n"
-"                'ret < 0' for syscall:X:return (tracepoint triggers only)\n"
+"                'ret < 0' for syscall:X:return (tracepoint triggers only;\n"
+"                perf source only)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"

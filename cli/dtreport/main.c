@@ -1,7 +1,8 @@
 /*
  * dtreport - analyse a dt capture offline: stats, flame graphs, differential
- * flame graphs, SQL and export.  The subcommands live in libdtcli (report.h)
- * so dtsh runs the same code; this is only the dispatch.
+ * flame graphs, top, SQL and export.  The subcommands live in libdtcli
+ * (report.h, engine.h) so dtsh runs the same code; this is only the
+ * dispatch.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static const struct {
 	{ "stats",  cmd_stats,  "what was recorded, events per probe/CPU/process, drop accounting" },
 	{ "flame",  cmd_flame,  "flame graph (SVG, or --folded text) of sampled stacks" },
 	{ "diff",   cmd_diff,   "differential flame graph of B against A" },
+	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks or syscalls" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
 	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 
 #include "captures.h"
 #include "dtsh.h"
+#include "engine.h"
 #include "dtsql.h"
 #include "dtsym.h"
 #include "probes.h"
@@ -32,7 +32,7 @@ static int cmd_enable(struct dtsh *, int, char **, const char *);
 static int cmd_disable(struct dtsh *, int, char **, const char *);
 static int cmd_record(struct dtsh *, int, char **, const char *);
 static int cmd_stats_(struct dtsh *, int, char **, const char *);
-static int cmd_top(struct dtsh *, int, char **, const char *);
+static int cmd_top_(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
@@ -67,9 +67,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
 	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
-	{ "top", "top [N] [by comm|pid|probe|stack|syscall]",
+	{ "top", "top [N] [by comm|pid|probe|stack|syscall] [FILTERS...]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
-	  "top frames) or syscalls of the open capture.", cmd_top, DTSH_C_TOP },
+	  "top frames) or syscalls of the open capture (dtreport top; same\n"
+	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
@@ -473,83 +474,46 @@ need_capture(struct dtsh *sh, const char *what)
 	return -1;
 }
 
-/*
- * The report code has no way to be cancelled, so it runs in a child that
- * Ctrl-C can end: the terminal sends SIGINT to the whole foreground group,
- * and a SIGINT sent to dtsh alone is passed on.
- */
-static int
-run_interruptible(int (*fn)(int, char **), int argc, char **argv)
+/* The open capture as the report engine takes it, its symbols opened on
+ * first use and kept (top by stack and flame name frames). */
+static struct dtr_cap
+engine_cap(struct dtsh *sh)
 {
-	pid_t pid;
-	int st, rc;
-
-	fflush(stdout);
-	fflush(stderr);
-	dtsh_interrupted = 0;
-	if ((pid = fork()) < 0) {
-		/* No child: run it here, uninterruptible but working. */
-		rc = fn(argc, argv);
-		fflush(stdout);
-		dtsh_interrupted = 0;
-		return rc;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		/* Ctrl-C ends the command: it must not leave a half-written file. */
-		dtu_out_cleanup_on_signals();
-		rc = fn(argc, argv);
-		fflush(stdout);
-		fflush(stderr);
-		_exit(rc & 0xff);
-	}
-	while (waitpid(pid, &st, 0) < 0) {
-		if (errno != EINTR) {
-			fprintf(stderr, "dtsh %s: %s\n", argv[0], strerror(errno));
-			return 1;
-		}
-		if (dtsh_interrupted)
-			kill(pid, SIGINT);
-	}
-	dtsh_interrupted = 0;
-	if (WIFSIGNALED(st)) {
-		fprintf(stderr, "dtsh %s: %s\n", argv[0],
-			WTERMSIG(st) == SIGINT ? "interrupted" : strsignal(WTERMSIG(st)));
-		return 1;
-	}
-	return WEXITSTATUS(st);
+	if (sh->sym == NULL)
+		sh->sym = dtsym_open(sh->cap);
+	return (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
 }
 
-/* Run a dtreport command on the open capture: argv[0] word, the user's
- * options, then the capture's path. */
-static int
-report(struct dtsh *sh, int (*fn)(int, char **), int argc, char **argv,
-       const char *extra)
+/* Every open capture so (caps[0] is engine_cap's); with names, symbols
+ * opened on first use and kept.  malloc'd; NULL when out of memory. */
+static struct dtr_cap *
+engine_caps(struct dtsh *sh, int names)
 {
-	char **v = calloc((size_t)argc + (size_t)sh->ncaps + 4, sizeof(*v));
-	int n = 0, rc, cut = 0;
+	struct dtr_cap *c = calloc((size_t)sh->ncaps, sizeof(*c));
 
-	if (v == NULL) {
+	if (c == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
-		return 1;
+		return NULL;
 	}
-	for (int i = 0; i < argc; i++)
-		v[n++] = argv[i];
-	/* The shell opened it knowing it was cut: so does the command. */
-	for (int i = 0; i < sh->ncaps; i++)
-		cut |= dtcap_reader_warning(sh->caps[i]) != NULL;
-	if (cut)
-		v[n++] = "--partial";
-	if (extra) {
-		v[n++] = "-o";
-		v[n++] = (char *)extra;
+	c[0] = names ? engine_cap(sh) : (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
+	sh->syms[0] = sh->sym;
+	for (int i = 1; i < sh->ncaps; i++) {
+		if (names && sh->syms[i] == NULL)
+			sh->syms[i] = dtsym_open(sh->caps[i]);
+		c[i] = (struct dtr_cap){ sh->caps[i], sh->syms[i], sh->cap_paths[i] };
 	}
-	for (int i = 0; i < sh->ncaps; i++)
-		v[n++] = sh->cap_paths[i];
-	v[n] = NULL;
-	dtr_shell_caps = sh->ncaps;
-	rc = run_interruptible(fn, n, v);
-	free(v);
+	return c;
+}
+
+/*
+ * Report commands run here, in-process, on the capture and symbols the
+ * shell holds; Ctrl-C sets dtsh_interrupted, which the engine polls.
+ */
+static int
+report_done(int rc)
+{
+	/* stdout is checked (and its error reported) by dtsh_run */
+	dtsh_interrupted = 0;
 	return rc;
 }
 
@@ -559,11 +523,17 @@ cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "stats"))
 		return 1;
-	return report(sh, cmd_stats, argc, argv, NULL);
+	struct dtr_cap *c = engine_caps(sh, 0);
+	if (c == NULL)
+		return 1;
+	dtsh_interrupted = 0;
+	int rc = report_done(cmd_stats_on(c, sh->ncaps, argc, argv, &dtsh_interrupted));
+	free(c);
+	return rc;
 }
 
 static int
-cmd_top(struct dtsh *sh, int argc, char **argv, const char *rest)
+cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
 	if (need_capture(sh, "top"))
@@ -573,7 +543,9 @@ cmd_top(struct dtsh *sh, int argc, char **argv, const char *rest)
 			"(open it alone, or use sql or stats over all)\n", sh->ncaps);
 		return 1;
 	}
-	return dtsh_top(sh, argc, argv);
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
 }
 
 static int
@@ -586,8 +558,14 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
 			has_o = 1;
+	struct dtr_cap *c = engine_caps(sh, 1);
+	if (c == NULL)
+		return 1;
+	dtsh_interrupted = 0;
 	/* A shell has no stdout worth an SVG: default to a file. */
-	int rc = report(sh, cmd_flame, argc, argv, has_o ? NULL : "flame.svg");
+	int rc = report_done(cmd_flame_on(c, sh->ncaps, argc, argv, "flame.svg",
+					  &dtsh_interrupted));
+	free(c);
 	if (rc == 0 && !has_o && sh->interactive)
 		printf("wrote flame.svg\n");
 	return rc;
@@ -702,6 +680,7 @@ sql_db_many(struct dtsh *sh)
 		np[i] = names[i];
 		hosts[i] = dtcap_host(sh->caps[i])->hostname;
 	}
+	sh->sym = sh->syms[0];	/* closed as sym */
 	if (ok && dtsql_attach_many(sh->db, sh->caps, sh->syms, np, hosts, (size_t)n,
 				    &err) != 0)
 		ok = 0;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dt_grow.h"
 #include "dtsh.h"
 #include "dtsql.h"
 #include "probes.h"
@@ -29,14 +30,8 @@ struct cands {
 static void
 add(struct cands *c, const char *s)
 {
-	if (c->n == c->cap) {
-		size_t nc = c->cap ? c->cap * 2 : 64;
-		char **nv = realloc(c->v, nc * sizeof(*nv));
-		if (nv == NULL)
-			return;
-		c->v = nv;
-		c->cap = nc;
-	}
+	if (DT_GROW(c->v, c->cap, c->n, 1, 64))
+		return;
 	if ((c->v[c->n] = strdup(s)) != NULL)
 		c->n++;
 }
@@ -245,7 +240,7 @@ filters(struct cands *c, int what, const char *prev, const char *prefix)
 	if (what == DTSH_C_FLAME)
 		for (int i = 0; flame[i]; i++)
 			add(c, flame[i]);
-	else
+	else if (what == DTSH_C_STATS)
 		add(c, "--json"), add(c, "--top");
 }
 
@@ -368,6 +363,9 @@ complete(EditLine *el, int ch)
 						"comm", "pid", "probe", "stack", "syscall", NULL };
 					for (int i = 0; by[i]; i++)
 						add(&c, by[i]);
+				} else if (prefix[0] == '-' || strcmp(prev, "--probe") == 0 ||
+					   strcmp(prev, "--comm") == 0) {
+					filters(&c, k->complete, prev, prefix);
 				} else {
 					add(&c, "by");
 				}

@@ -33,7 +33,7 @@ struct dtsh {
 	 * (stats, flame, sql); ncaps is 1 for one capture. */
 	char	*cap_path;
 	struct dtcap_reader *cap;
-	struct dtsym *sym;	/* the capture's symbols, for SQL frames */
+	struct dtsym *sym;	/* the capture's symbols (SQL frames, flame, top), lazily */
 	struct sqlite3 *db;	/* one handle per open capture, lazily */
 	struct dtcap_reader **caps;	/* caps[0] == cap */
 	char	**cap_paths;		/* cap_paths[0] == cap_path */
@@ -125,9 +125,5 @@ void dtsh_interrupt_hook(void);
 
 struct editline;
 void dtsh_complete_setup(struct dtsh *sh, struct editline *el);
-
-/* ---- top.c */
-
-int dtsh_top(struct dtsh *sh, int argc, char **argv);
 
 #endif /* DTSH_H */

@@ -320,6 +320,10 @@ main(int argc, char **argv)
 		usage(stderr, 2);
 	}
 
+	/* flame writes its output here, in-process: SIGTERM, SIGHUP or
+	 * SIGQUIT must not leave its temporary file behind (SIGINT is ours,
+	 * just below: it stops the command, which removes the file). */
+	dtu_out_cleanup_on_signals();
 	/* No SA_RESTART: a blocking read must return so Ctrl-C is seen. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dt_grow.h"
+
 /*
  * The one grammar of durations and times (util.h).  Exact in integers:
  * "@86400123456789ns" is a timestamp copied from the ts column and must
@@ -256,13 +258,8 @@ dtu_read_file(const char *path, size_t *lenp)
 		goto fail;
 	for (;;) {
 		ssize_t r;
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap * 2);
-			if (nb == NULL)
-				goto fail;
-			buf = nb;
-			cap *= 2;
-		}
+		if (DT_GROW(buf, cap, len, 4096, 65536))
+			goto fail;
 		r = read(fd, buf + len, cap - len - 1);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -330,6 +327,29 @@ int dtu_utf8_len(const unsigned char *s, size_t n)
 	if (len == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
 		return 0;
 	return len;
+}
+
+void dtu_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	while (s && *s) {
+		unsigned char c = (unsigned char)*s;
+		int n = 1;
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
+			fputs("\\ufffd", f), n = 1;	/* not UTF-8: one bad byte */
+		else
+			fwrite(s, 1, (size_t)n, f);
+		s += n;
+	}
+	fputc('"', f);
 }
 
 void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
@@ -448,9 +468,19 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		out_free(o);
 		return -1;
 	}
+	/* a signal between mkstemp and pending() would leave the file
+	 * behind: hold the fatal ones until the handler knows its name */
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
 	int fd = mkstemp(o->tmp);
 	if (fd >= 0)
 		pending(o->tmp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (fd < 0) {
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		out_free(o);

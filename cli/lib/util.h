@@ -74,6 +74,35 @@ uint64_t dtu_now_ns(void);
  */
 int dtu_utf8_len(const unsigned char *s, size_t n);
 
+/*
+ * s (NULL: "") as a JSON string, quotes included: '"', '\\' and control
+ * characters escaped ("\\n", "\\t", else "\\u00XX"), and each byte that
+ * does not start valid UTF-8 written as U+FFFD.  The one JSON string writer
+ * of stats --json and the Chrome trace export.
+ */
+void dtu_json_str(FILE *f, const char *s);
+
+/*
+ * Binary search in n items sorted by a key: how many have key <= x, which
+ * is the index of the first with key > x.  key is an expression of the
+ * index variable named i (evaluated for O(log n) values of i):
+ *	size_t k = DTU_UPPER_BOUND(nmaps, j, maps[j].start, pc);
+ *	m = k && pc < maps[k - 1].end ? &maps[k - 1] : NULL;
+ * "The mapping that holds pc" and "the last symbol at or below pc" are
+ * this, in symbolization, unwinding and kallsyms trimming alike.
+ */
+#define DTU_UPPER_BOUND(n, i, key, x) __extension__ ({			\
+	size_t dtu_lo_ = 0, dtu_hi_ = (n);				\
+	while (dtu_lo_ < dtu_hi_) {					\
+		size_t i = dtu_lo_ + (dtu_hi_ - dtu_lo_) / 2;		\
+		if ((key) <= (x))					\
+			dtu_lo_ = i + 1;				\
+		else							\
+			dtu_hi_ = i;					\
+	}								\
+	dtu_lo_;							\
+})
+
 /* printf into a caller's error buffer (nothing if err is NULL or errlen 0). */
 void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -47,6 +47,7 @@ static const struct dt_probe_info probes[] = {
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
 static struct dt_probe_info kprobes[2];
 static int have_kprobe;
+static int only_targets;	/* DTIOCSETFILTER asked for targets (DTF_PIDS) */
 
 static uint64_t
 now_ns(void)
@@ -147,6 +148,10 @@ ioctl(int fd, unsigned long req, ...)
 		ustack = v;
 		return 0;
 	}
+	case DTIOCSETFILTER:
+		/* the fake's events are all its recorder's: never a target's */
+		only_targets = (((struct dt_filter *)arg)->dtf_flags & DTF_PIDS) != 0;
+		return 0;
 	case DTIOCPRBENABLE: {
 		struct dt_enable *en = arg;
 		if (en->dten_id >= 64) {
@@ -246,6 +251,12 @@ read(int fd, void *buf, size_t len)
 
 		if (off + sz > len)
 			break;
+		if (only_targets) {
+			/* left out by the "kernel": not produced, not read */
+			generated++;
+			st[cpu].dtst_filtered++;
+			continue;
+		}
 		memset(r, 0, sizeof(*r));
 		r->dtr_size = sz;
 		r->dtr_probe = id;

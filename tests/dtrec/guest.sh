@@ -40,6 +40,60 @@ dtrec --source perf -q -o $OUT/pk.dtc -e kprobe:vfs_read:entry -e kprobe:vfs_rea
 	2>$OUT/pk.err
 rc=$?
 [ $rc -eq 0 ] && pass perf-kprobe-exit || fail perf-kprobe-exit "dtrec exited $rc: $(tail -n 3 $OUT/pk.err)"
+# targets filtered in dt.ko: a busy process that is no target leaves no
+# event, the command's forked child is recorded, dtrec's own system calls
+# (and those of its copy waiting to exec the command) never appear
+cp /bin/hotloop /tmp/busyhot
+/tmp/busyhot 4 >/dev/null &
+busy=$!
+echo $busy >$OUT/tgt.busy
+dtrec -q -o $OUT/tgt.dtc -e profile:hz:997 -e 'syscall:*:entry' -u -- \
+	sh -c 'hotloop 1 >/dev/null & wait; dd if=/proc/version of=/dev/null bs=64 2>/dev/null' \
+	2>$OUT/tgt.err &
+rec=$!
+echo $rec >$OUT/tgt.rec
+wait $rec
+rc=$?
+kill $busy 2>/dev/null
+wait $busy 2>/dev/null
+[ $rc -eq 0 ] && pass targets-exit || fail targets-exit "dtrec exited $rc: $(tail -n 3 $OUT/tgt.err)"
+
+# -p: a running process and the children it forks, nothing else
+sh -c 'while :; do hotloop 0.2 >/dev/null; done' &
+tgt=$!
+echo $tgt >$OUT/pid.tgt
+dtrec -q -o $OUT/pid.dtc -e profile:hz:997 -e 'syscall:*:entry' -p $tgt -d 1500ms 2>$OUT/pid.err
+rc=$?
+kill $tgt 2>/dev/null
+wait $tgt 2>/dev/null
+[ $rc -eq 0 ] && pass pid-exit || fail pid-exit "dtrec exited $rc: $(tail -n 3 $OUT/pid.err)"
+
+# the flight recorder on the dt source: numbered close(2) calls on CPU 0
+# (dt_ktest closes=A:B closes fd 1000000+i), a dump on SIGUSR2 and one at
+# the end; then one on a trigger probe
+dtrec -q -o $OUT/fl.dtc --flight 64k -e syscall:close:entry -- sh -c \
+	'dt_ktest closes=0:50000; kill -USR2 $PPID; sleep 1; dt_ktest closes=50000:80000' \
+	2>$OUT/fl.err
+rc=$?
+[ $rc -eq 0 ] && [ -f $OUT/fl.1.dtc ] && [ -f $OUT/fl.2.dtc ] && [ ! -e $OUT/fl.3.dtc ] &&
+	pass flight-dumps || fail flight-dumps "rc $rc: $(ls $OUT | grep '^fl' | tr '\n' ' ') $(head -c 300 $OUT/fl.err)"
+dtrec -q -o $OUT/ft.dtc --flight 64k -e syscall:close:entry --trigger syscall:getppid:entry -- \
+	sh -c 'dt_ktest closes=0:40000; dt_ktest calls=1; sleep 1' 2>$OUT/ft.err
+rc=$?
+[ $rc -eq 0 ] && [ -f $OUT/ft.1.dtc ] && [ -f $OUT/ft.2.dtc ] &&
+	pass flight-trigger || fail flight-trigger "rc $rc: $(ls $OUT | grep '^ft' | tr '\n' ' ') $(head -c 300 $OUT/ft.err)"
+
+# uprobes on the dt source: a function of dt_ktest, entry and return,
+# called 3000 times by the command
+dtrec -q -o $OUT/up.dtc -e 'uprobe:/bin/dt_ktest:up_target:*' -- dt_ktest upcalls=3000 \
+	2>$OUT/up.err
+rc=$?
+[ $rc -eq 0 ] && pass uprobe-exit || fail uprobe-exit "dtrec exited $rc: $(tail -n 3 $OUT/up.err)"
+# USDT on the dt source: operands decoded in the kernel, the semaphore
+# raised while recording
+dtrec -q -o $OUT/usdt.dtc -e 'usdt:/bin/dt_ktest:dtkt:*' -- dt_ktest usdt=2000 2>$OUT/usdt.err
+rc=$?
+[ $rc -eq 0 ] && pass usdt-exit || fail usdt-exit "dtrec exited $rc: $(tail -n 3 $OUT/usdt.err)"
 
 # SIGINT ends a recording with no duration and no command, cleanly
 dtrec -q -o $OUT/int.dtc -e profile:hz:997 -e 'syscall:*:entry' 2>$OUT/int.err &

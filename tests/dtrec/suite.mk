@@ -19,7 +19,7 @@ $(B)/tests/dtrec/util_test: tests/dtrec/util_test.c $(B)/asan/obj/cli/lib/util.o
 
 DTREC_TEST_DEPS := $(B)/bin/dtreport $(B)/tests/dtrec/util_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
-	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8
+	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8 $(B)/vm/dt_ktest
 
 check-dtrec: $(DTREC_TEST_DEPS)
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/tests/dtrec/dt.ko.log 2>&1 || true
@@ -28,4 +28,4 @@ check-dtrec: $(DTREC_TEST_DEPS)
 		tests/dtrec/host.sh $(B)/asan/bin/dtrec $(B)/tests/dtrec/capcheck \
 			$(B)/tests/dtrec/fakedt.so man/dtrec.8; \
 		B=$(B) tests/dtrec/vm.sh $(B)/dt.ko $(B)/static/dtrec $(B)/static/hotloop \
-			$(B)/tests/dtrec/capcheck $(B)/tests/dtrec/vm-out'
+			$(B)/tests/dtrec/capcheck $(B)/tests/dtrec/vm-out $(B)/vm/dt_ktest'

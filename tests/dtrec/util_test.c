@@ -93,5 +93,19 @@ main(void)
 		     dtu_utf8_len((const unsigned char *)"\xc3", SIZE_MAX) == 0;	/* NUL ends it */
 		check("utf8", ok, "a UTF-8 sequence judged wrong");
 	}
+	{
+		/* the JSON string writer of stats --json and the Chrome export */
+		char *js = NULL;
+		size_t jl = 0;
+		FILE *m = open_memstream(&js, &jl);
+		if (m) {
+			dtu_json_str(m, "a\"b\\c\nd\te\x01" "f\xff" "g\xc3\xa9" "h\xc3");
+			dtu_json_str(m, NULL);
+			fclose(m);
+		}
+		const char *want = "\"a\\\"b\\\\c\\nd\\te\\u0001f\\ufffdg\xc3\xa9h\\ufffd\"\"\"";
+		check("json_str", js && strcmp(js, want) == 0, js ? js : "open_memstream failed");
+		free(js);
+	}
 	return 0;
 }

@@ -4,9 +4,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5
+ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5 ktest=$6
 rm -rf "$out"
-args=(--single-thread --script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --out "$out" --timeout 120)
+args=(--single-thread --script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --bin "$ktest"
+	--out "$out" --timeout 180)
 if [ -f "$ko" ]; then
 	args+=(--ko "$ko")
 else
@@ -55,8 +56,114 @@ else
 	echo "FAIL diskfull-opens: no capture left on the full disk"
 fi
 
-# symbolization on the host, if dtreport is built
 dtreport=$top/build/bin/dtreport
+sql() { "$dtreport" sql "$@" 2>>"$out/sql.err" | tr -d '\r' | tail -n +2; }
+
+# targets: what the kernel let through
+if [ -f "$out/tgt.dtc" ]; then
+	busy=$(cat "$out/tgt.busy") rec=$(cat "$out/tgt.rec")
+	got=$(sql "$out/tgt.dtc" "SELECT sum(comm = 'busyhot' OR pid = $busy), sum(comm = 'dtrec' OR pid = $rec),
+		sum(comm = 'hotloop'), sum(comm = 'dd'), count(*) FROM events")
+	IFS=, read -r nbusy nrec nhot ndd nall <<<"$got"
+	[ "${nbusy:-x}" = 0 ] && [ "${nall:-0}" -gt 0 ] && echo "PASS targets-busy-left-out" ||
+		echo "FAIL targets-busy-left-out: $nbusy events of the busy process ($nall in all)"
+	[ "${nrec:-x}" = 0 ] && echo "PASS targets-recorder-left-out" ||
+		echo "FAIL targets-recorder-left-out: $nrec events of dtrec itself"
+	[ "${nhot:-0}" -gt 0 ] && [ "${ndd:-0}" -gt 0 ] && echo "PASS targets-children-recorded" ||
+		echo "FAIL targets-children-recorded: hotloop $nhot events, dd $ndd"
+	# dtrec filtered nothing itself: the kernel did
+	"$capcheck" "$out/tgt.dtc" >"$out/tgt.cc" 2>&1
+	rs=$(field recorder_skipped "$out/tgt.cc")
+	[ "${rs:-0}" = 0 ] && echo "PASS targets-filtered-in-kernel" ||
+		echo "FAIL targets-filtered-in-kernel: dtrec left out $rs events itself"
+else
+	echo "FAIL targets-capture: no tgt.dtc"
+fi
+
+# -p: only the shell given and the hotloops it forks
+if [ -f "$out/pid.dtc" ]; then
+	got=$(sql "$out/pid.dtc" "SELECT sum(comm NOT IN ('sh', 'hotloop')), sum(comm = 'hotloop'),
+		sum(pid = $(cat "$out/pid.tgt")), count(*) FROM events")
+	IFS=, read -r nother nhot nsh nall <<<"$got"
+	[ "${nother:-x}" = 0 ] && [ "${nhot:-0}" -gt 0 ] && [ "${nsh:-0}" -gt 0 ] &&
+		echo "PASS pid-targets-only" ||
+		echo "FAIL pid-targets-only: $nother events of others, $nhot of its hotloops, $nsh of the shell ($nall in all)"
+else
+	echo "FAIL pid-capture: no pid.dtc"
+fi
+
+# flight: a dump holds exactly the newest numbered calls, on one CPU, in
+# order, and its counters account for every event (kernel_produced =
+# kernel_read + kernel_dropped, the overwritten ones among the dropped)
+flight_newest() {	# name file last
+	local got n d lo hi ncpu order
+	got=$(sql "$2" "SELECT count(*), count(DISTINCT arg0), min(arg0) - 1000000, max(arg0) - 1000000,
+		count(DISTINCT cpu) FROM events WHERE probe_name = 'syscall:close:entry' AND arg0 >= 1000000")
+	IFS=, read -r n d lo hi ncpu <<<"$got"
+	order=$(sql "$2" "SELECT count(*) FROM (SELECT arg0 - lag(arg0) OVER (ORDER BY ts) AS step
+		FROM events WHERE probe_name = 'syscall:close:entry' AND arg0 >= 1000000) WHERE step <> 1")
+	if [ "${n:-0}" -gt 100 ] && [ "$d" = "$n" ] && [ "$hi" = "$3" ] && [ $((hi - lo + 1)) = "$n" ] &&
+	   [ "$ncpu" = 1 ] && [ "$order" = 0 ]; then
+		echo "PASS $1"
+	else
+		echo "FAIL $1: events $n distinct $d range $lo..$hi (want ..$3) cpus $ncpu out of order $order"
+	fi
+	"$capcheck" "$2" >"$out/$1.cc" 2>&1
+	local ev kr kp kd
+	ev=$(field events "$out/$1.cc") kr=$(field kernel_read "$out/$1.cc")
+	kp=$(field kernel_produced "$out/$1.cc") kd=$(field kernel_dropped "$out/$1.cc")
+	if [ -n "$ev" ] && [ "$ev" = "$kr" ] && [ "${kp:-0}" -ge "$(($3 + 1))" ] && [ "$kp" = $((kr + kd)) ]; then
+		echo "PASS $1-counters"
+	else
+		echo "FAIL $1-counters: events $ev read $kr produced $kp dropped $kd (at least $(($3 + 1)) fired)"
+	fi
+}
+flight_newest flight-sigusr2-newest "$out/fl.1.dtc" 49999
+flight_newest flight-exit-newest "$out/fl.2.dtc" 79999
+flight_newest flight-trigger-newest "$out/ft.1.dtc" 39999
+last=$(sql "$out/ft.1.dtc" "SELECT probe_name FROM events ORDER BY ts DESC LIMIT 1")
+# the trigger's own event is in its dump (events after it until the freeze may follow)
+ntrig=$(sql "$out/ft.1.dtc" "SELECT count(*) FROM events WHERE probe_name = 'syscall:getppid:entry'")
+[ "${ntrig:-0}" -ge 1 ] && echo "PASS flight-trigger-event" ||
+	echo "FAIL flight-trigger-event: no getppid event in the trigger's dump (last event: $last)"
+
+# uprobes: exact call counts, arguments and return values
+if [ -f "$out/up.dtc" ]; then
+	got=$(sql "$out/up.dtc" "SELECT sum(probe_name = 'uprobe:/bin/dt_ktest:up_target:entry'),
+		sum(probe_name = 'uprobe:/bin/dt_ktest:up_target:return'),
+		count(DISTINCT CASE WHEN probe_name LIKE '%:entry' THEN arg0 END),
+		sum(CASE WHEN probe_name LIKE '%:entry' THEN arg0 END),
+		sum(CASE WHEN probe_name LIKE '%:return' THEN retval END) FROM events")
+	IFS=, read -r ne nr nd sa sr <<<"$got"
+	# arguments 0..2999: sum 4498500; returns 3x+1: 3 * 4498500 + 3000
+	[ "$ne" = 3000 ] && [ "$nr" = 3000 ] && echo "PASS uprobe-exact-counts" ||
+		echo "FAIL uprobe-exact-counts: $ne entries, $nr returns (want 3000 each)"
+	[ "$nd" = 3000 ] && [ "$sa" = 4498500 ] && [ "$sr" = 13498500 ] && echo "PASS uprobe-args-retval" ||
+		echo "FAIL uprobe-args-retval: $nd distinct arguments summing to $sa (want 4498500), returns sum $sr (want 13498500)"
+else
+	echo "FAIL uprobe-capture: no up.dtc"
+fi
+
+# USDT: every firing, each operand kind decoded (register, constant,
+# computed, on the stack), the gated probe fired because dtrec raised its
+# semaphore
+if [ -f "$out/usdt.dtc" ]; then
+	# (aliases: a column named by a query spanning lines spans lines too)
+	got=$(sql "$out/usdt.dtc" "SELECT sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:tick') AS t,
+		sum(probe_name = 'usdt:/bin/dt_ktest:dtkt:gated') AS g,
+		sum(CASE WHEN probe_name LIKE '%:tick' THEN (arg0 >= 0 AND arg0 < 2000 AND arg1 = -5 AND
+			arg2 = 2 * arg0 AND arg3 = 1000 + arg0) END) AS ok,
+		count(DISTINCT CASE WHEN probe_name LIKE '%:tick' THEN arg0 END) AS d FROM events")
+	IFS=, read -r nt ng nok nd <<<"$got"
+	[ "$nt" = 2000 ] && [ "$nok" = 2000 ] && [ "$nd" = 2000 ] && echo "PASS usdt-args" ||
+		echo "FAIL usdt-args: $nt tick events, $nok with the right operands, $nd distinct (want 2000)"
+	[ "$ng" = 2000 ] && echo "PASS usdt-semaphore" ||
+		echo "FAIL usdt-semaphore: $ng gated events (want 2000)"
+else
+	echo "FAIL usdt-capture: no usdt.dtc"
+fi
+
+# symbolization on the host, if dtreport is built
 if [ -x "$dtreport" ] && [ -f "$out/prov.dtc" ]; then
 	"$dtreport" flame --folded "$out/prov.dtc" >"$out/folded.txt" 2>"$out/folded.err"
 	grep -q 'hot_heavy' "$out/folded.txt" && echo "PASS symbolize-user" ||

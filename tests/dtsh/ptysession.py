@@ -182,6 +182,14 @@ sh.send("pro\t\n")
 ok = ok and sh.expect(r"probe\s[\s\S]*tracepoint:sched:sched_switch[\s\S]*" + PROMPT)
 check("complete-top-by", ok, sh.text())
 
+# top takes the filters: their options and values complete too
+sh.send("top 1 by probe --pro\t")
+ok = sh.expect(r"--probe ", 5)
+sh.send("tracepoint:sched:sched_sw\t\n")
+ok = ok and sh.expect(r"tracepoint:sched:sched_switch \r?\n[\s\S]*100\.0%\s+"
+                      r"tracepoint:sched:sched_switch[\s\S]*" + PROMPT)
+check("complete-top-filter", ok, sh.text())
+
 # ---- Ctrl-C at the prompt discards the line; Ctrl-C during a query
 sh.send("garbage words")
 sh.settle(0.3)
@@ -259,6 +267,9 @@ if BIG and os.path.exists(BIG):
     dt = time.time() - t0
     check("ctrl-c-flame-running", busy, "flame ended within 0.5s: " + sh.text())
     check("ctrl-c-flame", ok and dt < 1.0, "%.2fs: %s" % (dt, sh.text()))
+    # stopped in-process: nothing of the graph is left behind
+    left = [f for f in os.listdir(TMP) if "big.svg" in f]
+    check("ctrl-c-flame-no-file", not left, "left behind: %r" % (left,))
     sh.send("top 1 by probe\n")
     ok = sh.expect(r"profile:hz:997\s+" + bp, 60)
     check("alive-after-ctrl-c-flame", ok, sh.text())

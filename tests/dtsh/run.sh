@@ -14,9 +14,7 @@ T=$(mktemp -d /tmp/dtsh-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export DTSH_HISTORY=$T/history
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$HERE/../lib.sh"
 
 # run NAME: runs dtsh with the remaining arguments, stdin from $IN;
 # leaves $OUT, $ERR and $RC.
@@ -158,6 +156,15 @@ if [ "$RC" != 0 ] && grep -q '^dtsh flame: unknown option --frobnicate' "$T/err"
 else
 	fail errors-speak-as-dtsh "rc=$RC: $ERR"
 fi
+# the reports' help in the shell: its usage, no options of opening a capture
+IN= run -c "stats --help; top --help; flame --help" "$CAP"
+if [ "$RC" = 0 ] && grep -q '^usage: stats ' "$T/out" && grep -q '^usage: top ' "$T/out" &&
+   grep -q '^usage: flame ' "$T/out" && grep -q -- '--comm GLOB' "$T/out" &&
+   ! grep -q 'dtreport\|--salvage\|--partial\|several captures' "$T/out"; then
+	pass report-help-in-shell
+else
+	fail report-help-in-shell "rc=$RC: $OUT $ERR"
+fi
 # ---- an output that is the input is refused, the capture intact
 cp "$CAP" "$T/keep.dtc"
 ln -sf keep.dtc "$T/keep-link.dtc"
@@ -295,6 +302,76 @@ if [ -x "$DTGEN" ]; then
 		fi
 		IN= run -c "flame -o $T/f2.svg --comm nosuchcomm*; stats" "$T/g.dtc"
 		grep -q . "$T/out" && pass flame-then-stats || fail flame-then-stats "rc=$RC: $ERR"
+		# ---- the report engine in-process: dtsh and dtreport share it
+		# (cmd_*.c parse, engine.h computes), so their outputs are equal
+		for by in comm pid probe stack syscall; do
+			IN= run -c "top 6 by $by" "$T/g.dtc"
+			want=$("$DTREPORT" top -n 6 --by "$by" "$T/g.dtc" 2>&1)
+			if [ "$RC" = 0 ] && [ -n "$OUT" ] && [ "$OUT" = "$want" ]; then
+				pass "top-$by-same-as-dtreport"
+			else
+				fail "top-$by-same-as-dtreport" "rc=$RC: [$OUT] want [$want] $ERR"
+			fi
+		done
+		IN= run -c "top 4 by probe --cpu 1 --since 0.01" "$T/g.dtc"
+		want=$("$DTREPORT" top --count 4 --by probe --cpu 1 --since 0.01 "$T/g.dtc" 2>&1)
+		[ "$RC" = 0 ] && [ -n "$OUT" ] && [ "$OUT" = "$want" ] && pass top-filtered-same-as-dtreport ||
+			fail top-filtered-same-as-dtreport "rc=$RC: [$OUT] want [$want] $ERR"
+		# a filter narrows top: against SQL's count of the same rows
+		got=$("$DTREPORT" top -n 5 --by pid --cpu 0 "$T/g.dtc" | awk 'NR > 1 { print $1, $3 }')
+		want=$("$DTREPORT" sql --csv "$T/g.dtc" \
+			"SELECT count(*), pid FROM events WHERE cpu = 0 GROUP BY pid ORDER BY 1 DESC, 2 LIMIT 5" |
+			tr -d '\r' | awk -F, 'NR > 1 { print $1, $2 }')
+		[ -n "$want" ] && [ "$got" = "$want" ] && pass dtreport-top-filter-vs-sql ||
+			fail dtreport-top-filter-vs-sql "got [$got] want [$want]"
+		IN= run -c "stats --json --comm '*a*' --cpu 0,1" "$T/g.dtc"
+		want=$("$DTREPORT" stats --json --comm '*a*' --cpu 0,1 "$T/g.dtc" 2>/dev/null)
+		[ "$RC" = 0 ] && [ -n "$OUT" ] && [ "$OUT" = "$want" ] && pass stats-filtered-same-as-dtreport ||
+			fail stats-filtered-same-as-dtreport "rc=$RC: $ERR"
+		IN= run -c "flame --folded -o - --kernel" "$T/g.dtc"
+		want=$("$DTREPORT" flame --folded --kernel "$T/g.dtc" 2>/dev/null)
+		[ "$RC" = 0 ] && [ -n "$OUT" ] && [ "$OUT" = "$want" ] && pass flame-folded-same-as-dtreport ||
+			fail flame-folded-same-as-dtreport "rc=$RC: $ERR"
+		IN= run -c "flame -o $T/sh.svg --title T --probe 'profile:*'" "$T/g.dtc"
+		"$DTREPORT" flame -o "$T/rep.svg" --title T --probe 'profile:*' "$T/g.dtc" 2>/dev/null
+		# the subtitle names the capture as each was given it: the same path
+		[ "$RC" = 0 ] && [ -s "$T/sh.svg" ] && cmp -s "$T/sh.svg" "$T/rep.svg" &&
+			pass flame-svg-same-as-dtreport || fail flame-svg-same-as-dtreport "rc=$RC: $ERR"
+		# no child process: in a pid namespace of its own, the last pid
+		# handed out after report commands is the one after a command
+		# that runs nothing (LeakSanitizer's own task counts in both)
+		nsrun() {
+			unshare --user --pid --fork --map-root-user --mount-proc sh -c \
+				'"$1" -c "$2" "$3" >/dev/null 2>&1; read p </proc/sys/kernel/ns_last_pid; echo "$p"' \
+				sh "$DTSH" "$1" "$T/g.dtc" 2>"$T/ns.err"
+		}
+		base=$(nsrun "probes")
+		reps=$(cd "$T" && nsrun "stats; flame -o $T/ns.svg; top 3; top 2 by stack; stats --cpu 0")
+		if [ -z "$base" ]; then
+			fail reports-without-fork "no pid namespace to count in: $(cat "$T/ns.err")"
+		elif [ "$reps" = "$base" ] && [ -s "$T/ns.svg" ]; then
+			pass reports-without-fork
+		else
+			fail reports-without-fork "last pid $reps after the reports, $base after probes"
+		fi
+		# dtreport top: its usage errors
+		"$DTREPORT" top >/dev/null 2>"$T/err"; r1=$?
+		"$DTREPORT" top --by nothing "$T/g.dtc" >/dev/null 2>"$T/err2"; r2=$?
+		"$DTREPORT" top "$T/g.dtc" "$T/g.dtc" >/dev/null 2>"$T/err3"; r3=$?
+		if [ $r1 = 2 ] && grep -q 'no capture given' "$T/err" &&
+		   [ $r2 = 2 ] && grep -q "^dtreport top: cannot group by 'nothing'" "$T/err2" &&
+		   [ $r3 = 2 ] && grep -q 'unexpected argument' "$T/err3"; then
+			pass dtreport-top-usage
+		else
+			fail dtreport-top-usage "$r1 $r2 $r3: $(cat "$T/err" "$T/err2" "$T/err3")"
+		fi
+		# dtsh: the capture is the open one; --salvage belongs to opening
+		IN= run -c "top 3 by comm extra" "$T/g.dtc"
+		[ "$RC" != 0 ] && grep -q "^dtsh top: unexpected argument 'extra'" "$T/err" &&
+			pass top-extra-argument || fail top-extra-argument "rc=$RC: $ERR"
+		IN= run -c "stats --salvage" "$T/g.dtc"
+		[ "$RC" != 0 ] && grep -q '^dtsh stats: --salvage' "$T/err" && [ -z "$OUT" ] &&
+			pass stats-salvage-refused || fail stats-salvage-refused "rc=$RC: $ERR"
 	else
 		fail dtgen "$(cat "$T/gen.out")"
 	fi

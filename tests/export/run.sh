@@ -14,11 +14,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 export NPM=$(cd "$B" && pwd)/npm
 T=$(mktemp -d "${TMPDIR:-/tmp}/dtexport.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$HERE/../lib.sh"
+sanitizers_strict
 check() {
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$(echo "$2" | head -c 300)' want '$(echo "$3" | head -c 300)'"; fi
 }
@@ -26,7 +23,6 @@ check() {
 same() {
 	if cmp -s "$2" "$3"; then pass "$1"; else fail "$1" "$(diff "$2" "$3" | head -4 | tr '\n' ' ' | head -c 400)"; fi
 }
-san() { grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" 2>/dev/null; }
 # q CAP SQL: dtreport's CSV without header, CRs stripped
 q() { "$D" sql --csv "$1" "$2" 2>>"$T/sql.err" | tr -d '\r' | tail -n +2; }
 duck() { node "$HERE/duck.mjs" "$@" 2>>"$T/duck.err"; }

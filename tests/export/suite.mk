@@ -8,7 +8,7 @@ check-export: $(B)/asan/bin/dtreport $(DTGEN)
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
 
 # the writer on its own, with the values traces rarely have
-$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/parquet.o
+$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
 check-export: $(B)/tests/export/pqgen

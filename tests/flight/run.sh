@@ -11,10 +11,8 @@ U=$B/tests/uprobe/utarget
 T=$(mktemp -d /tmp/flight-test.XXXXXX)
 chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/../lib.sh"
+sanitizers_dtrec
 sql() { "$DTREPORT" sql "$@" 2>>"$T/sql.err" | tr -d '\r' | tail -n +2; }
 cc() { "$CAPCHECK" "$1" 2>&1 | awk -v k="$2" '$1==k{print $2}'; }
 sanitizer_clean() {

@@ -23,60 +23,7 @@
 
 #include "dtcap.h"
 #include "dtcap_int.h"
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("PASS %s\n", name);
-	} else {
-		va_list ap;
-		printf("FAIL %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static char tmpdir[2048];
-static char *tpath(const char *name)
-{
-	static char buf[4][4096];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc(n + 8192);
-	if (p && fread(p, 1, n, f) != (size_t)n) {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	*len = n;
-	return p;
-}
-
-static int spit(const char *path, const uint8_t *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return -1;
-	int rc = fwrite(p, 1, n, f) == n ? 0 : -1;
-	return fclose(f) || rc ? -1 : 0;
-}
+#include "fmt_harness.h"
 
 /* ------------------------------------------------------------ chunks */
 

@@ -15,27 +15,7 @@
 
 #include "dtcap.h"
 #include "dtcap_int.h"
-
-static int nfail;
-static const char *prefix = "";	/* "tsan." for the TSan run */
-
-static void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void result(int ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("PASS %s%s\n", prefix, name);
-	} else {
-		va_list ap;
-		printf("FAIL %s%s: ", prefix, name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		nfail++;
-	}
-	fflush(stdout);
-}
+#include "fmt_harness.h"
 
 static uint64_t rs = 0x12345678;
 static uint64_t rnd(void)
@@ -44,43 +24,6 @@ static uint64_t rnd(void)
 	rs ^= rs >> 7;
 	rs ^= rs << 17;
 	return rs;
-}
-
-static char tmpdir[2048];
-static char *tpath(const char *name)
-{
-	static char buf[4][4096];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *p = malloc(n ? n : 1);
-	if (p && fread(p, 1, n, f) != (size_t)n) {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	*len = n;
-	return p;
-}
-
-static int spit(const char *path, const uint8_t *p, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return -1;
-	int rc = fwrite(p, 1, n, f) == n ? 0 : -1;
-	return fclose(f) || rc ? -1 : 0;
 }
 
 /* ------------------------------------------------------ the round trip */

@@ -1,8 +1,8 @@
 #!/bin/bash
-# run.sh BUILD FMT_TEST DTGEN FMT_TEST_TSAN FMT_ROBUST DTCDUMP: the format
-# suite (PASS/FAIL lines).
+# run.sh BUILD FMT_TEST DTGEN FMT_TEST_TSAN FMT_ROBUST DTCDUMP TABLE_TEST: the
+# format suite (PASS/FAIL lines).
 set -u
-b=$1 fmt_test=$2 dtgen=$3 fmt_tsan=$4 fmt_robust=$5 dtcdump=$6
+b=$1 fmt_test=$2 dtgen=$3 fmt_tsan=$4 fmt_robust=$5 dtcdump=$6 table_test=$7
 t=$(mktemp -d /dev/shm/dt-format.XXXXXX 2>/dev/null || mktemp -d /tmp/dt-format.XXXXXX)
 trap 'rm -rf "$t"' EXIT
 
@@ -24,6 +24,12 @@ out=$("$dtgen" -o "$t/g5.dtc" -n 1000 2>&1)
 "$dtgen" -n 5 2>/dev/null && no gen.needs_output "ran without -o" || ok gen.needs_output
 "$dtgen" -o "$t/g6.dtc" -n 20000 --syscalls -s 3 && ok gen.syscalls || no gen.syscalls "dtgen --syscalls failed"
 "$dtgen" -o "$t/g0.dtc" -n 0 && ok gen.zero_events || no gen.zero_events "dtgen -n 0 failed"
+
+# the growth helper and hash table every array and index uses; a failed
+# allocation must come back as NULL for the ENOMEM case to be tested
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1 "$table_test"
+rc=$?
+[ $rc -eq 0 ] || no table_test "exited with status $rc"
 
 "$fmt_test" "$t" "$t/g1.dtc"
 rc=$?

@@ -17,14 +17,20 @@ $(FMT_ROBUST): $(B)/asan/obj/tests/format/fmt_robust.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
 
+# include/dt_grow.h and dt_htab.h (header only; libdtcap and the tools use them).
+TABLE_TEST := $(B)/asan/bin/table_test
+$(TABLE_TEST): tests/format/table_test.c include/dt_grow.h include/dt_htab.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $<
+
 # The threaded writer's round trips also run under TSan.
 FMT_TEST_TSAN := $(B)/tsan/bin/fmt_test
 $(FMT_TEST_TSAN): $(B)/tsan/obj/tests/format/fmt_test.o $(CAP_LIB_TSAN)
 	@mkdir -p $(@D)
 	$(CC) $(TSAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
 
-check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) $(DTCDUMP)
-	@tests/run-suite.sh $(B)/results format tests/format/run.sh $(B) $(FMT_TEST) $(DTGEN_ASAN) $(FMT_TEST_TSAN) $(FMT_ROBUST) $(DTCDUMP)
+check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) $(DTCDUMP) $(TABLE_TEST)
+	@tests/run-suite.sh $(B)/results format tests/format/run.sh $(B) $(FMT_TEST) $(DTGEN_ASAN) $(FMT_TEST_TSAN) $(FMT_ROBUST) $(DTCDUMP) $(TABLE_TEST)
 
 # The fuzzer is built by clang straight from the sources (its own
 # instrumentation); DTC_FUZZ_NO_CHECKSUM lets mutated inputs past the
@@ -32,12 +38,12 @@ check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) 
 FUZZ_FMT := $(B)/fuzz/fuzz_reader
 FUZZ_FMT_NOSUM := $(B)/fuzz/fuzz_reader_nosum
 FUZZ_SRCS := tests/format/fuzz_reader.c $(CAP_LIB_SRCS)
-$(FUZZ_FMT): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+$(FUZZ_FMT): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
-$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h
+$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -DDTC_FUZZ_NO_CHECKSUM \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

@@ -11,15 +11,8 @@ T=$(mktemp -d /tmp/perfsrc-test.XXXXXX)
 chmod 755 "$T"
 BG=()
 trap 'for p in "${BG[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-# rec NAME ARGS...: record through the perf source; stderr kept in $T/NAME.err
-rec() {
-	local name=$1; shift
-	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
-}
+. "$(dirname "$0")/../lib.sh"	# pass, fail, rec
+sanitizers_dtrec
 # tracefs.c's parsers, fuzzed with this kernel's format files as seeds
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 "$B/tests/perfsrc/tpfuzz" /sys/kernel/tracing "$T/tpfuzz" 2>"$T/tpfuzz.err" ||

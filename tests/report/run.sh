@@ -9,11 +9,8 @@ W=$T/work
 MKCAP=$T/mkcap
 REF=$T/refcount
 rm -rf "$W" && mkdir -p "$W"
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/../lib.sh"
+sanitizers_strict
 check() { # name condition-description command...
 	local n=$1 why=$2; shift 2
 	if "$@"; then pass "$n"; else fail "$n" "$why"; fi
@@ -512,6 +509,16 @@ done
 
 # ------------------------------------------------- progress on a terminal
 "$DTGEN" -o "$W/big.dtc" -n 4000000 -s 3 --stacks 5000 || fail dtgen "dtgen 4M failed"
+# the engine as dtsh uses it: repeated calls on one reader, one cancel flag
+if [ -x "$T/engine" ]; then
+	# it prints its own PASS/FAIL lines and exits 1 after a FAIL
+	"$T/engine" "$W/g.dtc" "$W/g2.dtc" "$W/big.dtc" 2>"$W/engine.err"
+	rc=$?
+	[ $rc -le 1 ] && ! grep -q 'Sanitizer\|runtime error' "$W/engine.err" &&
+		pass engine-clean || fail engine-clean "rc=$rc: $(head -c 2000 "$W/engine.err")"
+else
+	fail engine "$T/engine is missing"
+fi
 python3 - "$R" "$W/big.dtc" <<'EOF'
 import os, pty, subprocess, sys
 # stderr on a pseudo-terminal: progress shown; on a pipe: none

@@ -17,7 +17,13 @@ $(B)/tests/report/timegrammar: $(B)/asan/obj/tests/report/timegrammar.o $(B)/asa
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lm
 
+# The report engine called as dtsh calls it (repeated calls, one cancel
+# flag), under ASan/UBSan.
+$(B)/tests/report/engine: $(B)/asan/obj/tests/report/engine.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
 check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN) \
-		$(B)/tests/report/timegrammar
+		$(B)/tests/report/timegrammar $(B)/tests/report/engine
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
 		tests/run-suite.sh $(B)/results report tests/report/run.sh

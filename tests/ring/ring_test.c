@@ -13,6 +13,13 @@
  * end every id must be marked exactly once and the ring counters must
  * agree: produced == read + dropped.
  *
+ * Overwrite mode (a flight recorder) has no concurrent reader: the rings
+ * are read once the producers are done, as after a freeze.  Every id is
+ * then read, dropped, or unmarked (overwritten), the unmarked ones exactly
+ * as many as the ring counted: produced == read + overwritten + dropped,
+ * and no record read was torn by the writers freeing space around open
+ * (nested) records.
+ *
  * usage: ring_test [events-per-producer]
  */
 #include <errno.h>
@@ -233,7 +240,7 @@ static unsigned long drain(struct prod *p)
 	return n;
 }
 
-static int run(unsigned long nev, unsigned long ringsz, int signals)
+static int run(unsigned long nev, unsigned long ringsz, int signals, int overwrite)
 {
 	pthread_t tick;
 	unsigned long nread = 0, bytes = 0;
@@ -241,8 +248,8 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 	int busy;
 	char name[64];
 
-	snprintf(name, sizeof(name), "ring%lu%s", ringsz,
-	    signals ? "-signals" : "");
+	snprintf(name, sizeof(name), "ring%lu%s%s", ringsz,
+	    signals ? "-signals" : "", overwrite ? "-overwrite" : "");
 	yielding = signals;
 	atomic_store(&done_producing, 0);
 	atomic_store(&stop_ticker, 0);
@@ -253,6 +260,8 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 
 		memset(p, 0, sizeof(*p));
 		dtr_init(&p->ring, data, ringsz);
+		if (overwrite)
+			dtr_store_once(&p->ring.r_mode, DTR_MODE_OVERWRITE);
 		p->idx = i;
 		p->nev = nev;
 		p->rng = 0x9e3779b97f4a7c15UL * (i + 1);
@@ -271,7 +280,8 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 		for (i = 0; i < NPROD; i++)
 			fin &= atomic_load(&prods[i].next) >= nev;
 		busy = 0;
-		for (i = 0; i < NPROD; i++) {
+		/* an overwriting ring's tail is its writer's until the end */
+		for (i = 0; i < NPROD && !overwrite; i++) {
 			unsigned long n = drain(&prods[i]);
 
 			nread += n;
@@ -302,26 +312,29 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 			unsigned long prod = dtr_lread(&r->r_produced);
 			unsigned long rd = dtr_load_once(&r->r_read);
 			unsigned long dr = dtr_lread(&r->r_dropped);
-			unsigned long cr = 0, cd = 0, id;
+			unsigned long ow = dtr_lread(&r->r_overwritten);
+			unsigned long cr = 0, cd = 0, cn = 0, id;
 
 			for (id = 0; id < nev; id++) {
 				unsigned char st = atomic_load(&p->state[id]);
 
 				cr += st == ST_READ;
 				cd += st == ST_DROPPED;
-				if (st == ST_NONE) {
+				cn += st == ST_NONE;
+				if (st == ST_NONE && !overwrite) {
 					fail("%s/lost: ring %u id %lu neither "
 					    "read nor dropped", name, i, id);
 					ok = 0;
 					break;
 				}
 			}
-			if (prod != nev || prod != rd + dr || cr != rd ||
-			    cd != dr) {
+			if (prod != nev || prod != rd + ow + dr || cr != rd ||
+			    cd != dr || cn != ow || (overwrite && ow == 0)) {
 				fail("%s/conservation: ring %u produced %lu "
-				    "read %lu dropped %lu (marked read %lu "
-				    "dropped %lu) of %lu", name, i, prod, rd,
-				    dr, cr, cd, nev);
+				    "read %lu overwritten %lu dropped %lu "
+				    "(marked read %lu dropped %lu, unmarked %lu) "
+				    "of %lu", name, i, prod, rd, ow, dr, cr, cd,
+				    cn, nev);
 				ok = 0;
 			}
 			if (dtr_lread(&r->r_nest) != 0 ||
@@ -348,7 +361,8 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 			printf("PASS %s/nested-kept (%lu)\n", name, nested);
 		else
 			fail("%s/nested-kept: no nested record was kept", name);
-		if (bytes > 4 * NPROD * ringsz && atomic_load(&pads_seen) > 0)
+		if (bytes > 4 * NPROD * ringsz &&
+		    (overwrite || atomic_load(&pads_seen) > 0))
 			printf("PASS %s/wraparound (%lu bytes, %lu pads)\n",
 			    name, bytes, atomic_load(&pads_seen));
 		else
@@ -375,6 +389,93 @@ static int run(unsigned long nev, unsigned long ringsz, int signals)
 		free((void *)prods[i].state);
 	}
 	return 0;
+}
+
+/* Overwrite mode, single-threaded: what is freed, what is counted. */
+static void *put(struct dt_ring *r, unsigned len, unsigned long id, int commit)
+{
+	unsigned char *p = dtr_reserve(r, len);
+
+	if (p == NULL)
+		return NULL;
+	((struct dtr_hdr *)p)->h_size = len;
+	((struct dtr_hdr *)p)->h_probe = 1;
+	memcpy(p + 8, &id, 8);
+	if (commit)
+		dtr_commit(r);
+	return p;
+}
+
+static void unit_overwrite(void)
+{
+	static unsigned char buf[4096] __attribute__((aligned(64)));
+	struct dt_ring r;
+	struct dtr_hdr *h;
+	unsigned long pos, pub, id, first = 0, n = 0;
+	unsigned i;
+
+	dtr_init(&r, buf, sizeof(buf));
+	dtr_store_once(&r.r_mode, DTR_MODE_OVERWRITE);
+	for (i = 0; i < 8 + 3; i++)
+		put(&r, 512, i, 1);
+	/* the three newest replaced the three oldest: ids 3..10 remain */
+	pub = dtr_read_begin(&r);
+	pos = dtr_load_once(&r.r_tail);
+	while ((h = dtr_peek(&r, &pos, pub)) != NULL) {
+		memcpy(&id, (unsigned char *)h + 8, 8);
+		if (n == 0)
+			first = id;
+		else if (id != first + n)
+			break;
+		pos += h->h_size;
+		n++;
+	}
+	if (n != 8 || first != 3 || dtr_lread(&r.r_overwritten) != 3 ||
+	    dtr_lread(&r.r_dropped) != 0 || dtr_lread(&r.r_produced) != 11)
+		fail("unit/overwrite-newest: %lu records from %lu, overwritten "
+		    "%lu dropped %lu", n, first, dtr_lread(&r.r_overwritten),
+		    dtr_lread(&r.r_dropped));
+	else
+		printf("PASS unit/overwrite-newest\n");
+	/* a larger record frees as many as it needs (and pads count not) */
+	put(&r, 1000, 11, 1);
+	if (dtr_lread(&r.r_overwritten) != 5)
+		fail("unit/overwrite-several: overwritten %lu, want 5",
+		    dtr_lread(&r.r_overwritten));
+	else
+		printf("PASS unit/overwrite-several\n");
+
+	/*
+	 * An open (outer) record is never freed: the inner writer that finds
+	 * only it and unpublished records drops instead.
+	 */
+	dtr_init(&r, buf, sizeof(buf));
+	dtr_store_once(&r.r_mode, DTR_MODE_OVERWRITE);
+	put(&r, 512, 0, 0);			/* outer, still open */
+	for (i = 1; i < 8; i++)
+		put(&r, 512, i, 1);		/* nested: not published */
+	if (put(&r, 512, 8, 1) != NULL || dtr_lread(&r.r_dropped) != 1 ||
+	    dtr_lread(&r.r_overwritten) != 0)
+		fail("unit/overwrite-open-kept: a nested writer freed an open "
+		    "record (dropped %lu overwritten %lu)",
+		    dtr_lread(&r.r_dropped), dtr_lread(&r.r_overwritten));
+	else
+		printf("PASS unit/overwrite-open-kept\n");
+	dtr_commit(&r);				/* the outer one */
+	if (put(&r, 512, 9, 1) == NULL || dtr_lread(&r.r_overwritten) != 1)
+		fail("unit/overwrite-after-publish: overwritten %lu",
+		    dtr_lread(&r.r_overwritten));
+	else
+		printf("PASS unit/overwrite-after-publish\n");
+
+	/* frozen: every reservation is dropped, nothing is freed */
+	dtr_store_once(&r.r_mode, DTR_MODE_FROZEN);
+	if (put(&r, 16, 10, 1) != NULL || dtr_lread(&r.r_dropped) != 2 ||
+	    dtr_lread(&r.r_overwritten) != 1 || dtr_lread(&r.r_nest) != 0)
+		fail("unit/frozen-drops: dropped %lu overwritten %lu",
+		    dtr_lread(&r.r_dropped), dtr_lread(&r.r_overwritten));
+	else
+		printf("PASS unit/frozen-drops\n");
 }
 
 /* Single-threaded exact checks: pad placement, full ring, refill. */
@@ -470,8 +571,11 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 
 	unit();
-	run(nev, 4096, 0);
-	run(nev, 65536, 0);
-	run(nev, 16384, 1);
+	unit_overwrite();
+	run(nev, 4096, 0, 0);
+	run(nev, 65536, 0, 0);
+	run(nev, 16384, 1, 0);
+	run(nev, 4096, 0, 1);
+	run(nev, 16384, 1, 1);
 	return atomic_load(&fails) ? 1 : 0;
 }

@@ -10,11 +10,8 @@ D=${DTREPORT:-$B/asan/bin/dtreport}
 G=${DTGEN:-$B/bin/dtgen}
 T=$(mktemp -d "${TMPDIR:-/tmp}/dtsql.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$(dirname "$0")/../lib.sh"
+sanitizers_strict
 # check NAME GOT WANT
 check() {
 	if [ "$2" == "$3" ]; then pass "$1"; else fail "$1" "got '$2' want '$3'"; fi
@@ -24,8 +21,6 @@ q() {
 	"$D" sql --csv "$1" "$2" 2>"$T/err" | tr -d '\r' | tail -n +2
 	cat "$T/err" >>"$T/q.err"
 }
-# sanitizer reports anywhere mean failure
-san() { grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$@" 2>/dev/null; }
 
 for tool in "$D" "$B/tests/sql/mksql" "$B/tests/sql/count" python3 sqlite3; do
 	if ! command -v "$tool" >/dev/null 2>&1; then

@@ -1,11 +1,11 @@
-# tests/unwind: DWARF unwinding of perf_event_open samples (cli/lib/unwind.c)
-# and names from stripped binaries (cli/lib/elfsyms.c), on the host: a
+# tests/unwind: DWARF unwinding of perf_event_open samples (cli/lib/rec/unwind.c)
+# and names from stripped binaries (cli/lib/rec/elfsyms.c), on the host: a
 # five-deep -fomit-frame-pointer chain, Debian's xz and python3, and cut,
 # corrupted and orphaned stacks; then dtrec --user-stacks end to end,
 # against perf record --call-graph dwarf.  ASan/UBSan builds.
 SUITES += unwind
 
-UNWTEST_LIB_OBJS := cli/lib/unwind.o cli/lib/elfsyms.o cli/lib/util.o
+UNWTEST_LIB_OBJS := cli/lib/rec/unwind.o cli/lib/rec/elfsyms.o cli/lib/util.o
 
 $(B)/tests/unwind/unwtest: tests/unwind/unwtest.c $(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)

@@ -1,8 +1,8 @@
 /*
  * unwtest.c - records a command with perf_event_open (cpu-clock samples
  * with user registers and a user stack copy, MMAP2 records for the
- * mappings), unwinds every sample with cli/lib/unwind.c as it arrives,
- * names the frames with cli/lib/elfsyms.c, and checks what the caller
+ * mappings), unwinds every sample with cli/lib/rec/unwind.c as it arrives,
+ * names the frames with cli/lib/rec/elfsyms.c, and checks what the caller
  * asks for.  Prints "PASS name" / "FAIL name: why" lines.
  *
  *   unwtest [options] -- CMD [ARGS...]

@@ -13,14 +13,8 @@ T=$(mktemp -d /tmp/uprobe-test.XXXXXX)
 chmod 755 "$T"
 BG=()
 trap 'for p in "${BG[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
-export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-rec() {	# rec NAME ARGS...: stderr in $T/NAME.err
-	local name=$1; shift
-	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
-}
+. "$(dirname "$0")/../lib.sh"	# pass, fail, rec
+sanitizers_dtrec
 sql() { "$DTREPORT" sql "$@" 2>>"$T/sql.err" | tr -d '\r' | tail -n +2; }
 # count(*) of probe NAME's events in capture FILE [extra WHERE]
 count() { sql "$1" "SELECT count(*) FROM events e JOIN probes p ON p.id = e.probe

@@ -25,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -120,6 +121,17 @@ static void unpin(void)
 
 /* ---- /dev/dt helpers ---- */
 
+/*
+ * Most tests trace this process itself: a descriptor leaves its opener
+ * out unless its filter says DTF_SELF.
+ */
+static int with_self(int fd)
+{
+	struct dt_filter f = { .dtf_flags = DTF_SELF };
+
+	return ioctl(fd, DTIOCSETFILTER, &f);
+}
+
 static int dt_open(const char *test, int flags)
 {
 	int fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC | flags);
@@ -132,6 +144,11 @@ static int dt_open(const char *test, int flags)
 	if (ioctl(fd, DTIOCGVERSION, &v) < 0 || v != DT_ABI_VERSION) {
 		fail(test, "DTIOCGVERSION: %s, version %u (want %u)",
 		    strerror(errno), v, DT_ABI_VERSION);
+		close(fd);
+		return -1;
+	}
+	if (with_self(fd) < 0) {
+		fail(test, "DTIOCSETFILTER DTF_SELF: %s", strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -1373,6 +1390,9 @@ struct kpres {
 static void kp_sleepers(const char *func, dt_u32 maxactive, struct kpres *res)
 {
 	int fd = open(DT_DEVICE, O_RDWR);
+
+	if (fd >= 0)
+		with_self(fd);
 	struct dt_kprobe kp = { .dtkp_maxactive = maxactive };
 	pid_t kids[NKIDS];
 	int go[2];
@@ -1754,7 +1774,7 @@ static void t_unpriv(void)
 static void t_passed(void)
 {
 	int fd = dt_open("passed.open", 0), pfd[2];
-	int out[4] = { -1, -1, -1, -1 };
+	int out[7] = { -1, -1, -1, -1, -1, -1, -1 };
 
 	if (fd < 0 || pipe(pfd))
 		return;
@@ -1772,6 +1792,12 @@ static void t_passed(void)
 		out[1] = ioctl(fd, DTIOCPRBENABLE, &en) < 0 ? errno : 0;
 		out[2] = ioctl(fd, DTIOCSETBUFSZ, &sz) < 0 ? errno : 0;
 		out[3] = ioctl(fd, DTIOCGVERSION, &v) < 0 ? errno : 0;
+		/* a filter that would let a passer-by record everybody, itself too */
+		struct dt_filter f = { .dtf_flags = DTF_SELF };
+		dt_u32 m = DT_RING_OVERWRITE, one = 1;
+		out[4] = ioctl(fd, DTIOCSETFILTER, &f) < 0 ? errno : 0;
+		out[5] = ioctl(fd, DTIOCSETRMODE, &m) < 0 ? errno : 0;
+		out[6] = ioctl(fd, DTIOCFREEZE, &one) < 0 ? errno : 0;
 		write(pfd[1], out, sizeof(out));
 		_exit(0);
 	}
@@ -1783,6 +1809,9 @@ static void t_passed(void)
 	    "as nobody on a root descriptor: kprobe %s, enable %s, bufsz %s", strerror(out[0]),
 	    strerror(out[1]), strerror(out[2]));
 	check(out[3] == 0, "passed.unprivileged-ok", "DTIOCGVERSION: %s", strerror(out[3]));
+	check(out[4] == EPERM && out[5] == EPERM && out[6] == EPERM, "passed.filter-rmode-eperm",
+	    "as nobody: filter %s, ring mode %s, freeze %s", strerror(out[4]), strerror(out[5]),
+	    strerror(out[6]));
 	close(fd);
 }
 
@@ -1838,6 +1867,7 @@ static void t_account(void)
 		struct { dt_u32 eff, perm, inh; } data[2];
 		int f2 = open(DT_DEVICE, O_RDWR);
 
+		with_self(f2);
 		setrlimit(RLIMIT_MEMLOCK, &rl);
 		syscall(SYS_capget, &hdr, data);
 		data[0].eff &= ~(1u << 14);	/* CAP_IPC_LOCK */
@@ -1848,6 +1878,7 @@ static void t_account(void)
 		close(f2);
 		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
 		f2 = open(DT_DEVICE, O_RDWR);
+		with_self(f2);
 		setrlimit(RLIMIT_MEMLOCK, &rl);
 		enable(f2, ge, DTEVT_FUNCARGS, 0);
 		out[1] = record(f2, 1) < 0 ? errno : 0;
@@ -2389,7 +2420,7 @@ static unsigned long long rnd(void)
 static const unsigned long fuzz_cmds[] = {
 	DTIOCGVERSION, DTIOCGPLIST, DTIOCGARGS, DTIOCGSTATS, DTIOCRECORD,
 	DTIOCPRBENABLE, DTIOCPRBDISABLE, DTIOCSETBUFSZ, DTIOCGCPUSTATS,
-	DTIOCKPROBE, DTIOCGCLOCK,
+	DTIOCKPROBE, DTIOCGCLOCK, DTIOCSETFILTER, DTIOCSETRMODE, DTIOCFREEZE, DTIOCUPROBE,
 };
 
 static void *fuzz_ptr(unsigned char *buf, size_t n)
@@ -2533,6 +2564,9 @@ static void t_fuzz(double secs)
 	}
 }
 
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm);
+
 static void race_worker(double secs, int cpu, unsigned seed)
 {
 	double t0 = now();
@@ -2551,7 +2585,26 @@ static void race_worker(double secs, int cpu, unsigned seed)
 		dt_u32 ss = sched_switch_id(fd);
 		dt_u32 bsz = DT_BUFSZ_MIN << (rnd() % 6);
 		ioctl(fd, DTIOCSETBUFSZ, &bsz);
-		/* DT_RACE_NO=psfd (profile, sched, sibling fork, disable) narrows a failure */
+		/*
+		 * Filters that follow forks (the module's fork and exec hooks come
+		 * and go with the descriptors that need them) and overwriting
+		 * rings frozen and thawed while the probes write.
+		 */
+		int ow = 0;
+		if (!strchr(no, 't')) {
+			dt_u32 me = getpid(), m = DT_RING_OVERWRITE;
+			switch (rnd() % 3) {
+			case 0:
+				set_filter(fd, DTF_PIDS | DTF_CHILDREN | DTF_SELF, &me, 1, 0, NULL);
+				break;
+			case 1:
+				set_filter(fd, DTF_SELF, NULL, 0, 0, NULL);
+				break;
+			}
+			if (rnd() % 3 == 0)
+				ow = ioctl(fd, DTIOCSETRMODE, &m) == 0;
+		}
+		/* DT_RACE_NO=psfdt (profile, sched, sibling fork, disable, filters) narrows a failure */
 		if (!strchr(no, 'p'))
 			enable(fd, prof, DTEVT_ALL, 100000 + rnd() % 1000000);
 		enable(fd, ge, DTEVT_ALL, 0);
@@ -2575,6 +2628,20 @@ static void race_worker(double secs, int cpu, unsigned seed)
 			syscall(SYS_getppid);
 			if (rnd() % 4 == 0)
 				read(fd, rdbuf, rnd() % sizeof(rdbuf));
+			if (ow && rnd() % 8 == 0) {
+				dt_u32 v = rnd() & 1;
+				ioctl(fd, DTIOCFREEZE, &v);
+			}
+			/* a child of a target, followed while others come and go */
+			if (rnd() % 16 == 0) {
+				pid_t c = fork();
+				if (c == 0) {
+					syscall(SYS_getppid);
+					_exit(0);
+				}
+				if (c > 0)
+					waitpid(c, NULL, 0);
+			}
 		}
 		if (rnd() & 1)
 			record(fd, 0);
@@ -2619,6 +2686,839 @@ static void t_race(double secs)
 	}
 }
 
+/* ---- filters (DTIOCSETFILTER) ---- */
+
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm)
+{
+	struct dt_filter f;
+
+	memset(&f, 0, sizeof(f));
+	f.dtf_flags = flags;
+	f.dtf_npids = npids;
+	f.dtf_pids = (uintptr_t)pids;
+	f.dtf_execpid = execpid;
+	if (comm)
+		snprintf(f.dtf_comm, sizeof(f.dtf_comm), "%s", comm);
+	return ioctl(fd, DTIOCSETFILTER, &f);
+}
+
+/* n getppid calls: the events counted per process */
+static void calls(long n)
+{
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+/* A child that makes n calls once go is readable, then exits. */
+static pid_t kid_calls(int go, long n, const char *comm)
+{
+	pid_t k = fork();
+
+	if (k == 0) {
+		char c;
+
+		if (comm)
+			prctl(PR_SET_NAME, comm);
+		if (read(go, &c, 1) != 1)
+			_exit(1);
+		calls(n);
+		_exit(0);
+	}
+	return k;
+}
+
+/* events of probe id per pid in e: count of pid p */
+static long count_pid(struct evbuf *e, dt_u32 id, pid_t p)
+{
+	const struct dt_rec *r;
+	long n = 0;
+
+	EV_FOREACH(e, r)
+		if (r->dtr_probe == id && (pid_t)r->dtr_pid == p)
+			n++;
+	return n;
+}
+
+static void t_filter_einval(int fd)
+{
+	struct dt_filter f;
+	dt_u32 me = getpid(), nosuch = 4194303, zero = 0;
+	dt_u32 many[DT_FILTER_MAXPIDS + 1];
+	int r;
+
+#define FEXPECT(name, err, ...) do {					\
+	r = __VA_ARGS__;						\
+	check(r < 0 && errno == (err), "filter." name, "got %d/%s, want %s", r,	\
+	    r < 0 ? strerror(errno) : "ok", strerror(err));		\
+} while (0)
+	FEXPECT("einval-flags", EINVAL, set_filter(fd, 0x100, NULL, 0, 0, NULL));
+	FEXPECT("einval-children-alone", EINVAL, set_filter(fd, DTF_CHILDREN, NULL, 0, 0, NULL));
+	FEXPECT("einval-pids-without-flag", EINVAL, set_filter(fd, 0, &me, 1, 0, NULL));
+	FEXPECT("einval-execpid-without-flag", EINVAL, set_filter(fd, 0, NULL, 0, me, NULL));
+	FEXPECT("einval-empty-set", EINVAL, set_filter(fd, DTF_PIDS, NULL, 0, 0, NULL));
+	for (int i = 0; i <= DT_FILTER_MAXPIDS; i++)
+		many[i] = me;
+	FEXPECT("einval-too-many", EINVAL,
+	    set_filter(fd, DTF_PIDS, many, DT_FILTER_MAXPIDS + 1, 0, NULL));
+	FEXPECT("einval-pid-zero", EINVAL, set_filter(fd, DTF_PIDS, &zero, 1, 0, NULL));
+	FEXPECT("esrch-no-such-pid", ESRCH, set_filter(fd, DTF_PIDS, &nosuch, 1, 0, NULL));
+	FEXPECT("esrch-no-such-execpid", ESRCH, set_filter(fd, DTF_PIDS, &me, 1, nosuch, NULL));
+	FEXPECT("efault-pids", EFAULT, set_filter(fd, DTF_PIDS, (dt_u32 *)8, 1, 0, NULL));
+	FEXPECT("einval-empty-comm", EINVAL, set_filter(fd, DTF_COMM, NULL, 0, 0, ""));
+	FEXPECT("einval-comm-unasked", EINVAL, set_filter(fd, 0, NULL, 0, 0, "x"));
+	memset(&f, 0, sizeof(f));
+	f.dtf_flags = DTF_COMM;
+	memset(f.dtf_comm, 'a', sizeof(f.dtf_comm));
+	FEXPECT("einval-comm-unterminated", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
+	memset(&f, 0, sizeof(f));
+	f.dtf_flags = DTF_COMM;
+	strcpy(f.dtf_comm, "ab");
+	f.dtf_comm[5] = 'z';
+	FEXPECT("einval-comm-garbage", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
+	memset(&f, 0, sizeof(f));
+	f.dtf_flags = DTF_SELF;
+	f.dtf_cgroupfd = 1;
+	FEXPECT("einval-cgroupfd-unasked", EINVAL, ioctl(fd, DTIOCSETFILTER, &f));
+	f.dtf_flags = DTF_CGROUP;
+	f.dtf_cgroupfd = -1;
+	FEXPECT("ebadf-cgroupfd", EBADF, ioctl(fd, DTIOCSETFILTER, &f));
+	f.dtf_cgroupfd = 0;	/* stdin: /dev/null, no cgroup */
+	FEXPECT("ebadf-not-cgroup", EBADF, ioctl(fd, DTIOCSETFILTER, &f));
+	FEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCSETFILTER, (void *)8));
+	check(set_filter(fd, DTF_PIDS | DTF_CHILDREN, &me, 1, 0, NULL) == 0, "filter.valid-accepted",
+	    "%s", strerror(errno));
+#undef FEXPECT
+}
+
+static void t_filter(void)
+{
+	int fd = dt_open("filter.open", 0), go[2];
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	pid_t me = getpid();
+
+	if (fd < 0)
+		return;
+	dt_u32 ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	dt_u32 ex = find_probe(fd, "tracepoint", "sched", "sched_process_exec", NULL);
+	if (!check(ge && ex, "filter.probes", "getppid entry %u, sched_process_exec %u", ge, ex))
+		return;
+	t_filter_einval(fd);
+	close(fd);
+
+	/* 1. the default: everybody but the opener */
+	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	if (pipe(go))
+		abort();
+	pid_t k = kid_calls(go[0], 300, NULL);
+	enable(fd, ge, DTEVT_COMM, 0);
+	record(fd, 1);
+	calls(200);
+	write(go[1], "g", 1);
+	waitpid(k, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	long mine = count_pid(&e, ge, me), kid = count_pid(&e, ge, k);
+	check(mine == 0 && kid == 300, "filter.default-excludes-opener",
+	    "opener %ld events (want 0), child %ld (want 300)", mine, kid);
+	check(st.dtst_filtered >= 200 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	    st.dtst_read == e.nrec, "filter.default-counted-apart",
+	    "filtered %" PRIu64 " produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64,
+	    st.dtst_filtered, st.dtst_produced, st.dtst_read, st.dtst_dropped);
+	int r = set_filter(fd, DTF_SELF, NULL, 0, 0, NULL);
+	record(fd, 1);
+	r = set_filter(fd, DTF_SELF, NULL, 0, 0, NULL);
+	check(r < 0 && errno == EBUSY, "filter.ebusy-recording", "%s", r ? strerror(errno) : "ok");
+	record(fd, 0);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/*
+	 * 2. a target, its children and grandchildren (one orphaned before
+	 * it calls), an unrelated busy process that never stops calling
+	 */
+	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	int rep[2], busygo[2], orp[2];
+	if (pipe(go) || pipe(rep) || pipe(busygo) || pipe(orp))
+		abort();
+	pid_t busy = fork();
+	if (busy == 0) {
+		char c;
+		if (read(busygo[0], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			syscall(SYS_getppid);
+	}
+	pid_t tgt = fork();
+	if (tgt == 0) {
+		char c;
+		pid_t kids[3];
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		calls(30);
+		kids[0] = fork();
+		if (kids[0] == 0) {
+			calls(50);
+			pid_t gk = fork();
+			if (gk == 0) {
+				calls(70);
+				_exit(0);
+			}
+			waitpid(gk, NULL, 0);
+			kids[2] = gk;
+			_exit(0);
+		}
+		/* a child whose parent is gone before it calls: reparented */
+		kids[1] = fork();
+		if (kids[1] == 0) {
+			int hold[2];
+			if (pipe(hold))
+				_exit(1);
+			pid_t o = fork();
+			if (o == 0) {
+				char h;
+				pid_t self = getpid();
+				close(hold[1]);
+				/* EOF: the parent exited (no getppid: it counts) */
+				while (read(hold[0], &h, 1) > 0)
+					;
+				calls(90);
+				write(orp[1], &self, sizeof(self));
+				_exit(0);
+			}
+			_exit(0);
+		}
+		waitpid(kids[0], NULL, 0);
+		waitpid(kids[1], NULL, 0);
+		write(rep[1], &kids[0], sizeof(kids[0]));
+		write(rep[1], &kids[1], sizeof(kids[1]));
+		_exit(0);
+	}
+	close(rep[1]);
+	close(orp[1]);
+	dt_u32 tp = tgt;
+	r = set_filter(fd, DTF_PIDS | DTF_CHILDREN, &tp, 1, 0, NULL);
+	check(r == 0, "filter.set-children", "%s", r ? strerror(errno) : "");
+	enable(fd, ge, DTEVT_COMM, 0);
+	write(busygo[1], "g", 1);
+	usleep(100000);	/* busy is calling */
+	record(fd, 1);
+	calls(100);
+	write(go[1], "g", 1);
+	pid_t got[3] = { 0, 0, 0 };
+	int ng = 0;
+	while (ng < 2 && read(rep[0], &got[ng], sizeof(got[ng])) == (ssize_t)sizeof(got[ng]))
+		ng++;
+	if (read(orp[0], &got[2], sizeof(got[2])) == (ssize_t)sizeof(got[2]))
+		ng++;
+	waitpid(tgt, NULL, 0);
+	usleep(100000);
+	record(fd, 0);
+	kill(busy, SIGKILL);
+	waitpid(busy, NULL, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	long nt = count_pid(&e, ge, tgt), nbusy = count_pid(&e, ge, busy), nme = count_pid(&e, ge, me);
+	long others = 0, kidsn = 0;
+	const struct dt_rec *rec;
+	EV_FOREACH(&e, rec) {
+		if (rec->dtr_probe != ge)
+			continue;
+		if ((pid_t)rec->dtr_pid != tgt && (pid_t)rec->dtr_pid != got[0] &&
+		    (pid_t)rec->dtr_pid != got[1] && (pid_t)rec->dtr_pid != got[2])
+			others++;
+	}
+	/* the grandchild's pid is not reported: its events are the rest */
+	kidsn = (ng == 3) ? count_pid(&e, ge, got[0]) : -1;
+	long orphan = ng == 3 ? count_pid(&e, ge, got[2]) : -1;
+	check(nt == 30, "filter.target-recorded", "target %ld events, want 30", nt);
+	check(kidsn == 50, "filter.child-recorded", "child %ld events, want 50 (%d pids back)",
+	    kidsn, ng);
+	check(orphan == 90, "filter.orphan-recorded", "orphaned grandchild %ld events, want 90",
+	    orphan);
+	check(nbusy == 0 && nme == 0, "filter.unrelated-left-out",
+	    "busy process %ld events, test process %ld", nbusy, nme);
+	/* others: the grandchild of the first child (70), whose pid we never learn */
+	check(others == 70, "filter.grandchild-recorded", "%ld events of other pids, want 70",
+	    others);
+	check(st.dtst_filtered > 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	    st.dtst_read == e.nrec && st.dtst_untracked == 0, "filter.children-counters",
+	    "filtered %" PRIu64 " produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64
+	    " untracked %" PRIu64, st.dtst_filtered, st.dtst_produced, st.dtst_read,
+	    st.dtst_dropped, st.dtst_untracked);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	close(rep[0]);
+	close(orp[0]);
+	close(busygo[0]);
+	close(busygo[1]);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* 3. a command that becomes the target at its exec (dtrec -- CMD) */
+	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	if (pipe(go))
+		abort();
+	pid_t cmd = fork();
+	if (cmd == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		calls(10);	/* still the recorder's copy: left out */
+		execl("/proc/self/exe", "dt_ktest", "calls=25", (char *)NULL);
+		_exit(127);
+	}
+	r = set_filter(fd, DTF_PIDS | DTF_CHILDREN, NULL, 0, cmd, NULL);
+	check(r == 0, "filter.set-execpid", "%s", r ? strerror(errno) : "");
+	enable(fd, ge, DTEVT_COMM, 0);
+	enable(fd, ex, DTEVT_COMM | DTEVT_FUNCARGS, 0);
+	record(fd, 1);
+	write(go[1], "g", 1);
+	int wst = 0;
+	waitpid(cmd, &wst, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	long ncmd = count_pid(&e, ge, cmd), nexec = count_pid(&e, ex, cmd);
+	check(WIFEXITED(wst) && WEXITSTATUS(wst) == 0 && ncmd == 25, "filter.execpid-from-exec",
+	    "%ld events of the command (want 25: 10 before its exec left out), status %#x",
+	    ncmd, wst);
+	check(nexec == 1, "filter.execpid-exec-event", "%ld sched_process_exec events, want 1",
+	    nexec);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* 4. comm */
+	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	if (pipe(go))
+		abort();
+	pid_t named = kid_calls(go[0], 40, "dtkt-comm");
+	pid_t other = kid_calls(go[0], 40, "dtkt-other");
+	r = set_filter(fd, DTF_COMM, NULL, 0, 0, "dtkt-comm");
+	check(r == 0, "filter.set-comm", "%s", r ? strerror(errno) : "");
+	enable(fd, ge, DTEVT_COMM, 0);
+	record(fd, 1);
+	write(go[1], "gg", 2);
+	waitpid(named, NULL, 0);
+	waitpid(other, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	long nn = count_pid(&e, ge, named), no = count_pid(&e, ge, other);
+	int wrongcomm = 0;
+	EV_FOREACH(&e, rec)
+		wrongcomm += strncmp(rec->dtr_comm, "dtkt-comm", DT_COMMLEN) != 0;
+	check(nn == 40 && no == 0 && !wrongcomm, "filter.comm",
+	    "named %ld (want 40), other %ld (want 0), %d events of another comm", nn, no,
+	    wrongcomm);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* 5. a cgroup (v2): its processes and its children's, no others */
+	mkdir("/tmp/cg", 0755);
+	if (mount("none", "/tmp/cg", "cgroup2", 0, NULL) != 0 && errno != EBUSY) {
+		fail("filter.cgroup-mount", "mount cgroup2: %s", strerror(errno));
+	} else {
+		mkdir("/tmp/cg/dtkt", 0755);
+		mkdir("/tmp/cg/dtkt/sub", 0755);
+		int cgfd = open("/tmp/cg/dtkt", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		if (pipe(go))
+			abort();
+		pid_t in = kid_calls(go[0], 60, NULL), below = kid_calls(go[0], 70, NULL);
+		pid_t out = kid_calls(go[0], 80, NULL);
+		char v[32];
+		int okw = 1;
+		snprintf(v, sizeof(v), "%d", in);
+		int pf = open("/tmp/cg/dtkt/cgroup.procs", O_WRONLY);
+		okw &= pf >= 0 && write(pf, v, strlen(v)) > 0;
+		if (pf >= 0)
+			close(pf);
+		snprintf(v, sizeof(v), "%d", below);
+		pf = open("/tmp/cg/dtkt/sub/cgroup.procs", O_WRONLY);
+		okw &= pf >= 0 && write(pf, v, strlen(v)) > 0;
+		if (pf >= 0)
+			close(pf);
+		struct dt_filter cf = { .dtf_flags = DTF_CGROUP, .dtf_cgroupfd = cgfd };
+		r = ioctl(fd, DTIOCSETFILTER, &cf);
+		check(r == 0 && okw, "filter.set-cgroup", "%s (moving the children: %s)",
+		    r ? strerror(errno) : "ok", okw ? "ok" : "failed");
+		enable(fd, ge, 0, 0);
+		record(fd, 1);
+		write(go[1], "ggg", 3);
+		waitpid(in, NULL, 0);
+		waitpid(below, NULL, 0);
+		waitpid(out, NULL, 0);
+		record(fd, 0);
+		drain(fd, &e);
+		long ni = count_pid(&e, ge, in), nb = count_pid(&e, ge, below);
+		long no2 = count_pid(&e, ge, out);
+		check(ni == 60 && nb == 70 && no2 == 0 && e.nrec == 130, "filter.cgroup",
+		    "in the cgroup %ld (want 60), below it %ld (want 70), outside %ld (want 0), "
+		    "%zu in all", ni, nb, no2, e.nrec);
+		close(fd);
+		close(cgfd);
+		close(go[0]);
+		close(go[1]);
+		free(e.b);
+		memset(&e, 0, sizeof(e));
+		rmdir("/tmp/cg/dtkt/sub");
+		rmdir("/tmp/cg/dtkt");
+		umount("/tmp/cg");
+	}
+
+	/* 6. many short-lived children: the table is swept, none is lost */
+	fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	if (pipe(go))
+		abort();
+	const int NK = 1500;
+	tgt = fork();
+	if (tgt == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < NK; i++) {
+			pid_t x = fork();
+			if (x == 0) {
+				syscall(SYS_getppid);
+				_exit(0);
+			}
+			if (x > 0)
+				waitpid(x, NULL, 0);
+		}
+		_exit(0);
+	}
+	tp = tgt;
+	set_filter(fd, DTF_PIDS | DTF_CHILDREN, &tp, 1, 0, NULL);
+	enable(fd, ge, 0, 0);
+	record(fd, 1);
+	write(go[1], "g", 1);
+	waitpid(tgt, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	long nev = 0;
+	EV_FOREACH(&e, rec)
+		nev += rec->dtr_probe == ge;
+	check(nev == NK && st.dtst_untracked == 0 && st.dtst_dropped == 0, "filter.many-children",
+	    "%ld events of %d children, untracked %" PRIu64 " dropped %" PRIu64, nev, NK,
+	    st.dtst_untracked, st.dtst_dropped);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	free(e.b);
+}
+
+/* ---- uprobes (DTIOCUPROBE) ---- */
+
+/* The file offset of this program's code at address a, from its maps. */
+static long long file_offset(const void *a, char *path, size_t plen)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	long long off = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, pg;
+		char perm[8], file[400] = "";
+
+		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %399s", &lo, &hi, perm, &pg, file) < 4)
+			continue;
+		if ((uintptr_t)a >= lo && (uintptr_t)a < hi && file[0] == '/') {
+			off = (long long)((uintptr_t)a - lo + pg);
+			snprintf(path, plen, "%s", file);
+			break;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+static int mkuprobe(int fd, const char *path, unsigned long long off, const char *func,
+    struct dt_uprobe *up)
+{
+	memset(up, 0, sizeof(*up));
+	up->dtup_path = (uintptr_t)path;
+	up->dtup_offset = off;
+	if (func)
+		snprintf(up->dtup_func, sizeof(up->dtup_func), "%s", func);
+	return ioctl(fd, DTIOCUPROBE, up);
+}
+
+static void t_uprobe(void)
+{
+	int fd = dt_open("uprobe.open", 0), r;
+	struct dt_uprobe up, up2;
+	char path[400];
+	long long off = file_offset((const void *)up_target, path, sizeof(path));
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	if (!check(off >= 0, "uprobe.offset", "up_target %p not in a file mapping",
+	    (void *)up_target))
+		return;
+#define UEXPECT(name, err, ...) do {					\
+	r = __VA_ARGS__;						\
+	check(r < 0 && errno == (err), "uprobe." name, "got %d/%s, want %s", r,	\
+	    r < 0 ? strerror(errno) : "ok", strerror(err));		\
+} while (0)
+	UEXPECT("einval-no-func", EINVAL, mkuprobe(fd, path, off, NULL, &up));
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	memset(up.dtup_func, 'a', sizeof(up.dtup_func));
+	UEXPECT("einval-func-unterminated", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	UEXPECT("enoent-path", ENOENT, mkuprobe(fd, "/nonexistent/x", 0, "f", &up));
+	UEXPECT("einval-directory", EINVAL, mkuprobe(fd, "/", 0, "f", &up));
+	UEXPECT("einval-offset-past-end", EINVAL, mkuprobe(fd, path, 1ULL << 40, "f", &up));
+	UEXPECT("efault-path", EFAULT, mkuprobe(fd, (const char *)8, 0, "f", &up));
+	UEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCUPROBE, (void *)8));
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	up.dtup_offset = off;
+	snprintf(up.dtup_func, sizeof(up.dtup_func), "usdtish");
+	up.dtup_nargs = DT_MAXARGS + 1;
+	UEXPECT("einval-too-many-args", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_nargs = 1;
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = 9, .dtua_size = 8 };
+	UEXPECT("einval-arg-kind", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 3 };
+	UEXPECT("einval-arg-size", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_MEM, .dtua_reg = 12,
+	    .dtua_size = 8 };
+	UEXPECT("einval-arg-register", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	up.dtup_args[0] = (struct dt_uparg){ .dtua_kind = DT_UA_REG, .dtua_size = 8 };
+	up.dtup_args[1].dtua_kind = DT_UA_REG;	/* past dtup_nargs: must be zero */
+	UEXPECT("einval-arg-past-nargs", EINVAL, ioctl(fd, DTIOCUPROBE, &up));
+	memset(&up.dtup_args[1], 0, sizeof(up.dtup_args[1]));
+	up.dtup_attach = 0x7fffffff;
+	UEXPECT("enoent-attach", ENOENT, ioctl(fd, DTIOCUPROBE, &up));
+#undef UEXPECT
+	r = mkuprobe(fd, path, off, "up_target", &up);
+	if (!check(r == 0 && up.dtup_entry_id && up.dtup_return_id, "uprobe.create", "%s",
+	    r ? strerror(errno) : "no ids"))
+		return;
+	r = mkuprobe(fd, path, off, "up_target", &up2);
+	check(r == 0 && up2.dtup_entry_id == up.dtup_entry_id &&
+	    up2.dtup_return_id == up.dtup_return_id, "uprobe.create-again-same-ids",
+	    "%s, ids %u/%u then %u/%u", r ? strerror(errno) : "ok", up.dtup_entry_id,
+	    up.dtup_return_id, up2.dtup_entry_id, up2.dtup_return_id);
+	dt_u16 fl = 0;
+	dt_u32 id = find_probe(fd, "uprobe", "up_target", "return", &fl);
+	check(id == up.dtup_return_id && (fl & DT_PF_RETURN), "uprobe.listed",
+	    "listed return id %u flags %#x (want %u)", id, fl, up.dtup_return_id);
+
+	volatile unsigned char *code = (volatile unsigned char *)(uintptr_t)up_target;
+	unsigned char before = *code;
+	enable(fd, up.dtup_entry_id, DTEVT_FUNCARGS | DTEVT_USTACK, 0);
+	enable(fd, up.dtup_return_id, DTEVT_FUNCARGS, 0);
+	const long N = 1000, NK = 500;
+	int go[2];
+	if (pipe(go))
+		abort();
+	pid_t k = fork();
+	if (k == 0) {
+		char c;
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		for (long i = 0; i < NK; i++)
+			up_target(100000 + i);
+		_exit(0);	/* exits while the probe records */
+	}
+	record(fd, 1);
+	unsigned char during = *code;
+	for (long i = 0; i < N; i++)
+		up_target(i);
+	write(go[1], "g", 1);
+	waitpid(k, NULL, 0);
+	record(fd, 0);
+	unsigned char after = *code;
+	drain(fd, &e);
+	check(during == 0xcc && after == before && before != 0xcc, "uprobe.placed-while-recording",
+	    "first byte %#x before, %#x recording, %#x after", before, during, after);
+	long ent = 0, ret = 0, kent = 0, kret = 0, bad = 0, ustk = 0;
+	const struct dt_rec *rec;
+	pid_t me = getpid();
+	EV_FOREACH(&e, rec) {
+		const dt_u64 *a = rec_args(rec);
+		int mine = (pid_t)rec->dtr_pid == me, kid = (pid_t)rec->dtr_pid == k;
+		if (rec->dtr_probe == up.dtup_entry_id) {
+			long want = mine ? ent : 100000 + kret;
+			(void)want;
+			if (rec->dtr_nargs < 6)
+				bad++;
+			else if (mine && (long)a[0] != ent)
+				bad++;
+			else if (kid && (long)a[0] != 100000 + kent)
+				bad++;
+			if (rec->dtr_nustack > 0 && rec_ustack(rec)[0] == (uintptr_t)up_target)
+				ustk++;
+			ent += mine;
+			kent += kid;
+		} else if (rec->dtr_probe == up.dtup_return_id) {
+			long x = mine ? ret : 100000 + kret;
+			if (rec->dtr_nargs < 2 || !(rec->dtr_flags & DTR_RETURN) ||
+			    (long)a[0] != 3 * x + 1 || a[1] != 0)
+				bad++;
+			ret += mine;
+			kret += kid;
+		}
+	}
+	check(ent == N && ret == N, "uprobe.exact-counts", "%ld entries %ld returns, want %ld",
+	    ent, ret, N);
+	check(kent == NK && kret == NK, "uprobe.child-exact-counts",
+	    "child: %ld entries %ld returns, want %ld", kent, kret, NK);
+	check(!bad, "uprobe.args-retval", "%ld events with a wrong argument or return value", bad);
+	check(ustk == ent + kent, "uprobe.ustack-at-function", "%ld of %ld entry stacks start at "
+	    "up_target", ustk, ent + kent);
+	close(go[0]);
+	close(go[1]);
+	close(fd);
+	free(e.b);
+}
+
+/* ---- overwriting rings (DTIOCSETRMODE, DTIOCFREEZE) ---- */
+
+static int rmode(int fd, dt_u32 m)
+{
+	return ioctl(fd, DTIOCSETRMODE, &m);
+}
+
+static int freeze(int fd, dt_u32 v)
+{
+	return ioctl(fd, DTIOCFREEZE, &v);
+}
+
+/* close(FLIGHT_FD0 + i) for i in [a, b): events numbered by their fd */
+#define FLIGHT_FD0	1000000L
+static void numbered(long a, long b)
+{
+	for (long i = a; i < b; i++)
+		syscall(SYS_close, FLIGHT_FD0 + i);
+}
+
+/*
+ * The close entries in e: on one CPU, contiguous, in order, ending at
+ * last (or anywhere when last < 0).  Returns how many, or -1 (why says).
+ */
+static long newest_ok(struct evbuf *e, dt_u32 id, long last, char *why, size_t wl,
+    long *newest)
+{
+	const struct dt_rec *r;
+	long n = 0, prev = -1, first = -1;
+	int cpu = -1;
+
+	EV_FOREACH(e, r) {
+		if (r->dtr_probe != id || r->dtr_nargs < 1)
+			continue;
+		long v = (long)(int)rec_args(r)[0] - FLIGHT_FD0;
+		if (cpu < 0)
+			cpu = r->dtr_cpu;
+		if (r->dtr_cpu != cpu) {
+			snprintf(why, wl, "events on cpus %d and %d", cpu, r->dtr_cpu);
+			return -1;
+		}
+		if (prev >= 0 && v != prev + 1) {
+			snprintf(why, wl, "%ld follows %ld", v, prev);
+			return -1;
+		}
+		if (first < 0)
+			first = v;
+		prev = v;
+		n++;
+	}
+	if (last >= 0 && prev != last) {
+		snprintf(why, wl, "newest is %ld, want %ld (%ld events from %ld)", prev, last, n,
+		    first);
+		return -1;
+	}
+	snprintf(why, wl, "%ld events %ld..%ld", n, first, prev);
+	if (newest && prev > *newest)
+		*newest = prev;
+	return n;
+}
+
+static void t_flight(void)
+{
+	int fd = dt_open("flight.open", 0), r;
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	char why[160];
+	dt_u32 me = getpid(), v = 2;
+
+	if (fd < 0)
+		return;
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	if (!check(ce != 0, "flight.probe", "no syscall:close:entry"))
+		return;
+	r = rmode(fd, 2);
+	check(r < 0 && errno == EINVAL, "flight.einval-mode", "%s", r ? strerror(errno) : "ok");
+	r = freeze(fd, 1);
+	check(r < 0 && errno == EINVAL, "flight.einval-freeze-drop-mode", "%s",
+	    r ? strerror(errno) : "ok");
+	r = ioctl(fd, DTIOCSETRMODE, (void *)8);
+	check(r < 0 && errno == EFAULT, "flight.efault-mode", "%s", r ? strerror(errno) : "ok");
+	check(rmode(fd, DT_RING_OVERWRITE) == 0, "flight.set-mode", "%s", strerror(errno));
+	r = ioctl(fd, DTIOCFREEZE, &v);
+	check(r < 0 && errno == EINVAL, "flight.einval-freeze-value", "%s",
+	    r ? strerror(errno) : "ok");
+	/* this process only, pinned: one ring sees them all */
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	dt_u32 bsz = DT_BUFSZ_MIN;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	enable(fd, ce, DTEVT_FUNCARGS, 0);
+	pin(0);
+	record(fd, 1);
+	r = rmode(fd, DT_RING_DROP);
+	check(r < 0 && errno == EBUSY, "flight.ebusy-mode-recording", "%s",
+	    r ? strerror(errno) : "ok");
+	const long N = 5000;
+	numbered(0, N);
+	ssize_t n = read(fd, rdbuf, sizeof(rdbuf));
+	check(n < 0 && errno == EBUSY, "flight.read-ebusy-unfrozen", "read %zd %s", n,
+	    n < 0 ? strerror(errno) : "");
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	r = poll(&pfd, 1, 0);
+	check(r == 0, "flight.poll-not-readable", "poll %d revents %#x", r, pfd.revents);
+
+	/* dump 1 */
+	check(freeze(fd, 1) == 0, "flight.freeze", "%s", strerror(errno));
+	numbered(N, N + 7);	/* while frozen: dropped, counted */
+	drain(fd, &e);
+	long k1 = newest_ok(&e, ce, N - 1, why, sizeof(why), NULL);
+	check(k1 > 50 && k1 < N, "flight.dump-newest", "%s", why);
+	stats(fd, &st);
+	check(st.dtst_produced == (dt_u64)N + 7 && st.dtst_dropped == 7 &&
+	    st.dtst_read == (dt_u64)k1 &&
+	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	    "flight.dump-counters", "produced %" PRIu64 " (want %ld) read %" PRIu64
+	    " overwritten %" PRIu64 " dropped %" PRIu64 " (want 7)", st.dtst_produced, N + 7,
+	    st.dtst_read, st.dtst_overwritten, st.dtst_dropped);
+	r = poll(&pfd, 1, 0);
+	n = read(fd, rdbuf, sizeof(rdbuf));
+	check(r == 1 && n == 0, "flight.dump-ends", "poll %d, read %zd after the dump", r, n);
+
+	/* dump 2, after more */
+	check(freeze(fd, 0) == 0, "flight.thaw", "%s", strerror(errno));
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+	numbered(N + 7, 3 * N);
+	freeze(fd, 1);
+	drain(fd, &e);
+	long k2 = newest_ok(&e, ce, 3 * N - 1, why, sizeof(why), NULL);
+	check(k2 > 50, "flight.dump2-newest", "%s", why);
+	stats(fd, &st);
+	check(st.dtst_produced == 3 * (dt_u64)N &&
+	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced &&
+	    st.dtst_read == (dt_u64)(k1 + k2), "flight.dump2-counters",
+	    "produced %" PRIu64 " read %" PRIu64 " overwritten %" PRIu64 " dropped %" PRIu64,
+	    st.dtst_produced, st.dtst_read, st.dtst_overwritten, st.dtst_dropped);
+	freeze(fd, 0);
+	/* stopped: the rest is readable without a freeze */
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+	numbered(3 * N, 3 * N + 50);	/* an 8k ring holds more than 50 */
+	record(fd, 0);
+	drain(fd, &e);
+	long k3 = newest_ok(&e, ce, 3 * N + 49, why, sizeof(why), NULL);
+	stats(fd, &st);
+	check(k3 == 50 && st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	    "flight.read-after-stop", "%s; produced %" PRIu64 " read %" PRIu64
+	    " overwritten %" PRIu64 " dropped %" PRIu64, why, st.dtst_produced, st.dtst_read,
+	    st.dtst_overwritten, st.dtst_dropped);
+	unpin();
+	close(fd);
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	/* dumps while the producer runs on the other CPU: each contiguous */
+	fd = dt_open("flight.open2", 0);
+	if (fd < 0)
+		return;
+	rmode(fd, DT_RING_OVERWRITE);
+	bsz = 16384;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	/*
+	 * The producer's last 100 calls wait until the dumps are over: calls
+	 * made during a freeze are dropped, so only those are sure to be in
+	 * the rings at the end.
+	 */
+	int go[2], last[2];
+	if (pipe(go) || pipe(last))
+		abort();
+	pid_t k = fork();
+	if (k == 0) {
+		char c;
+		pin(1);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		numbered(0, 60000);
+		if (read(last[0], &c, 1) != 1)
+			_exit(1);
+		numbered(60000, 60100);
+		_exit(0);
+	}
+	dt_u32 kp = k;
+	set_filter(fd, DTF_PIDS, &kp, 1, 0, NULL);
+	enable(fd, ce, DTEVT_FUNCARGS | DTEVT_KSTACK, 0);
+	record(fd, 1);
+	write(go[1], "g", 1);
+	int bad = 0, dumps = 0;
+	long total = 0, hi = -1;
+	char why1[200] = "";
+	for (int i = 0; i < 6; i++) {
+		usleep(150000);
+		freeze(fd, 1);
+		drain(fd, &e);
+		long kk = newest_ok(&e, ce, -1, why, sizeof(why), &hi);
+		if (kk < 0) {
+			bad++;
+			snprintf(why1, sizeof(why1), "%s", why);
+		} else {
+			total += kk;
+		}
+		dumps++;
+		free(e.b);
+		memset(&e, 0, sizeof(e));
+		freeze(fd, 0);
+	}
+	write(last[1], "g", 1);
+	waitpid(k, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	/* what the last dump left: the rest, up to the last call */
+	if (newest_ok(&e, ce, 60099, why, sizeof(why), &hi) < 0) {
+		bad++;
+		snprintf(why1, sizeof(why1), "final: %s, newest ever %ld", why, hi);
+	}
+	stats(fd, &st);
+	check(!bad && total > 0, "flight.dumps-while-running", "%d of %d dumps broken: %s", bad,
+	    dumps, why1);
+	check(st.dtst_produced == 60100 &&
+	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	    "flight.dumps-while-running-counters", "produced %" PRIu64 " read %" PRIu64
+	    " overwritten %" PRIu64 " dropped %" PRIu64, st.dtst_produced, st.dtst_read,
+	    st.dtst_overwritten, st.dtst_dropped);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	close(last[0]);
+	close(last[1]);
+	free(e.b);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -2643,7 +3543,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|filter|flight|uprobe|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -2658,6 +3558,38 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(t, "hold"))
 			return hold();
+		/* the command of the filter test's exec case */
+		if (!strncmp(t, "calls=", 6)) {
+			calls(atol(t + 6));
+			return 0;
+		}
+		/* dtrec's USDT workload in tests/dtrec: dtkt:tick 0..N-1 */
+		if (!strncmp(t, "usdt=", 5)) {
+			for (long k = 0; k < atol(t + 5); k++)
+				usdt_fire(k);
+			return 0;
+		}
+		/* dtrec's uprobe workload in tests/dtrec: up_target(0..N-1) */
+		if (!strncmp(t, "upcalls=", 8)) {
+			for (long k = 0; k < atol(t + 8); k++)
+				up_target(k);
+			return 0;
+		}
+		/* dtrec --flight's workload in tests/dtrec: numbered, on CPU 0 */
+		if (!strncmp(t, "closes=", 7)) {
+			long a = 0, b = 0;
+			if (sscanf(t + 7, "%ld:%ld", &a, &b) != 2 || a < 0 || b < a)
+				return 2;
+			pin(0);
+			numbered(a, b);
+			return 0;
+		}
+		if (all || !strcmp(t, "filter"))
+			t_filter();
+		if (all || !strcmp(t, "flight"))
+			t_flight();
+		if (all || !strcmp(t, "uprobe"))
+			t_uprobe();
 		if (all || !strcmp(t, "list"))
 			t_list();
 		if (all || !strcmp(t, "syscall"))

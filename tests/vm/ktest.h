@@ -6,5 +6,7 @@ extern volatile unsigned long busy_sink;
 void busy_leaf(unsigned long n);
 void busy_mid(unsigned long n);
 void busy_top(volatile int *stop);
+long up_target(long x);
+void usdt_fire(long i);
 
 #endif

@@ -27,3 +27,33 @@ __attribute__((noinline)) void busy_top(volatile int *stop)
 		busy_sink++;
 	}
 }
+
+/* The uprobe test's target: a real call, never inlined or cloned. */
+__attribute__((noinline)) long up_target(long x)
+{
+	busy_sink++;
+	return 3 * x + 1;
+}
+
+/*
+ * USDT probes for dtrec's tests: dtkt:tick with a register, a constant,
+ * a computed and an on-stack operand; dtkt:gated only while its semaphore
+ * is raised (the kernel counts probing tools there).
+ */
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+unsigned short dtkt_tick_semaphore __attribute__((section(".probes"), used));
+unsigned short dtkt_gated_semaphore __attribute__((section(".probes"), used));
+
+__attribute__((noinline)) void usdt_fire(long i)
+{
+	/* volatile: kept in the frame, an rbp/rsp operand */
+	volatile long onstack = 1000 + i;
+	long twice = 2 * i;
+
+	DTRACE_PROBE4(dtkt, tick, i, -5L, twice, onstack);
+	if (dtkt_gated_semaphore)
+		DTRACE_PROBE1(dtkt, gated, i);
+	busy_sink += (unsigned long)onstack;
+}

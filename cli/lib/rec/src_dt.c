@@ -1,0 +1,727 @@
+/* src_dt.c - the /dev/dt source (dt.ko); see source.h. */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dt_abi.h"
+#include "unwind.h"
+#include "unwind_pool.h"
+#include "util.h"
+
+/* the ring size with user stack copies, as the perf source's */
+#define DEF_RING_UREGS	(4U << 20)
+/* /proc re-reads of one process for code it mapped since (dlopen, JIT) */
+#define MAX_RESEED	16
+
+_Static_assert(DT_UREGS_MASK == DTUNW_REGS_MASK,
+	       "dt.ko's user registers are the unwinder's, in its order");
+
+/*
+ * What the unwinding workers were told of a process: dt.ko reports no
+ * mappings, so they come from /proc/PID/maps when the process is first
+ * seen, and again when it execs (a new main-thread comm) or runs code
+ * outside them.  Open addressing on pid.
+ */
+struct uproc {
+	uint32_t	pid;		/* 0: empty */
+	uint32_t	reseeds;
+	char		comm[DT_COMMLEN];
+	uint64_t	*xr;		/* executable ranges, [lo, hi) pairs */
+	size_t		nxr, cap;
+};
+
+struct src_dt {
+	struct dtsrc	s;
+	struct dt_stats	*cpustats;	/* [r] scratch for DTIOCGCPUSTATS */
+	uint32_t	ncpus;
+	/* DWARF user stacks (unwind_pool.h); NULL: frame pointers only */
+	struct dtunw_pool *pool;
+	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
+	int		stopped;	/* [r] reads now wait for the workers */
+	uint32_t	self;		/* [I] our tgid: never unwound */
+	struct uproc	*procs;		/* [r] */
+	size_t		nprocs, pcap;
+	int		flight;		/* [I] the rings overwrite (DT_RING_OVERWRITE) */
+	int		dumping;	/* between dump(1) and dump(0): frozen */
+	uint64_t	*readbase;	/* flight: per CPU, read before this dump */
+	uint32_t	nreadbase;
+	/*
+	 * flight: a second descriptor with the trigger probes alone, in a
+	 * small ring that drops: every record read from it is one firing.
+	 */
+	int		trigfd;
+	uint64_t	ntrig;
+};
+
+/*
+ * Rehash into nc slots, leaving out the processes that have exited since
+ * (the workers forget them after the samples already queued for them: a
+ * sample still in the kernel's rings then unwinds to its ip alone, marked
+ * truncated).  -1 when out of memory.
+ */
+static int
+uproc_rehash(struct src_dt *d, size_t nc)
+{
+	struct uproc *n = calloc(nc, sizeof(*n));
+	size_t i, kept = 0;
+
+	if (n == NULL)
+		return -1;
+	for (size_t j = 0; j < d->pcap; j++) {
+		struct uproc *o = &d->procs[j];
+		if (o->pid == 0)
+			continue;
+		if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH) {
+			dtunw_pool_forget(d->pool, o->pid);
+			free(o->xr);
+			continue;
+		}
+		for (i = o->pid % nc; n[i].pid; i = (i + 1) % nc)
+			;
+		n[i] = *o;
+		kept++;
+	}
+	free(d->procs);
+	d->procs = n;
+	d->pcap = nc;
+	d->nprocs = kept;
+	return 0;
+}
+
+/* pid's entry, a new one if none; NULL when out of memory. */
+static struct uproc *
+uproc_get(struct src_dt *d, uint32_t pid)
+{
+	size_t i;
+
+	/* at most half full: the probe ends */
+	for (i = d->pcap ? pid % d->pcap : 0; d->pcap && d->procs[i].pid; i = (i + 1) % d->pcap)
+		if (d->procs[i].pid == pid)
+			return &d->procs[i];
+	if (2 * (d->nprocs + 1) > d->pcap) {
+		/* full: the exited go first, and the table grows if that is not enough */
+		if (uproc_rehash(d, d->pcap ? d->pcap : 256) < 0)
+			return NULL;
+		if (2 * (d->nprocs + 1) > d->pcap && uproc_rehash(d, 2 * d->pcap) < 0)
+			return NULL;
+	}
+	for (i = pid % d->pcap; d->procs[i].pid; i = (i + 1) % d->pcap)
+		;
+	d->procs[i].pid = pid;
+	d->nprocs++;
+	return &d->procs[i];
+}
+
+struct seedctx {
+	struct src_dt	*d;
+	struct uproc	*u;
+};
+
+static int
+seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
+{
+	struct seedctx *c = arg;
+	struct uproc *u = c->u;
+
+	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
+	if (u->nxr == u->cap) {
+		size_t nc = u->cap ? 2 * u->cap : 16;
+		uint64_t *n = realloc(u->xr, 2 * nc * sizeof(*n));
+		if (n == NULL)
+			return 0;	/* the range is mapped; only re-reads suffer */
+		u->xr = n;
+		u->cap = nc;
+	}
+	u->xr[2 * u->nxr] = start;
+	u->xr[2 * u->nxr + 1] = start + len;
+	u->nxr++;
+	return 0;
+}
+
+/* Make sure the workers know the mappings ip of rec's process lies in. */
+static void
+seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
+{
+	struct uproc *u = uproc_get(d, rec->dtr_pid);
+	int known = 0;
+
+	if (u == NULL)
+		return;
+	if (u->reseeds > 0 && rec->dtr_tid == rec->dtr_pid && rec->dtr_comm[0] &&
+	    memcmp(u->comm, rec->dtr_comm, DT_COMMLEN) != 0)
+		known = 0;		/* exec'd since */
+	else
+		for (size_t i = 0; i < u->nxr && !known; i++)
+			known = ip >= u->xr[2 * i] && ip < u->xr[2 * i + 1];
+	if (known || u->reseeds >= MAX_RESEED)
+		return;
+	u->reseeds++;
+	if (rec->dtr_tid == rec->dtr_pid || u->reseeds == 1)
+		memcpy(u->comm, rec->dtr_comm, DT_COMMLEN);
+	/* gone already: the workers keep what they knew */
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%u/maps", (unsigned)rec->dtr_pid);
+	if (access(path, R_OK) != 0)
+		return;
+	u->nxr = 0;
+	dtunw_pool_forget(d->pool, rec->dtr_pid);
+	struct seedctx c = { d, u };
+	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
+}
+
+/*
+ * The records read() left at buf (n bytes), in place: each one's user
+ * registers and stack copy (DTR_UREGS) go to the unwinding workers, which
+ * return the record later with its DWARF user stack; the record leaves
+ * the buffer.  A record they refuse (over budget) keeps its
+ * frame-pointer stack and is counted.  No copy stays in a record: they
+ * never reach the capture.  Returns the bytes left.
+ */
+static size_t
+dt_take_copies(struct src_dt *d, char *buf, size_t n)
+{
+	size_t r = 0, w = 0;
+
+	while (r < n) {
+		struct dt_rec h;
+		size_t base, sz;
+
+		if (n - r < sizeof(h))
+			break;
+		memcpy(&h, buf + r, sizeof(h));
+		sz = h.dtr_size;
+		if (sz < sizeof(h) || sz > n - r || sz % 8 != 0)
+			break;	/* not dt.ko's: record.c says so */
+		base = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
+		if (!(h.dtr_flags & DTR_UREGS) || base > sz) {
+			memmove(buf + w, buf + r, sz);
+			w += sz;
+			r += sz;
+			continue;
+		}
+		struct dt_uregs ur;
+		const char *stk = buf + r + base + sizeof(ur);
+		int ok = base + sizeof(ur) <= sz;
+		if (ok) {
+			memcpy(&ur, buf + r + base, sizeof(ur));
+			ok = ur.dtur_size <= sz - base - sizeof(ur);
+		}
+		/* the record without its copy; the copy lies beyond it */
+		memmove(buf + w, buf + r, base);
+		h.dtr_size = (uint32_t)base;
+		h.dtr_flags &= (uint8_t)~DTR_UREGS;
+		memcpy(buf + w, &h, sizeof(h));
+		r += sz;
+		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
+			seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
+			if (dtunw_pool_submit(d->pool, (const struct dt_rec *)(void *)(buf + w),
+					      ur.dtur_regs, DT_UREGS_MASK, stk, ur.dtur_size) == 0)
+				continue;	/* it comes back from the pool */
+			d->fp_behind++;
+		}
+		w += base;
+	}
+	if (r < n) {
+		/* a malformed tail: passed on whole for record.c to reject */
+		memmove(buf + w, buf + r, n - r);
+		w += n - r;
+	}
+	return w;
+}
+
+/*
+ * Which probes copy user stacks: with dwarf every probe that records
+ * user stacks; with auto the timers, where the stack is the point of
+ * the event (a 16k copy on every system call or tracepoint would cost
+ * far more than the event; ask for dwarf to have it anyway).
+ */
+static int
+dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+{
+	unsigned fl = (sel->flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+
+	if (!(fl & DTEVT_USTACK) || cfg->ustack_mode == DTSRC_USTACK_FP)
+		return 0;
+	return cfg->ustack_mode == DTSRC_USTACK_DWARF || (sel->flags & DT_PF_TIMER);
+}
+
+
+/*
+ * The kernel keeps only the targets' events (DTIOCSETFILTER): the listed
+ * processes and, followed at fork, their descendants; a COMMAND waiting to
+ * exec becomes one at its exec.  Every descriptor leaves dtrec itself out.
+ */
+static int
+dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	struct dt_filter f;
+	uint32_t *pids = NULL;
+
+	memset(&f, 0, sizeof(f));
+	if (cfg->npids || cfg->child > 0) {
+		if (cfg->npids > DT_FILTER_MAXPIDS) {
+			dtu_seterr(err, errlen, "at most %u processes (-p)", DT_FILTER_MAXPIDS);
+			return -1;
+		}
+		if (cfg->npids && (pids = calloc(cfg->npids, sizeof(*pids))) == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < cfg->npids; i++)
+			pids[i] = (uint32_t)cfg->pids[i];
+		f.dtf_flags = DTF_PIDS | DTF_CHILDREN;
+		f.dtf_npids = (uint32_t)cfg->npids;
+		f.dtf_pids = (uint64_t)(uintptr_t)pids;
+		f.dtf_execpid = cfg->child > 0 ? (uint32_t)cfg->child : 0;
+	}
+	if (ioctl(fd, DTIOCSETFILTER, &f) < 0) {
+		int e = errno;
+		if (e == ESRCH && cfg->npids)
+			dtu_seterr(err, errlen, "-p: a process given is not running (or is a thread, "
+				   "not a process)");
+		else
+			dtu_seterr(err, errlen, "/dev/dt: setting the process filter: %s", strerror(e));
+		free(pids);
+		return -1;
+	}
+	free(pids);
+	return 0;
+}
+
+/* flight: the trigger probes on a descriptor of their own */
+static int
+dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	char path[64];
+	uint32_t sz = DT_BUFSZ_MIN;
+
+	/* the same device, whatever its path: a new open is a new descriptor */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dtp_fd(d->s.dev));
+	d->trigfd = open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (d->trigfd < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: opening it for --trigger: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(d->trigfd, DTIOCSETBUFSZ, &sz) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: --trigger ring: %s", strerror(errno));
+		return -1;
+	}
+	/* a trigger counts every process but dtrec, targets or not (as on perf) */
+	struct dtsrc_cfg all = *cfg;
+	all.pids = NULL;
+	all.npids = 0;
+	all.child = 0;
+	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->ntrig; i++) {
+		struct dt_enable en;
+
+		memset(&en, 0, sizeof(en));
+		en.dten_id = cfg->trig[i].id;
+		en.dten_period_ns = cfg->trig[i].period_ns;
+		if (cfg->trig[i].flags & DT_PF_TIMER) {
+			const struct dt_probe_info *p = dtp_by_id(d->s.dev, cfg->trig[i].id);
+			char nm[DTCAP_PROBENAMELEN];
+			dtu_seterr(err, errlen, "--trigger %s: a timer probe cannot trigger a dump",
+				   p ? dtp_name(p, nm, sizeof(nm)) : "probe");
+			return -1;
+		}
+		if (ioctl(d->trigfd, DTIOCPRBENABLE, &en) < 0 && errno != EEXIST) {
+			dtu_seterr(err, errlen, "--trigger: enabling probe %u: %s", cfg->trig[i].id,
+				   strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
+	  const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	int fd = dtp_fd(s->dev), copies = 0;
+	uint32_t bufsize = cfg->bufsize, ustack = 0;
+
+	if (cfg->trig_filter) {
+		dtu_seterr(err, errlen, "--trigger-filter needs the perf source (--source perf): "
+			   "dt.ko has no tracefs filters");
+		return -1;
+	}
+	if (dt_filter(fd, cfg, err, errlen) < 0)
+		return -1;
+	if (cfg->flight) {
+		uint32_t m = DT_RING_OVERWRITE;
+		if (ioctl(fd, DTIOCSETRMODE, &m) < 0) {
+			dtu_seterr(err, errlen, "/dev/dt: overwriting rings: %s", strerror(errno));
+			return -1;
+		}
+		d->flight = 1;
+		if (cfg->ntrig && dt_trig_open(d, cfg, err, errlen) < 0)
+			return -1;
+	}
+	/*
+	 * A flight recorder's dumps keep frame-pointer stacks: its records
+	 * sit in the rings until a dump, and a dump must hold them all when
+	 * it ends, not as the unwinding workers return them.
+	 */
+	for (size_t i = 0; i < nsel && !d->flight; i++)
+		copies |= dt_copies(&sel[i], cfg);
+	if (copies) {
+		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
+		if (!bufsize)
+			bufsize = DEF_RING_UREGS;
+		if (DT_REC_MAXSIZE(ustack) > bufsize / 2) {
+			uint32_t need = DT_BUFSZ_MIN;
+			while (need / 2 < DT_REC_MAXSIZE(ustack))
+				need *= 2;
+			dtu_seterr(err, errlen, "ring size %u is too small for user stack copies of "
+				   "%u bytes: a record must fit twice (-b %uk or more, or a smaller "
+				   "--user-stack-size)", bufsize, ustack, need >> 10);
+			return -1;
+		}
+	}
+	if (bufsize && ioctl(fd, DTIOCSETBUFSZ, &bufsize) < 0) {
+		dtu_seterr(err, errlen, "ring size %u: %s (a power of two from %u to %u bytes)",
+			   bufsize, strerror(errno), DT_BUFSZ_MIN, DT_BUFSZ_MAX);
+		return -1;
+	}
+	if (copies) {
+		if (ioctl(fd, DTIOCSETUSTACK, &ustack) < 0) {
+			dtu_seterr(err, errlen, "user stack size %u: %s (%u to %u bytes)", ustack,
+				   strerror(errno), DT_USTACK_MIN, DT_USTACK_MAX);
+			return -1;
+		}
+		long nc = sysconf(_SC_NPROCESSORS_CONF);
+		d->pool = dtunw_pool_start(cfg->unwind_threads, nc > 0 ? nc : 1,
+					   cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
+										 : DTUNW_DWARF);
+		if (d->pool == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < nsel; i++) {
+		struct dt_enable en;
+		char nm[DTCAP_PROBENAMELEN];
+
+		memset(&en, 0, sizeof(en));
+		en.dten_id = sel[i].id;
+		en.dten_evtflags = (sel[i].flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+		if (copies && dt_copies(&sel[i], cfg))
+			en.dten_evtflags |= DTEVT_UREGS;
+		en.dten_period_ns = sel[i].period_ns;
+		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
+			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
+			dtu_seterr(err, errlen, "enabling %s: %s",
+				   p ? dtp_name(p, nm, sizeof(nm)) : "probe", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+
+	/* triggers first on, last off: none fires unseen while the rings record */
+	if (on && d->trigfd >= 0 && ioctl(d->trigfd, DTIOCRECORD, &on) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: start recording the triggers: %s", strerror(errno));
+		return -1;
+	}
+	if (ioctl(dtp_fd(s->dev), DTIOCRECORD, &on) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: %s recording: %s", on ? "start" : "stop",
+			   strerror(errno));
+		return -1;
+	}
+	if (!on && d->trigfd >= 0)
+		(void)ioctl(d->trigfd, DTIOCRECORD, &on);
+	return 0;
+}
+
+static int dt_start(struct dtsrc *s, char *err, size_t errlen) { return dt_record(s, 1, err, errlen); }
+
+static int
+dt_stop(struct dtsrc *s, char *err, size_t errlen)
+{
+	((struct src_dt *)s)->stopped = 1;
+	return dt_record(s, 0, err, errlen);
+}
+
+static ssize_t
+dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	size_t used = 0;
+	ssize_t n;
+
+	/* an overwriting ring is read only by a dump (frozen) */
+	if (d->flight && !d->dumping)
+		return 0;
+
+	/* samples the unwinding workers finished since the last read */
+	if (d->pool)
+		used = dtunw_pool_collect(d->pool, buf, len / 2);
+	n = read(dtp_fd(s->dev), buf + used, len - used);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			if (used)	/* the workers' records first; the error recurs */
+				return (ssize_t)used;
+			dtu_seterr(err, errlen, "/dev/dt: read: %s", strerror(errno));
+			return -1;
+		}
+		n = 0;
+	}
+	used += dt_take_copies(d, buf + used, (size_t)n);
+	if (d->pool)
+		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
+	return (ssize_t)used;
+}
+
+static void
+dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
+{
+	struct src_dt *d = (struct src_dt *)s;
+
+	*dwarf = *dwarf_trunc = 0;
+	if (d->pool)
+		dtunw_pool_stats(d->pool, dwarf, dwarf_trunc);
+	*fp_behind = d->fp_behind;
+}
+
+static void
+dt_wait(struct dtsrc *s, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = dtp_fd(s->dev), .events = POLLIN };
+
+	(void)poll(&pfd, 1, timeout_ms);
+}
+
+static int
+dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
+	    char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	struct dt_cpu_stats cs;
+
+	if (d->ncpus < cap) {
+		struct dt_stats *n = realloc(d->cpustats, cap * sizeof(*n));
+		if (n == NULL) {
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		d->cpustats = n;
+		d->ncpus = cap;
+	}
+	memset(d->cpustats, 0, cap * sizeof(*d->cpustats));
+	memset(&cs, 0, sizeof(cs));
+	cs.dtcs_ncpus = cap;
+	cs.dtcs_stats = (uint64_t)(uintptr_t)d->cpustats;
+	if (ioctl(dtp_fd(s->dev), DTIOCGCPUSTATS, &cs) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: counters: %s", strerror(errno));
+		return -1;
+	}
+	*ncpus = cs.dtcs_ncpus;
+	for (uint32_t i = 0; i < cs.dtcs_ncpus && i < cap; i++) {
+		const struct dt_stats *st = &d->cpustats[i];
+		out[i].produced = st->dtst_produced;
+		out[i].read = st->dtst_read;
+		/*
+		 * A dump counts what it read; everything else fired since enable
+		 * is gone from its point of view: overwritten, dropped while
+		 * frozen, or read by an earlier dump (source.h).
+		 */
+		out[i].dropped = st->dtst_dropped + st->dtst_overwritten;
+		if (d->flight) {
+			uint64_t base = i < d->nreadbase ? d->readbase[i] : 0;
+			out[i].read = st->dtst_read - base;
+			out[i].dropped += base;
+		}
+		out[i].skipped = d->cpustats[i].dtst_skipped;
+		out[i].recursive = d->cpustats[i].dtst_recursive;
+		out[i].nested = d->cpustats[i].dtst_nested;
+	}
+	return 0;
+}
+
+static void
+dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
+{
+	struct dt_clock ck;
+	struct timespec ts;
+
+	memset(&ck, 0, sizeof(ck));
+	if (ioctl(dtp_fd(s->dev), DTIOCGCLOCK, &ck) == 0) {
+		*mono = ck.dtck_mono_ns;
+		*real = ck.dtck_real_ns;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	*mono = dtu_now_ns();
+	*real = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static const struct dtsrc_proc *
+dt_proc(struct dtsrc *s, uint32_t pid)
+{
+	(void)s;
+	(void)pid;
+	return NULL;	/* dt.ko reports no mappings yet: record.c reads /proc */
+}
+
+static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
+
+/*
+ * Freeze: the kernel returns once no event is being written; reads then
+ * return what the rings hold, and 0 at the end.  The counters' read
+ * before this dump is kept so that the dump counts only its own.
+ */
+static int
+dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	uint32_t v = begin ? 1 : 0;
+
+	if (!d->flight) {
+		dtu_seterr(err, errlen, "not a flight recording");
+		return -1;
+	}
+	if (begin) {
+		struct dt_cpu_stats cs;
+		uint32_t n = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
+		uint64_t *rb;
+		struct dt_stats *st;
+
+		if (n < 1)
+			n = 1;
+		for (;;) {
+			if ((st = calloc(n, sizeof(*st))) == NULL) {
+				dtu_seterr(err, errlen, "out of memory");
+				return -1;
+			}
+			memset(&cs, 0, sizeof(cs));
+			cs.dtcs_ncpus = n;
+			cs.dtcs_stats = (uint64_t)(uintptr_t)st;
+			if (ioctl(dtp_fd(s->dev), DTIOCFREEZE, &v) < 0 ||
+			    ioctl(dtp_fd(s->dev), DTIOCGCPUSTATS, &cs) < 0) {
+				dtu_seterr(err, errlen, "/dev/dt: freezing the rings: %s", strerror(errno));
+				free(st);
+				return -1;
+			}
+			if (cs.dtcs_ncpus <= n)
+				break;
+			n = cs.dtcs_ncpus;
+			free(st);
+		}
+		if ((rb = realloc(d->readbase, n * sizeof(*rb))) == NULL) {
+			free(st);
+			dtu_seterr(err, errlen, "out of memory");
+			return -1;
+		}
+		d->readbase = rb;
+		d->nreadbase = n;
+		for (uint32_t i = 0; i < n; i++)
+			rb[i] = st[i].dtst_read;
+		free(st);
+		d->dumping = 1;
+		return 0;
+	}
+	d->dumping = 0;
+	if (ioctl(dtp_fd(s->dev), DTIOCFREEZE, &v) < 0) {
+		dtu_seterr(err, errlen, "/dev/dt: thawing the rings: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Each record on the trigger descriptor is one firing of a trigger. */
+static uint64_t
+dt_triggered(struct dtsrc *s)
+{
+	struct src_dt *d = (struct src_dt *)s;
+	char buf[16384];
+	ssize_t n;
+
+	if (d->trigfd < 0)
+		return 0;
+	while ((n = read(d->trigfd, buf, sizeof(buf))) > 0) {
+		for (size_t off = 0; off + sizeof(struct dt_rec) <= (size_t)n;) {
+			const struct dt_rec *r = (const struct dt_rec *)(buf + off);
+			if (r->dtr_size < sizeof(*r) || r->dtr_size > (size_t)n - off)
+				break;
+			d->ntrig++;
+			off += r->dtr_size;
+		}
+	}
+	return d->ntrig;
+}
+
+static void
+dt_close(struct dtsrc *s)
+{
+	struct src_dt *d = (struct src_dt *)s;
+
+	dtunw_pool_free(d->pool);
+	for (size_t i = 0; i < d->pcap; i++)
+		free(d->procs[i].xr);
+	free(d->procs);
+	dtp_close(s->dev);
+	if (d->trigfd >= 0)
+		close(d->trigfd);
+	free(d->cpustats);
+	free(d->readbase);
+	free(d);
+}
+
+static const struct dtsrc_ops dt_ops = {
+	.name = "dt",
+	.enable = dt_enable,
+	.start = dt_start,
+	.stop = dt_stop,
+	.read = dt_read,
+	.wait = dt_wait,
+	.counters = dt_counters,
+	.clock = dt_clock,
+	.proc = dt_proc,
+	.ustack_counts = dt_ustack_counts,
+	.filters_targets = dt_filters_targets,
+	.dump = dt_dump,
+	.triggered = dt_triggered,
+	.close = dt_close,
+};
+
+struct dtsrc *
+dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
+{
+	struct src_dt *d = calloc(1, sizeof(*d));
+
+	if (d == NULL) {
+		dtu_seterr(err, errlen, "out of memory");
+		dtp_close(dev);
+		return NULL;
+	}
+	d->s.ops = &dt_ops;
+	d->s.dev = dev;
+	d->self = (uint32_t)getpid();
+	d->trigfd = -1;
+	return &d->s;
+}
+
+struct dtsrc *
+dtsrc_new(struct dtp_dev *dev, char *err, size_t errlen)
+{
+	if (dtp_kind(dev) == DTP_PERF)
+		return dtsrc_perf_new(dev, err, errlen);
+	return dtsrc_dt_new(dev, err, errlen);
+}

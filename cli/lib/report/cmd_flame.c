@@ -1,0 +1,461 @@
+/*
+ * cmd_flame.c - the flame and diff command lines, dtreport's and dtsh's:
+ * options, filters and the output file here, the graph made by the engine
+ * (report_flame.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "captures.h"
+#include "engine.h"
+#include "filter.h"
+#include "flame.h"
+#include "report.h"
+#include "util.h"
+
+/* What only the command line has: where the graph goes, how to open. */
+struct flame_cli {
+	const char	*out;		/* -o; NULL: standard output */
+	int		partial;	/* --partial */
+};
+
+enum {
+	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
+	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
+};
+
+static const struct option flame_longopts[] = {
+	{ "output",   1, NULL, 'o' },
+	{ "folded",   0, NULL, OPT_FOLDED },
+	{ "title",    1, NULL, OPT_TITLE },
+	{ "width",    1, NULL, OPT_WIDTH },
+	{ "height",   1, NULL, OPT_HEIGHT },
+	{ "fontsize", 1, NULL, OPT_FONTSIZE },
+	{ "colors",   1, NULL, OPT_COLORS },
+	{ "colours",  1, NULL, OPT_COLORS },
+	{ "countname", 1, NULL, OPT_COUNTNAME },
+	{ "minwidth", 1, NULL, OPT_MINWIDTH },
+	{ "reverse",  0, NULL, OPT_REVERSE },
+	{ "inverted", 0, NULL, OPT_INVERTED },
+	{ "no-comm",  0, NULL, OPT_NOCOMM },
+	{ "kernel",   0, NULL, OPT_KERNEL },
+	{ "user",     0, NULL, OPT_USER },
+	{ "help",     0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void flame_usage(const char *cmd, FILE *to)
+{
+	if (dtr_shell)
+		fprintf(to, "usage: %s [-o FILE] [--folded] [options]\n", cmd);
+	else if (!strcmp(cmd, "diff"))
+		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
+			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
+	else
+		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
+	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
+		"  --colors PALETTE (" FLAME_PALETTES ")\n"
+		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
+		"  --kernel | --user (one side of the stacks only)  --no-comm\n");
+	/* the shell's capture is open already: how to open one is not its option */
+	fputs(dtr_shell ? DTF_USAGE_FILTERS :
+	      "  --partial (read a capture that was cut short)\n" DTF_USAGE, to);
+}
+
+static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_opts *fo,
+			    struct flame_cli *fc, struct dtf_filter *filt, int *help)
+{
+	char err[256];
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	*help = 0;
+	dtr_flame_opts_init(fo, cmd);
+	fc->out = NULL;
+	fc->partial = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, NULL)) != -1) {
+		int r = dtf_option(filt, c, optarg, err, sizeof(err));
+		if (r < 0) {
+			dtr_err(cmd, "%s", err);
+			return -1;
+		}
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'o':
+			fc->out = optarg;
+			break;
+		case OPT_FOLDED:
+			fo->folded = 1;
+			break;
+		case OPT_TITLE:
+			fo->title = optarg;
+			break;
+		case OPT_WIDTH: {
+			char *end;
+			unsigned long w = strtoul(optarg, &end, 10);
+			if (*end || w < 100 || w > 100000) {
+				dtr_err(cmd, "--width: want 100..100000 px");
+				return -1;
+			}
+			fo->width = (unsigned)w;
+			break;
+		}
+		case OPT_HEIGHT:
+		case OPT_FONTSIZE: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			int h = c == OPT_HEIGHT;
+			if (*end || !*optarg || v < 4 || v > (h ? 200 : 100)) {
+				dtr_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
+					h ? "4..200" : "4..100");
+				return -1;
+			}
+			*(h ? &fo->height : &fo->fontsize) = (unsigned)v;
+			break;
+		}
+		case OPT_COLORS:
+			if (!flame_palette_ok(optarg)) {
+				dtr_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
+				return -1;
+			}
+			fo->colors = optarg;
+			break;
+		case OPT_COUNTNAME:
+			if (!*optarg || strlen(optarg) > 40 ||
+			    optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
+					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-")]) {
+				dtr_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
+					"'.', '_' or '-'");
+				return -1;
+			}
+			fo->countname = optarg;
+			break;
+		case OPT_MINWIDTH: {
+			char *end;
+			double w = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "px")) || !(w >= 0) || w > 10000) {
+				dtr_err(cmd, "--minwidth: want pixels >= 0");
+				return -1;
+			}
+			fo->minwidth = w;
+			break;
+		}
+		case OPT_REVERSE:
+			fo->reverse = 1;
+			break;
+		case OPT_INVERTED:
+			fo->inverted = 1;
+			break;
+		case OPT_NOCOMM:
+			fo->no_comm = 1;
+			break;
+		case OPT_KERNEL:
+		case OPT_USER:
+			if (fo->only) {
+				dtr_err(cmd, "--kernel and --user exclude each other");
+				return -1;
+			}
+			fo->only = c == OPT_KERNEL ? DTR_ONLY_KERNEL : DTR_ONLY_USER;
+			break;
+		case DTR_OPT_PARTIAL:
+			fc->partial = 1;
+			break;
+		case 'h':
+			*help = 1;
+			return 0;
+		case ':':
+			dtr_err(cmd, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			dtr_err(cmd, "unknown option %s", argv[optind - 1]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Open the output before any work: an output that is an input is refused
+ * (flame a.dtc -o a.dtc, through links too), and the file is replaced only
+ * once it is completely written.
+ */
+static int open_out(const char *cmd, const struct dtr_flame_opts *fo, const struct flame_cli *fc,
+		    const char *const *inputs, size_t ninputs, struct dtu_out *o)
+{
+	char err[512];
+
+	/* Megabytes of SVG on a terminal help nobody. */
+	if ((!fc->out || !strcmp(fc->out, "-")) && !fo->folded && isatty(1)) {
+		dtr_err(cmd, "not writing SVG to a terminal: use -o FILE.svg, redirect, "
+			"or --folded");
+		return DTR_EXIT_USAGE;
+	}
+	if (dtu_out_open(o, fc->out, inputs, ninputs, err, sizeof(err))) {
+		dtr_err(cmd, "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* The output complete: replace the target with it. */
+static int write_commit(struct dtu_out *o)
+{
+	char err[512];
+
+	if (dtu_out_commit(o, err, sizeof(err))) {
+		dtr_err("flame", "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static int write_out(struct flame *fl, const struct dtr_flame_opts *fo, const char *sub,
+		     int diff, struct dtu_out *o)
+{
+	char err[512];
+
+	if (dtr_flame_write(fl, fo, sub, diff, o->f)) {
+		dtr_err(fo->cmd, "%s: %s", o->name, errno ? strerror(errno) : "write error");
+		dtu_out_abort(o);
+		return DTR_EXIT_ERROR;
+	}
+	if (dtu_out_commit(o, err, sizeof(err))) {
+		dtr_err(fo->cmd, "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* Parse; 0 to go on, else the status to return (usage printed). */
+static int flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_opts *fo,
+		      struct flame_cli *fc, struct dtf_filter *filt, int nfiles)
+{
+	int help;
+
+	if (parse_flame_args(cmd, argc, argv, fo, fc, filt, &help)) {
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (help) {
+		flame_usage(cmd, stdout);
+		return -1;
+	}
+	/* nfiles 0: one or more; -1: the caller checks */
+	if (nfiles == 0 && argc - optind < 1) {
+		dtr_err(cmd, "no capture given");
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (nfiles > 0 && argc - optind != nfiles) {
+		if (argc - optind > nfiles)
+			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
+				cmd, nfiles == 1 ? "one capture" : "two captures");
+		else
+			dtr_err(cmd, "%s", nfiles == 1 ? "no capture given" :
+				"wants two captures, A and B");
+		flame_usage(cmd, stderr);
+		return DTR_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Open path and fold it into fl on side. */
+static int fold_path(const char *path, struct dtf_filter *filt, const struct dtr_flame_opts *fo,
+		     const struct flame_cli *fc, struct flame *fl, int side, uint64_t *n,
+		     char *probes, size_t plen)
+{
+	int ret = DTR_EXIT_ERROR;
+	struct dtr_cap c = { NULL, NULL, path };
+
+	if ((c.r = dtr_open(fo->cmd, path, fc->partial, filt->salvage, &ret)) == NULL)
+		return ret;
+	ret = dtr_flame_fold(&c, filt, fo, fl, side, n, probes, plen, NULL);
+	dtcap_reader_close(c.r);
+	return ret;
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	struct dtr_flame_opts fo;
+	struct flame_cli fc;
+	struct dtf_filter filt;
+	struct dtu_out o;
+	struct dtx_caps caps = { 0 };
+	int ret;
+	char probes[256], sub[400], cerr[512];
+	uint64_t n = 0;
+
+	dtf_init(&filt);
+	if ((ret = flame_args("flame", argc, argv, &fo, &fc, &filt, 0)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	/* several captures (or directories of them) fold into one graph */
+	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
+		dtr_err("flame", "%s", cerr);
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
+	struct flame *fl = flame_new();
+	if (!fl) {
+		dtr_err("flame", "out of memory");
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
+	if ((ret = open_out("flame", &fo, &fc, (const char *const *)caps.path, (size_t)caps.n,
+			    &o)) != 0)
+		goto out;
+	for (int i = 0; i < caps.n; i++) {
+		uint64_t ni = 0;
+		if ((ret = fold_path(caps.path[i], &filt, &fo, &fc, fl, 0, &ni, probes,
+				     sizeof(probes)))) {
+			dtu_out_abort(&o);
+			goto out;
+		}
+		n += ni;
+	}
+	dtr_flame_subtitle(sub, sizeof(sub), &fo, caps.n, caps.path[0], n, probes,
+			   dtf_active(&filt));
+	ret = write_out(fl, &fo, sub, 0, &o);
+out:
+	flame_free(fl);
+	dtx_caps_free(&caps);
+	dtf_free(&filt);
+	return ret;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	struct dtr_flame_opts fo;
+	struct flame_cli fc;
+	struct dtf_filter filt;
+	struct dtu_out o;
+	int ret;
+	char pa[256], pb[256], sub[600];
+	uint64_t na = 0, nb = 0;
+
+	dtf_init(&filt);
+	if ((ret = flame_args("diff", argc, argv, &fo, &fc, &filt, 2)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	const char *in[2] = { argv[optind], argv[optind + 1] };
+	/* each side a capture, or a directory: a group of captures */
+	struct dtx_caps side[2] = { { 0 }, { 0 } }, all = { 0 };
+	char cerr[512];
+	struct flame *fl = flame_new();
+	if (!fl) {
+		dtr_err("diff", "out of memory");
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (dtx_caps_add(&side[k], argv + optind + k, 1, cerr, sizeof(cerr)) < 0 ||
+		    dtx_caps_add(&all, argv + optind + k, 1, cerr, sizeof(cerr)) < 0) {
+			dtr_err("diff", "%s", cerr);
+			ret = DTR_EXIT_ERROR;
+			goto out;
+		}
+	}
+	if ((ret = open_out("diff", &fo, &fc, (const char *const *)all.path, (size_t)all.n,
+			    &o)) != 0)
+		goto out;
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < side[k].n; i++) {
+			uint64_t ni = 0;
+			if ((ret = fold_path(side[k].path[i], &filt, &fo, &fc, fl, k, &ni,
+					     k ? pb : pa, k ? sizeof(pb) : sizeof(pa)))) {
+				dtu_out_abort(&o);
+				goto out;
+			}
+			*(k ? &nb : &na) += ni;
+		}
+	}
+	const char *unit = fo.countname ? fo.countname : "samples";
+	snprintf(sub, sizeof(sub), "B %s (%" PRIu64 " %s) against A %s (%" PRIu64
+		 " %s): red grew, blue shrank, grey unchanged", in[1], nb, unit, in[0], na, unit);
+	ret = write_out(fl, &fo, sub, 1, &o);
+out:
+	flame_free(fl);
+	dtx_caps_free(&side[0]);
+	dtx_caps_free(&side[1]);
+	dtx_caps_free(&all);
+	dtf_free(&filt);
+	return ret;
+}
+
+static void flame_usage_shell(FILE *to)
+{
+	flame_usage("flame", to);
+}
+
+int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		 const char *default_out, volatile sig_atomic_t *cancel)
+{
+	struct dtr_flame_opts fo;
+	struct flame_cli fc;
+	struct dtf_filter filt;
+	struct dtu_out o;
+	int ret;
+
+	dtf_init(&filt);
+	if ((ret = flame_args("flame", argc, argv, &fo, &fc, &filt, -1)) != 0 ||
+	    (ret = dtr_shell_operands("flame", argc, argv, filt.salvage, flame_usage_shell)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	if (fc.out == NULL)
+		fc.out = default_out;
+	if (ncaps == 1) {
+		if ((ret = open_out("flame", &fo, &fc, &c->path, 1, &o)) == 0) {
+			ret = dtr_flame(c, &filt, &fo, o.f, o.name, cancel);
+			if (ret)
+				dtu_out_abort(&o);
+			else
+				ret = write_commit(&o);
+		}
+		dtf_free(&filt);
+		return ret;
+	}
+	/* several: folded into one graph, as dtreport flame does */
+	const char **paths = calloc((size_t)ncaps, sizeof(*paths));
+	struct flame *fl = flame_new();
+	char probes[256], sub[400];
+	uint64_t n = 0;
+	if (!paths || !fl) {
+		dtr_err("flame", "out of memory");
+		ret = DTR_EXIT_ERROR;
+		goto out;
+	}
+	for (int i = 0; i < ncaps; i++)
+		paths[i] = c[i].path;
+	if ((ret = open_out("flame", &fo, &fc, paths, (size_t)ncaps, &o)) != 0)
+		goto out;
+	for (int i = 0; i < ncaps; i++) {
+		uint64_t ni = 0;
+		if ((ret = dtr_flame_fold(&c[i], &filt, &fo, fl, 0, &ni, probes, sizeof(probes),
+					  cancel))) {
+			dtu_out_abort(&o);
+			goto out;
+		}
+		n += ni;
+	}
+	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
+	ret = write_out(fl, &fo, sub, 0, &o);
+out:
+	flame_free(fl);
+	free(paths);
+	dtf_free(&filt);
+	return ret;
+}

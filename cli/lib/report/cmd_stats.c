@@ -1,0 +1,209 @@
+/*
+ * cmd_stats.c - the stats command line, dtreport's and dtsh's: options
+ * and filters parsed here, the report made by the engine (report_stats.c).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "captures.h"
+#include "engine.h"
+#include "filter.h"
+#include "report.h"
+#include "util.h"
+
+static const struct option stats_longopts[] = {
+	{ "json", 0, NULL, 'j' },
+	{ "top",  1, NULL, 't' },
+	{ "all",  0, NULL, 'a' },
+	{ "help", 0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void stats_usage(FILE *to)
+{
+	if (dtr_shell) {
+		fprintf(to, "usage: stats [--json] [--top N] [--all] [filters]\n"
+			"  --all: also the probes and CPUs without events\n" DTF_USAGE_FILTERS);
+		return;
+	}
+	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
+		"  --all: also the probes and CPUs without events\n"
+		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
+		"dtreport stats CAPTURE|DIR...");
+}
+
+/*
+ * The options; the operands are left at argv[optind..].  0 to go on, -1
+ * after --help (status 0), else the status with the usage printed.
+ */
+static int stats_args(int argc, char **argv, struct dtr_stats_opts *so, struct dtf_filter *f,
+		      int *partial)
+{
+	char err[512];
+	int c;
+
+	so->json = so->all = 0;
+	so->top = 10;
+	*partial = 0;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
+		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		if (fr < 0) {
+			dtr_err("stats", "%s", err);
+			goto usage;
+		}
+		if (fr > 0)
+			continue;
+		switch (c) {
+		case 'j':
+			so->json = 1;
+			break;
+		case 'a':
+			so->all = 1;
+			break;
+		case 't': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v > 1000000) {
+				dtr_err("stats", "--top: want a count");
+				goto usage;
+			}
+			so->top = (unsigned)v;
+			break;
+		}
+		case DTR_OPT_PARTIAL:
+			*partial = 1;
+			break;
+		case 'h':
+			stats_usage(stdout);
+			return -1;
+		case ':':
+			dtr_err("stats", "option %s needs a value", argv[optind - 1]);
+			goto usage;
+		default:
+			dtr_err("stats", "unknown option %s", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	return 0;
+usage:
+	stats_usage(stderr);
+	return DTR_EXIT_USAGE;
+}
+
+/* The report of one capture to standard output, which must not be the
+ * capture itself (`stats f.dtc >> f.dtc`). */
+static int stats_one(const struct dtr_cap *c, struct dtf_filter *f,
+		     const struct dtr_stats_opts *so, volatile sig_atomic_t *cancel)
+{
+	struct dtu_out out;
+	char err[512];
+	const char *path = c->path;
+
+	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	int ret = dtr_stats(c, f, so, out.f, cancel);
+	if (ret == 0 && dtu_out_commit(&out, err, sizeof(err))) {
+		dtr_err("stats", "%s", err);
+		ret = DTR_EXIT_ERROR;
+	}
+	return ret;
+}
+
+static int stats_path(const char *path, struct dtf_filter *f, const struct dtr_stats_opts *so,
+		      int partial)
+{
+	int ret = DTR_EXIT_ERROR;
+	struct dtr_cap c = { NULL, NULL, path };
+
+	if ((c.r = dtr_open("stats", path, partial, f->salvage, &ret)) == NULL)
+		return ret;
+	ret = stats_one(&c, f, so, NULL);
+	dtcap_reader_close(c.r);
+	return ret;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct dtf_filter filt;
+	struct dtr_stats_opts so;
+	int partial, ret;
+	char err[512];
+
+	dtf_init(&filt);
+	if ((ret = stats_args(argc, argv, &so, &filt, &partial)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	if (argc - optind < 1) {
+		dtr_err("stats", "no capture given");
+		stats_usage(stderr);
+		dtf_free(&filt);
+		return DTR_EXIT_USAGE;
+	}
+	const char *path = argv[optind];
+	struct stat pst;
+	if (argc - optind == 1 && !(stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
+		ret = stats_path(path, &filt, &so, partial);
+		dtf_free(&filt);
+		return ret;
+	}
+	/* several captures: one report each, options kept */
+	struct dtx_caps caps = { 0 };
+	if (dtx_caps_add(&caps, argv + optind, argc - optind, err, sizeof(err)) < 0) {
+		fprintf(stderr, "dtreport stats: %s\n", err);
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
+	ret = 0;
+	if (so.json)
+		fputs("[", stdout);
+	for (int i = 0; i < caps.n; i++) {
+		if (i)
+			fputs(so.json ? "," : "\n", stdout);
+		int r2 = stats_path(caps.path[i], &filt, &so, partial);
+		ret = r2 > ret ? r2 : ret;
+	}
+	if (so.json)
+		fputs("]\n", stdout);
+	dtx_caps_free(&caps);
+	dtf_free(&filt);
+	return ret;
+}
+
+int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		 volatile sig_atomic_t *cancel)
+{
+	struct dtf_filter filt;
+	struct dtr_stats_opts so;
+	int partial, ret;
+
+	dtf_init(&filt);
+	if ((ret = stats_args(argc, argv, &so, &filt, &partial)) == 0 &&
+	    (ret = dtr_shell_operands("stats", argc, argv, filt.salvage, stats_usage)) == 0) {
+		/* several: one report each, as dtreport stats prints them */
+		if (so.json && ncaps > 1)
+			fputs("[", stdout);
+		for (int i = 0; i < ncaps; i++) {
+			if (i)
+				fputs(so.json ? "," : "\n", stdout);
+			int r2 = stats_one(&c[i], &filt, &so, cancel);
+			ret = r2 > ret ? r2 : ret;
+			if (cancel && *cancel)
+				break;
+		}
+		if (so.json && ncaps > 1)
+			fputs("]\n", stdout);
+	}
+	dtf_free(&filt);
+	return ret < 0 ? 0 : ret;
+}

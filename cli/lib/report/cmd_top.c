@@ -1,0 +1,184 @@
+/*
+ * cmd_top.c - the top command line: `dtreport top [-n N] [--by KEY]
+ * [filters] CAPTURE`, and dtsh's `top [N] [by KEY] [filters]` on its open
+ * capture (the words dtsh has always taken, the options too).  The table
+ * is the engine's (report_top.c).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "filter.h"
+#include "report.h"
+
+#define TOP_OPT_BY	0x2101
+
+static const struct option top_longopts[] = {
+	{ "count", 1, NULL, 'n' },
+	{ "by",    1, NULL, TOP_OPT_BY },
+	{ "help",  0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void top_usage(FILE *to)
+{
+	if (dtr_shell)
+		fprintf(to, "usage: top [N] [by comm|pid|probe|stack|syscall] [filters]\n");
+	else
+		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall] "
+			"[--partial] [filters] CAPTURE\n");
+	if (!dtr_shell)
+		fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank "
+			"(default comm)\n");
+	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
+}
+
+static int top_count(const char *s, struct dtr_top_opts *o)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (*end || !*s || v == 0 || s[0] == '-') {
+		dtr_err("top", "bad count '%s'", s);
+		return -1;
+	}
+	o->limit = v;
+	return 0;
+}
+
+static int top_key(const char *s, struct dtr_top_opts *o)
+{
+	for (unsigned b = 0; dtr_top_keys[b]; b++) {
+		if (strcmp(s, dtr_top_keys[b]) == 0) {
+			o->by = (enum dtr_top_by)b;
+			return 0;
+		}
+	}
+	dtr_err("top", "cannot group by '%s' (comm, pid, probe, stack or syscall)", s);
+	return -1;
+}
+
+/*
+ * The options; the operands are left at argv[optind..].  0 to go on, -1
+ * after --help, else the status with the usage printed (unless the
+ * message said enough).
+ */
+static int top_args(int argc, char **argv, struct dtr_top_opts *o, struct dtf_filter *f,
+		    int *partial)
+{
+	char err[512];
+	int c;
+
+	o->limit = 10;
+	o->by = DTR_TOP_COMM;
+	*partial = 0;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", top_longopts, NULL)) != -1) {
+		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		if (fr < 0) {
+			dtr_err("top", "%s", err);
+			goto usage;
+		}
+		if (fr > 0)
+			continue;
+		switch (c) {
+		case 'n':
+			if (top_count(optarg, o))
+				return DTR_EXIT_USAGE;
+			break;
+		case TOP_OPT_BY:
+			if (top_key(optarg, o))
+				return DTR_EXIT_USAGE;
+			break;
+		case DTR_OPT_PARTIAL:
+			*partial = 1;
+			break;
+		case 'h':
+			top_usage(stdout);
+			return -1;
+		case ':':
+			dtr_err("top", "option %s needs a value", argv[optind - 1]);
+			goto usage;
+		default:
+			dtr_err("top", "unknown option %s", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	return 0;
+usage:
+	top_usage(stderr);
+	return DTR_EXIT_USAGE;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct dtf_filter filt;
+	struct dtr_top_opts o;
+	int partial, ret;
+
+	dtf_init(&filt);
+	if ((ret = top_args(argc, argv, &o, &filt, &partial)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	if (argc - optind != 1) {
+		if (argc - optind > 1)
+			dtr_err("top", "unexpected argument '%s' (top takes one capture)",
+				argv[optind + 1]);
+		else
+			dtr_err("top", "no capture given");
+		top_usage(stderr);
+		dtf_free(&filt);
+		return DTR_EXIT_USAGE;
+	}
+	struct dtr_cap c = { NULL, NULL, argv[optind] };
+	if ((c.r = dtr_open("top", c.path, partial, filt.salvage, &ret)) != NULL) {
+		ret = dtr_top(&c, &filt, &o, stdout, NULL);
+		dtcap_reader_close(c.r);
+	}
+	dtf_free(&filt);
+	return ret;
+}
+
+int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+{
+	struct dtf_filter filt;
+	struct dtr_top_opts o;
+	int partial, ret;
+
+	dtf_init(&filt);
+	if ((ret = top_args(argc, argv, &o, &filt, &partial)) != 0)
+		goto out;
+	/* dtsh's words: [N] [by KEY] */
+	int i = optind;
+	if (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
+		if (top_count(argv[i], &o)) {
+			ret = 1;
+			goto out;
+		}
+		i++;
+	}
+	if (i < argc && strcmp(argv[i], "by") == 0) {
+		if (i + 1 >= argc) {
+			top_usage(stderr);
+			ret = DTR_EXIT_USAGE;
+			goto out;
+		}
+		if (top_key(argv[i + 1], &o)) {
+			ret = 1;
+			goto out;
+		}
+		i += 2;
+	}
+	optind = i;
+	if ((ret = dtr_shell_operands("top", argc, argv, filt.salvage, top_usage)) == 0)
+		ret = dtr_top(c, &filt, &o, stdout, cancel);
+out:
+	dtf_free(&filt);
+	return ret < 0 ? 0 : ret;
+}

@@ -1,0 +1,477 @@
+/*
+ * dtsym.c - offline symbolization from a capture's own snapshots.
+ *
+ * Kernel: the kallsyms text is parsed once into an address-sorted table of
+ * text symbols (binary search); a symbol covers addresses up to the next
+ * symbol.  Module symbols are named "func [mod]" (perf's spelling, and
+ * safe in folded stacks, which split frames on ';' only).  /proc/modules
+ * gives each module's range, so an address in a module without a nearer
+ * symbol becomes "mod+0xoff".
+ *
+ * User: pid's process snapshot in force at ts gives the maps; the map's
+ * file carries its ELF symbols (sorted by the reader).  The file address is
+ * pc - map.start + map.offset + load_bias_hint.  Addresses in a map
+ * without a covering symbol become "basename+0xoff" (file offset).
+ *
+ * Every answer is cached by (kernel, process snapshot, pc), so the strings
+ * we format live until dtsym_close() and repeated lookups are one hash
+ * probe.  Strings from the capture's file symbols are returned as is: the
+ * reader must outlive the dtsym.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_grow.h"
+#include "dt_htab.h"
+#include "dtsym.h"
+#include "util.h"
+
+struct ksym {
+	uint64_t	addr;
+	const char	*name;		/* "func" or "func [mod]" */
+	int		mod;		/* index into mods + 1, 0: core kernel */
+};
+
+struct kmod {
+	char		*name;
+	uint64_t	start, size;
+};
+
+/* Maps of one process snapshot, sorted by start (copied pointers). */
+struct pmaps {
+	const struct dtcap_proc *proc;
+	const struct dtcap_map **maps;
+	uint32_t	n;
+};
+
+struct centry {
+	uint64_t	pc;
+	const void	*ctx;		/* NULL: kernel, else process snapshot */
+	const char	*name;
+	uint8_t		origin;
+};
+
+enum { O_KERNEL, O_MODULE, O_USER, O_UNKNOWN };
+static const char *const origin_names[] = { "kernel", "module", "user", "unknown" };
+
+struct arena {
+	struct arena	*next;
+	size_t		used, cap;
+	char		data[];
+};
+
+struct dtsym {
+	const struct dtcap_reader *r;
+	struct ksym	*ks;
+	size_t		nks;
+	struct kmod	*mods;
+	size_t		nmods;
+	char		*ktext;		/* our copy of kallsyms, names point in */
+
+	struct pmaps	*pm;		/* process snapshots met, in order */
+	size_t		npm, pmcap;
+	struct dt_htab	pmix;		/* snapshot -> index in pm */
+
+	struct centry	*cache;		/* answers, in order of first question */
+	size_t		ccap, cn;
+	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
+
+	struct arena	*arena;
+};
+
+static char *arena_strdup(struct dtsym *s, const char *str)
+{
+	size_t len = strlen(str) + 1;
+	struct arena *a = s->arena;
+
+	if (!a || a->cap - a->used < len) {
+		size_t cap = len > 65536 ? len : 65536;
+		a = malloc(sizeof(*a) + cap);
+		if (!a)
+			return NULL;
+		a->next = s->arena;
+		a->used = 0;
+		a->cap = cap;
+		s->arena = a;
+	}
+	char *p = a->data + a->used;
+	memcpy(p, str, len);
+	a->used += len;
+	return p;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* Prefer global names over local aliases at the same address; then
+	 * by name, so the choice does not depend on the qsort. */
+	return strcmp(x->name, y->name);
+}
+
+static int find_mod(struct dtsym *s, const char *name, size_t len)
+{
+	for (size_t i = 0; i < s->nmods; i++)
+		if (strlen(s->mods[i].name) == len && !memcmp(s->mods[i].name, name, len))
+			return (int)i + 1;
+	return 0;
+}
+
+static void parse_modules(struct dtsym *s)
+{
+	size_t len;
+	const char *text = dtcap_modules(s->r, &len);
+
+	if (!text)
+		return;
+	const char *p = text, *end = text + len;
+	size_t cap = 0;
+	while (p < end && *p) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char line[512], name[128], state[32], deps[256];
+		unsigned long long size = 0, addr = 0;
+		unsigned refs;
+		if (ll < sizeof(line)) {
+			memcpy(line, p, ll);
+			line[ll] = 0;
+			if (sscanf(line, "%127s %llu %u %255s %31s %llx", name, &size, &refs,
+				   deps, state, &addr) == 6 && addr) {
+				if (DT_GROW(s->mods, cap, s->nmods, 1, 64))
+					return;
+				char *nd = strdup(name);
+				if (!nd)
+					return;
+				s->mods[s->nmods++] = (struct kmod){ nd, addr, size };
+			}
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+static void parse_kallsyms(struct dtsym *s)
+{
+	size_t len;
+	const char *text = dtcap_kallsyms(s->r, &len);
+
+	if (!text || !len)
+		return;
+	s->ktext = malloc(len + 1);
+	if (!s->ktext)
+		return;
+	memcpy(s->ktext, text, len);
+	s->ktext[len] = 0;
+
+	size_t cap = 0, nonzero = 0;
+	char *p = s->ktext, *end = s->ktext + len;
+	while (p < end && *p) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl)
+			*nl = 0;
+		/* "ffffffff81000000 T _stext" or "... t func\t[mod]" */
+		char *q;
+		unsigned long long addr = strtoull(p, &q, 16);
+		if (q != p && q[0] == ' ' && q[1] && q[2] == ' ' &&
+		    strchr("tTwW", q[1]) && q[3]) {
+			char *name = q + 3;
+			char *tab = strchr(name, '\t');
+			int mod = 0;
+			if (tab) {
+				*tab = 0;
+				char *m = tab + 1;
+				size_t ml = strlen(m);
+				if (ml > 2 && m[0] == '[' && m[ml - 1] == ']') {
+					mod = find_mod(s, m + 1, ml - 2);
+					if (!mod) {
+						/* A module missing from /proc/modules:
+						 * still name it, without a range. */
+						struct kmod *nm = realloc(s->mods,
+							(s->nmods + 1) * sizeof(*nm));
+						char *nd = strndup(m + 1, ml - 2);
+						if (nm)
+							s->mods = nm;
+						if (nm && nd) {
+							s->mods[s->nmods++] =
+								(struct kmod){ nd, 0, 0 };
+							mod = (int)s->nmods;
+						} else {
+							free(nd);
+						}
+					}
+					*tab = ' ';	/* "func [mod]" */
+				}
+			}
+			if (DT_GROW(s->ks, cap, s->nks, 1, 4096))
+				break;
+			s->ks[s->nks++] = (struct ksym){ addr, name, mod };
+			if (addr)
+				nonzero++;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	/* kallsyms read without privilege shows every address as 0. */
+	if (!nonzero)
+		s->nks = 0;
+	qsort(s->ks, s->nks, sizeof(*s->ks), ksym_cmp);
+}
+
+struct dtsym *dtsym_open(const struct dtcap_reader *r)
+{
+	struct dtsym *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->r = r;
+	parse_modules(s);
+	parse_kallsyms(s);
+	return s;
+}
+
+void dtsym_close(struct dtsym *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->npm; i++)
+		free(s->pm[i].maps);
+	free(s->pm);
+	dt_htab_free(&s->pmix);
+	for (size_t i = 0; i < s->nmods; i++)
+		free(s->mods[i].name);
+	free(s->mods);
+	free(s->ks);
+	free(s->ktext);
+	free(s->cache);
+	dt_htab_free(&s->cix);
+	while (s->arena) {
+		struct arena *n = s->arena->next;
+		free(s->arena);
+		s->arena = n;
+	}
+	free(s);
+}
+
+/* ------------------------------------------------------------ cache */
+
+static uint64_t hash2(uint64_t pc, const void *ctx)
+{
+	uint64_t h = pc ^ ((uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ULL);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t cache_hash(const void *ctx, uint32_t e)
+{
+	const struct dtsym *s = ctx;
+	return hash2(s->cache[e].pc, s->cache[e].ctx);
+}
+
+static struct centry *cache_find(struct dtsym *s, uint64_t pc, const void *ctx)
+{
+	uint32_t e;
+	for (size_t i = dt_htab_first(&s->cix, hash2(pc, ctx));
+	     (e = dt_htab_at(&s->cix, i)) != DT_HTAB_NONE; i = dt_htab_next(&s->cix, i))
+		if (s->cache[e].pc == pc && s->cache[e].ctx == ctx)
+			return &s->cache[e];
+	return NULL;
+}
+
+/* ----------------------------------------------------------- kernel */
+
+static const struct kmod *mod_of(struct dtsym *s, uint64_t pc)
+{
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].size && pc >= s->mods[i].start &&
+		    pc - s->mods[i].start < s->mods[i].size)
+			return &s->mods[i];
+	return NULL;
+}
+
+/* Beyond this distance from the nearest core symbol we do not trust it. */
+#define KSYM_MAXDIST	(1ULL << 20)
+
+static const char *kname(struct dtsym *s, uint64_t pc, uint8_t *origin)
+{
+	char buf[160];
+	/* The last symbol with addr <= pc: ks[lo - 1]. */
+	size_t lo = DTU_UPPER_BOUND(s->nks, i, s->ks[i].addr, pc);
+	const struct kmod *m = mod_of(s, pc);
+	if (lo > 0) {
+		const struct ksym *k = &s->ks[lo - 1];
+		/* Aliases at one address: take the first (sorted by name). */
+		while (k > s->ks && k[-1].addr == k->addr)
+			k--;
+		if (k->mod) {
+			const struct kmod *km = &s->mods[k->mod - 1];
+			if (!km->size || km == m) {
+				*origin = O_MODULE;
+				return k->name;
+			}
+		} else if (!m && pc - k->addr < KSYM_MAXDIST) {
+			*origin = O_KERNEL;
+			return k->name;
+		}
+	}
+	if (m) {
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, pc - m->start);
+		*origin = O_MODULE;
+		return arena_strdup(s, buf);
+	}
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+	*origin = O_UNKNOWN;
+	return arena_strdup(s, buf);
+}
+
+/* ------------------------------------------------------------- user */
+
+static int map_cmp(const void *a, const void *b)
+{
+	const struct dtcap_map *x = *(const struct dtcap_map *const *)a;
+	const struct dtcap_map *y = *(const struct dtcap_map *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static uint64_t pm_hash(const void *ctx, uint32_t e)
+{
+	return hash2((uintptr_t)((const struct dtsym *)ctx)->pm[e].proc, NULL);
+}
+
+/* The sorted maps of snapshot p, made on first use; the pointer lasts
+ * until the next call. */
+static const struct pmaps *proc_maps(struct dtsym *s, const struct dtcap_proc *p)
+{
+	uint64_t h = hash2((uintptr_t)p, NULL);
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&s->pmix, h); (e = dt_htab_at(&s->pmix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->pmix, i))
+		if (s->pm[e].proc == p)
+			return &s->pm[e];
+	if (DT_GROW(s->pm, s->pmcap, s->npm, 1, 64))
+		return NULL;
+	struct pmaps *pm = &s->pm[s->npm];
+	pm->proc = p;
+	pm->n = 0;
+	pm->maps = calloc(p->nmaps ? p->nmaps : 1, sizeof(*pm->maps));
+	if (!pm->maps)
+		return NULL;
+	for (uint32_t i = 0; i < p->nmaps; i++)
+		if (p->maps[i].end > p->maps[i].start)
+			pm->maps[pm->n++] = &p->maps[i];
+	qsort(pm->maps, pm->n, sizeof(*pm->maps), map_cmp);
+	if (dt_htab_add(&s->pmix, h, (uint32_t)s->npm, pm_hash, s)) {
+		free(pm->maps);
+		return NULL;
+	}
+	s->npm++;
+	return pm;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *sl = strrchr(path, '/');
+
+	return sl && sl[1] ? sl + 1 : path;
+}
+
+static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
+			  uint8_t *origin)
+{
+	char buf[256];
+	const struct pmaps *pm = p ? proc_maps(s, p) : NULL;
+	const struct dtcap_map *m = NULL;
+
+	if (pm) {
+		size_t lo = DTU_UPPER_BOUND(pm->n, i, pm->maps[i]->start, pc);
+		if (lo > 0 && pc < pm->maps[lo - 1]->end)
+			m = pm->maps[lo - 1];
+	}
+	if (!m) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+		*origin = O_UNKNOWN;
+		return arena_strdup(s, buf);
+	}
+	uint64_t foff = pc - m->start + m->offset;
+	const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+	if (f && f->nsyms) {
+		uint64_t v = foff + f->load_bias_hint;
+		size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
+		/* Several symbols may start at or below v (nested or sized
+		 * zero); walk back over a few for one that covers v. */
+		for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+			const struct dtcap_sym *sy = &f->syms[i - 1];
+			if (!sy->name || !sy->name[0])
+				continue;
+			if ((sy->size && v - sy->addr < sy->size) ||
+			    (!sy->size && i == lo && v - sy->addr < 4096)) {
+				*origin = O_USER;
+				return sy->name;
+			}
+		}
+	}
+	const char *base = m->name && m->name[0] ? basename_of(m->name)
+			 : f && f->path ? basename_of(f->path) : NULL;
+	if (!base || !base[0]) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+		*origin = O_UNKNOWN;
+	} else {
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, foff);
+		*origin = O_USER;
+	}
+	return arena_strdup(s, buf);
+}
+
+static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+			     uint64_t ts)
+{
+	const struct dtcap_proc *p = NULL;
+
+	if (!kernel) {
+		p = dtcap_proc_find(s->r, pid, ts);
+		if (!p)
+			p = (const void *)&origin_names;	/* "no process" context */
+	}
+	const void *ctx = kernel ? NULL : p;
+	struct centry *e = cache_find(s, pc, ctx);
+	if (e)
+		return e;
+	uint8_t origin;
+	const char *name;
+	if (kernel)
+		name = kname(s, pc, &origin);
+	else
+		name = uname_(s, p == (const void *)&origin_names ? NULL : p, pc, &origin);
+	if (!name || DT_GROW(s->cache, s->ccap, s->cn, 1, 1024))
+		return NULL;
+	e = &s->cache[s->cn];
+	*e = (struct centry){ pc, ctx, name, origin };
+	if (dt_htab_add(&s->cix, hash2(pc, ctx), (uint32_t)s->cn, cache_hash, s))
+		return NULL;
+	s->cn++;
+	return e;
+}
+
+const char *dtsym_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, uint64_t ts)
+{
+	struct centry *e = lookup(s, pc, kernel, pid, ts);
+
+	return e ? e->name : "?";
+}
+
+const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+			 uint64_t ts)
+{
+	struct centry *e = lookup(s, pc, kernel, pid, ts);
+
+	return origin_names[e ? e->origin : O_UNKNOWN];
+}

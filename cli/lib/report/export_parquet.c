@@ -1,0 +1,537 @@
+/*
+ * export_parquet.c - `dtreport export --format parquet`: captures into a
+ * Hive-partitioned Parquet dataset (layout in export.h, schema in
+ * doc/SQL.md).
+ *
+ * events is written from the capture's decoded column blocks directly
+ * (one block in memory at a time, strings as ids into the capture's own
+ * probe and comm tables: no per-row hashing), because going through the
+ * SQL virtual table would cost a sqlite row step per event.  The small
+ * tables go through dtsql's virtual tables (SELECT *), so they are the
+ * SQL schema by construction, frames named the same way.
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "dt_abi.h"
+#include "dtcap.h"
+#include "captures.h"
+#include "dtsql.h"
+#include "dtsym.h"
+#include "export.h"
+#include "report.h"
+#include "parquet.h"
+
+#define MARKER "_dt_dataset"
+
+static const char *prog(void)
+{
+	return program_invocation_short_name;
+}
+
+/* Paths built under the dataset dir: its length is checked once (< 3000)
+ * and the other parts are bounded, so 4096 always fits. */
+#define PATHMAX 4096
+__attribute__((format(printf, 2, 3)))
+static void pf(char *out, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out, PATHMAX, fmt, ap);
+	va_end(ap);
+}
+
+/* The tables written through SQL, after events. */
+static const char *const small_tables[] = {
+	"probes", "probe_args", "stacks", "frames", "processes", "maps",
+	"counters", "capture",
+};
+#define NSMALL (sizeof(small_tables) / sizeof(small_tables[0]))
+#define NTABLES (NSMALL + 1)
+
+static const char *table_name(size_t i)
+{
+	return i == 0 ? "events" : small_tables[i - 1];
+}
+
+enum {
+	C_TS, C_CPU, C_PID, C_TID, C_PROBE, C_PROBE_NAME, C_COMM, C_KSTACK,
+	C_USTACK, C_FLAGS, C_NARGS, C_ARG0, C_RETVAL = C_ARG0 + DTCAP_MAXARGS,
+	C_ERRNO, C_CTX, C_NCOLS
+};
+
+static const struct pq_column event_cols[C_NCOLS] = {
+	[C_TS] = { "ts", PQ_INT64, 0 },
+	[C_CPU] = { "cpu", PQ_INT32, 0 },
+	[C_PID] = { "pid", PQ_INT32, 0 },
+	[C_TID] = { "tid", PQ_INT32, 0 },
+	[C_PROBE] = { "probe", PQ_INT32, 0 },
+	[C_PROBE_NAME] = { "probe_name", PQ_STRING, 1 },
+	[C_COMM] = { "comm", PQ_STRING, 1 },
+	[C_KSTACK] = { "kstack", PQ_INT32, 0 },
+	[C_USTACK] = { "ustack", PQ_INT32, 0 },
+	[C_FLAGS] = { "flags", PQ_INT32, 0 },
+	[C_NARGS] = { "nargs", PQ_INT32, 0 },
+	[C_ARG0 + 0] = { "arg0", PQ_INT64, 0 }, [C_ARG0 + 1] = { "arg1", PQ_INT64, 0 },
+	[C_ARG0 + 2] = { "arg2", PQ_INT64, 0 }, [C_ARG0 + 3] = { "arg3", PQ_INT64, 0 },
+	[C_ARG0 + 4] = { "arg4", PQ_INT64, 0 }, [C_ARG0 + 5] = { "arg5", PQ_INT64, 0 },
+	[C_ARG0 + 6] = { "arg6", PQ_INT64, 0 }, [C_ARG0 + 7] = { "arg7", PQ_INT64, 0 },
+	[C_ARG0 + 8] = { "arg8", PQ_INT64, 0 }, [C_ARG0 + 9] = { "arg9", PQ_INT64, 0 },
+	[C_RETVAL] = { "retval", PQ_INT64, 1 },
+	[C_ERRNO] = { "errno", PQ_INT64, 1 },
+	[C_CTX] = { "ctx", PQ_STRING, 1 },
+};
+
+/* events.ctx as SQL shows it (ctx_name in dtsql_int.h): a name, NULL when not recorded */
+static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" };
+
+static struct pq_opts pq_options(void)
+{
+	struct pq_opts o = { .created_by = "dt dtreport export (cli/lib/report/parquet.c)" };
+	/* for tests: small row groups from small captures */
+	const char *e = getenv("DTREPORT_PARQUET_ROWS");
+	if (e && atol(e) > 0)
+		o.rowgroup_rows = (uint32_t)atol(e);
+	return o;
+}
+
+/* Probe id -> index into the probe-name table (0 = unknown: NULL). */
+struct probemap {
+	uint32_t	*idx;		/* by id, when ids are small */
+	uint32_t	maxid;
+	const char	**names;	/* [0] NULL, then each probe's name */
+	size_t		n;
+};
+
+static int probemap_init(struct probemap *m, const struct dtcap_reader *r)
+{
+	size_t np = dtcap_nprobes(r);
+	m->maxid = dtcap_max_probe_id(r);
+	/* ids are the kernel's: small in practice; an absurd one gets no slot */
+	if (m->maxid > (1u << 22))
+		m->maxid = 1u << 22;
+	m->idx = calloc((size_t)m->maxid + 1, sizeof(*m->idx));
+	m->names = calloc(np + 1, sizeof(*m->names));
+	if (!m->idx || !m->names)
+		return -1;
+	m->n = 1;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *p = dtcap_probe_at(r, i);
+		if (p->id > m->maxid)
+			continue;
+		m->names[m->n] = p->name;
+		m->idx[p->id] = (uint32_t)m->n++;
+	}
+	return 0;
+}
+
+static void probemap_free(struct probemap *m)
+{
+	free(m->idx);
+	free(m->names);
+}
+
+static int write_events(const char *path, struct dtcap_reader *r, uint64_t *rows, char **err)
+{
+	struct pq_opts o = pq_options();
+	struct pq_writer *w = pq_create(path, event_cols, C_NCOLS, &o, err);
+	if (w == NULL)
+		return -1;
+	struct probemap pm = { 0 };
+	uint32_t ncomm = dtcap_ncomms(r);
+	const char **comms = calloc((size_t)ncomm + 1, sizeof(*comms));
+	struct dtcap_block *b = dtcap_block_new();
+	uint32_t *pidx = NULL, *nargs = NULL, *ctxs = NULL;
+	uint8_t *isret = NULL;
+	size_t cap = 0;
+	int rc = -1;
+	if (!comms || !b || probemap_init(&pm, r) < 0) {
+		*err = strdup("out of memory");
+		goto out;
+	}
+	for (uint32_t i = 1; i <= ncomm; i++)
+		comms[i] = dtcap_comm(r, i);
+	if (pq_set_dict(w, C_PROBE_NAME, pm.names, pm.n) < 0 ||
+	    pq_set_dict(w, C_COMM, comms, (size_t)ncomm + 1) < 0 ||
+	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
+		goto werr;
+	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
+		if (dtcap_read_block(r, bi, DTCAP_COL_ALL, b) < 0) {
+			*err = strdup(dtcap_reader_error(r));
+			goto out;
+		}
+		size_t n = b->rows;
+		if (n > cap) {
+			free(pidx), free(nargs), free(isret), free(ctxs);
+			pidx = malloc(n * sizeof(*pidx));
+			nargs = malloc(n * sizeof(*nargs));
+			ctxs = malloc(n * sizeof(*ctxs));
+			isret = malloc(n);
+			cap = n;
+			if (!pidx || !nargs || !isret || !ctxs) {
+				cap = 0;
+				*err = strdup("out of memory");
+				goto out;
+			}
+		}
+		for (size_t i = 0; i < n; i++) {
+			uint32_t id = b->probe[i];
+			pidx[i] = id <= pm.maxid ? pm.idx[id] : 0;
+			nargs[i] = b->nargs[i];
+			ctxs[i] = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
+			isret[i] = (b->flags[i] & DTR_RETURN) != 0;
+			if (b->comm[i] > ncomm) {
+				*err = strdup("capture: comm id out of range");
+				goto out;
+			}
+		}
+		if (pq_put_int(w, C_TS, b->ts, 8, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_CPU, b->cpu, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_PID, b->pid, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_TID, b->tid, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_PROBE, b->probe, 4, 1, NULL, n) < 0 ||
+		    pq_put_ids(w, C_PROBE_NAME, pidx, n) < 0 ||
+		    pq_put_ids(w, C_COMM, b->comm, n) < 0 ||
+		    pq_put_int(w, C_KSTACK, b->kstack, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_USTACK, b->ustack, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_FLAGS, b->flags, 4, 1, NULL, n) < 0 ||
+		    pq_put_int(w, C_NARGS, nargs, 4, 1, NULL, n) < 0)
+			goto werr;
+		if (pq_put_rows64(w, C_ARG0, DTCAP_MAXARGS, b->args, n) < 0)
+			goto werr;
+		if (pq_put_int(w, C_RETVAL, b->args, 8, DTCAP_MAXARGS, isret, n) < 0 ||
+		    pq_put_int(w, C_ERRNO, b->args + 1, 8, DTCAP_MAXARGS, isret, n) < 0 ||
+		    pq_put_ids(w, C_CTX, ctxs, n) < 0 ||
+		    pq_rows_done(w) < 0)
+			goto werr;
+	}
+	*rows = pq_rows(w);
+	rc = pq_close(w, err);
+	w = NULL;
+	goto out;
+werr:
+	*err = strdup(pq_error(w));
+out:
+	pq_abort(w);
+	probemap_free(&pm);
+	free(comms);
+	free(pidx), free(nargs), free(isret), free(ctxs);
+	dtcap_block_free(b);
+	if (rc < 0 && *err == NULL)
+		*err = strdup("failed");
+	return rc;
+}
+
+/* SELECT * FROM table into path: INTEGER columns INT64, the rest strings,
+ * all nullable (as in SQL). */
+static int write_table(const char *path, sqlite3 *db, const char *table, uint64_t *rows,
+		       char **err)
+{
+	char sql[128];
+	snprintf(sql, sizeof(sql), "SELECT * FROM %s", table);
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		*err = strdup(sqlite3_errmsg(db));
+		return -1;
+	}
+	int nc = sqlite3_column_count(st);
+	struct pq_column cols[64];
+	if (nc <= 0 || nc > 64) {
+		sqlite3_finalize(st);
+		*err = strdup("unexpected column count");
+		return -1;
+	}
+	for (int i = 0; i < nc; i++) {
+		const char *t = sqlite3_column_decltype(st, i);
+		cols[i].name = sqlite3_column_name(st, i);
+		cols[i].type = t && !strcasecmp(t, "INTEGER") ? PQ_INT64 : PQ_STRING;
+		cols[i].nullable = 1;
+	}
+	struct pq_opts o = pq_options();
+	struct pq_writer *w = pq_create(path, cols, (unsigned)nc, &o, err);
+	if (w == NULL) {
+		sqlite3_finalize(st);
+		return -1;
+	}
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int i = 0; i < nc; i++) {
+			int isnull = sqlite3_column_type(st, i) == SQLITE_NULL;
+			int r2;
+			if (cols[i].type == PQ_INT64)
+				r2 = pq_put_i64(w, (unsigned)i, sqlite3_column_int64(st, i), isnull);
+			else
+				r2 = pq_put_str(w, (unsigned)i,
+						isnull ? NULL : (const char *)sqlite3_column_text(st, i),
+						(size_t)sqlite3_column_bytes(st, i));
+			if (r2 < 0)
+				goto werr;
+		}
+		if (pq_rows_done(w) < 0)
+			goto werr;
+	}
+	if (rc != SQLITE_DONE) {
+		*err = strdup(sqlite3_errmsg(db));
+		pq_abort(w);
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	*rows = pq_rows(w);
+	return pq_close(w, err);
+werr:
+	*err = strdup(pq_error(w));
+	pq_abort(w);
+	sqlite3_finalize(st);
+	return -1;
+}
+
+/* Hive partition value: [A-Za-z0-9._-] kept, anything else %XX (as Hive
+ * escapes), an empty value Hive's default partition name. */
+static void hive_escape(char *out, size_t outsz, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+	if (*s == 0)
+		s = "__HIVE_DEFAULT_PARTITION__";
+	for (; *s && o + 4 < outsz; s++) {
+		unsigned char c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		    ((c == '.' || c == '_' || c == '-') && o > 0)) {
+			out[o++] = (char)c;
+		} else {
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	out[o] = 0;
+}
+
+/* The capture's name in the dataset: its file name without ".dtc". */
+static void capture_name(char *out, size_t outsz, const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	char tmp[256];
+	pf(tmp, "%s", b);
+	size_t l = strlen(tmp);
+	if (l > 4 && !strcmp(tmp + l - 4, ".dtc"))
+		tmp[l - 4] = 0;
+	hive_escape(out, outsz, tmp);
+}
+
+/* Remove what we made under tmp: TABLE/part-0.parquet, TABLE, tmp. */
+static void rm_tmp(const char *tmp)
+{
+	char p[PATHMAX];
+	for (size_t i = 0; i < NTABLES; i++) {
+		pf(p, "%s/%s/part-0.parquet", tmp, table_name(i));
+		unlink(p);
+		pf(p, "%s/%s", tmp, table_name(i));
+		rmdir(p);
+	}
+	rmdir(tmp);
+}
+
+static int mkdir_ok(const char *p)
+{
+	return mkdir(p, 0777) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* dir usable as a dataset: created, empty, or one of ours. */
+static int prepare_dir(const char *dir)
+{
+	struct stat st;
+	char p[PATHMAX];
+	if (stat(dir, &st) < 0) {
+		if (errno != ENOENT || mkdir(dir, 0777) < 0) {
+			fprintf(stderr, "%s: export: %s: %s\n", prog(), dir, strerror(errno));
+			return -1;
+		}
+	} else if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "%s: export: %s: exists and is not a directory "
+			"(parquet writes a dataset directory)\n", prog(), dir);
+		return -1;
+	}
+	pf(p, "%s/" MARKER, dir);
+	if (export_exists(p))
+		return 0;
+	DIR *d = opendir(dir);
+	if (d == NULL) {
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), dir, strerror(errno));
+		return -1;
+	}
+	struct dirent *de;
+	int empty = 1;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty) {
+		fprintf(stderr, "%s: export: %s: directory is not empty and not a dt dataset "
+			"(no %s); refusing to write into it\n", prog(), dir, MARKER);
+		return -1;
+	}
+	FILE *f = fopen(p, "wx");
+	if (f == NULL || fprintf(f, "dt parquet dataset 1\n") < 0 || fclose(f) != 0) {
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), p, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns 0, or an exit status (message printed). */
+static int export_one(const char *dir, const char *cap, int partial, int salvage,
+		      uint64_t *nev, uint64_t *bytes)
+{
+	int status = 1;
+	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
+	if (r == NULL)
+		return status;
+	char host[256], name[256], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
+	hive_escape(host, sizeof(host), dtcap_host(r)->hostname);
+	capture_name(name, sizeof(name), cap);
+	int ret = -1, made_tmp = 0;
+	size_t moved = 0;
+	struct dtsym *sym = NULL;
+	sqlite3 *db = NULL;
+	char *err = NULL;
+
+	for (size_t i = 0; i < NTABLES; i++) {
+		pf(p, "%s/%s/host=%s/capture=%s", dir, table_name(i), host, name);
+		if (export_exists(p)) {
+			fprintf(stderr, "%s: export: %s: capture '%s' of host '%s' is already "
+				"in the dataset (%s)\n", prog(), cap, name, host, p);
+			goto out;
+		}
+	}
+	if ((sym = dtsym_open(r)) == NULL ||
+	    sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    dtsql_attach(db, r, sym, &err) == NULL) {
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), cap, err ? err : "out of memory");
+		sqlite3_free(err);
+		err = NULL;
+		goto out;
+	}
+	pf(tmp, "%s/.tmp-export-XXXXXX", dir);
+	if (mkdtemp(tmp) == NULL) {
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), tmp, strerror(errno));
+		goto out;
+	}
+	made_tmp = 1;
+	*bytes = 0;
+	for (size_t i = 0; i < NTABLES; i++) {
+		pf(p, "%s/%s", tmp, table_name(i));
+		if (mkdir(p, 0777) < 0) {
+			fprintf(stderr, "%s: export: %s: %s\n", prog(), p, strerror(errno));
+			goto out;
+		}
+		pf(p, "%s/%s/part-0.parquet", tmp, table_name(i));
+		uint64_t rows = 0;
+		int rc = i == 0 ? write_events(p, r, &rows, &err)
+				: write_table(p, db, small_tables[i - 1], &rows, &err);
+		if (rc < 0) {
+			fprintf(stderr, "%s: export: %s: %s: %s\n", prog(), cap, table_name(i),
+				err ? err : "failed");
+			goto out;
+		}
+		struct stat st;
+		if (stat(p, &st) == 0)
+			*bytes += (uint64_t)st.st_size;
+		if (i == 0)
+			*nev = rows;
+	}
+	/* into place, table by table; undone if one fails */
+	for (moved = 0; moved < NTABLES; moved++) {
+		pf(p, "%s/%s", dir, table_name(moved));
+		pf(q, "%s/%s/host=%s", dir, table_name(moved), host);
+		if (mkdir_ok(p) < 0 || mkdir_ok(q) < 0) {
+			fprintf(stderr, "%s: export: %s: %s\n", prog(), q, strerror(errno));
+			goto out;
+		}
+		pf(p, "%s/%s", tmp, table_name(moved));
+		pf(q, "%s/%s/host=%s/capture=%s", dir, table_name(moved), host, name);
+		/* rename() replaces an empty directory: make sure there is none */
+		if (export_exists(q)) {
+			fprintf(stderr, "%s: export: %s: already exists\n", prog(), q);
+			goto out;
+		}
+		if (rename(p, q) < 0) {
+			fprintf(stderr, "%s: export: %s: %s\n", prog(), q, strerror(errno));
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	if (ret < 0) {
+		while (moved-- > 0) {
+			pf(p, "%s/%s", tmp, table_name(moved));
+			pf(q, "%s/%s/host=%s/capture=%s", dir, table_name(moved),
+				 host, name);
+			rename(q, p);
+		}
+	}
+	if (made_tmp)
+		rm_tmp(tmp);
+	free(err);
+	if (db)
+		sqlite3_close_v2(db);
+	if (sym)
+		dtsym_close(sym);
+	dtcap_reader_close(r);
+	return ret < 0 ? 1 : 0;
+}
+
+int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage)
+{
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (strlen(dir) > 3000) {
+		fprintf(stderr, "%s: export: %.40s...: path too long\n", prog(), dir);
+		return 1;
+	}
+	/* check every input before creating anything */
+	struct dtx_caps cl = { 0 };
+	char err[512];
+	if (dtx_caps_add(&cl, caps, ncaps, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), err);
+		dtx_caps_free(&cl);
+		return 1;
+	}
+	if (prepare_dir(dir) < 0) {
+		dtx_caps_free(&cl);
+		return 1;
+	}
+	uint64_t total = 0, bytes = 0;
+	int ndone = 0, failed = 0;
+	for (int i = 0; i < cl.n; i++) {
+		uint64_t ev = 0, by = 0;
+		if ((failed = export_one(dir, cl.path[i], partial, salvage, &ev, &by)) != 0)
+			break;
+		total += ev;
+		bytes += by;
+		ndone++;
+	}
+	dtx_caps_free(&cl);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (!failed)
+		printf("%s: %llu events from %d capture%s, %llu bytes of Parquet in %.2f s\n",
+		       dir, (unsigned long long)total, ndone, ndone == 1 ? "" : "s",
+		       (unsigned long long)bytes, s);
+	if (failed && ndone)
+		fprintf(stderr, "%s: export: the %d capture%s before the failure stay in %s\n",
+			prog(), ndone, ndone == 1 ? "" : "s", dir);
+	return failed;
+}

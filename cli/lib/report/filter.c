@@ -1,0 +1,441 @@
+/*
+ * filter.c - parsing and matching of the report filters (see filter.h).
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "util.h"
+
+void dtf_init(struct dtf_filter *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->tmax = UINT64_MAX;
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void dtf_free(struct dtf_filter *f)
+{
+	free(f->pids);
+	free(f->tids);
+	free(f->cpus);
+	free_strv(f->comms, f->ncomms);
+	free_strv(f->probes, f->nprobes);
+	free(f->probe_ok);
+	free(f->comm_ok);
+	dtf_init(f);
+}
+
+int dtf_active(const struct dtf_filter *f)
+{
+	return f->npids || f->ntids || f->ncpus || f->ncomms || f->nprobes ||
+	       f->has_since || f->has_until || f->ctx_mask;
+}
+
+static int add_u32_list(uint32_t **v, size_t *n, const char *arg, const char *what,
+			char *err, size_t errlen)
+{
+	const char *p = arg;
+
+	if (!*p) {
+		snprintf(err, errlen, "--%s: empty value", what);
+		return -1;
+	}
+	while (*p) {
+		char *end;
+		errno = 0;
+		unsigned long long x = strtoull(p, &end, 10);
+		if (end == p || errno || x > UINT32_MAX || (*end && *end != ',') || *p == '-') {
+			snprintf(err, errlen, "--%s: not a number list: '%s'", what, arg);
+			return -1;
+		}
+		uint32_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		*v = nv;
+		(*v)[(*n)++] = (uint32_t)x;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int add_str_list(char ***v, size_t *n, const char *arg, const char *what,
+			char *err, size_t errlen)
+{
+	const char *p = arg;
+
+	if (!*p) {
+		snprintf(err, errlen, "--%s: empty value", what);
+		return -1;
+	}
+	/* Probe names contain ':' but never ',', so ',' separates globs. */
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+		if (!nv || !(nv[*n] = strndup(p, len))) {
+			if (nv)
+				*v = nv;
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		*v = nv;
+		(*n)++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	return 0;
+}
+
+int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen)
+{
+	switch (opt) {
+	case DTF_OPT_PID:
+		return add_u32_list(&f->pids, &f->npids, arg, "pid", err, errlen) ? -1 : 1;
+	case DTF_OPT_TID:
+		return add_u32_list(&f->tids, &f->ntids, arg, "tid", err, errlen) ? -1 : 1;
+	case DTF_OPT_CPU:
+		return add_u32_list(&f->cpus, &f->ncpus, arg, "cpu", err, errlen) ? -1 : 1;
+	case DTF_OPT_COMM:
+		return add_str_list(&f->comms, &f->ncomms, arg, "comm", err, errlen) ? -1 : 1;
+	case DTF_OPT_PROBE:
+		return add_str_list(&f->probes, &f->nprobes, arg, "probe", err, errlen) ? -1 : 1;
+	case DTF_OPT_SALVAGE:
+		f->salvage = 1;
+		return 1;
+	case DTF_OPT_CTX: {
+		static const char *names[] = {"task", "softirq", "hardirq", "nmi", "unknown"};
+		const char *p = arg;
+		do {
+			size_t len = strcspn(p, ","), k;
+			for (k = 0; k < 5; k++)
+				if (strlen(names[k]) == len && !strncmp(p, names[k], len))
+					break;
+			if (k == 5) {
+				snprintf(err, errlen, "--ctx: '%.*s' is not task, softirq, hardirq, "
+					 "nmi or unknown", (int)len, p);
+				return -1;
+			}
+			f->ctx_mask |= 1u << k;
+			p += len;
+		} while (*p++ == ',');
+		return 1;
+	}
+	case DTF_OPT_SINCE:
+	case DTF_OPT_UNTIL: {
+		uint64_t t;
+		int rel;
+		const char *what = opt == DTF_OPT_SINCE ? "since" : "until";
+		int abs;
+		if (dtu_parse_time(arg, &t, &abs)) {
+			snprintf(err, errlen, "--%s: bad time '%s' (want seconds from the start "
+				 "as 1.5, 200ms, 2m; or @T, an absolute ts: see dtreport(1))",
+				 what, arg);
+			return -1;
+		}
+		rel = !abs;
+		if (opt == DTF_OPT_SINCE) {
+			f->since = t, f->since_rel = rel, f->has_since = 1;
+		} else {
+			f->until = t, f->until_rel = rel, f->has_until = 1;
+		}
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int glob_any(char **globs, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!fnmatch(globs[i], s, 0))
+			return 1;
+	return 0;
+}
+
+int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen)
+{
+	const struct dtcap_host *h = dtcap_host(r);
+	uint64_t start = h ? h->start_ns : 0;
+
+	free(f->probe_ok);
+	free(f->comm_ok);
+	f->probe_ok = NULL, f->comm_ok = NULL;
+
+	f->tmin = 0, f->tmax = UINT64_MAX;
+	if (f->has_since)
+		f->tmin = f->since_rel ? start + f->since : f->since;
+	if (f->has_until)
+		f->tmax = f->until_rel ? start + f->until : f->until;
+	if (f->tmin > f->tmax) {
+		snprintf(err, errlen, "--since is after --until");
+		return -1;
+	}
+
+	if (f->nprobes) {
+		size_t n = dtcap_nprobes(r), hits = 0;
+		f->nprobe_ok = dtcap_max_probe_id(r) + 1;
+		f->probe_ok = calloc(f->nprobe_ok, 1);
+		if (!f->probe_ok) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct dtcap_probe *p = dtcap_probe_at(r, i);
+			if (p && glob_any(f->probes, f->nprobes, p->name)) {
+				f->probe_ok[p->id] = 1;
+				hits++;
+			}
+		}
+		if (!hits) {
+			const char *best[1];
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			size_t k = 0, nb = 0;
+			for (size_t i = 0; names && i < n; i++)
+				if (dtcap_probe_at(r, i))
+					names[k++] = dtcap_probe_at(r, i)->name;
+			if (names)
+				nb = dtu_suggest(f->probes[0], names, k, 0, best, 1);
+			snprintf(err, errlen, "--probe %s%s: no probe of the capture matches%s%s%s",
+				 f->probes[0], f->nprobes > 1 ? ",..." : "", nb ? " (did you mean '" : "",
+				 nb ? best[0] : "", nb ? "'?)" : "");
+			free(names);
+			return -1;
+		}
+	}
+
+	if (f->ncomms) {
+		uint32_t n = dtcap_ncomms(r);
+		f->ncomm_ok = n + 1;
+		f->comm_ok = calloc(f->ncomm_ok, 1);
+		if (!f->comm_ok) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		size_t hits = 0;
+		for (uint32_t id = 1; id <= n; id++) {
+			const char *c = dtcap_comm(r, id);
+			if (c && glob_any(f->comms, f->ncomms, c)) {
+				f->comm_ok[id] = 1;
+				hits++;
+			}
+		}
+		/* The rule of every filter: a value the capture never saw is an
+		 * error (a typo, most likely), as for --probe. */
+		if (!hits) {
+			const char *best[1];
+			const char **names = calloc(n ? n : 1, sizeof(*names));
+			size_t k = 0, nb = 0;
+			for (uint32_t id = 1; names && id <= n; id++)
+				if (dtcap_comm(r, id))
+					names[k++] = dtcap_comm(r, id);
+			if (names)
+				nb = dtu_suggest(f->comms[0], names, k, 0, best, 1);
+			snprintf(err, errlen, "--comm %s%s: no process of the capture has that name%s%s%s",
+				 f->comms[0], f->ncomms > 1 ? ",..." : "", nb ? " (did you mean '" : "",
+				 nb ? best[0] : "", nb ? "'?)" : "");
+			free(names);
+			return -1;
+		}
+	}
+	if (f->ncpus && h && h->ncpus) {
+		for (size_t i = 0; i < f->ncpus; i++) {
+			if (f->cpus[i] >= h->ncpus) {
+				snprintf(err, errlen, "--cpu %u: the capture has CPUs 0-%u",
+					 f->cpus[i], h->ncpus - 1);
+				return -1;
+			}
+		}
+	}
+
+	f->pid_min = UINT32_MAX, f->pid_max = 0;
+	for (size_t i = 0; i < f->npids; i++) {
+		if (f->pids[i] < f->pid_min)
+			f->pid_min = f->pids[i];
+		if (f->pids[i] > f->pid_max)
+			f->pid_max = f->pids[i];
+	}
+	return 0;
+}
+
+int dtf_block_skip(const struct dtf_filter *f, const struct dtcap_blockinfo *bi)
+{
+	if (!bi)
+		return 0;
+	if (bi->rows == 0)
+		return 1;
+	if (bi->tmax < f->tmin || bi->tmin > f->tmax)
+		return 1;
+	if (f->npids && (bi->pid_max < f->pid_min || bi->pid_min > f->pid_max))
+		return 1;
+	return 0;
+}
+
+unsigned dtf_columns(const struct dtf_filter *f)
+{
+	unsigned c = 0;
+
+	if (f->npids)
+		c |= DTCAP_COL_PID;
+	if (f->ntids)
+		c |= DTCAP_COL_TID;
+	if (f->ncpus)
+		c |= DTCAP_COL_CPU;
+	if (f->ncomms)
+		c |= DTCAP_COL_COMM;
+	if (f->nprobes)
+		c |= DTCAP_COL_PROBE;
+	if (f->has_since || f->has_until)
+		c |= DTCAP_COL_TS;
+	if (f->ctx_mask)
+		c |= DTCAP_COL_CTX;
+	return c;
+}
+
+static int in_list(const uint32_t *v, size_t n, uint32_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
+		   uint32_t tid, uint32_t probe, uint32_t comm)
+{
+	if (f->probe_ok && (probe >= f->nprobe_ok || !f->probe_ok[probe]))
+		return 0;
+	if (f->comm_ok && (comm >= f->ncomm_ok || !f->comm_ok[comm]))
+		return 0;
+	if ((f->has_since || f->has_until) && (ts < f->tmin || ts > f->tmax))
+		return 0;
+	if (f->npids && !in_list(f->pids, f->npids, pid))
+		return 0;
+	if (f->ntids && !in_list(f->tids, f->ntids, tid))
+		return 0;
+	if (f->ncpus && !in_list(f->cpus, f->ncpus, cpu))
+		return 0;
+	return 1;
+}
+
+struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path)
+{
+	struct dtcap_read_opts o = { f->salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	return dtcap_open_opts(path, &o);
+}
+
+int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e)
+{
+	if (f->ctx_mask && !(f->ctx_mask & dtf_ctx_bit(e->ctx)))
+		return 0;
+	return dtf_match_slow(f, e->ts, e->cpu, e->pid, e->tid, e->probe, e->comm);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* dtf_scan and dtf_scan_blocks: one walk, rows or whole blocks to fn. */
+static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+		dtf_row_fn fn, dtf_block_fn bfn, void *ctx, volatile sig_atomic_t *cancel,
+		const char *what, char *err, size_t errlen)
+{
+	size_t nb = dtcap_nblocks(r);
+	uint64_t total = 0, done = 0;
+	int progress = what && isatty(2);
+	double last = progress ? now_s() : 0;
+	int shown = 0, ret = 0;
+	struct dtcap_block *b = dtcap_block_new();
+
+	if (!b) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	cols |= dtf_columns(f);
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		total += bi ? bi->rows : 0;
+	}
+	for (size_t i = 0; i < nb && !ret; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (cancel && *cancel) {
+			snprintf(err, errlen, "interrupted");
+			ret = DTF_SCAN_CANCELLED;
+			break;
+		}
+		if (progress) {
+			double t = now_s();
+			/* Only runs longer than a moment get a progress line. */
+			if (t - last > 0.2) {
+				fprintf(stderr, "\r%s: %3.0f%% (%" PRIu64 " of %" PRIu64 " events)",
+					what, total ? 100.0 * (double)done / (double)total : 100.0,
+					done, total);
+				last = t;
+				shown = 1;
+			}
+		}
+		done += bi ? bi->rows : 0;
+		if (dtf_block_skip(f, bi))
+			continue;
+		if (dtcap_read_block(r, i, cols, b)) {
+			snprintf(err, errlen, "%s", dtcap_reader_error(r));
+			ret = -1;
+			break;
+		}
+		if (bfn) {
+			ret = bfn(ctx, b);
+			continue;
+		}
+		for (uint32_t row = 0; row < b->rows; row++) {
+			if (!dtf_match_row(f, b, row))
+				continue;
+			if ((ret = fn(ctx, b, row)) != 0)
+				break;
+		}
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	dtcap_block_free(b);
+	if (ret > 0 || (ret < -1 && ret != DTF_SCAN_CANCELLED))
+		snprintf(err, errlen, "stopped");
+	return ret;
+}
+
+int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+	     char *err, size_t errlen)
+{
+	return scan(r, f, cols, fn, NULL, ctx, cancel, what, err, errlen);
+}
+
+int dtf_scan_blocks(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+		    dtf_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
+		    const char *what, char *err, size_t errlen)
+{
+	if (dtf_active(f)) {
+		snprintf(err, errlen, "internal error: a block walk with row filters");
+		return -1;
+	}
+	return scan(r, f, cols, NULL, fn, ctx, cancel, what, err, errlen);
+}

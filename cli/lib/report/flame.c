@@ -1,0 +1,771 @@
+/*
+ * flame.c - folding tree and writers (see flame.h).
+ *
+ * The SVG is self-contained: frames are <g class="f"> elements carrying
+ * their position in samples (data-s: offset from the left of the whole
+ * graph, data-n: width, data-d: depth) so the inline script can zoom and
+ * search without any other data; search merges the intervals of matched
+ * frames so nested matches are not counted twice.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_grow.h"
+#include "dt_htab.h"
+#include "flame.h"
+#include "util.h"
+
+struct fname {
+	char		*s;
+	uint32_t	kind;
+	uint32_t	len;
+};
+
+struct fnode {
+	uint32_t	name;		/* UINT32_MAX for the root */
+	uint32_t	parent;
+	uint32_t	first, next;	/* children list, 0 = none (root is 0) */
+	uint32_t	depth;
+	uint64_t	total[2], self[2];
+};
+
+struct flame {
+	struct fname	*names;
+	uint32_t	nnames, capnames;
+	struct dt_htab	nhash;		/* name text -> name id */
+
+	struct fnode	*nodes;
+	uint32_t	nnodes, capnodes;
+	struct dt_htab	chash;		/* (parent, name) -> node (never the root) */
+};
+
+static uint64_t strhash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 29;
+	return h;
+}
+
+struct flame *flame_new(void)
+{
+	struct flame *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024)) {
+		flame_free(f);
+		return NULL;
+	}
+	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
+	f->nodes[0].name = UINT32_MAX;
+	f->nnodes = 1;
+	return f;
+}
+
+void flame_free(struct flame *f)
+{
+	if (!f)
+		return;
+	for (uint32_t i = 0; i < f->nnames; i++)
+		free(f->names[i].s);
+	free(f->names);
+	dt_htab_free(&f->nhash);
+	free(f->nodes);
+	dt_htab_free(&f->chash);
+	free(f);
+}
+
+/* The stored (cleaned) text: a name with ';' or a newline is looked up by
+ * its original text but rehashed by this one, as it always was. */
+static uint64_t name_hash(const void *ctx, uint32_t e)
+{
+	const struct flame *f = ctx;
+	return strhash(f->names[e].s, f->names[e].len);
+}
+
+static uint64_t node_hash(const void *ctx, uint32_t e)
+{
+	const struct flame *f = ctx;
+	return mix(f->nodes[e].parent, f->nodes[e].name);
+}
+
+int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
+{
+	size_t len = strlen(name);
+	uint64_t h = strhash(name, len);
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&f->nhash, h); (e = dt_htab_at(&f->nhash, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&f->nhash, i)) {
+		const struct fname *n = &f->names[e];
+		if (n->len == len && !memcmp(n->s, name, len))
+			return e;
+	}
+	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256))
+		return -1;
+	/* ';' separates folded frames and a newline ends a line: keep both
+	 * out of names so the text outputs stay parseable. */
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		copy[i] = name[i] == ';' ? ':' : (name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
+	copy[len] = 0;
+	f->names[f->nnames] = (struct fname){ copy, kind, (uint32_t)len };
+	if (dt_htab_add(&f->nhash, h, f->nnames, name_hash, f)) {
+		free(copy);
+		return -1;
+	}
+	return f->nnames++;
+}
+
+static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
+{
+	uint64_t h = mix(parent, name);
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&f->chash, h); (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&f->chash, i)) {
+		const struct fnode *n = &f->nodes[e];
+		if (n->parent == parent && n->name == name)
+			return e;
+	}
+	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
+		return -1;
+	uint32_t id = f->nnodes;
+	struct fnode *n = &f->nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->name = name;
+	n->parent = parent;
+	if (dt_htab_add(&f->chash, h, id, node_hash, f))
+		return -1;
+	f->nnodes++;
+	n->depth = f->nodes[parent].depth + 1;
+	n->next = f->nodes[parent].first;
+	f->nodes[parent].first = id;
+	return id;
+}
+
+int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, int side)
+{
+	uint32_t cur = 0;
+
+	side = side ? 1 : 0;
+	f->nodes[0].total[side] += count;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t c = child(f, cur, ids[i]);
+		if (c < 0)
+			return -1;
+		cur = (uint32_t)c;
+		f->nodes[cur].total[side] += count;
+	}
+	f->nodes[cur].self[side] += count;
+	return 0;
+}
+
+int64_t flame_node(struct flame *f, const uint32_t *ids, unsigned n)
+{
+	uint32_t cur = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int64_t c = child(f, cur, ids[i]);
+		if (c < 0)
+			return -1;
+		cur = (uint32_t)c;
+	}
+	return cur;
+}
+
+int flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
+		 uint64_t count, int side)
+{
+	side = side ? 1 : 0;
+	/* the path down to node: its ancestors, up the parent links */
+	for (uint32_t x = node; x != 0; x = f->nodes[x].parent)
+		f->nodes[x].total[side] += count;
+	f->nodes[0].total[side] += count;
+	uint32_t cur = node;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t c = child(f, cur, ids[i]);
+		if (c < 0)
+			return -1;
+		cur = (uint32_t)c;
+		f->nodes[cur].total[side] += count;
+	}
+	f->nodes[cur].self[side] += count;
+	return 0;
+}
+
+uint64_t flame_total(const struct flame *f, int side)
+{
+	return f->nodes[0].total[side ? 1 : 0];
+}
+
+/* ------------------------------------------------ sorted children */
+
+struct sorted {
+	uint32_t	*kids;		/* all children grouped by parent */
+	uint32_t	*off;		/* parent -> first index in kids */
+	uint32_t	*cnt;
+};
+
+static const struct flame *sort_ctx;
+
+static int kid_cmp(const void *a, const void *b)
+{
+	const struct flame *f = sort_ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return strcmp(f->names[f->nodes[x].name].s, f->names[f->nodes[y].name].s);
+}
+
+static int sort_tree(const struct flame *f, struct sorted *s)
+{
+	uint32_t n = f->nnodes;
+
+	s->kids = malloc(n * sizeof(uint32_t));
+	s->off = calloc(n + 1, sizeof(uint32_t));
+	s->cnt = calloc(n, sizeof(uint32_t));
+	if (!s->kids || !s->off || !s->cnt) {
+		free(s->kids), free(s->off), free(s->cnt);
+		return -1;
+	}
+	for (uint32_t i = 1; i < n; i++)
+		s->cnt[f->nodes[i].parent]++;
+	uint32_t acc = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		s->off[i] = acc;
+		acc += s->cnt[i];
+	}
+	s->off[n] = acc;
+	memset(s->cnt, 0, n * sizeof(uint32_t));
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t p = f->nodes[i].parent;
+		s->kids[s->off[p] + s->cnt[p]++] = i;
+	}
+	sort_ctx = f;
+	for (uint32_t i = 0; i < n; i++)
+		if (s->cnt[i] > 1)
+			qsort(s->kids + s->off[i], s->cnt[i], sizeof(uint32_t), kid_cmp);
+	return 0;
+}
+
+static void sorted_free(struct sorted *s)
+{
+	free(s->kids);
+	free(s->off);
+	free(s->cnt);
+}
+
+/* ---------------------------------------------------------- folded */
+
+struct fold_ctx {
+	const struct flame *f;
+	const struct sorted *s;
+	FILE		*out;
+	int		diff;
+	uint32_t	*pathids;	/* name ids on the way down */
+};
+
+static void fold_walk(struct fold_ctx *c, uint32_t node, uint32_t depth)
+{
+	const struct fnode *n = &c->f->nodes[node];
+
+	if (node) {
+		c->pathids[depth - 1] = n->name;
+		int has = c->diff ? (n->self[0] || n->self[1]) : n->self[0] != 0;
+		if (has) {
+			for (uint32_t i = 0; i < depth; i++) {
+				if (i)
+					fputc(';', c->out);
+				fputs(c->f->names[c->pathids[i]].s, c->out);
+			}
+			if (c->diff)
+				fprintf(c->out, " %" PRIu64 " %" PRIu64 "\n", n->self[0], n->self[1]);
+			else
+				fprintf(c->out, " %" PRIu64 "\n", n->self[0]);
+		}
+	}
+	for (uint32_t k = 0; k < c->s->cnt[node]; k++)
+		fold_walk(c, c->s->kids[c->s->off[node] + k], depth + 1);
+}
+
+int flame_write_folded(const struct flame *f, FILE *out, int diff)
+{
+	struct sorted s;
+	uint32_t maxd = 0;
+
+	for (uint32_t i = 0; i < f->nnodes; i++)
+		if (f->nodes[i].depth > maxd)
+			maxd = f->nodes[i].depth;
+	if (sort_tree(f, &s))
+		return -1;
+	struct fold_ctx c = { f, &s, out, diff, calloc(maxd + 1, sizeof(uint32_t)) };
+	if (!c.pathids) {
+		sorted_free(&s);
+		return -1;
+	}
+	fold_walk(&c, 0, 0);
+	free(c.pathids);
+	sorted_free(&s);
+	return fflush(out) || ferror(out) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------- SVG */
+
+#define FRAMEH	16	/* defaults of flamegraph.pl */
+#define FONTSZ	12
+#define XPAD	10
+
+static void xml_esc(FILE *out, const char *s)
+{
+	while (*s) {
+		switch (*s) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		default: {
+			int n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX);
+			/* Control characters are not allowed in XML 1.0 either. */
+			if (n == 0 || (unsigned char)*s < 0x20) {
+				fputc('?', out);
+				n = 1;
+			} else {
+				fwrite(s, 1, (size_t)n, out);
+			}
+			s += n;
+			continue;
+		}
+		}
+		s++;
+	}
+}
+
+static const char *const palettes[] = {
+	"kind", "hot", "mem", "io", "red", "green", "blue", "aqua", "yellow", "purple",
+	"orange", NULL,
+};
+
+int flame_palette_ok(const char *name)
+{
+	for (int i = 0; palettes[i]; i++)
+		if (!strcmp(name, palettes[i]))
+			return 1;
+	return 0;
+}
+
+static void colour(const struct fname *n, const char *pal, char *buf, size_t len)
+{
+	/* Stable per name: the same function has the same colour in every
+	 * graph, so two graphs can be compared by eye. */
+	uint64_t h = strhash(n->s, n->len);
+	double v1 = (double)(h & 0xffff) / 65535.0;
+	double v2 = (double)((h >> 16) & 0xffff) / 65535.0;
+	double v3 = (double)((h >> 32) & 0xffff) / 65535.0;
+	int r, g, b;
+
+	if (n->kind == FLAME_SPECIAL) {	/* grey in every palette */
+		r = g = b = 180 + (int)(30 * v1);
+	} else if (!pal || !strcmp(pal, "kind")) {
+		switch (n->kind) {
+		case FLAME_KERNEL:	/* aqua: far from the user palette at a glance */
+			r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v2), b = 165 + (int)(55 * v3);
+			break;
+		case FLAME_MODULE:	/* violet */
+			r = 165 + (int)(45 * v1), g = 120 + (int)(40 * v2), b = 215 + (int)(40 * v3);
+			break;
+		default:		/* user: the classic red to yellow */
+			r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
+			break;
+		}
+	} else if (!strcmp(pal, "hot")) {	/* flamegraph.pl's formulas */
+		r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
+	} else if (!strcmp(pal, "mem")) {
+		r = 0, g = 190 + (int)(50 * v2), b = (int)(210 * v1);
+	} else if (!strcmp(pal, "io")) {
+		r = 80 + (int)(60 * v1), g = r, b = 190 + (int)(55 * v2);
+	} else if (!strcmp(pal, "red")) {
+		r = 200 + (int)(55 * v1), g = b = 50 + (int)(80 * v1);
+	} else if (!strcmp(pal, "green")) {
+		g = 200 + (int)(55 * v1), r = b = 50 + (int)(60 * v1);
+	} else if (!strcmp(pal, "blue")) {
+		b = 205 + (int)(50 * v1), r = g = 80 + (int)(60 * v1);
+	} else if (!strcmp(pal, "aqua")) {
+		r = 50 + (int)(60 * v1), g = 165 + (int)(55 * v1), b = 165 + (int)(55 * v1);
+	} else if (!strcmp(pal, "yellow")) {
+		r = g = 175 + (int)(55 * v1), b = 50 + (int)(20 * v1);
+	} else if (!strcmp(pal, "purple")) {
+		r = b = 190 + (int)(65 * v1), g = 80 + (int)(60 * v1);
+	} else {	/* orange */
+		r = 190 + (int)(65 * v1), g = 90 + (int)(65 * v1), b = 0;
+	}
+	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+}
+
+/*
+ * Red grew, blue shrank, by the size of the change relative to the largest
+ * one.  Unchanged frames are a neutral grey, never white on white: with
+ * every diff frame outlined, the graph keeps its shape (as difffolded.pl
+ * and flamegraph.pl show it).
+ */
+static void diff_colour(double delta, double maxabs, char *buf, size_t len)
+{
+	int c = 235;
+
+	if (maxabs > 0 && delta != 0) {
+		/* Intensity relative to the largest change in the graph. */
+		double r = fabs(delta) / maxabs;
+		c = 235 - (int)lround(190 * r);
+	}
+	if (delta > 0)
+		snprintf(buf, len, "rgb(255,%d,%d)", c, c);
+	else if (delta < 0)
+		snprintf(buf, len, "rgb(%d,%d,255)", c, c);
+	else
+		snprintf(buf, len, "rgb(215,215,215)");
+}
+
+struct svg_ctx {
+	const struct flame *f;
+	const struct sorted *s;
+	const struct flame_svg_opts *o;
+	FILE		*out;
+	int		side;
+	double		scale;		/* px per sample */
+	uint64_t	total[2];
+	double		maxabs;
+	unsigned	height, ytop, ybot;
+	unsigned	fh, fs;		/* frame height, font size (px) */
+	uint32_t	maxdepth;
+};
+
+static double node_delta(const struct svg_ctx *c, const struct fnode *n)
+{
+	double a = c->total[0] ? (double)n->total[0] / (double)c->total[0] : 0;
+	double b = c->total[1] ? (double)n->total[1] / (double)c->total[1] : 0;
+
+	return b - a;
+}
+
+/* Depth of the deepest frame wide enough to draw. */
+static uint32_t svg_depth(const struct svg_ctx *c, uint32_t node)
+{
+	uint32_t d = c->f->nodes[node].depth;
+
+	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
+		uint32_t ch = c->s->kids[c->s->off[node] + k];
+		if ((double)c->f->nodes[ch].total[c->side] * c->scale < c->o->minwidth ||
+		    !c->f->nodes[ch].total[c->side])
+			continue;
+		uint32_t cd = svg_depth(c, ch);
+		if (cd > d)
+			d = cd;
+	}
+	return d;
+}
+
+static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t len)
+{
+	int m = (int)((w - 3) / (fs * 0.59));
+	size_t nl = strlen(name);
+
+	buf[0] = 0;
+	if (m < 3)
+		return;
+	if ((size_t)m >= nl) {
+		snprintf(buf, len, "%s", name);
+		return;
+	}
+	if ((size_t)m > len - 3)
+		m = (int)len - 3;
+	memcpy(buf, name, (size_t)m - 2);
+	memcpy(buf + m - 2, "..", 3);
+}
+
+/*
+ * v with d (1 or 2) decimals, exactly as printf's "%.*f": v * 10^d is exact
+ * in long double (64-bit mantissa: 53 bits times at most 7), and rintl
+ * rounds that exact value to nearest, ties to even, as glibc does.  A
+ * graph has one rect per frame: printf's arbitrary-precision path was a
+ * tenth of the time to write one.  Values beyond 1e15 go to snprintf.
+ */
+static const char *fixed(char *buf, size_t len, double v, int d)
+{
+	long double sc = d == 1 ? 10.0L : 100.0L, a = fabsl((long double)v) * sc;
+
+	if (!(a < 1e15L)) {
+		snprintf(buf, len, "%.*f", d, v);
+		return buf;
+	}
+	unsigned long long r = (unsigned long long)rintl(a);
+	unsigned long long ip = r / (d == 1 ? 10 : 100), fp = r % (d == 1 ? 10 : 100);
+	if (d == 1)
+		snprintf(buf, len, "%s%llu.%llu", signbit(v) ? "-" : "", ip, fp);
+	else
+		snprintf(buf, len, "%s%llu.%02llu", signbit(v) ? "-" : "", ip, fp);
+	return buf;
+}
+
+static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
+{
+	const struct fnode *n = &c->f->nodes[node];
+	uint64_t cnt = n->total[c->side];
+	double x = XPAD + (double)start * c->scale, w = (double)cnt * c->scale;
+	const char *name = node ? c->f->names[n->name].s : "all";
+	double y = c->o->inverted ? c->ytop + (double)n->depth * c->fh
+				  : c->height - c->ybot - (double)(n->depth + 1) * c->fh;
+	char fill[40], label[512];
+	const char *unit = c->o->countname ? c->o->countname : "samples";
+	uint64_t tot = c->total[c->side];
+
+	if (c->o->diff)
+		diff_colour(node_delta(c, n), c->maxabs, fill, sizeof(fill));
+	else if (!node)
+		snprintf(fill, sizeof(fill), "rgb(220,220,220)");
+	else
+		colour(&c->f->names[n->name], c->o->colors, fill, sizeof(fill));
+
+	fprintf(c->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
+		"\" data-d=\"%u\"><title>", start, cnt, n->depth);
+	xml_esc(c->out, name);
+	if (c->o->diff) {
+		double pa = c->total[0] ? 100.0 * (double)n->total[0] / (double)c->total[0] : 0;
+		double pb = c->total[1] ? 100.0 * (double)n->total[1] / (double)c->total[1] : 0;
+		fprintf(c->out, "\nA: %" PRIu64 " %s (%.2f%%)  B: %" PRIu64
+			" %s (%.2f%%)  delta %+.2f%%", n->total[0], unit, pa, n->total[1],
+			unit, pb, pb - pa);
+	} else {
+		char pc[48];
+		fprintf(c->out, "\n%" PRIu64 " %s, %s%%", cnt, unit,
+			fixed(pc, sizeof(pc), tot ? 100.0 * (double)cnt / (double)tot : 0.0, 2));
+	}
+	char fx[48], fy[48], fw[48], tx[48], ty[48];
+	fprintf(c->out, "</title><rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%u\" "
+		"fill=\"%s\" rx=\"2\" ry=\"2\"%s/><text x=\"%s\" y=\"%s\">",
+		fixed(fx, sizeof(fx), x, 2), fixed(fy, sizeof(fy), y, 1),
+		fixed(fw, sizeof(fw), w, 2), c->fh - 1, fill,
+		c->o->diff ? " stroke=\"rgb(150,150,150)\" stroke-width=\"0.5\"" : "",
+		fixed(tx, sizeof(tx), x + 3, 2),
+		fixed(ty, sizeof(ty), y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5, 1));
+	fit_label(name, w, c->fs, label, sizeof(label));
+	xml_esc(c->out, label);
+	fputs("</text></g>\n", c->out);
+
+	uint64_t off = start;
+	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
+		uint32_t ch = c->s->kids[c->s->off[node] + k];
+		uint64_t cc = c->f->nodes[ch].total[c->side];
+		if (cc && (double)cc * c->scale >= c->o->minwidth)
+			svg_walk(c, ch, off);
+		off += cc;
+	}
+}
+
+static const char svg_script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"'use strict';\n"
+"(function () {\n"
+"var svg = document.documentElement, cfg = JSON.parse(svg.getAttribute('data-cfg'));\n"
+"var cw = cfg.fs * 0.59, frames = [], zoomed = null, searchRe = '', ignoreCase = false;\n"
+"var details = document.getElementById('details'), matched = document.getElementById('matched');\n"
+"var unzoomBtn = document.getElementById('unzoom'), searchBtn = document.getElementById('search');\n"
+"var icBtn = document.getElementById('ignorecase');\n"
+"var gs = document.getElementsByClassName('f');\n"
+"for (var k = 0; k < gs.length; k++) {\n"
+"  var g = gs[k], t = g.getElementsByTagName('title')[0].textContent;\n"
+"  var fr = { g: g, s: +g.getAttribute('data-s'), n: +g.getAttribute('data-n'),\n"
+"    d: +g.getAttribute('data-d'), name: t.split('\\n')[0], info: t.split('\\n')[1] || '',\n"
+"    r: g.getElementsByTagName('rect')[0], t: g.getElementsByTagName('text')[0] };\n"
+"  fr.fill = fr.r.getAttribute('fill');\n"
+"  g._fr = fr; frames.push(fr);\n"
+"}\n"
+"function fit(name, w) {\n"
+"  var m = Math.floor((w - 3) / cw);\n"
+"  if (m < 3) return '';\n"
+"  return name.length <= m ? name : name.substring(0, m - 2) + '..';\n"
+"}\n"
+"function layout() {\n"
+"  var zs = 0, zn = cfg.total, zd = 0;\n"
+"  if (zoomed) { zs = zoomed.s; zn = zoomed.n; zd = zoomed.d; }\n"
+"  var sc = cfg.pw / (zn || 1);\n"
+"  frames.forEach(function (f) {\n"
+"    var vis = false, x = 0, w = 0, par = false;\n"
+"    if (f.d < zd) {\n"
+"      if (f.s <= zs && f.s + f.n >= zs + zn) { vis = true; x = cfg.x0; w = cfg.pw; par = true; }\n"
+"    } else if (f.s >= zs && f.s + f.n <= zs + zn) {\n"
+"      x = cfg.x0 + (f.s - zs) * sc; w = f.n * sc; vis = w >= 0.1;\n"
+"    }\n"
+"    f.g.style.display = vis ? '' : 'none';\n"
+"    if (!vis) return;\n"
+"    f.r.setAttribute('x', x.toFixed(2)); f.r.setAttribute('width', w.toFixed(2));\n"
+"    f.t.setAttribute('x', (x + 3).toFixed(2)); f.t.textContent = fit(f.name, w);\n"
+"    f.r.style.opacity = par ? '0.5' : '';\n"
+"  });\n"
+"  unzoomBtn.style.opacity = zoomed ? '1' : '0';\n"
+"  svg.setAttribute('data-zoom', zoomed ? zoomed.s + ':' + zoomed.d : '');\n"
+"}\n"
+"function saveUrl() {\n"
+"  var h = [];\n"
+"  if (zoomed) h.push('z=' + zoomed.s + ':' + zoomed.d);\n"
+"  if (searchRe) h.push('s=' + encodeURIComponent(searchRe));\n"
+"  if (ignoreCase) h.push('i=1');\n"
+"  var u = location.pathname + location.search + (h.length ? '#' + h.join('&') : '');\n"
+"  try { history.replaceState(null, '', u); } catch (e) { location.hash = h.join('&'); }\n"
+"}\n"
+"function zoom(f) {\n"
+"  zoomed = (f && f.d > 0) ? f : null; layout(); saveUrl();\n"
+"}\n"
+"// ic: case-insensitive (flamegraph.pl's 'ic' toggle); undefined keeps the current mode\n"
+"function search(re, ic) {\n"
+"  var rx = null;\n"
+"  searchRe = re || '';\n"
+"  if (ic !== undefined) ignoreCase = !!ic;\n"
+"  icBtn.style.opacity = ignoreCase ? '1' : '0.4';\n"
+"  if (searchRe) { try { rx = new RegExp(searchRe, ignoreCase ? 'i' : ''); } catch (e) { rx = null; searchRe = ''; } }\n"
+"  var hits = [];\n"
+"  frames.forEach(function (f) {\n"
+"    var hit = rx !== null && rx.test(f.name);\n"
+"    f.r.setAttribute('fill', hit ? 'rgb(230,0,230)' : f.fill);\n"
+"    if (hit) hits.push(f);\n"
+"  });\n"
+"  // Nested matches lie inside an outer match's interval: merge intervals.\n"
+"  hits.sort(function (a, b) { return a.s - b.s || b.n - a.n; });\n"
+"  var sum = 0, end = -1;\n"
+"  hits.forEach(function (f) {\n"
+"    var e = f.s + f.n;\n"
+"    if (f.s >= end) { sum += f.n; end = e; }\n"
+"    else if (e > end) { sum += e - end; end = e; }\n"
+"  });\n"
+"  var pct = cfg.total ? 100 * sum / cfg.total : 0;\n"
+"  svg.setAttribute('data-matched', rx ? String(sum) : '');\n"
+"  matched.textContent = rx ? 'Matched: ' + pct.toFixed(2) + '% (' + sum + ' ' + cfg.unit + ')' : '';\n"
+"  searchBtn.textContent = rx ? 'Reset Search' : 'Search';\n"
+"  saveUrl();\n"
+"  return pct;\n"
+"}\n"
+"svg.addEventListener('click', function (ev) {\n"
+"  var g = ev.target.closest ? ev.target.closest('g.f') : null;\n"
+"  if (g && g._fr) zoom(g._fr);\n"
+"});\n"
+"svg.addEventListener('mouseover', function (ev) {\n"
+"  var g = ev.target.closest ? ev.target.closest('g.f') : null;\n"
+"  details.textContent = g && g._fr ? g._fr.name + ' (' + g._fr.info + ')' : ' ';\n"
+"});\n"
+"unzoomBtn.addEventListener('click', function (ev) { ev.stopPropagation(); zoom(null); });\n"
+"icBtn.addEventListener('click', function (ev) { ev.stopPropagation(); search(searchRe, !ignoreCase); });\n"
+"searchBtn.addEventListener('click', function (ev) {\n"
+"  ev.stopPropagation();\n"
+"  if (searchRe) { search(''); return; }\n"
+"  var re = prompt('Search regex (JavaScript syntax):', ''); if (re) search(re);\n"
+"});\n"
+"window.addEventListener('keydown', function (ev) {\n"
+"  if ((ev.ctrlKey || ev.metaKey) && ev.key === 'f') { ev.preventDefault(); searchBtn.dispatchEvent(new MouseEvent('click')); }\n"
+"  else if ((ev.ctrlKey || ev.metaKey) && ev.key === 'i') { ev.preventDefault(); search(searchRe, !ignoreCase); }\n"
+"  else if (ev.key === 'Escape') search('');\n"
+"});\n"
+"window.flameZoom = function (s, d) {\n"
+"  zoom(frames.filter(function (f) { return f.s === s && f.d === d; })[0] || null);\n"
+"};\n"
+"window.flameSearch = search;\n"
+"(location.hash || '').replace(/^#/, '').split('&').forEach(function (kv) {\n"
+"  var i = kv.indexOf('='), k = kv.substring(0, i), v = decodeURIComponent(kv.substring(i + 1));\n"
+"  if (k === 'z') { var p = v.split(':'); window.flameZoom(+p[0], +p[1]); }\n"
+"  else if (k === 'i') search(searchRe, v === '1');\n"
+"  else if (k === 's') search(v);\n"
+"});\n"
+"svg.setAttribute('data-ready', '1');\n"
+"})();\n"
+"]]></script>\n";
+
+int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o)
+{
+	struct sorted s;
+	struct svg_ctx c = { 0 };
+	unsigned width = o->width ? o->width : 1200;
+
+	if (width < 100)
+		width = 100;
+	if (sort_tree(f, &s))
+		return -1;
+	c.f = f, c.s = &s, c.o = o, c.out = out;
+	c.side = o->diff ? 1 : 0;
+	c.total[0] = f->nodes[0].total[0];
+	c.total[1] = f->nodes[0].total[1];
+	uint64_t tot = c.total[c.side];
+	double pw = width - 2 * XPAD;
+	c.scale = tot ? pw / (double)tot : 0;
+	if (o->diff)
+		for (uint32_t i = 0; i < f->nnodes; i++) {
+			double d = fabs(node_delta(&c, &f->nodes[i]));
+			if (d > c.maxabs)
+				c.maxabs = d;
+		}
+	c.maxdepth = tot ? svg_depth(&c, 0) : 0;
+	c.fh = o->frameheight ? o->frameheight : FRAMEH;
+	c.fs = o->fontsize ? o->fontsize : FONTSZ;
+	c.ytop = (o->subtitle ? 66 : 48) + (c.fs > FONTSZ ? c.fs - FONTSZ : 0);
+	c.ybot = 22 + c.fs;
+	c.height = c.ytop + c.ybot + (c.maxdepth + 1) * c.fh;
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\" "
+		"xmlns=\"http://www.w3.org/2000/svg\" "
+		"data-cfg='{\"x0\":%d,\"pw\":%.2f,\"total\":%" PRIu64 ",\"fs\":%u,\"unit\":\"%s\"}'>\n",
+		width, c.height, width, c.height, XPAD, pw, tot, c.fs,
+		o->countname ? o->countname : "samples");
+	fprintf(out, "<style type=\"text/css\">\n"
+		"text { font-family: Verdana, sans-serif; font-size: %dpx; fill: #000; }\n"
+		"g.f text { pointer-events: none; }\n"
+		"g.f:hover rect { stroke: #000; stroke-width: 0.5; cursor: pointer; }\n"
+		".btn { cursor: pointer; fill: #333; }\n"
+		".title { font-size: 17px; text-anchor: middle; }\n"
+		".sub { fill: #666; text-anchor: middle; }\n"
+		"</style>\n", c.fs);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" fill=\"%s\"/>\n", width,
+		c.height, o->diff ? "#f8f8f8" : "#f4f4ea");
+	fputs("<text class=\"title\" x=\"", out);
+	fprintf(out, "%u\" y=\"24\">", width / 2);
+	xml_esc(out, o->title ? o->title : "Flame Graph");
+	fputs("</text>\n", out);
+	if (o->subtitle) {
+		fprintf(out, "<text class=\"sub\" x=\"%u\" y=\"44\">", width / 2);
+		xml_esc(out, o->subtitle);
+		fputs("</text>\n", out);
+	}
+	fprintf(out, "<text id=\"unzoom\" class=\"btn\" x=\"%d\" y=\"%d\" style=\"opacity:0\">"
+		"Reset Zoom</text>\n", XPAD, c.ytop - 16);
+	fprintf(out, "<text id=\"search\" class=\"btn\" x=\"%u\" y=\"%d\" "
+		"text-anchor=\"end\">Search</text>\n", width - XPAD - 4 * c.fs, c.ytop - 16);
+	fprintf(out, "<text id=\"ignorecase\" class=\"btn\" x=\"%u\" y=\"%d\" "
+		"text-anchor=\"end\" style=\"opacity:0.4\"><title>case-insensitive search "
+		"(Ctrl-I)</title>ic</text>\n", width - XPAD, c.ytop - 16);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%u\"> </text>\n", XPAD, c.height - 12);
+	fprintf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" text-anchor=\"end\"></text>\n",
+		width - XPAD, c.height - 12);
+	if (!tot) {
+		fprintf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">no samples</text>\n",
+			width / 2, c.ytop + 12);
+	}
+	fputs("<g id=\"frames\">\n", out);
+	if (tot)
+		svg_walk(&c, 0, 0);
+	fputs("</g>\n", out);
+	fputs(svg_script, out);
+	fputs("</svg>\n", out);
+	sorted_free(&s);
+	return fflush(out) || ferror(out) ? -1 : 0;
+}

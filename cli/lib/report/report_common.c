@@ -1,0 +1,80 @@
+/*
+ * report_common.c - what every report command shares: who speaks in
+ * messages, opening a capture (and refusing a cut one), exit statuses.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+int dtr_shell;
+
+const char *dtr_prog(void)
+{
+	return dtr_shell ? "dtsh" : "dtreport";
+}
+
+void dtr_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %s: ", dtr_prog(), cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, int salvage,
+			      int *status)
+{
+	struct dtcap_read_opts o = { salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	struct dtcap_reader *r = dtcap_open_opts(path, &o);
+
+	if (r == NULL) {
+		/* The library's message starts with the path already. */
+		dtr_err(cmd, "%s", dtcap_open_error());
+		*status = DTR_EXIT_ERROR;
+		return NULL;
+	}
+	const char *w = dtcap_reader_warning(r);
+	if (w && !partial && !salvage) {
+		/* The library's warning names the file and the offset. */
+		dtr_err(cmd, "%s", w);
+		dtr_err(cmd, "%s: incomplete capture (%llu events before the cut); "
+			"--partial reads them", path, (unsigned long long)dtcap_nevents(r));
+		dtcap_reader_close(r);
+		*status = DTR_EXIT_PARTIAL;
+		return NULL;
+	}
+	if (w)
+		dtr_err(cmd, "warning: %s", w);
+	return r;
+}
+
+void dtr_note_empty(const char *cmd, const char *path, unsigned long long matched,
+		    int filtered)
+{
+	if (matched == 0 && filtered)
+		dtr_err(cmd, "%s: no event matches the filters", path);
+}
+
+int dtr_shell_operands(const char *cmd, int argc, char **argv, int salvage,
+		       void (*usage)(FILE *))
+{
+	if (argc > optind) {
+		dtr_err(cmd, "unexpected argument '%s' (%s reads the open capture)", argv[optind],
+			cmd);
+		usage(stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (salvage) {
+		dtr_err(cmd, "--salvage: the capture is open already; it is an option of "
+			"dtreport, which opens one");
+		return DTR_EXIT_USAGE;
+	}
+	return 0;
+}

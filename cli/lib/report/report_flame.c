@@ -1,0 +1,770 @@
+/*
+ * report_flame.c - the flame graph engine (engine.h dtr_flame_fold and
+ * dtr_flame_write), for dtreport flame and diff and dtsh's flame; their
+ * command lines are cmd_flame.c's.
+ *
+ * Two passes.  The first walks the event columns only and counts samples
+ * per (comm, kernel stack id, user stack id, process snapshot): no names,
+ * no strings, one hash probe per event.  The second names each distinct
+ * combination once (kernel stacks memoised per stack id, frames by dtsym's
+ * own cache) and folds it into the tree.  That is what keeps 10 M samples
+ * fast: symbolization cost grows with distinct stacks, not with events.
+ *
+ * Folded stack of one sample, root first:
+ *	comm;[truncated];user outermost..innermost;--;[truncated];kernel outermost..innermost
+ * "[truncated]" appears only on a side whose stack was cut (its outermost
+ * frames are missing); "--" only when both sides are present.  Frames other
+ * than the innermost of each stack are return addresses, named at pc - 1.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_abi.h"
+#include "dt_grow.h"
+#include "dtsym.h"
+#include "engine.h"
+#include "filter.h"
+#include "flame.h"
+#include "report.h"
+#include "util.h"
+
+/* 32 bytes, so the hot part of the table stays in cache; count 0 = free. */
+struct agg {
+	uint32_t	comm, kstack, ustack, pid, snap;
+	uint32_t	tsi;		/* index into prof.ts: the first sample's time */
+	uint64_t	count;
+};
+
+/* Process snapshot times of pids with more than one snapshot (exec). */
+struct psnap {
+	uint32_t	pid;
+	uint32_t	n;
+	uint64_t	*ts;
+};
+
+struct prof {
+	struct dtcap_reader *r;
+	uint8_t		*want;		/* by probe id */
+	uint32_t	nwant;
+	struct agg	*tab;
+	size_t		cap, n;
+	struct psnap	*ps;		/* sorted by pid */
+	size_t		nps;
+	uint64_t	*ts;		/* by agg tsi: picks the process snapshot */
+	size_t		nts, capts;
+	uint64_t	samples;
+	int		oom;
+
+	/* prof_block's per-block scratch */
+	uint32_t	*cnt, *first;	/* by context: rows, first row */
+	uint8_t		*kind;		/* by context: K_* */
+	size_t		dcap;
+	uint64_t	*bits;		/* by row: rows to visit */
+	uint32_t	*visit;		/* those rows, in order */
+	size_t		rcap;
+};
+
+static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, uint32_t snap)
+{
+	uint64_t h = ((uint64_t)k << 32 | u) * 0x9e3779b97f4a7c15ULL;
+	h ^= ((uint64_t)comm << 32 | pid) * 0xc2b2ae3d27d4eb4fULL;
+	h ^= snap * 0x165667b19e3779f9ULL;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 32;
+	return h;
+}
+
+static int agg_grow(struct prof *p)
+{
+	size_t ncap = p->cap ? p->cap * 2 : 4096;
+	struct agg *nt = calloc(ncap, sizeof(*nt));
+
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < p->cap; i++) {
+		struct agg *a = &p->tab[i];
+		if (!a->count)
+			continue;
+		size_t j = agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap) & (ncap - 1);
+		while (nt[j].count)
+			j = (j + 1) & (ncap - 1);
+		nt[j] = *a;
+	}
+	free(p->tab);
+	p->tab = nt;
+	p->cap = ncap;
+	return 0;
+}
+
+static int pair_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+static int build_psnaps(struct prof *p)
+{
+	size_t n = dtcap_nprocs(p->r), na = 0;
+	uint64_t *pairs = malloc((n ? n : 1) * 2 * sizeof(uint64_t));
+	struct psnap *all = calloc(n ? n : 1, sizeof(*all));
+
+	if (!pairs || !all) {
+		free(pairs);
+		free(all);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct dtcap_proc *pr = dtcap_proc_at(p->r, i);
+		pairs[2 * i] = pr ? pr->pid : 0;
+		pairs[2 * i + 1] = pr ? pr->ts : 0;
+	}
+	/* Sorted by (pid, ts): pids with one snapshot need no lookup at all. */
+	qsort(pairs, n, 2 * sizeof(uint64_t), pair_cmp);
+	p->ps = all;
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		while (j < n && pairs[2 * j] == pairs[2 * i])
+			j++;
+		if (j - i > 1) {
+			uint64_t *ts = malloc((j - i) * sizeof(*ts));
+			if (!ts) {
+				free(pairs);
+				p->nps = na;
+				return -1;
+			}
+			for (size_t k = i; k < j; k++)
+				ts[k - i] = pairs[2 * k + 1];
+			all[na++] = (struct psnap){ (uint32_t)pairs[2 * i], (uint32_t)(j - i), ts };
+		}
+		i = j;
+	}
+	free(pairs);
+	p->nps = na;
+	return 0;
+}
+
+/* Which snapshot of pid is in force at ts (dtcap_proc_find's rule). */
+static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
+{
+	size_t lo = 0, hi = p->nps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ps[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nps || p->ps[lo].pid != pid)
+		return 0;
+	const struct psnap *s = &p->ps[lo];
+	uint32_t k = 0;
+	while (k < s->n && s->ts[k] <= ts)
+		k++;
+	return k ? k - 1 : 0;
+}
+
+/* Count n samples of one combination; ts: its first sample's time (kept
+ * only when the combination is new).  Returns 1 when out of memory. */
+static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32_t pid,
+		   uint32_t snap, uint64_t ts, uint64_t n)
+{
+	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
+		p->oom = 1;
+		return 1;
+	}
+	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
+	/* (the table outgrows L2 on big captures: callers prefetch) */
+	for (;;) {
+		struct agg *a = &p->tab[j];
+		if (!a->count) {
+			if (p->nts == p->capts) {
+				size_t nc = p->capts ? p->capts * 2 : 4096;
+				uint64_t *nt = realloc(p->ts, nc * sizeof(*nt));
+				if (!nt) {
+					p->oom = 1;
+					return 1;
+				}
+				p->ts = nt;
+				p->capts = nc;
+			}
+			p->ts[p->nts] = ts;
+			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, n };
+			p->n++;
+			break;
+		}
+		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
+		    a->snap == snap) {
+			a->count += n;
+			break;
+		}
+		j = (j + 1) & (p->cap - 1);
+	}
+	p->samples += n;
+	return 0;
+}
+
+/* One row at a time: with filters (they select rows, not contexts). */
+static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct prof *p = ctx;
+	uint32_t probe = b->probe[i];
+
+	if (probe >= p->nwant || !p->want[probe])
+		return 0;
+	uint32_t u = b->ustack[i], pid = 0, snap = 0;
+	if (u) {
+		/* Only user frames depend on the process. */
+		pid = b->pid[i];
+		if (p->nps)	/* then the TS column was decoded */
+			snap = snap_of(p, pid, b->ts[i]);
+	}
+	return agg_add(p, b->comm[i], b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1);
+}
+
+enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
+
+static int has_psnap(const struct prof *p, uint32_t pid)
+{
+	size_t lo = 0, hi = p->nps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ps[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nps && p->ps[lo].pid == pid;
+}
+
+/*
+ * A whole block by context (no filters).  Rows are counted per context,
+ * and each context's first row found, in one branch-free pass; then the
+ * rows that matter are visited in order: a context's first row adds all
+ * its rows to its combination at once, and every row of a context whose
+ * pid exec'd (the snapshot depends on the row's time) is added alone.
+ * New combinations are thus inserted in the order a row-by-row walk
+ * (prof_row) meets them, with the same first times: same table, same graph.
+ */
+static int prof_block(void *ctx, const struct dtcap_block *b)
+{
+	struct prof *p = ctx;
+	uint32_t nd = b->ndict, rows = b->rows, nw = (rows + 63) / 64;
+	const uint32_t *cidx = b->cidx;
+
+	if (nd > p->dcap) {
+		free(p->cnt);
+		free(p->first);
+		free(p->kind);
+		p->cnt = malloc(nd * sizeof(*p->cnt));
+		p->first = malloc(nd * sizeof(*p->first));
+		p->kind = malloc(nd);
+		p->dcap = p->cnt && p->first && p->kind ? nd : 0;
+		if (!p->dcap)
+			goto oom;
+	}
+	if (rows > p->rcap) {
+		free(p->bits);
+		free(p->visit);
+		p->bits = malloc(((size_t)rows + 63) / 64 * sizeof(*p->bits));
+		p->visit = malloc(rows * sizeof(*p->visit));
+		p->rcap = p->bits && p->visit ? rows : 0;
+		if (!p->rcap)
+			goto oom;
+	}
+	uint32_t *cnt = p->cnt, *first = p->first;
+	uint8_t *kind = p->kind;
+	int snaps = 0;
+	for (uint32_t c = 0; c < nd; c++) {
+		uint32_t probe = b->dict.probe[c];
+		if (probe >= p->nwant || !p->want[probe])
+			kind[c] = K_SKIP;
+		else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c]))
+			kind[c] = K_SNAP, snaps = 1;
+		else
+			kind[c] = K_ONE;
+		cnt[c] = 0;
+	}
+	for (uint32_t i = rows; i-- > 0;) {
+		uint32_t c = cidx[i];
+		first[c] = i;
+		cnt[c]++;
+	}
+	uint64_t *bits = p->bits;
+	memset(bits, 0, nw * sizeof(*bits));
+	for (uint32_t c = 0; c < nd; c++)
+		if (kind[c] == K_ONE && cnt[c])
+			bits[first[c] / 64] |= 1ULL << (first[c] % 64);
+	if (snaps)	/* a word at a time, without branches */
+		for (uint32_t w = 0; w < nw; w++) {
+			uint32_t i0 = w * 64, m = rows - i0 < 64 ? rows - i0 : 64;
+			uint64_t x = 0;
+			for (uint32_t j = 0; j < m; j++)
+				x |= (uint64_t)(kind[cidx[i0 + j]] == K_SNAP) << j;
+			bits[w] |= x;
+		}
+	uint32_t nv = 0, *visit = p->visit;
+	for (uint32_t w = 0; w < nw; w++)
+		for (uint64_t x = bits[w]; x; x &= x - 1)
+			visit[nv++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+	for (uint32_t v = 0; v < nv; v++) {
+		uint32_t i = visit[v], c = cidx[i], u = b->dict.ustack[c];
+		uint32_t pid = u ? b->dict.pid[c] : 0, snap = 0;
+		if (v + 8 < nv) {
+			uint32_t c8 = cidx[visit[v + 8]], u8 = b->dict.ustack[c8];
+			__builtin_prefetch(&p->tab[agg_hash(b->dict.comm[c8], b->dict.kstack[c8],
+							    u8, u8 ? b->dict.pid[c8] : 0, 0) &
+						   (p->cap - 1)]);
+		}
+		if (kind[c] == K_SNAP)
+			snap = snap_of(p, pid, b->ts[i]);
+		if (agg_add(p, b->dict.comm[c], b->dict.kstack[c], u, pid, snap,
+			    b->ts ? b->ts[i] : 0, kind[c] == K_SNAP ? 1 : cnt[c]))
+			return 1;
+	}
+	return 0;
+oom:
+	p->oom = 1;
+	return 1;
+}
+
+static enum flame_kind kind_of(const char *origin, int kernel)
+{
+	if (!strcmp(origin, "module"))
+		return FLAME_MODULE;
+	return kernel ? FLAME_KERNEL : FLAME_USER;
+}
+
+/* Interned names of a stack's frames, outermost first, memoised by id. */
+struct kmemo {
+	uint32_t	*off;		/* by stack id: offset + 1 into ids */
+	uint32_t	*len;
+	uint32_t	*ids;
+	size_t		n, cap;
+};
+
+/*
+ * Named user stacks, memoised by (stack id, process snapshot): names
+ * depend on nothing else (dtsym), and the same user stack recurs under
+ * many kernel stacks and comms.  Open addressing; len = UINT32_MAX: free.
+ */
+struct umemo_ent {
+	const struct dtcap_proc *proc;
+	uint32_t	ustack;
+	uint32_t	off, len;	/* into kmemo.ids */
+	uint32_t	id;		/* dense, for pmemo */
+};
+struct umemo {
+	struct umemo_ent *tab;
+	size_t		cap, n;
+};
+
+static size_t umemo_slot(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+{
+	uint64_t h = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL);
+	size_t j = (h ^ h >> 31) & (m->cap - 1);
+	while (m->tab[j].len != UINT32_MAX &&
+	       (m->tab[j].ustack != u || m->tab[j].proc != proc))
+		j = (j + 1) & (m->cap - 1);
+	return j;
+}
+
+static int umemo_grow(struct umemo *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct umemo_ent *nt = malloc(ncap * sizeof(*nt));
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < ncap; i++)
+		nt[i].len = UINT32_MAX;
+	struct umemo old = *m;
+	m->tab = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i].len != UINT32_MAX)
+			m->tab[umemo_slot(m, old.tab[i].ustack, old.tab[i].proc)] = old.tab[i];
+	free(old.tab);
+	return 0;
+}
+
+/*
+ * The graph node where (comm, named user stack) ends, memoised: many
+ * kernel stacks hang below one such prefix, and walking it from the root
+ * is most of adding a path.  Key: comm id (or UINT32_MAX), umemo id (or
+ * UINT32_MAX); node 0: free.
+ */
+struct pmemo_ent {
+	uint32_t	comm, ustk, node;
+};
+struct pmemo {
+	struct pmemo_ent *tab;
+	size_t		cap, n;
+};
+
+static struct pmemo_ent *pmemo_slot(struct pmemo *m, uint32_t comm, uint32_t ustk)
+{
+	uint64_t h = ((uint64_t)comm << 32 | ustk) * 0x9e3779b97f4a7c15ULL;
+	size_t j = (h ^ h >> 29) & (m->cap - 1);
+	while (m->tab[j].node && (m->tab[j].comm != comm || m->tab[j].ustk != ustk))
+		j = (j + 1) & (m->cap - 1);
+	return &m->tab[j];
+}
+
+static int pmemo_grow(struct pmemo *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct pmemo_ent *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -1;
+	struct pmemo old = *m;
+	m->tab = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i].node)
+			*pmemo_slot(m, old.tab[i].comm, old.tab[i].ustk) = old.tab[i];
+	free(old.tab);
+	return 0;
+}
+
+static int push_id(struct kmemo *m, uint32_t id)
+{
+	if (DT_GROW(m->ids, m->cap, m->n, 1, 4096))
+		return -1;
+	m->ids[m->n++] = id;
+	return 0;
+}
+
+/* Append the named frames of stack id (outermost first) to buf. */
+static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_reader *r,
+		      uint32_t id, int kernel, uint32_t pid, uint64_t ts, uint32_t *buf,
+		      unsigned *nb, uint32_t trunc_id)
+{
+	unsigned n;
+	int kflag, trunc;
+	const uint64_t *pcs = dtcap_stack(r, id, &n, &kflag, &trunc);
+
+	if (!pcs)
+		return 0;	/* an unknown id: the writer's loss, name nothing */
+	if (n > DTCAP_MAXFRAMES) {
+		/* Not from a real recorder; keep the innermost frames. */
+		n = DTCAP_MAXFRAMES;
+		trunc = 1;
+	}
+	if (trunc)
+		buf[(*nb)++] = trunc_id;
+	for (unsigned k = n; k-- > 0;) {
+		/* Every frame but the innermost is a return address: it follows a
+		 * call, and after a call to a noreturn function it is already the
+		 * next function's first byte.  Name pc - 1, as perf does; but show
+		 * unnamed addresses as they are, not one byte off. */
+		uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
+		const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
+		const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
+		if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
+			nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
+			org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+		}
+		int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+		if (fid < 0)
+			return -1;
+		buf[(*nb)++] = (uint32_t)fid;
+	}
+	return 0;
+}
+
+int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
+		   const struct dtr_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
+		   char *probedesc, size_t pdlen, volatile sig_atomic_t *cancel)
+{
+	char err[512];
+	struct prof p = { 0 };
+	struct dtsym *sym = c->sym, *own_sym = NULL;
+	struct kmemo km = { 0 };
+	struct umemo um = { 0 };
+	struct pmemo pm = { 0 }, lm = { 0 };
+	uint32_t *buf = NULL;
+	const char *cmd = fo->cmd, *path = c->path;
+	int ret = DTR_EXIT_ERROR;
+
+	p.r = c->r;
+	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
+		dtr_err(cmd, "%s: %s", path, err);
+		goto out;
+	}
+
+	/* Samples are the timer probes' events unless --probe says otherwise. */
+	size_t np = dtcap_nprobes(p.r);
+	p.nwant = dtcap_max_probe_id(p.r) + 1;
+	p.want = calloc(p.nwant, 1);
+	if (!p.want)
+		goto oom;
+	size_t nwanted = 0, ntimer = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		if (pr && (pr->flags & DT_PF_TIMER))
+			ntimer++;
+	}
+	probedesc[0] = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		if (!pr)
+			continue;
+		int w = filt->probe_ok ? pr->id < filt->nprobe_ok && filt->probe_ok[pr->id]
+			: ntimer ? !!(pr->flags & DT_PF_TIMER) : 1;
+		if (w) {
+			p.want[pr->id] = 1;
+			size_t l = strlen(probedesc);
+			if (nwanted < 4)
+				snprintf(probedesc + l, pdlen - l, "%s%s", nwanted ? ", " : "",
+					 pr->name);
+			else if (nwanted == 4)
+				snprintf(probedesc + l, pdlen - l, ", ...");
+			nwanted++;
+		}
+	}
+	if (!filt->probe_ok && !ntimer && np)
+		dtr_err(cmd, "%s: no profile/interval probe recorded; "
+			"counting the events of every probe (choose with --probe)", path);
+
+	if (build_psnaps(&p))
+		goto oom;
+	if (agg_grow(&p))
+		goto oom;
+	/* Times matter only to choose between snapshots of a pid that exec'd
+	 * (and to filters, which add the column themselves): with one
+	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
+	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
+			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	int sr = dtf_active(filt)
+		? dtf_scan(p.r, filt, cols, prof_row, &p, cancel, what, err, sizeof(err))
+		: dtf_scan_blocks(p.r, filt, cols | DTCAP_COL_BYCTX, prof_block, &p, cancel,
+				  what, err, sizeof(err));
+	if (p.oom)
+		goto oom;
+	if (sr) {
+		dtr_err(cmd, "%s", err);
+		goto out;
+	}
+	dtr_note_empty(cmd, path, p.samples, dtf_active(filt));
+
+	/* Second pass: name each distinct combination once. */
+	if (!sym && !(sym = own_sym = dtsym_open(p.r)))
+		goto oom;
+	uint32_t nst = dtcap_nstacks(p.r);
+	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
+	km.len = calloc((size_t)nst + 1, sizeof(uint32_t));
+	buf = malloc((2 * DTCAP_MAXFRAMES + 8) * sizeof(uint32_t));
+	if (!km.off || !km.len || !buf)
+		goto oom;
+	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);
+	int64_t sep_id = flame_intern(fl, "--", FLAME_SPECIAL);
+	int64_t nocomm_id = flame_intern(fl, "[unknown]", FLAME_SPECIAL);
+	int64_t nostack_id = flame_intern(fl, "[no stack]", FLAME_SPECIAL);
+	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0 || nostack_id < 0)
+		goto oom;
+	for (size_t i = 0; i < p.cap; i++) {
+		const struct agg *a = &p.tab[i];
+		unsigned nb = 0;
+		if (!a->count)
+			continue;
+		if ((i & 255) == 0 && cancel && *cancel) {
+			dtr_err(cmd, "interrupted");
+			goto out;
+		}
+		const char *c = dtcap_comm(p.r, a->comm);
+		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
+		if (cid < 0)
+			goto oom;
+		if (!fo->no_comm)
+			buf[nb++] = (uint32_t)cid;
+		unsigned ustart = nb;
+		uint32_t ukey = UINT32_MAX;
+		if (a->ustack && fo->only != DTR_ONLY_KERNEL) {
+			uint64_t ts = p.ts[a->tsi];
+			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
+			if ((um.n + 1) * 2 > um.cap && umemo_grow(&um))
+				goto oom;
+			struct umemo_ent *e = &um.tab[umemo_slot(&um, a->ustack, proc)];
+			if (e->len == UINT32_MAX) {
+				if (name_stack(fl, sym, p.r, a->ustack, 0, a->pid, ts, buf, &nb,
+					       (uint32_t)trunc_id))
+					goto oom;
+				*e = (struct umemo_ent){ proc, a->ustack, (uint32_t)km.n,
+							 nb - ustart, (uint32_t)um.n };
+				um.n++;
+				for (unsigned k = ustart; k < nb; k++)
+					if (push_id(&km, buf[k]))
+						goto oom;
+			} else {
+				memcpy(buf + nb, km.ids + e->off, e->len * sizeof(uint32_t));
+				nb += e->len;
+			}
+			ukey = e->id;
+		}
+		unsigned uend = nb;
+		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
+			if (!km.off[a->kstack]) {
+				unsigned kn = 0;
+				uint32_t kb[DTCAP_MAXFRAMES + 2];
+				if (name_stack(fl, sym, p.r, a->kstack, 1, 0, 0, kb, &kn,
+					       (uint32_t)trunc_id))
+					goto oom;
+				km.off[a->kstack] = (uint32_t)km.n + 1;
+				km.len[a->kstack] = kn;
+				for (unsigned k = 0; k < kn; k++)
+					if (push_id(&km, kb[k]))
+						goto oom;
+			}
+			if (nb > ustart && km.len[a->kstack])
+				buf[nb++] = (uint32_t)sep_id;
+			memcpy(buf + nb, km.ids + km.off[a->kstack] - 1,
+			       km.len[a->kstack] * sizeof(uint32_t));
+			nb += km.len[a->kstack];
+		}
+		/* A sample is counted even when nothing of it is left to name. */
+		if (!nb)
+			buf[nb++] = (uint32_t)nostack_id;
+		if (fo->reverse)
+			for (unsigned x = 0, y = nb - 1; x < y; x++, y--) {
+				uint32_t t = buf[x];
+				buf[x] = buf[y];
+				buf[y] = t;
+			}
+		if (fo->reverse || uend == 0) {
+			if (flame_add(fl, buf, nb, a->count, side))
+				goto oom;
+			continue;
+		}
+		/* the prefix buf[0..uend) is comm and user stack: its node is
+		 * memoised, the rest added below it */
+		if ((pm.n + 1) * 2 > pm.cap && pmemo_grow(&pm))
+			goto oom;
+		struct pmemo_ent *pe = pmemo_slot(&pm, fo->no_comm ? UINT32_MAX : buf[0], ukey);
+		if (!pe->node) {
+			int64_t node = flame_node(fl, buf, uend);
+			if (node < 0)
+				goto oom;
+			/* node 0 is the root, for an empty prefix only */
+			*pe = (struct pmemo_ent){ fo->no_comm ? UINT32_MAX : buf[0], ukey,
+						  (uint32_t)node };
+			pm.n++;
+		}
+		/* and the leaf below that prefix for this kernel stack: aggs
+		 * that differ only in pid or snapshot share it */
+		uint32_t kkey = fo->only != DTR_ONLY_USER ? a->kstack : 0;
+		if ((lm.n + 1) * 2 > lm.cap && pmemo_grow(&lm))
+			goto oom;
+		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
+		if (le->node) {
+			if (flame_add_at(fl, le->node, NULL, 0, a->count, side))
+				goto oom;
+			continue;
+		}
+		uint32_t prefix = pe->node;
+		if (flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side))
+			goto oom;
+		int64_t leaf = flame_node(fl, buf, nb);	/* found, not made: just added */
+		if (leaf < 0)
+			goto oom;
+		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
+		lm.n++;
+	}
+	*nsamples = p.samples;
+	ret = 0;
+	goto out;
+oom:
+	dtr_err(cmd, "%s: out of memory", path);
+	ret = DTR_EXIT_ERROR;
+out:
+	free(buf);
+	free(km.off);
+	free(km.len);
+	free(km.ids);
+	dtsym_close(own_sym);
+	for (size_t i = 0; i < p.nps; i++)
+		free(p.ps[i].ts);
+	free(p.ps);
+	free(p.tab);
+	free(p.ts);
+	free(p.want);
+	free(p.cnt);
+	free(p.first);
+	free(p.kind);
+	free(p.bits);
+	free(p.visit);
+	free(um.tab);
+	free(pm.tab);
+	free(lm.tab);
+	return ret;
+}
+
+
+void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd)
+{
+	memset(o, 0, sizeof(*o));
+	o->cmd = cmd;
+	o->minwidth = 0.1;
+	o->width = 1200;
+}
+
+void dtr_flame_subtitle(char *buf, size_t len, const struct dtr_flame_opts *o, int ncaps,
+			const char *path, uint64_t n, const char *probes, int filtered)
+{
+	if (ncaps > 1)
+		snprintf(buf, len, "%d captures: %" PRIu64 " %s of %s%s", ncaps, n,
+			 o->countname ? o->countname : "samples", probes[0] ? probes : "no probe",
+			 filtered ? " (filtered)" : "");
+	else
+		snprintf(buf, len, "%s: %" PRIu64 " %s of %s%s", path, n,
+			 o->countname ? o->countname : "samples", probes[0] ? probes : "no probe",
+			 filtered ? " (filtered)" : "");
+}
+
+int dtr_flame_write(const struct flame *fl, const struct dtr_flame_opts *fo, const char *sub,
+		    int diff, FILE *out)
+{
+	const char *title = fo->title ? fo->title : diff ? "Differential Flame Graph" :
+			    fo->inverted ? "Icicle Graph" : "Flame Graph";
+	struct flame_svg_opts so = {
+		.title = title,
+		.subtitle = sub, .width = fo->width ? fo->width : 1200, .minwidth = fo->minwidth,
+		.inverted = fo->inverted, .diff = diff,
+		.countname = fo->countname ? fo->countname : "samples",
+		.frameheight = fo->height, .fontsize = fo->fontsize, .colors = fo->colors,
+	};
+	errno = 0;
+	return fo->folded ? flame_write_folded(fl, out, diff) : flame_write_svg(fl, out, &so);
+}
+
+int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_flame_opts *o,
+	      FILE *out, const char *outname, volatile sig_atomic_t *cancel)
+{
+	char probes[256], sub[400];
+	uint64_t n = 0;
+	struct flame *fl = flame_new();
+	int ret;
+
+	if (!fl) {
+		dtr_err(o->cmd, "out of memory");
+		return DTR_EXIT_ERROR;
+	}
+	if ((ret = dtr_flame_fold(c, f, o, fl, 0, &n, probes, sizeof(probes), cancel)) == 0) {
+		dtr_flame_subtitle(sub, sizeof(sub), o, 1, c->path, n, probes, dtf_active(f));
+		if (dtr_flame_write(fl, o, sub, 0, out)) {
+			dtr_err(o->cmd, "%s: %s", outname, errno ? strerror(errno) : "write error");
+			ret = DTR_EXIT_ERROR;
+		}
+	}
+	flame_free(fl);
+	return ret;
+}

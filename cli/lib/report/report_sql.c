@@ -1,0 +1,546 @@
+/*
+ * report_sql.c - `dtreport sql` and `dtreport export` (also run by dtsh).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "dtcap.h"
+#include "dtsql.h"
+#include "captures.h"
+#include "dt_grow.h"
+#include "dtsym.h"
+#include "export.h"
+#include "report.h"
+#include "util.h"
+
+/* Set by SIGINT while a query runs: the query stops, the caller lives on
+ * (dtsh gets its prompt back). */
+static volatile sig_atomic_t sql_cancel;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	sql_cancel = 1;
+}
+
+/* Open the capture, its symbols and an in-memory db with the tables.
+ * Returns 0, or the exit status with the message printed. */
+static int open_all(const char *cmd, const char *path, int partial, int salvage,
+		    struct dtcap_reader **r,
+		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
+{
+	int status = DTR_EXIT_ERROR;
+
+	*r = NULL;
+	*sym = NULL;
+	*db = NULL;
+	*h = NULL;
+	if ((*r = dtr_open(cmd, path, partial, salvage, &status)) == NULL)
+		return status;
+	*sym = dtsym_open(*r);
+	if (*sym == NULL) {
+		dtr_err(cmd, "out of memory");
+		return DTR_EXIT_ERROR;
+	}
+	/* one thread uses the connection: no per-call mutex */
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err(cmd, "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+		return DTR_EXIT_ERROR;
+	}
+	char *err = NULL;
+	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
+		dtr_err(cmd, "%s", err ? err : "attach failed");
+		sqlite3_free(err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+/* Several captures: their tables as views with capture and host columns
+ * (dtsql_attach_many).  rs and syms are filled for close_many. */
+static int open_many(const struct dtx_caps *caps, int partial, int salvage,
+		     struct dtcap_reader **rs, struct dtsym **syms, sqlite3 **db)
+{
+	*db = NULL;
+	int n = caps->n, ret = DTR_EXIT_ERROR;
+	char **names = calloc((size_t)n, sizeof(*names));
+	const char **hosts = calloc((size_t)n, sizeof(*hosts));
+	if (!names || !hosts) {
+		dtr_err("sql", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < n; i++) {
+		if ((rs[i] = dtr_open("sql", caps->path[i], partial, salvage, &ret)) == NULL)
+			goto out;
+		ret = DTR_EXIT_ERROR;
+		if ((syms[i] = dtsym_open(rs[i])) == NULL || (names[i] = malloc(256)) == NULL) {
+			dtr_err("sql", "out of memory");
+			goto out;
+		}
+		dtx_capture_name(names[i], 256, caps->path[i]);
+		hosts[i] = dtcap_host(rs[i])->hostname;
+	}
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err("sql", "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+		goto out;
+	}
+	char *err = NULL;
+	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
+			      &err) < 0) {
+		dtr_err("sql", "%s", err ? err : "attach failed");
+		sqlite3_free(err);
+		goto out;
+	}
+	ret = 0;
+out:
+	for (int i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(hosts);
+	return ret;
+}
+
+static void close_many(struct dtcap_reader **rs, struct dtsym **syms, int n, sqlite3 *db)
+{
+	if (db)
+		sqlite3_close_v2(db);
+	for (int i = 0; i < n; i++) {
+		if (syms[i])
+			dtsym_close(syms[i]);
+		if (rs[i])
+			dtcap_reader_close(rs[i]);
+	}
+}
+
+static void close_all(struct dtcap_reader *r, struct dtsym *sym, sqlite3 *db)
+{
+	/* db first: its tables point into r and sym */
+	if (db)
+		sqlite3_close_v2(db);
+	if (sym)
+		dtsym_close(sym);
+	if (r)
+		dtcap_reader_close(r);
+}
+
+static char *read_stream(FILE *f)
+{
+	size_t cap = 4096, len = 0;
+	char *s = malloc(cap);
+	if (s == NULL)
+		return NULL;
+	size_t n;
+	while ((n = fread(s + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		/* A terminal's Ctrl-D is one end of file: do not read past it. */
+		if (feof(f))
+			break;
+		if (DT_GROW(s, cap, len, 2, 4096)) {
+			free(s);
+			return NULL;
+		}
+	}
+	if (ferror(f)) {
+		free(s);
+		return NULL;
+	}
+	s[len] = 0;
+	return s;
+}
+
+static void sql_usage(FILE *f)
+{
+	if (dtr_shell)
+		fprintf(f, "usage: sql [--csv|--json|--table] QUERY\n");
+	else
+		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] CAPTURE|DIR... [QUERY]\n"
+			"       dtreport sql --schema [TABLE]\n"
+			"  QUERY omitted: SQL is read from standard input.\n"
+			"  Several captures (or a directory of them): every table gains the\n"
+			"  columns capture and host.\n"
+			"  .tables and .schema [TABLE] list the tables and their columns:\n"
+			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  (see dtreport(1) and doc/SQL.md)\n");
+}
+
+enum { SQL_OPT_SCHEMA = 0x4001 };
+
+static const struct option sql_longopts[] = {
+	{ "table", no_argument, NULL, 't' },
+	{ "csv", no_argument, NULL, 'c' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "schema", no_argument, NULL, SQL_OPT_SCHEMA },
+	{ "help", no_argument, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_SALVAGE,
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * Options come before the query: a query word that starts with '-' (a
+ * negative number, an SQL comment) is the query's.  Returns 0, 1 after
+ * --help, or DTR_EXIT_USAGE.
+ */
+static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial, int *salvage,
+		    int *schema)
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "+:h", sql_longopts, NULL)) != -1) {
+		switch (ch) {
+		case 't': *fmt = DTSQL_TABLE; break;
+		case 'c': *fmt = DTSQL_CSV; break;
+		case 'j': *fmt = DTSQL_JSON; break;
+		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_PARTIAL: *partial = 1; break;
+		case DTR_OPT_SALVAGE: *salvage = 1; break;
+		case 'h': sql_usage(stdout); return 1;
+		case ':':
+			dtr_err("sql", "option %s needs a value", argv[optind - 1]);
+			sql_usage(stderr);
+			return DTR_EXIT_USAGE;
+		default:
+			dtr_err("sql", "unknown option %s", argv[optind - 1]);
+			sql_usage(stderr);
+			return DTR_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+int cmd_sql(int argc, char **argv)
+{
+	/* Aligned for people, CSV for pipes: what scripts parse most easily. */
+	enum dtsql_format fmt = isatty(STDOUT_FILENO) ? DTSQL_TABLE : DTSQL_CSV;
+	int partial = 0, salvage = 0, schema = 0, r0;
+	char ebuf[512];
+	struct dtu_out out;
+
+	optind = 0;
+	opterr = 0;
+	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
+		return r0 == 1 ? 0 : r0;
+	if (schema) {
+		/* The schema is the same for every capture: no file needed. */
+		if (argc - optind > 1) {
+			dtr_err("sql", "--schema takes at most one table name");
+			return DTR_EXIT_USAGE;
+		}
+		const char *t = optind < argc ? argv[optind] : NULL;
+		struct stat st;
+		/* 'sql --schema cap.dtc': every capture has the same tables */
+		if (t && stat(t, &st) == 0 && S_ISREG(st.st_mode) && dtsql_schema(NULL, t) < 0)
+			t = NULL;
+		if (dtsql_schema(stdout, t) < 0) {
+			dtr_err("sql", "no such table: %s", argv[optind]);
+			return DTR_EXIT_ERROR;
+		}
+		if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
+			dtr_err("sql", "%s", ebuf);
+			return DTR_EXIT_ERROR;
+		}
+		return 0;
+	}
+	if (optind >= argc) {
+		dtr_err("sql", "no capture given");
+		sql_usage(stderr);
+		return DTR_EXIT_USAGE;
+	}
+	const char *path = argv[optind++];
+	/* more arguments naming files or directories: several captures */
+	int capfirst = optind - 1;
+	while (optind < argc && dtx_is_capture_arg(argv[optind]))
+		optind++;
+	int capend = optind;
+	struct stat pst;
+	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
+	/* Options may also follow the captures, up to the query. */
+	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
+		return r0 == 1 ? 0 : r0;
+	if (schema) {
+		dtr_err("sql", "--schema takes no capture");
+		return DTR_EXIT_USAGE;
+	}
+	if (dtu_out_open(&out, NULL, (const char *const *)(argv + capfirst), (size_t)(capend - capfirst),
+			 ebuf, sizeof(ebuf))) {
+		dtr_err("sql", "%s", ebuf);
+		return DTR_EXIT_ERROR;
+	}
+	char *query = NULL;
+	if (optind < argc) {
+		/* several words make one query: `dtreport sql f select 1` */
+		size_t len = 1;
+		for (int i = optind; i < argc; i++)
+			len += strlen(argv[i]) + 1;
+		query = malloc(len);
+		if (query == NULL) {
+			dtr_err("sql", "out of memory");
+			return DTR_EXIT_ERROR;
+		}
+		query[0] = 0;
+		for (int i = optind; i < argc; i++) {
+			if (i > optind)
+				strcat(query, " ");
+			strcat(query, argv[i]);
+		}
+	} else {
+		if (isatty(STDIN_FILENO))
+			fprintf(stderr, "%s sql: reading SQL from standard input "
+				"(end with Ctrl-D; or give the query after the file)\n", dtr_prog());
+		errno = 0;
+		if ((query = read_stream(stdin)) == NULL) {
+			dtr_err("sql", "reading standard input: %s", strerror(errno ? errno : EIO));
+			return DTR_EXIT_ERROR;
+		}
+	}
+
+	struct dtcap_reader *r = NULL, **rs = NULL;
+	struct dtsym *sym = NULL, **syms = NULL;
+	sqlite3 *db = NULL;
+	struct dtsql *h;
+	struct dtx_caps caps = { 0 };
+	int st = 0;
+	if (many) {
+		char cerr[512];
+		if (dtx_caps_add(&caps, argv + capfirst, capend - capfirst, cerr, sizeof(cerr)) < 0) {
+			dtr_err("sql", "%s", cerr);
+			dtx_caps_free(&caps);
+			free(query);
+			return DTR_EXIT_ERROR;
+		}
+		rs = calloc((size_t)caps.n, sizeof(*rs));
+		syms = calloc((size_t)caps.n, sizeof(*syms));
+		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
+			if (!rs || !syms) {
+				dtr_err("sql", "out of memory");
+				st = DTR_EXIT_ERROR;
+			}
+			if (rs && syms)
+				close_many(rs, syms, caps.n, db);
+			free(rs), free(syms);
+			dtx_caps_free(&caps);
+			free(query);
+			return st;
+		}
+	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db, &h)) != 0) {
+		close_all(r, sym, db);
+		free(query);
+		return st;
+	}
+	struct sigaction sa = { .sa_handler = on_sigint }, old;
+	sigemptyset(&sa.sa_mask);
+	sql_cancel = 0;
+	sigaction(SIGINT, &sa, &old);
+	char *err = NULL;
+	int rc = dtsql_exec(db, query, fmt, out.f, &sql_cancel, &err);
+	sigaction(SIGINT, &old, NULL);
+	/* A write error is told by the commit, with its reason. */
+	int werr = ferror(out.f);
+	if (rc < 0 && !werr)
+		dtr_err("sql", "%s", err ? err : "failed");
+	if (dtu_out_commit(&out, ebuf, sizeof(ebuf)) && (rc == 0 || werr)) {
+		dtr_err("sql", "%s", ebuf);
+		rc = -1;
+	}
+	sqlite3_free(err);
+	free(query);
+	if (many) {
+		close_many(rs, syms, caps.n, db);
+		free(rs), free(syms);
+		dtx_caps_free(&caps);
+	} else {
+		close_all(r, sym, db);
+	}
+	return rc < 0 ? DTR_EXIT_ERROR : 0;
+}
+
+static void export_usage(FILE *f)
+{
+	fprintf(f, "usage: %s [--format sqlite] -o OUT.sqlite [--partial|--salvage]\n"
+		"  other formats (parquet, pprof, chrome): dtreport export --format F --help\n",
+		dtr_shell ? "export" : "dtreport export FILE");
+}
+
+/*
+ * Long exports say they are alive (15 M events take seconds): a line on a
+ * terminal's stderr each second, from a timer, as the writers have no
+ * progress hook.  Only async-signal-safe calls in the handler.
+ */
+static volatile sig_atomic_t export_secs;
+
+static void export_tick(int sig)
+{
+	char buf[64] = "\rexport: writing, ";
+	size_t n = strlen(buf);
+	char d[12];
+	int k = 0;
+	unsigned v = (unsigned)++export_secs;
+
+	(void)sig;
+	do
+		d[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 11);
+	while (k)
+		buf[n++] = d[--k];
+	buf[n++] = ' ';
+	buf[n++] = 's';
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
+static void export_ticker(int on, struct sigaction *old)
+{
+	struct itimerval it = { { on, 0 }, { on, 0 } };
+
+	if (on) {
+		struct sigaction sa = { .sa_handler = export_tick, .sa_flags = SA_RESTART };
+		sigemptyset(&sa.sa_mask);
+		export_secs = 0;
+		sigaction(SIGALRM, &sa, old);
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (!on) {
+		sigaction(SIGALRM, old, NULL);
+		if (export_secs)
+			fputs("\r\033[K", stderr);
+	}
+}
+
+/* The value of --format/-f, if any (other formats live in export.c). */
+static const char *export_format(int argc, char **argv)
+{
+	const char *f = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
+			f = argv[++i];
+		else if (!strncmp(argv[i], "--format=", 9))
+			f = argv[i] + 9;
+		else if (!strncmp(argv[i], "-f", 2) && argv[i][2])
+			f = argv[i] + 2;
+		else if (!strcmp(argv[i], "-o"))
+			i++;
+	}
+	return f;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_SALVAGE,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *format = export_format(argc, argv);
+	if (format && strcmp(format, "sqlite"))
+		return cmd_export_format(argc, argv, format);
+	const char *outpath = NULL;
+	int ch, partial = 0, salvage = 0;
+	char ebuf[512];
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, ":o:f:h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'o': outpath = optarg; break;
+		case 'f': break;
+		case DTR_OPT_PARTIAL: partial = 1; break;
+		case DTR_OPT_SALVAGE: salvage = 1; break;
+		case 'h': export_usage(stdout); return 0;
+		case ':':
+			dtr_err("export", "option %s needs a value", argv[optind - 1]);
+			export_usage(stderr);
+			return DTR_EXIT_USAGE;
+		default:
+			dtr_err("export", "unknown option %s", argv[optind - 1]);
+			export_usage(stderr);
+			return DTR_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1 || outpath == NULL) {
+		if (optind < argc - 1)
+			dtr_err("export", "unexpected argument '%s' (export takes one capture)",
+				argv[optind + 1]);
+		else if (optind == argc)
+			dtr_err("export", "no capture given");
+		else
+			dtr_err("export", "no output: -o OUT.sqlite");
+		export_usage(stderr);
+		return DTR_EXIT_USAGE;
+	}
+	if (!strcmp(outpath, "-")) {
+		/* SQLite needs a file it can seek in, and a file named "-" is a trap. */
+		dtr_err("export", "-o -: a database cannot go to standard output; name a file");
+		return DTR_EXIT_USAGE;
+	}
+	const char *in = argv[optind];
+	struct dtu_out out;
+	/* Written beside the target and renamed over it at the end: a failed
+	 * export leaves an existing file as it was. */
+	if (dtu_out_open(&out, outpath, &in, 1, ebuf, sizeof(ebuf))) {
+		dtr_err("export", "%s", ebuf);
+		return DTR_EXIT_ERROR;
+	}
+	if (out.tmp == NULL) {
+		dtu_out_abort(&out);
+		dtr_err("export", "%s: not a regular file: a database needs one", outpath);
+		return DTR_EXIT_ERROR;
+	}
+	fclose(out.f);
+	out.f = NULL;
+	struct dtcap_reader *r;
+	struct dtsym *sym;
+	sqlite3 *db;
+	struct dtsql *h;
+	int st = open_all("export", in, partial, salvage, &r, &sym, &db, &h);
+	if (st) {
+		close_all(r, sym, db);
+		dtu_out_abort(&out);
+		return st;
+	}
+	struct timespec t0, t1;
+	struct sigaction oldalrm;
+	int ticking = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ticking)
+		export_ticker(1, &oldalrm);
+	char *err = NULL;
+	long long n = dtsql_export(h, out.tmp, &err);
+	if (ticking)
+		export_ticker(0, &oldalrm);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	int ret = 0;
+	if (n < 0) {
+		dtr_err("export", "%s", err ? err : "failed");
+		dtu_out_abort(&out);
+		ret = DTR_EXIT_ERROR;
+	} else if (dtu_out_commit(&out, ebuf, sizeof(ebuf))) {
+		dtr_err("export", "%s", ebuf);
+		ret = DTR_EXIT_ERROR;
+	} else {
+		double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		printf("%s: %lld events in %.2f s\n", outpath, n, s);
+		if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
+			dtr_err("export", "%s", ebuf);
+			ret = DTR_EXIT_ERROR;
+		}
+	}
+	sqlite3_free(err);
+	close_all(r, sym, db);
+	return ret;
+}

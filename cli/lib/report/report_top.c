@@ -1,0 +1,345 @@
+/*
+ * report_top.c - the top engine (engine.h dtr_top): the busiest comms,
+ * pids, probes, stacks or syscalls of a capture.  Counts by numeric id in
+ * one pass over the columns it needs, then names the ids (stacks through
+ * dtsym) and merges equal names.  The command lines (dtreport top, dtsh's
+ * top) are cmd_top.c's.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtsym.h"
+#include "engine.h"
+#include "filter.h"
+#include "report.h"
+
+#define TOP_FRAMES	3
+
+struct slot {
+	uint64_t key, count;
+	int used;
+};
+
+struct map {
+	struct slot *s;
+	size_t cap, n;
+};
+
+static uint64_t
+mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static struct slot *map_slot(struct map *m, uint64_t key);
+
+static int
+map_add(struct map *m, uint64_t key, uint64_t n)
+{
+	struct slot *s = map_slot(m, key);
+	if (s == NULL)
+		return -1;
+	s->count += n;
+	return 0;
+}
+
+/* The slot of key, created with count 0 when new; NULL on ENOMEM. */
+static struct slot *
+map_slot(struct map *m, uint64_t key)
+{
+	if (m->n * 2 >= m->cap) {
+		size_t nc = m->cap ? m->cap * 2 : 1024;
+		struct slot *ns = calloc(nc, sizeof(*ns));
+		if (ns == NULL)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->s[i].used)
+				continue;
+			size_t j = mix(m->s[i].key) & (nc - 1);
+			while (ns[j].used)
+				j = (j + 1) & (nc - 1);
+			ns[j] = m->s[i];
+		}
+		free(m->s);
+		m->s = ns;
+		m->cap = nc;
+	}
+	size_t j = mix(key) & (m->cap - 1);
+	while (m->s[j].used && m->s[j].key != key)
+		j = (j + 1) & (m->cap - 1);
+	if (!m->s[j].used) {
+		m->s[j].used = 1;
+		m->s[j].key = key;
+		m->n++;
+	}
+	return &m->s[j];
+}
+
+static uint64_t
+map_get(const struct map *m, uint64_t key)
+{
+	if (m->cap == 0)
+		return 0;
+	size_t j = mix(key) & (m->cap - 1);
+	while (m->s[j].used) {
+		if (m->s[j].key == key)
+			return m->s[j].count;
+		j = (j + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+struct row {
+	char *name;
+	uint64_t count;
+};
+
+static int
+byname(const void *a, const void *b)
+{
+	return strcmp(((const struct row *)a)->name, ((const struct row *)b)->name);
+}
+
+static int
+bycount(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", NULL };
+
+/* The function part of "syscall:FUNC:entry", or NULL. */
+static int
+syscall_name(const char *probe, const char *which, char *out, size_t len)
+{
+	const char *f, *n;
+
+	if (strncmp(probe, "syscall:", 8) != 0)
+		return 0;
+	f = probe + 8;
+	if ((n = strchr(f, ':')) == NULL || strcmp(n + 1, which) != 0)
+		return 0;
+	snprintf(out, len, "%.*s", (int)(n - f), f);
+	return 1;
+}
+
+static char *
+stack_name(struct dtcap_reader *r, struct dtsym *sym, uint64_t key)
+{
+	uint32_t id = (uint32_t)key, pid = (uint32_t)(key >> 32) & 0x7fffffff;
+	unsigned n = 0;
+	int kernel = 0, trunc = 0;
+	const uint64_t *pcs = dtcap_stack(r, id, &n, &kernel, &trunc);
+	char buf[1024];
+	size_t k = 0;
+
+	buf[0] = '\0';
+	if (pcs == NULL || n == 0)
+		return strdup("(no stack)");
+	for (unsigned i = 0; i < n && i < TOP_FRAMES; i++) {
+		const char *nm = sym ? dtsym_name(sym, pcs[i], kernel, pid, 0) : NULL;
+		char hex[24];
+		if (nm == NULL) {
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)pcs[i]);
+			nm = hex;
+		}
+		k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%s", i ? " <- " : "", nm);
+		if (k >= sizeof(buf))
+			break;
+	}
+	return strdup(buf);
+}
+
+/* The first pass: counts by id of the rows the filter passes. */
+struct top_scan {
+	struct dtcap_reader *r;
+	enum dtr_top_by	by;
+	const char	*which;		/* syscalls: "entry" or "return" */
+	struct map	m, pcomm;
+	uint64_t	total;
+	int		oom;
+};
+
+static int
+top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct top_scan *t = ctx;
+	uint64_t key = 0;
+
+	switch (t->by) {
+	case DTR_TOP_COMM: key = b->comm[i]; break;
+	case DTR_TOP_PID: {
+		/* The pid's first comm names it when the capture has no
+		 * process snapshot. */
+		struct slot *c = b->comm[i] ? map_slot(&t->pcomm, b->pid[i]) : NULL;
+		if (c && c->count == 0)
+			c->count = b->comm[i];
+		key = b->pid[i];
+		break;
+	}
+	case DTR_TOP_PROBE: key = b->probe[i]; break;
+	case DTR_TOP_SYSCALL: {
+		const struct dtcap_probe *p = dtcap_probe_by_id(t->r, b->probe[i]);
+		char tmp[DTCAP_PROBENAMELEN];
+		if (p == NULL || !syscall_name(p->name, t->which, tmp, sizeof(tmp)))
+			return 0;
+		key = b->probe[i];
+		break;
+	}
+	case DTR_TOP_STACK:
+		/* Events without a stack say nothing about where time
+		 * goes.  User stacks need the pid to be named. */
+		if (b->kstack[i] == 0 && b->ustack[i] == 0)
+			return 0;
+		key = b->kstack[i] ? b->kstack[i] :
+		      (1ULL << 63 | (uint64_t)b->pid[i] << 32 | b->ustack[i]);
+		break;
+	}
+	t->total++;
+	if (map_add(&t->m, key, 1)) {
+		t->oom = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int
+dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
+	FILE *out, volatile sig_atomic_t *cancel)
+{
+	struct dtcap_reader *r = c->r;
+	unsigned long limit = o->limit ? o->limit : 10;
+	enum dtr_top_by by = o->by;
+	struct top_scan t = { .r = r, .by = by };
+	struct dtsym *own_sym = NULL;
+	unsigned cols = 0;
+	struct row *rows = NULL;
+	size_t nrows = 0;
+	int rc = DTR_EXIT_ERROR;
+	char err[512];
+
+	if (dtf_resolve(f, r, err, sizeof(err))) {
+		dtr_err("top", "%s: %s", c->path, err);
+		return DTR_EXIT_ERROR;
+	}
+	/* Syscalls count entries; a capture of return probes only counts those. */
+	const char *which = "entry";
+	if (by == DTR_TOP_SYSCALL) {
+		char tmp[DTCAP_PROBENAMELEN];
+		int any = 0;
+		for (size_t p = 0; p < dtcap_nprobes(r); p++)
+			any |= syscall_name(dtcap_probe_at(r, p)->name, "entry", tmp, sizeof(tmp));
+		if (!any)
+			which = "return";
+	}
+
+	switch (by) {
+	case DTR_TOP_COMM: cols = DTCAP_COL_COMM; break;
+	case DTR_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
+	case DTR_TOP_PROBE: case DTR_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
+	case DTR_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
+	}
+	t.which = which;
+	if (dtf_scan(r, f, cols, top_row, &t, cancel,
+		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		dtr_err("top", "%s", t.oom ? "out of memory" : err);
+		goto out;
+	}
+	dtr_note_empty("top", c->path, t.total, dtf_active(f));
+	struct map m = t.m;
+	uint64_t total = t.total;
+
+	struct dtsym *sym = NULL;
+	if (by == DTR_TOP_STACK && (sym = c->sym) == NULL)
+		sym = own_sym = dtsym_open(r);
+	if ((rows = calloc(m.n + 1, sizeof(*rows))) == NULL) {
+		dtr_err("top", "out of memory");
+		goto out;
+	}
+	for (size_t s = 0; s < m.cap; s++) {
+		char buf[64];
+		const char *nm = NULL;
+		uint64_t k = m.s[s].key;
+		if (!m.s[s].used)
+			continue;
+		switch (by) {
+		case DTR_TOP_COMM:
+			nm = dtcap_comm(r, (uint32_t)k);
+			if (nm == NULL)
+				nm = "(unknown)";
+			rows[nrows].name = strdup(nm);
+			break;
+		case DTR_TOP_PID: {
+			const struct dtcap_proc *p = dtcap_proc_find(r, (uint32_t)k, UINT64_MAX);
+			const char *cm = dtcap_comm(r, (uint32_t)map_get(&t.pcomm, k));
+			if (k == 0)	/* every CPU's swapper/N: as in stats */
+				snprintf(buf, sizeof(buf), "0 " DT_IDLE_NAME);
+			else if (p && p->comm[0])
+				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, p->comm);
+			else if (cm)
+				snprintf(buf, sizeof(buf), "%llu (%.16s)", (unsigned long long)k, cm);
+			else
+				snprintf(buf, sizeof(buf), "%llu", (unsigned long long)k);
+			rows[nrows].name = strdup(buf);
+			break;
+		}
+		case DTR_TOP_PROBE: {
+			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
+			if (p == NULL)
+				snprintf(buf, sizeof(buf), "probe#%llu", (unsigned long long)k);
+			rows[nrows].name = strdup(p ? p->name : buf);
+			break;
+		}
+		case DTR_TOP_SYSCALL: {
+			char tmp[DTCAP_PROBENAMELEN];
+			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
+			syscall_name(p->name, which, tmp, sizeof(tmp));
+			rows[nrows].name = strdup(tmp);
+			break;
+		}
+		case DTR_TOP_STACK:
+			rows[nrows].name = k ? stack_name(r, sym, k) : strdup("(no stack)");
+			break;
+		}
+		if (rows[nrows].name == NULL)
+			continue;
+		rows[nrows++].count = m.s[s].count;
+	}
+
+	/* Different ids can name the same thing (stacks differing below the
+	 * top frames, pids reused): merge them. */
+	qsort(rows, nrows, sizeof(*rows), byname);
+	size_t k = 0;
+	for (size_t x = 0; x < nrows; x++) {
+		if (k > 0 && strcmp(rows[k - 1].name, rows[x].name) == 0) {
+			rows[k - 1].count += rows[x].count;
+			free(rows[x].name);
+		} else {
+			rows[k++] = rows[x];
+		}
+	}
+	nrows = k;
+	qsort(rows, nrows, sizeof(*rows), bycount);
+	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[by]);
+	for (size_t x = 0; x < nrows && x < limit; x++)
+		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
+			total ? 100.0 * (double)rows[x].count / (double)total : 0.0, rows[x].name);
+	if (nrows == 0)
+		fprintf(out, "(no events)\n");
+	rc = 0;
+	for (size_t x = 0; x < nrows; x++)
+		free(rows[x].name);
+	free(rows);
+out:
+	dtsym_close(own_sym);
+	free(t.m.s);
+	free(t.pcomm.s);
+	return rc;
+}

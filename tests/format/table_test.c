@@ -1,0 +1,234 @@
+/* table_test - include/dt_grow.h and include/dt_htab.h, under ASan/UBSan. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_grow.h"
+#include "dt_htab.h"
+
+static int failed;
+
+static void check(const char *name, int ok, const char *why)
+{
+	if (ok) {
+		printf("PASS table.%s\n", name);
+	} else {
+		printf("FAIL table.%s: %s\n", name, why);
+		failed = 1;
+	}
+}
+
+static void test_grow(void)
+{
+	char why[160] = "";
+	int *v = NULL;
+	uint32_t cap = 0, n;
+	int ok = 1;
+
+	/* appends one at a time: every item survives each doubling */
+	for (n = 0; n < 100000 && ok; n++) {
+		uint32_t before = cap;
+		if (DT_GROW(v, cap, n, 1, 64)) {
+			snprintf(why, sizeof(why), "failed at %u", n);
+			ok = 0;
+			break;
+		}
+		if (cap != before && cap != (before ? 2 * before : 64)) {
+			snprintf(why, sizeof(why), "cap %u -> %u, not doubled", before, cap);
+			ok = 0;
+		}
+		v[n] = (int)n * 3;
+	}
+	for (uint32_t i = 0; i < n && ok; i++)
+		if (v[i] != (int)i * 3) {
+			snprintf(why, sizeof(why), "item %u lost", i);
+			ok = 0;
+		}
+	check("grow.append", ok && cap == 131072, why[0] ? why : "final capacity not 131072");
+
+	/* a need far past cap doubles as often as it takes, at once */
+	uint32_t c2 = cap;
+	ok = DT_GROW(v, cap, 0, 1000000, 64) == 0 && cap == c2 * 8 && v[99999] == 99999 * 3;
+	check("grow.jump", ok, "need 1000000 from 131072 did not give 1048576");
+	/* room already there: nothing moves */
+	int *same = v;
+	ok = DT_GROW(v, cap, 10, 10, 64) == 0 && v == same && cap == c2 * 8;
+	check("grow.noop", ok, "a need within cap changed the array");
+	free(v);
+
+	/* a capacity of a narrow type stops at its maximum, never wraps */
+	uint16_t c16 = 40000;
+	char *b = malloc(c16);
+	ok = b && DT_GROW(b, c16, 40000, 1, 16) == 0 && c16 == 65535;
+	check("grow.clamp_to_type", ok, "uint16_t cap 40000 did not become 65535");
+	errno = 0;
+	char *ob = b;
+	ok = DT_GROW(b, c16, 65535, 1, 16) == -1 && errno == EOVERFLOW && b == ob && c16 == 65535;
+	check("grow.type_full", ok, "a uint16_t cap at 65535 grew or wrapped");
+	free(b);
+
+	/* n + more wraps size_t: refused, not taken as a small need */
+	size_t cs = 4;
+	long *l = malloc(4 * sizeof(*l));
+	long *ol = l;
+	errno = 0;
+	ok = DT_GROW(l, cs, SIZE_MAX - 1, 8, 4) == -1 && errno == EOVERFLOW && l == ol && cs == 4;
+	check("grow.count_wraps", ok, "n + more past SIZE_MAX was not refused");
+	/* items * size past SIZE_MAX: refused before realloc sees a small size */
+	errno = 0;
+	ok = DT_GROW(l, cs, SIZE_MAX / sizeof(*l), 1, 4) == -1 && errno == EOVERFLOW && l == ol;
+	check("grow.bytes_wrap", ok, "an item count whose bytes pass SIZE_MAX was not refused");
+	/* too large to allocate: ENOMEM, the array still the caller's */
+	errno = 0;
+	ok = DT_GROW(l, cs, (size_t)1 << 58, 0, 4) == -1 && errno == ENOMEM && l == ol &&
+	     cs == 4;
+	l[3] = 7;	/* ASan: still the same live block */
+	check("grow.enomem", ok, "an impossible allocation did not fail cleanly");
+	free(l);
+
+	/* the capacity alone, for callers that charge memory before allocating */
+	size_t nc = 0;
+	ok = dt_grow_cap(0, 5, 8, 16, SIZE_MAX, &nc) == 0 && nc == 16 &&
+	     dt_grow_cap(16, 17, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
+	     dt_grow_cap(32, 20, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
+	     dt_grow_cap(600, 700, 1, 16, 1000, &nc) == 0 && nc == 1000 &&
+	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1;
+	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001 expected");
+
+	/* the function form, from an empty array with its min */
+	size_t c0 = 0;
+	void *p = dt_grow_array(NULL, &c0, 3, 8, 16, SIZE_MAX);
+	check("grow.min", p && c0 == 16, "first allocation did not use min");
+	free(p);
+}
+
+/* Keys: strings in an array; entries are indexes into it. */
+struct strs {
+	char	**s;
+	uint32_t n;
+};
+
+static uint64_t hstr(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t rehash(const void *ctx, uint32_t e)
+{
+	return hstr(((const struct strs *)ctx)->s[e]);
+}
+
+static int eq(const void *ctx, uint32_t e, const void *key)
+{
+	return strcmp(((const struct strs *)ctx)->s[e], key) == 0;
+}
+
+/* Every hash the same: the probe chain is the whole table. */
+static uint64_t hzero(const void *ctx, uint32_t e)
+{
+	(void)ctx;
+	(void)e;
+	return 0;
+}
+
+static void test_htab(void)
+{
+	struct dt_htab t = {0};
+	struct strs k = {0};
+	char why[160] = "", buf[32];
+	int ok;
+
+	check("htab.empty", dt_htab_find(&t, hstr("x"), eq, &k, "x") == DT_HTAB_NONE &&
+	      t.slot == NULL && dt_htab_slots_for(&t, 1) == 16 && dt_htab_slots_for(&t, 9) == 32,
+	      "a zeroed table found something, allocated, or sizes oddly");
+
+	enum { N = 50000 };
+	k.s = calloc(N, sizeof(*k.s));
+	ok = k.s != NULL;
+	for (uint32_t i = 0; i < N && ok; i++) {
+		snprintf(buf, sizeof(buf), "key%u", i * 7);
+		k.s[i] = strdup(buf);
+		if (dt_htab_find(&t, hstr(buf), eq, &k, buf) != DT_HTAB_NONE) {
+			snprintf(why, sizeof(why), "%s found before it was added", buf);
+			ok = 0;
+		} else if (dt_htab_add(&t, hstr(buf), i, rehash, &k)) {
+			snprintf(why, sizeof(why), "add %u failed", i);
+			ok = 0;
+		}
+		k.n = i + 1;
+	}
+	check("htab.add", ok && t.n == N, why[0] ? why : "count wrong");
+
+	/* every key found again after all the rehashing, no stranger */
+	ok = 1;
+	for (uint32_t i = 0; i < N && ok; i++) {
+		snprintf(buf, sizeof(buf), "key%u", i * 7);
+		uint32_t e = dt_htab_find(&t, hstr(buf), eq, &k, buf);
+		if (e != i) {
+			snprintf(why, sizeof(why), "%s gave %u, not %u", buf, e, i);
+			ok = 0;
+		}
+		snprintf(buf, sizeof(buf), "key%u", i * 7 + 1);
+		if (dt_htab_find(&t, hstr(buf), eq, &k, buf) != DT_HTAB_NONE) {
+			snprintf(why, sizeof(why), "absent %s was found", buf);
+			ok = 0;
+		}
+	}
+	check("htab.find", ok, why);
+	check("htab.load", t.mask + 1 >= 2 * t.n && t.mask + 1 <= 4 * t.n && !(t.mask & (t.mask + 1)),
+	      "slots not a power of two between 2x and 4x the entries");
+
+	/* the open-coded probe loop sees the same entries */
+	uint32_t e, seen = 0;
+	for (size_t i = dt_htab_first(&t, hstr("key700")); (e = dt_htab_at(&t, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&t, i))
+		if (!strcmp(k.s[e], "key700"))
+			seen = e + 1;
+	check("htab.loop", seen == 101, "the probe loop did not find key700 as entry 100");
+
+	size_t slots = t.mask + 1;
+	check("htab.slots_for", dt_htab_slots_for(&t, t.n) == slots &&
+	      dt_htab_slots_for(&t, slots / 2 + 1) == 2 * slots &&
+	      dt_htab_slots_for(&t, (size_t)DT_HTAB_MAX + 1) == 0,
+	      "slots_for disagrees with the table's own sizing");
+	dt_htab_clear(&t);
+	check("htab.clear", t.n == 0 && t.mask + 1 == slots &&
+	      dt_htab_find(&t, hstr("key0"), eq, &k, "key0") == DT_HTAB_NONE,
+	      "clear kept an entry or dropped the slots");
+
+	errno = 0;
+	check("htab.entry_limit", dt_htab_add(&t, 1, DT_HTAB_MAX, rehash, &k) == -1 &&
+	      errno == EOVERFLOW && t.n == 0, "an entry number past DT_HTAB_MAX was taken");
+	errno = 0;
+	check("htab.reserve_limit", dt_htab_reserve(&t, (size_t)DT_HTAB_MAX + 1, rehash, &k) == -1 &&
+	      errno == EOVERFLOW && t.mask + 1 == slots, "a reserve past the limit changed the table");
+	dt_htab_free(&t);
+
+	/* all in one chain: still exact, and the table still ends */
+	ok = 1;
+	for (uint32_t i = 0; i < 300 && ok; i++)
+		ok = dt_htab_add(&t, 0, i, hzero, &k) == 0;
+	for (uint32_t i = 0; i < 300 && ok; i++)
+		ok = dt_htab_find(&t, 0, eq, &k, k.s[i]) == i;
+	ok = ok && dt_htab_find(&t, 0, eq, &k, "nosuch") == DT_HTAB_NONE;
+	check("htab.collisions", ok, "300 colliding keys were not all found");
+	dt_htab_free(&t);
+	check("htab.free", t.slot == NULL && t.n == 0 &&
+	      dt_htab_find(&t, 0, eq, &k, "key0") == DT_HTAB_NONE, "free left state behind");
+
+	for (uint32_t i = 0; i < k.n; i++)
+		free(k.s[i]);
+	free(k.s);
+}
+
+int main(void)
+{
+	test_grow();
+	test_htab();
+	return failed;
+}
