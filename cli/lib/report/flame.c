@@ -189,8 +189,8 @@ int64_t flame_node(struct flame *f, const uint32_t *ids, unsigned n)
 	return cur;
 }
 
-int flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
-		 uint64_t count, int side)
+int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
+		     uint64_t count, int side)
 {
 	side = side ? 1 : 0;
 	/* the path down to node: its ancestors, up the parent links */
@@ -206,7 +206,7 @@ int flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n
 		f->nodes[cur].total[side] += count;
 	}
 	f->nodes[cur].self[side] += count;
-	return 0;
+	return cur;
 }
 
 uint64_t flame_total(const struct flame *f, int side)

@@ -666,14 +666,12 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			goto oom;
 		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
 		if (le->node) {
-			if (flame_add_at(fl, le->node, NULL, 0, a->count, side))
+			if (flame_add_at(fl, le->node, NULL, 0, a->count, side) < 0)
 				goto oom;
 			continue;
 		}
 		uint32_t prefix = pe->node;
-		if (flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side))
-			goto oom;
-		int64_t leaf = flame_node(fl, buf, nb);	/* found, not made: just added */
+		int64_t leaf = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
 		if (leaf < 0)
 			goto oom;
 		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
