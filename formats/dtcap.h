@@ -357,6 +357,14 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
 #define DTCAP_COL_ARGS		0x0200	/* nargs and args */
 #define DTCAP_COL_CTX		0x0400	/* execution context */
 #define DTCAP_COL_ALL		0x07ff
+/*
+ * Not a column: the per-context columns selected (pid, tid, probe, comm,
+ * kstack, ustack, flags, ctx) are given once per distinct context of the
+ * block, in the dict arrays, instead of once per row; cidx says which
+ * context each row has.  For readers that aggregate: work per context, not
+ * per row.  The per-row arrays of those columns are then NULL.
+ */
+#define DTCAP_COL_BYCTX		0x0800
 
 /*
  * Decoded columns of one block.  Arrays not selected are NULL.  args is
@@ -371,6 +379,15 @@ struct dtcap_block {
 	uint8_t		*nargs;
 	uint64_t	*args;
 	uint8_t		*ctx;		/* DTCAP_CTX_*; all UNKNOWN if not stored */
+	/* Whenever a per-context column was selected: the block's contexts
+	 * (ndict, 1 .. rows) and each row's (cidx[row] < ndict). */
+	uint32_t	ndict;
+	uint32_t	*cidx;
+	/* DTCAP_COL_BYCTX: the selected per-context columns, ndict values each */
+	struct {
+		uint32_t	*pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+		uint8_t		*ctx;
+	} dict;
 	void		*priv;
 };
 

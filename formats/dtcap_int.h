@@ -182,6 +182,9 @@ void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n);
 /* Decode exactly n values; -1 if the encoded bytes do not say so. */
 int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n);
 int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n);
+/* The ts column: U64 of zigzag deltas from t (tmin) -> times, their range. */
+int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t t,
+	       uint64_t *min, uint64_t *max);
 
 /* kallsyms text <-> compact columns (dtcap_ksym.c).  encode appends to
  * out and returns 0 only if decoding gives the text back exactly; decode

@@ -1548,6 +1548,9 @@ struct bpriv {
 	uint8_t		*nargs, *xctx;
 	uint8_t		*scratch;
 	size_t		scratch_cap;
+	uint32_t	*dict[7];	/* per context: pid .. flags */
+	uint8_t		*dxctx;
+	uint32_t	dcap;		/* contexts they hold */
 };
 
 struct dtcap_block *dtcap_block_new(void)
@@ -1584,6 +1587,9 @@ void dtcap_block_free(struct dtcap_block *b)
 	struct bpriv *p = b->priv;
 	if (p) {
 		bpriv_free_arrays(p);
+		for (int i = 0; i < 7; i++)
+			free(p->dict[i]);
+		free(p->dxctx);
 		free(p->scratch);
 		ZSTD_freeDCtx(p->dctx);
 		free(p);
@@ -1613,6 +1619,30 @@ static int ensure_rows(struct bpriv *p, uint32_t rows)
 		return -1;
 	}
 	p->cap = rows;
+	return 0;
+}
+
+/* Rows per tile when spreading context values to rows. */
+#define DTC_TILE	2048
+
+/* Room for nd contexts in the per-context value arrays (grown to the
+ * largest block's contexts). */
+static int ensure_dict(struct bpriv *p, uint32_t nd)
+{
+	if (nd <= p->dcap)
+		return 0;
+	for (int i = 0; i < 7; i++) {
+		free(p->dict[i]);
+		p->dict[i] = NULL;
+	}
+	free(p->dxctx);
+	p->dcap = 0;
+	int ok = (p->dxctx = malloc(nd)) != NULL;
+	for (int i = 0; i < 7; i++)
+		ok = ok && (p->dict[i] = malloc(nd * sizeof(uint32_t)));
+	if (!ok)
+		return -1;
+	p->dcap = nd;
 	return 0;
 }
 
@@ -1666,15 +1696,10 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 	const uint8_t *s;
 	size_t len;
 	if (cols & DTCAP_COL_TS) {
-		if (!(s = segment(r, i, DTC_C_TS, p, &len)) || dtc_dec_u64(s, len, p->ts, n))
+		uint64_t lo, hi;
+		if (!(s = segment(r, i, DTC_C_TS, p, &len)) ||
+		    dtc_dec_ts(s, len, p->ts, n, bi->tmin, &lo, &hi))
 			goto bad;
-		uint64_t t = bi->tmin, lo = UINT64_MAX, hi = 0;
-		for (uint32_t k = 0; k < n; k++) {
-			t += (uint64_t)dtc_unzz(p->ts[k]);
-			p->ts[k] = t;
-			lo = t < lo ? t : lo;
-			hi = t > hi ? t : hi;
-		}
 		/* block skipping trusts the header: the rows must agree */
 		if (lo != bi->tmin || hi != bi->tmax)
 			goto bad;
@@ -1692,28 +1717,38 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		b->cpu = p->u32[0];
 	}
 	/* the per-context columns, in DTC_C_PID.. order */
-	static const struct { unsigned bit; size_t off; } dcols[DTC_NDICT] = {
-		{DTCAP_COL_PID, offsetof(struct dtcap_block, pid)},
-		{DTCAP_COL_TID, offsetof(struct dtcap_block, tid)},
-		{DTCAP_COL_PROBE, offsetof(struct dtcap_block, probe)},
-		{DTCAP_COL_COMM, offsetof(struct dtcap_block, comm)},
-		{DTCAP_COL_KSTACK, offsetof(struct dtcap_block, kstack)},
-		{DTCAP_COL_USTACK, offsetof(struct dtcap_block, ustack)},
-		{DTCAP_COL_FLAGS, offsetof(struct dtcap_block, flags)},
+	static const struct { unsigned bit; size_t off, doff; } dcols[DTC_NDICT] = {
+		{DTCAP_COL_PID, offsetof(struct dtcap_block, pid), offsetof(struct dtcap_block, dict.pid)},
+		{DTCAP_COL_TID, offsetof(struct dtcap_block, tid), offsetof(struct dtcap_block, dict.tid)},
+		{DTCAP_COL_PROBE, offsetof(struct dtcap_block, probe),
+		 offsetof(struct dtcap_block, dict.probe)},
+		{DTCAP_COL_COMM, offsetof(struct dtcap_block, comm),
+		 offsetof(struct dtcap_block, dict.comm)},
+		{DTCAP_COL_KSTACK, offsetof(struct dtcap_block, kstack),
+		 offsetof(struct dtcap_block, dict.kstack)},
+		{DTCAP_COL_USTACK, offsetof(struct dtcap_block, ustack),
+		 offsetof(struct dtcap_block, dict.ustack)},
+		{DTCAP_COL_FLAGS, offsetof(struct dtcap_block, flags),
+		 offsetof(struct dtcap_block, dict.flags)},
 	};
 	if (cols & (DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
 		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
-		uint32_t nd = rb->ndict, *idx = p->idx, bad = 0;
+		uint32_t nd = rb->ndict, *idx = p->idx;
+		int byctx = !!(cols & DTCAP_COL_BYCTX);
 		if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_dec_u32(s, len, idx, n))
 			goto bad;
-		for (uint32_t k = 0; k < n; k++)
-			bad |= idx[k] >= nd;
-		if (bad)
-			goto bad;
+		if (ensure_dict(p, nd)) {
+			rerr(r, "out of memory");
+			return -1;
+		}
+		/* each selected column's context values, checked */
+		const uint32_t *dv[DTC_NDICT];
+		uint32_t *ov[DTC_NDICT];
+		unsigned nsel = 0;
 		for (unsigned c = 0; c < DTC_NDICT; c++) {
 			if (!(cols & dcols[c].bit))
 				continue;
-			uint32_t *out = p->u32[1 + c], *d = p->dtmp;
+			uint32_t *d = p->dict[c];
 			if (!(s = segment(r, i, DTC_C_PID + c, p, &len)) ||
 			    dtc_dec_u32(s, len, d, nd))
 				goto bad;
@@ -1729,14 +1764,18 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			for (uint32_t k = 0; k < nd && lim != UINT32_MAX; k++)
 				if (d[k] > lim)
 					goto bad;
-			for (uint32_t k = 0; k < n; k++)
-				out[k] = d[idx[k]];
-			*(uint32_t **)((char *)b + dcols[c].off) = out;
+			if (byctx) {
+				*(uint32_t **)((char *)b + dcols[c].doff) = d;
+			} else {
+				dv[nsel] = d;
+				ov[nsel++] = p->u32[1 + c];
+				*(uint32_t **)((char *)b + dcols[c].off) = p->u32[1 + c];
+			}
 		}
 		if (cols & DTCAP_COL_CTX) {
 			uint32_t *d = p->dtmp;
 			if (!dir_entry(rb, DTC_C_XCTX)) {
-				memset(p->xctx, DTCAP_CTX_UNKNOWN, n);
+				memset(p->dxctx, DTCAP_CTX_UNKNOWN, nd);
 			} else {
 				if (!(s = segment(r, i, DTC_C_XCTX, p, &len)) ||
 				    dtc_dec_u32(s, len, d, nd))
@@ -1744,11 +1783,38 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 				for (uint32_t k = 0; k < nd; k++)
 					if (d[k] > 255)
 						goto bad;
-				for (uint32_t k = 0; k < n; k++)
-					p->xctx[k] = (uint8_t)d[idx[k]];
+				for (uint32_t k = 0; k < nd; k++)
+					p->dxctx[k] = (uint8_t)d[k];
 			}
-			b->ctx = p->xctx;
+			if (byctx)
+				b->dict.ctx = p->dxctx;
+			else
+				b->ctx = p->xctx;
 		}
+		/*
+		 * Check the rows' context numbers and spread the values to
+		 * rows a tile at a time, so each tile of the index is read
+		 * from L1 by every column (a block's arrays overflow L2).
+		 */
+		int xc = !byctx && (cols & DTCAP_COL_CTX);
+		for (uint32_t t0 = 0; t0 < n; t0 += DTC_TILE) {
+			uint32_t t1 = n - t0 < DTC_TILE ? n : t0 + DTC_TILE, bad = 0;
+			for (uint32_t k = t0; k < t1; k++)
+				bad |= idx[k] >= nd;
+			if (bad)
+				goto bad;
+			for (unsigned c = 0; c < nsel; c++) {
+				const uint32_t *d = dv[c];
+				uint32_t *out = ov[c];
+				for (uint32_t k = t0; k < t1; k++)
+					out[k] = d[idx[k]];
+			}
+			if (xc)
+				for (uint32_t k = t0; k < t1; k++)
+					p->xctx[k] = p->dxctx[idx[k]];
+		}
+		b->ndict = nd;
+		b->cidx = idx;
 	}
 	if (cols & DTCAP_COL_ARGS) {
 		unsigned nslots = rb->nslots;

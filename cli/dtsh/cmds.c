@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
+#include "captures.h"
 #include "dtsh.h"
 #include "engine.h"
 #include "dtsql.h"
@@ -82,11 +84,15 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_tables, DTSH_C_NONE },
 	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
 	  cmd_schema, DTSH_C_TABLE },
-	{ "open", "open [--partial] FILE",
-	  "Open a capture for analysis (offline mode).  --partial: also one that\n"
-	  "was cut short (a killed recording, a truncated copy).",
+	{ "open", "open [--partial] FILE|DIR...",
+	  "Open a capture for analysis (offline mode).  Several captures, or a\n"
+	  "directory (its *.dtc files), are opened together: stats, flame and sql\n"
+	  "then read them all (sql's events carry capture and host columns), as\n"
+	  "dtreport does with several; probes and describe show the first one's,\n"
+	  "and top reads one capture only.  --partial: also captures that were\n"
+	  "cut short (a killed recording, a truncated copy).",
 	  cmd_open, DTSH_C_FILE },
-	{ "close", "close", "Close the capture and return to live mode.",
+	{ "close", "close", "Close the capture(s) and return to live mode.",
 	  cmd_close, DTSH_C_NONE },
 	{ "help", "help [COMMAND]", "List the commands, or explain one.",
 	  cmd_help, DTSH_C_CMD },
@@ -399,10 +405,12 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 			return 1;
 		}
 	}
-	if (out != NULL && sh->cap_path && dtu_same_file(out, sh->cap_path)) {
-		fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n", out);
-		return 1;
-	}
+	for (int i = 0; out != NULL && i < sh->ncaps; i++)
+		if (dtu_same_file(out, sh->cap_paths[i])) {
+			fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n",
+				out);
+			return 1;
+		}
 	if (sh->nen == 0) {
 		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
 		return 1;
@@ -476,6 +484,27 @@ engine_cap(struct dtsh *sh)
 	return (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
 }
 
+/* Every open capture so (caps[0] is engine_cap's); with names, symbols
+ * opened on first use and kept.  malloc'd; NULL when out of memory. */
+static struct dtr_cap *
+engine_caps(struct dtsh *sh, int names)
+{
+	struct dtr_cap *c = calloc((size_t)sh->ncaps, sizeof(*c));
+
+	if (c == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return NULL;
+	}
+	c[0] = names ? engine_cap(sh) : (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
+	sh->syms[0] = sh->sym;
+	for (int i = 1; i < sh->ncaps; i++) {
+		if (names && sh->syms[i] == NULL)
+			sh->syms[i] = dtsym_open(sh->caps[i]);
+		c[i] = (struct dtr_cap){ sh->caps[i], sh->syms[i], sh->cap_paths[i] };
+	}
+	return c;
+}
+
 /*
  * Report commands run here, in-process, on the capture and symbols the
  * shell holds; Ctrl-C sets dtsh_interrupted, which the engine polls.
@@ -494,9 +523,13 @@ cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "stats"))
 		return 1;
-	struct dtr_cap c = { sh->cap, sh->sym, sh->cap_path };
+	struct dtr_cap *c = engine_caps(sh, 0);
+	if (c == NULL)
+		return 1;
 	dtsh_interrupted = 0;
-	return report_done(cmd_stats_on(&c, argc, argv, &dtsh_interrupted));
+	int rc = report_done(cmd_stats_on(c, sh->ncaps, argc, argv, &dtsh_interrupted));
+	free(c);
+	return rc;
 }
 
 static int
@@ -505,6 +538,11 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "top"))
 		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh top: reads one capture, and %d are open "
+			"(open it alone, or use sql or stats over all)\n", sh->ncaps);
+		return 1;
+	}
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
@@ -520,10 +558,14 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
 			has_o = 1;
-	struct dtr_cap c = engine_cap(sh);
+	struct dtr_cap *c = engine_caps(sh, 1);
+	if (c == NULL)
+		return 1;
 	dtsh_interrupted = 0;
 	/* A shell has no stdout worth an SVG: default to a file. */
-	int rc = report_done(cmd_flame_on(&c, argc, argv, "flame.svg", &dtsh_interrupted));
+	int rc = report_done(cmd_flame_on(c, sh->ncaps, argc, argv, "flame.svg",
+					  &dtsh_interrupted));
+	free(c);
 	if (rc == 0 && !has_o && sh->interactive)
 		printf("wrote flame.svg\n");
 	return rc;
@@ -618,6 +660,42 @@ dtsh_interrupt_hook(void)
 		sqlite3_interrupt(db);
 }
 
+/* Several captures: as dtreport sql with several, views over them all
+ * with capture and host columns (dtsql_attach_many). */
+static struct sqlite3 *
+sql_db_many(struct dtsh *sh)
+{
+	int n = sh->ncaps, ok = 1;
+	char (*names)[256] = calloc((size_t)n, sizeof(*names));
+	const char **np = calloc((size_t)n, sizeof(*np));
+	const char **hosts = calloc((size_t)n, sizeof(*hosts));
+	char *err = NULL;
+
+	ok = names && np && hosts;
+	sh->syms[0] = sh->sym;
+	for (int i = 0; ok && i < n; i++) {
+		if (sh->syms[i] == NULL && (sh->syms[i] = dtsym_open(sh->caps[i])) == NULL)
+			ok = 0;
+		dtx_capture_name(names[i], sizeof(names[i]), sh->cap_paths[i]);
+		np[i] = names[i];
+		hosts[i] = dtcap_host(sh->caps[i])->hostname;
+	}
+	sh->sym = sh->syms[0];	/* closed as sym */
+	if (ok && dtsql_attach_many(sh->db, sh->caps, sh->syms, np, hosts, (size_t)n,
+				    &err) != 0)
+		ok = 0;
+	free(names);
+	free(np);
+	free(hosts);
+	if (!ok) {
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "out of memory");
+		sqlite3_free(err);
+		sqlite3_close(sh->db);
+		sh->db = NULL;
+	}
+	return sh->db;
+}
+
 struct sqlite3 *
 dtsh_sql_db(struct dtsh *sh)
 {
@@ -634,6 +712,8 @@ dtsh_sql_db(struct dtsh *sh)
 		sh->db = NULL;
 		return NULL;
 	}
+	if (sh->ncaps > 1)
+		return sql_db_many(sh);
 	if (dtsql_attach(sh->db, sh->cap, sh->sym, &err) == NULL) {
 		fprintf(stderr, "dtsh sql: %s\n", err ? err : "cannot attach the capture");
 		sqlite3_free(err);
@@ -652,6 +732,19 @@ dtsh_close_capture(struct dtsh *sh)
 	if (sh->db)
 		sqlite3_close(sh->db);
 	sh->db = NULL;
+	/* [0] of caps, syms and cap_paths are cap, sym and cap_path */
+	for (int i = 1; i < sh->ncaps; i++) {
+		dtsym_close(sh->syms[i]);
+		dtcap_reader_close(sh->caps[i]);
+		free(sh->cap_paths[i]);
+	}
+	free(sh->syms);
+	free(sh->caps);
+	free(sh->cap_paths);
+	sh->syms = NULL;
+	sh->caps = NULL;
+	sh->cap_paths = NULL;
+	sh->ncaps = 0;
 	dtsym_close(sh->sym);
 	sh->sym = NULL;
 	if (sh->cap)
@@ -664,21 +757,59 @@ dtsh_close_capture(struct dtsh *sh)
 int
 dtsh_open_capture(struct dtsh *sh, const char *path, int partial)
 {
-	int status = DTR_EXIT_ERROR;
-	struct dtcap_reader *r = dtr_open("open", path, partial, 0, &status);
-	char *p;
+	char *a[1] = { (char *)path };
 
-	if (r == NULL)
-		return status;
-	if ((p = strdup(path)) == NULL) {
-		dtcap_reader_close(r);
-		fprintf(stderr, "dtsh: out of memory\n");
-		return DTR_EXIT_ERROR;
+	return dtsh_open_captures(sh, a, 1, partial);
+}
+
+int
+dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial)
+{
+	struct dtx_caps cl = { 0 };
+	struct stat st;
+	char err[512];
+	int status = DTR_EXIT_ERROR, n = 0;
+
+	/* One argument that is not a directory is that capture, whatever its
+	 * name (dtr_open says why it cannot be read); directories stand for
+	 * their *.dtc files. */
+	if (nargs == 1 && !(stat(args[0], &st) == 0 && S_ISDIR(st.st_mode))) {
+		if ((cl.path = calloc(1, sizeof(*cl.path))) == NULL ||
+		    (cl.path[0] = strdup(args[0])) == NULL) {
+			free(cl.path);
+			fprintf(stderr, "dtsh: out of memory\n");
+			return DTR_EXIT_ERROR;
+		}
+		cl.n = 1;
+	} else if (dtx_caps_add(&cl, args, nargs, err, sizeof(err)) < 0) {
+		fprintf(stderr, "dtsh open: %s\n", err);
+		dtx_caps_free(&cl);
+		return DTR_EXIT_USAGE;
 	}
+	struct dtcap_reader **rs = calloc((size_t)cl.n, sizeof(*rs));
+	struct dtsym **syms = calloc((size_t)cl.n, sizeof(*syms));
+	if (rs == NULL || syms == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		goto fail;
+	}
+	for (n = 0; n < cl.n; n++)
+		if ((rs[n] = dtr_open("open", cl.path[n], partial, 0, &status)) == NULL)
+			goto fail;
 	dtsh_close_capture(sh);
-	sh->cap = r;
-	sh->cap_path = p;
+	sh->caps = rs;
+	sh->syms = syms;
+	sh->cap_paths = cl.path;	/* the list's strings are the shell's now */
+	sh->ncaps = cl.n;
+	sh->cap = rs[0];
+	sh->cap_path = cl.path[0];
 	return 0;
+fail:
+	for (int i = 0; i < n; i++)
+		dtcap_reader_close(rs[i]);
+	free(rs);
+	free(syms);
+	dtx_caps_free(&cl);
+	return status;
 }
 
 static int
@@ -687,20 +818,26 @@ cmd_open(struct dtsh *sh, int argc, char **argv, const char *rest)
 	int partial = sh->partial;
 
 	(void)rest;
-	if (argc == 3 && strcmp(argv[1], "--partial") == 0) {
+	if (argc >= 3 && strcmp(argv[1], "--partial") == 0) {
 		partial = 1;
 		argv++;
 		argc--;
 	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: open [--partial] FILE\n");
+	if (argc < 2) {
+		fprintf(stderr, "usage: open [--partial] FILE|DIR...\n");
 		return 1;
 	}
-	if (dtsh_open_capture(sh, argv[1], partial))
+	if (dtsh_open_captures(sh, argv + 1, argc - 1, partial))
 		return 1;
-	if (sh->interactive)
+	if (sh->interactive && sh->ncaps == 1) {
 		printf("%s: %llu events, %zu probes\n", argv[1],
 		       (unsigned long long)dtcap_nevents(sh->cap), dtcap_nprobes(sh->cap));
+	} else if (sh->interactive) {
+		unsigned long long ev = 0;
+		for (int i = 0; i < sh->ncaps; i++)
+			ev += dtcap_nevents(sh->caps[i]);
+		printf("%d captures: %llu events\n", sh->ncaps, ev);
+	}
 	return 0;
 }
 

@@ -27,11 +27,18 @@ struct dtsh_enabled {
 
 struct dtsh {
 	int	interactive;	/* libedit on a terminal, with a prompt */
-	/* Offline when a capture is open; live (/dev/dt) otherwise. */
+	/* Offline when a capture is open; live (/dev/dt) otherwise.  `open'
+	 * of several captures (or a directory) opens each: cap and cap_path
+	 * are the first (probes, completion), caps[0..ncaps) all of them
+	 * (stats, flame, sql); ncaps is 1 for one capture. */
 	char	*cap_path;
 	struct dtcap_reader *cap;
 	struct dtsym *sym;	/* the capture's symbols (SQL frames, flame, top), lazily */
 	struct sqlite3 *db;	/* one handle per open capture, lazily */
+	struct dtcap_reader **caps;	/* caps[0] == cap */
+	char	**cap_paths;		/* cap_paths[0] == cap_path */
+	struct dtsym **syms;		/* several: each one's, lazily */
+	int	ncaps;
 	struct dtp_dev *dev;	/* /dev/dt, read-only, opened on first use */
 	struct dtsh_enabled *en;
 	size_t	nen;
@@ -99,6 +106,10 @@ int dtsh_run_line(struct dtsh *sh, const char *line, int *failed);
  * the message printed.
  */
 int dtsh_open_capture(struct dtsh *sh, const char *path, int partial);
+/* Several captures, or directories standing for their *.dtc files (see
+ * captures.h), opened together in place of what was open; nothing changes
+ * if any fails to open.  0, or the exit status after printing why. */
+int dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial);
 void dtsh_close_capture(struct dtsh *sh);
 void dtsh_free(struct dtsh *sh);
 

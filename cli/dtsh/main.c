@@ -101,7 +101,11 @@ prompt(EditLine *el)
 		snprintf(prompt_buf, sizeof(prompt_buf), "   ...> ");
 	} else if (sh.cap_path) {
 		const char *b = strrchr(sh.cap_path, '/');
-		snprintf(prompt_buf, sizeof(prompt_buf), "dt %s> ", b ? b + 1 : sh.cap_path);
+		if (sh.ncaps > 1)
+			snprintf(prompt_buf, sizeof(prompt_buf), "dt %s+%d> ",
+				 b ? b + 1 : sh.cap_path, sh.ncaps - 1);
+		else
+			snprintf(prompt_buf, sizeof(prompt_buf), "dt %s> ", b ? b + 1 : sh.cap_path);
 	} else {
 		snprintf(prompt_buf, sizeof(prompt_buf), "dt live> ");
 	}

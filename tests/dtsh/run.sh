@@ -379,6 +379,68 @@ else
 	fail dtgen "$DTGEN is missing"
 fi
 
+# ---- open of several captures, or a directory: stats, flame and sql read
+# them all, as dtreport does with the same list
+F=$T/fleet
+mkdir -p "$F" "$T/nodtc"
+if "$DTGEN" -o "$F/a.dtc" -n 20000 -s 2 >/dev/null 2>&1 &&
+   "$DTGEN" -o "$F/b.dtc" -n 30000 -s 3 --syscalls >/dev/null 2>&1; then
+	q='SELECT capture, count(*) FROM events GROUP BY capture ORDER BY capture'
+	IN= run -c "open $F; sql --csv $q"
+	na=$("$DTREPORT" sql --csv "$F/a.dtc" 'SELECT count(*) FROM events' | tr -d '\r' | tail -1)
+	nb=$("$DTREPORT" sql --csv "$F/b.dtc" 'SELECT count(*) FROM events' | tr -d '\r' | tail -1)
+	got=$(printf '%s\n' "$OUT" | tr -d '\r' | tail -n +2)
+	if [ "$RC" = 0 ] && [ "$got" = "a,$na
+b,$nb" ] && [ "$na" = 20000 ] && [ "$nb" = 30000 ]; then
+		pass open-dir-sql
+	else
+		fail open-dir-sql "rc=$RC got [$got] want a,$na b,$nb: $ERR"
+	fi
+	IN= run -c "open $F/b.dtc $F/a.dtc; stats --top 5"
+	want=$("$DTREPORT" stats --top 5 "$F/b.dtc" "$F/a.dtc" 2>/dev/null)
+	if [ "$RC" = 0 ] && [ -n "$want" ] && [ "$OUT" = "$want" ] &&
+	   [ "$OUT" != "$("$DTREPORT" stats --top 5 "$F/b.dtc" 2>/dev/null)" ]; then
+		pass open-many-stats
+	else
+		fail open-many-stats "rc=$RC: $OUT $ERR"
+	fi
+	IN= run -c "open $F; flame --folded -o $T/many.folded"
+	"$DTREPORT" flame --folded -o "$T/many-want.folded" "$F" 2>/dev/null
+	"$DTREPORT" flame --folded -o "$T/one.folded" "$F/a.dtc" 2>/dev/null
+	if [ "$RC" = 0 ] && [ -s "$T/many.folded" ] && cmp -s "$T/many.folded" "$T/many-want.folded" &&
+	   ! cmp -s "$T/many.folded" "$T/one.folded"; then
+		pass open-dir-flame
+	else
+		fail open-dir-flame "rc=$RC: $ERR"
+	fi
+	# top reads one capture: refused with the reason, the shell goes on
+	IN= run -c "open $F; top; sql --csv SELECT count(*) FROM events"
+	if [ "$RC" = 1 ] && grep -q "top: reads one capture, and 2 are open" "$T/err" &&
+	   [ "$(printf '%s\n' "$OUT" | tr -d '\r' | tail -1)" = $((na + nb)) ]; then
+		pass open-many-top-refused
+	else
+		fail open-many-top-refused "rc=$RC: $OUT $ERR"
+	fi
+	# a list with one bad member, or a directory without captures, opens
+	# nothing: what was open stays open
+	IN= run -c "open $CAP; open $F/a.dtc $T/nosuch.dtc; open $T/nodtc; probes tracepoint:sched:*"
+	if [ "$RC" = 1 ] && grep -q "nosuch.dtc" "$T/err" && grep -q "nodtc" "$T/err" &&
+	   [ "$(printf '%s\n' "$OUT" | head -1)" = "tracepoint:sched:sched_switch" ]; then
+		pass open-many-failure-keeps
+	else
+		fail open-many-failure-keeps "rc=$RC: $OUT $ERR"
+	fi
+	# close, then one capture again: sql sees no capture column
+	IN= run -c "open $F; close; open $F/a.dtc; sql --csv SELECT count(*) FROM events"
+	if [ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | tr -d '\r' | tail -1)" = "$na" ]; then
+		pass open-many-close-reopen
+	else
+		fail open-many-close-reopen "rc=$RC: $OUT $ERR"
+	fi
+else
+	fail open-many "dtgen failed"
+fi
+
 # ---- live mode without a device: the perf source, as dtrec -l lists it
 if [ ! -e /dev/dt ]; then
 	IN= run -c "probes syscall:getppid:*"

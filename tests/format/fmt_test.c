@@ -363,6 +363,30 @@ static void test_roundtrip(void)
 	for (uint32_t i = 0; ok && i < blk->rows; i++)
 		ok &= blk->ts[i] == m.ev[5000 + i].ts && blk->kstack[i] == m.ev[5000 + i].kstack;
 	result(ok, "roundtrip.read_block_reuse", "second read into the same block wrong");
+	/* by context: each row's context, and the context's values, are the
+	 * row's values; the per-row arrays of those columns are not filled */
+	ok = !dtcap_read_block(r, 2, DTCAP_COL_BYCTX | DTCAP_COL_TS | DTCAP_COL_PID |
+			       DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
+			       DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS |
+			       DTCAP_COL_CTX, blk) &&
+	     blk->ts && blk->cidx && !blk->pid && !blk->comm && !blk->ctx && blk->dict.pid &&
+	     blk->dict.tid && blk->dict.probe && blk->dict.comm && blk->dict.kstack &&
+	     blk->dict.ustack && blk->dict.flags && blk->dict.ctx && blk->rows == 1000 &&
+	     blk->ndict >= 1 && blk->ndict <= blk->rows;
+	uint32_t ndistinct = 0;
+	for (uint32_t i = 0; ok && i < blk->rows; i++) {
+		const struct dtcap_event *e = &m.ev[2000 + i];
+		uint32_t c = blk->cidx[i];
+		ok &= c < blk->ndict && blk->ts[i] == e->ts && blk->dict.pid[c] == e->pid &&
+		      blk->dict.tid[c] == e->tid && blk->dict.probe[c] == e->probe &&
+		      blk->dict.comm[c] == e->comm && blk->dict.kstack[c] == e->kstack &&
+		      blk->dict.ustack[c] == e->ustack && blk->dict.flags[c] == e->flags &&
+		      blk->dict.ctx[c] == e->ctx;
+		ndistinct = c + 1 > ndistinct ? c + 1 : ndistinct;
+	}
+	result(ok && ndistinct == blk->ndict, "roundtrip.read_block_byctx",
+	       "per-context values differ from the rows' (%u of %u contexts used)",
+	       ndistinct, blk->ndict);
 	result(dtcap_read_block(r, 6, DTCAP_COL_TS, blk) == -1 &&
 	       strstr(dtcap_reader_error(r), a), "roundtrip.read_block_range",
 	       "block 6 of 6 did not fail with the file name");

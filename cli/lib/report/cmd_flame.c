@@ -400,8 +400,8 @@ static void flame_usage_shell(FILE *to)
 	flame_usage("flame", to);
 }
 
-int cmd_flame_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
-		 volatile sig_atomic_t *cancel)
+int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		 const char *default_out, volatile sig_atomic_t *cancel)
 {
 	struct dtr_flame_opts fo;
 	struct flame_cli fc;
@@ -417,13 +417,45 @@ int cmd_flame_on(const struct dtr_cap *c, int argc, char **argv, const char *def
 	}
 	if (fc.out == NULL)
 		fc.out = default_out;
-	if ((ret = open_out("flame", &fo, &fc, &c->path, 1, &o)) == 0) {
-		ret = dtr_flame(c, &filt, &fo, o.f, o.name, cancel);
-		if (ret)
-			dtu_out_abort(&o);
-		else
-			ret = write_commit(&o);
+	if (ncaps == 1) {
+		if ((ret = open_out("flame", &fo, &fc, &c->path, 1, &o)) == 0) {
+			ret = dtr_flame(c, &filt, &fo, o.f, o.name, cancel);
+			if (ret)
+				dtu_out_abort(&o);
+			else
+				ret = write_commit(&o);
+		}
+		dtf_free(&filt);
+		return ret;
 	}
+	/* several: folded into one graph, as dtreport flame does */
+	const char **paths = calloc((size_t)ncaps, sizeof(*paths));
+	struct flame *fl = flame_new();
+	char probes[256], sub[400];
+	uint64_t n = 0;
+	if (!paths || !fl) {
+		dtr_err("flame", "out of memory");
+		ret = DTR_EXIT_ERROR;
+		goto out;
+	}
+	for (int i = 0; i < ncaps; i++)
+		paths[i] = c[i].path;
+	if ((ret = open_out("flame", &fo, &fc, paths, (size_t)ncaps, &o)) != 0)
+		goto out;
+	for (int i = 0; i < ncaps; i++) {
+		uint64_t ni = 0;
+		if ((ret = dtr_flame_fold(&c[i], &filt, &fo, fl, 0, &ni, probes, sizeof(probes),
+					  cancel))) {
+			dtu_out_abort(&o);
+			goto out;
+		}
+		n += ni;
+	}
+	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
+	ret = write_out(fl, &fo, sub, 0, &o);
+out:
+	flame_free(fl);
+	free(paths);
 	dtf_free(&filt);
 	return ret;
 }

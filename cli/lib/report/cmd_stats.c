@@ -180,7 +180,8 @@ int cmd_stats(int argc, char **argv)
 	return ret;
 }
 
-int cmd_stats_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		 volatile sig_atomic_t *cancel)
 {
 	struct dtf_filter filt;
 	struct dtr_stats_opts so;
@@ -188,8 +189,21 @@ int cmd_stats_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_at
 
 	dtf_init(&filt);
 	if ((ret = stats_args(argc, argv, &so, &filt, &partial)) == 0 &&
-	    (ret = dtr_shell_operands("stats", argc, argv, filt.salvage, stats_usage)) == 0)
-		ret = stats_one(c, &filt, &so, cancel);
+	    (ret = dtr_shell_operands("stats", argc, argv, filt.salvage, stats_usage)) == 0) {
+		/* several: one report each, as dtreport stats prints them */
+		if (so.json && ncaps > 1)
+			fputs("[", stdout);
+		for (int i = 0; i < ncaps; i++) {
+			if (i)
+				fputs(so.json ? "," : "\n", stdout);
+			int r2 = stats_one(&c[i], &filt, &so, cancel);
+			ret = r2 > ret ? r2 : ret;
+			if (cancel && *cancel)
+				break;
+		}
+		if (so.json && ncaps > 1)
+			fputs("]\n", stdout);
+	}
 	dtf_free(&filt);
 	return ret < 0 ? 0 : ret;
 }

@@ -289,6 +289,10 @@ struct ecur {
 	uint32_t	*mrid;		/* capture index (rowid) of each row */
 	uint32_t	*perm;		/* row numbers in output order */
 	size_t		pos;
+	/* the materialized arrays, to fetch rows ahead in perm order: the
+	 * arrays outgrow the caches and perm jumps about them */
+	const char	*pf[16];
+	unsigned	pfsz[16], npf;
 };
 
 /* idxNum layout */
@@ -811,9 +815,10 @@ static int ev_seek(struct ecur *e)
 }
 
 /* Append the matching rows of the current block to the materialization. */
-static int mat_append(struct ecur *e)
+/* Room for need rows in the materialization (and row ids: only with row
+ * filters; without, row i of it is row i of the capture). */
+static int mat_reserve(struct ecur *e, size_t need)
 {
-	size_t need = e->nmat + e->nrows;
 	if (need > e->capmat) {
 		size_t cap = e->capmat ? e->capmat : 65536;
 		while (cap < need)
@@ -833,10 +838,12 @@ static int mat_append(struct ecur *e)
 		GROW(flags, DTCAP_COL_FLAGS); GROW(nargs, DTCAP_COL_ARGS);
 		GROW(ctx, DTCAP_COL_CTX);
 #undef GROW
-		void *q = realloc(e->mrid, cap * sizeof(*e->mrid));
-		if (q == NULL)
-			return -1;
-		e->mrid = q;
+		if (rowfilter(e)) {
+			void *q = realloc(e->mrid, cap * sizeof(*e->mrid));
+			if (q == NULL)
+				return -1;
+			e->mrid = q;
+		}
 		if (e->cols & DTCAP_COL_ARGS) {
 			void *p = realloc(e->mat.args, cap * DTCAP_MAXARGS * sizeof(uint64_t));
 			if (p == NULL)
@@ -845,6 +852,14 @@ static int mat_append(struct ecur *e)
 		}
 		e->capmat = cap;
 	}
+	return 0;
+}
+
+/* Append the matching rows of the current block to the materialization. */
+static int mat_append(struct ecur *e)
+{
+	if (mat_reserve(e, e->nmat + e->nrows) < 0)
+		return -1;
 	int rf = rowfilter(e);
 	const struct cols *s = &e->cv;
 	struct cols *d = &e->mat;
@@ -858,8 +873,6 @@ static int mat_append(struct ecur *e)
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
 			       k * DTCAP_MAXARGS * sizeof(uint64_t));
-		for (size_t j = 0; j < k; j++)
-			e->mrid[n + j] = (uint32_t)(e->rbase + j);
 		e->nmat += k;
 		return 0;
 	}
@@ -911,6 +924,18 @@ static uint64_t sort_key(const struct ecur *e, int col, size_t i)
 static int ev_materialize(struct ecur *e, const char *ord)
 {
 	int rc;
+	if (e->cols) {
+		/* every row of the blocks that may match: one allocation, not a
+		 * doubling series of copies */
+		size_t total = 0;
+		for (size_t i = 0; i < dtcap_nblocks(e->c->r); i++) {
+			const struct dtcap_blockinfo *bi = dtcap_block_info(e->c->r, i);
+			if (block_may_match(e, bi))
+				total += bi->rows;
+		}
+		if (mat_reserve(e, total) < 0)
+			return SQLITE_NOMEM;
+	}
 	while ((rc = ev_seek(e)) == SQLITE_OK && !e->eof) {
 		if (e->cols == 0) {
 			e->nmat += e->nrows;	/* rows with no column at all */
@@ -939,30 +964,37 @@ static int ev_materialize(struct ecur *e, const char *ord)
 	int nterm = (int)strlen(ord) / 2;
 	for (int t = nterm - 1; t >= 0; t--) {
 		int col = ord[2 * t] - 'a', desc = ord[2 * t + 1] == '-';
+		uint64_t kor = 0, kand = UINT64_MAX;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t k = sort_key(e, col, i);
 			kv[i] = desc ? ~k : k;
+			kor |= kv[i];
+			kand &= kv[i];
 		}
+		/* bytes every key shares sort nothing: count only the others
+		 * (one of eight for a comm or probe name rank) */
+		uint64_t vary = kor ^ kand;
+		int bs[8], nb = 0;
+		for (int b = 0; b < 8; b++)
+			if ((vary >> (8 * b)) & 0xff)
+				bs[nb++] = b;
 		size_t cnt[8][256];
 		memset(cnt, 0, sizeof(cnt));
 		for (size_t i = 0; i < n; i++)
-			for (int b = 0; b < 8; b++)
-				cnt[b][(kv[i] >> (8 * b)) & 0xff]++;
+			for (int j = 0; j < nb; j++)
+				cnt[j][(kv[i] >> (8 * bs[j])) & 0xff]++;
 		uint32_t *src = e->perm, *dst = tmp;
-		for (int b = 0; b < 8; b++) {
-			int trivial = 0;
-			for (int k = 0; k < 256 && !trivial; k++)
-				trivial = cnt[b][k] == n;
-			if (trivial || n == 0)
-				continue;
+		for (int j = 0; j < nb; j++) {
+			int b = bs[j];
+			size_t *cb = cnt[j];
 			size_t sum = 0;
 			for (int k = 0; k < 256; k++) {
-				size_t x = cnt[b][k];
-				cnt[b][k] = sum;
+				size_t x = cb[k];
+				cb[k] = sum;
 				sum += x;
 			}
 			for (size_t i = 0; i < n; i++)
-				dst[cnt[b][(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
+				dst[cb[(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
 			uint32_t *x = src; src = dst; dst = x;
 		}
 		if (src != e->perm) {
@@ -972,6 +1004,24 @@ static int ev_materialize(struct ecur *e, const char *ord)
 	free(kv);
 	free(tmp);
 	e->cv = e->mat;
+	e->npf = 0;
+#define PF(a) do {							\
+		if (e->mat.a) {						\
+			e->pf[e->npf] = (const char *)e->mat.a;		\
+			e->pfsz[e->npf++] = sizeof(*e->mat.a);		\
+		}							\
+	} while (0)
+	PF(ts); PF(cpu); PF(pid); PF(tid); PF(probe); PF(comm); PF(kstack);
+	PF(ustack); PF(flags); PF(nargs); PF(ctx);
+#undef PF
+	if (e->mat.args) {	/* rows of DTCAP_MAXARGS values */
+		e->pf[e->npf] = (const char *)e->mat.args;
+		e->pfsz[e->npf++] = DTCAP_MAXARGS * sizeof(*e->mat.args);
+	}
+	if (e->mrid) {
+		e->pf[e->npf] = (const char *)e->mrid;
+		e->pfsz[e->npf++] = sizeof(*e->mrid);
+	}
 	e->pos = 0;
 	e->eof = n == 0;
 	e->row = n ? e->perm[0] : 0;
@@ -1062,10 +1112,16 @@ static int ev_next(sqlite3_vtab_cursor *cur)
 {
 	struct ecur *e = (struct ecur *)cur;
 	if (e->ordered) {
-		if (++e->pos >= e->nmat)
+		if (++e->pos >= e->nmat) {
 			e->eof = 1;
-		else
-			e->row = e->perm[e->pos];
+			return SQLITE_OK;
+		}
+		e->row = e->perm[e->pos];
+		if (e->pos + 16 < e->nmat) {
+			size_t ahead = e->perm[e->pos + 16];
+			for (unsigned k = 0; k < e->npf; k++)
+				__builtin_prefetch(e->pf[k] + ahead * e->pfsz[k]);
+		}
 		return SQLITE_OK;
 	}
 	e->row++;
@@ -1133,7 +1189,7 @@ static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
 	struct ecur *e = (struct ecur *)cur;
 	/* from 1, as in an export */
-	*rowid = 1 + (e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->pos)
+	*rowid = 1 + (e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->row)
 			         : (sqlite3_int64)(e->rbase + e->row));
 	return SQLITE_OK;
 }

@@ -356,9 +356,10 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
-	     char *err, size_t errlen)
+/* dtf_scan and dtf_scan_blocks: one walk, rows or whole blocks to fn. */
+static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+		dtf_row_fn fn, dtf_block_fn bfn, void *ctx, volatile sig_atomic_t *cancel,
+		const char *what, char *err, size_t errlen)
 {
 	size_t nb = dtcap_nblocks(r);
 	uint64_t total = 0, done = 0;
@@ -402,6 +403,10 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 			ret = -1;
 			break;
 		}
+		if (bfn) {
+			ret = bfn(ctx, b);
+			continue;
+		}
 		for (uint32_t row = 0; row < b->rows; row++) {
 			if (!dtf_match_row(f, b, row))
 				continue;
@@ -415,4 +420,22 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 	if (ret > 0 || (ret < -1 && ret != DTF_SCAN_CANCELLED))
 		snprintf(err, errlen, "stopped");
 	return ret;
+}
+
+int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+	     char *err, size_t errlen)
+{
+	return scan(r, f, cols, fn, NULL, ctx, cancel, what, err, errlen);
+}
+
+int dtf_scan_blocks(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+		    dtf_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
+		    const char *what, char *err, size_t errlen)
+{
+	if (dtf_active(f)) {
+		snprintf(err, errlen, "internal error: a block walk with row filters");
+		return -1;
+	}
+	return scan(r, f, cols, NULL, fn, ctx, cancel, what, err, errlen);
 }

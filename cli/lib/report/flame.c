@@ -176,6 +176,39 @@ int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, 
 	return 0;
 }
 
+int64_t flame_node(struct flame *f, const uint32_t *ids, unsigned n)
+{
+	uint32_t cur = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		int64_t c = child(f, cur, ids[i]);
+		if (c < 0)
+			return -1;
+		cur = (uint32_t)c;
+	}
+	return cur;
+}
+
+int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
+		     uint64_t count, int side)
+{
+	side = side ? 1 : 0;
+	/* the path down to node: its ancestors, up the parent links */
+	for (uint32_t x = node; x != 0; x = f->nodes[x].parent)
+		f->nodes[x].total[side] += count;
+	f->nodes[0].total[side] += count;
+	uint32_t cur = node;
+	for (unsigned i = 0; i < n; i++) {
+		int64_t c = child(f, cur, ids[i]);
+		if (c < 0)
+			return -1;
+		cur = (uint32_t)c;
+		f->nodes[cur].total[side] += count;
+	}
+	f->nodes[cur].self[side] += count;
+	return cur;
+}
+
 uint64_t flame_total(const struct flame *f, int side)
 {
 	return f->nodes[0].total[side ? 1 : 0];
@@ -463,6 +496,30 @@ static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t
 	memcpy(buf + m - 2, "..", 3);
 }
 
+/*
+ * v with d (1 or 2) decimals, exactly as printf's "%.*f": v * 10^d is exact
+ * in long double (64-bit mantissa: 53 bits times at most 7), and rintl
+ * rounds that exact value to nearest, ties to even, as glibc does.  A
+ * graph has one rect per frame: printf's arbitrary-precision path was a
+ * tenth of the time to write one.  Values beyond 1e15 go to snprintf.
+ */
+static const char *fixed(char *buf, size_t len, double v, int d)
+{
+	long double sc = d == 1 ? 10.0L : 100.0L, a = fabsl((long double)v) * sc;
+
+	if (!(a < 1e15L)) {
+		snprintf(buf, len, "%.*f", d, v);
+		return buf;
+	}
+	unsigned long long r = (unsigned long long)rintl(a);
+	unsigned long long ip = r / (d == 1 ? 10 : 100), fp = r % (d == 1 ? 10 : 100);
+	if (d == 1)
+		snprintf(buf, len, "%s%llu.%llu", signbit(v) ? "-" : "", ip, fp);
+	else
+		snprintf(buf, len, "%s%llu.%02llu", signbit(v) ? "-" : "", ip, fp);
+	return buf;
+}
+
 static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 {
 	const struct fnode *n = &c->f->nodes[node];
@@ -492,14 +549,18 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 			" %s (%.2f%%)  delta %+.2f%%", n->total[0], unit, pa, n->total[1],
 			unit, pb, pb - pa);
 	} else {
-		fprintf(c->out, "\n%" PRIu64 " %s, %.2f%%", cnt, unit,
-			tot ? 100.0 * (double)cnt / (double)tot : 0.0);
+		char pc[48];
+		fprintf(c->out, "\n%" PRIu64 " %s, %s%%", cnt, unit,
+			fixed(pc, sizeof(pc), tot ? 100.0 * (double)cnt / (double)tot : 0.0, 2));
 	}
-	fprintf(c->out, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%u\" "
-		"fill=\"%s\" rx=\"2\" ry=\"2\"%s/><text x=\"%.2f\" y=\"%.1f\">",
-		x, y, w, c->fh - 1, fill,
+	char fx[48], fy[48], fw[48], tx[48], ty[48];
+	fprintf(c->out, "</title><rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%u\" "
+		"fill=\"%s\" rx=\"2\" ry=\"2\"%s/><text x=\"%s\" y=\"%s\">",
+		fixed(fx, sizeof(fx), x, 2), fixed(fy, sizeof(fy), y, 1),
+		fixed(fw, sizeof(fw), w, 2), c->fh - 1, fill,
 		c->o->diff ? " stroke=\"rgb(150,150,150)\" stroke-width=\"0.5\"" : "",
-		x + 3, y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5);
+		fixed(tx, sizeof(tx), x + 3, 2),
+		fixed(ty, sizeof(ty), y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5, 1));
 	fit_label(name, w, c->fs, label, sizeof(label));
 	xml_esc(c->out, label);
 	fputs("</text></g>\n", c->out);

@@ -29,6 +29,16 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind);
 
 /* Add one stack (root first).  -1 on ENOMEM. */
 int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, int side);
+/*
+ * The same in two steps, for callers that add many paths sharing a prefix:
+ * flame_node() is the node at the end of path ids (made, with no count, if
+ * new), and flame_add_at() counts the path through node, then ids below it,
+ * and returns the node where it ends (-1: out of memory).
+ * flame_node(p, np) then flame_add_at(node, q, nq) is flame_add(p + q).
+ */
+int64_t flame_node(struct flame *f, const uint32_t *ids, unsigned n);
+int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
+		     uint64_t count, int side);
 
 /* Samples of a side. */
 uint64_t flame_total(const struct flame *f, int side);

@@ -206,6 +206,27 @@ static void NAME(struct buf *b, const T *v, size_t from, size_t ngroups,	\
 	uint64_t acc = 0;							\
 	unsigned bits = 0;							\
 	uint8_t *o = b->p + b->len;						\
+	size_t whole = from + ngroups * 8 <= n ? ngroups : (n - from) / 8;	\
+	if (bw <= 32) {								\
+		/* whole groups a 32-bit word at a time: the same bytes as the	\
+		 * byte loop below (a group is bw whole bytes), fewer stores */	\
+		const T *x = v + from, *end = x + whole * 8;			\
+		for (; x < end; x++) {						\
+			acc |= (uint64_t)*x << bits;				\
+			bits += bw;						\
+			if (bits >= 32) {					\
+				uint32_t w32 = (uint32_t)acc;			\
+				memcpy(o, &w32, 4);				\
+				o += 4;						\
+				acc >>= 32;					\
+				bits -= 32;					\
+			}							\
+		}								\
+		for (; bits >= 8; bits -= 8, acc >>= 8)				\
+			*o++ = (uint8_t)acc;					\
+		from += whole * 8;						\
+		ngroups -= whole;						\
+	}									\
 	for (size_t i = from; i < from + ngroups * 8; i++) {			\
 		uint64_t x = i < n ? (uint64_t)v[i] : 0;			\
 		acc |= x << bits;						\
@@ -374,6 +395,9 @@ struct col {
 	const char *const *ext;		/* pq_set_dict table, or NULL */
 	size_t		next;
 	int32_t		*ext2loc;	/* caller id -> dict index, -1 unused */
+	int64_t		vmin, vmax;	/* integers: of the nnn values (as int32
+					 * for INT32), kept as they are put:
+					 * the chunk is cold by flush time */
 	int		nodict;		/* integers: too many distinct values seen */
 	int		intenc;		/* integers: ENC_PLAIN or ENC_DELTA_... */
 	int		decided;	/* intenc chosen (on the first chunk) */
@@ -555,6 +579,18 @@ static struct col *getcol(struct pq_writer *w, unsigned col, int string)
 	return c;
 }
 
+/* Fold the range of values just put (after the first `had' of the chunk). */
+static void minmax(struct col *c, size_t had, int64_t mn, int64_t mx)
+{
+	if (had == 0) {
+		c->vmin = mn;
+		c->vmax = mx;
+		return;
+	}
+	c->vmin = mn < c->vmin ? mn : c->vmin;
+	c->vmax = mx > c->vmax ? mx : c->vmax;
+}
+
 int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	       size_t stride, const uint8_t *present, size_t n)
 {
@@ -576,7 +612,7 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 		else
 			memset(c->def + c->n, 1, n);
 	}
-	size_t k = c->nnn;
+	size_t k = c->nnn, k0 = k;
 	if (c->type == PQ_INT32) {
 		int32_t *o = c->vals;
 		if (size == 4) {
@@ -590,6 +626,14 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 				if (!present || present[i])
 					o[k++] = (int32_t)(uint32_t)s[i * stride];
 		}
+		if (k > k0) {
+			int32_t mn = o[k0], mx = o[k0];
+			for (size_t i = k0 + 1; i < k; i++) {
+				mn = o[i] < mn ? o[i] : mn;
+				mx = o[i] > mx ? o[i] : mx;
+			}
+			minmax(c, k0, mn, mx);
+		}
 	} else {
 		int64_t *o = c->vals;
 		if (size == 4) {
@@ -602,6 +646,14 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 			for (size_t i = 0; i < n; i++)
 				if (!present || present[i])
 					o[k++] = (int64_t)s[i * stride];
+		}
+		if (k > k0) {
+			int64_t mn = o[k0], mx = o[k0];
+			for (size_t i = k0 + 1; i < k; i++) {
+				mn = o[i] < mn ? o[i] : mn;
+				mx = o[i] > mx ? o[i] : mx;
+			}
+			minmax(c, k0, mn, mx);
 		}
 	}
 	c->nnn = k;
@@ -631,9 +683,16 @@ int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
 	for (size_t i = 0; i < n; i++)
 		for (unsigned a = 0; a < ncols; a++)
 			o[a][i] = (int64_t)v[i * ncols + a];
-	for (unsigned a = 0; a < ncols; a++) {
-		w->cols[col0 + a].n += n;
-		w->cols[col0 + a].nnn += n;
+	for (unsigned a = 0; a < ncols && n; a++) {
+		struct col *c = &w->cols[col0 + a];
+		int64_t mn = o[a][0], mx = o[a][0];
+		for (size_t i = 1; i < n; i++) {
+			mn = o[a][i] < mn ? o[a][i] : mn;
+			mx = o[a][i] > mx ? o[a][i] : mx;
+		}
+		minmax(c, c->nnn, mn, mx);
+		c->n += n;
+		c->nnn += n;
 	}
 	return 0;
 }
@@ -962,22 +1021,12 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		if (write_page(w, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, &usz, &csz) < 0)
 			return -1;
 	} else if (c->nnn > 0 && c->type == PQ_INT32) {
-		const int32_t *v = c->vals;
-		int32_t mn = v[0], mx = v[0];
-		for (size_t i = 1; i < c->nnn; i++) {
-			mn = v[i] < mn ? v[i] : mn;
-			mx = v[i] > mx ? v[i] : mx;
-		}
+		int32_t mn = (int32_t)c->vmin, mx = (int32_t)c->vmax;
 		memcpy(minb, &mn, 4), memcpy(maxb, &mx, 4);
 		vmin = mn, vmax = mx;
 		minp = minb, maxp = maxb, minl = maxl = 4;
 	} else if (c->nnn > 0 && c->type == PQ_INT64) {
-		const int64_t *v = c->vals;
-		int64_t mn = v[0], mx = v[0];
-		for (size_t i = 1; i < c->nnn; i++) {
-			mn = v[i] < mn ? v[i] : mn;
-			mx = v[i] > mx ? v[i] : mx;
-		}
+		int64_t mn = c->vmin, mx = c->vmax;
 		memcpy(minb, &mn, 8), memcpy(maxb, &mx, 8);
 		vmin = mn, vmax = mx;
 		minp = minb, maxp = maxb, minl = maxl = 8;

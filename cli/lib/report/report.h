@@ -22,14 +22,16 @@ int cmd_export(int argc, char **argv);
 
 /*
  * The same commands in dtsh, on the capture it holds (c: engine.h; it is
- * borrowed): argv has the options only, no capture operands.  They run
- * in-process; cancel (dtsh's Ctrl-C flag) stops them with "interrupted".
- * flame writes to default_out unless -o is given.
+ * borrowed), or the ncaps it holds (c[0..ncaps): stats reports each, flame
+ * folds them into one graph; top takes one): argv has the options only, no
+ * capture operands.  They run in-process; cancel (dtsh's Ctrl-C flag) stops
+ * them with "interrupted".  flame writes to default_out unless -o is given.
  */
 struct dtr_cap;
-int cmd_stats_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_flame_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
+int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 volatile sig_atomic_t *cancel);
+int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */

@@ -57,6 +57,14 @@ struct prof {
 	size_t		nts, capts;
 	uint64_t	samples;
 	int		oom;
+
+	/* prof_block's per-block scratch */
+	uint32_t	*cnt, *first;	/* by context: rows, first row */
+	uint8_t		*kind;		/* by context: K_* */
+	size_t		dcap;
+	uint64_t	*bits;		/* by row: rows to visit */
+	uint32_t	*visit;		/* those rows, in order */
+	size_t		rcap;
 };
 
 static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, uint32_t snap)
@@ -163,6 +171,47 @@ static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
 	return k ? k - 1 : 0;
 }
 
+/* Count n samples of one combination; ts: its first sample's time (kept
+ * only when the combination is new).  Returns 1 when out of memory. */
+static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32_t pid,
+		   uint32_t snap, uint64_t ts, uint64_t n)
+{
+	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
+		p->oom = 1;
+		return 1;
+	}
+	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
+	/* (the table outgrows L2 on big captures: callers prefetch) */
+	for (;;) {
+		struct agg *a = &p->tab[j];
+		if (!a->count) {
+			if (p->nts == p->capts) {
+				size_t nc = p->capts ? p->capts * 2 : 4096;
+				uint64_t *nt = realloc(p->ts, nc * sizeof(*nt));
+				if (!nt) {
+					p->oom = 1;
+					return 1;
+				}
+				p->ts = nt;
+				p->capts = nc;
+			}
+			p->ts[p->nts] = ts;
+			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, n };
+			p->n++;
+			break;
+		}
+		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
+		    a->snap == snap) {
+			a->count += n;
+			break;
+		}
+		j = (j + 1) & (p->cap - 1);
+	}
+	p->samples += n;
+	return 0;
+}
+
+/* One row at a time: with filters (they select rows, not contexts). */
 static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 {
 	struct prof *p = ctx;
@@ -170,48 +219,121 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 	if (probe >= p->nwant || !p->want[probe])
 		return 0;
-	uint32_t comm = b->comm[i], k = b->kstack[i], u = b->ustack[i];
-	uint32_t pid = 0, snap = 0;
+	uint32_t u = b->ustack[i], pid = 0, snap = 0;
 	if (u) {
 		/* Only user frames depend on the process. */
 		pid = b->pid[i];
 		if (p->nps)	/* then the TS column was decoded */
 			snap = snap_of(p, pid, b->ts[i]);
 	}
-	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
-		p->oom = 1;
-		return 1;
+	return agg_add(p, b->comm[i], b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1);
+}
+
+enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
+
+static int has_psnap(const struct prof *p, uint32_t pid)
+{
+	size_t lo = 0, hi = p->nps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ps[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	/* The table outgrows L2 on big captures and the loop is bound by its
-	 * misses: fetch the slot of a row a few ahead while this one works
-	 * (snapshot 0 is right for nearly every row). */
-	if (i + 8 < b->rows) {
-		uint32_t i2 = i + 8, u2 = b->ustack[i2];
-		__builtin_prefetch(&p->tab[agg_hash(b->comm[i2], b->kstack[i2], u2,
-						    u2 ? b->pid[i2] : 0, 0) & (p->cap - 1)]);
+	return lo < p->nps && p->ps[lo].pid == pid;
+}
+
+/*
+ * A whole block by context (no filters).  Rows are counted per context,
+ * and each context's first row found, in one branch-free pass; then the
+ * rows that matter are visited in order: a context's first row adds all
+ * its rows to its combination at once, and every row of a context whose
+ * pid exec'd (the snapshot depends on the row's time) is added alone.
+ * New combinations are thus inserted in the order a row-by-row walk
+ * (prof_row) meets them, with the same first times: same table, same graph.
+ */
+static int prof_block(void *ctx, const struct dtcap_block *b)
+{
+	struct prof *p = ctx;
+	uint32_t nd = b->ndict, rows = b->rows, nw = (rows + 63) / 64;
+	const uint32_t *cidx = b->cidx;
+
+	if (nd > p->dcap) {
+		free(p->cnt);
+		free(p->first);
+		free(p->kind);
+		p->cnt = malloc(nd * sizeof(*p->cnt));
+		p->first = malloc(nd * sizeof(*p->first));
+		p->kind = malloc(nd);
+		p->dcap = p->cnt && p->first && p->kind ? nd : 0;
+		if (!p->dcap)
+			goto oom;
 	}
-	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
-	for (;;) {
-		struct agg *a = &p->tab[j];
-		if (!a->count) {
-			if (DT_GROW(p->ts, p->capts, p->nts, 1, 4096)) {
-				p->oom = 1;
-				return 1;
-			}
-			p->ts[p->nts] = b->ts ? b->ts[i] : 0;
-			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, 1 };
-			p->n++;
-			break;
+	if (rows > p->rcap) {
+		free(p->bits);
+		free(p->visit);
+		p->bits = malloc(((size_t)rows + 63) / 64 * sizeof(*p->bits));
+		p->visit = malloc(rows * sizeof(*p->visit));
+		p->rcap = p->bits && p->visit ? rows : 0;
+		if (!p->rcap)
+			goto oom;
+	}
+	uint32_t *cnt = p->cnt, *first = p->first;
+	uint8_t *kind = p->kind;
+	int snaps = 0;
+	for (uint32_t c = 0; c < nd; c++) {
+		uint32_t probe = b->dict.probe[c];
+		if (probe >= p->nwant || !p->want[probe])
+			kind[c] = K_SKIP;
+		else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c]))
+			kind[c] = K_SNAP, snaps = 1;
+		else
+			kind[c] = K_ONE;
+		cnt[c] = 0;
+	}
+	for (uint32_t i = rows; i-- > 0;) {
+		uint32_t c = cidx[i];
+		first[c] = i;
+		cnt[c]++;
+	}
+	uint64_t *bits = p->bits;
+	memset(bits, 0, nw * sizeof(*bits));
+	for (uint32_t c = 0; c < nd; c++)
+		if (kind[c] == K_ONE && cnt[c])
+			bits[first[c] / 64] |= 1ULL << (first[c] % 64);
+	if (snaps)	/* a word at a time, without branches */
+		for (uint32_t w = 0; w < nw; w++) {
+			uint32_t i0 = w * 64, m = rows - i0 < 64 ? rows - i0 : 64;
+			uint64_t x = 0;
+			for (uint32_t j = 0; j < m; j++)
+				x |= (uint64_t)(kind[cidx[i0 + j]] == K_SNAP) << j;
+			bits[w] |= x;
 		}
-		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
-		    a->snap == snap) {
-			a->count++;
-			break;
+	uint32_t nv = 0, *visit = p->visit;
+	for (uint32_t w = 0; w < nw; w++)
+		for (uint64_t x = bits[w]; x; x &= x - 1)
+			visit[nv++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+	for (uint32_t v = 0; v < nv; v++) {
+		uint32_t i = visit[v], c = cidx[i], u = b->dict.ustack[c];
+		uint32_t pid = u ? b->dict.pid[c] : 0, snap = 0;
+		if (v + 8 < nv) {
+			uint32_t c8 = cidx[visit[v + 8]], u8 = b->dict.ustack[c8];
+			__builtin_prefetch(&p->tab[agg_hash(b->dict.comm[c8], b->dict.kstack[c8],
+							    u8, u8 ? b->dict.pid[c8] : 0, 0) &
+						   (p->cap - 1)]);
 		}
-		j = (j + 1) & (p->cap - 1);
+		if (kind[c] == K_SNAP)
+			snap = snap_of(p, pid, b->ts[i]);
+		if (agg_add(p, b->dict.comm[c], b->dict.kstack[c], u, pid, snap,
+			    b->ts ? b->ts[i] : 0, kind[c] == K_SNAP ? 1 : cnt[c]))
+			return 1;
 	}
-	p->samples++;
 	return 0;
+oom:
+	p->oom = 1;
+	return 1;
 }
 
 static enum flame_kind kind_of(const char *origin, int kernel)
@@ -228,6 +350,90 @@ struct kmemo {
 	uint32_t	*ids;
 	size_t		n, cap;
 };
+
+/*
+ * Named user stacks, memoised by (stack id, process snapshot): names
+ * depend on nothing else (dtsym), and the same user stack recurs under
+ * many kernel stacks and comms.  Open addressing; len = UINT32_MAX: free.
+ */
+struct umemo_ent {
+	const struct dtcap_proc *proc;
+	uint32_t	ustack;
+	uint32_t	off, len;	/* into kmemo.ids */
+	uint32_t	id;		/* dense, for pmemo */
+};
+struct umemo {
+	struct umemo_ent *tab;
+	size_t		cap, n;
+};
+
+static size_t umemo_slot(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+{
+	uint64_t h = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL);
+	size_t j = (h ^ h >> 31) & (m->cap - 1);
+	while (m->tab[j].len != UINT32_MAX &&
+	       (m->tab[j].ustack != u || m->tab[j].proc != proc))
+		j = (j + 1) & (m->cap - 1);
+	return j;
+}
+
+static int umemo_grow(struct umemo *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct umemo_ent *nt = malloc(ncap * sizeof(*nt));
+	if (!nt)
+		return -1;
+	for (size_t i = 0; i < ncap; i++)
+		nt[i].len = UINT32_MAX;
+	struct umemo old = *m;
+	m->tab = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i].len != UINT32_MAX)
+			m->tab[umemo_slot(m, old.tab[i].ustack, old.tab[i].proc)] = old.tab[i];
+	free(old.tab);
+	return 0;
+}
+
+/*
+ * The graph node where (comm, named user stack) ends, memoised: many
+ * kernel stacks hang below one such prefix, and walking it from the root
+ * is most of adding a path.  Key: comm id (or UINT32_MAX), umemo id (or
+ * UINT32_MAX); node 0: free.
+ */
+struct pmemo_ent {
+	uint32_t	comm, ustk, node;
+};
+struct pmemo {
+	struct pmemo_ent *tab;
+	size_t		cap, n;
+};
+
+static struct pmemo_ent *pmemo_slot(struct pmemo *m, uint32_t comm, uint32_t ustk)
+{
+	uint64_t h = ((uint64_t)comm << 32 | ustk) * 0x9e3779b97f4a7c15ULL;
+	size_t j = (h ^ h >> 29) & (m->cap - 1);
+	while (m->tab[j].node && (m->tab[j].comm != comm || m->tab[j].ustk != ustk))
+		j = (j + 1) & (m->cap - 1);
+	return &m->tab[j];
+}
+
+static int pmemo_grow(struct pmemo *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct pmemo_ent *nt = calloc(ncap, sizeof(*nt));
+	if (!nt)
+		return -1;
+	struct pmemo old = *m;
+	m->tab = nt;
+	m->cap = ncap;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i].node)
+			*pmemo_slot(m, old.tab[i].comm, old.tab[i].ustk) = old.tab[i];
+	free(old.tab);
+	return 0;
+}
 
 static int push_id(struct kmemo *m, uint32_t id)
 {
@@ -283,6 +489,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct prof p = { 0 };
 	struct dtsym *sym = c->sym, *own_sym = NULL;
 	struct kmemo km = { 0 };
+	struct umemo um = { 0 };
+	struct pmemo pm = { 0 }, lm = { 0 };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;
@@ -336,8 +544,11 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
-	int sr = dtf_scan(p.r, filt, cols, prof_row, &p, cancel,
-			  dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	int sr = dtf_active(filt)
+		? dtf_scan(p.r, filt, cols, prof_row, &p, cancel, what, err, sizeof(err))
+		: dtf_scan_blocks(p.r, filt, cols | DTCAP_COL_BYCTX, prof_block, &p, cancel,
+				  what, err, sizeof(err));
 	if (p.oom)
 		goto oom;
 	if (sr) {
@@ -377,10 +588,30 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		if (!fo->no_comm)
 			buf[nb++] = (uint32_t)cid;
 		unsigned ustart = nb;
-		if (a->ustack && fo->only != DTR_ONLY_KERNEL &&
-		    name_stack(fl, sym, p.r, a->ustack, 0, a->pid, p.ts[a->tsi], buf, &nb,
-			       (uint32_t)trunc_id))
-			goto oom;
+		uint32_t ukey = UINT32_MAX;
+		if (a->ustack && fo->only != DTR_ONLY_KERNEL) {
+			uint64_t ts = p.ts[a->tsi];
+			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
+			if ((um.n + 1) * 2 > um.cap && umemo_grow(&um))
+				goto oom;
+			struct umemo_ent *e = &um.tab[umemo_slot(&um, a->ustack, proc)];
+			if (e->len == UINT32_MAX) {
+				if (name_stack(fl, sym, p.r, a->ustack, 0, a->pid, ts, buf, &nb,
+					       (uint32_t)trunc_id))
+					goto oom;
+				*e = (struct umemo_ent){ proc, a->ustack, (uint32_t)km.n,
+							 nb - ustart, (uint32_t)um.n };
+				um.n++;
+				for (unsigned k = ustart; k < nb; k++)
+					if (push_id(&km, buf[k]))
+						goto oom;
+			} else {
+				memcpy(buf + nb, km.ids + e->off, e->len * sizeof(uint32_t));
+				nb += e->len;
+			}
+			ukey = e->id;
+		}
+		unsigned uend = nb;
 		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
@@ -409,8 +640,42 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 				buf[x] = buf[y];
 				buf[y] = t;
 			}
-		if (flame_add(fl, buf, nb, a->count, side))
+		if (fo->reverse || uend == 0) {
+			if (flame_add(fl, buf, nb, a->count, side))
+				goto oom;
+			continue;
+		}
+		/* the prefix buf[0..uend) is comm and user stack: its node is
+		 * memoised, the rest added below it */
+		if ((pm.n + 1) * 2 > pm.cap && pmemo_grow(&pm))
 			goto oom;
+		struct pmemo_ent *pe = pmemo_slot(&pm, fo->no_comm ? UINT32_MAX : buf[0], ukey);
+		if (!pe->node) {
+			int64_t node = flame_node(fl, buf, uend);
+			if (node < 0)
+				goto oom;
+			/* node 0 is the root, for an empty prefix only */
+			*pe = (struct pmemo_ent){ fo->no_comm ? UINT32_MAX : buf[0], ukey,
+						  (uint32_t)node };
+			pm.n++;
+		}
+		/* and the leaf below that prefix for this kernel stack: aggs
+		 * that differ only in pid or snapshot share it */
+		uint32_t kkey = fo->only != DTR_ONLY_USER ? a->kstack : 0;
+		if ((lm.n + 1) * 2 > lm.cap && pmemo_grow(&lm))
+			goto oom;
+		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
+		if (le->node) {
+			if (flame_add_at(fl, le->node, NULL, 0, a->count, side) < 0)
+				goto oom;
+			continue;
+		}
+		uint32_t prefix = pe->node;
+		int64_t leaf = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
+		if (leaf < 0)
+			goto oom;
+		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
+		lm.n++;
 	}
 	*nsamples = p.samples;
 	ret = 0;
@@ -430,6 +695,14 @@ out:
 	free(p.tab);
 	free(p.ts);
 	free(p.want);
+	free(p.cnt);
+	free(p.first);
+	free(p.kind);
+	free(p.bits);
+	free(p.visit);
+	free(um.tab);
+	free(pm.tab);
+	free(lm.tab);
 	return ret;
 }
 
