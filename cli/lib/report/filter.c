@@ -365,6 +365,9 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 	uint64_t total = 0, done = 0;
 	int progress = what && isatty(2);
 	double last = progress ? now_s() : 0;
+	/* tests: DT_PROGRESS_AFTER=0 shows it on the smallest capture */
+	const char *pa = getenv("DT_PROGRESS_AFTER");
+	double after = pa && *pa ? atof(pa) : 0.2;
 	int shown = 0, ret = 0;
 	struct dtcap_block *b = dtcap_block_new();
 
@@ -387,7 +390,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 		if (progress) {
 			double t = now_s();
 			/* Only runs longer than a moment get a progress line. */
-			if (t - last > 0.2) {
+			if (t - last >= after) {
 				fprintf(stderr, "\r%s: %3.0f%% (%" PRIu64 " of %" PRIu64 " events)",
 					what, total ? 100.0 * (double)done / (double)total : 100.0,
 					done, total);
