@@ -1,4 +1,5 @@
 /* src_dt.c - the /dev/dt source (dt.ko); see source.h. */
+#include "dt_grow.h"
 #include "source.h"
 
 #include <errno.h>
@@ -156,10 +157,12 @@ seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, 
 	struct uproc *u = c->u;
 
 	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
+	/* [lo, hi) pairs: cap counts pairs, the array holds two words each */
 	if (u->nxr == u->cap) {
-		size_t nc = u->cap ? 2 * u->cap : 16;
-		uint64_t *n = realloc(u->xr, 2 * nc * sizeof(*n));
-		if (n == NULL)
+		size_t nc;
+		uint64_t *n;
+		if (dt_grow_cap(u->cap, u->nxr + 1, 2 * sizeof(*n), 16, SIZE_MAX, &nc) ||
+		    (n = realloc(u->xr, 2 * nc * sizeof(*n))) == NULL)
 			return 0;	/* the range is mapped; only re-reads suffer */
 		u->xr = n;
 		u->cap = nc;
@@ -324,14 +327,8 @@ dt_take_procs(struct src_dt *d, char *buf, size_t n)
 			break;	/* not dt.ko's: record.c says so */
 		if (pp_of(d, h->dtr_probe) >= 0 &&
 		    DT_REC_SIZE(h->dtr_nargs, h->dtr_nkstack, h->dtr_nustack) <= h->dtr_size) {
-			if (np == d->pendcap) {
-				size_t nc = d->pendcap ? 2 * d->pendcap : 256;
-				const struct dt_rec **nv = realloc(d->pend, nc * sizeof(*nv));
-				if (nv == NULL)
-					break;	/* the rest stays unapplied: names, not events */
-				d->pend = nv;
-				d->pendcap = nc;
-			}
+			if (DT_GROW(d->pend, d->pendcap, np, 1, 256))
+				break;	/* the rest stays unapplied: names, not events */
 			d->pend[np++] = h;
 		}
 		r += h->dtr_size;

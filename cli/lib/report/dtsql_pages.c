@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
 #include "dtcap.h"
 #include "dtsql_int.h"
 #include "util.h"
@@ -346,6 +347,28 @@ static char *events_create_sql(void)
 	return sqlite3_mprintf("CREATE TABLE events(%s)", dtsql_tab[T_EVENTS].cols);
 }
 
+/* Room for need leaves in the parallel arrays of leaf pages and their
+ * largest rowids, one capacity for both.  -1 when out of memory. */
+static int leaves_grow(uint32_t **lpg, int64_t **lmx, size_t *cap, size_t need)
+{
+	size_t nc;
+
+	if (dt_grow_cap(*cap, need, sizeof(**lmx), 1024, SIZE_MAX, &nc))
+		return -1;
+	if (nc == *cap)
+		return 0;
+	uint32_t *x = realloc(*lpg, nc * sizeof(**lpg));
+	if (x == NULL)
+		return -1;
+	*lpg = x;
+	int64_t *y = realloc(*lmx, nc * sizeof(**lmx));
+	if (y == NULL)
+		return -1;
+	*lmx = y;
+	*cap = nc;
+	return 0;
+}
+
 /*
  * Write path as a database holding events, events_ts and events_pid.
  * Returns the row count or -1 with *err set.
@@ -450,16 +473,9 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
 			cn += rn;
 			if (!pf_fits(&f, cn)) {
 				pf_finish(&f, 0);
-				if (nl == capl) {
-					capl = capl ? capl * 2 : 1024;
-					void *x = realloc(lpg, capl * sizeof(*lpg));
-					void *y = x ? realloc(lmx, capl * sizeof(*lmx)) : NULL;
-					if (x) lpg = x;
-					if (y) lmx = y;
-					if (!x || !y) {
-						*err = sqlite3_mprintf("out of memory");
-						goto out;
-					}
+				if (nl == capl && leaves_grow(&lpg, &lmx, &capl, nl + 1) < 0) {
+					*err = sqlite3_mprintf("out of memory");
+					goto out;
 				}
 				lpg[nl] = pg_write(&w, page);
 				lmx[nl] = rowid - 1;
@@ -475,16 +491,9 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
 	}
 	/* last leaf (possibly empty: the root of an empty table) */
 	pf_finish(&f, 0);
-	if (nl + 1 > capl) {
-		capl = nl + 1;
-		void *x = realloc(lpg, capl * sizeof(*lpg));
-		void *y = x ? realloc(lmx, capl * sizeof(*lmx)) : NULL;
-		if (x) lpg = x;
-		if (y) lmx = y;
-		if (!x || !y) {
-			*err = sqlite3_mprintf("out of memory");
-			goto out;
-		}
+	if (leaves_grow(&lpg, &lmx, &capl, nl + 1) < 0) {
+		*err = sqlite3_mprintf("out of memory");
+		goto out;
 	}
 	lpg[nl] = pg_write(&w, page);
 	lmx[nl] = rowid;

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsql_int.h"
@@ -631,13 +632,8 @@ static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
 				continue;
 			id = (uint32_t)iv;
 		}
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 8;
-			uint32_t *p = realloc(*set, cap * sizeof(**set));
-			if (p == NULL)
-				return -1;
-			*set = p;
-		}
+		if (DT_GROW(*set, cap, *n, 1, 8))
+			return -1;
 		(*set)[(*n)++] = id;
 	}
 	if (*n > 1)
@@ -820,9 +816,11 @@ static int ev_seek(struct ecur *e)
 static int mat_reserve(struct ecur *e, size_t need)
 {
 	if (need > e->capmat) {
-		size_t cap = e->capmat ? e->capmat : 65536;
-		while (cap < need)
-			cap *= 2;
+		size_t cap;
+		/* parallel arrays, one capacity: the widest (args) sets the bound */
+		if (dt_grow_cap(e->capmat, need, DTCAP_MAXARGS * sizeof(uint64_t), 65536, SIZE_MAX,
+				&cap))
+			return -1;
 #define GROW(f, n) do {							\
 		if (e->cols & (n)) {						\
 			void *p = realloc(e->mat.f, cap * sizeof(*e->mat.f));	\

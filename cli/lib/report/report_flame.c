@@ -185,15 +185,9 @@ static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32
 	for (;;) {
 		struct agg *a = &p->tab[j];
 		if (!a->count) {
-			if (p->nts == p->capts) {
-				size_t nc = p->capts ? p->capts * 2 : 4096;
-				uint64_t *nt = realloc(p->ts, nc * sizeof(*nt));
-				if (!nt) {
-					p->oom = 1;
-					return 1;
-				}
-				p->ts = nt;
-				p->capts = nc;
+			if (DT_GROW(p->ts, p->capts, p->nts, 1, 4096)) {
+				p->oom = 1;
+				return 1;
 			}
 			p->ts[p->nts] = ts;
 			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, n };
