@@ -39,6 +39,8 @@ static inline int dt_grow_cap(size_t cap, size_t need, size_t elem, size_t min,
 		return -1;
 	}
 	size_t nc = cap ? cap : (min ? min : 1);
+	if (nc > capmax)
+		nc = capmax;	/* a first size past what the type counts */
 	while (nc < need)
 		nc = nc > capmax / 2 ? capmax : nc * 2;
 	*ncap = nc;

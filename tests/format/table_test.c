@@ -94,8 +94,9 @@ static void test_grow(void)
 	     dt_grow_cap(16, 17, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
 	     dt_grow_cap(32, 20, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
 	     dt_grow_cap(600, 700, 1, 16, 1000, &nc) == 0 && nc == 1000 &&
-	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1;
-	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001 expected");
+	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1 &&
+	     dt_grow_cap(0, 10, 1, 4096, 100, &nc) == 0 && nc == 100;
+	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001, min cut to 100 expected");
 
 	/* the function form, from an empty array with its min */
 	size_t c0 = 0;
