@@ -39,6 +39,8 @@ static inline int dt_grow_cap(size_t cap, size_t need, size_t elem, size_t min,
 		return -1;
 	}
 	size_t nc = cap ? cap : (min ? min : 1);
+	if (nc > capmax)
+		nc = capmax;	/* a first size past what the type counts */
 	while (nc < need)
 		nc = nc > capmax / 2 ? capmax : nc * 2;
 	*ncap = nc;
@@ -51,8 +53,9 @@ static inline int dt_grow_cap(size_t cap, size_t need, size_t elem, size_t min,
  * set, or NULL with errno ENOMEM (or EOVERFLOW), p then left as it was and
  * still the caller's.  need <= *cap returns p.
  */
-static inline void *dt_grow_array(void *p, size_t *cap, size_t need, size_t elem,
-				  size_t min, size_t capmax)
+__attribute__((noinline, unused))	/* cold: DT_GROW inlines only its test */
+static void *dt_grow_array(void *p, size_t *cap, size_t need, size_t elem,
+			   size_t min, size_t capmax)
 {
 	size_t nc;
 	if (dt_grow_cap(*cap, need, elem, min, capmax, &nc))

@@ -11,6 +11,11 @@
  * in a flame graph), so it is written with the callbacks visible to the
  * compiler, not through a library call.
  *
+ * Entries are numbered densely in the order they are added: the table
+ * holds exactly 0 .. n-1, and dt_htab_add takes e == n.  That is how every
+ * caller keeps its array anyway, and it lets a rehash walk the caller's
+ * array in order (cache friendly) instead of chasing the old slots.
+ *
  * A zeroed struct dt_htab is an empty table; nothing is allocated until
  * the first add.  Entries are never removed one by one (dt_htab_clear
  * empties the whole table).  At most DT_HTAB_MAX entries.
@@ -88,7 +93,8 @@ static inline size_t dt_htab_slots_for(const struct dt_htab *t, size_t n)
 /* Room for at least n entries at a load of one half (dt_htab_slots_for).
  * 0, or -1 with errno (ENOMEM, EOVERFLOW past DT_HTAB_MAX) and the table
  * as it was.  hash(ctx, e) gives each stored entry's hash again. */
-static inline int dt_htab_reserve(struct dt_htab *t, size_t n,
+__attribute__((noinline, unused))	/* cold: keeps the callers' probe loops small */
+static int dt_htab_reserve(struct dt_htab *t, size_t n,
 				  uint64_t (*hash)(const void *ctx, uint32_t e),
 				  const void *ctx)
 {
@@ -105,13 +111,11 @@ static inline int dt_htab_reserve(struct dt_htab *t, size_t n,
 		errno = ENOMEM;
 		return -1;
 	}
-	for (size_t i = 0; i < slots; i++) {
-		if (!t->slot[i])
-			continue;
-		size_t j = (size_t)hash(ctx, t->slot[i] - 1) & (ns - 1);
+	for (size_t e = 0; e < t->n; e++) {
+		size_t j = (size_t)hash(ctx, (uint32_t)e) & (ns - 1);
 		while (s[j])
 			j = (j + 1) & (ns - 1);
-		s[j] = t->slot[i];
+		s[j] = (uint32_t)e + 1;
 	}
 	free(t->slot);
 	t->slot = s;
@@ -120,20 +124,26 @@ static inline int dt_htab_reserve(struct dt_htab *t, size_t n,
 }
 
 /*
- * Add entry e (< DT_HTAB_MAX) under hash h; e must not be in the table
- * already (look it up first).  Grows first when the table would pass
- * half full, rehashing through hash().  0, or -1 with errno and the table
- * as it was (e not added).
+ * Add entry e under hash h: e is the next number, t->n (EINVAL else), and
+ * its key must not be in the table already (look it up first).  Grows
+ * first when the table would pass half full, rehashing entries 0 .. n-1
+ * through hash().  0, or -1 with errno (EINVAL, ENOMEM, EOVERFLOW past
+ * DT_HTAB_MAX) and the table as it was (e not added).
  */
 static inline int dt_htab_add(struct dt_htab *t, uint64_t h, uint32_t e,
 			      uint64_t (*hash)(const void *ctx, uint32_t e),
 			      const void *ctx)
 {
+	if (e != t->n) {
+		errno = EINVAL;
+		return -1;
+	}
 	if (e >= DT_HTAB_MAX) {
 		errno = EOVERFLOW;
 		return -1;
 	}
-	if (dt_htab_reserve(t, t->n + 1, hash, ctx))
+	if ((!t->slot || t->n + 1 > (t->mask + 1) / 2) &&
+	    dt_htab_reserve(t, t->n + 1, hash, ctx))
 		return -1;
 	size_t i = dt_htab_first(t, h);
 	while (t->slot[i])

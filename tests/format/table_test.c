@@ -94,8 +94,9 @@ static void test_grow(void)
 	     dt_grow_cap(16, 17, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
 	     dt_grow_cap(32, 20, 8, 16, SIZE_MAX, &nc) == 0 && nc == 32 &&
 	     dt_grow_cap(600, 700, 1, 16, 1000, &nc) == 0 && nc == 1000 &&
-	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1;
-	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001 expected");
+	     dt_grow_cap(600, 1001, 1, 16, 1000, &nc) == -1 &&
+	     dt_grow_cap(0, 10, 1, 4096, 100, &nc) == 0 && nc == 100;
+	check("grow.cap", ok, "dt_grow_cap: 16, 32, 32, clamp to 1000, refuse 1001, min cut to 100 expected");
 
 	/* the function form, from an empty array with its min */
 	size_t c0 = 0;
@@ -202,8 +203,14 @@ static void test_htab(void)
 	      "clear kept an entry or dropped the slots");
 
 	errno = 0;
-	check("htab.entry_limit", dt_htab_add(&t, 1, DT_HTAB_MAX, rehash, &k) == -1 &&
-	      errno == EOVERFLOW && t.n == 0, "an entry number past DT_HTAB_MAX was taken");
+	check("htab.entry_not_next", dt_htab_add(&t, 1, 5, rehash, &k) == -1 &&
+	      errno == EINVAL && t.n == 0, "entry 5 was taken where 0 is next");
+	errno = 0;
+	t.n = DT_HTAB_MAX;	/* as if full: the limit is checked before any slot */
+	int lim = dt_htab_add(&t, 1, DT_HTAB_MAX, rehash, &k);
+	t.n = 0;
+	check("htab.entry_limit", lim == -1 && errno == EOVERFLOW,
+	      "an entry number at DT_HTAB_MAX was taken");
 	errno = 0;
 	check("htab.reserve_limit", dt_htab_reserve(&t, (size_t)DT_HTAB_MAX + 1, rehash, &k) == -1 &&
 	      errno == EOVERFLOW && t.mask + 1 == slots, "a reserve past the limit changed the table");

@@ -96,10 +96,11 @@ static uint64_t name_hash(const void *ctx, uint32_t e)
 	return strhash(f->names[e].s, f->names[e].len);
 }
 
+/* Entry e of chash is node e + 1: the root is never a child. */
 static uint64_t node_hash(const void *ctx, uint32_t e)
 {
 	const struct flame *f = ctx;
-	return mix(f->nodes[e].parent, f->nodes[e].name);
+	return mix(f->nodes[e + 1].parent, f->nodes[e + 1].name);
 }
 
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
@@ -139,9 +140,9 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 
 	for (size_t i = dt_htab_first(&f->chash, h); (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE;
 	     i = dt_htab_next(&f->chash, i)) {
-		const struct fnode *n = &f->nodes[e];
+		const struct fnode *n = &f->nodes[e + 1];
 		if (n->parent == parent && n->name == name)
-			return e;
+			return e + 1;
 	}
 	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
 		return -1;
@@ -150,7 +151,7 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 	memset(n, 0, sizeof(*n));
 	n->name = name;
 	n->parent = parent;
-	if (dt_htab_add(&f->chash, h, id, node_hash, f))
+	if (dt_htab_add(&f->chash, h, id - 1, node_hash, f))
 		return -1;
 	f->nnodes++;
 	n->depth = f->nodes[parent].depth + 1;
