@@ -205,9 +205,32 @@ if [ -n "$CG2" ]; then
 		"$DTREC" -q -o "$T/f.dtc" -e profile:hz:97 -d 200ms --cgroup "$CG2"
 	grep -qx 'flags=0x10 comm=- cgroup=1' "$T/flt.log" && pass cgroup-filter-set ||
 		fail cgroup-filter-set "DTIOCSETFILTER got: $(tr '\n' ' ' <"$T/flt.log" 2>/dev/null)"
-	expect cgroup-perf-refused 1 "^dtrec: --cgroup: the perf source cannot filter by cgroup; use --source dt$" -- \
-		"$DTREC" --source perf -q -o "$T/p.dtc" -e syscall:read:entry --cgroup "$CG2" -d 100ms
+	# perf takes a task or a cgroup per event: not both
+	expect cgroup-perf-command-refused 1 "^dtrec: --cgroup with -p or a COMMAND: the perf source takes one or the other; use --source dt$" -- \
+		"$DTREC" --source perf -q -o "$T/p.dtc" -e syscall:read:entry --cgroup "$CG2" -- true
 	[ ! -e "$T/p.dtc" ] && pass filter-perf-no-file || fail filter-perf-no-file "left $T/p.dtc"
+	# the perf source on a cgroup made here: of two busy shells only the
+	# member's events (per-CPU events opened with PERF_FLAG_PID_CGROUP)
+	C=$CG2/dtrec-test.$$
+	if mkdir "$C" 2>"$T/mkdir.err"; then
+		sh -c "echo \$\$ >$C/cgroup.procs && exec sh -c 'while :; do :; done'" &
+		in=$!
+		sh -c 'while :; do :; done' &
+		outp=$!
+		for i in 1 2 3 4 5 6 7 8 9 10; do grep -qx "$in" "$C/cgroup.procs" && break; sleep 0.1; done
+		expect cgroup-perf 0 '' -- "$DTREC" --source perf -q -o "$T/cgp.dtc" -e profile:hz:997 \
+			-e 'syscall:*:entry' --cgroup "$C" -d 1s
+		kill $in $outp; wait $in $outp 2>/dev/null
+		rmdir "$C"
+		got=$("$DTREPORT" sql "$T/cgp.dtc" "SELECT sum(pid = $in), sum(pid <> $in), sum(pid = $outp),
+			count(*) FROM events" 2>&1 | tr -d '\r' | tail -n +2)
+		IFS=, read -r nin nother nout nall <<<"$got"
+		[ "${nin:-0}" -gt 0 ] && [ "$nin" = "$nall" ] && [ "${nother:-x}" = 0 ] && [ "${nout:-x}" = 0 ] &&
+			pass cgroup-perf-only-members ||
+			fail cgroup-perf-only-members "member $nin, others $nother, the busy non-member $nout ($got)"
+	else
+		fail cgroup-perf-mkdir "cannot make a cgroup under $CG2: $(head -c 200 "$T/mkdir.err")"
+	fi
 else
 	echo "note: no cgroup2 mount on this host: --cgroup's positive case is left to the VM"
 fi

@@ -107,18 +107,22 @@ if [ -f "$out/comm.dtc" ]; then
 else
 	echo "FAIL comm-capture: no comm.dtc"
 fi
-# --cgroup: only the process in the cgroup's subtree
-if [ -f "$out/cg.dtc" ]; then
-	read -r bc bd <"$out/cg.pids"
-	got=$(sql "$out/cg.dtc" "SELECT sum(pid = $bc AND comm = 'busyc'), sum(pid <> $bc),
-		sum(pid = $bd), count(*) FROM events")
-	IFS=, read -r nc nother nd nall <<<"$got"
-	[ "${nc:-0}" -gt 0 ] && [ "$nc" = "$nall" ] && [ "${nother:-x}" = 0 ] && [ "${nd:-x}" = 0 ] &&
-		echo "PASS cgroup-only-members" ||
-		echo "FAIL cgroup-only-members: busyc $nc, other processes $nother, busyd $nd ($nall in all); $(tr '\n' ' ' <"$out/cg.where")"
-else
-	echo "FAIL cgroup-capture: no cg.dtc"
-fi
+# --cgroup: only the process in the cgroup's subtree (the perf source's
+# --cgroup is tested on the host: this guest's kernel gives perf no state
+# for a cgroup made here, ENOENT)
+read -r bc bd <"$out/cg.pids" 2>/dev/null
+for c in cg; do
+	if [ -f "$out/$c.dtc" ]; then
+		got=$(sql "$out/$c.dtc" "SELECT sum(pid = $bc AND comm = 'busyc'), sum(pid <> $bc),
+			sum(pid = $bd), count(*) FROM events")
+		IFS=, read -r nc nother nd nall <<<"$got"
+		[ "${nc:-0}" -gt 0 ] && [ "$nc" = "$nall" ] && [ "${nother:-x}" = 0 ] && [ "${nd:-x}" = 0 ] &&
+			echo "PASS $c-only-members" ||
+			echo "FAIL $c-only-members: busyc $nc, other processes $nother, busyd $nd ($nall in all); $(tr '\n' ' ' <"$out/cg.where")"
+	else
+		echo "FAIL $c-capture: no $c.dtc"
+	fi
+done
 
 # flight: a dump holds exactly the newest numbered calls, on one CPU, in
 # order, and its counters account for every event (kernel_produced =

@@ -1176,10 +1176,14 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		    r->src->ops->name);
 		goto out;
 	}
-	if ((o->comm || o->cgroup) && !r->src->ops->filters_comm_cgroup) {
-		msg(r, "%s: the %s source cannot filter by %s; use --source dt",
-		    o->comm ? "--comm" : "--cgroup", r->src->ops->name,
-		    o->comm ? "command name" : "cgroup");
+	if (o->comm && !r->src->ops->filters_comm) {
+		msg(r, "--comm: the %s source cannot filter by command name; use --source dt",
+		    r->src->ops->name);
+		goto out;
+	}
+	if (o->cgroup && !r->src->ops->filters_cgroup) {
+		msg(r, "--cgroup: the %s source cannot filter by cgroup; use --source dt",
+		    r->src->ops->name);
 		goto out;
 	}
 	if (o->comm && (o->comm[0] == '\0' || strlen(o->comm) >= DT_COMMLEN)) {

@@ -117,8 +117,8 @@ struct dtsrc_ops {
 				 uint64_t *fp_behind);
 	/* Does the source itself keep only the targets' events? */
 	int	(*filters_targets)(struct dtsrc *s);
-	/* Does it keep only cfg.comm's and cfg.cgroupfd's tasks' events? */
-	int	filters_comm_cgroup;
+	/* Does it keep only cfg.comm's tasks' events?  cfg.cgroupfd's? */
+	int	filters_comm, filters_cgroup;
 	/*
 	 * Flight recorder (cfg.flight), NULL where the source has none.
 	 * dump(s, 1) freezes the rings; read then returns what they hold,
