@@ -37,7 +37,8 @@ on_dump(int sig)
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
 "       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
-"             [-p PID[,PID...]] [--source dt|perf] [--flush-interval DURATION]\n"
+"             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
+"             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
 "             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
 "\n"
@@ -56,6 +57,13 @@ static const char usage_text[] =
 "                4M with DWARF user stacks)\n"
 "  -p PID,...    record only these processes and their children\n"
 "  -a            record the whole system (the default without -p or COMMAND)\n"
+"  --comm NAME   record only tasks whose command name (comm, at most 15\n"
+"                bytes, as in /proc/PID/comm) is NAME; dt source only\n"
+"  --cgroup DIR  record only tasks in the cgroup v2 directory DIR (e.g.\n"
+"                /sys/fs/cgroup/system.slice) or in cgroups below it; on the\n"
+"                perf source not with -p or COMMAND.  On the dt source\n"
+"                --comm, --cgroup, -p and COMMAND combine: an event must\n"
+"                pass each one given\n"
 "  --source dt|perf\n"
 "                dt: /dev/dt (dt.ko); perf: perf_event_open, no module needed;\n"
 "                default: dt when /dev/dt opens, perf otherwise\n"
@@ -122,7 +130,7 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -133,6 +141,8 @@ main(int argc, char **argv)
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
+		{ "comm", required_argument, NULL, OPT_COMM },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *probes[256], *triggers[64];
@@ -269,6 +279,25 @@ main(int argc, char **argv)
 		case OPT_TRIGGER_FILTER:
 			o.trigger_filter = optarg;
 			break;
+		case OPT_COMM:
+			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
+				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
+					"bytes (the kernel keeps no more)\n", optarg, DT_COMMLEN - 1);
+				return 2;
+			}
+			o.comm = optarg;
+			break;
+		case OPT_CGROUP: {
+			char err[512];
+			int fd = dtu_open_cgroup(optarg, err, sizeof(err));
+			if (fd < 0) {
+				fprintf(stderr, "dtrec: %s\n", err);
+				return 2;
+			}
+			close(fd);	/* reopened when recording starts */
+			o.cgroup = optarg;
+			break;
+		}
 		case 'h':
 			return usage(stdout, 0);
 		case '?':

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -572,4 +573,30 @@ void dtu_out_abort(struct dtu_out *o)
 	if (o->tmp)
 		unlink(o->tmp);
 	out_free(o);
+}
+
+int
+dtu_open_cgroup(const char *path, char *err, size_t errlen)
+{
+	/* linux/magic.h's CGROUP2_SUPER_MAGIC; v1 hierarchies have another */
+	const unsigned long cgroup2_magic = 0x63677270;
+	struct statfs sfs;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "--cgroup %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstatfs(fd, &sfs) < 0) {
+		dtu_seterr(err, errlen, "--cgroup %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if ((unsigned long)sfs.f_type != cgroup2_magic) {
+		dtu_seterr(err, errlen, "--cgroup %s: not a cgroup v2 directory (cgroup2 is "
+			   "usually mounted on /sys/fs/cgroup)", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
 }

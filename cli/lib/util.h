@@ -162,4 +162,11 @@ int dtu_same_file(const char *a, const char *b);
  */
 int dtu_stdout_check(char *err, size_t errlen);
 
+/*
+ * Open a cgroup v2 directory (O_RDONLY | O_DIRECTORY | O_CLOEXEC) for a
+ * filter: the descriptor, or -1 with err naming path and why (absent, not
+ * a directory, not on a cgroup2 file system).  The caller closes it.
+ */
+int dtu_open_cgroup(const char *path, char *err, size_t errlen);
+
 #endif /* DT_UTIL_H */

@@ -23,10 +23,12 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,10 +159,37 @@ ioctl(int fd, unsigned long req, ...)
 		ustack = v;
 		return 0;
 	}
-	case DTIOCSETFILTER:
+	case DTIOCSETFILTER: {
+		const struct dt_filter *f = arg;
+		const char *log = getenv("FAKEDT_FILTERLOG");
+		struct statfs sfs;
+
+		/* dt.ko's checks of comm and cgroup, for dtrec's messages */
+		if (((f->dtf_flags & DTF_COMM) &&
+		     (!f->dtf_comm[0] || !memchr(f->dtf_comm, 0, sizeof(f->dtf_comm)))) ||
+		    (!(f->dtf_flags & DTF_CGROUP) && f->dtf_cgroupfd)) {
+			errno = EINVAL;
+			return -1;
+		}
+		if ((f->dtf_flags & DTF_CGROUP) &&
+		    (fstatfs(f->dtf_cgroupfd, &sfs) < 0 || sfs.f_type != 0x63677270)) {
+			errno = EBADF;
+			return -1;
+		}
+		/* what dtrec asked for, so the test can check it */
+		if (log) {
+			FILE *lf = fopen(log, "a");
+			if (lf) {
+				fprintf(lf, "flags=%#x comm=%s cgroup=%d\n", f->dtf_flags,
+					(f->dtf_flags & DTF_COMM) ? f->dtf_comm : "-",
+					(f->dtf_flags & DTF_CGROUP) ? 1 : 0);
+				fclose(lf);
+			}
+		}
 		/* the fake's events are all its recorder's: never a target's */
-		only_targets = (((struct dt_filter *)arg)->dtf_flags & DTF_PIDS) != 0;
+		only_targets = (f->dtf_flags & DTF_PIDS) != 0;
 		return 0;
+	}
 	case DTIOCPRBENABLE: {
 		struct dt_enable *en = arg;
 		if (en->dten_id >= 64) {

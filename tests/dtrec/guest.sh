@@ -68,6 +68,59 @@ kill $tgt 2>/dev/null
 wait $tgt 2>/dev/null
 [ $rc -eq 0 ] && pass pid-exit || fail pid-exit "dtrec exited $rc: $(tail -n 3 $OUT/pid.err)"
 
+# --comm: of two busy processes, only the one named is recorded
+cp /bin/hotloop /tmp/busya
+cp /bin/hotloop /tmp/busyb
+/tmp/busya 10 >/dev/null &
+ba=$!
+/tmp/busyb 10 >/dev/null &
+bb=$!
+echo "$ba $bb" >$OUT/comm.pids
+dtrec -q -o $OUT/comm.dtc -e profile:hz:997 -e 'syscall:*:entry' --comm busya -d 1500ms \
+	2>$OUT/comm.err
+rc=$?
+kill $ba $bb 2>/dev/null
+wait $ba $bb 2>/dev/null
+[ $rc -eq 0 ] && pass comm-exit || fail comm-exit "dtrec exited $rc: $(tail -n 3 $OUT/comm.err)"
+
+# --cgroup: a cgroup made here holds one of two busy processes, in a cgroup
+# below it (the filter takes the subtree)
+cg=
+if [ -f /sys/fs/cgroup/cgroup.procs ] ||
+   { mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup 2>$OUT/cg.err; }; then
+	cg=/sys/fs/cgroup/dttest
+	mkdir -p $cg/sub
+fi
+if [ -n "$cg" ] && [ -d $cg/sub ]; then
+	cp /bin/hotloop /tmp/busyc
+	cp /bin/hotloop /tmp/busyd
+	sh -c "echo \$\$ >$cg/sub/cgroup.procs && exec /tmp/busyc 10 >/dev/null" &
+	bc=$!
+	/tmp/busyd 10 >/dev/null &
+	bd=$!
+	echo "$bc $bd" >$OUT/cg.pids
+	# recording starts once the process is in the cgroup (a slow guest
+	# may take a while to start the shell)
+	i=0
+	while [ $i -lt 50 ] && ! grep -qx "$bc" $cg/sub/cgroup.procs; do sleep 0.1; i=$((i + 1)); done
+	# for a failure's message: where the processes are
+	{ cat /proc/$bc/cgroup /proc/$bd/cgroup; echo "procs: $(cat $cg/sub/cgroup.procs)"; } \
+		>$OUT/cg.where 2>&1
+	dtrec -q -o $OUT/cg.dtc -e profile:hz:997 -e 'syscall:*:entry' --cgroup $cg -d 1500ms \
+		2>$OUT/cg.err
+	rc=$?
+	kill $bc $bd 2>/dev/null
+	wait $bc $bd 2>/dev/null
+	[ $rc -eq 0 ] && pass cgroup-exit || fail cgroup-exit "dtrec exited $rc: $(tail -n 3 $OUT/cg.err)"
+	# a directory of another file system is refused before recording
+	dtrec -q -o $OUT/cgbad.dtc -e profile:hz:997 --cgroup /tmp -d 100ms 2>$OUT/cgbad.err
+	rc=$?
+	[ $rc -eq 2 ] && grep -q 'not a cgroup v2 directory' $OUT/cgbad.err && [ ! -e $OUT/cgbad.dtc ] &&
+		pass cgroup-not-v2 || fail cgroup-not-v2 "exit $rc: $(head -c 200 $OUT/cgbad.err)"
+else
+	fail cgroup-mount "no cgroup2 in the guest: $(head -c 200 $OUT/cg.err 2>/dev/null)"
+fi
+
 # the flight recorder on the dt source: numbered close(2) calls on CPU 0
 # (dt_ktest closes=A:B closes fd 1000000+i), a dump on SIGUSR2 and one at
 # the end; then one on a trigger probe
@@ -94,6 +147,16 @@ rc=$?
 dtrec -q -o $OUT/usdt.dtc -e 'usdt:/bin/dt_ktest:dtkt:*' -- dt_ktest usdt=2000 2>$OUT/usdt.err
 rc=$?
 [ $rc -eq 0 ] && pass usdt-exit || fail usdt-exit "dtrec exited $rc: $(tail -n 3 $OUT/usdt.err)"
+
+# a uprobe in a shared library, hit by two processes at once: both wait
+# for /tmp/go, then call uc_hit 3000 and 5000 times
+rm -f /tmp/go
+dtrec -q -o $OUT/lib2.dtc -e 'uprobe:/lib/libdtuc.so:uc_hit:entry' -- sh -c \
+	'cd /tmp; ucall 3000 1 & a=$!; ucall 5000 2 & b=$!; sleep 0.3; touch go;
+	 wait $a; ra=$?; wait $b; echo "$ra $?" >'$OUT/lib2.status 2>$OUT/lib2.err
+rc=$?
+[ $rc -eq 0 ] && [ "$(cat $OUT/lib2.status)" = "0 0" ] && pass ulib-exit ||
+	fail ulib-exit "dtrec exited $rc, ucall $(cat $OUT/lib2.status): $(tail -n 3 $OUT/lib2.err)"
 
 # SIGINT ends a recording with no duration and no command, cleanly
 dtrec -q -o $OUT/int.dtc -e profile:hz:997 -e 'syscall:*:entry' 2>$OUT/int.err &

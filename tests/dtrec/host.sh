@@ -174,6 +174,67 @@ else
 	fail status-line "script(1) missing"
 fi
 
+# --comm and --cgroup: usage errors exit 2; the dt source passes them to
+# DTIOCSETFILTER (the stand-in logs what it got); perf refuses them
+expect comm-too-long 2 "^dtrec: bad --comm '0123456789abcdef': a command name is 1 to 15 bytes" -- \
+	"$DTREC" -o "$T/a.dtc" -e x --comm 0123456789abcdef
+expect comm-empty 2 "^dtrec: bad --comm '': a command name is 1 to 15 bytes" -- \
+	"$DTREC" -o "$T/a.dtc" -e x --comm ''
+expect cgroup-missing 2 "^dtrec: --cgroup $T/nocg: No such file or directory$" -- \
+	"$DTREC" -o "$T/a.dtc" -e x --cgroup "$T/nocg"
+expect cgroup-not-v2 2 "^dtrec: --cgroup $T: not a cgroup v2 directory" -- \
+	"$DTREC" -o "$T/a.dtc" -e x --cgroup "$T"
+[ ! -e "$T/a.dtc" ] && pass filter-usage-no-file || fail filter-usage-no-file "left $T/a.dtc"
+expect comm-perf-refused 1 "^dtrec: --comm: the perf source cannot filter by command name; use --source dt$" -- \
+	"$DTREC" --source perf -q -o "$T/p.dtc" -e syscall:read:entry --comm sh -d 100ms
+rm -f "$T/flt.log"
+expect comm-fake 0 '' -- env FAKEDT_FILTERLOG="$T/flt.log" LD_PRELOAD="$FAKE" \
+	"$DTREC" -q -o "$T/f.dtc" -e profile:hz:97 -d 200ms --comm busyname
+grep -qx 'flags=0x4 comm=busyname cgroup=0' "$T/flt.log" && pass comm-filter-set ||
+	fail comm-filter-set "DTIOCSETFILTER got: $(tr '\n' ' ' <"$T/flt.log" 2>/dev/null)"
+rm -f "$T/flt.log"
+expect comm-command-fake 0 '' -- env FAKEDT_FILTERLOG="$T/flt.log" LD_PRELOAD="$FAKE" \
+	"$DTREC" -q -o "$T/f.dtc" -e profile:hz:97 --comm sleep -- sleep 0.2
+grep -qx 'flags=0x7 comm=sleep cgroup=0' "$T/flt.log" && pass comm-and-command ||
+	fail comm-and-command "DTIOCSETFILTER got: $(tr '\n' ' ' <"$T/flt.log" 2>/dev/null)"
+# a cgroup2 mount on this host, if there is one, for the positive case
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+if [ -n "$CG2" ]; then
+	rm -f "$T/flt.log"
+	expect cgroup-fake 0 '' -- env FAKEDT_FILTERLOG="$T/flt.log" LD_PRELOAD="$FAKE" \
+		"$DTREC" -q -o "$T/f.dtc" -e profile:hz:97 -d 200ms --cgroup "$CG2"
+	grep -qx 'flags=0x10 comm=- cgroup=1' "$T/flt.log" && pass cgroup-filter-set ||
+		fail cgroup-filter-set "DTIOCSETFILTER got: $(tr '\n' ' ' <"$T/flt.log" 2>/dev/null)"
+	# perf takes a task or a cgroup per event: not both
+	expect cgroup-perf-command-refused 1 "^dtrec: --cgroup with -p or a COMMAND: the perf source takes one or the other; use --source dt$" -- \
+		"$DTREC" --source perf -q -o "$T/p.dtc" -e syscall:read:entry --cgroup "$CG2" -- true
+	[ ! -e "$T/p.dtc" ] && pass filter-perf-no-file || fail filter-perf-no-file "left $T/p.dtc"
+	# the perf source on a cgroup made here: of two busy shells only the
+	# member's events (per-CPU events opened with PERF_FLAG_PID_CGROUP)
+	C=$CG2/dtrec-test.$$
+	if mkdir "$C" 2>"$T/mkdir.err"; then
+		sh -c "echo \$\$ >$C/cgroup.procs && exec sh -c 'while :; do :; done'" &
+		in=$!
+		sh -c 'while :; do :; done' &
+		outp=$!
+		for i in 1 2 3 4 5 6 7 8 9 10; do grep -qx "$in" "$C/cgroup.procs" && break; sleep 0.1; done
+		expect cgroup-perf 0 '' -- "$DTREC" --source perf -q -o "$T/cgp.dtc" -e profile:hz:997 \
+			-e 'syscall:*:entry' --cgroup "$C" -d 1s
+		kill $in $outp; wait $in $outp 2>/dev/null
+		rmdir "$C"
+		got=$("$DTREPORT" sql "$T/cgp.dtc" "SELECT sum(pid = $in), sum(pid <> $in), sum(pid = $outp),
+			count(*) FROM events" 2>&1 | tr -d '\r' | tail -n +2)
+		IFS=, read -r nin nother nout nall <<<"$got"
+		[ "${nin:-0}" -gt 0 ] && [ "$nin" = "$nall" ] && [ "${nother:-x}" = 0 ] && [ "${nout:-x}" = 0 ] &&
+			pass cgroup-perf-only-members ||
+			fail cgroup-perf-only-members "member $nin, others $nother, the busy non-member $nout ($got)"
+	else
+		fail cgroup-perf-mkdir "cannot make a cgroup under $CG2: $(head -c 200 "$T/mkdir.err")"
+	fi
+else
+	echo "note: no cgroup2 mount on this host: --cgroup's positive case is left to the VM"
+fi
+
 # a full disk: a clear message and a non-zero exit
 expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
 	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s

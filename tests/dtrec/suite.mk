@@ -9,6 +9,13 @@ $(B)/tests/dtrec/fakedt.so: tests/dtrec/fakedt.c include/dt_abi.h
 $(B)/tests/dtrec/fakelib.so: tests/dtrec/fakelib.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -o $@ $<
+# a shared library and a dynamic program calling it, for the VM's uprobe test
+$(B)/tests/dtrec/libdtuc.so: tests/dtrec/libdtuc.c tests/dtrec/libdtuc.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -Wl,-soname,libdtuc.so -o $@ $<
+$(B)/tests/dtrec/ucall: tests/dtrec/ucall.c tests/dtrec/libdtuc.h $(B)/tests/dtrec/libdtuc.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -o $@ $< -L$(B)/tests/dtrec -ldtuc
 $(B)/tests/dtrec/capcheck: tests/dtrec/capcheck.c $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
@@ -26,6 +33,7 @@ $(B)/tests/dtrec/proctab_test: tests/dtrec/proctab_test.c $(PROCTAB_TEST_OBJS:%=
 
 DTREC_TEST_DEPS := $(B)/bin/dtreport $(B)/tests/dtrec/util_test $(B)/tests/dtrec/proctab_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
+	$(B)/tests/dtrec/libdtuc.so $(B)/tests/dtrec/ucall \
 	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8 $(B)/vm/dt_ktest
 
 check-dtrec: $(DTREC_TEST_DEPS)

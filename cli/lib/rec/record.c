@@ -1100,7 +1100,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	size_t ksymslen = 0, modslen = 0;
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
-	int renamed = 0, syncfd = -1;
+	int renamed = 0, syncfd = -1, cgfd = -1;
 	char *target = NULL;		/* rename the capture here; NULL: in place */
 	uint64_t start = 0, now, last_status = 0, last_counters = 0, last_flush = 0;
 	uint64_t flush_ns = o->flush_ns ? o->flush_ns : 1000000000ULL, flushed_events = 0;
@@ -1176,6 +1176,24 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		    r->src->ops->name);
 		goto out;
 	}
+	if (o->comm && !r->src->ops->filters_comm) {
+		msg(r, "--comm: the %s source cannot filter by command name; use --source dt",
+		    r->src->ops->name);
+		goto out;
+	}
+	if (o->cgroup && !r->src->ops->filters_cgroup) {
+		msg(r, "--cgroup: the %s source cannot filter by cgroup; use --source dt",
+		    r->src->ops->name);
+		goto out;
+	}
+	if (o->comm && (o->comm[0] == '\0' || strlen(o->comm) >= DT_COMMLEN)) {
+		msg(r, "--comm '%s': a command name is 1 to %d bytes", o->comm, DT_COMMLEN - 1);
+		goto out;
+	}
+	if (o->cgroup && (cgfd = dtu_open_cgroup(o->cgroup, err, sizeof(err))) < 0) {
+		msg(r, "%s", err);
+		goto out;
+	}
 	/* the command waits on a pipe: the sources follow it from its exec */
 	if (o->argv && o->argv[0]) {
 		child = spawn(r, o->argv, &go_fd, &err_fd);
@@ -1195,6 +1213,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	cfg.pids = o->pids;
 	cfg.npids = o->npids;
 	cfg.child = child > 0 ? child : 0;
+	cfg.comm = o->comm;
+	cfg.cgroupfd = cgfd;
 	cfg.ustack_mode = o->ustack_mode;
 	cfg.ustack_size = o->ustack_size;
 	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {
@@ -1451,6 +1471,8 @@ out:
 	}
 	if (go_fd >= 0)
 		close(go_fd);
+	if (cgfd >= 0)
+		close(cgfd);
 	if (err_fd >= 0)
 		close(err_fd);
 	if (child > 0)

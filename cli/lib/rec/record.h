@@ -41,6 +41,10 @@ struct dtrec_opts {
 	const pid_t	*pids;		/* -p: record only these processes (and
 					 * their children); NULL: all, or argv's */
 	size_t		npids;
+	const char	*comm;		/* --comm: only tasks of this comm (at
+					 * most 15 bytes); NULL: any */
+	const char	*cgroup;	/* --cgroup: only tasks in this cgroup v2
+					 * directory or below it; NULL: any */
 	uint64_t	flush_ns;	/* write the open block this often; 0: 1 s */
 	int		sync;		/* fdatasync after every flush */
 	int		ustack_mode;	/* DTSRC_USTACK_* (source.h); 0: auto */

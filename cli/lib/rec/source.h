@@ -33,6 +33,10 @@ struct dtsrc_cfg {
 	pid_t		child;		/* a COMMAND forked but not yet exec'd
 					 * (it waits on a pipe): recorded from its
 					 * exec on, with its descendants; 0: none */
+	const char	*comm;		/* only tasks of this comm; NULL: any */
+	int		cgroupfd;	/* only tasks in this cgroup v2 directory
+					 * or below (open, owned by the caller);
+					 * -1: any */
 	int		ustack_mode;	/* DTSRC_USTACK_*, for DTEVT_USTACK */
 	uint32_t	ustack_size;	/* bytes of user stack copied per sample
 					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
@@ -113,6 +117,8 @@ struct dtsrc_ops {
 				 uint64_t *fp_behind);
 	/* Does the source itself keep only the targets' events? */
 	int	(*filters_targets)(struct dtsrc *s);
+	/* Does it keep only cfg.comm's tasks' events?  cfg.cgroupfd's? */
+	int	filters_comm, filters_cgroup;
 	/*
 	 * Flight recorder (cfg.flight), NULL where the source has none.
 	 * dump(s, 1) freezes the rings; read then returns what they hold,

@@ -464,7 +464,8 @@ dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 /*
  * The kernel keeps only the targets' events (DTIOCSETFILTER): the listed
  * processes and, followed at fork, their descendants; a COMMAND waiting to
- * exec becomes one at its exec.  Every descriptor leaves dtrec itself out.
+ * exec becomes one at its exec; with --comm and --cgroup only those tasks
+ * too.  Every descriptor leaves dtrec itself out.
  */
 static int
 dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
@@ -489,11 +490,21 @@ dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 		f.dtf_pids = (uint64_t)(uintptr_t)pids;
 		f.dtf_execpid = cfg->child > 0 ? (uint32_t)cfg->child : 0;
 	}
+	if (cfg->comm) {
+		f.dtf_flags |= DTF_COMM;
+		snprintf(f.dtf_comm, sizeof(f.dtf_comm), "%s", cfg->comm);
+	}
+	if (cfg->cgroupfd >= 0) {
+		f.dtf_flags |= DTF_CGROUP;
+		f.dtf_cgroupfd = cfg->cgroupfd;
+	}
 	if (ioctl(fd, DTIOCSETFILTER, &f) < 0) {
 		int e = errno;
 		if (e == ESRCH && cfg->npids)
 			dtu_seterr(err, errlen, "-p: a process given is not running (or is a thread, "
 				   "not a process)");
+		else if (e == EBADF && cfg->cgroupfd >= 0)
+			dtu_seterr(err, errlen, "--cgroup: dt.ko takes it for no cgroup v2 directory");
 		else
 			dtu_seterr(err, errlen, "/dev/dt: setting the process filter: %s", strerror(e));
 		free(pids);
@@ -526,6 +537,8 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 	all.pids = NULL;
 	all.npids = 0;
 	all.child = 0;
+	all.comm = NULL;
+	all.cgroupfd = -1;
 	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < cfg->ntrig; i++) {
@@ -967,6 +980,8 @@ static const struct dtsrc_ops dt_ops = {
 	.proc = dt_proc,
 	.ustack_counts = dt_ustack_counts,
 	.filters_targets = dt_filters_targets,
+	.filters_comm = 1,
+	.filters_cgroup = 1,
 	.dump = dt_dump,
 	.triggered = dt_triggered,
 	.close = dt_close,

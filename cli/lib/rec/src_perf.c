@@ -113,6 +113,7 @@ struct ring {
 
 struct src_perf {
 	struct dtsrc	s;
+	int		cgfd;		/* [I] --cgroup's directory (cfg's), or -1 */
 	const char	*tfroot;	/* [I] */
 	struct pprobe	*probes;	/* [I] */
 	size_t		nprobes;
@@ -904,7 +905,10 @@ open_error(int e, const char *what, struct src_perf *sp, char *err, size_t errle
 		dtu_seterr(err, errlen, "%s: too many open files: this recording needs more than %zu "
 			   "descriptors and the limit is %llu: raise it (ulimit -n) or select fewer "
 			   "probes", what, sp->nfds, (unsigned long long)rl.rlim_cur);
-	} else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+	} else if (e == ENOENT && sp->cgfd >= 0)
+		dtu_seterr(err, errlen, "%s: --cgroup: the kernel has no perf_event state for this "
+			   "cgroup (perf_event_open: %s); use --source dt", what, strerror(e));
+	else if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
 		dtu_seterr(err, errlen, "%s: this kernel has no PMU for it (perf_event_open: %s)",
 			   what, strerror(e));
 	else if (e == ESRCH)
@@ -1130,6 +1134,9 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	const struct dt_probe_info *info = dtp_by_id(sp->s.dev, p->id);
 	uint64_t id;
 	int fd;
+	/* --cgroup: a system-wide per-CPU event counts only the cgroup's tasks */
+	pid_t opid = pid < 0 && sp->cgfd >= 0 ? sp->cgfd : pid;
+	unsigned long ofl = PERF_FLAG_FD_CLOEXEC | (opid != pid ? PERF_FLAG_PID_CGROUP : 0);
 
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
@@ -1198,7 +1205,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	}
 	if (p->kind == PK_UPROBE)
 		uprobe_regs(p->up, &a);
-	fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)perf_open(&a, opid, cpu, -1, ofl);
 	if (fd < 0 && errno == EINVAL && p->ustack_copy && sp->ustack_auto) {
 		/* auto: a kernel that cannot copy user stacks gets frame pointers */
 		a.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
@@ -1207,11 +1214,11 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		p->ustack_copy = 0;
 		if (p->kind == PK_UPROBE)
 			uprobe_regs(p->up, &a);
-		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)perf_open(&a, opid, cpu, -1, ofl);
 	}
 	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
 		a.sample_max_stack = 0;	/* above kernel.perf_event_max_stack */
-		fd = (int)perf_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)perf_open(&a, opid, cpu, -1, ofl);
 	}
 	if (fd < 0) {
 		int e = errno;
@@ -1648,6 +1655,13 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	}
 
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
+	/* perf takes a task or a cgroup per event, not both */
+	if (cfg->cgroupfd >= 0 && sp->targeted) {
+		dtu_seterr(err, errlen, "--cgroup with -p or a COMMAND: the perf source takes one "
+			   "or the other; use --source dt");
+		goto out;
+	}
+	sp->cgfd = cfg->cgroupfd;
 	if (cfg->child > 0) {
 		/* p.ts: recorded from then on (its exec, on_comm) */
 		struct task *t = task_get(&sp->tgts, (uint32_t)cfg->child, 1);
@@ -2105,6 +2119,7 @@ static const struct dtsrc_ops perf_ops = {
 	.proc = perf_proc,
 	.ustack_counts = perf_ustack_counts,
 	.filters_targets = perf_filters_targets,
+	.filters_cgroup = 1,
 	.dump = perf_dump,
 	.triggered = perf_triggered,
 	.close = perf_close,
@@ -2115,6 +2130,9 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 {
 	struct src_perf *sp = calloc(1, sizeof(*sp));
 	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (sp != NULL)
+		sp->cgfd = -1;
 
 	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL ||
 	    (sp->seen = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->seen))) == NULL ||
