@@ -31,7 +31,7 @@ else
 fi
 rm -rf "$out" && mv "$run" "$out"
 bad=$(cat "$out/dmesg.txt" "$out/console.txt" 2>/dev/null |
-	grep -E 'BUG|Oops|WARNING|general protection|leak|Kernel panic|rcu.*stall')
+	grep -E 'BUG|Oops|WARNING|general protection|suspected memory leak|unreferenced object|Kernel panic|rcu.*stall')
 if [ -f "$out/dmesg.txt" ] && [ -z "$bad" ]; then
 	echo "PASS host.dmesg-clean"
 else
