@@ -14,9 +14,10 @@
  *
  * A USDT probe has a site per note of its provider and name, each with
  * its operands (dt_uparg), decoded in the handler from the user registers
- * and, for memory operands, the task's memory.  Files are held (igrab)
- * for the module's lifetime; past DT_UPROBE_MAX sites creating another
- * fails with ENOSPC.
+ * and, for memory operands, the task's memory.  Each site holds its file
+ * (igrab).  Past DT_UPROBE_MAX sites, creating another first frees the
+ * probes no descriptor has enabled (their ids die and are never reused, as
+ * with kprobes); only when every site is in use does it fail with ENOSPC.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -30,6 +31,8 @@
 #include "dt.h"
 
 #define DT_UPROBE_MAX	1024	/* sites: bounds the memory a user pins */
+/* freed uprobes leave their two small dt_probes (ids) behind: bound them */
+#define DT_UPROBE_DEAD_MAX	(16 * DT_UPROBE_MAX)
 
 struct dt_up;
 
@@ -58,6 +61,7 @@ struct dt_up {
 
 static LIST_HEAD(dt_ups);		/* [g] */
 static unsigned int dt_nupsites;	/* [g] */
+static unsigned int dt_nups_dead;	/* [g] dt_probes of freed uprobes */
 
 static const struct dt_arg_info dt_upargs_entry[DT_MAXARGS] = {
 	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
@@ -306,6 +310,37 @@ static struct dt_up *dt_up_byid(u32 id)
 	return NULL;
 }
 
+/*
+ * [g] held.  Free the probes, but keep, that no descriptor has enabled:
+ * nothing arms them, so none of their sites is registered and no handler
+ * can run.  Their dt_probes stay in the probe table, dead.
+ */
+static void dt_up_reap(struct dt_up *keep)
+{
+	struct dt_upsite *us, *ts;
+	struct dt_up *u, *tmp;
+
+	list_for_each_entry_safe(u, tmp, &dt_ups, u_link) {
+		if (u == keep || u->u_entry->dp_nref != 0 || u->u_return->dp_nref != 0)
+			continue;
+		if (dt_nups_dead + 2 > DT_UPROBE_DEAD_MAX)
+			break;
+		dt_up_unreg(u, false);	/* none is registered: kept safe */
+		dt_up_unreg(u, true);
+		u->u_entry->dp_dead = true;
+		u->u_return->dp_dead = true;
+		dt_nups_dead += 2;
+		list_for_each_entry_safe(us, ts, &u->u_sites, us_link) {
+			iput(us->us_inode);
+			list_del(&us->us_link);
+			kfree(us);
+			dt_nupsites--;
+		}
+		list_del(&u->u_link);
+		kfree(u);
+	}
+}
+
 int dt_uprobe_create(struct dt_uprobe *req)
 {
 	struct dt_upsite *us = NULL, *s;
@@ -358,6 +393,8 @@ int dt_uprobe_create(struct dt_uprobe *req)
 		u = NULL;
 	}
 	error = -ENOSPC;
+	if (dt_nupsites >= DT_UPROBE_MAX)
+		dt_up_reap(u);
 	if (dt_nupsites >= DT_UPROBE_MAX)
 		goto unlock;
 	error = -ENOMEM;

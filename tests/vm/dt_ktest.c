@@ -3175,6 +3175,56 @@ static int mkuprobe(int fd, const char *path, unsigned long long off, const char
 	return ioctl(fd, DTIOCUPROBE, up);
 }
 
+/*
+ * Past DT_UPROBE_MAX (1024) sites, creating one frees those no descriptor
+ * has enabled: sessions that each probe new functions never run out.
+ */
+static void t_upreap(void)
+{
+	int fd = dt_open("upreap.open", 0), hold = dt_open("upreap.open2", 0);
+	const int WANT = 1100;
+	int made = 0, enospc = 0;
+	dt_u32 first_id = 0, held_id = 0;
+	char path[400], fn[32];
+	long long off = file_offset((const void *)up_target, path, sizeof(path));
+	struct dt_uprobe up;
+
+	if (fd < 0 || hold < 0 || !check(off >= 0, "upreap.offset", "no file mapping"))
+		return;
+	for (int i = 0; i < WANT; i++) {
+		snprintf(fn, sizeof(fn), "upreap%d", i);
+		if (mkuprobe(fd, path, (unsigned long long)off, fn, &up) < 0) {
+			enospc += errno == ENOSPC;
+			continue;
+		}
+		made++;
+		if (!first_id)
+			first_id = up.dtup_entry_id;
+		else if (!held_id) {
+			held_id = up.dtup_entry_id;
+			enable(hold, held_id, 0, 0);	/* in use from now on */
+		}
+	}
+	check(made == WANT && enospc == 0, "upreap.beyond-cap", "%d of %d created, %d ENOSPC",
+	    made, WANT, enospc);
+	struct dt_probe_args pa = { .dtpa_id = held_id };
+	int r = ioctl(fd, DTIOCGARGS, &pa);
+	check(held_id && r == 0, "upreap.in-use-kept", "probe %u: %s", held_id,
+	    r ? strerror(errno) : "ok");
+	struct dt_probe_args pb = { .dtpa_id = first_id };
+	r = ioctl(fd, DTIOCGARGS, &pb);
+	check(first_id && r < 0 && errno == ENOENT, "upreap.unused-freed", "probe %u: %s",
+	    first_id, r ? strerror(errno) : "still there");
+	unsigned n, nu = 0;
+	struct dt_probe_info *pl = plist(fd, &n);
+	for (unsigned i = 0; pl && i < n; i++)
+		nu += !strcmp(pl[i].dtpi_prov, "uprobe");
+	free(pl);
+	check(nu <= 2 * 1024 && nu >= 2, "upreap.listed", "%u uprobe probes listed", nu);
+	close(hold);
+	close(fd);
+}
+
 static void t_uprobe(void)
 {
 	int fd = dt_open("uprobe.open", 0), r;
@@ -3809,7 +3859,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|io|unpriv|filter|flight|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|io|unpriv|filter|flight|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -3890,6 +3940,8 @@ int main(int argc, char **argv)
 			t_misc();
 		if (all || !strcmp(t, "kpreap"))
 			t_kpreap();
+		if (all || !strcmp(t, "upreap"))
+			t_upreap();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))

@@ -36,7 +36,7 @@ else
 fi
 
 phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
-	frames io unpriv passed account budget wrap misc kpreap filter flight uprobe proc
+	frames io unpriv passed account budget wrap misc kpreap filter flight uprobe upreap proc
 # CPU 1 goes offline and back mid-recording
 phase hotplug 60 dt_ktest hotplug
 
