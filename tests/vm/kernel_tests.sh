@@ -35,6 +35,15 @@ else
 	fail module.loaded "dt not in /proc/modules or no /dev/dt (see dt-vm: lines above)"
 fi
 
+# KTEST_PART (kernel_suite.sh): "main" all but the race phase, "race" the
+# race phase alone (its own boot, with parallel vCPUs), else everything.
+if [ "${KTEST_PART:-all}" = race ]; then
+	phase race 120 dt_ktest race=${RACE_SECS:-15}
+	bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|suspected memory leak|unreferenced object|Call Trace|refcount_t|rcu.*stall')
+	[ -z "$bad" ] && pass race.dmesg-clean || { fail race.dmesg-clean "kernel log has errors:"; echo "$bad" | head -n 40 | sed 's/^/#   /'; }
+	exit 0
+fi
+
 phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
 	frames io unpriv passed account budget wrap misc kpreap filter flight uprobe upreap proc
 # CPU 1 goes offline and back mid-recording
@@ -69,7 +78,7 @@ fi
 kill $hp 2>/dev/null
 
 phase fuzz 120 dt_ktest fuzz=${FUZZ_SECS:-15}
-phase race 120 dt_ktest race=${RACE_SECS:-15}
+[ "${KTEST_PART:-all}" = main ] || phase race 120 dt_ktest race=${RACE_SECS:-15}
 
 # kmemleak (the debug lane's kernel): nothing dt allocated may be left
 # unreferenced once every descriptor is closed.
