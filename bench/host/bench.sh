@@ -50,7 +50,7 @@ if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] || [
 fi
 echo "# workload ns (medians of $rounds rounds): untraced $base, dtrec $dt, perf record $pf"
 awk -v b="$base" -v d="$dt" -v p="$pf" 'BEGIN {
-	printf "# ratio of the medians %.3f\n", p > b ? (d - b) / (p - b) : 0 }'
+	printf "# ratio of the medians %.3f\n", (p > b ? (d - b) / (p - b) : 0) }'
 o=$(paste "$OUT/base.all" "$OUT/dt.all" "$OUT/perf.all" |
 	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
 [ -n "$o" ] || { echo "bench-host: perf record never slowed the workload down" >&2; exit 1; }
