@@ -451,6 +451,12 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		}
 		n += ni;
 	}
+	if (cancel && *cancel) {
+		dtr_err("flame", "interrupted");
+		dtu_out_abort(&o);
+		ret = DTR_EXIT_ERROR;
+		goto out;
+	}
 	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
 	ret = write_out(fl, &fo, sub, 0, &o);
 out:

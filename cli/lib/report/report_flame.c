@@ -755,6 +755,10 @@ int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_fl
 		if (dtr_flame_write(fl, o, sub, 0, out)) {
 			dtr_err(o->cmd, "%s: %s", outname, errno ? strerror(errno) : "write error");
 			ret = DTR_EXIT_ERROR;
+		} else if (cancel && *cancel) {
+			/* while the graph was written: the caller drops the file */
+			dtr_err(o->cmd, "interrupted");
+			ret = DTR_EXIT_ERROR;
 		}
 	}
 	flame_free(fl);
