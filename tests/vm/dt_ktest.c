@@ -2370,6 +2370,34 @@ static void t_misc(void)
  * More kprobe functions than the module keeps (512): those no descriptor
  * uses are freed to make room, one in use is kept.
  */
+/*
+ * After creating past the cap of a provider that frees unused probes
+ * (kprobes, uprobes): the held probe stays, the first unused one is gone,
+ * and at most cap probe pairs are listed.
+ */
+static void reaped(int fd, const char *test, const char *prov, dt_u32 first_id,
+    dt_u32 held_id, unsigned cap)
+{
+	char nm[64];
+	struct dt_probe_args pa = { .dtpa_id = held_id };
+	int r = ioctl(fd, DTIOCGARGS, &pa);
+
+	snprintf(nm, sizeof(nm), "%s.in-use-kept", test);
+	check(held_id && r == 0, nm, "probe %u: %s", held_id, r ? strerror(errno) : "ok");
+	struct dt_probe_args pb = { .dtpa_id = first_id };
+	r = ioctl(fd, DTIOCGARGS, &pb);
+	snprintf(nm, sizeof(nm), "%s.unused-freed", test);
+	check(first_id && r < 0 && errno == ENOENT, nm, "probe %u: %s", first_id,
+	    r ? strerror(errno) : "still there");
+	unsigned n, np = 0;
+	struct dt_probe_info *pl = plist(fd, &n);
+	for (unsigned i = 0; pl && i < n; i++)
+		np += !strcmp(pl[i].dtpi_prov, prov);
+	free(pl);
+	snprintf(nm, sizeof(nm), "%s.listed", test);
+	check(np <= 2 * cap && np >= 2, nm, "%u %s probes listed", np, prov);
+}
+
 static void t_kpreap(void)
 {
 	int fd = dt_open("kpreap.open", 0), hold = dt_open("kpreap.open2", 0);
@@ -2405,20 +2433,7 @@ static void t_kpreap(void)
 	info("%d kprobes created of %d functions tried, %d ENOSPC", made, tried, enospc);
 	check(made == WANT && enospc == 0, "kpreap.beyond-cap", "%d of %d created, %d ENOSPC",
 	    made, WANT, enospc);
-	struct dt_probe_args pa = { .dtpa_id = held_id };
-	int r = ioctl(fd, DTIOCGARGS, &pa);
-	check(held_id && r == 0, "kpreap.in-use-kept", "probe %u: %s", held_id,
-	    r ? strerror(errno) : "ok");
-	struct dt_probe_args pb = { .dtpa_id = first_id };
-	r = ioctl(fd, DTIOCGARGS, &pb);
-	check(first_id && r < 0 && errno == ENOENT, "kpreap.unused-freed", "probe %u: %s",
-	    first_id, r ? strerror(errno) : "still there");
-	unsigned n, nk = 0;
-	struct dt_probe_info *pl = plist(fd, &n);
-	for (unsigned i = 0; pl && i < n; i++)
-		nk += !strcmp(pl[i].dtpi_prov, "kprobe");
-	free(pl);
-	check(nk <= 2 * 512 && nk >= 2, "kpreap.listed", "%u kprobe probes listed", nk);
+	reaped(fd, "kpreap", "kprobe", first_id, held_id, 512);
 	close(hold);
 	close(fd);
 }
@@ -3207,20 +3222,7 @@ static void t_upreap(void)
 	}
 	check(made == WANT && enospc == 0, "upreap.beyond-cap", "%d of %d created, %d ENOSPC",
 	    made, WANT, enospc);
-	struct dt_probe_args pa = { .dtpa_id = held_id };
-	int r = ioctl(fd, DTIOCGARGS, &pa);
-	check(held_id && r == 0, "upreap.in-use-kept", "probe %u: %s", held_id,
-	    r ? strerror(errno) : "ok");
-	struct dt_probe_args pb = { .dtpa_id = first_id };
-	r = ioctl(fd, DTIOCGARGS, &pb);
-	check(first_id && r < 0 && errno == ENOENT, "upreap.unused-freed", "probe %u: %s",
-	    first_id, r ? strerror(errno) : "still there");
-	unsigned n, nu = 0;
-	struct dt_probe_info *pl = plist(fd, &n);
-	for (unsigned i = 0; pl && i < n; i++)
-		nu += !strcmp(pl[i].dtpi_prov, "uprobe");
-	free(pl);
-	check(nu <= 2 * 1024 && nu >= 2, "upreap.listed", "%u uprobe probes listed", nu);
+	reaped(fd, "upreap", "uprobe", first_id, held_id, 1024);
 	close(hold);
 	close(fd);
 }
