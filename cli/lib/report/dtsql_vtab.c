@@ -374,21 +374,18 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 				prb = 1;
 			}
 		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
-			   k->iColumn == E_COMM &&
+			   (k->iColumn == E_COMM || k->iColumn == E_PROBE_NAME) &&
 			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
 			int in = sqlite3_vtab_in(info, i, -1);
 			if (in)
 				sqlite3_vtab_in(info, i, 1);
-			code = in ? 'C' : 'c';
-			cmf = 1;
-		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
-			   k->iColumn == E_PROBE_NAME &&
-			   strcmp(sqlite3_vtab_collation(info, i), "BINARY") == 0) {
-			int in = sqlite3_vtab_in(info, i, -1);
-			if (in)
-				sqlite3_vtab_in(info, i, 1);
-			code = in ? 'N' : 'n';
-			prb = 1;
+			if (k->iColumn == E_COMM) {
+				code = in ? 'C' : 'c';
+				cmf = 1;
+			} else {
+				code = in ? 'N' : 'n';
+				prb = 1;
+			}
 		}
 		if (code == 0)
 			continue;
