@@ -46,6 +46,17 @@ struct dt_htab {
 	size_t		n;		/* entries */
 };
 
+/* A hash for an integer key (pid, event id, address): the table indexes
+ * by the low bits, and these depend on every bit of the key (MurmurHash3's
+ * finalizer, halved), so keys that differ only high up still spread. */
+static inline uint64_t dt_htab_hash_int(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
 /* The entry numbers stored under hash h, in probe order: */
 static inline size_t dt_htab_first(const struct dt_htab *t, uint64_t h)
 {

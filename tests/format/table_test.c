@@ -424,10 +424,37 @@ static void test_htab_remove(void)
 	dt_htab_free(&t);
 }
 
+/* dt_htab_hash_int: keys that differ only in their high bits (pids
+ * shifted into an id, addresses of one page) still spread over the low
+ * bits the table indexes by. */
+static void test_hash_int(void)
+{
+	enum { N = 4096 };
+	static unsigned char seen[N];
+	unsigned distinct = 0, lo = 0;
+
+	for (uint64_t i = 0; i < N; i++) {
+		size_t b = (size_t)dt_htab_hash_int(i << 40) & (N - 1);
+		distinct += !seen[b];
+		seen[b] = 1;
+	}
+	memset(seen, 0, sizeof(seen));
+	for (uint64_t i = 0; i < N; i++) {
+		size_t b = (size_t)dt_htab_hash_int(i) & (N - 1);
+		lo += !seen[b];
+		seen[b] = 1;
+	}
+	/* random placement fills about 1 - 1/e of the buckets: 2589 */
+	char why[96];
+	snprintf(why, sizeof(why), "%u and %u of %u buckets used", distinct, lo, N);
+	check("htab.hash_int_spreads", distinct > 2400 && lo > 2400, why);
+}
+
 int main(void)
 {
 	test_grow();
 	test_htab();
 	test_htab_remove();
+	test_hash_int();
 	return failed;
 }

@@ -95,15 +95,9 @@ struct src_dt {
 #define UPROC_PRUNE_MIN	128
 
 static uint64_t
-uproc_hash(uint32_t pid)
-{
-	return pid * 0x9E3779B97F4A7C15ULL >> 32;
-}
-
-static uint64_t
 uproc_rehash(const void *ctx, uint32_t e)
 {
-	return uproc_hash(((const struct src_dt *)ctx)->procs[e].pid);
+	return dt_htab_hash_int(((const struct src_dt *)ctx)->procs[e].pid);
 }
 
 /*
@@ -138,7 +132,7 @@ uproc_prune(struct src_dt *d)
 static struct uproc *
 uproc_get(struct src_dt *d, uint32_t pid)
 {
-	uint64_t h = uproc_hash(pid);
+	uint64_t h = dt_htab_hash_int(pid);
 	uint32_t e;
 
 	for (size_t i = dt_htab_first(&d->pix, h); (e = dt_htab_at(&d->pix, i)) != DT_HTAB_NONE;

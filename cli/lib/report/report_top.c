@@ -31,18 +31,9 @@ struct map {
 };
 
 static uint64_t
-mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t
 map_rehash(const void *ctx, uint32_t e)
 {
-	return mix(((const struct map *)ctx)->s[e].key);
+	return dt_htab_hash_int(((const struct map *)ctx)->s[e].key);
 }
 
 /* The slot of key, NULL when absent. */
@@ -50,7 +41,7 @@ static struct slot *
 map_find(const struct map *m, uint64_t key)
 {
 	uint32_t e;
-	for (size_t i = dt_htab_first(&m->ix, mix(key)); (e = dt_htab_at(&m->ix, i)) != DT_HTAB_NONE;
+	for (size_t i = dt_htab_first(&m->ix, dt_htab_hash_int(key)); (e = dt_htab_at(&m->ix, i)) != DT_HTAB_NONE;
 	     i = dt_htab_next(&m->ix, i))
 		if (m->s[e].key == key)
 			return &m->s[e];
@@ -67,7 +58,7 @@ map_slot(struct map *m, uint64_t key)
 	if (DT_GROW(m->s, m->cap, m->n, 1, 512))
 		return NULL;
 	m->s[m->n] = (struct slot){ .key = key };
-	if (dt_htab_add(&m->ix, mix(key), (uint32_t)m->n, map_rehash, m))
+	if (dt_htab_add(&m->ix, dt_htab_hash_int(key), (uint32_t)m->n, map_rehash, m))
 		return NULL;
 	return &m->s[m->n++];
 }
