@@ -153,7 +153,7 @@ struct src_perf {
 	size_t		nfrings;
 	int		dumping;	/* [r] between dump(1) and dump(0) */
 	int		*trigfds;	/* [I] flight: counting events of cfg.trig */
-	size_t		ntrigfds;
+	size_t		ntrigfds, trigcap;
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
@@ -283,15 +283,9 @@ parse_trailer(const struct perf_event_header *h, const unsigned char *r, size_t 
 }
 
 static uint64_t
-id_hash(uint64_t id)
-{
-	return id * 0x9E3779B97F4A7C15ULL >> 32;
-}
-
-static uint64_t
 id_rehash(const void *ctx, uint32_t e)
 {
-	return id_hash(((const struct src_perf *)ctx)->ids[e].id);
+	return dt_htab_hash_int(((const struct src_perf *)ctx)->ids[e].id);
 }
 
 static struct pprobe *
@@ -299,7 +293,7 @@ probe_site(struct src_perf *sp, uint64_t id, uint32_t *site)
 {
 	uint32_t e;
 
-	for (size_t i = dt_htab_first(&sp->idix, id_hash(id));
+	for (size_t i = dt_htab_first(&sp->idix, dt_htab_hash_int(id));
 	     (e = dt_htab_at(&sp->idix, i)) != DT_HTAB_NONE; i = dt_htab_next(&sp->idix, i)) {
 		if (sp->ids[e].id == id) {
 			*site = sp->ids[e].site;
@@ -955,7 +949,7 @@ add_id(struct src_perf *sp, uint64_t id, uint32_t probe, uint32_t site)
 	if (DT_GROW(sp->ids, sp->idcap, sp->nids, 1, 512))
 		return -1;
 	sp->ids[sp->nids] = (struct evid){ .id = id, .probe = probe, .site = site };
-	if (dt_htab_add(&sp->idix, id_hash(id), (uint32_t)sp->nids, id_rehash, sp))
+	if (dt_htab_add(&sp->idix, dt_htab_hash_int(id), (uint32_t)sp->nids, id_rehash, sp))
 		return -1;
 	sp->nids++;
 	return 0;
@@ -1459,19 +1453,17 @@ open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_
 			}
 			for (int cpu = 0; cpu < sp->ncpus; cpu++) {
 				int fd = (int)perf_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-				int *n;
 				if (fd < 0 && (errno == ENODEV || errno == EINVAL) && cpu > 0)
 					continue;	/* an offline CPU */
 				if (fd < 0) {
 					open_error(errno, dtp_name(info, nm, sizeof(nm)), sp, err, errlen);
 					return -1;
 				}
-				if ((n = realloc(sp->trigfds, (sp->ntrigfds + 1) * sizeof(*n))) == NULL) {
+				if (DT_GROW(sp->trigfds, sp->trigcap, sp->ntrigfds, 1, 16)) {
 					close(fd);
 					dtu_seterr(err, errlen, "out of memory");
 					return -1;
 				}
-				sp->trigfds = n;
 				sp->trigfds[sp->ntrigfds++] = fd;
 				if (a.type != PERF_TYPE_TRACEPOINT) {
 					if (strcmp(info->dtpi_prov, "kprobe") != 0)
@@ -1556,7 +1548,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	uint32_t bufsize = cfg->bufsize ? cfg->bufsize : DEF_RING;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	pid_t *targets = NULL;
-	size_t ntargets = 0;
+	size_t ntargets = 0, tcap = 0;
 	struct rlimit rl;
 	int ret = -1;
 
@@ -1671,7 +1663,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			goto nomem;
 	if (cfg->child > 0) {
 		sp->child_mode = 1;
-		if ((targets = malloc(sizeof(*targets))) == NULL)
+		if (DT_GROW(targets, tcap, ntargets, 1, 1))
 			goto nomem;
 		targets[ntargets++] = cfg->child;
 	} else {
@@ -1683,12 +1675,10 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				dtu_seterr(err, errlen, "-p %d: no such process", (int)cfg->pids[i]);
 				goto out;
 			}
-			pid_t *nv = realloc(targets, (ntargets + nt) * sizeof(*nv));
-			if (nv == NULL) {
+			if (DT_GROW(targets, tcap, ntargets, nt, 64)) {
 				free(t);
 				goto nomem;
 			}
-			targets = nv;
 			memcpy(targets + ntargets, t, nt * sizeof(*t));
 			ntargets += nt;
 			free(t);
