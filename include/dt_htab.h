@@ -18,7 +18,8 @@
  *
  * Removal keeps them dense the way a caller's array stays dense: the
  * last entry takes the removed one's number (dt_htab_remove), and the
- * caller moves its last item into the hole (swap with last).  The slot
+ * caller moves its last item into the hole (swap with last), so a caller
+ * that removes gives up the order of addition.  The slot
  * the entry leaves is refilled from behind it in its probe run
  * (backward-shift deletion) instead of being marked deleted: no
  * tombstones, so a lookup still ends at the first empty slot and a table
