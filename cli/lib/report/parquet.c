@@ -251,8 +251,21 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 	size_t i = 0, bp_from = 0, ngroups = 0;					\
 	unsigned vbytes = (bw + 7) / 8;						\
 	while (i < n) {								\
-		size_t r = 1;							\
 		T x = v[i];							\
+		/* a run needs its first 8 equal: one branch-free test per	\
+		 * group, so values without runs cost little here */		\
+		T d = 1;							\
+		if (i + 8 <= n) {						\
+			d = 0;							\
+			for (unsigned k = 1; k < 8; k++)			\
+				d |= v[i + k] ^ x;				\
+		}								\
+		if (d != 0) {							\
+			ngroups++;						\
+			i += 8;							\
+			continue;						\
+		}								\
+		size_t r = 8;							\
 		while (i + r + 8 <= n) {	/* 8 at a time: vectorizes */	\
 			unsigned eq = 0;					\
 			for (unsigned k = 0; k < 8; k++)			\
@@ -263,18 +276,13 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 		}								\
 		while (i + r < n && v[i + r] == x)				\
 			r++;							\
-		if (r >= 8) {							\
-			PACK(b, v, bp_from, ngroups, n, bw);			\
-			ngroups = 0;						\
-			buf_varint(b, (uint64_t)r << 1);			\
-			uint32_t x = (uint32_t)v[i];				\
-			buf_put(b, &x, vbytes);					\
-			i += r;							\
-			bp_from = i;						\
-		} else {							\
-			ngroups++;						\
-			i += 8;							\
-		}								\
+		PACK(b, v, bp_from, ngroups, n, bw);				\
+		ngroups = 0;							\
+		buf_varint(b, (uint64_t)r << 1);				\
+		uint32_t x32 = (uint32_t)x;					\
+		buf_put(b, &x32, vbytes);					\
+		i += r;								\
+		bp_from = i;							\
 	}									\
 	PACK(b, v, bp_from, ngroups, n, bw);					\
 }
@@ -371,8 +379,84 @@ static void delta_encode(struct buf *b, const void *vals, size_t n, int is64)
 
 BITPACK(bitpack_u8, uint8_t)
 BITPACK(bitpack_u32, uint32_t)
+
+/*
+ * Whole groups of 8 values of bw bits each (bw <= 32) into 8 * bw bits:
+ * with bw a constant every shift and store below is fixed at compile
+ * time, so each width gets its own branch-free code (dictionary indices
+ * are most of what a trace's pages hold).
+ */
+static inline __attribute__((always_inline))
+uint8_t *pack_groups(uint8_t *o, const uint32_t *x, size_t ngroups, const unsigned bw)
+{
+	for (size_t g = 0; g < ngroups; g++, x += 8) {
+		uint64_t acc = 0;
+		unsigned bits = 0;
+#pragma GCC unroll 8
+		for (unsigned k = 0; k < 8; k++) {
+			acc |= (uint64_t)x[k] << bits;
+			bits += bw;
+			if (bits >= 32) {
+				uint32_t w32 = (uint32_t)acc;
+				memcpy(o, &w32, 4);
+				o += 4;
+				acc >>= 32;
+				bits -= 32;
+			}
+		}
+		for (; bits >= 8; bits -= 8, acc >>= 8)
+			*o++ = (uint8_t)acc;
+	}
+	return o;
+}
+
+#define PACK_CASE(N) case N: return pack_groups(o, x, ngroups, N);
+static uint8_t *pack_groups_bw(uint8_t *o, const uint32_t *x, size_t ngroups, unsigned bw)
+{
+	switch (bw) {
+	PACK_CASE(1) PACK_CASE(2) PACK_CASE(3) PACK_CASE(4) PACK_CASE(5) PACK_CASE(6)
+	PACK_CASE(7) PACK_CASE(8) PACK_CASE(9) PACK_CASE(10) PACK_CASE(11) PACK_CASE(12)
+	PACK_CASE(13) PACK_CASE(14) PACK_CASE(15) PACK_CASE(16) PACK_CASE(17) PACK_CASE(18)
+	PACK_CASE(19) PACK_CASE(20) PACK_CASE(21) PACK_CASE(22) PACK_CASE(23) PACK_CASE(24)
+	PACK_CASE(25) PACK_CASE(26) PACK_CASE(27) PACK_CASE(28) PACK_CASE(29) PACK_CASE(30)
+	PACK_CASE(31) PACK_CASE(32)
+	}
+	return pack_groups(o, x, ngroups, bw);
+}
+
+/* bitpack_u32 with its whole groups through pack_groups_bw. */
+static void bitpack_u32_fast(struct buf *b, const uint32_t *v, size_t from, size_t ngroups,
+			     size_t n, unsigned bw)
+{
+	size_t whole = from + ngroups * 8 <= n ? ngroups : (n - from) / 8;
+	if (ngroups == 0 || whole == 0 || bw > 32) {
+		bitpack_u32(b, v, from, ngroups, n, bw);
+		return;
+	}
+	buf_varint(b, (uint64_t)ngroups << 1 | 1);
+	if (buf_need(b, ngroups * bw + 8) < 0)
+		return;
+	uint8_t *o = pack_groups_bw(b->p + b->len, v + from, whole, bw);
+	b->len = (size_t)(o - b->p);
+	if (whole < ngroups) {
+		/* the padded tail group, by the byte loop (no run header) */
+		uint64_t acc = 0;
+		unsigned bits = 0;
+		for (size_t i = from + whole * 8; i < from + ngroups * 8; i++) {
+			acc |= (uint64_t)(i < n ? v[i] : 0) << bits;
+			bits += bw;
+			while (bits >= 8) {
+				*o++ = (uint8_t)acc;
+				acc >>= 8;
+				bits -= 8;
+			}
+		}
+		b->len = (size_t)(o - b->p);
+	}
+}
+
 HYBRID(hybrid_u8, bitpack_u8, uint8_t)
-HYBRID(hybrid_u32, bitpack_u32, uint32_t)
+HYBRID(hybrid_u32, bitpack_u32_fast, uint32_t)
 
 /* ------------------------------------------------------------- writer */
 
@@ -613,6 +697,56 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 			memset(c->def + c->n, 1, n);
 	}
 	size_t k = c->nnn, k0 = k;
+	if (present == NULL && stride == 1 && n > 0) {
+		/* the common case (a decoded capture column): branch-free loops
+		 * the compiler vectorizes, copy and range in one pass */
+		if (c->type == PQ_INT32) {
+			int32_t *o = (int32_t *)c->vals + k;
+			int32_t mn = INT32_MAX, mx = INT32_MIN;
+			if (size == 4) {
+				const uint32_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int32_t x = (int32_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			} else {
+				const uint64_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int32_t x = (int32_t)(uint32_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			}
+			minmax(c, k0, mn, mx);
+		} else {
+			int64_t *o = (int64_t *)c->vals + k;
+			int64_t mn = INT64_MAX, mx = INT64_MIN;
+			if (size == 4) {
+				const uint32_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int64_t x = (int64_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			} else {
+				const uint64_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int64_t x = (int64_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			}
+			minmax(c, k0, mn, mx);
+		}
+		c->nnn = k + n;
+		c->n += n;
+		return 0;
+	}
 	if (c->type == PQ_INT32) {
 		int32_t *o = c->vals;
 		if (size == 4) {
@@ -679,18 +813,31 @@ int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
 			memset(c->def + c->n, 1, n);
 		o[a] = (int64_t *)c->vals + c->nnn;
 	}
-	/* one pass over the rows: the source is read once, in order */
-	for (size_t i = 0; i < n; i++)
-		for (unsigned a = 0; a < ncols; a++)
-			o[a][i] = (int64_t)v[i * ncols + a];
-	for (unsigned a = 0; a < ncols && n; a++) {
-		struct col *c = &w->cols[col0 + a];
-		int64_t mn = o[a][0], mx = o[a][0];
-		for (size_t i = 1; i < n; i++) {
-			mn = o[a][i] < mn ? o[a][i] : mn;
-			mx = o[a][i] > mx ? o[a][i] : mx;
+	if (n == 0)
+		return 0;
+	int64_t mn[64], mx[64];
+	for (unsigned a = 0; a < ncols; a++)
+		mn[a] = INT64_MAX, mx[a] = INT64_MIN;
+	/* the source is read once, in order, a slice at a time; each
+	 * column's range is taken while its slice is still in L1 */
+	for (size_t i0 = 0; i0 < n; i0 += 256) {
+		size_t i1 = n - i0 < 256 ? n : i0 + 256;
+		for (size_t i = i0; i < i1; i++)
+			for (unsigned a = 0; a < ncols; a++)
+				o[a][i] = (int64_t)v[i * ncols + a];
+		for (unsigned a = 0; a < ncols; a++) {
+			int64_t lo = mn[a], hi = mx[a];
+			const int64_t *x = o[a];
+			for (size_t i = i0; i < i1; i++) {
+				lo = x[i] < lo ? x[i] : lo;
+				hi = x[i] > hi ? x[i] : hi;
+			}
+			mn[a] = lo, mx[a] = hi;
 		}
-		minmax(c, c->nnn, mn, mx);
+	}
+	for (unsigned a = 0; a < ncols; a++) {
+		struct col *c = &w->cols[col0 + a];
+		minmax(c, c->nnn, mn[a], mx[a]);
 		c->n += n;
 		c->nnn += n;
 	}
