@@ -504,7 +504,7 @@ struct pq_writer {
 	ZSTD_CCtx	*zc;
 	/* integer dictionaries: generation-stamped table, no clearing */
 	struct islot { uint64_t key; uint32_t val, gen; } *ht;	/* one line a probe */
-	uint64_t	*dmap;		/* value - min -> gen << 32 | index */
+	uint16_t	*dmap;		/* value - min -> index + 1, 0 between uses */
 	uint32_t	gen;
 	uint32_t	*didx;		/* dictionary index per value */
 	size_t		didxcap;
@@ -818,19 +818,19 @@ int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
 	int64_t mn[64], mx[64];
 	for (unsigned a = 0; a < ncols; a++)
 		mn[a] = INT64_MAX, mx[a] = INT64_MIN;
-	/* the source is read once, in order, a slice at a time; each
-	 * column's range is taken while its slice is still in L1 */
+	/* a slice of rows at a time (it stays in L1 while each column is
+	 * gathered from it, copied and ranged in one simple loop) */
 	for (size_t i0 = 0; i0 < n; i0 += 256) {
 		size_t i1 = n - i0 < 256 ? n : i0 + 256;
-		for (size_t i = i0; i < i1; i++)
-			for (unsigned a = 0; a < ncols; a++)
-				o[a][i] = (int64_t)v[i * ncols + a];
 		for (unsigned a = 0; a < ncols; a++) {
 			int64_t lo = mn[a], hi = mx[a];
-			const int64_t *x = o[a];
+			int64_t *out = o[a];
+			const uint64_t *x = v + a;
 			for (size_t i = i0; i < i1; i++) {
-				lo = x[i] < lo ? x[i] : lo;
-				hi = x[i] > hi ? x[i] : hi;
+				int64_t y = (int64_t)x[i * ncols];
+				out[i] = y;
+				lo = y < lo ? y : lo;
+				hi = y > hi ? y : hi;
 			}
 			mn[a] = lo, mx[a] = hi;
 		}
@@ -1069,8 +1069,6 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 	}
 	if (++w->gen == 0) {
 		memset(w->ht, 0, slots * sizeof(*w->ht));
-		if (w->dmap)
-			memset(w->dmap, 0, DMAP_SIZE * sizeof(*w->dmap));
 		w->gen = 1;
 	}
 	int is64 = c->type == PQ_INT64;
@@ -1085,22 +1083,51 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 		return oom(w), 0;
 	uint64_t range = (uint64_t)vmax - (uint64_t)vmin;
 	if (range < DMAP_SIZE) {
-		/* a small range (ids, pids, cpus, flags): an array, no hashing */
+		/*
+		 * A small range (ids, pids, cpus, flags): an array, no hashing.
+		 * Entries are index + 1 (0: not seen) in 16 bits (limit <=
+		 * IDICT_MAX), so the part a column touches stays in cache;
+		 * only the entries set are cleared afterwards.
+		 */
 		if (w->dmap == NULL && (w->dmap = calloc(DMAP_SIZE, sizeof(*w->dmap))) == NULL)
 			return oom(w), 0;
-		uint64_t g = (uint64_t)w->gen << 32;
-		for (size_t i = 0; i < c->nnn; i++) {
-			uint64_t v = is64 ? (uint64_t)v64[i] : (uint64_t)(int64_t)v32[i];
-			uint64_t *e = &w->dmap[v - (uint64_t)vmin];
-			if ((*e & ~(uint64_t)UINT32_MAX) != g) {
-				if (nd == limit)
-					return 0;
-				*e = g | nd++;
-				memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
-				w->page.len += is64 ? 8 : 4;
-			}
-			w->didx[i] = (uint32_t)*e;
+		uint16_t *dm = w->dmap;
+		uint8_t *pg = w->page.p;
+		uint32_t *didx = w->didx;
+		size_t i = 0, nnn = c->nnn;
+#define DMAP_LOOP(SRC, T)							\
+		for (; i < nnn; i++) {						\
+			T v = SRC[i];						\
+			uint16_t *e = &dm[(uint64_t)v - (uint64_t)vmin];	\
+			uint32_t x = *e;					\
+			if (x == 0) {						\
+				if (nd == limit)				\
+					break;					\
+				*e = (uint16_t)(x = (uint32_t)++nd);		\
+				memcpy(pg + (nd - 1) * sizeof(T), &v, sizeof(T)); \
+			}							\
+			didx[i] = x - 1;					\
 		}
+		if (is64) {
+			DMAP_LOOP(v64, int64_t)
+		} else {
+			DMAP_LOOP(v32, int32_t)
+		}
+#undef DMAP_LOOP
+		for (size_t k = 0; k < nd; k++) {
+			int64_t v;
+			if (is64) {
+				memcpy(&v, pg + k * 8, 8);
+			} else {
+				int32_t v4;
+				memcpy(&v4, pg + k * 4, 4);
+				v = v4;
+			}
+			dm[(uint64_t)v - (uint64_t)vmin] = 0;
+		}
+		if (i < nnn)
+			return 0;
+		w->page.len = nd * (is64 ? 8 : 4);
 		return nd;
 	}
 	for (size_t i = 0; i < c->nnn; i++) {
