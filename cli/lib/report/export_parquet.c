@@ -195,16 +195,25 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 				goto out;
 			}
 		}
+		/* one job per loop: the simple ones vectorize */
+		uint32_t topcomm = 0;
+		for (size_t i = 0; i < n; i++)
+			topcomm = b->comm[i] > topcomm ? b->comm[i] : topcomm;
+		if (topcomm > ncomm) {
+			*err = strdup("capture: comm id out of range");
+			goto out;
+		}
 		for (size_t i = 0; i < n; i++) {
 			uint32_t id = b->probe[i];
 			pidx[i] = id <= pm.maxid ? pm.idx[id] : 0;
+		}
+		for (size_t i = 0; i < n; i++)
 			nargs[i] = b->nargs[i];
+		for (size_t i = 0; i < n; i++)
 			ctxs[i] = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
+		for (size_t i = 0; i < n; i++)
 			isret[i] = (b->flags[i] & DTR_RETURN) != 0;
-			if (b->comm[i] > ncomm) {
-				*err = strdup("capture: comm id out of range");
-				goto out;
-			}
+		for (size_t i = 0; i < n; i++) {
 			uint32_t s = b->ustack[i];
 			if (s != 0 && s <= uf->n && b->ts[i] < uf->ts[s]) {
 				uf->ts[s] = b->ts[i];

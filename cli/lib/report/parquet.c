@@ -943,19 +943,29 @@ int pq_put_ids(struct pq_writer *w, unsigned col, const uint32_t *ids, size_t n)
 		return fail(w, "%s: column %s: no caller dictionary", w->path, c->name);
 	if (col_reserve(w, c, n) < 0)
 		return -1;
+	uint32_t top = 0;
+	for (size_t i = 0; i < n; i++)
+		top = ids[i] > top ? ids[i] : top;
+	if (n && top >= c->next)
+		return fail(w, "%s: column %s: id out of range", w->path, c->name);
+	/* every row present unless its id stands for NULL (rare: set below) */
+	if (c->nullable)
+		memset(c->def + c->n, 1, n);
 	uint32_t *o = c->vals;
+	uint8_t *def = c->nullable ? c->def + c->n : NULL;
 	size_t k = c->nnn;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = ids[i];
-		if (id >= c->next)
-			return fail(w, "%s: column %s: id out of range", w->path, c->name);
 		int32_t loc = c->ext2loc[id];
 		if (loc < 0) {
 			if (c->ext[id] == NULL) {
-				if (!c->nullable)
+				if (!c->nullable) {
+					c->n += i;
+					c->nnn = k;
 					return fail(w, "%s: column %s: NULL in a required column",
 						    w->path, c->name);
-				c->def[c->n++] = 0;
+				}
+				def[i] = 0;
 				continue;
 			}
 			loc = dict_add(w, c, id, (uint32_t)strlen(c->ext[id]));
@@ -963,11 +973,9 @@ int pq_put_ids(struct pq_writer *w, unsigned col, const uint32_t *ids, size_t n)
 				return -1;
 			c->ext2loc[id] = loc;
 		}
-		if (c->nullable)
-			c->def[c->n] = 1;
-		c->n++;
 		o[k++] = (uint32_t)loc;
 	}
+	c->n += n;
 	c->nnn = k;
 	return 0;
 }
