@@ -255,9 +255,9 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 		/* a run needs its first 8 equal: one branch-free test per	\
 		 * group, so values without runs cost little here */		\
 		T d = 1;							\
-		if (i + 8 <= n) {						\
+		if (i + 8 <= n && v[i + 1] == x) {	/* most groups: no */	\
 			d = 0;							\
-			for (unsigned k = 1; k < 8; k++)			\
+			for (unsigned k = 2; k < 8; k++)			\
 				d |= v[i + k] ^ x;				\
 		}								\
 		if (d != 0) {							\
