@@ -996,10 +996,29 @@ static size_t packed_size(struct pq_writer *w)
 	return ZSTD_isError(cl) ? SIZE_MAX : cl;
 }
 
-static size_t plain_ints(struct pq_writer *w, struct col *c)
+static void plain_ints(struct pq_writer *w, const struct col *c, size_t n)
 {
-	buf_put(&w->page, c->vals, c->nnn * (c->type == PQ_INT64 ? 8 : 4));
-	return packed_size(w);
+	buf_put(&w->page, c->vals, n * (c->type == PQ_INT64 ? 8 : 4));
+}
+
+/*
+ * DELTA_BINARY_PACKED or PLAIN for c, by which zstd shrinks more on the
+ * first INT_TRIAL values of its first chunk: a sample is enough to tell
+ * (rising timestamps against noise), and trying whole chunks cost two
+ * extra compressions per column of every file, most of the CPU time of
+ * exporting many small captures.
+ */
+#define INT_TRIAL	16384
+static int int_encoding(struct pq_writer *w, const struct col *c)
+{
+	size_t lvl = w->page.len, m = c->nnn < INT_TRIAL ? c->nnn : INT_TRIAL;
+	plain_ints(w, c, m);
+	size_t sp = packed_size(w);
+	w->page.len = lvl;
+	delta_encode(&w->page, c->vals, m, c->type == PQ_INT64);
+	size_t sd = packed_size(w);
+	w->page.len = lvl;
+	return sd < sp ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 }
 
 /* Compress w->page and write header + page; usz and csz get the sizes with
@@ -1249,21 +1268,14 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		hybrid_u32(&w->page, nidict ? w->didx : c->vals, c->nnn, bw);
 		enc = ENC_RLE_DICTIONARY;
 	} else if (c->type != PQ_STRING && c->nnn > 0) {
-		size_t lvl = w->page.len;
 		if (!c->decided) {
-			/* first chunk of the column: keep what zstd shrinks more */
-			size_t sp = plain_ints(w, c), sd;
-			w->page.len = lvl;
-			delta_encode(&w->page, c->vals, c->nnn, c->type == PQ_INT64);
-			sd = packed_size(w);
-			w->page.len = lvl;
-			c->intenc = sd < sp ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
+			c->intenc = int_encoding(w, c);
 			c->decided = 1;
 		}
 		if (c->intenc == ENC_DELTA_BINARY_PACKED)
 			delta_encode(&w->page, c->vals, c->nnn, c->type == PQ_INT64);
 		else
-			plain_ints(w, c);
+			plain_ints(w, c, c->nnn);
 		enc = c->intenc;
 	}
 	data_off = w->off;
