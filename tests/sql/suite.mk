@@ -15,10 +15,13 @@ $(B)/tests/sql/mksql: $(B)/obj/tests/sql/mksql.o $(CAP_LIB)
 $(B)/tests/sql/count: $(B)/asan/obj/tests/sql/count.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
+$(B)/tests/sql/grouped: $(B)/asan/obj/tests/sql/grouped.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 $(B)/tests/sql/bin/dtreport: $(B)/asan/obj/tests/sql/drv.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count
+check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped
 	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(B)/bin/dtgen \
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
