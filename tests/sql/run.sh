@@ -575,6 +575,37 @@ FASTQ=(
 	'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY length(comm)'
 	'SELECT events.comm, count(*) n FROM events WHERE pid = 999 GROUP BY comm'
 	"SELECT comm, count(*) FROM events WHERE abs(pid) >= 0 AND probe_name LIKE '%return' GROUP BY comm"
+	"SELECT comm, count(*) FROM events WHERE pid = '101' GROUP BY comm"
+	'SELECT comm, count(*) FROM events WHERE pid > 100.5 GROUP BY comm'
+	'SELECT pid, comm, count(*) FROM events GROUP BY pid, comm ORDER BY pid DESC'
+	'SELECT comm, cpu, count(*) FROM events GROUP BY comm, cpu ORDER BY cpu'
+	'SELECT comm FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts > 5 GROUP BY comm'
+	'SELECT count(*), comm FROM events WHERE CASE WHEN pid > 100 AND pid < 103 THEN 1 ELSE 0 END = 0 GROUP BY comm'
+)
+# tsq CAPTURE: ts ranges (integers) the table applies, within the capture
+tsq() {
+	local lo hi a b
+	lo=$(q "$1" 'SELECT min(ts) FROM events'); hi=$(q "$1" 'SELECT max(ts) FROM events')
+	a=$((lo + (hi - lo) / 3)); b=$((lo + (hi - lo) * 2 / 3))
+	TSA=$a TSB=$b
+	TSQ=(
+		"SELECT comm, count(*) FROM events WHERE ts BETWEEN $a AND $b GROUP BY comm"
+		"SELECT cpu, count(*) FROM events WHERE ts < $a GROUP BY cpu"
+		"SELECT probe_name, count(*) FROM events WHERE $b <= events.ts AND comm IS NOT NULL GROUP BY probe_name"
+		"SELECT pid, count(*) FROM events WHERE ts > $a AND pid > 100 AND ts <= $b GROUP BY pid"
+		"SELECT comm, count(*) FROM events WHERE ts = $a GROUP BY comm"
+		"SELECT comm, count(*) FROM events WHERE ts > $b AND ts < $a GROUP BY comm"
+		"SELECT cpu, comm, count(*) FROM events WHERE ts >= -$a AND ts < $b GROUP BY cpu, comm"
+	)
+}
+TSPLAINQ=(
+	'SELECT comm, count(*) FROM events WHERE ts > 5 OR comm IS NULL GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts >= 1.5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts + 0 > 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts NOT BETWEEN 1 AND 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts != 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts > 99999999999999999999 GROUP BY comm'
 )
 MULTIQ=(
 	'SELECT capture, host, comm, count(*) FROM events GROUP BY capture, host, comm'
@@ -583,7 +614,6 @@ MULTIQ=(
 PLAINQ=(
 	'SELECT comm, sum(pid) FROM events GROUP BY comm'
 	'SELECT comm, pid, count(*) FROM events GROUP BY comm'
-	'SELECT comm, count(*) FROM events WHERE ts > 5 GROUP BY comm'
 	'SELECT comm, count(*) FROM events WHERE pid IN (SELECT pid FROM processes) GROUP BY comm'
 	'SELECT comm, group_concat(DISTINCT pid) FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events GROUP BY comm COLLATE NOCASE'
@@ -642,10 +672,18 @@ same() {
 }
 GEN=$T/gen.dtc
 [ -f "$GEN" ] || GEN=$C
-classify "grouped_fast_shapes" "$N" -- fast "${FASTQ[@]}"
-classify "grouped_plain_shapes" "$N" -- plain "${PLAINQ[@]}"
-classify "grouped_fast_shapes_many" "$S" "$N" -- fast "${FASTQ[@]}" "${MULTIQ[@]}"
-classify "grouped_plain_shapes_many" "$S" "$N" -- plain "${PLAINQ[@]}"
+tsq "$N"
+classify "grouped_fast_shapes" "$N" -- fast "${FASTQ[@]}" "${TSQ[@]}"
+classify "grouped_plain_shapes" "$N" -- plain "${PLAINQ[@]}" "${TSPLAINQ[@]}"
+classify "grouped_fast_shapes_many" "$S" "$N" -- fast "${FASTQ[@]}" "${MULTIQ[@]}" "${TSQ[@]}"
+classify "grouped_plain_shapes_many" "$S" "$N" -- plain "${PLAINQ[@]}" "${TSPLAINQ[@]}"
+same "grouped_same_ts_csv" --csv "$N" -- "${TSQ[@]}" "${TSPLAINQ[@]}"
+same "grouped_same_ts_many_csv" --csv "$S" "$N" -- "${TSQ[@]}"
+# the range's counts against the walker (dtcap_iter over [a, b])
+check "grouped_ts_between" "$(q "$N" "${TSQ[0]}" | awk -F, '{ s += $NF } END { print s }')" \
+	"$("$B/tests/sql/count" "$N" "$TSA" "$TSB" | awk '$1 == "total" { print $2 }')"
+tsq "$GEN"
+same "grouped_same_ts_dtgen_csv" --csv "$GEN" -- "${TSQ[@]}"
 same "grouped_same_csv" --csv "$C" -- "${FASTQ[@]}" "${PLAINQ[@]}"
 same "grouped_same_nulls_csv" --csv "$N" -- "${FASTQ[@]}" "${PLAINQ[@]}"
 same "grouped_same_nulls_json" --json "$N" -- "${FASTQ[@]}"

@@ -23,7 +23,14 @@
  * every row of a group of events_grouped stands for _dt_rows events that
  * agree on every column the statement can see, so w (deterministic
  * functions only) keeps or drops all of them alike, and the groups of the
- * GROUP BY are the same sets of events.  In items', HAVING and ORDER BY
+ * GROUP BY are the same sets of events.
+ *
+ * ts would make every event a group of its own, so it may only appear in
+ * top-level conjuncts of w that compare it with integer literals ("ts >=
+ * 5", "ts BETWEEN 1 AND 9", "9 > events.ts"): those become "1" and their
+ * range is handed to events_grouped (_dt_ts_lo, _dt_ts_hi), which counts
+ * only the events in it, comparing ts as SQL sees it (signed 64 bits),
+ * exactly as the conjuncts would have.  In items', HAVING and ORDER BY
  * each aggregate becomes one of the same value over weighted rows:
  *	count(*), count()	-> sum(_dt_rows)
  *	count(x)		-> sum(CASE WHEN (x) IS NULL THEN 0 ELSE _dt_rows END)
@@ -397,13 +404,165 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 	return 0;
 }
 
+/* An integer literal at i ("-5", "123": digits only) into *x: its tokens,
+ * 0 if none there. */
+static size_t int_lit(const struct toks *v, size_t i, size_t b, int64_t *x)
+{
+	int neg = 0;
+	size_t n = 0;
+	if (i < b && (is_op(&v->t[i], "-") || is_op(&v->t[i], "+"))) {
+		neg = is_op(&v->t[i], "-");
+		i++;
+		n++;
+	}
+	if (i >= b || v->t[i].kind != K_NUM || v->t[i].n > 18)
+		return 0;	/* 18 digits: no overflow */
+	int64_t r = 0;
+	for (size_t k = 0; k < v->t[i].n; k++) {
+		if (!isdigit((unsigned char)v->t[i].p[k]))
+			return 0;
+		r = r * 10 + (v->t[i].p[k] - '0');
+	}
+	*x = neg ? -r : r;
+	return n + 1;
+}
+
+/* "ts" or "events.ts" at i: its tokens, 0 if not. */
+static size_t ts_ref(const struct toks *v, size_t i, size_t b)
+{
+	char buf[16];
+	if (i < b && col_bit(&v->t[i]) == 1ull << E_TS)
+		return 1;
+	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	    col_bit(&v->t[i + 2]) == 1ull << E_TS)
+		return 3;
+	return 0;
+}
+
+/* [lo, hi] narrowed by "ts OP x". */
+static int ts_apply(const struct tok *op, int64_t x, int flip, int64_t *lo, int64_t *hi)
+{
+	static const char *const ops[] = { "=", "==", "<", "<=", ">", ">=" };
+	int k = 0;
+	while (k < 6 && !is_op(op, ops[k]))
+		k++;
+	if (k == 6)
+		return -1;
+	if (flip && k >= 2)	/* x < ts is ts > x */
+		k = k < 4 ? k + 2 : k - 2;
+	switch (k) {
+	case 0: case 1:
+		if (x > *lo) *lo = x;
+		if (x < *hi) *hi = x;
+		break;
+	case 2:	/* ts < x: ts <= x - 1 */
+		if (x == INT64_MIN) { *lo = 1; *hi = 0; break; }
+		if (x - 1 < *hi) *hi = x - 1;
+		break;
+	case 3:
+		if (x < *hi) *hi = x;
+		break;
+	case 4:
+		if (x == INT64_MAX) { *lo = 1; *hi = 0; break; }
+		if (x + 1 > *lo) *lo = x + 1;
+		break;
+	case 5:
+		if (x > *lo) *lo = x;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * A conjunct [a, b) of WHERE that names ts must be a range of integers:
+ * "ts OP n", "n OP ts" (OP one of = == < <= > >=) or "ts BETWEEN n AND m";
+ * then events_grouped applies it exactly (ts as SQL sees it, a signed
+ * number) and it is not grouped by.  1: such a range, narrowing [*lo, *hi];
+ * 0: names no ts; -1: names ts otherwise (no rewrite).
+ */
+static int ts_conj(const struct toks *v, size_t a, size_t b, int64_t *lo, int64_t *hi)
+{
+	int names = 0;
+	for (size_t i = a; i < b; i++)
+		names |= col_bit(&v->t[i]) == 1ull << E_TS;
+	if (!names)
+		return 0;
+	int64_t x, y;
+	size_t r = ts_ref(v, a, b), n, m;
+	if (r && a + r < b) {
+		size_t i = a + r;
+		if ((n = int_lit(v, i + 1, b, &x)) && i + 1 + n == b)
+			return ts_apply(&v->t[i], x, 0, lo, hi) < 0 ? -1 : 1;
+		if (is_kw(&v->t[i], "BETWEEN") && (n = int_lit(v, i + 1, b, &x)) &&
+		    i + 1 + n < b && is_kw(&v->t[i + 1 + n], "AND") &&
+		    (m = int_lit(v, i + 2 + n, b, &y)) && i + 2 + n + m == b) {
+			if (x > *lo) *lo = x;
+			if (y < *hi) *hi = y;
+			return 1;
+		}
+		return -1;
+	}
+	if ((n = int_lit(v, a, b, &x)) && a + n + 1 < b && (r = ts_ref(v, a + n + 1, b)) &&
+	    a + n + 1 + r == b)
+		return ts_apply(&v->t[a + n], x, 1, lo, hi) < 0 ? -1 : 1;
+	return -1;
+}
+
+/*
+ * The conjuncts of WHERE [a, b): split at its top-level ANDs (not those
+ * of BETWEEN, or inside parentheses or CASE), unless it has a top-level
+ * OR (which binds looser).  Their ends into end[], up to max; the count,
+ * -1 when more.
+ */
+static int conjuncts(const struct toks *v, size_t a, size_t b, size_t *end, int max)
+{
+	int n = 0, depth = 0, between = 0, anyor = 0;
+	for (size_t i = a; i < b; i++) {
+		const struct tok *t = &v->t[i];
+		if (is_op(t, "(") || is_kw(t, "CASE"))
+			depth++;
+		else if (is_op(t, ")") || is_kw(t, "END"))
+			depth--;
+		else if (depth == 0 && is_kw(t, "OR"))
+			anyor = 1;
+	}
+	if (anyor) {
+		end[0] = b;
+		return 1;
+	}
+	for (size_t i = a; i < b; i++) {
+		const struct tok *t = &v->t[i];
+		if (is_op(t, "(") || is_kw(t, "CASE"))
+			depth++;
+		else if (is_op(t, ")") || is_kw(t, "END"))
+			depth--;
+		else if (depth == 0 && is_kw(t, "BETWEEN"))
+			between = 1;
+		else if (depth == 0 && is_kw(t, "AND")) {
+			if (between) {
+				between = 0;
+			} else {
+				if (n == max)
+					return -1;
+				end[n++] = i;
+			}
+		}
+	}
+	if (n == max)
+		return -1;
+	end[n++] = b;
+	return n;
+}
+
 /*
  * The TEMP view events of dtsql_attach_many, exactly as written there:
  * "CREATE VIEW events AS SELECT *, 'C' AS capture, 'H' AS host FROM
  * main.events__cI" for I = 0, 1, ..., joined by " UNION ALL ".  Writes
- * the same union over events_grouped__cI, of cols, to out.  -1: not that.
+ * the same union over events_grouped__cI, of cols, each with where, to
+ * out.  -1: not that.
  */
-static int many_view(sqlite3 *db, const char *cols, sqlite3_str *out)
+static int many_view(sqlite3 *db, const char *cols, const char *where, sqlite3_str *out)
 {
 	sqlite3_stmt *st = NULL;
 	int ret = -1;
@@ -450,8 +609,8 @@ static int many_view(sqlite3 *db, const char *cols, sqlite3_str *out)
 			goto out;
 		p += strlen(want);
 		sqlite3_str_appendf(out, "%sSELECT %s" E_ROWS_NAME ", %.*s AS capture, %.*s AS host"
-				    " FROM main." EVENTS_GROUPED "__c%d", i ? " UNION ALL " : "",
-				    cols, qn[0], q[0], qn[1], q[1], i);
+				    " FROM main." EVENTS_GROUPED "__c%d%s", i ? " UNION ALL " : "",
+				    cols, qn[0], q[0], qn[1], q[1], i, where);
 		if (*p == 0)
 			break;
 		static const char un[] = " UNION ALL ";
@@ -629,10 +788,39 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		    !is_op(&v->t[k], "+") && !is_kw(&v->t[k], "OFFSET"))
 			return NULL;
 
-	/* every column named, for the grouped table's select list */
+	/* WHERE: its conjuncts, those on ts a range the table applies */
+	size_t cend[64];
+	int nconj = 0, tsc[64];
+	int64_t lo = INT64_MIN, hi = INT64_MAX;
+	if (where && (nconj = conjuncts(v, where, where_end, cend, 64)) < 0)
+		return NULL;
+	for (int c = 0; c < nconj; c++) {
+		size_t ca = c ? cend[c - 1] + 1 : where;
+		if ((tsc[c] = ts_conj(v, ca, cend[c], &lo, &hi)) < 0)
+			return NULL;
+	}
+
+	/* every column named (but in those ranges), for the grouped table's
+	 * select list */
 	uint64_t used = 0;
-	for (size_t k = 0; k < n; k++)
-		used |= col_bit(&v->t[k]);
+	for (size_t k = 0; k < n; k++) {
+		int in_ts = 0;
+		for (int c = 0; c < nconj; c++)
+			in_ts |= tsc[c] && k >= (c ? cend[c - 1] + 1 : where) && k < cend[c];
+		if (!in_ts)
+			used |= col_bit(&v->t[k]);
+	}
+	char range[96] = "";
+	int anyts = 0;
+	for (int c = 0; c < nconj; c++)
+		anyts |= tsc[c];
+	if (anyts && lo != INT64_MIN && hi != INT64_MAX)
+		snprintf(range, sizeof(range), " WHERE " E_TSLO_NAME " = %lld AND " E_TSHI_NAME
+			 " = %lld", (long long)lo, (long long)hi);
+	else if (anyts && lo != INT64_MIN)
+		snprintf(range, sizeof(range), " WHERE " E_TSLO_NAME " = %lld", (long long)lo);
+	else if (anyts && hi != INT64_MAX)
+		snprintf(range, sizeof(range), " WHERE " E_TSHI_NAME " = %lld", (long long)hi);
 
 	w.out = sqlite3_str_new(db);
 	w.copied = w.sql;
@@ -652,23 +840,28 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		/* "expr AS alias": an alias that is a column name could be
 		 * taken for the column elsewhere */
 		size_t e = b;
+		const char *cn = sqlite3_column_name(orig, col);
+		char nb[256];
+		const char *last = b - a >= 2 ? id_name(&v->t[b - 1], nb, sizeof(nb)) : NULL;
 		if (b - a >= 3 && is_kw(&v->t[b - 2], "AS")) {
-			if (col_bit(&v->t[b - 1]))
-				goto fail;
 			e = b - 2;
+		} else if (last && cn && strcmp(last, cn) == 0 && !is_op(&v->t[b - 2], ".")) {
+			/* "expr alias": the name sqlite gave is the last word */
+			e = b - 1;
 		}
+		if (e < b && col_bit(&v->t[b - 1]))
+			goto fail;
 		if (b - a == 1 && is_op(&v->t[a], "*"))
 			goto fail;
 		w.changed = 0;
 		if (expr(&w, a, e, 0) < 0)
 			goto fail;
 		if (w.changed && e == b) {
-			const struct tok *last = &v->t[b - 1];
-			const char *cn = sqlite3_column_name(orig, col);
+			const struct tok *lt = &v->t[b - 1];
 			if (cn == NULL)
 				goto fail;
-			sqlite3_str_append(w.out, w.copied, (int)(last->p + last->n - w.copied));
-			w.copied = last->p + last->n;
+			sqlite3_str_append(w.out, w.copied, (int)(lt->p + lt->n - w.copied));
+			w.copied = lt->p + lt->n;
 			sqlite3_str_appendf(w.out, " AS \"%w\"", cn);
 		}
 		a = b < sel_end ? b + 1 : b;
@@ -686,10 +879,10 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	sqlite3_str_appendall(fs, "(");
 	int bad = cols == NULL;
 	if (many)
-		bad = bad || many_view(db, cols, fs) < 0;
+		bad = bad || many_view(db, cols, range, fs) < 0;
 	else
-		sqlite3_str_appendf(fs, "SELECT %s" E_ROWS_NAME " FROM main." EVENTS_GROUPED,
-				    cols ? cols : "");
+		sqlite3_str_appendf(fs, "SELECT %s" E_ROWS_NAME " FROM main." EVENTS_GROUPED "%s",
+				    cols ? cols : "", range);
 	sqlite3_str_appendall(fs, ") AS events");
 	sqlite3_free(cols);
 	char *fromtext = sqlite3_str_finish(fs);
@@ -700,8 +893,13 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	edit(&w, v->t[from].p, v->t[from].p + v->t[from].n, fromtext);
 	sqlite3_free(fromtext);
 
-	if (where && expr(&w, where, where_end, 1) < 0)
-		goto fail;
+	for (int c = 0; c < nconj; c++) {
+		size_t ca = c ? cend[c - 1] + 1 : where, cb = cend[c];
+		if (tsc[c])	/* applied by the table: true for every group */
+			edit(&w, v->t[ca].p, v->t[cb - 1].p + v->t[cb - 1].n, "1");
+		else if (expr(&w, ca, cb, 1) < 0)
+			goto fail;
+	}
 	if (having && expr(&w, having, having_end, 0) < 0)
 		goto fail;
 	if (order && expr(&w, order, order_end, 0) < 0)

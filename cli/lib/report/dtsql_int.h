@@ -54,6 +54,13 @@ enum {
 #define EVENTS_GROUPED		"events_grouped"
 #define E_ROWS			E_NCOLS
 #define E_ROWS_NAME		"_dt_rows"
+/* Hidden: "_dt_ts_lo = A AND _dt_ts_hi = B" (integers) counts only the
+ * events with A <= ts <= B (ts as SQL sees it, a signed 64-bit number),
+ * without grouping by ts; each reads as the value it was given. */
+#define E_TSLO			(E_NCOLS + 1)
+#define E_TSHI			(E_NCOLS + 2)
+#define E_TSLO_NAME		"_dt_ts_lo"
+#define E_TSHI_NAME		"_dt_ts_hi"
 
 /*
  * The GROUP BY fast path (dtsql_groupby.c): for a prepared statement orig

@@ -213,7 +213,8 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	(void)argc; (void)argv;
 	struct modaux *m = aux;
 	char *sql = m->kind == T_EVENTS_GROUPED
-		? sqlite3_mprintf("CREATE TABLE x(%s, " E_ROWS_NAME " INTEGER)",
+		? sqlite3_mprintf("CREATE TABLE x(%s, " E_ROWS_NAME " INTEGER, "
+				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN)",
 				  dtsql_tab[T_EVENTS].cols)
 		: sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
 	if (sql == NULL)
@@ -302,6 +303,8 @@ struct ecur {
 	 * its event count in gcount */
 	int		gtab;		/* the cursor is events_grouped's */
 	int		grouped;
+	int		glo_set, ghi_set;	/* _dt_ts_lo/_dt_ts_hi given */
+	int64_t		glo, ghi;
 	uint64_t	*gcount;
 };
 
@@ -352,15 +355,31 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	 * table: such plans are not offered (dtsql_groupby falls back) */
 	if (gtab && (cols & ~GROUP_COLS))
 		return SQLITE_CONSTRAINT;
+	/* (the ts range constraints below add DTCAP_COL_TS: checked for
+	 * colUsed alone, above) */
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
 	int cmf = 0;
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+		/* a ts range it cannot apply: not a plan (counts of every ts) */
+		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI) &&
+		    k->op == SQLITE_INDEX_CONSTRAINT_EQ)
+			return SQLITE_CONSTRAINT;
 		if (!k->usable)
 			continue;
 		char code = 0;
+		if (gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI)) {
+			if (k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+				continue;
+			code = k->iColumn == E_TSLO ? 'L' : 'H';
+			info->aConstraintUsage[i].argvIndex = ++argv;
+			info->aConstraintUsage[i].omit = 1;
+			ops[nops++] = code;
+			cols |= DTCAP_COL_TS;	/* read to verify the block index */
+			continue;
+		}
 		if (k->iColumn == E_TS) {
 			switch (k->op) {
 			case SQLITE_INDEX_CONSTRAINT_EQ: code = '='; ts_eq = 1; break;
@@ -1152,23 +1171,45 @@ static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uin
 }
 
 /* Count the matching events of every block into g. */
-static int group_scan(struct ecur *e, struct ghash *g)
+/*
+ * Where block bi stands against the ts range [lo, hi] (signed, as SQL
+ * sees ts): -1 none of its events, 1 all of them, 0 some (check each).
+ */
+static int ts_block(const struct dtcap_blockinfo *bi, int64_t lo, int64_t hi)
+{
+	if ((bi->tmin >> 63) != (bi->tmax >> 63))
+		return 0;	/* crosses from positive to negative */
+	int64_t a = (int64_t)bi->tmin, b = (int64_t)bi->tmax;
+	if (b < lo || a > hi)
+		return -1;
+	return lo <= a && b <= hi ? 1 : 0;
+}
+
+/* Count the matching events of every block into g. */
+static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 {
 	struct dtcap_reader *r = e->c->r;
-	unsigned gcols = e->cols;
+	int tsr = e->glo_set || e->ghi_set;
+	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
 	/* the per-context columns come once per context of a block, and a
-	 * block's events are counted per context: per event, one increment */
-	unsigned rcols = gcols | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0);
+	 * block's events are counted per context: per event, one increment.
+	 * With a ts range, ts is read even in blocks wholly inside it, so
+	 * that the reader checks the block index as a row scan would. */
+	unsigned rcols = gcols | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (tsr ? DTCAP_COL_TS : 0);
 	uint32_t k[NGKEY];
 	uint64_t *hist = NULL;
 	size_t nhist = 0;
 	int rc = SQLITE_OK;
 
-	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
+	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		if (!block_may_match(e, bi))
 			continue;
-		if (gcols == 0) {
+		int inside = tsr ? ts_block(bi, lo, hi) : 1;
+		if (inside < 0)
+			continue;
+		if (gcols == 0 && !tsr) {
 			if (ghash_add(g, k, bi->rows) < 0)
 				goto nomem;
 			continue;
@@ -1182,8 +1223,20 @@ static int group_scan(struct ecur *e, struct ghash *g)
 			break;
 		}
 		const struct dtcap_block *b = e->b;
+		/* is row j in the ts range (when the block is not all in it)? */
+#define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
+		if (gcols == 0) {
+			uint64_t n = 0;
+			for (uint32_t j = 0; j < b->rows; j++)
+				n += TS_OK(j);
+			if (n && ghash_add(g, k, n) < 0)
+				goto nomem;
+			continue;
+		}
 		if (!(gcols & CTX_COLS)) {	/* cpu alone */
 			for (uint32_t j = 0; j < b->rows; j++) {
+				if (!TS_OK(j))
+					continue;
 				k[0] = b->cpu[j];
 				if (ghash_add(g, k, 1) < 0)
 					goto nomem;
@@ -1193,7 +1246,7 @@ static int group_scan(struct ecur *e, struct ghash *g)
 		if (gcols & DTCAP_COL_CPU) {
 			for (uint32_t j = 0; j < b->rows; j++) {
 				uint32_t d = b->cidx[j];
-				if (!ctx_ok(e, b, d))
+				if (!TS_OK(j) || !ctx_ok(e, b, d))
 					continue;
 				ctx_key(b, gcols, d, b->cpu[j], k);
 				if (ghash_add(g, k, 1) < 0)
@@ -1207,8 +1260,14 @@ static int group_scan(struct ecur *e, struct ghash *g)
 			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
 				goto nomem;
 		}
-		for (uint32_t j = 0; j < b->rows; j++)
-			hist[b->cidx[j]]++;
+		if (inside) {
+			for (uint32_t j = 0; j < b->rows; j++)
+				hist[b->cidx[j]]++;
+		} else {
+			for (uint32_t j = 0; j < b->rows; j++)
+				hist[b->cidx[j]] += TS_OK(j);
+		}
+#undef TS_OK
 		for (uint32_t d = 0; d < b->ndict; d++) {
 			if (hist[d] == 0)
 				continue;
@@ -1234,7 +1293,8 @@ nomem:
  */
 static int ev_group(struct ecur *e)
 {
-	unsigned gcols = e->cols;
+	/* ts is read for a range only, not grouped by */
+	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set ? DTCAP_COL_TS : 0u);
 	if (gcols & ~GROUP_COLS) {
 		/* a row filter on a column not grouped by (best_index refuses
 		 * plans that use one; this is a guard) */
@@ -1244,7 +1304,7 @@ static int ev_group(struct ecur *e)
 	struct ghash g = { 0 };
 	for (unsigned i = 0; i < NGKEY; i++)
 		g.nk += (gcols & gkey_col[i]) != 0;
-	int rc = group_scan(e, &g);
+	int rc = group_scan(e, &g, gcols);
 	if (rc != SQLITE_OK)
 		goto out;
 	size_t n = g.n ? g.n : 1;
@@ -1278,6 +1338,7 @@ static int ev_group(struct ecur *e)
 		e->gcount[row++] = g.cnt[s];
 	}
 	e->cv = e->mat;
+	e->cols = gcols;	/* the columns held: ts was only read */
 	e->grouped = 1;
 	e->nmat = row;
 	e->pos = 0;
@@ -1334,6 +1395,21 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			e->commf = r;
 			if (r && e->ncomms == 0)
 				e->empty = 1;
+			break;
+		case 'L': case 'H':
+			if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": the ts bounds are integers");
+				return SQLITE_ERROR;
+			}
+			if (op == 'L') {
+				int64_t x = sqlite3_value_int64(argv[i]);
+				e->glo = e->glo_set && e->glo > x ? e->glo : x;
+				e->glo_set = 1;
+			} else {
+				int64_t x = sqlite3_value_int64(argv[i]);
+				e->ghi = e->ghi_set && e->ghi < x ? e->ghi : x;
+				e->ghi_set = 1;
+			}
 			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
@@ -1417,6 +1493,11 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	if (col == E_ROWS) {
 		if (e->grouped)
 			sqlite3_result_int64(ctx, (sqlite3_int64)e->gcount[i]);
+		return SQLITE_OK;
+	}
+	if (col == E_TSLO || col == E_TSHI) {
+		if (col == E_TSLO ? e->glo_set : e->ghi_set)
+			sqlite3_result_int64(ctx, col == E_TSLO ? e->glo : e->ghi);
 		return SQLITE_OK;
 	}
 	/* A column not decoded (a plan we did not foresee) reads as NULL
