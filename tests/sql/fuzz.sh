@@ -31,6 +31,8 @@ SELECT capture, host, comm, count(*) FROM events GROUP BY capture, host, comm
 SELECT host, count(DISTINCT capture) FROM events WHERE capture < 'b' GROUP BY host
 SELECT events.comm, count(*) n FROM events WHERE pid = 101 GROUP BY comm
 SELECT comm, CAST(count(*) AS TEXT) || 'x', iif(comm IS NULL, 1, 2) FROM events GROUP BY comm
+SELECT comm, max(CASE WHEN tid % 2 = 0 THEN 1 ELSE 1.0 END) FROM events GROUP BY comm
+SELECT pid, min(comm COLLATE NOCASE), max(DISTINCT events.comm) FROM events GROUP BY pid
 SELECT comm, count(*) FROM events WHERE ts BETWEEN 1000000500000 AND 1000300000000 GROUP BY comm
 SELECT cpu, count(*) FROM events WHERE ts > 5000800000 AND 1000200000000 >= events.ts AND pid > 1 GROUP BY cpu
 SELECT probe_name, count(*) FROM events WHERE ts < 5000900000 GROUP BY probe_name
@@ -84,6 +86,10 @@ cat >"$t/dict" <<'EOF'
 "host"
 "'bash'"
 "NULL"
+"1.0"
+" COLLATE RTRIM"
+"'BASH'"
+"'bash '"
 "(SELECT 1)"
 "events."
 "\"comm\""

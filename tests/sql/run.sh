@@ -558,7 +558,7 @@ check "grouped_nulls_capture" "$(q "$N" 'SELECT count(*) > 0 FROM events WHERE c
 FASTQ=(
 	'SELECT comm, count(*) FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY count(*) DESC, comm'
-	'SELECT probe_name, count(*) AS n, min(pid), max(tid), count(DISTINCT pid) FROM events GROUP BY probe_name ORDER BY n, probe_name'
+	'SELECT probe_name, count(*) AS n, min(pid), max(events.tid), count(DISTINCT pid), min(DISTINCT comm) FROM events GROUP BY probe_name ORDER BY n, probe_name'
 	'SELECT pid, tid, comm, count(comm), count() FROM events WHERE comm IS NOT NULL AND pid IN (100, 101, 102) GROUP BY pid, tid, comm'
 	"SELECT comm, count(*) FROM events WHERE comm LIKE 'b%' OR comm IS NULL GROUP BY comm HAVING count(*) > 10 ORDER BY 2 DESC LIMIT 3"
 	'SELECT cpu, ctx, count(*) c FROM events GROUP BY cpu, ctx'
@@ -630,6 +630,9 @@ PLAINQ=(
 	'SELECT comm, count(*) FROM events WHERE abs(random()) >= 0 GROUP BY comm'
 	'SELECT comm, count(*) FROM events WHERE comm > sym(1, 1) GROUP BY comm'
 	'SELECT comm, count(nargs) FROM events GROUP BY comm'
+	'SELECT comm, max(CASE WHEN tid % 2 = 0 THEN 1 ELSE 1.0 END), min(CASE WHEN tid % 2 = 1 THEN 1 ELSE 1.0 END) FROM events GROUP BY comm'
+	'SELECT pid, max(comm COLLATE NOCASE) FROM events GROUP BY pid'
+	'SELECT pid, max(upper(comm)) FROM events GROUP BY pid'
 )
 # classify NAME CAPTURES... -- WANT QUERIES...: each query fast or plain as WANT
 classify() {

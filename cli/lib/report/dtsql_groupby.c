@@ -34,8 +34,10 @@
  * each aggregate becomes one of the same value over weighted rows:
  *	count(*), count()	-> sum(_dt_rows)
  *	count(x)		-> sum(CASE WHEN (x) IS NULL THEN 0 ELSE _dt_rows END)
- *	min(x), max(x), count(DISTINCT x), min/max(DISTINCT x): unchanged
- *	    (duplicates do not change them)
+ *	count(DISTINCT x): unchanged (duplicates do not change it)
+ *	min(c), max(c), min/max(DISTINCT c), c a column: unchanged (the
+ *	    values of a column that compare equal are the same, so neither
+ *	    duplicates nor the order of rows change them)
  * and any other aggregate (sum, avg, group_concat...: their result depends
  * on the order or the count of the rows they add) leaves the statement
  * alone.  Outside aggregates only GROUP BY columns may be named (the value
@@ -331,6 +333,19 @@ static int commas(const struct toks *v, size_t a, size_t b)
 	return n;
 }
 
+/* A column named at i ("comm", "events.comm"): its tokens, 0 if not. */
+static size_t col_ref(const struct toks *v, size_t i, size_t b)
+{
+	char buf[16];
+	if (i < b && col_bit(&v->t[i]))
+		return 1;
+	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	    col_bit(&v->t[i + 2]))
+		return 3;
+	return 0;
+}
+
 /* The inside of an aggregate kept as written: scalar functions only. */
 static int check_inner(const struct toks *v, size_t a, size_t b)
 {
@@ -384,8 +399,12 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 				continue;
 			}
 			if (!where && agg1) {
-				/* min, max: duplicates change nothing */
-				if (check_inner(v, x + distinct, y) < 0)
+				/* min, max: duplicates change nothing.  But of
+				 * values equal yet unlike (1 and 1.0, 'A' and 'a'
+				 * under NOCASE) they keep the first seen, and rows
+				 * come in another order: a column only, whose
+				 * equal values are the same */
+				if (col_ref(v, x + distinct, y) != y - x - distinct)
 					return -1;
 				i = e - 1;
 				continue;
@@ -531,6 +550,7 @@ static int conjuncts(const struct toks *v, size_t a, size_t b, size_t *end, int 
 		end[0] = b;
 		return 1;
 	}
+	depth = 0;
 	for (size_t i = a; i < b; i++) {
 		const struct tok *t = &v->t[i];
 		if (is_op(t, "(") || is_kw(t, "CASE"))
