@@ -581,6 +581,9 @@ FASTQ=(
 	'SELECT comm, cpu, count(*) FROM events GROUP BY comm, cpu ORDER BY cpu'
 	'SELECT comm FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events WHERE ts > 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events GROUP BY 1'
+	'SELECT comm AS c, count(*) FROM events GROUP BY c ORDER BY c DESC'
+	'SELECT events.comm c, pid, count(*) FROM events GROUP BY 1, 2'
 	'SELECT count(*), comm FROM events WHERE CASE WHEN pid > 100 AND pid < 103 THEN 1 ELSE 0 END = 0 GROUP BY comm'
 )
 # tsq CAPTURE: ts ranges (integers) the table applies, within the capture
@@ -619,7 +622,7 @@ PLAINQ=(
 	'SELECT comm, count(*) FROM events GROUP BY comm COLLATE NOCASE'
 	'SELECT count(*) FROM events'
 	'SELECT comm, avg(tid) FROM events GROUP BY comm'
-	'SELECT comm, count(*) FROM events GROUP BY 1'
+	'SELECT upper(comm) u, count(*) FROM events GROUP BY u'
 	'SELECT comm, count(*) OVER () FROM events GROUP BY comm'
 	'SELECT comm, count(arg0) FROM events GROUP BY comm'
 	'SELECT DISTINCT comm, count(*) FROM events GROUP BY comm'

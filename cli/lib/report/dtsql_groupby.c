@@ -13,7 +13,8 @@
  *	SELECT items FROM events [WHERE w] GROUP BY c1, ... [HAVING h]
  *	       [ORDER BY o] [LIMIT n [OFFSET m]]
  *
- * with c1... plain column names, no subquery, join, window, compound or
+ * with c1... columns (by name, or the position or alias of a result column
+ * that is a column: the same grouping), no subquery, join, window, compound or
  * parameter anywhere, and only the functions named below.  It becomes
  *
  *	SELECT items' FROM (SELECT cols, _dt_rows FROM main.events_grouped)
@@ -793,9 +794,68 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	if (i != n)
 		return NULL;	/* a clause twice, or out of order */
 
-	/* GROUP BY: column names only */
+	/* the result columns: item i is [ia, ib), its expression [ia, ie)
+	 * (then "AS alias" or "alias") */
+	size_t ia[64], ib[64], ie[64];
+	int nitem = 0;
+	for (size_t a = sel; a < sel_end; nitem++) {
+		size_t b = a;
+		for (int depth = 0; b < sel_end; b++) {
+			if (is_op(&v->t[b], "("))
+				depth++;
+			else if (is_op(&v->t[b], ")"))
+				depth--;
+			else if (depth == 0 && is_op(&v->t[b], ","))
+				break;
+		}
+		if (b == a || nitem == 64 || nitem >= sqlite3_column_count(orig))
+			return NULL;
+		size_t e = b;
+		const char *cn = sqlite3_column_name(orig, nitem);
+		char nb[256];
+		const char *last = b - a >= 2 ? id_name(&v->t[b - 1], nb, sizeof(nb)) : NULL;
+		if (b - a >= 3 && is_kw(&v->t[b - 2], "AS")) {
+			e = b - 2;
+		} else if (last && cn && strcmp(last, cn) == 0 && !is_op(&v->t[b - 2], ".")) {
+			/* "expr alias": the name sqlite gave is the last word */
+			e = b - 1;
+		}
+		/* an alias that is a column name could be taken for the column */
+		if (e < b && col_bit(&v->t[b - 1]))
+			return NULL;
+		ia[nitem] = a;
+		ib[nitem] = b;
+		ie[nitem] = e;
+		a = b < sel_end ? b + 1 : b;
+	}
+	if (nitem != sqlite3_column_count(orig))
+		return NULL;
+
+	/* GROUP BY: columns, named, or as the result column that is one (by
+	 * its position or alias: "GROUP BY 1", "SELECT comm AS c ... GROUP BY c") */
 	for (size_t k = group; k < group_end; k += 2) {
-		uint64_t bit = col_bit(&v->t[k]);
+		const struct tok *t = &v->t[k];
+		uint64_t bit = col_bit(t);
+		int64_t pos;
+		int it = -1;
+		if (bit == 0 && int_lit(v, k, k + 1, &pos) == 1 && pos >= 1 && pos <= nitem) {
+			it = (int)pos - 1;
+		} else if (bit == 0) {
+			char nb[256], ab[256];
+			const char *g = id_name(t, nb, sizeof(nb));
+			for (int i = 0; g && i < nitem && it < 0; i++) {
+				const char *al = ie[i] < ib[i] ? id_name(&v->t[ib[i] - 1], ab, sizeof(ab))
+							       : NULL;
+				if (al && strcasecmp(al, g) == 0)
+					it = i;
+			}
+		}
+		if (it >= 0) {
+			size_t r = col_ref(v, ia[it], ie[it]);
+			if (r == 0 || ia[it] + r != ie[it])
+				return NULL;
+			bit = col_bit(&v->t[ie[it] - 1]);
+		}
 		if (bit == 0 || (!many && (bit & (COL_CAPTURE | COL_HOST))))
 			return NULL;
 		w.keys |= bit;
@@ -844,33 +904,9 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 
 	w.out = sqlite3_str_new(db);
 	w.copied = w.sql;
-	int col = 0;
-	for (size_t a = sel; a < sel_end; col++) {
-		size_t b = a;
-		for (int depth = 0; b < sel_end; b++) {
-			if (is_op(&v->t[b], "("))
-				depth++;
-			else if (is_op(&v->t[b], ")"))
-				depth--;
-			else if (depth == 0 && is_op(&v->t[b], ","))
-				break;
-		}
-		if (b == a)
-			goto fail;
-		/* "expr AS alias": an alias that is a column name could be
-		 * taken for the column elsewhere */
-		size_t e = b;
+	for (int col = 0; col < nitem; col++) {
+		size_t a = ia[col], b = ib[col], e = ie[col];
 		const char *cn = sqlite3_column_name(orig, col);
-		char nb[256];
-		const char *last = b - a >= 2 ? id_name(&v->t[b - 1], nb, sizeof(nb)) : NULL;
-		if (b - a >= 3 && is_kw(&v->t[b - 2], "AS")) {
-			e = b - 2;
-		} else if (last && cn && strcmp(last, cn) == 0 && !is_op(&v->t[b - 2], ".")) {
-			/* "expr alias": the name sqlite gave is the last word */
-			e = b - 1;
-		}
-		if (e < b && col_bit(&v->t[b - 1]))
-			goto fail;
 		if (b - a == 1 && is_op(&v->t[a], "*"))
 			goto fail;
 		w.changed = 0;
@@ -884,10 +920,7 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 			w.copied = lt->p + lt->n;
 			sqlite3_str_appendf(w.out, " AS \"%w\"", cn);
 		}
-		a = b < sel_end ? b + 1 : b;
 	}
-	if (col != sqlite3_column_count(orig))
-		goto fail;
 
 	/* FROM events: the grouped rows of the columns named */
 	sqlite3_str *cs = sqlite3_str_new(db);
