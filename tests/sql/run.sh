@@ -584,6 +584,11 @@ FASTQ=(
 	'SELECT comm, count(*) FROM events GROUP BY 1'
 	'SELECT comm AS c, count(*) FROM events GROUP BY c ORDER BY c DESC'
 	'SELECT events.comm c, pid, count(*) FROM events GROUP BY 1, 2'
+	'SELECT count(*) FROM events'
+	"SELECT count(*), count(DISTINCT pid), min(comm), max(tid) FROM events WHERE comm LIKE 'b%'"
+	'SELECT count(*) FROM events WHERE pid = 999'
+	'SELECT count(comm), min(pid), count(DISTINCT tid) FROM events WHERE ts < 0'
+	'SELECT count(*) + 1 AS n FROM events ORDER BY n'
 	'SELECT count(*), comm FROM events WHERE CASE WHEN pid > 100 AND pid < 103 THEN 1 ELSE 0 END = 0 GROUP BY comm'
 )
 # tsq CAPTURE: ts ranges (integers) the table applies, within the capture
@@ -620,7 +625,8 @@ PLAINQ=(
 	'SELECT comm, count(*) FROM events WHERE pid IN (SELECT pid FROM processes) GROUP BY comm'
 	'SELECT comm, group_concat(DISTINCT pid) FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events GROUP BY comm COLLATE NOCASE'
-	'SELECT count(*) FROM events'
+	'SELECT comm FROM events WHERE pid = 100 LIMIT 3'
+	'SELECT max(pid, tid) FROM events LIMIT 2'
 	'SELECT comm, avg(tid) FROM events GROUP BY comm'
 	'SELECT upper(comm) u, count(*) FROM events GROUP BY u'
 	'SELECT comm, count(*) OVER () FROM events GROUP BY comm'

@@ -10,9 +10,10 @@
  *
  * The rewrite is textual and only of one shape, checked token by token:
  *
- *	SELECT items FROM events [WHERE w] GROUP BY c1, ... [HAVING h]
+ *	SELECT items FROM events [WHERE w] [GROUP BY c1, ...] [HAVING h]
  *	       [ORDER BY o] [LIMIT n [OFFSET m]]
  *
+ * (without GROUP BY an aggregate among the items: one group of all) *
  * with c1... columns (by name, or the position or alias of a result column
  * that is a column: the same grouping), no subquery, join, window, compound or
  * parameter anywhere, and only the functions named below.  It becomes
@@ -33,8 +34,10 @@
  * only the events in it, comparing ts as SQL sees it (signed 64 bits),
  * exactly as the conjuncts would have.  In items', HAVING and ORDER BY
  * each aggregate becomes one of the same value over weighted rows:
- *	count(*), count()	-> sum(_dt_rows)
- *	count(x)		-> sum(CASE WHEN (x) IS NULL THEN 0 ELSE _dt_rows END)
+ *	count(*), count()	-> coalesce(sum(_dt_rows), 0)
+ *	count(x)		-> coalesce(sum(CASE WHEN (x) IS NULL THEN 0
+ *				   ELSE _dt_rows END), 0)
+ * (coalesce: no rows, no group, and count() is 0 where sum() is NULL)
  *	count(DISTINCT x): unchanged (duplicates do not change it)
  *	min(c), max(c), min/max(DISTINCT c), c a column: unchanged (the
  *	    values of a column that compare equal are the same, so neither
@@ -295,6 +298,7 @@ struct rw {
 	const char	*copied;	/* sql copied to out up to here */
 	uint64_t	keys;		/* GROUP BY columns */
 	int		changed;	/* the current item was rewritten */
+	int		naggs;		/* aggregates seen */
 };
 
 /* Copy sql up to p, then replacement text, and go on from q. */
@@ -377,19 +381,22 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 			size_t x = i + 2, y = e - 1;		/* the arguments */
 			int distinct = x < y && is_kw(&v->t[x], "DISTINCT");
 			int agg1 = (is_kw(t, "min") || is_kw(t, "max")) && commas(v, x, y) == 0;
+			if (!where && (is_kw(t, "count") || agg1))
+				w->naggs++;
 			if (!where && is_kw(t, "count")) {
 				if (distinct) {
 					if (check_inner(v, x + 1, y) < 0)
 						return -1;
 				} else if (x == y || (y == x + 1 && is_op(&v->t[x], "*"))) {
-					edit(w, t->p, v->t[e - 1].p + 1, "sum(" E_ROWS_NAME ")");
+					edit(w, t->p, v->t[e - 1].p + 1,
+				     "coalesce(sum(" E_ROWS_NAME "), 0)");
 				} else {
 					if (commas(v, x, y) || check_inner(v, x, y) < 0)
 						return -1;
 					const char *from = v->t[x].p;
 					const char *to = v->t[y - 1].p + v->t[y - 1].n;
-					char *s = sqlite3_mprintf("sum(CASE WHEN (%.*s) IS NULL THEN 0"
-								  " ELSE " E_ROWS_NAME " END)",
+					char *s = sqlite3_mprintf("coalesce(sum(CASE WHEN (%.*s) IS NULL"
+								  " THEN 0 ELSE " E_ROWS_NAME " END), 0)",
 								  (int)(to - from), from);
 					if (s == NULL)
 						return -1;
@@ -663,6 +670,10 @@ static int on_auth(void *arg, int action, const char *a3, const char *a4, const 
 	 * shape checked in rewrite() names no other table */
 	if (a3 && (strcmp(a3, "sqlite_master") == 0 || strcmp(a3, "sqlite_temp_master") == 0))
 		return SQLITE_OK;
+	/* a table named but none of its columns read (count(*)): where
+	 * "events" leads is then told by the probe of dtsql_groupby */
+	if (action == SQLITE_READ && a4 && a4[0] == 0)
+		return SQLITE_OK;
 	/* the TEMP view of several captures (its text is checked apart) */
 	if (action == SQLITE_READ && a3 && a5 && a6 == NULL && strcmp(r->table, "events") == 0 &&
 	    strcmp(a3, "events") == 0 && strcmp(a5, "temp") == 0) {
@@ -778,10 +789,10 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	size_t i = from + 1, where = clause(v, i, "WHERE"), where_end = 0;
 	if (where)
 		i = where_end = clause_end(v, where);
-	size_t group = clause(v, i, "GROUP");
-	if (group == 0)
-		return NULL;
-	size_t group_end = i = clause_end(v, group);
+	/* no GROUP BY: one group of all (then an aggregate must make it one) */
+	size_t group = clause(v, i, "GROUP"), group_end = i;
+	if (group)
+		group_end = i = clause_end(v, group);
 	size_t having = clause(v, i, "HAVING"), having_end = 0;
 	if (having)
 		i = having_end = clause_end(v, having);
@@ -833,7 +844,7 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 
 	/* GROUP BY: columns, named, or as the result column that is one (by
 	 * its position or alias: "GROUP BY 1", "SELECT comm AS c ... GROUP BY c") */
-	for (size_t k = group; k < group_end; k += 2) {
+	for (size_t k = group; group && k < group_end; k += 2) {
 		const struct tok *t = &v->t[k];
 		uint64_t bit = col_bit(t);
 		int64_t pos;
@@ -927,12 +938,12 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	for (int k = 0; k < E_NCOLS; k++)
 		if (used & (1ull << k))
 			sqlite3_str_appendf(cs, "%s, ", col_name[k]);
-	char *cols = sqlite3_str_finish(cs);
+	int bad = sqlite3_str_errcode(cs) != SQLITE_OK;
+	char *cols = sqlite3_str_finish(cs);	/* NULL when empty (count(*)) */
 	sqlite3_str *fs = sqlite3_str_new(db);
 	sqlite3_str_appendall(fs, "(");
-	int bad = cols == NULL;
 	if (many)
-		bad = bad || many_view(db, cols, range, fs) < 0;
+		bad = bad || many_view(db, cols ? cols : "", range, fs) < 0;
 	else
 		sqlite3_str_appendf(fs, "SELECT %s" E_ROWS_NAME " FROM main." EVENTS_GROUPED "%s",
 				    cols ? cols : "", range);
@@ -946,6 +957,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	edit(&w, v->t[from].p, v->t[from].p + v->t[from].n, fromtext);
 	sqlite3_free(fromtext);
 
+	if (!group && w.naggs == 0)
+		goto fail;	/* not an aggregate: a row per event */
 	for (int c = 0; c < nconj; c++) {
 		size_t ca = c ? cend[c - 1] + 1 : where, cb = cend[c];
 		if (tsc[c])	/* applied by the table: true for every group */
@@ -976,15 +989,22 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
 	char *text = NULL;
 	if (sql == NULL || tokenize(sql, &v) < 0)
 		goto out;
-	/* cheap refusals first: most statements are not GROUP BYs */
-	int has_group = 0;
+	/* cheap refusals first: most statements do not aggregate */
+	int agg = 0;
 	for (size_t i = 0; i < v.n; i++)
-		has_group |= is_kw(&v.t[i], "GROUP");
-	if (!has_group)
+		agg |= is_kw(&v.t[i], "GROUP") || is_kw(&v.t[i], "count") ||
+		       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max");
+	if (!agg)
 		goto out;
 
 	struct reads ro = { .table = "events" };
 	again = prepare_reading(db, sql, &ro);
+	if (again == NULL)
+		goto out;
+	/* what "events" stands for, also when the statement reads none of its
+	 * columns (count(*)): the rewrite names it in the same place */
+	sqlite3_finalize(again);
+	again = prepare_reading(db, "SELECT ts FROM events", &ro);
 	if (again == NULL || ro.other || !!ro.one == !!ro.many || (ro.one && main_shadowed(db)))
 		goto out;
 	if ((text = rewrite(db, orig, &v, ro.many != 0)) == NULL)
