@@ -33,6 +33,9 @@ SELECT events.comm, count(*) n FROM events WHERE pid = 101 GROUP BY comm
 SELECT comm, CAST(count(*) AS TEXT) || 'x', iif(comm IS NULL, 1, 2) FROM events GROUP BY comm
 SELECT comm, max(CASE WHEN tid % 2 = 0 THEN 1 ELSE 1.0 END) FROM events GROUP BY comm
 SELECT pid, min(comm COLLATE NOCASE), max(DISTINCT events.comm) FROM events GROUP BY pid
+SELECT count(*) FROM events WHERE comm = 'bash'
+SELECT count(*), min(pid), count(DISTINCT comm) FROM events WHERE ts > 5000900000 AND pid < 103
+SELECT comm AS c, count(*) FROM events GROUP BY 1 ORDER BY c
 SELECT comm, count(*) FROM events WHERE ts BETWEEN 1000000500000 AND 1000300000000 GROUP BY comm
 SELECT cpu, count(*) FROM events WHERE ts > 5000800000 AND 1000200000000 >= events.ts AND pid > 1 GROUP BY cpu
 SELECT probe_name, count(*) FROM events WHERE ts < 5000900000 GROUP BY probe_name
