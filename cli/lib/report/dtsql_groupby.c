@@ -13,31 +13,25 @@
  *	SELECT items FROM events [WHERE w] [GROUP BY c1, ...] [HAVING h]
  *	       [ORDER BY o] [LIMIT n [OFFSET m]]
  *
- * (without GROUP BY an aggregate among the items: one group of all) *
  * with c1... columns (by name, or the position or alias of a result column
- * that is a column: the same grouping), no subquery, join, window, compound or
- * parameter anywhere, and only the functions named below.  It becomes
+ * that is a column: the same grouping), an aggregate among the items when
+ * there is no GROUP BY (then one group of all), no subquery, join, window,
+ * compound or parameter anywhere, and only the functions named below.  It
+ * becomes
  *
  *	SELECT items' FROM (SELECT cols, _dt_rows FROM main.events_grouped)
- *	       AS events [WHERE w] GROUP BY ... (the rest as written)
+ *	       AS events [WHERE w'] [GROUP BY ...] (the rest as written)
  *
  * where cols are every events column the text names.  Why it is the same:
  * every row of a group of events_grouped stands for _dt_rows events that
  * agree on every column the statement can see, so w (deterministic
  * functions only) keeps or drops all of them alike, and the groups of the
- * GROUP BY are the same sets of events.
- *
- * ts would make every event a group of its own, so it may only appear in
- * top-level conjuncts of w that compare it with integer literals ("ts >=
- * 5", "ts BETWEEN 1 AND 9", "9 > events.ts"): those become "1" and their
- * range is handed to events_grouped (_dt_ts_lo, _dt_ts_hi), which counts
- * only the events in it, comparing ts as SQL sees it (signed 64 bits),
- * exactly as the conjuncts would have.  In items', HAVING and ORDER BY
+ * GROUP BY are the same sets of events.  In items', HAVING and ORDER BY
  * each aggregate becomes one of the same value over weighted rows:
  *	count(*), count()	-> coalesce(sum(_dt_rows), 0)
  *	count(x)		-> coalesce(sum(CASE WHEN (x) IS NULL THEN 0
  *				   ELSE _dt_rows END), 0)
- * (coalesce: no rows, no group, and count() is 0 where sum() is NULL)
+ *	    (coalesce: with no GROUP BY and no rows, count() is 0, sum() NULL)
  *	count(DISTINCT x): unchanged (duplicates do not change it)
  *	min(c), max(c), min/max(DISTINCT c), c a column: unchanged (the
  *	    values of a column that compare equal are the same, so neither
@@ -47,6 +41,13 @@
  * alone.  Outside aggregates only GROUP BY columns may be named (the value
  * of another column would be that of an arbitrary event).  Each item that
  * changed gets "AS" its original column name.
+ *
+ * ts would make every event a group of its own, so it may only appear in
+ * top-level conjuncts of w that compare it with integer literals ("ts >=
+ * 5", "ts BETWEEN 1 AND 9", "9 > events.ts"): in w' those become "1" and
+ * their range goes to events_grouped (WHERE _dt_ts_lo = .. AND _dt_ts_hi =
+ * .. in the subquery), which counts only the events in it, comparing ts as
+ * SQL sees it (signed 64 bits), exactly as the conjuncts would have.
  *
  * Then it is checked, not trusted: the original must read nothing but the
  * capture's events table (sqlite's authorizer: main.events, or through the
