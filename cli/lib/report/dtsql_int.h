@@ -5,6 +5,8 @@
  *			virtual tables and the export's real tables)
  *	dtsql_vtab.c	the virtual tables, sym()/sym_origin(), attach/detach
  *	dtsql_print.c	dtsql_exec: statements run, results printed
+ *	dtsql_groupby.c	the counting fast path: statements over events
+ *			rewritten to read events_grouped
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
  */

@@ -10,6 +10,8 @@
  * cheap column (comm, pid, tid, cpu, probe, probe_name) it materializes
  * the used columns, radix-sorts row numbers and hands rows over in order,
  * so sqlite needs no sorter of its own: a GROUP BY then streams.
+ * events_grouped (dtsql_int.h) is the same cursor counting the events of
+ * each distinct key instead of handing them over one by one.
  */
 #include <ctype.h>
 #include <errno.h>
