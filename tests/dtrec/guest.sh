@@ -132,8 +132,8 @@ dtrec -q -o $OUT/fl.dtc --flight 64k -e syscall:close:entry -- sh -c \
 rc=$?
 [ $rc -eq 0 ] && [ -f $OUT/fl.1.dtc ] && [ -f $OUT/fl.2.dtc ] && [ ! -e $OUT/fl.3.dtc ] &&
 	pass flight-dumps || fail flight-dumps "rc $rc: $(ls $OUT | grep '^fl' | tr '\n' ' ') $(head -c 300 $OUT/fl.err)"
-dtrec -q -o $OUT/ft.dtc --flight 64k -e syscall:close:entry --trigger syscall:getppid:entry -- \
-	sh -c 'dt_ktest closes=0:40000; dt_ktest calls=1; sleep 1' 2>$OUT/ft.err
+dtrec -q -o $OUT/ft.dtc --flight 64k -e syscall:close:entry --trigger syscall:sched_yield:entry -- \
+	sh -c 'dt_ktest closes=0:40000; dt_ktest yields=1; sleep 1' 2>$OUT/ft.err
 rc=$?
 [ $rc -eq 0 ] && [ -f $OUT/ft.1.dtc ] && [ -f $OUT/ft.2.dtc ] &&
 	pass flight-trigger || fail flight-trigger "rc $rc: $(ls $OUT | grep '^ft' | tr '\n' ' ') $(head -c 300 $OUT/ft.err)"

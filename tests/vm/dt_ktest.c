@@ -3925,6 +3925,16 @@ int main(int argc, char **argv)
 			calls(atol(t + 6));
 			return 0;
 		}
+		/*
+		 * dtrec --trigger's event in tests/dtrec: a system call no shell
+		 * makes by itself (busybox sh calls getppid as it starts, which
+		 * would trigger a dump of its own)
+		 */
+		if (!strncmp(t, "yields=", 7)) {
+			for (long k = 0; k < atol(t + 7); k++)
+				sched_yield();
+			return 0;
+		}
 		/* dtrec's USDT workload in tests/dtrec: dtkt:tick 0..N-1 */
 		if (!strncmp(t, "usdt=", 5)) {
 			for (long k = 0; k < atol(t + 5); k++)
