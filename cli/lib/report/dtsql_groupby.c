@@ -188,6 +188,15 @@ static int is_kw(const struct tok *t, const char *w)
 	return t->kind == K_ID && strlen(w) == t->n && strncasecmp(t->p, w, t->n) == 0;
 }
 
+/* t is one of the n words of w, in any case */
+static int is_kw_of(const struct tok *t, const char *const *w, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_kw(t, w[i]))
+			return 1;
+	return 0;
+}
+
 static int is_op(const struct tok *t, const char *o)
 {
 	return t->kind == K_OP && strlen(o) == t->n && memcmp(t->p, o, t->n) == 0;
@@ -256,9 +265,8 @@ static int is_forbidden(const struct tok *t)
 		"INDEXED", "RECURSIVE", "MATERIALIZED", "CURRENT_TIME",
 		"CURRENT_DATE", "CURRENT_TIMESTAMP", "ROWID", "OID", "_ROWID_",
 	};
-	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-		if (is_kw(t, w[i]))
-			return 1;
+	if (is_kw_of(t, w, sizeof(w) / sizeof(w[0])))
+		return 1;
 	char buf[16];
 	const char *s = id_name(t, buf, sizeof(buf));
 	return s && strcasecmp(s, E_ROWS_NAME) == 0;
@@ -271,10 +279,7 @@ static int is_paren_kw(const struct tok *t)
 		"IN", "AND", "OR", "NOT", "IS", "WHEN", "THEN", "ELSE", "CASE",
 		"BETWEEN", "LIKE", "GLOB", "ESCAPE", "DISTINCT", "ISNULL", "NOTNULL",
 	};
-	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
-		if (is_kw(t, w[i]))
-			return 1;
-	return 0;
+	return is_kw_of(t, w, sizeof(w) / sizeof(w[0]));
 }
 
 /* Deterministic scalar functions: same arguments, same value. */
@@ -286,10 +291,7 @@ static int is_scalar_fn(const struct tok *t)
 		"replace", "hex", "printf", "format", "quote", "round", "typeof",
 		"unicode", "char", "like", "glob", "cast", "min", "max",
 	};
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		if (is_kw(t, f[i]))
-			return 1;
-	return 0;
+	return is_kw_of(t, f, sizeof(f) / sizeof(f[0]));
 }
 
 struct rw {

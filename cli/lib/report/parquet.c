@@ -699,50 +699,28 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	size_t k = c->nnn, k0 = k;
 	if (present == NULL && stride == 1 && n > 0) {
 		/* the common case (a decoded capture column): branch-free loops
-		 * the compiler vectorizes, copy and range in one pass */
-		if (c->type == PQ_INT32) {
-			int32_t *o = (int32_t *)c->vals + k;
-			int32_t mn = INT32_MAX, mx = INT32_MIN;
-			if (size == 4) {
-				const uint32_t *s = v;
-				for (size_t i = 0; i < n; i++) {
-					int32_t x = (int32_t)s[i];
-					o[i] = x;
-					mn = x < mn ? x : mn;
-					mx = x > mx ? x : mx;
-				}
-			} else {
-				const uint64_t *s = v;
-				for (size_t i = 0; i < n; i++) {
-					int32_t x = (int32_t)(uint32_t)s[i];
-					o[i] = x;
-					mn = x < mn ? x : mn;
-					mx = x > mx ? x : mx;
-				}
-			}
-			minmax(c, k0, mn, mx);
-		} else {
-			int64_t *o = (int64_t *)c->vals + k;
-			int64_t mn = INT64_MAX, mx = INT64_MIN;
-			if (size == 4) {
-				const uint32_t *s = v;
-				for (size_t i = 0; i < n; i++) {
-					int64_t x = (int64_t)s[i];
-					o[i] = x;
-					mn = x < mn ? x : mn;
-					mx = x > mx ? x : mx;
-				}
-			} else {
-				const uint64_t *s = v;
-				for (size_t i = 0; i < n; i++) {
-					int64_t x = (int64_t)s[i];
-					o[i] = x;
-					mn = x < mn ? x : mn;
-					mx = x > mx ? x : mx;
-				}
-			}
-			minmax(c, k0, mn, mx);
-		}
+		 * the compiler vectorizes, copy and range in one pass, one per
+		 * column type and source width */
+#define PQ_COPY_RANGE(T, TMIN, TMAX, S, CONV) do {			\
+			T *o = (T *)c->vals + k, mn = TMAX, mx = TMIN;		\
+			const S *sv = v;					\
+			for (size_t i = 0; i < n; i++) {			\
+				T x = (T)CONV sv[i];				\
+				o[i] = x;					\
+				mn = x < mn ? x : mn;				\
+				mx = x > mx ? x : mx;				\
+			}							\
+			minmax(c, k0, mn, mx);					\
+		} while (0)
+		if (c->type == PQ_INT32 && size == 4)
+			PQ_COPY_RANGE(int32_t, INT32_MIN, INT32_MAX, uint32_t, );
+		else if (c->type == PQ_INT32)
+			PQ_COPY_RANGE(int32_t, INT32_MIN, INT32_MAX, uint64_t, (uint32_t));
+		else if (size == 4)
+			PQ_COPY_RANGE(int64_t, INT64_MIN, INT64_MAX, uint32_t, );
+		else
+			PQ_COPY_RANGE(int64_t, INT64_MIN, INT64_MAX, uint64_t, );
+#undef PQ_COPY_RANGE
 		c->nnn = k + n;
 		c->n += n;
 		return 0;
