@@ -226,7 +226,16 @@ void dt_event_exit(void);
  * [d] and [g] held; dt_filter_stopped once the hooks are done with sc.
  */
 struct dt_tgset;
-bool dt_filter_pass(struct dt_softc *sc);
+bool dt_filter_pass_slow(struct dt_softc *sc);
+/* inline for the common case, a filter of no more than the opener */
+static inline bool dt_filter_pass(struct dt_softc *sc)
+{
+	u32 fl = READ_ONCE(sc->sc_fflags);
+
+	if (likely((fl & ~DTF_SELF) == 0))
+		return (fl & DTF_SELF) || current->tgid != sc->sc_self;
+	return dt_filter_pass_slow(sc);
+}
 int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f);
 int dt_filter_start(struct dt_softc *sc);
 /* p is exec'ing a new image: pending targets become targets */

@@ -121,7 +121,7 @@ static u32 dt_tg_capfor(u32 n)
 	return cap;
 }
 
-bool dt_filter_pass(struct dt_softc *sc)
+bool dt_filter_pass_slow(struct dt_softc *sc)
 {
 	const struct task_struct *t = current;
 	const struct dt_tgset *ts;

@@ -52,18 +52,17 @@ static const struct dt_arg_info dt_sysargs_return[2] = {
 static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct pt_regs cr;
-	unsigned long a[6];
-	u64 args[6];
-	int i;
+	unsigned long args[6];
 
+	/* dt_fire takes u64 slots: the same 64 bits as unsigned long here */
+	BUILD_BUG_ON(sizeof(args[0]) != sizeof(u64));
 	if ((unsigned long)id >= DT_NSYSCALLS ||
 	    !test_bit(id, dt_sysmap[DT_SYS_ENTRY]) || in_compat_syscall())
 		return;
-	syscall_get_arguments(current, regs, a);
-	for (i = 0; i < 6; i++)
-		args[i] = a[i];
+	syscall_get_arguments(current, regs, args);
 	dt_caller_regs(&cr);
-	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, args, 6, 0);
+	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, (const u64 *)args,
+		6, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
