@@ -24,6 +24,7 @@
 
 #include "dt_abi.h"
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtsym.h"
 #include "engine.h"
 #include "filter.h"
@@ -31,10 +32,9 @@
 #include "report.h"
 #include "util.h"
 
-/* 32 bytes, so the hot part of the table stays in cache; count 0 = free. */
+/* One combination's samples: 32 bytes, so the hot part stays in cache. */
 struct agg {
 	uint32_t	comm, kstack, ustack, pid, snap;
-	uint32_t	tsi;		/* index into prof.ts: the first sample's time */
 	uint64_t	count;
 };
 
@@ -49,12 +49,14 @@ struct prof {
 	struct dtcap_reader *r;
 	uint8_t		*want;		/* by probe id */
 	uint32_t	nwant;
-	struct agg	*tab;
+	struct agg	*tab;		/* in order of first sample */
 	size_t		cap, n;
+	struct dt_htab	ht;		/* (comm, kstack, ustack, pid, snap) -> tab */
 	struct psnap	*ps;		/* sorted by pid */
 	size_t		nps;
-	uint64_t	*ts;		/* by agg tsi: picks the process snapshot */
-	size_t		nts, capts;
+	uint64_t	*ts;		/* by tab entry: its first sample's time,
+					 * which picks the process snapshot */
+	size_t		capts;
 	uint64_t	samples;
 	int		oom;
 
@@ -78,26 +80,10 @@ static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, ui
 	return h;
 }
 
-static int agg_grow(struct prof *p)
+static uint64_t agg_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = p->cap ? p->cap * 2 : 4096;
-	struct agg *nt = calloc(ncap, sizeof(*nt));
-
-	if (!nt)
-		return -1;
-	for (size_t i = 0; i < p->cap; i++) {
-		struct agg *a = &p->tab[i];
-		if (!a->count)
-			continue;
-		size_t j = agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap) & (ncap - 1);
-		while (nt[j].count)
-			j = (j + 1) & (ncap - 1);
-		nt[j] = *a;
-	}
-	free(p->tab);
-	p->tab = nt;
-	p->cap = ncap;
-	return 0;
+	const struct agg *a = &((const struct prof *)ctx)->tab[e];
+	return agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap);
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -176,33 +162,31 @@ static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
 static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32_t pid,
 		   uint32_t snap, uint64_t ts, uint64_t n)
 {
-	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
-		p->oom = 1;
-		return 1;
-	}
-	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
+	uint64_t h = agg_hash(comm, k, u, pid, snap);
+	uint32_t e;
+
+	p->samples += n;
 	/* (the table outgrows L2 on big captures: callers prefetch) */
-	for (;;) {
-		struct agg *a = &p->tab[j];
-		if (!a->count) {
-			if (DT_GROW(p->ts, p->capts, p->nts, 1, 4096)) {
-				p->oom = 1;
-				return 1;
-			}
-			p->ts[p->nts] = ts;
-			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, n };
-			p->n++;
-			break;
-		}
+	for (size_t j = dt_htab_first(&p->ht, h); (e = dt_htab_at(&p->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&p->ht, j)) {
+		struct agg *a = &p->tab[e];
 		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
 		    a->snap == snap) {
 			a->count += n;
-			break;
+			return 0;
 		}
-		j = (j + 1) & (p->cap - 1);
 	}
-	p->samples += n;
+	if (DT_GROW(p->tab, p->cap, p->n, 1, 4096) || DT_GROW(p->ts, p->capts, p->n, 1, 4096))
+		goto oom;
+	p->tab[p->n] = (struct agg){ comm, k, u, pid, snap, n };
+	p->ts[p->n] = ts;
+	if (dt_htab_add(&p->ht, h, (uint32_t)p->n, agg_rehash, p))
+		goto oom;
+	p->n++;
 	return 0;
+oom:
+	p->oom = 1;
+	return 1;
 }
 
 /* One row at a time: with filters (they select rows, not contexts). */
@@ -314,9 +298,9 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 		uint32_t pid = u ? b->dict.pid[c] : 0, snap = 0;
 		if (v + 8 < nv) {
 			uint32_t c8 = cidx[visit[v + 8]], u8 = b->dict.ustack[c8];
-			__builtin_prefetch(&p->tab[agg_hash(b->dict.comm[c8], b->dict.kstack[c8],
-							    u8, u8 ? b->dict.pid[c8] : 0, 0) &
-						   (p->cap - 1)]);
+			__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht,
+				agg_hash(b->dict.comm[c8], b->dict.kstack[c8], u8,
+					 u8 ? b->dict.pid[c8] : 0, 0))]);
 		}
 		if (kind[c] == K_SNAP)
 			snap = snap_of(p, pid, b->ts[i]);
@@ -348,45 +332,50 @@ struct kmemo {
 /*
  * Named user stacks, memoised by (stack id, process snapshot): names
  * depend on nothing else (dtsym), and the same user stack recurs under
- * many kernel stacks and comms.  Open addressing; len = UINT32_MAX: free.
+ * many kernel stacks and comms.  An entry's number is its id for pmemo.
  */
 struct umemo_ent {
 	const struct dtcap_proc *proc;
 	uint32_t	ustack;
 	uint32_t	off, len;	/* into kmemo.ids */
-	uint32_t	id;		/* dense, for pmemo */
 };
 struct umemo {
 	struct umemo_ent *tab;
 	size_t		cap, n;
+	struct dt_htab	ht;
 };
 
-static size_t umemo_slot(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+static uint64_t umemo_hash(uint32_t u, const struct dtcap_proc *proc)
 {
 	uint64_t h = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^
 		     ((uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL);
-	size_t j = (h ^ h >> 31) & (m->cap - 1);
-	while (m->tab[j].len != UINT32_MAX &&
-	       (m->tab[j].ustack != u || m->tab[j].proc != proc))
-		j = (j + 1) & (m->cap - 1);
-	return j;
+	return h ^ h >> 31;
 }
 
-static int umemo_grow(struct umemo *m)
+static uint64_t umemo_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct umemo_ent *nt = malloc(ncap * sizeof(*nt));
-	if (!nt)
+	const struct umemo_ent *x = &((const struct umemo *)ctx)->tab[e];
+	return umemo_hash(x->ustack, x->proc);
+}
+
+static uint32_t umemo_find(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+{
+	uint32_t e;
+	for (size_t j = dt_htab_first(&m->ht, umemo_hash(u, proc));
+	     (e = dt_htab_at(&m->ht, j)) != DT_HTAB_NONE; j = dt_htab_next(&m->ht, j))
+		if (m->tab[e].ustack == u && m->tab[e].proc == proc)
+			return e;
+	return DT_HTAB_NONE;
+}
+
+static int umemo_add(struct umemo *m, struct umemo_ent x)
+{
+	if (DT_GROW(m->tab, m->cap, m->n, 1, 1024))
 		return -1;
-	for (size_t i = 0; i < ncap; i++)
-		nt[i].len = UINT32_MAX;
-	struct umemo old = *m;
-	m->tab = nt;
-	m->cap = ncap;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.tab[i].len != UINT32_MAX)
-			m->tab[umemo_slot(m, old.tab[i].ustack, old.tab[i].proc)] = old.tab[i];
-	free(old.tab);
+	m->tab[m->n] = x;
+	if (dt_htab_add(&m->ht, umemo_hash(x.ustack, x.proc), (uint32_t)m->n, umemo_rehash, m))
+		return -1;
+	m->n++;
 	return 0;
 }
 
@@ -394,7 +383,8 @@ static int umemo_grow(struct umemo *m)
  * The graph node where (comm, named user stack) ends, memoised: many
  * kernel stacks hang below one such prefix, and walking it from the root
  * is most of adding a path.  Key: comm id (or UINT32_MAX), umemo id (or
- * UINT32_MAX); node 0: free.
+ * UINT32_MAX).  The same table also keeps the leaf below (prefix node,
+ * kernel stack id).
  */
 struct pmemo_ent {
 	uint32_t	comm, ustk, node;
@@ -402,30 +392,40 @@ struct pmemo_ent {
 struct pmemo {
 	struct pmemo_ent *tab;
 	size_t		cap, n;
+	struct dt_htab	ht;
 };
 
-static struct pmemo_ent *pmemo_slot(struct pmemo *m, uint32_t comm, uint32_t ustk)
+static uint64_t pmemo_hash(uint32_t comm, uint32_t ustk)
 {
 	uint64_t h = ((uint64_t)comm << 32 | ustk) * 0x9e3779b97f4a7c15ULL;
-	size_t j = (h ^ h >> 29) & (m->cap - 1);
-	while (m->tab[j].node && (m->tab[j].comm != comm || m->tab[j].ustk != ustk))
-		j = (j + 1) & (m->cap - 1);
-	return &m->tab[j];
+	return h ^ h >> 29;
 }
 
-static int pmemo_grow(struct pmemo *m)
+static uint64_t pmemo_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct pmemo_ent *nt = calloc(ncap, sizeof(*nt));
-	if (!nt)
+	const struct pmemo_ent *x = &((const struct pmemo *)ctx)->tab[e];
+	return pmemo_hash(x->comm, x->ustk);
+}
+
+/* The node memoised for (comm, ustk), or 0 (the root is never one). */
+static uint32_t pmemo_find(const struct pmemo *m, uint32_t comm, uint32_t ustk)
+{
+	uint32_t e;
+	for (size_t j = dt_htab_first(&m->ht, pmemo_hash(comm, ustk));
+	     (e = dt_htab_at(&m->ht, j)) != DT_HTAB_NONE; j = dt_htab_next(&m->ht, j))
+		if (m->tab[e].comm == comm && m->tab[e].ustk == ustk)
+			return m->tab[e].node;
+	return 0;
+}
+
+static int pmemo_add(struct pmemo *m, uint32_t comm, uint32_t ustk, uint32_t node)
+{
+	if (DT_GROW(m->tab, m->cap, m->n, 1, 1024))
 		return -1;
-	struct pmemo old = *m;
-	m->tab = nt;
-	m->cap = ncap;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.tab[i].node)
-			*pmemo_slot(m, old.tab[i].comm, old.tab[i].ustk) = old.tab[i];
-	free(old.tab);
+	m->tab[m->n] = (struct pmemo_ent){ comm, ustk, node };
+	if (dt_htab_add(&m->ht, pmemo_hash(comm, ustk), (uint32_t)m->n, pmemo_rehash, m))
+		return -1;
+	m->n++;
 	return 0;
 }
 
@@ -531,7 +531,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 
 	if (build_psnaps(&p))
 		goto oom;
-	if (agg_grow(&p))
+	/* slots before the first block: prof_block prefetches into them */
+	if (dt_htab_reserve(&p.ht, 4096, agg_rehash, &p))
 		goto oom;
 	/* Times matter only to choose between snapshots of a pid that exec'd
 	 * (and to filters, which add the column themselves): with one
@@ -566,11 +567,9 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	int64_t nostack_id = flame_intern(fl, "[no stack]", FLAME_SPECIAL);
 	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0 || nostack_id < 0)
 		goto oom;
-	for (size_t i = 0; i < p.cap; i++) {
+	for (size_t i = 0; i < p.n; i++) {
 		const struct agg *a = &p.tab[i];
 		unsigned nb = 0;
-		if (!a->count)
-			continue;
 		if ((i & 255) == 0 && cancel && *cancel) {
 			dtr_err(cmd, "interrupted");
 			goto out;
@@ -584,26 +583,26 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		unsigned ustart = nb;
 		uint32_t ukey = UINT32_MAX;
 		if (a->ustack && fo->only != DTR_ONLY_KERNEL) {
-			uint64_t ts = p.ts[a->tsi];
+			uint64_t ts = p.ts[i];
 			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
-			if ((um.n + 1) * 2 > um.cap && umemo_grow(&um))
-				goto oom;
-			struct umemo_ent *e = &um.tab[umemo_slot(&um, a->ustack, proc)];
-			if (e->len == UINT32_MAX) {
+			ukey = umemo_find(&um, a->ustack, proc);
+			if (ukey == DT_HTAB_NONE) {
 				if (name_stack(fl, sym, p.r, a->ustack, 0, a->pid, ts, buf, &nb,
 					       (uint32_t)trunc_id))
 					goto oom;
-				*e = (struct umemo_ent){ proc, a->ustack, (uint32_t)km.n,
-							 nb - ustart, (uint32_t)um.n };
-				um.n++;
+				ukey = (uint32_t)um.n;
+				if (umemo_add(&um, (struct umemo_ent){ proc, a->ustack,
+								       (uint32_t)km.n,
+								       nb - ustart }))
+					goto oom;
 				for (unsigned k = ustart; k < nb; k++)
 					if (push_id(&km, buf[k]))
 						goto oom;
 			} else {
+				const struct umemo_ent *e = &um.tab[ukey];
 				memcpy(buf + nb, km.ids + e->off, e->len * sizeof(uint32_t));
 				nb += e->len;
 			}
-			ukey = e->id;
 		}
 		unsigned uend = nb;
 		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
@@ -641,35 +640,27 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		}
 		/* the prefix buf[0..uend) is comm and user stack: its node is
 		 * memoised, the rest added below it */
-		if ((pm.n + 1) * 2 > pm.cap && pmemo_grow(&pm))
-			goto oom;
-		struct pmemo_ent *pe = pmemo_slot(&pm, fo->no_comm ? UINT32_MAX : buf[0], ukey);
-		if (!pe->node) {
-			int64_t node = flame_node(fl, buf, uend);
-			if (node < 0)
-				goto oom;
+		uint32_t ckey = fo->no_comm ? UINT32_MAX : buf[0];
+		uint32_t prefix = pmemo_find(&pm, ckey, ukey);
+		if (!prefix) {
 			/* node 0 is the root, for an empty prefix only */
-			*pe = (struct pmemo_ent){ fo->no_comm ? UINT32_MAX : buf[0], ukey,
-						  (uint32_t)node };
-			pm.n++;
+			int64_t node = flame_node(fl, buf, uend);
+			if (node < 0 || pmemo_add(&pm, ckey, ukey, (uint32_t)node))
+				goto oom;
+			prefix = (uint32_t)node;
 		}
 		/* and the leaf below that prefix for this kernel stack: aggs
 		 * that differ only in pid or snapshot share it */
 		uint32_t kkey = fo->only != DTR_ONLY_USER ? a->kstack : 0;
-		if ((lm.n + 1) * 2 > lm.cap && pmemo_grow(&lm))
-			goto oom;
-		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
-		if (le->node) {
-			if (flame_add_at(fl, le->node, NULL, 0, a->count, side) < 0)
+		uint32_t leaf = pmemo_find(&lm, prefix, kkey);
+		if (leaf) {
+			if (flame_add_at(fl, leaf, NULL, 0, a->count, side) < 0)
 				goto oom;
 			continue;
 		}
-		uint32_t prefix = pe->node;
-		int64_t leaf = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
-		if (leaf < 0)
+		int64_t nl = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
+		if (nl < 0 || pmemo_add(&lm, prefix, kkey, (uint32_t)nl))
 			goto oom;
-		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
-		lm.n++;
 	}
 	*nsamples = p.samples;
 	ret = 0;
@@ -687,6 +678,7 @@ out:
 		free(p.ps[i].ts);
 	free(p.ps);
 	free(p.tab);
+	dt_htab_free(&p.ht);
 	free(p.ts);
 	free(p.want);
 	free(p.cnt);
@@ -695,8 +687,11 @@ out:
 	free(p.bits);
 	free(p.visit);
 	free(um.tab);
+	dt_htab_free(&um.ht);
 	free(pm.tab);
+	dt_htab_free(&pm.ht);
 	free(lm.tab);
+	dt_htab_free(&lm.ht);
 	return ret;
 }
 
