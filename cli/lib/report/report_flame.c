@@ -429,6 +429,38 @@ static int pmemo_add(struct pmemo *m, uint32_t comm, uint32_t ustk, uint32_t nod
 	return 0;
 }
 
+/*
+ * Frame names, memoised by (pc, process snapshot, kernel, innermost): the
+ * name id a frame gets depends on nothing else, and the same frames recur
+ * in thousands of stacks.  One probe here instead of two dtsym lookups
+ * (name and origin, each finding the process again) and an intern of the
+ * name's text, per frame of every distinct stack.
+ */
+struct fmemo_ent {
+	uint64_t	pc;
+	const struct dtcap_proc *proc;	/* NULL: kernel, or no process */
+	uint32_t	how;		/* kernel | innermost << 1 */
+	uint32_t	fid;
+};
+struct fmemo {
+	struct fmemo_ent *tab;
+	size_t		cap, n;
+	struct dt_htab	ht;
+};
+
+static uint64_t fmemo_hash(uint64_t pc, const struct dtcap_proc *proc, uint32_t how)
+{
+	uint64_t h = (pc ^ how) * 0x9e3779b97f4a7c15ULL ^
+		     (uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ h >> 29;
+}
+
+static uint64_t fmemo_rehash(const void *ctx, uint32_t e)
+{
+	const struct fmemo_ent *x = &((const struct fmemo *)ctx)->tab[e];
+	return fmemo_hash(x->pc, x->proc, x->how);
+}
+
 static int push_id(struct kmemo *m, uint32_t id)
 {
 	if (DT_GROW(m->ids, m->cap, m->n, 1, 4096))
@@ -437,9 +469,44 @@ static int push_id(struct kmemo *m, uint32_t id)
 	return 0;
 }
 
+/* The name id of frame k of a stack (pcs[k]); proc: dtcap_proc_find(pid, ts). */
+static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
+			  const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
+			  uint64_t ts, const struct dtcap_proc *proc)
+{
+	uint32_t how = (uint32_t)!!kernel | (uint32_t)(k == 0) << 1, e;
+	uint64_t h = fmemo_hash(pcs[k], proc, how);
+	for (size_t j = dt_htab_first(&fm->ht, h); (e = dt_htab_at(&fm->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&fm->ht, j)) {
+		const struct fmemo_ent *x = &fm->tab[e];
+		if (x->pc == pcs[k] && x->proc == proc && x->how == how)
+			return x->fid;
+	}
+	/* Every frame but the innermost is a return address: it follows a
+	 * call, and after a call to a noreturn function it is already the
+	 * next function's first byte.  Name pc - 1, as perf does; but show
+	 * unnamed addresses as they are, not one byte off. */
+	uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
+	const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
+	const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
+	if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
+		nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
+		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+	}
+	int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+	if (fid < 0 || DT_GROW(fm->tab, fm->cap, fm->n, 1, 1024))
+		return -1;
+	fm->tab[fm->n] = (struct fmemo_ent){ pcs[k], proc, how, (uint32_t)fid };
+	if (dt_htab_add(&fm->ht, h, (uint32_t)fm->n, fmemo_rehash, fm))
+		return -1;
+	fm->n++;
+	return fid;
+}
+
 /* Append the named frames of stack id (outermost first) to buf. */
-static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_reader *r,
-		      uint32_t id, int kernel, uint32_t pid, uint64_t ts, uint32_t *buf,
+static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
+		      const struct dtcap_reader *r, uint32_t id, int kernel, uint32_t pid,
+		      uint64_t ts, const struct dtcap_proc *proc, uint32_t *buf,
 		      unsigned *nb, uint32_t trunc_id)
 {
 	unsigned n;
@@ -456,18 +523,7 @@ static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_re
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
 	for (unsigned k = n; k-- > 0;) {
-		/* Every frame but the innermost is a return address: it follows a
-		 * call, and after a call to a noreturn function it is already the
-		 * next function's first byte.  Name pc - 1, as perf does; but show
-		 * unnamed addresses as they are, not one byte off. */
-		uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
-		const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
-		const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
-		if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
-			nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
-			org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
-		}
-		int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+		int64_t fid = name_frame(fl, sym, fm, pcs, k, kernel, pid, ts, proc);
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
@@ -485,6 +541,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct kmemo km = { 0 };
 	struct umemo um = { 0 };
 	struct pmemo pm = { 0 }, lm = { 0 };
+	struct fmemo fm = { 0 };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;
@@ -587,8 +644,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
 			ukey = umemo_find(&um, a->ustack, proc);
 			if (ukey == DT_HTAB_NONE) {
-				if (name_stack(fl, sym, p.r, a->ustack, 0, a->pid, ts, buf, &nb,
-					       (uint32_t)trunc_id))
+				if (name_stack(fl, sym, &fm, p.r, a->ustack, 0, a->pid, ts, proc,
+					       buf, &nb, (uint32_t)trunc_id))
 					goto oom;
 				ukey = (uint32_t)um.n;
 				if (umemo_add(&um, (struct umemo_ent){ proc, a->ustack,
@@ -609,8 +666,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
 				uint32_t kb[DTCAP_MAXFRAMES + 2];
-				if (name_stack(fl, sym, p.r, a->kstack, 1, 0, 0, kb, &kn,
-					       (uint32_t)trunc_id))
+				if (name_stack(fl, sym, &fm, p.r, a->kstack, 1, 0, 0, NULL, kb,
+					       &kn, (uint32_t)trunc_id))
 					goto oom;
 				km.off[a->kstack] = (uint32_t)km.n + 1;
 				km.len[a->kstack] = kn;
@@ -692,6 +749,8 @@ out:
 	dt_htab_free(&pm.ht);
 	free(lm.tab);
 	dt_htab_free(&lm.ht);
+	free(fm.tab);
+	dt_htab_free(&fm.ht);
 	return ret;
 }
 
