@@ -62,6 +62,7 @@ struct prof {
 
 	/* prof_block's per-block scratch */
 	uint32_t	*cnt, *first;	/* by context: rows, first row */
+	uint32_t	*lsnap, *lent;	/* by K_SNAP context: last snapshot, its entry */
 	uint8_t		*kind;		/* by context: K_* */
 	size_t		dcap;
 	uint64_t	*bits;		/* by row: rows to visit */
@@ -157,12 +158,12 @@ static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
 	return k ? k - 1 : 0;
 }
 
-/* Count n samples of one combination; ts: its first sample's time (kept
- * only when the combination is new).  Returns 1 when out of memory. */
-static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32_t pid,
-		   uint32_t snap, uint64_t ts, uint64_t n)
+/* Count n samples of one combination, whose agg_hash is h; ts: its first
+ * sample's time (kept only when the combination is new).  Returns its
+ * entry, or DT_HTAB_NONE when out of memory. */
+static uint32_t agg_add_h(struct prof *p, uint64_t h, uint32_t comm, uint32_t k, uint32_t u,
+			  uint32_t pid, uint32_t snap, uint64_t ts, uint64_t n)
 {
-	uint64_t h = agg_hash(comm, k, u, pid, snap);
 	uint32_t e;
 
 	p->samples += n;
@@ -173,7 +174,7 @@ static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32
 		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
 		    a->snap == snap) {
 			a->count += n;
-			return 0;
+			return e;
 		}
 	}
 	if (DT_GROW(p->tab, p->cap, p->n, 1, 4096) || DT_GROW(p->ts, p->capts, p->n, 1, 4096))
@@ -182,11 +183,10 @@ static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32
 	p->ts[p->n] = ts;
 	if (dt_htab_add(&p->ht, h, (uint32_t)p->n, agg_rehash, p))
 		goto oom;
-	p->n++;
-	return 0;
+	return (uint32_t)p->n++;
 oom:
 	p->oom = 1;
-	return 1;
+	return DT_HTAB_NONE;
 }
 
 /* One row at a time: with filters (they select rows, not contexts). */
@@ -204,7 +204,8 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		if (p->nps)	/* then the TS column was decoded */
 			snap = snap_of(p, pid, b->ts[i]);
 	}
-	return agg_add(p, b->comm[i], b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1);
+	return agg_add_h(p, agg_hash(b->comm[i], b->kstack[i], u, pid, snap), b->comm[i],
+			 b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1) == DT_HTAB_NONE;
 }
 
 enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
@@ -242,10 +243,14 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 		free(p->cnt);
 		free(p->first);
 		free(p->kind);
+		free(p->lsnap);
+		free(p->lent);
 		p->cnt = malloc(nd * sizeof(*p->cnt));
 		p->first = malloc(nd * sizeof(*p->first));
 		p->kind = malloc(nd);
-		p->dcap = p->cnt && p->first && p->kind ? nd : 0;
+		p->lsnap = malloc(nd * sizeof(*p->lsnap));
+		p->lent = malloc(nd * sizeof(*p->lent));
+		p->dcap = p->cnt && p->first && p->kind && p->lsnap && p->lent ? nd : 0;
 		if (!p->dcap)
 			goto oom;
 	}
@@ -266,7 +271,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 		if (probe >= p->nwant || !p->want[probe])
 			kind[c] = K_SKIP;
 		else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c]))
-			kind[c] = K_SNAP, snaps = 1;
+			kind[c] = K_SNAP, snaps = 1, p->lsnap[c] = UINT32_MAX;
 		else
 			kind[c] = K_ONE;
 		cnt[c] = 0;
@@ -293,21 +298,56 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	for (uint32_t w = 0; w < nw; w++)
 		for (uint64_t x = bits[w]; x; x &= x - 1)
 			visit[nv++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+	/*
+	 * The table outgrows L2 on big captures, and a lookup is two misses
+	 * (slot, then entry): hashes are computed 16 visits ahead and their
+	 * slots prefetched, and 8 ahead the slot is read and its entry
+	 * prefetched.  (A K_SNAP row's snapshot is not known ahead: its
+	 * prefetch is for snapshot 0, a guess.)
+	 */
+	uint64_t hr[16];
+#define VISIT_HASH(v) __extension__ ({ uint32_t c_ = cidx[visit[v]], u_ = b->dict.ustack[c_]; \
+		agg_hash(b->dict.comm[c_], b->dict.kstack[c_], u_, u_ ? b->dict.pid[c_] : 0, 0); })
+	for (uint32_t v = 0; v < nv && v < 16; v++) {
+		hr[v] = VISIT_HASH(v);
+		__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht, hr[v])]);
+	}
 	for (uint32_t v = 0; v < nv; v++) {
 		uint32_t i = visit[v], c = cidx[i], u = b->dict.ustack[c];
 		uint32_t pid = u ? b->dict.pid[c] : 0, snap = 0;
-		if (v + 8 < nv) {
-			uint32_t c8 = cidx[visit[v + 8]], u8 = b->dict.ustack[c8];
-			__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht,
-				agg_hash(b->dict.comm[c8], b->dict.kstack[c8], u8,
-					 u8 ? b->dict.pid[c8] : 0, 0))]);
+		uint64_t h = hr[v & 15];
+		if (v + 16 < nv) {
+			hr[(v + 16) & 15] = VISIT_HASH(v + 16);
+			__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht, hr[(v + 16) & 15])]);
 		}
-		if (kind[c] == K_SNAP)
+		if (v + 8 < nv) {
+			uint32_t e8 = dt_htab_at(&p->ht, dt_htab_first(&p->ht, hr[(v + 8) & 15]));
+			if (e8 != DT_HTAB_NONE)
+				__builtin_prefetch(&p->tab[e8]);
+		}
+		if (kind[c] == K_SNAP) {
+			/* rows of a pid that exec'd, one at a time; the same
+			 * snapshot as the context's last row: the same entry */
 			snap = snap_of(p, pid, b->ts[i]);
-		if (agg_add(p, b->dict.comm[c], b->dict.kstack[c], u, pid, snap,
-			    b->ts ? b->ts[i] : 0, kind[c] == K_SNAP ? 1 : cnt[c]))
+			if (snap == p->lsnap[c]) {
+				p->tab[p->lent[c]].count++;
+				p->samples++;
+				continue;
+			}
+			uint32_t e = agg_add_h(p, agg_hash(b->dict.comm[c], b->dict.kstack[c], u,
+							   pid, snap), b->dict.comm[c],
+					       b->dict.kstack[c], u, pid, snap, b->ts[i], 1);
+			if (e == DT_HTAB_NONE)
+				return 1;
+			p->lsnap[c] = snap;
+			p->lent[c] = e;
+			continue;
+		}
+		if (agg_add_h(p, h, b->dict.comm[c], b->dict.kstack[c], u, pid, 0,
+			      b->ts ? b->ts[i] : 0, cnt[c]) == DT_HTAB_NONE)
 			return 1;
 	}
+#undef VISIT_HASH
 	return 0;
 oom:
 	p->oom = 1;
@@ -741,6 +781,8 @@ out:
 	free(p.cnt);
 	free(p.first);
 	free(p.kind);
+	free(p.lsnap);
+	free(p.lent);
 	free(p.bits);
 	free(p.visit);
 	free(um.tab);
