@@ -62,7 +62,9 @@ struct prof {
 
 	/* prof_block's per-block scratch */
 	uint32_t	*cnt, *first;	/* by context: rows, first row */
-	uint32_t	*lsnap, *lent;	/* by K_SNAP context: last snapshot, its entry */
+	uint32_t	*lsnap;		/* by context: K_ONE: its snapshot; K_SNAP:
+					 * its last row's */
+	uint32_t	*lent;		/* by K_SNAP context: lsnap's entry */
 	uint8_t		*kind;		/* by context: K_* */
 	size_t		dcap;
 	uint64_t	*bits;		/* by row: rows to visit */
@@ -210,6 +212,29 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
 
+/* The smallest and largest of n times (n > 0); four lanes, so the
+ * compares do not wait on each other. */
+static void time_range(const uint64_t *ts, uint32_t n, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t l[4] = { ts[0], ts[0], ts[0], ts[0] }, h[4] = { ts[0], ts[0], ts[0], ts[0] };
+	uint32_t i = 0;
+	for (; i + 4 <= n; i += 4)
+		for (unsigned k = 0; k < 4; k++) {
+			l[k] = ts[i + k] < l[k] ? ts[i + k] : l[k];
+			h[k] = ts[i + k] > h[k] ? ts[i + k] : h[k];
+		}
+	for (; i < n; i++) {
+		l[0] = ts[i] < l[0] ? ts[i] : l[0];
+		h[0] = ts[i] > h[0] ? ts[i] : h[0];
+	}
+	for (unsigned k = 1; k < 4; k++) {
+		l[0] = l[k] < l[0] ? l[k] : l[0];
+		h[0] = h[k] > h[0] ? h[k] : h[0];
+	}
+	*lo = l[0];
+	*hi = h[0];
+}
+
 static int has_psnap(const struct prof *p, uint32_t pid)
 {
 	size_t lo = 0, hi = p->nps;
@@ -266,14 +291,30 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	uint32_t *cnt = p->cnt, *first = p->first;
 	uint8_t *kind = p->kind;
 	int snaps = 0;
+	/* the block's time range, for pids that exec'd: a context whose pid
+	 * has the same snapshot at both ends has it on every row between */
+	uint64_t tlo = UINT64_MAX, thi = 0;
+	int range = 0;
 	for (uint32_t c = 0; c < nd; c++) {
 		uint32_t probe = b->dict.probe[c];
-		if (probe >= p->nwant || !p->want[probe])
+		p->lsnap[c] = 0;
+		if (probe >= p->nwant || !p->want[probe]) {
 			kind[c] = K_SKIP;
-		else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c]))
-			kind[c] = K_SNAP, snaps = 1, p->lsnap[c] = UINT32_MAX;
-		else
+		} else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c])) {
+			if (!range) {
+				time_range(b->ts, rows, &tlo, &thi);
+				range = 1;
+			}
+			uint32_t s0 = snap_of(p, b->dict.pid[c], tlo);
+			if (s0 == snap_of(p, b->dict.pid[c], thi)) {
+				kind[c] = K_ONE;
+				p->lsnap[c] = s0;
+			} else {
+				kind[c] = K_SNAP, snaps = 1, p->lsnap[c] = UINT32_MAX;
+			}
+		} else {
 			kind[c] = K_ONE;
+		}
 		cnt[c] = 0;
 	}
 	for (uint32_t i = rows; i-- > 0;) {
@@ -307,7 +348,8 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	 */
 	uint64_t hr[16];
 #define VISIT_HASH(v) __extension__ ({ uint32_t c_ = cidx[visit[v]], u_ = b->dict.ustack[c_]; \
-		agg_hash(b->dict.comm[c_], b->dict.kstack[c_], u_, u_ ? b->dict.pid[c_] : 0, 0); })
+		agg_hash(b->dict.comm[c_], b->dict.kstack[c_], u_, u_ ? b->dict.pid[c_] : 0, \
+			 kind[c_] == K_ONE ? p->lsnap[c_] : 0); })
 	for (uint32_t v = 0; v < nv && v < 16; v++) {
 		hr[v] = VISIT_HASH(v);
 		__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht, hr[v])]);
@@ -343,7 +385,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 			p->lent[c] = e;
 			continue;
 		}
-		if (agg_add_h(p, h, b->dict.comm[c], b->dict.kstack[c], u, pid, 0,
+		if (agg_add_h(p, h, b->dict.comm[c], b->dict.kstack[c], u, pid, p->lsnap[c],
 			      b->ts ? b->ts[i] : 0, cnt[c]) == DT_HTAB_NONE)
 			return 1;
 	}
