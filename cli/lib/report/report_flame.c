@@ -212,27 +212,25 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
 
-/* The smallest and largest of n times (n > 0); four lanes, so the
- * compares do not wait on each other. */
+/* The smallest and largest of n times (n > 0); two lanes in registers,
+ * so the compares do not wait on each other. */
 static void time_range(const uint64_t *ts, uint32_t n, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t l[4] = { ts[0], ts[0], ts[0], ts[0] }, h[4] = { ts[0], ts[0], ts[0], ts[0] };
+	uint64_t l0 = ts[0], l1 = ts[0], h0 = ts[0], h1 = ts[0];
 	uint32_t i = 0;
-	for (; i + 4 <= n; i += 4)
-		for (unsigned k = 0; k < 4; k++) {
-			l[k] = ts[i + k] < l[k] ? ts[i + k] : l[k];
-			h[k] = ts[i + k] > h[k] ? ts[i + k] : h[k];
-		}
-	for (; i < n; i++) {
-		l[0] = ts[i] < l[0] ? ts[i] : l[0];
-		h[0] = ts[i] > h[0] ? ts[i] : h[0];
+	for (; i + 2 <= n; i += 2) {
+		uint64_t a = ts[i], b = ts[i + 1];
+		l0 = a < l0 ? a : l0;
+		h0 = a > h0 ? a : h0;
+		l1 = b < l1 ? b : l1;
+		h1 = b > h1 ? b : h1;
 	}
-	for (unsigned k = 1; k < 4; k++) {
-		l[0] = l[k] < l[0] ? l[k] : l[0];
-		h[0] = h[k] > h[0] ? h[k] : h[0];
+	if (i < n) {
+		l0 = ts[i] < l0 ? ts[i] : l0;
+		h0 = ts[i] > h0 ? ts[i] : h0;
 	}
-	*lo = l[0];
-	*hi = h[0];
+	*lo = l1 < l0 ? l1 : l0;
+	*hi = h1 > h0 ? h1 : h0;
 }
 
 static int has_psnap(const struct prof *p, uint32_t pid)
