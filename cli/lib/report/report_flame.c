@@ -59,6 +59,7 @@ struct prof {
 	size_t		capts;
 	uint64_t	samples;
 	int		oom;
+	int		rerr;		/* reading a ts column failed: the reader's error */
 
 	/* prof_block's per-block scratch */
 	uint32_t	*cnt, *first;	/* by context: rows, first row */
@@ -70,6 +71,7 @@ struct prof {
 	uint64_t	*bits;		/* by row: rows to visit */
 	uint32_t	*visit;		/* those rows, in order */
 	size_t		rcap;
+	struct dtcap_block *tsb;	/* the ts column of a block that needs it */
 };
 
 static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, uint32_t snap)
@@ -212,27 +214,6 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
 
-/* The smallest and largest of n times (n > 0); two lanes in registers,
- * so the compares do not wait on each other. */
-static void time_range(const uint64_t *ts, uint32_t n, uint64_t *lo, uint64_t *hi)
-{
-	uint64_t l0 = ts[0], l1 = ts[0], h0 = ts[0], h1 = ts[0];
-	uint32_t i = 0;
-	for (; i + 2 <= n; i += 2) {
-		uint64_t a = ts[i], b = ts[i + 1];
-		l0 = a < l0 ? a : l0;
-		h0 = a > h0 ? a : h0;
-		l1 = b < l1 ? b : l1;
-		h1 = b > h1 ? b : h1;
-	}
-	if (i < n) {
-		l0 = ts[i] < l0 ? ts[i] : l0;
-		h0 = ts[i] > h0 ? ts[i] : h0;
-	}
-	*lo = l1 < l0 ? l1 : l0;
-	*hi = h1 > h0 ? h1 : h0;
-}
-
 static int has_psnap(const struct prof *p, uint32_t pid)
 {
 	size_t lo = 0, hi = p->nps;
@@ -256,11 +237,12 @@ static int has_psnap(const struct prof *p, uint32_t pid)
  * New combinations are thus inserted in the order a row-by-row walk
  * (prof_row) meets them, with the same first times: same table, same graph.
  */
-static int prof_block(void *ctx, const struct dtcap_block *b)
+static int prof_block(void *ctx, const struct dtcap_block *b, size_t blk)
 {
 	struct prof *p = ctx;
 	uint32_t nd = b->ndict, rows = b->rows, nw = (rows + 63) / 64;
 	const uint32_t *cidx = b->cidx;
+	const uint64_t *ts = NULL;	/* the rows' times, read only if needed */
 
 	if (nd > p->dcap) {
 		free(p->cnt);
@@ -289,20 +271,21 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	uint32_t *cnt = p->cnt, *first = p->first;
 	uint8_t *kind = p->kind;
 	int snaps = 0;
-	/* the block's time range, for pids that exec'd: a context whose pid
-	 * has the same snapshot at both ends has it on every row between */
-	uint64_t tlo = UINT64_MAX, thi = 0;
-	int range = 0;
+	/*
+	 * The block's time range (its header's: the reader checks it when
+	 * the ts column is decoded), for pids that exec'd: a context whose
+	 * pid has the same snapshot at both ends has it on every row between,
+	 * and tlo stands for its first row's time (it picks the same
+	 * snapshot).  Only a block that straddles an exec reads its ts column.
+	 */
+	const struct dtcap_blockinfo *bi = dtcap_block_info(p->r, blk);
+	uint64_t tlo = bi ? bi->tmin : 0, thi = bi ? bi->tmax : UINT64_MAX;
 	for (uint32_t c = 0; c < nd; c++) {
 		uint32_t probe = b->dict.probe[c];
 		p->lsnap[c] = 0;
 		if (probe >= p->nwant || !p->want[probe]) {
 			kind[c] = K_SKIP;
 		} else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c])) {
-			if (!range) {
-				time_range(b->ts, rows, &tlo, &thi);
-				range = 1;
-			}
 			uint32_t s0 = snap_of(p, b->dict.pid[c], tlo);
 			if (s0 == snap_of(p, b->dict.pid[c], thi)) {
 				kind[c] = K_ONE;
@@ -319,6 +302,15 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 		uint32_t c = cidx[i];
 		first[c] = i;
 		cnt[c]++;
+	}
+	if (snaps) {
+		if (!p->tsb && !(p->tsb = dtcap_block_new()))
+			goto oom;
+		if (dtcap_read_block(p->r, blk, DTCAP_COL_TS, p->tsb)) {
+			p->rerr = 1;
+			return 1;
+		}
+		ts = p->tsb->ts;
 	}
 	uint64_t *bits = p->bits;
 	memset(bits, 0, nw * sizeof(*bits));
@@ -368,7 +360,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 		if (kind[c] == K_SNAP) {
 			/* rows of a pid that exec'd, one at a time; the same
 			 * snapshot as the context's last row: the same entry */
-			snap = snap_of(p, pid, b->ts[i]);
+			snap = snap_of(p, pid, ts[i]);
 			if (snap == p->lsnap[c]) {
 				p->tab[p->lent[c]].count++;
 				p->samples++;
@@ -376,7 +368,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 			}
 			uint32_t e = agg_add_h(p, agg_hash(b->dict.comm[c], b->dict.kstack[c], u,
 							   pid, snap), b->dict.comm[c],
-					       b->dict.kstack[c], u, pid, snap, b->ts[i], 1);
+					       b->dict.kstack[c], u, pid, snap, ts[i], 1);
 			if (e == DT_HTAB_NONE)
 				return 1;
 			p->lsnap[c] = snap;
@@ -384,7 +376,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 			continue;
 		}
 		if (agg_add_h(p, h, b->dict.comm[c], b->dict.kstack[c], u, pid, p->lsnap[c],
-			      b->ts ? b->ts[i] : 0, cnt[c]) == DT_HTAB_NONE)
+			      ts ? ts[i] : tlo, cnt[c]) == DT_HTAB_NONE)
 			return 1;
 	}
 #undef VISIT_HASH
@@ -673,16 +665,21 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		goto oom;
 	/* Times matter only to choose between snapshots of a pid that exec'd
 	 * (and to filters, which add the column themselves): with one
-	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
+	 * snapshot per pid, time 0 finds it, and the column is not decoded.
+	 * By blocks, only a block that straddles an exec reads it. */
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
 	int sr = dtf_active(filt)
 		? dtf_scan(p.r, filt, cols, prof_row, &p, cancel, what, err, sizeof(err))
-		: dtf_scan_blocks(p.r, filt, cols | DTCAP_COL_BYCTX, prof_block, &p, cancel,
-				  what, err, sizeof(err));
+		: dtf_scan_blocks(p.r, filt, (cols & ~DTCAP_COL_TS) | DTCAP_COL_BYCTX,
+				  prof_block, &p, cancel, what, err, sizeof(err));
 	if (p.oom)
 		goto oom;
+	if (p.rerr) {
+		dtr_err(cmd, "%s", dtcap_reader_error(p.r));
+		goto out;
+	}
 	if (sr) {
 		dtr_err(cmd, "%s", err);
 		goto out;
@@ -823,6 +820,7 @@ out:
 	free(p.kind);
 	free(p.lsnap);
 	free(p.lent);
+	dtcap_block_free(p.tsb);
 	free(p.bits);
 	free(p.visit);
 	free(um.tab);
