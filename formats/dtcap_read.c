@@ -438,7 +438,8 @@ static int do_stacks(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 			DAMAGED(c);
 		if (rgrow(r, &r->frames, &r->frames_cap, r->nframes + nf, 8))
 			return -1;
-		uint64_t *f = r->frames + r->nframes;
+		/* no frames yet and an empty stack: frames is still NULL */
+		uint64_t *f = nf ? r->frames + r->nframes : NULL;
 		for (uint32_t k = 0; k < nf; k++) {
 			prev += (uint64_t)dtc_unzz(dtc_get_uv(cu));
 			f[k] = prev;
