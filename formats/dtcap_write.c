@@ -384,7 +384,10 @@ static inline uint32_t ctx_hash(const uint32_t *c)
 
 /* Give every row its context index; returns the number of contexts.  The
  * table starts small and doubles, so a block with few contexts stays in
- * cache (the per-row probe is the hot spot of the writer). */
+ * cache (the per-row probe is the hot spot of the writer).  Not dt_htab:
+ * its slots are s->ht, sized once by sink_scratch for the largest block
+ * and reused below as the counting sort's arrays, so a block allocates
+ * nothing, and it is emptied per block by a memset of what it used. */
 static uint32_t build_contexts(struct sink *s, const struct colbuf *b)
 {
 	uint32_t n = b->rows, nd = 0, mask = (s->ht_max < 4096 ? s->ht_max : 4096) - 1;

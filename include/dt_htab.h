@@ -16,9 +16,18 @@
  * caller keeps its array anyway, and it lets a rehash walk the caller's
  * array in order (cache friendly) instead of chasing the old slots.
  *
+ * Removal keeps them dense the way a caller's array stays dense: the
+ * last entry takes the removed one's number (dt_htab_remove), and the
+ * caller moves its last item into the hole (swap with last), so a caller
+ * that removes gives up the order of addition.  The slot
+ * the entry leaves is refilled from behind it in its probe run
+ * (backward-shift deletion) instead of being marked deleted: no
+ * tombstones, so a lookup still ends at the first empty slot and a table
+ * that churns (processes come and go) never fills with dead slots.
+ *
  * A zeroed struct dt_htab is an empty table; nothing is allocated until
- * the first add.  Entries are never removed one by one (dt_htab_clear
- * empties the whole table).  At most DT_HTAB_MAX entries.
+ * the first add.  dt_htab_clear empties the whole table.  At most
+ * DT_HTAB_MAX entries.
  */
 #ifndef DT_HTAB_H
 #define DT_HTAB_H
@@ -37,6 +46,17 @@ struct dt_htab {
 	size_t		mask;		/* slots - 1 (a power of two); 0: no slots */
 	size_t		n;		/* entries */
 };
+
+/* A hash for an integer key (pid, event id, address): the table indexes
+ * by the low bits, and these depend on every bit of the key (MurmurHash3's
+ * finalizer, halved), so keys that differ only high up still spread. */
+static inline uint64_t dt_htab_hash_int(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
 
 /* The entry numbers stored under hash h, in probe order: */
 static inline size_t dt_htab_first(const struct dt_htab *t, uint64_t h)
@@ -150,6 +170,65 @@ static inline int dt_htab_add(struct dt_htab *t, uint64_t h, uint32_t e,
 		i = dt_htab_next(t, i);
 	t->slot[i] = e + 1;
 	t->n++;
+	return 0;
+}
+
+/* The slot holding entry e, whose hash is h; t->mask + 1 when it is not there. */
+static inline size_t dt_htab_slot_of(const struct dt_htab *t, uint64_t h, uint32_t e)
+{
+	uint32_t x;
+	for (size_t i = dt_htab_first(t, h); (x = dt_htab_at(t, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(t, i))
+		if (x == e)
+			return i;
+	return t->mask + 1;
+}
+
+/*
+ * Remove entry e (< t->n), renumbering the last entry, n-1, as e.  The
+ * caller then moves its own item n-1 to index e and counts one fewer:
+ *	if (dt_htab_remove(t, e, hash, ctx) == 0)
+ *		v[e] = v[--n];
+ * hash(ctx, x) must still give every stored entry's hash during the call,
+ * so the caller's array changes only after it.  The entries after e in
+ * its probe run move back into the hole where their own probe allows
+ * (Knuth's algorithm R for linear probing): no slot is marked deleted.
+ * Costs one probe run and a hash() call for each entry in it; the slots
+ * are kept (the table never shrinks).  0, or -1 with errno EINVAL when e
+ * is not an entry, or e or n-1 is not where hash() says (a key changed
+ * since it was added), the table then as it was.
+ */
+__attribute__((noinline, unused))	/* cold: keeps the callers' probe loops small */
+static int dt_htab_remove(struct dt_htab *t, uint32_t e,
+			  uint64_t (*hash)(const void *ctx, uint32_t e), const void *ctx)
+{
+	if (e >= t->n) {
+		errno = EINVAL;
+		return -1;
+	}
+	uint32_t last = (uint32_t)t->n - 1;
+	size_t hole = dt_htab_slot_of(t, hash(ctx, e), e);
+	size_t ls = dt_htab_slot_of(t, hash(ctx, last), last);
+	if (hole > t->mask || ls > t->mask) {
+		errno = EINVAL;
+		return -1;
+	}
+	t->slot[hole] = 0;
+	for (size_t j = dt_htab_next(t, hole); t->slot[j]; j = dt_htab_next(t, j)) {
+		/* j's entry stays when its home lies in (hole, j]: a probe
+		 * from there never passes the hole.  Else it fills the hole. */
+		size_t home = dt_htab_first(t, hash(ctx, t->slot[j] - 1));
+		if (((j - home) & t->mask) >= ((j - hole) & t->mask)) {
+			t->slot[hole] = t->slot[j];
+			t->slot[j] = 0;
+			if (ls == j)
+				ls = hole;
+			hole = j;
+		}
+	}
+	if (e != last)
+		t->slot[ls] = e + 1;
+	t->n--;
 	return 0;
 }
 

@@ -83,9 +83,11 @@ static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
 			      unsigned long *ks, bool *trunc)
 {
 	struct unwind_state st;
+	struct pt_regs *ur;
 	unsigned long addr;
 	unsigned int n = 0;
 
+	*trunc = false;
 	if (regs != NULL) {
 		addr = instruction_pointer(regs);
 		if (addr < dp->dp_skip_lo || addr >= dp->dp_skip_hi)
@@ -102,13 +104,27 @@ static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
 				break;
 		}
 	}
-	for (; !unwind_done(&st) && n < DT_MAXFRAMES; unwind_next_frame(&st)) {
+	for (; !unwind_done(&st); unwind_next_frame(&st)) {
+		/*
+		 * A task's kernel stack ends at the registers it entered the
+		 * kernel with.  The unwinder stops there only one step later,
+		 * after a state whose ip is the user's, and
+		 * unwind_get_return_address() would reject that ip by the
+		 * slow way (module, trampoline, kprobe slot and BPF lookups):
+		 * the most expensive part of a syscall's stack.
+		 */
+		ur = unwind_get_entry_regs(&st, NULL);
+		if (ur != NULL && user_mode(ur))
+			break;
+		if (n == DT_MAXFRAMES) {
+			*trunc = true;
+			break;
+		}
 		addr = unwind_get_return_address(&st);
 		if (addr == 0)
 			break;
 		ks[n++] = addr;
 	}
-	*trunc = n == DT_MAXFRAMES && !unwind_done(&st);
 	return n;
 }
 
@@ -384,6 +400,11 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 		u32 want = pcb->pcb_sc->sc_ustack;
 
 		if (e->uc < 0) {
+			void **bufs = smp_load_acquire(&dt_ucopy_bufs);
+
+			if (bufs != NULL)
+				e->ubuf = (u8 *)bufs[e->cpu] +
+					  e->ctx * DT_USTACK_MAX;
 			e->uasked = want;
 			e->uc = dt_uregs(e->regs, &e->s->ur, e->ubuf, want);
 		}
@@ -532,12 +553,6 @@ static void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 	e.path = path;
 	e.pathlen = min_t(u32, pathlen, DT_PATHMAX - 1);
 	e.pathflags = pathflags;
-	{
-		void **bufs = smp_load_acquire(&dt_ucopy_bufs);
-
-		if (bufs != NULL)
-			e.ubuf = (u8 *)bufs[e.cpu] + lvl * DT_USTACK_MAX;
-	}
 	if (regs != NULL && user_mode(regs))
 		e.rflags |= DTR_USERMODE;
 

@@ -4,7 +4,7 @@
 BENCHES += kernel
 
 KBENCH_CALLS ?= 500000
-KBENCH_ROUNDS ?= 5
+KBENCH_ROUNDS ?= 9
 # perf writes every event to a file in the guest's tmpfs: fewer calls
 KBENCH_PERF_CALLS ?= 200000
 

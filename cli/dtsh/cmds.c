@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "captures.h"
+#include "dt_grow.h"
 #include "dtsh.h"
 #include "engine.h"
 #include "dtsql.h"
@@ -340,17 +341,12 @@ cmd_enable(struct dtsh *sh, int argc, char **argv, const char *rest)
 			return 0;
 		}
 	}
-	struct dtsh_enabled *ne = realloc(sh->en, sizeof(*ne) * (sh->nen + 1));
-	if (ne == NULL) {
+	if (DT_GROW(sh->en, sh->encap, sh->nen, 1, 8) ||
+	    (sh->en[sh->nen].spec = strdup(argv[1])) == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
 		return 1;
 	}
-	sh->en = ne;
-	if ((ne[sh->nen].spec = strdup(argv[1])) == NULL) {
-		fprintf(stderr, "dtsh: out of memory\n");
-		return 1;
-	}
-	ne[sh->nen].stacks = argc == 3;
+	sh->en[sh->nen].stacks = argc == 3;
 	sh->nen++;
 	return 0;
 }
@@ -781,6 +777,7 @@ dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial)
 			return DTR_EXIT_ERROR;
 		}
 		cl.n = 1;
+		cl.cap = 1;
 	} else if (dtx_caps_add(&cl, args, nargs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "dtsh open: %s\n", err);
 		dtx_caps_free(&cl);

@@ -41,7 +41,7 @@ struct dtsh {
 	int	ncaps;
 	struct dtp_dev *dev;	/* /dev/dt, read-only, opened on first use */
 	struct dtsh_enabled *en;
-	size_t	nen;
+	size_t	nen, encap;
 	int	partial;	/* --partial: open captures that were cut short */
 };
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dt_grow.h"
 #include "dtsh.h"
 
 static char *
@@ -27,6 +28,7 @@ dtsh_split(const char *line, char ***out, char *err, size_t errlen)
 {
 	char **v = NULL;
 	int n = 0;
+	size_t vcap = 0;
 	const char *start = line, *p;
 	char q = 0;
 
@@ -60,12 +62,10 @@ dtsh_split(const char *line, char ***out, char *err, size_t errlen)
 				/* empty commands and comments are nothing */
 				free(c);
 			} else {
-				char **nv = realloc(v, sizeof(*v) * (size_t)(n + 1));
-				if (nv == NULL) {
+				if (DT_GROW(v, vcap, (size_t)n, 1, 8)) {
 					free(c);
 					goto nomem;
 				}
-				v = nv;
 				v[n++] = c;
 			}
 			if (*p == '\0')
@@ -97,16 +97,17 @@ dtsh_free_argv(char **argv)
 int
 dtsh_tokenize(const char *s, int partial, char ***argvp, char *err, size_t errlen)
 {
-	char **v = calloc(1, sizeof(*v));
+	char **v = NULL;
 	int n = 0;
-	size_t len = strlen(s);
+	size_t vcap = 0, len = strlen(s);
 	char *w = malloc(len + 1);
 	size_t wl;
 	const char *p = s;
 
 	*argvp = NULL;
-	if (v == NULL || w == NULL)
+	if (DT_GROW(v, vcap, 0, 1, 8) || w == NULL)
 		goto nomem;
+	v[0] = NULL;
 	for (;;) {
 		char q = 0;
 
@@ -146,10 +147,8 @@ dtsh_tokenize(const char *s, int partial, char ***argvp, char *err, size_t errle
 			goto fail;
 		}
 		w[wl] = '\0';
-		char **nv = realloc(v, sizeof(*v) * (size_t)(n + 2));
-		if (nv == NULL)
+		if (DT_GROW(v, vcap, (size_t)n, 2, 8))	/* the word and the NULL */
 			goto nomem;
-		v = nv;
 		if ((v[n] = strdup(w)) == NULL)
 			goto nomem;
 		v[++n] = NULL;

@@ -6,7 +6,8 @@
  * FAKEDT_VERSION overrides the ABI version it reports.  Probes enabled
  * with DTEVT_UREGS get registers and a short stack copy (garbage: it
  * unwinds to its ip alone), as events of process FAKEDT_UREGS_PID when
- * that is set.  The proc probes (fork, exec, mmap) add every 8th record a
+ * that is set; FAKEDT_UREGS_PIDS=N spreads all but every Nth of them over
+ * N-1 processes that have exited (pids no kernel gives).  The proc probes (fork, exec, mmap) add every 8th record a
  * process event of that process (or of the caller), whose path is
  * FAKEDT_EXEC for exec and this library for mmap; one in five of them is
  * odd in its own way (a path longer than its record, no NUL, no room for
@@ -410,6 +411,12 @@ read(int fd, void *buf, size_t len)
 		if (usz && getenv("FAKEDT_UREGS_PID")) {
 			r->dtr_pid = (uint32_t)atoi(getenv("FAKEDT_UREGS_PID"));
 			r->dtr_tid = r->dtr_pid;
+		}
+		if (usz && getenv("FAKEDT_UREGS_PIDS")) {
+			/* past PID_MAX_LIMIT: processes that are gone */
+			uint32_t np = (uint32_t)atoi(getenv("FAKEDT_UREGS_PIDS"));
+			if (np > 1 && generated % np)
+				r->dtr_pid = r->dtr_tid = 0x40000000U + (uint32_t)(generated % np);
 		}
 		if (usz) {
 			struct dt_uregs ur;

@@ -23,10 +23,12 @@ esac
 
 # every provider at once, while a command runs: hotloop burns CPU in known
 # functions, the shell loop makes system calls and reads files with dd (vfs_read:
-# busybox cat uses sendfile)
+# busybox cat uses sendfile).  Two hotloops keep both CPUs in the command, so
+# the interval probe's timer, on whichever CPU, interrupts one of its
+# processes (an event of another process is left out by the target filter).
 dtrec -o $OUT/prov.dtc -e profile:hz:997 -e interval:hz:20 -e 'syscall:*:entry' \
 	-e tracepoint:sched:sched_switch -e kprobe:vfs_read:entry -k -u -- \
-	sh -c 'hotloop 1.5 >/dev/null & for i in 1 2 3 4 5 6 7 8 9 10; do dd if=/proc/version of=/dev/null bs=64 2>/dev/null; done; wait' \
+	sh -c 'hotloop 1.5 >/dev/null & hotloop 1.5 >/dev/null & for i in 1 2 3 4 5 6 7 8 9 10; do dd if=/proc/version of=/dev/null bs=64 2>/dev/null; done; wait' \
 	2>$OUT/prov.err
 rc=$?
 [ $rc -eq 0 ] && pass command-exit || fail command-exit "dtrec exited $rc: $(tail -n 3 $OUT/prov.err)"

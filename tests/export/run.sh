@@ -120,6 +120,13 @@ for rows in 40000 0 1; do
 		fail "writer_$rows" "$(head -3 "$T/pq$rows.err")"
 	fi
 done
+PB=${PQBITS:-$B/tests/export/pqbits}
+if "$PB" >"$T/pqbits.out" 2>"$T/pqbits.err" && ! san "$T/pqbits.err"; then
+	cat "$T/pqbits.out"
+	grep -q '^PASS' "$T/pqbits.out" || fail "writer_bitpack" "pqbits printed no result"
+else
+	fail "writer_bitpack" "pqbits: $(head -3 "$T/pqbits.err" | tr '\n' ' ')"
+fi
 check "writer_empty_strings" "$(duck "SELECT count(*) FROM read_parquet('$T/w40000.parquet') WHERE big = ''")" \
 	"$(awk 'NR > 1 && $0 ~ /,$/' "$T/w40000.csv" | wc -l)"
 encs=$(duck "SELECT string_agg(DISTINCT encodings, '|' ORDER BY encodings) FROM parquet_metadata('$T/w40000.parquet')")

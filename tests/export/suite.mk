@@ -5,6 +5,7 @@ SUITES += export
 
 check-export: $(B)/asan/bin/dtreport $(DTGEN)
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) PQGEN=$(B)/tests/export/pqgen \
+		PQBITS=$(B)/tests/export/pqbits \
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
 
 # the writer on its own, with the values traces rarely have
@@ -12,3 +13,9 @@ $(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/li
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
 check-export: $(B)/tests/export/pqgen
+
+# the hybrid encoder's every bit width, against a reference (pqbits.c)
+$(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
+check-export: $(B)/tests/export/pqbits

@@ -233,9 +233,228 @@ static void test_htab(void)
 	free(k.s);
 }
 
+/*
+ * Removal: random adds and removes of keys from a small universe (so
+ * both happen often), checked after every step against a reference map
+ * from key to entry.  Keys are u64s in a dense array; the hash is chosen
+ * per run: a good one, one that piles every key onto a few home slots
+ * (long runs, so removals shift many entries back), and one whose homes
+ * are the table's last slots (every run wraps past the end).
+ */
+struct keys {
+	uint64_t *v;
+	int	 kind;
+};
+
+static uint64_t khash(const struct keys *k, uint64_t key)
+{
+	switch (k->kind) {
+	case 0: return key * 0x9E3779B97F4A7C15ULL;
+	case 1: return key % 5;
+	default: return UINT64_MAX - key % 7;
+	}
+}
+
+static int keq(const void *ctx, uint32_t e, const void *key)
+{
+	return ((const struct keys *)ctx)->v[e] == *(const uint64_t *)key;
+}
+
+static uint64_t krehash(const void *ctx, uint32_t e)
+{
+	const struct keys *k = ctx;
+	return khash(k, k->v[e]);
+}
+
+/* The table against the reference: every key of the universe found
+ * exactly where ref says, and no slot used but by the n entries. */
+static int remove_agrees(const struct dt_htab *t, const struct keys *k, const uint32_t *ref,
+			 uint32_t universe, char *why, size_t wl)
+{
+	uint32_t e, used = 0;
+	for (uint32_t key = 0; key < universe; key++) {
+		uint32_t found = DT_HTAB_NONE;
+		for (size_t i = dt_htab_first(t, khash(k, key)); (e = dt_htab_at(t, i)) != DT_HTAB_NONE;
+		     i = dt_htab_next(t, i))
+			if (k->v[e] == key) {
+				found = e;
+				break;
+			}
+		if (found != ref[key]) {
+			snprintf(why, wl, "key %u: entry %u, reference %u", key, found, ref[key]);
+			return 0;
+		}
+	}
+	for (size_t i = 0; t->slot && i <= t->mask; i++) {
+		if (!t->slot[i])
+			continue;
+		used++;
+		if (t->slot[i] - 1 >= t->n) {
+			snprintf(why, wl, "slot %zu holds %u past the %zu entries", i,
+				 t->slot[i] - 1, t->n);
+			return 0;
+		}
+	}
+	if (used != t->n) {
+		snprintf(why, wl, "%u slots used for %zu entries", used, t->n);
+		return 0;
+	}
+	return 1;
+}
+
+static void test_htab_remove(void)
+{
+	enum { U = 3000, STEPS = 40000 };
+	static const char *const kinds[] = { "mixed", "piled", "wrapping" };
+	char why[160] = "", name[64];
+
+	for (int kind = 0; kind < 3; kind++) {
+		struct dt_htab t = {0};
+		struct keys k = { calloc(U, sizeof(uint64_t)), kind };
+		uint32_t *ref = malloc(U * sizeof(*ref));	/* key -> entry */
+		uint32_t n = 0, adds = 0, removes = 0;
+		uint64_t seed = 88172645463325252ULL + (uint64_t)kind;
+		int ok = k.v && ref;
+
+		for (uint32_t i = 0; ok && i < U; i++)
+			ref[i] = DT_HTAB_NONE;
+		why[0] = '\0';
+		for (uint32_t step = 0; ok && step < STEPS; step++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			/* a universe that widens then narrows: the table fills
+			 * past several doublings, then drains nearly empty */
+			uint32_t width = step < STEPS / 2 ? 64 + step / 8 : U - (step - STEPS / 2) / 7;
+			uint32_t key = (uint32_t)(seed >> 33) % (width < U ? width : U);
+			/* narrowing: mostly removes */
+			int del = ref[key] != DT_HTAB_NONE &&
+				  (step < STEPS / 2 ? (seed & 3) != 0 : (seed & 7) != 0);
+			uint32_t moved = DT_HTAB_NONE;	/* the entry renumbered */
+			if (ref[key] == DT_HTAB_NONE) {
+				k.v[n] = key;
+				if (dt_htab_add(&t, khash(&k, key), n, krehash, &k)) {
+					snprintf(why, sizeof(why), "add of key %u failed", key);
+					ok = 0;
+					break;
+				}
+				ref[key] = n++;
+				adds++;
+			} else if (del) {
+				uint32_t e = ref[key];
+				if (dt_htab_remove(&t, e, krehash, &k)) {
+					snprintf(why, sizeof(why), "remove of entry %u failed", e);
+					ok = 0;
+					break;
+				}
+				ref[key] = DT_HTAB_NONE;
+				k.v[e] = k.v[--n];	/* the last takes its number */
+				if (e < n)
+					ref[k.v[moved = e]] = e;
+				removes++;
+			}
+			/* every step: the key and the entry that moved; now
+			 * and then (and near empty): the whole universe */
+			uint32_t got;
+			uint64_t kk = key;
+			if (t.n != n) {
+				snprintf(why, sizeof(why), "table counts %zu, reference %u", t.n, n);
+				ok = 0;
+			} else if ((got = dt_htab_find(&t, khash(&k, key), keq, &k, &kk)) != ref[key]) {
+				snprintf(why, sizeof(why), "key %u just changed: entry %u, reference %u",
+					 key, got, ref[key]);
+				ok = 0;
+			} else if (moved != DT_HTAB_NONE &&
+				   (got = dt_htab_find(&t, khash(&k, k.v[moved]), keq, &k,
+						       &k.v[moved])) != moved) {
+				snprintf(why, sizeof(why), "renumbered key %u: entry %u, not %u",
+					 (unsigned)k.v[moved], got, moved);
+				ok = 0;
+			} else if ((step % 512 == 0 || n < 40) &&
+				   !remove_agrees(&t, &k, ref, U, why, sizeof(why))) {
+				ok = 0;
+			}
+		}
+		ok = ok && remove_agrees(&t, &k, ref, U, why, sizeof(why));
+		snprintf(name, sizeof(name), "htab.remove_random_%s", kinds[kind]);
+		if (ok && (adds < 3000 || removes < 3000))
+			snprintf(why, sizeof(why), "only %u adds and %u removes", adds, removes), ok = 0;
+		check(name, ok, why);
+
+		/* drained to nothing, then filled again: the slots still work */
+		while (ok && n > 0) {
+			uint32_t e = n / 2;
+			ok = dt_htab_remove(&t, e, krehash, &k) == 0;
+			ref[k.v[e]] = DT_HTAB_NONE;
+			k.v[e] = k.v[--n];
+			if (e < n)
+				ref[k.v[e]] = e;
+		}
+		ok = ok && t.n == 0 && remove_agrees(&t, &k, ref, U, why, sizeof(why));
+		for (uint32_t key = 0; ok && key < 100; key++) {
+			k.v[n] = key;
+			ok = dt_htab_add(&t, khash(&k, key), n, krehash, &k) == 0;
+			ref[key] = n++;
+		}
+		ok = ok && remove_agrees(&t, &k, ref, U, why, sizeof(why));
+		snprintf(name, sizeof(name), "htab.remove_drain_%s", kinds[kind]);
+		check(name, ok, why[0] ? why : "draining or refilling failed");
+
+		errno = 0;
+		size_t before = t.n;
+		snprintf(name, sizeof(name), "htab.remove_not_entry_%s", kinds[kind]);
+		check(name, dt_htab_remove(&t, (uint32_t)t.n, krehash, &k) == -1 &&
+		      errno == EINVAL && t.n == before, "entry n was removed");
+		dt_htab_free(&t);
+		free(k.v);
+		free(ref);
+	}
+
+	/* a key changed behind the table's back: refused, nothing moved */
+	struct dt_htab t = {0};
+	uint64_t v[2] = { 1, 2 };
+	struct keys k = { v, 0 };
+	int ok = dt_htab_add(&t, khash(&k, 1), 0, krehash, &k) == 0 &&
+		 dt_htab_add(&t, khash(&k, 2), 1, krehash, &k) == 0;
+	v[1] = 99;
+	errno = 0;
+	ok = ok && dt_htab_remove(&t, 0, krehash, &k) == -1 && errno == EINVAL && t.n == 2;
+	v[1] = 2;
+	uint32_t ref[3] = { DT_HTAB_NONE, 0, 1 };
+	ok = ok && remove_agrees(&t, &k, ref, 3, why, sizeof(why));
+	check("htab.remove_stale_key", ok, "a remove through a changed key went ahead");
+	dt_htab_free(&t);
+}
+
+/* dt_htab_hash_int: keys that differ only in their high bits (pids
+ * shifted into an id, addresses of one page) still spread over the low
+ * bits the table indexes by. */
+static void test_hash_int(void)
+{
+	enum { N = 4096 };
+	static unsigned char seen[N];
+	unsigned distinct = 0, lo = 0;
+
+	for (uint64_t i = 0; i < N; i++) {
+		size_t b = (size_t)dt_htab_hash_int(i << 40) & (N - 1);
+		distinct += !seen[b];
+		seen[b] = 1;
+	}
+	memset(seen, 0, sizeof(seen));
+	for (uint64_t i = 0; i < N; i++) {
+		size_t b = (size_t)dt_htab_hash_int(i) & (N - 1);
+		lo += !seen[b];
+		seen[b] = 1;
+	}
+	/* random placement fills about 1 - 1/e of the buckets: 2589 */
+	char why[96];
+	snprintf(why, sizeof(why), "%u and %u of %u buckets used", distinct, lo, N);
+	check("htab.hash_int_spreads", distinct > 2400 && lo > 2400, why);
+}
+
 int main(void)
 {
 	test_grow();
 	test_htab();
+	test_htab_remove();
+	test_hash_int();
 	return failed;
 }

@@ -5,11 +5,13 @@
  * and user stacks with known top frames, a comm that needs CSV quoting,
  * processes and counter snapshots.
  *
- *	mksql OUT.dtc EXPECTED [NEVENTS [unsorted]]
+ *	mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls]]
  *
  * "unsorted" moves every third event 250 ns back in time, so rows (and the
  * blocks' time ranges) are out of order as in a real capture of several
- * CPUs; its latency lines are then meaningless.
+ * CPUs; its latency lines are then meaningless.  "nulls" gives every 13th
+ * event no comm (SQL NULL) and every 17th a probe id the capture does not
+ * name (probe_name NULL), and the tallies of EXPECTED do not count that.
  * EXPECTED gets "key value..." lines (see the fprintf calls at the end).
  */
 #include <stdio.h>
@@ -61,6 +63,7 @@ int main(int argc, char **argv)
 	}
 	unsigned long nevents = argc > 3 ? strtoul(argv[3], NULL, 0) : 100000;
 	int unsorted = argc > 4 && strcmp(argv[4], "unsorted") == 0;
+	int nulls = argc > 4 && strcmp(argv[4], "nulls") == 0;
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-sqltest");
@@ -201,6 +204,10 @@ int main(int argc, char **argv)
 				pend_ts[t] = ts;
 			}
 		}
+		if (nulls && i % 13 == 3)
+			e.comm = 0;
+		if (nulls && i % 17 == 5)
+			e.probe = 77;
 		if (i == 0 || e.ts < tmin)
 			tmin = e.ts;
 		if (e.ts > tmax)

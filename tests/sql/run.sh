@@ -544,6 +544,175 @@ else
 	fail "dtgen" "$G not built"
 fi
 
+# ---- the GROUP BY fast path (dtsql_groupby.c): what it rewrites gives what
+# the statement as written gives (DT_SQL_NO_GROUPED=1), in every format, on
+# captures with NULL comms and unnamed probes, several blocks, several
+# captures; and it takes the shapes it should, and only those
+GR=$B/tests/sql/grouped
+N=$T/nulls.dtc
+S=$T/small.dtc	# several captures read every column on the plain path: small ones
+"$B/tests/sql/mksql" "$N" "$T/nexp" 20000 nulls 2>"$T/mk.err" &&
+	"$B/tests/sql/mksql" "$S" "$T/sexp" 4000 nulls 2>"$T/mk.err" ||
+	fail "grouped_setup" "mksql nulls: $(cat "$T/mk.err")"
+check "grouped_nulls_capture" "$(q "$N" 'SELECT count(*) > 0 FROM events WHERE comm IS NULL') $(q "$N" 'SELECT count(*) > 0 FROM events WHERE probe_name IS NULL')" "1 1"
+FASTQ=(
+	'SELECT comm, count(*) FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY count(*) DESC, comm'
+	'SELECT probe_name, count(*) AS n, min(pid), max(events.tid), count(DISTINCT pid), min(DISTINCT comm) FROM events GROUP BY probe_name ORDER BY n, probe_name'
+	'SELECT pid, tid, comm, count(comm), count() FROM events WHERE comm IS NOT NULL AND pid IN (100, 101, 102) GROUP BY pid, tid, comm'
+	"SELECT comm, count(*) FROM events WHERE comm LIKE 'b%' OR comm IS NULL GROUP BY comm HAVING count(*) > 10 ORDER BY 2 DESC LIMIT 3"
+	'SELECT cpu, ctx, count(*) c FROM events GROUP BY cpu, ctx'
+	'SELECT kstack, ustack, flags, count(*) FROM events WHERE probe = 3 GROUP BY kstack, ustack, flags'
+	'SELECT upper(comm) AS u, count(*), max(probe_name) FROM events GROUP BY comm ORDER BY u DESC'
+	"SELECT probe, probe_name, count(probe_name), count(DISTINCT comm) FROM events WHERE probe_name IS NULL OR probe_name GLOB 'sys*' GROUP BY probe, probe_name"
+	'SELECT comm, count( * ) /* n */ * 2 + 1, length(comm) FROM events GROUP BY comm LIMIT 2 OFFSET 1'
+	'SELECT tid, count(*) FROM events WHERE pid = 101 GROUP BY tid'
+	"SELECT comm, count(*) FROM events WHERE comm IN ('bash', 'make', 'nope') GROUP BY comm"
+	'SELECT count(*), comm FROM events GROUP BY comm ORDER BY 1'
+	'SELECT cpu, count(*) FROM events GROUP BY cpu'
+	'SELECT cpu, comm, count(*) FROM events WHERE comm IS NOT NULL GROUP BY cpu, comm'
+	'SELECT pid, count(*) FROM events GROUP BY pid HAVING min(tid) > 1000 ORDER BY count(*) DESC'
+	'SELECT comm, count(*) FROM events GROUP BY comm ORDER BY length(comm)'
+	'SELECT events.comm, count(*) n FROM events WHERE pid = 999 GROUP BY comm'
+	"SELECT comm, count(*) FROM events WHERE abs(pid) >= 0 AND probe_name LIKE '%return' GROUP BY comm"
+	"SELECT comm, count(*) FROM events WHERE pid = '101' GROUP BY comm"
+	'SELECT comm, count(*) FROM events WHERE pid > 100.5 GROUP BY comm'
+	'SELECT pid, comm, count(*) FROM events GROUP BY pid, comm ORDER BY pid DESC'
+	'SELECT comm, cpu, count(*) FROM events GROUP BY comm, cpu ORDER BY cpu'
+	'SELECT comm FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts > 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events GROUP BY 1'
+	'SELECT comm AS c, count(*) FROM events GROUP BY c ORDER BY c DESC'
+	'SELECT events.comm c, pid, count(*) FROM events GROUP BY 1, 2'
+	'SELECT count(*) FROM events'
+	"SELECT count(*), count(DISTINCT pid), min(comm), max(tid) FROM events WHERE comm LIKE 'b%'"
+	'SELECT count(*) FROM events WHERE pid = 999'
+	'SELECT count(comm), min(pid), count(DISTINCT tid) FROM events WHERE ts < 0'
+	'SELECT count(*) + 1 AS n FROM events ORDER BY n'
+	'SELECT count(*), comm FROM events WHERE CASE WHEN pid > 100 AND pid < 103 THEN 1 ELSE 0 END = 0 GROUP BY comm'
+)
+# tsq CAPTURE: ts ranges (integers) the table applies, within the capture
+tsq() {
+	local lo hi a b
+	lo=$(q "$1" 'SELECT min(ts) FROM events'); hi=$(q "$1" 'SELECT max(ts) FROM events')
+	a=$((lo + (hi - lo) / 3)); b=$((lo + (hi - lo) * 2 / 3))
+	TSA=$a TSB=$b
+	TSQ=(
+		"SELECT comm, count(*) FROM events WHERE ts BETWEEN $a AND $b GROUP BY comm"
+		"SELECT cpu, count(*) FROM events WHERE ts < $a GROUP BY cpu"
+		"SELECT probe_name, count(*) FROM events WHERE $b <= events.ts AND comm IS NOT NULL GROUP BY probe_name"
+		"SELECT pid, count(*) FROM events WHERE ts > $a AND pid > 100 AND ts <= $b GROUP BY pid"
+		"SELECT comm, count(*) FROM events WHERE ts = $a GROUP BY comm"
+		"SELECT comm, count(*) FROM events WHERE ts > $b AND ts < $a GROUP BY comm"
+		"SELECT cpu, comm, count(*) FROM events WHERE ts >= -$a AND ts < $b GROUP BY cpu, comm"
+	)
+}
+TSPLAINQ=(
+	'SELECT comm, count(*) FROM events WHERE ts > 5 OR comm IS NULL GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts >= 1.5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts + 0 > 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts NOT BETWEEN 1 AND 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts != 5 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE ts > 99999999999999999999 GROUP BY comm'
+)
+MULTIQ=(
+	'SELECT capture, host, comm, count(*) FROM events GROUP BY capture, host, comm'
+	"SELECT host, count(*), count(DISTINCT capture) FROM events WHERE capture < 'z' OR comm IS NULL GROUP BY host"
+)
+PLAINQ=(
+	'SELECT comm, sum(pid) FROM events GROUP BY comm'
+	'SELECT comm, pid, count(*) FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE pid IN (SELECT pid FROM processes) GROUP BY comm'
+	'SELECT comm, group_concat(DISTINCT pid) FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events GROUP BY comm COLLATE NOCASE'
+	'SELECT comm FROM events WHERE pid = 100 LIMIT 3'
+	'SELECT max(pid, tid) FROM events LIMIT 2'
+	'SELECT comm, avg(tid) FROM events GROUP BY comm'
+	'SELECT upper(comm) u, count(*) FROM events GROUP BY u'
+	'SELECT comm, count(*) OVER () FROM events GROUP BY comm'
+	'SELECT comm, count(arg0) FROM events GROUP BY comm'
+	'SELECT DISTINCT comm, count(*) FROM events GROUP BY comm'
+	'SELECT comm, count(*) AS pid FROM events GROUP BY comm ORDER BY pid'
+	'SELECT e.comm, count(*) FROM events e GROUP BY e.comm'
+	'SELECT comm, count(*) FROM events, probes WHERE probes.id = events.probe GROUP BY comm'
+	'SELECT comm, max(ts) FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE abs(random()) >= 0 GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE comm > sym(1, 1) GROUP BY comm'
+	'SELECT comm, count(nargs) FROM events GROUP BY comm'
+	'SELECT comm, max(CASE WHEN tid % 2 = 0 THEN 1 ELSE 1.0 END), min(CASE WHEN tid % 2 = 1 THEN 1 ELSE 1.0 END) FROM events GROUP BY comm'
+	'SELECT pid, max(comm COLLATE NOCASE) FROM events GROUP BY pid'
+	'SELECT pid, max(upper(comm)) FROM events GROUP BY pid'
+)
+# classify NAME CAPTURES... -- WANT QUERIES...: each query fast or plain as WANT
+classify() {
+	local name=$1 caps=() want
+	shift
+	while [ "$1" != "--" ]; do caps+=("$1"); shift; done
+	shift; want=$1; shift
+	"$GR" "${caps[@]}" -- "$@" >"$T/gr.out" 2>"$T/gr.err"
+	local bad
+	bad=$(awk -F'\t' -v w="$want" '$1 != w { print $2 }' "$T/gr.out" | head -2)
+	if [ "$(wc -l <"$T/gr.out")" != "$#" ]; then
+		fail "$name" "grouped: $(head -2 "$T/gr.err")"
+	elif [ -n "$bad" ]; then
+		fail "$name" "not $want: $bad"
+	else
+		pass "$name"
+	fi
+}
+# same NAME FMT CAPTURES... -- QUERIES...: one script of all, both paths
+same() {
+	local name=$1 fmt=$2 caps=() script=""
+	shift 2
+	while [ "$1" != "--" ]; do caps+=("$1"); shift; done
+	shift
+	for s in "$@"; do script+="$s;"$'\n'; done
+	"$D" sql $fmt "${caps[@]}" "$script" >"$T/fast.out" 2>"$T/fast.err"
+	local rf=$?
+	DT_SQL_NO_GROUPED=1 "$D" sql $fmt "${caps[@]}" "$script" >"$T/plain.out" 2>"$T/plain.err"
+	local rp=$?
+	if [ $rf != 0 ] || [ $rp != 0 ]; then
+		fail "$name" "rc $rf/$rp: $(head -2 "$T/fast.err" "$T/plain.err" | tr '\n' ' ')"
+	elif ! cmp -s "$T/fast.out" "$T/plain.out"; then
+		fail "$name" "$(diff "$T/fast.out" "$T/plain.out" | head -4 | tr '\n' ' ')"
+	elif ! [ -s "$T/fast.out" ]; then
+		fail "$name" "no output"
+	else
+		pass "$name"
+	fi
+	cat "$T/fast.err" "$T/plain.err" >>"$T/q.err"
+}
+GEN=$T/gen.dtc
+[ -f "$GEN" ] || GEN=$C
+tsq "$N"
+classify "grouped_fast_shapes" "$N" -- fast "${FASTQ[@]}" "${TSQ[@]}"
+classify "grouped_plain_shapes" "$N" -- plain "${PLAINQ[@]}" "${TSPLAINQ[@]}"
+classify "grouped_fast_shapes_many" "$S" "$N" -- fast "${FASTQ[@]}" "${MULTIQ[@]}" "${TSQ[@]}"
+classify "grouped_plain_shapes_many" "$S" "$N" -- plain "${PLAINQ[@]}" "${TSPLAINQ[@]}"
+same "grouped_same_ts_csv" --csv "$N" -- "${TSQ[@]}" "${TSPLAINQ[@]}"
+same "grouped_same_ts_many_csv" --csv "$S" "$N" -- "${TSQ[@]}"
+# the range's counts against the walker (dtcap_iter over [a, b])
+check "grouped_ts_between" "$(q "$N" "${TSQ[0]}" | awk -F, '{ s += $NF } END { print s }')" \
+	"$("$B/tests/sql/count" "$N" "$TSA" "$TSB" | awk '$1 == "total" { print $2 }')"
+tsq "$GEN"
+same "grouped_same_ts_dtgen_csv" --csv "$GEN" -- "${TSQ[@]}"
+same "grouped_same_csv" --csv "$C" -- "${FASTQ[@]}" "${PLAINQ[@]}"
+same "grouped_same_nulls_csv" --csv "$N" -- "${FASTQ[@]}" "${PLAINQ[@]}"
+same "grouped_same_nulls_json" --json "$N" -- "${FASTQ[@]}"
+same "grouped_same_nulls_table" "" "$N" -- "${FASTQ[@]}"
+same "grouped_same_dtgen_csv" --csv "$GEN" -- "${FASTQ[@]}"
+same "grouped_same_many_csv" --csv "$S" "$N" -- "${FASTQ[@]}" "${MULTIQ[@]}" "${PLAINQ[@]:0:4}"
+same "grouped_same_many_json" --json "$N" "$S" -- "${FASTQ[@]:0:6}" "${MULTIQ[@]}"
+# the bench's statement: its counts add up to every event
+q "$N" 'SELECT comm, count(*) FROM events GROUP BY comm' | sort >"$T/gq.sql"
+check "grouped_total_nulls" "$(awk -F, '{ s += $NF } END { print s }' "$T/gq.sql")" "20000"
+# a table or view of the user's named events is what the statement reads
+same "grouped_shadow_temp" --csv "$N" -- 'CREATE TEMP TABLE events AS SELECT comm FROM main.events LIMIT 5' 'SELECT comm, count(*) FROM events GROUP BY comm'
+check "grouped_shadow_temp_rows" "$(tail -n +2 "$T/fast.out" | tr -d '\r' | awk -F, '{ s += $NF } END { print s }')" "5"
+same "grouped_shadow_main" --csv "$N" -- "CREATE TABLE events(comm TEXT)" "INSERT INTO events VALUES ('x'), ('x'), (NULL)" 'SELECT comm, count(*) FROM events GROUP BY comm'
+check "grouped_shadow_main_rows" "$(tr -d '\r' <"$T/fast.out" | tail -2 | tr '\n' ' ')" ",1 x,2 "
+same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TEMP VIEW events AS SELECT * FROM main.events__c0 WHERE pid = 100' 'SELECT comm, count(*) FROM events GROUP BY comm'
+
 # nothing above may have tripped a sanitizer
 san "$T"/err "$T"/*.err && fail "sanitizers" "$(grep -h -m3 -E 'Sanitizer|runtime error' "$T"/err "$T"/*.err)" || pass "sanitizers"
 exit 0

@@ -263,6 +263,17 @@ static void ev_take(struct evbuf *e, const unsigned char *p, size_t n)
 
 		if (n - off >= sizeof(*r)) {
 			want = DT_REC_SIZE(r->dtr_nargs, r->dtr_nkstack, r->dtr_nustack);
+			/* a user stack copy: struct dt_uregs, the bytes, zeros to 8 */
+			if ((r->dtr_flags & DTR_UREGS) &&
+			    r->dtr_size >= want + sizeof(struct dt_uregs) &&
+			    r->dtr_size <= n - off) {
+				struct dt_uregs ur;
+				memcpy(&ur, p + off + want, sizeof(ur));
+				if (ur.dtur_size > DT_USTACK_MAX)
+					want = 0;
+				else
+					want += sizeof(ur) + ((ur.dtur_size + 7) & ~(size_t)7);
+			}
 			/* a path record: struct dt_path, the path, a NUL, zeros to 8 */
 			if ((r->dtr_flags & DTR_PATH) && r->dtr_size >= want + sizeof(struct dt_path)) {
 				struct dt_path ph;
@@ -2045,15 +2056,41 @@ static void t_hotplug(void)
 }
 
 /*
- * Events raised in hardirq context with both stacks, as often as the
- * timer interrupt comes (a 10 us profile timer in a second descriptor
- * drives it): the CPU's tracing budget must cut them off, counted.
+ * A process whose user stack is deeper than DT_USTACK_MAX, spinning on
+ * cpu: every DTEVT_UREGS event that interrupts it copies the most dt ever
+ * copies.
+ */
+static pid_t deep_spinner(int cpu)
+{
+	pid_t p = fork();
+
+	if (p == 0) {
+		volatile char deep[2 * DT_USTACK_MAX];
+
+		pin(cpu);
+		for (size_t i = 0; i < sizeof(deep); i += 4096)
+			deep[i] = 1;
+		for (;;)
+			deep[0]++;
+	}
+	return p;
+}
+
+/*
+ * Events raised in hardirq context, as often as the timer interrupt comes
+ * (a 10 us profile timer in a second descriptor drives it), each copying
+ * 64 KiB of the interrupted spinner's stack besides both stacks: the CPU's
+ * tracing budget must cut them off, counted.  The copies make each event
+ * cost far more than a quarter of the timer's period whatever the stack
+ * walks cost (cheaper unwinding once left a run with both stacks alone
+ * under the budget).
  */
 static void t_budget(void)
 {
 	int fd = dt_open("budget.open", 0), f2 = dt_open("budget.open2", 0);
 	struct dt_kprobe kp = { 0 };
 	const char *fn[] = { "hrtimer_interrupt", "__hrtimer_run_queues" };
+	dt_u32 ustk = DT_USTACK_MAX;
 	int r = -1;
 
 	if (fd < 0 || f2 < 0)
@@ -2063,7 +2100,8 @@ static void t_budget(void)
 		r = ioctl(fd, DTIOCKPROBE, &kp);
 	}
 	dt_u32 prof = find_probe(f2, "profile", NULL, NULL, NULL);
-	if (!check(r == 0 && enable(fd, kp.dtkp_entry_id, DTEVT_ALL, 0) == 0 &&
+	if (!check(r == 0 && ioctl(fd, DTIOCSETUSTACK, &ustk) == 0 &&
+	    enable(fd, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0) == 0 &&
 	    enable(f2, prof, 0, DT_PERIOD_MIN_NS) == 0, "budget.enable", "%s: %s", kp.dtkp_func,
 	    strerror(errno))) {
 		close(fd);
@@ -2072,6 +2110,8 @@ static void t_budget(void)
 	}
 	dt_u32 bsz = 16 << 20;
 	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	pid_t sp[2] = { deep_spinner(0), deep_spinner(1) };
+	usleep(100000);
 	record(f2, 1);
 	record(fd, 1);
 	double t0 = now();
@@ -2079,12 +2119,16 @@ static void t_budget(void)
 	double el = now() - t0;
 	record(fd, 0);
 	record(f2, 0);
+	for (int i = 0; i < 2; i++) {
+		kill(sp[i], SIGKILL);
+		waitpid(sp[i], NULL, 0);
+	}
 	struct evbuf e = { 0 };
 	drain(fd, &e);
 	drain_n(f2);
 	struct dt_stats st;
 	stats(fd, &st);
-	info("%s in hardirq with stacks, %.2fs: produced %" PRIu64 " read %" PRIu64 " dropped %"
+	info("%s in hardirq with stacks and 64 KiB copies, %.2fs: produced %" PRIu64 " read %" PRIu64 " dropped %"
 	    PRIu64 " throttled %" PRIu64, kp.dtkp_func, el, st.dtst_produced, st.dtst_read,
 	    st.dtst_dropped, st.dtst_throttled);
 	check(st.dtst_read > 0, "budget.events-written", "no event written");

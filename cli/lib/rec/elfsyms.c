@@ -211,16 +211,18 @@ add_minidebuginfo(struct acc *a, Elf *e)
 	zs.avail_in = data->d_size;
 	do {
 		if (zs.avail_out == 0) {
-			size_t nc = cap ? cap * 2 : data->d_size * 4 + 4096;
-			unsigned char *no;
-			if (nc > MINIDEBUG_MAX || (no = realloc(out, nc)) == NULL) {
+			/* doubling, from four times the packed size, up to
+			 * MINIDEBUG_MAX: past that the section is not read */
+			size_t done = cap;
+			unsigned char *no = dt_grow_array(out, &cap, cap + 1, 1,
+							  data->d_size * 4 + 4096, MINIDEBUG_MAX);
+			if (no == NULL) {
 				lr = LZMA_MEM_ERROR;
 				break;
 			}
 			out = no;
-			zs.next_out = out + cap;
-			zs.avail_out = nc - cap;
-			cap = nc;
+			zs.next_out = out + done;
+			zs.avail_out = cap - done;
 		}
 		lr = lzma_code(&zs, LZMA_FINISH);
 	} while (lr == LZMA_OK);

@@ -38,7 +38,7 @@ struct dtp_dev {
 	 * id, with their full names: the kernel lists only a short label.
 	 */
 	struct dtp_dtup	*dtup;
-	size_t		ndtup;
+	size_t		ndtup, dtupcap;
 };
 
 struct dtp_dtup {
@@ -767,7 +767,6 @@ add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_u
 {
 	struct dt_uprobe ku;
 	const struct dt_probe_info *p;
-	struct dtp_dtup *nd;
 	uint32_t id;
 	int ret = -1;
 
@@ -822,12 +821,10 @@ add_user_dt(struct dtp_dev *d, const char *full, const char *label, struct dtp_u
 	}
 	id = up->ret ? ku.dtup_return_id : ku.dtup_entry_id;
 	if (dtup_full(d, id) == NULL) {
-		if ((nd = realloc(d->dtup, (d->ndtup + 1) * sizeof(*nd))) == NULL)
+		if (DT_GROW(d->dtup, d->dtupcap, d->ndtup, 1, 8) ||
+		    (d->dtup[d->ndtup].full = strdup(full)) == NULL)
 			goto nomem;
-		d->dtup = nd;
-		if ((nd[d->ndtup].full = strdup(full)) == NULL)
-			goto nomem;
-		nd[d->ndtup++].id = id;
+		d->dtup[d->ndtup++].id = id;
 		if (load_probes(d, err, errlen) < 0)
 			goto out;
 	}

@@ -14,15 +14,9 @@
 #define PT_GONE_MAX	1024
 
 static uint64_t
-task_hash(uint32_t key)
-{
-	return key * 2654435761U;
-}
-
-static uint64_t
 task_rehash(const void *ctx, uint32_t e)
 {
-	return task_hash(((const struct tasks *)ctx)->v[e].key);
+	return dt_htab_hash_int(((const struct tasks *)ctx)->v[e].key);
 }
 
 struct task *
@@ -32,7 +26,7 @@ task_get(struct tasks *t, uint32_t key, int create)
 
 	if (key == 0)
 		key = 0xffffffffu;	/* the idle task */
-	uint64_t h = task_hash(key);
+	uint64_t h = dt_htab_hash_int(key);
 	for (size_t i = dt_htab_first(&t->ix, h); (e = dt_htab_at(&t->ix, i)) != DT_HTAB_NONE;
 	     i = dt_htab_next(&t->ix, i))
 		if (t->v[e].key == key)

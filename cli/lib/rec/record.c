@@ -83,15 +83,9 @@ msg(struct rec *r, const char *fmt, ...)
 }
 
 static uint64_t
-tmap_hash(uint32_t key)
-{
-	return key * 2654435761U;
-}
-
-static uint64_t
 tmap_rehash(const void *ctx, uint32_t e)
 {
-	return tmap_hash(((const struct tmap *)ctx)->v[e].key);
+	return dt_htab_hash_int(((const struct tmap *)ctx)->v[e].key);
 }
 
 /* The slot of key, new ones zeroed (*isnew set); NULL when out of memory.
@@ -99,7 +93,7 @@ tmap_rehash(const void *ctx, uint32_t e)
 static struct tslot *
 tmap_get(struct tmap *m, uint32_t key, int *isnew)
 {
-	uint64_t h = tmap_hash(key);
+	uint64_t h = dt_htab_hash_int(key);
 	uint32_t e;
 
 	*isnew = 0;

@@ -1,5 +1,6 @@
 /* src_dt.c - the /dev/dt source (dt.ko); see source.h. */
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "source.h"
 
 #include <errno.h>
@@ -40,10 +41,11 @@ static const char *const pp_names[PP_N][2] = {
  * Without the proc probes (a ring too small for their paths), what the
  * unwinding workers were told of a process comes from /proc/PID/maps when
  * the process is first seen, and again when it execs (a new main-thread
- * comm) or runs code outside them.  Open addressing on pid.
+ * comm) or runs code outside them.  One per process in src_dt's procs,
+ * indexed by pid.
  */
 struct uproc {
-	uint32_t	pid;		/* 0: empty */
+	uint32_t	pid;
 	uint32_t	reseeds;
 	char		comm[DT_COMMLEN];
 	uint64_t	*xr;		/* executable ranges, [lo, hi) pairs */
@@ -59,8 +61,11 @@ struct src_dt {
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] reads now wait for the workers */
 	uint32_t	self;		/* [I] our tgid: never unwound */
-	struct uproc	*procs;		/* [r] */
-	size_t		nprocs, pcap;
+	struct uproc	*procs;		/* [r] dense, in no order */
+	size_t		nprocs;		/* [r] */
+	uint32_t	pcap;		/* dt_htab numbers entries in 32 bits */
+	struct dt_htab	pix;		/* [r] pid -> index in procs */
+	size_t		prune_at;	/* [r] nprocs that makes the next add prune */
 	/*
 	 * The process table from dt.ko's proc probes (track): names, exec
 	 * paths and executable mappings as they happen, so a process that
@@ -86,63 +91,62 @@ struct src_dt {
 	uint64_t	ntrig;
 };
 
-/*
- * Rehash into nc slots, leaving out the processes that have exited since
- * (the workers forget them after the samples already queued for them: a
- * sample still in the kernel's rings then unwinds to its ip alone, marked
- * truncated).  -1 when out of memory.
- */
-static int
-uproc_rehash(struct src_dt *d, size_t nc)
-{
-	struct uproc *n = calloc(nc, sizeof(*n));
-	size_t i, kept = 0;
+/* the fewest processes that make a prune pass worth its kill() calls */
+#define UPROC_PRUNE_MIN	128
 
-	if (n == NULL)
-		return -1;
-	for (size_t j = 0; j < d->pcap; j++) {
-		struct uproc *o = &d->procs[j];
-		if (o->pid == 0)
-			continue;
-		if (kill((pid_t)o->pid, 0) < 0 && errno == ESRCH) {
-			dtunw_pool_forget(d->pool, o->pid);
-			free(o->xr);
-			continue;
-		}
-		for (i = o->pid % nc; n[i].pid; i = (i + 1) % nc)
-			;
-		n[i] = *o;
-		kept++;
-	}
-	free(d->procs);
-	d->procs = n;
-	d->pcap = nc;
-	d->nprocs = kept;
-	return 0;
+static uint64_t
+uproc_rehash(const void *ctx, uint32_t e)
+{
+	return dt_htab_hash_int(((const struct src_dt *)ctx)->procs[e].pid);
 }
 
-/* pid's entry, a new one if none; NULL when out of memory. */
+/*
+ * Drop the processes that have exited (the workers forget them after the
+ * samples already queued for them: a sample still in the kernel's rings
+ * then unwinds to its ip alone, marked truncated).  The next pass comes
+ * when the table has doubled from what survives this one, so a system
+ * where processes come and go stays at about twice the live ones, and the
+ * kill() of each pass is paid for by as many new processes.
+ */
+static void
+uproc_prune(struct src_dt *d)
+{
+	for (size_t i = 0; i < d->nprocs;) {
+		struct uproc *o = &d->procs[i];
+		if (kill((pid_t)o->pid, 0) == 0 || errno != ESRCH) {
+			i++;
+			continue;
+		}
+		/* the last process takes i's place, in the index first */
+		if (dt_htab_remove(&d->pix, (uint32_t)i, uproc_rehash, d) < 0)
+			break;	/* the index disagrees: keep the rest */
+		dtunw_pool_forget(d->pool, o->pid);
+		free(o->xr);
+		*o = d->procs[--d->nprocs];
+	}
+	d->prune_at = 2 * d->nprocs > UPROC_PRUNE_MIN ? 2 * d->nprocs : UPROC_PRUNE_MIN;
+}
+
+/* pid's entry, a new one if none; NULL when out of memory.  The entry
+ * moves when another is added (the array grows, a prune fills holes). */
 static struct uproc *
 uproc_get(struct src_dt *d, uint32_t pid)
 {
-	size_t i;
+	uint64_t h = dt_htab_hash_int(pid);
+	uint32_t e;
 
-	/* at most half full: the probe ends */
-	for (i = d->pcap ? pid % d->pcap : 0; d->pcap && d->procs[i].pid; i = (i + 1) % d->pcap)
-		if (d->procs[i].pid == pid)
-			return &d->procs[i];
-	if (2 * (d->nprocs + 1) > d->pcap) {
-		/* full: the exited go first, and the table grows if that is not enough */
-		if (uproc_rehash(d, d->pcap ? d->pcap : 256) < 0)
-			return NULL;
-		if (2 * (d->nprocs + 1) > d->pcap && uproc_rehash(d, 2 * d->pcap) < 0)
-			return NULL;
-	}
-	for (i = pid % d->pcap; d->procs[i].pid; i = (i + 1) % d->pcap)
-		;
-	d->procs[i].pid = pid;
-	d->nprocs++;
-	return &d->procs[i];
+	for (size_t i = dt_htab_first(&d->pix, h); (e = dt_htab_at(&d->pix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&d->pix, i))
+		if (d->procs[e].pid == pid)
+			return &d->procs[e];
+	if (d->nprocs >= d->prune_at)
+		uproc_prune(d);
+	if (DT_GROW(d->procs, d->pcap, d->nprocs, 1, 256))
+		return NULL;
+	d->procs[d->nprocs] = (struct uproc){ .pid = pid };
+	if (dt_htab_add(&d->pix, h, (uint32_t)d->nprocs, uproc_rehash, d))
+		return NULL;
+	return &d->procs[d->nprocs++];
 }
 
 struct seedctx {
@@ -957,9 +961,10 @@ dt_close(struct dtsrc *s)
 	proctab_free(&d->pt);
 	free(d->hidden);
 	free(d->pend);
-	for (size_t i = 0; i < d->pcap; i++)
+	for (size_t i = 0; i < d->nprocs; i++)
 		free(d->procs[i].xr);
 	free(d->procs);
+	dt_htab_free(&d->pix);
 	dtp_close(s->dev);
 	if (d->trigfd >= 0)
 		close(d->trigfd);

@@ -13,6 +13,7 @@
  * times and the period).  The recorder's own events never count.
  */
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "source.h"
 
 #include <dirent.h>
@@ -85,9 +86,9 @@ struct pprobe {
 	uint64_t	intr_mask;	/* REGS_INTR its events sample; 0: none */
 };
 
-/* perf's event id -> probe, open addressing. [I] after enable */
-struct idslot {
-	uint64_t	id;		/* 0: empty */
+/* What perf's event id stands for (src_perf's ids, indexed by idix). */
+struct evid {
+	uint64_t	id;
 	uint32_t	probe;		/* index into probes */
 	uint32_t	site;		/* PK_UPROBE: index into the probe's sites */
 };
@@ -117,8 +118,10 @@ struct src_perf {
 	const char	*tfroot;	/* [I] */
 	struct pprobe	*probes;	/* [I] */
 	size_t		nprobes;
-	struct idslot	*ids;		/* [I] */
-	size_t		idcap;
+	struct evid	*ids;		/* [I] after enable: one per event */
+	size_t		nids;		/* [I] */
+	uint32_t	idcap;		/* dt_htab numbers entries in 32 bits */
+	struct dt_htab	idix;		/* [I] id -> index in ids */
 	int		*fds;		/* every event fd, for enable/disable/close */
 	size_t		nfds, fdcap;
 	struct ring	*rings;		/* [I] indexed 0..nrings */
@@ -150,7 +153,7 @@ struct src_perf {
 	size_t		nfrings;
 	int		dumping;	/* [r] between dump(1) and dump(0) */
 	int		*trigfds;	/* [I] flight: counting events of cfg.trig */
-	size_t		ntrigfds;
+	size_t		ntrigfds, trigcap;
 	int		no_raw;		/* [I] tests: one event per syscall */
 	unsigned char	*tmp;		/* [r] a record that wraps the ring */
 	size_t		tmpcap;
@@ -279,16 +282,22 @@ parse_trailer(const struct perf_event_header *h, const unsigned char *r, size_t 
 	memcpy(&tr->id, r + 24, 8);
 }
 
+static uint64_t
+id_rehash(const void *ctx, uint32_t e)
+{
+	return dt_htab_hash_int(((const struct src_perf *)ctx)->ids[e].id);
+}
+
 static struct pprobe *
 probe_site(struct src_perf *sp, uint64_t id, uint32_t *site)
 {
-	if (sp->idcap == 0 || id == 0)
-		return NULL;
-	for (size_t i = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
-	     sp->ids[i].id; i = (i + 1) & (sp->idcap - 1)) {
-		if (sp->ids[i].id == id) {
-			*site = sp->ids[i].site;
-			return &sp->probes[sp->ids[i].probe];
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&sp->idix, dt_htab_hash_int(id));
+	     (e = dt_htab_at(&sp->idix, i)) != DT_HTAB_NONE; i = dt_htab_next(&sp->idix, i)) {
+		if (sp->ids[e].id == id) {
+			*site = sp->ids[e].site;
+			return &sp->probes[sp->ids[e].probe];
 		}
 	}
 	return NULL;
@@ -933,34 +942,16 @@ add_fd(struct src_perf *sp, int fd, int cpu, uint32_t probe)
 	return 0;
 }
 
+/* perf gives every event its own id: no id is added twice. */
 static int
 add_id(struct src_perf *sp, uint64_t id, uint32_t probe, uint32_t site)
 {
-	if (sp->idcap == 0 || (sp->nfds + 1) * 2 > sp->idcap) {
-		size_t nc = sp->idcap ? 2 * sp->idcap : 1024;
-		while (nc < 2 * (sp->nfds + 1))
-			nc *= 2;
-		struct idslot *n = calloc(nc, sizeof(*n));
-		if (n == NULL)
-			return -1;
-		for (size_t i = 0; i < sp->idcap; i++) {
-			if (!sp->ids[i].id)
-				continue;
-			size_t k = (size_t)(sp->ids[i].id * 0x9E3779B97F4A7C15ULL >> 32) & (nc - 1);
-			while (n[k].id)
-				k = (k + 1) & (nc - 1);
-			n[k] = sp->ids[i];
-		}
-		free(sp->ids);
-		sp->ids = n;
-		sp->idcap = nc;
-	}
-	size_t k = (size_t)(id * 0x9E3779B97F4A7C15ULL >> 32) & (sp->idcap - 1);
-	while (sp->ids[k].id)
-		k = (k + 1) & (sp->idcap - 1);
-	sp->ids[k].id = id;
-	sp->ids[k].probe = probe;
-	sp->ids[k].site = site;
+	if (DT_GROW(sp->ids, sp->idcap, sp->nids, 1, 512))
+		return -1;
+	sp->ids[sp->nids] = (struct evid){ .id = id, .probe = probe, .site = site };
+	if (dt_htab_add(&sp->idix, dt_htab_hash_int(id), (uint32_t)sp->nids, id_rehash, sp))
+		return -1;
+	sp->nids++;
 	return 0;
 }
 
@@ -1462,19 +1453,17 @@ open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_
 			}
 			for (int cpu = 0; cpu < sp->ncpus; cpu++) {
 				int fd = (int)perf_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-				int *n;
 				if (fd < 0 && (errno == ENODEV || errno == EINVAL) && cpu > 0)
 					continue;	/* an offline CPU */
 				if (fd < 0) {
 					open_error(errno, dtp_name(info, nm, sizeof(nm)), sp, err, errlen);
 					return -1;
 				}
-				if ((n = realloc(sp->trigfds, (sp->ntrigfds + 1) * sizeof(*n))) == NULL) {
+				if (DT_GROW(sp->trigfds, sp->trigcap, sp->ntrigfds, 1, 16)) {
 					close(fd);
 					dtu_seterr(err, errlen, "out of memory");
 					return -1;
 				}
-				sp->trigfds = n;
 				sp->trigfds[sp->ntrigfds++] = fd;
 				if (a.type != PERF_TYPE_TRACEPOINT) {
 					if (strcmp(info->dtpi_prov, "kprobe") != 0)
@@ -1559,7 +1548,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	uint32_t bufsize = cfg->bufsize ? cfg->bufsize : DEF_RING;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	pid_t *targets = NULL;
-	size_t ntargets = 0;
+	size_t ntargets = 0, tcap = 0;
 	struct rlimit rl;
 	int ret = -1;
 
@@ -1674,7 +1663,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			goto nomem;
 	if (cfg->child > 0) {
 		sp->child_mode = 1;
-		if ((targets = malloc(sizeof(*targets))) == NULL)
+		if (DT_GROW(targets, tcap, ntargets, 1, 1))
 			goto nomem;
 		targets[ntargets++] = cfg->child;
 	} else {
@@ -1686,12 +1675,10 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				dtu_seterr(err, errlen, "-p %d: no such process", (int)cfg->pids[i]);
 				goto out;
 			}
-			pid_t *nv = realloc(targets, (ntargets + nt) * sizeof(*nv));
-			if (nv == NULL) {
+			if (DT_GROW(targets, tcap, ntargets, nt, 64)) {
 				free(t);
 				goto nomem;
 			}
-			targets = nv;
 			memcpy(targets + ntargets, t, nt * sizeof(*t));
 			ntargets += nt;
 			free(t);
@@ -2089,6 +2076,7 @@ perf_close(struct dtsrc *s)
 	free(sp->probes);
 	free(sp->fds);
 	free(sp->ids);
+	dt_htab_free(&sp->idix);
 	free(sp->rings);
 	free(sp->counts);
 	free(sp->seen);

@@ -3,20 +3,20 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "captures.h"
+#include "dt_grow.h"
 
 static int push(struct dtx_caps *c, const char *p)
 {
-	char **v = realloc(c->path, (size_t)(c->n + 1) * sizeof(*v));
-	if (v == NULL)
+	if (c->n == INT_MAX || DT_GROW(c->path, c->cap, (size_t)c->n, 1, 16))
 		return -1;
-	c->path = v;
-	if ((v[c->n] = strdup(p)) == NULL)
+	if ((c->path[c->n] = strdup(p)) == NULL)
 		return -1;
 	c->n++;
 	return 0;
@@ -85,6 +85,7 @@ void dtx_caps_free(struct dtx_caps *c)
 	free(c->path);
 	c->path = NULL;
 	c->n = 0;
+	c->cap = 0;
 }
 
 int dtx_is_capture_arg(const char *arg)

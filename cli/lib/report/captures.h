@@ -9,6 +9,7 @@
 struct dtx_caps {
 	char	**path;		/* malloc'd copies */
 	int	n;
+	size_t	cap;		/* of path */
 };
 
 /*

@@ -5,6 +5,8 @@
  *			virtual tables and the export's real tables)
  *	dtsql_vtab.c	the virtual tables, sym()/sym_origin(), attach/detach
  *	dtsql_print.c	dtsql_exec: statements run, results printed
+ *	dtsql_groupby.c	the counting fast path: statements over events
+ *			rewritten to read events_grouped
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
  */
@@ -40,6 +42,36 @@ enum {
 	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
 	E_ERRNO, E_CTX, E_NCOLS
 };
+
+/*
+ * events_grouped (module "events_grouped", per capture like the others):
+ * the events columns plus E_ROWS, _dt_rows.  One row per distinct value of
+ * the columns the statement uses (colUsed), with _dt_rows the number of
+ * events that have it; the columns not used read NULL.  Only the columns
+ * that are the same for many events may be used (not ts, nargs, args,
+ * retval, errno: the table refuses the plan).  dtsql_groupby.c turns GROUP
+ * BY statements over events into statements over it.
+ */
+#define T_EVENTS_GROUPED	T_NTABLES
+#define EVENTS_GROUPED		"events_grouped"
+#define E_ROWS			E_NCOLS
+#define E_ROWS_NAME		"_dt_rows"
+/* Hidden: "_dt_ts_lo = A AND _dt_ts_hi = B" (integers) counts only the
+ * events with A <= ts <= B (ts as SQL sees it, a signed 64-bit number),
+ * without grouping by ts; each reads as the value it was given. */
+#define E_TSLO			(E_NCOLS + 1)
+#define E_TSHI			(E_NCOLS + 2)
+#define E_TSLO_NAME		"_dt_ts_lo"
+#define E_TSHI_NAME		"_dt_ts_hi"
+
+/*
+ * The GROUP BY fast path (dtsql_groupby.c): for a prepared statement orig
+ * of dtsql_exec, a statement over events_grouped that returns the same
+ * rows, columns and names, or NULL when orig is not of the shapes it
+ * proves that of (see there) or DT_SQL_NO_GROUPED is set in the
+ * environment.  The caller finalizes both.
+ */
+sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig);
 
 /* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
 static inline const char *ctx_name(unsigned x)

@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "dtsql.h"
+#include "dtsql_int.h"
 #include "util.h"
 
 /* Display width of UTF-8 text: code points (good enough for comms). */
@@ -384,6 +385,12 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		}
 		if (multi && nres && sqlite3_column_count(st))
 			fputc(',', out);
+		/* a GROUP BY over the events may run over their groups */
+		sqlite3_stmt *fast = dtsql_groupby(db, st);
+		if (fast) {
+			sqlite3_finalize(st);
+			st = fast;
+		}
 		rc = run_stmt(st, fmt, out, &nres);
 		if (rc != SQLITE_DONE) {
 			if (rc == SQLITE_IOERR && ferror(out))

@@ -10,6 +10,8 @@
  * cheap column (comm, pid, tid, cpu, probe, probe_name) it materializes
  * the used columns, radix-sorts row numbers and hands rows over in order,
  * so sqlite needs no sorter of its own: a GROUP BY then streams.
+ * events_grouped (dtsql_int.h) is the same cursor counting the events of
+ * each distinct key instead of handing them over one by one.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -212,7 +214,11 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
 	(void)argc; (void)argv;
 	struct modaux *m = aux;
-	char *sql = sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
+	char *sql = m->kind == T_EVENTS_GROUPED
+		? sqlite3_mprintf("CREATE TABLE x(%s, " E_ROWS_NAME " INTEGER, "
+				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN)",
+				  dtsql_tab[T_EVENTS].cols)
+		: sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
 	if (sql == NULL)
 		return SQLITE_NOMEM;
 	int rc = sqlite3_declare_vtab(db, sql);
@@ -294,6 +300,14 @@ struct ecur {
 	 * arrays outgrow the caches and perm jumps about them */
 	const char	*pf[16];
 	unsigned	pfsz[16], npf;
+
+	/* events_grouped: mat holds one row per group (nmat of them), with
+	 * its event count in gcount */
+	int		gtab;		/* the cursor is events_grouped's */
+	int		grouped;
+	int		glo_set, ghi_set;	/* _dt_ts_lo/_dt_ts_hi given */
+	int64_t		glo, ghi;
+	uint64_t	*gcount;
 };
 
 /* idxNum layout */
@@ -308,6 +322,13 @@ static int ord_ok(const struct dtsql *c, int col)
 	       col == E_CPU || col == E_PROBE || col == E_PROBE_NAME ||
 	       col == E_TS;
 }
+
+/* The capture columns events_grouped groups by: those of few values. */
+#define GROUP_COLS	(DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_TID |	\
+			 DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |	\
+			 DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)
+/* Those of them the capture stores once per context of a block. */
+#define CTX_COLS	(GROUP_COLS & ~DTCAP_COL_CPU)
 
 /* Materializing more than this (bytes) is left to sqlite's sorter. */
 #define MAT_MAX		(768ull << 20)
@@ -326,20 +347,41 @@ static size_t col_bytes(unsigned cols)
 static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 {
 	struct tab *t = (struct tab *)v;
+	int gtab = t->kind == T_EVENTS_GROUPED;
 	double rows = (double)dtcap_nevents(t->c->r) + 1;
 	unsigned cols = 0;
 	for (int i = 0; i < E_NCOLS; i++)
 		if (info->colUsed & ((sqlite3_uint64)1 << i))
 			cols |= ecol_need[i];
+	/* a group per timestamp or argument value would be a copy of the
+	 * table: such plans are not offered (dtsql_groupby falls back) */
+	if (gtab && (cols & ~GROUP_COLS))
+		return SQLITE_CONSTRAINT;
+	/* (the ts range constraints below add DTCAP_COL_TS: checked for
+	 * colUsed alone, above) */
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
 	int cmf = 0;
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
+		/* a ts range it cannot apply: not a plan (counts of every ts) */
+		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI) &&
+		    k->op == SQLITE_INDEX_CONSTRAINT_EQ)
+			return SQLITE_CONSTRAINT;
 		if (!k->usable)
 			continue;
 		char code = 0;
+		if (gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI)) {
+			if (k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+				continue;
+			code = k->iColumn == E_TSLO ? 'L' : 'H';
+			info->aConstraintUsage[i].argvIndex = ++argv;
+			info->aConstraintUsage[i].omit = 1;
+			ops[nops++] = code;
+			cols |= DTCAP_COL_TS;	/* read to verify the block index */
+			continue;
+		}
 		if (k->iColumn == E_TS) {
 			switch (k->op) {
 			case SQLITE_INDEX_CONSTRAINT_EQ: code = '='; ts_eq = 1; break;
@@ -431,7 +473,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			need |= ecol_need[oc];
 	}
 	/* row numbers are kept in 32 bits */
-	if (okob && rows <= (double)UINT32_MAX &&
+	if (okob && !gtab && rows <= (double)UINT32_MAX &&
 	    (double)(col_bytes(need) + 20) * rows <= (double)MAT_MAX) {
 		ord[0] = '|';
 		for (int i = 0; i < nob; i++) {
@@ -448,7 +490,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	/* Reading a whole capture must look dearer than any index of a real
 	 * table joined with it, so that joins drive from the other side. */
 	info->estimatedCost = est * 10;
-	info->estimatedRows = (sqlite3_int64)est;
+	info->estimatedRows = (sqlite3_int64)(gtab && est > 1000 ? 1000 : est);
 	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
 }
 
@@ -458,6 +500,7 @@ static int ev_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	if (e == NULL)
 		return SQLITE_NOMEM;
 	e->c = ((struct tab *)v)->c;
+	e->gtab = ((struct tab *)v)->kind == T_EVENTS_GROUPED;
 	e->b_blk = SIZE_MAX;
 	*out = &e->base;
 	return SQLITE_OK;
@@ -474,6 +517,8 @@ static void ev_reset(struct ecur *e)
 	free(e->mat.args);
 	free(e->perm);
 	free(e->mrid);
+	free(e->gcount);
+	int gtab = e->gtab;
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
 	unsigned b_cols = e->b_cols;
@@ -485,6 +530,7 @@ static void ev_reset(struct ecur *e)
 	e->b_cols = b_cols;
 	e->c = c;
 	e->base = base;
+	e->gtab = gtab;
 }
 
 static int ev_close(sqlite3_vtab_cursor *cur)
@@ -1023,6 +1069,292 @@ static int ev_materialize(struct ecur *e, const char *ord)
 	return SQLITE_OK;
 }
 
+/* ----------------------------------------------------- events_grouped */
+
+/* The grouped columns in key order, with their block and dict arrays. */
+static const unsigned gkey_col[] = {
+	DTCAP_COL_CPU, DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_PROBE,
+	DTCAP_COL_COMM, DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
+	DTCAP_COL_CTX,
+};
+#define NGKEY	(sizeof(gkey_col) / sizeof(gkey_col[0]))
+
+/* Open addressing over packed keys of nk words; cnt 0 marks a free slot
+ * (every group holds at least one event). */
+struct ghash {
+	unsigned	nk;
+	size_t		cap, n;		/* cap a power of two */
+	uint32_t	*key;		/* cap * nk */
+	uint64_t	*cnt;
+};
+
+static uint64_t ghash_of(const uint32_t *k, unsigned nk)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	for (unsigned i = 0; i < nk; i++)
+		h = (h ^ k[i]) * 0xff51afd7ed558ccdull;
+	return h ^ (h >> 29);
+}
+
+static int ghash_grow(struct ghash *g)
+{
+	size_t cap = g->cap ? g->cap * 2 : 256;
+	uint32_t *key = malloc(cap * (g->nk ? g->nk : 1) * sizeof(*key));
+	uint64_t *cnt = calloc(cap, sizeof(*cnt));
+	if (key == NULL || cnt == NULL || cap > SIZE_MAX / 64) {
+		free(key);
+		free(cnt);
+		return -1;
+	}
+	for (size_t i = 0; i < g->cap; i++) {
+		if (g->cnt[i] == 0)
+			continue;
+		const uint32_t *k = g->key + i * g->nk;
+		size_t s = ghash_of(k, g->nk) & (cap - 1);
+		while (cnt[s])
+			s = (s + 1) & (cap - 1);
+		memcpy(key + s * g->nk, k, g->nk * sizeof(*k));
+		cnt[s] = g->cnt[i];
+	}
+	free(g->key);
+	free(g->cnt);
+	g->key = key;
+	g->cnt = cnt;
+	g->cap = cap;
+	return 0;
+}
+
+/* Add n events to the group of key k. */
+static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
+{
+	if (2 * (g->n + 1) > g->cap && ghash_grow(g) < 0)
+		return -1;
+	size_t s = ghash_of(k, g->nk) & (g->cap - 1);
+	for (;; s = (s + 1) & (g->cap - 1)) {
+		if (g->cnt[s] == 0) {
+			memcpy(g->key + s * g->nk, k, g->nk * sizeof(*k));
+			g->cnt[s] = n;
+			g->n++;
+			return 0;
+		}
+		if (memcmp(g->key + s * g->nk, k, g->nk * sizeof(*k)) == 0) {
+			g->cnt[s] += n;
+			return 0;
+		}
+	}
+}
+
+/* Does context d of block b pass the pushed-down pid/probe/comm sets? */
+static int ctx_ok(const struct ecur *e, const struct dtcap_block *b, uint32_t d)
+{
+	if (e->pidf && !in_set(e->pids, e->npids, b->dict.pid[d]))
+		return 0;
+	if (e->probef && !in_set(e->probes, e->nprobes, b->dict.probe[d]))
+		return 0;
+	if (e->commf && !in_set(e->comms, e->ncomms, b->dict.comm[d]))
+		return 0;
+	return 1;
+}
+
+/* The key of context d (and cpu, when grouped by it) into k. */
+static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uint32_t cpu,
+		    uint32_t *k)
+{
+	unsigned n = 0;
+	if (gcols & DTCAP_COL_CPU) k[n++] = cpu;
+	if (gcols & DTCAP_COL_PID) k[n++] = b->dict.pid[d];
+	if (gcols & DTCAP_COL_TID) k[n++] = b->dict.tid[d];
+	if (gcols & DTCAP_COL_PROBE) k[n++] = b->dict.probe[d];
+	if (gcols & DTCAP_COL_COMM) k[n++] = b->dict.comm[d];
+	if (gcols & DTCAP_COL_KSTACK) k[n++] = b->dict.kstack[d];
+	if (gcols & DTCAP_COL_USTACK) k[n++] = b->dict.ustack[d];
+	if (gcols & DTCAP_COL_FLAGS) k[n++] = b->dict.flags[d];
+	if (gcols & DTCAP_COL_CTX) k[n++] = b->dict.ctx[d];
+}
+
+/* Count the matching events of every block into g. */
+/*
+ * Where block bi stands against the ts range [lo, hi] (signed, as SQL
+ * sees ts): -1 none of its events, 1 all of them, 0 some (check each).
+ */
+static int ts_block(const struct dtcap_blockinfo *bi, int64_t lo, int64_t hi)
+{
+	if ((bi->tmin >> 63) != (bi->tmax >> 63))
+		return 0;	/* crosses from positive to negative */
+	int64_t a = (int64_t)bi->tmin, b = (int64_t)bi->tmax;
+	if (b < lo || a > hi)
+		return -1;
+	return lo <= a && b <= hi ? 1 : 0;
+}
+
+/* Count the matching events of every block into g. */
+static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
+{
+	struct dtcap_reader *r = e->c->r;
+	int tsr = e->glo_set || e->ghi_set;
+	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
+	/* the per-context columns come once per context of a block, and a
+	 * block's events are counted per context: per event, one increment.
+	 * With a ts range, ts is read even in blocks wholly inside it, so
+	 * that the reader checks the block index as a row scan would. */
+	unsigned rcols = gcols | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (tsr ? DTCAP_COL_TS : 0);
+	uint32_t k[NGKEY];
+	uint64_t *hist = NULL;
+	size_t nhist = 0;
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (!block_may_match(e, bi))
+			continue;
+		int inside = tsr ? ts_block(bi, lo, hi) : 1;
+		if (inside < 0)
+			continue;
+		if (gcols == 0 && !tsr) {
+			if (ghash_add(g, k, bi->rows) < 0)
+				goto nomem;
+			continue;
+		}
+		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
+			goto nomem;
+		e->b_blk = SIZE_MAX;	/* not the per-row arrays ev_next_block reuses */
+		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
+			set_err(e->base.pVtab, "%s", dtcap_reader_error(r));
+			rc = SQLITE_ERROR;
+			break;
+		}
+		const struct dtcap_block *b = e->b;
+		/* is row j in the ts range (when the block is not all in it)? */
+#define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
+		if (gcols == 0) {
+			uint64_t n = 0;
+			for (uint32_t j = 0; j < b->rows; j++)
+				n += TS_OK(j);
+			if (n && ghash_add(g, k, n) < 0)
+				goto nomem;
+			continue;
+		}
+		if (!(gcols & CTX_COLS)) {	/* cpu alone */
+			for (uint32_t j = 0; j < b->rows; j++) {
+				if (!TS_OK(j))
+					continue;
+				k[0] = b->cpu[j];
+				if (ghash_add(g, k, 1) < 0)
+					goto nomem;
+			}
+			continue;
+		}
+		if (gcols & DTCAP_COL_CPU) {
+			for (uint32_t j = 0; j < b->rows; j++) {
+				uint32_t d = b->cidx[j];
+				if (!TS_OK(j) || !ctx_ok(e, b, d))
+					continue;
+				ctx_key(b, gcols, d, b->cpu[j], k);
+				if (ghash_add(g, k, 1) < 0)
+					goto nomem;
+			}
+			continue;
+		}
+		if (b->ndict > nhist) {
+			free(hist);
+			nhist = b->ndict;
+			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
+				goto nomem;
+		}
+		if (inside) {
+			for (uint32_t j = 0; j < b->rows; j++)
+				hist[b->cidx[j]]++;
+		} else {
+			for (uint32_t j = 0; j < b->rows; j++)
+				hist[b->cidx[j]] += TS_OK(j);
+		}
+#undef TS_OK
+		for (uint32_t d = 0; d < b->ndict; d++) {
+			if (hist[d] == 0)
+				continue;
+			if (ctx_ok(e, b, d)) {
+				ctx_key(b, gcols, d, 0, k);
+				if (ghash_add(g, k, hist[d]) < 0)
+					goto nomem;
+			}
+			hist[d] = 0;
+		}
+	}
+	free(hist);
+	return rc;
+nomem:
+	free(hist);
+	return SQLITE_NOMEM;
+}
+
+/*
+ * events_grouped's xFilter: count the events of each distinct key of the
+ * used columns, then hand the groups over as rows (in hash order: sqlite
+ * sorts or groups them itself; there are few).
+ */
+static int ev_group(struct ecur *e)
+{
+	/* ts is read for a range only, not grouped by */
+	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set ? DTCAP_COL_TS : 0u);
+	if (gcols & ~GROUP_COLS) {
+		/* a row filter on a column not grouped by (best_index refuses
+		 * plans that use one; this is a guard) */
+		set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": not a column to group by");
+		return SQLITE_ERROR;
+	}
+	struct ghash g = { 0 };
+	for (unsigned i = 0; i < NGKEY; i++)
+		g.nk += (gcols & gkey_col[i]) != 0;
+	int rc = group_scan(e, &g, gcols);
+	if (rc != SQLITE_OK)
+		goto out;
+	size_t n = g.n ? g.n : 1;
+	struct cols *m = &e->mat;
+#define AL(f, c) do {							\
+		if ((gcols & (c)) && (m->f = malloc(n * sizeof(*m->f))) == NULL) \
+			goto nomem;					\
+	} while (0)
+	AL(cpu, DTCAP_COL_CPU); AL(pid, DTCAP_COL_PID); AL(tid, DTCAP_COL_TID);
+	AL(probe, DTCAP_COL_PROBE); AL(comm, DTCAP_COL_COMM);
+	AL(kstack, DTCAP_COL_KSTACK); AL(ustack, DTCAP_COL_USTACK);
+	AL(flags, DTCAP_COL_FLAGS); AL(ctx, DTCAP_COL_CTX);
+#undef AL
+	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL)
+		goto nomem;
+	size_t row = 0;
+	for (size_t s = 0; s < g.cap; s++) {
+		if (g.cnt[s] == 0)
+			continue;
+		const uint32_t *k = g.key + s * g.nk;
+		unsigned w = 0;
+		if (m->cpu) m->cpu[row] = k[w++];
+		if (m->pid) m->pid[row] = k[w++];
+		if (m->tid) m->tid[row] = k[w++];
+		if (m->probe) m->probe[row] = k[w++];
+		if (m->comm) m->comm[row] = k[w++];
+		if (m->kstack) m->kstack[row] = k[w++];
+		if (m->ustack) m->ustack[row] = k[w++];
+		if (m->flags) m->flags[row] = k[w++];
+		if (m->ctx) m->ctx[row] = (uint8_t)k[w++];
+		e->gcount[row++] = g.cnt[s];
+	}
+	e->cv = e->mat;
+	e->cols = gcols;	/* the columns held: ts was only read */
+	e->grouped = 1;
+	e->nmat = row;
+	e->pos = 0;
+	e->row = 0;
+	e->eof = row == 0;
+	goto out;
+nomem:
+	rc = SQLITE_NOMEM;
+out:
+	free(g.key);
+	free(g.cnt);
+	return rc;
+}
+
 static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		     int argc, sqlite3_value **argv)
 {
@@ -1066,6 +1398,21 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			if (r && e->ncomms == 0)
 				e->empty = 1;
 			break;
+		case 'L': case 'H':
+			if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": the ts bounds are integers");
+				return SQLITE_ERROR;
+			}
+			if (op == 'L') {
+				int64_t x = sqlite3_value_int64(argv[i]);
+				e->glo = e->glo_set && e->glo > x ? e->glo : x;
+				e->glo_set = 1;
+			} else {
+				int64_t x = sqlite3_value_int64(argv[i]);
+				e->ghi = e->ghi_set && e->ghi < x ? e->ghi : x;
+				e->ghi_set = 1;
+			}
+			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1088,6 +1435,8 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (e->pidf) e->cols |= DTCAP_COL_PID;
 	if (e->probef) e->cols |= DTCAP_COL_PROBE;
 	if (e->commf) e->cols |= DTCAP_COL_COMM;
+	if (e->gtab)
+		return ev_group(e);
 	const char *ord = idxStr ? strchr(idxStr, '|') : NULL;
 	if ((idxNum & IX_ORDERED) && ord) {
 		e->ordered = 1;
@@ -1106,6 +1455,12 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 static int ev_next(sqlite3_vtab_cursor *cur)
 {
 	struct ecur *e = (struct ecur *)cur;
+	if (e->grouped) {
+		if (++e->pos >= e->nmat)
+			e->eof = 1;
+		e->row = (uint32_t)e->pos;
+		return SQLITE_OK;
+	}
 	if (e->ordered) {
 		if (++e->pos >= e->nmat) {
 			e->eof = 1;
@@ -1137,9 +1492,19 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	const char *s;
 	const struct dtcap_probe *p;
 
+	if (col == E_ROWS) {
+		if (e->grouped)
+			sqlite3_result_int64(ctx, (sqlite3_int64)e->gcount[i]);
+		return SQLITE_OK;
+	}
+	if (col == E_TSLO || col == E_TSHI) {
+		if (col == E_TSLO ? e->glo_set : e->ghi_set)
+			sqlite3_result_int64(ctx, col == E_TSLO ? e->glo : e->ghi);
+		return SQLITE_OK;
+	}
 	/* A column not decoded (a plan we did not foresee) reads as NULL
 	 * rather than crashing. */
-	if ((ecol_need[col] & e->cols) != ecol_need[col])
+	if (col < 0 || col > E_NCOLS || (ecol_need[col] & e->cols) != ecol_need[col])
 		return SQLITE_OK;
 	switch (col) {
 	case E_TS: sqlite3_result_int64(ctx, (sqlite3_int64)cv->ts[i]); break;
@@ -1183,7 +1548,11 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 static int ev_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
 	struct ecur *e = (struct ecur *)cur;
-	/* from 1, as in an export */
+	/* from 1, as in an export; a group's is its position */
+	if (e->grouped) {
+		*rowid = 1 + (sqlite3_int64)e->pos;
+		return SQLITE_OK;
+	}
 	*rowid = 1 + (e->ordered ? (e->mrid ? (sqlite3_int64)e->mrid[e->row] : (sqlite3_int64)e->row)
 			         : (sqlite3_int64)(e->rbase + e->row));
 	return SQLITE_OK;
@@ -1630,7 +1999,7 @@ static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dt
 			*err = sqlite3_mprintf("out of memory");
 		return NULL;
 	}
-	for (int k = 0; k < T_NTABLES; k++) {
+	for (int k = 0; k <= T_EVENTS_GROUPED; k++) {
 		struct modaux *m = malloc(sizeof(*m));
 		if (m == NULL) {
 			ctx_unref(c);
@@ -1642,9 +2011,11 @@ static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dt
 		m->kind = k;
 		c->refs++;
 		/* on failure sqlite calls the destructor itself */
-		char *mname = sqlite3_mprintf("%s%s", dtsql_tab[k].name, suffix);
+		char *mname = sqlite3_mprintf("%s%s", k == T_EVENTS_GROUPED ? EVENTS_GROUPED
+					      : dtsql_tab[k].name, suffix);
 		int rc = mname ? sqlite3_create_module_v2(db, mname,
-							  k == T_EVENTS ? &ev_module : &sm_module,
+							  k == T_EVENTS || k == T_EVENTS_GROUPED
+							  ? &ev_module : &sm_module,
 							  m, modaux_free) : SQLITE_NOMEM;
 		if (mname == NULL)
 			modaux_free(m);
@@ -1733,6 +2104,7 @@ void dtsql_detach(struct dtsql *h)
 	sqlite3 *db = h->db;
 	for (int k = 0; k < T_NTABLES; k++)
 		sqlite3_create_module_v2(db, dtsql_tab[k].name, NULL, NULL, NULL);
+	sqlite3_create_module_v2(db, EVENTS_GROUPED, NULL, NULL, NULL);
 	for (int n = 2; n <= 4; n += 2) {
 		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
 					   NULL, NULL, NULL);

@@ -67,7 +67,7 @@ struct dtsym {
 	struct ksym	*ks;
 	size_t		nks;
 	struct kmod	*mods;
-	size_t		nmods;
+	size_t		nmods, modcap;
 	char		*ktext;		/* our copy of kallsyms, names point in */
 
 	struct pmaps	*pm;		/* process snapshots met, in order */
@@ -129,7 +129,6 @@ static void parse_modules(struct dtsym *s)
 	if (!text)
 		return;
 	const char *p = text, *end = text + len;
-	size_t cap = 0;
 	while (p < end && *p) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
@@ -141,7 +140,7 @@ static void parse_modules(struct dtsym *s)
 			line[ll] = 0;
 			if (sscanf(line, "%127s %llu %u %255s %31s %llx", name, &size, &refs,
 				   deps, state, &addr) == 6 && addr) {
-				if (DT_GROW(s->mods, cap, s->nmods, 1, 64))
+				if (DT_GROW(s->mods, s->modcap, s->nmods, 1, 64))
 					return;
 				char *nd = strdup(name);
 				if (!nd)
@@ -191,12 +190,9 @@ static void parse_kallsyms(struct dtsym *s)
 					if (!mod) {
 						/* A module missing from /proc/modules:
 						 * still name it, without a range. */
-						struct kmod *nm = realloc(s->mods,
-							(s->nmods + 1) * sizeof(*nm));
 						char *nd = strndup(m + 1, ml - 2);
-						if (nm)
-							s->mods = nm;
-						if (nm && nd) {
+						if (nd && !DT_GROW(s->mods, s->modcap, s->nmods,
+								   1, 64)) {
 							s->mods[s->nmods++] =
 								(struct kmod){ nd, 0, 0 };
 							mod = (int)s->nmods;
@@ -262,11 +258,7 @@ void dtsym_close(struct dtsym *s)
 
 static uint64_t hash2(uint64_t pc, const void *ctx)
 {
-	uint64_t h = pc ^ ((uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ULL);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return h;
+	return dt_htab_hash_int(pc ^ ((uint64_t)(uintptr_t)ctx * 0x9e3779b97f4a7c15ULL));
 }
 
 static uint64_t cache_hash(const void *ctx, uint32_t e)

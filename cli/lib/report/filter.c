@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dt_grow.h"
 #include "filter.h"
 #include "util.h"
 
@@ -46,8 +47,8 @@ int dtf_active(const struct dtf_filter *f)
 	       f->has_since || f->has_until || f->ctx_mask;
 }
 
-static int add_u32_list(uint32_t **v, size_t *n, const char *arg, const char *what,
-			char *err, size_t errlen)
+static int add_u32_list(uint32_t **v, size_t *n, size_t *cap, const char *arg,
+			const char *what, char *err, size_t errlen)
 {
 	const char *p = arg;
 
@@ -63,20 +64,18 @@ static int add_u32_list(uint32_t **v, size_t *n, const char *arg, const char *wh
 			snprintf(err, errlen, "--%s: not a number list: '%s'", what, arg);
 			return -1;
 		}
-		uint32_t *nv = realloc(*v, (*n + 1) * sizeof(**v));
-		if (!nv) {
+		if (DT_GROW(*v, *cap, *n, 1, 8)) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		*v = nv;
 		(*v)[(*n)++] = (uint32_t)x;
 		p = *end ? end + 1 : end;
 	}
 	return 0;
 }
 
-static int add_str_list(char ***v, size_t *n, const char *arg, const char *what,
-			char *err, size_t errlen)
+static int add_str_list(char ***v, size_t *n, size_t *cap, const char *arg,
+			const char *what, char *err, size_t errlen)
 {
 	const char *p = arg;
 
@@ -87,14 +86,10 @@ static int add_str_list(char ***v, size_t *n, const char *arg, const char *what,
 	/* Probe names contain ':' but never ',', so ',' separates globs. */
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		char **nv = realloc(*v, (*n + 1) * sizeof(**v));
-		if (!nv || !(nv[*n] = strndup(p, len))) {
-			if (nv)
-				*v = nv;
+		if (DT_GROW(*v, *cap, *n, 1, 8) || !((*v)[*n] = strndup(p, len))) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		*v = nv;
 		(*n)++;
 		if (!p[len])
 			break;
@@ -107,15 +102,15 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 {
 	switch (opt) {
 	case DTF_OPT_PID:
-		return add_u32_list(&f->pids, &f->npids, arg, "pid", err, errlen) ? -1 : 1;
+		return add_u32_list(&f->pids, &f->npids, &f->pidcap, arg, "pid", err, errlen) ? -1 : 1;
 	case DTF_OPT_TID:
-		return add_u32_list(&f->tids, &f->ntids, arg, "tid", err, errlen) ? -1 : 1;
+		return add_u32_list(&f->tids, &f->ntids, &f->tidcap, arg, "tid", err, errlen) ? -1 : 1;
 	case DTF_OPT_CPU:
-		return add_u32_list(&f->cpus, &f->ncpus, arg, "cpu", err, errlen) ? -1 : 1;
+		return add_u32_list(&f->cpus, &f->ncpus, &f->cpucap, arg, "cpu", err, errlen) ? -1 : 1;
 	case DTF_OPT_COMM:
-		return add_str_list(&f->comms, &f->ncomms, arg, "comm", err, errlen) ? -1 : 1;
+		return add_str_list(&f->comms, &f->ncomms, &f->commcap, arg, "comm", err, errlen) ? -1 : 1;
 	case DTF_OPT_PROBE:
-		return add_str_list(&f->probes, &f->nprobes, arg, "probe", err, errlen) ? -1 : 1;
+		return add_str_list(&f->probes, &f->nprobes, &f->probecap, arg, "probe", err, errlen) ? -1 : 1;
 	case DTF_OPT_SALVAGE:
 		f->salvage = 1;
 		return 1;

@@ -25,8 +25,10 @@
 struct dtf_filter {
 	uint32_t	*pids, *tids, *cpus;
 	size_t		npids, ntids, ncpus;
+	size_t		pidcap, tidcap, cpucap;		/* DT_GROW's */
 	char		**comms, **probes;
 	size_t		ncomms, nprobes;
+	size_t		commcap, probecap;
 	int		since_rel, until_rel;	/* from the start, not '@' absolute */
 	int		has_since, has_until;
 	uint64_t	since, until;		/* as given (ns) */

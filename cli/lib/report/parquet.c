@@ -251,8 +251,21 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 	size_t i = 0, bp_from = 0, ngroups = 0;					\
 	unsigned vbytes = (bw + 7) / 8;						\
 	while (i < n) {								\
-		size_t r = 1;							\
 		T x = v[i];							\
+		/* a run needs its first 8 equal: one branch-free test per	\
+		 * group, so values without runs cost little here */		\
+		T d = 1;							\
+		if (i + 8 <= n && v[i + 1] == x) {	/* most groups: no */	\
+			d = 0;							\
+			for (unsigned k = 2; k < 8; k++)			\
+				d |= v[i + k] ^ x;				\
+		}								\
+		if (d != 0) {							\
+			ngroups++;						\
+			i += 8;							\
+			continue;						\
+		}								\
+		size_t r = 8;							\
 		while (i + r + 8 <= n) {	/* 8 at a time: vectorizes */	\
 			unsigned eq = 0;					\
 			for (unsigned k = 0; k < 8; k++)			\
@@ -263,18 +276,13 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 		}								\
 		while (i + r < n && v[i + r] == x)				\
 			r++;							\
-		if (r >= 8) {							\
-			PACK(b, v, bp_from, ngroups, n, bw);			\
-			ngroups = 0;						\
-			buf_varint(b, (uint64_t)r << 1);			\
-			uint32_t x = (uint32_t)v[i];				\
-			buf_put(b, &x, vbytes);					\
-			i += r;							\
-			bp_from = i;						\
-		} else {							\
-			ngroups++;						\
-			i += 8;							\
-		}								\
+		PACK(b, v, bp_from, ngroups, n, bw);				\
+		ngroups = 0;							\
+		buf_varint(b, (uint64_t)r << 1);				\
+		uint32_t x32 = (uint32_t)x;					\
+		buf_put(b, &x32, vbytes);					\
+		i += r;								\
+		bp_from = i;							\
 	}									\
 	PACK(b, v, bp_from, ngroups, n, bw);					\
 }
@@ -371,8 +379,84 @@ static void delta_encode(struct buf *b, const void *vals, size_t n, int is64)
 
 BITPACK(bitpack_u8, uint8_t)
 BITPACK(bitpack_u32, uint32_t)
+
+/*
+ * Whole groups of 8 values of bw bits each (bw <= 32) into 8 * bw bits:
+ * with bw a constant every shift and store below is fixed at compile
+ * time, so each width gets its own branch-free code (dictionary indices
+ * are most of what a trace's pages hold).
+ */
+static inline __attribute__((always_inline))
+uint8_t *pack_groups(uint8_t *o, const uint32_t *x, size_t ngroups, const unsigned bw)
+{
+	for (size_t g = 0; g < ngroups; g++, x += 8) {
+		uint64_t acc = 0;
+		unsigned bits = 0;
+#pragma GCC unroll 8
+		for (unsigned k = 0; k < 8; k++) {
+			acc |= (uint64_t)x[k] << bits;
+			bits += bw;
+			if (bits >= 32) {
+				uint32_t w32 = (uint32_t)acc;
+				memcpy(o, &w32, 4);
+				o += 4;
+				acc >>= 32;
+				bits -= 32;
+			}
+		}
+		for (; bits >= 8; bits -= 8, acc >>= 8)
+			*o++ = (uint8_t)acc;
+	}
+	return o;
+}
+
+#define PACK_CASE(N) case N: return pack_groups(o, x, ngroups, N);
+static uint8_t *pack_groups_bw(uint8_t *o, const uint32_t *x, size_t ngroups, unsigned bw)
+{
+	switch (bw) {
+	PACK_CASE(1) PACK_CASE(2) PACK_CASE(3) PACK_CASE(4) PACK_CASE(5) PACK_CASE(6)
+	PACK_CASE(7) PACK_CASE(8) PACK_CASE(9) PACK_CASE(10) PACK_CASE(11) PACK_CASE(12)
+	PACK_CASE(13) PACK_CASE(14) PACK_CASE(15) PACK_CASE(16) PACK_CASE(17) PACK_CASE(18)
+	PACK_CASE(19) PACK_CASE(20) PACK_CASE(21) PACK_CASE(22) PACK_CASE(23) PACK_CASE(24)
+	PACK_CASE(25) PACK_CASE(26) PACK_CASE(27) PACK_CASE(28) PACK_CASE(29) PACK_CASE(30)
+	PACK_CASE(31) PACK_CASE(32)
+	}
+	return pack_groups(o, x, ngroups, bw);
+}
+
+/* bitpack_u32 with its whole groups through pack_groups_bw. */
+static void bitpack_u32_fast(struct buf *b, const uint32_t *v, size_t from, size_t ngroups,
+			     size_t n, unsigned bw)
+{
+	size_t whole = from + ngroups * 8 <= n ? ngroups : (n - from) / 8;
+	if (ngroups == 0 || whole == 0 || bw > 32) {
+		bitpack_u32(b, v, from, ngroups, n, bw);
+		return;
+	}
+	buf_varint(b, (uint64_t)ngroups << 1 | 1);
+	if (buf_need(b, ngroups * bw + 8) < 0)
+		return;
+	uint8_t *o = pack_groups_bw(b->p + b->len, v + from, whole, bw);
+	b->len = (size_t)(o - b->p);
+	if (whole < ngroups) {
+		/* the padded tail group, by the byte loop (no run header) */
+		uint64_t acc = 0;
+		unsigned bits = 0;
+		for (size_t i = from + whole * 8; i < from + ngroups * 8; i++) {
+			acc |= (uint64_t)(i < n ? v[i] : 0) << bits;
+			bits += bw;
+			while (bits >= 8) {
+				*o++ = (uint8_t)acc;
+				acc >>= 8;
+				bits -= 8;
+			}
+		}
+		b->len = (size_t)(o - b->p);
+	}
+}
+
 HYBRID(hybrid_u8, bitpack_u8, uint8_t)
-HYBRID(hybrid_u32, bitpack_u32, uint32_t)
+HYBRID(hybrid_u32, bitpack_u32_fast, uint32_t)
 
 /* ------------------------------------------------------------- writer */
 
@@ -420,7 +504,7 @@ struct pq_writer {
 	ZSTD_CCtx	*zc;
 	/* integer dictionaries: generation-stamped table, no clearing */
 	struct islot { uint64_t key; uint32_t val, gen; } *ht;	/* one line a probe */
-	uint64_t	*dmap;		/* value - min -> gen << 32 | index */
+	uint16_t	*dmap;		/* value - min -> index + 1, 0 between uses */
 	uint32_t	gen;
 	uint32_t	*didx;		/* dictionary index per value */
 	size_t		didxcap;
@@ -613,6 +697,56 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 			memset(c->def + c->n, 1, n);
 	}
 	size_t k = c->nnn, k0 = k;
+	if (present == NULL && stride == 1 && n > 0) {
+		/* the common case (a decoded capture column): branch-free loops
+		 * the compiler vectorizes, copy and range in one pass */
+		if (c->type == PQ_INT32) {
+			int32_t *o = (int32_t *)c->vals + k;
+			int32_t mn = INT32_MAX, mx = INT32_MIN;
+			if (size == 4) {
+				const uint32_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int32_t x = (int32_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			} else {
+				const uint64_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int32_t x = (int32_t)(uint32_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			}
+			minmax(c, k0, mn, mx);
+		} else {
+			int64_t *o = (int64_t *)c->vals + k;
+			int64_t mn = INT64_MAX, mx = INT64_MIN;
+			if (size == 4) {
+				const uint32_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int64_t x = (int64_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			} else {
+				const uint64_t *s = v;
+				for (size_t i = 0; i < n; i++) {
+					int64_t x = (int64_t)s[i];
+					o[i] = x;
+					mn = x < mn ? x : mn;
+					mx = x > mx ? x : mx;
+				}
+			}
+			minmax(c, k0, mn, mx);
+		}
+		c->nnn = k + n;
+		c->n += n;
+		return 0;
+	}
 	if (c->type == PQ_INT32) {
 		int32_t *o = c->vals;
 		if (size == 4) {
@@ -679,18 +813,31 @@ int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
 			memset(c->def + c->n, 1, n);
 		o[a] = (int64_t *)c->vals + c->nnn;
 	}
-	/* one pass over the rows: the source is read once, in order */
-	for (size_t i = 0; i < n; i++)
-		for (unsigned a = 0; a < ncols; a++)
-			o[a][i] = (int64_t)v[i * ncols + a];
-	for (unsigned a = 0; a < ncols && n; a++) {
-		struct col *c = &w->cols[col0 + a];
-		int64_t mn = o[a][0], mx = o[a][0];
-		for (size_t i = 1; i < n; i++) {
-			mn = o[a][i] < mn ? o[a][i] : mn;
-			mx = o[a][i] > mx ? o[a][i] : mx;
+	if (n == 0)
+		return 0;
+	int64_t mn[64], mx[64];
+	for (unsigned a = 0; a < ncols; a++)
+		mn[a] = INT64_MAX, mx[a] = INT64_MIN;
+	/* a slice of rows at a time (it stays in L1 while each column is
+	 * gathered from it, copied and ranged in one simple loop) */
+	for (size_t i0 = 0; i0 < n; i0 += 256) {
+		size_t i1 = n - i0 < 256 ? n : i0 + 256;
+		for (unsigned a = 0; a < ncols; a++) {
+			int64_t lo = mn[a], hi = mx[a];
+			int64_t *out = o[a];
+			const uint64_t *x = v + a;
+			for (size_t i = i0; i < i1; i++) {
+				int64_t y = (int64_t)x[i * ncols];
+				out[i] = y;
+				lo = y < lo ? y : lo;
+				hi = y > hi ? y : hi;
+			}
+			mn[a] = lo, mx[a] = hi;
 		}
-		minmax(c, c->nnn, mn, mx);
+	}
+	for (unsigned a = 0; a < ncols; a++) {
+		struct col *c = &w->cols[col0 + a];
+		minmax(c, c->nnn, mn[a], mx[a]);
 		c->n += n;
 		c->nnn += n;
 	}
@@ -796,19 +943,29 @@ int pq_put_ids(struct pq_writer *w, unsigned col, const uint32_t *ids, size_t n)
 		return fail(w, "%s: column %s: no caller dictionary", w->path, c->name);
 	if (col_reserve(w, c, n) < 0)
 		return -1;
+	uint32_t top = 0;
+	for (size_t i = 0; i < n; i++)
+		top = ids[i] > top ? ids[i] : top;
+	if (n && top >= c->next)
+		return fail(w, "%s: column %s: id out of range", w->path, c->name);
+	/* every row present unless its id stands for NULL (rare: set below) */
+	if (c->nullable)
+		memset(c->def + c->n, 1, n);
 	uint32_t *o = c->vals;
+	uint8_t *def = c->nullable ? c->def + c->n : NULL;
 	size_t k = c->nnn;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = ids[i];
-		if (id >= c->next)
-			return fail(w, "%s: column %s: id out of range", w->path, c->name);
 		int32_t loc = c->ext2loc[id];
 		if (loc < 0) {
 			if (c->ext[id] == NULL) {
-				if (!c->nullable)
+				if (!c->nullable) {
+					c->n += i;
+					c->nnn = k;
 					return fail(w, "%s: column %s: NULL in a required column",
 						    w->path, c->name);
-				c->def[c->n++] = 0;
+				}
+				def[i] = 0;
 				continue;
 			}
 			loc = dict_add(w, c, id, (uint32_t)strlen(c->ext[id]));
@@ -816,11 +973,9 @@ int pq_put_ids(struct pq_writer *w, unsigned col, const uint32_t *ids, size_t n)
 				return -1;
 			c->ext2loc[id] = loc;
 		}
-		if (c->nullable)
-			c->def[c->n] = 1;
-		c->n++;
 		o[k++] = (uint32_t)loc;
 	}
+	c->n += n;
 	c->nnn = k;
 	return 0;
 }
@@ -841,10 +996,29 @@ static size_t packed_size(struct pq_writer *w)
 	return ZSTD_isError(cl) ? SIZE_MAX : cl;
 }
 
-static size_t plain_ints(struct pq_writer *w, struct col *c)
+static void plain_ints(struct pq_writer *w, const struct col *c, size_t n)
 {
-	buf_put(&w->page, c->vals, c->nnn * (c->type == PQ_INT64 ? 8 : 4));
-	return packed_size(w);
+	buf_put(&w->page, c->vals, n * (c->type == PQ_INT64 ? 8 : 4));
+}
+
+/*
+ * DELTA_BINARY_PACKED or PLAIN for c, by which zstd shrinks more on the
+ * first INT_TRIAL values of its first chunk: a sample is enough to tell
+ * (rising timestamps against noise), and trying whole chunks cost two
+ * extra compressions per column of every file, most of the CPU time of
+ * exporting many small captures.
+ */
+#define INT_TRIAL	16384
+static int int_encoding(struct pq_writer *w, const struct col *c)
+{
+	size_t lvl = w->page.len, m = c->nnn < INT_TRIAL ? c->nnn : INT_TRIAL;
+	plain_ints(w, c, m);
+	size_t sp = packed_size(w);
+	w->page.len = lvl;
+	delta_encode(&w->page, c->vals, m, c->type == PQ_INT64);
+	size_t sd = packed_size(w);
+	w->page.len = lvl;
+	return sd < sp ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 }
 
 /* Compress w->page and write header + page; usz and csz get the sizes with
@@ -922,8 +1096,6 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 	}
 	if (++w->gen == 0) {
 		memset(w->ht, 0, slots * sizeof(*w->ht));
-		if (w->dmap)
-			memset(w->dmap, 0, DMAP_SIZE * sizeof(*w->dmap));
 		w->gen = 1;
 	}
 	int is64 = c->type == PQ_INT64;
@@ -938,22 +1110,51 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 		return oom(w), 0;
 	uint64_t range = (uint64_t)vmax - (uint64_t)vmin;
 	if (range < DMAP_SIZE) {
-		/* a small range (ids, pids, cpus, flags): an array, no hashing */
+		/*
+		 * A small range (ids, pids, cpus, flags): an array, no hashing.
+		 * Entries are index + 1 (0: not seen) in 16 bits (limit <=
+		 * IDICT_MAX), so the part a column touches stays in cache;
+		 * only the entries set are cleared afterwards.
+		 */
 		if (w->dmap == NULL && (w->dmap = calloc(DMAP_SIZE, sizeof(*w->dmap))) == NULL)
 			return oom(w), 0;
-		uint64_t g = (uint64_t)w->gen << 32;
-		for (size_t i = 0; i < c->nnn; i++) {
-			uint64_t v = is64 ? (uint64_t)v64[i] : (uint64_t)(int64_t)v32[i];
-			uint64_t *e = &w->dmap[v - (uint64_t)vmin];
-			if ((*e & ~(uint64_t)UINT32_MAX) != g) {
-				if (nd == limit)
-					return 0;
-				*e = g | nd++;
-				memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
-				w->page.len += is64 ? 8 : 4;
-			}
-			w->didx[i] = (uint32_t)*e;
+		uint16_t *dm = w->dmap;
+		uint8_t *pg = w->page.p;
+		uint32_t *didx = w->didx;
+		size_t i = 0, nnn = c->nnn;
+#define DMAP_LOOP(SRC, T)							\
+		for (; i < nnn; i++) {						\
+			T v = SRC[i];						\
+			uint16_t *e = &dm[(uint64_t)v - (uint64_t)vmin];	\
+			uint32_t x = *e;					\
+			if (x == 0) {						\
+				if (nd == limit)				\
+					break;					\
+				*e = (uint16_t)(x = (uint32_t)++nd);		\
+				memcpy(pg + (nd - 1) * sizeof(T), &v, sizeof(T)); \
+			}							\
+			didx[i] = x - 1;					\
 		}
+		if (is64) {
+			DMAP_LOOP(v64, int64_t)
+		} else {
+			DMAP_LOOP(v32, int32_t)
+		}
+#undef DMAP_LOOP
+		for (size_t k = 0; k < nd; k++) {
+			int64_t v;
+			if (is64) {
+				memcpy(&v, pg + k * 8, 8);
+			} else {
+				int32_t v4;
+				memcpy(&v4, pg + k * 4, 4);
+				v = v4;
+			}
+			dm[(uint64_t)v - (uint64_t)vmin] = 0;
+		}
+		if (i < nnn)
+			return 0;
+		w->page.len = nd * (is64 ? 8 : 4);
 		return nd;
 	}
 	for (size_t i = 0; i < c->nnn; i++) {
@@ -1067,21 +1268,14 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		hybrid_u32(&w->page, nidict ? w->didx : c->vals, c->nnn, bw);
 		enc = ENC_RLE_DICTIONARY;
 	} else if (c->type != PQ_STRING && c->nnn > 0) {
-		size_t lvl = w->page.len;
 		if (!c->decided) {
-			/* first chunk of the column: keep what zstd shrinks more */
-			size_t sp = plain_ints(w, c), sd;
-			w->page.len = lvl;
-			delta_encode(&w->page, c->vals, c->nnn, c->type == PQ_INT64);
-			sd = packed_size(w);
-			w->page.len = lvl;
-			c->intenc = sd < sp ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
+			c->intenc = int_encoding(w, c);
 			c->decided = 1;
 		}
 		if (c->intenc == ENC_DELTA_BINARY_PACKED)
 			delta_encode(&w->page, c->vals, c->nnn, c->type == PQ_INT64);
 		else
-			plain_ints(w, c);
+			plain_ints(w, c, c->nnn);
 		enc = c->intenc;
 	}
 	data_off = w->off;

@@ -8,9 +8,10 @@
  * data page (v1) compressed with zstd.  Strings: RLE_DICTIONARY over a
  * PLAIN dictionary page.  Integers: the same when the chunk has few
  * distinct values (at most a quarter of its values and 32768), else
- * DELTA_BINARY_PACKED or PLAIN, whichever zstd shrank more on the
- * column's first chunk.  A chunk with no non-null value is PLAIN, empty.  Definition levels
- * (RLE/bit-packed hybrid, width 1) only for OPTIONAL columns.  Every
+ * DELTA_BINARY_PACKED or PLAIN, whichever zstd shrank more on the first
+ * 16384 values of the column's first chunk.  A chunk with no non-null
+ * value is PLAIN, empty.  Definition levels (RLE/bit-packed hybrid,
+ * width 1) only for OPTIONAL columns.  Every
  * column chunk carries Statistics (null_count, min_value, max_value, in
  * the type's own order, declared by the footer's column_orders) so
  * engines skip row groups by value.  The footer is FileMetaData in the

@@ -57,14 +57,9 @@ static int grow_u64(uint64_t **v, uint32_t *n, uint32_t idx)
 	return 0;
 }
 
-static uint64_t pid_hash(uint32_t pid)
-{
-	return (uint64_t)pid * 0x9e3779b97f4a7c15ULL >> 20;
-}
-
 static uint64_t pidc_hash(const void *ctx, uint32_t e)
 {
-	return pid_hash(((const struct st *)ctx)->pids[e].pid);
+	return dt_htab_hash_int(((const struct st *)ctx)->pids[e].pid);
 }
 
 /*
@@ -145,7 +140,7 @@ static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	s->byprobe[probe]++;
 	s->bycpu[cpu]++;
 	s->bycomm[comm]++;
-	uint64_t h = pid_hash(pid);
+	uint64_t h = dt_htab_hash_int(pid);
 	struct pidc *p = NULL;
 	uint32_t e;
 	for (size_t k = dt_htab_first(&s->pidx, h); (e = dt_htab_at(&s->pidx, k)) != DT_HTAB_NONE;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtsym.h"
 #include "engine.h"
 #include "filter.h"
@@ -16,26 +18,50 @@
 
 #define TOP_FRAMES	3
 
+/* Counts by id: entries dense in first-seen order, indexed by dt_htab. */
 struct slot {
 	uint64_t key, count;
-	int used;
 };
 
 struct map {
-	struct slot *s;
-	size_t cap, n;
+	struct slot	*s;
+	size_t		n;
+	uint32_t	cap;		/* dt_htab numbers entries in 32 bits */
+	struct dt_htab	ix;
 };
 
 static uint64_t
-mix(uint64_t x)
+map_rehash(const void *ctx, uint32_t e)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
+	return dt_htab_hash_int(((const struct map *)ctx)->s[e].key);
 }
 
-static struct slot *map_slot(struct map *m, uint64_t key);
+/* The slot of key, NULL when absent. */
+static struct slot *
+map_find(const struct map *m, uint64_t key)
+{
+	uint32_t e;
+	for (size_t i = dt_htab_first(&m->ix, dt_htab_hash_int(key)); (e = dt_htab_at(&m->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&m->ix, i))
+		if (m->s[e].key == key)
+			return &m->s[e];
+	return NULL;
+}
+
+/* The slot of key, created with count 0 when new; NULL on ENOMEM. */
+static struct slot *
+map_slot(struct map *m, uint64_t key)
+{
+	struct slot *s = map_find(m, key);
+	if (s)
+		return s;
+	if (DT_GROW(m->s, m->cap, m->n, 1, 512))
+		return NULL;
+	m->s[m->n] = (struct slot){ .key = key };
+	if (dt_htab_add(&m->ix, dt_htab_hash_int(key), (uint32_t)m->n, map_rehash, m))
+		return NULL;
+	return &m->s[m->n++];
+}
 
 static int
 map_add(struct map *m, uint64_t key, uint64_t n)
@@ -47,50 +73,18 @@ map_add(struct map *m, uint64_t key, uint64_t n)
 	return 0;
 }
 
-/* The slot of key, created with count 0 when new; NULL on ENOMEM. */
-static struct slot *
-map_slot(struct map *m, uint64_t key)
-{
-	if (m->n * 2 >= m->cap) {
-		size_t nc = m->cap ? m->cap * 2 : 1024;
-		struct slot *ns = calloc(nc, sizeof(*ns));
-		if (ns == NULL)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->s[i].used)
-				continue;
-			size_t j = mix(m->s[i].key) & (nc - 1);
-			while (ns[j].used)
-				j = (j + 1) & (nc - 1);
-			ns[j] = m->s[i];
-		}
-		free(m->s);
-		m->s = ns;
-		m->cap = nc;
-	}
-	size_t j = mix(key) & (m->cap - 1);
-	while (m->s[j].used && m->s[j].key != key)
-		j = (j + 1) & (m->cap - 1);
-	if (!m->s[j].used) {
-		m->s[j].used = 1;
-		m->s[j].key = key;
-		m->n++;
-	}
-	return &m->s[j];
-}
-
 static uint64_t
 map_get(const struct map *m, uint64_t key)
 {
-	if (m->cap == 0)
-		return 0;
-	size_t j = mix(key) & (m->cap - 1);
-	while (m->s[j].used) {
-		if (m->s[j].key == key)
-			return m->s[j].count;
-		j = (j + 1) & (m->cap - 1);
-	}
-	return 0;
+	const struct slot *s = map_find(m, key);
+	return s ? s->count : 0;
+}
+
+static void
+map_free(struct map *m)
+{
+	free(m->s);
+	dt_htab_free(&m->ix);
 }
 
 struct row {
@@ -263,12 +257,10 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 		dtr_err("top", "out of memory");
 		goto out;
 	}
-	for (size_t s = 0; s < m.cap; s++) {
+	for (size_t s = 0; s < m.n; s++) {
 		char buf[64];
 		const char *nm = NULL;
 		uint64_t k = m.s[s].key;
-		if (!m.s[s].used)
-			continue;
 		switch (by) {
 		case DTR_TOP_COMM:
 			nm = dtcap_comm(r, (uint32_t)k);
@@ -339,7 +331,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	free(rows);
 out:
 	dtsym_close(own_sym);
-	free(t.m.s);
-	free(t.pcomm.s);
+	map_free(&t.m);
+	map_free(&t.pcomm);
 	return rc;
 }

@@ -1,0 +1,117 @@
+#!/bin/bash
+# fuzz.sh BUILD FUZZER MKSQL DTGEN: fuzz the GROUP BY fast path's rewrite
+# (tests/sql/fuzz_groupby.c: a rewritten statement must give the rows of the
+# statement as written) for a bounded time, from a seed corpus of the
+# shapes tests/sql/run.sh names and a dictionary of SQL words.  PASS when
+# libFuzzer finds nothing; crash inputs stay in the scratch dir (printed)
+# and are never committed.
+set -u
+b=$1 fz=$2 mksql=$3 dtgen=$4
+t=$b/fuzz/sql
+rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
+"$mksql" "$t/a.dtc" "$t/a.exp" 3000 nulls >/dev/null 2>&1 &&
+	"$dtgen" -o "$t/b.dtc" -n 3000 -s 5 --stacks 50 --pids 3 --block 500 --syscalls ||
+	{ echo "FAIL fuzz.groupby: captures not made"; exit 0; }
+i=0
+while IFS= read -r q; do
+	[ -n "$q" ] && printf '%s' "$q" >"$t/seed/q$((i++))"
+done <<'EOF'
+SELECT comm, count(*) FROM events GROUP BY comm
+SELECT comm, count(*) FROM events GROUP BY comm ORDER BY count(*) DESC, comm
+SELECT probe_name, count(*) AS n, min(pid), max(tid), count(DISTINCT pid) FROM events GROUP BY probe_name ORDER BY n
+SELECT pid, tid, comm, count(comm), count() FROM events WHERE comm IS NOT NULL AND pid IN (100, 101) GROUP BY pid, tid, comm
+SELECT comm, count(*) FROM events WHERE comm LIKE 'b%' OR comm IS NULL GROUP BY comm HAVING count(*) > 10 ORDER BY 2 DESC LIMIT 3
+SELECT cpu, ctx, count(*) c FROM events GROUP BY cpu, ctx
+SELECT kstack, ustack, flags, count(*) FROM events WHERE probe = 3 GROUP BY kstack, ustack, flags
+SELECT upper(comm) AS u, count(*), max(probe_name) FROM events GROUP BY comm ORDER BY u DESC
+SELECT probe, probe_name, count(probe_name) FROM events WHERE probe_name GLOB 'sys*' GROUP BY probe, probe_name
+SELECT comm, count( * ) /* n */ * 2 + 1, length(comm) FROM events GROUP BY comm LIMIT 2 OFFSET 1
+SELECT count(*), comm FROM events GROUP BY comm ORDER BY length(comm)
+SELECT capture, host, comm, count(*) FROM events GROUP BY capture, host, comm
+SELECT host, count(DISTINCT capture) FROM events WHERE capture < 'b' GROUP BY host
+SELECT events.comm, count(*) n FROM events WHERE pid = 101 GROUP BY comm
+SELECT comm, CAST(count(*) AS TEXT) || 'x', iif(comm IS NULL, 1, 2) FROM events GROUP BY comm
+SELECT comm, max(CASE WHEN tid % 2 = 0 THEN 1 ELSE 1.0 END) FROM events GROUP BY comm
+SELECT pid, min(comm COLLATE NOCASE), max(DISTINCT events.comm) FROM events GROUP BY pid
+SELECT count(*) FROM events WHERE comm = 'bash'
+SELECT count(*), min(pid), count(DISTINCT comm) FROM events WHERE ts > 5000900000 AND pid < 103
+SELECT comm AS c, count(*) FROM events GROUP BY 1 ORDER BY c
+SELECT comm, count(*) FROM events WHERE ts BETWEEN 1000000500000 AND 1000300000000 GROUP BY comm
+SELECT cpu, count(*) FROM events WHERE ts > 5000800000 AND 1000200000000 >= events.ts AND pid > 1 GROUP BY cpu
+SELECT probe_name, count(*) FROM events WHERE ts < 5000900000 GROUP BY probe_name
+EOF
+cat >"$t/dict" <<'EOF'
+"SELECT"
+" FROM events"
+" WHERE "
+" GROUP BY "
+" HAVING "
+" ORDER BY "
+" LIMIT "
+" OFFSET "
+" DESC"
+" AS "
+" AND "
+" OR "
+" NOT "
+" IS NULL"
+" IN ("
+" LIKE "
+" GLOB "
+" COLLATE NOCASE"
+" DISTINCT "
+"count(*)"
+"count("
+"min("
+"max("
+"sum("
+"avg("
+"length("
+"upper("
+"coalesce("
+"CASE WHEN "
+" THEN "
+" ELSE "
+" END"
+"comm"
+"pid"
+"tid"
+"cpu"
+"probe"
+"probe_name"
+"kstack"
+"ustack"
+"flags"
+"ctx"
+"ts"
+"arg0"
+"capture"
+"host"
+"'bash'"
+"NULL"
+"1.0"
+" COLLATE RTRIM"
+"'BASH'"
+"'bash '"
+"(SELECT 1)"
+"events."
+"\"comm\""
+"--"
+"/*"
+"*/"
+";"
+EOF
+echo "# seed corpus: $(ls "$t/seed" | wc -l) statements"
+# a statement of 4 KB at most; 10 s for one is a finding
+FUZZ_SQL_CAPS="$t/a.dtc:$t/b.dtc" "$fz" -max_total_time=30 -max_len=4096 -timeout=10 \
+	-rss_limit_mb=1536 -dict="$t/dict" -artifact_prefix="$t/crash/groupby-" \
+	-print_final_stats=1 "$t/corpus" "$t/seed" >"$t/groupby.log" 2>&1
+rc=$?
+grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$t/groupby.log" | sed 's/^/# /'
+if [ $rc -eq 0 ] && ! ls "$t/crash/groupby-"* >/dev/null 2>&1; then
+	echo "PASS fuzz.groupby"
+else
+	echo "FAIL fuzz.groupby: libFuzzer exit $rc; see $t/groupby.log and $t/crash/"
+	grep -m8 -E 'ERROR|SUMMARY|runtime error|differ|^SELECT|^--' "$t/groupby.log"
+fi
+exit 0
