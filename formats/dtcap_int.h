@@ -182,6 +182,18 @@ void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n);
 /* Decode exactly n values; -1 if the encoded bytes do not say so. */
 int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n);
 int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n);
+/* A u32 column decoded a range of rows at a time, so a reader can use each
+ * range while it is in the L1 cache instead of writing the whole column
+ * and reading it back.  open checks the header and length as dtc_dec_u32
+ * does (-1: damage); get fills out[k0 .. k1) and returns the largest value
+ * it wrote (0 if none), for the caller's bound check. */
+struct dtc_u32col {
+	const uint8_t	*s;	/* the byte planes */
+	uint32_t	n, lo;
+	unsigned	w;
+};
+int dtc_u32col_open(struct dtc_u32col *c, const uint8_t *p, size_t len, uint32_t n);
+uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1);
 /* The ts column: U64 of zigzag deltas from t (tmin) -> times, their range. */
 int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t t,
 	       uint64_t *min, uint64_t *max);

@@ -438,7 +438,8 @@ static int do_stacks(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 			DAMAGED(c);
 		if (rgrow(r, &r->frames, &r->frames_cap, r->nframes + nf, 8))
 			return -1;
-		uint64_t *f = r->frames + r->nframes;
+		/* no frames yet and an empty stack: frames is still NULL */
+		uint64_t *f = nf ? r->frames + r->nframes : NULL;
 		for (uint32_t k = 0; k < nf; k++) {
 			prev += (uint64_t)dtc_unzz(dtc_get_uv(cu));
 			f[k] = prev;
@@ -1542,7 +1543,9 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
 struct bpriv {
 	ZSTD_DCtx	*dctx;
 	uint32_t	cap;		/* rows the arrays hold */
-	uint64_t	*ts, *args, *tmp, *argtmp;
+	uint8_t		*region;	/* the arrays below, one mapping */
+	size_t		region_len;
+	uint64_t	*ts, *args, *argtmp;
 	uint32_t	*u32[8];	/* cpu pid tid probe comm kstack ustack flags */
 	uint32_t	*idx, *dtmp;
 	uint8_t		*nargs, *xctx;
@@ -1568,13 +1571,13 @@ struct dtcap_block *dtcap_block_new(void)
 
 static void bpriv_free_arrays(struct bpriv *p)
 {
-	free(p->ts); free(p->args); free(p->tmp); free(p->nargs); free(p->argtmp);
-	free(p->idx); free(p->dtmp); free(p->xctx);
+	if (p->region)
+		munmap(p->region, p->region_len);
+	p->region = NULL;
+	p->region_len = 0;
 	p->xctx = NULL;
-	for (int i = 0; i < 8; i++)
-		free(p->u32[i]);
 	p->idx = p->dtmp = NULL;
-	p->ts = p->args = p->tmp = p->argtmp = NULL;
+	p->ts = p->args = p->argtmp = NULL;
 	p->nargs = NULL;
 	memset(p->u32, 0, sizeof(p->u32));
 	p->cap = 0;
@@ -1597,27 +1600,61 @@ void dtcap_block_free(struct dtcap_block *b)
 	free(b);
 }
 
+/*
+ * The row arrays live in one mapping, 2 MiB aligned and marked for huge
+ * pages: a block's arrays (a few MiB) are then a handful of TLB entries
+ * and physically contiguous, so how well they share the caches no longer
+ * depends on which pages the allocator happened to hand out (the read
+ * benchmark's speed swung by a fifth between runs with malloc'd arrays).
+ * Pages are touched only for the columns a caller decodes.
+ */
+#define DTC_HUGE	(2u << 20)
+
 static int ensure_rows(struct bpriv *p, uint32_t rows)
 {
 	if (rows <= p->cap)
 		return 0;
 	bpriv_free_arrays(p);
-	p->ts = malloc(rows * sizeof(uint64_t));
-	p->tmp = malloc(rows * sizeof(uint64_t));
-	p->args = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
-	p->argtmp = malloc((size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t));
-	p->nargs = malloc(rows);
-	p->xctx = malloc(rows);
-	p->idx = malloc(rows * sizeof(uint32_t));
-	p->dtmp = malloc(rows * sizeof(uint32_t));
-	int ok = p->ts && p->tmp && p->args && p->argtmp && p->nargs && p->idx && p->dtmp &&
-		 p->xctx;
-	for (int i = 0; i < 8; i++)
-		ok = ok && (p->u32[i] = malloc(rows * sizeof(uint32_t)));
-	if (!ok) {
-		bpriv_free_arrays(p);
-		return -1;
+	/* hot columns first; each array starts on its own cache line */
+	size_t sz[] = {
+		rows * sizeof(uint64_t),			/* ts */
+		rows * sizeof(uint32_t),			/* idx */
+		8 * (rows * sizeof(uint32_t) + 64),		/* u32[8] */
+		rows, rows,					/* xctx, nargs */
+		rows * sizeof(uint32_t),			/* dtmp */
+		(size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t),	/* args */
+		(size_t)rows * DTCAP_MAXARGS * sizeof(uint64_t),	/* argtmp */
+	};
+	size_t total = 0, off[sizeof(sz) / sizeof(sz[0])];
+	for (size_t k = 0; k < sizeof(sz) / sizeof(sz[0]); k++) {
+		off[k] = total;
+		total += (sz[k] + 63) & ~(size_t)63;
 	}
+	total = (total + 4095) & ~(size_t)4095;
+	size_t len = total + DTC_HUGE;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	/* keep the 2 MiB aligned part */
+	uintptr_t a = ((uintptr_t)m + DTC_HUGE - 1) & ~(uintptr_t)(DTC_HUGE - 1);
+	size_t head = a - (uintptr_t)m;
+	if (head)
+		munmap(m, head);
+	if (len - head > total)
+		munmap((uint8_t *)a + total, len - head - total);
+	m = (uint8_t *)a;
+	madvise(m, total, MADV_HUGEPAGE);	/* a hint: fine if refused */
+	p->region = m;
+	p->region_len = total;
+	p->ts = (uint64_t *)(m + off[0]);
+	p->idx = (uint32_t *)(m + off[1]);
+	for (int i = 0; i < 8; i++)
+		p->u32[i] = (uint32_t *)(m + off[2] + (size_t)i * (rows * sizeof(uint32_t) + 64));
+	p->xctx = m + off[3];
+	p->nargs = m + off[4];
+	p->dtmp = (uint32_t *)(m + off[5]);
+	p->args = (uint64_t *)(m + off[6]);
+	p->argtmp = (uint64_t *)(m + off[7]);
 	p->cap = rows;
 	return 0;
 }
@@ -1735,8 +1772,6 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx;
 		int byctx = !!(cols & DTCAP_COL_BYCTX);
-		if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_dec_u32(s, len, idx, n))
-			goto bad;
 		if (ensure_dict(p, nd)) {
 			rerr(r, "out of memory");
 			return -1;
@@ -1792,16 +1827,19 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 				b->ctx = p->xctx;
 		}
 		/*
-		 * Check the rows' context numbers and spread the values to
-		 * rows a tile at a time, so each tile of the index is read
-		 * from L1 by every column (a block's arrays overflow L2).
+		 * The rows' context numbers last (their segment may be in the
+		 * scratch buffer the columns above used): decoded, checked and
+		 * spread to rows a tile at a time, so each tile of the index
+		 * is written and read by every column in L1 (a block's arrays
+		 * overflow L2).
 		 */
+		struct dtc_u32col cc;
+		if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_u32col_open(&cc, s, len, n))
+			goto bad;
 		int xc = !byctx && (cols & DTCAP_COL_CTX);
 		for (uint32_t t0 = 0; t0 < n; t0 += DTC_TILE) {
-			uint32_t t1 = n - t0 < DTC_TILE ? n : t0 + DTC_TILE, bad = 0;
-			for (uint32_t k = t0; k < t1; k++)
-				bad |= idx[k] >= nd;
-			if (bad)
+			uint32_t t1 = n - t0 < DTC_TILE ? n : t0 + DTC_TILE;
+			if (dtc_u32col_get(&cc, idx, t0, t1) >= nd)
 				goto bad;
 			for (unsigned c = 0; c < nsel; c++) {
 				const uint32_t *d = dv[c];

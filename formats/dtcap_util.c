@@ -273,6 +273,68 @@ void dtc_enc_u64(struct dtc_buf *b, const uint64_t *v, uint32_t n)
 	b->len += (size_t)w * n;
 }
 
+int dtc_u32col_open(struct dtc_u32col *c, const uint8_t *p, size_t len, uint32_t n)
+{
+	if (len < 5)
+		return -1;
+	c->w = p[0];
+	c->lo = dtc_rd32(p + 1);
+	c->n = n;
+	c->s = p + 5;
+	if (c->w > 4 || len != 5 + (size_t)c->w * n)
+		return -1;
+	return 0;
+}
+
+/* The planes' bytes widened without the base, their largest value in mx,
+ * and the base added in a second pass over the range (in L1): the first
+ * loop then has no carry out of 32 bits to care about. */
+uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1)
+{
+	const uint8_t *s = c->s;
+	size_t n = c->n;
+	uint32_t lo = c->lo, mx = 0;
+	if (k0 >= k1)
+		return 0;
+	switch (c->w) {
+	case 0:
+		for (uint32_t i = k0; i < k1; i++)
+			out[i] = lo;
+		return lo;
+	case 1:
+		for (uint32_t i = k0; i < k1; i++) {
+			uint32_t v = s[i];
+			mx = v > mx ? v : mx;
+			out[i] = lo + v;
+		}
+		break;
+	case 2:
+		for (uint32_t i = k0; i < k1; i++) {
+			uint32_t v = s[i] | (uint32_t)s[n + i] << 8;
+			mx = v > mx ? v : mx;
+			out[i] = lo + v;
+		}
+		break;
+	case 3:
+		for (uint32_t i = k0; i < k1; i++) {
+			uint32_t v = s[i] | (uint32_t)s[n + i] << 8 | (uint32_t)s[2 * n + i] << 16;
+			mx = v > mx ? v : mx;
+			out[i] = lo + v;
+		}
+		break;
+	default:
+		for (uint32_t i = k0; i < k1; i++) {
+			uint32_t v = s[i] | (uint32_t)s[n + i] << 8 | (uint32_t)s[2 * n + i] << 16 |
+				     (uint32_t)s[3 * n + i] << 24;
+			mx = v > mx ? v : mx;
+			out[i] = lo + v;
+		}
+	}
+	/* lo + mx may wrap past 2^32 on damaged input: then the largest
+	 * value is not lo + mx; report "too big" rather than a wrapped one */
+	return mx > UINT32_MAX - lo ? UINT32_MAX : lo + mx;
+}
+
 int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n)
 {
 	if (len < 5)
@@ -330,11 +392,16 @@ int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n)
 }
 
 /*
- * The ts column in one pass: byte planes, zigzag, running sum from tmin, and
- * the smallest and largest result.  Same rules as dtc_dec_u64 (which this
- * is, followed by the prefix sum); one pass instead of w + 2 over a block
- * that does not fit the L1 cache.  The width is a constant in each case so
- * the plane loop unrolls.
+ * The ts column in one pass: byte planes, zigzag, running sum from tmin.
+ * Same rules as dtc_dec_u64 (which this is, followed by the prefix sum);
+ * one pass instead of w + 2 over a block that does not fit the L1 cache.
+ * The width is a constant in each case so the plane loop unrolls.
+ *
+ * The smallest and largest time: recorders write rows in time order, so
+ * the loop only ORs the deltas' sign bits (zigzag's low bit) instead of
+ * keeping two running extremes; with no negative delta the first and last
+ * rows are the extremes (unless the sum could have wrapped past 2^64,
+ * which only damage does), else a second pass finds them.
  */
 #define TS_LOOP(W) do {							\
 	for (uint32_t i = 0; i < n; i++) {				\
@@ -342,10 +409,10 @@ int dtc_dec_u64(const uint8_t *p, size_t len, uint64_t *out, uint32_t n)
 		_Pragma("GCC unroll 8")					\
 		for (unsigned k = 0; k < (W); k++)			\
 			v |= (uint64_t)s[(size_t)k * n + i] << (8 * k);	\
-		t += (uint64_t)dtc_unzz(base + v);			\
+		v += base;						\
+		neg |= v;						\
+		t += (uint64_t)dtc_unzz(v);				\
 		out[i] = t;						\
-		lo = t < lo ? t : lo;					\
-		hi = t > hi ? t : hi;					\
 	}								\
 } while (0)
 
@@ -355,19 +422,20 @@ int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t
 	if (len < 9)
 		return -1;
 	unsigned w = p[0];
-	uint64_t base = dtc_rd64(p + 1), lo = UINT64_MAX, hi = 0;
+	uint64_t base = dtc_rd64(p + 1), lo = UINT64_MAX, hi = 0, neg = 0, t0 = t;
 	if (w > 8 || len != 9 + (size_t)w * n)
 		return -1;
 	const uint8_t *s = p + 9;
 	switch (w) {
-	case 0:
+	case 0: {
+		uint64_t v = base;
+		neg |= v;
 		for (uint32_t i = 0; i < n; i++) {
-			t += (uint64_t)dtc_unzz(base);
+			t += (uint64_t)dtc_unzz(v);
 			out[i] = t;
-			lo = t < lo ? t : lo;
-			hi = t > hi ? t : hi;
 		}
 		break;
+	}
 	case 1: TS_LOOP(1); break;
 	case 2: TS_LOOP(2); break;
 	case 3: TS_LOOP(3); break;
@@ -376,6 +444,20 @@ int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t
 	case 6: TS_LOOP(6); break;
 	case 7: TS_LOOP(7); break;
 	default: TS_LOOP(8); break;
+	}
+	/* neg ORs every zigzag value, so no delta exceeds neg >> 1: when
+	 * n of those from the start cannot pass 2^64, the sum never wrapped */
+	uint64_t room;
+	if (n && !(neg & 1) && !__builtin_mul_overflow((uint64_t)n, neg >> 1, &room) &&
+	    !__builtin_add_overflow(t0, room, &room)) {
+		/* no delta below zero and no wrap: never decreasing */
+		lo = out[0];
+		hi = out[n - 1];
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			lo = out[i] < lo ? out[i] : lo;
+			hi = out[i] > hi ? out[i] : hi;
+		}
 	}
 	*min = lo;
 	*max = hi;

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		e.pid = who == 2 ? 200 : 100;
 		e.tid = who == 1 ? 101 : e.pid;
 		e.comm = who == 2 ? (ts >= 1500000000ULL ? capp : csh) : capp;
-		if (rnd(50) == 0)
+		if (rnd(who == 2 ? 5 : 50) == 0)
 			e.comm = 0;
 		else if (who == 0 && rnd(40) == 0)
 			e.comm = cweird;
@@ -164,8 +164,11 @@ int main(int argc, char **argv)
 		e.probe = r < 6 ? 1 : r < 8 ? 5 : 2;
 		unsigned kk = rnd(7), uu = rnd(6);
 		e.kstack = kk < 6 ? kid[kk] : 0;
+		/* after the exec, also the stack work<main had before it: the
+		 * same addresses, other names (the old mapping is gone), so
+		 * a sample counted under the wrong snapshot shows */
 		if (e.pid == 200 && ts >= 1500000000ULL)
-			e.ustack = uu < 3 ? uid[4] : 0;
+			e.ustack = uu < 2 ? uid[4] : uu == 2 ? uid[0] : 0;
 		else
 			e.ustack = uu < 4 ? uid[uu] : 0;
 		if (!e.kstack && !e.ustack && rnd(2))

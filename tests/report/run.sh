@@ -51,6 +51,28 @@ for cap in a g g2; do
 	"$REF" "$c" folded reverse >"$W/$cap.rref"
 	check "reverse-$cap" "reversed stacks differ" same_sorted "$W/$cap.rfold" "$W/$cap.rref"
 done
+# the same events in blocks of other sizes: the same graph.  A pid that
+# exec'd is counted per context where its snapshot holds across a block and
+# row by row where a block straddles the exec; small blocks make many of
+# the first, and odd sizes put the exec inside some block.
+for bs in 64 997 65536; do
+	mkdir -p "$W/blk$bs"
+	"$DTGEN" -o "$W/blk$bs/g.dtc" -n 20000 -s 7 --stacks 3000 --pids 12 --block "$bs" ||
+		fail dtgen "dtgen --block $bs failed"
+	(cd "$W/blk$bs" && "$R" flame g.dtc --folded -o g.fold 2>/dev/null &&
+		"$R" flame g.dtc -o g.svg 2>/dev/null)
+done
+"$REF" "$W/blk997/g.dtc" folded >"$W/blk997/g.ref"
+check blocks-folded-reference "folded stacks (997-row blocks) differ from the reference walker" \
+	same_sorted "$W/blk997/g.fold" "$W/blk997/g.ref"
+for bs in 64 997; do
+	check "blocks-$bs-folded" "folded output differs between $bs- and 65536-row blocks" \
+		cmp -s "$W/blk$bs/g.fold" "$W/blk65536/g.fold"
+	check "blocks-$bs-svg" "SVG differs between $bs- and 65536-row blocks" \
+		cmp -s "$W/blk$bs/g.svg" "$W/blk65536/g.svg"
+done
+check blocks-svg-nonempty "no frames in the SVG" grep -q 'class="f"' "$W/blk64/g.svg"
+
 # which parts of a stack: --kernel, --user, --no-comm (totals unchanged)
 for o in kernel user no-comm "no-comm kernel"; do
 	n=${o// /-}

@@ -402,7 +402,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 			break;
 		}
 		if (bfn) {
-			ret = bfn(ctx, b);
+			ret = bfn(ctx, b, i);
 			continue;
 		}
 		for (uint32_t row = 0; row < b->rows; row++) {

@@ -158,9 +158,10 @@ int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
  * The same walk a block at a time, for readers that aggregate (with
  * DTCAP_COL_BYCTX, per context rather than per row): fn gets every block
  * that is not skipped, all its rows selected, so f must filter no rows
- * (dtf_active(f) == 0; otherwise -1 without walking).
+ * (dtf_active(f) == 0; otherwise -1 without walking), and its number blk
+ * (dtcap_block_info; fn may read more of its columns itself).
  */
-typedef int (*dtf_block_fn)(void *ctx, const struct dtcap_block *b);
+typedef int (*dtf_block_fn)(void *ctx, const struct dtcap_block *b, size_t blk);
 int dtf_scan_blocks(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
 		    dtf_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
 		    const char *what, char *err, size_t errlen);

@@ -271,12 +271,140 @@ static void sorted_free(struct sorted *s)
 	free(s->cnt);
 }
 
+/*
+ * The outputs' text is built by hand in a buffer written out in big
+ * pieces: a graph is tens of thousands of frames, each a dozen numbers,
+ * and stdio's formatting was most of the time to write one.  Each helper
+ * writes exactly what the printf conversion named beside it would.
+ */
+struct sbuf {
+	char		*p;
+	size_t		len, cap;
+	FILE		*out;
+	int		err;
+};
+
+static void sb_flush(struct sbuf *b)
+{
+	if (b->len && fwrite(b->p, 1, b->len, b->out) != b->len)
+		b->err = 1;
+	b->len = 0;
+}
+
+/* Room for n more bytes (n <= cap / 2). */
+static inline char *sb_room(struct sbuf *b, size_t n)
+{
+	if (b->cap - b->len < n)
+		sb_flush(b);
+	return b->p + b->len;
+}
+
+static inline void sb_mem(struct sbuf *b, const char *s, size_t n)
+{
+	if (n > b->cap / 2) {
+		sb_flush(b);
+		if (fwrite(s, 1, n, b->out) != n)
+			b->err = 1;
+		return;
+	}
+	memcpy(sb_room(b, n), s, n);
+	b->len += n;
+}
+
+#define SB_LIT(b, lit)	sb_mem((b), (lit), sizeof(lit) - 1)
+
+static inline void sb_str(struct sbuf *b, const char *s)
+{
+	sb_mem(b, s, strlen(s));
+}
+
+/* "%" PRIu64 */
+static inline void sb_u64(struct sbuf *b, uint64_t v)
+{
+	char t[20];
+	int n = 0;
+	do {
+		t[sizeof(t) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sb_mem(b, t + sizeof(t) - n, (size_t)n);
+}
+
+/*
+ * v with d (1 or 2) decimals, exactly as printf's "%.*f": v * 10^d is exact
+ * in long double (64-bit mantissa: 53 bits times at most 7), and rintl
+ * rounds that exact value to nearest, ties to even, as glibc does.  A
+ * graph has one rect per frame: printf's arbitrary-precision path was a
+ * tenth of the time to write one.  Values beyond 1e15 go to snprintf.
+ */
+static void sb_fixed(struct sbuf *b, double v, int d)
+{
+	long double sc = d == 1 ? 10.0L : 100.0L, a = fabsl((long double)v) * sc;
+	if (!(a < 1e15L)) {
+		char t[400];
+		int n = snprintf(t, sizeof(t), "%.*f", d, v);
+		sb_mem(b, t, n > 0 ? (size_t)n : 0);
+		return;
+	}
+	unsigned long long r = (unsigned long long)rintl(a);
+	unsigned dv = d == 1 ? 10 : 100;
+	if (signbit(v))
+		SB_LIT(b, "-");
+	sb_u64(b, r / dv);
+	char *o = sb_room(b, 3);
+	unsigned fp = (unsigned)(r % dv);
+	o[0] = '.';
+	if (d == 1) {
+		o[1] = (char)('0' + fp);
+		b->len += 2;
+	} else {
+		o[1] = (char)('0' + fp / 10);
+		o[2] = (char)('0' + fp % 10);
+		b->len += 3;
+	}
+}
+
+/* xml_esc's text into the buffer */
+static void sb_esc(struct sbuf *b, const char *s)
+{
+	while (*s) {
+		/* the plain run first, in one copy */
+		const char *r = s;
+		while ((unsigned char)*r >= 0x20 && (unsigned char)*r < 0x80 && *r != '&' &&
+		       *r != '<' && *r != '>' && *r != '"')
+			r++;
+		if (r > s) {
+			sb_mem(b, s, (size_t)(r - s));
+			s = r;
+			continue;
+		}
+		switch (*s) {
+		case '&': SB_LIT(b, "&amp;"); break;
+		case '<': SB_LIT(b, "&lt;"); break;
+		case '>': SB_LIT(b, "&gt;"); break;
+		case '"': SB_LIT(b, "&quot;"); break;
+		default: {
+			int n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX);
+			if (n == 0 || (unsigned char)*s < 0x20) {
+				SB_LIT(b, "?");
+				n = 1;
+			} else {
+				sb_mem(b, s, (size_t)n);
+			}
+			s += n;
+			continue;
+		}
+		}
+		s++;
+	}
+}
+
 /* ---------------------------------------------------------- folded */
 
 struct fold_ctx {
+	struct sbuf	sb;
 	const struct flame *f;
 	const struct sorted *s;
-	FILE		*out;
 	int		diff;
 	uint32_t	*pathids;	/* name ids on the way down */
 };
@@ -290,14 +418,19 @@ static void fold_walk(struct fold_ctx *c, uint32_t node, uint32_t depth)
 		int has = c->diff ? (n->self[0] || n->self[1]) : n->self[0] != 0;
 		if (has) {
 			for (uint32_t i = 0; i < depth; i++) {
+				const struct fname *nm = &c->f->names[c->pathids[i]];
 				if (i)
-					fputc(';', c->out);
-				fputs(c->f->names[c->pathids[i]].s, c->out);
+					SB_LIT(&c->sb, ";");
+				/* the stored text, up to a NUL as fputs wrote it */
+				sb_str(&c->sb, nm->s);
 			}
-			if (c->diff)
-				fprintf(c->out, " %" PRIu64 " %" PRIu64 "\n", n->self[0], n->self[1]);
-			else
-				fprintf(c->out, " %" PRIu64 "\n", n->self[0]);
+			SB_LIT(&c->sb, " ");
+			sb_u64(&c->sb, n->self[0]);
+			if (c->diff) {
+				SB_LIT(&c->sb, " ");
+				sb_u64(&c->sb, n->self[1]);
+			}
+			SB_LIT(&c->sb, "\n");
 		}
 	}
 	for (uint32_t k = 0; k < c->s->cnt[node]; k++)
@@ -314,15 +447,20 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 			maxd = f->nodes[i].depth;
 	if (sort_tree(f, &s))
 		return -1;
-	struct fold_ctx c = { f, &s, out, diff, calloc(maxd + 1, sizeof(uint32_t)) };
-	if (!c.pathids) {
+	struct fold_ctx c = { { malloc(1 << 18), 0, 1 << 18, out, 0 }, f, &s, diff,
+			      calloc(maxd + 1, sizeof(uint32_t)) };
+	if (!c.pathids || !c.sb.p) {
+		free(c.pathids);
+		free(c.sb.p);
 		sorted_free(&s);
 		return -1;
 	}
 	fold_walk(&c, 0, 0);
+	sb_flush(&c.sb);
+	free(c.sb.p);
 	free(c.pathids);
 	sorted_free(&s);
-	return fflush(out) || ferror(out) ? -1 : 0;
+	return c.sb.err || fflush(out) || ferror(out) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------- SVG */
@@ -367,6 +505,30 @@ int flame_palette_ok(const char *name)
 		if (!strcmp(name, palettes[i]))
 			return 1;
 	return 0;
+}
+
+/* "rgb(%d,%d,%d)" of components 0 .. 255 */
+static void rgb_text(char *buf, size_t len, int r, int g, int b)
+{
+	int v[3] = { r, g, b };
+	char t[24], *o = t;
+	memcpy(o, "rgb(", 4);
+	o += 4;
+	for (int k = 0; k < 3; k++) {
+		int x = v[k];
+		if (x < 0 || x > 255) {	/* not from the palettes: printf it */
+			snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+			return;
+		}
+		if (x >= 100)
+			*o++ = (char)('0' + x / 100);
+		if (x >= 10)
+			*o++ = (char)('0' + x / 10 % 10);
+		*o++ = (char)('0' + x % 10);
+		*o++ = k < 2 ? ',' : ')';
+	}
+	*o = 0;
+	snprintf(buf, len, "%s", t);
 }
 
 static void colour(const struct fname *n, const char *pal, char *buf, size_t len)
@@ -414,7 +576,7 @@ static void colour(const struct fname *n, const char *pal, char *buf, size_t len
 	} else {	/* orange */
 		r = 190 + (int)(65 * v1), g = 90 + (int)(65 * v1), b = 0;
 	}
-	snprintf(buf, len, "rgb(%d,%d,%d)", r, g, b);
+	rgb_text(buf, len, r, g, b);
 }
 
 /*
@@ -441,6 +603,7 @@ static void diff_colour(double delta, double maxabs, char *buf, size_t len)
 }
 
 struct svg_ctx {
+	struct sbuf	sb;
 	const struct flame *f;
 	const struct sorted *s;
 	const struct flame_svg_opts *o;
@@ -497,30 +660,6 @@ static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t
 	memcpy(buf + m - 2, "..", 3);
 }
 
-/*
- * v with d (1 or 2) decimals, exactly as printf's "%.*f": v * 10^d is exact
- * in long double (64-bit mantissa: 53 bits times at most 7), and rintl
- * rounds that exact value to nearest, ties to even, as glibc does.  A
- * graph has one rect per frame: printf's arbitrary-precision path was a
- * tenth of the time to write one.  Values beyond 1e15 go to snprintf.
- */
-static const char *fixed(char *buf, size_t len, double v, int d)
-{
-	long double sc = d == 1 ? 10.0L : 100.0L, a = fabsl((long double)v) * sc;
-
-	if (!(a < 1e15L)) {
-		snprintf(buf, len, "%.*f", d, v);
-		return buf;
-	}
-	unsigned long long r = (unsigned long long)rintl(a);
-	unsigned long long ip = r / (d == 1 ? 10 : 100), fp = r % (d == 1 ? 10 : 100);
-	if (d == 1)
-		snprintf(buf, len, "%s%llu.%llu", signbit(v) ? "-" : "", ip, fp);
-	else
-		snprintf(buf, len, "%s%llu.%02llu", signbit(v) ? "-" : "", ip, fp);
-	return buf;
-}
-
 static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 {
 	const struct fnode *n = &c->f->nodes[node];
@@ -540,31 +679,53 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	else
 		colour(&c->f->names[n->name], c->o->colors, fill, sizeof(fill));
 
-	fprintf(c->out, "<g class=\"f\" data-s=\"%" PRIu64 "\" data-n=\"%" PRIu64
-		"\" data-d=\"%u\"><title>", start, cnt, n->depth);
-	xml_esc(c->out, name);
+	struct sbuf *sb = &c->sb;
+	SB_LIT(sb, "<g class=\"f\" data-s=\"");
+	sb_u64(sb, start);
+	SB_LIT(sb, "\" data-n=\"");
+	sb_u64(sb, cnt);
+	SB_LIT(sb, "\" data-d=\"");
+	sb_u64(sb, n->depth);
+	SB_LIT(sb, "\"><title>");
+	sb_esc(sb, name);
 	if (c->o->diff) {
+		char t[512];
 		double pa = c->total[0] ? 100.0 * (double)n->total[0] / (double)c->total[0] : 0;
 		double pb = c->total[1] ? 100.0 * (double)n->total[1] / (double)c->total[1] : 0;
-		fprintf(c->out, "\nA: %" PRIu64 " %s (%.2f%%)  B: %" PRIu64
-			" %s (%.2f%%)  delta %+.2f%%", n->total[0], unit, pa, n->total[1],
-			unit, pb, pb - pa);
+		int k = snprintf(t, sizeof(t), "\nA: %" PRIu64 " %s (%.2f%%)  B: %" PRIu64
+				 " %s (%.2f%%)  delta %+.2f%%", n->total[0], unit, pa,
+				 n->total[1], unit, pb, pb - pa);
+		sb_mem(sb, t, k < 0 ? 0 : (size_t)k < sizeof(t) ? (size_t)k : sizeof(t) - 1);
 	} else {
-		char pc[48];
-		fprintf(c->out, "\n%" PRIu64 " %s, %s%%", cnt, unit,
-			fixed(pc, sizeof(pc), tot ? 100.0 * (double)cnt / (double)tot : 0.0, 2));
+		SB_LIT(sb, "\n");
+		sb_u64(sb, cnt);
+		SB_LIT(sb, " ");
+		sb_str(sb, unit);
+		SB_LIT(sb, ", ");
+		sb_fixed(sb, tot ? 100.0 * (double)cnt / (double)tot : 0.0, 2);
+		SB_LIT(sb, "%");
 	}
-	char fx[48], fy[48], fw[48], tx[48], ty[48];
-	fprintf(c->out, "</title><rect x=\"%s\" y=\"%s\" width=\"%s\" height=\"%u\" "
-		"fill=\"%s\" rx=\"2\" ry=\"2\"%s/><text x=\"%s\" y=\"%s\">",
-		fixed(fx, sizeof(fx), x, 2), fixed(fy, sizeof(fy), y, 1),
-		fixed(fw, sizeof(fw), w, 2), c->fh - 1, fill,
-		c->o->diff ? " stroke=\"rgb(150,150,150)\" stroke-width=\"0.5\"" : "",
-		fixed(tx, sizeof(tx), x + 3, 2),
-		fixed(ty, sizeof(ty), y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5, 1));
+	SB_LIT(sb, "</title><rect x=\"");
+	sb_fixed(sb, x, 2);
+	SB_LIT(sb, "\" y=\"");
+	sb_fixed(sb, y, 1);
+	SB_LIT(sb, "\" width=\"");
+	sb_fixed(sb, w, 2);
+	SB_LIT(sb, "\" height=\"");
+	sb_u64(sb, c->fh - 1);
+	SB_LIT(sb, "\" fill=\"");
+	sb_str(sb, fill);
+	SB_LIT(sb, "\" rx=\"2\" ry=\"2\"");
+	if (c->o->diff)
+		SB_LIT(sb, " stroke=\"rgb(150,150,150)\" stroke-width=\"0.5\"");
+	SB_LIT(sb, "/><text x=\"");
+	sb_fixed(sb, x + 3, 2);
+	SB_LIT(sb, "\" y=\"");
+	sb_fixed(sb, y + c->fh - (c->fh - c->fs * 0.75) / 2 - 0.5, 1);
+	SB_LIT(sb, "\">");
 	fit_label(name, w, c->fs, label, sizeof(label));
-	xml_esc(c->out, label);
-	fputs("</text></g>\n", c->out);
+	sb_esc(sb, label);
+	SB_LIT(sb, "</text></g>\n");
 
 	uint64_t off = start;
 	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
@@ -762,8 +923,20 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 			width / 2, c.ytop + 12);
 	}
 	fputs("<g id=\"frames\">\n", out);
-	if (tot)
+	if (tot) {
+		c.sb = (struct sbuf){ malloc(1 << 18), 0, 1 << 18, out, 0 };
+		if (!c.sb.p) {
+			sorted_free(&s);
+			return -1;
+		}
 		svg_walk(&c, 0, 0);
+		sb_flush(&c.sb);
+		free(c.sb.p);
+		if (c.sb.err) {
+			sorted_free(&s);
+			return -1;
+		}
+	}
 	fputs("</g>\n", out);
 	fputs(svg_script, out);
 	fputs("</svg>\n", out);

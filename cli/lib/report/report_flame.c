@@ -24,6 +24,7 @@
 
 #include "dt_abi.h"
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "dtsym.h"
 #include "engine.h"
 #include "filter.h"
@@ -31,10 +32,9 @@
 #include "report.h"
 #include "util.h"
 
-/* 32 bytes, so the hot part of the table stays in cache; count 0 = free. */
+/* One combination's samples: 32 bytes, so the hot part stays in cache. */
 struct agg {
 	uint32_t	comm, kstack, ustack, pid, snap;
-	uint32_t	tsi;		/* index into prof.ts: the first sample's time */
 	uint64_t	count;
 };
 
@@ -49,22 +49,29 @@ struct prof {
 	struct dtcap_reader *r;
 	uint8_t		*want;		/* by probe id */
 	uint32_t	nwant;
-	struct agg	*tab;
+	struct agg	*tab;		/* in order of first sample */
 	size_t		cap, n;
+	struct dt_htab	ht;		/* (comm, kstack, ustack, pid, snap) -> tab */
 	struct psnap	*ps;		/* sorted by pid */
 	size_t		nps;
-	uint64_t	*ts;		/* by agg tsi: picks the process snapshot */
-	size_t		nts, capts;
+	uint64_t	*ts;		/* by tab entry: its first sample's time,
+					 * which picks the process snapshot */
+	size_t		capts;
 	uint64_t	samples;
 	int		oom;
+	int		rerr;		/* reading a ts column failed: the reader's error */
 
 	/* prof_block's per-block scratch */
 	uint32_t	*cnt, *first;	/* by context: rows, first row */
+	uint32_t	*lsnap;		/* by context: K_ONE: its snapshot; K_SNAP:
+					 * its last row's */
+	uint32_t	*lent;		/* by K_SNAP context: lsnap's entry */
 	uint8_t		*kind;		/* by context: K_* */
 	size_t		dcap;
 	uint64_t	*bits;		/* by row: rows to visit */
 	uint32_t	*visit;		/* those rows, in order */
 	size_t		rcap;
+	struct dtcap_block *tsb;	/* the ts column of a block that needs it */
 };
 
 static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, uint32_t snap)
@@ -78,26 +85,10 @@ static uint64_t agg_hash(uint32_t comm, uint32_t k, uint32_t u, uint32_t pid, ui
 	return h;
 }
 
-static int agg_grow(struct prof *p)
+static uint64_t agg_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = p->cap ? p->cap * 2 : 4096;
-	struct agg *nt = calloc(ncap, sizeof(*nt));
-
-	if (!nt)
-		return -1;
-	for (size_t i = 0; i < p->cap; i++) {
-		struct agg *a = &p->tab[i];
-		if (!a->count)
-			continue;
-		size_t j = agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap) & (ncap - 1);
-		while (nt[j].count)
-			j = (j + 1) & (ncap - 1);
-		nt[j] = *a;
-	}
-	free(p->tab);
-	p->tab = nt;
-	p->cap = ncap;
-	return 0;
+	const struct agg *a = &((const struct prof *)ctx)->tab[e];
+	return agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap);
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -171,38 +162,35 @@ static uint32_t snap_of(const struct prof *p, uint32_t pid, uint64_t ts)
 	return k ? k - 1 : 0;
 }
 
-/* Count n samples of one combination; ts: its first sample's time (kept
- * only when the combination is new).  Returns 1 when out of memory. */
-static int agg_add(struct prof *p, uint32_t comm, uint32_t k, uint32_t u, uint32_t pid,
-		   uint32_t snap, uint64_t ts, uint64_t n)
+/* Count n samples of one combination, whose agg_hash is h; ts: its first
+ * sample's time (kept only when the combination is new).  Returns its
+ * entry, or DT_HTAB_NONE when out of memory. */
+static uint32_t agg_add_h(struct prof *p, uint64_t h, uint32_t comm, uint32_t k, uint32_t u,
+			  uint32_t pid, uint32_t snap, uint64_t ts, uint64_t n)
 {
-	if ((p->n + 1) * 2 > p->cap && agg_grow(p)) {
-		p->oom = 1;
-		return 1;
-	}
-	size_t j = agg_hash(comm, k, u, pid, snap) & (p->cap - 1);
+	uint32_t e;
+
+	p->samples += n;
 	/* (the table outgrows L2 on big captures: callers prefetch) */
-	for (;;) {
-		struct agg *a = &p->tab[j];
-		if (!a->count) {
-			if (DT_GROW(p->ts, p->capts, p->nts, 1, 4096)) {
-				p->oom = 1;
-				return 1;
-			}
-			p->ts[p->nts] = ts;
-			*a = (struct agg){ comm, k, u, pid, snap, (uint32_t)p->nts++, n };
-			p->n++;
-			break;
-		}
+	for (size_t j = dt_htab_first(&p->ht, h); (e = dt_htab_at(&p->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&p->ht, j)) {
+		struct agg *a = &p->tab[e];
 		if (a->comm == comm && a->kstack == k && a->ustack == u && a->pid == pid &&
 		    a->snap == snap) {
 			a->count += n;
-			break;
+			return e;
 		}
-		j = (j + 1) & (p->cap - 1);
 	}
-	p->samples += n;
-	return 0;
+	if (DT_GROW(p->tab, p->cap, p->n, 1, 4096) || DT_GROW(p->ts, p->capts, p->n, 1, 4096))
+		goto oom;
+	p->tab[p->n] = (struct agg){ comm, k, u, pid, snap, n };
+	p->ts[p->n] = ts;
+	if (dt_htab_add(&p->ht, h, (uint32_t)p->n, agg_rehash, p))
+		goto oom;
+	return (uint32_t)p->n++;
+oom:
+	p->oom = 1;
+	return DT_HTAB_NONE;
 }
 
 /* One row at a time: with filters (they select rows, not contexts). */
@@ -220,7 +208,8 @@ static int prof_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		if (p->nps)	/* then the TS column was decoded */
 			snap = snap_of(p, pid, b->ts[i]);
 	}
-	return agg_add(p, b->comm[i], b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1);
+	return agg_add_h(p, agg_hash(b->comm[i], b->kstack[i], u, pid, snap), b->comm[i],
+			 b->kstack[i], u, pid, snap, b->ts ? b->ts[i] : 0, 1) == DT_HTAB_NONE;
 }
 
 enum { K_SKIP, K_ONE, K_SNAP };	/* per context: not counted, one agg, by row */
@@ -248,20 +237,25 @@ static int has_psnap(const struct prof *p, uint32_t pid)
  * New combinations are thus inserted in the order a row-by-row walk
  * (prof_row) meets them, with the same first times: same table, same graph.
  */
-static int prof_block(void *ctx, const struct dtcap_block *b)
+static int prof_block(void *ctx, const struct dtcap_block *b, size_t blk)
 {
 	struct prof *p = ctx;
 	uint32_t nd = b->ndict, rows = b->rows, nw = (rows + 63) / 64;
 	const uint32_t *cidx = b->cidx;
+	const uint64_t *ts = NULL;	/* the rows' times, read only if needed */
 
 	if (nd > p->dcap) {
 		free(p->cnt);
 		free(p->first);
 		free(p->kind);
+		free(p->lsnap);
+		free(p->lent);
 		p->cnt = malloc(nd * sizeof(*p->cnt));
 		p->first = malloc(nd * sizeof(*p->first));
 		p->kind = malloc(nd);
-		p->dcap = p->cnt && p->first && p->kind ? nd : 0;
+		p->lsnap = malloc(nd * sizeof(*p->lsnap));
+		p->lent = malloc(nd * sizeof(*p->lent));
+		p->dcap = p->cnt && p->first && p->kind && p->lsnap && p->lent ? nd : 0;
 		if (!p->dcap)
 			goto oom;
 	}
@@ -277,20 +271,46 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	uint32_t *cnt = p->cnt, *first = p->first;
 	uint8_t *kind = p->kind;
 	int snaps = 0;
+	/*
+	 * The block's time range (its header's: the reader checks it when
+	 * the ts column is decoded), for pids that exec'd: a context whose
+	 * pid has the same snapshot at both ends has it on every row between,
+	 * and tlo stands for its first row's time (it picks the same
+	 * snapshot).  Only a block that straddles an exec reads its ts column.
+	 */
+	const struct dtcap_blockinfo *bi = dtcap_block_info(p->r, blk);
+	uint64_t tlo = bi ? bi->tmin : 0, thi = bi ? bi->tmax : UINT64_MAX;
 	for (uint32_t c = 0; c < nd; c++) {
 		uint32_t probe = b->dict.probe[c];
-		if (probe >= p->nwant || !p->want[probe])
+		p->lsnap[c] = 0;
+		if (probe >= p->nwant || !p->want[probe]) {
 			kind[c] = K_SKIP;
-		else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c]))
-			kind[c] = K_SNAP, snaps = 1;
-		else
+		} else if (b->dict.ustack[c] && p->nps && has_psnap(p, b->dict.pid[c])) {
+			uint32_t s0 = snap_of(p, b->dict.pid[c], tlo);
+			if (s0 == snap_of(p, b->dict.pid[c], thi)) {
+				kind[c] = K_ONE;
+				p->lsnap[c] = s0;
+			} else {
+				kind[c] = K_SNAP, snaps = 1, p->lsnap[c] = UINT32_MAX;
+			}
+		} else {
 			kind[c] = K_ONE;
+		}
 		cnt[c] = 0;
 	}
 	for (uint32_t i = rows; i-- > 0;) {
 		uint32_t c = cidx[i];
 		first[c] = i;
 		cnt[c]++;
+	}
+	if (snaps) {
+		if (!p->tsb && !(p->tsb = dtcap_block_new()))
+			goto oom;
+		if (dtcap_read_block(p->r, blk, DTCAP_COL_TS, p->tsb)) {
+			p->rerr = 1;
+			return 1;
+		}
+		ts = p->tsb->ts;
 	}
 	uint64_t *bits = p->bits;
 	memset(bits, 0, nw * sizeof(*bits));
@@ -309,21 +329,57 @@ static int prof_block(void *ctx, const struct dtcap_block *b)
 	for (uint32_t w = 0; w < nw; w++)
 		for (uint64_t x = bits[w]; x; x &= x - 1)
 			visit[nv++] = w * 64 + (uint32_t)__builtin_ctzll(x);
+	/*
+	 * The table outgrows L2 on big captures, and a lookup is two misses
+	 * (slot, then entry): hashes are computed 16 visits ahead and their
+	 * slots prefetched, and 8 ahead the slot is read and its entry
+	 * prefetched.  (A K_SNAP row's snapshot is not known ahead: its
+	 * prefetch is for snapshot 0, a guess.)
+	 */
+	uint64_t hr[16];
+#define VISIT_HASH(v) __extension__ ({ uint32_t c_ = cidx[visit[v]], u_ = b->dict.ustack[c_]; \
+		agg_hash(b->dict.comm[c_], b->dict.kstack[c_], u_, u_ ? b->dict.pid[c_] : 0, \
+			 kind[c_] == K_ONE ? p->lsnap[c_] : 0); })
+	for (uint32_t v = 0; v < nv && v < 16; v++) {
+		hr[v] = VISIT_HASH(v);
+		__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht, hr[v])]);
+	}
 	for (uint32_t v = 0; v < nv; v++) {
 		uint32_t i = visit[v], c = cidx[i], u = b->dict.ustack[c];
 		uint32_t pid = u ? b->dict.pid[c] : 0, snap = 0;
-		if (v + 8 < nv) {
-			uint32_t c8 = cidx[visit[v + 8]], u8 = b->dict.ustack[c8];
-			__builtin_prefetch(&p->tab[agg_hash(b->dict.comm[c8], b->dict.kstack[c8],
-							    u8, u8 ? b->dict.pid[c8] : 0, 0) &
-						   (p->cap - 1)]);
+		uint64_t h = hr[v & 15];
+		if (v + 16 < nv) {
+			hr[(v + 16) & 15] = VISIT_HASH(v + 16);
+			__builtin_prefetch(&p->ht.slot[dt_htab_first(&p->ht, hr[(v + 16) & 15])]);
 		}
-		if (kind[c] == K_SNAP)
-			snap = snap_of(p, pid, b->ts[i]);
-		if (agg_add(p, b->dict.comm[c], b->dict.kstack[c], u, pid, snap,
-			    b->ts ? b->ts[i] : 0, kind[c] == K_SNAP ? 1 : cnt[c]))
+		if (v + 8 < nv) {
+			uint32_t e8 = dt_htab_at(&p->ht, dt_htab_first(&p->ht, hr[(v + 8) & 15]));
+			if (e8 != DT_HTAB_NONE)
+				__builtin_prefetch(&p->tab[e8]);
+		}
+		if (kind[c] == K_SNAP) {
+			/* rows of a pid that exec'd, one at a time; the same
+			 * snapshot as the context's last row: the same entry */
+			snap = snap_of(p, pid, ts[i]);
+			if (snap == p->lsnap[c]) {
+				p->tab[p->lent[c]].count++;
+				p->samples++;
+				continue;
+			}
+			uint32_t e = agg_add_h(p, agg_hash(b->dict.comm[c], b->dict.kstack[c], u,
+							   pid, snap), b->dict.comm[c],
+					       b->dict.kstack[c], u, pid, snap, ts[i], 1);
+			if (e == DT_HTAB_NONE)
+				return 1;
+			p->lsnap[c] = snap;
+			p->lent[c] = e;
+			continue;
+		}
+		if (agg_add_h(p, h, b->dict.comm[c], b->dict.kstack[c], u, pid, p->lsnap[c],
+			      ts ? ts[i] : tlo, cnt[c]) == DT_HTAB_NONE)
 			return 1;
 	}
+#undef VISIT_HASH
 	return 0;
 oom:
 	p->oom = 1;
@@ -348,45 +404,50 @@ struct kmemo {
 /*
  * Named user stacks, memoised by (stack id, process snapshot): names
  * depend on nothing else (dtsym), and the same user stack recurs under
- * many kernel stacks and comms.  Open addressing; len = UINT32_MAX: free.
+ * many kernel stacks and comms.  An entry's number is its id for pmemo.
  */
 struct umemo_ent {
 	const struct dtcap_proc *proc;
 	uint32_t	ustack;
 	uint32_t	off, len;	/* into kmemo.ids */
-	uint32_t	id;		/* dense, for pmemo */
 };
 struct umemo {
 	struct umemo_ent *tab;
 	size_t		cap, n;
+	struct dt_htab	ht;
 };
 
-static size_t umemo_slot(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+static uint64_t umemo_hash(uint32_t u, const struct dtcap_proc *proc)
 {
 	uint64_t h = ((uint64_t)u * 0x9e3779b97f4a7c15ULL) ^
 		     ((uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL);
-	size_t j = (h ^ h >> 31) & (m->cap - 1);
-	while (m->tab[j].len != UINT32_MAX &&
-	       (m->tab[j].ustack != u || m->tab[j].proc != proc))
-		j = (j + 1) & (m->cap - 1);
-	return j;
+	return h ^ h >> 31;
 }
 
-static int umemo_grow(struct umemo *m)
+static uint64_t umemo_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct umemo_ent *nt = malloc(ncap * sizeof(*nt));
-	if (!nt)
+	const struct umemo_ent *x = &((const struct umemo *)ctx)->tab[e];
+	return umemo_hash(x->ustack, x->proc);
+}
+
+static uint32_t umemo_find(const struct umemo *m, uint32_t u, const struct dtcap_proc *proc)
+{
+	uint32_t e;
+	for (size_t j = dt_htab_first(&m->ht, umemo_hash(u, proc));
+	     (e = dt_htab_at(&m->ht, j)) != DT_HTAB_NONE; j = dt_htab_next(&m->ht, j))
+		if (m->tab[e].ustack == u && m->tab[e].proc == proc)
+			return e;
+	return DT_HTAB_NONE;
+}
+
+static int umemo_add(struct umemo *m, struct umemo_ent x)
+{
+	if (DT_GROW(m->tab, m->cap, m->n, 1, 1024))
 		return -1;
-	for (size_t i = 0; i < ncap; i++)
-		nt[i].len = UINT32_MAX;
-	struct umemo old = *m;
-	m->tab = nt;
-	m->cap = ncap;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.tab[i].len != UINT32_MAX)
-			m->tab[umemo_slot(m, old.tab[i].ustack, old.tab[i].proc)] = old.tab[i];
-	free(old.tab);
+	m->tab[m->n] = x;
+	if (dt_htab_add(&m->ht, umemo_hash(x.ustack, x.proc), (uint32_t)m->n, umemo_rehash, m))
+		return -1;
+	m->n++;
 	return 0;
 }
 
@@ -394,7 +455,8 @@ static int umemo_grow(struct umemo *m)
  * The graph node where (comm, named user stack) ends, memoised: many
  * kernel stacks hang below one such prefix, and walking it from the root
  * is most of adding a path.  Key: comm id (or UINT32_MAX), umemo id (or
- * UINT32_MAX); node 0: free.
+ * UINT32_MAX).  The same table also keeps the leaf below (prefix node,
+ * kernel stack id).
  */
 struct pmemo_ent {
 	uint32_t	comm, ustk, node;
@@ -402,31 +464,73 @@ struct pmemo_ent {
 struct pmemo {
 	struct pmemo_ent *tab;
 	size_t		cap, n;
+	struct dt_htab	ht;
 };
 
-static struct pmemo_ent *pmemo_slot(struct pmemo *m, uint32_t comm, uint32_t ustk)
+static uint64_t pmemo_hash(uint32_t comm, uint32_t ustk)
 {
 	uint64_t h = ((uint64_t)comm << 32 | ustk) * 0x9e3779b97f4a7c15ULL;
-	size_t j = (h ^ h >> 29) & (m->cap - 1);
-	while (m->tab[j].node && (m->tab[j].comm != comm || m->tab[j].ustk != ustk))
-		j = (j + 1) & (m->cap - 1);
-	return &m->tab[j];
+	return h ^ h >> 29;
 }
 
-static int pmemo_grow(struct pmemo *m)
+static uint64_t pmemo_rehash(const void *ctx, uint32_t e)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct pmemo_ent *nt = calloc(ncap, sizeof(*nt));
-	if (!nt)
-		return -1;
-	struct pmemo old = *m;
-	m->tab = nt;
-	m->cap = ncap;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.tab[i].node)
-			*pmemo_slot(m, old.tab[i].comm, old.tab[i].ustk) = old.tab[i];
-	free(old.tab);
+	const struct pmemo_ent *x = &((const struct pmemo *)ctx)->tab[e];
+	return pmemo_hash(x->comm, x->ustk);
+}
+
+/* The node memoised for (comm, ustk), or 0 (the root is never one). */
+static uint32_t pmemo_find(const struct pmemo *m, uint32_t comm, uint32_t ustk)
+{
+	uint32_t e;
+	for (size_t j = dt_htab_first(&m->ht, pmemo_hash(comm, ustk));
+	     (e = dt_htab_at(&m->ht, j)) != DT_HTAB_NONE; j = dt_htab_next(&m->ht, j))
+		if (m->tab[e].comm == comm && m->tab[e].ustk == ustk)
+			return m->tab[e].node;
 	return 0;
+}
+
+static int pmemo_add(struct pmemo *m, uint32_t comm, uint32_t ustk, uint32_t node)
+{
+	if (DT_GROW(m->tab, m->cap, m->n, 1, 1024))
+		return -1;
+	m->tab[m->n] = (struct pmemo_ent){ comm, ustk, node };
+	if (dt_htab_add(&m->ht, pmemo_hash(comm, ustk), (uint32_t)m->n, pmemo_rehash, m))
+		return -1;
+	m->n++;
+	return 0;
+}
+
+/*
+ * Frame names, memoised by (pc, process snapshot, kernel, innermost): the
+ * name id a frame gets depends on nothing else, and the same frames recur
+ * in thousands of stacks.  One probe here instead of two dtsym lookups
+ * (name and origin, each finding the process again) and an intern of the
+ * name's text, per frame of every distinct stack.
+ */
+struct fmemo_ent {
+	uint64_t	pc;
+	const struct dtcap_proc *proc;	/* NULL: kernel, or no process */
+	uint32_t	how;		/* kernel | innermost << 1 */
+	uint32_t	fid;
+};
+struct fmemo {
+	struct fmemo_ent *tab;
+	size_t		cap, n;
+	struct dt_htab	ht;
+};
+
+static uint64_t fmemo_hash(uint64_t pc, const struct dtcap_proc *proc, uint32_t how)
+{
+	uint64_t h = (pc ^ how) * 0x9e3779b97f4a7c15ULL ^
+		     (uint64_t)(uintptr_t)proc * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ h >> 29;
+}
+
+static uint64_t fmemo_rehash(const void *ctx, uint32_t e)
+{
+	const struct fmemo_ent *x = &((const struct fmemo *)ctx)->tab[e];
+	return fmemo_hash(x->pc, x->proc, x->how);
 }
 
 static int push_id(struct kmemo *m, uint32_t id)
@@ -437,9 +541,44 @@ static int push_id(struct kmemo *m, uint32_t id)
 	return 0;
 }
 
+/* The name id of frame k of a stack (pcs[k]); proc: dtcap_proc_find(pid, ts). */
+static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
+			  const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
+			  uint64_t ts, const struct dtcap_proc *proc)
+{
+	uint32_t how = (uint32_t)!!kernel | (uint32_t)(k == 0) << 1, e;
+	uint64_t h = fmemo_hash(pcs[k], proc, how);
+	for (size_t j = dt_htab_first(&fm->ht, h); (e = dt_htab_at(&fm->ht, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&fm->ht, j)) {
+		const struct fmemo_ent *x = &fm->tab[e];
+		if (x->pc == pcs[k] && x->proc == proc && x->how == how)
+			return x->fid;
+	}
+	/* Every frame but the innermost is a return address: it follows a
+	 * call, and after a call to a noreturn function it is already the
+	 * next function's first byte.  Name pc - 1, as perf does; but show
+	 * unnamed addresses as they are, not one byte off. */
+	uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
+	const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
+	const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
+	if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
+		nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
+		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
+	}
+	int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+	if (fid < 0 || DT_GROW(fm->tab, fm->cap, fm->n, 1, 1024))
+		return -1;
+	fm->tab[fm->n] = (struct fmemo_ent){ pcs[k], proc, how, (uint32_t)fid };
+	if (dt_htab_add(&fm->ht, h, (uint32_t)fm->n, fmemo_rehash, fm))
+		return -1;
+	fm->n++;
+	return fid;
+}
+
 /* Append the named frames of stack id (outermost first) to buf. */
-static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_reader *r,
-		      uint32_t id, int kernel, uint32_t pid, uint64_t ts, uint32_t *buf,
+static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
+		      const struct dtcap_reader *r, uint32_t id, int kernel, uint32_t pid,
+		      uint64_t ts, const struct dtcap_proc *proc, uint32_t *buf,
 		      unsigned *nb, uint32_t trunc_id)
 {
 	unsigned n;
@@ -456,18 +595,7 @@ static int name_stack(struct flame *fl, struct dtsym *sym, const struct dtcap_re
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
 	for (unsigned k = n; k-- > 0;) {
-		/* Every frame but the innermost is a return address: it follows a
-		 * call, and after a call to a noreturn function it is already the
-		 * next function's first byte.  Name pc - 1, as perf does; but show
-		 * unnamed addresses as they are, not one byte off. */
-		uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
-		const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
-		const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
-		if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
-			nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
-			org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
-		}
-		int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
+		int64_t fid = name_frame(fl, sym, fm, pcs, k, kernel, pid, ts, proc);
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
@@ -485,6 +613,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct kmemo km = { 0 };
 	struct umemo um = { 0 };
 	struct pmemo pm = { 0 }, lm = { 0 };
+	struct fmemo fm = { 0 };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;
@@ -531,20 +660,26 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 
 	if (build_psnaps(&p))
 		goto oom;
-	if (agg_grow(&p))
+	/* slots before the first block: prof_block prefetches into them */
+	if (dt_htab_reserve(&p.ht, 4096, agg_rehash, &p))
 		goto oom;
 	/* Times matter only to choose between snapshots of a pid that exec'd
 	 * (and to filters, which add the column themselves): with one
-	 * snapshot per pid, time 0 finds it, and the column is not decoded. */
+	 * snapshot per pid, time 0 finds it, and the column is not decoded.
+	 * By blocks, only a block that straddles an exec reads it. */
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
 	int sr = dtf_active(filt)
 		? dtf_scan(p.r, filt, cols, prof_row, &p, cancel, what, err, sizeof(err))
-		: dtf_scan_blocks(p.r, filt, cols | DTCAP_COL_BYCTX, prof_block, &p, cancel,
-				  what, err, sizeof(err));
+		: dtf_scan_blocks(p.r, filt, (cols & ~DTCAP_COL_TS) | DTCAP_COL_BYCTX,
+				  prof_block, &p, cancel, what, err, sizeof(err));
 	if (p.oom)
 		goto oom;
+	if (p.rerr) {
+		dtr_err(cmd, "%s", dtcap_reader_error(p.r));
+		goto out;
+	}
 	if (sr) {
 		dtr_err(cmd, "%s", err);
 		goto out;
@@ -566,11 +701,9 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	int64_t nostack_id = flame_intern(fl, "[no stack]", FLAME_SPECIAL);
 	if (trunc_id < 0 || sep_id < 0 || nocomm_id < 0 || nostack_id < 0)
 		goto oom;
-	for (size_t i = 0; i < p.cap; i++) {
+	for (size_t i = 0; i < p.n; i++) {
 		const struct agg *a = &p.tab[i];
 		unsigned nb = 0;
-		if (!a->count)
-			continue;
 		if ((i & 255) == 0 && cancel && *cancel) {
 			dtr_err(cmd, "interrupted");
 			goto out;
@@ -584,34 +717,34 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		unsigned ustart = nb;
 		uint32_t ukey = UINT32_MAX;
 		if (a->ustack && fo->only != DTR_ONLY_KERNEL) {
-			uint64_t ts = p.ts[a->tsi];
+			uint64_t ts = p.ts[i];
 			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
-			if ((um.n + 1) * 2 > um.cap && umemo_grow(&um))
-				goto oom;
-			struct umemo_ent *e = &um.tab[umemo_slot(&um, a->ustack, proc)];
-			if (e->len == UINT32_MAX) {
-				if (name_stack(fl, sym, p.r, a->ustack, 0, a->pid, ts, buf, &nb,
-					       (uint32_t)trunc_id))
+			ukey = umemo_find(&um, a->ustack, proc);
+			if (ukey == DT_HTAB_NONE) {
+				if (name_stack(fl, sym, &fm, p.r, a->ustack, 0, a->pid, ts, proc,
+					       buf, &nb, (uint32_t)trunc_id))
 					goto oom;
-				*e = (struct umemo_ent){ proc, a->ustack, (uint32_t)km.n,
-							 nb - ustart, (uint32_t)um.n };
-				um.n++;
+				ukey = (uint32_t)um.n;
+				if (umemo_add(&um, (struct umemo_ent){ proc, a->ustack,
+								       (uint32_t)km.n,
+								       nb - ustart }))
+					goto oom;
 				for (unsigned k = ustart; k < nb; k++)
 					if (push_id(&km, buf[k]))
 						goto oom;
 			} else {
+				const struct umemo_ent *e = &um.tab[ukey];
 				memcpy(buf + nb, km.ids + e->off, e->len * sizeof(uint32_t));
 				nb += e->len;
 			}
-			ukey = e->id;
 		}
 		unsigned uend = nb;
 		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
 				uint32_t kb[DTCAP_MAXFRAMES + 2];
-				if (name_stack(fl, sym, p.r, a->kstack, 1, 0, 0, kb, &kn,
-					       (uint32_t)trunc_id))
+				if (name_stack(fl, sym, &fm, p.r, a->kstack, 1, 0, 0, NULL, kb,
+					       &kn, (uint32_t)trunc_id))
 					goto oom;
 				km.off[a->kstack] = (uint32_t)km.n + 1;
 				km.len[a->kstack] = kn;
@@ -641,35 +774,27 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		}
 		/* the prefix buf[0..uend) is comm and user stack: its node is
 		 * memoised, the rest added below it */
-		if ((pm.n + 1) * 2 > pm.cap && pmemo_grow(&pm))
-			goto oom;
-		struct pmemo_ent *pe = pmemo_slot(&pm, fo->no_comm ? UINT32_MAX : buf[0], ukey);
-		if (!pe->node) {
-			int64_t node = flame_node(fl, buf, uend);
-			if (node < 0)
-				goto oom;
+		uint32_t ckey = fo->no_comm ? UINT32_MAX : buf[0];
+		uint32_t prefix = pmemo_find(&pm, ckey, ukey);
+		if (!prefix) {
 			/* node 0 is the root, for an empty prefix only */
-			*pe = (struct pmemo_ent){ fo->no_comm ? UINT32_MAX : buf[0], ukey,
-						  (uint32_t)node };
-			pm.n++;
+			int64_t node = flame_node(fl, buf, uend);
+			if (node < 0 || pmemo_add(&pm, ckey, ukey, (uint32_t)node))
+				goto oom;
+			prefix = (uint32_t)node;
 		}
 		/* and the leaf below that prefix for this kernel stack: aggs
 		 * that differ only in pid or snapshot share it */
 		uint32_t kkey = fo->only != DTR_ONLY_USER ? a->kstack : 0;
-		if ((lm.n + 1) * 2 > lm.cap && pmemo_grow(&lm))
-			goto oom;
-		struct pmemo_ent *le = pmemo_slot(&lm, pe->node, kkey);
-		if (le->node) {
-			if (flame_add_at(fl, le->node, NULL, 0, a->count, side) < 0)
+		uint32_t leaf = pmemo_find(&lm, prefix, kkey);
+		if (leaf) {
+			if (flame_add_at(fl, leaf, NULL, 0, a->count, side) < 0)
 				goto oom;
 			continue;
 		}
-		uint32_t prefix = pe->node;
-		int64_t leaf = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
-		if (leaf < 0)
+		int64_t nl = flame_add_at(fl, prefix, buf + uend, nb - uend, a->count, side);
+		if (nl < 0 || pmemo_add(&lm, prefix, kkey, (uint32_t)nl))
 			goto oom;
-		*le = (struct pmemo_ent){ prefix, kkey, (uint32_t)leaf };
-		lm.n++;
 	}
 	*nsamples = p.samples;
 	ret = 0;
@@ -687,16 +812,25 @@ out:
 		free(p.ps[i].ts);
 	free(p.ps);
 	free(p.tab);
+	dt_htab_free(&p.ht);
 	free(p.ts);
 	free(p.want);
 	free(p.cnt);
 	free(p.first);
 	free(p.kind);
+	free(p.lsnap);
+	free(p.lent);
+	dtcap_block_free(p.tsb);
 	free(p.bits);
 	free(p.visit);
 	free(um.tab);
+	dt_htab_free(&um.ht);
 	free(pm.tab);
+	dt_htab_free(&pm.ht);
 	free(lm.tab);
+	dt_htab_free(&lm.ht);
+	free(fm.tab);
+	dt_htab_free(&fm.ht);
 	return ret;
 }
 
