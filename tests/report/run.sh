@@ -576,12 +576,18 @@ for sig in (signal.SIGINT, signal.SIGTERM):
     p = subprocess.Popen([sys.argv[1], "flame", sys.argv[2], "-o", out],
                          stderr=subprocess.DEVNULL)
     # the signal lands while the output is being written: its temporary
-    # file exists from the start, so wait for it rather than for a time
-    for _ in range(20000):
+    # file exists from the start to the rename at the end, so look for it
+    # while the process is stopped (a flame this fast could otherwise
+    # finish between seeing the file and the signal on a busy host)
+    for _ in range(200000):
+        os.kill(p.pid, signal.SIGSTOP)
         if p.poll() is not None or any(f.startswith(".int.svg.") for f in os.listdir(sys.argv[3])):
             break
-        time.sleep(0.0005)
+        os.kill(p.pid, signal.SIGCONT)
+        time.sleep(0.0002)
     p.send_signal(sig)
+    if p.poll() is None:
+        os.kill(p.pid, signal.SIGCONT)
     p.wait()
     left = [f for f in os.listdir(sys.argv[3]) if f.startswith(".int.svg.")]
     ok = p.returncode == -sig and open(out).read() == "precious" and not left
