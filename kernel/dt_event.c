@@ -349,7 +349,24 @@ struct dt_evctx {
 	u32		 pathflags;
 };
 
-static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
+/*
+ * n 8-byte words as plain moves: memcpy of a length known only at run
+ * time is a call, the costliest step of copying a syscall's arguments.
+ */
+static __always_inline void dt_words(u64 *d, const u64 *s, unsigned int n)
+{
+	unsigned int i;
+
+	if (n > DT_MAXARGS) {
+		memcpy(d, s, n * sizeof(u64));
+		return;
+	}
+	for (i = 0; i < DT_MAXARGS && i < n; i++)
+		WRITE_ONCE(d[i], s[i]);
+}
+
+/* inlined into dt_fire1's one call site: a call per consumer is a call too many */
+static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 {
 	struct dt_cpubuf *cb = READ_ONCE(pcb->pcb_sc->sc_bufs[e->cpu]);
 	u32 fl = pcb->pcb_evtflags;
@@ -447,8 +464,7 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	else
 		memset(rec->dtr_comm, 0, DT_COMMLEN);
 	p = (u64 *)(rec + 1);
-	if (na)
-		memcpy(p, e->args, na * sizeof(u64));
+	dt_words(p, e->args, na);
 	p += na;
 	if (nk)
 		memcpy(p, e->s->ks, nk * sizeof(u64));
@@ -504,7 +520,8 @@ static void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	}
 }
 
-static void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
+/* inlined into dt_fire and dt_fire_path: one call fewer per event */
+static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 		     struct pt_regs *regs, const u64 *args, unsigned int nslots,
 		     u8 rflags, const char *path, u32 pathlen, u32 pathflags)
 {
@@ -556,11 +573,14 @@ static void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 	if (regs != NULL && user_mode(regs))
 		e.rflags |= DTR_USERMODE;
 
-	if (only != NULL) {
-		dt_write(&e, only);
-	} else {
-		list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink)
-			dt_write(&e, pcb);
+	/* one dt_write site: only, or every consumer of dp */
+	pcb = only != NULL ? only :
+	      list_first_or_null_rcu(&dp->dp_pcbs, struct dt_pcb, pcb_plink);
+	while (pcb != NULL) {
+		dt_write(&e, pcb);
+		pcb = only != NULL ? NULL :
+		      list_next_or_null_rcu(&dp->dp_pcbs, &pcb->pcb_plink,
+					    struct dt_pcb, pcb_plink);
 	}
 
 	if (t0 != 0)
