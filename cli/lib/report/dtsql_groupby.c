@@ -326,18 +326,27 @@ static size_t close_paren(const struct toks *v, size_t i, size_t end)
 	return SIZE_MAX;
 }
 
+/* The first top-level comma within [a, b), or b. */
+static size_t top_comma(const struct toks *v, size_t a, size_t b)
+{
+	int depth = 0;
+	for (; a < b; a++) {
+		if (is_op(&v->t[a], "("))
+			depth++;
+		else if (is_op(&v->t[a], ")"))
+			depth--;
+		else if (depth == 0 && is_op(&v->t[a], ","))
+			break;
+	}
+	return a;
+}
+
 /* Top-level commas within [a, b). */
 static int commas(const struct toks *v, size_t a, size_t b)
 {
-	int depth = 0, n = 0;
-	for (size_t i = a; i < b; i++) {
-		if (is_op(&v->t[i], "("))
-			depth++;
-		else if (is_op(&v->t[i], ")"))
-			depth--;
-		else if (depth == 0 && is_op(&v->t[i], ","))
-			n++;
-	}
+	int n = 0;
+	for (size_t i = top_comma(v, a, b); i < b; i = top_comma(v, i + 1, b))
+		n++;
 	return n;
 }
 
@@ -547,40 +556,28 @@ static int ts_conj(const struct toks *v, size_t a, size_t b, int64_t *lo, int64_
  */
 static int conjuncts(const struct toks *v, size_t a, size_t b, size_t *end, int max)
 {
-	int n = 0, depth = 0, between = 0, anyor = 0;
+	int n = 0, depth = 0, between = 0, over = 0;
 	for (size_t i = a; i < b; i++) {
 		const struct tok *t = &v->t[i];
 		if (is_op(t, "(") || is_kw(t, "CASE"))
 			depth++;
 		else if (is_op(t, ")") || is_kw(t, "END"))
 			depth--;
-		else if (depth == 0 && is_kw(t, "OR"))
-			anyor = 1;
-	}
-	if (anyor) {
-		end[0] = b;
-		return 1;
-	}
-	depth = 0;
-	for (size_t i = a; i < b; i++) {
-		const struct tok *t = &v->t[i];
-		if (is_op(t, "(") || is_kw(t, "CASE"))
-			depth++;
-		else if (is_op(t, ")") || is_kw(t, "END"))
-			depth--;
-		else if (depth == 0 && is_kw(t, "BETWEEN"))
+		else if (depth == 0 && is_kw(t, "OR")) {
+			end[0] = b;
+			return 1;
+		} else if (depth == 0 && is_kw(t, "BETWEEN"))
 			between = 1;
 		else if (depth == 0 && is_kw(t, "AND")) {
-			if (between) {
+			if (between)
 				between = 0;
-			} else {
-				if (n == max)
-					return -1;
+			else if (n == max)
+				over = 1;	/* still -1 only if no OR follows */
+			else
 				end[n++] = i;
-			}
 		}
 	}
-	if (n == max)
+	if (over || n == max)
 		return -1;
 	end[n++] = b;
 	return n;
@@ -751,11 +748,8 @@ static size_t clause_end(const struct toks *v, size_t i)
 			depth--;
 		if (depth)
 			continue;
-		if (is_op(t, ";"))
+		if (is_op(t, ";") || is_kw_of(t, next, sizeof(next) / sizeof(next[0])))
 			return i;
-		for (size_t k = 0; k < sizeof(next) / sizeof(next[0]); k++)
-			if (is_kw(t, next[k]))
-				return i;
 	}
 	return i;
 }
@@ -813,15 +807,7 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	size_t ia[64], ib[64], ie[64];
 	int nitem = 0;
 	for (size_t a = sel; a < sel_end; nitem++) {
-		size_t b = a;
-		for (int depth = 0; b < sel_end; b++) {
-			if (is_op(&v->t[b], "("))
-				depth++;
-			else if (is_op(&v->t[b], ")"))
-				depth--;
-			else if (depth == 0 && is_op(&v->t[b], ","))
-				break;
-		}
+		size_t b = top_comma(v, a, sel_end);
 		if (b == a || nitem == 64 || nitem >= sqlite3_column_count(orig))
 			return NULL;
 		size_t e = b;
