@@ -27,3 +27,18 @@ rec() {
 	local name=$1; shift
 	"$DTREC" --source perf -q "$@" 2>"$T/$name.err" >"$T/$name.out"
 }
+
+# fuzz_verdict NAME RC LOG CRASH_PREFIX MAX PATTERN: the verdict of one
+# libFuzzer run that exited RC, wrote LOG and leaves its findings as
+# CRASH_PREFIX*: its run counts as comments, then PASS NAME when it exited
+# 0 and found nothing, else FAIL with up to MAX log lines matching PATTERN.
+fuzz_verdict() {
+	local name=$1 rc=$2 log=$3 crash=$4 max=$5 pat=$6
+	grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" | sed 's/^/# /'
+	if [ "$rc" -eq 0 ] && ! ls "$crash"* >/dev/null 2>&1; then
+		echo "PASS $name"
+	else
+		echo "FAIL $name: libFuzzer exit $rc; see $log and $(dirname "$crash")/"
+		grep -m"$max" -E "$pat" "$log"
+	fi
+}

@@ -4,6 +4,7 @@
 # PASS when libFuzzer finds nothing; crash inputs stay in the scratch dir
 # (printed) and are never committed.
 set -u
+. "$(dirname "$0")/../lib.sh"
 b=$1 fz=$2 fz_nosum=$3 dtgen=$4
 t=$b/fuzz/work
 rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
@@ -28,14 +29,7 @@ run() {	# NAME FUZZER SECONDS
 	"$f" -max_total_time=$secs -max_len=65536 -malloc_limit_mb=160 -rss_limit_mb=1536 -timeout=10 \
 		-artifact_prefix="$t/crash/$name-" -print_final_stats=1 \
 		"$t/corpus" "$t/seed" >"$t/$name.log" 2>&1
-	local rc=$?
-	grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$t/$name.log" | sed 's/^/# /'
-	if [ $rc -eq 0 ] && ! ls "$t/crash/$name-"* >/dev/null 2>&1; then
-		echo "PASS $name"
-	else
-		echo "FAIL $name: libFuzzer exit $rc; see $t/$name.log and $t/crash/"
-		grep -m5 -E 'ERROR|SUMMARY|runtime error' "$t/$name.log"
-	fi
+	fuzz_verdict "$name" $? "$t/$name.log" "$t/crash/$name-" 5 'ERROR|SUMMARY|runtime error'
 }
 run fuzz.reader_nochecksum "$fz_nosum" 35
 run fuzz.reader "$fz" 10

@@ -6,6 +6,7 @@
 # libFuzzer finds nothing; crash inputs stay in the scratch dir (printed)
 # and are never committed.
 set -u
+. "$(dirname "$0")/../lib.sh"
 b=$1 fz=$2 mksql=$3 dtgen=$4
 t=$b/fuzz/sql
 rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
@@ -106,12 +107,6 @@ echo "# seed corpus: $(ls "$t/seed" | wc -l) statements"
 FUZZ_SQL_CAPS="$t/a.dtc:$t/b.dtc" "$fz" -max_total_time=30 -max_len=4096 -timeout=10 \
 	-rss_limit_mb=1536 -dict="$t/dict" -artifact_prefix="$t/crash/groupby-" \
 	-print_final_stats=1 "$t/corpus" "$t/seed" >"$t/groupby.log" 2>&1
-rc=$?
-grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$t/groupby.log" | sed 's/^/# /'
-if [ $rc -eq 0 ] && ! ls "$t/crash/groupby-"* >/dev/null 2>&1; then
-	echo "PASS fuzz.groupby"
-else
-	echo "FAIL fuzz.groupby: libFuzzer exit $rc; see $t/groupby.log and $t/crash/"
-	grep -m8 -E 'ERROR|SUMMARY|runtime error|differ|^SELECT|^--' "$t/groupby.log"
-fi
+fuzz_verdict fuzz.groupby $? "$t/groupby.log" "$t/crash/groupby-" 8 \
+	'ERROR|SUMMARY|runtime error|differ|^SELECT|^--'
 exit 0
