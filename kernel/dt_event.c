@@ -351,17 +351,14 @@ struct dt_evctx {
 
 /*
  * n 8-byte words as plain moves: memcpy of a length known only at run
- * time is a call, the costliest step of copying a syscall's arguments.
+ * time is a call, the costliest step of copying a syscall's arguments
+ * (WRITE_ONCE keeps the compiler from making the loop one again).
  */
 static __always_inline void dt_words(u64 *d, const u64 *s, unsigned int n)
 {
 	unsigned int i;
 
-	if (n > DT_MAXARGS) {
-		memcpy(d, s, n * sizeof(u64));
-		return;
-	}
-	for (i = 0; i < DT_MAXARGS && i < n; i++)
+	for (i = 0; i < n; i++)
 		WRITE_ONCE(d[i], s[i]);
 }
 
