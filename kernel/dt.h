@@ -208,6 +208,15 @@ void dt_event_exit(void);
  * unwinding through the tracer.  Use it in the callback itself (never
  * inlined: tracepoints call it through a pointer); __builtin_frame_address
  * makes the compiler give it a frame, so the return address is at fp[1].
+ *
+ * Declare the registers __uninitialized: the kernel is built with
+ * INIT_STACK_ALL_ZERO, which otherwise clears all of struct pt_regs on
+ * every call (a rep stos: one translation block per word under TCG; with
+ * the syscall arguments and dt_fire's context 304 bytes per event, about
+ * a third of what dt added to a syscall).  Only the fields set here are read;
+ * cs says kernel mode, so no path copies these registers into a record,
+ * and an unwinder that reads another field finds it off the stack and
+ * stops, as it would on the zero.
  */
 #define dt_caller_regs(regs) do {					\
 	unsigned long *__fp = __builtin_frame_address(0);		\

@@ -82,7 +82,7 @@ static struct dt_scratch __percpu *dt_scratch;
 static unsigned int dt_kstack(struct dt_probe *dp, struct pt_regs *regs,
 			      unsigned long *ks, bool *trunc)
 {
-	struct unwind_state st;
+	struct unwind_state st __uninitialized;	/* unwind_start clears it */
 	struct pt_regs *ur;
 	unsigned long addr;
 	unsigned int n = 0;
@@ -522,7 +522,7 @@ static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 		     struct pt_regs *regs, const u64 *args, unsigned int nslots,
 		     u8 rflags, const char *path, u32 pathlen, u32 pathflags)
 {
-	struct dt_evctx e;
+	struct dt_evctx e __uninitialized;	/* every member set below */
 	struct dt_pcb *pcb;
 	unsigned int lvl, busy;
 	u64 t0 = 0;

@@ -72,7 +72,7 @@ static void dt_proc_fire_path(struct dt_probe *dp, struct pt_regs *regs,
 static void dt_proc_fork(void *data, struct task_struct *parent,
 			 struct task_struct *child)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[2];
 
 	/* a new thread shares its process's mappings: nothing to tell */
@@ -121,7 +121,7 @@ static const struct dt_arg_info dt_proc_args_exec[] = {
 
 static void dt_proc_exit(void *data, struct task_struct *p)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[2];
 
 	/*

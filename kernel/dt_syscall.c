@@ -51,8 +51,8 @@ static const struct dt_arg_info dt_sysargs_return[2] = {
 
 static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 {
-	struct pt_regs cr;
-	unsigned long args[6];
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
+	unsigned long args[6] __uninitialized;	/* all six set below */
 
 	/* dt_fire takes u64 slots: the same 64 bits as unsigned long here */
 	BUILD_BUG_ON(sizeof(args[0]) != sizeof(u64));
@@ -68,8 +68,8 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
 {
 	long id = syscall_get_nr(current, regs);
-	struct pt_regs cr;
-	u64 args[2];
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
+	u64 args[2] __uninitialized;
 
 	if ((unsigned long)id >= DT_NSYSCALLS ||
 	    !test_bit(id, dt_sysmap[DT_SYS_RETURN]) || in_compat_syscall())

@@ -80,7 +80,7 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 			       struct task_struct *next,
 			       unsigned int prev_state)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[9];
 
 	dt_comm(&a[0], prev->comm);
@@ -106,7 +106,7 @@ static const struct dt_arg_info dt_args_switch[] = {
 
 static void dt_tp_sched_wakeup(void *data, struct task_struct *p)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[5];
 
 	dt_comm(&a[0], p->comm);
@@ -127,7 +127,7 @@ static const struct dt_arg_info dt_args_wakeup[] = {
 static void dt_tp_sched_fork(void *data, struct task_struct *parent,
 			     struct task_struct *child)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[6];
 
 	dt_comm(&a[0], parent->comm);
@@ -148,7 +148,7 @@ static const struct dt_arg_info dt_args_fork[] = {
 static void dt_tp_sched_exec(void *data, struct task_struct *p,
 			     pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
@@ -166,7 +166,7 @@ static const struct dt_arg_info dt_args_exec[] = {
 
 static void dt_tp_sched_exit(void *data, struct task_struct *p)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[4];
 
 	dt_comm(&a[0], p->comm);
@@ -184,7 +184,7 @@ static const struct dt_arg_info dt_args_exit[] = {
 
 static void dt_tp_irq_entry(void *data, int irq, struct irqaction *action)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[3];
 
 	a[0] = irq;
@@ -201,7 +201,7 @@ static const struct dt_arg_info dt_args_irq_entry[] = {
 static void dt_tp_irq_exit(void *data, int irq, struct irqaction *action,
 			   int ret)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[2];
 
 	a[0] = irq;
@@ -222,7 +222,7 @@ static u64 dt_rq_dev(struct request *rq)
 
 static void dt_tp_rq_issue(void *data, struct request *rq)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
@@ -243,7 +243,7 @@ static const struct dt_arg_info dt_args_rq_issue[] = {
 static void dt_tp_rq_complete(void *data, struct request *rq,
 			      blk_status_t error, unsigned int nr_bytes)
 {
-	struct pt_regs cr;
+	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	u64 a[4];
 
 	a[0] = dt_rq_dev(rq);
