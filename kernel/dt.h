@@ -213,7 +213,7 @@ void dt_event_exit(void);
  * INIT_STACK_ALL_ZERO, which otherwise clears all of struct pt_regs on
  * every call (a rep stos: one translation block per word under TCG; with
  * the syscall arguments and dt_fire's context 304 bytes per event, about
- * a third of what dt added to a syscall).  Only the fields set here are read;
+ * 30% of what dt added to a syscall).  Only the fields set here are read;
  * cs says kernel mode, so no path copies these registers into a record,
  * and an unwinder that reads another field finds it off the stack and
  * stops, as it would on the zero.
