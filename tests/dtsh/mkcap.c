@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dtcap.h"
+#include "../xorshift.h"
 
 static const char *const probes[] = {
 	"tracepoint:sched:sched_switch",
@@ -46,10 +47,7 @@ static uint64_t rng = 88172645463325252ULL;
 static uint64_t
 next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void

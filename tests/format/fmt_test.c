@@ -16,14 +16,12 @@
 #include "dtcap.h"
 #include "dtcap_int.h"
 #include "fmt_harness.h"
+#include "../xorshift.h"
 
 static uint64_t rs = 0x12345678;
 static uint64_t rnd(void)
 {
-	rs ^= rs << 13;
-	rs ^= rs >> 7;
-	rs ^= rs << 17;
-	return rs;
+	return xorshift64(&rs);
 }
 
 /* ------------------------------------------------------ the round trip */

@@ -7,6 +7,7 @@
 
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "../xorshift.h"
 
 static int failed;
 
@@ -320,7 +321,7 @@ static void test_htab_remove(void)
 			ref[i] = DT_HTAB_NONE;
 		why[0] = '\0';
 		for (uint32_t step = 0; ok && step < STEPS; step++) {
-			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			xorshift64(&seed);
 			/* a universe that widens then narrows: the table fills
 			 * past several doublings, then drains nearly empty */
 			uint32_t width = step < STEPS / 2 ? 64 + step / 8 : U - (step - STEPS / 2) / 7;

@@ -19,16 +19,14 @@
 #include "dtcap.h"
 #include "tracefs.h"
 #include "util.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 
 static uint64_t
 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static const char *const seeds[][2] = {

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../kernel/dt_ring.h"
+#include "../xorshift.h"
 
 #define NPROD		3
 #define MAXDEPTH	3		/* nested levels below the outer event */
@@ -63,12 +64,9 @@ static _Atomic unsigned long pads_seen;
 
 static unsigned long xorshift(unsigned long *s)
 {
-	unsigned long x = *s;
+	uint64_t x = *s;
 
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
+	return *s = xorshift64(&x);
 }
 
 static unsigned char pattern(unsigned long id, unsigned i)

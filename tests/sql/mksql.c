@@ -20,6 +20,7 @@
 
 #include "dt_abi.h"
 #include "dtcap.h"
+#include "../xorshift.h"
 
 enum { P_READ_E = 1, P_READ_R, P_PROF, P_OPEN_E, P_OPEN_R, NPROBES = 5 };
 static const char *const pnames[NPROBES + 1] = {
@@ -43,10 +44,7 @@ static const char kallsyms[] =
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void die(const char *what, const char *msg)

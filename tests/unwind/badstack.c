@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include "../xorshift.h"
 
 /* About a few ms of emulated CPU per call; r12 keeps the good sp. */
 __attribute__((noinline, noclone)) static void
@@ -54,9 +55,7 @@ main(int argc, char **argv)
 		static uint64_t junk[4096];
 		uint64_t x = 0x9e3779b97f4a7c15ULL;
 		for (size_t i = 0; i < 4096; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			xorshift64(&x);
 			/* function entries are in the text but follow no call */
 			junk[i] = i % 3 == 0 ? (uint64_t)(uintptr_t)main + (i % 5) :
 				  i % 3 == 1 ? (uint64_t)(uintptr_t)spin_on : x;
@@ -68,9 +67,7 @@ main(int argc, char **argv)
 		/* random words, none of them a return address */
 		uint64_t x = 0x2545f4914f6cdd1dULL;
 		for (long i = 0; i < pg / 8; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
+			xorshift64(&x);
 			memcpy(m + 8 * i, &x, 8);
 		}
 		sp = m + pg - 256;

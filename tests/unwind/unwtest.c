@@ -45,6 +45,7 @@
 
 #include "elfsyms.h"
 #include "unwind.h"
+#include "../xorshift.h"
 
 #define MAXPCS	256
 #define RINGPAGES 256	/* 1 MiB: a 16 KiB stack per sample, a few ms of slack */
@@ -355,10 +356,7 @@ static uint64_t rng = 88172645463325252ULL;
 static uint64_t
 xorshift(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 /* Is b (n, t) a prefix of the full result a, marked truncated when shorter? */

@@ -13,16 +13,14 @@
 
 #include "uprobe.h"
 #include "util.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 
 static uint64_t
 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static int

@@ -37,6 +37,7 @@
 
 #include "dt_abi.h"
 #include "ktest.h"
+#include "../xorshift.h"
 
 static int nfail;
 
@@ -2484,14 +2485,11 @@ static void t_kpreap(void)
 
 /* ---- robustness ---- */
 
-static unsigned long long rnd_state;
+static uint64_t rnd_state;
 
 static unsigned long long rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return xorshift64(&rnd_state);
 }
 
 static const unsigned long fuzz_cmds[] = {
