@@ -9,6 +9,14 @@
  * as a union (dtsql_attach_many, captures named c0, c1..., hosts h'0...).
  * Prints "fast" or "plain" and a tab and the statement, one line each;
  * exit 1 when a statement does not prepare.
+ *
+ *	grouped --cancelled CAPTURE... -- SQL...
+ *
+ * Runs each statement through dtsql_exec with its cancel flag already
+ * set, as after a Ctrl-C, and prints "interrupted" or "completed" and the
+ * statement: a counting statement is one call into events_grouped's scan,
+ * where sqlite's progress handler never runs, so only the scan's own
+ * check stops it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +30,9 @@
 
 int main(int argc, char **argv)
 {
+	int cancelled = argc > 1 && !strcmp(argv[1], "--cancelled");
+	if (cancelled)
+		argc--, argv++;
 	int sep = 1;
 	while (sep < argc && strcmp(argv[sep], "--"))
 		sep++;
@@ -54,7 +65,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int ret = 0;
-	for (int i = sep + 1; i < argc; i++) {
+	for (int i = sep + 1; i < argc && cancelled; i++) {
+		volatile sig_atomic_t cancel = 1;
+		char *e = NULL;
+		FILE *out = fopen("/dev/null", "w");
+		if (out == NULL)
+			return 1;
+		int rc = dtsql_exec(db, argv[i], DTSQL_CSV, out, &cancel, &e);
+		printf("%s\t%s\n", rc < 0 && e && !strcmp(e, "interrupted") ? "interrupted" :
+		       rc < 0 ? "error" : "completed", argv[i]);
+		if (rc < 0 && (!e || strcmp(e, "interrupted")))
+			fprintf(stderr, "grouped: %s: %s\n", argv[i], e ? e : "failed");
+		sqlite3_free(e);
+		fclose(out);
+	}
+	for (int i = sep + 1; i < argc && !cancelled; i++) {
 		sqlite3_stmt *st = NULL;
 		if (sqlite3_prepare_v2(db, argv[i], -1, &st, NULL) != SQLITE_OK || st == NULL) {
 			fprintf(stderr, "grouped: %s: %s\n", argv[i], sqlite3_errmsg(db));

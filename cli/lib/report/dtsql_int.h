@@ -21,6 +21,15 @@
 #include "dtsql.h"
 #include "dtsym.h"
 
+/*
+ * The cancel flag of the dtsql_exec running now, or NULL: set by
+ * dtsql_exec around its statements (SQL runs on one thread of a process).
+ * sqlite's progress handler cannot stop a scan done inside one xFilter
+ * call, so events_grouped's scan reads it between blocks and ends the
+ * statement with SQLITE_INTERRUPT.
+ */
+extern volatile sig_atomic_t *dtsql_cancel;
+
 enum {
 	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,
 	T_MAPS, T_COUNTERS, T_CAPTURE, T_NTABLES

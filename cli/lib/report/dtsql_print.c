@@ -356,6 +356,8 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	int nres = 0, ret = 0, multi = 0;
 	if (err == NULL)
 		err = &dummy;
+	volatile sig_atomic_t *outer = dtsql_cancel;
+	dtsql_cancel = cancel;
 	if (cancel)
 		sqlite3_progress_handler(db, 10000, on_progress, (void *)cancel);
 	while (tail && *(tail = skip_blank(tail))) {
@@ -411,6 +413,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		fputs("]\n", out);
 	if (cancel)
 		sqlite3_progress_handler(db, 0, NULL, NULL);
+	dtsql_cancel = outer;
 	fflush(out);
 	if (ret == 0 && ferror(out)) {
 		*err = sqlite3_mprintf("write error");

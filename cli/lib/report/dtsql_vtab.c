@@ -189,6 +189,8 @@ static const unsigned ecol_need[E_NCOLS] = {
 	[E_CTX] = DTCAP_COL_CTX,
 };
 
+volatile sig_atomic_t *dtsql_cancel;
+
 /* ------------------------------------------------------ generic vtab */
 
 struct modaux {
@@ -1206,6 +1208,11 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (dtsql_cancel && *dtsql_cancel) {
+			set_err(e->base.pVtab, "%s", "interrupted");
+			rc = SQLITE_INTERRUPT;
+			break;
+		}
 		if (!block_may_match(e, bi))
 			continue;
 		int inside = tsr ? ts_block(bi, lo, hi) : 1;
