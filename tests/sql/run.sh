@@ -158,6 +158,23 @@ check "combined_pushdown" \
 check "join_processes" \
 	"$(q "$C" "SELECT count(*) FROM processes p JOIN events e ON e.pid = p.pid WHERE p.comm = 'make'")" \
 	"$(exp comm | awk '$1=="make"{print $2}')"
+# keyed lookups (probes by id, processes and maps by pid: a sorted index)
+# give the rows a full walk gives ('+' keeps the key from the table)
+for j in "probes x ON x.id = e.probe|probes x ON +x.id = e.probe" \
+	 "probe_args x ON x.probe = e.probe|probe_args x ON +x.probe = e.probe" \
+	 "processes x ON x.pid = e.pid|processes x ON +x.pid = e.pid" \
+	 "maps x ON x.pid = e.pid|maps x ON +x.pid = e.pid"; do
+	tab=${j%% *}
+	keyed="SELECT count(*), total(x.rowid), total(e.tid) FROM events e CROSS JOIN ${j%%|*}"
+	walked="SELECT count(*), total(x.rowid), total(e.tid) FROM events e CROSS JOIN ${j##*|}"
+	got=$(q "$C" "$keyed")
+	check "join_keyed_$tab" "$got" "$(q "$C" "$walked")"
+	[ "${got%%,*}" -gt 0 ] || fail "join_keyed_${tab}_rows" "no rows: $got"
+	q "$C" "EXPLAIN QUERY PLAN $keyed" | grep -q 'VIRTUAL TABLE INDEX 1:' ||
+		fail "join_keyed_${tab}_plan" "the key is not used: $(q "$C" "EXPLAIN QUERY PLAN $keyed" | tr '\n' ' ')"
+done
+check "keyed_absent" "$(q "$C" 'SELECT count(*) FROM processes WHERE pid = 999999'),$(q "$C" 'SELECT count(*) FROM probes WHERE id = -1'),$(q "$C" 'SELECT count(*) FROM maps WHERE pid = 0')" \
+	"$(q "$C" 'SELECT count(*) FROM processes WHERE +pid = 999999'),$(q "$C" 'SELECT count(*) FROM probes WHERE +id = -1'),$(q "$C" 'SELECT count(*) FROM maps WHERE +pid = 0')"
 
 # ---- frames are named from the capture's symbols
 while read -r _ id names n; do

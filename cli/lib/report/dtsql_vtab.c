@@ -45,6 +45,8 @@ static void ctx_unref(struct dtsql *c)
 	free(c->probe_rank);
 	free(c->ufirst_pid);
 	free(c->ufirst_ts);
+	free(c->probe_by_id);
+	free(c->proc_by_pid);
 	free(c->block_base);
 	free(c);
 }
@@ -1579,6 +1581,10 @@ struct scur {
 	size_t		i, j;		/* outer, inner */
 	int		keyf;
 	int64_t		key;
+	/* keyed on probes' id or processes' pid: the outer rows with the
+	 * key, sel[0..nsel-1], walked by k (sel NULL: every outer row) */
+	const uint32_t	*sel;
+	size_t		nsel, k;
 	int		eof;
 	/* counters: the current snapshot */
 	const struct dtcap_count *percpu;
@@ -1695,32 +1701,106 @@ static int sm_has_inner(int kind)
 	       kind == T_COUNTERS;
 }
 
+/* The next outer row (i), inner rows from the first; 0 past the last. */
+static int sm_outer_next(struct scur *s)
+{
+	s->j = 0;
+	if (s->sel == NULL) {
+		s->i++;
+		return 1;
+	}
+	if (++s->k >= s->nsel)
+		return 0;
+	s->i = s->sel[s->k];
+	return 1;
+}
+
 /* Advance to the next valid row starting from the current (i, j). */
 static void sm_seek(struct scur *s, int step)
 {
-	if (step) {
-		if (sm_has_inner(s->kind))
-			s->j++;
-		else
-			s->i++;
-	}
+	if (step && sm_has_inner(s->kind))
+		s->j++;
+	else if (step && !sm_outer_next(s))
+		goto end;
 	for (;;) {
 		int v = sm_valid(s);
-		if (v < 0) {
-			s->eof = 1;
-			return;
-		}
+		if (v < 0)
+			goto end;
 		if (v > 0)
 			return;
 		/* inner rows exhausted, or outer row filtered out */
-		s->i++;
-		s->j = 0;
+		if (!sm_outer_next(s))
+			goto end;
 		if (s->keyf && (s->kind == T_STACKS || s->kind == T_FRAMES ||
-				s->kind == T_COUNTERS) && (int64_t)s->i > s->key) {
-			s->eof = 1;
-			return;
-		}
+				s->kind == T_COUNTERS) && (int64_t)s->i > s->key)
+			goto end;
 	}
+end:
+	s->eof = 1;
+}
+
+static uint64_t probe_id_of(const struct dtsql *c, uint32_t i)
+{
+	return dtcap_probe_at(c->r, i)->id;
+}
+
+static uint64_t proc_pid_of(const struct dtsql *c, uint32_t i)
+{
+	return dtcap_proc_at(c->r, i)->pid;
+}
+
+/* qsort_r's argument for an index of outer rows sorted by key */
+struct key_sort {
+	const struct dtsql *c;
+	uint64_t (*key)(const struct dtsql *c, uint32_t i);
+};
+
+static int cmp_by_key(const void *a, const void *b, void *arg)
+{
+	const struct key_sort *ks = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t kx = ks->key(ks->c, x), ky = ks->key(ks->c, y);
+	if (kx != ky)
+		return kx < ky ? -1 : 1;
+	return x < y ? -1 : x > y;	/* file order within a key */
+}
+
+/*
+ * The outer rows of s's table whose key is s->key, from the sorted index
+ * (built here on first use).  SQLITE_NOMEM, or SQLITE_OK with s->sel set
+ * (possibly to an empty range).
+ */
+static int sm_select(struct scur *s)
+{
+	struct dtsql *c = s->c;
+	int probes = s->kind == T_PROBES || s->kind == T_PROBE_ARGS;
+	uint32_t **idx = probes ? &c->probe_by_id : &c->proc_by_pid;
+	uint64_t (*key)(const struct dtsql *, uint32_t) = probes ? probe_id_of : proc_pid_of;
+	size_t n = probes ? dtcap_nprobes(c->r) : dtcap_nprocs(c->r);
+	if (*idx == NULL) {
+		if ((*idx = malloc((n ? n : 1) * sizeof(**idx))) == NULL)
+			return SQLITE_NOMEM;
+		for (size_t i = 0; i < n; i++)
+			(*idx)[i] = (uint32_t)i;
+		struct key_sort ks = { c, key };
+		qsort_r(*idx, n, sizeof(**idx), cmp_by_key, &ks);
+	}
+	const uint32_t *v = *idx;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if ((int64_t)key(c, v[mid]) < s->key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t end = lo;
+	while (end < n && (int64_t)key(c, v[end]) == s->key)
+		end++;
+	s->sel = v + lo;
+	s->nsel = end - lo;
+	s->k = 0;
+	return SQLITE_OK;
 }
 
 static int sm_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
@@ -1731,6 +1811,7 @@ static int sm_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	s->i = s->j = 0;
 	s->eof = 0;
 	s->keyf = 0;
+	s->sel = NULL;
 	if (idxNum == 1 && argc == 1) {
 		if (!val_int(argv[0], &s->key)) {
 			/* NULL or text: ours are all integers; let sqlite decide
@@ -1749,6 +1830,16 @@ static int sm_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 					   s->kind == T_COUNTERS)) {
 				s->eof = 1;
 				return SQLITE_OK;
+			}
+			if (s->kind == T_PROBES || s->kind == T_PROBE_ARGS ||
+			    s->kind == T_PROCESSES || s->kind == T_MAPS) {
+				if (sm_select(s) != SQLITE_OK)
+					return SQLITE_NOMEM;
+				if (s->nsel == 0) {
+					s->eof = 1;
+					return SQLITE_OK;
+				}
+				s->i = s->sel[0];
 			}
 		}
 	}
