@@ -8,14 +8,12 @@
  * Prints "PASS name" / "FAIL name: why" lines (tests/export/run.sh).
  */
 #include "../../cli/lib/report/parquet.c"
+#include "../xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static int failed;

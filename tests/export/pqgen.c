@@ -15,14 +15,12 @@
 #include <string.h>
 
 #include "parquet.h"
+#include "../xorshift.h"
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return xorshift64(&rng);
 }
 
 static void csv_str(FILE *f, const char *s)
