@@ -1068,6 +1068,33 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 	return done;
 }
 
+/*
+ * Sleep until sc is readable.  The tick is armed only once we are on the
+ * waitqueue: armed before, a tick firing in between found no sleeper, did
+ * not re-arm, and the read slept until a quarter of a ring filled (a
+ * blocked read of one event hung).  prepare_to_wait's barrier pairs with
+ * dt_write's smp_mb.
+ */
+static int dt_read_wait(struct dt_softc *sc)
+{
+	DEFINE_WAIT(wait);
+	int error = 0;
+
+	for (;;) {
+		prepare_to_wait(&sc->sc_wq, &wait, TASK_INTERRUPTIBLE);
+		dt_tick_arm(sc);
+		if (dt_readable(sc))
+			break;
+		if (signal_pending(current)) {
+			error = -ERESTARTSYS;
+			break;
+		}
+		schedule();
+	}
+	finish_wait(&sc->sc_wq, &wait);
+	return error;
+}
+
 static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 		       loff_t *off)
 {
@@ -1103,9 +1130,7 @@ static ssize_t dt_read(struct file *file, char __user *ubuf, size_t len,
 		}
 		if (file->f_flags & O_NONBLOCK)
 			return -EAGAIN;
-		dt_tick_arm(sc);
-		/* prepare_to_wait's barrier pairs with dt_write's smp_mb */
-		error = wait_event_interruptible(sc->sc_wq, dt_readable(sc));
+		error = dt_read_wait(sc);
 		if (error)
 			return error;
 	}
