@@ -315,6 +315,10 @@ const struct dtcap_file *dtcap_file_at(const struct dtcap_reader *r, size_t i);
 const struct dtcap_file *dtcap_file_by_id(const struct dtcap_reader *r, uint32_t id);
 size_t dtcap_nprocs(const struct dtcap_reader *r);
 const struct dtcap_proc *dtcap_proc_at(const struct dtcap_reader *r, size_t i);
+/* The snapshots of pid as indices for dtcap_proc_at, *n of them, in time
+ * order (then file order); NULL when there is none.  The array is the
+ * reader's: valid until dtcap_reader_close. */
+const uint32_t *dtcap_proc_snapshots(const struct dtcap_reader *r, uint32_t pid, size_t *n);
 /* The snapshot of pid in force at time ts (latest with p->ts <= ts, else
  * the earliest), or NULL. */
 const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,

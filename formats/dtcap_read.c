@@ -1489,8 +1489,7 @@ const struct dtcap_proc *dtcap_proc_at(const struct dtcap_reader *r, size_t i)
 	return i < r->nprocs ? &r->procs[i] : NULL;
 }
 
-const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,
-					 uint32_t pid, uint64_t ts)
+const uint32_t *dtcap_proc_snapshots(const struct dtcap_reader *r, uint32_t pid, size_t *n)
 {
 	/* first index entry of pid */
 	size_t lo = 0, hi = r->nprocs;
@@ -1501,15 +1500,23 @@ const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,
 		else
 			hi = mid;
 	}
-	if (lo == r->nprocs || r->procs[r->proc_idx[lo]].pid != pid)
+	size_t end = lo;
+	while (end < r->nprocs && r->procs[r->proc_idx[end]].pid == pid)
+		end++;
+	*n = end - lo;
+	return *n ? r->proc_idx + lo : NULL;
+}
+
+const struct dtcap_proc *dtcap_proc_find(const struct dtcap_reader *r,
+					 uint32_t pid, uint64_t ts)
+{
+	size_t n;
+	const uint32_t *v = dtcap_proc_snapshots(r, pid, &n);
+	if (v == NULL)
 		return NULL;
-	const struct dtcap_proc *best = &r->procs[r->proc_idx[lo]];
-	for (size_t i = lo; i < r->nprocs; i++) {
-		const struct dtcap_proc *p = &r->procs[r->proc_idx[i]];
-		if (p->pid != pid || p->ts > ts)
-			break;
-		best = p;
-	}
+	const struct dtcap_proc *best = &r->procs[v[0]];
+	for (size_t i = 1; i < n && r->procs[v[i]].ts <= ts; i++)
+		best = &r->procs[v[i]];
 	return best;
 }
 

@@ -124,11 +124,10 @@ struct dtsql {
 	uint32_t	*ufirst_pid;
 	uint64_t	*ufirst_ts;
 
-	/* probe and process indices sorted by id and by pid, so a join on
-	 * probes.id or processes.pid looks its rows up instead of walking
-	 * the table per outer row; built on the first keyed lookup. */
+	/* probe indices sorted by id, so a join on probes.id looks its rows
+	 * up instead of walking the table per outer row (processes by pid
+	 * use the reader's index); built on the first keyed lookup. */
 	uint32_t	*probe_by_id;
-	uint32_t	*proc_by_pid;
 
 	uint64_t	*block_base;	/* global index of each block's first row */
 };

@@ -46,7 +46,6 @@ static void ctx_unref(struct dtsql *c)
 	free(c->ufirst_pid);
 	free(c->ufirst_ts);
 	free(c->probe_by_id);
-	free(c->proc_by_pid);
 	free(c->block_base);
 	free(c);
 }
@@ -1739,67 +1738,54 @@ end:
 	s->eof = 1;
 }
 
-static uint64_t probe_id_of(const struct dtsql *c, uint32_t i)
+static int cmp_probe_id(const void *a, const void *b, void *arg)
 {
-	return dtcap_probe_at(c->r, i)->id;
-}
-
-static uint64_t proc_pid_of(const struct dtsql *c, uint32_t i)
-{
-	return dtcap_proc_at(c->r, i)->pid;
-}
-
-/* qsort_r's argument for an index of outer rows sorted by key */
-struct key_sort {
-	const struct dtsql *c;
-	uint64_t (*key)(const struct dtsql *c, uint32_t i);
-};
-
-static int cmp_by_key(const void *a, const void *b, void *arg)
-{
-	const struct key_sort *ks = arg;
+	const struct dtcap_reader *r = arg;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t kx = ks->key(ks->c, x), ky = ks->key(ks->c, y);
+	uint32_t kx = dtcap_probe_at(r, x)->id, ky = dtcap_probe_at(r, y)->id;
 	if (kx != ky)
 		return kx < ky ? -1 : 1;
-	return x < y ? -1 : x > y;	/* file order within a key */
+	return x < y ? -1 : x > y;	/* file order within an id */
 }
 
 /*
- * The outer rows of s's table whose key is s->key, from the sorted index
- * (built here on first use).  SQLITE_NOMEM, or SQLITE_OK with s->sel set
- * (possibly to an empty range).
+ * The outer rows of s's table whose key is s->key: processes and maps from
+ * the reader's pid index, probes from one sorted by id (built here on
+ * first use).  SQLITE_NOMEM, or SQLITE_OK with s->sel set (nsel may be 0).
  */
 static int sm_select(struct scur *s)
 {
 	struct dtsql *c = s->c;
-	int probes = s->kind == T_PROBES || s->kind == T_PROBE_ARGS;
-	uint32_t **idx = probes ? &c->probe_by_id : &c->proc_by_pid;
-	uint64_t (*key)(const struct dtsql *, uint32_t) = probes ? probe_id_of : proc_pid_of;
-	size_t n = probes ? dtcap_nprobes(c->r) : dtcap_nprocs(c->r);
-	if (*idx == NULL) {
-		if ((*idx = malloc((n ? n : 1) * sizeof(**idx))) == NULL)
+	s->k = 0;
+	s->nsel = 0;
+	s->sel = NULL;
+	if (s->kind == T_PROCESSES || s->kind == T_MAPS) {
+		if (s->key >= 0 && s->key <= UINT32_MAX)
+			s->sel = dtcap_proc_snapshots(c->r, (uint32_t)s->key, &s->nsel);
+		return SQLITE_OK;
+	}
+	size_t n = dtcap_nprobes(c->r);
+	if (c->probe_by_id == NULL) {
+		if ((c->probe_by_id = malloc((n ? n : 1) * sizeof(*c->probe_by_id))) == NULL)
 			return SQLITE_NOMEM;
 		for (size_t i = 0; i < n; i++)
-			(*idx)[i] = (uint32_t)i;
-		struct key_sort ks = { c, key };
-		qsort_r(*idx, n, sizeof(**idx), cmp_by_key, &ks);
+			c->probe_by_id[i] = (uint32_t)i;
+		qsort_r(c->probe_by_id, n, sizeof(*c->probe_by_id), cmp_probe_id, c->r);
 	}
-	const uint32_t *v = *idx;
+	const uint32_t *v = c->probe_by_id;
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if ((int64_t)key(c, v[mid]) < s->key)
+		if ((int64_t)dtcap_probe_at(c->r, v[mid])->id < s->key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	size_t end = lo;
-	while (end < n && (int64_t)key(c, v[end]) == s->key)
+	while (end < n && (int64_t)dtcap_probe_at(c->r, v[end])->id == s->key)
 		end++;
 	s->sel = v + lo;
 	s->nsel = end - lo;
-	s->k = 0;
 	return SQLITE_OK;
 }
 
