@@ -91,4 +91,28 @@ if [ $? -ne 0 ] && grep -q 'no kernel headers under .*install-deps' "$W/b2.out";
 else
 	fail missing-headers-message "$(tail -c 300 "$W/b2.out")"
 fi
+
+# ------------- under -j, no compiler runs before the install step ends
+# `make -j2 all` on a fresh machine once compiled beside apt-get and found no
+# zstd.h: the programs waited for the step, the objects under them did not.
+# The stand-in installer here is slow, and every compile logs itself.
+fresh_tree c || { fail copy "cannot copy the tree"; exit 1; }
+sed -i 's/^echo "install-deps"/sleep 2; echo "install-deps"/' "$W/c/scripts/install-deps.sh"
+cat >"$W/c.cc" <<'EOS'
+#!/bin/sh
+echo cc >>"$FIRSTRUN_LOG"
+exec cc "$@"
+EOS
+chmod +x "$W/c.cc"
+FIRSTRUN_LOG=$W/c.log FIRSTRUN_MODROOT=$W/c.mod \
+	make -C "$W/c" --no-print-directory -j4 MODROOT="$W/c.mod" CC="$W/c.cc" \
+	"$W/c/build/bin/dtcdump" >"$W/c.out" 2>&1
+rc=$?
+first=$(head -1 "$W/c.log" 2>/dev/null)
+ncc=$(grep -c '^cc$' "$W/c.log" 2>/dev/null)
+if [ $rc -eq 0 ] && [ "$first" = install-deps ] && [ "${ncc:-0}" -gt 1 ]; then
+	pass deps-before-cc-parallel
+else
+	fail deps-before-cc-parallel "status $rc, first step '$first', $ncc compiles: $(grep -m2 'rror:\|\*\*\*' "$W/c.out" | tr '\n' ' ')"
+fi
 exit 0
