@@ -362,6 +362,14 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
 #define DTCAP_COL_CTX		0x0400	/* execution context */
 #define DTCAP_COL_ALL		0x07ff
 /*
+ * Not a column: with DTCAP_COL_ARGS, the arguments are given per slot
+ * instead of row-major: argslot[j] holds nargslot[j] values, those of the
+ * rows whose nargs > j, in row order, and args is NULL.  For readers that
+ * want columns of arguments (most rows have none): no row-major array to
+ * fill and transpose back.
+ */
+#define DTCAP_COL_ARGSLOTS	0x1000
+/*
  * Not a column: the per-context columns selected (pid, tid, probe, comm,
  * kstack, ustack, flags, ctx) are given once per distinct context of the
  * block, in the dict arrays, instead of once per row; cidx says which
@@ -382,6 +390,9 @@ struct dtcap_block {
 	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
 	uint8_t		*nargs;
 	uint64_t	*args;
+	/* DTCAP_COL_ARGSLOTS: slot j's values (rows with nargs > j), else NULL */
+	const uint64_t	*argslot[DTCAP_MAXARGS];
+	uint32_t	nargslot[DTCAP_MAXARGS];
 	uint8_t		*ctx;		/* DTCAP_CTX_*; all UNKNOWN if not stored */
 	/* Whenever a per-context column was selected: the block's contexts
 	 * (ndict, 1 .. rows) and each row's (cidx[row] < ndict). */

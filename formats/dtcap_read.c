@@ -1884,6 +1884,15 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			if (!(s = segment(r, i, DTC_C_ARG0 + j, p, &len)) ||
 			    dtc_dec_u64(s, len, p->argtmp + off[j], (uint32_t)(off[j + 1] - off[j])))
 				goto bad;
+		if (cols & DTCAP_COL_ARGSLOTS) {
+			for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+				b->argslot[j] = p->argtmp + off[j];
+				b->nargslot[j] = (uint32_t)(off[j + 1] - off[j]);
+			}
+			b->nargs = p->nargs;
+			b->args = NULL;
+			return 0;
+		}
 		memcpy(pos, off, sizeof(pos));
 		for (uint32_t k = 0; k < n; k++) {
 			uint64_t *row = p->args + (size_t)k * DTCAP_MAXARGS;

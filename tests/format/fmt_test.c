@@ -385,6 +385,22 @@ static void test_roundtrip(void)
 	result(ok && ndistinct == blk->ndict, "roundtrip.read_block_byctx",
 	       "per-context values differ from the rows' (%u of %u contexts used)",
 	       ndistinct, blk->ndict);
+	/* per slot: slot j holds the args[j] of the rows with nargs > j, in
+	 * row order, and no row-major array is filled */
+	ok = !dtcap_read_block(r, 3, DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS, blk) &&
+	     blk->nargs && !blk->args && blk->rows == 1000;
+	for (unsigned j = 0; ok && j < DTCAP_MAXARGS; j++) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; ok && i < blk->rows; i++) {
+			const struct dtcap_event *e = &m.ev[3000 + i];
+			ok &= blk->nargs[i] == e->nargs;
+			if (e->nargs > j)
+				ok &= k < blk->nargslot[j] && blk->argslot[j][k++] == e->args[j];
+		}
+		ok &= k == blk->nargslot[j] && (k == 0 || blk->argslot[j] != NULL);
+	}
+	result(ok, "roundtrip.read_block_argslots",
+	       "per-slot arguments differ from the rows'");
 	result(dtcap_read_block(r, 6, DTCAP_COL_TS, blk) == -1 &&
 	       strstr(dtcap_reader_error(r), a), "roundtrip.read_block_range",
 	       "block 6 of 6 did not fail with the file name");
