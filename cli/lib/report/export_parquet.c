@@ -166,7 +166,8 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	uint32_t ncomm = dtcap_ncomms(r);
 	const char **comms = calloc((size_t)ncomm + 1, sizeof(*comms));
 	struct dtcap_block *b = dtcap_block_new();
-	uint32_t *pidx = NULL, *nargs = NULL, *ctxs = NULL;
+	uint32_t *pidx = NULL, *nargs = NULL, *ctxs = NULL, *argrow = NULL;
+	uint64_t *ret2 = NULL;		/* [2][n]: arg0, arg1 by row, for retval/errno */
 	uint8_t *isret = NULL;
 	size_t cap = 0;
 	int rc = -1;
@@ -181,19 +182,21 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
 		goto werr;
 	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
-		if (dtcap_read_block(r, bi, DTCAP_COL_ALL, b) < 0) {
+		if (dtcap_read_block(r, bi, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, b) < 0) {
 			*err = strdup(dtcap_reader_error(r));
 			goto out;
 		}
 		size_t n = b->rows;
 		if (n > cap) {
-			free(pidx), free(nargs), free(isret), free(ctxs);
+			free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
 			pidx = malloc(n * sizeof(*pidx));
 			nargs = malloc(n * sizeof(*nargs));
 			ctxs = malloc(n * sizeof(*ctxs));
 			isret = malloc(n);
+			argrow = malloc(n * DTCAP_MAXARGS * sizeof(*argrow));
+			ret2 = malloc(2 * n * sizeof(*ret2));
 			cap = n;
-			if (!pidx || !nargs || !isret || !ctxs) {
+			if (!pidx || !nargs || !isret || !ctxs || !argrow || !ret2) {
 				cap = 0;
 				*err = strdup("out of memory");
 				goto out;
@@ -236,10 +239,29 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 		    pq_put_int(w, C_FLAGS, b->flags, 4, 1, NULL, n) < 0 ||
 		    pq_put_int(w, C_NARGS, nargs, 4, 1, NULL, n) < 0)
 			goto werr;
-		if (pq_put_rows64(w, C_ARG0, DTCAP_MAXARGS, b->args, n) < 0)
-			goto werr;
-		if (pq_put_int(w, C_RETVAL, b->args, 8, DTCAP_MAXARGS, isret, n) < 0 ||
-		    pq_put_int(w, C_ERRNO, b->args + 1, 8, DTCAP_MAXARGS, isret, n) < 0 ||
+		/*
+		 * The arguments come per slot (most events have none): each
+		 * slot's rows, laid out as the reader lays out its values,
+		 * then the slot scattered into a column of zeros.
+		 */
+		uint32_t *srow[DTCAP_MAXARGS], pos[DTCAP_MAXARGS];
+		for (unsigned j = 0, at = 0; j < DTCAP_MAXARGS; at += b->nargslot[j++]) {
+			srow[j] = argrow + at;
+			pos[j] = 0;
+		}
+		for (size_t i = 0; i < n; i++)
+			for (unsigned j = 0; j < b->nargs[i]; j++)
+				srow[j][pos[j]++] = (uint32_t)i;
+		for (unsigned j = 0; j < DTCAP_MAXARGS; j++)
+			if (pq_put_scatter64(w, C_ARG0 + j, n, srow[j], b->argslot[j],
+					     b->nargslot[j]) < 0)
+				goto werr;
+		memset(ret2, 0, 2 * n * sizeof(*ret2));
+		for (unsigned j = 0; j < 2; j++)
+			for (size_t k = 0; k < b->nargslot[j]; k++)
+				ret2[j * n + srow[j][k]] = b->argslot[j][k];
+		if (pq_put_int(w, C_RETVAL, ret2, 8, 1, isret, n) < 0 ||
+		    pq_put_int(w, C_ERRNO, ret2 + n, 8, 1, isret, n) < 0 ||
 		    pq_put_ids(w, C_CTX, ctxs, n) < 0 ||
 		    pq_rows_done(w) < 0)
 			goto werr;
@@ -254,7 +276,7 @@ out:
 	pq_abort(w);
 	probemap_free(&pm);
 	free(comms);
-	free(pidx), free(nargs), free(isret), free(ctxs);
+	free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
 	dtcap_block_free(b);
 	if (rc < 0 && *err == NULL)
 		*err = strdup("failed");

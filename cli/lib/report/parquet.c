@@ -485,6 +485,15 @@ struct col {
 	int		nodict;		/* integers: too many distinct values seen */
 	int		intenc;		/* integers: ENC_PLAIN or ENC_DELTA_... */
 	int		decided;	/* intenc chosen (on the first chunk) */
+	/*
+	 * Sparse chunk (only pq_put_scatter64 so far): the n values are 0
+	 * but at rows srow[0..ns-1] (rising), which hold sval[]; vals is
+	 * unused until densify().  The dictionary then costs ns, not n.
+	 */
+	int		sparse;
+	size_t		ns, scap;
+	uint32_t	*srow;
+	int64_t		*sval;
 };
 
 struct pq_writer {
@@ -535,6 +544,8 @@ static void col_free(struct col *c)
 	free(c->name);
 	free(c->def);
 	free(c->vals);
+	free(c->srow);
+	free(c->sval);
 	free(c->dent);
 	free(c->dlen);
 	buf_free(&c->arena);
@@ -675,11 +686,32 @@ static void minmax(struct col *c, size_t had, int64_t mn, int64_t mx)
 	c->vmax = mx > c->vmax ? mx : c->vmax;
 }
 
+/* A sparse chunk as the plain array of its values. */
+static int densify(struct pq_writer *w, struct col *c)
+{
+	if (!c->sparse)
+		return 0;
+	size_t n = c->nnn;
+	c->sparse = 0;
+	c->nnn = 0;
+	if (col_reserve(w, c, n) < 0)
+		return -1;
+	c->nnn = n;
+	int64_t *o = c->vals;
+	memset(o, 0, n * sizeof(*o));
+	for (size_t i = 0; i < c->ns; i++)
+		o[c->srow[i]] = c->sval[i];
+	c->ns = 0;
+	return 0;
+}
+
 int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	       size_t stride, const uint8_t *present, size_t n)
 {
 	struct col *c = getcol(w, col, 0);
 	if (c == NULL)
+		return -1;
+	if (densify(w, c) < 0)
 		return -1;
 	if ((size != 4 && size != 8) || stride == 0)
 		return fail(w, "%s: column %s: bad source layout", w->path, c->name);
@@ -773,52 +805,62 @@ int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	return 0;
 }
 
-int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
-		  const uint64_t *v, size_t n)
+int pq_put_scatter64(struct pq_writer *w, unsigned col, size_t n, const uint32_t *rows,
+		      const uint64_t *vals, size_t m)
 {
-	if (ncols == 0 || col0 + ncols > w->ncols || ncols > 64)
-		return fail(w, "%s: bad column range", w->path, NULL);
-	int64_t *o[64];
-	for (unsigned a = 0; a < ncols; a++) {
-		struct col *c = getcol(w, col0 + a, 0);
-		if (c == NULL)
-			return -1;
-		if (c->type != PQ_INT64)
-			return fail(w, "%s: column %s: not INT64", w->path, c->name);
+	struct col *c = getcol(w, col, 0);
+	if (c == NULL)
+		return -1;
+	if (c->type != PQ_INT64)
+		return fail(w, "%s: column %s: not INT64", w->path, c->name);
+	if (m > n)
+		return fail(w, "%s: column %s: more values than rows", w->path, c->name);
+	for (size_t i = 0; i < m; i++)
+		if (rows[i] >= n || (i > 0 && rows[i] <= rows[i - 1]))
+			return fail(w, "%s: column %s: rows out of order", w->path, c->name);
+	int64_t mn = m < n ? 0 : INT64_MAX, mx = m < n ? 0 : INT64_MIN;
+	if ((c->n == 0 || c->sparse) && !c->nodict) {
+		/* kept sparse: the rows and values only (def stays dense) */
+		if (c->nullable && DT_GROW(c->def, c->defcap, c->n, n, 1024))
+			return oom(w);
+		if (c->ns + m > c->scap) {
+			size_t cap = c->scap;
+			if (DT_GROW(c->srow, cap, c->ns, m, 1024) ||
+			    DT_GROW(c->sval, c->scap, 0, cap, 1024))
+				return oom(w);
+		}
+		if (c->nnn + n > UINT32_MAX)
+			return fail(w, "%s: column %s: row group too large", w->path, c->name);
+		if (c->nullable)
+			memset(c->def + c->n, 1, n);
+		uint32_t base = (uint32_t)c->nnn;
+		for (size_t i = 0; i < m; i++) {
+			int64_t y = (int64_t)vals[i];
+			c->srow[c->ns + i] = base + rows[i];
+			c->sval[c->ns + i] = y;
+			mn = y < mn ? y : mn;
+			mx = y > mx ? y : mx;
+		}
+		c->ns += m;
+		c->sparse = 1;
+	} else {
 		if (col_reserve(w, c, n) < 0)
 			return -1;
 		if (c->nullable)
 			memset(c->def + c->n, 1, n);
-		o[a] = (int64_t *)c->vals + c->nnn;
-	}
-	if (n == 0)
-		return 0;
-	int64_t mn[64], mx[64];
-	for (unsigned a = 0; a < ncols; a++)
-		mn[a] = INT64_MAX, mx[a] = INT64_MIN;
-	/* a slice of rows at a time (it stays in L1 while each column is
-	 * gathered from it, copied and ranged in one simple loop) */
-	for (size_t i0 = 0; i0 < n; i0 += 256) {
-		size_t i1 = n - i0 < 256 ? n : i0 + 256;
-		for (unsigned a = 0; a < ncols; a++) {
-			int64_t lo = mn[a], hi = mx[a];
-			int64_t *out = o[a];
-			const uint64_t *x = v + a;
-			for (size_t i = i0; i < i1; i++) {
-				int64_t y = (int64_t)x[i * ncols];
-				out[i] = y;
-				lo = y < lo ? y : lo;
-				hi = y > hi ? y : hi;
-			}
-			mn[a] = lo, mx[a] = hi;
+		int64_t *o = (int64_t *)c->vals + c->nnn;
+		memset(o, 0, n * sizeof(*o));
+		for (size_t i = 0; i < m; i++) {
+			int64_t y = (int64_t)vals[i];
+			o[rows[i]] = y;
+			mn = y < mn ? y : mn;
+			mx = y > mx ? y : mx;
 		}
 	}
-	for (unsigned a = 0; a < ncols; a++) {
-		struct col *c = &w->cols[col0 + a];
-		minmax(c, c->nnn, mn[a], mx[a]);
-		c->n += n;
-		c->nnn += n;
-	}
+	if (n > 0)
+		minmax(c, c->nnn, mn, mx);
+	c->n += n;
+	c->nnn += n;
 	return 0;
 }
 
@@ -1163,6 +1205,73 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 	return nd;
 }
 
+/*
+ * int_dict for a sparse chunk: 0 (if any row is 0) and the ns values
+ * through the same hash table, then each row's index by filling with 0's
+ * and scattering the rest: the cost is ns, not n.
+ */
+static size_t int_dict_sparse(struct pq_writer *w, struct col *c)
+{
+	size_t slots = (size_t)1 << IDICT_BITS, mask = slots - 1, n = c->nnn;
+	if (w->ht == NULL && (w->ht = calloc(slots, sizeof(*w->ht))) == NULL)
+		return oom(w), 0;
+	if (n > w->didxcap) {
+		free(w->didx);
+		w->didx = malloc(n * sizeof(*w->didx));
+		if (w->didx == NULL) {
+			w->didxcap = 0;
+			return oom(w), 0;
+		}
+		w->didxcap = n;
+	}
+	if (++w->gen == 0) {
+		memset(w->ht, 0, slots * sizeof(*w->ht));
+		w->gen = 1;
+	}
+	int is64 = c->type == PQ_INT64;
+	size_t limit = n / 4 + 1 < IDICT_MAX ? n / 4 + 1 : IDICT_MAX, nd = 0;
+	w->page.len = 0;
+	if (buf_need(&w->page, limit * 8) < 0)
+		return oom(w), 0;
+	uint32_t *didx = w->didx;
+	memset(didx, 0, n * sizeof(*didx));
+	uint64_t last = 0;
+	uint32_t lastidx = 0;
+	if (c->ns < n) {	/* 0 is index 0: the fill above */
+		memset(w->page.p, 0, is64 ? 8 : 4);
+		w->page.len = is64 ? 8 : 4;
+		nd = 1;
+	}
+	int zero_in = nd;
+	for (size_t k = 0; k < c->ns; k++) {
+		uint64_t v = (uint64_t)c->sval[k];
+		if (!is64)
+			v = (uint32_t)v;
+		if (v == 0 && zero_in) {
+			didx[c->srow[k]] = 0;
+			continue;
+		}
+		if (nd && v == last) {
+			didx[c->srow[k]] = lastidx;
+			continue;
+		}
+		size_t h = (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS));
+		struct islot *sl = &w->ht[h];
+		while (sl->gen == w->gen && sl->key != v)
+			sl = &w->ht[h = (h + 1) & mask];
+		if (sl->gen != w->gen) {
+			if (nd == limit)
+				return 0;
+			*sl = (struct islot){ v, (uint32_t)nd++, w->gen };
+			memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
+			w->page.len += is64 ? 8 : 4;
+		}
+		didx[c->srow[k]] = lastidx = sl->val;
+		last = v;
+	}
+	return nd;
+}
+
 static int cmp_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 {
 	/* an empty string may sit at a NULL arena: no memcmp of 0 bytes there */
@@ -1213,11 +1322,13 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 
 	size_t nidict = 0;
 	if (c->type != PQ_STRING && c->nnn > 0 && !c->nodict) {
-		nidict = int_dict(w, c, vmin, vmax);
+		nidict = c->sparse ? int_dict_sparse(w, c) : int_dict(w, c, vmin, vmax);
 		if (w->failed)
 			return -1;
 		if (nidict == 0) {
 			c->nodict = 1;	/* the next chunks will not do better */
+			if (densify(w, c) < 0)
+				return -1;
 		} else {
 			dict = 1;
 			dict_off = w->off;
@@ -1305,6 +1416,8 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 	c->ndict = 0;
 	c->arena.len = 0;
 	c->n = c->nnn = 0;
+	c->ns = 0;
+	c->sparse = 0;
 	return 0;
 }
 

@@ -76,10 +76,16 @@ const char *pq_error(const struct pq_writer *w);
  */
 int pq_put_int(struct pq_writer *w, unsigned col, const void *v, unsigned size,
 	       size_t stride, const uint8_t *present, size_t n);
-/* Row-major rows: n rows of ncols values for the INT64 columns col0..,
- * no NULLs (a one-pass transpose: cheaper than ncols strided calls). */
-int pq_put_rows64(struct pq_writer *w, unsigned col0, unsigned ncols,
-		  const uint64_t *v, size_t n);
+/*
+ * n values of INT64 column col, all 0 but rows[i], which is vals[i]
+ * (i < m; rows rising, each < n), none NULL: a mostly empty column (an
+ * argument slot most events do not use) without building it densely
+ * first.  A row group whose values of col all came this way is kept as
+ * its m rows and values, and its dictionary costs m, not n.  rows and
+ * vals are read during the call only.
+ */
+int pq_put_scatter64(struct pq_writer *w, unsigned col, size_t n, const uint32_t *rows,
+		      const uint64_t *vals, size_t m);
 
 /* One integer; isnull on a nullable column appends NULL. */
 int pq_put_i64(struct pq_writer *w, unsigned col, int64_t v, int isnull);
