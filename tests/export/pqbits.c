@@ -3,7 +3,9 @@
  * reference, for every bit width 1..32: the writer packs with one code
  * path per constant width, and traces only reach the small widths
  * (dictionaries of at most a few thousand entries), so the wide ones are
- * proven here.  Includes parquet.c to reach its static encoders.
+ * proven here; and the raw-block zstd frames of pages zstd cannot shrink,
+ * decoded by libzstd at block-size edges.  Includes parquet.c to reach
+ * its static encoders.
  *
  * Prints "PASS name" / "FAIL name: why" lines (tests/export/run.sh).
  */
@@ -128,5 +130,29 @@ int main(void)
 		printf("PASS writer_bitpack_widths_1_32\n");
 		printf("PASS writer_hybrid_roundtrip_widths_1_32\n");
 	}
+	/* stored frames: libzstd gives back the bytes, the size it reads
+	 * from the header, for sizes at and around the 128 KiB block */
+	static const size_t sizes[] = { 0, 1, 131071, 131072, 131073, 262144, 400000 };
+	static uint8_t src[400000], dst[400000];
+	static uint8_t frame[400000 + 64];
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)next();
+	int zok = 1;
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k];
+		if (ZSTD_compressBound(n) + 16 > sizeof(frame))
+			continue;
+		size_t fl = zstd_stored(frame, src, n);
+		unsigned long long cs = ZSTD_getFrameContentSize(frame, fl);
+		size_t dl = ZSTD_decompress(dst, sizeof(dst), frame, fl);
+		if (cs != n || ZSTD_isError(dl) || dl != n || memcmp(dst, src, n) != 0 ||
+		    ZSTD_findFrameCompressedSize(frame, fl) != fl) {
+			printf("FAIL writer_zstd_stored: %zu bytes: %s\n", n,
+			       ZSTD_isError(dl) ? ZSTD_getErrorName(dl) : "other bytes or size");
+			zok = 0;
+		}
+	}
+	if (zok)
+		printf("PASS writer_zstd_stored_frames\n");
 	return 0;
 }

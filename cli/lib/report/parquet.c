@@ -485,6 +485,7 @@ struct col {
 	int		nodict;		/* integers: too many distinct values seen */
 	int		intenc;		/* integers: ENC_PLAIN or ENC_DELTA_... */
 	int		decided;	/* intenc chosen (on the first chunk) */
+	int		zstore;		/* data pages still to store, not compress */
 	/*
 	 * Sparse chunk (only pq_put_scatter64 so far): the n values are 0
 	 * but at rows srow[0..ns-1] (rising), which hold sval[]; vals is
@@ -1041,22 +1042,66 @@ static int int_encoding(struct pq_writer *w, const struct col *c)
 	return sd < sp ? ENC_DELTA_BINARY_PACKED : ENC_PLAIN;
 }
 
+/*
+ * src as a zstd frame of raw blocks (RFC 8878: single segment, 4-byte
+ * content size, blocks of at most 128 KiB): what zstd itself writes for
+ * data it cannot shrink, without first searching it for matches.  dst has
+ * room for ZSTD_compressBound(n).
+ */
+static size_t zstd_stored(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	static const uint8_t magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	uint8_t *o = dst;
+	uint32_t n32 = (uint32_t)n;
+	memcpy(o, magic, 4);
+	o[4] = 0xa0;
+	memcpy(o + 5, &n32, 4);
+	o += 9;
+	size_t at = 0;
+	do {
+		size_t bl = n - at < 131072 ? n - at : 131072;
+		uint32_t h = (uint32_t)bl << 3 | (at + bl == n);	/* type 0: raw */
+		o[0] = (uint8_t)h, o[1] = (uint8_t)(h >> 8), o[2] = (uint8_t)(h >> 16);
+		memcpy(o + 3, src + at, bl);
+		o += 3 + bl;
+		at += bl;
+	} while (at < n);
+	return (size_t)(o - dst);
+}
+
+/*
+ * A data page zstd shrinks by less than 1/ZSTORE_GAIN (timestamps' deltas,
+ * random ids) has the next ZSTORE_SKIP pages of its column stored in raw
+ * blocks, then compression is tried again: the search for matches that
+ * are not there was a fifth of all compression time.
+ */
+#define ZSTORE_GAIN	50
+#define ZSTORE_SKIP	15
+
 /* Compress w->page and write header + page; usz and csz get the sizes with
- * the header (for ColumnMetaData's totals). */
-static int write_page(struct pq_writer *w, int type, size_t nvals, int enc,
+ * the header (for ColumnMetaData's totals).  zstore: the column's
+ * (data pages), NULL (dictionary pages: always compressed). */
+static int write_page(struct pq_writer *w, int type, size_t nvals, int enc, int *zstore,
 		      uint64_t *usz, uint64_t *csz)
 {
 	if (w->page.oom)
 		return oom(w);
 	if (w->page.len > INT32_MAX)
 		return fail(w, "%s: page over 2 GiB", w->path, NULL);
-	size_t bound = ZSTD_compressBound(w->page.len);
+	size_t bound = ZSTD_compressBound(w->page.len) + 16, cl;
 	w->cpage.len = 0;
 	if (buf_need(&w->cpage, bound) < 0)
 		return oom(w);
-	size_t cl = ZSTD_compressCCtx(w->zc, w->cpage.p, bound, w->page.p, w->page.len, w->level);
-	if (ZSTD_isError(cl))
-		return fail(w, "%s: zstd: %s", w->path, ZSTD_getErrorName(cl));
+	if (zstore && *zstore > 0) {
+		(*zstore)--;
+		cl = zstd_stored(w->cpage.p, w->page.p, w->page.len);
+	} else {
+		cl = ZSTD_compressCCtx(w->zc, w->cpage.p, bound, w->page.p, w->page.len, w->level);
+		if (ZSTD_isError(cl))
+			return fail(w, "%s: zstd: %s", w->path, ZSTD_getErrorName(cl));
+		if (zstore && cl > w->page.len - w->page.len / ZSTORE_GAIN)
+			*zstore = ZSTORE_SKIP;
+	}
 	w->hdr.len = 0;
 	struct tc t;
 	tc_init(&t, &w->hdr);
@@ -1129,51 +1174,52 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 	if (buf_need(&w->page, limit * 8) < 0)
 		return oom(w), 0;
 	uint64_t range = (uint64_t)vmax - (uint64_t)vmin;
-	if (range < DMAP_SIZE) {
+	if (range < DMAP_SIZE && range < 4 * (uint64_t)c->nnn + 4096) {
 		/*
-		 * A small range (ids, pids, cpus, flags): an array, no hashing.
+		 * A small range (ids, pids, cpus, flags): an array, no hashing,
+		 * entries in value order (sorted dictionaries: zstd shrinks
+		 * the pages a few percent more than in first-seen order).
 		 * Entries are index + 1 (0: not seen) in 16 bits (limit <=
-		 * IDICT_MAX), so the part a column touches stays in cache;
-		 * only the entries set are cleared afterwards.
+		 * IDICT_MAX).  The range is walked and cleared once, so it
+		 * must not dwarf the chunk: wide ranges of a few values hash.
 		 */
 		if (w->dmap == NULL && (w->dmap = calloc(DMAP_SIZE, sizeof(*w->dmap))) == NULL)
 			return oom(w), 0;
 		uint16_t *dm = w->dmap;
 		uint8_t *pg = w->page.p;
 		uint32_t *didx = w->didx;
-		size_t i = 0, nnn = c->nnn;
-#define DMAP_LOOP(SRC, T)							\
-		for (; i < nnn; i++) {						\
-			T v = SRC[i];						\
-			uint16_t *e = &dm[(uint64_t)v - (uint64_t)vmin];	\
-			uint32_t x = *e;					\
-			if (x == 0) {						\
-				if (nd == limit)				\
-					break;					\
-				*e = (uint16_t)(x = (uint32_t)++nd);		\
-				memcpy(pg + (nd - 1) * sizeof(T), &v, sizeof(T)); \
-			}							\
-			didx[i] = x - 1;					\
-		}
-		if (is64) {
-			DMAP_LOOP(v64, int64_t)
-		} else {
-			DMAP_LOOP(v32, int32_t)
-		}
-#undef DMAP_LOOP
-		for (size_t k = 0; k < nd; k++) {
-			int64_t v;
-			if (is64) {
-				memcpy(&v, pg + k * 8, 8);
-			} else {
-				int32_t v4;
-				memcpy(&v4, pg + k * 4, 4);
-				v = v4;
+		size_t nnn = c->nnn, span = (size_t)range + 1;
+		uint64_t base = (uint64_t)vmin;
+		/* mark, number the marks in value order, look up */
+		if (is64)
+			for (size_t i = 0; i < nnn; i++)
+				dm[(uint64_t)v64[i] - base] = 1;
+		else
+			for (size_t i = 0; i < nnn; i++)
+				dm[(uint64_t)(int64_t)v32[i] - base] = 1;
+		for (size_t r = 0; r < span; r++) {
+			if (dm[r] == 0)
+				continue;
+			if (nd == limit) {
+				memset(dm, 0, span * sizeof(*dm));
+				return 0;
 			}
-			dm[(uint64_t)v - (uint64_t)vmin] = 0;
+			dm[r] = (uint16_t)++nd;
+			if (is64) {
+				int64_t x = (int64_t)(base + r);
+				memcpy(pg + (nd - 1) * 8, &x, 8);
+			} else {
+				int32_t x = (int32_t)(vmin + (int64_t)r);
+				memcpy(pg + (nd - 1) * 4, &x, 4);
+			}
 		}
-		if (i < nnn)
-			return 0;
+		if (is64)
+			for (size_t i = 0; i < nnn; i++)
+				didx[i] = dm[(uint64_t)v64[i] - base] - 1u;
+		else
+			for (size_t i = 0; i < nnn; i++)
+				didx[i] = dm[(uint64_t)(int64_t)v32[i] - base] - 1u;
+		memset(dm, 0, span * sizeof(*dm));
 		w->page.len = nd * (is64 ? 8 : 4);
 		return nd;
 	}
@@ -1306,7 +1352,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		minp = dict_str(c, imin), minl = c->dlen[imin];
 		maxp = dict_str(c, imax), maxl = c->dlen[imax];
 		dict_off = w->off;
-		if (write_page(w, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, &usz, &csz) < 0)
+		if (write_page(w, PAGE_DICTIONARY, c->ndict, ENC_PLAIN, NULL, &usz, &csz) < 0)
 			return -1;
 	} else if (c->nnn > 0 && c->type == PQ_INT32) {
 		int32_t mn = (int32_t)c->vmin, mx = (int32_t)c->vmax;
@@ -1332,7 +1378,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		} else {
 			dict = 1;
 			dict_off = w->off;
-			if (write_page(w, PAGE_DICTIONARY, nidict, ENC_PLAIN, &usz, &csz) < 0)
+			if (write_page(w, PAGE_DICTIONARY, nidict, ENC_PLAIN, NULL, &usz, &csz) < 0)
 				return -1;
 		}
 	}
@@ -1368,7 +1414,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		enc = c->intenc;
 	}
 	data_off = w->off;
-	if (write_page(w, PAGE_DATA, c->n, enc, &usz, &csz) < 0)
+	if (write_page(w, PAGE_DATA, c->n, enc, &c->zstore, &usz, &csz) < 0)
 		return -1;
 
 	/* ColumnChunk */
