@@ -333,49 +333,6 @@ static void delta_pack32(struct buf *b, const uint64_t *rel, size_t m, unsigned 
 	b->len = (size_t)(o - b->p);
 }
 
-static void delta_encode(struct buf *b, const void *vals, size_t n, int is64)
-{
-	const int64_t *v64 = vals;
-	const int32_t *v32 = vals;
-	uint64_t mask = is64 ? UINT64_MAX : UINT32_MAX;
-	uint64_t prev = is64 ? (uint64_t)v64[0] : (uint64_t)(uint32_t)v32[0];
-	int64_t first = is64 ? v64[0] : v32[0];
-	buf_varint(b, 128);
-	buf_varint(b, 4);
-	buf_varint(b, n);
-	buf_varint(b, ((uint64_t)first << 1) ^ (uint64_t)(first >> 63));
-	uint64_t rel[128];
-	for (size_t i = 1; i < n; i += 128) {
-		size_t m = n - i < 128 ? n - i : 128;
-		/* deltas as signed values of the column's width */
-		int64_t mind = INT64_MAX;
-		for (size_t k = 0; k < m; k++) {
-			uint64_t cur = is64 ? (uint64_t)v64[i + k] : (uint64_t)(uint32_t)v32[i + k];
-			uint64_t d = (cur - prev) & mask;
-			int64_t sd = is64 ? (int64_t)d : (int64_t)(int32_t)(uint32_t)d;
-			rel[k] = (uint64_t)sd;
-			mind = sd < mind ? sd : mind;
-			prev = cur;
-		}
-		buf_varint(b, ((uint64_t)mind << 1) ^ (uint64_t)(mind >> 63));
-		uint8_t bws[4] = { 0, 0, 0, 0 };
-		for (size_t k = 0; k < m; k++)
-			rel[k] = (rel[k] - (uint64_t)mind) & mask;
-		for (unsigned j = 0; j < 4 && j * 32 < m; j++) {
-			uint64_t orv = 0;
-			for (size_t k = j * 32; k < m && k < j * 32 + 32; k++)
-				orv |= rel[k];
-			unsigned bw = 0;
-			while (bw < 64 && (orv >> bw))
-				bw++;
-			bws[j] = (uint8_t)bw;
-		}
-		buf_put(b, bws, 4);
-		for (unsigned j = 0; j < 4 && j * 32 < m; j++)
-			if (bws[j])
-				delta_pack32(b, rel + j * 32, m - j * 32, bws[j]);
-	}
-}
 
 BITPACK(bitpack_u8, uint8_t)
 BITPACK(bitpack_u32, uint32_t)
@@ -457,6 +414,61 @@ static void bitpack_u32_fast(struct buf *b, const uint32_t *v, size_t from, size
 
 HYBRID(hybrid_u8, bitpack_u8, uint8_t)
 HYBRID(hybrid_u32, bitpack_u32_fast, uint32_t)
+
+static void delta_encode(struct buf *b, const void *vals, size_t n, int is64)
+{
+	const int64_t *v64 = vals;
+	const int32_t *v32 = vals;
+	uint64_t mask = is64 ? UINT64_MAX : UINT32_MAX;
+	uint64_t prev = is64 ? (uint64_t)v64[0] : (uint64_t)(uint32_t)v32[0];
+	int64_t first = is64 ? v64[0] : v32[0];
+	buf_varint(b, 128);
+	buf_varint(b, 4);
+	buf_varint(b, n);
+	buf_varint(b, ((uint64_t)first << 1) ^ (uint64_t)(first >> 63));
+	uint64_t rel[128];
+	for (size_t i = 1; i < n; i += 128) {
+		size_t m = n - i < 128 ? n - i : 128;
+		/* deltas as signed values of the column's width */
+		int64_t mind = INT64_MAX;
+		for (size_t k = 0; k < m; k++) {
+			uint64_t cur = is64 ? (uint64_t)v64[i + k] : (uint64_t)(uint32_t)v32[i + k];
+			uint64_t d = (cur - prev) & mask;
+			int64_t sd = is64 ? (int64_t)d : (int64_t)(int32_t)(uint32_t)d;
+			rel[k] = (uint64_t)sd;
+			mind = sd < mind ? sd : mind;
+			prev = cur;
+		}
+		buf_varint(b, ((uint64_t)mind << 1) ^ (uint64_t)(mind >> 63));
+		uint8_t bws[4] = { 0, 0, 0, 0 };
+		for (size_t k = 0; k < m; k++)
+			rel[k] = (rel[k] - (uint64_t)mind) & mask;
+		for (unsigned j = 0; j < 4 && j * 32 < m; j++) {
+			uint64_t orv = 0;
+			for (size_t k = j * 32; k < m && k < j * 32 + 32; k++)
+				orv |= rel[k];
+			unsigned bw = 0;
+			while (bw < 64 && (orv >> bw))
+				bw++;
+			bws[j] = (uint8_t)bw;
+		}
+		buf_put(b, bws, 4);
+		for (unsigned j = 0; j < 4 && j * 32 < m; j++) {
+			if (bws[j] == 0)
+				continue;
+			if (bws[j] <= 32 && m - j * 32 >= 32 && buf_need(b, 4 * bws[j] + 16) == 0) {
+				/* the hybrid's packing is the same LSB-first
+				 * stream: 32 values are 4 of its groups */
+				uint32_t r32[32];
+				for (unsigned k = 0; k < 32; k++)
+					r32[k] = (uint32_t)rel[j * 32 + k];
+				b->len = (size_t)(pack_groups_bw(b->p + b->len, r32, 4, bws[j]) - b->p);
+				continue;
+			}
+			delta_pack32(b, rel + j * 32, m - j * 32, bws[j]);
+		}
+	}
+}
 
 /* ------------------------------------------------------------- writer */
 
