@@ -14,6 +14,13 @@ $(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.
 	CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'
 $(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.o: VERSION
 
+# The Parquet export's loops (copy and range, dictionary marks and
+# lookups, widening a block's columns) have trip counts known only at run
+# time: -O2's very-cheap cost model leaves them scalar, -O3's model
+# vectorizes them (7% of a 10M-event export's CPU time).
+$(B)/obj/cli/lib/report/parquet.o $(B)/obj/cli/lib/report/export_parquet.o: \
+	CFLAGS += -fvect-cost-model=dynamic
+
 $(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
