@@ -50,7 +50,9 @@ struct buf {
 	int	oom;	/* sticky: checked once after a series of puts */
 };
 
-static int buf_need(struct buf *b, size_t more)
+/* Room for more bytes: the test inline (the encoders call it per run and
+ * per group), the growth out of line. */
+static int buf_grow(struct buf *b, size_t more)
 {
 	if (b->oom)
 		return -1;
@@ -59,6 +61,13 @@ static int buf_need(struct buf *b, size_t more)
 		return -1;
 	}
 	return 0;
+}
+
+static inline int buf_need(struct buf *b, size_t more)
+{
+	if (__builtin_expect(!b->oom && more <= b->cap - b->len, 1))
+		return 0;
+	return buf_grow(b, more);
 }
 
 static void buf_put(struct buf *b, const void *p, size_t n)
@@ -241,9 +250,10 @@ static void NAME(struct buf *b, const T *v, size_t from, size_t ngroups,	\
 }
 
 /*
- * Runs of 8 or more equal values become RLE runs; everything else is
- * bit-packed 8 at a time (the last group padded with zeros: readers stop
- * at the page's value count).
+ * Runs of 16 or more equal values become RLE runs (runs of 8 were as
+ * small after zstd, and every switch between the two costs a header and
+ * a call); everything else is bit-packed 8 at a time (the last group
+ * padded with zeros: readers stop at the page's value count).
  */
 #define HYBRID(NAME, PACK, T)							\
 static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
@@ -252,12 +262,12 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 	unsigned vbytes = (bw + 7) / 8;						\
 	while (i < n) {								\
 		T x = v[i];							\
-		/* a run needs its first 8 equal: one branch-free test per	\
+		/* a run needs its first 16 equal: one branch-free test per	\
 		 * group, so values without runs cost little here */		\
 		T d = 1;							\
-		if (i + 8 <= n && v[i + 1] == x) {	/* most groups: no */	\
+		if (i + 16 <= n && v[i + 1] == x) {	/* most groups: no */	\
 			d = 0;							\
-			for (unsigned k = 2; k < 8; k++)			\
+			for (unsigned k = 2; k < 16; k++)			\
 				d |= v[i + k] ^ x;				\
 		}								\
 		if (d != 0) {							\
@@ -265,7 +275,7 @@ static void NAME(struct buf *b, const T *v, size_t n, unsigned bw)		\
 			i += 8;							\
 			continue;						\
 		}								\
-		size_t r = 8;							\
+		size_t r = 16;							\
 		while (i + r + 8 <= n) {	/* 8 at a time: vectorizes */	\
 			unsigned eq = 0;					\
 			for (unsigned k = 0; k < 8; k++)			\
