@@ -5,9 +5,12 @@
  *
  * What it writes: a flat schema of INT32, INT64 and UTF-8 string columns,
  * each REQUIRED or OPTIONAL (nullable).  Per row group and column, one
- * data page (v1) compressed with zstd.  Strings: RLE_DICTIONARY over a
+ * data page (v1) compressed with zstd; a column whose page zstd shrank by
+ * less than 2% has its next 15 data pages stored as raw zstd blocks (a
+ * valid zstd frame, no match search).  Strings: RLE_DICTIONARY over a
  * PLAIN dictionary page.  Integers: the same when the chunk has few
- * distinct values (at most a quarter of its values and 32768), else
+ * distinct values (at most a quarter of its values and 32768; a small
+ * range's dictionary in value order, others in first-seen order), else
  * DELTA_BINARY_PACKED or PLAIN, whichever zstd shrank more on the first
  * 16384 values of the column's first chunk.  A chunk with no non-null
  * value is PLAIN, empty.  Definition levels (RLE/bit-packed hybrid,
