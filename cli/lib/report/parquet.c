@@ -1167,34 +1167,69 @@ static int write_page(struct pq_writer *w, int type, size_t nvals, int enc, int 
 #define IDICT_BITS	16
 #define IDICT_MAX	32768
 #define DMAP_SIZE	(1u << 18)
-static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t vmax)
+/*
+ * Set up an integer dictionary of a chunk of n values: the hash table
+ * (a new generation), room for n indices in w->didx and for the largest
+ * dictionary page.  Returns the dictionary's size limit, 0 on ENOMEM.
+ */
+static size_t idict_begin(struct pq_writer *w, size_t n)
 {
-	size_t slots = (size_t)1 << IDICT_BITS, mask = slots - 1;
+	size_t slots = (size_t)1 << IDICT_BITS;
 	if (w->ht == NULL && (w->ht = calloc(slots, sizeof(*w->ht))) == NULL)
 		return oom(w), 0;
-	if (c->nnn > w->didxcap) {
+	if (n > w->didxcap) {
 		free(w->didx);
-		w->didx = malloc(c->nnn * sizeof(*w->didx));
+		w->didx = malloc(n * sizeof(*w->didx));
 		if (w->didx == NULL) {
 			w->didxcap = 0;
 			return oom(w), 0;
 		}
-		w->didxcap = c->nnn;
+		w->didxcap = n;
 	}
 	if (++w->gen == 0) {
 		memset(w->ht, 0, slots * sizeof(*w->ht));
 		w->gen = 1;
 	}
-	int is64 = c->type == PQ_INT64;
-	const int64_t *v64 = c->vals;
-	const int32_t *v32 = c->vals;
-	size_t limit = c->nnn / 4 + 1 < IDICT_MAX ? c->nnn / 4 + 1 : IDICT_MAX;
-	size_t nd = 0;
-	uint64_t last = 0;
-	uint32_t lastidx = UINT32_MAX;
+	size_t limit = n / 4 + 1 < IDICT_MAX ? n / 4 + 1 : IDICT_MAX;
 	w->page.len = 0;
 	if (buf_need(&w->page, limit * 8) < 0)
 		return oom(w), 0;
+	return limit;
+}
+
+/* v's index in the hashed dictionary of nd values; a new value is added
+ * (to the table and the page) as index nd, for the caller to count, or
+ * is UINT32_MAX when nd is already limit.  (nd by value: the caller keeps
+ * its count in a register, not behind a pointer the page's bytes alias.) */
+static inline uint32_t idict_hash_get(struct pq_writer *w, uint64_t v, size_t nd, size_t limit,
+				      int is64)
+{
+	size_t mask = ((size_t)1 << IDICT_BITS) - 1;
+	size_t h = (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS));
+	struct islot *sl = &w->ht[h];
+	while (sl->gen == w->gen && sl->key != v)
+		sl = &w->ht[h = (h + 1) & mask];
+	if (sl->gen != w->gen) {
+		if (nd == limit)
+			return UINT32_MAX;
+		*sl = (struct islot){ v, (uint32_t)nd, w->gen };
+		memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
+		w->page.len += is64 ? 8 : 4;
+	}
+	return sl->val;
+}
+
+static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t vmax)
+{
+	size_t limit = idict_begin(w, c->nnn);
+	if (limit == 0)
+		return 0;
+	int is64 = c->type == PQ_INT64;
+	const int64_t *v64 = c->vals;
+	const int32_t *v32 = c->vals;
+	size_t nd = 0;
+	uint64_t last = 0;
+	uint32_t lastidx = UINT32_MAX;
 	uint64_t range = (uint64_t)vmax - (uint64_t)vmin;
 	if (range < DMAP_SIZE && range < 4 * (uint64_t)c->nnn + 4096) {
 		/*
@@ -1256,18 +1291,11 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 			uint64_t v2 = is64 ? (uint64_t)v64[i + 16] : (uint64_t)(uint32_t)v32[i + 16];
 			__builtin_prefetch(&w->ht[(v2 * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS)]);
 		}
-		size_t h = (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS));
-		struct islot *sl = &w->ht[h];
-		while (sl->gen == w->gen && sl->key != v)
-			sl = &w->ht[h = (h + 1) & mask];
-		if (sl->gen != w->gen) {
-			if (nd == limit)
-				return 0;
-			*sl = (struct islot){ v, (uint32_t)nd++, w->gen };
-			memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
-			w->page.len += is64 ? 8 : 4;
-		}
-		w->didx[i] = lastidx = sl->val;
+		uint32_t x = idict_hash_get(w, v, nd, limit, is64);
+		if (x == UINT32_MAX)
+			return 0;
+		nd += x == nd;
+		w->didx[i] = lastidx = x;
 		last = v;
 	}
 	return nd;
@@ -1280,27 +1308,10 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
  */
 static size_t int_dict_sparse(struct pq_writer *w, struct col *c)
 {
-	size_t slots = (size_t)1 << IDICT_BITS, mask = slots - 1, n = c->nnn;
-	if (w->ht == NULL && (w->ht = calloc(slots, sizeof(*w->ht))) == NULL)
-		return oom(w), 0;
-	if (n > w->didxcap) {
-		free(w->didx);
-		w->didx = malloc(n * sizeof(*w->didx));
-		if (w->didx == NULL) {
-			w->didxcap = 0;
-			return oom(w), 0;
-		}
-		w->didxcap = n;
-	}
-	if (++w->gen == 0) {
-		memset(w->ht, 0, slots * sizeof(*w->ht));
-		w->gen = 1;
-	}
+	size_t n = c->nnn, limit = idict_begin(w, n), nd = 0;
+	if (limit == 0)
+		return 0;
 	int is64 = c->type == PQ_INT64;
-	size_t limit = n / 4 + 1 < IDICT_MAX ? n / 4 + 1 : IDICT_MAX, nd = 0;
-	w->page.len = 0;
-	if (buf_need(&w->page, limit * 8) < 0)
-		return oom(w), 0;
 	uint32_t *didx = w->didx;
 	memset(didx, 0, n * sizeof(*didx));
 	uint64_t last = 0;
@@ -1323,18 +1334,11 @@ static size_t int_dict_sparse(struct pq_writer *w, struct col *c)
 			didx[c->srow[k]] = lastidx;
 			continue;
 		}
-		size_t h = (size_t)((v * 0x9e3779b97f4a7c15ULL) >> (64 - IDICT_BITS));
-		struct islot *sl = &w->ht[h];
-		while (sl->gen == w->gen && sl->key != v)
-			sl = &w->ht[h = (h + 1) & mask];
-		if (sl->gen != w->gen) {
-			if (nd == limit)
-				return 0;
-			*sl = (struct islot){ v, (uint32_t)nd++, w->gen };
-			memcpy(w->page.p + w->page.len, &v, is64 ? 8 : 4);
-			w->page.len += is64 ? 8 : 4;
-		}
-		didx[c->srow[k]] = lastidx = sl->val;
+		uint32_t x = idict_hash_get(w, v, nd, limit, is64);
+		if (x == UINT32_MAX)
+			return 0;
+		nd += x == nd;
+		didx[c->srow[k]] = lastidx = x;
 		last = v;
 	}
 	return nd;
