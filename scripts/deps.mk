@@ -11,7 +11,6 @@ deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/install-deps.sh
 	@scripts/install-deps.sh
 	@mkdir -p $(B) && echo '# packages installed by scripts/install-deps.sh' >$@
-ifeq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
-else
+ifneq ($(filter-out clean distclean,$(or $(MAKECMDGOALS),all)),)
 include $(DEPS_STAMP)
 endif

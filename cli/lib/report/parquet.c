@@ -343,7 +343,6 @@ static void delta_pack32(struct buf *b, const uint64_t *rel, size_t m, unsigned 
 	b->len = (size_t)(o - b->p);
 }
 
-
 BITPACK(bitpack_u8, uint8_t)
 BITPACK(bitpack_u32, uint32_t)
 
@@ -1302,30 +1301,28 @@ static size_t int_dict(struct pq_writer *w, struct col *c, int64_t vmin, int64_t
 }
 
 /*
- * int_dict for a sparse chunk: 0 (if any row is 0) and the ns values
- * through the same hash table, then each row's index by filling with 0's
- * and scattering the rest: the cost is ns, not n.
+ * int_dict for a sparse chunk (INT64, pq_put_scatter64 only): 0 (if any
+ * row is 0) and the ns values through the same hash table, then each
+ * row's index by filling with 0's and scattering the rest: the cost is
+ * ns, not n.
  */
 static size_t int_dict_sparse(struct pq_writer *w, struct col *c)
 {
 	size_t n = c->nnn, limit = idict_begin(w, n), nd = 0;
 	if (limit == 0)
 		return 0;
-	int is64 = c->type == PQ_INT64;
 	uint32_t *didx = w->didx;
 	memset(didx, 0, n * sizeof(*didx));
 	uint64_t last = 0;
 	uint32_t lastidx = 0;
-	if (c->ns < n) {	/* 0 is index 0: the fill above */
-		memset(w->page.p, 0, is64 ? 8 : 4);
-		w->page.len = is64 ? 8 : 4;
+	int zero_in = c->ns < n;
+	if (zero_in) {		/* 0 is index 0: the fill above */
+		memset(w->page.p, 0, 8);
+		w->page.len = 8;
 		nd = 1;
 	}
-	int zero_in = nd;
 	for (size_t k = 0; k < c->ns; k++) {
 		uint64_t v = (uint64_t)c->sval[k];
-		if (!is64)
-			v = (uint32_t)v;
 		if (v == 0 && zero_in) {
 			didx[c->srow[k]] = 0;
 			continue;
@@ -1334,7 +1331,7 @@ static size_t int_dict_sparse(struct pq_writer *w, struct col *c)
 			didx[c->srow[k]] = lastidx;
 			continue;
 		}
-		uint32_t x = idict_hash_get(w, v, nd, limit, is64);
+		uint32_t x = idict_hash_get(w, v, nd, limit, 1);
 		if (x == UINT32_MAX)
 			return 0;
 		nd += x == nd;
