@@ -396,9 +396,11 @@ check "export_no_temp_left" "$(ls -a "$T" | grep -c '^\.keep\.sqlite\.\|^\.g\.sq
 "$D" export "$C" "$C" -o "$T/x2.sqlite" >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 2 ] && grep -q "unexpected argument" "$T/err" && pass "export_extra_argument" ||
 	fail "export_extra_argument" "rc=$rc $(cat "$T/err")"
-# progress on a terminal's stderr while a long export runs (seconds for
-# 600k events under ASan), none on a pipe
-"$G" -o "$T/long.dtc" -n 600000 >/dev/null 2>&1
+# progress on a terminal's stderr while a long export runs, none on a pipe.
+# The first tick comes after a second: 600k events under ASan once took
+# seconds, now about one (a clean-clone run missed the tick), so 3M, about
+# four seconds.
+"$G" -o "$T/long.dtc" -n 3000000 >/dev/null 2>&1
 python3 - "$D" "$T/long.dtc" "$T/pty.sqlite" <<'PYEOF'
 import os, pty, subprocess, sys
 m, s = pty.openpty()
