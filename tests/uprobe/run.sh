@@ -166,6 +166,43 @@ got=$(sql "$T/exit.dtc" "SELECT count(*) FROM events WHERE pid = $spinner")
 	fail target-exits-mid-recording "rc $rc, $got events of the killed process: $(head -c 200 "$T/exit.err")"
 sanitizer_clean exit-asan "$T/exit.err"
 
+# ---- +OFFSET only on an instruction boundary (decoded with capstone):
+# up_insn is a 10-byte movabs at +0, a 3-byte add at +0xa, ret at +0xd
+bad_off=
+for o in 1 5 9; do
+	"$DTREC" --source perf -q -o "$T/off.dtc" -e "uprobe:$U:up_insn+$o:entry" -d 1s 2>"$T/off.err"
+	rc=$?
+	if [ $rc != 1 ] || [ -e "$T/off.dtc" ] ||
+	   ! grep -q "offset +$(printf '%#x' $o) is inside the instruction at up_insn+0 (movabs" "$T/off.err" ||
+	   ! grep -q "10 bytes).*nearest instruction boundaries are +0 and +0xa" "$T/off.err"; then
+		bad_off="$bad_off +$o: rc $rc $(head -c 200 "$T/off.err")"
+	fi
+	rm -f "$T/off.dtc"
+done
+[ -z "$bad_off" ] && pass offset-inside-instruction-refused ||
+	fail offset-inside-instruction-refused "$bad_off"
+"$DTREC" --source perf -q -o "$T/off.dtc" -e "uprobe:$U:up_insn+0xb:entry" -d 1s 2>"$T/off.err"
+rc=$?
+[ $rc = 1 ] && [ ! -e "$T/off.dtc" ] &&
+	grep -q "inside the instruction at up_insn+0xa (add rax, rdi, 3 bytes).*boundaries are +0xa and +0xd" "$T/off.err" &&
+	pass offset-inside-second-instruction-refused ||
+	fail offset-inside-second-instruction-refused "rc $rc: $(head -c 300 "$T/off.err")"
+rm -f "$T/off.dtc"
+# boundaries are accepted and count every call; the program computes right
+N=1500
+if rec insn -o "$T/insn.dtc" -e "uprobe:$U:up_insn+0xa:entry" -e "uprobe:$U:up_insn+13:entry" \
+	-e "uprobe:$U:up_insn:entry" -- "$U" insn $N; then
+	bad=
+	for o in "" +0xa +0xd; do
+		got=$(count "$T/insn.dtc" "uprobe:$U:up_insn$o:entry")
+		[ "$got" = $N ] || bad="$bad up_insn$o=$got"
+	done
+	[ -z "$bad" ] && pass offset-boundary-call-counts || fail offset-boundary-call-counts "want $N each:$bad"
+else
+	fail offset-boundary-call-counts "rc $?: $(head -c 300 "$T/insn.err")"
+fi
+sanitizer_clean insn-asan "$T/insn.err"
+
 # ---- dtsh completes the file, then its functions
 python3 "$(dirname "$0")/ptycomplete.py" "$DTSH" "$U"
 

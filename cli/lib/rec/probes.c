@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "insn.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -990,6 +991,9 @@ resolve_uprobe(struct dtp_dev *d, const char *spec, const char *path, const char
 				   sy->name, (unsigned long long)sy->size);
 			goto out;
 		}
+		if (off && dtup_insn_boundary(spec, path, sy->name, sy->offset, sy->size, off, err,
+					      errlen) < 0)
+			goto out;
 		nmatch++;
 		for (int k = 0; k < 2; k++) {
 			char full[DTCAP_PROBENAMELEN + 1], offs[32] = "";
