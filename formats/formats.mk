@@ -26,6 +26,9 @@ ALL += $(DTCDUMP)
 $(DTCDUMP): $(B)/obj/formats/gen/dtcdump.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread
+# its --version is the tools' (the VERSION file), not the capture writer's
+$(B)/obj/formats/gen/dtcdump.o: CFLAGS_BASE += -DDT_VERSION='"$(shell cat $(TOP)/VERSION)"'
+$(B)/obj/formats/gen/dtcdump.o: VERSION
 
 # The version libdtcap writes into every capture: git describe of the tree,
 # else a VERSION file (release tarballs), else "unknown".  The value is kept

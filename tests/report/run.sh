@@ -433,6 +433,19 @@ check truncated-status "a capture cut short: status $? (want 3)" test $? -eq 3
 check truncated-partial "--partial: status $?, or no stacks" test $? -eq 0 -a -s "$W/cut.fold"
 check truncated-warns "a capture cut short opened without a warning" \
 	grep -qi 'warning\|trunc\|cut' "$W/cut.err"
+# bytes after an intact trailer are ignored with a warning, status 0
+# (FORMAT.md): nothing was lost, so neither status 3 nor --partial
+{ cat "$W/g.dtc"; printf 'appended after the end'; } >"$W/tail.dtc"
+for cmd in stats "flame --folded"; do
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/tail.dtc" >"$W/tail.out" 2>"$W/tail.err"
+	rc=$?
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/g.dtc" 2>/dev/null | sed "s|$W/g.dtc|$W/tail.dtc|g" >"$W/tail.ref"
+	check "trailing-bytes-ignored-${cmd%% *}" "status $rc: $(head -c 300 "$W/tail.err")" \
+		bash -c "[ $rc -eq 0 ] && grep -q 'warning: .*22 bytes after the trailer at offset' '$W/tail.err' &&
+			cmp -s '$W/tail.out' '$W/tail.ref' && ! grep -q Sanitizer '$W/tail.err'"
+done
 crash=0
 for seed in 1 2 3 4 5 6; do
 	python3 - "$W/g.dtc" "$W/flip.dtc" "$seed" <<'EOF'

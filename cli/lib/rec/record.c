@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -22,6 +24,7 @@
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
+#include "targets.h"
 #include "util.h"
 
 /* Large reads: one syscall per megabytes of records keeps up with TCG. */
@@ -66,6 +69,9 @@ struct rec {
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
+	struct dtrec_targets tg;	/* -p: ends recording when all exited */
+	pid_t		fg;		/* the terminal was given to the command: our group */
+	int		not_run;	/* 126/127: the command could not be run */
 };
 
 static void
@@ -670,7 +676,7 @@ static pid_t
 spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 {
 	int go[2], ep[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		msg(r, "pipe: %s", strerror(errno));
@@ -682,6 +688,7 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 		close(go[1]);
 		return -1;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		msg(r, "fork: %s", strerror(errno));
@@ -694,6 +701,11 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	if (pid == 0) {
 		char c;
 		int e;
+		/* a recorder killed outright takes the command with it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
+		/* its own group: ended as a whole, never with the recorder's */
+		setpgid(0, 0);
 		close(go[1]);
 		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)
@@ -706,23 +718,60 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	}
 	close(go[0]);
 	close(ep[1]);
+	/* both sides set the group: whichever runs first, it exists before exec */
+	setpgid(pid, pid);
+	/*
+	 * In the terminal's foreground the command takes the terminal, as a
+	 * shell's job does: it reads it, and Ctrl-C ends it (then recording).
+	 */
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
+	    tcsetpgrp(STDIN_FILENO, pid) == 0)
+		r->fg = getpgrp();
 	*go_fd = go[1];
 	*err_fd = ep[0];
 	return pid;
 }
 
+/* The terminal back to the recorder's group, if the command had it. */
 static void
-reap(pid_t child, int *status)
+take_terminal(struct rec *r)
 {
-	/* the command may ignore SIGTERM: give it two seconds, then kill it */
-	kill(child, SIGTERM);
+	sigset_t ttou, old;
+
+	if (r->fg == 0)
+		return;
+	/* a background group setting the foreground gets SIGTTOU */
+	sigemptyset(&ttou);
+	sigaddset(&ttou, SIGTTOU);
+	sigprocmask(SIG_BLOCK, &ttou, &old);
+	(void)tcsetpgrp(STDIN_FILENO, r->fg);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	r->fg = 0;
+}
+
+/*
+ * Recording stopped before the command ended: end its process group (what
+ * it started too), SIGTERM first, SIGKILL to what is left two seconds on.
+ */
+static void
+reap(struct rec *r, pid_t child, int *status)
+{
+	int reaped = 0;
+
+	if (killpg(child, SIGTERM) < 0)
+		kill(child, SIGTERM);
 	for (int i = 0; i < 200; i++) {
-		if (waitpid(child, status, WNOHANG) == child)
-			return;
+		if (!reaped && waitpid(child, status, WNOHANG) == child)
+			reaped = 1;
+		if (reaped && killpg(child, 0) < 0)
+			break;
 		usleep(10000);
 	}
-	kill(child, SIGKILL);
-	waitpid(child, status, 0);
+	if (killpg(child, SIGKILL) < 0 && !reaped)
+		kill(child, SIGKILL);
+	if (!reaped)
+		waitpid(child, status, 0);
+	take_terminal(r);
 }
 
 static void
@@ -861,6 +910,7 @@ runnable(struct rec *r, const char *cmd)
 	if (strchr(cmd, '/')) {
 		if (access(cmd, X_OK) == 0)
 			return 1;
+		r->not_run = errno == ENOENT || errno == ENOTDIR ? 127 : 126;
 		msg(r, "%s: %s", cmd, strerror(errno));
 		return 0;
 	}
@@ -875,6 +925,7 @@ runnable(struct rec *r, const char *cmd)
 		p = c + 1;
 	}
 	msg(r, "%s: command not found", cmd);
+	r->not_run = 127;
 	return 0;
 }
 
@@ -896,6 +947,7 @@ release_child(struct rec *r, int *go_fd, int err_fd, pid_t *child, int *cmd_stat
 		n = read(err_fd, &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof(e)) {
+		r->not_run = e == ENOENT || e == ENOTDIR ? 127 : 126;
 		msg(r, "%s: %s", r->o->argv[0], strerror(e));
 		waitpid(*child, cmd_status, 0);
 		*child = -1;
@@ -1044,6 +1096,8 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 			*child = -1;
 			break;
 		}
+		if (r->tg.n && dtrec_targets_gone(&r->tg))
+			break;
 		if (o->dump && *o->dump != asked) {
 			asked = *o->dump;
 			why = "SIGUSR2";
@@ -1112,8 +1166,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "no probe given (-e PROBE)");
 		return 1;
 	}
-	if (o->argv && o->argv[0] && !runnable(r, o->argv[0]))
+	if (o->argv && o->argv[0] && !runnable(r, o->argv[0])) {
+		if (res)
+			res->not_run = r->not_run;
 		return 1;
+	}
 	dev = dtp_open_source(o->source, o->device, 1, err, sizeof(err));
 	if (dev == NULL) {
 		msg(r, "%s", err);
@@ -1236,6 +1293,10 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "%s", err);
 		goto out;
 	}
+	if (dtrec_targets_open(&r->tg, o->pids, o->npids) < 0) {
+		msg(r, "out of memory");
+		goto out;
+	}
 
 	/*
 	 * Read the symbol tables before the capture exists: on a slow machine
@@ -1272,7 +1333,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		if (r->src->ops->stop(r->src, err, sizeof(err)) < 0)
 			msg(r, "%s", err);
 		if (child > 0) {
-			reap(child, &cmd_status);
+			reap(r, child, &cmd_status);
 			child = -1;
 		}
 		if (res)
@@ -1346,6 +1407,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			child = -1;
 			break;
 		}
+		if (r->tg.n && dtrec_targets_gone(&r->tg))
+			break;
 		got = drain_once(r, buf);
 		if (got < 0) {
 			failed = 1;
@@ -1409,9 +1472,10 @@ finish:
 		put_counters(r);
 	}
 	if (child > 0) {
-		reap(child, &cmd_status);
+		reap(r, child, &cmd_status);
 		child = -1;
 	}
+	take_terminal(r);
 	if (r->tty && recording)
 		fputs("\r\033[K", r->st);
 	if (r->w) {
@@ -1470,7 +1534,11 @@ out:
 	if (err_fd >= 0)
 		close(err_fd);
 	if (child > 0)
-		reap(child, &cmd_status);
+		reap(r, child, &cmd_status);
+	take_terminal(r);
+	if (res)
+		res->not_run = r->not_run;
+	dtrec_targets_close(&r->tg);
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
 	kused_free(r->kused);

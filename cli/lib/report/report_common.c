@@ -41,7 +41,11 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 		return NULL;
 	}
 	const char *w = dtcap_reader_warning(r);
-	if (w && !partial && !salvage) {
+	/*
+	 * Only a cut loses events: a lost index or bytes after an intact
+	 * trailer are told and read on (FORMAT.md), with status 0.
+	 */
+	if (w && (dtcap_reader_status(r) & DTCAP_ST_TRUNCATED) && !partial && !salvage) {
 		/* The library's warning names the file and the offset. */
 		dtr_err(cmd, "%s", w);
 		dtr_err(cmd, "%s: incomplete capture (%llu events before the cut); "
