@@ -32,7 +32,7 @@ sanitizer_clean() {
 
 # ---- listing a file's functions and SDT probes
 "$DTREC" -l "uprobe:$U:up_*" >"$T/list" 2>&1
-[ "$(sort "$T/list" | tr '\n' ' ')" = "uprobe:$U:up_args:entry uprobe:$U:up_args:return uprobe:$U:up_count:entry uprobe:$U:up_count:return uprobe:$U:up_ret:entry uprobe:$U:up_ret:return " ] &&
+[ "$(sort "$T/list" | tr "\n" " ")" = "uprobe:$U:up_args:entry uprobe:$U:up_args:return uprobe:$U:up_count:entry uprobe:$U:up_count:return uprobe:$U:up_insn:entry uprobe:$U:up_insn:return uprobe:$U:up_ret:entry uprobe:$U:up_ret:return " ] &&
 	pass list-functions || fail list-functions "$(head -c 300 "$T/list")"
 "$DTREC" -l "usdt:$U" >"$T/list" 2>&1
 [ "$(sort "$T/list" | tr '\n' ' ')" = "usdt:$U:dttest:gated usdt:$U:dttest:tick " ] &&

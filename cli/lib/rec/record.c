@@ -1474,6 +1474,8 @@ finish:
 	if (child > 0) {
 		reap(r, child, &cmd_status);
 		child = -1;
+		if (go_fd >= 0)
+			cmd_status = -1;	/* never released: it ran nothing */
 	}
 	take_terminal(r);
 	if (r->tty && recording)

@@ -1,6 +1,7 @@
 /*
  * report_sql.c - `dtreport sql` and `dtreport export` (also run by dtsh).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -220,6 +221,51 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 	return 0;
 }
 
+/*
+ * Is w one of sql's options, word for word (1)?  -1: a word that can only
+ * be a mistyped option ("--tsv": as SQL, a comment and nothing else).
+ * 0: the query begins.
+ */
+static int sql_opt_word(const char *w)
+{
+	if (!strcmp(w, "-h"))
+		return 1;
+	if (w[0] != '-' || w[1] != '-')
+		return 0;
+	for (const struct option *o = sql_longopts; o->name; o++)
+		if (!strcmp(w + 2, o->name))
+			return 1;
+	if (!isalpha((unsigned char)w[2]))
+		return 0;
+	for (const char *c = w + 2; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return 0;
+	return -1;
+}
+
+/* One option word that sql_opt_word accepted: as sql_opts. */
+static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int *salvage,
+		       int *schema)
+{
+	if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+		sql_usage(stdout);
+		return 1;
+	}
+	for (const struct option *o = sql_longopts; o->name; o++) {
+		if (strcmp(w + 2, o->name))
+			continue;
+		switch (o->val) {
+		case 't': *fmt = DTSQL_TABLE; break;
+		case 'c': *fmt = DTSQL_CSV; break;
+		case 'j': *fmt = DTSQL_JSON; break;
+		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_PARTIAL: *partial = 1; break;
+		case DTR_OPT_SALVAGE: *salvage = 1; break;
+		}
+	}
+	return 0;
+}
+
 int cmd_sql(int argc, char **argv)
 {
 	/* Aligned for people, CSV for pipes: what scripts parse most easily. */
@@ -266,9 +312,22 @@ int cmd_sql(int argc, char **argv)
 	int capend = optind;
 	struct stat pst;
 	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
-	/* Options may also follow the captures, up to the query. */
-	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
-		return r0 == 1 ? 0 : r0;
+	/*
+	 * Options may also follow the captures, up to the query: whole option
+	 * words only, so a query that starts with '-' (-1, a -- comment) is
+	 * the query, not an unknown option.
+	 */
+	while (optind < argc && sql_opt_word(argv[optind])) {
+		if (sql_opt_word(argv[optind]) < 0) {
+			dtr_err("sql", "unknown option %s", argv[optind]);
+			sql_usage(stderr);
+			return DTR_EXIT_USAGE;
+		}
+		if ((r0 = sql_opt_one(argv[optind++], &fmt, &partial, &salvage, &schema)) != 0)
+			return r0 == 1 ? 0 : r0;
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
 	if (schema) {
 		dtr_err("sql", "--schema takes no capture");
 		return DTR_EXIT_USAGE;
