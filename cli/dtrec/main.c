@@ -382,6 +382,10 @@ main(int argc, char **argv)
 			snprintf(sub, sizeof(sub), "*%s*", glob);
 			n = dtp_list(d, sub, stdout);
 		}
+		/* a short list must not pass for the whole catalog */
+		if (dtp_missing(d))
+			fprintf(stderr, "dtrec: warning: only profile and interval are listed: %s\n",
+				dtp_missing(d));
 		dtp_close(d);
 		if (glob && n == 0) {
 			fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);

@@ -308,6 +308,23 @@ else
 	echo "note: no cgroup2 mount on this host: --cgroup's positive case is left to the VM"
 fi
 
+# unprivileged: tracefs (mode 0700) unreadable, so the perf catalog has the
+# timer probes only; -l and an unknown probe say why and what to do
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if ! command -v setpriv >/dev/null; then
+	fail tracefs-unreadable "setpriv (util-linux) missing"
+elif $NOBODY test -r /sys/kernel/tracing/events 2>/dev/null; then
+	fail tracefs-unreadable "tracefs is readable by nobody on this host: the case cannot be made"
+else
+	$NOBODY "$DTREC" --source perf -l >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && grep -qx 'profile:hz:97' "$T/out" &&
+		grep -q '^dtrec: warning: only profile and interval are listed: /sys/kernel/tracing is not readable by this user (uid 65534): .*run dtrec as root' "$T/err" &&
+		pass tracefs-unreadable-list || fail tracefs-unreadable-list "rc $rc: $(head -c 300 "$T/err")"
+	expect tracefs-unreadable-unknown-probe 1 "^dtrec: unknown probe 'syscall:read:entry': only profile and interval are known: /sys/kernel/tracing is not readable by this user .*run dtrec as root" -- \
+		$NOBODY "$DTREC" --source perf -q -o /tmp/dtrec-no-such-dir/x.dtc -e syscall:read:entry -d 1s
+fi
+
 # a full disk: a clear message and a non-zero exit
 expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
 	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s

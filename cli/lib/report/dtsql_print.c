@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include <sqlite3.h>
@@ -395,8 +396,10 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		}
 		rc = run_stmt(st, fmt, out, &nres);
 		if (rc != SQLITE_DONE) {
+			/* errno is still the failed write's: nothing ran since */
 			if (rc == SQLITE_IOERR && ferror(out))
-				*err = sqlite3_mprintf("write error");
+				*err = errno ? sqlite3_mprintf("write error: %s", strerror(errno)) :
+					       sqlite3_mprintf("write error");
 			else if (rc == SQLITE_INTERRUPT)
 				*err = sqlite3_mprintf("interrupted");
 			else if (rc == SQLITE_NOMEM)

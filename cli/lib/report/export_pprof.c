@@ -301,7 +301,7 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 	}
 	uint8_t buf[1 << 16];
 	z.next_in = (Bytef *)data;
-	int rc = Z_OK, bad = 0;
+	int rc = Z_OK, bad = 0, e = 0;
 	size_t left = len;
 	while (rc != Z_STREAM_END && !bad) {
 		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
@@ -311,14 +311,32 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 		rc = deflate(&z, chunk == left ? Z_FINISH : Z_NO_FLUSH);
 		left -= chunk - z.avail_in;
 		size_t have = sizeof(buf) - z.avail_out;
-		if (rc == Z_STREAM_ERROR || write(fd, buf, have) != (ssize_t)have)
+		if (rc == Z_STREAM_ERROR) {
 			bad = 1;
+			e = EIO;
+		}
+		/* a short write is retried: the retry tells why (a full disk) */
+		for (size_t off = 0; !bad && off < have; ) {
+			ssize_t w = write(fd, buf + off, have - off);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				/* kept now: deflateEnd and close would clobber errno
+				 * (a full disk said "No such file or directory") */
+				bad = 1;
+				e = w < 0 ? errno : EIO;
+			} else {
+				off += (size_t)w;
+			}
+		}
 	}
 	deflateEnd(&z);
-	if (close(fd) != 0)
+	if (close(fd) != 0 && !bad) {
 		bad = 1;
+		e = errno;
+	}
 	if (bad) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno ? errno : EIO));
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(e ? e : EIO));
 		unlink(path);	/* ours, and incomplete */
 		return -1;
 	}

@@ -410,7 +410,11 @@ int cmd_sql(int argc, char **argv)
 	if (rc < 0 && !werr)
 		dtr_err("sql", "%s", err ? err : "failed");
 	if (dtu_out_commit(&out, ebuf, sizeof(ebuf)) && (rc == 0 || werr)) {
-		dtr_err("sql", "%s", ebuf);
+		/* the flush at the end no longer knows why the first write failed */
+		if (werr && err && !strncmp(err, "write error: ", 13))
+			dtr_err("sql", "writing standard output: %s", err + 13);
+		else
+			dtr_err("sql", "%s", ebuf);
 		rc = -1;
 	}
 	sqlite3_free(err);
