@@ -43,6 +43,14 @@ usage(FILE *out, int status)
 		    "  Commands are also read from standard input when it is not a\n"
 		    "  terminal; 'help' lists them.  An SQL statement runs on until\n"
 		    "  its ';' (or a line that starts a new command).  See dtsh(1).\n");
+	/* --help into a full disk or a closed pipe is an error, as any output */
+	if (out == stdout) {
+		char err[512];
+		if (dtu_stdout_check(err, sizeof(err)) < 0) {
+			fprintf(stderr, "dtsh: %s\n", err);
+			exit(1);
+		}
+	}
 	exit(status);
 }
 
@@ -299,9 +307,15 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout, 0);
 			break;
-		case 'V':
+		case 'V': {
+			char err[512];
 			printf("dtsh %s\n", dtu_version());
-			return fclose(stdout) ? 1 : 0;
+			if (dtu_stdout_check(err, sizeof(err)) < 0) {
+				fprintf(stderr, "dtsh: %s\n", err);
+				return 1;
+			}
+			return 0;
+		}
 		case DTR_OPT_PARTIAL:
 			sh.partial = 1;
 			break;

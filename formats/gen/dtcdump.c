@@ -25,7 +25,10 @@ int main(int argc, char **argv)
 	/* every tool answers --version (its build's VERSION file) */
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("dtcdump %s\n", DT_VERSION);
-		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+		if (fflush(stdout) == 0 && !ferror(stdout))
+			return 0;
+		perror("dtcdump: standard output");
+		return 1;
 	}
 	while ((c = getopt(argc, argv, "e:ck")) != -1) {
 		switch (c) {
