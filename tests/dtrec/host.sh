@@ -216,6 +216,19 @@ if [ -z "$child" ]; then fail command-dies-with-dtrec "the command never started
 elif alive "$child"; then fail command-dies-with-dtrec "sleep $child outlived dtrec"; kill -9 "$child"
 else pass command-dies-with-dtrec; fi
 
+# on a terminal the command, in its own group, gets the terminal: it reads
+# it, and Control-C ends it (and so the recording: 128+SIGINT)
+if command -v script >/dev/null; then
+	(sleep 1; echo hello) | timeout 60 script -qec "LD_PRELOAD=$FAKE $DTREC -q -o $T/tty.dtc -e profile:hz:97 -- sh -c 'read x; echo got:\$x; exit 4'; echo rc=\$?" /dev/null >"$T/tty" 2>&1
+	tr -d '\r' <"$T/tty" | grep -qx 'got:hello' && tr -d '\r' <"$T/tty" | grep -qx 'rc=4' &&
+		pass tty-command-reads-terminal || fail tty-command-reads-terminal "$(tr '\r\n' '||' <"$T/tty" | head -c 300)"
+	(sleep 2; printf '\003'; sleep 1) | timeout 60 script -qec "LD_PRELOAD=$FAKE $DTREC -q -o $T/tty.dtc -e profile:hz:97 -- sleep 30; echo rc=\$?" /dev/null >"$T/tty" 2>&1
+	tr -d '\r' <"$T/tty" | grep -q 'rc=130$' && pass tty-control-c || fail tty-control-c "$(tr '\r\n' '||' <"$T/tty" | head -c 300)"
+	check_cap tty-control-c-finalized "$T/tty.dtc" filtered
+else
+	fail tty-command-reads-terminal "script(1) missing"
+fi
+
 # -p: recording ends when every target has exited
 sleep 1 & t1=$!
 sleep 2 & t2=$!
