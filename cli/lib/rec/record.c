@@ -71,6 +71,7 @@ struct rec {
 	int		tty;
 	struct dtrec_targets tg;	/* -p: ends recording when all exited */
 	pid_t		fg;		/* the terminal was given to the command: our group */
+	struct sigaction ttou;		/* SIGTTOU's action before the terminal was given */
 	int		not_run;	/* 126/127: the command could not be run */
 };
 
@@ -725,8 +726,14 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	 * shell's job does: it reads it, and Ctrl-C ends it (then recording).
 	 */
 	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
-	    tcsetpgrp(STDIN_FILENO, pid) == 0)
+	    tcsetpgrp(STDIN_FILENO, pid) == 0) {
+		struct sigaction ign;
 		r->fg = getpgrp();
+		/* in the background now: the status line must not stop us (stty tostop) */
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGTTOU, &ign, &r->ttou);
+	}
 	*go_fd = go[1];
 	*err_fd = ep[0];
 	return pid;
@@ -736,16 +743,11 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 static void
 take_terminal(struct rec *r)
 {
-	sigset_t ttou, old;
-
 	if (r->fg == 0)
 		return;
-	/* a background group setting the foreground gets SIGTTOU */
-	sigemptyset(&ttou);
-	sigaddset(&ttou, SIGTTOU);
-	sigprocmask(SIG_BLOCK, &ttou, &old);
+	/* SIGTTOU, which a background group setting the foreground gets, is ignored */
 	(void)tcsetpgrp(STDIN_FILENO, r->fg);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigaction(SIGTTOU, &r->ttou, NULL);
 	r->fg = 0;
 }
 
