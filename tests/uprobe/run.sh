@@ -181,6 +181,16 @@ for o in 1 5 9; do
 done
 [ -z "$bad_off" ] && pass offset-inside-instruction-refused ||
 	fail offset-inside-instruction-refused "$bad_off"
+# the same rule on the dt source (here dt.ko's stand-in: the refusal comes
+# before anything reaches the device)
+LD_PRELOAD=$B/tests/dtrec/fakedt.so "$DTREC" --source dt -q -o "$T/off.dtc" \
+	-e "uprobe:$U:up_insn+3:entry" -d 1s 2>"$T/off.err"
+rc=$?
+[ $rc = 1 ] && [ ! -e "$T/off.dtc" ] &&
+	grep -q "offset +0x3 is inside the instruction at up_insn+0 (movabs" "$T/off.err" &&
+	pass offset-inside-instruction-refused-dt ||
+	fail offset-inside-instruction-refused-dt "rc $rc: $(head -c 300 "$T/off.err")"
+rm -f "$T/off.dtc"
 "$DTREC" --source perf -q -o "$T/off.dtc" -e "uprobe:$U:up_insn+0xb:entry" -d 1s 2>"$T/off.err"
 rc=$?
 [ $rc = 1 ] && [ ! -e "$T/off.dtc" ] &&
