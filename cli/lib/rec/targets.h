@@ -10,11 +10,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* One recording thread owns it: [I] set by dtrec_targets_open, the rest
+ * changed only by dtrec_targets_gone. */
 struct dtrec_targets {
-	int		*fd;		/* [I] a pidfd per process, -1 once exited */
-	size_t		n;		/* [I] */
+	int		*fd;		/* a pidfd per process, -1 once seen to exit */
+	size_t		n;		/* [I] processes */
 	size_t		live;		/* processes not yet seen to exit */
-	int		watched;	/* every process has a pidfd: ending is known */
+	int		watched;	/* [I] every process has a pidfd: ending is known */
 };
 
 /*
