@@ -11,6 +11,7 @@
 
 #include "engine.h"
 #include "filter.h"
+#include "dtsym.h"
 #include "report.h"
 
 #define TOP_OPT_BY	0x2101
@@ -20,6 +21,7 @@ static const struct option top_longopts[] = {
 	{ "by",    1, NULL, TOP_OPT_BY },
 	{ "help",  0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -94,6 +96,9 @@ static int top_args(int argc, char **argv, struct dtr_top_opts *o, struct dtf_fi
 		case TOP_OPT_BY:
 			if (top_key(optarg, o))
 				return DTR_EXIT_USAGE;
+			break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
 			break;
 		case DTR_OPT_PARTIAL:
 			*partial = 1;

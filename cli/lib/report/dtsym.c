@@ -25,8 +25,11 @@
 
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "demangle.h"
 #include "dtsym.h"
 #include "util.h"
+
+int dtsym_demangle = 1;
 
 struct ksym {
 	uint64_t	addr;
@@ -49,7 +52,8 @@ struct pmaps {
 struct centry {
 	uint64_t	pc;
 	const void	*ctx;		/* NULL: kernel, else process snapshot */
-	const char	*name;
+	const char	*name;		/* as the symbol table spells it */
+	const char	*dname;		/* demangled, or name itself */
 	uint8_t		origin;
 };
 
@@ -445,8 +449,18 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 		name = uname_(s, p == (const void *)&origin_names ? NULL : p, pc, &origin);
 	if (!name || DT_GROW(s->cache, s->ccap, s->cn, 1, 1024))
 		return NULL;
+	/* Demangled once per cached answer, kept beside the raw name: both
+	 * spellings stay a lookup away whichever one a command asks for. */
+	const char *dname = name;
+	char *d = origin == O_UNKNOWN ? NULL : dt_demangle(name);
+	if (d) {
+		dname = arena_strdup(s, d);
+		free(d);
+		if (!dname)
+			return NULL;
+	}
 	e = &s->cache[s->cn];
-	*e = (struct centry){ pc, ctx, name, origin };
+	*e = (struct centry){ pc, ctx, name, dname, origin };
 	if (dt_htab_add(&s->cix, hash2(pc, ctx), (uint32_t)s->cn, cache_hash, s))
 		return NULL;
 	s->cn++;
@@ -454,6 +468,14 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 }
 
 const char *dtsym_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, uint64_t ts)
+{
+	struct centry *e = lookup(s, pc, kernel, pid, ts);
+
+	return e ? (dtsym_demangle ? e->dname : e->name) : "?";
+}
+
+const char *dtsym_raw_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+			   uint64_t ts)
 {
 	struct centry *e = lookup(s, pc, kernel, pid, ts);
 

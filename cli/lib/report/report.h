@@ -46,6 +46,9 @@ int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atom
 /* The long option every command takes: read what a cut capture holds. */
 #define DTR_OPT_PARTIAL		0x3001
 #define DTR_LONGOPT_PARTIAL	{ "partial", 0, NULL, DTR_OPT_PARTIAL }
+/* Raw symbol names: no demangling of C++/Rust/D names (dtsym_demangle). */
+#define DTR_OPT_NO_DEMANGLE	0x3003
+#define DTR_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, DTR_OPT_NO_DEMANGLE }
 /* ... and a damaged one, skipping what does not decode (commands without
  * the filter options; theirs is DTF_OPT_SALVAGE) */
 #define DTR_OPT_SALVAGE		0x3002
