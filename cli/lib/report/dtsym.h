@@ -41,6 +41,14 @@ const char *dtsym_raw_name(struct dtsym *s, uint64_t pc, int kernel,
  */
 extern int dtsym_demangle;
 
+/*
+ * The object pc lies in, as perf names it: "[kernel.kallsyms]", "[mod]"
+ * for a kernel module, the mapped file's basename ("libc.so.6",
+ * "[vdso]"), else "[unknown]".  Same lifetime as dtsym_name()'s strings.
+ */
+const char *dtsym_dso(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+		      uint64_t ts);
+
 /* Where the name came from: "kernel", "module", "user", "unknown". */
 const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel,
 			 uint32_t pid, uint64_t ts);
