@@ -35,6 +35,7 @@ static int cmd_record(struct dtsh *, int, char **, const char *);
 static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top_(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
+static int cmd_calls_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
@@ -72,6 +73,13 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
 	  "top frames) or syscalls of the open capture (dtreport top; same\n"
 	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
+	{ "callers", "callers FUNC [--folded] [--min-pct P] [FILTERS...]",
+	  "The call tree into the functions matching FUNC (a glob, or /regex/),\n"
+	  "merged over the sampled stacks, with shares of all samples\n"
+	  "(dtreport callers).", cmd_calls_, DTSH_C_TOP },
+	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
+	  "The call tree out of the functions matching FUNC (dtreport callees).",
+	  cmd_calls_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
@@ -545,6 +553,22 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 }
 
 static int
+cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, argv[0]))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			argv[0], sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
 cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
@@ -921,6 +945,8 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
+	/* --no-demangle holds for the one command that says it. */
+	dtsym_demangle = 1;
 	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };

@@ -360,7 +360,7 @@ complete(EditLine *el, int ch)
 			case DTSH_C_TOP:
 				if (strcmp(prev, "by") == 0) {
 					static const char *const by[] = {
-						"comm", "pid", "probe", "stack", "syscall", NULL };
+						"comm", "pid", "probe", "stack", "syscall", "sym", "dso", NULL };
 					for (int i = 0; by[i]; i++)
 						add(&c, by[i]);
 				} else if (prefix[0] == '-' || strcmp(prev, "--probe") == 0 ||

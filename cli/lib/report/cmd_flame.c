@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "flame.h"
+#include "dtsym.h"
 #include "report.h"
 #include "util.h"
 
@@ -47,6 +48,7 @@ static const struct option flame_longopts[] = {
 	{ "user",     0, NULL, OPT_USER },
 	{ "help",     0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -165,6 +167,9 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 				return -1;
 			}
 			fo->only = c == OPT_KERNEL ? DTR_ONLY_KERNEL : DTR_ONLY_USER;
+			break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
 			break;
 		case DTR_OPT_PARTIAL:
 			fc->partial = 1;

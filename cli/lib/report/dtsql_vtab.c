@@ -1937,7 +1937,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 2: sqlite3_result_int64(ctx, (sqlite3_int64)pc); break;
 		case 3: sqlite3_result_int(ctx, s->kernel != 0); break;
 		case 4:
-		case 5: {
+		case 5:
+		case 6:
+		case 7: {
 			if (s->c->sym == NULL)
 				break;
 			uint32_t pid = 0;
@@ -1954,7 +1956,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 			}
 			res_text(ctx, col == 4
 				 ? dtsym_name(s->c->sym, pc, s->kernel, pid, ts)
-				 : dtsym_origin(s->c->sym, pc, s->kernel, pid, ts));
+				 : col == 5 ? dtsym_origin(s->c->sym, pc, s->kernel, pid, ts)
+				 : col == 6 ? dtsym_raw_name(s->c->sym, pc, s->kernel, pid, ts)
+				 : dtsym_dso(s->c->sym, pc, s->kernel, pid, ts));
 			break;
 		}
 		}

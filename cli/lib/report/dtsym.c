@@ -25,8 +25,11 @@
 
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "demangle.h"
 #include "dtsym.h"
 #include "util.h"
+
+int dtsym_demangle = 1;
 
 struct ksym {
 	uint64_t	addr;
@@ -49,7 +52,8 @@ struct pmaps {
 struct centry {
 	uint64_t	pc;
 	const void	*ctx;		/* NULL: kernel, else process snapshot */
-	const char	*name;
+	const char	*name;		/* as the symbol table spells it */
+	const char	*dname;		/* demangled, or name itself */
 	uint8_t		origin;
 };
 
@@ -376,18 +380,32 @@ static const char *basename_of(const char *path)
 	return sl && sl[1] ? sl + 1 : path;
 }
 
-static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
-			  uint8_t *origin)
+/* The mapping of snapshot p (may be NULL) that holds pc, or NULL. */
+static const struct dtcap_map *map_of(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc)
 {
-	char buf[256];
 	const struct pmaps *pm = p ? proc_maps(s, p) : NULL;
-	const struct dtcap_map *m = NULL;
 
 	if (pm) {
 		size_t lo = DTU_UPPER_BOUND(pm->n, i, pm->maps[i]->start, pc);
 		if (lo > 0 && pc < pm->maps[lo - 1]->end)
-			m = pm->maps[lo - 1];
+			return pm->maps[lo - 1];
 	}
+	return NULL;
+}
+
+/* The name a mapping goes by: its own, else its file's; basename only. */
+static const char *map_basename(const struct dtcap_map *m, const struct dtcap_file *f)
+{
+	return m->name && m->name[0] ? basename_of(m->name)
+	       : f && f->path ? basename_of(f->path) : NULL;
+}
+
+static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
+			  uint8_t *origin)
+{
+	char buf[256];
+	const struct dtcap_map *m = map_of(s, p, pc);
+
 	if (!m) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
 		*origin = O_UNKNOWN;
@@ -411,8 +429,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 			}
 		}
 	}
-	const char *base = m->name && m->name[0] ? basename_of(m->name)
-			 : f && f->path ? basename_of(f->path) : NULL;
+	const char *base = map_basename(m, f);
 	if (!base || !base[0]) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
 		*origin = O_UNKNOWN;
@@ -445,8 +462,18 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 		name = uname_(s, p == (const void *)&origin_names ? NULL : p, pc, &origin);
 	if (!name || DT_GROW(s->cache, s->ccap, s->cn, 1, 1024))
 		return NULL;
+	/* Demangled once per cached answer, kept beside the raw name: both
+	 * spellings stay a lookup away whichever one a command asks for. */
+	const char *dname = name;
+	char *d = origin == O_UNKNOWN ? NULL : dt_demangle(name);
+	if (d) {
+		dname = arena_strdup(s, d);
+		free(d);
+		if (!dname)
+			return NULL;
+	}
 	e = &s->cache[s->cn];
-	*e = (struct centry){ pc, ctx, name, origin };
+	*e = (struct centry){ pc, ctx, name, dname, origin };
 	if (dt_htab_add(&s->cix, hash2(pc, ctx), (uint32_t)s->cn, cache_hash, s))
 		return NULL;
 	s->cn++;
@@ -457,7 +484,36 @@ const char *dtsym_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, u
 {
 	struct centry *e = lookup(s, pc, kernel, pid, ts);
 
+	return e ? (dtsym_demangle ? e->dname : e->name) : "?";
+}
+
+const char *dtsym_raw_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+			   uint64_t ts)
+{
+	struct centry *e = lookup(s, pc, kernel, pid, ts);
+
 	return e ? e->name : "?";
+}
+
+const char *dtsym_dso(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, uint64_t ts)
+{
+	if (kernel) {
+		const struct kmod *m = mod_of(s, pc);
+		char buf[160];
+		if (!m)
+			return "[kernel.kallsyms]";
+		snprintf(buf, sizeof(buf), "[%s]", m->name);
+		const char *d = arena_strdup(s, buf);
+		return d ? d : "?";
+	}
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+	if (m) {
+		const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+		const char *base = map_basename(m, f);
+		if (base && base[0])
+			return base;
+	}
+	return "[unknown]";
 }
 
 const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "dtsym.h"
 #include "report.h"
 
 static const char *prog(void)
@@ -55,6 +56,7 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,6 +67,9 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 'f': format = optarg; break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': usage(stdout); return 0;

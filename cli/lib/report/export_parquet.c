@@ -298,9 +298,10 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 		{ "stack_id", PQ_INT64, 1 }, { "depth", PQ_INT64, 1 },
 		{ "pc", PQ_INT64, 1 }, { "kernel", PQ_INT64, 1 },
 		{ "name", PQ_STRING, 1 }, { "origin", PQ_STRING, 1 },
+		{ "raw_name", PQ_STRING, 1 }, { "dso", PQ_STRING, 1 },
 	};
 	struct pq_opts o = pq_options();
-	struct pq_writer *w = pq_create(path, cols, 6, &o, err);
+	struct pq_writer *w = pq_create(path, cols, 8, &o, err);
 	if (w == NULL)
 		return -1;
 	uint64_t (*v)[FBATCH] = malloc(4 * sizeof(*v));
@@ -336,8 +337,12 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 			}
 			const char *nm = dtsym_name(sym, pcs[j], kernel, pid, ts);
 			const char *og = dtsym_origin(sym, pcs[j], kernel, pid, ts);
+			const char *raw = dtsym_raw_name(sym, pcs[j], kernel, pid, ts);
+			const char *dso = dtsym_dso(sym, pcs[j], kernel, pid, ts);
 			if (pq_put_str(w, 4, nm, nm ? strlen(nm) : 0) < 0 ||
-			    pq_put_str(w, 5, og, og ? strlen(og) : 0) < 0)
+			    pq_put_str(w, 5, og, og ? strlen(og) : 0) < 0 ||
+			    pq_put_str(w, 6, raw, raw ? strlen(raw) : 0) < 0 ||
+			    pq_put_str(w, 7, dso, strlen(dso)) < 0)
 				goto werr;
 			v[0][k] = id;
 			v[1][k] = j;

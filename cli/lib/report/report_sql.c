@@ -185,6 +185,7 @@ static const struct option sql_longopts[] = {
 	{ "schema", no_argument, NULL, SQL_OPT_SCHEMA },
 	{ "help", no_argument, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTR_LONGOPT_SALVAGE,
 	{ NULL, 0, NULL, 0 },
 };
@@ -205,6 +206,9 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 		case 'c': *fmt = DTSQL_CSV; break;
 		case 'j': *fmt = DTSQL_JSON; break;
 		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: *partial = 1; break;
 		case DTR_OPT_SALVAGE: *salvage = 1; break;
 		case 'h': sql_usage(stdout); return 1;
@@ -507,6 +511,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -522,6 +527,9 @@ int cmd_export(int argc, char **argv)
 		switch (ch) {
 		case 'o': outpath = optarg; break;
 		case 'f': break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': export_usage(stdout); return 0;
