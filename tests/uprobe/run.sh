@@ -140,8 +140,13 @@ else
 fi
 kill -9 $outsider 2>/dev/null
 # ---- the command is recorded from its exec on: dtrec's own execvp in the
-# forked child is not, the command's exit is
-if rec preexec -o "$T/preexec.dtc" -e 'uprobe:libc.so.6:execvp:entry' -e 'uprobe:libc.so.6:exit:entry' \
+# forked child is not, the command's exit is.  Both run on a private copy
+# of libc (LD_LIBRARY_PATH), and the probes sit on that copy's inode: no
+# other process on this machine maps it, so none can be hit.
+mkdir -p "$T/privlib"
+cp "$(ldd "$U" | awk '$1 == "libc.so.6" { print $3 }')" "$T/privlib/libc.so.6"
+if LD_LIBRARY_PATH=$T/privlib rec preexec -o "$T/preexec.dtc" \
+	-e "uprobe:$T/privlib/libc.so.6:execvp:entry" -e "uprobe:$T/privlib/libc.so.6:exit:entry" \
 	-- "$U" calls 1; then
 	got=$(sql "$T/preexec.dtc" "SELECT sum(p.name LIKE '%:execvp:entry'), sum(p.name LIKE '%:exit:entry')
 		FROM events e JOIN probes p ON p.id = e.probe")
