@@ -22,6 +22,7 @@
 #include "probes.h"
 #include "record.h"
 #include "report.h"
+#include "termsafe.h"
 #include "util.h"
 
 /* The handle a query is running on, for the SIGINT handler. */
@@ -221,7 +222,7 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
 			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
 			if (dtu_glob_match(glob, p->name)) {
-				printf("%s\n", p->name);
+				printf("%s\n", dtt_str(p->name));
 				shown++;
 			}
 		}
@@ -245,7 +246,8 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 static void
 print_probe(const struct dtcap_probe *p)
 {
-	printf("%s\n  id %u%s%s\n", p->name, p->id,
+	/* the capture's names: escaped for the terminal */
+	printf("%s\n  id %u%s%s\n", dtt_str(p->name), p->id,
 	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
 	       (p->flags & DT_PF_RETURN) ? ", return" : "");
 	if (p->nargs == 0) {
@@ -253,8 +255,8 @@ print_probe(const struct dtcap_probe *p)
 		return;
 	}
 	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
-		printf("  arg%u  %-20s %s\n", i, p->args[i].name[0] ? p->args[i].name : "-",
-		       p->args[i].type[0] ? p->args[i].type : "?");
+		printf("  arg%u  %-20s %s\n", i, p->args[i].name[0] ? dtt_str(p->args[i].name) : "-",
+		       p->args[i].type[0] ? dtt_str(p->args[i].type) : "?");
 }
 
 static int
@@ -702,10 +704,10 @@ dtsh_sql_db(struct dtsh *sh)
 	/* Frames are named through dtsym; without it they are NULL. */
 	if (sh->sym == NULL)
 		sh->sym = dtsym_open(sh->cap);
-	if (sqlite3_open(":memory:", &sh->db) != SQLITE_OK) {
-		fprintf(stderr, "dtsh sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
-		sqlite3_close(sh->db);
-		sh->db = NULL;
+	/* guarded: SQL typed here writes no file (dtsql_open) */
+	if ((sh->db = dtsql_open(&err)) == NULL) {
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "out of memory");
+		sqlite3_free(err);
 		return NULL;
 	}
 	if (sh->ncaps > 1)

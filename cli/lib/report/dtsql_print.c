@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sqlite3.h>
 
 #include "dtsql.h"
 #include "dtsql_int.h"
+#include "termsafe.h"
 #include "util.h"
 
 /* Display width of UTF-8 text: code points (good enough for comms). */
@@ -94,8 +96,18 @@ static char *cell_text(sqlite3_stmt *st, int i, int table)
 		return s;
 	}
 	default: {
-		const unsigned char *t = sqlite3_column_text(st, i);
-		return strdup(t ? (const char *)t : "");
+		const char *t = (const char *)sqlite3_column_text(st, i);
+		if (t == NULL)
+			return strdup("");
+		if (!table || !dtt_unsafe(t))
+			return strdup(t);
+		/* a table is for a terminal: a comm's escape sequence or
+		 * newline must not move the cursor or forge a row */
+		size_t n = dtt_escape(NULL, 0, t) + 1;
+		char *e = malloc(n);
+		if (e)
+			dtt_escape(e, n, t);
+		return e;
 	}
 	}
 }
@@ -135,16 +147,24 @@ static void tbl_flush(FILE *out, struct tbl *t, sqlite3_stmt *st)
 		for (int i = 0; i < t->ncol; i++)
 			if (t->num[i] == -1)
 				t->num[i] = 0;
-		for (int i = 0; i < t->ncol; i++) {
-			const char *n = sqlite3_column_name(st, i);
-			if (u8width(n) > t->w[i])
-				t->w[i] = u8width(n);
-		}
 		char **h = calloc((size_t)t->ncol, sizeof(*h));
+		for (int i = 0; h && i < t->ncol; i++) {
+			h[i] = (char *)dtt_str(sqlite3_column_name(st, i));
+			/* dtt_str's buffers go round: a copy for each name */
+			if ((h[i] = strdup(h[i] ? h[i] : "")) == NULL) {
+				while (i--)
+					free(h[i]);
+				free(h);
+				h = NULL;
+			}
+		}
+		for (int i = 0; h && i < t->ncol; i++)
+			if (u8width(h[i]) > t->w[i])
+				t->w[i] = u8width(h[i]);
 		if (h) {
-			for (int i = 0; i < t->ncol; i++)
-				h[i] = (char *)sqlite3_column_name(st, i);
 			tbl_print_row(out, t, h);
+			for (int i = 0; i < t->ncol; i++)
+				free(h[i]);
 			free(h);
 		}
 		for (int i = 0; i < t->ncol; i++) {
@@ -348,6 +368,18 @@ static int dot_command(const char *line, size_t len, FILE *out, char **err)
 	return -1;
 }
 
+/* The guard's refusal of the statement at head, named: VACUUM is refused
+ * as the ATTACH of its copy, which the user did not write. */
+static char *refusal(const char *head)
+{
+	const char *what = dtsql_guard_refused();
+	if (strncasecmp(head, "VACUUM", 6) == 0 && !isalnum((unsigned char)head[6]) &&
+	    head[6] != '_')
+		what = "VACUUM";
+	return sqlite3_mprintf("%s refused: SQL here writes no file and changes only TEMP "
+			       "tables and views (CREATE TEMP TABLE ... AS SELECT ...)", what);
+}
+
 int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	       volatile sig_atomic_t *cancel, char **err)
 {
@@ -371,7 +403,14 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 			tail += len;
 			continue;
 		}
+		const char *head = tail;
+		dtsql_guard_clear();
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		if (rc == SQLITE_AUTH && dtsql_guard_refused()) {
+			*err = refusal(head);
+			ret = -1;
+			break;
+		}
 		if (rc != SQLITE_OK) {
 			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ret = -1;
@@ -401,6 +440,8 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 				*err = sqlite3_mprintf("interrupted");
 			else if (rc == SQLITE_NOMEM)
 				*err = sqlite3_mprintf("out of memory");
+			else if (rc == SQLITE_AUTH && dtsql_guard_refused())
+				*err = refusal(head);	/* re-prepared on a schema change */
 			else
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			sqlite3_finalize(st);
