@@ -472,6 +472,29 @@ need_capture(struct dtsh *sh, const char *what)
 	return -1;
 }
 
+/*
+ * The symbols of the first open capture (all: of every one), loaded on
+ * first use and kept.  Ctrl-C stops the loading as it stops a query (a
+ * crafted capture can hold millions of symbols): -1 then, said on stderr.
+ */
+static int
+load_syms(struct dtsh *sh, int all)
+{
+	for (int i = 0; i < (all ? sh->ncaps : 1); i++) {
+		struct dtsym **sp = i == 0 ? &sh->sym : &sh->syms[i];
+		if (*sp)
+			continue;
+		*sp = dtsym_open_cancel(i == 0 ? sh->cap : sh->caps[i], &dtsh_interrupted);
+		if (*sp == NULL) {
+			fprintf(stderr, "dtsh: %s\n", errno == EINTR
+				? "interrupted while loading symbols" : "out of memory");
+			dtsh_interrupted = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The open capture as the report engine takes it, its symbols opened on
  * first use and kept (top by stack and flame name frames). */
 static struct dtr_cap
@@ -541,8 +564,10 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 			"(open it alone, or use sql or stats over all)\n", sh->ncaps);
 		return 1;
 	}
-	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
+	if (load_syms(sh, 0))
+		return 1;
+	struct dtr_cap c = engine_cap(sh);
 	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
 }
 
@@ -556,10 +581,12 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
 			has_o = 1;
+	dtsh_interrupted = 0;
+	if (load_syms(sh, 1))
+		return 1;
 	struct dtr_cap *c = engine_caps(sh, 1);
 	if (c == NULL)
 		return 1;
-	dtsh_interrupted = 0;
 	/* A shell has no stdout worth an SVG: default to a file. */
 	int rc = report_done(cmd_flame_on(c, sh->ncaps, argc, argv, "flame.svg",
 					  &dtsh_interrupted));
@@ -601,9 +628,9 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
 		return 1;
 	}
+	dtsh_interrupted = 0;
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
-	dtsh_interrupted = 0;
 	busy_db = db;
 	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
 	busy_db = NULL;
@@ -701,9 +728,9 @@ dtsh_sql_db(struct dtsh *sh)
 
 	if (sh->db || sh->cap == NULL)
 		return sh->db;
-	/* Frames are named through dtsym; without it they are NULL. */
-	if (sh->sym == NULL)
-		sh->sym = dtsym_open(sh->cap);
+	/* Frames are named through dtsym: loaded first, as Ctrl-C stops it */
+	if (load_syms(sh, 1))
+		return NULL;
 	/* guarded: SQL typed here writes no file (dtsql_open) */
 	if ((sh->db = dtsql_open(&err)) == NULL) {
 		fprintf(stderr, "dtsh sql: %s\n", err ? err : "out of memory");

@@ -4,8 +4,9 @@
  * and the bench (not a user tool).  Deterministic: same arguments, same
  * bytes.
  *
- *	dthostile KIND N OUT
+ *	dthostile KIND N OUT [EVENTS]
  *
+ * EVENTS replaces the kind's event count (small seeds for the fuzzer).
  * KIND:
  *	mods       N kallsyms lines, each in a module of its own ("[hm17]")
  *	           that /proc/modules does not list
@@ -15,6 +16,8 @@
  *	           frames fall in them
  *	escapes    comms, a kernel symbol and a module holding terminal
  *	           escapes and newlines (N events)
+ *	many       N kernel symbols of random names and addresses: seconds
+ *	           of loading, to interrupt
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -68,12 +71,12 @@ static void add(struct text *t, const char *fmt, ...)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: dthostile mods|aliases|modranges|escapes N OUT\n");
+	fprintf(f, "usage: dthostile mods|aliases|modranges|escapes|many N OUT [EVENTS]\n");
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
+	if (argc != 4 && argc != 5) {
 		usage(stderr);
 		return 2;
 	}
@@ -83,8 +86,9 @@ int main(int argc, char **argv)
 	if (*end || n < 1 || n > 10000000)
 		die("bad N (1..10000000): %s", argv[2]);
 	int mods = !strcmp(kind, "mods"), aliases = !strcmp(kind, "aliases"),
-	    ranges = !strcmp(kind, "modranges"), escapes = !strcmp(kind, "escapes");
-	if (!mods && !aliases && !ranges && !escapes) {
+	    ranges = !strcmp(kind, "modranges"), escapes = !strcmp(kind, "escapes"),
+	    many = !strcmp(kind, "many");
+	if (!mods && !aliases && !ranges && !escapes && !many) {
 		usage(stderr);
 		return 2;
 	}
@@ -124,6 +128,15 @@ int main(int argc, char **argv)
 			add(&ks, "%016" PRIx64 " T alias%07lu\n", KBASE, i);
 		add(&ks, "%016" PRIx64 " T after_aliases\n", KBASE + 0x200000);
 		nev = 12000;
+	} else if (many) {
+		uint64_t y = 88172645463325252ULL;
+		for (unsigned long i = 0; i < n; i++) {
+			y ^= y << 13, y ^= y >> 7, y ^= y << 17;
+			uint64_t z = y * 0x2545f4914f6cdd1dULL;
+			add(&ks, "%016" PRIx64 " T k%016" PRIx64 "\n",
+			    KBASE + (y >> 40), z);
+		}
+		nev = 16;
 	} else if (ranges) {
 		for (unsigned long i = 0; i < n; i++)
 			add(&md, "hr%lu 4096 0 - Live 0x%" PRIx64 "\n", i, MBASE + 0x2000 * i);
@@ -134,6 +147,11 @@ int main(int argc, char **argv)
 		add(&ks, "%016" PRIx64 " t modfn\t[m\033[31mred]\n", MBASE);
 		add(&md, "m\033[31mred 4096 0 - Live 0x%" PRIx64 "\n", MBASE);
 		nev = n;
+	}
+	if (argc == 5) {
+		nev = strtoul(argv[4], &end, 0);
+		if (*end || nev > 10000000)
+			die("bad EVENTS (0..10000000): %s", argv[4]);
 	}
 	if (ks.len)
 		CK(dtcap_put_kallsyms(w, ks.p, ks.len));

@@ -190,6 +190,18 @@ static int on_progress(void *arg)
 	return f && *f;
 }
 
+static void csv_head(FILE *out, sqlite3_stmt *st, int ncol, int nres)
+{
+	if (nres)
+		fputc('\n', out);	/* results of a script: blank-separated */
+	for (int i = 0; i < ncol; i++) {
+		if (i)
+			fputc(',', out);
+		csv_field(out, sqlite3_column_name(st, i));
+	}
+	fputs("\r\n", out);
+}
+
 /* One statement's result in fmt.  Returns the sqlite3_step() end code. */
 static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nres)
 {
@@ -200,13 +212,17 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			;
 		return rc;
 	}
+	/* An interrupted statement prints nothing that could pass for its
+	 * result: no header, count or closing bracket after the rows that
+	 * were out already.  So heads wait for the first row or the end. */
 	if (fmt == DTSQL_JSON) {
 		/* Rows are objects keyed by column name: what json.load users want. */
-		fputs(*nres ? "\n[" : "[", out);
 		unsigned long long n = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			if (ferror(out))
 				return SQLITE_IOERR;
+			if (n == 0)
+				fputs(*nres ? "\n[" : "[", out);
 			fputs(n++ ? ",\n{" : "\n{", out);
 			for (int i = 0; i < ncol; i++) {
 				const char *name = sqlite3_column_name(st, i);
@@ -240,22 +256,21 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 			fputc('}', out);
 		}
+		if (rc == SQLITE_INTERRUPT)
+			return rc;
+		if (n == 0)
+			fputs(*nres ? "\n[" : "[", out);
 		fputs(n ? "\n]\n" : "]\n", out);
 		(*nres)++;
 		return rc;
 	}
 	if (fmt == DTSQL_CSV) {
-		if (*nres)
-			fputc('\n', out);	/* results of a script: blank-separated */
-		for (int i = 0; i < ncol; i++) {
-			if (i)
-				fputc(',', out);
-			csv_field(out, sqlite3_column_name(st, i));
-		}
-		fputs("\r\n", out);
+		int head = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			if (ferror(out))
 				return SQLITE_IOERR;
+			if (!head++)
+				csv_head(out, st, ncol, *nres);
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', out);
@@ -270,6 +285,10 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 			fputs("\r\n", out);
 		}
+		if (rc == SQLITE_INTERRUPT)
+			return rc;
+		if (!head)
+			csv_head(out, st, ncol, *nres);
 		(*nres)++;
 		return rc;
 	}
@@ -284,8 +303,7 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 	}
 	for (int i = 0; i < ncol; i++)
 		t.num[i] = -1;	/* unknown until a value is seen */
-	if (*nres)
-		fputc('\n', out);
+	int sep = *nres;	/* a blank line before the first output */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char **row = t.cells + t.nrows * (size_t)ncol;
 		for (int i = 0; i < ncol; i++) {
@@ -305,6 +323,8 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		}
 		t.total++;
 		if (++t.nrows == TABLE_BUFFER) {
+			if (sep && !(sep = 0))
+				fputc('\n', out);
 			tbl_flush(out, &t, st);
 			if (ferror(out)) {
 				rc = SQLITE_IOERR;
@@ -312,6 +332,15 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 		}
 	}
+	if (rc == SQLITE_INTERRUPT) {
+		/* the rows held back stay unprinted, and no count */
+		for (size_t k = 0; k < t.nrows * (size_t)ncol; k++)
+			free(t.cells[k]);
+		free(t.w); free(t.num); free(t.cells);
+		return rc;
+	}
+	if (sep)
+		fputc('\n', out);
 	tbl_flush(out, &t, st);
 	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
 	free(t.w); free(t.num); free(t.cells);
@@ -385,7 +414,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 {
 	const char *tail = sql;
 	char *dummy = NULL;
-	int nres = 0, ret = 0, multi = 0;
+	int nres = 0, ret = 0, multi = 0, stopped = 0;
 	if (err == NULL)
 		err = &dummy;
 	volatile sig_atomic_t *outer = dtsql_cancel;
@@ -436,7 +465,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		if (rc != SQLITE_DONE) {
 			if (rc == SQLITE_IOERR && ferror(out))
 				*err = sqlite3_mprintf("write error");
-			else if (rc == SQLITE_INTERRUPT)
+			else if (rc == SQLITE_INTERRUPT && (stopped = 1))
 				*err = sqlite3_mprintf("interrupted");
 			else if (rc == SQLITE_NOMEM)
 				*err = sqlite3_mprintf("out of memory");
@@ -450,7 +479,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		}
 		sqlite3_finalize(st);
 	}
-	if (multi)
+	if (multi && !stopped)	/* cut short: no closing that makes it whole */
 		fputs("]\n", out);
 	if (cancel)
 		sqlite3_progress_handler(db, 0, NULL, NULL);

@@ -18,7 +18,9 @@
  * probe.  Strings from the capture's file symbols are returned as is: the
  * reader must outlive the dtsym.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,7 +94,17 @@ struct dtsym {
 	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
 
 	struct arena	*arena;
+	volatile sig_atomic_t *cancel;	/* while loading; NULL: none */
+	int		cancelled;
 };
+
+/* Every few thousand lines: has the caller been asked to stop? */
+static int stop(struct dtsym *s, size_t line)
+{
+	if ((line & 4095) == 0 && s->cancel && *s->cancel)
+		s->cancelled = 1;
+	return s->cancelled;
+}
 
 static char *arena_strdup(struct dtsym *s, const char *str)
 {
@@ -215,7 +227,7 @@ static void parse_modules(struct dtsym *s)
 	if (!text)
 		return;
 	const char *p = text, *end = text + len;
-	while (p < end && *p) {
+	for (size_t line = 1; p < end && *p && !stop(s, line); line++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char line[512], name[128], state[32], deps[256];
@@ -252,7 +264,9 @@ static void parse_kallsyms(struct dtsym *s)
 
 	size_t cap = 0, nonzero = 0;
 	char *p = s->ktext, *end = s->ktext + len;
-	while (p < end && *p) {
+	for (size_t line = 1; p < end && *p; line++) {
+		if (stop(s, line))
+			return;
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl)
 			*nl = 0;
@@ -304,18 +318,32 @@ static void parse_kallsyms(struct dtsym *s)
 	s->nks = n;
 }
 
-struct dtsym *dtsym_open(const struct dtcap_reader *r)
+struct dtsym *dtsym_open_cancel(const struct dtcap_reader *r, volatile sig_atomic_t *cancel)
 {
 	struct dtsym *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->r = r;
+	s->cancel = cancel;
 	parse_modules(s);
 	/* kallsyms adds modules without a range only: the index is whole */
 	index_ranges(s);
 	parse_kallsyms(s);
+	if (cancel && *cancel)	/* during the sort, not polled */
+		s->cancelled = 1;
+	s->cancel = NULL;
+	if (s->cancelled) {
+		dtsym_close(s);
+		errno = EINTR;
+		return NULL;
+	}
 	return s;
+}
+
+struct dtsym *dtsym_open(const struct dtcap_reader *r)
+{
+	return dtsym_open_cancel(r, NULL);
 }
 
 void dtsym_close(struct dtsym *s)
