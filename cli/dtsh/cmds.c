@@ -81,7 +81,9 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
 	  ".tables and .schema.  A statement without its closing ';' goes on\n"
 	  "over the next lines (prompt ...>) until one starts a new command.\n"
-	  "Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
+	  "Ctrl-C interrupts it (and the symbol loading before it).  It writes\n"
+	  "no file: ATTACH, VACUUM and changes outside TEMP tables are refused.",
+	  cmd_sql_, DTSH_C_SQL },
 	{ "tables", "tables", "List the SQL tables of a capture.",
 	  cmd_tables, DTSH_C_NONE },
 	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",

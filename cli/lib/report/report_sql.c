@@ -188,6 +188,8 @@ static void sql_usage(FILE *f)
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
+			"  tables and views are refused; at most 500 captures at once.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
