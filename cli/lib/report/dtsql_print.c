@@ -269,8 +269,10 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			if (ferror(out))
 				return SQLITE_IOERR;
-			if (!head++)
+			if (!head) {
 				csv_head(out, st, ncol, *nres);
+				head = 1;
+			}
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', out);
@@ -323,8 +325,9 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		}
 		t.total++;
 		if (++t.nrows == TABLE_BUFFER) {
-			if (sep && !(sep = 0))
+			if (sep)
 				fputc('\n', out);
+			sep = 0;
 			tbl_flush(out, &t, st);
 			if (ferror(out)) {
 				rc = SQLITE_IOERR;
@@ -465,8 +468,8 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		if (rc != SQLITE_DONE) {
 			if (rc == SQLITE_IOERR && ferror(out))
 				*err = sqlite3_mprintf("write error");
-			else if (rc == SQLITE_INTERRUPT && (stopped = 1))
-				*err = sqlite3_mprintf("interrupted");
+			else if (rc == SQLITE_INTERRUPT)
+				*err = sqlite3_mprintf("interrupted"), stopped = 1;
 			else if (rc == SQLITE_NOMEM)
 				*err = sqlite3_mprintf("out of memory");
 			else if (rc == SQLITE_AUTH && dtsql_guard_refused())
