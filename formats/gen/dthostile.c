@@ -14,8 +14,8 @@
  *	           frames are distinct pcs after it
  *	modranges  N /proc/modules lines with ranges, and events whose
  *	           frames fall in them
- *	escapes    comms, a kernel symbol and a module holding terminal
- *	           escapes and newlines (N events)
+ *	escapes    comms, a kernel symbol, a module and the probe holding
+ *	           terminal escapes and newlines (N events)
  *	many       N kernel symbols of random names and addresses: seconds
  *	           of loading, to interrupt
  */
@@ -112,7 +112,9 @@ int main(int argc, char **argv)
 	memset(&probe, 0, sizeof(probe));
 	probe.id = 1;
 	probe.flags = DT_PF_TIMER;
-	snprintf(probe.name, DTCAP_PROBENAMELEN, "profile:hz:997");
+	/* escapes: the probe's name would retitle the terminal */
+	snprintf(probe.name, DTCAP_PROBENAMELEN, "%s",
+		 escapes ? "profile:hz:997\033]0;p\007" : "profile:hz:997");
 	CK(dtcap_put_probes(w, &probe, 1));
 
 	/* kallsyms: a core kernel in every kind, then the kind's lines */

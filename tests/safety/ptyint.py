@@ -3,7 +3,7 @@
 capture with millions of kernel symbols) and queries, and what was
 interrupted prints nothing that looks like a result.  PASS/FAIL lines.
 
-usage: ptyint.py DTSH SMALL.dtc BIG.dtc TMPDIR
+usage: ptyint.py DTSH SMALL.dtc BIG.dtc ESC.dtc TMPDIR
 """
 import fcntl
 import os
@@ -16,7 +16,7 @@ import sys
 import termios
 import time
 
-DTSH, SMALL, BIG, TMP = [os.path.abspath(a) for a in sys.argv[1:5]]
+DTSH, SMALL, BIG, ESC, TMP = [os.path.abspath(a) for a in sys.argv[1:6]]
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07|\r")
 
 
@@ -136,3 +136,20 @@ sh.send("sql SELECT count(*) AS n FROM events;\n")
 check("symbols-after-ctrl-c", sh.expect(r"\b16\b[\s\S]*" + P, 120), sh.text(sh.mark))
 rc = sh.close()
 check("exit-big", rc == 0, "status %s" % rc)
+
+# ---- a probe name with an escape sequence: probes and describe print it
+# escaped, completion does not offer it (its list would print it raw)
+sh = Shell(ESC)
+P = prompt(ESC)
+check("pty-prompt-esc", sh.expect(P, 30), sh.text())
+start = len(sh.raw)
+sh.send("probes\n")
+ok = sh.expect(r"profile:hz:997\\033\]0;p\\007[\s\S]*" + P, 10)
+sh.send("describe prof\t\t")
+sh.settle(1.0)
+sh.send("\x03")
+ok2 = sh.expect(P, 10)
+raw = sh.raw[start:]
+check("pty-probe-name-escaped", ok and ok2 and b"\x1b]0;p\x07" not in raw, repr(raw[-600:]))
+rc = sh.close()
+check("exit-esc", rc == 0, "status %s" % rc)
