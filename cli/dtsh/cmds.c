@@ -730,6 +730,12 @@ dtsh_sql_db(struct dtsh *sh)
 
 	if (sh->db || sh->cap == NULL)
 		return sh->db;
+	if (sh->ncaps > DTSQL_MAX_CAPTURES) {
+		/* before the symbols of them all are loaded for nothing */
+		fprintf(stderr, "dtsh sql: %d captures are open: at most %d at once\n",
+			sh->ncaps, DTSQL_MAX_CAPTURES);
+		return NULL;
+	}
 	/* Frames are named through dtsym: loaded first, as Ctrl-C stops it */
 	if (load_syms(sh, 1))
 		return NULL;
