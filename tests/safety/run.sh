@@ -167,6 +167,16 @@ rc=$?
 [ $rc = 1 ] && grep -q "501 captures: at most 500" "$T/e" && ! grep -q "c1.dtc" "$T/e" && ! san "$T/e" &&
 	pass sql-too-many-captures || fail sql-too-many-captures "rc=$rc $(head -c 300 "$T/e")"
 
+# dtsh opens them all (its other commands read them), but its sql refuses
+# before it loads the symbols of 501 captures
+mkdir -p "$T/many2"
+for i in $(seq 1 501); do ln "$T/esc.dtc" "$T/many2/c$i.dtc"; done
+"$SH" -c "sql SELECT 1" "$T/many2" >"$T/o" 2>"$T/e"
+rc=$?
+[ $rc = 1 ] && grep -q "^dtsh sql: 501 captures are open: at most 500" "$T/e" && [ ! -s "$T/o" ] &&
+	! san "$T/e" && pass dtsh-sql-too-many-captures ||
+	fail dtsh-sql-too-many-captures "rc=$rc $(head -c 300 "$T/e")"
+
 # ---- SIGINT during a query: no header, row count or closing bracket, in
 # any format (dtsh's Ctrl-C runs the same code: ptyint.py)
 for f in table csv json; do
