@@ -6,7 +6,10 @@
  * symbol.  Module symbols are named "func [mod]" (perf's spelling, and
  * safe in folded stacks, which split frames on ';' only).  /proc/modules
  * gives each module's range, so an address in a module without a nearer
- * symbol becomes "mod+0xoff".
+ * symbol becomes "mod+0xoff".  Every count here is the capture's to
+ * choose, so nothing walks a list per line or per frame: one symbol per
+ * address is kept (aliases: the first by name), module names are hashed,
+ * module ranges sorted; loading is O(n log n), a lookup O(log n).
  *
  * User: pid's process snapshot in force at ts gives the maps; the map's
  * file carries its ELF symbols (sorted by the reader).  The file address is
