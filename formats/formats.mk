@@ -20,6 +20,13 @@ $(DTGEN): $(B)/obj/formats/gen/dtgen.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread -lm
 
+# dthostile: the crafted captures of the fuzz corpus, tests and bench.
+DTHOSTILE := $(B)/bin/dthostile
+ALL += $(DTHOSTILE)
+$(DTHOSTILE): $(B)/obj/formats/gen/dthostile.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread
+
 # dtcdump: print a capture's contents through the library (debugging, tests).
 DTCDUMP := $(B)/bin/dtcdump
 ALL += $(DTCDUMP)

@@ -19,6 +19,7 @@
 #include "dtsh.h"
 #include "dtsql.h"
 #include "probes.h"
+#include "termsafe.h"
 
 static struct dtsh *csh;
 
@@ -115,7 +116,10 @@ probes(struct cands *c)
 	size_t n = dtsh_probe_names(csh, &names);
 
 	for (size_t i = 0; i < n; i++) {
-		add(c, names[i]);
+		/* a capture's name with control bytes would reach the
+		 * terminal raw in the list of matches (and cannot be typed) */
+		if (!dtt_unsafe(names[i]))
+			add(c, names[i]);
 		free(names[i]);
 	}
 	free(names);

@@ -749,8 +749,13 @@ check "grouped_total_nulls" "$(awk -F, '{ s += $NF } END { print s }' "$T/gq.sql
 # a table or view of the user's named events is what the statement reads
 same "grouped_shadow_temp" --csv "$N" -- 'CREATE TEMP TABLE events AS SELECT comm FROM main.events LIMIT 5' 'SELECT comm, count(*) FROM events GROUP BY comm'
 check "grouped_shadow_temp_rows" "$(tail -n +2 "$T/fast.out" | tr -d '\r' | awk -F, '{ s += $NF } END { print s }')" "5"
-same "grouped_shadow_main" --csv "$N" -- "CREATE TABLE events(comm TEXT)" "INSERT INTO events VALUES ('x'), ('x'), (NULL)" 'SELECT comm, count(*) FROM events GROUP BY comm'
-check "grouped_shadow_main_rows" "$(tr -d '\r' <"$T/fast.out" | tail -2 | tr '\n' ' ')" ",1 x,2 "
+# a real table in main cannot be made (SQL writes no file: doc/SQL.md),
+# so a shadow of events is TEMP only, above
+"$D" sql --csv "$N" "CREATE TABLE events(comm TEXT); SELECT comm, count(*) FROM events GROUP BY comm" \
+	>"$T/fast.out" 2>"$T/fast.err"
+rc=$?
+[ $rc = 1 ] && [ ! -s "$T/fast.out" ] && grep -q "CREATE (not TEMP) main.events refused" "$T/fast.err" &&
+	pass "grouped_shadow_main_refused" || fail "grouped_shadow_main_refused" "rc=$rc $(head -2 "$T/fast.err")"
 same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TEMP VIEW events AS SELECT * FROM main.events__c0 WHERE pid = 100' 'SELECT comm, count(*) FROM events GROUP BY comm'
 
 # nothing above may have tripped a sanitizer

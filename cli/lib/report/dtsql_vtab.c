@@ -2149,9 +2149,10 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 		      const char *const *capture, const char *const *host, size_t n,
 		      char **err)
 {
-	if (n > 500) {
+	if (n > DTSQL_MAX_CAPTURES) {
 		if (err)
-			*err = sqlite3_mprintf("%d captures: at most 500 at once", (int)n);
+			*err = sqlite3_mprintf("%d captures: at most %d at once", (int)n,
+					       DTSQL_MAX_CAPTURES);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {

@@ -13,8 +13,14 @@
 
 struct dtsym;
 
+#include <signal.h>
+
 /* Index the capture's symbol snapshots once.  NULL only on ENOMEM. */
 struct dtsym *dtsym_open(const struct dtcap_reader *r);
+/* The same, stopped when *cancel turns non-zero (a SIGINT handler's flag;
+ * polled every few thousand lines): NULL with errno EINTR then, or ENOMEM. */
+struct dtsym *dtsym_open_cancel(const struct dtcap_reader *r,
+				volatile sig_atomic_t *cancel);
 void dtsym_close(struct dtsym *s);
 
 /*

@@ -34,9 +34,32 @@ static void on_sigint(int sig)
 	sql_cancel = 1;
 }
 
+/* The connection of user SQL (guarded: it writes no file, dtsql_open),
+ * or for the export, which attaches its output file, a plain one. */
+static sqlite3 *open_db(const char *cmd, int guarded)
+{
+	sqlite3 *db = NULL;
+	char *err = NULL;
+
+	if (guarded) {
+		if ((db = dtsql_open(&err)) == NULL)
+			dtr_err(cmd, "%s", err ? err : "sqlite: out of memory");
+		sqlite3_free(err);
+		return db;
+	}
+	/* one thread uses the connection: no per-call mutex */
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err(cmd, "sqlite: %s", db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
 /* Open the capture, its symbols and an in-memory db with the tables.
  * Returns 0, or the exit status with the message printed. */
-static int open_all(const char *cmd, const char *path, int partial, int salvage,
+static int open_all(const char *cmd, const char *path, int partial, int salvage, int guarded,
 		    struct dtcap_reader **r,
 		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
 {
@@ -53,12 +76,8 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		dtr_err(cmd, "out of memory");
 		return DTR_EXIT_ERROR;
 	}
-	/* one thread uses the connection: no per-call mutex */
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err(cmd, "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db(cmd, guarded)) == NULL)
 		return DTR_EXIT_ERROR;
-	}
 	char *err = NULL;
 	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
 		dtr_err(cmd, "%s", err ? err : "attach failed");
@@ -92,11 +111,8 @@ static int open_many(const struct dtx_caps *caps, int partial, int salvage,
 		dtx_capture_name(names[i], 256, caps->path[i]);
 		hosts[i] = dtcap_host(rs[i])->hostname;
 	}
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err("sql", "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db("sql", 1)) == NULL)
 		goto out;
-	}
 	char *err = NULL;
 	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
 			      &err) < 0) {
@@ -173,6 +189,8 @@ static void sql_usage(FILE *f)
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
+			"  tables and views are refused; at most 500 captures at once.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
@@ -383,6 +401,14 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return DTR_EXIT_ERROR;
 		}
+		/* before any capture is opened: 500 of them are gigabytes */
+		if (caps.n > DTSQL_MAX_CAPTURES) {
+			dtr_err("sql", "%d captures: at most %d at once (name fewer files or "
+				"a smaller directory)", caps.n, DTSQL_MAX_CAPTURES);
+			dtx_caps_free(&caps);
+			free(query);
+			return DTR_EXIT_ERROR;
+		}
 		rs = calloc((size_t)caps.n, sizeof(*rs));
 		syms = calloc((size_t)caps.n, sizeof(*syms));
 		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
@@ -397,7 +423,7 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return st;
 		}
-	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db, &h)) != 0) {
+	} else if ((st = open_all("sql", path, partial, salvage, 1, &r, &sym, &db, &h)) != 0) {
 		close_all(r, sym, db);
 		free(query);
 		return st;
@@ -578,7 +604,7 @@ int cmd_export(int argc, char **argv)
 	struct dtsym *sym;
 	sqlite3 *db;
 	struct dtsql *h;
-	int st = open_all("export", in, partial, salvage, &r, &sym, &db, &h);
+	int st = open_all("export", in, partial, salvage, 0, &r, &sym, &db, &h);
 	if (st) {
 		close_all(r, sym, db);
 		dtu_out_abort(&out);

@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
+#include "termsafe.h"
 
 #define TOP_FRAMES	3
 
@@ -335,7 +336,8 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[by]);
 	for (size_t x = 0; x < nrows && x < limit; x++)
 		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
-			total ? 100.0 * (double)rows[x].count / (double)total : 0.0, rows[x].name);
+			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
+			dtt_str(rows[x].name));	/* comms and symbols: the capture's */
 	if (nrows == 0)
 		fprintf(out, "(no events)\n");
 	rc = 0;
