@@ -143,16 +143,21 @@ history_fd(char **hpath, int create)
 	struct stat st;
 	int fd;
 
-	if (create)
+	errno = 0;
+	if (create) {
 		fd = open(*hpath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
 			  O_NOCTTY, 0600);
-	else
+		if (fd < 0)
+			snprintf(err, sizeof(err), "%s: %s", *hpath, errno == ELOOP ?
+				 "a symbolic link (not followed)" : errno == ENXIO ?
+				 "a FIFO, not a regular file" : strerror(errno));
+	} else {
 		fd = dtu_open_regular(*hpath, 1, err, sizeof(err));
+	}
 	if (fd < 0 && errno == ENOENT)
 		return -1;	/* nothing yet: the first save creates it */
 	if (fd < 0)
-		snprintf(err, sizeof(err), "%s: %s", *hpath, errno == ELOOP ?
-			 "a symbolic link (not followed)" : strerror(errno));
+		;
 	else if (fstat(fd, &st) != 0)
 		snprintf(err, sizeof(err), "%s: %s", *hpath, strerror(errno));
 	else if (!S_ISREG(st.st_mode))
