@@ -739,6 +739,9 @@ int dtu_out_sweep(const char *target, const char *skip, long *live)
 	if (split(target, dir, sizeof(dir), &base) < 0 ||
 	    snprintf(prefix, sizeof(prefix), ".%s.", base) >= (int)sizeof(prefix))
 		return 0;
+	/* skip is beside target: its last component names it */
+	const char *skipbase = skip ? strrchr(skip, '/') : NULL;
+	skipbase = skipbase ? skipbase + 1 : skip;
 	DIR *d = opendir(dir);
 	if (d == NULL)
 		return 0;
@@ -748,7 +751,7 @@ int dtu_out_sweep(const char *target, const char *skip, long *live)
 		if (pid == 0)
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if ((skip && strcmp(p, skip) == 0) || lstat(p, &st) != 0 ||
+		if ((skipbase && strcmp(de->d_name, skipbase) == 0) || lstat(p, &st) != 0 ||
 		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 			continue;	/* not ours to judge */
 		if (pid_alive(pid) || dtu_out_locked(p)) {

@@ -364,6 +364,11 @@ out = subprocess.run([sys.argv[1], 'sql', '--csv', sys.argv[2],
 	'SELECT (max(ts) - min(ts)) / 1e9 FROM events'], capture_output=True, text=True).stdout
 sys.exit(0 if float(out.split()[-1]) > 3 else 1)
 PY"
+# a relative output is the same file as its temporary's own lock: no
+# refusal of oneself
+(cd "$T" && "$REC" --source perf -q -o rel.dtc -e profile:hz:97 -d 200ms) >/dev/null 2>"$T/rel.err"
+why="status $? $(head -c 200 "$T/rel.err")"
+ok dtrec-relative-output bash -c "[ -s '$T/rel.dtc' ] && [ ! -s '$T/rel.err' ]"
 # afterwards the output is free again
 "$REC" --source perf -q -o "$two" -e profile:hz:97 -d 200ms >/dev/null 2>"$T/two4.err"
 why="status $? $(head -c 200 "$T/two4.err")"
