@@ -86,6 +86,13 @@ plant ds "$T/rootdir"
 refused link-nobody-sticky-parquet $? "$T/l.err" 'symbolic link owned by uid 65534'
 ok link-nobody-sticky-parquet-dir-untouched bash -c "[ -z \"\$(ls -A '$T/rootdir')\" ]"
 
+# the flight recorder's numbered dumps beside -o: a planted directory link
+plant fl "$T/rootdir"
+timeout 20 "$REC" --source perf -q -o "$ST/fl/f.dtc" --flight 64k -e profile:hz:97 -d 300ms \
+	>/dev/null 2>"$T/l.err"
+refused link-nobody-sticky-flight $? "$T/l.err" 'symbolic link owned by uid 65534'
+ok link-nobody-sticky-flight-nothing bash -c "[ -z \"\$(ls -A '$T/rootdir')\" ]"
+
 # outside a sticky directory too: a link another user owns is not followed
 mkdir "$T/plain"
 plant x.svg "$SECRET" "$T/plain"

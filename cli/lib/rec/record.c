@@ -982,6 +982,11 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 	do
 		snprintf(path, sizeof(path), "%.*s.%u.dtc", (int)ol, out, ++*seq);
 	while (lstat(path, &st) == 0 && *seq < 100000);
+	/* the dumps' directory obeys -o's rules (util.h dtu_out_check) */
+	if (dtu_path_links_ok(path, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		return -1;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
 		msg(r, "%s: %s", path, strerror(errno));
@@ -1284,6 +1289,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	mods = dtu_read_file("/proc/modules", &modslen);
 
 	if (o->flight) {
+		/* said before recording, not at the first dump */
+		if (dtu_path_links_ok(o->output, err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
 		if (r->src->ops->start(r->src, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
 			goto out;
