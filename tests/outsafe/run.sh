@@ -299,6 +299,22 @@ for kind in chrome sqlite flame parquet; do
 		fail "sigkill-$kind-final-name-clean" "no temporary appeared before the export ended"
 	fi
 done
+# dtrec: SIGINT ends the recording, whose capture is then complete (it
+# opens without --partial) and alone
+d=$T/int-dtrec && mkdir "$d"
+env --default-signal=INT "$REC" --source perf -q -o "$d/r.dtc" -e profile:hz:97 -d 60s \
+	>/dev/null 2>"$T/int.err" &
+pid=$!
+for i in $(seq 200); do [ -e "$d/r.dtc" ] && break; sleep 0.05; done
+sleep 0.3
+kill -INT $pid
+wait $pid
+rc=$?
+"$R" stats "$d/r.dtc" >/dev/null 2>"$T/k.err"
+src=$?
+why="dtrec status $rc, stats status $src $(head -c 200 "$T/k.err"), dir: $(ls -A "$d")"
+ok sigint-dtrec-complete-capture bash -c "[ $src -eq 0 ] && [ \"\$(ls -A '$d')\" = r.dtc ]"
+
 # a temporary of a live process is someone's work in progress: kept
 d=$T/live && mkdir "$d"
 sleep 60 &
