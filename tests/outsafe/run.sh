@@ -75,7 +75,7 @@ for w in flame diff folded chrome pprof sqlite dtsh-flame dtrec; do
 	*) refused "link-nobody-sticky-$w" $rc "$T/l.err" 'symbolic link owned by uid 65534' ;;
 	esac
 	ok "link-nobody-sticky-$w-target-intact" intact
-	why="$(ls -la "$ST" | grep "\.$w\.out\." | head -2)"
+	why="$(compgen -G "$ST/.$w.out.*" | head -2)"
 	ok "link-nobody-sticky-$w-no-temporary" bash -c "! ls -A '$ST' | grep -q '^\.$w\.out\.'"
 	why=
 done
@@ -223,8 +223,8 @@ why=
 # -------------------------------------------- interrupted and killed writers
 # waittmp DIR GLOB: wait (up to 60 s) until a temporary matching GLOB exists
 waittmp() {
-	local i
-	for i in $(seq 600); do
+	local _
+	for _ in $(seq 600); do
 		compgen -G "$1/$2" >/dev/null && return 0
 		sleep 0.1
 	done
@@ -305,7 +305,7 @@ d=$T/int-dtrec && mkdir "$d"
 env --default-signal=INT "$REC" --source perf -q -o "$d/r.dtc" -e profile:hz:97 -d 60s \
 	>/dev/null 2>"$T/int.err" &
 pid=$!
-for i in $(seq 200); do [ -e "$d/r.dtc" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$d/r.dtc" ] && break; sleep 0.05; done
 sleep 0.3
 kill -INT $pid
 wait $pid
@@ -365,14 +365,14 @@ two=$T/two.dtc
 "$REC" --source perf -q -o "$two" -e profile:hz:97 -d 6s >/dev/null 2>"$T/two1.err" &
 first=$!
 # wait for its temporary file or its output, whichever we see
-for i in $(seq 200); do
+for _ in $(seq 200); do
 	[ -e "$two" ] || compgen -G "$T/.two.dtc.*" >/dev/null && break
 	sleep 0.05
 done
 "$REC" --source perf -q -o "$two" -e profile:hz:97 -d 200ms >/dev/null 2>"$T/two2.err"
 refused two-dtrec-early $? "$T/two2.err" 'another dtrec'
 # and once the first one's capture has its name
-for i in $(seq 200); do [ -e "$two" ] && break; sleep 0.05; done
+for _ in $(seq 200); do [ -e "$two" ] && break; sleep 0.05; done
 sleep 0.5
 "$REC" --source perf -q -o "$two" -e profile:hz:97 -d 200ms >/dev/null 2>"$T/two3.err"
 refused two-dtrec-renamed $? "$T/two3.err" 'another dtrec'
