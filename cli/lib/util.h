@@ -198,7 +198,8 @@ int dtu_out_open_special(const char *path, char *err, size_t errlen);
  * stale temporaries of target first (dtu_out_sweep), creates
  * .BASE.PID.XXXXXX with mode 0600, takes an exclusive flock(2) on it
  * (which moves with the file when it is renamed over target: dtrec's
- * "someone is writing this" mark) and names it to the signal handler.
+ * "someone is writing this" mark; best effort, a file system without
+ * locks still writes) and names it to the signal handler.
  * The descriptor with *tmp malloc'd, or -1 with err.
  */
 int dtu_out_tmp_create(const char *target, char **tmp, char *err, size_t errlen);
