@@ -338,7 +338,9 @@ else
 		$NOBODY "$DTREC" --source perf -q -o /tmp/dtrec-no-such-dir/x.dtc -e syscall:read:entry -d 1s
 fi
 
-# a full disk: a clear message and a non-zero exit
-expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
-	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s
+# a full disk: a clear message and a non-zero exit (/dev/full as standard
+# output: -o refuses devices other than /dev/null and the standard streams)
+expect disk-full 1 '^dtrec: /dev/stdout: .*No space left on device' -- \
+	bash -c '"$@" >/dev/full' - env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q \
+	-o /dev/stdout -e profile:hz:997 -d 1s
 exit 0

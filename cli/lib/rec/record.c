@@ -849,57 +849,82 @@ put_kused(struct rec *r)
  * The capture is written under a temporary name beside the output and
  * renamed over it only once recording has really started: a mistyped
  * probe or command never destroys the capture a user already has.  The
- * rename goes to where a symbolic link points (the link stays), and an
- * output that is not a regular file (/dev/stdout, a FIFO, a device) is
- * written in place: renaming over it would replace the node itself.
+ * rename goes to where a symbolic link points (the link stays; only a link
+ * the rules of util.h dtu_out_check let us follow), and an output that is
+ * not a regular file (/dev/stdout, a FIFO, /dev/null) is written in place:
+ * renaming over it would replace the node itself.
  * *target gets the path to rename to (malloc'd), or NULL: write in place.
+ * *lockfd holds the temporary file's flock (which the rename carries over
+ * to the output) for as long as recording runs: a second dtrec sees it and
+ * refuses; for a FIFO it is the write end that proved a reader is there.
  */
 static int
-make_temp(struct rec *r, char *tmp, size_t len, char **target)
+make_temp(struct rec *r, char *tmp, size_t len, char **target, int *lockfd)
 {
-	const char *out = r->o->output, *slash;
+	const char *out = r->o->output;
+	char err[512], *t = NULL;
 	struct stat st;
-	int fd;
+	int have;
+	long other = 0;
 
 	*target = NULL;
-	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			msg(r, "%s: %s", out, strerror(EISDIR));
+	if (dtu_out_check(out, &st, &have, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		return -1;
+	}
+	if (have && !S_ISREG(st.st_mode)) {
+		if ((*lockfd = dtu_out_open_special(out, err, sizeof(err))) < 0) {
+			msg(r, "%s", err);
 			return -1;
 		}
 		snprintf(tmp, len, "%s", out);
 		return 0;
 	}
-	if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
-		/* an existing link to a regular file: replace the file it names */
-		if ((*target = realpath(out, NULL)) == NULL) {
-			msg(r, "%s: %s", out, strerror(errno));
-			return -1;
-		}
-	} else if ((*target = strdup(out)) == NULL) {
-		msg(r, "out of memory");
+	/* an existing link to a regular file: replace the file it names */
+	if ((*target = have ? realpath(out, NULL) : strdup(out)) == NULL) {
+		msg(r, "%s: %s", out, strerror(errno));
 		return -1;
 	}
-	out = *target;
-	slash = strrchr(out, '/');
-	if (slash)
-		snprintf(tmp, len, "%.*s/.%s.XXXXXX", (int)(slash - out), out, slash + 1);
-	else
-		snprintf(tmp, len, ".%s.XXXXXX", out);
-	if (strlen(tmp) >= len - 1) {
+	/* another dtrec's temporary file, then its output: after its rename
+	 * the lock is on the output, so in this order one of them shows it */
+	if (dtu_out_sweep(*target, NULL, &other) > 0 || (have && dtu_out_locked(*target))) {
+		if (other)
+			msg(r, "%s: another dtrec (process %ld) is writing it; refusing to "
+			    "replace its capture", out, other);
+		else
+			msg(r, "%s: another dtrec is writing it (the file is locked); refusing "
+			    "to replace its capture", out);
+		goto fail;
+	}
+	if ((*lockfd = dtu_out_tmp_create(*target, &t, err, sizeof(err))) < 0) {
+		msg(r, "%s", err);
+		goto fail;
+	}
+	if (strlen(t) >= len) {
 		msg(r, "%s: path too long", out);
-		return -1;
+		goto fail;
 	}
-	/* mkstemp: 0600, as perf.data; kallsyms and maps are not for everyone */
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		msg(r, "%s: %s", r->o->output, strerror(errno));
-		free(*target);
-		*target = NULL;
-		return -1;
+	snprintf(tmp, len, "%s", t);
+	/* two started at once both see the other's file now: both refuse */
+	if (dtu_out_sweep(*target, t, &other) > 0) {
+		msg(r, "%s: another dtrec (process %ld) is writing it; refusing to replace its "
+		    "capture", out, other);
+		unlink(t);
+		goto fail;
 	}
-	close(fd);
+	free(t);
 	return 0;
+fail:
+	if (t)
+		dtu_out_tmp_forget();
+	free(t);
+	if (*lockfd >= 0)
+		close(*lockfd);
+	*lockfd = -1;
+	free(*target);
+	*target = NULL;
+	tmp[0] = '\0';
+	return -1;
 }
 
 /* Is argv[0] something execvp will run?  Checked before anything is created. */
@@ -1011,6 +1036,11 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 	do
 		snprintf(path, sizeof(path), "%.*s.%u.dtc", (int)ol, out, ++*seq);
 	while (lstat(path, &st) == 0 && *seq < 100000);
+	/* the dumps' directory obeys -o's rules (util.h dtu_out_check) */
+	if (dtu_path_links_ok(path, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		return -1;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
 		msg(r, "%s: %s", path, strerror(errno));
@@ -1150,7 +1180,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	size_t ksymslen = 0, modslen = 0;
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
-	int renamed = 0, syncfd = -1, cgfd = -1;
+	int renamed = 0, syncfd = -1, cgfd = -1, lockfd = -1;
 	char *target = NULL;		/* rename the capture here; NULL: in place */
 	uint64_t start = 0, now, last_status = 0, last_counters = 0, last_flush = 0;
 	uint64_t flush_ns = o->flush_ns ? o->flush_ns : 1000000000ULL, flushed_events = 0;
@@ -1322,6 +1352,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	mods = dtu_read_file("/proc/modules", &modslen);
 
 	if (o->flight) {
+		/* said before recording, not at the first dump */
+		if (dtu_path_links_ok(o->output, err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
 		if (r->src->ops->start(r->src, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
 			goto out;
@@ -1343,7 +1378,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
-	if (make_temp(r, tmp, sizeof(tmp), &target) < 0)
+	if (make_temp(r, tmp, sizeof(tmp), &target, &lockfd) < 0)
 		goto out;
 	fill_host(r, &host);
 	memset(&wo, 0, sizeof(wo));
@@ -1388,6 +1423,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto finish;
 	}
 	renamed = 1;
+	dtu_out_tmp_forget();
 	if (o->sync)
 		syncfd = open(o->output, O_RDONLY | O_CLOEXEC);
 
@@ -1524,9 +1560,13 @@ finish:
 			ret = 0;
 	}
 out:
-	if (tmp[0] && !renamed && target)
+	if (tmp[0] && !renamed && target) {
 		unlink(tmp);
+		dtu_out_tmp_forget();
+	}
 	free(target);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (syncfd >= 0) {
 		(void)fdatasync(syncfd);
 		close(syncfd);

@@ -62,7 +62,8 @@ static void flame_usage(const char *cmd, FILE *to)
 			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
 		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
+	fprintf(to, "  -o FILE: created 0600; another user's symbolic link or a device is refused\n"
+		"  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
 		"  --kernel | --user (one side of the stacks only)  --no-comm\n");

@@ -169,6 +169,15 @@ int cmd_stats(int argc, char **argv)
 		dtf_free(&filt);
 		return DTR_EXIT_ERROR;
 	}
+	/* each report checks its own capture, but the first is printed
+	 * before the second is opened: all of them, before any byte */
+	if (dtu_stdout_not_input((const char *const *)caps.path, (size_t)caps.n, err,
+				 sizeof(err)) < 0) {
+		dtr_err("stats", "%s", err);
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
 	ret = 0;
 	if (so.json)
 		fputs("[", stdout);

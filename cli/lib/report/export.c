@@ -26,7 +26,9 @@ static void usage(FILE *f)
 		"       %s export --format chrome -o OUT.json FILE\n"
 		"  --partial: read captures cut short; --salvage: also past damage.\n"
 		"  An existing output file is never replaced; a parquet DIR must be\n"
-		"  new, empty or a dt dataset (captures are added to it).\n"
+		"  new, empty or a dt dataset (captures are added to it).  Outputs\n"
+		"  are created 0600; another user's symbolic links and devices are\n"
+		"  refused (OUTPUT FILES in dtreport(1)).\n"
 		"  (see dtreport(1))\n", prog(), prog(), prog(), prog());
 }
 

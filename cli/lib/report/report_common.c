@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "util.h"
 
 int dtr_shell;
 
@@ -32,6 +33,15 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 			      int *status)
 {
 	struct dtcap_read_opts o = { salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	char err[512];
+
+	/* every command opens its captures here before it writes a byte:
+	 * the one place `1<> cap.dtc` is refused for all of them */
+	if (dtu_stdout_not_input(&path, 1, err, sizeof(err)) < 0) {
+		dtr_err(cmd, "%s", err);
+		*status = DTR_EXIT_ERROR;
+		return NULL;
+	}
 	struct dtcap_reader *r = dtcap_open_opts(path, &o);
 
 	if (r == NULL) {
