@@ -1026,11 +1026,13 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 	    int *cmd_status, struct dtrec_result *res)
 {
 	const struct dtrec_opts *o = r->o;
-	uint64_t start = dtu_now_ns(), total = 0;
+	uint64_t start = dtu_now_ns(), total = 0, last = 0, skipped = 0;
+	uint64_t gap = o->dump_gap_ns ? o->dump_gap_ns : DTREC_DUMP_GAP_DEF;
+	uint32_t max = o->max_dumps ? o->max_dumps : DTREC_MAX_DUMPS_DEF;
 	uint64_t trig = r->src->ops->triggered ? r->src->ops->triggered(r->src) : 0;
 	sig_atomic_t asked = o->dump ? *o->dump : 0;
 	unsigned seq = 0, dumps = 0;
-	int failed = 0;
+	int failed = 0, said_max = 0, dumped = 0;
 
 	for (;;) {
 		uint64_t now = dtu_now_ns(), t;
@@ -1048,8 +1050,25 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 			asked = *o->dump;
 			why = "SIGUSR2";
 		} else if (o->ntriggers && (t = r->src->ops->triggered(r->src)) != trig) {
+			uint64_t fired = t - trig;
 			trig = t;
-			why = "trigger";
+			/* a trigger inside the gap is skipped, not deferred: by
+			 * the gap's end the rings hold other events */
+			if (!dumped || now - last >= gap) {
+				why = "trigger";
+				fired--;
+			}
+			skipped += fired;
+		}
+		/* the last dump is kept for the end of recording */
+		if (why && dumps + 1 >= max) {
+			if (!said_max && !o->quiet)
+				msg(r, "--max-dumps %u reached: the next dump is the one at the end "
+				    "of recording", (unsigned)max);
+			said_max = 1;
+			if (strcmp(why, "trigger") == 0)
+				skipped++;
+			why = NULL;
 		}
 		if (why) {
 			if (flight_dump(r, &seq, sel, nsel, ksyms, ksymslen, mods, modslen, buf, why,
@@ -1057,6 +1076,8 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 				failed = 1;
 			else
 				dumps++;
+			last = dtu_now_ns();
+			dumped = 1;
 			continue;
 		}
 		/* keeps the source's process table current (side band) */
@@ -1070,9 +1091,15 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 		failed = 1;
 	else
 		dumps++;
+	/* silence would read as "the trigger fired this often" */
+	if (skipped)
+		msg(r, "%llu trigger%s fired without a dump (--dump-interval %.3gs, --max-dumps %u)",
+		    (unsigned long long)skipped, skipped == 1 ? "" : "s", (double)gap / 1e9,
+		    (unsigned)max);
 	if (res) {
 		res->events = total;
 		res->dumps = dumps;
+		res->triggers_skipped = skipped;
 		res->elapsed_ns = dtu_now_ns() - start;
 	}
 	return failed ? -1 : 0;
