@@ -42,6 +42,15 @@ struct tslot {
 	uint32_t	misses;		/* snapshots taken for unmapped pcs */
 	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
 	uint64_t	*xr;		/* start, end pairs */
+	/*
+	 * The last snapshot while files of it are stored without symbols
+	 * (no stored stack has reached them yet): a pc in one of them
+	 * stores it again with the file's.  Names and exe owned.
+	 */
+	struct dtcap_proc sp;
+	struct dtcap_map *smaps;
+	int		spending;
+	uint32_t	slast;		/* the user stack id last checked */
 };
 struct tmap {
 	struct tslot	*v;		/* in order of first sight; moves as it grows */
@@ -62,6 +71,7 @@ struct rec {
 	struct dtcap_count *counts;
 	uint64_t	nread, raw_bytes, nbad, nlost;
 	uint64_t	base_bytes;	/* capture size before the first event */
+	uint64_t	sym_bytes;	/* of the capture, symbol tables (at the end) */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
@@ -112,10 +122,24 @@ tmap_get(struct tmap *m, uint32_t key, int *isnew)
 }
 
 static void
+drop_kept(struct tslot *t)
+{
+	for (size_t i = 0; t->smaps && i < t->sp.nmaps; i++)
+		free((char *)t->smaps[i].name);
+	free(t->smaps);
+	free((char *)t->sp.exe);
+	memset(&t->sp, 0, sizeof(t->sp));
+	t->smaps = NULL;
+	t->spending = 0;
+}
+
+static void
 tmap_free(struct tmap *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].xr);
+		drop_kept(&m->v[i]);
+	}
 	free(m->v);
 	dt_htab_free(&m->ix);
 	memset(m, 0, sizeof(*m));
@@ -135,10 +159,11 @@ parse_perms(const char *p, uint32_t *prot)
  * simply stay unsymbolized.
  */
 static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
-			  size_t nm, struct tslot *t);
+			  size_t nm, struct tslot *t, const uint64_t *pcs, size_t npcs);
 
 static int
-snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
+snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t,
+	 const uint64_t *pcs, size_t npcs)
 {
 	char path[64], exe[4096] = "", *maps, *stat, *line, *save = NULL;
 	struct dtcap_map *mv = NULL;
@@ -192,23 +217,69 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		free(maps);
 		return 0;
 	}
-	ret = store_snapshot(r, &p, mv, nm, t);
+	ret = store_snapshot(r, &p, mv, nm, t, pcs, npcs);
 	free(mv);
 	free(maps);
 	return ret;
 }
 
+/* Whether one of pcs lies in an executable mapping of name. */
+static int
+file_reached(const struct dtcap_map *mv, size_t nm, const char *name, const uint64_t *pcs,
+	     size_t npcs)
+{
+	for (size_t j = 0; j < nm; j++) {
+		if (!(mv[j].prot & 4) || strcmp(mv[j].name, name) != 0)
+			continue;
+		for (size_t k = 0; k < npcs; k++)
+			if (pcs[k] >= mv[j].start && pcs[k] < mv[j].end)
+				return 1;
+	}
+	return 0;
+}
+
+/* Keep a copy of the snapshot stored last while files of it wait. */
+static void
+keep_snapshot(struct tslot *t, const struct dtcap_proc *p, const struct dtcap_map *mv, size_t nm,
+	      int pending)
+{
+	if (mv == t->smaps) {	/* stored again from the copy */
+		t->spending = pending;
+		return;
+	}
+	drop_kept(t);
+	if (!pending || (t->smaps = calloc(nm ? nm : 1, sizeof(*mv))) == NULL)
+		return;
+	t->sp = *p;
+	t->sp.maps = t->smaps;
+	t->sp.nmaps = 0;
+	t->sp.exe = strdup(p->exe ? p->exe : "");
+	for (size_t i = 0; i < nm; i++) {
+		t->smaps[i] = mv[i];
+		if ((t->smaps[i].name = strdup(mv[i].name)) == NULL)
+			break;
+		t->sp.nmaps++;
+	}
+	t->spending = t->sp.exe && t->sp.nmaps == nm;
+	if (!t->spending)
+		drop_kept(t);
+}
+
 /*
  * Store a process snapshot: the ELF files behind its executable mappings
  * (symbols read once per file), then the maps.  mv's file ids are set.
+ * A file's symbols go in only once a stored user pc lies in it (pcs: the
+ * stack of the event at hand), as the kernel's go in as far as stacks
+ * use them: a process maps dozens of libraries its stacks never reach
+ * (node: 28 files, 254k symbols, for events without stacks at all).
  */
 static int
 store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_t nm,
-	       struct tslot *t)
+	       struct tslot *t, const uint64_t *pcs, size_t npcs)
 {
 	struct dtcap_proc p = *pp;
 	uint32_t pid = p.pid;
-	int ret = 0;
+	int ret = 0, pending = 0;
 
 	/* ELF files behind executable mappings; their other mappings share the id */
 	for (size_t i = 0; i < nm; i++) {
@@ -218,6 +289,10 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 
 		if (!(mv[i].prot & 4) || name[0] != '/' || mv[i].file)
 			continue;
+		if (!elfsyms_stored(r->ec, name) && !file_reached(mv, nm, name, pcs, npcs)) {
+			pending = 1;
+			continue;
+		}
 		/* the file may live in another mount namespace, or be deleted */
 		if (strstr(name, " (deleted)"))
 			snprintf(opath, sizeof(opath), "/proc/%u/map_files/%llx-%llx", pid,
@@ -267,12 +342,44 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 		r->werr = 1;
 		ret = -1;
 	}
+	keep_snapshot(t, &p, mv, nm, ret == 0 && pending);
 	return ret;
+}
+
+/*
+ * A user stack of pid reaching a file its last snapshot stored without
+ * symbols: the snapshot again (same time: it replaces the first for
+ * every event), with them.
+ */
+static void
+reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
+{
+	const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+	struct tslot *t;
+	int isnew;
+
+	if (d->dtr_pid == 0 || (t = tmap_get(&r->procs, d->dtr_pid, &isnew)) == NULL ||
+	    !t->spending || t->slast == ustack)
+		return;
+	t->slast = ustack;
+	for (size_t i = 0; i < t->sp.nmaps; i++) {
+		const struct dtcap_map *m = &t->smaps[i];
+		if (!(m->prot & 4) || m->file || m->name[0] != '/')
+			continue;
+		for (uint32_t k = 0; k < d->dtr_nustack; k++) {
+			if (u[k] >= m->start && u[k] < m->end) {
+				struct dtcap_proc p = t->sp;
+				store_snapshot(r, &p, t->smaps, t->sp.nmaps, t, u, d->dtr_nustack);
+				return;
+			}
+		}
+	}
 }
 
 /* A snapshot of what the source's kernel records say pid has mapped. */
 static int
-snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t)
+snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t, const uint64_t *pcs,
+	     size_t npcs)
 {
 	struct dtcap_map *mv = NULL;
 	struct dtcap_proc p;
@@ -291,7 +398,7 @@ snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t)
 	memcpy(p.comm, t->comm[0] ? t->comm : sp->comm, DTCAP_COMMLEN);
 	p.comm[DTCAP_COMMLEN - 1] = '\0';
 	p.exe = sp->exe ? sp->exe : "";
-	ret = store_snapshot(r, &p, mv, sp->nmaps, t);
+	ret = store_snapshot(r, &p, mv, sp->nmaps, t, pcs, npcs);
 	free(mv);
 	return ret;
 }
@@ -410,6 +517,8 @@ track_proc(struct rec *r, const struct dt_rec *d)
 
 	if (d->dtr_pid == 0)
 		return;		/* the idle task has no user space */
+	const uint64_t *pcs = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+
 	t = tmap_get(&r->procs, d->dtr_pid, &isnew);
 	if (t == NULL)
 		return;
@@ -420,7 +529,7 @@ track_proc(struct rec *r, const struct dt_rec *d)
 			if (!t->snapped || t->gen != sp->gen) {
 				t->gen = sp->gen;
 				t->snapped++;
-				snapshot_src(r, sp, t);
+				snapshot_src(r, sp, t, pcs, d->dtr_nustack);
 			}
 			return;
 		}
@@ -451,7 +560,7 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	t->snapped++;
 	memcpy(c, d->dtr_comm, DT_COMMLEN);
 	c[DT_COMMLEN] = '\0';
-	snapshot(r, d->dtr_pid, d->dtr_ts, c, t);
+	snapshot(r, d->dtr_pid, d->dtr_ts, c, t, pcs, d->dtr_nustack);
 }
 
 static void
@@ -513,6 +622,8 @@ process(struct rec *r, const char *buf, size_t len)
 			continue;
 		}
 		track_proc(r, d);
+		if (e.ustack)
+			reach_files(r, d, e.ustack);
 	}
 	if (off != len)
 		r->nbad++;
@@ -537,7 +648,7 @@ resnap(struct rec *r)
 			continue;
 		t->gen = sp->gen;
 		t->snapped++;
-		snapshot_src(r, sp, t);
+		snapshot_src(r, sp, t, NULL, 0);
 	}
 }
 
@@ -575,8 +686,9 @@ status_line(struct rec *r, uint64_t elapsed)
 		dtu_human_count(secs > 0 ? r->nread / secs : 0, c, sizeof(c)),
 		dtu_human_size(bytes, d, sizeof(d)));
 	/* the ratio of the events alone: the symbol tables would swamp it */
-	if (bytes > r->base_bytes + 4096)
-		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)(bytes - r->base_bytes));
+	uint64_t evbytes = bytes - r->base_bytes - dtcap_symbol_bytes(r->w);
+	if (bytes > r->base_bytes + dtcap_symbol_bytes(r->w) && evbytes > 4096)
+		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)evbytes);
 	if (t.dropped)
 		fprintf(r->st, "  DROPPED %llu (%.1f%%)", (unsigned long long)t.dropped,
 			t.produced ? 100.0 * (double)t.dropped / (double)t.produced : 0.0);
@@ -738,16 +850,20 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    "failure (%s of %llu recorded)", r->o->output, dtu_human_size(bytes, a, sizeof(a)),
 		    (unsigned long long)ev);
 	} else if (!r->o->quiet) {
-		char d[32];
-		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s, %.1f bytes/event "
-		    "(%.1f after the %s of symbol tables)",
+		char d[32], e[32];
+		/* what the events take, apart from the header, probe list and
+		 * symbol tables: a short recording is all symbol tables */
+		uint64_t meta = r->base_bytes + r->sym_bytes;
+		uint64_t evb = bytes > meta ? bytes - meta : 0;
+		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s: %.1f bytes/event "
+		    "for the events, %s of symbol tables, %s of header and probes",
 		    r->o->output, (unsigned long long)ev,
 		    dtu_human_duration(elapsed, a, sizeof(a)),
 		    dtu_human_count(elapsed ? ev / (elapsed / 1e9) : 0, b, sizeof(b)),
 		    r->src->ops->name, dtu_human_size(bytes, c, sizeof(c)),
-		    ev ? (double)bytes / (double)ev : 0.0,
-		    ev && bytes > r->base_bytes ? (double)(bytes - r->base_bytes) / (double)ev : 0.0,
-		    dtu_human_size(r->base_bytes, d, sizeof(d)));
+		    ev ? (double)evb / (double)ev : 0.0,
+		    dtu_human_size(r->sym_bytes, d, sizeof(d)),
+		    dtu_human_size(r->base_bytes, e, sizeof(e)));
 		if (t.skipped || t.recursive)
 			msg(r, "%llu timer ticks skipped, %llu recursive events not recorded",
 			    (unsigned long long)t.skipped, (unsigned long long)t.recursive);
@@ -1447,6 +1563,7 @@ finish:
 			msg(r, "%s", dtcap_writer_error(r->w));
 			r->werr = 1;
 		}
+		r->sym_bytes = dtcap_symbol_bytes(r->w);	/* final: flushed */
 		if (dtcap_close(r->w) < 0) {
 			if (!r->werr)
 				msg(r, "%s: cannot finalize the capture", o->output);
