@@ -28,13 +28,17 @@ pin(int cpu)
 	}
 }
 
+static volatile long calls;
+
 static void *
 spin(void *arg)
 {
 	(void)arg;
 	pin(0);
-	for (;;)
+	for (;;) {
 		syscall(SYS_getppid);
+		__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+	}
 	return NULL;
 }
 
@@ -56,7 +60,11 @@ main(int argc, char **argv)
 	pin(1);
 	if (pthread_create(&t, NULL, spin, NULL) != 0)
 		return 1;
+	/* the exec comes while the thread's calls go on, however loaded
+	 * the machine is */
 	nanosleep(&ts, NULL);
+	while (__atomic_load_n(&calls, __ATOMIC_RELAXED) < 1000)
+		nanosleep(&ts, NULL);
 	execl(argv[1], argv[1], "after", argv[2], (char *)NULL);
 	perror("execl");
 	return 1;

@@ -57,7 +57,7 @@ fi
 sh -c "while :; do $WL; done" >/dev/null 2>&1 &
 BG+=($!)
 sleep 0.2
-if "$DTREC" --source perf -o "$T/pid.dtc" -b 16M "${PROBES[@]}" -p "${BG[-1]}" -d 1s 2>"$T/pid.err"; then
+if "$DTREC" --source perf -o "$T/pid.dtc" -b 16M "${PROBES[@]}" -p "${BG[-1]}" -d 2s 2>"$T/pid.err"; then
 	nodrops no-false-drops-pid "$T/pid.dtc" "$T/pid.err"
 else
 	fail no-false-drops-pid "recording failed: $(head -c 300 "$T/pid.err")"
@@ -134,14 +134,81 @@ for m in ascii zero; do
 	fi
 done
 # a good frame-pointer chain is not cut: the hot loop built with them
-if "$DTREC" --source perf -q -o "$T/hot.dtc" --user-stacks fp -u -e profile:hz:997 -- "$HOT" 1 2>"$T/hot.err"; then
+if "$DTREC" --source perf -q -o "$T/hot.dtc" --user-stacks fp -u -e profile:hz:997 -- "$HOT" 2 2>"$T/hot.err"; then
 	"$DTREPORT" flame --folded --comm hotloop "$T/hot.dtc" >"$T/hot.folded" 2>>"$T/hot.err"
 	n=$(awk '{s += $NF} END {print s + 0}' "$T/hot.folded")
 	chain=$(grep -E '(^|;)main;work;hot_(heavy|medium|light);spin( |;)' "$T/hot.folded" | awk '{s += $NF} END {print s + 0}')
-	[ "$n" -gt 100 ] && [ $((chain * 10)) -ge $((n * 9)) ] && pass fp-walk-keeps-good-chains ||
+	[ "$n" -ge 30 ] && [ $((chain * 10)) -ge $((n * 9)) ] && pass fp-walk-keeps-good-chains ||
 		fail fp-walk-keeps-good-chains "main;work;hot_*;spin in $chain of $n samples"
 else
 	fail fp-walk-keeps-good-chains "recording failed: $(head -c 300 "$T/hot.err")"
+fi
+
+# ---- item 5: a capture keeps the symbol tables of the files its stored
+# stacks reach, no others, and its summary's figures add up to the file
+if "$DTREC" --source perf -o "$T/nostk.dtc" -e tracepoint:sched:sched_wakeup -d 1s 2>"$T/nostk.err"; then
+	"$CAPCHECK" "$T/nostk.dtc" >"$T/cc" 2>&1
+	files=$(cc "$T/cc" files) procs=$(cc "$T/cc" procs)
+	[ "$files" = 0 ] && [ "${procs:-0}" -gt 0 ] && pass no-stacks-no-symbol-tables ||
+		fail no-stacks-no-symbol-tables "$files files stored for $procs processes, no stack stored"
+	python3 - "$T/nostk.err" "$(stat -c %s "$T/nostk.dtc")" "$(cc "$T/cc" events)" <<'PY' >"$T/sum.res" 2>&1
+import re, sys
+text, size, n = open(sys.argv[1]).read(), int(sys.argv[2]), int(sys.argv[3])
+unit = {"B": 1, "KiB": 1024, "MiB": 1 << 20, "GiB": 1 << 30}
+m = re.search(r"([0-9.]+) bytes/event for the events, ([0-9.]+) (B|KiB|MiB|GiB) of symbol tables, "
+              r"([0-9.]+) (B|KiB|MiB|GiB) of header and probes", text)
+if not m:
+    print("no figures in: " + text.replace("\n", " | ")); sys.exit()
+per, sym, head = float(m[1]), float(m[2]) * unit[m[3]], float(m[4]) * unit[m[5]]
+total = per * n + sym + head
+# human sizes keep 3 digits; the footer and counters are not events
+ok = abs(total - size) <= 0.02 * size + 2048 and per < 200
+print("ok" if ok else "events %d x %.1f + %.0f + %.0f = %.0f, file %d" % (n, per, sym, head, total, size))
+PY
+	[ "$(cat "$T/sum.res")" = ok ] && pass summary-figures-add-up || fail summary-figures-add-up "$(cat "$T/sum.res")"
+else
+	fail no-stacks-no-symbol-tables "recording failed: $(head -c 300 "$T/nostk.err")"
+	fail summary-figures-add-up "no recording"
+fi
+if "$DTREC" --source perf -q -o "$T/stk.dtc" -e profile:hz:997 -u -- "$HOT" 1 2>"$T/stk.err"; then
+	got=$(sql "$T/stk.dtc" "SELECT (SELECT count(DISTINCT file) FROM maps WHERE file > 0) AS stored,
+		(SELECT count(DISTINCT m.file) FROM events e JOIN frames f ON f.stack_id = e.ustack
+		 JOIN maps m ON m.pid = e.pid AND f.pc >= m.start AND f.pc < m.\"end\"
+		 WHERE f.kernel = 0 AND m.file > 0) AS reached,
+		(SELECT count(*) FROM maps WHERE file > 0 AND name LIKE '%/hotloop') AS hot")
+	IFS=, read -r stored reached hot <<<"$got"
+	[ "${stored:-0}" -gt 0 ] && [ "$stored" = "$reached" ] && [ "${hot:-0}" -gt 0 ] &&
+		pass symbol-tables-of-reached-files || fail symbol-tables-of-reached-files \
+		"$stored files stored, $reached reached by stored stacks, hotloop's $hot"
+else
+	fail symbol-tables-of-reached-files "recording failed: $(head -c 300 "$T/stk.err")"
+fi
+
+# ---- item 6: top counts what flame counts (the timer probes' samples,
+# unless --probe chooses) and says which probes it counted
+if "$DTREC" --source perf -q -o "$T/top.dtc" -e profile:hz:997 -e tracepoint:sched:sched_switch -k \
+	-- sh -c "$HOT 1 >/dev/null & for i in \$(seq 100); do sleep 0.002; done; wait" 2>"$T/top.err"; then
+	prof=$(sql "$T/top.dtc" "SELECT count(*) AS n FROM events WHERE probe_name = 'profile:hz:997'")
+	all=$(sql "$T/top.dtc" "SELECT count(*) AS n FROM events")
+	# (a stack ranking leaves out events without a stack)
+	pstk=$(sql "$T/top.dtc" "SELECT count(*) AS n FROM events WHERE probe_name = 'profile:hz:997'
+		AND (kstack > 0 OR ustack > 0)")
+	for by in comm pid stack; do
+		"$DTREPORT" top -n 100000 --by $by "$T/top.dtc" >"$T/top.$by" 2>&1
+		sum=$(awk 'NR > 1 { s += $1 } END { print s + 0 }' "$T/top.$by")
+		head=$(head -n 1 "$T/top.$by")
+		want=$prof
+		[ $by = stack ] && want=$pstk
+		[ "$sum" = "$want" ] && [ "$prof" != "$all" ] && grep -q 'samples of profile:hz:997' <<<"$head" &&
+			pass "top-$by-counts-samples" ||
+			fail "top-$by-counts-samples" "top counted $sum, want $want (profile samples $prof of $all events); header '$head'"
+	done
+	"$DTREPORT" top -n 100000 --by comm --probe 'tracepoint:*' "$T/top.dtc" >"$T/top.tp" 2>&1
+	sum=$(awk 'NR > 1 { s += $1 } END { print s + 0 }' "$T/top.tp")
+	[ "$sum" = $((all - prof)) ] && grep -q 'events of tracepoint:sched:sched_switch' "$T/top.tp" &&
+		pass top-probe-chooses || fail top-probe-chooses "counted $sum, want $((all - prof)): $(head -n 1 "$T/top.tp")"
+else
+	fail top-counts-samples "recording failed: $(head -c 300 "$T/top.err")"
 fi
 
 # ---- item 8: one version, from VERSION and the commit where git knows it
