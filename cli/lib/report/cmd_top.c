@@ -34,6 +34,8 @@ static void top_usage(FILE *to)
 	if (!dtr_shell)
 		fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank "
 			"(default comm)\n");
+	fprintf(to, "  comm, pid and stack count the timer probes' samples, as flame does, "
+		"unless --probe chooses\n");
 	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
 }
 
