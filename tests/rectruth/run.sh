@@ -133,6 +133,27 @@ for m in ascii zero; do
 		fail "fp-walk-stops-at-junk-$m" "recording failed: $(head -c 300 "$T/fp-$m.err")"
 	fi
 done
+# auto: a program built without frame pointers gets DWARF for every probe
+# where the source can copy stacks (a system call's stack reaches main),
+# one built with them keeps the cheaper walk; the summary says which
+if "$DTREC" --source perf -o "$T/auto.dtc" -u -e syscall:getppid:entry -- "$NOFP" deep 200 2>"$T/auto.err"; then
+	"$DTREPORT" flame --folded "$T/auto.dtc" >"$T/auto.folded" 2>/dev/null
+	whole=$(grep -cE '(^|;)main(;nofp_down){13};plain ' "$T/auto.folded")
+	n=$(awk '{s += $NF} END {print s + 0}' "$T/auto.folded")
+	deep=$(grep -E '(^|;)main(;nofp_down){13};plain ' "$T/auto.folded" | awk '{s += $NF} END {print s + 0}')
+	[ "$n" -gt 0 ] && [ $((deep * 10)) -ge $((n * 9)) ] &&
+		grep -q "user stacks: DWARF for every probe: $NOFP is built without frame pointers" "$T/auto.err" &&
+		pass auto-dwarf-without-frame-pointers ||
+		fail auto-dwarf-without-frame-pointers "$deep of $n stacks reach main through 13 frames ($whole kinds): $(grep 'user stacks' "$T/auto.err")"
+else
+	fail auto-dwarf-without-frame-pointers "recording failed: $(head -c 300 "$T/auto.err")"
+fi
+if "$DTREC" --source perf -o "$T/autofp.dtc" -u -e syscall:clock_nanosleep:entry -- "$HOT" 0.1 2>"$T/autofp.err" >/dev/null; then
+	grep -q "user stacks: DWARF for the sampled probes, frame pointers for the rest: $HOT keeps frame pointers" "$T/autofp.err" &&
+		pass auto-fp-with-frame-pointers || fail auto-fp-with-frame-pointers "$(cat "$T/autofp.err")"
+else
+	fail auto-fp-with-frame-pointers "recording failed: $(head -c 300 "$T/autofp.err")"
+fi
 # a good frame-pointer chain is not cut: the hot loop built with them
 if "$DTREC" --source perf -q -o "$T/hot.dtc" --user-stacks fp -u -e profile:hz:997 -- "$HOT" 2 2>"$T/hot.err"; then
 	"$DTREPORT" flame --folded --comm hotloop "$T/hot.dtc" >"$T/hot.folded" 2>>"$T/hot.err"

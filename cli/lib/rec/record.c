@@ -19,6 +19,7 @@
 #include "dt_abi.h"
 #include "dtcap.h"
 #include "elfsyms.h"
+#include "fpcheck.h"
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
@@ -75,6 +76,7 @@ struct rec {
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
+	char		ustack_how[300];	/* auto: which walk user stacks got, why */
 	int		tty;
 };
 
@@ -883,6 +885,8 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    (unsigned long long)r->nbad);
 	if (r->nlost)
 		msg(r, "WARNING: %llu events read but not written", (unsigned long long)r->nlost);
+	if (r->ustack_how[0] && !r->o->quiet)
+		msg(r, "%s", r->ustack_how);
 	if (r->src->ops->ustack_counts) {
 		uint64_t dw, dwt, fpb;
 		r->src->ops->ustack_counts(r->src, &dw, &dwt, &fpb);
@@ -992,6 +996,47 @@ runnable(struct rec *r, const char *cmd)
 	}
 	msg(r, "%s: command not found", cmd);
 	return 0;
+}
+
+/*
+ * --user-stacks auto with -u: whether every probe gets a stack copy.  The
+ * sampled probes always do; system calls and tracepoints keep the cheaper
+ * frame-pointer walk, unless a target's program was built without frame
+ * pointers, where that walk ends after a frame or two.  r->ustack_how says
+ * which, for the summary.
+ */
+static int
+ustack_choice(struct rec *r)
+{
+	const struct dtrec_opts *o = r->o;
+	char path[4096], exe[4096];
+	int fp = -1, nofp = 0;
+
+	if (o->argv && o->argv[0]) {
+		if (fpcheck_which(o->argv[0], path, sizeof(path)) == 0 &&
+		    (fp = fpcheck_file(path)) == 0)
+			nofp = 1;
+		snprintf(exe, sizeof(exe), "%s", path);
+	}
+	for (size_t i = 0; !nofp && i < o->npids; i++) {
+		ssize_t l;
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
+		if ((l = readlink(path, exe, sizeof(exe) - 1)) < 0)
+			continue;
+		exe[l] = '\0';
+		if ((fp = fpcheck_file(path)) == 0)
+			nofp = 1;
+	}
+	if (nofp)
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for every probe: "
+			 "%.200s is built without frame pointers", exe);
+	else if (fp == 1)
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
+			 "probes, frame pointers for the rest: %.200s keeps frame pointers", exe);
+	else
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
+			 "probes, frame pointers for the rest (--user-stacks dwarf for every probe)");
+	return nofp;
 }
 
 /* Let the waiting command exec.  -1 (message printed) if it could not. */
@@ -1361,6 +1406,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)
 		cfg.ustack_mode = DTSRC_USTACK_FP;
+	if (cfg.ustack_mode == DTSRC_USTACK_AUTO && !o->flight && (cfg.evtflags & DTEVT_USTACK))
+		cfg.ustack_all = ustack_choice(r);
 	if (o->flight) {
 		/* a dump is read in one go: samples still with the unwinding
 		 * workers would miss it, so flight stacks are frame pointers */

@@ -461,7 +461,7 @@ dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 
 	if (!(fl & DTEVT_USTACK) || cfg->ustack_mode == DTSRC_USTACK_FP)
 		return 0;
-	return cfg->ustack_mode == DTSRC_USTACK_DWARF || (sel->flags & DT_PF_TIMER);
+	return cfg->ustack_mode == DTSRC_USTACK_DWARF || cfg->ustack_all || (sel->flags & DT_PF_TIMER);
 }
 
 

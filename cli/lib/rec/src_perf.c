@@ -171,7 +171,8 @@ struct src_perf {
 	/* DWARF user stacks (unwind_pool.h) */
 	struct dtunw_pool *pool;	/* NULL: frame pointers only */
 	uint32_t	ustack_size;	/* [I] */
-	int		ustack_auto;	/* [I] frame pointers if copies are refused */
+	int		ustack_auto;	/* [I] frame pointers if copies are refused;
+					 * 1: copies for sampled probes, 2: for all */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] */
 };
@@ -189,7 +190,7 @@ dwarf_probe(int autom, const struct pprobe *p)
 {
 	if (!(p->evtflags & DTEVT_USTACK))
 		return 0;
-	return !autom || p->kind == PK_TIMER || p->kind == PK_UPROBE;
+	return autom != 1 || p->kind == PK_TIMER || p->kind == PK_UPROBE;
 }
 
 static long
@@ -1738,10 +1739,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	if (cfg->ustack_mode != DTSRC_USTACK_FP) {
 		int want = 0;
 		for (size_t i = 0; i < sp->nprobes; i++)
-			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO, &sp->probes[i]);
+			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO ? 1 + cfg->ustack_all : 0,
+					    &sp->probes[i]);
 		if (want) {
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
-			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
+			/* 2: auto, copying for every probe */
+			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO ? 1 + cfg->ustack_all : 0;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
 			sp->pool = dtunw_pool_start(cfg->unwind_threads, sp->ncpus,
 						    cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
