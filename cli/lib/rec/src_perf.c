@@ -768,6 +768,22 @@ at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
  * Flight: the records of the frozen rings, side band of every ring
  * first, then each ring's samples oldest first.
  */
+/* A new thread or process starts with its creator's name of the time of
+ * the fork (called in order: not the name the creator takes later). */
+static void
+fork_comm(struct src_perf *sp, const struct perf_event_header *h)
+{
+	uint32_t tid, ptid;
+	struct task *pc;
+
+	if (h->size < sizeof(*h) + 24)
+		return;
+	memcpy(&tid, (const unsigned char *)(h + 1) + 8, 4);
+	memcpy(&ptid, (const unsigned char *)(h + 1) + 12, 4);
+	if ((pc = task_get(&sp->pt.comms, ptid, 0)) != NULL)
+		proctab_set_comm(&sp->pt, tid, pc->comm);
+}
+
 /*
  * Flight: the side band has forward rings of its own, read all along, so
  * the processes (and targets' children) are known however old their
@@ -790,6 +806,8 @@ flight_sideband(struct src_perf *sp)
 				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
 				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
 			}
+			if (h->type == PERF_RECORD_FORK)
+				fork_comm(sp, h);
 		}
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
 	}
@@ -809,16 +827,8 @@ in_order(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
 		on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
 	}
-	if (h->type == PERF_RECORD_FORK && h->size >= sizeof(*h) + 24) {
-		/* a new thread or process starts with its creator's name of
-		 * that time (here, in order: not the one it takes later) */
-		uint32_t tid, ptid;
-		memcpy(&tid, (const unsigned char *)(h + 1) + 8, 4);
-		memcpy(&ptid, (const unsigned char *)(h + 1) + 12, 4);
-		struct task *pc = task_get(&sp->pt.comms, ptid, 0);
-		if (pc)
-			proctab_set_comm(&sp->pt, tid, pc->comm);
-	}
+	if (h->type == PERF_RECORD_FORK)
+		fork_comm(sp, h);
 	if (h->type != PERF_RECORD_SAMPLE)
 		return 0;
 	return sample(sp, rg, h, (const unsigned char *)(h + 1), out, room);
