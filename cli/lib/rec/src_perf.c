@@ -140,8 +140,8 @@ struct src_perf {
 	 * tracepoint naming a task (sched_wakeup's wakee) counts in the
 	 * target's event when another task fires it, and nothing is written.
 	 */
-	uint64_t	*fmtlost;
-	int		no_fmtlost;	/* a kernel before 6.0, or flight: counts */
+	uint64_t	*fmtlost;	/* [r] */
+	int		no_fmtlost;	/* [r] a kernel before 6.0, or flight: counts */
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
@@ -261,12 +261,11 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 static void
 on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr)
 {
-	uint32_t pid, ppid, tid, ptid;
+	uint32_t pid, ppid;
 
+	/* the child's name comes in order, with the samples (fork_comm) */
 	memcpy(&pid, r, 4);
 	memcpy(&ppid, r + 4, 4);
-	memcpy(&tid, r + 8, 4);
-	memcpy(&ptid, r + 12, 4);
 	if (sp->targeted && pid != ppid)
 		task_get(&sp->tgts, pid, 1);
 	proctab_fork(&sp->pt, pid, ppid, tr->time);
@@ -764,10 +763,6 @@ at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
 	return (const struct perf_event_header *)(const void *)sp->tmp;
 }
 
-/*
- * Flight: the records of the frozen rings, side band of every ring
- * first, then each ring's samples oldest first.
- */
 /* A new thread or process starts with its creator's name of the time of
  * the fork (called in order: not the name the creator takes later). */
 static void
@@ -784,6 +779,10 @@ fork_comm(struct src_perf *sp, const struct perf_event_header *h)
 		proctab_set_comm(&sp->pt, tid, pc->comm);
 }
 
+/*
+ * Flight: the records of the frozen rings, side band of every ring
+ * first, then each ring's samples oldest first.
+ */
 /*
  * Flight: the side band has forward rings of its own, read all along, so
  * the processes (and targets' children) are known however old their
