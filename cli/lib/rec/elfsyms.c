@@ -447,15 +447,21 @@ rehash(const void *ctx, uint32_t i)
 }
 
 int
-elfsyms_stored(const struct elfsyms_cache *c, const char *path)
+elfsyms_known(const struct elfsyms_cache *c, const char *path)
 {
 	uint32_t k;
+	int ret = 0;
 
 	for (size_t i = dt_htab_first(&c->ix, hash(path)); (k = dt_htab_at(&c->ix, i)) != DT_HTAB_NONE;
-	     i = dt_htab_next(&c->ix, i))
-		if (strcmp(c->v[k]->path, path) == 0 && c->v[k]->file && c->v[k]->file->ef.cap_id)
+	     i = dt_htab_next(&c->ix, i)) {
+		if (strcmp(c->v[k]->path, path) != 0)
+			continue;
+		if (c->v[k]->file && c->v[k]->file->ef.cap_id)
 			return 1;
-	return 0;
+		if (c->v[k]->file == NULL)
+			ret = -1;
+	}
+	return ret;
 }
 
 struct elfsyms_file *

@@ -291,7 +291,10 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 
 		if (!(mv[i].prot & 4) || name[0] != '/' || mv[i].file)
 			continue;
-		if (!elfsyms_stored(r->ec, name) && !file_reached(mv, nm, name, pcs, npcs)) {
+		int known = elfsyms_known(r->ec, name);
+		if (known < 0)
+			continue;	/* unreadable: no symbols to wait for */
+		if (known == 0 && !file_reached(mv, nm, name, pcs, npcs)) {
 			pending = 1;
 			continue;
 		}
@@ -366,7 +369,7 @@ reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
 	t->slast = ustack;
 	for (size_t i = 0; i < t->sp.nmaps; i++) {
 		const struct dtcap_map *m = &t->smaps[i];
-		if (!(m->prot & 4) || m->file || m->name[0] != '/')
+		if (!(m->prot & 4) || m->file || m->name[0] != '/' || elfsyms_known(r->ec, m->name) < 0)
 			continue;
 		for (uint32_t k = 0; k < d->dtr_nustack; k++) {
 			if (u[k] >= m->start && u[k] < m->end) {
