@@ -50,7 +50,8 @@ static const char usage_text[] =
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
-"             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
+"             [--flight SIZE [--trigger PROBE ...] [--dump-interval DURATION]\n"
+"             [--max-dumps N]] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
 "  -o FILE       write the capture to FILE (.dtc; mode 0600; refused: another\n"
@@ -88,7 +89,8 @@ static const char usage_text[] =
 "                dtrec unwinds it with DWARF CFI (.eh_frame, debug files),\n"
 "                storing only the frames; auto (default): dwarf for profile,\n"
 "                interval and user probes where the source can, frame\n"
-"                pointers for the rest\n"
+"                pointers for the rest, or dwarf for every probe when the\n"
+"                command (or a -p process) is built without frame pointers\n"
 "  --user-stack-size SIZE\n"
 "                stack bytes copied per sample for dwarf, 1k to 60k\n"
 "                (default 16k): deeper stacks need more\n"
@@ -103,9 +105,15 @@ static const char usage_text[] =
 "                only trigger events passing the tracefs filter EXPR, e.g.\n"
 "                'ret < 0' for syscall:X:return (tracepoint triggers only;\n"
 "                perf source only)\n"
+"  --dump-interval DURATION\n"
+"                with --flight: a trigger dumps only this long after the\n"
+"                previous dump (default 5s); triggers in between are skipped\n"
+"                and counted\n"
+"  --max-dumps N with --flight: write at most N captures, the one at the end\n"
+"                of recording included (default 10)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
-"  --version     dtrec's version\n"
+"  --version     the version of dt (also recorded in every capture)\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
 "                recording ends when it exits\n"
 "\n"
@@ -161,7 +169,8 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION, OPT_DUMP_GAP,
+	       OPT_MAX_DUMPS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -172,6 +181,8 @@ main(int argc, char **argv)
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
+		{ "dump-interval", required_argument, NULL, OPT_DUMP_GAP },
+		{ "max-dumps", required_argument, NULL, OPT_MAX_DUMPS },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -312,6 +323,27 @@ main(int argc, char **argv)
 		case OPT_TRIGGER_FILTER:
 			o.trigger_filter = optarg;
 			break;
+		case OPT_DUMP_GAP:
+			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
+				fprintf(stderr, "dtrec: bad --dump-interval '%s' (e.g. 5s, 500ms, 1m)\n",
+					optarg);
+				return 2;
+			}
+			o.dump_gap_ns = v;
+			break;
+		case OPT_MAX_DUMPS: {
+			char *end;
+			unsigned long n;
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || n == 0 || n > 100000 || optarg[0] == '-') {
+				fprintf(stderr, "dtrec: bad --max-dumps '%s': a count from 1 to 100000\n",
+					optarg);
+				return 2;
+			}
+			o.max_dumps = (uint32_t)n;
+			break;
+		}
 		case OPT_COMM:
 			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
 				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
@@ -409,6 +441,10 @@ main(int argc, char **argv)
 	if (ntriggers && !o.flight) {
 		fprintf(stderr, "dtrec: --trigger needs --flight\n");
 		return usage(stderr, EXIT_USAGE);
+	}
+	if ((o.dump_gap_ns || o.max_dumps) && !o.flight) {
+		fprintf(stderr, "dtrec: --dump-interval and --max-dumps need --flight\n");
+		return EXIT_USAGE;
 	}
 	if (o.flight && o.bufsize) {
 		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");
