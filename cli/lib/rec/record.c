@@ -1188,7 +1188,7 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 {
 	const char *out = r->o->output;
 	size_t ol = strlen(out);
-	char path[4200], tmp[4300], err[DTSRC_ERRLEN];
+	char path[4200], *tmp = NULL, err[DTSRC_ERRLEN];
 	struct dtcap_writer_opts wo;
 	struct dtcap_host host;
 	struct stat st;
@@ -1205,9 +1205,10 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 		msg(r, "%s", err);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		msg(r, "%s: %s", path, strerror(errno));
+	/* named after this process, removed by the signal handler and swept
+	 * by the next run when a kill left it (util.h dtu_out_tmp_create) */
+	if ((fd = dtu_out_tmp_create(path, &tmp, err, sizeof(err))) < 0) {
+		msg(r, "%s", err);
 		return -1;
 	}
 	close(fd);
@@ -1249,6 +1250,8 @@ close:
 		ret = -1;
 	r->w = NULL;
 	if (ret == 0 && !r->werr && rename(tmp, path) == 0) {
+		dtu_out_tmp_forget();
+		free(tmp);
 		ev = r->nread - r->nlost - r->nbad;
 		*total += ev;
 		if (!r->o->quiet)
@@ -1260,6 +1263,8 @@ close:
 	ret = -1;
 out:
 	unlink(tmp);
+	dtu_out_tmp_forget();
+	free(tmp);
 	return ret;
 }
 
