@@ -457,10 +457,21 @@ static int dt_start(struct dt_softc *sc)
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
+	/*
+	 * Under the read lock: a read() of what an earlier recording left
+	 * may still be copying (stalled in copy_to_user on a faulting
+	 * buffer) and will store its tail when it resumes.  In overwrite
+	 * mode the writers own tail from the first event on, so no copy
+	 * may be under way once they can run (dt_read checks
+	 * dt_overwriting under the same lock).
+	 */
+	if (mutex_lock_interruptible(&sc->sc_rlock))
+		return -ERESTARTSYS;
 	/* a recording starts thawed; frozen is a dump's state */
 	WRITE_ONCE(sc->sc_frozen, false);
 	dt_rmode_apply(sc);
 	WRITE_ONCE(sc->sc_recording, true);
+	mutex_unlock(&sc->sc_rlock);
 	mutex_lock(&dt_lock);
 	/* the targets' forks are followed from before the first event */
 	error = dt_filter_start(sc);
@@ -629,6 +640,7 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 	st->dtst_recursive = dtr_lread(&r->r_recursive);
 	st->dtst_nested = dtr_lread(&r->r_nested);
 	st->dtst_overwritten = dtr_lread(&r->r_overwritten);
+	st->dtst_resets = dtr_lread(&r->r_reset) + READ_ONCE(r->r_rreset);
 	st->dtst_filtered = local_read(&cb->cb_filtered);
 	st->dtst_untracked = atomic_long_read(&cb->cb_untracked);
 }
@@ -652,6 +664,7 @@ static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
 		sum.dtst_overwritten += st.dtst_overwritten;
 		sum.dtst_filtered += st.dtst_filtered;
 		sum.dtst_untracked += st.dtst_untracked;
+		sum.dtst_resets += st.dtst_resets;
 	}
 	if (copy_to_user(arg, &sum, sizeof(sum)))
 		return -EFAULT;
@@ -1023,6 +1036,7 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 		struct dt_ring *r;
 		struct dtr_hdr *h;
 		unsigned long pub, pos, rpos = 0, nrec = 0, rnrec = 0;
+		unsigned int sz = 0;
 		char *run = NULL;
 		size_t rlen = 0;
 
@@ -1034,8 +1048,9 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 		pub = dtr_read_begin(r);
 		pos = READ_ONCE(r->r_tail);
 		for (;;) {
-			h = dtr_peek(r, &pos, pub);
-			if (h != NULL && h->h_size > len - done - rlen) {
+			/* sz is checked to lie inside the ring: copy only it */
+			h = dtr_peek_size(r, &pos, pub, &sz);
+			if (h != NULL && sz > len - done - rlen) {
 				toosmall = true;
 				h = NULL;
 			}
@@ -1056,9 +1071,9 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 				run = (char *)h;
 				rpos = pos;
 			}
-			rlen += h->h_size;
+			rlen += sz;
 			rnrec++;
-			pos += h->h_size;
+			pos += sz;
 		}
 		dtr_read_end(r, pos, nrec);
 	}

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include "dt_abi.h"
 #include "ktest.h"
@@ -3684,6 +3685,169 @@ static void t_flight(void)
 	free(e.b);
 }
 
+/*
+ * A read() stalled in copy_to_user (its buffer's page is missing under
+ * userfaultfd) while another thread starts recording in overwrite mode:
+ * the start must wait for the read, else the read stores its stale tail
+ * over the one the overwriting writers advanced, tail lands inside a
+ * record, and the writer or the reader follows garbage sizes (a writer
+ * spinning on a zero size locks the CPU up).
+ */
+struct fs_read {
+	int fd;
+	void *buf;
+	size_t len;
+	ssize_t n;
+	int err;
+	volatile int done;
+};
+
+static void *fs_reader(void *a)
+{
+	struct fs_read *s = a;
+
+	s->n = read(s->fd, s->buf, s->len);
+	s->err = errno;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct fs_start {
+	int fd;
+	int r, err;
+	volatile int done;
+};
+
+static void *fs_starter(void *a)
+{
+	struct fs_start *s = a;
+
+	s->r = record(s->fd, 1);
+	s->err = errno;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Resolves one missing-page fault of uffd within ms; 1 if there was one. */
+static int fs_serve(int uffd, long pg, int ms)
+{
+	static char zero[1 << 16];
+	struct pollfd p = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg m;
+	struct uffdio_copy c;
+
+	if (poll(&p, 1, ms) != 1 || read(uffd, &m, sizeof(m)) != sizeof(m) ||
+	    m.event != UFFD_EVENT_PAGEFAULT)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.dst = m.arg.pagefault.address & ~(dt_u64)(pg - 1);
+	c.src = (uintptr_t)zero;
+	c.len = pg;
+	ioctl(uffd, UFFDIO_COPY, &c);
+	return 1;
+}
+
+static void t_flightstall(void)
+{
+	int fd = dt_open("flightstall.open", 0);
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	char why[160];
+	dt_u32 me = getpid();
+	long pg = sysconf(_SC_PAGESIZE);
+	const long NLEFT = 20, NSTALL = 3000, N = 5000;
+
+	if (fd < 0)
+		return;
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	if (!check(ce && gp, "flightstall.probes", "no syscall:close:entry or getppid:entry"))
+		return;
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	dt_u32 bsz = DT_BUFSZ_MIN;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	/*
+	 * Records of two sizes: the leftovers' end (the stale tail) is no
+	 * multiple of the later records' size, so it lands inside one.
+	 */
+	enable(fd, gp, DTEVT_FUNCARGS, 0);
+	enable(fd, ce, DTEVT_FUNCARGS | DTEVT_KSTACK, 0);
+	pin(0);
+	record(fd, 1);
+	for (long i = 0; i < NLEFT; i++)
+		syscall(SYS_getppid);
+	record(fd, 0);
+	check(rmode(fd, DT_RING_OVERWRITE) == 0, "flightstall.set-mode", "%s", strerror(errno));
+
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	struct uffdio_api api = { .api = UFFD_API };
+	void *buf = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct uffdio_register reg = { .range = { .start = (uintptr_t)buf, .len = 4 * pg },
+	    .mode = UFFDIO_REGISTER_MODE_MISSING };
+	if (!check(uffd >= 0 && ioctl(uffd, UFFDIO_API, &api) == 0 && buf != MAP_FAILED &&
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) == 0, "flightstall.userfaultfd", "%s",
+	    strerror(errno))) {
+		close(fd);
+		unpin();
+		return;
+	}
+	struct fs_read rd = { .fd = fd, .buf = buf, .len = 4 * pg };
+	struct fs_start sr = { .fd = fd };
+	pthread_t rt, stt;
+	pthread_create(&rt, NULL, fs_reader, &rd);
+	/* the reader is inside copy_to_user once its fault arrives */
+	struct pollfd up = { .fd = uffd, .events = POLLIN };
+	int stalled = poll(&up, 1, 10000) == 1;
+	check(stalled, "flightstall.read-stalls", "no fault from read() into the registered buffer");
+	pthread_create(&stt, NULL, fs_starter, &sr);
+	/* a start that does not wait for the read returns within this */
+	for (int i = 0; i < 100 && !__atomic_load_n(&sr.done, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	/* if it did, these are recorded and wrap the ring many times */
+	numbered(0, NSTALL);
+	int early = __atomic_load_n(&sr.done, __ATOMIC_ACQUIRE);
+	check(stalled && !early, "flightstall.start-waits-for-read",
+	    "DTIOCRECORD returned (%d) while a read was copying", sr.r);
+	/* let the read finish: serve its faults until it returns */
+	for (int i = 0; i < 200 && !__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE); i++)
+		fs_serve(uffd, pg, 50);
+	pthread_join(rt, NULL);
+	pthread_join(stt, NULL);
+	if (rd.n > 0)
+		ev_take(&e, buf, rd.n);
+	long ngp = 0;
+	const struct dt_rec *r;
+	EV_FOREACH(&e, r)
+		ngp += r->dtr_probe == gp;
+	check(rd.n > 0 && !e.bad && e.nrec == (size_t)NLEFT && ngp == NLEFT,
+	    "flightstall.read-leftovers", "read %zd (%s): %zu records (%ld getppid, want %ld), "
+	    "%d malformed", rd.n, rd.n < 0 ? strerror(rd.err) : "", e.nrec, ngp, NLEFT, e.bad);
+	check(sr.r == 0, "flightstall.start", "%s", strerror(sr.err));
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	numbered(NSTALL, NSTALL + N);
+	check(freeze(fd, 1) == 0, "flightstall.freeze", "%s", strerror(errno));
+	drain(fd, &e);
+	check(!e.bad && e.nrec > 0, "flightstall.records-well-formed",
+	    "%zu records, %d malformed", e.nrec, e.bad);
+	long k = newest_ok(&e, ce, NSTALL + N - 1, why, sizeof(why), NULL);
+	check(k > 5, "flightstall.dump-newest", "%s", why);
+	stats(fd, &st);
+	check(st.dtst_resets == 0 &&
+	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	    "flightstall.counters", "produced %" PRIu64 " read %" PRIu64 " overwritten %" PRIu64
+	    " dropped %" PRIu64 " resets %" PRIu64, st.dtst_produced, st.dtst_read,
+	    st.dtst_overwritten, st.dtst_dropped, st.dtst_resets);
+	freeze(fd, 0);
+	record(fd, 0);
+	unpin();
+	close(fd);
+	close(uffd);
+	munmap(buf, 4 * pg);
+	free(e.b);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -3903,7 +4067,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|io|unpriv|filter|flight|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -3958,6 +4122,8 @@ int main(int argc, char **argv)
 			t_filter();
 		if (all || !strcmp(t, "flight"))
 			t_flight();
+		if (all || !strcmp(t, "flightstall"))
+			t_flightstall();
 		if (all || !strcmp(t, "uprobe"))
 			t_uprobe();
 		if (all || !strcmp(t, "list"))
