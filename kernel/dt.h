@@ -267,6 +267,8 @@ void dt_proc_fini(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
 int dt_uprobe_create(struct dt_uprobe *);
+/* [g] held, no descriptor open: free every uprobe (their mounts with them) */
+void dt_uprobe_idle(void);
 void dt_uprobe_exit(void);
 
 /*

@@ -32,6 +32,8 @@ DEFINE_MUTEX(dt_lock);
 static struct dt_probe **dt_probetab;	/* [g] */
 static u32 dt_nprobes;			/* [g] */
 static u32 dt_probecap;			/* [g] */
+/* descriptors open: the last close frees what only they could use */
+static unsigned int dt_nopen;		/* [g] */
 
 static void dt_linger(struct work_struct *w)
 {
@@ -313,6 +315,9 @@ static int dt_open(struct inode *inode, struct file *file)
 	timer_setup(&sc->sc_tick, dt_tick, 0);
 	dt_filter_init(sc);
 	file->private_data = sc;
+	mutex_lock(&dt_lock);
+	dt_nopen++;
+	mutex_unlock(&dt_lock);
 	return 0;
 }
 
@@ -518,6 +523,12 @@ static int dt_release(struct inode *inode, struct file *file)
 		list_del(&pcb->pcb_slink);
 		kfree(pcb);
 	}
+	/*
+	 * Uprobe sites hold their files' mounts: with no descriptor left
+	 * nobody can enable them, so let the mounts go.
+	 */
+	if (--dt_nopen == 0)
+		dt_uprobe_idle();
 	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
 	del_timer_sync(&sc->sc_tick);

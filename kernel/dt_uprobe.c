@@ -15,9 +15,15 @@
  * A USDT probe has a site per note of its provider and name, each with
  * its operands (dt_uparg), decoded in the handler from the user registers
  * and, for memory operands, the task's memory.  Each site holds its file
- * (igrab).  Past DT_UPROBE_MAX sites, creating another first frees the
- * probes no descriptor has enabled (their ids die and are never reused, as
- * with kprobes); only when every site is in use does it fail with ENOSPC.
+ * by path (dentry and mount, as trace_uprobe and perf's uprobe PMU do): an
+ * inode held alone lets its file system be unmounted under the site, and
+ * the later uprobe_register or iput touches a freed superblock.  Holding
+ * the mount makes umount fail with EBUSY instead, so sites are not kept
+ * longer than needed: when the last descriptor closes, every probe no
+ * descriptor has enabled is freed (dt_uprobe_idle).  Past DT_UPROBE_MAX
+ * sites, creating another first frees those probes too (their ids die and
+ * are never reused, as with kprobes); only when every site is in use does
+ * it fail with ENOSPC.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -41,7 +47,8 @@ struct dt_upsite {
 	struct uprobe_consumer	 us_uce;	/* [I] entry: handler */
 	struct uprobe_consumer	 us_ucr;	/* [I] return: ret_handler */
 	struct dt_up		*us_up;		/* [I] */
-	struct inode		*us_inode;	/* [I] held */
+	struct path		 us_path;	/* [I] held: the mount too */
+	struct inode		*us_inode;	/* [I] us_path's real inode */
 	loff_t			 us_offset;	/* [I] */
 	loff_t			 us_refctr;	/* [I] semaphore offset or 0 */
 	bool			 us_usdt;	/* [I] else the argument registers */
@@ -235,28 +242,29 @@ static const struct dt_provider dt_prov_uprobe = {
 	.dtpv_disarm	= dt_up_disarm,
 };
 
-/* The regular file at the user's path, held, or an error pointer. */
-static struct inode *dt_up_inode(u64 upath)
+/*
+ * The regular file at the user's path: *path held (path_put to release),
+ * its real inode (an overlay's lower file) returned, or an error pointer.
+ */
+static struct inode *dt_up_inode(u64 upath, struct path *path)
 {
 	struct inode *inode;
-	struct path path;
 	char *name;
 	int error;
 
 	name = strndup_user(u64_to_user_ptr(upath), PATH_MAX);
 	if (IS_ERR(name))
 		return ERR_CAST(name);
-	error = kern_path(name, LOOKUP_FOLLOW, &path);
+	error = kern_path(name, LOOKUP_FOLLOW, path);
 	kfree(name);
 	if (error)
 		return ERR_PTR(error);
-	inode = d_real_inode(path.dentry);
-	if (!S_ISREG(inode->i_mode))
-		inode = ERR_PTR(-EINVAL);
-	else
-		inode = igrab(inode);
-	path_put(&path);
-	return inode != NULL ? inode : ERR_PTR(-ENOENT);
+	inode = d_real_inode(path->dentry);
+	if (!S_ISREG(inode->i_mode)) {
+		path_put(path);
+		return ERR_PTR(-EINVAL);
+	}
+	return inode;
 }
 
 static int dt_up_checkargs(const struct dt_uprobe *req)
@@ -331,7 +339,7 @@ static void dt_up_reap(struct dt_up *keep)
 		u->u_return->dp_dead = true;
 		dt_nups_dead += 2;
 		list_for_each_entry_safe(us, ts, &u->u_sites, us_link) {
-			iput(us->us_inode);
+			path_put(&us->us_path);
 			list_del(&us->us_link);
 			kfree(us);
 			dt_nupsites--;
@@ -341,9 +349,20 @@ static void dt_up_reap(struct dt_up *keep)
 	}
 }
 
+/*
+ * [g] held, the last descriptor closed: nothing is enabled, so free every
+ * probe (and drop the mounts its sites hold).
+ */
+void dt_uprobe_idle(void)
+{
+	lockdep_assert_held(&dt_lock);
+	dt_up_reap(NULL);
+}
+
 int dt_uprobe_create(struct dt_uprobe *req)
 {
 	struct dt_upsite *us = NULL, *s;
+	struct path path;
 	struct inode *inode;
 	struct dt_up *u;
 	loff_t size;
@@ -359,14 +378,14 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	error = dt_up_checkargs(req);
 	if (error)
 		return error;
-	inode = dt_up_inode(req->dtup_path);
+	inode = dt_up_inode(req->dtup_path, &path);
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);
 	/* uprobe_register refuses these too, but only once something records */
 	size = i_size_read(inode);
 	if ((loff_t)req->dtup_offset >= size ||
 	    (loff_t)req->dtup_refctr >= size) {
-		iput(inode);
+		path_put(&path);
 		return -EINVAL;
 	}
 
@@ -433,6 +452,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	us->us_uce.handler = dt_up_entry;
 	us->us_ucr.ret_handler = dt_up_return;
 	us->us_up = u;
+	us->us_path = path;
 	us->us_inode = inode;
 	us->us_offset = req->dtup_offset;
 	us->us_refctr = req->dtup_refctr;
@@ -441,7 +461,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	memcpy(us->us_args, req->dtup_args, sizeof(us->us_args));
 	list_add_tail(&us->us_link, &u->u_sites);
 	dt_nupsites++;
-	inode = NULL;	/* the site holds it */
+	inode = NULL;	/* the site holds path */
 	us = NULL;
 found:
 	req->dtup_entry_id = u->u_entry->dp_id;
@@ -451,7 +471,7 @@ unlock:
 	mutex_unlock(&dt_lock);
 	kfree(us);
 	if (inode != NULL)
-		iput(inode);
+		path_put(&path);
 	return error;
 }
 
@@ -465,7 +485,7 @@ void dt_uprobe_exit(void)
 		dt_up_unreg(u, false);
 		dt_up_unreg(u, true);
 		list_for_each_entry_safe(us, ts, &u->u_sites, us_link) {
-			iput(us->us_inode);
+			path_put(&us->us_path);
 			list_del(&us->us_link);
 			kfree(us);
 		}

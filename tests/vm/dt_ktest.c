@@ -3233,6 +3233,97 @@ static int mkuprobe(int fd, const char *path, unsigned long long off, const char
 	return ioctl(fd, DTIOCUPROBE, up);
 }
 
+/* Copies file from to to (mode 0755); 0 on success. */
+static int copy_file(const char *from, const char *to)
+{
+	char b[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, ok = 1;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, b, sizeof(b))) > 0)
+		if (write(out, b, n) != n)
+			ok = 0;
+	close(in);
+	if (close(out) < 0 || n < 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/*
+ * A uprobe site on a file of a tmpfs mounted here holds the mount: umount
+ * is refused (EBUSY) while the probe is armed, and succeeds once the last
+ * descriptor is closed.  A site that held only the inode let the umount
+ * through and touched the freed superblock later.
+ */
+static void t_upmount(void)
+{
+	const char *mnt = "/tmp/dt-upmnt", *prog = "/tmp/dt-upmnt/prog";
+	char self[400];
+	long long off = file_offset((const void *)up_target, self, sizeof(self));
+	struct dt_uprobe up;
+	struct evbuf e = { 0 };
+	int fd, r;
+
+	mkdir(mnt, 0700);
+	if (!check(off >= 0 && mount("tmpfs", mnt, "tmpfs", 0, "size=64m") == 0,
+	    "upmount.mount", "offset %lld, mount: %s", off, strerror(errno)))
+		return;
+	if (!check(copy_file("/proc/self/exe", prog) == 0, "upmount.copy", "%s",
+	    strerror(errno))) {
+		umount(mnt);
+		return;
+	}
+	fd = dt_open("upmount.open", 0);
+	if (fd < 0) {
+		umount(mnt);
+		return;
+	}
+	r = mkuprobe(fd, prog, (unsigned long long)off, "upmount_target", &up);
+	if (!check(r == 0, "upmount.create", "DTIOCUPROBE %s: %s", prog, strerror(errno))) {
+		close(fd);
+		umount(mnt);
+		return;
+	}
+	enable(fd, up.dtup_entry_id, DTEVT_FUNCARGS, 0);
+	check(record(fd, 1) == 0, "upmount.record", "%s", strerror(errno));
+	/* the probe is on the tmpfs file: its program's calls are seen */
+	pid_t k = fork();
+	if (k == 0) {
+		execl(prog, "prog", "upcalls=10", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(k, &st, 0);
+	r = umount2(mnt, 0);
+	check(r < 0 && errno == EBUSY, "upmount.umount-busy-while-armed",
+	    "umount %s while a uprobe on %s is armed: %s", mnt, prog,
+	    r == 0 ? "succeeded" : strerror(errno));
+	record(fd, 0);
+	drain(fd, &e);
+	long n = 0;
+	const struct dt_rec *rec;
+	EV_FOREACH(&e, rec)
+		n += rec->dtr_probe == up.dtup_entry_id && rec->dtr_pid == (dt_u32)k;
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && n == 10, "upmount.fires",
+	    "child status %#x, %ld entries of up_target in %s, want 10", st, n, prog);
+	close(fd);
+	if (r == 0)
+		return;		/* already gone: nothing more to see */
+	r = umount2(mnt, 0);
+	check(r == 0, "upmount.umount-after-close", "umount %s after the last close: %s", mnt,
+	    r == 0 ? "ok" : strerror(errno));
+	if (r != 0)
+		umount2(mnt, MNT_DETACH);
+	free(e.b);
+}
+
 /*
  * Past DT_UPROBE_MAX (1024) sites, creating one frees those no descriptor
  * has enabled: sessions that each probe new functions never run out.
@@ -4067,7 +4158,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4162,6 +4253,8 @@ int main(int argc, char **argv)
 			t_kpreap();
 		if (all || !strcmp(t, "upreap"))
 			t_upreap();
+		if (all || !strcmp(t, "upmount"))
+			t_upmount();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))
