@@ -162,6 +162,37 @@ static int dt_krp_register(struct dt_kp *k, unsigned int maxactive)
 	return register_kretprobe(&k->k_krp);
 }
 
+/*
+ * [g] held, k's return probe not armed: register its kretprobe again with
+ * more instances.  A kretprobe that is not registered (k_krp_dead: a
+ * re-registration failed, say because the function's module was unloaded)
+ * must not be unregistered: its rethook is gone, and unregistering
+ * dereferences it.  If the new count cannot be registered, the old one is
+ * tried again (it worked before); if that fails too the return probe is
+ * dead (arming it fails with EIO) until a later raise registers it.
+ */
+static int dt_krp_raise(struct dt_kp *k, unsigned int maxactive)
+{
+	unsigned int old = k->k_krp.maxactive;
+	int error;
+
+	if (!k->k_krp_dead)
+		unregister_kretprobe(&k->k_krp);
+	error = dt_krp_register(k, maxactive);
+	if (error == 0) {
+		k->k_krp_dead = false;
+		return 0;
+	}
+	if (!k->k_krp_dead && dt_krp_register(k, old) == 0)
+		return error;
+	if (!k->k_krp_dead)
+		pr_warn("dt: kretprobe %s lost\n", k->k_return->dp_func);
+	k->k_krp_dead = true;
+	/* what a dead probe reports: the count asked for last */
+	k->k_krp.maxactive = old;
+	return error;
+}
+
 static void dt_kp_free(struct dt_kp *k)
 {
 	kfree(k->k_entry);
@@ -240,20 +271,10 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		 * another descriptor may rely on the larger count.
 		 */
 		if (req->dtkp_maxactive > (u32)k->k_krp.maxactive) {
-			if (k->k_return->dp_narmed != 0) {
+			if (k->k_return->dp_narmed != 0)
 				error = -EBUSY;
-			} else {
-				unsigned int old = k->k_krp.maxactive;
-
-				unregister_kretprobe(&k->k_krp);
-				error = dt_krp_register(k, maxactive);
-				/* the old count registered before: again */
-				if (error && dt_krp_register(k, old) != 0) {
-					pr_warn("dt: kretprobe %s lost\n",
-						k->k_return->dp_func);
-					k->k_krp_dead = true;
-				}
-			}
+			else
+				error = dt_krp_raise(k, maxactive);
 		}
 		req->dtkp_entry_id = k->k_entry->dp_id;
 		req->dtkp_return_id = k->k_return->dp_id;

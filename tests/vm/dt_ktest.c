@@ -3325,6 +3325,72 @@ static void t_upmount(void)
 }
 
 /*
+ * A kprobe on a function of a module that is then unloaded: raising its
+ * return probe's instances re-registers the kretprobe, which fails (the
+ * function is gone), and so does registering the old count again; a
+ * second raise then must not unregister the kretprobe that is not
+ * registered (its rethook is gone: a NULL dereference in the ioctl).  The
+ * raises run in a child, so an oops kills the child, not the suite.
+ */
+static void t_kpmod(void)
+{
+	struct dt_kprobe kp;
+	int fd, r, st = 0, p[2];
+
+	if (!check(system("insmod /kmod/dt_kptarget.ko") == 0, "kpmod.insmod",
+	    "insmod /kmod/dt_kptarget.ko failed (built beside dt.ko by kernel/Kbuild)"))
+		return;
+	fd = dt_open("kpmod.open", 0);
+	if (fd < 0) {
+		system("rmmod dt_kptarget");
+		return;
+	}
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "dt_kptarget_fn");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r == 0 && kp.dtkp_entry_id && kp.dtkp_return_id, "kpmod.create",
+	    "DTIOCKPROBE dt_kptarget_fn: %s", r ? strerror(errno) : "no ids");
+	dt_u32 m0 = kp.dtkp_maxactive, rid = kp.dtkp_return_id;
+	check(system("rmmod dt_kptarget") == 0, "kpmod.rmmod", "rmmod dt_kptarget failed");
+	if (r != 0 || pipe(p) < 0) {
+		close(fd);
+		return;
+	}
+	pid_t k = fork();
+	if (k == 0) {
+		int errs[3];
+		for (int i = 0; i < 3; i++) {
+			struct dt_kprobe k2;
+			memset(&k2, 0, sizeof(k2));
+			snprintf(k2.dtkp_func, sizeof(k2.dtkp_func), "dt_kptarget_fn");
+			k2.dtkp_maxactive = m0 + 1 + i;
+			errs[i] = ioctl(fd, DTIOCKPROBE, &k2) < 0 ? errno : 0;
+		}
+		write(p[1], errs, sizeof(errs));
+		_exit(0);
+	}
+	close(p[1]);
+	int errs[3] = { -1, -1, -1 };
+	ssize_t n = read(p[0], errs, sizeof(errs));
+	close(p[0]);
+	waitpid(k, &st, 0);
+	check(WIFEXITED(st) && n == (ssize_t)sizeof(errs), "kpmod.raise-after-unload",
+	    "the process raising maxactive three times after the unload %s %d",
+	    WIFSIGNALED(st) ? "died of signal" : "exited", WIFSIGNALED(st) ? WTERMSIG(st) :
+	    WEXITSTATUS(st));
+	check(n == (ssize_t)sizeof(errs) && errs[0] && errs[1] && errs[2],
+	    "kpmod.raise-fails", "raises after the unload: %s, %s, %s (want errors)",
+	    strerror(errs[0]), strerror(errs[1]), strerror(errs[2]));
+	/* the dead return probe cannot be armed; the descriptor still works */
+	enable(fd, rid, 0, 0);
+	r = record(fd, 1);
+	check(r < 0 && errno == EIO, "kpmod.return-dead-eio", "recording the dead return "
+	    "probe: %s", r ? strerror(errno) : "started");
+	record(fd, 0);
+	close(fd);
+}
+
+/*
  * Past DT_UPROBE_MAX (1024) sites, creating one frees those no descriptor
  * has enabled: sessions that each probe new functions never run out.
  */
@@ -4158,7 +4224,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4255,6 +4321,8 @@ int main(int argc, char **argv)
 			t_upreap();
 		if (all || !strcmp(t, "upmount"))
 			t_upmount();
+		if (all || !strcmp(t, "kpmod"))
+			t_kpmod();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))

@@ -28,6 +28,9 @@ boot() {
 		--mem "${KSUITE_MEM:-512}")
 	[ -n "$accel" ] && args+=("$accel")
 	[ -f "$ko" ] && args+=(--ko "$ko")
+	# built beside dt.ko (kernel/Kbuild): the kpmod test loads and unloads it
+	[ -f "$(dirname "$ko")/dt_kptarget.ko" ] &&
+		args+=(--file "$(dirname "$ko")/dt_kptarget.ko:/kmod/dt_kptarget.ko")
 	# A locked-up guest cannot run its own watchdog: keep the host backstop short.
 	VM_BOOT_ALLOWANCE=${VM_BOOT_ALLOWANCE:-90} "$here/run.sh" "${args[@]}" </dev/null
 	rc=$?
