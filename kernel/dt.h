@@ -25,6 +25,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/rcupdate.h>
+#include <linux/security.h>
 #include <asm/ptrace.h>
 #include <asm/segment.h>
 #include <asm/processor-flags.h>
@@ -44,6 +45,8 @@ struct dt_provider {
 	void		(*dtpv_disarm)(struct dt_pcb *);
 	/* hits the source lost so far (kprobe nmissed); NULL: none */
 	unsigned long	(*dtpv_missed)(struct dt_probe *);
+	/* what kernel lockdown must allow to enable its probes; 0: nothing */
+	enum lockdown_reason dtpv_lockdown;
 };
 
 struct dt_probe {

@@ -719,6 +719,29 @@ static struct dt_pcb *dt_pcb_find(struct dt_softc *sc, struct dt_probe *dp)
 	return NULL;
 }
 
+/*
+ * Kernel lockdown: kprobes need LOCKDOWN_KPROBES, and what perf refuses
+ * under LOCKDOWN_PERF (kernel addresses; here kernel stacks, and copies of
+ * user memory with the user registers) is refused too.  Checked at every
+ * enable, not only when a probe is made: lockdown can be raised at run
+ * time.  The perf LSM hooks (security_perf_event_open) are not exported to
+ * modules; perfmon_capable() at open and at each privileged ioctl stands
+ * for their capability check.
+ */
+static int dt_lockdown_check(struct dt_probe *dp, u32 evtflags)
+{
+	int error;
+
+	if (dp->dp_prov->dtpv_lockdown != LOCKDOWN_NONE) {
+		error = security_locked_down(dp->dp_prov->dtpv_lockdown);
+		if (error)
+			return error;
+	}
+	if (evtflags & (DTEVT_KSTACK | DTEVT_UREGS))
+		return security_locked_down(LOCKDOWN_PERF);
+	return 0;
+}
+
 static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 			  struct dt_enable *enp, bool on)
 {
@@ -749,6 +772,12 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 	}
 	if (pcb != NULL)
 		return -EEXIST;
+	{
+		int error = dt_lockdown_check(dp, en.dten_evtflags);
+
+		if (error)
+			return error;
+	}
 	if (en.dten_evtflags & DTEVT_UREGS) {
 		int error = dt_ucopy_alloc();
 

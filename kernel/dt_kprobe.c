@@ -133,15 +133,28 @@ static const struct dt_provider dt_prov_kprobe = {
 	.dtpv_arm	= dt_kp_arm,
 	.dtpv_disarm	= dt_kp_disarm,
 	.dtpv_missed	= dt_kp_missed,
+	.dtpv_lockdown	= LOCKDOWN_KPROBES,
 };
 
-/* 0, or why a function cannot be probed */
+/*
+ * 0, or why a function cannot be probed.  register_kprobe has refused the
+ * kprobe blacklist (NOKPROBE_SYMBOL, noinstr, entry code) already.  The
+ * kernel's kprobe tracer also refuses functions ftrace cannot trace
+ * (notrace: code that runs where tracing is not safe, within_notrace_func)
+ * unless built with KPROBE_EVENTS_ON_NOTRACE; register_kprobe put the probe
+ * on the function's ftrace site exactly when it has one
+ * (check_ftrace_location), so the flag tells.
+ */
 static int dt_kp_check(struct kprobe *kp)
 {
 	unsigned long addr = (unsigned long)kp->addr;
 
 	if (within_module(addr, THIS_MODULE))
 		return -EPERM;
+#if defined(CONFIG_KPROBES_ON_FTRACE) && !defined(CONFIG_KPROBE_EVENTS_ON_NOTRACE)
+	if (!(kp->flags & KPROBE_FLAG_FTRACE))
+		return -EINVAL;
+#endif
 	return 0;
 }
 
@@ -258,6 +271,10 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		return -ENAMETOOLONG;
 	if (req->dtkp_pad != 0 || req->dtkp_maxactive > DT_KRP_MAXACTIVE_MAX)
 		return -EINVAL;
+	/* lockdown=confidentiality: no kprobes, as for the kprobe tracer */
+	error = security_locked_down(LOCKDOWN_KPROBES);
+	if (error)
+		return error;
 	maxactive = req->dtkp_maxactive ? req->dtkp_maxactive :
 	    dt_krp_default();
 

@@ -378,6 +378,15 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	error = dt_up_checkargs(req);
 	if (error)
 		return error;
+	/* memory operands copy user memory: as DTEVT_UREGS does (dt_dev.c) */
+	for (nargs = 0; nargs < req->dtup_nargs; nargs++) {
+		if (req->dtup_args[nargs].dtua_kind != DT_UA_MEM)
+			continue;
+		error = security_locked_down(LOCKDOWN_PERF);
+		if (error)
+			return error;
+		break;
+	}
 	inode = dt_up_inode(req->dtup_path, &path);
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);

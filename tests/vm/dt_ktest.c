@@ -4005,6 +4005,204 @@ static void t_flightstall(void)
 	free(e.b);
 }
 
+/* ---- kprobes the kernel's kprobe tracer refuses; kernel lockdown ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines' first words of a file, sorted, for bsearch; NULL if unreadable. */
+static char **word_set(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char w[256];
+		/* the blacklist's lines are "0xSTART-0xEND\tNAME" */
+		if (sscanf(line, "0x%*x-0x%*x %255s", w) != 1 && sscanf(line, "%255s", w) != 1)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[(*n)++] = strdup(w);
+	}
+	fclose(f);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static int in_set(char **v, size_t n, const char *w)
+{
+	return v && bsearch(&w, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
+/*
+ * A function of the kernel's text that ftrace cannot trace (notrace, so
+ * not in available_filter_functions) and that is not on the kprobe
+ * blacklist: register_kprobe takes it, the kprobe tracer refuses it, and
+ * so must dt.ko (EINVAL).  A traceable one is still accepted.
+ */
+static void t_kpnotrace(void)
+{
+	size_t nf = 0, nb = 0;
+	char **ff, **bl, line[512], pick[128] = "";
+	unsigned long stext = 0, etext = 0;
+	FILE *f;
+	int fd, r;
+
+	mkdir("/sys/kernel/debug", 0755);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	ff = word_set("/sys/kernel/tracing/available_filter_functions", &nf);
+	bl = word_set("/sys/kernel/debug/kprobes/blacklist", &nb);
+	if (!check(nf > 1000 && nb > 10, "kpnotrace.lists", "%zu traceable functions, %zu "
+	    "blacklisted (tracefs, debugfs)", nf, nb))
+		return;
+	/* twice: _stext and _etext first, then a function between them */
+	for (int pass_ = 0; pass_ < 2 && !pick[0]; pass_++) {
+		if (!(f = fopen("/proc/kallsyms", "r")))
+			break;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long a;
+			char t, name[256];
+
+			if (sscanf(line, "%lx %c %255s", &a, &t, name) != 3 || strchr(line, '['))
+				continue;
+			if (!strcmp(name, "_stext"))
+				stext = a;
+			if (!strcmp(name, "_etext"))
+				etext = a;
+			if (pass_ == 0 || (t != 't' && t != 'T') || a < stext || a >= etext ||
+			    strchr(name, '.') || strlen(name) >= DT_FUNCLEN ||
+			    !strncmp(name, "__", 2) || in_set(ff, nf, name) || in_set(bl, nb, name))
+				continue;
+			snprintf(pick, sizeof(pick), "%s", name);
+			break;
+		}
+		fclose(f);
+	}
+	if (!check(pick[0] != 0, "kpnotrace.found", "no notrace function outside the blacklist "
+	    "in %#lx..%#lx", stext, etext))
+		return;
+	info("notrace function: %s", pick);
+	fd = dt_open("kpnotrace.open", 0);
+	if (fd < 0)
+		return;
+	struct dt_kprobe kp;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", pick);
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r < 0 && errno == EINVAL, "kpnotrace.refused", "DTIOCKPROBE %s: %s", pick,
+	    r == 0 ? "created" : strerror(errno));
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_read");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r == 0 && in_set(ff, nf, "vfs_read"), "kpnotrace.traceable-accepted",
+	    "DTIOCKPROBE vfs_read: %s", r ? strerror(errno) : "ok, but not traceable?");
+	close(fd);
+	for (size_t i = 0; i < nf; i++)
+		free(ff[i]);
+	for (size_t i = 0; i < nb; i++)
+		free(bl[i]);
+	free(ff);
+	free(bl);
+}
+
+/* Before the lockdown is raised: a kprobe that exists when it comes. */
+static void t_lockdown_pre(void)
+{
+	int fd = dt_open("lockdown.pre-open", 0);
+	struct dt_kprobe kp;
+
+	if (fd < 0)
+		return;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_read");
+	check(ioctl(fd, DTIOCKPROBE, &kp) == 0, "lockdown.pre-kprobe", "DTIOCKPROBE vfs_read: %s",
+	    strerror(errno));
+	close(fd);
+}
+
+/*
+ * Under lockdown=confidentiality: no kprobe is made or enabled (one made
+ * before the lockdown included), no kernel stack, no user stack copy and
+ * no USDT memory operand; the rest records as before.
+ */
+static void t_lockdown(void)
+{
+	char buf[256] = "";
+	int lfd = open("/sys/kernel/security/lockdown", O_RDONLY), fd, r;
+	ssize_t n = lfd >= 0 ? read(lfd, buf, sizeof(buf) - 1) : -1;
+
+	if (lfd >= 0)
+		close(lfd);
+	if (!check(n > 0 && strstr(buf, "[confidentiality]"), "lockdown.active",
+	    "/sys/kernel/security/lockdown: %s", n > 0 ? buf : strerror(errno)))
+		return;
+	fd = dt_open("lockdown.open", 0);
+	if (fd < 0)
+		return;
+	struct dt_kprobe kp;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_write");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r < 0 && errno == EPERM, "lockdown.kprobe-refused", "DTIOCKPROBE vfs_write: %s",
+	    r == 0 ? "created" : strerror(errno));
+	dt_u32 old = find_probe(fd, "kprobe", "vfs_read", "entry", NULL);
+	r = old ? enable(fd, old, 0, 0) : 0;
+	check(old && r < 0 && errno == EPERM, "lockdown.old-kprobe-refused",
+	    "kprobe:vfs_read:entry (id %u, made before the lockdown): enable %s", old,
+	    !old ? "not listed" : r == 0 ? "succeeded" : strerror(errno));
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	if (!check(ce != 0, "lockdown.probe", "no syscall:close:entry")) {
+		close(fd);
+		return;
+	}
+	r = enable(fd, ce, DTEVT_KSTACK, 0);
+	check(r < 0 && errno == EPERM, "lockdown.kstack-refused", "enable with DTEVT_KSTACK: %s",
+	    r == 0 ? "succeeded" : strerror(errno));
+	r = enable(fd, ce, DTEVT_UREGS, 0);
+	check(r < 0 && errno == EPERM, "lockdown.uregs-refused", "enable with DTEVT_UREGS: %s",
+	    r == 0 ? "succeeded" : strerror(errno));
+	char path[400];
+	long long off = file_offset((const void *)up_target, path, sizeof(path));
+	struct dt_uprobe up;
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	up.dtup_offset = off;
+	up.dtup_flags = DTUP_USDT;
+	up.dtup_nargs = 1;
+	up.dtup_args[0].dtua_kind = DT_UA_MEM;
+	up.dtup_args[0].dtua_reg = 7;
+	up.dtup_args[0].dtua_size = 8;
+	snprintf(up.dtup_func, sizeof(up.dtup_func), "lockdown_usdt");
+	r = off >= 0 ? ioctl(fd, DTIOCUPROBE, &up) : 0;
+	check(off >= 0 && r < 0 && errno == EPERM, "lockdown.usdt-mem-refused",
+	    "a USDT probe with a memory operand: %s", r == 0 ? "created" : strerror(errno));
+	r = enable(fd, ce, DTEVT_COMM | DTEVT_FUNCARGS, 0);
+	check(r == 0, "lockdown.plain-allowed", "enable with DTEVT_COMM|DTEVT_FUNCARGS: %s",
+	    strerror(errno));
+	struct evbuf e = { 0 };
+	dt_u32 me = getpid();
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	record(fd, 1);
+	numbered(0, 10);
+	record(fd, 0);
+	drain(fd, &e);
+	char why[160];
+	check(newest_ok(&e, ce, 9, why, sizeof(why), NULL) == 10, "lockdown.records", "%s", why);
+	free(e.b);
+	close(fd);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -4224,7 +4422,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4323,6 +4521,13 @@ int main(int argc, char **argv)
 			t_upmount();
 		if (all || !strcmp(t, "kpmod"))
 			t_kpmod();
+		if (all || !strcmp(t, "kpnotrace"))
+			t_kpnotrace();
+		/* not in all: the lockdown cannot be lowered again */
+		if (!strcmp(t, "lockdown-pre"))
+			t_lockdown_pre();
+		if (!strcmp(t, "lockdown"))
+			t_lockdown();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))

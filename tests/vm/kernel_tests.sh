@@ -45,7 +45,7 @@ if [ "${KTEST_PART:-all}" = race ]; then
 fi
 
 phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
-	frames io unpriv passed account budget wrap misc kpreap filter flight flightstall uprobe upreap upmount kpmod proc
+	frames io unpriv passed account budget wrap misc kpreap filter flight flightstall uprobe upreap upmount kpmod kpnotrace proc
 # CPU 1 goes offline and back mid-recording
 phase hotplug 60 dt_ktest hotplug
 
@@ -112,6 +112,22 @@ while [ ! -c /dev/dt ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 dt_ktest version && pass rmmod.works-after-reload || fail rmmod.works-after-reload "DTIOCGVERSION failed"
 phase reload 120 dt_ktest syscall | sed 's/^\(PASS\|FAIL\) syscall\./\1 reload.syscall./'
 rmmod dt && pass rmmod.final || fail rmmod.final "final rmmod failed"
+
+# Kernel lockdown last: it cannot be lowered again.  Raised at run time:
+# booted with lockdown=confidentiality the kernel would refuse the unsigned
+# dt.ko (module signatures are an integrity reason), and dt.ko checks
+# lockdown when a probe is made and at every enable, so a raise counts the
+# same as the boot option.
+if insmod /ko/dt.ko; then
+	dt_ktest lockdown-pre
+	mkdir -p /sys/kernel/security
+	grep -q securityfs /proc/mounts || mount -t securityfs securityfs /sys/kernel/security
+	echo confidentiality >/sys/kernel/security/lockdown
+	phase lockdown 60 dt_ktest lockdown
+	rmmod dt || fail lockdown.rmmod "rmmod after the lockdown tests failed"
+else
+	fail lockdown.insmod "insmod before the lockdown tests failed"
+fi
 
 # (kmemleak's own start-up lines say "leak" too: its reports say "suspected")
 bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|suspected memory leak|unreferenced object|Call Trace|refcount_t|rcu.*stall')
