@@ -117,6 +117,12 @@ struct dt_softc {
 	struct mm_struct	*sc_mm;		/* [I] or NULL */
 	unsigned long		 sc_locked;	/* [d] pages in sc_mm's locked_vm */
 	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
+	/*
+	 * [I] nr_cpu_ids counters, any context (atomic): events this
+	 * descriptor wanted on a CPU that had no ring (its allocation failed
+	 * or hit the limit when the CPU came online), produced and dropped
+	 */
+	atomic_long_t		*sc_noring;
 	wait_queue_head_t	 sc_wq;		/* readers and pollers */
 	struct timer_list	 sc_tick;	/* wakes readers for small data */
 	/*

@@ -245,7 +245,13 @@ static void dt_rmode_apply(struct dt_softc *sc)
 static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
 	struct dt_softc *sc = hlist_entry(node, struct dt_softc, sc_hpnode);
-	unsigned long pages = sc->sc_bufsz >> PAGE_SHIFT;
+	/*
+	 * Once: the pages charged, allocated and freed must be one size
+	 * (DTIOCSETBUFSZ is refused once this instance exists, and a size
+	 * read twice could still differ under a racing ioctl).
+	 */
+	u32 bufsz = READ_ONCE(sc->sc_bufsz);
+	unsigned long pages = bufsz >> PAGE_SHIFT;
 	struct mem_cgroup *old;
 	struct dt_cpubuf *cb;
 	void *data;
@@ -261,7 +267,7 @@ static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 	old = set_active_memcg(sc->sc_memcg);
 	cb = kzalloc_node(sizeof(*cb), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 	/* on cpu itself: the default policy makes this node-local */
-	data = __vmalloc(sc->sc_bufsz, GFP_KERNEL_ACCOUNT);
+	data = __vmalloc(bufsz, GFP_KERNEL_ACCOUNT);
 	set_active_memcg(old);
 	if (cb == NULL || data == NULL) {
 		kfree(cb);
@@ -269,7 +275,7 @@ static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 		atomic_long_sub(pages, &dt_ring_pages);
 		return 0;
 	}
-	dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+	dtr_init(&cb->cb_ring, data, bufsz);
 	dtr_store_once(&cb->cb_ring.r_mode, dt_rmode(sc));
 	local_set(&cb->cb_wakepos, 0);
 	local_set(&cb->cb_missed, 0);
@@ -297,7 +303,10 @@ static int dt_open(struct inode *inode, struct file *file)
 	if (sc == NULL)
 		return -ENOMEM;
 	sc->sc_bufs = kcalloc(nr_cpu_ids, sizeof(*sc->sc_bufs), GFP_KERNEL);
-	if (sc->sc_bufs == NULL) {
+	sc->sc_noring = kcalloc(nr_cpu_ids, sizeof(*sc->sc_noring), GFP_KERNEL);
+	if (sc->sc_bufs == NULL || sc->sc_noring == NULL) {
+		kfree(sc->sc_bufs);
+		kfree(sc->sc_noring);
 		kfree(sc);
 		return -ENOMEM;
 	}
@@ -538,6 +547,7 @@ static int dt_release(struct inode *inode, struct file *file)
 	if (sc->sc_mm != NULL)
 		mmdrop(sc->sc_mm);
 	kfree(sc->sc_bufs);
+	kfree(sc->sc_noring);
 	kfree(sc);
 	return 0;
 }
@@ -633,17 +643,21 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 			 struct dt_stats *st)
 {
 	struct dt_cpubuf *cb = READ_ONCE(sc->sc_bufs[cpu]);
+	u64 noring = atomic_long_read(&sc->sc_noring[cpu]);
 	struct dt_ring *r;
 	u64 lost;
 
 	memset(st, 0, sizeof(*st));
+	/* events of a CPU that had no ring: produced and dropped, no more */
+	st->dtst_produced = noring;
+	st->dtst_dropped = noring;
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
 	st->dtst_missed = local_read(&cb->cb_missed);
 	st->dtst_throttled = local_read(&cb->cb_throttled);
 	/* events the ring never saw are produced and dropped all the same */
-	lost = st->dtst_missed + st->dtst_throttled;
+	lost = st->dtst_missed + st->dtst_throttled + noring;
 	st->dtst_produced = dtr_lread(&r->r_produced) + lost;
 	st->dtst_read = READ_ONCE(r->r_read);
 	st->dtst_dropped = dtr_lread(&r->r_dropped) + lost;
@@ -836,11 +850,18 @@ static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)
 		return -EINVAL;
 	if (sz < DT_BUFSZ_MIN || sz > DT_BUFSZ_MAX || (sz & (sz - 1)) != 0)
 		return -EINVAL;
-	/* the rings keep their size (and counters) once allocated */
+	/*
+	 * The rings keep their size (and counters) once allocated, and a
+	 * CPU coming online gets one of the size the others have: fixed
+	 * from the first start (the hotplug instance) on, even where no
+	 * ring could be allocated.
+	 */
+	if (sc->sc_hpadded)
+		return sz == sc->sc_bufsz ? 0 : -EBUSY;
 	for_each_possible_cpu(cpu)
 		if (sc->sc_bufs[cpu] != NULL)
 			return sz == sc->sc_bufsz ? 0 : -EBUSY;
-	sc->sc_bufsz = sz;
+	WRITE_ONCE(sc->sc_bufsz, sz);
 	return 0;
 }
 

@@ -295,7 +295,11 @@ static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
 	}
 }
 
-/* An interrupt-context event over the CPU's budget: count, don't write. */
+/*
+ * An interrupt-context event over the CPU's budget: count, don't write.
+ * Filtered first: a descriptor counts as throttled (and so produced and
+ * dropped) only the events its filter wanted.
+ */
 static void dt_throttled(struct dt_probe *dp, int cpu)
 {
 	struct dt_pcb *pcb;
@@ -303,8 +307,15 @@ static void dt_throttled(struct dt_probe *dp, int cpu)
 
 	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
 		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (!dt_filter_pass(pcb->pcb_sc)) {
+			if (cb != NULL)
+				local_inc(&cb->cb_filtered);
+			continue;
+		}
 		if (cb != NULL)
 			local_inc(&cb->cb_throttled);
+		else
+			atomic_long_inc(&pcb->pcb_sc->sc_noring[cpu]);
 	}
 }
 
@@ -376,14 +387,18 @@ static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	unsigned long long ts;
 	u8 rflags = e->rflags;
 
-	if (cb == NULL)
-		return;
-	r = &cb->cb_ring;
 	/* before anything is gathered: an event left out costs nothing more */
 	if (!dt_filter_pass(pcb->pcb_sc)) {
-		local_inc(&cb->cb_filtered);
+		if (cb != NULL)
+			local_inc(&cb->cb_filtered);
 		return;
 	}
+	/* a CPU left without a ring (dt_buf_cpu_online): lost, but counted */
+	if (unlikely(cb == NULL)) {
+		atomic_long_inc(&pcb->pcb_sc->sc_noring[e->cpu]);
+		return;
+	}
+	r = &cb->cb_ring;
 
 	if (fl & DTEVT_FUNCARGS)
 		na = e->nslots;
@@ -539,7 +554,12 @@ static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 	/* interrupt-safe on x86: one instruction, no lost update */
 	this_cpu_or(dt_busy, 1U << lvl);
 	barrier();
-	if (lvl == DTR_CTX_SOFTIRQ || lvl == DTR_CTX_HARDIRQ) {
+	/*
+	 * Every level but task context has a budget: NMI too (and int3
+	 * kprobes, which run in_nmi() in 6.1, where a 64 KiB user stack copy
+	 * per event could otherwise hold a CPU).
+	 */
+	if (lvl != DTR_CTX_TASK) {
 		if (only == NULL) {
 			t0 = dt_budget_begin();
 			if (t0 == 0) {

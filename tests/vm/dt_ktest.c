@@ -229,6 +229,9 @@ static int stats(int fd, struct dt_stats *st)
 	return ioctl(fd, DTIOCGSTATS, st);
 }
 
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm);
+
 /* A growable array of raw records. */
 struct evbuf {
 	unsigned char *b;
@@ -2090,17 +2093,30 @@ static pid_t deep_spinner(int cpu)
 static void t_budget(void)
 {
 	int fd = dt_open("budget.open", 0), f2 = dt_open("budget.open2", 0);
+	int f3 = dt_open("budget.open3", 0);
 	struct dt_kprobe kp = { 0 };
 	const char *fn[] = { "hrtimer_interrupt", "__hrtimer_run_queues" };
 	dt_u32 ustk = DT_USTACK_MAX;
 	int r = -1;
 
-	if (fd < 0 || f2 < 0)
+	if (fd < 0 || f2 < 0 || f3 < 0)
 		return;
 	for (int i = 0; i < 2 && r < 0; i++) {
 		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", fn[i]);
 		r = ioctl(fd, DTIOCKPROBE, &kp);
 	}
+	/*
+	 * f3 wants only a process that sleeps throughout: every event is
+	 * filtered out, so none may count as throttled or dropped there.
+	 */
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 sl = sleeper;
+	set_filter(f3, DTF_PIDS, &sl, 1, 0, NULL);
+	enable(f3, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0);
 	dt_u32 prof = find_probe(f2, "profile", NULL, NULL, NULL);
 	if (!check(r == 0 && ioctl(fd, DTIOCSETUSTACK, &ustk) == 0 &&
 	    enable(fd, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0) == 0 &&
@@ -2115,12 +2131,16 @@ static void t_budget(void)
 	pid_t sp[2] = { deep_spinner(0), deep_spinner(1) };
 	usleep(100000);
 	record(f2, 1);
+	record(f3, 1);
 	record(fd, 1);
 	double t0 = now();
 	usleep(2000000);
 	double el = now() - t0;
 	record(fd, 0);
+	record(f3, 0);
 	record(f2, 0);
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
 	for (int i = 0; i < 2; i++) {
 		kill(sp[i], SIGKILL);
 		waitpid(sp[i], NULL, 0);
@@ -2139,9 +2159,18 @@ static void t_budget(void)
 	    st.dtst_dropped >= st.dtst_throttled && st.dtst_read == e.nrec, "budget.conservation",
 	    "produced %" PRIu64 " read %" PRIu64 " (got %zu) dropped %" PRIu64 " throttled %" PRIu64,
 	    st.dtst_produced, st.dtst_read, e.nrec, st.dtst_dropped, st.dtst_throttled);
+	struct dt_stats s3;
+	stats(f3, &s3);
+	check(st.dtst_throttled > 0 && s3.dtst_filtered > 0 && s3.dtst_throttled == 0 &&
+	    s3.dtst_dropped == 0 && s3.dtst_produced == 0, "budget.filter-before-throttle",
+	    "a descriptor filtering every event out: filtered %" PRIu64 " throttled %" PRIu64
+	    " dropped %" PRIu64 " produced %" PRIu64 " (the other throttled %" PRIu64 ")",
+	    s3.dtst_filtered, s3.dtst_throttled, s3.dtst_dropped, s3.dtst_produced,
+	    st.dtst_throttled);
 	free(e.b);
 	close(fd);
 	close(f2);
+	close(f3);
 }
 
 /*
@@ -4203,6 +4232,81 @@ static void t_lockdown(void)
 	close(fd);
 }
 
+/*
+ * A CPU that comes online while the rings of all descriptors are at their
+ * limit gets no ring: the events a descriptor wanted there are produced
+ * and dropped (counted), not lost unseen, and the ring size is fixed from
+ * the first start on, even for a descriptor that has no ring at all.
+ */
+static void t_noring(void)
+{
+	int fd = dt_open("noring.open", 0), hogs[64], nh = 0, r;
+	dt_u32 me = getpid(), bsz = DT_BUFSZ_MIN;
+	struct dt_stats st;
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	if (!check(ce && gp && cpu_online(1, 0) == 0, "noring.cpu1-offline", "probes %u %u, "
+	    "offline: %s", ce, gp, strerror(errno))) {
+		close(fd);
+		return;
+	}
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	enable(fd, ce, DTEVT_FUNCARGS, 0);
+	check(record(fd, 1) == 0, "noring.record", "%s", strerror(errno));
+	/* fill the rings' limit (a quarter of memory), down to the last page */
+	for (dt_u32 sz = DT_BUFSZ_MAX; sz >= DT_BUFSZ_MIN && nh < 64;) {
+		int h = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		if (h < 0)
+			break;
+		ioctl(h, DTIOCSETBUFSZ, &sz);
+		enable(h, gp, 0, 0);
+		if (record(h, 1) == 0) {
+			hogs[nh++] = h;
+			continue;
+		}
+		r = errno;
+		if (sz == DT_BUFSZ_MIN) {
+			/* no ring at all, but started once: its size is fixed */
+			dt_u32 other = 2 * DT_BUFSZ_MIN;
+			int rb = ioctl(h, DTIOCSETBUFSZ, &other);
+			check(r == ENOMEM && rb < 0 && errno == EBUSY, "noring.bufsz-fixed-after-start",
+			    "start at the limit: %s; DTIOCSETBUFSZ after it: %s", strerror(r),
+			    rb == 0 ? "accepted" : strerror(errno));
+		}
+		close(h);
+		sz /= 2;
+	}
+	int on = cpu_online(1, 1);
+	check(on == 0, "noring.cpu1-online", "%s", strerror(errno));
+	pin(1);
+	numbered(0, 100);
+	pin(0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	struct dt_stats cs[64];
+	struct dt_cpu_stats c = { .dtcs_ncpus = 64, .dtcs_stats = (uintptr_t)cs };
+	memset(cs, 0, sizeof(cs));
+	ioctl(fd, DTIOCGCPUSTATS, &c);
+	/* (cpu 0 has this process's closes of the descriptors that failed) */
+	check(cs[1].dtst_produced == 100 && cs[1].dtst_dropped == 100 && cs[1].dtst_read == 0 &&
+	    st.dtst_produced == st.dtst_read + st.dtst_dropped && st.dtst_read == e.nrec,
+	    "noring.counted", "%d hogs; 100 closes on cpu 1 without a ring: cpu 1 produced %"
+	    PRIu64 " dropped %" PRIu64 " read %" PRIu64 "; all produced %" PRIu64 " dropped %"
+	    PRIu64 " read %" PRIu64 " (got %zu)", nh, cs[1].dtst_produced, cs[1].dtst_dropped,
+	    cs[1].dtst_read, st.dtst_produced, st.dtst_dropped, st.dtst_read, e.nrec);
+	for (int i = 0; i < nh; i++)
+		close(hogs[i]);
+	close(fd);
+	unpin();
+	free(e.b);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -4422,7 +4526,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4523,6 +4627,8 @@ int main(int argc, char **argv)
 			t_kpmod();
 		if (all || !strcmp(t, "kpnotrace"))
 			t_kpnotrace();
+		if (all || !strcmp(t, "noring"))
+			t_noring();
 		/* not in all: the lockdown cannot be lowered again */
 		if (!strcmp(t, "lockdown-pre"))
 			t_lockdown_pre();
