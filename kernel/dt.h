@@ -203,10 +203,12 @@ void dt_skip(struct dt_pcb *pcb, u64 n);
 void dt_missed(struct dt_probe *dp, unsigned long cur);
 void dt_wake(struct irq_work *);
 /*
- * The buffers user stacks are copied into (DTEVT_UREGS): allocated by the
- * first descriptor that asks, kept until the module unloads.  May sleep.
+ * The buffers user stacks are copied into (DTEVT_UREGS): taken by each pcb
+ * that asks for copies (allocated by the first), given back when it is
+ * freed (freed with the last).  May sleep; not under dt_lock.
  */
-int dt_ucopy_alloc(void);
+int dt_ucopy_get(void);
+void dt_ucopy_put(void);
 int dt_event_init(void);
 void dt_event_exit(void);
 

@@ -516,6 +516,8 @@ static int dt_start(struct dt_softc *sc)
 		dt_stop(sc);
 		return error;
 	}
+	/* a poller that saw a stopped descriptor (EPOLLHUP) looks again */
+	wake_up_interruptible_all(&sc->sc_wq);
 	return 0;
 }
 
@@ -523,6 +525,7 @@ static int dt_release(struct inode *inode, struct file *file)
 {
 	struct dt_softc *sc = file->private_data;
 	struct dt_pcb *pcb, *tmp;
+	unsigned int ucopies = 0;
 
 	mutex_lock(&sc->sc_lock);
 	dt_stop(sc);
@@ -530,6 +533,7 @@ static int dt_release(struct inode *inode, struct file *file)
 	list_for_each_entry_safe(pcb, tmp, &sc->sc_pcbs, pcb_slink) {
 		pcb->pcb_probe->dp_nref--;
 		list_del(&pcb->pcb_slink);
+		ucopies += !!(pcb->pcb_evtflags & DTEVT_UREGS);
 		kfree(pcb);
 	}
 	/*
@@ -540,6 +544,9 @@ static int dt_release(struct inode *inode, struct file *file)
 		dt_uprobe_idle();
 	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
+	/* stopped above: none of them is armed */
+	while (ucopies-- != 0)
+		dt_ucopy_put();
 	del_timer_sync(&sc->sc_tick);
 	dt_filter_free(sc);
 	dt_bufs_free(sc);
@@ -770,6 +777,9 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 		if (pcb == NULL)
 			return -ENOENT;
 		list_del(&pcb->pcb_slink);
+		/* not recording: never armed since the last stop */
+		if (pcb->pcb_evtflags & DTEVT_UREGS)
+			dt_ucopy_put();
 		kfree(pcb);
 		return 0;
 	}
@@ -793,14 +803,17 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 			return error;
 	}
 	if (en.dten_evtflags & DTEVT_UREGS) {
-		int error = dt_ucopy_alloc();
+		int error = dt_ucopy_get();
 
 		if (error)
 			return error;
 	}
 	pcb = kzalloc(sizeof(*pcb), GFP_KERNEL);
-	if (pcb == NULL)
+	if (pcb == NULL) {
+		if (en.dten_evtflags & DTEVT_UREGS)
+			dt_ucopy_put();
 		return -ENOMEM;
+	}
 	pcb->pcb_probe = dp;
 	pcb->pcb_sc = sc;
 	pcb->pcb_evtflags = en.dten_evtflags;
@@ -946,6 +959,8 @@ static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
 		WRITE_ONCE(sc->sc_frozen, true);
 		dt_rmode_apply(sc);
 		synchronize_rcu();
+		/* readable now, the dump or its end: a poller may sleep on it */
+		wake_up_interruptible_all(&sc->sc_wq);
 		return 0;
 	}
 	if (mutex_lock_interruptible(&sc->sc_rlock))
@@ -953,6 +968,8 @@ static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
 	WRITE_ONCE(sc->sc_frozen, false);
 	dt_rmode_apply(sc);
 	mutex_unlock(&sc->sc_rlock);
+	/* its state changed: pollers look again */
+	wake_up_interruptible_all(&sc->sc_wq);
 	return 0;
 }
 

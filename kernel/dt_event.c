@@ -40,11 +40,15 @@ struct dt_scratch {
 /*
  * User stack copies (DTEVT_UREGS), per CPU and context level like the
  * scratch, DT_USTACK_MAX bytes each: too big for the per-CPU allocator,
- * so one vmalloc'ed block per possible CPU.  [I] once published (by
- * dt_ucopy_alloc, before any pcb asking for copies can be armed); NULL
- * until then.  Freed by dt_event_exit only.
+ * so one vmalloc'ed block per possible CPU, charged to the memory cgroup
+ * of the process whose enable allocated them.  Published by dt_ucopy_get
+ * before any pcb asking for copies can be armed, unpublished and freed by
+ * the dt_ucopy_put of the last such pcb (once it is disarmed); NULL while
+ * no pcb asks for copies.  [dt_ucopy_lock] for the writers, acquire-loaded
+ * in probe context.
  */
 static void **dt_ucopy_bufs;
+static unsigned int dt_ucopy_users;	/* [dt_ucopy_lock] pcbs asking */
 static DEFINE_MUTEX(dt_ucopy_lock);
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
@@ -659,7 +663,16 @@ void dt_wake(struct irq_work *w)
 	wake_up_interruptible(&cb->cb_sc->sc_wq);
 }
 
-int dt_ucopy_alloc(void)
+static void dt_ucopy_free(void **bufs)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		kvfree(bufs[cpu]);
+	kfree(bufs);
+}
+
+int dt_ucopy_get(void)
 {
 	void **bufs;
 	unsigned int cpu;
@@ -668,18 +681,16 @@ int dt_ucopy_alloc(void)
 	mutex_lock(&dt_ucopy_lock);
 	if (dt_ucopy_bufs != NULL)
 		goto out;
-	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
+	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL_ACCOUNT);
 	if (bufs == NULL) {
 		error = -ENOMEM;
 		goto out;
 	}
 	for_each_possible_cpu(cpu) {
 		bufs[cpu] = kvmalloc_node(DT_NLEVELS * DT_USTACK_MAX,
-					  GFP_KERNEL, cpu_to_node(cpu));
+					  GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 		if (bufs[cpu] == NULL) {
-			for_each_possible_cpu(cpu)
-				kvfree(bufs[cpu]);
-			kfree(bufs);
+			dt_ucopy_free(bufs);
 			error = -ENOMEM;
 			goto out;
 		}
@@ -687,8 +698,32 @@ int dt_ucopy_alloc(void)
 	/* the buffers before the pointer: probe context loads it acquire */
 	smp_store_release(&dt_ucopy_bufs, bufs);
 out:
+	if (error == 0)
+		dt_ucopy_users++;
 	mutex_unlock(&dt_ucopy_lock);
 	return error;
+}
+
+/*
+ * A pcb that asked for copies is gone, and was disarmed before (the
+ * descriptor's stop waited for the probe context it could be in).  The
+ * last one frees the buffers: no pcb asking for them is armed anywhere,
+ * and the grace period covers any probe context that loaded the pointer
+ * for one just before.  May sleep.
+ */
+void dt_ucopy_put(void)
+{
+	void **bufs = NULL;
+
+	mutex_lock(&dt_ucopy_lock);
+	if (!WARN_ON_ONCE(dt_ucopy_users == 0) && --dt_ucopy_users == 0) {
+		bufs = dt_ucopy_bufs;
+		WRITE_ONCE(dt_ucopy_bufs, NULL);
+		synchronize_rcu();
+	}
+	mutex_unlock(&dt_ucopy_lock);
+	if (bufs != NULL)
+		dt_ucopy_free(bufs);
 }
 
 int dt_event_init(void)
@@ -701,12 +736,9 @@ int dt_event_init(void)
 /* no probe can run: every descriptor is closed */
 void dt_event_exit(void)
 {
-	unsigned int cpu;
-
+	/* every pcb is gone, so dt_ucopy_put freed the buffers already */
 	if (dt_ucopy_bufs != NULL) {
-		for_each_possible_cpu(cpu)
-			kvfree(dt_ucopy_bufs[cpu]);
-		kfree(dt_ucopy_bufs);
+		dt_ucopy_free(dt_ucopy_bufs);
 		dt_ucopy_bufs = NULL;
 	}
 	free_percpu(dt_scratch);

@@ -4307,6 +4307,155 @@ static void t_noring(void)
 	free(e.b);
 }
 
+/*
+ * Freezing wakes a poller: a frozen ring is readable (its dump, or the
+ * dump's end) even when it holds nothing, and nothing else would wake a
+ * poller of empty rings (the tick wakes only for data).
+ */
+struct pw_arg {
+	int fd;
+	short revents;
+	double t;
+};
+
+static void *pw_poller(void *a)
+{
+	struct pw_arg *w = a;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+
+	poll(&p, 1, 5000);
+	w->revents = p.revents;
+	w->t = now();
+	return NULL;
+}
+
+static void t_pollwake(void)
+{
+	int fd = dt_open("pollwake.open", 0);
+	pthread_t th;
+
+	if (fd < 0)
+		return;
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 sl = sleeper;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	set_filter(fd, DTF_PIDS, &sl, 1, 0, NULL);
+	rmode(fd, DT_RING_OVERWRITE);
+	enable(fd, gp, 0, 0);
+	record(fd, 1);
+	struct pw_arg w = { .fd = fd };
+	pthread_create(&th, NULL, pw_poller, &w);
+	usleep(300000);
+	double t0 = now();
+	freeze(fd, 1);
+	pthread_join(th, NULL);
+	check((w.revents & POLLIN) && w.t - t0 < 2, "pollwake.freeze-wakes",
+	    "poll of empty overwriting rings returned %.2fs after the freeze, revents %#x",
+	    w.t - t0, w.revents);
+	freeze(fd, 0);
+	record(fd, 0);
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
+	close(fd);
+}
+
+/* The "kernel" bytes of a cgroup's memory.stat, after the stats' periodic flush. */
+static long cg_kernel(const char *cg)
+{
+	char p[256], line[256];
+	long v = -1;
+	FILE *f;
+
+	sleep(3);	/* memcg flushes its per-CPU stats every 2 s */
+	snprintf(p, sizeof(p), "%s/memory.stat", cg);
+	if (!(f = fopen(p, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "kernel %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int f = open(path, O_WRONLY), ok;
+
+	if (f < 0)
+		return -1;
+	ok = write(f, v, strlen(v)) == (ssize_t)strlen(v);
+	close(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The user stack copy buffers (four levels of DT_USTACK_MAX per possible
+ * CPU) are charged to the memory cgroup of the process whose enable
+ * allocated them, like the rings, and exist only while some enabled probe
+ * asks for copies: the last such descriptor's close frees them.  Run in a
+ * cgroup of its own; the buffers must not exist when it starts (the
+ * earlier tests closed theirs).
+ */
+static void t_ucopyfree(void)
+{
+	const char *root = "/tmp/cgu", *cg = "/tmp/cgu/dtk";
+	int lo = 0, hi = -1, p[2];
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	long k[3] = { -1, -1, -1 };
+
+	if (f) {
+		if (fscanf(f, "%d-%d", &lo, &hi) == 1)
+			hi = lo;
+		fclose(f);
+	}
+	long want = (long)(hi - lo + 1) * 4 * DT_USTACK_MAX;
+	mkdir(root, 0755);
+	if (mount("none", root, "cgroup2", 0, NULL) != 0 && errno != EBUSY) {
+		fail("ucopyfree.cgroup", "mount cgroup2: %s", strerror(errno));
+		return;
+	}
+	write_str("/tmp/cgu/cgroup.subtree_control", "+memory");
+	mkdir(cg, 0755);
+	if (pipe(p))
+		return;
+	pid_t c = fork();
+	if (c == 0) {
+		char me[32];
+		int r;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_str("/tmp/cgu/dtk/cgroup.procs", me) < 0)
+			_exit(1);
+		int fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+		k[0] = cg_kernel(cg);
+		r = enable(fd, gp, DTEVT_UREGS, 0);
+		k[1] = r == 0 ? cg_kernel(cg) : -2;
+		close(fd);
+		k[2] = cg_kernel(cg);
+		write(p[1], k, sizeof(k));
+		_exit(0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], k, sizeof(k));
+	close(p[0]);
+	waitpid(c, NULL, 0);
+	rmdir(cg);
+	check(n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8,
+	    "ucopyfree.charged", "kernel memory of the enabling process's cgroup: %ld, %ld "
+	    "with a probe asking for copies (want +%ld)", k[0], k[1], want);
+	/* (seen only where the enable allocated them: charged above) */
+	check(n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8 &&
+	    k[2] - k[0] < want / 4,
+	    "ucopyfree.freed-at-last-close", "kernel memory %ld, %ld with the probe, %ld "
+	    "after its descriptor's close (the buffers are %ld bytes)", k[0], k[1], k[2], want);
+	umount(root);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -4526,7 +4675,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4629,6 +4778,10 @@ int main(int argc, char **argv)
 			t_kpnotrace();
 		if (all || !strcmp(t, "noring"))
 			t_noring();
+		if (all || !strcmp(t, "pollwake"))
+			t_pollwake();
+		if (all || !strcmp(t, "ucopyfree"))
+			t_ucopyfree();
 		/* not in all: the lockdown cannot be lowered again */
 		if (!strcmp(t, "lockdown-pre"))
 			t_lockdown_pre();
