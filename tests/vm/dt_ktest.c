@@ -4456,6 +4456,113 @@ static void t_ucopyfree(void)
 	umount(root);
 }
 
+/*
+ * A target's child forked after DTIOCSETFILTER but before DTIOCRECORD is
+ * followed (no fork hook runs before the start: the start walks the
+ * targets' descendants).
+ */
+static void t_tgfollow(void)
+{
+	int fd = dt_open("tgfollow.open", 0), go[2], cmd[2], kp[2];
+	const long N = 50;
+	struct evbuf e = { 0 };
+
+	if (fd < 0 || pipe(go) || pipe(cmd) || pipe(kp))
+		return;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	pid_t t = fork();
+	if (t == 0) {
+		char c;
+		if (read(cmd[0], &c, 1) != 1)
+			_exit(1);
+		pid_t k = kid_calls(go[0], N, NULL);
+		write(kp[1], &k, sizeof(k));
+		waitpid(k, NULL, 0);
+		_exit(0);
+	}
+	dt_u32 tt = t;
+	set_filter(fd, DTF_PIDS | DTF_CHILDREN, &tt, 1, 0, NULL);
+	enable(fd, gp, 0, 0);
+	write(cmd[1], "f", 1);		/* fork now: filter set, not recording */
+	pid_t k = -1;
+	read(kp[0], &k, sizeof(k));
+	usleep(100000);
+	record(fd, 1);
+	write(go[1], "g", 1);
+	waitpid(t, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	long n = count_pid(&e, gp, k);
+	check(k > 0 && n == N, "tgfollow.prestart-child", "%ld of %ld getppid events of %d, "
+	    "forked by target %d between the filter and the start", n, N, (int)k, (int)t);
+	free(e.b);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	close(cmd[0]);
+	close(cmd[1]);
+	close(kp[0]);
+	close(kp[1]);
+}
+
+/*
+ * A target that exits before the start and whose number a new process
+ * gets: that process is not the target; its events are filtered (and
+ * counted so).  ns_last_pid makes the reuse happen.
+ */
+static void t_tgreuse(void)
+{
+	int fd = dt_open("tgreuse.open", 0), go[2];
+	const long N = 40;
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	pid_t t, r = -1;
+
+	if (fd < 0 || pipe(go))
+		return;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	t = fork();
+	if (t == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 tt = t;
+	set_filter(fd, DTF_PIDS, &tt, 1, 0, NULL);
+	enable(fd, gp, 0, 0);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	for (int i = 0; i < 20 && r != t; i++) {
+		char v[32];
+		snprintf(v, sizeof(v), "%d", (int)t - 1);
+		if (write_str("/proc/sys/kernel/ns_last_pid", v) < 0)
+			break;
+		r = kid_calls(go[0], N, NULL);
+		if (r != t) {
+			kill(r, SIGKILL);
+			waitpid(r, NULL, 0);
+		}
+	}
+	if (!check(r == t, "tgreuse.pid-reused", "no new process got pid %d (ns_last_pid: %s)",
+	    (int)t, strerror(errno))) {
+		close(fd);
+		return;
+	}
+	record(fd, 1);
+	write(go[1], "g", 1);
+	waitpid(r, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	long n = count_pid(&e, gp, r);
+	check(n == 0 && st.dtst_filtered >= (dt_u64)N, "tgreuse.not-a-target",
+	    "%ld events of the new process %d that got the gone target's number; filtered %"
+	    PRIu64, n, (int)r, st.dtst_filtered);
+	free(e.b);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -4675,7 +4782,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4782,6 +4889,10 @@ int main(int argc, char **argv)
 			t_pollwake();
 		if (all || !strcmp(t, "ucopyfree"))
 			t_ucopyfree();
+		if (all || !strcmp(t, "tgfollow"))
+			t_tgfollow();
+		if (all || !strcmp(t, "tgreuse"))
+			t_tgreuse();
 		/* not in all: the lockdown cannot be lowered again */
 		if (!strcmp(t, "lockdown-pre"))
 			t_lockdown_pre();
