@@ -40,6 +40,13 @@ struct pt_regs;
 /* What a provider does when a probe gains or loses its first consumer. */
 struct dt_provider {
 	const char	*dtpv_name;
+	/*
+	 * Optional, for work that may block for long (a uprobe's file on
+	 * FUSE): before a pcb is armed and after it is disarmed, [d] held
+	 * but not [g], so other descriptors go on meanwhile.
+	 */
+	int		(*dtpv_prepare)(struct dt_pcb *);
+	void		(*dtpv_unprepare)(struct dt_pcb *);
 	/* arm/disarm one (probe, descriptor) pair; [g] held, may sleep */
 	int		(*dtpv_arm)(struct dt_pcb *);
 	void		(*dtpv_disarm)(struct dt_pcb *);
@@ -163,6 +170,7 @@ struct dt_pcb {
 	u64			 pcb_period;	/* [I] timers: ns */
 	void			*pcb_priv;	/* [g] provider's (timers) */
 	bool			 pcb_armed;	/* [g] */
+	bool			 pcb_prepared;	/* [d] dtpv_prepare done */
 	/* [p] the source's missed count already charged to this pcb */
 	atomic_long_t		 pcb_missed_seen;
 };

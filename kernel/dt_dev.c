@@ -411,6 +411,43 @@ static void dt_missed_sweep(struct dt_softc *sc)
 	}
 }
 
+/* [d] held, not [g]: what dtpv_prepare did for sc's pcbs, undone */
+static void dt_unprepare(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (!pcb->pcb_prepared)
+			continue;
+		pcb->pcb_probe->dp_prov->dtpv_unprepare(pcb);
+		pcb->pcb_prepared = false;
+	}
+}
+
+/*
+ * [d] held, not [g]: the providers' slow part of arming (dtpv_prepare),
+ * outside the global lock, so that one descriptor's probe on a file that
+ * is slow to read (FUSE) stalls no other descriptor's start, stop,
+ * enable or close.  All or none.
+ */
+static int dt_prepare(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+	int error;
+
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (pcb->pcb_probe->dp_prov->dtpv_prepare == NULL)
+			continue;
+		error = pcb->pcb_probe->dp_prov->dtpv_prepare(pcb);
+		if (error) {
+			dt_unprepare(sc);
+			return error;
+		}
+		pcb->pcb_prepared = true;
+	}
+	return 0;
+}
+
 /* [d] held */
 static void dt_stop(struct dt_softc *sc)
 {
@@ -433,6 +470,7 @@ static void dt_stop(struct dt_softc *sc)
 	mutex_unlock(&dt_lock);
 	/* no probe context still walks our pcbs or writes our rings */
 	tracepoint_synchronize_unregister();
+	dt_unprepare(sc);
 	dt_filter_stopped(sc);
 	dt_missed_sweep(sc);
 	WRITE_ONCE(sc->sc_recording, false);
@@ -471,6 +509,10 @@ static int dt_start(struct dt_softc *sc)
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
+	/* nothing is armed yet: a probe prepared early records nothing */
+	error = dt_prepare(sc);
+	if (error)
+		return error;
 	/*
 	 * Under the read lock: a read() of what an earlier recording left
 	 * may still be copying (stalled in copy_to_user on a faulting
@@ -479,8 +521,10 @@ static int dt_start(struct dt_softc *sc)
 	 * may be under way once they can run (dt_read checks
 	 * dt_overwriting under the same lock).
 	 */
-	if (mutex_lock_interruptible(&sc->sc_rlock))
+	if (mutex_lock_interruptible(&sc->sc_rlock)) {
+		dt_unprepare(sc);
 		return -ERESTARTSYS;
+	}
 	/* a recording starts thawed; frozen is a dump's state */
 	WRITE_ONCE(sc->sc_frozen, false);
 	dt_rmode_apply(sc);
@@ -492,6 +536,7 @@ static int dt_start(struct dt_softc *sc)
 	if (error) {
 		mutex_unlock(&dt_lock);
 		WRITE_ONCE(sc->sc_recording, false);
+		dt_unprepare(sc);
 		return error;
 	}
 	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {

@@ -6,11 +6,17 @@
  * ELF symbol, or a USDT note with its semaphore).
  *
  * Each probe has its own uprobe consumer, registered with the kernel's
- * uprobe core when its first pcb is armed and unregistered at its last
- * disarm: a breakpoint sits in the processes that map the file only while
- * something records it, and a return probe hijacks return addresses only
- * then.  uprobe_unregister waits for handlers that are running.  Handlers
- * run in the probed task's context with the user registers.
+ * uprobe core when its first pcb is prepared (before it is armed) and
+ * unregistered when its last one is unprepared (after its disarm): a
+ * breakpoint sits in the processes that map the file only while something
+ * records it, and a return probe hijacks return addresses only then.
+ * uprobe_unregister waits for handlers that are running.  Handlers run in
+ * the probed task's context with the user registers.  Registering reads
+ * the file (the probed instruction, in every process mapping it), which
+ * on FUSE or a slow disk can take as long as the file system likes: it is
+ * done outside dt_lock (dtpv_prepare), under dt_up_reglock, which only
+ * other uprobe (un)registrations wait for.  A site list cannot change
+ * meanwhile: a probe with pcbs is neither reaped nor joined.
  *
  * A USDT probe has a site per note of its provider and name, each with
  * its operands (dt_uparg), decoded in the handler from the user registers
@@ -55,18 +61,22 @@ struct dt_upsite {
 	u32			 us_nargs;	/* [I] USDT operands */
 	struct dt_uparg		 us_args[DT_MAXARGS];	/* [I] */
 	struct list_head	 us_link;	/* [g] on u_sites */
-	bool			 us_regent;	/* [g] us_uce registered */
-	bool			 us_regret;	/* [g] us_ucr registered */
+	bool			 us_regent;	/* [dt_up_reglock] us_uce registered */
+	bool			 us_regret;	/* [dt_up_reglock] us_ucr registered */
 };
 
 struct dt_up {
 	struct dt_probe		*u_entry;	/* [I] */
 	struct dt_probe		*u_return;	/* [I] */
+	/* [dt_up_reglock] prepared pcbs: [0] entry, [1] return */
+	unsigned int		 u_nprep[2];
 	struct list_head	 u_sites;	/* [g] dt_upsite, at least one */
 	struct list_head	 u_link;	/* [g] on dt_ups */
 };
 
 static LIST_HEAD(dt_ups);		/* [g] */
+/* uprobe (un)registration, which reads the file: not under dt_lock */
+static DEFINE_MUTEX(dt_up_reglock);
 static unsigned int dt_nupsites;	/* [g] */
 static unsigned int dt_nups_dead;	/* [g] dt_probes of freed uprobes */
 
@@ -200,15 +210,21 @@ static void dt_up_unreg(struct dt_up *u, bool ret)
 	}
 }
 
-/* dp_narmed counts the pcb being armed, and on disarm the one going */
-static int dt_up_arm(struct dt_pcb *pcb)
+/*
+ * [d] held, not [g].  The first pcb of the probe registers its consumer
+ * on every site.  Events come only once the pcb is armed (on dp_pcbs).
+ */
+static int dt_up_prepare(struct dt_pcb *pcb)
 {
 	struct dt_probe *dp = pcb->pcb_probe;
 	struct dt_up *u = dp->dp_priv;
 	bool ret = dp == u->u_return;
 	struct dt_upsite *us;
-	int error;
+	int error = 0;
 
+	mutex_lock(&dt_up_reglock);
+	if (u->u_nprep[ret]++ != 0)
+		goto out;
 	list_for_each_entry(us, &u->u_sites, us_link) {
 		bool *reg = ret ? &us->us_regret : &us->us_regent;
 
@@ -218,26 +234,45 @@ static int dt_up_arm(struct dt_pcb *pcb)
 					       us->us_refctr,
 					       ret ? &us->us_ucr : &us->us_uce);
 		if (error) {
-			/* all or none: dt_start fails and disarms nothing */
+			/* all or none: dt_start fails */
 			dt_up_unreg(u, ret);
-			return error;
+			u->u_nprep[ret]--;
+			break;
 		}
 		*reg = true;
 	}
+out:
+	mutex_unlock(&dt_up_reglock);
+	return error;
+}
+
+/* [d] held, not [g], the pcb disarmed: the last one unregisters */
+static void dt_up_unprepare(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	struct dt_up *u = dp->dp_priv;
+	bool ret = dp == u->u_return;
+
+	mutex_lock(&dt_up_reglock);
+	if (--u->u_nprep[ret] == 0)
+		dt_up_unreg(u, ret);
+	mutex_unlock(&dt_up_reglock);
+}
+
+/* the consumers are registered already (dt_up_prepare) */
+static int dt_up_arm(struct dt_pcb *pcb)
+{
 	return 0;
 }
 
 static void dt_up_disarm(struct dt_pcb *pcb)
 {
-	struct dt_probe *dp = pcb->pcb_probe;
-	struct dt_up *u = dp->dp_priv;
-
-	if (dp->dp_narmed == 1)
-		dt_up_unreg(u, dp == u->u_return);
 }
 
 static const struct dt_provider dt_prov_uprobe = {
 	.dtpv_name	= "uprobe",
+	.dtpv_prepare	= dt_up_prepare,
+	.dtpv_unprepare	= dt_up_unprepare,
 	.dtpv_arm	= dt_up_arm,
 	.dtpv_disarm	= dt_up_disarm,
 };

@@ -4563,6 +4563,107 @@ static void t_tgreuse(void)
 	close(go[1]);
 }
 
+/*
+ * A uprobe on a file whose reads stall (FUSE): registering it reads the
+ * probed instruction in every process that maps the file.  While one
+ * descriptor's start is stuck there, another descriptor's enable, start,
+ * stop and close go on.  The reads are let go after 4 s at the latest.
+ */
+struct uf_start {
+	int fd, r, err;
+};
+
+static void *uf_starter(void *a)
+{
+	struct uf_start *u = a;
+
+	u->r = record(u->fd, 1);
+	u->err = errno;
+	return NULL;
+}
+
+static void *uf_release(void *a)
+{
+	(void)a;
+	sleep(4);
+	fz_hold_reads(0);
+	return NULL;
+}
+
+static void t_upfuse(void)
+{
+	const char *mnt = "/tmp/dtfuse", *prog = "/tmp/dtfuse/prog";
+	char self[400];
+	long long off = file_offset((const void *)up_target, self, sizeof(self));
+	struct stat sb;
+	unsigned char *data = NULL;
+	int ef = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), mp[2];
+
+	if (ef >= 0 && fstat(ef, &sb) == 0 && (data = malloc(sb.st_size)) != NULL &&
+	    read(ef, data, sb.st_size) != sb.st_size) {
+		free(data);
+		data = NULL;
+	}
+	if (ef >= 0)
+		close(ef);
+	if (access("/dev/fuse", F_OK) != 0)
+		system("insmod /kmod/fuse.ko");
+	if (!check(data && off >= 0 && fz_start(mnt, "prog", data, sb.st_size) == 0,
+	    "upfuse.mount", "a FUSE file system at %s: %s", mnt, strerror(errno))) {
+		free(data);
+		return;
+	}
+	if (pipe(mp))
+		abort();
+	/* a process that maps the file and never touches it: nothing cached */
+	pid_t m = fork();
+	if (m == 0) {
+		int f = open(prog, O_RDONLY);
+		void *p = f >= 0 ? mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, f, 0) : MAP_FAILED;
+		write(mp[1], p != MAP_FAILED ? "m" : "x", 1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	read(mp[0], &c, 1);
+	int fd = dt_open("upfuse.open", 0);
+	struct dt_uprobe up;
+	int r = fd >= 0 ? mkuprobe(fd, prog, (unsigned long long)off, "upfuse_target", &up) : -1;
+	if (!check(c == 'm' && r == 0, "upfuse.create", "mapped: %c, DTIOCUPROBE %s: %s", c,
+	    prog, strerror(errno)))
+		goto out;
+	enable(fd, up.dtup_entry_id, 0, 0);
+	fz_hold_reads(1);
+	struct uf_start us = { .fd = fd };
+	pthread_t st, rel;
+	pthread_create(&st, NULL, uf_starter, &us);
+	int held = fz_wait_held(5000);
+	check(held, "upfuse.registration-reads", "no read of %s while the uprobe registered", prog);
+	pthread_create(&rel, NULL, uf_release, NULL);
+	double t0 = now();
+	int f2 = dt_open("upfuse.open2", 0);
+	dt_u32 gp = f2 >= 0 ? find_probe(f2, "syscall", "getppid", "entry", NULL) : 0;
+	int e2 = enable(f2, gp, 0, 0), r1 = record(f2, 1), r0 = record(f2, 0);
+	close(f2);
+	double el = now() - t0;
+	check(held && e2 == 0 && r1 == 0 && r0 == 0 && el < 2, "upfuse.others-go-on",
+	    "another descriptor's open, enable, start, stop and close took %.2fs while a uprobe "
+	    "on FUSE registered (enable %d start %d stop %d)", el, e2, r1, r0);
+	pthread_join(st, NULL);
+	pthread_join(rel, NULL);
+	check(us.r == 0, "upfuse.record", "start with the uprobe on FUSE: %s", strerror(us.err));
+	record(fd, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	kill(m, SIGKILL);
+	waitpid(m, NULL, 0);
+	close(mp[0]);
+	close(mp[1]);
+	fz_stop(mnt);
+	free(data);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -4782,7 +4883,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|upfuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4893,6 +4994,8 @@ int main(int argc, char **argv)
 			t_tgfollow();
 		if (all || !strcmp(t, "tgreuse"))
 			t_tgreuse();
+		if (all || !strcmp(t, "upfuse"))
+			t_upfuse();
 		/* not in all: the lockdown cannot be lowered again */
 		if (!strcmp(t, "lockdown-pre"))
 			t_lockdown_pre();

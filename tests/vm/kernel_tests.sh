@@ -45,7 +45,7 @@ if [ "${KTEST_PART:-all}" = race ]; then
 fi
 
 phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
-	frames io unpriv passed account budget wrap misc kpreap filter flight flightstall uprobe upreap upmount kpmod kpnotrace noring pollwake ucopyfree tgfollow tgreuse proc
+	frames io unpriv passed account budget wrap misc kpreap filter flight flightstall uprobe upreap upmount kpmod kpnotrace noring pollwake ucopyfree tgfollow tgreuse upfuse proc
 # CPU 1 goes offline and back mid-recording
 phase hotplug 60 dt_ktest hotplug
 
