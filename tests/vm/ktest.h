@@ -2,6 +2,8 @@
 #ifndef KTEST_H
 #define KTEST_H
 
+#include <stddef.h>
+
 extern volatile unsigned long busy_sink;
 void busy_leaf(unsigned long n);
 void busy_mid(unsigned long n);
