@@ -1,10 +1,11 @@
 #!/bin/bash
-# kernel_suite.sh KO KTEST OUTDIR - the vm-kernel suite, host side: two
+# kernel_suite.sh KO KTEST OUTDIR [DTREC] - the vm-kernel suite, host side
+# (DTREC: a static dtrec, for the lockdown messages): two
 # boots running kernel_tests.sh (see boot below), then each guest's kernel
 # log checked here too (a guest that crashed cannot check its own).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ko=$1 ktest=$2 out=$3
+ko=$1 ktest=$2 out=$3 dtrec=${4:-}
 # A private directory, renamed at the end: a concurrent run of the same
 # suite must not mix its files into ours.
 mkdir -p "$(dirname "$out")"
@@ -28,6 +29,7 @@ boot() {
 		--mem "${KSUITE_MEM:-512}")
 	[ -n "$accel" ] && args+=("$accel")
 	[ -f "$ko" ] && args+=(--ko "$ko")
+	[ -n "$dtrec" ] && [ -f "$dtrec" ] && args+=(--bin "$dtrec")
 	# built beside dt.ko (kernel/Kbuild): the kpmod test loads and unloads it
 	[ -f "$(dirname "$ko")/dt_kptarget.ko" ] &&
 		args+=(--file "$(dirname "$ko")/dt_kptarget.ko:/kmod/dt_kptarget.ko")

@@ -124,6 +124,24 @@ if insmod /ko/dt.ko; then
 	grep -q securityfs /proc/mounts || mount -t securityfs securityfs /sys/kernel/security
 	echo confidentiality >/sys/kernel/security/lockdown
 	phase lockdown 60 dt_ktest lockdown
+	# dtrec says what the lockdown refused (not "needs CAP_PERFMON")
+	dtrec_says() {	# NAME DTREC-ARGS...
+		n=lockdown.dtrec-says-$1
+		shift
+		if ! command -v dtrec >/dev/null; then
+			fail $n "no dtrec in the guest (kernel_suite.sh's 4th argument)"
+			return
+		fi
+		out=$(timeout 30 dtrec -o /tmp/ld.dtc -d 1s "$@" 2>&1)
+		rc=$?
+		if [ $rc -ne 0 ] && echo "$out" | grep -q 'refused by kernel lockdown (confidentiality)'; then
+			pass $n
+		else
+			fail $n "dtrec $*: exit $rc: $out"
+		fi
+	}
+	dtrec_says kprobe -e kprobe:vfs_write:entry
+	dtrec_says kstack -k -e syscall:getppid:entry
 	rmmod dt || fail lockdown.rmmod "rmmod after the lockdown tests failed"
 else
 	fail lockdown.insmod "insmod before the lockdown tests failed"
