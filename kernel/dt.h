@@ -217,6 +217,12 @@ void dt_wake(struct irq_work *);
  */
 int dt_ucopy_get(void);
 void dt_ucopy_put(void);
+/*
+ * dt_dev.c: the bound on the memory of all descriptors' rings (a quarter
+ * of RAM), which the copy buffers count against too.  -ENOMEM past it.
+ */
+int dt_mem_charge(unsigned long pages);
+void dt_mem_uncharge(unsigned long pages);
 int dt_event_init(void);
 void dt_event_exit(void);
 

@@ -212,6 +212,21 @@ static unsigned long dt_ring_pages_max(void)
 	return totalram_pages() / 4;
 }
 
+/* The user stack copy buffers count against the same bound (dt.h). */
+int dt_mem_charge(unsigned long pages)
+{
+	if (atomic_long_add_return(pages, &dt_ring_pages) > dt_ring_pages_max()) {
+		atomic_long_sub(pages, &dt_ring_pages);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dt_mem_uncharge(unsigned long pages)
+{
+	atomic_long_sub(pages, &dt_ring_pages);
+}
+
 /* What sc's rings do when full (dt_ring.h), from its ioctls' state. */
 static unsigned long dt_rmode(struct dt_softc *sc)
 {

@@ -663,6 +663,12 @@ void dt_wake(struct irq_work *w)
 	wake_up_interruptible(&cb->cb_sc->sc_wq);
 }
 
+/* pages of all the copy buffers, for the bound on dt's memory */
+static unsigned long dt_ucopy_pages(void)
+{
+	return num_possible_cpus() * (DT_NLEVELS * DT_USTACK_MAX >> PAGE_SHIFT);
+}
+
 static void dt_ucopy_free(void **bufs)
 {
 	unsigned int cpu;
@@ -670,6 +676,7 @@ static void dt_ucopy_free(void **bufs)
 	for_each_possible_cpu(cpu)
 		kvfree(bufs[cpu]);
 	kfree(bufs);
+	dt_mem_uncharge(dt_ucopy_pages());
 }
 
 int dt_ucopy_get(void)
@@ -681,8 +688,13 @@ int dt_ucopy_get(void)
 	mutex_lock(&dt_ucopy_lock);
 	if (dt_ucopy_bufs != NULL)
 		goto out;
+	/* as a ring is: within the bound on all of dt's buffers */
+	error = dt_mem_charge(dt_ucopy_pages());
+	if (error)
+		goto out;
 	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL_ACCOUNT);
 	if (bufs == NULL) {
+		dt_mem_uncharge(dt_ucopy_pages());
 		error = -ENOMEM;
 		goto out;
 	}

@@ -4281,6 +4281,12 @@ static void t_noring(void)
 		close(h);
 		sz /= 2;
 	}
+	/* the user stack copy buffers count against the same bound */
+	int uf = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	r = enable(uf, gp, DTEVT_UREGS, 0);
+	check(r < 0 && errno == ENOMEM, "noring.ucopy-bounded", "enabling user stack copies "
+	    "with the rings at their limit: %s", r == 0 ? "allocated" : strerror(errno));
+	close(uf);
 	int on = cpu_online(1, 1);
 	check(on == 0, "noring.cpu1-online", "%s", strerror(errno));
 	pin(1);
