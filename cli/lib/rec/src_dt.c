@@ -728,8 +728,17 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		en.dten_period_ns = sel[i].period_ns;
 		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
 			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
-			dtu_seterr(err, errlen, "enabling %s: %s",
-				   p ? dtp_name(p, nm, sizeof(nm)) : "probe", strerror(errno));
+			int e = errno;
+			const char *ld = e == EPERM ? dtp_lockdown() : NULL;
+
+			if (ld != NULL)
+				dtu_seterr(err, errlen, "enabling %s: refused by kernel lockdown (%s): "
+					   "no kprobes, kernel stacks or user stack copies (--user-stacks "
+					   "dwarf) while the kernel is locked down",
+					   p ? dtp_name(p, nm, sizeof(nm)) : "probe", ld);
+			else
+				dtu_seterr(err, errlen, "enabling %s: %s",
+					   p ? dtp_name(p, nm, sizeof(nm)) : "probe", strerror(e));
 			return -1;
 		}
 	}
