@@ -127,23 +127,32 @@ static const char usage_text[] =
 
 /* A failed write to standard output (a full disk, a closed pipe) is an error. */
 static int
-stdout_done(int status)
+stdout_werr(int status, int werr)
 {
 	int e;
 
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return status;
-	e = errno ? errno : EIO;
+	/* a long text met the error while stdio flushed it midway: the
+	 * final flush then has nothing left to fail on, errno is werr's */
+	e = errno ? errno : werr ? werr : EIO;
 	fprintf(stderr, "dtrec: standard output: %s\n", strerror(e));
 	return 1;
 }
 
 static int
+stdout_done(int status)
+{
+	return stdout_werr(status, 0);
+}
+
+static int
 usage(FILE *f, int status)
 {
+	errno = 0;
 	fputs(usage_text, f);
-	return f == stdout ? stdout_done(status) : status;
+	return f == stdout ? stdout_werr(status, errno) : status;
 }
 
 static char *

@@ -240,7 +240,7 @@ check_cap pids-exited-finalized "$T/pids.dtc" filtered
 
 # --version; standard output that cannot be written is an error (status 1)
 expect version 0 '' -- "$DTREC" --version
-[ "$(cat "$T/out")" = "dtrec $(cat "$(dirname "$0")/../../VERSION")" ] && pass version-text ||
+[ "$(cat "$T/out")" = "dtrec $(cat "$(dirname "$DTREC")/../../dt-version")" ] && pass version-text ||
 	fail version-text "$(head -c 100 "$T/out")"
 expect list-stdout-full 1 '^dtrec: standard output: No space left on device$' -- \
 	sh -c 'LD_PRELOAD="$0" "$1" -l >/dev/full' "$FAKE" "$DTREC"
