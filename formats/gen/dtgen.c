@@ -329,7 +329,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
-"             [--block N] [--threaded] [-v]\n"
+"             [--block N] [--threaded] [--comm NAME] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
 "entry/return and sched_switch events, kallsyms/modules text, ELF symbol tables\n"
@@ -342,6 +342,8 @@ static void usage(FILE *f)
 "  --syscalls    make about half the events syscall/sched events (default 5%%)\n"
 "  --block N     rows per event block (default: the library's 65536)\n"
 "  --threaded    compress on a second thread (same bytes)\n"
+"  --comm NAME   the first process's comm, as the kernel would keep it (15\n"
+"                bytes, cut where they end, mid-character or not)\n"
 "  -v            print a summary to stderr\n");
 }
 
@@ -351,12 +353,14 @@ int main(int argc, char **argv)
 	uint64_t nevents = 100000, seed = 1;
 	uint32_t nstacks = 20000, npids = 4, block = 0;
 	int sysmode = 0, verbose = 0, threaded = 0;
+	const char *comm0 = NULL;
 	static const struct option lo[] = {
 		{"stacks", required_argument, NULL, 'S'},
 		{"pids", required_argument, NULL, 'P'},
 		{"syscalls", no_argument, NULL, 'Y'},
 		{"block", required_argument, NULL, 'B'},
 		{"threaded", no_argument, NULL, 'T'},
+		{"comm", required_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -384,6 +388,7 @@ int main(int argc, char **argv)
 			break;
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
+		case 'C': comm0 = optarg; break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -531,6 +536,12 @@ int main(int argc, char **argv)
 		p->pid = 1000 + 37 * i + rndn(30);
 		p->exe = (int)(i % 3);
 		p->comm = exe_comms[p->exe];
+		static char c0[DTCAP_COMMLEN];
+		if (i == 0 && comm0) {
+			/* TASK_COMM_LEN - 1 bytes, as __set_task_comm keeps */
+			snprintf(c0, sizeof(c0), "%.*s", (int)sizeof(c0) - 1, comm0);
+			p->comm = c0;
+		}
 		p->nthreads = 1 + rndn(4);
 		p->exe_base = 0x555555554000ULL + ((uint64_t)i << 28);
 		p->libc_base = 0x7f0000000000ULL + ((uint64_t)i << 32);

@@ -9,7 +9,8 @@ check-export: $(B)/asan/bin/dtreport $(DTGEN)
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
 
 # the writer on its own, with the values traces rarely have
-$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o
+$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o \
+		$(B)/asan/obj/cli/lib/util.o
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
 check-export: $(B)/tests/export/pqgen
@@ -19,3 +20,11 @@ $(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
 check-export: $(B)/tests/export/pqbits
+
+# every writer's text, from a capture whose comm is cut mid-character, read
+# by strict readers (utf8.sh)
+SUITES += utf8
+
+check-utf8: $(B)/asan/bin/dtreport $(DTGEN) $(DTCDUMP)
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) DTCDUMP=$(DTCDUMP) \
+		tests/run-suite.sh $(B)/results utf8 tests/export/utf8.sh

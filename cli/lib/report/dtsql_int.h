@@ -106,9 +106,13 @@ struct dtsql {
 	int		refs;
 
 	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
-	 * BINARY order, so comm is read as the id column and never strlen'd. */
+	 * BINARY order, so comm is read as the id column and never strlen'd.
+	 * A comm that is not valid UTF-8 is replaced (dtu_utf8_fix) by a copy
+	 * in comm_own, so queries, CSV and the export see what every other
+	 * writer writes. */
 	uint32_t	ncomms;
 	const char	**comm;
+	char		**comm_own;
 	int		*comm_len;
 	uint32_t	*comm_rank;
 

@@ -28,8 +28,15 @@ static size_t u8width(const char *s)
 
 static void csv_field(FILE *out, const char *s)
 {
+	/* text a query made up (CAST(x'c3' AS TEXT)) is not cleaned by the
+	 * tables: the same rule as every other writer */
+	char *buf = NULL;
+	size_t cap = 0, len;
+	const char *v = dtu_utf8_fix(s, strlen(s), &len, &buf, &cap);
+	s = v ? v : "\xef\xbf\xbd";
 	if (strpbrk(s, ",\"\r\n") == NULL) {
 		fputs(s, out);
+		free(buf);
 		return;
 	}
 	fputc('"', out);
@@ -39,6 +46,7 @@ static void csv_field(FILE *out, const char *s)
 		fputc(*s, out);
 	}
 	fputc('"', out);
+	free(buf);
 }
 
 static void json_string(FILE *out, const char *s, int n)
@@ -47,15 +55,15 @@ static void json_string(FILE *out, const char *s, int n)
 	for (int i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (ch >= 0x80) {
-			/* comms are kernel bytes, not always UTF-8: keep the
-			 * output valid JSON, a stray byte becomes U+FFFD */
-			int len = dtu_utf8_len((const unsigned char *)s + i, (size_t)(n - i));
-			if (len == 0) {
+			/* comms are kernel bytes, not always UTF-8: the one
+			 * rule of every writer, kept ASCII as dtu_json_str does */
+			const char *o;
+			size_t ol, len = dtu_utf8_char(s + i, (size_t)(n - i), &o, &ol);
+			if (o != s + i)
 				fputs("\\ufffd", out);
-			} else {
-				fwrite(s + i, 1, (size_t)len, out);
-				i += len - 1;
-			}
+			else
+				fwrite(o, 1, ol, out);
+			i += (int)len - 1;
 			continue;
 		}
 		switch (ch) {

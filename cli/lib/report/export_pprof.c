@@ -35,6 +35,7 @@
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
+#include "util.h"
 
 static const char *prog(void)
 {
@@ -175,6 +176,8 @@ struct pp {
 	uint64_t	*first_ts;
 	size_t		ccap, tcap;
 	struct pb	out, m1, m2;	/* Profile, scratch messages */
+	char		*fixbuf;	/* dtu_utf8_fix's copies */
+	size_t		fixcap;
 };
 
 /* String table index (0 is ""). */
@@ -182,12 +185,16 @@ static int64_t str_index(struct pp *p, const char *s)
 {
 	if (*s == 0)
 		return 0;
+	/* a protobuf string is UTF-8: strict decoders refuse the file else */
+	size_t len;
+	if ((s = dtu_utf8_fix(s, strlen(s), &len, &p->fixbuf, &p->fixcap)) == NULL)
+		return -1;
 	int added;
-	uint32_t id = imap_id(&p->strs, s, strlen(s), &added);
+	uint32_t id = imap_id(&p->strs, s, len, &added);
 	if (id == 0)
 		return -1;
 	if (added)
-		pb_bytes(&p->out, 6, s, strlen(s));
+		pb_bytes(&p->out, 6, s, len);
 	return id;	/* "" took index 0, so ids from 1 are the indexes */
 }
 
@@ -486,6 +493,7 @@ out:
 	free(p.m1.p);
 	free(p.m2.p);
 	imap_free(&p.strs);
+	free(p.fixbuf);
 	imap_free(&p.funcs);
 	imap_free(&p.locs);
 	imap_free(&p.maps);
