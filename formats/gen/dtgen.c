@@ -329,7 +329,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
-"             [--block N] [--threaded] [--comm NAME] [-v]\n"
+"             [--block N] [--threaded] [--comm NAME] [--hostname NAME] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
 "entry/return and sched_switch events, kallsyms/modules text, ELF symbol tables\n"
@@ -344,6 +344,7 @@ static void usage(FILE *f)
 "  --threaded    compress on a second thread (same bytes)\n"
 "  --comm NAME   the first process's comm, as the kernel would keep it (15\n"
 "                bytes, cut where they end, mid-character or not)\n"
+"  --hostname NAME  the recording host's name (default synthSEED; \"\" none)\n"
 "  -v            print a summary to stderr\n");
 }
 
@@ -353,7 +354,7 @@ int main(int argc, char **argv)
 	uint64_t nevents = 100000, seed = 1;
 	uint32_t nstacks = 20000, npids = 4, block = 0;
 	int sysmode = 0, verbose = 0, threaded = 0;
-	const char *comm0 = NULL;
+	const char *comm0 = NULL, *hostname = NULL;
 	static const struct option lo[] = {
 		{"stacks", required_argument, NULL, 'S'},
 		{"pids", required_argument, NULL, 'P'},
@@ -361,6 +362,7 @@ int main(int argc, char **argv)
 		{"block", required_argument, NULL, 'B'},
 		{"threaded", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, 'C'},
+		{"hostname", required_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -389,6 +391,10 @@ int main(int argc, char **argv)
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
 		case 'C': comm0 = optarg; break;
+		case 'H': hostname = optarg;
+			if (strlen(hostname) >= sizeof(((struct dtcap_host *)0)->hostname))
+				die("bad --hostname (at most 64 bytes): %s", optarg);
+			break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -405,7 +411,10 @@ int main(int argc, char **argv)
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-dtgen-amd64");
-	snprintf(host.hostname, sizeof(host.hostname), "synth%llu", (unsigned long long)seed);
+	if (hostname)
+		snprintf(host.hostname, sizeof(host.hostname), "%s", hostname);
+	else
+		snprintf(host.hostname, sizeof(host.hostname), "synth%llu", (unsigned long long)seed);
 	uint32_t ncpus = 2 + rndn(7);
 	host.ncpus = ncpus;
 	host.start_ns = 1000000000000ULL;

@@ -2024,7 +2024,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		const struct dtcap_host *h = dtcap_host(r);
 		switch (col) {
 		case 0: res_text(ctx, h->kernel); break;
-		case 1: res_text(ctx, h->hostname); break;
+		/* none: NULL, as every engine reads the Parquet export's
+		 * partition for it (Hive's default partition) */
+		case 1: res_text(ctx, h->hostname[0] ? h->hostname : NULL); break;
 		case 2: sqlite3_result_int64(ctx, h->ncpus); break;
 		case 3: sqlite3_result_int64(ctx, (sqlite3_int64)h->start_ns); break;
 		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)h->clock_mono_ns); break;

@@ -529,6 +529,7 @@ struct pq_writer {
 	unsigned	ncols;
 	uint32_t	rg_limit;
 	int		level;
+	int		plain_ints;	/* pq_opts.plain_ints */
 	char		*created_by;
 	size_t		rg_rows;	/* rows in the open row group */
 	uint64_t	rows_done;	/* rows in written row groups */
@@ -649,6 +650,7 @@ struct pq_writer *pq_create(const char *path, const struct pq_column *cols,
 	}
 	w->rg_limit = opts && opts->rowgroup_rows ? opts->rowgroup_rows : 262144;
 	w->level = opts && opts->zstd_level ? opts->zstd_level : 1;
+	w->plain_ints = opts && opts->plain_ints;
 	/* O_EXCL: never replace what is there */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -1470,7 +1472,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		enc = ENC_RLE_DICTIONARY;
 	} else if (c->type != PQ_STRING && c->nnn > 0) {
 		if (!c->decided) {
-			c->intenc = int_encoding(w, c);
+			c->intenc = w->plain_ints ? ENC_PLAIN : int_encoding(w, c);
 			c->decided = 1;
 		}
 		if (c->intenc == ENC_DELTA_BINARY_PACKED)

@@ -55,6 +55,8 @@ struct pq_opts {
 	uint32_t	rowgroup_rows;	/* 0: 262144 */
 	int		zstd_level;	/* 0: 1 */
 	const char	*created_by;	/* 0: "dt" */
+	int		plain_ints;	/* integers PLAIN, never DELTA_BINARY_PACKED
+					 * (which Spark reads from 3.3 on) */
 };
 
 struct pq_writer;
