@@ -42,3 +42,10 @@ SUITES += parquet-hive
 check-parquet-hive: $(B)/asan/bin/dtreport $(DTGEN)
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
 		tests/run-suite.sh $(B)/results parquet-hive tests/export/parquet_hive.sh
+
+# the Chrome trace's instants, bounded pairing and sample stacks
+SUITES += chrome-trace
+
+check-chrome-trace: $(B)/asan/bin/dtreport $(DTGEN) $(B)/tests/report/mkcap
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) MKCAP=$(B)/tests/report/mkcap \
+		tests/run-suite.sh $(B)/results chrome-trace tests/export/chrome_trace.sh
