@@ -341,12 +341,9 @@ main(int argc, char **argv)
 			return 1;
 		}
 		size_t n = dtp_list(d, glob, stdout);
-		if (glob && n == 0 && !dtu_is_glob(glob) && strlen(glob) < 200) {
-			/* a bare word such as "vfs_read" finds the probes containing it */
-			char sub[256];
-			snprintf(sub, sizeof(sub), "*%s*", glob);
-			n = dtp_list(d, sub, stdout);
-		}
+		char sub[256];
+		if (glob && n == 0 && dtp_word_glob(glob, sub, sizeof(sub)))
+			n = dtp_list(d, sub, stdout);	/* "vfs_read": the probes holding it */
 		dtp_close(d);
 		if (glob && n == 0) {
 			fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);

@@ -2,6 +2,7 @@
  * cmds.c - the command table and the commands that are dtsh's own; the
  * analysis itself is libdtcli's (report.h, dtsql.h, record.h, probes.h).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,9 +45,11 @@ static int cmd_help(struct dtsh *, int, char **, const char *);
 static int cmd_quit(struct dtsh *, int, char **, const char *);
 
 const struct dtsh_cmd dtsh_cmds[] = {
-	{ "probes", "probes [GLOB]",
+	{ "probes", "probes [GLOB|WORD]",
 	  "List probes matching GLOB (all without one): the capture's when one\n"
-	  "is open, else those of /dev/dt.", cmd_probes, DTSH_C_PROBE },
+	  "is open, else those of /dev/dt.  A WORD that matches no name as it\n"
+	  "is lists the names holding it (sched_switch), as dtrec -l does.",
+	  cmd_probes, DTSH_C_PROBE },
 	{ "describe", "describe PROBE",
 	  "Show a probe's id, flags and arguments with their types.",
 	  cmd_describe, DTSH_C_PROBE },
@@ -111,20 +114,36 @@ dtsh_find_cmd(const char *name)
 	return NULL;
 }
 
+/* An unknown first word: the closest commands and the words that start a
+ * query (a misspelt SELECT is an unknown command too). */
 static void
 suggest_cmd(const char *word)
 {
-	const char *names[sizeof(dtsh_cmds) / sizeof(dtsh_cmds[0])];
+	static const char *const sqlw[] = { "select", "with", "pragma", "explain",
+					    ".tables", ".schema" };
+	const char *names[sizeof(dtsh_cmds) / sizeof(dtsh_cmds[0]) + sizeof(sqlw) / sizeof(sqlw[0])];
 	size_t n = 0;
+	char low[64];
 
 	for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++)
 		names[n++] = c->name;
-	const char *best[1];
-	if (dtu_suggest(word, names, n, 0, best, 1) == 1)
-		fprintf(stderr, "dtsh: unknown command '%.64s'; did you mean '%s'?\n", word, best[0]);
-	else
+	for (size_t i = 0; i < sizeof(sqlw) / sizeof(sqlw[0]); i++)
+		names[n++] = sqlw[i];
+	/* SQL's words are case-blind: SELCT is as close to select as selct */
+	snprintf(low, sizeof(low), "%s", word);
+	for (char *c = low; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	const char *best[3];
+	size_t k = dtu_suggest(low, names, n, 0, best, 3);
+	if (k == 0) {
 		fprintf(stderr, "dtsh: unknown command '%.64s'%s; type 'help' for the list\n",
 			word, strlen(word) > 64 ? "..." : "");
+		return;
+	}
+	fprintf(stderr, "dtsh: unknown command '%.64s'; did you mean", word);
+	for (size_t j = 0; j < k; j++)
+		fprintf(stderr, "%s '%s'", j == 0 ? "" : j + 1 == k ? " or" : ",", best[j]);
+	fprintf(stderr, "?\n");
 }
 
 /* ------------------------------------------------------------ probes */
@@ -212,27 +231,34 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 
 	(void)rest;
 	if (argc > 2) {
-		fprintf(stderr, "usage: probes [GLOB]\n");
+		fprintf(stderr, "usage: probes [GLOB|WORD]\n");
 		return 1;
 	}
 	if (probe_source(sh))
 		return 1;
-	if (sh->cap) {
-		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
-			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
-			if (dtu_glob_match(glob, p->name)) {
-				printf("%s\n", p->name);
-				shown++;
-			}
-		}
-	} else if (dtp_is_user(glob)) {
+	if (!sh->cap && dtp_is_user(glob)) {
 		char err[DTP_ERRLEN];
 		if (dtp_list_user(glob, stdout, &shown, err, sizeof(err)) < 0) {
 			fprintf(stderr, "dtsh: %s\n", err);
 			return 1;
 		}
 	} else {
-		shown = dtp_list(sh->dev, glob, stdout);
+		/* as dtrec -l: the glob, else a bare word inside the names */
+		char sub[256];
+		for (const char *g = glob; g && shown == 0;
+		     g = g == glob ? dtp_word_glob(glob, sub, sizeof(sub)) : NULL) {
+			if (sh->cap == NULL) {
+				shown = dtp_list(sh->dev, g, stdout);
+				continue;
+			}
+			for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
+				const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
+				if (dtu_glob_match(g, p->name)) {
+					printf("%s\n", p->name);
+					shown++;
+				}
+			}
+		}
 	}
 	if (shown == 0) {
 		fprintf(stderr, "dtsh: no probe matches '%s'\n", glob);
