@@ -4,7 +4,7 @@
 # from every writer by readers that refuse invalid UTF-8: DuckDB and
 # hyparquet (Parquet), Python's sqlite3 (the SQLite export), a strict
 # protobuf walk and pprof-format (pprof), Python's strict decoder (folded,
-# SVG, CSV, JSON, Chrome).  Every writer must give the one replacement,
+# SVG, CSV, JSON, Chrome) and flamegraph.pl's input loop in Perl (folded).  Every writer must give the one replacement,
 # U+FFFD for the bad byte (dtu_utf8_fix).
 # Env: B, DTREPORT, DTGEN, DTCDUMP.
 set -u
@@ -155,6 +155,16 @@ if why=$(node "$T/label.mjs" "$T/p.pb.gz" "$WANT" 2>&1); then pass utf8_pprof_fo
 # ---- folded text, SVG, CSV, JSON, Chrome trace: valid, with the replacement
 "$D" flame --folded "$C" >"$T/f.folded" 2>"$T/folded.err"
 text utf8_folded "$T/f.folded"
+# flamegraph.pl is packaged neither by Debian nor on npm: its input loop
+# (a "stack count" line each) under Perl's strict UTF-8 decoding instead,
+# the way it dies on a bad byte
+if why=$(perl -e 'use warnings FATAL => "utf8"; binmode STDIN, ":encoding(UTF-8)";
+	my $n = 0; while (<STDIN>) { chomp; /^(.*)\s+(\d+(?:\.\d*)?)$/ or die "bad line $.\n"; $n += $2 }
+	print "$n\n"' <"$T/f.folded" 2>&1) && [ "$why" -gt 0 ] 2>/dev/null; then
+	pass utf8_folded_perl_reader
+else
+	fail utf8_folded_perl_reader "$(echo "$why" | tail -1)"
+fi
 "$D" flame -o "$T/f.svg" "$C" >/dev/null 2>"$T/svg.err"
 text utf8_svg "$T/f.svg"
 "$D" sql --csv "$C" "SELECT comm, count(*) FROM events GROUP BY comm" >"$T/q.csv" 2>>"$T/sql.err"

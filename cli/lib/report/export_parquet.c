@@ -107,9 +107,14 @@ static struct pq_opts pq_options(void)
 	/* "APP version X (build B)": the form Java's parquet library
 	 * (VersionParser) parses, to decide which of a writer's known bugs
 	 * apply; anything else makes it log a warning per file */
-	static char created_by[96];
-	snprintf(created_by, sizeof(created_by), "dt version %s (build dtreport export)",
-		 dtu_version());
+	static char created_by[128];
+	const char *v = dtu_version(), *plus = strchr(v, '+');
+	/* a commit (semver build metadata, "0.2.0+g1234abc") is the build */
+	if (plus)
+		snprintf(created_by, sizeof(created_by), "dt version %.*s (build %s)",
+			 (int)(plus - v), v, plus + 1);
+	else
+		snprintf(created_by, sizeof(created_by), "dt version %s", v);
 	struct pq_opts o = { .created_by = created_by, .plain_ints = compat };
 	/* for tests: small row groups from small captures */
 	const char *e = getenv("DTREPORT_PARQUET_ROWS");
