@@ -329,7 +329,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
-"             [--block N] [--threaded] [--comm NAME] [--hostname NAME] [-v]\n"
+"             [--block N] [--threaded] [--comm NAME] [--hostname NAME]\n"
+"             [--switch-probe NAME] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
 "entry/return and sched_switch events, kallsyms/modules text, ELF symbol tables\n"
@@ -345,6 +346,8 @@ static void usage(FILE *f)
 "  --comm NAME   the first process's comm, as the kernel would keep it (15\n"
 "                bytes, cut where they end, mid-character or not)\n"
 "  --hostname NAME  the recording host's name (default synthSEED; \"\" none)\n"
+"  --switch-probe NAME  the sched_switch probe's name (as a uprobe's path\n"
+"                may be, any bytes)\n"
 "  -v            print a summary to stderr\n");
 }
 
@@ -354,7 +357,7 @@ int main(int argc, char **argv)
 	uint64_t nevents = 100000, seed = 1;
 	uint32_t nstacks = 20000, npids = 4, block = 0;
 	int sysmode = 0, verbose = 0, threaded = 0;
-	const char *comm0 = NULL, *hostname = NULL;
+	const char *comm0 = NULL, *hostname = NULL, *swname = NULL;
 	static const struct option lo[] = {
 		{"stacks", required_argument, NULL, 'S'},
 		{"pids", required_argument, NULL, 'P'},
@@ -363,6 +366,7 @@ int main(int argc, char **argv)
 		{"threaded", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, 'C'},
 		{"hostname", required_argument, NULL, 'H'},
+		{"switch-probe", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -391,6 +395,10 @@ int main(int argc, char **argv)
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
 		case 'C': comm0 = optarg; break;
+		case 'W': swname = optarg;
+			if (!*swname || strlen(swname) >= DTCAP_PROBENAMELEN)
+				die("bad --switch-probe: %s", optarg);
+			break;
 		case 'H': hostname = optarg;
 			if (strlen(hostname) >= sizeof(((struct dtcap_host *)0)->hostname))
 				die("bad --hostname (at most 64 bytes): %s", optarg);
@@ -477,7 +485,7 @@ int main(int argc, char **argv)
 	}
 	struct dtcap_probe *sw = &probes[np++];
 	sw->id = 100;
-	snprintf(sw->name, DTCAP_PROBENAMELEN, "tracepoint:sched:sched_switch");
+	snprintf(sw->name, DTCAP_PROBENAMELEN, "%s", swname ? swname : "tracepoint:sched:sched_switch");
 	static const char *swn[7][2] = {
 		{"prev_comm", "char[16]"}, {"prev_pid", "pid_t"}, {"prev_prio", "int"},
 		{"prev_state", "long"}, {"next_comm", "char[16]"}, {"next_pid", "pid_t"},

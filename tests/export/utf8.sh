@@ -28,7 +28,9 @@ if ! why=$("$HERE/npm.sh" "$NPM"); then
 fi
 
 C=$T/cut.dtc
-"$G" -o "$C" -n 30000 -s 5 --syscalls --comm "$(printf 'sauvegarde-don\xc3\xa9')" ||
+# and a probe whose name is not UTF-8 either (a uprobe's path is any bytes)
+"$G" -o "$C" -n 30000 -s 5 --syscalls --comm "$(printf 'sauvegarde-don\xc3\xa9')" \
+	--switch-probe "$(printf 'uprobe:/tmp/caf\xe9:main:entry')" ||
 	{ fail utf8_setup "dtgen"; exit 0; }
 # the capture really holds the cut (dtcdump prints comms as they are):
 # the premise of every test below
@@ -99,6 +101,10 @@ for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fe
     for row in db.execute('SELECT * FROM "%s"' % t):
         n += 1
 found = db.execute("SELECT count(*) FROM events WHERE comm = ?", (want,)).fetchone()[0]
+if not db.execute("SELECT count(*) FROM events WHERE probe_name = ?",
+                  ("uprobe:/tmp/caf\ufffd:main:entry",)).fetchone()[0]:
+    print("no event of the probe whose name is not UTF-8, as uprobe:/tmp/caf\ufffd:main:entry")
+    sys.exit(1)
 procs = db.execute("SELECT count(*) FROM processes WHERE comm = ?", (want,)).fetchone()[0]
 if not found or not procs:
     print("read %d rows, but %d events and %d processes have comm %r" % (n, found, procs, want))

@@ -46,6 +46,11 @@ static void ctx_unref(struct dtsql *c)
 	free(c->comm);
 	free(c->comm_len);
 	free(c->comm_rank);
+	if (c->probe_name_own)
+		for (uint32_t i = 0; i <= c->probe_max; i++)
+			free(c->probe_name_own[i]);
+	free(c->probe_name_own);
+	free(c->probe_name);
 	free(c->probe);
 	free(c->probe_rank);
 	free(c->ufirst_pid);
@@ -139,6 +144,26 @@ static struct dtsql *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 	for (uint32_t i = 0; i < n; i++)
 		c->probe_rank[ids[i]] = i;
 	free(ids);
+	ids = NULL;
+	c->probe_name = calloc(n, sizeof(*c->probe_name));
+	c->probe_name_own = calloc(n, sizeof(*c->probe_name_own));
+	if (!c->probe_name || !c->probe_name_own)
+		goto fail;
+	{
+		char *fixbuf = NULL;
+		size_t fixcap = 0, len;
+		for (uint32_t i = 0; i < n; i++) {
+			const char *nm = c->probe[i] ? c->probe[i]->name : NULL;
+			const char *v = nm ? dtu_utf8_fix(nm, strnlen(nm, DTCAP_PROBENAMELEN), &len,
+							  &fixbuf, &fixcap) : NULL;
+			if (nm && (v == NULL || (v != nm && !(c->probe_name_own[i] = strdup(v))))) {
+				free(fixbuf);
+				goto fail;
+			}
+			c->probe_name[i] = c->probe_name_own[i] ? c->probe_name_own[i] : nm;
+		}
+		free(fixbuf);
+	}
 
 	size_t nb = dtcap_nblocks(r);
 	c->block_base = calloc(nb + 1, sizeof(*c->block_base));
@@ -1542,7 +1567,7 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	case E_PROBE_NAME:
 		p = ctx_probe(e->c, cv->probe[i]);
 		if (p)
-			sqlite3_result_text(ctx, p->name, -1, SQLITE_STATIC);
+			sqlite3_result_text(ctx, ctx_probe_name(e->c, p), -1, SQLITE_STATIC);
 		break;
 	case E_COMM:
 		s = ctx_comm(e->c, cv->comm[i], &len);
