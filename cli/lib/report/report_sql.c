@@ -1,6 +1,7 @@
 /*
  * report_sql.c - `dtreport sql` and `dtreport export` (also run by dtsh).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -33,9 +34,32 @@ static void on_sigint(int sig)
 	sql_cancel = 1;
 }
 
+/* The connection of user SQL (guarded: it writes no file, dtsql_open),
+ * or for the export, which attaches its output file, a plain one. */
+static sqlite3 *open_db(const char *cmd, int guarded)
+{
+	sqlite3 *db = NULL;
+	char *err = NULL;
+
+	if (guarded) {
+		if ((db = dtsql_open(&err)) == NULL)
+			dtr_err(cmd, "%s", err ? err : "sqlite: out of memory");
+		sqlite3_free(err);
+		return db;
+	}
+	/* one thread uses the connection: no per-call mutex */
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err(cmd, "sqlite: %s", db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
 /* Open the capture, its symbols and an in-memory db with the tables.
  * Returns 0, or the exit status with the message printed. */
-static int open_all(const char *cmd, const char *path, int partial, int salvage,
+static int open_all(const char *cmd, const char *path, int partial, int salvage, int guarded,
 		    struct dtcap_reader **r,
 		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
 {
@@ -52,12 +76,8 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		dtr_err(cmd, "out of memory");
 		return DTR_EXIT_ERROR;
 	}
-	/* one thread uses the connection: no per-call mutex */
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err(cmd, "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db(cmd, guarded)) == NULL)
 		return DTR_EXIT_ERROR;
-	}
 	char *err = NULL;
 	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
 		dtr_err(cmd, "%s", err ? err : "attach failed");
@@ -91,11 +111,8 @@ static int open_many(const struct dtx_caps *caps, int partial, int salvage,
 		dtx_capture_name(names[i], 256, caps->path[i]);
 		hosts[i] = dtcap_host(rs[i])->hostname;
 	}
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err("sql", "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db("sql", 1)) == NULL)
 		goto out;
-	}
 	char *err = NULL;
 	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
 			      &err) < 0) {
@@ -172,6 +189,8 @@ static void sql_usage(FILE *f)
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
+			"  tables and views are refused; at most 500 captures at once.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
@@ -184,6 +203,7 @@ static const struct option sql_longopts[] = {
 	{ "schema", no_argument, NULL, SQL_OPT_SCHEMA },
 	{ "help", no_argument, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTR_LONGOPT_SALVAGE,
 	{ NULL, 0, NULL, 0 },
 };
@@ -204,6 +224,9 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 		case 'c': *fmt = DTSQL_CSV; break;
 		case 'j': *fmt = DTSQL_JSON; break;
 		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: *partial = 1; break;
 		case DTR_OPT_SALVAGE: *salvage = 1; break;
 		case 'h': sql_usage(stdout); return 1;
@@ -215,6 +238,51 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 			dtr_err("sql", "unknown option %s", argv[optind - 1]);
 			sql_usage(stderr);
 			return DTR_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Is w one of sql's options, word for word (1)?  -1: a word that can only
+ * be a mistyped option ("--tsv": as SQL, a comment and nothing else).
+ * 0: the query begins.
+ */
+static int sql_opt_word(const char *w)
+{
+	if (!strcmp(w, "-h"))
+		return 1;
+	if (w[0] != '-' || w[1] != '-')
+		return 0;
+	for (const struct option *o = sql_longopts; o->name; o++)
+		if (!strcmp(w + 2, o->name))
+			return 1;
+	if (!isalpha((unsigned char)w[2]))
+		return 0;
+	for (const char *c = w + 2; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return 0;
+	return -1;
+}
+
+/* One option word that sql_opt_word accepted: as sql_opts. */
+static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int *salvage,
+		       int *schema)
+{
+	if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+		sql_usage(stdout);
+		return 1;
+	}
+	for (const struct option *o = sql_longopts; o->name; o++) {
+		if (strcmp(w + 2, o->name))
+			continue;
+		switch (o->val) {
+		case 't': *fmt = DTSQL_TABLE; break;
+		case 'c': *fmt = DTSQL_CSV; break;
+		case 'j': *fmt = DTSQL_JSON; break;
+		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_PARTIAL: *partial = 1; break;
+		case DTR_OPT_SALVAGE: *salvage = 1; break;
 		}
 	}
 	return 0;
@@ -266,9 +334,22 @@ int cmd_sql(int argc, char **argv)
 	int capend = optind;
 	struct stat pst;
 	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
-	/* Options may also follow the captures, up to the query. */
-	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
-		return r0 == 1 ? 0 : r0;
+	/*
+	 * Options may also follow the captures, up to the query: whole option
+	 * words only, so a query that starts with '-' (-1, a -- comment) is
+	 * the query, not an unknown option.
+	 */
+	while (optind < argc && sql_opt_word(argv[optind])) {
+		if (sql_opt_word(argv[optind]) < 0) {
+			dtr_err("sql", "unknown option %s", argv[optind]);
+			sql_usage(stderr);
+			return DTR_EXIT_USAGE;
+		}
+		if ((r0 = sql_opt_one(argv[optind++], &fmt, &partial, &salvage, &schema)) != 0)
+			return r0 == 1 ? 0 : r0;
+	}
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
 	if (schema) {
 		dtr_err("sql", "--schema takes no capture");
 		return DTR_EXIT_USAGE;
@@ -320,6 +401,14 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return DTR_EXIT_ERROR;
 		}
+		/* before any capture is opened: 500 of them are gigabytes */
+		if (caps.n > DTSQL_MAX_CAPTURES) {
+			dtr_err("sql", "%d captures: at most %d at once (name fewer files or "
+				"a smaller directory)", caps.n, DTSQL_MAX_CAPTURES);
+			dtx_caps_free(&caps);
+			free(query);
+			return DTR_EXIT_ERROR;
+		}
 		rs = calloc((size_t)caps.n, sizeof(*rs));
 		syms = calloc((size_t)caps.n, sizeof(*syms));
 		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
@@ -334,7 +423,7 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return st;
 		}
-	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db, &h)) != 0) {
+	} else if ((st = open_all("sql", path, partial, salvage, 1, &r, &sym, &db, &h)) != 0) {
 		close_all(r, sym, db);
 		free(query);
 		return st;
@@ -351,7 +440,11 @@ int cmd_sql(int argc, char **argv)
 	if (rc < 0 && !werr)
 		dtr_err("sql", "%s", err ? err : "failed");
 	if (dtu_out_commit(&out, ebuf, sizeof(ebuf)) && (rc == 0 || werr)) {
-		dtr_err("sql", "%s", ebuf);
+		/* the flush at the end no longer knows why the first write failed */
+		if (werr && err && !strncmp(err, "write error: ", 13))
+			dtr_err("sql", "writing standard output: %s", err + 13);
+		else
+			dtr_err("sql", "%s", ebuf);
 		rc = -1;
 	}
 	sqlite3_free(err);
@@ -444,6 +537,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -459,6 +553,9 @@ int cmd_export(int argc, char **argv)
 		switch (ch) {
 		case 'o': outpath = optarg; break;
 		case 'f': break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': export_usage(stdout); return 0;
@@ -507,7 +604,7 @@ int cmd_export(int argc, char **argv)
 	struct dtsym *sym;
 	sqlite3 *db;
 	struct dtsql *h;
-	int st = open_all("export", in, partial, salvage, &r, &sym, &db, &h);
+	int st = open_all("export", in, partial, salvage, 0, &r, &sym, &db, &h);
 	if (st) {
 		close_all(r, sym, db);
 		dtu_out_abort(&out);
