@@ -21,6 +21,7 @@
 #include "dtsql.h"
 #include "dtsym.h"
 #include "probes.h"
+#include "recargs.h"
 #include "record.h"
 #include "report.h"
 #include "termsafe.h"
@@ -63,11 +64,14 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "disable", "disable [PROBE]",
 	  "Remove PROBE from the next recording (every probe without one).",
 	  cmd_disable, DTSH_C_PROBE },
-	{ "record", "record [DURATION] [-o FILE]",
+	{ "record", "record [DURATION] [-o FILE] [dtrec's options] [-- COMMAND]",
 	  "Record the enabled probes for DURATION (e.g. 500ms, 2 (seconds), 1m; until\n"
 	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
 	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
-	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
+	  "capture is then opened.  dtrec's options, through dtrec's own parser:\n"
+	  "-e PROBE (besides the enabled ones), -k, -u, -b SIZE, -p PID[,PID], -a,\n"
+	  "--user-stacks fp|dwarf|auto, --flight SIZE, --source dt|perf, ..., and a\n"
+	  "COMMAND to run and record after '--'.", cmd_record, DTSH_C_RECORD },
 	{ "stats", "stats [--top N] [--all] [FILTERS...]",
 	  "Summary of the open capture: accounting and losses first, then the\n"
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
@@ -424,29 +428,73 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	char defname[64], cmdline[1024];
 	const char **specs;
 	int stacks = 0, rc, stopped;
+	/* large (process ids, probes) and argv-bound: one record at a time */
+	static struct dtrec_args a;
 	struct dtrec_opts o;
 	struct dtrec_result res;
+	static const char usage_line[] =
+		"usage: record [DURATION] [-o FILE] [dtrec's options] [-- COMMAND [ARG...]]\n";
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			out = argv[++i];
-		} else if (argv[i][0] != '-' && dur == 0 &&
-			   dtu_parse_duration(argv[i], &dur) == 0 && dur > 0) {
-			continue;
-		} else {
-			fprintf(stderr, "dtsh record: bad argument '%s'\n"
-				"usage: record [DURATION] [-o FILE]\n", argv[i]);
-			return 1;
-		}
+	/* dtrec's parser, after a leading DURATION (dtrec's -d otherwise) */
+	int skip = argc > 1 && argv[1][0] != '-' && dtu_parse_duration(argv[1], &dur) == 0 &&
+		   dur > 0;
+	char **av = calloc((size_t)argc + 1, sizeof(*av));
+	if (av == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
 	}
+	av[0] = argv[0];
+	for (int i = 1 + skip; i < argc; i++)
+		av[i - skip] = argv[i];
+	int ac = argc - skip;
+	rc = dtrec_args_parse(&a, ac, av, "dtsh record");
+	if (rc >= 0) {
+		if (a.help)
+			fputs(usage_line, stdout);
+		else if (a.version)
+			printf("dtsh %s\n", dtu_version());
+		else
+			fputs(usage_line, stderr);
+		free(av);
+		return rc ? 1 : 0;
+	}
+	/* operands without '--': the DURATION of old (record -o F 5s) */
+	if (a.optind == ac - 1 && strcmp(av[a.optind - 1], "--") != 0 && dur == 0 &&
+	    av[a.optind][0] != '-' && dtu_parse_duration(av[a.optind], &dur) == 0 && dur > 0)
+		ac--;
+	else if (a.optind < ac && strcmp(av[a.optind - 1], "--") != 0) {
+		fprintf(stderr, "dtsh record: bad argument '%s' (a COMMAND follows '--')\n%s",
+			av[a.optind], usage_line);
+		free(av);
+		return 1;
+	}
+	if (a.list) {
+		fprintf(stderr, "dtsh record: -l lists nothing here: 'probes' does\n");
+		free(av);
+		return 1;
+	}
+	if (dtrec_args_check(&a, ac, av, "dtsh record") != 0) {
+		fputs(usage_line, stderr);
+		free(av);
+		return 1;
+	}
+	if (dur && a.o.duration_ns) {
+		fprintf(stderr, "dtsh record: a DURATION and -d: give one\n");
+		free(av);
+		return 1;
+	}
+	dur = dur ? dur : a.o.duration_ns;
+	out = a.o.output;
 	for (int i = 0; out != NULL && i < sh->ncaps; i++)
 		if (dtu_same_file(out, sh->cap_paths[i])) {
 			fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n",
 				out);
+			free(av);
 			return 1;
 		}
-	if (sh->nen == 0) {
-		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
+	if (sh->nen == 0 && a.nprobes == 0 && a.ntriggers == 0) {
+		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' (or record -e PROBE) first\n");
+		free(av);
 		return 1;
 	}
 	if (out == NULL) {
@@ -456,29 +504,38 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 		strftime(defname, sizeof(defname), "dtsh-%Y%m%d-%H%M%S.dtc", &tm);
 		out = defname;
 	}
-	if ((specs = calloc(sh->nen, sizeof(*specs))) == NULL) {
+	if ((specs = calloc(sh->nen + a.nprobes + 1, sizeof(*specs))) == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
+		free(av);
 		return 1;
 	}
 	size_t k = (size_t)snprintf(cmdline, sizeof(cmdline), "dtsh: record");
+	size_t nspec = 0;
 	for (size_t i = 0; i < sh->nen; i++) {
-		specs[i] = sh->en[i].spec;
+		specs[nspec++] = sh->en[i].spec;
 		stacks |= sh->en[i].stacks;
 		if (k < sizeof(cmdline))
 			k += (size_t)snprintf(cmdline + k, sizeof(cmdline) - k, " %s%s",
-					      specs[i], sh->en[i].stacks ? "(stacks)" : "");
+					      sh->en[i].spec, sh->en[i].stacks ? "(stacks)" : "");
 	}
+	for (size_t i = 0; i < a.nprobes; i++)
+		specs[nspec++] = a.probes[i];
+	for (int i = 1; i < argc && k < sizeof(cmdline); i++)
+		k += (size_t)snprintf(cmdline + k, sizeof(cmdline) - k, " %s", argv[i]);
 	/* The recorder opens the device itself, and kprobes it creates must
 	 * show up in the next listing. */
 	dtp_close(sh->dev);
 	sh->dev = NULL;
-	memset(&o, 0, sizeof(o));
+	o = a.o;
 	o.prog = "dtsh";
 	o.output = out;
 	o.probes = specs;
-	o.nprobes = sh->nen;
-	o.kstack = o.ustack = stacks;
+	o.nprobes = nspec;
+	o.kstack |= stacks;
+	o.ustack |= stacks;
 	o.duration_ns = dur;
+	o.triggers = a.triggers;
+	o.ntriggers = a.ntriggers;
 	o.stop = &dtsh_interrupted;
 	o.status = stderr;
 	o.cmdline = cmdline;
@@ -487,6 +544,7 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	stopped = dtsh_interrupted;
 	dtsh_interrupted = 0;
 	free(specs);
+	free(av);
 	if (rc != 0)
 		return 1;
 	if (stopped)

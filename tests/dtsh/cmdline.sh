@@ -1,6 +1,8 @@
 #!/bin/bash
 # tests/dtsh/cmdline.sh - what dtsh says and does for a command line:
-# several -c run in order, probes WORD as dtrec -l WORD, the closest names
+# several -c run in order, record with dtrec's options (dtrec's parser: the
+# same messages; a COMMAND after '--' on the stand-in device), probes WORD
+# as dtrec -l WORD, the closest names
 # for an unknown command or an SQL keyword typo, flame -o saying what it
 # wrote; then ptyedit.py on a pseudo-terminal (Ctrl-C during Ctrl-R, a
 # multi-line statement as one history entry).
@@ -71,6 +73,36 @@ sz=$(stat -c %s "$T/f.svg" 2>/dev/null)
 sz=$(stat -c %s "$T/f.txt" 2>/dev/null)
 grep -qx "flame: wrote f.txt (folded stacks, $sz bytes)" "$T/out" && pass flame-o-folded-says-written ||
 	fail flame-o-folded-says-written "out=$(cat "$T/out") err=$(cat "$T/err")"
+
+# ---- record: dtrec's options through dtrec's parser, the same messages
+DTREC=${DTREC:-$B/asan/bin/dtrec}
+FAKE=${FAKE:-$B/tests/dtrec/fakedt.so}
+for args in "-b 3k" "--user-stacks bogus" "-p 12x" "-a -p 1" "--trigger x" "--comm ''"; do
+	name=record-same-message-$(echo "$args" | tr -cs 'a-z0-9' '-' | sed 's/-$//')
+	"$DTSH" -c "record $args" "$CAP" </dev/null >/dev/null 2>"$T/sh.err"; rc=$?
+	eval "\"\$DTREC\" $args -e profile:hz:97 -o \"\$T/never.dtc\"" </dev/null >/dev/null 2>"$T/rec.err"
+	want=$(head -1 "$T/rec.err" | sed 's/^dtrec: //')
+	got=$(head -1 "$T/sh.err" | sed 's/^dtsh record: //')
+	[ "$rc" = 1 ] && [ -n "$want" ] && [ "$got" = "$want" ] && pass "$name" ||
+		fail "$name" "rc=$rc dtsh: $(head -1 "$T/sh.err") dtrec: $(head -1 "$T/rec.err")"
+done
+run -c 'record 5s extra' "$CAP"
+[ "$RC" = 1 ] && grep -q "a COMMAND follows '--'" "$T/err" && pass record-command-after-dashes ||
+	fail record-command-after-dashes "rc=$RC err=$(cat "$T/err")"
+# a COMMAND ends the recording, on the stand-in device; -e besides enable
+if [ -f "$FAKE" ]; then
+	(cd "$T" && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1 LD_PRELOAD=$FAKE \
+		"$DTSH" -c 'enable syscall:read:entry; record -e profile:hz:97 -o r1.dtc -b 64k -- sleep 0.3; sql SELECT command FROM capture; probes' \
+		</dev/null >"$T/out" 2>"$T/err"); RC=$?
+	if [ "$RC" = 0 ] && grep -q 'dtsh: record syscall:read:entry -e profile:hz:97 -o r1.dtc -b 64k -- sleep 0.3' "$T/out" &&
+	   grep -qx 'profile:hz:97' "$T/out" && grep -qx 'syscall:read:entry' "$T/out"; then
+		pass record-command-and-options
+	else
+		fail record-command-and-options "rc=$RC out=$(head -c 400 "$T/out") err=$(head -c 300 "$T/err")"
+	fi
+else
+	fail record-command-and-options "missing $FAKE"
+fi
 
 # ---- line editing on a pseudo-terminal
 python3 "$HERE/ptyedit.py" "$DTSH" "$CAP" "$T" 2>"$T/pty.err" || fail ptyedit "$(tail -3 "$T/pty.err")"

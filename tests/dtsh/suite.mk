@@ -24,5 +24,5 @@ check-vm-dtsh: $(B)/static/dtsh $(B)/static/ptydrive $(B)/asan/bin/dtsh tests/dt
 
 # the command line and line editing (cmdline.sh, ptyedit.py)
 SUITES += dtsh-cmdline
-check-dtsh-cmdline: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap
+check-dtsh-cmdline: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/asan/bin/dtrec $(B)/tests/dtrec/fakedt.so
 	@B=$(B) tests/run-suite.sh $(B)/results dtsh-cmdline tests/dtsh/cmdline.sh
