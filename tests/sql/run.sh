@@ -256,10 +256,10 @@ check "multi_statement" \
 	"$("$D" sql --csv "$C" "CREATE TEMP TABLE t AS SELECT pid FROM events WHERE pid = 100; SELECT count(*) FROM t;" | tr -d '\r' | tail -1)" \
 	"$(exp pid | awk '$1==100{print $2}')"
 
-# ---- errors: sqlite's own message, exit 1
+# ---- errors: sqlite's own message (and the closest keywords), exit 1
 "$D" sql "$C" "SELEC 1" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_sql_status" "$rc" "1"
-check "bad_sql_message" "$(cat "$T/err")" 'dtreport sql: near "SELEC": syntax error'
+check "bad_sql_message" "$(cat "$T/err")" 'dtreport sql: near "SELEC": syntax error; did you mean SELECT?'
 "$D" sql "$C" "SELECT nosuch FROM events" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_column" "$rc:$(cat "$T/err")" '1:dtreport sql: no such column: nosuch'
 "$D" sql "$C" "SELECT 1; SELEC 2" >"$T/o" 2>"$T/err"; rc=$?

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "captures.h"
@@ -406,6 +407,17 @@ static void flame_usage_shell(FILE *to)
 	flame_usage("flame", to);
 }
 
+/* In the shell the file is the only output: say where it went. */
+static void said_written(const struct flame_cli *fc, const struct dtr_flame_opts *fo)
+{
+	struct stat st;
+
+	if (fc->out == NULL || !strcmp(fc->out, "-") || stat(fc->out, &st) != 0)
+		return;
+	printf("flame: wrote %s (%s, %lld bytes)\n", fc->out,
+	       fo->folded ? "folded stacks" : "SVG", (long long)st.st_size);
+}
+
 int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel)
 {
@@ -430,6 +442,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 				dtu_out_abort(&o);
 			else
 				ret = write_commit(&o);
+			if (ret == 0)
+				said_written(&fc, &fo);
 		}
 		dtf_free(&filt);
 		return ret;
@@ -464,7 +478,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		goto out;
 	}
 	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
-	ret = write_out(fl, &fo, sub, 0, &o);
+	if ((ret = write_out(fl, &fo, sub, 0, &o)) == 0)
+		said_written(&fc, &fo);
 out:
 	flame_free(fl);
 	free(paths);

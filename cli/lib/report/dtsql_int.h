@@ -122,9 +122,13 @@ struct dtsql {
 	int		refs;
 
 	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
-	 * BINARY order, so comm is read as the id column and never strlen'd. */
+	 * BINARY order, so comm is read as the id column and never strlen'd.
+	 * A comm that is not valid UTF-8 is replaced (dtu_utf8_fix) by a copy
+	 * in comm_own, so queries, CSV and the export see what every other
+	 * writer writes. */
 	uint32_t	ncomms;
 	const char	**comm;
+	char		**comm_own;
 	int		*comm_len;
 	uint32_t	*comm_rank;
 
@@ -133,6 +137,10 @@ struct dtsql {
 	int		probe_sparse;	/* some id >= PROBE_DENSE_MAX */
 	const struct dtcap_probe **probe;
 	uint32_t	*probe_rank;
+	/* probe id -> its name as every writer writes it (dtu_utf8_fix:
+	 * a uprobe's path need not be UTF-8); the few fixed ones owned */
+	const char	**probe_name;
+	char		**probe_name_own;
 
 	/* ustack id -> pid and ts of its first event, to name user frames;
 	 * built on the first need by a scan of three columns. */
@@ -153,6 +161,12 @@ static inline const struct dtcap_probe *ctx_probe(const struct dtsql *c, uint32_
 	if (id <= c->probe_max)
 		return c->probe[id];
 	return dtcap_probe_by_id(c->r, id);
+}
+
+/* p's name, valid UTF-8 (p from ctx_probe). */
+static inline const char *ctx_probe_name(const struct dtsql *c, const struct dtcap_probe *p)
+{
+	return p->id <= c->probe_max && c->probe_name[p->id] ? c->probe_name[p->id] : p->name;
 }
 
 static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
