@@ -36,7 +36,7 @@ on_dump(int sig)
 
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
-"       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
@@ -49,6 +49,12 @@ static const char usage_text[] =
 "                uprobe:PATH:SYMBOL[+OFF]:entry|return (a user function:\n"
 "                args in arg0..5, return value in retval) and\n"
 "                usdt:PATH:PROVIDER:NAME (SDT notes); -l 'uprobe:PATH:*' lists\n"
+"  --offcpu      also record the scheduler's switches and wakeups\n"
+"                (sched_switch with the state left in, sched_wakeup,\n"
+"                sched_wakeup_new) with kernel and user stacks, for\n"
+"                dtreport flame --offcpu/--wakers and blame; with -p or\n"
+"                COMMAND also the switches into them and their wakeups\n"
+"                (perf source)\n"
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
@@ -130,7 +136,7 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_OFFCPU };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -143,6 +149,7 @@ main(int argc, char **argv)
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *probes[256], *triggers[64];
@@ -279,6 +286,9 @@ main(int argc, char **argv)
 		case OPT_TRIGGER_FILTER:
 			o.trigger_filter = optarg;
 			break;
+		case OPT_OFFCPU:
+			o.offcpu = 1;
+			break;
 		case OPT_COMM:
 			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
 				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
@@ -358,8 +368,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
 		return usage(stderr, 1);
 	}
-	if (nprobes == 0 && ntriggers == 0) {
-		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
+	if (nprobes == 0 && ntriggers == 0 && !o.offcpu) {
+		fprintf(stderr, "dtrec: no probe (-e PROBE or --offcpu); dtrec -l lists them\n");
 		return usage(stderr, 1);
 	}
 	if (o.trigger_filter && !ntriggers) {

@@ -61,6 +61,10 @@ struct dtrec_opts {
 	const char *const *triggers;	/* probe specs, see dtp_resolve() */
 	size_t		ntriggers;
 	const char	*trigger_filter;	/* for the tracepoint triggers: "ret < 0" */
+	/* --offcpu: also the scheduler events of offcpu.h, with kernel and
+	 * user stacks whatever -k/-u say; with targets, also the switches
+	 * into a target and the wakeups of one (run by other tasks) */
+	int		offcpu;
 };
 
 struct dtrec_result {

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "offcpu.h"
 #include "proctab.h"
 #include "tracefs.h"
 #include "unwind.h"
@@ -84,6 +85,8 @@ struct pprobe {
 	uint32_t	stack_req;	/* STACK_USER bytes its events copy; 0: none */
 	uint64_t	kaddr;		/* PK_KPROBE: the function's address, 0: by name */
 	uint64_t	intr_mask;	/* REGS_INTR its events sample; 0: none */
+	uint8_t		offcpu;		/* DTOFF_* of --offcpu's probes, else 0 */
+	uint16_t	ooff;		/* offcpu: raw offset of the other task's tid */
 };
 
 /* What perf's event id stands for (src_perf's ids, indexed by idix). */
@@ -142,6 +145,10 @@ struct src_perf {
 	 * memory), so they are opened per CPU and their samples filtered here.
 	 */
 	struct tasks	tgts;
+	/* [r] With targets and --offcpu: the targets' threads (p.pid: their
+	 * process), for the scheduler events run by another task that name
+	 * one (switched to, woken); those events are per CPU, as uprobes. */
+	struct tasks	ttids;
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */
 	int		targeted;	/* -p or a command: not system-wide */
@@ -257,6 +264,11 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	memcpy(&ptid, r + 12, 4);
 	if (sp->targeted && pid != ppid)
 		task_get(&sp->tgts, pid, 1);
+	if (sp->targeted && task_get(&sp->tgts, pid, 0)) {
+		struct task *t = task_get(&sp->ttids, tid, 1);
+		if (t)
+			t->p.pid = pid;
+	}
 	{
 		/* a new thread or process starts with its creator's comm */
 		struct task *pc = task_get(&sp->pt.comms, ptid, 0);
@@ -474,6 +486,34 @@ user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint
 }
 
 /*
+ * Whether to keep a --offcpu event run by pid: 1 yes, 2 yes without its
+ * stacks (a switch into a target by another task), 0 no.  System-wide the
+ * recorder's own events go, but for its switches: they say who ran next.
+ * With targets: those run by a target, or naming one as the task switched
+ * to or woken (the wakeup keeps the waker's stack: who woke it is the
+ * question).
+ */
+static int
+offcpu_keep(struct src_perf *sp, const struct pprobe *p, uint32_t pid, uint64_t ts,
+	    const unsigned char *raw, uint32_t rawsize)
+{
+	int32_t other = -1;
+	const struct task *t;
+
+	if (raw && (size_t)p->ooff + 4 <= rawsize)
+		memcpy(&other, raw + p->ooff, 4);
+	if (!sp->targeted)
+		return pid != sp->self || p->offcpu == DTOFF_SWITCH;
+	if ((t = task_get(&sp->tgts, pid, 0)) != NULL && ts >= t->p.ts)
+		return 1;
+	if (other <= 0 || (t = task_get(&sp->ttids, (uint32_t)other, 0)) == NULL)
+		return 0;
+	if ((t = task_get(&sp->tgts, t->p.pid, 0)) == NULL || ts < t->p.ts)
+		return 0;
+	return p->offcpu == DTOFF_SWITCH ? 2 : 1;
+}
+
+/*
  * One PERF_RECORD_SAMPLE as a dt_rec at out (room bytes).  Returns the
  * record's size, 0 if it is not kept (our own, unknown id), or -1 when
  * it does not fit.
@@ -587,8 +627,15 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			have = evpr->intr_mask;
 	}
 #undef TAKE
-	if (pid == sp->self)
+	if (evpr->offcpu) {
+		int keep = offcpu_keep(sp, evpr, pid, ts, raw, rawsize);
+		if (keep == 0)
+			return 0;
+		if (keep == 2)
+			chain = NULL;	/* another task's stack: not the target's */
+	} else if (pid == sp->self) {
 		return 0;
+	}
 	/* callchain: context markers, then frames; entries above CTX_MARK switch */
 	if (chain) {
 		int ctx = 0;
@@ -1616,6 +1663,17 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (dtt_read_format(sp->tfroot, sys, ev, p->fmt, err, errlen) < 0)
 				goto out;
 			dtt_layout(p->fmt, p->kind == PK_SYSENTER ? 1 : 0, &p->lay, NULL);
+			if (cfg->offcpu && p->kind == PK_TP && (p->offcpu = (uint8_t)dtoff_kind(sys, ev))) {
+				const char *of = dtoff_other_field(p->offcpu);
+				p->evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
+				for (unsigned k = 0; k < p->fmt->nfields; k++)
+					if (strcmp(p->fmt->f[k].name, of) == 0)
+						p->ooff = p->fmt->f[k].offset;
+				if (p->ooff == 0) {
+					dtu_seterr(err, errlen, "--offcpu: %s:%s has no field %s", sys, ev, of);
+					goto out;
+				}
+			}
 		}
 		sp->nprobes++;
 	}
@@ -1662,6 +1720,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		if (task_get(&sp->tgts, (uint32_t)cfg->pids[i], 1) == NULL)
 			goto nomem;
 	if (cfg->child > 0) {
+		struct task *t = task_get(&sp->ttids, (uint32_t)cfg->child, 1);
+		if (t == NULL)
+			goto nomem;
+		t->p.pid = (uint32_t)cfg->child;
+	}
+	if (cfg->child > 0) {
 		sp->child_mode = 1;
 		if (DT_GROW(targets, tcap, ntargets, 1, 1))
 			goto nomem;
@@ -1681,6 +1745,14 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			}
 			memcpy(targets + ntargets, t, nt * sizeof(*t));
 			ntargets += nt;
+			for (size_t k = 0; k < nt; k++) {
+				struct task *tt = task_get(&sp->ttids, (uint32_t)t[k], 1);
+				if (tt == NULL) {
+					free(t);
+					goto nomem;
+				}
+				tt->p.pid = (uint32_t)cfg->pids[i];
+			}
 			free(t);
 		}
 	}
@@ -1729,7 +1801,8 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
-				if (sp->probes[i].kind == PK_UPROBE) {
+				if (sp->probes[i].kind == PK_UPROBE ||
+				    (sp->probes[i].offcpu && sp->targeted)) {
 					/* per CPU, filtered by tgts (see there) */
 					if (t == 0 && open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
 								 err, errlen) < 0)
@@ -2087,6 +2160,7 @@ perf_close(struct dtsrc *s)
 	free(sp->tmp);
 	proctab_free(&sp->pt);
 	tasks_free(&sp->tgts);
+	tasks_free(&sp->ttids);
 	for (size_t i = 0; i < sp->ntrigfds; i++)
 		close(sp->trigfds[i]);
 	free(sp->trigfds);

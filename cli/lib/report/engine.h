@@ -71,7 +71,26 @@ struct dtr_flame_opts {
 	const char	*colors;	/* flame_palette_ok(), NULL: "kind" */
 	const char	*countname;	/* NULL: "samples" */
 	double		minwidth;	/* px; narrower frames are left out */
+	int		mode;		/* DTR_FLAME_*: what a frame's width is */
+	const char	*states;	/* offcpu: state letters kept ("SD"); NULL: all */
 };
+
+/*
+ * What a flame graph weighs (report_offcpu.c for all but SAMPLES): profile
+ * samples; every switch-out stack by the microseconds until that thread ran
+ * again (split by state: blocked until its wakeup in the state it left in,
+ * then R, waiting for a CPU); both, samples weighted by their period; or the
+ * wakers' stacks by the microseconds the thread they woke had been blocked,
+ * under the woken thread's name.
+ */
+enum { DTR_FLAME_SAMPLES, DTR_FLAME_OFFCPU, DTR_FLAME_ONOFF, DTR_FLAME_WAKERS };
+
+/* The fold of the DTR_FLAME_OFFCPU/ONOFF/WAKERS modes: as dtr_flame_fold,
+ * *nsamples being microseconds. */
+int dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f,
+		    const struct dtr_flame_opts *o, struct flame *fl, int side,
+		    uint64_t *nsamples, char *probedesc, size_t pdlen,
+		    volatile sig_atomic_t *cancel);
 
 /* The defaults dtreport flame has without options. */
 void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd);
@@ -125,5 +144,56 @@ extern const char *const dtr_top_keys[];
  */
 int dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 	    FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- the scheduler's view: off-CPU intervals (sched_model.c) */
+
+/* One stretch a thread spent off-CPU: switched out at start, back at end. */
+struct dtr_sched_span {
+	uint64_t	start, end;	/* switch out, switch back in */
+	uint64_t	wake;		/* last wakeup in between, 0: none seen */
+	uint32_t	tid, pid, comm, cpu;
+	uint32_t	kstack, ustack;	/* where it left the CPU */
+	uint32_t	wtid, wpid, wcomm;	/* the waker (wake != 0) */
+	uint32_t	wkstack, wustack;	/* the waker's stacks */
+	char		state;		/* left in: R (preempted), S, D, I, ... */
+	uint8_t		open;		/* never back before the capture ends */
+};
+
+struct dtr_sched {
+	struct dtr_sched_span *v;	/* in order of their end */
+	size_t		n, cap;
+	uint64_t	tmin, tmax;	/* of the scheduler events */
+	uint64_t	nevents;	/* scheduler events read */
+	uint32_t	switch_probe;	/* the sched_switch probe's id */
+};
+
+/* The state letter of a sched_switch prev_state. */
+char dtr_sched_state_letter(uint32_t state);
+
+/*
+ * Every off-CPU interval of c's sched_switch/sched_wakeup events (dtrec
+ * --offcpu), unfiltered: a thread's interval ends in an event another task
+ * ran.  0, or a DTR_EXIT_* status with the message printed (cmd speaks).
+ */
+int dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
+		    volatile sig_atomic_t *cancel);
+void dtr_sched_free(struct dtr_sched *s);
+
+/* ---- naming stacks into a flame graph (stack_names.c) */
+
+struct dtr_namer;
+struct dtr_namer *dtr_namer_new(const struct dtr_cap *c, struct flame *fl);
+void dtr_namer_free(struct dtr_namer *n);
+/*
+ * Append stack id's frames, outermost first, as fl's ids to buf (room for
+ * DTCAP_MAXFRAMES + 1 more); a user stack is named in pid's process at ts.
+ * 0, or -1 out of memory.
+ */
+int dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+		    uint32_t *buf, unsigned *nb);
+/* The name of stack id's innermost named frames (at most nframes) as text
+ * "a <- b <- c" into out. */
+void dtr_namer_text(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+		    unsigned nframes, char *out, size_t len);
 
 #endif /* DT_ENGINE_H */
