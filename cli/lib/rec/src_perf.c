@@ -1215,6 +1215,8 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.type = PERF_TYPE_TRACEPOINT;
 		a.config = p->fmt ? p->fmt->id : 0;
 		a.sample_type |= PERF_SAMPLE_RAW;
+		if (p->offcpu && pid < 0)
+			a.enable_on_exec = 0;	/* per CPU: no exec of its own */
 		break;
 	}
 	if (p->raw)
@@ -1900,10 +1902,11 @@ perf_start(struct dtsrc *s, char *err, size_t errlen)
 	if (set_filters(sp, err, errlen) < 0)
 		return -1;
 	/* a command's events switch on by themselves when it execs; uprobes
-	 * are per CPU, filtered by tgts */
+	 * and --offcpu's events are per CPU, filtered by tgts */
 	if (sp->child_mode) {
 		for (size_t i = 0; i < sp->nfds; i++) {
-			if (!sp->fdprobe[i] || sp->probes[sp->fdprobe[i] - 1].kind != PK_UPROBE)
+			const struct pprobe *p = sp->fdprobe[i] ? &sp->probes[sp->fdprobe[i] - 1] : NULL;
+			if (!p || (p->kind != PK_UPROBE && !p->offcpu))
 				continue;
 			if (ioctl(sp->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				dtu_seterr(err, errlen, "perf_event: enable: %s", strerror(errno));

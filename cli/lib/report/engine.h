@@ -164,6 +164,7 @@ struct dtr_sched {
 	size_t		n, cap;
 	uint64_t	tmin, tmax;	/* of the scheduler events */
 	uint64_t	nevents;	/* scheduler events read */
+	uint64_t	nlost;		/* intervals whose switch back in is missing */
 	uint32_t	switch_probe;	/* the sched_switch probe's id */
 };
 

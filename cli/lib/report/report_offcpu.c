@@ -268,6 +268,10 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 		snprintf(probedesc + l, pdlen - l, " (%" PRIu64 " us off)", off_us);
 	}
 	dtr_note_empty(o->cmd, c->path, fd.total_us, dtf_active(f));
+	if (sc.nlost)
+		dtr_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals lack the switch back in "
+			"(dropped events): their blocked time ends at the wakeup, without one "
+			"they are left out", c->path, sc.nlost);
 	*nsamples = fd.total_us;
 	ret = 0;
 	goto out;

@@ -108,6 +108,8 @@ dtr_sched_state_letter(uint32_t st)
 struct thr {
 	uint32_t	tid;
 	int		out;		/* switched out, not back yet */
+	uint32_t	pid, comm;	/* last known: an exiting thread's events
+					 * have neither */
 	struct dtr_sched_span s;
 };
 
@@ -239,18 +241,47 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 				t->out = 0;
 			}
 		}
-		/* the one switched out (idle, pid 0, is never off-CPU) */
-		if (e->a != 0) {
+		/*
+		 * The one switched out (idle, pid 0, is never off-CPU).  A
+		 * switch without stacks is one a recording of some processes
+		 * kept only for the task switched to (dtrec --offcpu always
+		 * takes a kernel stack): it says nothing about the other one.
+		 */
+		if (e->a != 0 && (e->kstack || e->ustack)) {
+			char st = dtr_sched_state_letter(e->state);
 			if ((t = thr_get(&tt, e->a)) == NULL)
 				goto oom;
+			if (t->out) {
+				/*
+				 * Out again without being switched in: the switch in
+				 * was lost (the kernel dropped it).  It ran after its
+				 * wakeup, so the blocked part ends there; without a
+				 * wakeup the interval's end is unknown and it is left
+				 * out.  Either way it is counted as damaged.
+				 */
+				out->nlost++;
+				if (t->s.wake) {
+					t->s.end = t->s.wake;
+					if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+						goto oom;
+					out->v[out->n++] = t->s;
+				}
+				t->out = 0;
+			}
+			if (st == 'X' || st == 'Z')
+				continue;	/* its last switch: it exited */
 			t->out = 1;
 			memset(&t->s, 0, sizeof(t->s));
 			t->s.tid = e->a;
-			t->s.pid = e->a == e->tid ? e->pid : 0;
-			t->s.comm = e->comm;
+			if (e->pid && e->a == e->tid) {
+				t->pid = e->pid;
+				t->comm = e->comm;
+			}
+			t->s.pid = t->pid;
+			t->s.comm = e->comm ? e->comm : t->comm;
 			t->s.cpu = e->cpu;
 			t->s.start = e->ts;
-			t->s.state = dtr_sched_state_letter(e->state);
+			t->s.state = st;
 			t->s.kstack = e->kstack;
 			t->s.ustack = e->ustack;
 		}
