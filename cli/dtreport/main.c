@@ -19,6 +19,8 @@ static const struct {
 	{ "flame",  cmd_flame,  "flame graph (SVG, or --folded text) of sampled stacks" },
 	{ "diff",   cmd_diff,   "differential flame graph of B against A" },
 	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks or syscalls" },
+	{ "latency", cmd_latency, "entry/return latency: percentiles and histograms" },
+	{ "syscalls", cmd_syscalls, "per syscall calls, errors and times (strace -c)" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
 	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };
@@ -28,7 +30,7 @@ static void usage(FILE *to)
 	fprintf(to, "usage: dtreport COMMAND [options] FILE.dtc ...\n"
 		"       dtreport --version\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(to, "  %-7s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(to, "  %-8s %s\n", cmds[i].name, cmds[i].what);
 	fprintf(to, "\n'dtreport COMMAND --help' for a command's options; see dtreport(1).\n"
 		"Exit status: 0 done, 1 error, 2 usage error, 3 capture cut short "
 		"(--partial reads it).\n");

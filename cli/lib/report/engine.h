@@ -197,4 +197,74 @@ int dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, 
 void dtr_namer_text(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
 		    unsigned nframes, char *out, size_t len);
 
+/* ---- entry/return pairs: spans (span_model.c) */
+
+struct dtr_span {
+	uint64_t	start, end;
+	uint32_t	tid, pid, comm;
+	uint32_t	probe;		/* the entry probe's id */
+	int64_t		ret;		/* the return's value */
+	uint32_t	err;		/* and errno, 0: none */
+};
+
+/* An entry that never returned (entry 1), or a return without entry. */
+struct dtr_unmatched {
+	uint32_t	probe;		/* the entry probe's id */
+	uint32_t	tid, pid, comm;
+	uint8_t		entry;
+};
+
+struct dtr_spans {
+	struct dtr_span	*v;		/* by thread, then time */
+	size_t		n, cap;
+	struct dtr_unmatched *u;
+	size_t		nu, ucap;
+};
+
+/*
+ * Pair the entry and return events of c that f passes, per thread; glob
+ * (NULL: all) chooses the probes by the pair's name ("syscall:read") or
+ * either probe's; syscalls_only: syscall probes only.  0, or a DTR_EXIT_*
+ * status with the message printed (cmd speaks).
+ */
+int dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
+		    const char *glob, int syscalls_only, struct dtr_spans *out,
+		    volatile sig_atomic_t *cancel);
+int dtr_spans_unmatched(struct dtr_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
+			uint32_t comm, int entry);
+void dtr_spans_free(struct dtr_spans *s);
+
+/* ---- latency (report_latency.c) */
+
+enum { DTR_LAT_PROBE, DTR_LAT_COMM, DTR_LAT_PID, DTR_LAT_TID };
+extern const char *const dtr_latency_keys[];	/* "probe", "comm", ... */
+
+struct dtr_latency_opts {
+	const char	*glob;		/* --probe: which pairs; NULL: all */
+	int		by;		/* DTR_LAT_*: groups within a probe */
+	uint64_t	hist_width;	/* linear buckets of this many ns; 0: log2 */
+	int		json;
+};
+
+/* The nearest-rank percentile q (0..1] of n ascending values. */
+uint64_t dtr_percentile(const uint64_t *sorted, size_t n, double q);
+
+/* Per group of entry/return pairs: count, unmatched entries, p50, p90,
+ * p99, p99.9, max and a quantize histogram (text), or JSON. */
+int dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_latency_opts *o,
+		FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- syscall summary (report_syscalls.c) */
+
+enum { DTR_SYS_ALL, DTR_SYS_COMM, DTR_SYS_PID };
+struct dtr_syscalls_opts {
+	int		by;		/* DTR_SYS_*: one table, or one per comm/pid */
+	int		json;
+};
+
+/* perf trace -s / strace -c: per syscall calls, errors (by errno name),
+ * total, average, min, max, stddev and p99 time. */
+int dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_syscalls_opts *o,
+		 FILE *out, volatile sig_atomic_t *cancel);
+
 #endif /* DT_ENGINE_H */

@@ -19,6 +19,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_latency(int argc, char **argv);
+int cmd_syscalls(int argc, char **argv);
 
 /*
  * The same commands in dtsh, on the capture it holds (c: engine.h; it is
@@ -33,6 +35,8 @@ int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
