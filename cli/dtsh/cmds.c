@@ -40,6 +40,7 @@ static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
 static int cmd_latency_(struct dtsh *, int, char **, const char *);
 static int cmd_syscalls_(struct dtsh *, int, char **, const char *);
+static int cmd_blame_(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -87,6 +88,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Per syscall calls, errors by errno, total, avg, min, max, stddev and p99\n"
 	  "time of the open capture (dtreport syscalls; strace -c).",
 	  cmd_syscalls_, DTSH_C_STATS },
+	{ "blame", "blame --tid T [--since A] [--until B] [--depth N] [--folded] [-o FILE]",
+	  "Where thread T's time went in the open capture: on-CPU, runqueue,\n"
+	  "blocked, each wait under its waker and what that did meanwhile, N hops\n"
+	  "(dtreport blame).", cmd_blame_, DTSH_C_STATS },
 	{ "sql", "sql [--csv|--json|--table] QUERY",
 	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
 	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
@@ -585,6 +590,13 @@ cmd_syscalls_(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
 	return one_cap_report(sh, "syscalls", argc, argv, cmd_syscalls_on);
+}
+
+static int
+cmd_blame_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "blame", argc, argv, cmd_blame_on);
 }
 
 static int

@@ -486,15 +486,16 @@ user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint
 }
 
 /*
- * Whether to keep a --offcpu event run by pid: 1 yes, 2 yes without its
- * stacks (a switch into a target by another task), 0 no.  System-wide the
- * recorder's own events go, but for its switches: they say who ran next.
- * With targets: those run by a target, or naming one as the task switched
- * to or woken (the wakeup keeps the waker's stack: who woke it is the
- * question).
+ * Whether to keep a --offcpu event run by pid: 1 yes, 0 no.  System-wide
+ * the recorder's own events go, but for its switches: they say who ran
+ * next.  With targets each probe has two events: one per target task
+ * (inherited, with stacks) for what the targets run, and a bare one per
+ * CPU (bare: no stacks, so the system's other switches cost little ring
+ * space) for the switches into a target and the wakeups of one that other
+ * tasks run.
  */
 static int
-offcpu_keep(struct src_perf *sp, const struct pprobe *p, uint32_t pid, uint64_t ts,
+offcpu_keep(struct src_perf *sp, const struct pprobe *p, int bare, uint32_t pid, uint64_t ts,
 	    const unsigned char *raw, uint32_t rawsize)
 {
 	int32_t other = -1;
@@ -504,13 +505,14 @@ offcpu_keep(struct src_perf *sp, const struct pprobe *p, uint32_t pid, uint64_t 
 		memcpy(&other, raw + p->ooff, 4);
 	if (!sp->targeted)
 		return pid != sp->self || p->offcpu == DTOFF_SWITCH;
-	if ((t = task_get(&sp->tgts, pid, 0)) != NULL && ts >= t->p.ts)
-		return 1;
+	t = task_get(&sp->tgts, pid, 0);
+	if (!bare)
+		return t != NULL && ts >= t->p.ts;
+	if (t != NULL)
+		return 0;	/* a target's own: its inherited event has it */
 	if (other <= 0 || (t = task_get(&sp->ttids, (uint32_t)other, 0)) == NULL)
 		return 0;
-	if ((t = task_get(&sp->tgts, t->p.pid, 0)) == NULL || ts < t->p.ts)
-		return 0;
-	return p->offcpu == DTOFF_SWITCH ? 2 : 1;
+	return (t = task_get(&sp->tgts, t->p.pid, 0)) != NULL && ts >= t->p.ts;
 }
 
 /*
@@ -551,6 +553,8 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	if ((pr = probe_site(sp, id, &site)) == NULL)
 		return 0;
 	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
+	/* --offcpu with targets: site 1 is the bare per-CPU event */
+	int bare = pr->offcpu && site == 1;
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
 	if (pr->kind == PK_UPROBE && sp->targeted) {
@@ -582,7 +586,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		rawbase = pr->kind;
 		pr = &sp->probes[pr->bynr[nrv] - 1];
 	}
-	if (pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+	if ((pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
 		TAKE(&nr, 8);
 		if (nr > 4096 || (size_t)(end - p) < nr * 8)
 			return 0;
@@ -596,7 +600,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		raw = p;
 		p += rawsize;
 	}
-	if (evpr->regs_mask || evpr->stack_req) {
+	if ((evpr->regs_mask || evpr->stack_req) && !bare) {
 		if (take_user(&p, end, evpr->regs_mask, evpr->stack_req, allregs, &have, &ustk,
 			      &ustk_len) < 0)
 			return 0;
@@ -628,11 +632,8 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	}
 #undef TAKE
 	if (evpr->offcpu) {
-		int keep = offcpu_keep(sp, evpr, pid, ts, raw, rawsize);
-		if (keep == 0)
+		if (!offcpu_keep(sp, evpr, bare, pid, ts, raw, rawsize))
 			return 0;
-		if (keep == 2)
-			chain = NULL;	/* another task's stack: not the target's */
 	} else if (pid == sp->self) {
 		return 0;
 	}
@@ -1175,6 +1176,8 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	/* --cgroup: a system-wide per-CPU event counts only the cgroup's tasks */
 	pid_t opid = pid < 0 && sp->cgfd >= 0 ? sp->cgfd : pid;
 	unsigned long ofl = PERF_FLAG_FD_CLOEXEC | (opid != pid ? PERF_FLAG_PID_CGROUP : 0);
+	/* --offcpu with targets: the per-CPU copy, without stacks (offcpu_keep) */
+	int bare = p->offcpu && pid < 0 && sp->targeted;
 
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
@@ -1221,7 +1224,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	}
 	if (p->raw)
 		return 0;	/* its raw_syscalls event records it */
-	if (p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+	if ((p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		/*
 		 * A system call's kernel stack at entry and exit is the same
@@ -1237,7 +1240,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
 		a.sample_max_stack = DT_MAXFRAMES;
 	}
-	if (sp->pool && dwarf_probe(sp->ustack_auto, p)) {
+	if (sp->pool && dwarf_probe(sp->ustack_auto, p) && !bare) {
 		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a.sample_regs_user = DTUNW_REGS_MASK;
 		a.sample_stack_user = sp->ustack_size;
@@ -1273,11 +1276,19 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
 		return -1;
 	}
-	/* how sample() finds its way through this event's records */
-	p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
-	p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
-	p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
-	if (add_fd(sp, fd, cpu, (uint32_t)pi + 1) < 0) {
+	/* how sample() finds its way through this event's records (a bare
+	 * copy's, site 1, are known to have none of them) */
+	if (!bare) {
+		p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
+		p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
+		p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
+	}
+	/*
+	 * A task's sched_wakeup event also counts the wakeups of that task by
+	 * others (the tracepoint names the woken task to perf), which it does
+	 * not sample: its count says nothing of losses (CPU -1: not read).
+	 */
+	if (add_fd(sp, fd, p->offcpu == DTOFF_WAKEUP && pid > 0 ? -1 : cpu, (uint32_t)pi + 1) < 0) {
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
@@ -1288,7 +1299,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 			   info ? dtp_name(info, nm, sizeof(nm)) : "probe", strerror(errno));
 		return -1;
 	}
-	if (add_id(sp, id, (uint32_t)pi, site) < 0) {
+	if (add_id(sp, id, (uint32_t)pi, bare ? 1 : site) < 0) {
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
@@ -1703,6 +1714,10 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		}
 	}
 
+	/* a stack with every context switch of the system (or a bare event
+	 * each, with targets) fills 1 MiB quickly on a busy machine */
+	if (cfg->offcpu && !cfg->bufsize)
+		bufsize = DEF_RING_DWARF;
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
 	/* perf takes a task or a cgroup per event, not both */
 	if (cfg->cgroupfd >= 0 && sp->targeted) {
@@ -1803,8 +1818,11 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
-				if (sp->probes[i].kind == PK_UPROBE ||
-				    (sp->probes[i].offcpu && sp->targeted)) {
+				if (sp->probes[i].offcpu && sp->targeted && t == 0 &&
+				    open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize, err,
+					       errlen) < 0)
+					goto out;	/* its bare copy (offcpu_keep) */
+				if (sp->probes[i].kind == PK_UPROBE) {
 					/* per CPU, filtered by tgts (see there) */
 					if (t == 0 && open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
 								 err, errlen) < 0)

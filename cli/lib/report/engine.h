@@ -155,6 +155,8 @@ struct dtr_sched_span {
 	uint32_t	kstack, ustack;	/* where it left the CPU */
 	uint32_t	wtid, wpid, wcomm;	/* the waker (wake != 0) */
 	uint32_t	wkstack, wustack;	/* the waker's stacks */
+	uint8_t		wctx;		/* DTCAP_CTX_* the wakeup ran in: from an
+					 * interrupt the task at hand is no waker */
 	char		state;		/* left in: R (preempted), S, D, I, ... */
 	uint8_t		open;		/* never back before the capture ends */
 };
@@ -266,5 +268,23 @@ struct dtr_syscalls_opts {
  * total, average, min, max, stddev and p99 time. */
 int dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_syscalls_opts *o,
 		 FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- blame (report_blame.c) */
+
+struct dtr_blame_opts {
+	uint32_t	tid;		/* the thread */
+	unsigned	depth;		/* hops of wakers followed (default 3) */
+	int		text;		/* a text tree (else folded or SVG) */
+	int		folded;		/* folded stacks (else SVG) */
+};
+
+/*
+ * tid's time between --since and --until (within its recorded life) as
+ * on-CPU (spread over its profile samples), runqueue and blocked, each
+ * blocked stretch under its waker and what the waker did meanwhile, to
+ * depth hops.  out: text tree, folded stacks (us) or SVG.
+ */
+int dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
+	      FILE *out, const char *outname, volatile sig_atomic_t *cancel);
 
 #endif /* DT_ENGINE_H */

@@ -133,6 +133,11 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 	return f->nnames++;
 }
 
+const char *flame_name(const struct flame *f, uint32_t id)
+{
+	return id < f->nnames ? f->names[id].s : NULL;
+}
+
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
 	uint64_t h = mix(parent, name);

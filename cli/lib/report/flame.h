@@ -27,6 +27,9 @@ void flame_free(struct flame *f);
 /* Name -> id (same name, same id; the first kind given sticks).  -1 on ENOMEM. */
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind);
 
+/* The text of name id (as interned, ';' made ':'), NULL if there is none. */
+const char *flame_name(const struct flame *f, uint32_t id);
+
 /* Add one stack (root first).  -1 on ENOMEM. */
 int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, int side);
 /*

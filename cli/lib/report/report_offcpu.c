@@ -139,9 +139,24 @@ offcpu_span(struct fold *fd, const struct dtr_sched_span *s, uint32_t probe)
 		if (!s->wake || !clip(fd->f, s->start, s->wake, &wlo, &whi) ||
 		    !state_kept(fd->o, s->state))
 			return 0;
-		if ((root = flame_intern(fd->fl, cn && *cn ? cn : "[unknown]", FLAME_SPECIAL)) < 0 ||
-		    stack_path(fd, s->wcomm, s->wpid, s->wake, s->wustack, s->wkstack, &nb))
+		if ((root = flame_intern(fd->fl, cn && *cn ? cn : "[unknown]", FLAME_SPECIAL)) < 0)
 			return -1;
+		if (s->wctx == DTCAP_CTX_HARDIRQ || s->wctx == DTCAP_CTX_SOFTIRQ ||
+		    s->wctx == DTCAP_CTX_NMI) {
+			/* an interrupt (a timer, a device) woke it: the task it
+			 * interrupted had no part in it */
+			int64_t irq = flame_intern(fd->fl, s->wctx == DTCAP_CTX_SOFTIRQ ? "[softirq]" :
+						   "[hardirq]", FLAME_SPECIAL);
+			if (irq < 0)
+				return -1;
+			nb = 0;
+			fd->buf[nb++] = (uint32_t)irq;
+			if (s->wkstack && fd->o->only != DTR_ONLY_USER &&
+			    dtr_namer_stack(fd->nm, s->wkstack, 1, 0, 0, fd->buf, &nb))
+				return -1;
+		} else if (stack_path(fd, s->wcomm, s->wpid, s->wake, s->wustack, s->wkstack, &nb)) {
+			return -1;
+		}
 		memmove(fd->buf + 1, fd->buf, nb * sizeof(*fd->buf));
 		fd->buf[0] = (uint32_t)root;
 		return add_weighted(fd, nb + 1, (whi - wlo + 500) / 1000);

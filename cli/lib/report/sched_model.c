@@ -22,6 +22,7 @@ struct sev {
 	uint32_t	a, b;		/* switch: prev_pid, next_pid; wakeup: woken */
 	uint32_t	state;		/* switch: prev_state */
 	uint32_t	kind;
+	uint32_t	ctx;		/* DTCAP_CTX_*: a wakeup from an interrupt */
 };
 
 /* Where a probe's fields are (slots), by probe id. */
@@ -73,6 +74,7 @@ sched_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	e->ustack = b->ustack[i];
 	e->cpu = b->cpu[i];
 	e->kind = p->kind;
+	e->ctx = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
 	e->a = (uint32_t)args[p->sa];
 	e->b = p->kind == EV_SWITCH ? (uint32_t)args[p->sb] : 0;
 	e->state = p->kind == EV_SWITCH ? (uint32_t)args[p->sst] : 0;
@@ -188,7 +190,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
 	    dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 		     DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
-		     DTCAP_COL_ARGS, sched_row, &bd, cancel,
+		     DTCAP_COL_ARGS | DTCAP_COL_CTX, sched_row, &bd, cancel,
 		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		if (bd.oom)
 			goto oom;
@@ -226,6 +228,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 				t->s.wcomm = e->comm;
 				t->s.wkstack = e->kstack;
 				t->s.wustack = e->ustack;
+				t->s.wctx = (uint8_t)e->ctx;
 			}
 			continue;
 		}
