@@ -22,6 +22,7 @@ static const struct {
 	{ "latency", cmd_latency, "entry/return latency: percentiles and histograms" },
 	{ "syscalls", cmd_syscalls, "per syscall calls, errors and times (strace -c)" },
 	{ "blame",  cmd_blame,  "where a thread's time went: on-CPU, runqueue, blocked by whom" },
+	{ "heatmap", cmd_heatmap, "subsecond-offset heat map (SVG) of samples over time" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
 	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };

@@ -41,6 +41,7 @@ static int cmd_schema(struct dtsh *, int, char **, const char *);
 static int cmd_latency_(struct dtsh *, int, char **, const char *);
 static int cmd_syscalls_(struct dtsh *, int, char **, const char *);
 static int cmd_blame_(struct dtsh *, int, char **, const char *);
+static int cmd_heatmap_(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -92,6 +93,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Where thread T's time went in the open capture: on-CPU, runqueue,\n"
 	  "blocked, each wait under its waker and what that did meanwhile, N hops\n"
 	  "(dtreport blame).", cmd_blame_, DTSH_C_STATS },
+	{ "heatmap", "heatmap [-o FILE] [--rows N] [FILTERS...]",
+	  "Write the subsecond-offset heat map SVG of the open capture (dtreport\n"
+	  "heatmap); clicking two cells shows the flame --since/--until of that\n"
+	  "range.  Default FILE: heatmap.svg.", cmd_heatmap_, DTSH_C_STATS },
 	{ "sql", "sql [--csv|--json|--table] QUERY",
 	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
 	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
@@ -597,6 +602,21 @@ cmd_blame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 {
 	(void)rest;
 	return one_cap_report(sh, "blame", argc, argv, cmd_blame_on);
+}
+
+static int
+cmd_heatmap_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "heatmap"))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh heatmap: reads one capture, and %d are open\n", sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_heatmap_on(&c, argc, argv, "heatmap.svg", &dtsh_interrupted));
 }
 
 static int

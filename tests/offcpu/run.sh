@@ -203,6 +203,18 @@ grep -q 'comm=sleeper' "$T/sh.out" && grep -q '^clock_nanosleep ' "$T/sh.out" &&
 	cmp -s "$T/sh.folded" "$T/off.folded" && ! san "$T/sh.err" && pass dtsh-commands ||
 	fail dtsh-commands "$(head -c 300 "$T/sh.err")"
 
+# ---- heatmap: the profile samples by second and offset, in Chromium
+"$DTREPORT" heatmap --rows 20 -o "$T/h.svg" "$T/t.dtc" 2>"$T/hm.err"
+ns=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'")
+n0=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'
+	  AND ts - (SELECT start_ns FROM capture) < 1000000000")
+if [ -s "$T/h.svg" ] && ! san "$T/hm.err"; then
+	python3 "$(dirname "$0")/heattest.py" "$T/h.svg" "$ns" "$n0" 20 ||
+		echo "# heattest.py failed"
+else
+	fail heatmap-svg "$(head -c 300 "$T/hm.err")"
+fi
+
 # ---- what is not there is said, not guessed
 "$DTREC" --source perf -q -o "$T/prof.dtc" -e profile:hz:97 -d 200ms 2>/dev/null
 "$DTREPORT" flame --offcpu --folded "$T/prof.dtc" >/dev/null 2>"$T/e1"

@@ -287,4 +287,15 @@ struct dtr_blame_opts {
 int dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
 	      FILE *out, const char *outname, volatile sig_atomic_t *cancel);
 
+/* ---- heatmap (report_heatmap.c) */
+
+struct dtr_heatmap_opts {
+	unsigned	rows;		/* slices of a second; 0: 50 (20 ms) */
+};
+
+/* FlameScope's subsecond-offset heatmap of the samples (or --probe's
+ * events) as a self-contained SVG. */
+int dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_opts *o,
+		FILE *out, const char *outname, volatile sig_atomic_t *cancel);
+
 #endif /* DT_ENGINE_H */

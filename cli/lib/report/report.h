@@ -22,6 +22,7 @@ int cmd_export(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_blame(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
 
 /*
  * The same commands in dtsh, on the capture it holds (c: engine.h; it is
@@ -39,6 +40,8 @@ int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atom
 int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
+		   volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
