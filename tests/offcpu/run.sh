@@ -203,6 +203,28 @@ grep -q 'comm=sleeper' "$T/sh.out" && grep -q '^clock_nanosleep ' "$T/sh.out" &&
 	cmp -s "$T/sh.folded" "$T/off.folded" && ! san "$T/sh.err" && pass dtsh-commands ||
 	fail dtsh-commands "$(head -c 300 "$T/sh.err")"
 
+# ---- SQL: the same derived data as tables, equal to the reports' numbers
+n=$(sql "SELECT count(*) FROM spans WHERE comm = 'sleeper' AND probe = 'syscall:clock_nanosleep'")
+p=$(sql "SELECT dur FROM spans WHERE comm = 'sleeper' AND probe = 'syscall:clock_nanosleep'
+	 ORDER BY dur LIMIT 1 OFFSET 4")
+[ "$n" = 10 ] && [ "$p" = "${p50:-x}" ] && pass sql-spans-latency ||
+	fail sql-spans-latency "$n naps, 5th shortest $p ns, latency p50 ${p50:-?} ns"
+e=$(sql "SELECT count(*) FROM spans WHERE probe = 'syscall:close' AND errno = 9")
+a=$(sql "SELECT args FROM spans WHERE probe = 'syscall:close' AND errno = 9 LIMIT 1")
+[ "$e" = 3 ] && [ "$a" = "-1,0,0,0,0,0" ] && pass sql-spans-errno ||
+	fail sql-spans-errno "$e close EBADF, args '$a'"
+# the sleeper's blocked time: what flame --offcpu --state S drew (us each)
+s=$(sql "SELECT sum(blocked) / 1000 FROM sched WHERE comm = 'sleeper' AND state = 'S'")
+fs=$(offus sleeper '' S)
+[ -n "$s" ] && [ $((s - fs)) -le 100 ] && [ $((fs - s)) -le 100 ] &&
+	pass sql-sched-blocked || fail sql-sched-blocked "blocked ${s}us, flame S ${fs}us"
+w=$(sql "SELECT count(*) FROM sched WHERE comm = 'reader' AND waker_comm = 'writer'")
+[ "${w:-0}" -ge 5 ] && pass sql-sched-waker || fail sql-sched-waker "$w waits ended by the writer"
+printf 'sql SELECT count(*) AS n FROM sched\nsql SELECT count(*) AS n FROM sched\n' |
+	"$DTSH" "$T/t.dtc" >"$T/shsql.out" 2>"$T/shsql.err"
+[ "$(grep -c '^[0-9]' "$T/shsql.out")" = 2 ] && ! san "$T/shsql.err" && pass dtsh-sql-sched ||
+	fail dtsh-sql-sched "$(head -c 300 "$T/shsql.out" "$T/shsql.err")"
+
 # ---- heatmap: the profile samples by second and offset, in Chromium
 "$DTREPORT" heatmap --rows 20 -o "$T/h.svg" "$T/t.dtc" 2>"$T/hm.err"
 ns=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'")

@@ -479,7 +479,7 @@ print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r 
 PYEOF
 
 # ---- discovery and options
-check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture"
+check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture  spans  sched"
 check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
 	"CREATE TABLE stacks(   id INTEGER,   kernel INTEGER,   depth INTEGER,   truncated INTEGER ); "
 check "schema_option" "$("$D" sql --schema frames | head -2 | tr '\n' ' ')" "CREATE TABLE frames(   stack_id INTEGER, "

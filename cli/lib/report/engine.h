@@ -201,12 +201,16 @@ void dtr_namer_text(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, 
 
 /* ---- entry/return pairs: spans (span_model.c) */
 
+#define DTR_SPAN_ARGS	6	/* the entry's arguments kept */
+
 struct dtr_span {
 	uint64_t	start, end;
 	uint32_t	tid, pid, comm;
 	uint32_t	probe;		/* the entry probe's id */
 	int64_t		ret;		/* the return's value */
 	uint32_t	err;		/* and errno, 0: none */
+	uint8_t		nargs;
+	uint64_t	args[DTR_SPAN_ARGS];	/* the entry's */
 };
 
 /* An entry that never returned (entry 1), or a return without entry. */

@@ -22,6 +22,8 @@ struct pev {
 	int64_t		ret;
 	uint32_t	err;
 	uint8_t		ret_side;	/* a return */
+	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
+	uint64_t	args[DTR_SPAN_ARGS];
 };
 
 struct pbuild {
@@ -64,6 +66,11 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	e->ret_side = pb->is_ret[p];
 	e->ret = 0;
 	e->err = 0;
+	e->nargs = 0;
+	if (!e->ret_side) {
+		e->nargs = b->nargs[i] < DTR_SPAN_ARGS ? b->nargs[i] : DTR_SPAN_ARGS;
+		memcpy(e->args, &b->args[(size_t)i * DTCAP_MAXARGS], e->nargs * sizeof(e->args[0]));
+	}
 	if (e->ret_side && b->nargs[i] >= 2) {
 		e->ret = (int64_t)b->args[(size_t)i * DTCAP_MAXARGS];
 		e->err = (uint32_t)b->args[(size_t)i * DTCAP_MAXARGS + 1];
@@ -194,11 +201,13 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		nopen = k - 1;
 		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
 			goto oom_open;
-		out->v[out->n++] = (struct dtr_span){
+		struct dtr_span *o = &out->v[out->n++];
+		*o = (struct dtr_span){
 			.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
 			.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
-			.err = e->err,
+			.err = e->err, .nargs = s->nargs,
 		};
+		memcpy(o->args, s->args, sizeof(o->args));
 	}
 	for (size_t k = 0; k < nopen; k++)
 		if (dtr_spans_unmatched(out, &pb.ev[open[k]].probe, pb.ev[open[k]].tid,
