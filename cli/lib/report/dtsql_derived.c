@@ -90,7 +90,8 @@ build(struct dmod *m, char **err)
 		return 0;
 	if (has_input(m)) {
 		dtf_init(&all);
-		rc = m->kind == 0 ? dtr_spans_build(&c, "sql", &all, NULL, 0, &m->sp, dtsql_cancel)
+		rc = m->kind == 0 ? dtr_spans_build(&c, "sql", &all, NULL, DTR_SPANS_ARGS, &m->sp,
+						   dtsql_cancel)
 				  : dtr_sched_build(&c, "sql", &m->sc, dtsql_cancel);
 		dtf_free(&all);
 	}

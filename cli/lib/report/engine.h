@@ -230,11 +230,14 @@ struct dtr_spans {
 /*
  * Pair the entry and return events of c that f passes, per thread; glob
  * (NULL: all) chooses the probes by the pair's name ("syscall:read") or
- * either probe's; syscalls_only: syscall probes only.  0, or a DTR_EXIT_*
- * status with the message printed (cmd speaks).
+ * either probe's.  flags: DTR_SPANS_SYSCALLS, syscall probes only;
+ * DTR_SPANS_ARGS, keep the entries' arguments.  0, or a DTR_EXIT_* status
+ * with the message printed (cmd speaks).
  */
+#define DTR_SPANS_SYSCALLS	0x1
+#define DTR_SPANS_ARGS		0x2
 int dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
-		    const char *glob, int syscalls_only, struct dtr_spans *out,
+		    const char *glob, unsigned flags, struct dtr_spans *out,
 		    volatile sig_atomic_t *cancel);
 int dtr_spans_unmatched(struct dtr_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
 			uint32_t comm, int entry);
@@ -301,5 +304,15 @@ struct dtr_heatmap_opts {
  * events) as a self-contained SVG. */
 int dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_opts *o,
 		FILE *out, const char *outname, volatile sig_atomic_t *cancel);
+
+/* ---- sorting the models' events (sort_keys.c) */
+
+struct dtr_key {
+	uint64_t	k;		/* the sort key (a time) */
+	uint64_t	i;		/* what it belongs to (an index) */
+};
+
+/* Sort v by k, stably.  0, or -1 out of memory. */
+int dtr_key_sort(struct dtr_key *v, size_t n);
 
 #endif /* DT_ENGINE_H */

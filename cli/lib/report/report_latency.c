@@ -20,13 +20,33 @@ struct item {
 	uint64_t	dur;
 };
 
+
+/* by key, then duration: a radix sort by duration, then stably by key */
 static int
-by_key_dur(const void *x, const void *y)
+sort_items(struct item *it, size_t n)
 {
-	const struct item *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->dur < b->dur ? -1 : a->dur > b->dur;
+	struct dtr_key *o = malloc((n + 1) * sizeof(*o));
+	struct item *t = malloc((n + 1) * sizeof(*t));
+	int rc = -1;
+
+	if (o == NULL || t == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct dtr_key){ it[i].dur, i };
+	if (dtr_key_sort(o, n))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		o[i].k = it[o[i].i].key;
+	if (dtr_key_sort(o, n))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		t[i] = it[o[i].i];
+	memcpy(it, t, n * sizeof(*it));
+	rc = 0;
+out:
+	free(o);
+	free(t);
+	return rc;
 }
 
 static uint64_t
@@ -207,7 +227,8 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		it[i].key = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
 		it[i].dur = s->end - s->start;
 	}
-	qsort(it, sp.n, sizeof(*it), by_key_dur);
+	if (sort_items(it, sp.n))
+		goto oom;
 	/* unmatched entries by group, looked up by a sorted key list */
 	if ((unm = calloc(sp.nu + 1, sizeof(*unm))) == NULL)
 		goto oom;

@@ -12,8 +12,21 @@
 #include <string.h>
 
 #include "dt_abi.h"
+#include "dt_grow.h"
+#include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+
+/*
+ * The time of each distinct (what, thread name, process, stacks, state),
+ * summed before anything is named: a wait site recurs thousands of times.
+ */
+enum { A_OFF, A_WAKER, A_IRQ };
+struct agg {
+	uint32_t	kind, comm, pid, ustack, kstack, x;	/* x: state, waker's comm, ctx */
+	uint64_t	ts;		/* the first one's: names the user stack */
+	uint64_t	ns;
+};
 
 struct fold {
 	const struct dtr_cap *c;
@@ -28,7 +41,52 @@ struct fold {
 	uint32_t	nperiod;
 	uint64_t	*period_ns;	/* by probe id: timer probes' period, 0: not one */
 	int		oom;
+	struct agg	*a;
+	size_t		na;
+	uint32_t	acap;
+	struct dt_htab	aix;
 };
+
+static uint64_t
+agg_hash(const struct agg *a)
+{
+	uint64_t h = dt_htab_hash_int((uint64_t)a->kind << 32 | a->comm);
+	h = dt_htab_hash_int(h ^ ((uint64_t)a->pid << 32 | a->ustack));
+	return dt_htab_hash_int(h ^ ((uint64_t)a->kstack << 32 | a->x));
+}
+
+static uint64_t
+agg_rehash(const void *ctx, uint32_t e)
+{
+	return agg_hash(&((const struct fold *)ctx)->a[e]);
+}
+
+static int
+agg_add(struct fold *fd, struct agg k, uint64_t ns)
+{
+	uint64_t h = agg_hash(&k);
+	uint32_t e;
+
+	if (ns == 0)
+		return 0;
+	for (size_t i = dt_htab_first(&fd->aix, h); (e = dt_htab_at(&fd->aix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&fd->aix, i)) {
+		struct agg *a = &fd->a[e];
+		if (a->kind == k.kind && a->comm == k.comm && a->pid == k.pid &&
+		    a->ustack == k.ustack && a->kstack == k.kstack && a->x == k.x) {
+			a->ns += ns;
+			return 0;
+		}
+	}
+	if (DT_GROW(fd->a, fd->acap, fd->na, 1, 1024))
+		return -1;
+	k.ns = ns;
+	fd->a[fd->na] = k;
+	if (dt_htab_add(&fd->aix, h, (uint32_t)fd->na, agg_rehash, fd))
+		return -1;
+	fd->na++;
+	return 0;
+}
 
 static int
 state_kept(const struct dtr_flame_opts *o, char st)
@@ -101,16 +159,48 @@ leaf_of(struct fold *fd, char st)
 static int
 off_part(struct fold *fd, const struct dtr_sched_span *s, char st, uint64_t lo, uint64_t hi)
 {
-	unsigned nb;
-	int64_t leaf;
-
 	if (hi <= lo || !state_kept(fd->o, st))
 		return 0;
-	if (stack_path(fd, s->comm, s->pid, s->start, s->ustack, s->kstack, &nb) ||
-	    (leaf = leaf_of(fd, st)) < 0)
+	return agg_add(fd, (struct agg){ A_OFF, s->comm, s->pid, s->ustack, s->kstack,
+					 (uint32_t)(unsigned char)st, s->start, 0 }, hi - lo);
+}
+
+/* One aggregate, named and added to the graph. */
+static int
+agg_emit(struct fold *fd, const struct agg *a)
+{
+	unsigned nb;
+	uint64_t us = (a->ns + 500) / 1000;
+	int64_t id;
+
+	if (a->kind == A_OFF) {
+		if (stack_path(fd, a->comm, a->pid, a->ts, a->ustack, a->kstack, &nb) ||
+		    (id = leaf_of(fd, (char)a->x)) < 0)
+			return -1;
+		fd->buf[nb++] = (uint32_t)id;
+		return add_weighted(fd, nb, us);
+	}
+	const char *cn = dtcap_comm(fd->c->r, a->comm);
+	int64_t root = flame_intern(fd->fl, cn && *cn ? cn : "[unknown]", FLAME_SPECIAL);
+	if (root < 0)
 		return -1;
-	fd->buf[nb++] = (uint32_t)leaf;
-	return add_weighted(fd, nb, (hi - lo + 500) / 1000);
+	if (a->kind == A_IRQ) {
+		/* an interrupt (a timer, a device) woke it: the task it
+		 * interrupted had no part in it */
+		if ((id = flame_intern(fd->fl, a->x == DTCAP_CTX_SOFTIRQ ? "[softirq]" : "[hardirq]",
+				       FLAME_SPECIAL)) < 0)
+			return -1;
+		nb = 0;
+		fd->buf[nb++] = (uint32_t)id;
+		if (a->kstack && fd->o->only != DTR_ONLY_USER &&
+		    dtr_namer_stack(fd->nm, a->kstack, 1, 0, 0, fd->buf, &nb))
+			return -1;
+	} else if (stack_path(fd, a->x, a->pid, a->ts, a->ustack, a->kstack, &nb)) {
+		return -1;
+	}
+	memmove(fd->buf + 1, fd->buf, nb * sizeof(*fd->buf));
+	fd->buf[0] = (uint32_t)root;
+	return add_weighted(fd, nb + 1, us);
 }
 
 /* [lo, hi): the interval clipped to --since/--until; 0 if outside it. */
@@ -131,35 +221,17 @@ offcpu_span(struct fold *fd, const struct dtr_sched_span *s, uint32_t probe)
 	    !dtf_match_slow(fd->f, lo, s->cpu, s->pid, s->tid, probe, s->comm))
 		return 0;
 	if (fd->o->mode == DTR_FLAME_WAKERS) {
-		unsigned nb;
-		const char *cn = dtcap_comm(fd->c->r, s->comm);
 		uint64_t wlo, whi;
-		int64_t root;
 		/* the time it had been blocked, on the stack that woke it */
 		if (!s->wake || !clip(fd->f, s->start, s->wake, &wlo, &whi) ||
 		    !state_kept(fd->o, s->state))
 			return 0;
-		if ((root = flame_intern(fd->fl, cn && *cn ? cn : "[unknown]", FLAME_SPECIAL)) < 0)
-			return -1;
 		if (s->wctx == DTCAP_CTX_HARDIRQ || s->wctx == DTCAP_CTX_SOFTIRQ ||
-		    s->wctx == DTCAP_CTX_NMI) {
-			/* an interrupt (a timer, a device) woke it: the task it
-			 * interrupted had no part in it */
-			int64_t irq = flame_intern(fd->fl, s->wctx == DTCAP_CTX_SOFTIRQ ? "[softirq]" :
-						   "[hardirq]", FLAME_SPECIAL);
-			if (irq < 0)
-				return -1;
-			nb = 0;
-			fd->buf[nb++] = (uint32_t)irq;
-			if (s->wkstack && fd->o->only != DTR_ONLY_USER &&
-			    dtr_namer_stack(fd->nm, s->wkstack, 1, 0, 0, fd->buf, &nb))
-				return -1;
-		} else if (stack_path(fd, s->wcomm, s->wpid, s->wake, s->wustack, s->wkstack, &nb)) {
-			return -1;
-		}
-		memmove(fd->buf + 1, fd->buf, nb * sizeof(*fd->buf));
-		fd->buf[0] = (uint32_t)root;
-		return add_weighted(fd, nb + 1, (whi - wlo + 500) / 1000);
+		    s->wctx == DTCAP_CTX_NMI)
+			return agg_add(fd, (struct agg){ A_IRQ, s->comm, 0, 0, s->wkstack, s->wctx,
+							 s->wake, 0 }, whi - wlo);
+		return agg_add(fd, (struct agg){ A_WAKER, s->comm, s->wpid, s->wustack, s->wkstack,
+						 s->wcomm, s->wake, 0 }, whi - wlo);
 	}
 	if (s->state == 'R' || !s->wake || s->wake >= s->end)
 		return off_part(fd, s, s->state, lo, hi);
@@ -250,6 +322,14 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 		if (offcpu_span(&fd, &sc.v[i], sc.switch_probe))
 			goto oom;
 	}
+	for (size_t i = 0; i < fd.na; i++) {
+		if ((i & 0xff) == 0 && cancel && *cancel) {
+			dtr_err(o->cmd, "interrupted");
+			goto out;
+		}
+		if (agg_emit(&fd, &fd.a[i]))
+			goto oom;
+	}
 	uint64_t off_us = fd.total_us;
 	if (o->mode == DTR_FLAME_ONOFF) {
 		fd.nperiod = dtcap_max_probe_id(c->r) + 1;
@@ -296,6 +376,8 @@ oom:
 out:
 	free(fd.buf);
 	free(fd.period_ns);
+	free(fd.a);
+	dt_htab_free(&fd.aix);
 	dtr_namer_free(fd.nm);
 	dtr_sched_free(&sc);
 	return ret;

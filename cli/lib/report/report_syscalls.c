@@ -21,13 +21,32 @@ struct sitem {
 	uint32_t	err;
 };
 
+/* by key, then duration: a radix sort by duration, then stably by key */
 static int
-by_key_dur(const void *x, const void *y)
+sort_items(struct sitem *it, size_t n)
 {
-	const struct sitem *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return a->dur < b->dur ? -1 : a->dur > b->dur;
+	struct dtr_key *o = malloc((n + 1) * sizeof(*o));
+	struct sitem *t = malloc((n + 1) * sizeof(*t));
+	int rc = -1;
+
+	if (o == NULL || t == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		o[i] = (struct dtr_key){ it[i].dur, i };
+	if (dtr_key_sort(o, n))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		o[i].k = it[o[i].i].key;
+	if (dtr_key_sort(o, n))
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		t[i] = it[o[i].i];
+	memcpy(it, t, n * sizeof(*it));
+	rc = 0;
+out:
+	free(o);
+	free(t);
+	return rc;
 }
 
 struct row {
@@ -115,7 +134,7 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 	size_t nrows = 0;
 	int ret;
 
-	if ((ret = dtr_spans_build(c, "syscalls", f, NULL, 1, &sp, cancel)) != 0)
+	if ((ret = dtr_spans_build(c, "syscalls", f, NULL, DTR_SPANS_SYSCALLS, &sp, cancel)) != 0)
 		return ret;
 	ret = DTR_EXIT_ERROR;
 	if (!(it = malloc((sp.n + 1) * sizeof(*it))) || !(d = malloc((sp.n + 1) * sizeof(*d))) ||
@@ -128,7 +147,8 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 					s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ?
 							   (uint32_t)-s->ret : 0) };
 	}
-	qsort(it, sp.n, sizeof(*it), by_key_dur);
+	if (sort_items(it, sp.n))
+		goto oom;
 	for (size_t i = 0; i < sp.n;) {
 		size_t j = i, ne = 0;
 		struct row *rw = &rows[nrows++];

@@ -81,16 +81,6 @@ sched_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	return 0;
 }
 
-static int
-by_ts(const void *x, const void *y)
-{
-	const struct sev *a = x, *b = y;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	/* a wakeup and the switch it allows at one instant: wakeup first */
-	return a->kind == b->kind ? 0 : a->kind == EV_WAKEUP ? -1 : 1;
-}
-
 char
 dtr_sched_state_letter(uint32_t st)
 {
@@ -153,6 +143,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 {
 	struct build bd = { .r = c->r };
 	struct thrtab tt = { 0 };
+	struct dtr_key *ord = NULL;
 	struct dtf_filter all;
 	char err[512];
 	int ret = DTR_EXIT_ERROR, have_switch = 0;
@@ -197,20 +188,23 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
-	int sorted = 1;
-	for (size_t i = 1; i < bd.n && sorted; i++)
-		sorted = by_ts(&bd.ev[i - 1], &bd.ev[i]) <= 0;
-	if (!sorted)
-		qsort(bd.ev, bd.n, sizeof(*bd.ev), by_ts);
+	/* in time order (a CPU's events keep their order among equal times) */
+	if ((ord = malloc((bd.n + 1) * sizeof(*ord))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < bd.n; i++)
+		ord[i] = (struct dtr_key){ bd.ev[i].ts, i };
+	if (dtr_key_sort(ord, bd.n))
+		goto oom;
 	if (bd.n) {
-		out->tmin = bd.ev[0].ts;
-		out->tmax = bd.ev[bd.n - 1].ts;
+		out->tmin = ord[0].k;
+		out->tmax = ord[bd.n - 1].k;
 	}
 
-	for (size_t i = 0; i < bd.n; i++) {
+	for (size_t x = 0; x < bd.n; x++) {
+		size_t i = ord[x].i;
 		const struct sev *e = &bd.ev[i];
 		struct thr *t;
-		if ((i & 0xffff) == 0 && cancel && *cancel) {
+		if ((x & 0xffff) == 0 && cancel && *cancel) {
 			dtr_err(cmd, "interrupted");
 			goto out;
 		}
@@ -310,6 +304,7 @@ out:
 		dtr_sched_free(out);
 	free(bd.pi);
 	free(bd.ev);
+	free(ord);
 	free(tt.v);
 	dt_htab_free(&tt.ix);
 	dtf_free(&all);

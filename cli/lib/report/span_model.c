@@ -23,15 +23,17 @@ struct pev {
 	uint32_t	err;
 	uint8_t		ret_side;	/* a return */
 	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
-	uint64_t	args[DTR_SPAN_ARGS];
 };
 
 struct pbuild {
 	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
 	uint8_t		*is_ret;
 	uint32_t	np;
+	int		want_args;	/* DTR_SPANS_ARGS */
 	struct pev	*ev;
 	size_t		n, cap;
+	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
+	size_t		acap;
 	int		oom;
 };
 
@@ -53,7 +55,8 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 	if (p >= pb->np || !pb->entry_of[p])
 		return 0;
-	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096)) {
+	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
+	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096))) {
 		pb->oom = 1;
 		return 1;
 	}
@@ -67,9 +70,11 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	e->ret = 0;
 	e->err = 0;
 	e->nargs = 0;
-	if (!e->ret_side) {
+	if (!e->ret_side && pb->want_args) {
 		e->nargs = b->nargs[i] < DTR_SPAN_ARGS ? b->nargs[i] : DTR_SPAN_ARGS;
-		memcpy(e->args, &b->args[(size_t)i * DTCAP_MAXARGS], e->nargs * sizeof(e->args[0]));
+		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
+		memcpy(pb->args[pb->n - 1], &b->args[(size_t)i * DTCAP_MAXARGS],
+		       e->nargs * sizeof(uint64_t));
 	}
 	if (e->ret_side && b->nargs[i] >= 2) {
 		e->ret = (int64_t)b->args[(size_t)i * DTCAP_MAXARGS];
@@ -78,24 +83,37 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	return 0;
 }
 
-static int
-by_tid_ts(const void *x, const void *y)
+/* The events' order by thread, then time (file order among equal times):
+ * by time, then stably by thread. */
+static struct dtr_key *
+thread_order(const struct pbuild *pb)
 {
-	const struct pev *a = x, *b = y;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	/* at one instant an entry before a return */
-	return (int)a->ret_side - (int)b->ret_side;
+	struct dtr_key *o = malloc((pb->n + 1) * sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	for (size_t i = 0; i < pb->n; i++)
+		o[i] = (struct dtr_key){ pb->ev[i].ts, i };
+	if (dtr_key_sort(o, pb->n))
+		goto fail;
+	for (size_t i = 0; i < pb->n; i++)
+		o[i].k = pb->ev[o[i].i].tid;
+	if (dtr_key_sort(o, pb->n))
+		goto fail;
+	return o;
+fail:
+	free(o);
+	return NULL;
 }
 
 int
 dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
-		const char *glob, int syscalls_only, struct dtr_spans *out,
+		const char *glob, unsigned flags, struct dtr_spans *out,
 		volatile sig_atomic_t *cancel)
 {
-	struct pbuild pb = { 0 };
+	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS) };
+	int syscalls_only = !!(flags & DTR_SPANS_SYSCALLS);
+	struct dtr_key *ord = NULL;
 	char err[512];
 	int ret = DTR_EXIT_ERROR, npairs = 0;
 	size_t nprobes = dtcap_nprobes(c->r);
@@ -160,18 +178,20 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
-	qsort(pb.ev, pb.n, sizeof(*pb.ev), by_tid_ts);
+	if ((ord = thread_order(&pb)) == NULL)
+		goto oom;
 
 	/* the open entries of the thread at hand, innermost last */
 	size_t *open = NULL, nopen = 0, ocap = 0;
-	for (size_t i = 0; i < pb.n; i++) {
+	for (size_t x = 0; x < pb.n; x++) {
+		size_t i = ord[x].i;
 		const struct pev *e = &pb.ev[i];
-		if ((i & 0xffff) == 0 && cancel && *cancel) {
+		if ((x & 0xffff) == 0 && cancel && *cancel) {
 			free(open);
 			dtr_err(cmd, "interrupted");
 			goto out;
 		}
-		if (i > 0 && e->tid != pb.ev[i - 1].tid) {
+		if (x > 0 && e->tid != pb.ev[ord[x - 1].i].tid) {
 			for (size_t k = 0; k < nopen; k++)
 				if (dtr_spans_unmatched(out, &pb.ev[open[k]].probe, pb.ev[open[k]].tid,
 							pb.ev[open[k]].pid, pb.ev[open[k]].comm, 1))
@@ -207,7 +227,8 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 			.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
 			.err = e->err, .nargs = s->nargs,
 		};
-		memcpy(o->args, s->args, sizeof(o->args));
+		if (pb.want_args)
+			memcpy(o->args, pb.args[open[k - 1]], sizeof(o->args));
 	}
 	for (size_t k = 0; k < nopen; k++)
 		if (dtr_spans_unmatched(out, &pb.ev[open[k]].probe, pb.ev[open[k]].tid,
@@ -225,9 +246,11 @@ out:
 	if (ret)
 		dtr_spans_free(out);
 	free(pr);
+	free(ord);
 	free(pb.entry_of);
 	free(pb.is_ret);
 	free(pb.ev);
+	free(pb.args);
 	return ret;
 }
 
