@@ -216,8 +216,9 @@ res_comm(sqlite3_context *ctx, const struct dtcap_reader *r, uint32_t id)
 }
 
 static int
-spans_column(const struct dmod *m, const struct dtr_span *s, sqlite3_context *ctx, int col)
+spans_column(const struct dmod *m, size_t i, sqlite3_context *ctx, int col)
 {
+	const struct dtr_span *s = &m->sp.v[i];
 	switch (col) {
 	case 0: sqlite3_result_int64(ctx, s->tid); break;
 	case 1: sqlite3_result_int64(ctx, s->pid); break;
@@ -238,9 +239,9 @@ spans_column(const struct dmod *m, const struct dtr_span *s, sqlite3_context *ct
 		char buf[DTR_SPAN_ARGS * 24];
 		size_t k = 0;
 		buf[0] = '\0';
-		for (unsigned i = 0; i < s->nargs; i++)
-			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%lld", i ? "," : "",
-					      (long long)s->args[i]);
+		for (unsigned a = 0; a < m->sp.nargs[i]; a++)
+			k += (size_t)snprintf(buf + k, sizeof(buf) - k, "%s%lld", a ? "," : "",
+					      (long long)m->sp.args[i][a]);
 		sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 		break;
 	}
@@ -300,7 +301,7 @@ d_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
 	struct dcur *c = (struct dcur *)cur;
 	if (c->m->kind == 0)
-		return spans_column(c->m, &c->m->sp.v[c->i], ctx, col);
+		return spans_column(c->m, c->i, ctx, col);
 	return sched_column(c->m, &c->m->sc.v[c->i], ctx, col);
 }
 

@@ -209,8 +209,6 @@ struct dtr_span {
 	uint32_t	probe;		/* the entry probe's id */
 	int64_t		ret;		/* the return's value */
 	uint32_t	err;		/* and errno, 0: none */
-	uint8_t		nargs;
-	uint64_t	args[DTR_SPAN_ARGS];	/* the entry's */
 };
 
 /* An entry that never returned (entry 1), or a return without entry. */
@@ -221,8 +219,12 @@ struct dtr_unmatched {
 };
 
 struct dtr_spans {
-	struct dtr_span	*v;		/* by thread, then time */
+	struct dtr_span	*v;		/* a thread's in time order */
 	size_t		n, cap;
+	/* DTR_SPANS_ARGS: v[i]'s entry's argument slots (nargs[i] of them) */
+	uint64_t	(*args)[DTR_SPAN_ARGS];
+	uint8_t		*nargs;
+	size_t		acap, ncap;
 	struct dtr_unmatched *u;
 	size_t		nu, ucap;
 };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "dt_grow.h"
+#include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
 
@@ -30,6 +31,7 @@ struct pbuild {
 	uint8_t		*is_ret;
 	uint32_t	np;
 	int		want_args;	/* DTR_SPANS_ARGS */
+	uint32_t	maxtid;
 	struct pev	*ev;
 	size_t		n, cap;
 	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
@@ -47,14 +49,11 @@ base_len(const char *name, const char *suffix)
 	return (int)(l - s - 1);
 }
 
+/* One paired probe's event: a[j] is its argument slot j (j < na). */
 static int
-span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p,
+	  const uint64_t *a, unsigned na)
 {
-	struct pbuild *pb = ctx;
-	uint32_t p = b->probe[i];
-
-	if (p >= pb->np || !pb->entry_of[p])
-		return 0;
 	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
 	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096))) {
 		pb->oom = 1;
@@ -63,6 +62,8 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	struct pev *e = &pb->ev[pb->n++];
 	e->ts = b->ts[i];
 	e->tid = b->tid[i];
+	if (e->tid > pb->maxtid)
+		pb->maxtid = e->tid;
 	e->pid = b->pid[i];
 	e->comm = b->comm[i];
 	e->probe = pb->entry_of[p];
@@ -71,39 +72,114 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	e->err = 0;
 	e->nargs = 0;
 	if (!e->ret_side && pb->want_args) {
-		e->nargs = b->nargs[i] < DTR_SPAN_ARGS ? b->nargs[i] : DTR_SPAN_ARGS;
+		e->nargs = (uint8_t)(na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS);
 		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
-		memcpy(pb->args[pb->n - 1], &b->args[(size_t)i * DTCAP_MAXARGS],
-		       e->nargs * sizeof(uint64_t));
+		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
 	}
-	if (e->ret_side && b->nargs[i] >= 2) {
-		e->ret = (int64_t)b->args[(size_t)i * DTCAP_MAXARGS];
-		e->err = (uint32_t)b->args[(size_t)i * DTCAP_MAXARGS + 1];
+	if (e->ret_side && na >= 2) {
+		e->ret = (int64_t)a[0];
+		e->err = (uint32_t)a[1];
 	}
 	return 0;
 }
 
-/* The events' order by thread, then time (file order among equal times):
- * by time, then stably by thread. */
-static struct dtr_key *
-thread_order(const struct pbuild *pb)
+/* A row of a filtered scan (arguments row-major). */
+static int
+span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 {
-	struct dtr_key *o = malloc((pb->n + 1) * sizeof(*o));
+	struct pbuild *pb = ctx;
+	uint32_t p = b->probe[i];
 
-	if (o == NULL)
-		return NULL;
-	for (size_t i = 0; i < pb->n; i++)
-		o[i] = (struct dtr_key){ pb->ev[i].ts, i };
-	if (dtr_key_sort(o, pb->n))
-		goto fail;
-	for (size_t i = 0; i < pb->n; i++)
-		o[i].k = pb->ev[o[i].i].tid;
-	if (dtr_key_sort(o, pb->n))
-		goto fail;
-	return o;
-fail:
-	free(o);
-	return NULL;
+	if (p >= pb->np || !pb->entry_of[p])
+		return 0;
+	return add_event(pb, b, i, p, &b->args[(size_t)i * DTCAP_MAXARGS], b->nargs[i]);
+}
+
+/*
+ * A whole block of an unfiltered scan, its arguments by slot: no row-major
+ * array filled for the rows (most) that are not paired probes'.
+ */
+static int
+span_block(void *ctx, const struct dtcap_block *b, size_t blk)
+{
+	struct pbuild *pb = ctx;
+	size_t cur[DTR_SPAN_ARGS] = { 0 };
+	uint64_t a[DTR_SPAN_ARGS];
+
+	(void)blk;
+	for (uint32_t i = 0; i < b->rows; i++) {
+		uint32_t p = b->probe[i];
+		unsigned na = b->nargs[i], nk = na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS;
+		if (p < pb->np && pb->entry_of[p]) {
+			for (unsigned j = 0; j < nk; j++)
+				a[j] = b->argslot[j][cur[j]];
+			if (add_event(pb, b, i, p, a, na))
+				return 1;
+		}
+		for (unsigned j = 0; j < nk; j++)
+			cur[j]++;
+	}
+	return 0;
+}
+
+/* A thread's pairing state. */
+struct pth {
+	uint32_t	tid;
+	int		disordered;	/* its events are not in time order in the file */
+	uint64_t	last;		/* its latest time so far */
+	size_t		*open;		/* its open entries (event indices), innermost last */
+	size_t		nopen, ocap;
+};
+
+/* Threads by tid: a table for the usual ones (pid_max is at most 2^22),
+ * a hash for the rest (perf's -1 for an exiting task, hand-made files). */
+#define TMAP_MAX	(1u << 22)
+
+static uint64_t
+pth_rehash(const void *ctx, uint32_t e)
+{
+	return dt_htab_hash_int(((const struct pth *)ctx)[e].tid);
+}
+
+/* Event i of thread p, in the thread's time order.  0, or -1 on ENOMEM. */
+static int
+pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *out)
+{
+	const struct pev *e = &pb->ev[i];
+
+	if (!e->ret_side) {
+		if (DT_GROW(p->open, p->ocap, p->nopen, 1, 16))
+			return -1;
+		p->open[p->nopen++] = i;
+		return 0;
+	}
+	size_t k = p->nopen;
+	while (k > 0 && pb->ev[p->open[k - 1]].probe != e->probe)
+		k--;
+	if (k == 0)
+		return dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 0);
+	/* entries inside it that never returned */
+	for (size_t j = k; j < p->nopen; j++) {
+		const struct pev *u = &pb->ev[p->open[j]];
+		if (dtr_spans_unmatched(out, &u->probe, u->tid, u->pid, u->comm, 1))
+			return -1;
+	}
+	const struct pev *s = &pb->ev[p->open[k - 1]];
+	if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
+	    (pb->want_args && (DT_GROW(out->args, out->acap, out->n, 1, 4096) ||
+			       DT_GROW(out->nargs, out->ncap, out->n, 1, 4096))))
+		return -1;
+	if (pb->want_args) {
+		memcpy(out->args[out->n], pb->args[p->open[k - 1]], sizeof(out->args[0]));
+		out->nargs[out->n] = s->nargs;
+	}
+	out->v[out->n++] = (struct dtr_span){
+		.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
+		.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
+		.err = e->err,
+	};
+	p->nopen = k - 1;
+	return 0;
 }
 
 int
@@ -114,6 +190,10 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS) };
 	int syscalls_only = !!(flags & DTR_SPANS_SYSCALLS);
 	struct dtr_key *ord = NULL;
+	struct pth *th = NULL;
+	size_t nth = 0, thcap = 0;
+	uint32_t *tix = NULL, *tmap = NULL;
+	struct dt_htab bigix = { 0 };
 	char err[512];
 	int ret = DTR_EXIT_ERROR, npairs = 0;
 	size_t nprobes = dtcap_nprobes(c->r);
@@ -170,75 +250,94 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		ret = DTR_EXIT_ERROR;
 		goto out;
 	}
-	if (dtf_scan(c->r, f, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-		     DTCAP_COL_PROBE | DTCAP_COL_ARGS, span_row, &pb, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+			DTCAP_COL_PROBE | DTCAP_COL_ARGS;
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
+			  : dtf_scan_blocks(c->r, f, cols | DTCAP_COL_ARGSLOTS, span_block, &pb, cancel,
+					    what, err, sizeof(err))) {
 		if (pb.oom)
 			goto oom;
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
-	if ((ord = thread_order(&pb)) == NULL)
+	/*
+	 * Per thread, in file order: a thread's events are in time order there
+	 * unless it moved between CPUs whose batches overlap in time.  Those
+	 * threads' events are put in time order first; the others are paired as they come, which reads the events once, in
+	 * order, and sorts nothing.
+	 */
+	if ((tix = malloc((pb.n + 1) * sizeof(*tix))) == NULL ||
+	    (tmap = calloc((size_t)(pb.maxtid < TMAP_MAX ? pb.maxtid : TMAP_MAX) + 1,
+			   sizeof(*tmap))) == NULL)
 		goto oom;
-
-	/* the open entries of the thread at hand, innermost last */
-	size_t *open = NULL, nopen = 0, ocap = 0;
-	for (size_t x = 0; x < pb.n; x++) {
-		size_t i = ord[x].i;
+	for (size_t i = 0; i < pb.n; i++) {
 		const struct pev *e = &pb.ev[i];
-		if ((x & 0xffff) == 0 && cancel && *cancel) {
-			free(open);
+		uint32_t t = 0, e2;
+		uint64_t h = dt_htab_hash_int(e->tid);
+		if (e->tid <= TMAP_MAX) {
+			t = tmap[e->tid];
+		} else {
+			for (size_t j = dt_htab_first(&bigix, h); (e2 = dt_htab_at(&bigix, j)) != DT_HTAB_NONE;
+			     j = dt_htab_next(&bigix, j))
+				if (th[e2].tid == e->tid) {
+					t = e2 + 1;
+					break;
+				}
+		}
+		if (t == 0) {
+			if (DT_GROW(th, thcap, nth, 1, 64))
+				goto oom;
+			th[nth] = (struct pth){ .tid = e->tid };
+			t = (uint32_t)++nth;
+			if (e->tid <= TMAP_MAX)
+				tmap[e->tid] = t;
+			else if (dt_htab_add(&bigix, h, t - 1, pth_rehash, th))
+				goto oom;
+		}
+		struct pth *p = &th[t - 1];
+		if (e->ts < p->last)
+			p->disordered = 1;
+		else
+			p->last = e->ts;
+		tix[i] = t - 1;
+	}
+	size_t ndis = 0;
+	for (size_t i = 0; i < pb.n; i++) {
+		struct pth *p = &th[tix[i]];
+		if ((i & 0xffff) == 0 && cancel && *cancel) {
 			dtr_err(cmd, "interrupted");
 			goto out;
 		}
-		if (x > 0 && e->tid != pb.ev[ord[x - 1].i].tid) {
-			for (size_t k = 0; k < nopen; k++)
-				if (dtr_spans_unmatched(out, &pb.ev[open[k]].probe, pb.ev[open[k]].tid,
-							pb.ev[open[k]].pid, pb.ev[open[k]].comm, 1))
-					goto oom_open;
-			nopen = 0;
-		}
-		if (!e->ret_side) {
-			if (DT_GROW(open, ocap, nopen, 1, 64))
-				goto oom_open;
-			open[nopen++] = i;
+		if (p->disordered) {
+			ndis++;
 			continue;
 		}
-		size_t k = nopen;
-		while (k > 0 && pb.ev[open[k - 1]].probe != e->probe)
-			k--;
-		if (k == 0) {
-			if (dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 0))
-				goto oom_open;
-			continue;
-		}
-		/* entries inside it that never returned */
-		for (size_t j = k; j < nopen; j++)
-			if (dtr_spans_unmatched(out, &pb.ev[open[j]].probe, pb.ev[open[j]].tid,
-						pb.ev[open[j]].pid, pb.ev[open[j]].comm, 1))
-				goto oom_open;
-		const struct pev *s = &pb.ev[open[k - 1]];
-		nopen = k - 1;
-		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
-			goto oom_open;
-		struct dtr_span *o = &out->v[out->n++];
-		*o = (struct dtr_span){
-			.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
-			.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
-			.err = e->err, .nargs = s->nargs,
-		};
-		if (pb.want_args)
-			memcpy(o->args, pb.args[open[k - 1]], sizeof(o->args));
+		if (pair_event(&pb, p, i, out))
+			goto oom;
 	}
-	for (size_t k = 0; k < nopen; k++)
-		if (dtr_spans_unmatched(out, &pb.ev[open[k]].probe, pb.ev[open[k]].tid,
-					pb.ev[open[k]].pid, pb.ev[open[k]].comm, 1))
-			goto oom_open;
-	free(open);
+	if (ndis) {
+		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
+			goto oom;
+		size_t k = 0;
+		for (size_t i = 0; i < pb.n; i++)
+			if (th[tix[i]].disordered)
+				ord[k++] = (struct dtr_key){ pb.ev[i].ts, i };
+		if (dtr_key_sort(ord, ndis))
+			goto oom;
+		for (size_t x = 0; x < ndis; x++)
+			if (pair_event(&pb, &th[tix[ord[x].i]], ord[x].i, out))
+				goto oom;
+	}
+	/* what is still open never returned */
+	for (size_t t = 0; t < nth; t++)
+		for (size_t k = 0; k < th[t].nopen; k++) {
+			const struct pev *e = &pb.ev[th[t].open[k]];
+			if (dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 1))
+				goto oom;
+		}
 	ret = 0;
 	goto out;
-oom_open:
-	free(open);
 oom:
 	dtr_err(cmd, "%s: out of memory", c->path);
 	ret = DTR_EXIT_ERROR;
@@ -247,6 +346,12 @@ out:
 		dtr_spans_free(out);
 	free(pr);
 	free(ord);
+	for (size_t t = 0; t < nth; t++)
+		free(th[t].open);
+	free(th);
+	free(tix);
+	free(tmap);
+	dt_htab_free(&bigix);
 	free(pb.entry_of);
 	free(pb.is_ret);
 	free(pb.ev);
@@ -269,5 +374,7 @@ dtr_spans_free(struct dtr_spans *s)
 {
 	free(s->v);
 	free(s->u);
+	free(s->args);
+	free(s->nargs);
 	memset(s, 0, sizeof(*s));
 }
