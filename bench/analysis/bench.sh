@@ -65,7 +65,7 @@ PB="perf bench sched pipe -l 200000"
 ops() { awk '/ops\/sec/ { print $1 }' "$1"; }
 command -v perf >/dev/null || { echo "bench: perf is not installed" >&2; exit 1; }
 $PB >"$W/base.txt" 2>&1 || { echo "bench: perf bench failed" >&2; exit 1; }
-perf record -q -a -g -e sched:sched_switch,sched:sched_wakeup -o "$W/perf.data" \
+perf record -q -B -a -g -e sched:sched_switch,sched:sched_wakeup -o "$W/perf.data" \
 	-- $PB >"$W/perf.txt" 2>"$W/perf.err" || { echo "bench: perf record failed: $(head -2 "$W/perf.err")" >&2; exit 1; }
 # dtrec records the whole system while the workload runs (--offcpu with a
 # COMMAND would also keep only its events: not what perf -a does)

@@ -317,4 +317,15 @@ struct dtr_key {
 /* Sort v by k, stably.  0, or -1 out of memory. */
 int dtr_key_sort(struct dtr_key *v, size_t n);
 
+/* Items 0..n grouped by key: group r (in key order) has key[r] and the
+ * items idx[start[r] .. start[r + 1]), by value then item. */
+struct dtr_groups {
+	size_t		n;
+	uint64_t	*key;
+	size_t		*start;		/* n + 1 */
+	uint32_t	*idx;
+};
+int dtr_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct dtr_groups *g);
+void dtr_groups_free(struct dtr_groups *g);
+
 #endif /* DT_ENGINE_H */

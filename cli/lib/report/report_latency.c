@@ -15,39 +15,7 @@
 
 const char *const dtr_latency_keys[] = { "probe", "comm", "pid", "tid", NULL };
 
-struct item {
-	uint64_t	key;	/* entry probe << 32 | comm, pid or tid */
-	uint64_t	dur;
-};
 
-
-/* by key, then duration: a radix sort by duration, then stably by key */
-static int
-sort_items(struct item *it, size_t n)
-{
-	struct dtr_key *o = malloc((n + 1) * sizeof(*o));
-	struct item *t = malloc((n + 1) * sizeof(*t));
-	int rc = -1;
-
-	if (o == NULL || t == NULL)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		o[i] = (struct dtr_key){ it[i].dur, i };
-	if (dtr_key_sort(o, n))
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		o[i].k = it[o[i].i].key;
-	if (dtr_key_sort(o, n))
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		t[i] = it[o[i].i];
-	memcpy(it, t, n * sizeof(*it));
-	rc = 0;
-out:
-	free(o);
-	free(t);
-	return rc;
-}
 
 static uint64_t
 group_key(int by, uint32_t probe, uint32_t comm, uint32_t pid, uint32_t tid)
@@ -211,23 +179,24 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 	    FILE *out, volatile sig_atomic_t *cancel)
 {
 	struct dtr_spans sp;
-	struct item *it = NULL;
-	uint64_t *d = NULL, *unm = NULL;
+	struct dtr_groups g = { 0 };
+	uint64_t *d = NULL, *unm = NULL, *keys = NULL, *dur = NULL;
 	size_t ng = 0;
 	int ret;
 
 	if ((ret = dtr_spans_build(c, "latency", f, o->glob, 0, &sp, cancel)) != 0)
 		return ret;
 	ret = DTR_EXIT_ERROR;
-	if ((it = malloc((sp.n + 1) * sizeof(*it))) == NULL ||
+	if ((keys = malloc((sp.n + 1) * sizeof(*keys))) == NULL ||
+	    (dur = malloc((sp.n + 1) * sizeof(*dur))) == NULL ||
 	    (d = malloc((sp.n + 1) * sizeof(*d))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
 		const struct dtr_span *s = &sp.v[i];
-		it[i].key = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
-		it[i].dur = s->end - s->start;
+		keys[i] = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
+		dur[i] = s->end - s->start;
 	}
-	if (sort_items(it, sp.n))
+	if (dtr_group_by(keys, dur, sp.n, &g))
 		goto oom;
 	/* unmatched entries by group, looked up by a sorted key list */
 	if ((unm = calloc(sp.nu + 1, sizeof(*unm))) == NULL)
@@ -246,14 +215,11 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		fprintf(out, ",\"by\":\"%s\",\"unmatched_returns\":%" PRIu64 ",\"groups\":[",
 			dtr_latency_keys[o->by], nret_unmatched);
 	}
-	for (size_t i = 0; i < sp.n;) {
-		size_t j = i;
-		while (j < sp.n && it[j].key == it[i].key)
-			j++;
-		size_t n = j - i;
+	for (size_t gi = 0; gi < g.n; gi++) {
+		size_t n = g.start[gi + 1] - g.start[gi];
 		for (size_t k = 0; k < n; k++)
-			d[k] = it[i + k].dur;
-		uint64_t key = it[i].key, nun = 0;
+			d[k] = dur[g.idx[g.start[gi] + k]];
+		uint64_t key = g.key[gi], nun = 0;
 		for (size_t k = 0; k < sp.nu; k++)	/* few: entries cut off at the end */
 			nun += unm[k] == key;
 		char pname[DTCAP_PROBENAMELEN], glabel[64];
@@ -307,7 +273,6 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		}
 		free(h.cnt);
 		ng++;
-		i = j;
 	}
 	/* groups whose every entry went unreturned still say so */
 	for (size_t k = 0; k < sp.nu; k++) {
@@ -315,17 +280,17 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		int seen = key == UINT64_MAX;
 		for (size_t x = 0; x < k && !seen; x++)
 			seen = unm[x] == key;
-		if (!seen && sp.n) {
-			/* printed above if it has pairs: it is sorted by key */
-			size_t lo = 0, hi = sp.n;
+		if (!seen && g.n) {
+			/* printed above if it has pairs: the groups are in key order */
+			size_t lo = 0, hi = g.n;
 			while (lo < hi) {
 				size_t mid = lo + (hi - lo) / 2;
-				if (it[mid].key < key)
+				if (g.key[mid] < key)
 					lo = mid + 1;
 				else
 					hi = mid;
 			}
-			seen = lo < sp.n && it[lo].key == key;
+			seen = lo < g.n && g.key[lo] == key;
 		}
 		if (seen)
 			continue;
@@ -367,7 +332,9 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 oom:
 	dtr_err("latency", "%s: out of memory", c->path);
 out:
-	free(it);
+	dtr_groups_free(&g);
+	free(keys);
+	free(dur);
 	free(d);
 	free(unm);
 	dtr_spans_free(&sp);

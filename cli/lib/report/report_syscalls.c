@@ -15,39 +15,6 @@
 #include "report.h"
 #include "util.h"
 
-struct sitem {
-	uint64_t	key;	/* (comm or pid) << 32 | entry probe */
-	uint64_t	dur;
-	uint32_t	err;
-};
-
-/* by key, then duration: a radix sort by duration, then stably by key */
-static int
-sort_items(struct sitem *it, size_t n)
-{
-	struct dtr_key *o = malloc((n + 1) * sizeof(*o));
-	struct sitem *t = malloc((n + 1) * sizeof(*t));
-	int rc = -1;
-
-	if (o == NULL || t == NULL)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		o[i] = (struct dtr_key){ it[i].dur, i };
-	if (dtr_key_sort(o, n))
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		o[i].k = it[o[i].i].key;
-	if (dtr_key_sort(o, n))
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		t[i] = it[o[i].i];
-	memcpy(it, t, n * sizeof(*it));
-	rc = 0;
-out:
-	free(o);
-	free(t);
-	return rc;
-}
 
 struct row {
 	uint64_t	key, calls, errors, total, min, max, p99;
@@ -127,53 +94,52 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 	     FILE *out, volatile sig_atomic_t *cancel)
 {
 	struct dtr_spans sp;
-	struct sitem *it = NULL;
+	struct dtr_groups g = { 0 };
 	struct row *rows = NULL;
-	uint64_t *d = NULL;
-	uint32_t *ev = NULL;
+	uint64_t *d = NULL, *keys = NULL, *dur = NULL;
+	uint32_t *ev = NULL, *err = NULL;
 	size_t nrows = 0;
 	int ret;
 
 	if ((ret = dtr_spans_build(c, "syscalls", f, NULL, DTR_SPANS_SYSCALLS, &sp, cancel)) != 0)
 		return ret;
 	ret = DTR_EXIT_ERROR;
-	if (!(it = malloc((sp.n + 1) * sizeof(*it))) || !(d = malloc((sp.n + 1) * sizeof(*d))) ||
-	    !(ev = malloc((sp.n + 1) * sizeof(*ev))) || !(rows = calloc(sp.n + 1, sizeof(*rows))))
+	if (!(keys = malloc((sp.n + 1) * sizeof(*keys))) || !(dur = malloc((sp.n + 1) * sizeof(*dur))) ||
+	    !(err = malloc((sp.n + 1) * sizeof(*err))) || !(d = malloc((sp.n + 1) * sizeof(*d))) ||
+	    !(ev = malloc((sp.n + 1) * sizeof(*ev))))
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
 		const struct dtr_span *s = &sp.v[i];
 		uint32_t outer = o->by == DTR_SYS_COMM ? s->comm : o->by == DTR_SYS_PID ? s->pid : 0;
-		it[i] = (struct sitem){ (uint64_t)outer << 32 | s->probe, s->end - s->start,
-					s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ?
-							   (uint32_t)-s->ret : 0) };
+		keys[i] = (uint64_t)outer << 32 | s->probe;
+		dur[i] = s->end - s->start;
+		err[i] = s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ? (uint32_t)-s->ret : 0);
 	}
-	if (sort_items(it, sp.n))
+	if (dtr_group_by(keys, dur, sp.n, &g) || !(rows = calloc(g.n + 1, sizeof(*rows))))
 		goto oom;
-	for (size_t i = 0; i < sp.n;) {
-		size_t j = i, ne = 0;
+	for (size_t gi = 0; gi < g.n; gi++) {
+		const uint32_t *ix = g.idx + g.start[gi];
+		size_t n = g.start[gi + 1] - g.start[gi], ne = 0;
 		struct row *rw = &rows[nrows++];
 		double sum = 0, sq = 0;
-		while (j < sp.n && it[j].key == it[i].key)
-			j++;
-		rw->key = it[i].key;
-		rw->calls = j - i;
-		rw->min = it[i].dur;
-		rw->max = it[j - 1].dur;
-		for (size_t k = i; k < j; k++) {
-			d[k - i] = it[k].dur;
-			rw->total += it[k].dur;
-			sum += (double)it[k].dur;
-			if (it[k].err)
-				ev[ne++] = it[k].err;
+		rw->key = g.key[gi];
+		rw->calls = n;
+		rw->min = dur[ix[0]];
+		rw->max = dur[ix[n - 1]];
+		for (size_t k = 0; k < n; k++) {
+			d[k] = dur[ix[k]];
+			rw->total += d[k];
+			sum += (double)d[k];
+			if (err[ix[k]])
+				ev[ne++] = err[ix[k]];
 		}
 		double mean = sum / (double)rw->calls;
-		for (size_t k = i; k < j; k++)
-			sq += ((double)it[k].dur - mean) * ((double)it[k].dur - mean);
+		for (size_t k = 0; k < n; k++)
+			sq += ((double)d[k] - mean) * ((double)d[k] - mean);
 		rw->sd = sqrt(sq / (double)rw->calls);
 		rw->p99 = dtr_percentile(d, rw->calls, 0.99);
 		rw->errors = ne;
 		errs_text(ev, ne, rw->errs, sizeof(rw->errs));
-		i = j;
 	}
 	qsort(rows, nrows, sizeof(*rows), by_outer_total);
 	if (o->json) {
@@ -236,7 +202,10 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 oom:
 	dtr_err("syscalls", "%s: out of memory", c->path);
 out:
-	free(it);
+	dtr_groups_free(&g);
+	free(keys);
+	free(dur);
+	free(err);
 	free(d);
 	free(ev);
 	free(rows);
