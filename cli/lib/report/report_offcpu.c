@@ -364,8 +364,8 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 	}
 	dtr_note_empty(o->cmd, c->path, fd.total_us, dtf_active(f));
 	if (sc.nlost)
-		dtr_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals lack the switch back in "
-			"(dropped events): their blocked time ends at the wakeup, without one "
+		dtr_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
+			"in the capture: their blocked time ends at the wakeup, without one "
 			"they are left out", c->path, sc.nlost);
 	*nsamples = fd.total_us;
 	ret = 0;

@@ -251,10 +251,11 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 			if (t->out) {
 				/*
 				 * Out again without being switched in: the switch in
-				 * was lost (the kernel dropped it).  It ran after its
-				 * wakeup, so the blocked part ends there; without a
-				 * wakeup the interval's end is unknown and it is left
-				 * out.  Either way it is counted as damaged.
+				 * is not in the capture (dropped, or never delivered
+				 * by the kernel).  It ran after its wakeup, so the
+				 * blocked part ends there; without a wakeup the
+				 * interval's end is unknown and it is left out.
+				 * Either way it is counted.
 				 */
 				out->nlost++;
 				if (t->s.wake) {
