@@ -240,6 +240,12 @@ else
 	fail heatmap-svg "$(head -c 300 "$T/hm.err")"
 fi
 
+# blame and heatmap in dtsh: the same output as dtreport's
+printf 'blame --tid %s --folded -o %s\nheatmap --rows 20 -o %s\n' "$RT" "$T/shbl.folded" "$T/shh.svg" |
+	"$DTSH" "$T/t.dtc" >"$T/sh2.out" 2>"$T/sh2.err"
+cmp -s "$T/shbl.folded" "$T/bl.folded" && cmp -s "$T/shh.svg" "$T/h.svg" && ! san "$T/sh2.err" &&
+	pass dtsh-blame-heatmap || fail dtsh-blame-heatmap "$(head -c 300 "$T/sh2.err")"
+
 # ---- what is not there is said, not guessed
 "$DTREC" --source perf -q -o "$T/prof.dtc" -e profile:hz:97 -d 200ms 2>/dev/null
 "$DTREPORT" flame --offcpu --folded "$T/prof.dtc" >/dev/null 2>"$T/e1"
