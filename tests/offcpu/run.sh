@@ -91,6 +91,17 @@ a=$(sum "$T/off.folded") s=$(sum "$T/offS.folded") r=$(sum "$T/offR.folded")
 grep -q ' us of off-CPU time' "$T/off.svg" && grep -q '</svg>' "$T/off.svg" &&
 	pass flame-offcpu-svg-us || fail flame-offcpu-svg-us "$(head -c 300 "$T/svg.err")"
 
+# on-CPU samples and off-CPU time in one graph, both in us: the writer's
+# samples in compute() add up to the CPU time it measured (997 Hz sampling:
+# within 15%), its off-CPU time is the same as in the off-CPU graph
+"$DTREPORT" flame --oncpu-offcpu --folded "$T/t.dtc" >"$T/onoff.folded" 2>"$T/onoff.err"
+on=$(awk '/^writer;.*compute.*\[on-CPU\] [0-9]+$/ { t += $NF } END { print t * 1000 }' "$T/onoff.folded")
+offw=$(awk '/^writer;.*\[off-CPU .\] [0-9]+$/ { t += $NF } END { print t + 0 }' "$T/onoff.folded")
+offw0=$(awk '/^writer;/ { t += $NF } END { print t + 0 }' "$T/off.folded")
+near "$on" "$(val compute_ns)" "$(val compute_ns)" 15 && [ "$offw" = "$offw0" ] && ! san "$T/onoff.err" &&
+	pass flame-oncpu-offcpu ||
+	fail flame-oncpu-offcpu "writer on-CPU ${on}ns (measured $(val compute_ns)), off ${offw}us vs ${offw0}us"
+
 # ---- wakers: who ended each wait, under the waiting thread's name
 "$DTREPORT" flame --wakers --folded "$T/t.dtc" >"$T/wk.folded" 2>"$T/wk.err"
 # the reader's read waits all end in the writer's pipe write: as long as
