@@ -275,5 +275,11 @@ rc=$?
 [ $? = 2 ] && pass latency-bad-hist || fail latency-bad-hist "$(cat "$T/e4")"
 "$DTREPORT" flame --offcpu --state Q --folded "$T/t.dtc" >/dev/null 2>"$T/e5"
 [ $? = 2 ] && pass flame-bad-state || fail flame-bad-state "$(cat "$T/e5")"
-for e in "$T"/e[1-7]; do san "$e" && fail sanitizers "$(head -c 300 "$e")"; done
+# a sched_switch layout naming a slot past the ten an event has
+"$B/tests/offcpu/badsched" "$T/bad.dtc" 2>"$T/e8" || fail badsched "$(cat "$T/e8")"
+"$DTREPORT" flame --offcpu --folded "$T/bad.dtc" >/dev/null 2>"$T/e8"
+rc=$?
+[ $rc = 1 ] && grep -q 'no tracepoint:sched:sched_switch events with prev_pid' "$T/e8" &&
+	! san "$T/e8" && pass offcpu-bad-slot || fail offcpu-bad-slot "rc $rc: $(head -c 300 "$T/e8")"
+for e in "$T"/e[1-8]; do san "$e" && fail sanitizers "$(head -c 300 "$e")"; done
 exit 0

@@ -8,6 +8,10 @@ $(B)/tests/offcpu/truth: tests/offcpu/truth.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 -fno-omit-frame-pointer -fno-inline -pthread -o $@ $<
 
+$(B)/tests/offcpu/badsched: tests/offcpu/badsched.c $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -o $@ $< $(CAP_LIB) $(LDLIBS_CAP)
+
 check-offcpu: $(B)/asan/bin/dtrec $(B)/asan/bin/dtreport $(B)/asan/bin/dtsh \
-		$(B)/tests/offcpu/truth tests/offcpu/run.sh
+		$(B)/tests/offcpu/truth $(B)/tests/offcpu/badsched tests/offcpu/run.sh
 	@tests/run-suite.sh $(B)/results offcpu tests/offcpu/run.sh $(B)

@@ -409,7 +409,7 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 	}
 	if (bl.sc.nlost)
 		dtr_err("blame", "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
-			"in the capture: their blocked time ends at the wakeup", c->path, bl.sc.nlost);
+			"in the capture: they end at the thread's next event", c->path, bl.sc.nlost);
 	uint64_t start = dtcap_host(c->r)->start_ns;
 	if (o->text) {
 		fprintf(out, "tid %u (%s): %.3f ms from +%.6fs to +%.6fs, %u hops of wakers%s\n",

@@ -365,8 +365,9 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 	dtr_note_empty(o->cmd, c->path, fd.total_us, dtf_active(f));
 	if (sc.nlost)
 		dtr_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
-			"in the capture: their blocked time ends at the wakeup, without one "
-			"they are left out", c->path, sc.nlost);
+			"in the capture: they end at the thread's next event after its wakeup "
+			"(or preemption), else at the wakeup; a sleep without a wakeup is "
+			"left out", c->path, sc.nlost);
 	*nsamples = fd.total_us;
 	ret = 0;
 	goto out;

@@ -43,9 +43,11 @@ struct build {
 static int
 slot_of(const struct dtcap_probe *p, const char *name)
 {
+	/* a slot past the event's arguments (a damaged or hand-made file)
+	 * would read past them: not a field of this layout */
 	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
 		if (strcmp(p->args[i].name, name) == 0)
-			return p->args[i].slot;
+			return p->args[i].slot < DTCAP_MAXARGS ? p->args[i].slot : -1;
 	return -1;
 }
 
@@ -137,6 +139,79 @@ thr_get(struct thrtab *t, uint32_t tid)
 	return &t->v[t->n++];
 }
 
+/*
+ * An interval whose switch back in is not in the capture: the thread ran
+ * again somewhere in (lo, hi), hi being its next switch out.  Its first
+ * event of any probe in there (a syscall, a sample) ends the interval at
+ * most that late, which keeps the wait for a CPU after its wakeup.
+ */
+struct fix {
+	uint32_t	tid;
+	uint64_t	lo, hi;
+	size_t		span;		/* index into the spans */
+};
+
+struct fixes {
+	struct fix	*v;
+	size_t		n;
+	uint32_t	cap;
+	struct dtr_sched *s;
+	int		oom;
+};
+
+static int
+fix_cmp(const void *x, const void *y)
+{
+	const struct fix *a = x, *b = y;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static int
+fix_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct fixes *fx = ctx;
+	uint32_t tid = b->tid[i];
+	uint64_t ts = b->ts[i];
+	size_t lo = 0, hi = fx->n;
+
+	/* the last fix of tid starting before ts */
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (fx->v[m].tid < tid || (fx->v[m].tid == tid && fx->v[m].lo < ts))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo == 0)
+		return 0;
+	const struct fix *f = &fx->v[lo - 1];
+	if (f->tid != tid || ts <= f->lo || ts >= f->hi)
+		return 0;
+	struct dtr_sched_span *s = &fx->s->v[f->span];
+	if (s->end == f->lo || ts < s->end)
+		s->end = ts;
+	return 0;
+}
+
+static int
+fix_ends(const struct dtr_cap *c, struct dtr_sched *out, struct fixes *fx,
+	 volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+	struct dtf_filter all;
+	int rc;
+
+	qsort(fx->v, fx->n, sizeof(*fx->v), fix_cmp);
+	fx->s = out;
+	dtf_init(&all);
+	rc = dtf_resolve(&all, c->r, err, errlen) ||
+	     dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID, fix_row, fx, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
+	dtf_free(&all);
+	return rc;
+}
+
 int
 dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		volatile sig_atomic_t *cancel)
@@ -144,6 +219,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 	struct build bd = { .r = c->r };
 	struct thrtab tt = { 0 };
 	struct dtr_key *ord = NULL;
+	struct fixes fx = { 0 };
 	struct dtf_filter all;
 	char err[512];
 	int ret = DTR_EXIT_ERROR, have_switch = 0;
@@ -258,10 +334,16 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 				 * Either way it is counted.
 				 */
 				out->nlost++;
-				if (t->s.wake) {
-					t->s.end = t->s.wake;
-					if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+				if (t->s.wake || t->s.state == 'R') {
+					/* it ran again after lo and before e->ts:
+					 * its first event in between ends it
+					 * (fix_ends); until then, its wakeup */
+					uint64_t lo = t->s.wake ? t->s.wake : t->s.start;
+					t->s.end = lo;
+					if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
+					    DT_GROW(fx.v, fx.cap, fx.n, 1, 64))
 						goto oom;
+					fx.v[fx.n++] = (struct fix){ t->s.tid, lo, e->ts, out->n };
 					out->v[out->n++] = t->s;
 				}
 				t->out = 0;
@@ -295,6 +377,10 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 			goto oom;
 		out->v[out->n++] = t->s;
 	}
+	if (fx.n && fix_ends(c, out, &fx, cancel, err, sizeof(err))) {
+		dtr_err(cmd, "%s", err);
+		goto out;
+	}
 	out->nevents = bd.n;
 	ret = 0;
 	goto out;
@@ -306,6 +392,7 @@ out:
 	free(bd.pi);
 	free(bd.ev);
 	free(ord);
+	free(fx.v);
 	free(tt.v);
 	dt_htab_free(&tt.ix);
 	dtf_free(&all);
