@@ -47,7 +47,7 @@ on_dump(int sig)
 
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [GLOB]\n"
-"       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
@@ -62,6 +62,12 @@ static const char usage_text[] =
 "                uprobe:PATH:SYMBOL[+OFF]:entry|return (a user function:\n"
 "                args in arg0..5, return value in retval) and\n"
 "                usdt:PATH:PROVIDER:NAME (SDT notes); -l 'uprobe:PATH:*' lists\n"
+"  --offcpu      also record the scheduler's switches and wakeups\n"
+"                (sched_switch with the state left in, sched_wakeup,\n"
+"                sched_wakeup_new) with kernel and user stacks, for\n"
+"                dtreport flame --offcpu/--wakers and blame; with -p or\n"
+"                COMMAND also the switches into them and their wakeups\n"
+"                (perf source)\n"
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
@@ -246,8 +252,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
 		return usage(stderr, EXIT_USAGE);
 	}
-	if (nprobes == 0 && ntriggers == 0) {
-		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
+	if (nprobes == 0 && ntriggers == 0 && !o.offcpu) {
+		fprintf(stderr, "dtrec: no probe (-e PROBE or --offcpu); dtrec -l lists them\n");
 		return usage(stderr, EXIT_USAGE);
 	}
 	args.o = o;

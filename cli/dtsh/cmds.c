@@ -42,6 +42,10 @@ static int cmd_calls_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
+static int cmd_latency_(struct dtsh *, int, char **, const char *);
+static int cmd_syscalls_(struct dtsh *, int, char **, const char *);
+static int cmd_blame_(struct dtsh *, int, char **, const char *);
+static int cmd_heatmap_(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -88,9 +92,27 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree out of the functions matching FUNC (dtreport callees).",
 	  cmd_calls_, DTSH_C_TOP },
-	{ "flame", "flame [-o FILE] [FILTERS...]",
+	{ "flame", "flame [-o FILE] [--offcpu|--wakers [--state S,D,R]] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
-	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
+	  "options and filters: --offcpu draws off-CPU time).  Default FILE:\n"
+	  "flame.svg.", cmd_flame_, DTSH_C_FLAME },
+	{ "latency", "latency [--probe GLOB] [--by probe|comm|pid|tid] [--hist log2|linear:W] "
+	  "[--json] [FILTERS...]",
+	  "Entry/return latency of the open capture: per probe (and comm, pid or\n"
+	  "tid) count, p50, p90, p99, p99.9, max and a histogram (dtreport latency).",
+	  cmd_latency_, DTSH_C_STATS },
+	{ "syscalls", "syscalls [--by comm|pid] [--json] [FILTERS...]",
+	  "Per syscall calls, errors by errno, total, avg, min, max, stddev and p99\n"
+	  "time of the open capture (dtreport syscalls; strace -c).",
+	  cmd_syscalls_, DTSH_C_STATS },
+	{ "blame", "blame --tid T [--since A] [--until B] [--depth N] [--folded] [-o FILE]",
+	  "Where thread T's time went in the open capture: on-CPU, runqueue,\n"
+	  "blocked, each wait under its waker and what that did meanwhile, N hops\n"
+	  "(dtreport blame).", cmd_blame_, DTSH_C_STATS },
+	{ "heatmap", "heatmap [-o FILE] [--rows N] [FILTERS...]",
+	  "Write the subsecond-offset heat map SVG of the open capture (dtreport\n"
+	  "heatmap); clicking two cells shows the flame --since/--until of that\n"
+	  "range.  Default FILE: heatmap.svg.", cmd_heatmap_, DTSH_C_STATS },
 	{ "sql", "sql [--csv|--json|--table] QUERY",
 	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
 	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
@@ -679,6 +701,59 @@ cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
+}
+
+/* latency, syscalls: one capture, in-process, Ctrl-C stops them */
+static int
+one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
+	       int (*fn)(const struct dtr_cap *, int, char **, volatile sig_atomic_t *))
+{
+	if (need_capture(sh, name))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			name, sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(fn(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
+cmd_latency_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "latency", argc, argv, cmd_latency_on);
+}
+
+static int
+cmd_syscalls_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "syscalls", argc, argv, cmd_syscalls_on);
+}
+
+static int
+cmd_blame_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "blame", argc, argv, cmd_blame_on);
+}
+
+static int
+cmd_heatmap_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "heatmap"))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh heatmap: reads one capture, and %d are open\n", sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_heatmap_on(&c, argc, argv, "heatmap.svg", &dtsh_interrupted));
 }
 
 static int

@@ -479,12 +479,12 @@ print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r 
 PYEOF
 
 # ---- discovery and options
-check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture"
+check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture  spans  sched"
 check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
 	"CREATE TABLE stacks(   id INTEGER,   kernel INTEGER,   depth INTEGER,   truncated INTEGER ); "
 check "schema_option" "$("$D" sql --schema frames | head -2 | tr '\n' ' ')" "CREATE TABLE frames(   stack_id INTEGER, "
-check "schema_all" "$("$D" sql --schema | grep -c '^CREATE TABLE')" "9"
-check "schema_with_capture" "$("$D" sql --schema "$C" | grep -c '^CREATE TABLE')" "9"
+check "schema_all" "$("$D" sql --schema | grep -c '^CREATE TABLE')" "11"
+check "schema_with_capture" "$("$D" sql --schema "$C" | grep -c '^CREATE TABLE')" "11"
 "$D" sql --schema nosuch >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q 'no such table: nosuch' "$T/err" && pass "schema_unknown" ||
 	fail "schema_unknown" "rc=$rc $(cat "$T/err")"

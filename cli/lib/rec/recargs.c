@@ -19,7 +19,7 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
 	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION, OPT_DUMP_GAP,
-	       OPT_MAX_DUMPS };
+	       OPT_MAX_DUMPS, OPT_OFFCPU };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -32,6 +32,7 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
 		{ "dump-interval", required_argument, NULL, OPT_DUMP_GAP },
 		{ "max-dumps", required_argument, NULL, OPT_MAX_DUMPS },
+		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -165,6 +166,9 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 			break;
 		case OPT_TRIGGER_FILTER:
 			a->o.trigger_filter = optarg;
+			break;
+		case OPT_OFFCPU:
+			a->o.offcpu = 1;
 			break;
 		case OPT_DUMP_GAP:
 			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {

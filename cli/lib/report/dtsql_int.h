@@ -61,6 +61,18 @@ struct dtsql_tabdef {
  * tables of an export, so both have one schema. */
 extern const struct dtsql_tabdef dtsql_tab[T_NTABLES];
 
+/*
+ * The derived tables (dtsql_derived.c): spans and sched, computed from the
+ * events on first use and kept while attached.  Registered with the
+ * capture's tables (name + suffix), listed and described with them, not
+ * exported (they are the analyses' view, not the capture).
+ */
+extern const char *const dtsql_derived_names[];	/* NULL-terminated */
+const char *dtsql_derived_cols(int k);
+int dtsql_derived_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			 const char *suffix, char **err);
+void dtsql_derived_detach(sqlite3 *db);
+
 /* The columns of events, in declaration order. */
 enum {
 	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,

@@ -2174,6 +2174,10 @@ static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dt
 			return NULL;
 		}
 	}
+	if (dtsql_derived_attach(db, r, sym, suffix, err)) {
+		ctx_unref(c);
+		return NULL;
+	}
 	static const int nargs[] = { 2, 4 };
 	if (!funcs) {
 		ctx_unref(c);	/* the modules hold it */
@@ -2220,15 +2224,16 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) == NULL)
 			return -1;
 	}
-	/* each table: one TEMP view over the captures' tables */
-	for (int k = 0; k < T_NTABLES; k++) {
+	/* each table (the derived ones after them): one TEMP view over the
+	 * captures' tables */
+	for (int k = 0; k < T_NTABLES + 2; k++) {
+		const char *tn = k < T_NTABLES ? dtsql_tab[k].name : dtsql_derived_names[k - T_NTABLES];
 		sqlite3_str *q = sqlite3_str_new(db);
-		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", dtsql_tab[k].name);
+		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", tn);
 		for (size_t i = 0; i < n; i++)
 			/* (sqlite's printf has no %zu: its %z is a string) */
 			sqlite3_str_appendf(q, "%sSELECT *, %Q AS capture, %Q AS host FROM main.%s__c%d",
-					    i ? " UNION ALL " : "", capture[i], host[i],
-					    dtsql_tab[k].name, (int)i);
+					    i ? " UNION ALL " : "", capture[i], host[i], tn, (int)i);
 		char *sql = sqlite3_str_finish(q);
 		char *e = NULL;
 		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
@@ -2253,6 +2258,7 @@ void dtsql_detach(struct dtsql *h)
 	for (int k = 0; k < T_NTABLES; k++)
 		sqlite3_create_module_v2(db, dtsql_tab[k].name, NULL, NULL, NULL);
 	sqlite3_create_module_v2(db, EVENTS_GROUPED, NULL, NULL, NULL);
+	dtsql_derived_detach(db);
 	for (int n = 2; n <= 4; n += 2) {
 		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
 					   NULL, NULL, NULL);
