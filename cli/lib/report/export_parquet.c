@@ -575,6 +575,7 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	}
 	int ret = -1, made_tmp = 0;
 	size_t moved = 0;
+	int moving = 0;
 	struct dtsym *sym = NULL;
 	sqlite3 *db = NULL;
 	char *err = NULL;
@@ -647,7 +648,11 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 		if (i == 0)
 			*nev = rows;
 	}
-	/* into place, table by table; undone if one fails */
+	/* into place, table by table; undone if one fails.  A fatal signal
+	 * waits for the last rename or the undo (a few system calls): the
+	 * dataset then holds all of this capture's tables or none */
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	moving = 1;
 	for (moved = 0; moved < NTABLES; moved++) {
 		pf(p, "%s/%s", dir, table_name(moved));
 		pf(q, "%s/%s/host=%s", dir, table_name(moved), host);
@@ -677,6 +682,8 @@ out:
 			rename(q, p);
 		}
 	}
+	if (moving)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	if (made_tmp) {
 		rm_tmp(tmp);
 		dtu_out_pending_dir(NULL);
