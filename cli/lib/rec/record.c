@@ -21,6 +21,7 @@
 #include "dt_abi.h"
 #include "dtcap.h"
 #include "elfsyms.h"
+#include "jitmap.h"
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
@@ -59,6 +60,7 @@ struct rec {
 	struct dtsrc	*src;
 	struct dtp_dev	*dev;		/* src's catalog */
 	struct elfsyms_cache *ec;
+	struct jitmap_cache *jc;	/* perf maps of JIT code stored so far */
 	struct tmap	comms, procs;
 	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
 	uint32_t	ncpus;
@@ -254,6 +256,22 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 			if (strcmp(mv[j].name, name) == 0)
 				mv[j].file = f->cap_id;
 	}
+	/* JIT code the process described itself (perf-PID.map) */
+	struct dtcap_map *jm = NULL;
+	size_t njm = 0;
+	char jerr[600] = "";
+	if (ret == 0 && !r->werr &&
+	    jitmap_apply(r->jc, r->w, pid, mv, nm, &jm, &njm, jerr, sizeof(jerr)) < 0) {
+		msg(r, "%s", dtcap_writer_error(r->w));
+		r->werr = 1;
+		ret = -1;
+	}
+	if (jerr[0])
+		msg(r, "%s", jerr);
+	if (jm) {
+		mv = jm;
+		nm = njm;
+	}
 	p.nmaps = (uint32_t)nm;
 	p.maps = mv;
 	/* remember where code lives, to notice pcs outside it (dlopen, JIT) */
@@ -274,6 +292,7 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 		r->werr = 1;
 		ret = -1;
 	}
+	free(jm);
 	return ret;
 }
 
@@ -543,6 +562,26 @@ resnap(struct rec *r)
 		    (sp = r->src->ops->proc(r->src, t->key)) == NULL || sp->gen == t->gen)
 			continue;
 		t->gen = sp->gen;
+		t->snapped++;
+		snapshot_src(r, sp, t);
+	}
+}
+
+/*
+ * Recording ends: a JIT compiler may have described code since a
+ * process's last snapshot (its map grows as it compiles), so every
+ * process whose perf map changed is snapshotted once more.
+ */
+static void
+jit_final(struct rec *r)
+{
+	for (size_t i = 0; i < r->procs.n && !r->werr; i++) {
+		struct tslot *t = &r->procs.v[i];
+		const struct dtsrc_proc *sp;
+
+		if (t->key == 0 || !t->snapped || !jitmap_changed(r->jc, t->key) ||
+		    (sp = r->src->ops->proc(r->src, t->key)) == NULL)
+			continue;
 		t->snapped++;
 		snapshot_src(r, sp, t);
 	}
@@ -970,12 +1009,14 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 	tmap_free(&r->procs);
 	/* file ids (cap_id) belong to one capture */
 	elfsyms_cache_free(r->ec);
+	jitmap_cache_free(r->jc);
+	r->jc = NULL;
 	kused_free(r->kused);
 	r->kused = NULL;
 	r->kstack_max = 0;
 	r->nread = r->raw_bytes = r->nbad = r->nlost = 0;
 	r->werr = 0;
-	if ((r->ec = elfsyms_cache_new()) == NULL)
+	if ((r->ec = elfsyms_cache_new()) == NULL || (r->jc = jitmap_cache_new()) == NULL)
 		return -1;
 	if (ksyms) {
 		if ((k = malloc(ksymslen + 1)) == NULL)
@@ -1214,11 +1255,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	buf = malloc(READBUF);
 	r->ec = elfsyms_cache_new();
+	r->jc = jitmap_cache_new();
 	r->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
 	r->counts = calloc(r->ncpus, sizeof(*r->counts));
-	if (!buf || !r->ec || !r->counts) {
+	if (!buf || !r->ec || !r->jc || !r->counts) {
 		msg(r, "out of memory");
 		goto out;
 	}
@@ -1471,6 +1513,7 @@ finish:
 		for (int i = 0; i < 100000; i++)
 			if (drain_once(r, buf) <= 0)
 				break;
+		jit_final(r);
 		put_counters(r);
 	}
 	if (child > 0) {
@@ -1545,6 +1588,7 @@ out:
 	dtrec_targets_close(&r->tg);
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
+	jitmap_cache_free(r->jc);
 	kused_free(r->kused);
 	tmap_free(&r->comms);
 	tmap_free(&r->procs);
