@@ -398,9 +398,10 @@ static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errl
 	return 0;
 }
 
+/* perf's MMAP2 calls anonymous memory "//anon" */
 static int file_backed(const struct dtcap_map *m)
 {
-	return m->file || (m->name && m->name[0] == '/');
+	return m->file || (m->name && m->name[0] == '/' && m->name[1] != '/');
 }
 
 /* Append to out the parts of [s, e) outside the sorted pairs cut[]. */
