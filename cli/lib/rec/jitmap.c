@@ -190,7 +190,8 @@ int jitmap_parse(const char *text, size_t len, struct dtcap_sym **syms, size_t *
 badline:
 		(*bad)++;
 	}
-	qsort(pl, n, sizeof(*pl), pline_cmp);
+	if (n)
+		qsort(pl, n, sizeof(*pl), pline_cmp);
 	struct dtcap_sym *sv = n ? malloc(n * sizeof(*sv)) : NULL;
 	if (n && !sv) {
 		free(pl);
