@@ -6,8 +6,10 @@
  * ("jit_cold_loop", a tenth of the calls), so names are checked where
  * they are, not just that something was named.
  *
- * jitprog SECONDS [MAPMODE]: MAPMODE "none" writes no map (the process
- * still runs the same code), "late" writes it only just before exiting.
+ * jitprog SECONDS [MAPMODE]: MAPMODE "early" (default) writes the map
+ * before running, "late" only just before exiting; "foreign" writes it,
+ * then gives it to uid 65534 (not the process's user: it must not be
+ * believed); "symlink" makes it a symbolic link to the real text.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -30,16 +32,21 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int write_map(uintptr_t hot, uintptr_t cold)
+static int write_map(uintptr_t hot, uintptr_t cold, const char *mode)
 {
-	char path[64];
+	char path[64], real[80];
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
-	FILE *f = fopen(path, "w");
+	snprintf(real, sizeof(real), "%s.real", path);
+	if (strcmp(mode, "symlink") == 0 && symlink(real, path))
+		return -1;
+	FILE *f = fopen(strcmp(mode, "symlink") ? path : real, "w");
 	if (!f)
 		return -1;
 	fprintf(f, "%lx %zx jit_hot_loop\n", (unsigned long)hot, sizeof(loop_code));
 	fprintf(f, "%lx %zx jit_cold_loop\n", (unsigned long)cold, sizeof(loop_code));
-	return fclose(f);
+	if (fclose(f))
+		return -1;
+	return strcmp(mode, "foreign") ? 0 : chown(path, 65534, 65534);
 }
 
 int main(int argc, char **argv)
@@ -59,14 +66,14 @@ int main(int argc, char **argv)
 	memcpy(cold, loop_code, sizeof(loop_code));
 	if (mprotect(m, 4 * pg, PROT_READ | PROT_EXEC))
 		return 1;
-	if (strcmp(mode, "early") == 0 && write_map((uintptr_t)hot, (uintptr_t)cold))
+	if (strcmp(mode, "late") && write_map((uintptr_t)hot, (uintptr_t)cold, mode))
 		return 1;
 	void (*fh)(uint64_t) = (void (*)(uint64_t))(uintptr_t)hot;
 	void (*fc)(uint64_t) = (void (*)(uint64_t))(uintptr_t)cold;
 	double end = now() + secs;
 	for (unsigned long i = 0; now() < end; i++)
 		(i % 10 == 9 ? fc : fh)(1000000);
-	if (strcmp(mode, "late") == 0 && write_map((uintptr_t)hot, (uintptr_t)cold))
+	if (strcmp(mode, "late") == 0 && write_map((uintptr_t)hot, (uintptr_t)cold, mode))
 		return 1;
 	return 0;
 }

@@ -1,0 +1,118 @@
+#!/bin/bash
+# run.sh BUILD - JIT frames named from perf maps, recorded on this host
+# through perf.  jitprog (a private C program, tests/jit/jitprog.c) runs
+# two loops it copied into anonymous memory and describes in
+# /tmp/perf-PID.map: the capture must name them, before and after the map
+# is written, and must not believe a map that is a link or another user's.
+# node runs a recursive function with --perf-basic-prof and
+# --perf-basic-prof-only-functions while dtrec and perf record the same
+# process at the same rate: dt's share of samples named for the function
+# must be at least 90% of the share perf report gives it from the same map.
+# Needs perf_event_open (root), perf and node: missing, the tests fail.
+set -u
+B=$1
+DTREC=$B/asan/bin/dtrec DTREPORT=$B/asan/bin/dtreport
+PROG=$B/tests/jit/jitprog
+T=$(mktemp -d /tmp/jit-test.XXXXXX)
+MAPS=()
+trap 'rm -rf "$T" "${MAPS[@]}"' EXIT
+. "$(dirname "$0")/../lib.sh"
+sanitizers_dtrec
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+
+# pct CAPTURE NAME: NAME's share (percent, self) in dtreport top --by sym
+pct() {
+	"$DTREPORT" top --by sym -n 1000 "$1" 2>>"$T/report.err" |
+		awk -v n="$2" '$1 ~ /^[0-9]+$/ { name = $0; sub(/^ *[0-9]+ +[0-9.]+% +/, "", name)
+			if (name == n) { sub(/%/, "", $2); print $2; f = 1 } } END { if (!f) print 0 }'
+}
+# pid of the process recorded in CAPTURE (the one with most samples)
+cap_pid() {
+	"$DTREPORT" sql --csv "$1" "SELECT pid FROM events GROUP BY pid ORDER BY count(*) DESC LIMIT 1" |
+		tr -d '\r' | tail -n 1
+}
+
+# ---- a C program's own JIT: map written before it runs, then only at its exit
+for mode in early late; do
+	if rec "c-$mode" -o "$T/c-$mode.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROG" 1.5 $mode; then
+		pass "record-c-$mode"
+	else
+		fail "record-c-$mode" "$(head -c 300 "$T/c-$mode.err")"
+	fi
+	MAPS+=("/tmp/perf-$(cap_pid "$T/c-$mode.dtc").map")
+	hot=$(pct "$T/c-$mode.dtc" jit_hot_loop)
+	cold=$(pct "$T/c-$mode.dtc" jit_cold_loop)
+	# nine calls in ten go to the hot loop: it must hold most samples,
+	# the cold one some, and together nearly all of them
+	if awk -v h="$hot" -v c="$cold" 'BEGIN { exit !(h >= 75 && c >= 3 && h + c >= 95) }'; then
+		pass "c-names-$mode"
+	else
+		fail "c-names-$mode" "jit_hot_loop $hot%, jit_cold_loop $cold%: $("$DTREPORT" top --by sym "$T/c-$mode.dtc" 2>&1 | head -5 | tr '\n' '|')"
+	fi
+done
+# the regions are cut out of the anonymous mapping, not laid over it
+n=$("$DTREPORT" sql --csv "$T/c-early.dtc" \
+	"SELECT count(*) FROM maps WHERE name LIKE '/tmp/perf-%.map'" | tr -d '\r' | tail -n 1)
+a=$("$DTREPORT" sql --csv "$T/c-early.dtc" \
+	"SELECT count(*) FROM maps m, maps j WHERE j.name LIKE '/tmp/perf-%.map' AND m.ts = j.ts
+	 AND m.name = '//anon' AND m.start < j.end AND j.start < m.end" | tr -d '\r' | tail -n 1)
+[ "${n:-0}" -ge 1 ] && [ "$a" = 0 ] && pass c-regions-cut-anon ||
+	fail c-regions-cut-anon "$n JIT maps, $a anonymous maps overlapping them"
+
+# ---- maps that must not be believed: a link, another user's file
+for mode in symlink foreign; do
+	rec "c-$mode" -o "$T/c-$mode.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROG" 1 $mode
+	rc=$?
+	pid=$(cap_pid "$T/c-$mode.dtc")
+	MAPS+=("/tmp/perf-$pid.map" "/tmp/perf-$pid.map.real")
+	hot=$(pct "$T/c-$mode.dtc" jit_hot_loop)
+	want="symbolic link"; [ $mode = foreign ] && want="not the process's"
+	if [ $rc = 0 ] && [ "$hot" = 0 ] && grep -q "$want" "$T/c-$mode.err"; then
+		pass "c-refuses-$mode"
+	else
+		fail "c-refuses-$mode" "status $rc, jit_hot_loop $hot%, messages: $(head -c 300 "$T/c-$mode.err")"
+	fi
+done
+
+# ---- node, beside perf
+command -v node >/dev/null || fail tool-node "node is not installed (nodejs)"
+command -v perf >/dev/null || fail tool-perf "perf is not installed (linux-perf)"
+cat >"$T/fib.js" <<'JS'
+function fibRecursiveJit(n) { return n < 2 ? n : fibRecursiveJit(n - 1) + fibRecursiveJit(n - 2); }
+const end = Date.now() + Number(process.argv[2]) * 1000;
+let s = 0;
+while (Date.now() < end) s += fibRecursiveJit(25);
+console.log(s > 0 ? "done" : "none");
+JS
+for flag in perf-basic-prof perf-basic-prof-only-functions; do
+	node --$flag "$T/fib.js" 6 >"$T/node-$flag.out" &
+	np=$!
+	MAPS+=("/tmp/perf-$np.map")
+	sleep 1		# past start-up: both recorders see the loop only
+	rec "node-$flag" -o "$T/node-$flag.dtc" -e profile:hz:997 -u --user-stacks fp -p $np -d 3 &
+	dp=$!
+	perf record -q -F 997 -g -p $np -o "$T/node-$flag.perf" -- sleep 3 >/dev/null 2>"$T/perf-$flag.err"
+	wait $dp
+	drc=$?
+	wait $np
+	[ $drc = 0 ] && pass "record-node-$flag" ||
+		fail "record-node-$flag" "status $drc: $(head -c 300 "$T/node-$flag.err")"
+	# the function's name as perf gives it from the map: its own spelling
+	perf report -i "$T/node-$flag.perf" --no-children --sort sym --stdio -g none \
+		2>/dev/null | grep -F 'fibRecursiveJit' | head -n 1 >"$T/perf-$flag.line"
+	ppct=$(awk '{ sub(/%/, "", $1); print $1 }' "$T/perf-$flag.line")
+	name=$(sed -E 's/^ *[0-9.]+% +\[\.\] //; s/ +$//' "$T/perf-$flag.line")
+	if [ -z "$name" ]; then
+		fail "node-vs-perf-$flag" "perf report names no fibRecursiveJit: $(head -c 300 "$T/perf-$flag.err")"
+		continue
+	fi
+	dpct=$(pct "$T/node-$flag.dtc" "$name")
+	echo "# $flag: '$name' perf $ppct%, dt $dpct%"
+	if awk -v d="$dpct" -v p="$ppct" 'BEGIN { exit !(p >= 50 && d >= 0.9 * p) }'; then
+		pass "node-vs-perf-$flag"
+	else
+		fail "node-vs-perf-$flag" "'$name': perf $ppct%, dt $dpct%: $("$DTREPORT" top --by sym "$T/node-$flag.dtc" 2>&1 | head -5 | tr '\n' '|')"
+	fi
+done
+san "$T"/*.err && fail sanitizers "$(grep -h -m3 -E 'AddressSanitizer|runtime error|LeakSanitizer' "$T"/*.err)" ||
+	pass no-sanitizer-reports
