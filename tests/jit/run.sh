@@ -17,6 +17,7 @@ T=$(mktemp -d /tmp/jit-test.XXXXXX)
 MAPS=()
 trap 'rm -rf "$T" "${MAPS[@]}"' EXIT
 . "$(dirname "$0")/../lib.sh"
+cd "$T" || exit 1	# node writes its V8 logs (isolate-*.log) here
 sanitizers_dtrec
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 
@@ -58,6 +59,21 @@ a=$("$DTREPORT" sql --csv "$T/c-early.dtc" \
 	 AND m.name = '//anon' AND m.start < j.end AND j.start < m.end" | tr -d '\r' | tail -n 1)
 [ "${n:-0}" -ge 1 ] && [ "$a" = 0 ] && pass c-regions-cut-anon ||
 	fail c-regions-cut-anon "$n JIT maps, $a anonymous maps overlapping them"
+
+# ---- SQL maps.build_id: each ELF file's NT_GNU_BUILD_ID as readelf -n prints it
+command -v readelf >/dev/null || fail tool-readelf "readelf is not installed (binutils)"
+"$DTREPORT" sql --csv "$T/c-early.dtc" \
+	"SELECT DISTINCT name, ifnull(build_id, '') FROM maps WHERE file IS NOT NULL AND name LIKE '/%'" |
+	tr -d '\r' | tail -n +2 >"$T/bid.csv"
+bad=0 nb=0
+while IFS=, read -r path bid; do
+	case $path in /tmp/perf-*) [ -z "$bid" ] || { bad=1; echo "# $path has build id $bid"; }; continue ;; esac
+	want=$(readelf -n "$path" 2>/dev/null | awk '/Build ID:/ { print $3; exit }')
+	nb=$((nb + 1))
+	[ "$bid" = "$want" ] || { bad=1; echo "# $path: sql '$bid', readelf '$want'"; }
+done <"$T/bid.csv"
+[ $bad = 0 ] && [ $nb -ge 2 ] && pass sql-maps-build-id ||
+	fail sql-maps-build-id "$nb files compared: $(head -c 300 "$T/bid.csv")"
 
 # ---- maps that must not be believed: a link, another user's file
 for mode in symlink foreign; do
