@@ -35,6 +35,7 @@
 #define POLL_MS		100
 #define PAUSE_MS	50
 #define BACKLOG		(256U << 10)
+#define LAST_MAX	(64U << 20)	/* bytes of /proc maps kept for JIT maps */
 
 /* A map u32 -> slot, for per-thread comm and per-process state. */
 struct tslot {
@@ -46,6 +47,11 @@ struct tslot {
 	uint32_t	misses;		/* snapshots taken for unmapped pcs */
 	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
 	uint64_t	*xr;		/* start, end pairs */
+	/* the last snapshot read from /proc (mv points into text): stored
+	 * again with a JIT map that appears once the process is gone */
+	struct dtcap_proc last;
+	char		*last_text;
+	size_t		last_bytes;
 };
 struct tmap {
 	struct tslot	*v;		/* in order of first sight; moves as it grows */
@@ -67,6 +73,7 @@ struct rec {
 	struct dtcap_count *counts;
 	uint64_t	nread, raw_bytes, nbad, nlost;
 	uint64_t	base_bytes;	/* capture size before the first event */
+	uint64_t	last_bytes;	/* held by tslot.last of every process */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
@@ -123,8 +130,12 @@ tmap_get(struct tmap *m, uint32_t key, int *isnew)
 static void
 tmap_free(struct tmap *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].xr);
+		free((void *)m->v[i].last.maps);
+		free((void *)m->v[i].last.exe);
+		free(m->v[i].last_text);
+	}
 	free(m->v);
 	dt_htab_free(&m->ix);
 	memset(m, 0, sizeof(*m));
@@ -145,6 +156,8 @@ parse_perms(const char *p, uint32_t *prot)
  */
 static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
 			  size_t nm, struct tslot *t);
+static void keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p,
+		      struct dtcap_map *mv, size_t nm, char *text);
 
 static int
 snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
@@ -202,9 +215,38 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		return 0;
 	}
 	ret = store_snapshot(r, &p, mv, nm, t);
-	free(mv);
-	free(maps);
+	keep_last(r, t, &p, mv, nm, maps);
 	return ret;
+}
+
+/* Keep what snapshot() read (taking mv and text), within a bound. */
+static void
+keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p, struct dtcap_map *mv,
+	  size_t nm, char *text)
+{
+	size_t bytes = nm * sizeof(*mv) + (text ? strlen(text) : 0);
+
+	free((void *)t->last.maps);
+	free((void *)t->last.exe);
+	free(t->last_text);
+	r->last_bytes -= t->last_bytes;
+	memset(&t->last, 0, sizeof(t->last));
+	t->last_text = NULL;
+	t->last_bytes = 0;
+	char *exe = strdup(p->exe ? p->exe : "");
+	if (!exe || r->last_bytes + bytes > LAST_MAX) {
+		free(exe);
+		free(mv);
+		free(text);
+		return;
+	}
+	t->last = *p;
+	t->last.exe = exe;
+	t->last.maps = mv;
+	t->last.nmaps = (uint32_t)nm;
+	t->last_text = text;
+	t->last_bytes = bytes;
+	r->last_bytes += bytes;
 }
 
 /*
@@ -569,8 +611,9 @@ resnap(struct rec *r)
 
 /*
  * Recording ends: a JIT compiler may have described code since a
- * process's last snapshot (its map grows as it compiles), so every
- * process whose perf map changed is snapshotted once more.
+ * process's last snapshot (its map grows as it compiles, a JVM writes it
+ * as it exits), so every process whose perf map changed is snapshotted
+ * once more.
  */
 static void
 jit_final(struct rec *r)
@@ -579,11 +622,17 @@ jit_final(struct rec *r)
 		struct tslot *t = &r->procs.v[i];
 		const struct dtsrc_proc *sp;
 
-		if (t->key == 0 || !t->snapped || !jitmap_changed(r->jc, t->key) ||
-		    (sp = r->src->ops->proc(r->src, t->key)) == NULL)
+		if (t->key == 0 || !t->snapped || !jitmap_changed(r->jc, t->key))
 			continue;
 		t->snapped++;
-		snapshot_src(r, sp, t);
+		if ((sp = r->src->ops->proc(r->src, t->key)) != NULL) {
+			snapshot_src(r, sp, t);
+		} else if (t->last.nmaps) {
+			/* known from /proc only, and maybe gone (a JVM writes
+			 * its map as it exits): its last maps, JIT laid over */
+			struct dtcap_proc p = t->last;
+			store_snapshot(r, &p, (struct dtcap_map *)t->last.maps, t->last.nmaps, t);
+		}
 	}
 }
 
