@@ -7,8 +7,9 @@
 # node runs a recursive function with --perf-basic-prof and
 # --perf-basic-prof-only-functions while dtrec and perf record the same
 # process at the same rate: dt's share of samples named for the function
-# must be at least 90% of the share perf report gives it from the same map.
-# Needs perf_event_open (root), perf and node: missing, the tests fail.
+# must be at least 90% of the share perf report gives it from the same map;
+# so for a JVM with -XX:+DumpPerfMapAtExit, recorded until it exits.
+# Needs perf_event_open (root), perf, node and a JDK: missing, tests fail.
 set -u
 B=$1
 DTREC=$B/asan/bin/dtrec DTREPORT=$B/asan/bin/dtreport
@@ -90,45 +91,83 @@ for mode in symlink foreign; do
 	fi
 done
 
-# ---- node, beside perf
-command -v node >/dev/null || fail tool-node "node is not installed (nodejs)"
+# beside_perf NAME FUNC UNTIL_EXIT CMD...: run CMD, and after a second
+# record it with dtrec and perf record at the same rate, for 3 s or, with
+# UNTIL_EXIT 1, until it exits (a JVM writes its map only then).  FUNC's
+# share of the samples in dt must be at least 90% of its share in perf
+# report, which names it from the same map.
+beside_perf() {
+	local name=$1 func=$2 until_exit=$3; shift 3
+	"$@" >"$T/$name.out" 2>&1 &
+	local np=$! dur=(-d 3) pdur=(-- sleep 3) drc
+	MAPS+=("/tmp/perf-$np.map")
+	[ "$until_exit" = 1 ] && dur=() pdur=()
+	sleep 1.5	# past start-up: both recorders see the loop only
+	rec "$name" -o "$T/$name.dtc" -e profile:hz:997 -u --user-stacks fp -p $np "${dur[@]}" &
+	local dp=$!
+	perf record -q -F 997 -g -p $np -o "$T/$name.perf" "${pdur[@]}" >/dev/null 2>"$T/$name.perf.err"
+	wait $dp
+	drc=$?
+	wait $np
+	[ $drc = 0 ] && pass "record-$name" ||
+		fail "record-$name" "status $drc: $(head -c 300 "$T/$name.err")"
+	perf report -i "$T/$name.perf" --no-children --sort sym --stdio -g none \
+		2>/dev/null | grep -F "$func" | head -n 1 >"$T/$name.line"
+	local ppct fname dpct
+	ppct=$(awk '{ sub(/%/, "", $1); print $1 }' "$T/$name.line")
+	# the function's name as perf gives it from the map: the runtime's spelling
+	fname=$(sed -E 's/^ *[0-9.]+% +\[\.\] //; s/ +$//' "$T/$name.line")
+	if [ -z "$fname" ]; then
+		fail "$name-vs-perf" "perf report names no $func: $(head -c 300 "$T/$name.perf.err" "$T/$name.out")"
+		return
+	fi
+	dpct=$(pct "$T/$name.dtc" "$fname")
+	echo "# $name: '$fname' perf $ppct%, dt $dpct%"
+	if awk -v d="$dpct" -v p="$ppct" 'BEGIN { exit !(p >= 50 && d >= 0.9 * p) }'; then
+		pass "$name-vs-perf"
+	else
+		fail "$name-vs-perf" "'$fname': perf $ppct%, dt $dpct%: $("$DTREPORT" top --by sym "$T/$name.dtc" 2>&1 | head -5 | tr '\n' '|')"
+	fi
+}
 command -v perf >/dev/null || fail tool-perf "perf is not installed (linux-perf)"
-cat >"$T/fib.js" <<'JS'
+
+# ---- node: the map grows as V8 compiles
+if command -v node >/dev/null; then
+	cat >"$T/fib.js" <<'JS'
 function fibRecursiveJit(n) { return n < 2 ? n : fibRecursiveJit(n - 1) + fibRecursiveJit(n - 2); }
 const end = Date.now() + Number(process.argv[2]) * 1000;
 let s = 0;
 while (Date.now() < end) s += fibRecursiveJit(25);
 console.log(s > 0 ? "done" : "none");
 JS
-for flag in perf-basic-prof perf-basic-prof-only-functions; do
-	node --$flag "$T/fib.js" 6 >"$T/node-$flag.out" &
-	np=$!
-	MAPS+=("/tmp/perf-$np.map")
-	sleep 1		# past start-up: both recorders see the loop only
-	rec "node-$flag" -o "$T/node-$flag.dtc" -e profile:hz:997 -u --user-stacks fp -p $np -d 3 &
-	dp=$!
-	perf record -q -F 997 -g -p $np -o "$T/node-$flag.perf" -- sleep 3 >/dev/null 2>"$T/perf-$flag.err"
-	wait $dp
-	drc=$?
-	wait $np
-	[ $drc = 0 ] && pass "record-node-$flag" ||
-		fail "record-node-$flag" "status $drc: $(head -c 300 "$T/node-$flag.err")"
-	# the function's name as perf gives it from the map: its own spelling
-	perf report -i "$T/node-$flag.perf" --no-children --sort sym --stdio -g none \
-		2>/dev/null | grep -F 'fibRecursiveJit' | head -n 1 >"$T/perf-$flag.line"
-	ppct=$(awk '{ sub(/%/, "", $1); print $1 }' "$T/perf-$flag.line")
-	name=$(sed -E 's/^ *[0-9.]+% +\[\.\] //; s/ +$//' "$T/perf-$flag.line")
-	if [ -z "$name" ]; then
-		fail "node-vs-perf-$flag" "perf report names no fibRecursiveJit: $(head -c 300 "$T/perf-$flag.err")"
-		continue
-	fi
-	dpct=$(pct "$T/node-$flag.dtc" "$name")
-	echo "# $flag: '$name' perf $ppct%, dt $dpct%"
-	if awk -v d="$dpct" -v p="$ppct" 'BEGIN { exit !(p >= 50 && d >= 0.9 * p) }'; then
-		pass "node-vs-perf-$flag"
+	for flag in perf-basic-prof perf-basic-prof-only-functions; do
+		beside_perf "node-$flag" fibRecursiveJit 0 node --$flag "$T/fib.js" 6
+	done
+else
+	fail tool-node "node is not installed (nodejs)"
+fi
+
+# ---- Java: the map written as the JVM exits, the process gone when read
+if command -v javac >/dev/null && command -v java >/dev/null; then
+	cat >"$T/Fib.java" <<'JAVA'
+public class Fib {
+	static int fibRecursiveJava(int n) { return n < 2 ? n : fibRecursiveJava(n - 1) + fibRecursiveJava(n - 2); }
+	public static void main(String[] a) {
+		long end = System.currentTimeMillis() + (long)(Double.parseDouble(a[0]) * 1000);
+		long s = 0;
+		while (System.currentTimeMillis() < end) s += fibRecursiveJava(25);
+		System.out.println(s > 0 ? "done" : "none");
+	}
+}
+JAVA
+	if javac -d "$T" "$T/Fib.java" 2>"$T/javac.err"; then
+		beside_perf java-dump-at-exit fibRecursiveJava 1 \
+			java -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp "$T" Fib 4.5
 	else
-		fail "node-vs-perf-$flag" "'$name': perf $ppct%, dt $dpct%: $("$DTREPORT" top --by sym "$T/node-$flag.dtc" 2>&1 | head -5 | tr '\n' '|')"
+		fail javac "$(head -c 300 "$T/javac.err")"
 	fi
-done
+else
+	fail tool-java "java or javac is not installed (openjdk-17-jdk-headless)"
+fi
 san "$T"/*.err && fail sanitizers "$(grep -h -m3 -E 'AddressSanitizer|runtime error|LeakSanitizer' "$T"/*.err)" ||
 	pass no-sanitizer-reports
