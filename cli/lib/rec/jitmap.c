@@ -27,6 +27,7 @@
 
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "jitdump.h"
 #include "jitmap.h"
 #include "util.h"
 
@@ -40,12 +41,16 @@ struct jitent {
 	int		uid_known;
 	int		warned;
 	/* identity of the version stored last: changes mean a new read */
-	dev_t		dev;
-	ino_t		ino;
-	off_t		size;
-	struct timespec	mtime;
+	struct fid {
+		dev_t		dev;
+		ino_t		ino;
+		off_t		size;
+		struct timespec	mtime;
+	}		map_id, dump_id;
+	char		*dump;		/* path of its jitdump, as it mapped it */
 	uint32_t	file_id;	/* capture file of that version, 0: none */
 	uint32_t	version;
+	char		name[4200];	/* the regions' mapping name */
 	uint64_t	*reg;		/* regions: start, end pairs, sorted */
 	size_t		nreg;
 };
@@ -65,8 +70,10 @@ void jitmap_cache_free(struct jitmap_cache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n; i++)
+	for (size_t i = 0; i < c->n; i++) {
 		free(c->v[i].reg);
+		free(c->v[i].dump);
+	}
 	free(c->v);
 	dt_htab_free(&c->ix);
 	free(c);
@@ -77,7 +84,8 @@ static uint64_t ent_hash(const void *ctx, uint32_t e)
 	return dt_htab_hash_int(((const struct jitmap_cache *)ctx)->v[e].pid);
 }
 
-static struct jitent *ent_get(struct jitmap_cache *c, uint32_t pid)
+/* pid's entry, made if create (NULL when absent or out of memory) */
+static struct jitent *ent_get(struct jitmap_cache *c, uint32_t pid, int create)
 {
 	uint64_t h = dt_htab_hash_int(pid);
 	uint32_t e;
@@ -86,7 +94,7 @@ static struct jitent *ent_get(struct jitmap_cache *c, uint32_t pid)
 	     i = dt_htab_next(&c->ix, i))
 		if (c->v[e].pid == pid)
 			return &c->v[e];
-	if (DT_GROW(c->v, c->cap, c->n, 1, 16))
+	if (!create || DT_GROW(c->v, c->cap, c->n, 1, 16))
 		return NULL;
 	memset(&c->v[c->n], 0, sizeof(c->v[c->n]));
 	c->v[c->n].pid = pid;
@@ -214,11 +222,11 @@ badline:
 
 /* ------------------------------------------------------------- reading */
 
-char *jitmap_read_file(const char *path, uid_t uid, size_t *len, char *err, size_t errlen)
+/* path opened if it can be believed (see jitmap_read_file), else -1 */
+static int open_checked(const char *path, uid_t uid, struct stat *stp, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	char *buf = NULL;
 
 	if (fd < 0) {
 		int e = errno;
@@ -227,7 +235,7 @@ char *jitmap_read_file(const char *path, uid_t uid, size_t *len, char *err, size
 		else if (e != ENOENT)
 			dtu_seterr(err, errlen, "%s: %s", path, strerror(e));
 		errno = e;
-		return NULL;
+		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
@@ -242,6 +250,22 @@ char *jitmap_read_file(const char *path, uid_t uid, size_t *len, char *err, size
 			   "not believed", path, (unsigned)st.st_uid, (unsigned)uid);
 		goto fail;
 	}
+	*stp = st;
+	return fd;
+fail:
+	close(fd);
+	errno = EINVAL;
+	return -1;
+}
+
+char *jitmap_read_file(const char *path, uid_t uid, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	int fd = open_checked(path, uid, &st, err, errlen);
+
+	if (fd < 0)
+		return NULL;
 	if (st.st_size < 0 || (uint64_t)st.st_size > JITMAP_MAX_BYTES) {
 		dtu_seterr(err, errlen, "%s: %lld bytes, more than the %u read", path,
 			   (long long)st.st_size, JITMAP_MAX_BYTES);
@@ -296,23 +320,45 @@ int jitmap_exists(uint32_t pid)
 	return lstat(path, &st) == 0;
 }
 
-static int same_version(const struct jitent *e, const struct stat *st)
+static void fid_set(struct fid *f, const struct stat *st)
 {
-	return e->file_id && e->dev == st->st_dev && e->ino == st->st_ino &&
-	       e->size == st->st_size && e->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       e->mtime.tv_nsec == st->st_mtim.tv_nsec;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+}
+
+/* The identities of pid's perf map and jitdump now (zeroed: absent). */
+static void current(const struct jitent *e, struct fid *map, struct fid *dump)
+{
+	char path[64];
+	struct stat st;
+
+	memset(map, 0, sizeof(*map));
+	memset(dump, 0, sizeof(*dump));
+	map_path(path, sizeof(path), e->pid);
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+		fid_set(map, &st);
+	if (e->dump && lstat(e->dump, &st) == 0 && S_ISREG(st.st_mode))
+		fid_set(dump, &st);
+}
+
+static int fid_eq(const struct fid *a, const struct fid *b)
+{
+	return !memcmp(a, b, sizeof(*a));
 }
 
 int jitmap_changed(struct jitmap_cache *c, uint32_t pid)
 {
-	char path[64];
-	struct stat st;
-	struct jitent *e = ent_get(c, pid);
+	struct jitent *e = ent_get(c, pid, 0);
+	struct fid map, dump, none = { 0 };
 
-	map_path(path, sizeof(path), pid);
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (!e)
+		return jitmap_exists(pid);	/* appeared since the last snapshot */
+	current(e, &map, &dump);
+	if (fid_eq(&map, &none) && fid_eq(&dump, &none))
 		return 0;
-	return !e || !same_version(e, &st);
+	return !fid_eq(&map, &e->map_id) || !fid_eq(&dump, &e->dump_id);
 }
 
 /* pid's user, while it lives (its /proc directory belongs to its euid) */
@@ -328,55 +374,97 @@ static void learn_uid(struct jitent *e)
 	}
 }
 
-/* Read and store pid's map if it changed: its regions in e. */
+static void warn_once(struct jitent *e, char *err, size_t errlen, const char *msg)
+{
+	if (msg[0] && !e->warned) {
+		e->warned = 1;
+		dtu_seterr(err, errlen, "%s", msg);
+	}
+}
+
+/* The symbols of pid's jitdump, if it can be believed; NULL/0 if not. */
+static void read_dump(struct jitent *e, uid_t uid, struct dtcap_sym **syms, size_t *n,
+		      char **names, char *err, size_t errlen)
+{
+	char msg[600] = "", why[256] = "";
+	struct stat st;
+	int fd = open_checked(e->dump, uid, &st, msg, sizeof(msg));
+
+	*syms = NULL;
+	*n = 0;
+	*names = NULL;
+	if (fd < 0) {
+		warn_once(e, err, errlen, msg);
+		return;
+	}
+	if (jitdump_read(fd, syms, n, names, why, sizeof(why)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: %s", e->dump, why);
+		warn_once(e, err, errlen, msg);
+	}
+	close(fd);
+}
+
+/* Read and store pid's map and jitdump if either changed: regions in e. */
 static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errlen)
 {
-	char path[64], fpath[96], msg[512] = "";
-	struct stat st;
-	size_t len, nsyms, bad;
-	struct dtcap_sym *syms;
-	char *names;
-
-	map_path(path, sizeof(path), e->pid);
-	if (lstat(path, &st) < 0 || same_version(e, &st))
-		return 0;
+	char path[64], fpath[4200], msg[512] = "";
+	struct fid map, dump, none = { 0 };
+	size_t len, nmap = 0, ndump = 0, bad = 0;
+	struct dtcap_sym *msyms = NULL, *dsyms = NULL;
+	char *mnames = NULL, *dnames = NULL;
 	/* gone before its user was learnt: only root's word is taken */
-	char *text = jitmap_read_file(path, e->uid_known ? e->uid : 0, &len, msg, sizeof(msg));
-	if (!text) {
-		if (msg[0] && !e->warned) {
-			e->warned = 1;
-			dtu_seterr(err, errlen, "%s", msg);
-		}
+	uid_t uid = e->uid_known ? e->uid : 0;
+
+	current(e, &map, &dump);
+	if ((fid_eq(&map, &none) && fid_eq(&dump, &none)) ||
+	    (e->file_id && fid_eq(&map, &e->map_id) && fid_eq(&dump, &e->dump_id)))
 		return 0;
+	map_path(path, sizeof(path), e->pid);
+	if (!fid_eq(&map, &none)) {
+		char *text = jitmap_read_file(path, uid, &len, msg, sizeof(msg));
+		if (!text)
+			warn_once(e, err, errlen, msg);
+		else if (jitmap_parse(text, len, &msyms, &nmap, &mnames, &bad) < 0)
+			nmap = 0;	/* memory: the frames stay unnamed */
+		free(text);
+		if (bad) {
+			snprintf(msg, sizeof(msg),
+				 "%s: %zu lines not of the form START SIZE NAME, skipped", path, bad);
+			warn_once(e, err, errlen, msg);
+		}
 	}
-	int pr = jitmap_parse(text, len, &syms, &nsyms, &names, &bad);
-	free(text);
-	if (pr < 0)
-		return 0;	/* memory: the frames stay unnamed, the capture good */
-	if (bad && !e->warned) {
-		e->warned = 1;
-		dtu_seterr(err, errlen, "%s: %zu lines not of the form START SIZE NAME, skipped",
-			   path, bad);
+	if (!fid_eq(&dump, &none))
+		read_dump(e, uid, &dsyms, &ndump, &dnames, err, errlen);
+
+	/* both sorted; at one start the jitdump's record wins (it is exact) */
+	size_t nsyms = 0;
+	struct dtcap_sym *syms = nmap + ndump ? malloc((nmap + ndump) * sizeof(*syms)) : NULL;
+	for (size_t i = 0, j = 0; syms && (i < nmap || j < ndump);) {
+		if (j < ndump && (i == nmap || dsyms[j].addr <= msyms[i].addr)) {
+			if (i < nmap && msyms[i].addr == dsyms[j].addr)
+				i++;
+			syms[nsyms++] = dsyms[j++];
+		} else {
+			syms[nsyms++] = msyms[i++];
+		}
 	}
+	const char *base = !fid_eq(&map, &none) ? path : e->dump;
 	e->version++;
 	if (e->version == 1)
-		snprintf(fpath, sizeof(fpath), "%s", path);
+		snprintf(fpath, sizeof(fpath), "%s", base);
 	else
-		snprintf(fpath, sizeof(fpath), "%s#%" PRIu32, path, e->version);
+		snprintf(fpath, sizeof(fpath), "%s#%" PRIu32, base, e->version);
 	struct dtcap_file f = { .path = fpath, .nsyms = (uint32_t)nsyms, .syms = syms };
 	uint32_t id = nsyms ? dtcap_put_file(w, &f) : 0;
-	if (nsyms && !id) {
-		free(syms);
-		free(names);
-		return -1;
-	}
+	int ret = nsyms && !id ? -1 : 0;
+
 	/* regions: symbols sorted by start, each extending the last region
 	 * when it begins within JIT_GAP of its end */
 	free(e->reg);
 	e->reg = NULL;
 	e->nreg = 0;
 	size_t rcap = 0;
-	for (size_t i = 0; i < nsyms; i++) {
+	for (size_t i = 0; i < nsyms && id; i++) {
 		uint64_t s = syms[i].addr, en = s + syms[i].size;
 		if (e->nreg && s <= e->reg[2 * e->nreg - 1] + JIT_GAP) {
 			if (en > e->reg[2 * e->nreg - 1])
@@ -389,17 +477,33 @@ static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errl
 		e->reg[2 * e->nreg + 1] = en;
 		e->nreg++;
 	}
+	snprintf(e->name, sizeof(e->name), "%s", base);
 	free(syms);
-	free(names);
+	free(msyms);
+	free(mnames);
+	free(dsyms);
+	free(dnames);
 	e->file_id = id;
-	e->dev = st.st_dev;
-	e->ino = st.st_ino;
-	e->size = st.st_size;
-	e->mtime = st.st_mtim;
-	return 0;
+	e->map_id = map;
+	e->dump_id = dump;
+	return ret;
 }
 
-/* perf's MMAP2 calls anonymous memory "//anon" */
+/* pid's jitdump, if it mapped one (perf finds it the same way), or NULL */
+static const char *find_dump(uint32_t pid, const struct dtcap_map *mv, size_t nm)
+{
+	char want[32];
+	size_t wl = (size_t)snprintf(want, sizeof(want), "/jit-%" PRIu32 ".dump", pid);
+
+	for (size_t i = 0; i < nm; i++) {
+		const char *n = mv[i].name;
+		size_t l = n ? strlen(n) : 0;
+		if (l > wl && n[0] == '/' && !strcmp(n + l - wl, want))
+			return n;
+	}
+	return NULL;
+}
+
 static int file_backed(const struct dtcap_map *m)
 {
 	return m->file || (m->name && m->name[0] == '/' && m->name[1] != '/');
@@ -435,13 +539,19 @@ int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
 		 const struct dtcap_map *mv, size_t nm, struct dtcap_map **out, size_t *nout,
 		 char *err, size_t errlen)
 {
-	static char jname[64];	/* names of the region mappings, copied by the writer */
 	struct jitent *e;
 
 	*out = NULL;
 	*nout = 0;
-	if (!jitmap_exists(pid) || (e = ent_get(c, pid)) == NULL)
+	const char *dump = find_dump(pid, mv, nm);
+	if (!dump && !jitmap_exists(pid) && !ent_get(c, pid, 0))
+		return 0;	/* the common case: one lstat, no entry */
+	if ((e = ent_get(c, pid, 1)) == NULL)
 		return 0;
+	if (dump && (!e->dump || strcmp(e->dump, dump))) {
+		free(e->dump);
+		e->dump = strdup(dump);
+	}
 	learn_uid(e);
 	if (load(e, w, err, errlen) < 0)
 		return -1;
@@ -471,10 +581,9 @@ int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
 			fb[2 * j - 2] = s;
 			fb[2 * j - 1] = en;
 		}
-	map_path(jname, sizeof(jname), pid);
 	for (size_t i = 0; i < e->nreg; i++) {
 		struct dtcap_map r = { .start = e->reg[2 * i], .end = e->reg[2 * i + 1],
-				       .file = e->file_id, .prot = 5, .name = jname };
+				       .file = e->file_id, .prot = 5, .name = e->name };
 		if (subtract(&regs, &nregs, &regcap, &r, fb, nfb, 0))
 			goto oom;
 	}
