@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jitdump.h"
 #include "jitmap.h"
 #include "../xorshift.h"
 
@@ -229,6 +230,146 @@ static void test_read(const char *dir)
 	free(t);
 }
 
+/* ---- jitdump: a dump written here as perf's jitdump.h lays it out */
+
+struct dbuf {
+	unsigned char	b[8192];
+	size_t		n;
+};
+
+static void put(struct dbuf *d, const void *p, size_t l)
+{
+	memcpy(d->b + d->n, p, l);
+	d->n += l;
+}
+
+static void put32(struct dbuf *d, uint32_t v) { put(d, &v, 4); }
+static void put64(struct dbuf *d, uint64_t v) { put(d, &v, 8); }
+
+static void header(struct dbuf *d, uint32_t magic)
+{
+	put32(d, magic);
+	put32(d, 1);		/* version */
+	put32(d, 40);		/* header size */
+	put32(d, 62);		/* EM_X86_64 */
+	put32(d, 0xdeadbeef);
+	put32(d, 1234);		/* pid */
+	put64(d, 1);		/* timestamp */
+	put64(d, 0);		/* flags */
+}
+
+static void load_rec(struct dbuf *d, uint64_t addr, uint64_t size, uint64_t index,
+		     const char *name)
+{
+	size_t nl = strlen(name) + 1;
+	put32(d, 0);
+	put32(d, (uint32_t)(16 + 40 + nl + size));
+	put64(d, 2);
+	put32(d, 1234);
+	put32(d, 1234);
+	put64(d, addr);
+	put64(d, addr);
+	put64(d, size);
+	put64(d, index);
+	put(d, name, nl);
+	for (uint64_t i = 0; i < size; i++)
+		d->b[d->n++] = 0xcc;	/* the code: never read */
+}
+
+static void move_rec(struct dbuf *d, uint64_t from, uint64_t to, uint64_t size, uint64_t index)
+{
+	put32(d, 1);
+	put32(d, 16 + 48);
+	put64(d, 3);
+	put32(d, 1234);
+	put32(d, 1234);
+	put64(d, to);
+	put64(d, from);
+	put64(d, to);
+	put64(d, size);
+	put64(d, index);
+}
+
+static int dump_of(const char *dir, const struct dbuf *d, size_t len, struct dtcap_sym **s,
+		   size_t *n, char **names, char *err)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/jit-1234.dump", dir);
+	int fd = open(p, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	if (fd < 0 || write(fd, d->b, len) != (ssize_t)len)
+		perror("dump");
+	int r = jitdump_read(fd, s, n, names, err, 256);
+	close(fd);
+	return r;
+}
+
+static void test_jitdump(const char *dir)
+{
+	struct dbuf d = { .n = 0 };
+	struct dtcap_sym *s;
+	size_t n;
+	char *names, err[256] = "", why[512];
+
+	header(&d, 0x4A695444);
+	load_rec(&d, 0x5000, 0x40, 1, "JS:*fib /a.js:1");
+	put32(&d, 4);		/* unwinding info: skipped by its size */
+	put32(&d, 16 + 24);
+	put64(&d, 0);
+	put64(&d, 0);
+	put64(&d, 0);
+	put64(&d, 0);
+	load_rec(&d, 0x3000, 0x20, 2, "stub");
+	move_rec(&d, 0x5000, 0x9000, 0x40, 1);	/* fib moves */
+	load_rec(&d, 0x3000, 0x30, 3, "stub-recompiled");
+	size_t whole = d.n;
+	load_rec(&d, 0xa000, 0x10, 4, "cut-off");
+
+	/* the last record cut short, as by a writer still appending */
+	int r = dump_of(dir, &d, d.n - 5, &s, &n, &names, err);
+	snprintf(why, sizeof(why), "r %d (%s) n %zu: %s %s %s %s", r, err, n,
+		 n > 0 ? s[0].name : "-", n > 1 ? s[1].name : "-", n > 2 ? s[2].name : "-",
+		 n > 3 ? s[3].name : "-");
+	check(r == 0 && n == 3 && s[0].addr == 0x3000 && !strcmp(s[0].name, "stub-recompiled") &&
+	      s[0].size == 0x30 && s[1].addr == 0x5000 && !strcmp(s[1].name, "JS:*fib /a.js:1") &&
+	      s[2].addr == 0x9000 && !strcmp(s[2].name, "JS:*fib /a.js:1") && s[2].size == 0x40,
+	      "jitdump-loads-moves-cut", why);
+	if (!r) {
+		free(s);
+		free(names);
+	}
+
+	/* other byte order, and not a dump at all */
+	struct dbuf o = { .n = 0 };
+	header(&o, 0x4454694A);
+	r = dump_of(dir, &o, o.n, &s, &n, &names, err);
+	check(r < 0 && strstr(err, "byte order"), "jitdump-other-byte-order", err);
+	r = dump_of(dir, &d, 3, &s, &n, &names, err);
+	check(r < 0 && strstr(err, "not a jitdump"), "jitdump-too-short", err);
+
+	/* fuzz: random bytes over the whole dump; never a crash, invariants hold */
+	uint64_t st = 0x243f6a8885a308d3ULL;
+	const char *bad_inv = NULL;
+	struct dbuf f;
+	for (int it = 0; it < 3000 && !bad_inv; it++) {
+		f = d;
+		f.n = whole;
+		int edits = 1 + (int)(xorshift64(&st) % 6);
+		for (int e = 0; e < edits; e++) {
+			size_t pos = 40 + (size_t)(xorshift64(&st) % (f.n - 40));
+			f.b[pos] = (unsigned char)xorshift64(&st);
+		}
+		size_t len = f.n - (size_t)(xorshift64(&st) % 16);
+		if (dump_of(dir, &f, len, &s, &n, &names, err) == 0) {
+			for (size_t i = 0; i < n && !bad_inv; i++)
+				if (!s[i].size || !s[i].name[0] || (i && s[i - 1].addr >= s[i].addr))
+					bad_inv = "an empty or unsorted symbol";
+			free(s);
+			free(names);
+		}
+	}
+	check(!bad_inv, "jitdump-fuzz-invariants", bad_inv ? bad_inv : "");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -238,5 +379,6 @@ int main(int argc, char **argv)
 	test_parse();
 	test_fuzz();
 	test_read(argv[1]);
+	test_jitdump(argv[1]);
 	return failed;
 }

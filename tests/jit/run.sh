@@ -9,6 +9,7 @@
 # process at the same rate: dt's share of samples named for the function
 # must be at least 90% of the share perf report gives it from the same map;
 # so for a JVM with -XX:+DumpPerfMapAtExit, recorded until it exits.
+# node --perf-prof writes a jitdump instead: its frames are named from it.
 # Needs perf_event_open (root), perf, node and a JDK: missing, tests fail.
 set -u
 B=$1
@@ -143,6 +144,25 @@ JS
 	for flag in perf-basic-prof perf-basic-prof-only-functions; do
 		beside_perf "node-$flag" fibRecursiveJit 0 node --$flag "$T/fib.js" 6
 	done
+	# --perf-prof: a jitdump in the working directory, mapped by node so
+	# that recorders find it; no perf map.  The function must hold the
+	# samples perf-basic-prof gave it above, named from the dump.
+	if rec node-perf-prof -o "$T/node-prof.dtc" -e profile:hz:997 -u --user-stacks fp -- \
+		node --perf-prof "$T/fib.js" 2; then
+		pass record-node-perf-prof
+	else
+		fail record-node-perf-prof "$(head -c 300 "$T/node-perf-prof.err")"
+	fi
+	for f in jit-*.dump; do MAPS+=("/tmp/perf-${f//[!0-9]/}.map"); done
+	jp=$(pct "$T/node-prof.dtc" "JS:*fibRecursiveJit $T/fib.js:1:25")
+	dso=$("$DTREPORT" top --by dso "$T/node-prof.dtc" | awk '$1 ~ /^[0-9]+$/ { print $3; exit }')
+	echo "# node --perf-prof: fibRecursiveJit $jp%, first DSO $dso"
+	if ls jit-*.dump >/dev/null 2>&1 && awk -v d="$jp" 'BEGIN { exit !(d >= 80) }' &&
+		[[ $dso == jit-*.dump ]]; then
+		pass node-jitdump-names
+	else
+		fail node-jitdump-names "fibRecursiveJit $jp%, first DSO '$dso': $("$DTREPORT" top --by sym "$T/node-prof.dtc" 2>&1 | head -5 | tr '\n' '|')"
+	fi
 else
 	fail tool-node "node is not installed (nodejs)"
 fi

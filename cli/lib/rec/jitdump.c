@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dt_grow.h"
@@ -95,6 +96,7 @@ int jitdump_read(int fd, struct dtcap_sym **syms, size_t *nsyms, char **names, c
 		 size_t errlen)
 {
 	uint32_t hdr[10] = { 0 };
+	struct stat st;
 	struct jd d = { 0 };
 	off_t off;
 	int ret = -1;
@@ -111,6 +113,11 @@ int jitdump_read(int fd, struct dtcap_sym **syms, size_t *nsyms, char **names, c
 		dtu_seterr(err, errlen, "jitdump header of %u bytes", hdr[2]);
 		return -1;
 	}
+	/* the size now: a writer appending later is read next time */
+	if (fstat(fd, &st) < 0) {
+		dtu_seterr(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
 	off = hdr[2];
 	for (size_t rec = 0; rec < JITDUMP_MAX_RECORDS; rec++) {
 		uint32_t pre[4];	/* id, total size, timestamp */
@@ -119,6 +126,8 @@ int jitdump_read(int fd, struct dtcap_sym **syms, size_t *nsyms, char **names, c
 		uint32_t id = pre[0], total = pre[1];
 		if (total < sizeof(pre))
 			break;		/* damaged: what came before stands */
+		if ((uint64_t)off + total > (uint64_t)st.st_size)
+			break;		/* still being written */
 		if (id == JITD_LOAD) {
 			uint64_t f[5];	/* pid|tid, vma, code_addr, code_size, code_index */
 			if (total < sizeof(pre) + sizeof(f) + 1 ||

@@ -337,9 +337,10 @@ static void current(const struct jitent *e, struct fid *map, struct fid *dump)
 	memset(map, 0, sizeof(*map));
 	memset(dump, 0, sizeof(*dump));
 	map_path(path, sizeof(path), e->pid);
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+	/* whatever is there: a link or a FIFO is refused when opened, and said */
+	if (lstat(path, &st) == 0)
 		fid_set(map, &st);
-	if (e->dump && lstat(e->dump, &st) == 0 && S_ISREG(st.st_mode))
+	if (e->dump && lstat(e->dump, &st) == 0)
 		fid_set(dump, &st);
 }
 
