@@ -9,7 +9,10 @@
  * jitprog SECONDS [MAPMODE]: MAPMODE "early" (default) writes the map
  * before running, "late" only just before exiting; "foreign" writes it,
  * then gives it to uid 65534 (not the process's user: it must not be
- * believed); "symlink" makes it a symbolic link to the real text.
+ * believed); "symlink" makes it a symbolic link to the real text;
+ * "replace" runs half the time, then recompiles the hot loop in place
+ * (made writable, rewritten, made executable again, as W^X JITs do) and
+ * appends a line naming it "jit_hot_loop_v2" at the same address.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -71,8 +74,28 @@ int main(int argc, char **argv)
 	void (*fh)(uint64_t) = (void (*)(uint64_t))(uintptr_t)hot;
 	void (*fc)(uint64_t) = (void (*)(uint64_t))(uintptr_t)cold;
 	double end = now() + secs;
+	int replace = strcmp(mode, "replace") == 0;
+	if (replace)
+		end -= secs / 2;
 	for (unsigned long i = 0; now() < end; i++)
 		(i % 10 == 9 ? fc : fh)(1000000);
+	if (replace) {
+		char path[64];
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+		if (mprotect(m, 4 * pg, PROT_READ | PROT_WRITE))
+			return 1;
+		memcpy(hot, loop_code, sizeof(loop_code));
+		FILE *f = fopen(path, "a");
+		if (!f)
+			return 1;
+		fprintf(f, "%lx %zx jit_hot_loop_v2\n", (unsigned long)(uintptr_t)hot,
+			sizeof(loop_code));
+		if (fclose(f) || mprotect(m, 4 * pg, PROT_READ | PROT_EXEC))
+			return 1;
+		end = now() + secs / 2;
+		for (unsigned long i = 0; now() < end; i++)
+			(i % 10 == 9 ? fc : fh)(1000000);
+	}
 	if (strcmp(mode, "late") == 0 && write_map((uintptr_t)hot, (uintptr_t)cold, mode))
 		return 1;
 	return 0;

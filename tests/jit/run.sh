@@ -53,6 +53,22 @@ for mode in early late; do
 		fail "c-names-$mode" "jit_hot_loop $hot%, jit_cold_loop $cold%: $("$DTREPORT" top --by sym "$T/c-$mode.dtc" 2>&1 | head -5 | tr '\n' '|')"
 	fi
 done
+# ---- code replaced in place halfway: each half named by the entry then valid
+if rec c-replace -o "$T/c-replace.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROG" 2 replace; then
+	pass record-c-replace
+else
+	fail record-c-replace "$(head -c 300 "$T/c-replace.err")"
+fi
+MAPS+=("/tmp/perf-$(cap_pid "$T/c-replace.dtc").map")
+v1=$(pct "$T/c-replace.dtc" jit_hot_loop)
+v2=$(pct "$T/c-replace.dtc" jit_hot_loop_v2)
+# 45% each in truth; the read that learns of v2 comes a little late
+if awk -v a="$v1" -v b="$v2" 'BEGIN { exit !(a >= 30 && b >= 30 && a + b >= 85) }'; then
+	pass c-replaced-in-place-by-time
+else
+	fail c-replaced-in-place-by-time "jit_hot_loop $v1%, jit_hot_loop_v2 $v2%"
+fi
+
 # the regions are cut out of the anonymous mapping, not laid over it
 n=$("$DTREPORT" sql --csv "$T/c-early.dtc" \
 	"SELECT count(*) FROM maps WHERE name LIKE '/tmp/perf-%.map'" | tr -d '\r' | tail -n 1)

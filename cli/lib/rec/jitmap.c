@@ -48,11 +48,22 @@ struct jitent {
 		struct timespec	mtime;
 	}		map_id, dump_id;
 	char		*dump;		/* path of its jitdump, as it mapped it */
-	uint32_t	file_id;	/* capture file of that version, 0: none */
-	uint32_t	version;
+	uint32_t	version;	/* capture files stored for it */
 	char		name[4200];	/* the regions' mapping name */
-	uint64_t	*reg;		/* regions: start, end pairs, sorted */
-	size_t		nreg;
+	/*
+	 * base: every address ever described, by the name it had first,
+	 * for snapshots older than since; cur: the newest reading, from
+	 * since on.  since is when a reading first renamed an address
+	 * (code replaced in place): 0 while none has, and then cur is base.
+	 */
+	struct jver {
+		uint32_t	file_id;	/* 0: none */
+		uint64_t	*reg;		/* regions: start, end pairs */
+		size_t		nreg;
+	}		base, cur;
+	struct dtcap_sym *bsyms;	/* base's symbols, names strdup'd */
+	size_t		nb, bcap;
+	uint64_t	since;
 };
 
 struct jitmap_cache {
@@ -71,8 +82,13 @@ void jitmap_cache_free(struct jitmap_cache *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n; i++) {
-		free(c->v[i].reg);
-		free(c->v[i].dump);
+		struct jitent *e = &c->v[i];
+		free(e->base.reg);
+		free(e->cur.reg);
+		for (size_t k = 0; k < e->nb; k++)
+			free((char *)e->bsyms[k].name);
+		free(e->bsyms);
+		free(e->dump);
 	}
 	free(c->v);
 	dt_htab_free(&c->ix);
@@ -405,10 +421,55 @@ static void read_dump(struct jitent *e, uid_t uid, struct dtcap_sym **syms, size
 	close(fd);
 }
 
-/* Read and store pid's map and jitdump if either changed: regions in e. */
-static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errlen)
+static int sym_addr_cmp(const void *a, const void *b)
 {
-	char path[64], fpath[4200], msg[512] = "";
+	const struct dtcap_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Store syms (sorted) as a new capture file of e's: its id and regions in v. */
+static int put_version(struct jitent *e, struct dtcap_writer *w, struct jver *v,
+		       const struct dtcap_sym *syms, size_t nsyms)
+{
+	char fpath[4300];
+
+	e->version++;
+	if (e->version == 1)
+		snprintf(fpath, sizeof(fpath), "%s", e->name);
+	else
+		snprintf(fpath, sizeof(fpath), "%s#%" PRIu32, e->name, e->version);
+	struct dtcap_file f = { .path = fpath, .nsyms = (uint32_t)nsyms, .syms = syms };
+	v->file_id = nsyms ? dtcap_put_file(w, &f) : 0;
+	if (nsyms && !v->file_id)
+		return -1;
+	/* regions: symbols sorted by start, each extending the last region
+	 * when it begins within JIT_GAP of its end */
+	free(v->reg);
+	v->reg = NULL;
+	v->nreg = 0;
+	size_t rcap = 0;
+	for (size_t i = 0; i < nsyms; i++) {
+		uint64_t s = syms[i].addr, en = s + syms[i].size;
+		if (v->nreg && s <= v->reg[2 * v->nreg - 1] + JIT_GAP) {
+			if (en > v->reg[2 * v->nreg - 1])
+				v->reg[2 * v->nreg - 1] = en;
+			continue;
+		}
+		if (DT_GROW(v->reg, rcap, 2 * v->nreg, 2, 16))
+			break;
+		v->reg[2 * v->nreg] = s;
+		v->reg[2 * v->nreg + 1] = en;
+		v->nreg++;
+	}
+	return 0;
+}
+
+/* Read and store pid's map and jitdump if either changed: versions in e. */
+static int load(struct jitent *e, struct dtcap_writer *w, uint64_t now, char *err,
+		size_t errlen)
+{
+	char path[64], msg[512] = "";
 	struct fid map, dump, none = { 0 };
 	size_t len, nmap = 0, ndump = 0, bad = 0;
 	struct dtcap_sym *msyms = NULL, *dsyms = NULL;
@@ -418,7 +479,7 @@ static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errl
 
 	current(e, &map, &dump);
 	if ((fid_eq(&map, &none) && fid_eq(&dump, &none)) ||
-	    (e->file_id && fid_eq(&map, &e->map_id) && fid_eq(&dump, &e->dump_id)))
+	    (e->base.file_id && fid_eq(&map, &e->map_id) && fid_eq(&dump, &e->dump_id)))
 		return 0;
 	map_path(path, sizeof(path), e->pid);
 	if (!fid_eq(&map, &none)) {
@@ -449,42 +510,36 @@ static int load(struct jitent *e, struct dtcap_writer *w, char *err, size_t errl
 			syms[nsyms++] = msyms[i++];
 		}
 	}
-	const char *base = !fid_eq(&map, &none) ? path : e->dump;
-	e->version++;
-	if (e->version == 1)
-		snprintf(fpath, sizeof(fpath), "%s", base);
-	else
-		snprintf(fpath, sizeof(fpath), "%s#%" PRIu32, base, e->version);
-	struct dtcap_file f = { .path = fpath, .nsyms = (uint32_t)nsyms, .syms = syms };
-	uint32_t id = nsyms ? dtcap_put_file(w, &f) : 0;
-	int ret = nsyms && !id ? -1 : 0;
-
-	/* regions: symbols sorted by start, each extending the last region
-	 * when it begins within JIT_GAP of its end */
-	free(e->reg);
-	e->reg = NULL;
-	e->nreg = 0;
-	size_t rcap = 0;
-	for (size_t i = 0; i < nsyms && id; i++) {
-		uint64_t s = syms[i].addr, en = s + syms[i].size;
-		if (e->nreg && s <= e->reg[2 * e->nreg - 1] + JIT_GAP) {
-			if (en > e->reg[2 * e->nreg - 1])
-				e->reg[2 * e->nreg - 1] = en;
+	snprintf(e->name, sizeof(e->name), "%s", !fid_eq(&map, &none) ? path : e->dump);
+	/* into base, the addresses it did not know; a known one renamed
+	 * makes this reading the truth from now on only */
+	int renamed = 0;
+	size_t nb0 = e->nb;
+	for (size_t i = 0; i < nsyms; i++) {
+		size_t lo = DTU_UPPER_BOUND(nb0, k, e->bsyms[k].addr, syms[i].addr);
+		if (lo && e->bsyms[lo - 1].addr == syms[i].addr) {
+			renamed |= strcmp(e->bsyms[lo - 1].name, syms[i].name) != 0;
 			continue;
 		}
-		if (DT_GROW(e->reg, rcap, 2 * e->nreg, 2, 16))
+		char *nm = strdup(syms[i].name);
+		if (!nm || DT_GROW(e->bsyms, e->bcap, e->nb, 1, 64)) {
+			free(nm);
 			break;
-		e->reg[2 * e->nreg] = s;
-		e->reg[2 * e->nreg + 1] = en;
-		e->nreg++;
+		}
+		e->bsyms[e->nb++] = (struct dtcap_sym){ syms[i].addr, syms[i].size, nm };
 	}
-	snprintf(e->name, sizeof(e->name), "%s", base);
+	if (e->nb > nb0)
+		qsort(e->bsyms, e->nb, sizeof(*e->bsyms), sym_addr_cmp);
+	if (renamed)
+		e->since = now ? now : 1;
+	int ret = put_version(e, w, &e->base, e->bsyms, e->nb);
+	if (ret == 0 && e->since)
+		ret = put_version(e, w, &e->cur, syms, nsyms);
 	free(syms);
 	free(msyms);
 	free(mnames);
 	free(dsyms);
 	free(dnames);
-	e->file_id = id;
 	e->map_id = map;
 	e->dump_id = dump;
 	return ret;
@@ -536,29 +591,14 @@ static int subtract(struct dtcap_map **out, size_t *n, size_t *cap, const struct
 	return 0;
 }
 
-int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
-		 const struct dtcap_map *mv, size_t nm, struct dtcap_map **out, size_t *nout,
-		 char *err, size_t errlen)
+/* mv with version v's regions laid over it, in *out (NULL: nothing to lay) */
+static void build(const struct jitent *e, const struct jver *v, const struct dtcap_map *mv,
+		  size_t nm, struct dtcap_map **out, size_t *nout)
 {
-	struct jitent *e;
-
 	*out = NULL;
 	*nout = 0;
-	const char *dump = find_dump(pid, mv, nm);
-	if (!dump && !jitmap_exists(pid) && !ent_get(c, pid, 0))
-		return 0;	/* the common case: one lstat, no entry */
-	if ((e = ent_get(c, pid, 1)) == NULL)
-		return 0;
-	if (dump && (!e->dump || strcmp(e->dump, dump))) {
-		free(e->dump);
-		e->dump = strdup(dump);
-	}
-	learn_uid(e);
-	if (load(e, w, err, errlen) < 0)
-		return -1;
-	if (!e->file_id || !e->nreg)
-		return 0;
-
+	if (!v->file_id || !v->nreg)
+		return;
 	/* file-backed mappings, sorted, cut the regions; regions cut the rest */
 	uint64_t *fb = NULL;
 	size_t nfb = 0, fcap = 0, n = 0, cap = 0;
@@ -582,9 +622,9 @@ int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
 			fb[2 * j - 2] = s;
 			fb[2 * j - 1] = en;
 		}
-	for (size_t i = 0; i < e->nreg; i++) {
-		struct dtcap_map r = { .start = e->reg[2 * i], .end = e->reg[2 * i + 1],
-				       .file = e->file_id, .prot = 5, .name = e->name };
+	for (size_t i = 0; i < v->nreg; i++) {
+		struct dtcap_map r = { .start = v->reg[2 * i], .end = v->reg[2 * i + 1],
+				       .file = v->file_id, .prot = 5, .name = e->name };
 		if (subtract(&regs, &nregs, &regcap, &r, fb, nfb, 0))
 			goto oom;
 	}
@@ -620,10 +660,43 @@ int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
 	free(fb);
 	*out = o;
 	*nout = n;
-	return 0;
+	return;
 oom:
 	free(regs);
 	free(fb);
-	free(o);
-	return 0;	/* memory: the frames stay unnamed, the capture good */
+	free(o);	/* memory: the frames stay unnamed, the capture good */
+}
+
+int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid, uint64_t ts,
+		 uint64_t now, const struct dtcap_map *mv, size_t nm, struct dtcap_map **out,
+		 size_t *nout, struct dtcap_map **out2, size_t *nout2, uint64_t *ts2, char *err,
+		 size_t errlen)
+{
+	struct jitent *e;
+
+	*out = *out2 = NULL;
+	*nout = *nout2 = 0;
+	*ts2 = 0;
+	const char *dump = find_dump(pid, mv, nm);
+	if (!dump && !jitmap_exists(pid) && !ent_get(c, pid, 0))
+		return 0;	/* the common case: one lstat, no entry */
+	if ((e = ent_get(c, pid, 1)) == NULL)
+		return 0;
+	if (dump && (!e->dump || strcmp(e->dump, dump))) {
+		free(e->dump);
+		e->dump = strdup(dump);
+	}
+	learn_uid(e);
+	if (load(e, w, now, err, errlen) < 0)
+		return -1;
+	if (!e->since || ts < e->since) {
+		build(e, &e->base, mv, nm, out, nout);
+		if (e->since) {
+			build(e, &e->cur, mv, nm, out2, nout2);
+			*ts2 = e->since;
+		}
+	} else {
+		build(e, &e->cur, mv, nm, out, nout);
+	}
+	return 0;
 }

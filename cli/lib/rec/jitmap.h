@@ -44,16 +44,21 @@ int jitmap_exists(uint32_t pid);
 int jitmap_changed(struct jitmap_cache *c, uint32_t pid);
 
 /*
- * pid's perf map, stored through w as a file (again only when it
- * changed), laid over the maps of a snapshot: a new array of *nm maps
- * where the JIT regions replace the anonymous mappings they overlap
- * (file-backed mappings keep their addresses), or NULL when pid has no
- * usable map (then *mv stays the caller's).  *mv is not freed.  A map
- * that cannot be believed or read leaves a message in err once per pid.
- * -1 only when the writer failed.
+ * pid's perf map and jitdump, stored through w as files (again only when
+ * they changed), laid over the maps of its snapshot taken at ts: a new
+ * array of *nout maps where the JIT regions replace the anonymous
+ * mappings they overlap (file-backed mappings keep their addresses), or
+ * NULL when pid has no usable map (then mv stays as it is).  mv is not
+ * freed.  A reading that renames an address already described (code
+ * replaced in place) is true from now on only: then a snapshot older
+ * than that gets the names as they were, and *out2 (*nout2 maps) is a
+ * second snapshot to store at *ts2 with the new ones.  A map that cannot
+ * be believed or read leaves a message in err once per pid.  -1 only
+ * when the writer failed.
  */
-int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid,
-		 const struct dtcap_map *mv, size_t nm, struct dtcap_map **out, size_t *nout,
-		 char *err, size_t errlen);
+int jitmap_apply(struct jitmap_cache *c, struct dtcap_writer *w, uint32_t pid, uint64_t ts,
+		 uint64_t now, const struct dtcap_map *mv, size_t nm, struct dtcap_map **out,
+		 size_t *nout, struct dtcap_map **out2, size_t *nout2, uint64_t *ts2, char *err,
+		 size_t errlen);
 
 #endif /* DT_JITMAP_H */

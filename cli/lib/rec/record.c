@@ -158,6 +158,7 @@ static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map 
 			  size_t nm, struct tslot *t);
 static void keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p,
 		      struct dtcap_map *mv, size_t nm, char *text);
+static uint64_t rec_clock_ns(struct rec *r);
 
 static int
 snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
@@ -299,11 +300,13 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 				mv[j].file = f->cap_id;
 	}
 	/* JIT code the process described itself (perf-PID.map) */
-	struct dtcap_map *jm = NULL;
-	size_t njm = 0;
+	struct dtcap_map *jm = NULL, *jm2 = NULL;
+	size_t njm = 0, njm2 = 0;
+	uint64_t ts2 = 0;
 	char jerr[600] = "";
 	if (ret == 0 && !r->werr &&
-	    jitmap_apply(r->jc, r->w, pid, mv, nm, &jm, &njm, jerr, sizeof(jerr)) < 0) {
+	    jitmap_apply(r->jc, r->w, pid, p.ts, rec_clock_ns(r), mv, nm, &jm, &njm, &jm2, &njm2,
+			 &ts2, jerr, sizeof(jerr)) < 0) {
 		msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
 		ret = -1;
@@ -334,7 +337,19 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 		r->werr = 1;
 		ret = -1;
 	}
+	if (jm2 && ret == 0 && !r->werr) {
+		/* JIT code replaced in place since: its new names from then on */
+		p.ts = ts2;
+		p.nmaps = (uint32_t)njm2;
+		p.maps = jm2;
+		if (dtcap_put_proc(r->w, &p) < 0) {
+			msg(r, "%s", dtcap_writer_error(r->w));
+			r->werr = 1;
+			ret = -1;
+		}
+	}
 	free(jm);
+	free(jm2);
 	return ret;
 }
 
