@@ -327,15 +327,6 @@ static void map_path(char *buf, size_t len, uint32_t pid)
 	snprintf(buf, len, "/tmp/perf-%" PRIu32 ".map", pid);
 }
 
-int jitmap_exists(uint32_t pid)
-{
-	char path[64];
-	struct stat st;
-
-	map_path(path, sizeof(path), pid);
-	return lstat(path, &st) == 0;
-}
-
 static void fid_set(struct fid *f, const struct stat *st)
 {
 	f->dev = st->st_dev;
