@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "jitmap.h"
 #include "unwind_pool.h"
 #include "util.h"
 
@@ -318,8 +319,12 @@ proctab_exit(struct proctab *pt, uint32_t pid)
 
 	if (pid == pt->self)
 		return;
-	if ((p = task_get(&pt->procs, pid, 0)) != NULL)
+	if ((p = task_get(&pt->procs, pid, 0)) != NULL) {
 		p->exited = 1;
+		/* its JIT map is final now: a new generation has it read */
+		if (jitmap_exists(pid))
+			p->p.gen++;
+	}
 	if (pt->keep_all)
 		return;
 	if (DT_GROW(pt->exited, pt->capexited, pt->nexited, 1, 64))

@@ -23,6 +23,7 @@
 #include "dtcap.h"
 #include "elfsyms.h"
 #include "fpcheck.h"
+#include "jitmap.h"
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
@@ -36,6 +37,7 @@
 #define POLL_MS		100
 #define PAUSE_MS	50
 #define BACKLOG		(256U << 10)
+#define LAST_MAX	(64U << 20)	/* bytes of /proc maps kept for JIT maps */
 
 /* A map u32 -> slot, for per-thread comm and per-process state. */
 struct tslot {
@@ -56,6 +58,11 @@ struct tslot {
 	struct dtcap_map *smaps;
 	int		spending;
 	uint32_t	slast;		/* the user stack id last checked */
+	/* the last snapshot read from /proc (mv points into text): stored
+	 * again with a JIT map that appears once the process is gone */
+	struct dtcap_proc last;
+	char		*last_text;
+	size_t		last_bytes;
 };
 struct tmap {
 	struct tslot	*v;		/* in order of first sight; moves as it grows */
@@ -70,6 +77,7 @@ struct rec {
 	struct dtsrc	*src;
 	struct dtp_dev	*dev;		/* src's catalog */
 	struct elfsyms_cache *ec;
+	struct jitmap_cache *jc;	/* perf maps of JIT code stored so far */
 	struct tmap	comms, procs;
 	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
 	uint32_t	ncpus;
@@ -77,6 +85,7 @@ struct rec {
 	uint64_t	nread, raw_bytes, nbad, nlost;
 	uint64_t	base_bytes;	/* capture size before the first event */
 	uint64_t	sym_bytes;	/* of the capture, symbol tables (at the end) */
+	uint64_t	last_bytes;	/* held by tslot.last of every process */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
@@ -149,6 +158,9 @@ tmap_free(struct tmap *m)
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].xr);
 		drop_kept(&m->v[i]);
+		free((void *)m->v[i].last.maps);
+		free((void *)m->v[i].last.exe);
+		free(m->v[i].last_text);
 	}
 	free(m->v);
 	dt_htab_free(&m->ix);
@@ -170,6 +182,9 @@ parse_perms(const char *p, uint32_t *prot)
  */
 static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
 			  size_t nm, struct tslot *t, const uint64_t *pcs, size_t npcs);
+static void keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p,
+		      struct dtcap_map *mv, size_t nm, char *text);
+static uint64_t rec_clock_ns(struct rec *r);
 
 static int
 snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t,
@@ -228,8 +243,7 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		return 0;
 	}
 	ret = store_snapshot(r, &p, mv, nm, t, pcs, npcs);
-	free(mv);
-	free(maps);
+	keep_last(r, t, &p, mv, nm, maps);
 	return ret;
 }
 
@@ -273,6 +287,36 @@ keep_snapshot(struct tslot *t, const struct dtcap_proc *p, const struct dtcap_ma
 	t->spending = t->sp.exe && t->sp.nmaps == nm;
 	if (!t->spending)
 		drop_kept(t);
+}
+
+/* Keep what snapshot() read (taking mv and text), within a bound. */
+static void
+keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p, struct dtcap_map *mv,
+	  size_t nm, char *text)
+{
+	size_t bytes = nm * sizeof(*mv) + (text ? strlen(text) : 0);
+
+	free((void *)t->last.maps);
+	free((void *)t->last.exe);
+	free(t->last_text);
+	r->last_bytes -= t->last_bytes;
+	memset(&t->last, 0, sizeof(t->last));
+	t->last_text = NULL;
+	t->last_bytes = 0;
+	char *exe = strdup(p->exe ? p->exe : "");
+	if (!exe || r->last_bytes + bytes > LAST_MAX) {
+		free(exe);
+		free(mv);
+		free(text);
+		return;
+	}
+	t->last = *p;
+	t->last.exe = exe;
+	t->last.maps = mv;
+	t->last.nmaps = (uint32_t)nm;
+	t->last_text = text;
+	t->last_bytes = bytes;
+	r->last_bytes += bytes;
 }
 
 /*
@@ -335,6 +379,34 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 			if (strcmp(mv[j].name, name) == 0)
 				mv[j].file = f->cap_id;
 	}
+	/*
+	 * JIT code the process described itself (perf-PID.map, jitdump).
+	 * Unlike an ELF file's, these symbols are stored as read, whether or
+	 * not a stack has reached the code yet: a reading holds only from its
+	 * time (code replaced in place), the map may be gone or rewritten by
+	 * the time a stack reaches a region (a JVM writes it as it exits), and
+	 * the reader stores a map again only when it changed, so there is no
+	 * per-snapshot cost to save by waiting.
+	 */
+	const struct dtcap_map *pmv = mv;	/* as read: kept while files wait */
+	size_t pnm = nm;
+	struct dtcap_map *jm = NULL, *jm2 = NULL;
+	size_t njm = 0, njm2 = 0;
+	uint64_t ts2 = 0;
+	char jerr[600] = "";
+	if (ret == 0 && !r->werr &&
+	    jitmap_apply(r->jc, r->w, pid, p.ts, rec_clock_ns(r), mv, nm, &jm, &njm, &jm2, &njm2,
+			 &ts2, jerr, sizeof(jerr)) < 0) {
+		msg(r, "%s", dtcap_writer_error(r->w));
+		r->werr = 1;
+		ret = -1;
+	}
+	if (jerr[0])
+		msg(r, "%s", jerr);
+	if (jm) {
+		mv = jm;
+		nm = njm;
+	}
 	p.nmaps = (uint32_t)nm;
 	p.maps = mv;
 	/* remember where code lives, to notice pcs outside it (dlopen, JIT) */
@@ -355,7 +427,26 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 		r->werr = 1;
 		ret = -1;
 	}
-	keep_snapshot(t, &p, mv, nm, ret == 0 && pending);
+	/*
+	 * The copy is of the maps before the JIT regions were laid over: its
+	 * store again (reach_files) reads the JIT map again for the same
+	 * time, so it keeps the regions, and also the later snapshot of code
+	 * replaced in place, which would otherwise keep the file unnamed.
+	 */
+	keep_snapshot(t, &p, pmv, pnm, ret == 0 && pending);
+	if (jm2 && ret == 0 && !r->werr) {
+		/* JIT code replaced in place since: its new names from then on */
+		p.ts = ts2;
+		p.nmaps = (uint32_t)njm2;
+		p.maps = jm2;
+		if (dtcap_put_proc(r->w, &p) < 0) {
+			msg(r, "%s", dtcap_writer_error(r->w));
+			r->werr = 1;
+			ret = -1;
+		}
+	}
+	free(jm);
+	free(jm2);
 	return ret;
 }
 
@@ -662,6 +753,34 @@ resnap(struct rec *r)
 		t->gen = sp->gen;
 		t->snapped++;
 		snapshot_src(r, sp, t, NULL, 0);
+	}
+}
+
+/*
+ * Recording ends: a JIT compiler may have described code since a
+ * process's last snapshot (its map grows as it compiles, a JVM writes it
+ * as it exits), so every process whose perf map changed is snapshotted
+ * once more.
+ */
+static void
+jit_final(struct rec *r)
+{
+	for (size_t i = 0; i < r->procs.n && !r->werr; i++) {
+		struct tslot *t = &r->procs.v[i];
+		const struct dtsrc_proc *sp;
+
+		if (t->key == 0 || !t->snapped || !jitmap_changed(r->jc, t->key))
+			continue;
+		t->snapped++;
+		if ((sp = r->src->ops->proc(r->src, t->key)) != NULL) {
+			snapshot_src(r, sp, t, NULL, 0);
+		} else if (t->last.nmaps) {
+			/* known from /proc only, and maybe gone (a JVM writes
+			 * its map as it exits): its last maps, JIT laid over */
+			struct dtcap_proc p = t->last;
+			store_snapshot(r, &p, (struct dtcap_map *)t->last.maps, t->last.nmaps, t,
+				       NULL, 0);
+		}
 	}
 }
 
@@ -1160,12 +1279,14 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 	tmap_free(&r->procs);
 	/* file ids (cap_id) belong to one capture */
 	elfsyms_cache_free(r->ec);
+	jitmap_cache_free(r->jc);
+	r->jc = NULL;
 	kused_free(r->kused);
 	r->kused = NULL;
 	r->kstack_max = 0;
 	r->nread = r->raw_bytes = r->nbad = r->nlost = 0;
 	r->werr = 0;
-	if ((r->ec = elfsyms_cache_new()) == NULL)
+	if ((r->ec = elfsyms_cache_new()) == NULL || (r->jc = jitmap_cache_new()) == NULL)
 		return -1;
 	if (ksyms) {
 		if ((k = malloc(ksymslen + 1)) == NULL)
@@ -1447,11 +1568,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	buf = malloc(READBUF);
 	r->ec = elfsyms_cache_new();
+	r->jc = jitmap_cache_new();
 	r->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
 	r->counts = calloc(r->ncpus, sizeof(*r->counts));
-	if (!buf || !r->ec || !r->counts) {
+	if (!buf || !r->ec || !r->jc || !r->counts) {
 		msg(r, "out of memory");
 		goto out;
 	}
@@ -1713,6 +1835,7 @@ finish:
 		for (int i = 0; i < 100000; i++)
 			if (drain_once(r, buf) <= 0)
 				break;
+		jit_final(r);
 		put_counters(r);
 	}
 	if (child > 0) {
@@ -1792,6 +1915,7 @@ out:
 	dtrec_targets_close(&r->tg);
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
+	jitmap_cache_free(r->jc);
 	kused_free(r->kused);
 	tmap_free(&r->comms);
 	tmap_free(&r->procs);

@@ -34,7 +34,7 @@ const struct dtsql_tabdef dtsql_tab[T_NTABLES] = {
 		" nmaps INTEGER", 0 },
 	[T_MAPS] = { "maps",
 		"pid INTEGER, ts INTEGER, start INTEGER, \"end\" INTEGER,"
-		" offset INTEGER, prot INTEGER, file INTEGER, name TEXT", 0 },
+		" offset INTEGER, prot INTEGER, file INTEGER, name TEXT, build_id TEXT", 0 },
 	[T_COUNTERS] = { "counters",
 		"snapshot INTEGER, ts INTEGER, cpu INTEGER, produced INTEGER,"
 		" read INTEGER, dropped INTEGER, skipped INTEGER,"

@@ -2046,6 +2046,17 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 5: sqlite3_result_int64(ctx, m->prot); break;
 		case 6: if (m->file) sqlite3_result_int64(ctx, m->file); break;
 		case 7: res_text(ctx, m->name); break;
+		case 8: {
+			/* hex, as file(1), readelf -n and debuginfod spell it */
+			const struct dtcap_file *f = m->file ? dtcap_file_by_id(r, m->file) : NULL;
+			char hex[2 * sizeof(f->build_id) + 1];
+			if (!f || !f->build_id_len || f->build_id_len > sizeof(f->build_id))
+				break;
+			for (uint32_t k = 0; k < f->build_id_len; k++)
+				snprintf(hex + 2 * k, 3, "%02x", f->build_id[k]);
+			sqlite3_result_text(ctx, hex, -1, SQLITE_TRANSIENT);
+			break;
+		}
 		}
 		break;
 	}
