@@ -13,7 +13,7 @@ $(B)/tests/jit/jitmap_test: tests/jit/jitmap_test.c $(CLI_LIB_ASAN) $(CAP_LIB_AS
 
 $(B)/tests/jit/jitprog: tests/jit/jitprog.c
 	@mkdir -p $(@D)
-	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+	$(CC) -O2 -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror -o $@ $<
 
 check-jit-unit: $(B)/tests/jit/jitmap_test
 	@tests/run-suite.sh $(B)/results jit-unit tests/jit/unit.sh $(B)
