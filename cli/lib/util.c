@@ -459,6 +459,18 @@ static void pending(const char *tmp)
 	}
 }
 
+void dtu_block_fatal(sigset_t *old)
+{
+	sigset_t fatal;
+
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fatal, old);
+}
+
 void dtu_out_tmp_forget(void)
 {
 	pending(NULL);
@@ -668,6 +680,21 @@ int dtu_out_check(const char *path, struct stat *st, int *exists, char *err, siz
 	return 0;
 }
 
+/* fd, opened O_NONBLOCK only so that a FIFO could not hold the open,
+ * made blocking for the caller's reads and writes; -1 (fd closed) with
+ * err on failure. */
+static int blocking_again(int fd, const char *path, char *err, size_t errlen)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int dtu_out_open_special(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
@@ -686,13 +713,7 @@ int dtu_out_open_special(const char *path, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return blocking_again(fd, path, err, errlen);
 }
 
 int dtu_open_regular(const char *path, int nofollow, char *err, size_t errlen)
@@ -720,13 +741,7 @@ int dtu_open_regular(const char *path, int nofollow, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
-		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return blocking_again(fd, path, err, errlen);
 }
 
 int dtu_stdout_not_input(const char *const *inputs, size_t ninputs, char *err, size_t errlen)
@@ -873,13 +888,8 @@ int dtu_out_tmp_create(const char *target, char **tmp, char *err, size_t errlen)
 	}
 	/* a signal between mkstemp and pending() would leave the file
 	 * behind: hold the fatal ones until the handler knows its name */
-	sigset_t fatal, old;
-	sigemptyset(&fatal);
-	sigaddset(&fatal, SIGINT);
-	sigaddset(&fatal, SIGTERM);
-	sigaddset(&fatal, SIGHUP);
-	sigaddset(&fatal, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &fatal, &old);
+	sigset_t old;
+	dtu_block_fatal(&old);
 	/* mkstemp: 0600, whatever the umask */
 	int fd = mkostemp(*tmp, O_CLOEXEC);
 	if (fd >= 0)

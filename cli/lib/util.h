@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -227,6 +228,13 @@ int dtu_out_open_special(const char *path, char *err, size_t errlen);
 int dtu_out_tmp_create(const char *target, char **tmp, char *err, size_t errlen);
 /* The signal handler stops removing tmp (renamed, or removed by the caller). */
 void dtu_out_tmp_forget(void);
+/*
+ * Hold the signals whose handler (dtu_out_cleanup_on_signals) removes
+ * temporaries, SIGINT, SIGTERM, SIGHUP and SIGQUIT, while a temporary is
+ * made or moved into place; the previous mask in *old, for sigprocmask's
+ * SIG_SETMASK.
+ */
+void dtu_block_fatal(sigset_t *old);
 
 /*
  * Temporaries of target in its directory: those of a process that is

@@ -609,13 +609,8 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	/* named after this process, so one a killed export left is known as
 	 * such and removed by the next (dtu_out_sweep_dirs) */
 	pf(tmp, "%s/" TMPDIR_PREFIX "%ld.XXXXXX", dir, (long)getpid());
-	sigset_t fatal, old;
-	sigemptyset(&fatal);
-	sigaddset(&fatal, SIGINT);
-	sigaddset(&fatal, SIGTERM);
-	sigaddset(&fatal, SIGHUP);
-	sigaddset(&fatal, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &fatal, &old);
+	sigset_t old;
+	dtu_block_fatal(&old);
 	if (mkdtemp(tmp) != NULL) {
 		made_tmp = 1;
 		dtu_out_pending_dir(tmp);
@@ -651,7 +646,7 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	/* into place, table by table; undone if one fails.  A fatal signal
 	 * waits for the last rename or the undo (a few system calls): the
 	 * dataset then holds all of this capture's tables or none */
-	sigprocmask(SIG_BLOCK, &fatal, &old);
+	dtu_block_fatal(&old);
 	moving = 1;
 	for (moved = 0; moved < NTABLES; moved++) {
 		pf(p, "%s/%s", dir, table_name(moved));
