@@ -48,19 +48,24 @@ def session(hist, lines, timeout=20.0):
             out += d
         return True
 
-    def wait_prompt():
+    def wait_prompt(since):
+        # a prompt printed after byte `since` (past a newline: the echo
+        # of the line typed): typed ahead of it, a Ctrl-D can be lost
+        # when libedit sets the terminal up again, on a loaded machine
         while time.time() < end:
-            if out.rstrip().endswith(b">"):
+            tail = out[since:]
+            if tail.rstrip().endswith(b">") and (since == 0 or b"\n" in tail):
                 return True
             if not pump(0.2):
                 return False
         return False
 
+    mark = 0
     for ln in lines:
-        wait_prompt()
+        wait_prompt(mark)
+        mark = len(out)
         os.write(fd, (ln + "\n").encode())
-        pump(0.3)
-    wait_prompt()
+    wait_prompt(mark)
     os.write(fd, b"\x04")
     while time.time() < end:
         p, st = os.waitpid(pid, os.WNOHANG)

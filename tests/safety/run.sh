@@ -197,6 +197,6 @@ done
 
 # ---- Ctrl-C in dtsh: symbol loading and queries stop, nothing that looks
 # like a result is printed
-"$H" many 2000000 "$T/big.dtc" || fail setup "dthostile many failed"
+"$H" many 6000000 "$T/big.dtc" || fail setup "dthostile many failed"
 python3 "$HERE/ptyint.py" "$SH" "$C" "$T/big.dtc" "$T/esc.dtc" "$T"
 exit 0

@@ -15,6 +15,7 @@
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "flame.h"
+#include "termsafe.h"
 #include "util.h"
 
 struct fname {
@@ -544,7 +545,8 @@ static void tree_walk(struct tree_ctx *c, uint32_t node, uint32_t depth)
 		sb_str(&c->sb, num);
 		for (uint32_t i = 1; i < depth; i++)
 			SB_LIT(&c->sb, "  ");
-		sb_str(&c->sb, c->f->names[n->name].s);
+		/* a terminal's text, not a machine format: escaped (termsafe.h) */
+		sb_str(&c->sb, dtt_str(c->f->names[n->name].s));
 		SB_LIT(&c->sb, "\n");
 	}
 	for (uint32_t k = 0; k < c->s->cnt[node]; k++)

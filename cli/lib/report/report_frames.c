@@ -23,6 +23,7 @@
 #include "engine.h"
 #include "flame.h"
 #include "report.h"
+#include "termsafe.h"
 
 /* Fold c's samples into a new flame; NULL with the message printed. */
 static struct flame *fold(const struct dtr_cap *c, struct dtf_filter *f, const char *cmd,
@@ -133,11 +134,13 @@ int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct d
 	qsort(rows, nr, sizeof(*rows), toprow_cmp);
 	unsigned long limit = o->limit ? o->limit : 10;
 	fprintf(out, "# %s of %" PRIu64 " samples (%s)\n",
-		o->children ? "inclusive (children)" : "self", total, probes[0] ? probes : "no probe");
+		o->children ? "inclusive (children)" : "self", total,
+		probes[0] ? dtt_str(probes) : "no probe");
 	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[o->by]);
 	for (size_t x = 0; x < nr && x < limit; x++)
 		fprintf(out, "%12" PRIu64 " %5.1f%%  %s\n", rows[x].count,
-			total ? 100.0 * (double)rows[x].count / (double)total : 0.0, rows[x].name);
+			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
+			dtt_str(rows[x].name));
 	if (nr == 0)
 		fprintf(out, "(no samples)\n");
 	rc = DTR_EXIT_OK;
@@ -261,7 +264,7 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 	}
 	if (w.matched == 0) {
 		dtr_err(cmd, "%s: no sampled function matches '%s' (%" PRIu64 " samples of %s)",
-			c->path, o->pattern, total, probes[0] ? probes : "no probe");
+			c->path, dtt_str(o->pattern), total, probes[0] ? dtt_str(probes) : "no probe");
 		rc = DTR_EXIT_OK;
 		goto out;
 	}
@@ -270,9 +273,9 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 		werr = flame_write_folded(w.tree, out, 0);
 	} else {
 		fprintf(out, "# %s of '%s': %" PRIu64 " of %" PRIu64 " samples (%.2f%%, %s)\n",
-			cmd, o->pattern, w.matched, total,
+			cmd, dtt_str(o->pattern), w.matched, total,
 			total ? 100.0 * (double)w.matched / (double)total : 0.0,
-			probes[0] ? probes : "no probe");
+			probes[0] ? dtt_str(probes) : "no probe");
 		werr = flame_write_tree(w.tree, out, total, o->minpct);
 	}
 	rc = werr ? DTR_EXIT_ERROR : DTR_EXIT_OK;

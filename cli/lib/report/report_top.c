@@ -416,7 +416,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	}
 	nrows = k;
 	qsort(rows, nrows, sizeof(*rows), bycount);
-	fprintf(out, "%12s %6s  %s (%s)\n", "COUNT", "PCT", dtr_top_keys[by], counted);
+	fprintf(out, "%12s %6s  %s (%s)\n", "COUNT", "PCT", dtr_top_keys[by], dtt_str(counted));
 	for (size_t x = 0; x < nrows && x < limit; x++)
 		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
 			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
