@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "argcols.h"
 #include "captures.h"
 #include "dt_grow.h"
 #include "dtsh.h"
@@ -48,7 +49,8 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "List probes matching GLOB (all without one): the capture's when one\n"
 	  "is open, else those of /dev/dt.", cmd_probes, DTSH_C_PROBE },
 	{ "describe", "describe PROBE",
-	  "Show a probe's id, flags and arguments with their types.",
+	  "Show a probe's id, flags and arguments with their types, and the SQL\n"
+	  "columns that hold them (its view's, and the events columns).",
 	  cmd_describe, DTSH_C_PROBE },
 	{ "enable", "enable [PROBE [stacks]]",
 	  "Add PROBE (a name or glob of /dev/dt) to the next recording; with\n"
@@ -75,8 +77,9 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
-	{ "sql", "sql [--csv|--json|--table] QUERY",
-	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
+	{ "sql", "sql [--csv|--json|--table] QUERY [--csv|--json|--table]",
+	  "Run QUERY on the open capture's tables (options before or after it;\n"
+	  "describe PROBE names the columns of the probe's view).  A line starting with SELECT,\n"
 	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
 	  ".tables and .schema.  A statement without its closing ';' goes on\n"
 	  "over the next lines (prompt ...>) until one starts a new command.\n"
@@ -248,13 +251,7 @@ print_probe(const struct dtcap_probe *p)
 	printf("%s\n  id %u%s%s\n", p->name, p->id,
 	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
 	       (p->flags & DT_PF_RETURN) ? ", return" : "");
-	if (p->nargs == 0) {
-		printf("  no arguments\n");
-		return;
-	}
-	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
-		printf("  arg%u  %-20s %s\n", i, p->args[i].name[0] ? p->args[i].name : "-",
-		       p->args[i].type[0] ? p->args[i].type : "?");
+	dta_print(stdout, p);
 }
 
 static int
@@ -595,15 +592,44 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		rest += wl;
 		rest += strspn(rest, " \t\n");
 	}
-	if (rest == NULL || *rest == '\0') {
+	/*
+	 * And after it, as dtreport takes them: a last word --csv would
+	 * otherwise be an SQL comment and the output silently a table.
+	 */
+	size_t qlen = rest ? strlen(rest) : 0;
+	for (;;) {
+		while (qlen && strchr(" \t\n", rest[qlen - 1]))
+			qlen--;
+		size_t w = qlen;
+		while (w && !strchr(" \t\n", rest[w - 1]))
+			w--;
+		if (w == 0)
+			break;	/* the only word: the query's */
+		if (qlen - w == 5 && !strncmp(rest + w, "--csv", 5))
+			fmt = DTSQL_CSV;
+		else if (qlen - w == 6 && !strncmp(rest + w, "--json", 6))
+			fmt = DTSQL_JSON;
+		else if (qlen - w == 7 && !strncmp(rest + w, "--table", 7))
+			fmt = DTSQL_TABLE;
+		else
+			break;
+		qlen = w;
+	}
+	if (qlen == 0) {
 		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
 		return 1;
 	}
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
+	char *query = strndup(rest, qlen);
+	if (query == NULL) {
+		fprintf(stderr, "dtsh sql: out of memory\n");
+		return 1;
+	}
 	dtsh_interrupted = 0;
 	busy_db = db;
-	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
+	rc = dtsql_exec(db, query, fmt, stdout, &dtsh_interrupted, &err);
+	free(query);
 	busy_db = NULL;
 	dtsh_interrupted = 0;
 	if (rc != 0) {

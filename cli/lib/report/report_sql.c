@@ -167,7 +167,8 @@ static void sql_usage(FILE *f)
 	else
 		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] CAPTURE|DIR... [QUERY]\n"
 			"       dtreport sql --schema [TABLE]\n"
-			"  QUERY omitted: SQL is read from standard input.\n"
+			"  QUERY omitted: SQL is read from standard input.  Options may come\n"
+			"  anywhere; words after -- are the query's.\n"
 			"  Several captures (or a directory of them): every table gains the\n"
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
@@ -189,16 +190,17 @@ static const struct option sql_longopts[] = {
 };
 
 /*
- * Options come before the query: a query word that starts with '-' (a
- * negative number, an SQL comment) is the query's.  Returns 0, 1 after
- * --help, or DTR_EXIT_USAGE.
+ * Options anywhere, as in every dtreport command: `sql CAP 'query' --csv`
+ * once made --csv an SQL comment and the output silently not CSV.  A
+ * query word that starts with '-' goes after "--" (or the query is quoted
+ * as one argument).  Returns 0, 1 after --help, or DTR_EXIT_USAGE.
  */
 static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial, int *salvage,
 		    int *schema)
 {
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+:h", sql_longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":h", sql_longopts, NULL)) != -1) {
 		switch (ch) {
 		case 't': *fmt = DTSQL_TABLE; break;
 		case 'c': *fmt = DTSQL_CSV; break;
@@ -212,7 +214,9 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 			sql_usage(stderr);
 			return DTR_EXIT_USAGE;
 		default:
-			dtr_err("sql", "unknown option %s", argv[optind - 1]);
+			dtr_err("sql", "unknown option %s (options may come anywhere; a query "
+				"word starting with '-' goes after --, or quote the whole query)",
+				argv[optind - 1]);
 			sql_usage(stderr);
 			return DTR_EXIT_USAGE;
 		}
@@ -266,13 +270,6 @@ int cmd_sql(int argc, char **argv)
 	int capend = optind;
 	struct stat pst;
 	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
-	/* Options may also follow the captures, up to the query. */
-	if ((r0 = sql_opts(argc, argv, &fmt, &partial, &salvage, &schema)) != 0)
-		return r0 == 1 ? 0 : r0;
-	if (schema) {
-		dtr_err("sql", "--schema takes no capture");
-		return DTR_EXIT_USAGE;
-	}
 	if (dtu_out_open(&out, NULL, (const char *const *)(argv + capfirst), (size_t)(capend - capfirst),
 			 ebuf, sizeof(ebuf))) {
 		dtr_err("sql", "%s", ebuf);
