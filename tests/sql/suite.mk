@@ -12,6 +12,9 @@ SQL_DTREPORT := $(if $(wildcard cli/dtreport/main.c),$(B)/asan/bin/dtreport,$(B)
 $(B)/tests/sql/mksql: $(B)/obj/tests/sql/mksql.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
+$(B)/tests/sql/mkargs: $(B)/obj/tests/sql/mkargs.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
 $(B)/tests/sql/count: $(B)/asan/obj/tests/sql/count.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
@@ -22,7 +25,8 @@ $(B)/tests/sql/bin/dtreport: $(B)/asan/obj/tests/sql/drv.o $(CLI_LIB_ASAN) $(CAP
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped
+check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped \
+		$(B)/tests/sql/mkargs
 	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(B)/bin/dtgen \
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
 
