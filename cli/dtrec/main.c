@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "argcols.h"
 #include "probes.h"
 #include "record.h"
 #include "source.h"
@@ -34,15 +35,47 @@ on_dump(int sig)
 	dump++;
 }
 
+/*
+ * -l -v: each probe matching glob, then its fields as the SQL views and
+ * dtsh's describe name them (argcols.h), so a query can be written from
+ * this listing.  Returns how many probes matched.
+ */
+static size_t
+list_fields(struct dtp_dev *d, const char *glob)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < dtp_count(d); i++) {
+		const struct dt_probe_info *pi = dtp_at(d, i);
+		struct dtcap_probe p;
+		char name[DTCAP_PROBENAMELEN], err[DTP_ERRLEN];
+
+		/* dt.ko's uprobes carry only a label, as in dtp_list */
+		if (strcmp(pi->dtpi_prov, "uprobe") == 0 ||
+		    (glob && !dtu_glob_match(glob, dtp_name(pi, name, sizeof(name)))))
+			continue;
+		n++;
+		if (dtp_describe(d, pi, &p, err, sizeof(err)) != 0) {
+			printf("%s\n  fields unknown: %s\n", dtp_name(pi, name, sizeof(name)), err);
+			continue;
+		}
+		printf("%s\n", p.name);
+		dta_print(stdout, &p);
+	}
+	return n;
+}
+
 static const char usage_text[] =
-"usage: dtrec [--source dt|perf] -l [GLOB]\n"
+"usage: dtrec [--source dt|perf] -l [-v] [GLOB]\n"
 "       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
 "             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
 "\n"
-"  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
+"  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry');\n"
+"                with -v, each with its fields: the SQL column of the probe's\n"
+"                view (dtreport sql), the type and the events columns argN\n"
 "  -o FILE       write the capture to FILE (.dtc)\n"
 "  -e PROBE      enable PROBE: profile:hz:997, interval:hz:1, syscall:*:entry,\n"
 "                tracepoint:sched:sched_switch, kprobe:vfs_read:entry, ...\n"
@@ -150,17 +183,20 @@ main(int argc, char **argv)
 	static pid_t pids[1024];
 	size_t nprobes = 0, npids = 0;
 	struct dtrec_opts o;
-	int c, list = 0, rc, all = 0;
+	int c, list = 0, verbose = 0, rc, all = 0;
 	uint64_t v;
 
 	memset(&o, 0, sizeof(o));
 	o.prog = "dtrec";
 	opterr = 0;	/* our own messages, without the full path of argv[0] */
 	/* '+': options end at the first operand, so COMMAND keeps its own */
-	while ((c = getopt_long(argc, argv, "+lo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lvo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			list = 1;
+			break;
+		case 'v':
+			verbose = 1;
 			break;
 		case 'o':
 			o.output = optarg;
@@ -313,6 +349,10 @@ main(int argc, char **argv)
 		}
 	}
 
+	if (verbose && !list) {
+		fprintf(stderr, "dtrec: -v goes with -l\n");
+		return usage(stderr, 1);
+	}
 	if (list) {
 		struct dtp_dev *d;
 		char err[DTP_ERRLEN];
@@ -340,12 +380,12 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: %s\n", err);
 			return 1;
 		}
-		size_t n = dtp_list(d, glob, stdout);
+		size_t n = verbose ? list_fields(d, glob) : dtp_list(d, glob, stdout);
 		if (glob && n == 0 && !dtu_is_glob(glob) && strlen(glob) < 200) {
 			/* a bare word such as "vfs_read" finds the probes containing it */
 			char sub[256];
 			snprintf(sub, sizeof(sub), "*%s*", glob);
-			n = dtp_list(d, sub, stdout);
+			n = verbose ? list_fields(d, sub) : dtp_list(d, sub, stdout);
 		}
 		dtp_close(d);
 		if (glob && n == 0) {

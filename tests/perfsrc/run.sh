@@ -331,6 +331,18 @@ for mode in raw pertp; do
 	fi
 	unset DTREC_PERF_NO_RAW_SYSCALLS
 done
+# dtrec -l -v lists the fields as describe and the view name them
+"$DTREC" --source perf -l -v tracepoint:sched:sched_switch >"$T/lv.out" 2>"$T/lv.err"
+"$DTSH" -c "open $T/argsraw.dtc" -c 'describe tracepoint:sched:sched_switch' 2>>"$T/lv.err" |
+	sed -n '/fields by name/,$p' >"$T/lv.describe"
+cols=$(awk '/^  column/ { on = 1; next } on && NF >= 3 { printf "%s%s", sep, $1; sep = "," }' "$T/lv.out")
+got=$(sql "$T/argsraw.dtc" "SELECT $cols FROM \"tracepoint:sched:sched_switch\" LIMIT 1" | head -1)
+if grep -Eq '^  prev_pid +pid_t +arg[0-9]+ as int32$' "$T/lv.out" &&
+   diff <(sed -n '/fields by name/,$p' "$T/lv.out") "$T/lv.describe" >/dev/null && [ "$got" = "$cols" ]; then
+	pass list-v-fields
+else
+	fail list-v-fields "$(head -c 300 "$T/lv.out" "$T/lv.err") / view header '$got'"
+fi
 
 # ---- dtsh's live mode lists and records through the same source
 "$DTSH" -c 'probes syscall:getppid:*' >"$T/dtsh.out" 2>"$T/dtsh.err"
