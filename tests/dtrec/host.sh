@@ -28,7 +28,7 @@ fake() { LD_PRELOAD=$FAKE "$@"; }
 # ---- command line
 "$DTREC" --help >"$T/help" 2>&1 && [ -s "$T/help" ] && pass help || fail help "--help failed"
 missing=
-for o in l o e k u d b q h; do
+for o in l v o e k u d b q h; do
 	grep -q -- "-$o" "$T/help" || missing="$missing help:-$o"
 	[ "$o" = h ] || grep -Eq "^\.(Fl|Op Fl|It Fl) [a-z]*$o" "$MAN" || missing="$missing man:-$o"
 done
@@ -151,6 +151,17 @@ check_cap sigterm-finalized "$T/t.dtc"
 expect list-word 0 '' -- fake "$DTREC" -l write
 [ "$(cat "$T/out")" = "syscall:write:entry" ] && pass list-word-matches ||
 	fail list-word-matches "dtrec -l write listed: $(tr '\n' ' ' <"$T/out")"
+
+# -l -v: dt.ko describes a syscall entry as six registers arg0..arg5; the
+# listing (and the capture, whose views read them) names them as tracefs does
+expect list-fields 0 '' -- fake "$DTREC" -l -v syscall:write:entry
+if grep -Eq '^  fd +unsigned int +arg0 as uint32$' "$T/out" && grep -Eq '^  buf +const char \* +arg1$' "$T/out" &&
+   grep -Eq '^  count +size_t +arg2$' "$T/out" && ! grep -q 'arg3' "$T/out"; then
+	pass list-fields-syscall-names
+else
+	fail list-fields-syscall-names "$(tr '\n' '|' <"$T/out")"
+fi
+expect list-v-alone 1 'dtrec: -v goes with -l' -- "$DTREC" -v -o "$T/v.dtc" -e profile:hz:97
 
 # -- command: recording ends when it exits; its status is reported
 start=$(date +%s)
