@@ -319,7 +319,7 @@ for mode in raw pertp; do
 			WHERE prev_comm = '"'argprog'"' AND prev_pid = '"${pid:-0}" | tail -n1)
 		[ -n "$pid" ] && [ "${got:-0}" -ge 7 ] && pass args-switch-by-name-$mode ||
 			fail args-switch-by-name-$mode "pid '$pid': $got switches away from argprog, want >= 7"
-		col=$("$DTSH" -c "open $A" -c 'describe tracepoint:sched:sched_switch' 2>>"$T/args$mode.err" |
+		col=$("$DTSH" -c 'describe tracepoint:sched:sched_switch' "$A" 2>>"$T/args$mode.err" |
 			awk '$1 == "prev_pid" { print $3 }')
 		got=$(sql "$A" "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
 			AND ${col:-arg1} = ${pid:-0}" | tail -n1)
@@ -333,7 +333,7 @@ for mode in raw pertp; do
 done
 # dtrec -l -v lists the fields as describe and the view name them
 "$DTREC" --source perf -l -v tracepoint:sched:sched_switch >"$T/lv.out" 2>"$T/lv.err"
-"$DTSH" -c "open $T/argsraw.dtc" -c 'describe tracepoint:sched:sched_switch' 2>>"$T/lv.err" |
+"$DTSH" -c 'describe tracepoint:sched:sched_switch' "$T/argsraw.dtc" 2>>"$T/lv.err" |
 	sed -n '/fields by name/,$p' >"$T/lv.describe"
 cols=$(awk '/^  column/ { on = 1; next } on && NF >= 3 { printf "%s%s", sep, $1; sep = "," }' "$T/lv.out")
 got=$(sql "$T/argsraw.dtc" "SELECT $cols FROM \"tracepoint:sched:sched_switch\" LIMIT 1" | head -1)

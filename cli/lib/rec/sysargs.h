@@ -9,8 +9,9 @@
 
 /*
  * Name out's arguments (a syscall entry described by dt.ko: six register
- * slots arg0..arg5) after tracefs's syscalls/sys_enter_FUNC/format, and
- * keep only as many as the call takes.  dt.ko stores the registers in
+ * slots arg0..arg5, and argK_str, the copy of a path argument K) after
+ * tracefs's syscalls/sys_enter_FUNC/format, keep only as many as the call
+ * takes, and name the copy after its argument ("filename_str").  dt.ko stores the registers in
  * argument order, one slot each, so the slots stay.  Without tracefs or
  * that event, or for any other layout, out is left as it is.
  */
