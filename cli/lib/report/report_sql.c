@@ -173,6 +173,9 @@ static void sql_usage(FILE *f)
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  Each probe is also a view of its fields by name, char[N] as text, ints\n"
+			"  signed as their C type, errno_name for returns:\n"
+			"    SELECT prev_comm, prev_pid FROM \"tracepoint:sched:sched_switch\"\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
