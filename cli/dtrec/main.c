@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "argcols.h"
+#include "dtcap_args.h"
 #include "probes.h"
 #include "record.h"
 #include "source.h"
@@ -37,7 +37,7 @@ on_dump(int sig)
 
 /*
  * -l -v: each probe matching glob, then its fields as the SQL views and
- * dtsh's describe name them (argcols.h), so a query can be written from
+ * dtsh's describe name them (dtcap_args.h), so a query can be written from
  * this listing.  Returns how many probes matched.
  */
 static size_t
@@ -60,7 +60,7 @@ list_fields(struct dtp_dev *d, const char *glob)
 			continue;
 		}
 		printf("%s\n", p.name);
-		dta_print(stdout, &p);
+		dtcap_arg_print(stdout, &p);
 	}
 	return n;
 }

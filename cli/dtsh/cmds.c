@@ -13,7 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "argcols.h"
+#include "dtcap_args.h"
 #include "captures.h"
 #include "dt_grow.h"
 #include "dtsh.h"
@@ -251,7 +251,7 @@ print_probe(const struct dtcap_probe *p)
 	printf("%s\n  id %u%s%s\n", p->name, p->id,
 	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
 	       (p->flags & DT_PF_RETURN) ? ", return" : "");
-	dta_print(stdout, p);
+	dtcap_arg_print(stdout, p);
 }
 
 static int

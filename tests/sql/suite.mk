@@ -37,7 +37,7 @@ SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby
 FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c \
 	cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
-	cli/lib/report/dtsql_views.c cli/lib/argcols.c \
+	cli/lib/report/dtsql_views.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
 $(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql.h formats/dtcap.h
 	@mkdir -p $(@D)

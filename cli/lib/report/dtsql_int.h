@@ -163,7 +163,7 @@ int dtsql_view_functions(sqlite3 *db);
 
 /*
  * A TEMP view per probe name of the n captures, named as the probe: the
- * event columns, then the fields by name (argcols.h).  capture and host
+ * event columns, then the fields by name (dtcap_args.h).  capture and host
  * NULL: one capture, over main.events; else over main.events__cI with the
  * columns capture and host.  0, or -1 with *err set.
  */

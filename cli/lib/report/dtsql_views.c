@@ -1,13 +1,13 @@
 /*
  * dtsql_views.c - one view per probe, named as the probe, whose columns are
- * the probe's fields by name (argcols.h decides names and decoding), and
+ * the probe's fields by name (dtcap_args.h decides names and decoding), and
  * the functions that decode them: dt_text(), dt_bytes(), dt_int() and
  * errno_name().  See doc/SQL.md, "Arguments by name".
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "argcols.h"
+#include "dtcap_args.h"
 #include "dt_abi.h"
 #include "dt_grow.h"
 #include "dtsql_int.h"
@@ -130,9 +130,9 @@ struct pview {
 
 static void add_cols(struct pview *v, const struct dtcap_probe *p)
 {
-	struct dta_col c[DTCAP_MAXARGS];
+	struct dtcap_argcol c[DTCAP_MAXARGS];
 	int en;
-	unsigned n = dta_columns(p, c, &en);
+	unsigned n = dtcap_arg_columns(p, c, &en);
 
 	for (unsigned i = 0; i < n; i++) {
 		for (int pass = 0; pass < 2; pass++) {
@@ -154,15 +154,15 @@ static void add_cols(struct pview *v, const struct dtcap_probe *p)
 static void member_select(sqlite3_str *q, const struct pview *v, const struct member *m,
 			  const char *table, const char *const *capture, const char *const *host)
 {
-	struct dta_col c[DTCAP_MAXARGS];
+	struct dtcap_argcol c[DTCAP_MAXARGS];
 	int en;
-	unsigned n = dta_columns(m->p, c, &en);
+	unsigned n = dtcap_arg_columns(m->p, c, &en);
 	char buf[64];
 
 	sqlite3_str_appendf(q, "SELECT ");
-	for (int k = 0; dta_event_cols[k]; k++)
-		sqlite3_str_appendf(q, "%s\"%w\" AS \"%w\"", k ? ", " : "", dta_event_cols[k],
-				    dta_event_col(m->p, dta_event_cols[k], buf, sizeof(buf)));
+	for (int k = 0; dtcap_arg_event_cols[k]; k++)
+		sqlite3_str_appendf(q, "%s\"%w\" AS \"%w\"", k ? ", " : "", dtcap_arg_event_cols[k],
+				    dtcap_arg_event_col(m->p, dtcap_arg_event_cols[k], buf, sizeof(buf)));
 	for (unsigned k = 0; k < v->ncols; k++) {
 		unsigned i = 0;
 		int errname = !strcmp(v->cols[k], "errno_name");
@@ -180,15 +180,15 @@ static void member_select(sqlite3_str *q, const struct pview *v, const struct me
 			sqlite3_str_appendf(q, ", NULL AS \"%w\"", v->cols[k]);
 			continue;
 		}
-		const struct dta_col *f = &c[i];
+		const struct dtcap_argcol *f = &c[i];
 		switch (f->kind) {
-		case DTA_INT:
+		case DTCAP_ARG_INT:
 			sqlite3_str_appendf(q, ", dt_int(arg%u, %u, %d)", f->slot, f->bytes,
 					    f->is_signed);
 			break;
-		case DTA_TEXT:
-		case DTA_BYTES:
-			sqlite3_str_appendf(q, ", %s(", f->kind == DTA_TEXT ? "dt_text" : "dt_bytes");
+		case DTCAP_ARG_TEXT:
+		case DTCAP_ARG_BYTES:
+			sqlite3_str_appendf(q, ", %s(", f->kind == DTCAP_ARG_TEXT ? "dt_text" : "dt_bytes");
 			for (unsigned s = 0; s < f->nslots; s++)
 				sqlite3_str_appendf(q, "%sarg%u", s ? ", " : "", f->slot + s);
 			sqlite3_str_appendf(q, ")");

@@ -1,14 +1,14 @@
 /*
- * argcols.c - the view column and decoding of each probe argument.  See
- * argcols.h.
+ * dtcap_args.c - the view column and decoding of each probe argument.  See
+ * dtcap_args.h.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "argcols.h"
+#include "dtcap_args.h"
 #include "dt_abi.h"
 
-const char *const dta_event_cols[] = {
+const char *const dtcap_arg_event_cols[] = {
 	"ts", "cpu", "pid", "tid", "comm", "kstack", "ustack", "flags", "ctx", NULL,
 };
 
@@ -40,9 +40,9 @@ static const struct {
 	{ "mode_t", 4, 0 }, { "dev_t", 4, 0 }, { "gfp_t", 4, 0 }, { "fmode_t", 4, 0 },
 };
 
-static void classify(const char *type, struct dta_col *c)
+static void classify(const char *type, struct dtcap_argcol *c)
 {
-	c->kind = DTA_RAW;
+	c->kind = DTCAP_ARG_RAW;
 	for (;;) {
 		if (!strncmp(type, "const ", 6))
 			type += 6;
@@ -55,25 +55,25 @@ static void classify(const char *type, struct dta_col *c)
 		return;
 	if (strchr(type, '[')) {
 		c->kind = !strncmp(type, "char[", 5) || !strncmp(type, "unsigned char[", 14) ||
-			  !strncmp(type, "signed char[", 12) ? DTA_TEXT : DTA_BYTES;
+			  !strncmp(type, "signed char[", 12) ? DTCAP_ARG_TEXT : DTCAP_ARG_BYTES;
 		return;
 	}
 	if (!strncmp(type, "enum ", 5)) {
-		c->kind = DTA_INT;	/* the kernel's enums are int */
+		c->kind = DTCAP_ARG_INT;	/* the kernel's enums are int */
 		c->bytes = 4;
 		c->is_signed = 1;
 		return;
 	}
 	for (size_t i = 0; i < sizeof(inttypes) / sizeof(inttypes[0]); i++)
 		if (!strcmp(type, inttypes[i].type)) {
-			c->kind = DTA_INT;
+			c->kind = DTCAP_ARG_INT;
 			c->bytes = inttypes[i].bytes;
 			c->is_signed = inttypes[i].is_signed;
 			return;
 		}
 }
 
-static int taken(const struct dta_col *out, unsigned n, const char *name)
+static int taken(const struct dtcap_argcol *out, unsigned n, const char *name)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (!strcmp(out[i].name, name))
@@ -82,14 +82,14 @@ static int taken(const struct dta_col *out, unsigned n, const char *name)
 	return !strcmp(name, "errno_name");
 }
 
-unsigned dta_columns(const struct dtcap_probe *p, struct dta_col *out, int *errno_name)
+unsigned dtcap_arg_columns(const struct dtcap_probe *p, struct dtcap_argcol *out, int *errno_name)
 {
 	unsigned n = 0;
 
 	*errno_name = -1;
 	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++) {
 		const char *nm = p->args[i].name;
-		struct dta_col *c = &out[n];
+		struct dtcap_argcol *c = &out[n];
 		char base[DTCAP_ARGNAMELEN + 8];
 
 		if (p->args[i].nslots == 0 || p->args[i].slot >= DTCAP_MAXARGS ||
@@ -120,11 +120,11 @@ unsigned dta_columns(const struct dtcap_probe *p, struct dta_col *out, int *errn
 	return n;
 }
 
-const char *dta_event_col(const struct dtcap_probe *p, const char *ec, char *buf, size_t len)
+const char *dtcap_arg_event_col(const struct dtcap_probe *p, const char *ec, char *buf, size_t len)
 {
-	struct dta_col cols[DTCAP_MAXARGS];
+	struct dtcap_argcol cols[DTCAP_MAXARGS];
 	int en;
-	unsigned n = dta_columns(p, cols, &en);
+	unsigned n = dtcap_arg_columns(p, cols, &en);
 
 	for (unsigned i = 0; i < n; i++)
 		if (!strcmp(cols[i].name, ec)) {
@@ -135,7 +135,7 @@ const char *dta_event_col(const struct dtcap_probe *p, const char *ec, char *buf
 	return buf;
 }
 
-const char *dta_slots(const struct dta_col *c, char *buf, size_t len)
+const char *dtcap_arg_slots(const struct dtcap_argcol *c, char *buf, size_t len)
 {
 	if (c->nslots > 1)
 		snprintf(buf, len, "arg%u..arg%u", c->slot, c->slot + c->nslots - 1);
@@ -144,11 +144,11 @@ const char *dta_slots(const struct dta_col *c, char *buf, size_t len)
 	return buf;
 }
 
-void dta_print(FILE *f, const struct dtcap_probe *p)
+void dtcap_arg_print(FILE *f, const struct dtcap_probe *p)
 {
-	struct dta_col c[DTCAP_MAXARGS];
+	struct dtcap_argcol c[DTCAP_MAXARGS];
 	int en;
-	unsigned n = dta_columns(p, c, &en);
+	unsigned n = dtcap_arg_columns(p, c, &en);
 	char buf[64], sl[32];
 
 	if (n == 0) {
@@ -164,9 +164,9 @@ void dta_print(FILE *f, const struct dtcap_probe *p)
 		const char *dec = "", *type = p->args[c[i].arg].type;
 		char w[16];
 		switch (c[i].kind) {
-		case DTA_TEXT: dec = " as text"; break;
-		case DTA_BYTES: dec = " as a blob"; break;
-		case DTA_INT:
+		case DTCAP_ARG_TEXT: dec = " as text"; break;
+		case DTCAP_ARG_BYTES: dec = " as a blob"; break;
+		case DTCAP_ARG_INT:
 			snprintf(w, sizeof(w), " as %sint%u", c[i].is_signed ? "" : "u",
 				 8 * c[i].bytes);
 			dec = w;
@@ -175,14 +175,14 @@ void dta_print(FILE *f, const struct dtcap_probe *p)
 		}
 		fprintf(f, "  %-20s %-20s %s%s\n", c[i].name,
 			type[0] ? type : "?",
-			dta_slots(&c[i], sl, sizeof(sl)), dec);
+			dtcap_arg_slots(&c[i], sl, sizeof(sl)), dec);
 		if ((int)i == en)
 			fprintf(f, "  %-20s %-20s %s\n", "errno_name", "text",
 				"errno_name(errno): ENOENT...");
 	}
-	for (int k = 0; dta_event_cols[k]; k++)
-		if (strcmp(dta_event_col(p, dta_event_cols[k], buf, sizeof(buf)),
-			   dta_event_cols[k]))
+	for (int k = 0; dtcap_arg_event_cols[k]; k++)
+		if (strcmp(dtcap_arg_event_col(p, dtcap_arg_event_cols[k], buf, sizeof(buf)),
+			   dtcap_arg_event_cols[k]))
 			fprintf(f, "  %-20s %-20s events.%s (the field takes the name)\n",
-				buf, "", dta_event_cols[k]);
+				buf, "", dtcap_arg_event_cols[k]);
 }
