@@ -241,12 +241,17 @@ int cmd_sql(int argc, char **argv)
 		return r0 == 1 ? 0 : r0;
 	if (schema) {
 		/* The schema is the same for every capture: no file needed. */
+		struct stat st;
 		if (argc - optind > 1) {
-			dtr_err("sql", "--schema takes at most one table name");
+			/* options anywhere: `sql cap.dtc --schema events` lands here */
+			if (stat(argv[optind], &st) == 0 && S_ISREG(st.st_mode))
+				dtr_err("sql", "--schema takes no capture (every capture has "
+					"the same tables): dtreport sql --schema [TABLE]");
+			else
+				dtr_err("sql", "--schema takes at most one table name");
 			return DTR_EXIT_USAGE;
 		}
 		const char *t = optind < argc ? argv[optind] : NULL;
-		struct stat st;
 		/* 'sql --schema cap.dtc': every capture has the same tables */
 		if (t && stat(t, &st) == 0 && S_ISREG(st.st_mode) && dtsql_schema(NULL, t) < 0)
 			t = NULL;
