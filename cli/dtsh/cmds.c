@@ -78,11 +78,12 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
 	{ "sql", "sql [--csv|--json|--table] QUERY [--csv|--json|--table]",
-	  "Run QUERY on the open capture's tables (options before or after it;\n"
-	  "describe PROBE names the columns of the probe's view).  A line starting with SELECT,\n"
-	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
-	  ".tables and .schema.  A statement without its closing ';' goes on\n"
-	  "over the next lines (prompt ...>) until one starts a new command.\n"
+	  "Run QUERY on the open capture's tables and its probes' views (options\n"
+	  "before or after it; describe PROBE names a view's columns).  A line\n"
+	  "starting with SELECT, WITH, PRAGMA or EXPLAIN is a query too, and so\n"
+	  "are the sqlite3 shell's .tables and .schema.  A statement without its\n"
+	  "closing ';' goes on over the next lines (prompt ...>) until one\n"
+	  "starts a new command.\n"
 	  "Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
 	{ "tables", "tables", "List the SQL tables of a capture.",
 	  cmd_tables, DTSH_C_NONE },

@@ -338,8 +338,13 @@ static int dot_command(sqlite3 *db, const char *line, size_t len, FILE *out, cha
 		sqlite3_stmt *st = NULL;
 		if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_temp_master WHERE type = 'view'"
 				       " AND name GLOB '*:*' ORDER BY name", -1, &st, NULL) == SQLITE_OK)
-			while (sqlite3_step(st) == SQLITE_ROW)
-				fprintf(out, "\"%s\"\n", (const char *)sqlite3_column_text(st, 0));
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				/* quoted as a query names it */
+				char *q = sqlite3_mprintf("\"%w\"", sqlite3_column_text(st, 0));
+				if (q)
+					fprintf(out, "%s\n", q);
+				sqlite3_free(q);
+			}
 		sqlite3_finalize(st);
 		return 0;
 	}
