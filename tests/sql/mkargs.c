@@ -68,13 +68,15 @@ int main(int argc, char **argv)
 	if (w == NULL)
 		die(argv[1], dtcap_create_error());
 
-	struct dtcap_probe p[4];
+	struct dtcap_probe p[5];
 	memset(p, 0, sizeof(p));
-	static const char *const names[4] = {
+	/* the fifth differs from the first only in case, as SQL names do not */
+	static const char *const names[5] = {
 		"tracepoint:sched:sched_switch", "syscall:openat:entry",
 		"syscall:openat:return", "tracepoint:sched:sched_wakeup",
+		"tracepoint:sched:SCHED_SWITCH",
 	};
-	for (unsigned i = 0; i < 4; i++) {
+	for (unsigned i = 0; i < 5; i++) {
 		p[i].id = i + 1;
 		snprintf(p[i].name, sizeof(p[i].name), "%s", names[i]);
 	}
@@ -96,15 +98,16 @@ int main(int argc, char **argv)
 	arg(&p[3], "pid", "pid_t", 2, 1);
 	arg(&p[3], "prio", "int", 3, 1);
 	arg(&p[3], "target_cpu", "int", 4, 1);
-	if (dtcap_put_probes(w, p, 4))
+	arg(&p[4], "prev_pid", "pid_t", 0, 1);
+	if (dtcap_put_probes(w, p, 5))
 		die(argv[1], dtcap_writer_error(w));
 
 	uint32_t comm = dtcap_intern_comm(w, "argtest");
 	if (comm == 0)
 		die(argv[1], dtcap_writer_error(w));
-	struct dtcap_event e[6];
+	struct dtcap_event e[7];
 	memset(e, 0, sizeof(e));
-	for (unsigned i = 0; i < 6; i++) {
+	for (unsigned i = 0; i < 7; i++) {
 		e[i].ts = host.start_ns + 1000 * (i + 1);
 		e[i].pid = e[i].tid = 100;
 		e[i].comm = comm;
@@ -146,7 +149,10 @@ int main(int argc, char **argv)
 	e[5].flags = DTR_RETURN;
 	e[5].nargs = 2;
 	e[5].args[0] = 3;
-	for (unsigned i = 0; i < 6; i++)
+	e[6].probe = 5;
+	e[6].nargs = 1;
+	e[6].args[0] = 99;
+	for (unsigned i = 0; i < 7; i++)
 		if (dtcap_put_event(w, &e[i]))
 			die(argv[1], dtcap_writer_error(w));
 	if (dtcap_close(w))

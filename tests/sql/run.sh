@@ -754,9 +754,12 @@ same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TE
 A=$T/args.dtc
 if "$B/tests/sql/mkargs" "$A" 2>"$T/mkargs.err"; then
 	SW='"tracepoint:sched:sched_switch"'
-	check "view_prev_pid_is_arg2" "$(q "$A" "SELECT prev_pid, arg2 FROM $SW v JOIN events e USING (ts) ORDER BY ts" | tr '\n' ' ')" "4242,4242 7,7 "
-	check "view_next_pid_signed" "$(q "$A" "SELECT next_pid FROM $SW ORDER BY ts" | tr '\n' ' ')" "0 -1 "
-	check "view_char16_text" "$(q "$A" "SELECT typeof(next_comm), next_comm FROM $SW ORDER BY ts" | tr '\n' ' ')" "text,swapper/0 text,kworker/0:1 "
+	check "view_prev_pid_is_arg2" "$(q "$A" "SELECT prev_pid, arg2 FROM $SW v JOIN events e USING (ts) WHERE e.probe = 1 ORDER BY ts" | tr '\n' ' ')" "4242,4242 7,7 "
+	# a probe whose name differs only in case (SQL's names do not): one view
+	# with both probes' rows, each decoded by its own layout
+	check "view_names_fold_case" "$(q "$A" 'SELECT prev_pid, next_comm IS NULL FROM "TRACEPOINT:SCHED:SCHED_SWITCH" ORDER BY ts' | tr '\n' ' ')" "4242,0 7,0 99,1 "
+	check "view_next_pid_signed" "$(q "$A" "SELECT next_pid FROM $SW WHERE next_pid IS NOT NULL ORDER BY ts" | tr '\n' ' ')" "0 -1 "
+	check "view_char16_text" "$(q "$A" "SELECT typeof(next_comm), next_comm FROM $SW WHERE next_comm IS NOT NULL ORDER BY ts" | tr '\n' ' ')" "text,swapper/0 text,kworker/0:1 "
 	# cut mid-character by the kernel: valid UTF-8 out, the stray byte as U+FFFD
 	check "view_char16_invalid_utf8" "$(q "$A" "SELECT hex(prev_comm) FROM $SW ORDER BY ts LIMIT 1")" \
 		"$(printf 'sauvegarde-don' | od -An -tx1 | tr -d ' \n' | tr a-f A-F)EFBFBD"
@@ -767,13 +770,13 @@ if "$B/tests/sql/mkargs" "$A" 2>"$T/mkargs.err"; then
 	check "errno_name_function" "$(q "$A" 'SELECT errno_name(13), errno_name(-2), errno_name(0) IS NULL, errno_name(100000) IS NULL')" "EACCES,ENOENT,1,1"
 	# a field named as an event column keeps the name; the event's becomes event_NAME
 	check "view_field_shadows_event" "$(q "$A" 'SELECT pid, event_pid, comm, event_comm FROM "tracepoint:sched:sched_wakeup"')" "555,100,woken,argtest"
-	check "view_count_is_probe_count" "$(q "$A" "SELECT (SELECT count(*) FROM $SW), (SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch')")" "2,2"
+	check "view_count_is_probe_count" "$(q "$A" "SELECT (SELECT count(*) FROM $SW), (SELECT count(*) FROM events WHERE probe_name LIKE 'tracepoint:sched:sched_switch')")" "3,3"
 	"$D" sql "$A" .tables >"$T/tables.out" 2>>"$T/q.err"
 	grep -qx "$SW" "$T/tables.out" && grep -qx '"syscall:openat:return"' "$T/tables.out" &&
 		pass "tables_lists_probe_views" || fail "tables_lists_probe_views" "$(tr '\n' ' ' <"$T/tables.out")"
 	# several captures: one view over them, with capture and host
 	cp "$A" "$T/args2.dtc"
-	check "view_many_captures" "$("$D" sql --csv "$A" "$T/args2.dtc" "SELECT capture, host, prev_pid FROM $SW ORDER BY capture, ts" 2>>"$T/q.err" | tail -n +2 | tr '\n' ' ')" \
+	check "view_many_captures" "$("$D" sql --csv "$A" "$T/args2.dtc" "SELECT capture, host, prev_pid FROM $SW WHERE prev_comm IS NOT NULL ORDER BY capture, ts" 2>>"$T/q.err" | tail -n +2 | tr '\n' ' ')" \
 		"args,mkargs,4242 args,mkargs,7 args2,mkargs,4242 args2,mkargs,7 "
 else
 	fail "mkargs" "$(cat "$T/mkargs.err")"

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dtcap_args.h"
 #include "dt_abi.h"
@@ -217,7 +218,12 @@ int dtsql_probe_views(sqlite3 *db, struct dtcap_reader *const *r, size_t n,
 		for (size_t i = 0; i < dtcap_nprobes(r[ci]); i++) {
 			const struct dtcap_probe *p = dtcap_probe_at(r[ci], i);
 			size_t k = 0;
-			while (k < nv && strcmp(v[k].name, p->name))
+			/* provider:function:name; a name without ':' could shadow a
+			 * table (a damaged capture's probe named "events") */
+			if (strchr(p->name, ':') == NULL)
+				continue;
+			/* SQL names ignore case: one view per name as SQL sees it */
+			while (k < nv && strcasecmp(v[k].name, p->name))
 				k++;
 			if (k == nv) {
 				if (DT_GROW(v, cv, nv, 1, 16))
@@ -226,43 +232,63 @@ int dtsql_probe_views(sqlite3 *db, struct dtcap_reader *const *r, size_t n,
 				v[nv++].name = p->name;
 			}
 			struct pview *pv = &v[k];
-			/* a name twice in one capture: its first probe speaks */
-			if (pv->nm && pv->m[pv->nm - 1].cap == ci)
-				continue;
+			/* a name twice (or in two cases): the view has both probes' rows */
 			if (DT_GROW(pv->m, pv->cm, pv->nm, 1, 4))
 				goto oom;
 			pv->m[pv->nm++] = (struct member){ ci, p };
 			add_cols(pv, p);
 		}
 	}
-	/* one transaction: a schema change per statement would reparse the
-	 * temp schema each time (hundreds of syscall probes took 0.15 s) */
-	sqlite3_str *q = sqlite3_str_new(db);
-	sqlite3_str_appendf(q, "BEGIN;");
-	for (size_t k = 0; k < nv; k++) {
-		for (unsigned c = 0; c < v[k].ncols; c++)
-			if (v[k].cols[c] == NULL) {
-				sqlite3_free(sqlite3_str_finish(q));
-				goto oom;
+	/*
+	 * One transaction: a schema change per statement would reparse the
+	 * temp schema each time (hundreds of syscall probes took 0.15 s).
+	 * Should it fail, the views are made one by one, and one that cannot
+	 * be made is left out: the tables stay usable, a query of that view
+	 * says there is no such table.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		sqlite3_str *q = sqlite3_str_new(db);
+		int rc = SQLITE_OK;
+		char *sql, *e = NULL;
+		if (pass == 0)
+			sqlite3_str_appendf(q, "BEGIN;");
+		for (size_t k = 0; k < nv && rc != SQLITE_NOMEM; k++) {
+			for (unsigned c = 0; c < v[k].ncols; c++)
+				if (v[k].cols[c] == NULL) {
+					sqlite3_free(sqlite3_str_finish(q));
+					goto oom;
+				}
+			sqlite3_str_appendf(q, "CREATE TEMP VIEW \"%w\" AS ", v[k].name);
+			for (size_t m = 0; m < v[k].nm; m++) {
+				if (m)
+					sqlite3_str_appendf(q, " UNION ALL ");
+				member_select(q, &v[k], &v[k].m[m], "events", capture, host);
 			}
-		sqlite3_str_appendf(q, "CREATE TEMP VIEW \"%w\" AS ", v[k].name);
-		for (size_t m = 0; m < v[k].nm; m++) {
-			if (m)
-				sqlite3_str_appendf(q, " UNION ALL ");
-			member_select(q, &v[k], &v[k].m[m], "events", capture, host);
+			sqlite3_str_appendf(q, ";");
+			if (pass == 1) {
+				sql = sqlite3_str_finish(q);
+				rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+				sqlite3_free(sql);
+				q = sqlite3_str_new(db);
+			}
 		}
-		sqlite3_str_appendf(q, ";");
-	}
-	sqlite3_str_appendf(q, "COMMIT;");
-	char *sql = sqlite3_str_finish(q), *e = NULL;
-	int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		if (err)
-			*err = sqlite3_mprintf("the probes' views: %s", e ? e : "out of memory");
+		if (pass == 0)
+			sqlite3_str_appendf(q, "COMMIT;");
+		sql = sqlite3_str_finish(q);
+		if (pass == 1) {
+			sqlite3_free(sql);
+			if (rc == SQLITE_NOMEM)
+				goto oom;
+			break;
+		}
+		rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
+		sqlite3_free(sql);
 		sqlite3_free(e);
-		goto out;
+		if (rc == SQLITE_OK)
+			break;
+		if (rc == SQLITE_NOMEM)
+			goto oom;
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	}
 	ret = 0;
 	goto out;
