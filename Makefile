@@ -16,7 +16,8 @@ CFLAGS ?= -O2
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
 LDLIBS_CAP := -lzstd -lxxhash
-LDLIBS_ALL := -lzstd -lxxhash -lsqlite3 -ledit -ldw -lelf -llzma -lz -lpthread -lm
+# libiberty: the demangler (c++filt's), static only in Debian
+LDLIBS_ALL := -lzstd -lxxhash -lsqlite3 -ledit -ldw -lelf -lcapstone -llzma -lz -liberty -lpthread -lm
 # libdw.a's own dependencies, for -static links
 LDLIBS_DW_STATIC := -ldw -lelf -lz -llzma -lbz2 -lzstd
 

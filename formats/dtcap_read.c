@@ -1266,14 +1266,18 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 		return NULL;
 	}
 	r->oflags = o ? o->flags : 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO or a device given as a capture is refused, not
+	 * waited on (opening a FIFO blocks until a writer comes) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st)) {
 		rerr(r, "%s", strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rerr(r, "not a regular file");
+		rerr(r, "%s, not a regular file", S_ISFIFO(st.st_mode) ? "a FIFO" :
+		     S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ?
+		     "a block device" : S_ISDIR(st.st_mode) ? "a directory" : "a special file");
 		goto fail;
 	}
 	r->size = (size_t)st.st_size;

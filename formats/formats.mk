@@ -20,12 +20,22 @@ $(DTGEN): $(B)/obj/formats/gen/dtgen.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread -lm
 
+# dthostile: the crafted captures of the fuzz corpus, tests and bench.
+DTHOSTILE := $(B)/bin/dthostile
+ALL += $(DTHOSTILE)
+$(DTHOSTILE): $(B)/obj/formats/gen/dthostile.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread
+
 # dtcdump: print a capture's contents through the library (debugging, tests).
 DTCDUMP := $(B)/bin/dtcdump
 ALL += $(DTCDUMP)
 $(DTCDUMP): $(B)/obj/formats/gen/dtcdump.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread
+# its --version is the tools' (the VERSION file), not the capture writer's
+$(B)/obj/formats/gen/dtcdump.o: CFLAGS_BASE += -DDT_VERSION='"$(shell cat $(TOP)/VERSION)"'
+$(B)/obj/formats/gen/dtcdump.o: VERSION
 
 # The version libdtcap writes into every capture: git describe of the tree,
 # else a VERSION file (release tarballs), else "unknown".  The value is kept

@@ -38,6 +38,15 @@ echo "bench fleet.parquet_export_events $N events"
 awk -v n="$N" -v s="$best" 'BEGIN { printf "bench fleet.parquet_export_mrows_s %.2f Mrows/s\n", n / s / 1e6 }'
 echo "target >= 10"
 awk -v n="$N" -v s="$bw" 'BEGIN { printf "bench fleet.parquet_export_wall_mrows_s %.2f Mrows/s\n", n / s / 1e6 }'
+# the same in units of a peer measured now: DuckDB (one thread, pinned)
+# writing the same rows, read from this export, to zstd Parquet; the ratio
+# is dtreport's rows/s over DuckDB's
+rm -f "$W/duck.parquet"
+pin node "$HERE/duckq.mjs" "COPY (SELECT * FROM read_parquet('$W/ds/events/**/*.parquet')) TO '$W/duck.parquet' (FORMAT parquet, COMPRESSION zstd)" \
+	>"$W/duck.out" 2>"$W/duck.err" || { echo "bench: duckdb copy: $(tail -2 "$W/duck.err")" >&2; exit 1; }
+awk -v d="$(head -1 "$W/duck.out" | cut -d' ' -f1)" -v s="$best" \
+	'BEGIN { printf "bench fleet.parquet_export_vs_duckdb %.3f ratio\n", d / s }'
+rm -f "$W/duck.parquet"
 dsb=$(du -sb "$W/ds" | cut -f1)
 awk -v a="$dsb" -v b="$(stat -c %s "$C")" 'BEGIN { printf "bench fleet.parquet_bytes_vs_dtc %.3f ratio\n", a / b }'
 echo "target <= 2.0"

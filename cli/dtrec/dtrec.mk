@@ -12,7 +12,7 @@ $(B)/asan/bin/dtrec: $(DTREC_OBJS:%=$(B)/asan/obj/%) $(CLI_LIB_ASAN) $(CAP_LIB_A
 # members dtrec references are pulled in, so sqlite and libedit stay out.
 $(B)/static/dtrec: $(DTREC_OBJS:%=$(B)/obj/%) $(CLI_LIB) $(CAP_LIB)
 	@mkdir -p $(@D)
-	$(CC) -static -o $@ $^ $(LDLIBS_DW_STATIC) -lxxhash -lpthread -lm
+	$(CC) -static -o $@ $^ $(LDLIBS_DW_STATIC) -lcapstone -lxxhash -lpthread -lm
 
 # Demo workload: frame pointers so user stacks unwind; static for the guest.
 $(B)/static/hotloop: demo/hotloop.c

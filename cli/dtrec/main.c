@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "dtcap_args.h"
@@ -17,6 +18,15 @@
 #include "record.h"
 #include "source.h"
 #include "util.h"
+
+/*
+ * Exit statuses (dtrec(8) EXIT STATUS).  With a COMMAND dtrec exits with
+ * the command's status, so its own failures take values a command rarely
+ * uses, as timeout(1) and env(1) do: 125 dtrec failed, 126 the command
+ * could not be run, 127 it was not found.
+ */
+#define EXIT_USAGE	2	/* a bad command line: nothing was run */
+#define EXIT_CMD_FAIL	125	/* with COMMAND: dtrec itself failed */
 
 static volatile sig_atomic_t stop, dump;
 
@@ -76,7 +86,8 @@ static const char usage_text[] =
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry');\n"
 "                with -v, each with its fields: the SQL column of the probe's\n"
 "                view (dtreport sql), the type and the events columns argN\n"
-"  -o FILE       write the capture to FILE (.dtc)\n"
+"  -o FILE       write the capture to FILE (.dtc; mode 0600; refused: another\n"
+"                user's symbolic link, devices, a FILE another dtrec writes)\n"
 "  -e PROBE      enable PROBE: profile:hz:997, interval:hz:1, syscall:*:entry,\n"
 "                tracepoint:sched:sched_switch, kprobe:vfs_read:entry, ...\n"
 "                uprobe:PATH:SYMBOL[+OFF]:entry|return (a user function:\n"
@@ -127,17 +138,37 @@ static const char usage_text[] =
 "                perf source only)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
+"  --version     dtrec's version\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
 "                recording ends when it exits\n"
 "\n"
-"Recording ends at SIGINT or SIGTERM, after DURATION, or when COMMAND exits;\n"
-"the capture is complete in every case.  See dtrec(8).\n";
+"Recording ends at SIGINT or SIGTERM, after DURATION, when COMMAND exits or\n"
+"when every -p process has exited; the capture is complete in every case.\n"
+"\n"
+"Exit status: 0 recorded, 1 failed, 2 usage error.  With a COMMAND: the\n"
+"command's status once the capture is written (128+N if signal N ended it),\n"
+"125 if dtrec failed, 126 if COMMAND could not be run, 127 if not found.\n"
+"See dtrec(8).\n";
+
+/* A failed write to standard output (a full disk, a closed pipe) is an error. */
+static int
+stdout_done(int status)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return status;
+	e = errno ? errno : EIO;
+	fprintf(stderr, "dtrec: standard output: %s\n", strerror(e));
+	return 1;
+}
 
 static int
 usage(FILE *f, int status)
 {
 	fputs(usage_text, f);
-	return status;
+	return f == stdout ? stdout_done(status) : status;
 }
 
 static char *
@@ -163,7 +194,7 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -176,6 +207,7 @@ main(int argc, char **argv)
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *probes[256], *triggers[64];
@@ -183,6 +215,7 @@ main(int argc, char **argv)
 	static pid_t pids[1024];
 	size_t nprobes = 0, npids = 0;
 	struct dtrec_opts o;
+	struct dtrec_result res;
 	int c, list = 0, verbose = 0, rc, all = 0;
 	uint64_t v;
 
@@ -204,7 +237,7 @@ main(int argc, char **argv)
 		case 'e':
 			if (nprobes == sizeof(probes) / sizeof(probes[0])) {
 				fprintf(stderr, "dtrec: too many -e options (use a glob)\n");
-				return 1;
+				return EXIT_USAGE;
 			}
 			probes[nprobes++] = optarg;
 			break;
@@ -217,7 +250,7 @@ main(int argc, char **argv)
 		case 'd':
 			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
 				fprintf(stderr, "dtrec: bad duration '%s' (e.g. 10s, 500ms, 2m)\n", optarg);
-				return 1;
+				return EXIT_USAGE;
 			}
 			o.duration_ns = v;
 			break;
@@ -226,7 +259,7 @@ main(int argc, char **argv)
 			    (v & (v - 1)) != 0) {
 				fprintf(stderr, "dtrec: bad ring size '%s': a power of two from 8k to 64M\n",
 					optarg);
-				return 1;
+				return EXIT_USAGE;
 			}
 			o.bufsize = (uint32_t)v;
 			break;
@@ -246,11 +279,11 @@ main(int argc, char **argv)
 				    (*end && *end != ',')) {
 					fprintf(stderr, "dtrec: bad process id list '%s' "
 						"(e.g. -p 1234 or -p 1234,5678)\n", optarg);
-					return 2;
+					return EXIT_USAGE;
 				}
 				if (npids == sizeof(pids) / sizeof(pids[0])) {
 					fprintf(stderr, "dtrec: too many process ids\n");
-					return 2;
+					return EXIT_USAGE;
 				}
 				pids[npids++] = (pid_t)pid;
 				p = end + 1;
@@ -260,7 +293,7 @@ main(int argc, char **argv)
 		case OPT_SOURCE:
 			if (strcmp(optarg, "dt") != 0 && strcmp(optarg, "perf") != 0) {
 				fprintf(stderr, "dtrec: unknown source '%s' (dt or perf)\n", optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			o.source = optarg;
 			break;
@@ -268,7 +301,7 @@ main(int argc, char **argv)
 			if (dtu_parse_duration(optarg, &v) < 0 || v < 10000000ULL) {
 				fprintf(stderr, "dtrec: bad flush interval '%s' (at least 10ms, "
 					"e.g. 500ms, 2s)\n", optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			o.flush_ns = v;
 			break;
@@ -285,14 +318,14 @@ main(int argc, char **argv)
 			else {
 				fprintf(stderr, "dtrec: bad --user-stacks '%s' (fp, dwarf or auto)\n",
 					optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			break;
 		case OPT_USTACK_SIZE:
 			if (dtu_parse_size(optarg, &v) < 0 || v < 1024 || v > 61440) {
 				fprintf(stderr, "dtrec: bad --user-stack-size '%s': 1k to 60k "
 					"(e.g. 16k)\n", optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			o.ustack_size = (uint32_t)(v & ~7ULL);
 			break;
@@ -301,14 +334,14 @@ main(int argc, char **argv)
 			    (v & (v - 1)) != 0) {
 				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 8k "
 					"to 64M\n", optarg);
-				return 2;
+				return EXIT_USAGE;
 			}
 			o.flight = (uint32_t)v;
 			break;
 		case OPT_TRIGGER:
 			if (ntriggers == sizeof(triggers) / sizeof(triggers[0])) {
 				fprintf(stderr, "dtrec: too many --trigger options\n");
-				return 2;
+				return EXIT_USAGE;
 			}
 			triggers[ntriggers++] = optarg;
 			break;
@@ -319,7 +352,7 @@ main(int argc, char **argv)
 			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
 				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
 					"bytes (the kernel keeps no more)\n", optarg, DT_COMMLEN - 1);
-				return 2;
+				return EXIT_USAGE;
 			}
 			o.comm = optarg;
 			break;
@@ -328,7 +361,7 @@ main(int argc, char **argv)
 			int fd = dtu_open_cgroup(optarg, err, sizeof(err));
 			if (fd < 0) {
 				fprintf(stderr, "dtrec: %s\n", err);
-				return 2;
+				return EXIT_USAGE;
 			}
 			close(fd);	/* reopened when recording starts */
 			o.cgroup = optarg;
@@ -336,6 +369,9 @@ main(int argc, char **argv)
 		}
 		case 'h':
 			return usage(stdout, 0);
+		case OPT_VERSION:
+			printf("dtrec %s\n", dtu_version());
+			return stdout_done(0);
 		case '?':
 			if (optopt && strchr("oedb", optopt))
 				fprintf(stderr, "dtrec: -%c needs an argument\n", optopt);
@@ -343,9 +379,9 @@ main(int argc, char **argv)
 				fprintf(stderr, "dtrec: unknown option -%c\n", optopt);
 			else
 				fprintf(stderr, "dtrec: unknown option %s\n", argv[optind - 1]);
-			return usage(stderr, 1);
+			return usage(stderr, EXIT_USAGE);
 		default:
-			return usage(stderr, 1);
+			return usage(stderr, EXIT_USAGE);
 		}
 	}
 
@@ -360,7 +396,7 @@ main(int argc, char **argv)
 
 		if (optind + 1 < argc || o.output || nprobes) {
 			fprintf(stderr, "dtrec: -l takes only an optional GLOB\n");
-			return usage(stderr, 1);
+			return usage(stderr, EXIT_USAGE);
 		}
 		if (glob && dtp_is_user(glob)) {
 			/* a file's functions or SDT notes: no source needed */
@@ -373,7 +409,7 @@ main(int argc, char **argv)
 				fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);
 				return 1;
 			}
-			return 0;
+			return stdout_done(0);
 		}
 		d = dtp_open_source(o.source, NULL, 0, err, sizeof(err));
 		if (d == NULL) {
@@ -387,39 +423,43 @@ main(int argc, char **argv)
 			snprintf(sub, sizeof(sub), "*%s*", glob);
 			n = verbose ? list_fields(d, sub) : dtp_list(d, sub, stdout);
 		}
+		/* a short list must not pass for the whole catalog */
+		if (dtp_missing(d))
+			fprintf(stderr, "dtrec: warning: only profile and interval are listed: %s\n",
+				dtp_missing(d));
 		dtp_close(d);
 		if (glob && n == 0) {
 			fprintf(stderr, "dtrec: no probe matches '%s'\n", glob);
 			return 1;
 		}
-		return 0;
+		return stdout_done(0);
 	}
 	if (o.output == NULL) {
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
-		return usage(stderr, 1);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (nprobes == 0 && ntriggers == 0) {
 		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
-		return usage(stderr, 1);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (o.trigger_filter && !ntriggers) {
 		fprintf(stderr, "dtrec: --trigger-filter needs --trigger\n");
-		return usage(stderr, 2);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (ntriggers && !o.flight) {
 		fprintf(stderr, "dtrec: --trigger needs --flight\n");
-		return usage(stderr, 2);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (o.flight && o.bufsize) {
 		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");
-		return usage(stderr, 2);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
 	if ((o.argv != NULL) + (npids != 0) + all > 1) {
 		fprintf(stderr, "dtrec: -a, -p and a COMMAND each choose what to record: "
 			"give one of them\n");
-		return usage(stderr, 2);
+		return usage(stderr, EXIT_USAGE);
 	}
 	o.pids = npids ? pids : NULL;
 	o.npids = npids;
@@ -461,7 +501,27 @@ main(int argc, char **argv)
 	o.status = stderr;
 	o.cmdline = join_args(argc, argv);
 
-	rc = dtrec_record(&o, NULL);
+	rc = dtrec_record(&o, &res);
 	free((void *)o.cmdline);
-	return rc;
+	if (o.argv == NULL)
+		return rc;
+	/* the command's status, as time(1) gives it; dtrec's failure said apart */
+	if (rc != 0) {
+		if (res.not_run)
+			return res.not_run;
+		if (res.cmd_status != -1 && WIFEXITED(res.cmd_status))
+			fprintf(stderr, "dtrec: recording failed (the command exited with status "
+				"%d): exit status %d\n", WEXITSTATUS(res.cmd_status), EXIT_CMD_FAIL);
+		else if (res.cmd_status != -1 && WIFSIGNALED(res.cmd_status))
+			fprintf(stderr, "dtrec: recording failed (the command was killed by signal "
+				"%d): exit status %d\n", WTERMSIG(res.cmd_status), EXIT_CMD_FAIL);
+		else
+			fprintf(stderr, "dtrec: recording failed: exit status %d\n", EXIT_CMD_FAIL);
+		return EXIT_CMD_FAIL;
+	}
+	if (res.cmd_status != -1 && WIFEXITED(res.cmd_status))
+		return WEXITSTATUS(res.cmd_status);
+	if (res.cmd_status != -1 && WIFSIGNALED(res.cmd_status))
+		return 128 + WTERMSIG(res.cmd_status);
+	return 0;
 }

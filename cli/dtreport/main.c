@@ -18,7 +18,9 @@ static const struct {
 	{ "stats",  cmd_stats,  "what was recorded, events per probe/CPU/process, drop accounting" },
 	{ "flame",  cmd_flame,  "flame graph (SVG, or --folded text) of sampled stacks" },
 	{ "diff",   cmd_diff,   "differential flame graph of B against A" },
-	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks or syscalls" },
+	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks, syscalls, functions or objects" },
+	{ "callers", cmd_calls, "the call tree into a function, merged over the sampled stacks" },
+	{ "callees", cmd_calls, "the call tree out of a function, merged over the sampled stacks" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
 	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };

@@ -23,6 +23,7 @@
 #include "probes.h"
 #include "record.h"
 #include "report.h"
+#include "termsafe.h"
 #include "util.h"
 
 /* The handle a query is running on, for the SIGINT handler. */
@@ -36,6 +37,7 @@ static int cmd_record(struct dtsh *, int, char **, const char *);
 static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top_(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
+static int cmd_calls_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
@@ -74,6 +76,13 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
 	  "top frames) or syscalls of the open capture (dtreport top; same\n"
 	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
+	{ "callers", "callers FUNC [--folded] [--min-pct P] [FILTERS...]",
+	  "The call tree into the functions matching FUNC (a glob, or /regex/),\n"
+	  "merged over the sampled stacks, with shares of all samples\n"
+	  "(dtreport callers).", cmd_calls_, DTSH_C_TOP },
+	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
+	  "The call tree out of the functions matching FUNC (dtreport callees).",
+	  cmd_calls_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
@@ -83,8 +92,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "starting with SELECT, WITH, PRAGMA or EXPLAIN is a query too, and so\n"
 	  "are the sqlite3 shell's .tables and .schema.  A statement without its\n"
 	  "closing ';' goes on over the next lines (prompt ...>) until one\n"
-	  "starts a new command.\n"
-	  "Ctrl-C interrupts it.", cmd_sql_, DTSH_C_SQL },
+	  "starts a new command.  Ctrl-C interrupts it (and the symbol loading\n"
+	  "before it).  It writes no file: ATTACH, VACUUM and changes outside\n"
+	  "TEMP tables are refused.",
+	  cmd_sql_, DTSH_C_SQL },
 	{ "tables", "tables", "List the SQL tables of a capture.",
 	  cmd_tables, DTSH_C_NONE },
 	{ "schema", "schema [TABLE]", "Show the columns of the SQL tables (or of one).",
@@ -225,7 +236,7 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
 			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
 			if (dtu_glob_match(glob, p->name)) {
-				printf("%s\n", p->name);
+				printf("%s\n", dtt_str(p->name));
 				shown++;
 			}
 		}
@@ -249,10 +260,16 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 static void
 print_probe(const struct dtcap_probe *p)
 {
-	printf("%s\n  id %u%s%s\n", p->name, p->id,
+	/* the capture's names: escaped for the terminal */
+	printf("%s\n  id %u%s%s\n", dtt_str(p->name), p->id,
 	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
 	       (p->flags & DT_PF_RETURN) ? ", return" : "");
-	dtcap_arg_print(stdout, p);
+	/* capture text, escaped for the terminal as every other line (termsafe.h) */
+	struct dtcap_probe q = *p;
+	dtt_escape(q.name, sizeof(q.name), p->name);
+	for (uint32_t i = 0; i < q.nargs && i < DTCAP_MAXARGS; i++)
+		dtt_escape(q.args[i].type, sizeof(q.args[i].type), p->args[i].type);
+	dtcap_arg_print(stdout, &q);
 }
 
 static int
@@ -468,6 +485,29 @@ need_capture(struct dtsh *sh, const char *what)
 	return -1;
 }
 
+/*
+ * The symbols of the first open capture (all: of every one), loaded on
+ * first use and kept.  Ctrl-C stops the loading as it stops a query (a
+ * crafted capture can hold millions of symbols): -1 then, said on stderr.
+ */
+static int
+load_syms(struct dtsh *sh, int all)
+{
+	for (int i = 0; i < (all ? sh->ncaps : 1); i++) {
+		struct dtsym **sp = i == 0 ? &sh->sym : &sh->syms[i];
+		if (*sp)
+			continue;
+		*sp = dtsym_open_cancel(i == 0 ? sh->cap : sh->caps[i], &dtsh_interrupted);
+		if (*sp == NULL) {
+			fprintf(stderr, "dtsh: %s\n", errno == EINTR
+				? "interrupted while loading symbols" : "out of memory");
+			dtsh_interrupted = 0;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The open capture as the report engine takes it, its symbols opened on
  * first use and kept (top by stack and flame name frames). */
 static struct dtr_cap
@@ -537,9 +577,27 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 			"(open it alone, or use sql or stats over all)\n", sh->ncaps);
 		return 1;
 	}
+	dtsh_interrupted = 0;
+	if (load_syms(sh, 0))
+		return 1;
+	struct dtr_cap c = engine_cap(sh);
+	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
+cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, argv[0]))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			argv[0], sh->ncaps);
+		return 1;
+	}
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
-	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
+	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
 }
 
 static int
@@ -552,10 +610,12 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "-o") == 0 || strncmp(argv[i], "--output", 8) == 0)
 			has_o = 1;
+	dtsh_interrupted = 0;
+	if (load_syms(sh, 1))
+		return 1;
 	struct dtr_cap *c = engine_caps(sh, 1);
 	if (c == NULL)
 		return 1;
-	dtsh_interrupted = 0;
 	/* A shell has no stdout worth an SVG: default to a file. */
 	int rc = report_done(cmd_flame_on(c, sh->ncaps, argc, argv, "flame.svg",
 					  &dtsh_interrupted));
@@ -620,6 +680,7 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
 		return 1;
 	}
+	dtsh_interrupted = 0;
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
 	char *query = strndup(rest, qlen);
@@ -627,7 +688,6 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		fprintf(stderr, "dtsh sql: out of memory\n");
 		return 1;
 	}
-	dtsh_interrupted = 0;
 	busy_db = db;
 	rc = dtsql_exec(db, query, fmt, stdout, &dtsh_interrupted, &err);
 	free(query);
@@ -726,13 +786,19 @@ dtsh_sql_db(struct dtsh *sh)
 
 	if (sh->db || sh->cap == NULL)
 		return sh->db;
-	/* Frames are named through dtsym; without it they are NULL. */
-	if (sh->sym == NULL)
-		sh->sym = dtsym_open(sh->cap);
-	if (sqlite3_open(":memory:", &sh->db) != SQLITE_OK) {
-		fprintf(stderr, "dtsh sql: %s\n", sh->db ? sqlite3_errmsg(sh->db) : "out of memory");
-		sqlite3_close(sh->db);
-		sh->db = NULL;
+	if (sh->ncaps > DTSQL_MAX_CAPTURES) {
+		/* before the symbols of them all are loaded for nothing */
+		fprintf(stderr, "dtsh sql: %d captures are open: at most %d at once\n",
+			sh->ncaps, DTSQL_MAX_CAPTURES);
+		return NULL;
+	}
+	/* Frames are named through dtsym: loaded first, as Ctrl-C stops it */
+	if (load_syms(sh, 1))
+		return NULL;
+	/* guarded: SQL typed here writes no file (dtsql_open) */
+	if ((sh->db = dtsql_open(&err)) == NULL) {
+		fprintf(stderr, "dtsh sql: %s\n", err ? err : "out of memory");
+		sqlite3_free(err);
 		return NULL;
 	}
 	if (sh->ncaps > 1)
@@ -948,6 +1014,8 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
+	/* --no-demangle holds for the one command that says it. */
+	dtsym_demangle = 1;
 	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };

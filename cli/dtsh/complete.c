@@ -19,6 +19,7 @@
 #include "dtsh.h"
 #include "dtsql.h"
 #include "probes.h"
+#include "termsafe.h"
 
 static struct dtsh *csh;
 
@@ -115,7 +116,10 @@ probes(struct cands *c)
 	size_t n = dtsh_probe_names(csh, &names);
 
 	for (size_t i = 0; i < n; i++) {
-		add(c, names[i]);
+		/* a capture's name with control bytes would reach the
+		 * terminal raw in the list of matches (and cannot be typed) */
+		if (!dtt_unsafe(names[i]))
+			add(c, names[i]);
 		free(names[i]);
 	}
 	free(names);
@@ -363,7 +367,7 @@ complete(EditLine *el, int ch)
 			case DTSH_C_TOP:
 				if (strcmp(prev, "by") == 0) {
 					static const char *const by[] = {
-						"comm", "pid", "probe", "stack", "syscall", NULL };
+						"comm", "pid", "probe", "stack", "syscall", "sym", "dso", NULL };
 					for (int i = 0; by[i]; i++)
 						add(&c, by[i]);
 				} else if (prefix[0] == '-' || strcmp(prev, "--probe") == 0 ||

@@ -4,7 +4,7 @@
 DTSH_SRCS := $(wildcard cli/dtsh/*.c)
 DTSH_OBJS := $(DTSH_SRCS:%.c=$(B)/obj/%.o)
 DTSH_OBJS_ASAN := $(DTSH_SRCS:%.c=$(B)/asan/obj/%.o)
-DTSH_STATIC_LIBS := -lsqlite3 -ledit -ltinfo -lbsd -lmd $(LDLIBS_DW_STATIC) -lxxhash -lpthread -lm -ldl
+DTSH_STATIC_LIBS := -lsqlite3 -liberty -ledit -ltinfo -lbsd -lmd $(LDLIBS_DW_STATIC) -lcapstone -lxxhash -lpthread -lm -ldl
 
 $(B)/bin/dtsh: $(DTSH_OBJS) $(CLI_LIB) $(CAP_LIB)
 	@mkdir -p $(@D)

@@ -4,6 +4,7 @@
  * (no prompt) for scripts on standard input or -c.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <histedit.h>
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -43,6 +45,14 @@ usage(FILE *out, int status)
 		    "  Commands are also read from standard input when it is not a\n"
 		    "  terminal; 'help' lists them.  An SQL statement runs on until\n"
 		    "  its ';' (or a line that starts a new command).  See dtsh(1).\n");
+	/* --help into a full disk or a closed pipe is an error, as any output */
+	if (out == stdout) {
+		char err[512];
+		if (dtu_stdout_check(err, sizeof(err)) < 0) {
+			fprintf(stderr, "dtsh: %s\n", err);
+			exit(1);
+		}
+	}
 	exit(status);
 }
 
@@ -127,6 +137,90 @@ history_path(void)
 	return p;
 }
 
+/*
+ * The history file is opened here, never by libedit's H_LOAD/H_SAVE by
+ * name: those follow a symbolic link and chmod whatever they find to 0600
+ * (as root, a link in a home directory would retarget both).  A link, a
+ * FIFO, a device or a file of another user is not touched, and dtsh says
+ * once why it keeps no history.  -1 (and *hpath freed and NULL) on refusal.
+ */
+static int
+history_fd(char **hpath, int create)
+{
+	char err[512];
+	struct stat st;
+	int fd;
+
+	errno = 0;
+	if (create) {
+		fd = open(*hpath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+			  O_NOCTTY, 0600);
+		if (fd < 0)
+			snprintf(err, sizeof(err), "%s: %s", *hpath, errno == ELOOP ?
+				 "a symbolic link (not followed)" : errno == ENXIO ?
+				 "a FIFO, not a regular file" : strerror(errno));
+	} else {
+		fd = dtu_open_regular(*hpath, 1, err, sizeof(err));
+	}
+	if (fd < 0 && errno == ENOENT)
+		return -1;	/* nothing yet: the first save creates it */
+	if (fd < 0)
+		;
+	else if (fstat(fd, &st) != 0)
+		snprintf(err, sizeof(err), "%s: %s", *hpath, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(err, sizeof(err), "%s: not a regular file", *hpath);
+	else if (st.st_uid != geteuid())
+		snprintf(err, sizeof(err), "%s: owned by uid %u, not by this user", *hpath,
+			 (unsigned)st.st_uid);
+	else
+		return fd;
+	fprintf(stderr, "dtsh: history file %s; history is not kept\n", err);
+	if (fd >= 0)
+		close(fd);
+	free(*hpath);
+	*hpath = NULL;
+	return -1;
+}
+
+static void
+history_load(History *hist, char **hpath)
+{
+	HistEvent ev;
+	char via[64];
+	int fd = history_fd(hpath, 0);
+
+	if (fd < 0)
+		return;
+	/* libedit loads by name only: the name of the descriptor checked */
+	snprintf(via, sizeof(via), "/proc/self/fd/%d", fd);
+	history(hist, &ev, H_LOAD, via);
+	close(fd);
+}
+
+static void
+history_save(History *hist, char **hpath)
+{
+	HistEvent ev;
+	char buf[8192];
+	size_t n;
+	int fd = history_fd(hpath, 1), bad = 0;
+	/* H_SAVE_FP chmods its file: let it be an anonymous one, then copy */
+	FILE *t = fd >= 0 ? tmpfile() : NULL;
+
+	if (t == NULL || history(hist, &ev, H_SAVE_FP, t) < 0 || fflush(t) != 0 ||
+	    fseek(t, 0, SEEK_SET) != 0 || ftruncate(fd, 0) != 0)
+		bad = 1;
+	while (!bad && (n = fread(buf, 1, sizeof(buf), t)) > 0)
+		if (write(fd, buf, n) != (ssize_t)n)
+			bad = 1;
+	if (t)
+		fclose(t);
+	if (fd >= 0)
+		close(fd);
+	(void)bad;	/* a history that could not be saved costs no command */
+}
+
 static int
 interactive(void)
 {
@@ -148,7 +242,7 @@ interactive(void)
 	history(hist, &ev, H_SETSIZE, 1000);
 	history(hist, &ev, H_SETUNIQUE, 1);
 	if (hpath)
-		history(hist, &ev, H_LOAD, hpath);
+		history_load(hist, &hpath);
 	el_set(el, EL_EDITOR, "emacs");
 	el_set(el, EL_PROMPT, prompt);
 	el_set(el, EL_HIST, history, hist);
@@ -192,7 +286,7 @@ interactive(void)
 		history(hist, &ev, H_ENTER, copy);
 		/* Saved at once so a killed shell keeps its history too. */
 		if (hpath)
-			history(hist, &ev, H_SAVE, hpath);
+			history_save(hist, &hpath);
 		if (pending && !continues(pending, copy)) {
 			/* A new command: the unfinished statement runs as it is. */
 			if (dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT)
@@ -223,7 +317,7 @@ interactive(void)
 	}
 	free(pending);
 	if (hpath)
-		history(hist, &ev, H_SAVE, hpath);
+		history_save(hist, &hpath);
 	el_end(el);
 	history_end(hist);
 	free(hpath);
@@ -299,9 +393,15 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout, 0);
 			break;
-		case 'V':
+		case 'V': {
+			char err[512];
 			printf("dtsh %s\n", dtu_version());
-			return fclose(stdout) ? 1 : 0;
+			if (dtu_stdout_check(err, sizeof(err)) < 0) {
+				fprintf(stderr, "dtsh: %s\n", err);
+				return 1;
+			}
+			return 0;
+		}
 		case DTR_OPT_PARTIAL:
 			sh.partial = 1;
 			break;

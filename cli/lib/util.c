@@ -13,7 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -372,9 +376,12 @@ int dtu_same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-/* The temporary file being written, for the signal handler to remove. */
-static char pending_tmp[PATH_MAX];
-static volatile sig_atomic_t pending_set;
+/*
+ * What the signal handler removes: the temporary file being written and
+ * an export's temporary directory.  Set with the fatal signals blocked.
+ */
+static char pending_tmp[PATH_MAX], pending_dirname[PATH_MAX];
+static volatile sig_atomic_t pending_set, pending_dir_set;
 
 static void pending(const char *tmp)
 {
@@ -385,10 +392,67 @@ static void pending(const char *tmp)
 	}
 }
 
+void dtu_out_tmp_forget(void)
+{
+	pending(NULL);
+}
+
+void dtu_out_pending_dir(const char *dir)
+{
+	pending_dir_set = 0;
+	if (dir && strlen(dir) < sizeof(pending_dirname)) {
+		strcpy(pending_dirname, dir);
+		pending_dir_set = 1;
+	}
+}
+
+/*
+ * Recursive removal with system calls only (getdents64, unlinkat), so the
+ * signal handler may call it.  Never follows a link: unlinkat removes the
+ * link itself, and openat(O_NOFOLLOW) refuses to descend through one.
+ */
+struct linux_dirent64_ {
+	uint64_t	d_ino;
+	int64_t		d_off;
+	unsigned short	d_reclen;
+	unsigned char	d_type;
+	char		d_name[];
+};
+
+static int rm_at(int dfd, const char *name, int depth)
+{
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if ((errno != EISDIR && errno != EPERM) || depth <= 0)
+		return -1;
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[4096];
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n; ) {
+			struct linux_dirent64_ *d = (struct linux_dirent64_ *)(buf + off);
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") && strcmp(d->d_name, ".."))
+				rm_at(fd, d->d_name, depth - 1);
+		}
+	}
+	close(fd);
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+int dtu_rm_tree(const char *dir)
+{
+	return rm_at(AT_FDCWD, dir, 3);
+}
+
 static void on_fatal_signal(int sig)
 {
 	if (pending_set)
 		unlink(pending_tmp);	/* async-signal-safe */
+	if (pending_dir_set)
+		dtu_rm_tree(pending_dirname);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -417,22 +481,372 @@ static void out_free(struct dtu_out *o)
 	o->f = NULL;
 }
 
-int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
-		 size_t ninputs, char *err, size_t errlen)
+/* Is the link lst, in the directory dir (no links in it), one to follow? */
+static int link_ok(const char *link, const struct stat *lst, const char *dir, char *err,
+		   size_t errlen)
+{
+	uid_t me = geteuid();
+	struct stat dst;
+
+	if (lst->st_uid == me)
+		return 1;
+	if (stat(dir, &dst) != 0) {
+		dtu_seterr(err, errlen, "%s: %s", dir, strerror(errno));
+		return 0;
+	}
+	if ((dst.st_mode & (S_ISVTX | S_IWOTH)) == (S_ISVTX | S_IWOTH)) {
+		if (lst->st_uid == dst.st_uid)
+			return 1;
+		dtu_seterr(err, errlen, "%s: refusing to follow a symbolic link owned by uid %u "
+			   "in the world-writable sticky directory %s (the rule of the kernel's "
+			   "protected_symlinks: only the caller's or the directory owner's links)",
+			   link, (unsigned)lst->st_uid, dir);
+		return 0;
+	}
+	if (lst->st_uid == 0)
+		return 1;
+	dtu_seterr(err, errlen, "%s: refusing to follow a symbolic link owned by another user "
+		   "(uid %u): it could be pointed anywhere", link, (unsigned)lst->st_uid);
+	return 0;
+}
+
+int dtu_path_links_ok(const char *path, char *err, size_t errlen)
+{
+	/* cur: the part resolved so far, holding no link; rest: what is left */
+	char cur[PATH_MAX], rest[PATH_MAX], next[2 * PATH_MAX + 2], tgt[PATH_MAX];
+	int nlinks = 0;
+
+	if (strlen(path) >= sizeof(rest)) {
+		dtu_seterr(err, errlen, "%.60s...: %s", path, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	strcpy(cur, path[0] == '/' ? "/" : ".");
+	strcpy(rest, path);
+	for (char *r = rest; ; ) {
+		while (*r == '/')
+			r++;
+		if (*r == '\0')
+			return 0;
+		size_t cl = strcspn(r, "/");
+		size_t l = strlen(cur);
+		if (l + 1 + cl >= sizeof(cur)) {
+			dtu_seterr(err, errlen, "%.60s...: %s", path, strerror(ENAMETOOLONG));
+			return -1;
+		}
+		snprintf(next, sizeof(next), "%s%s%.*s", cur, cur[l - 1] == '/' ? "" : "/",
+			 (int)cl, r);
+		r += cl;
+		struct stat lst;
+		if (lstat(next, &lst) != 0)
+			return 0;	/* what does not exist yet is no link; open says the rest */
+		if (!S_ISLNK(lst.st_mode)) {
+			strcpy(cur, next);
+			continue;
+		}
+		if (!link_ok(next, &lst, cur, err, errlen))
+			return -1;
+		ssize_t n = readlink(next, tgt, sizeof(tgt) - 1);
+		if (n < 0 || ++nlinks > 40) {
+			dtu_seterr(err, errlen, "%s: %s", next, strerror(n < 0 ? errno : ELOOP));
+			return -1;
+		}
+		tgt[n] = '\0';
+		if (strlen(tgt) + 1 + strlen(r) >= sizeof(rest)) {
+			dtu_seterr(err, errlen, "%.60s...: %s", path, strerror(ENAMETOOLONG));
+			return -1;
+		}
+		/* the link's text takes its place; an absolute one starts over at / */
+		snprintf(next, sizeof(next), "%s/%s", tgt, r);
+		strcpy(rest, next);
+		r = rest;
+		if (tgt[0] == '/')
+			strcpy(cur, "/");
+	}
+}
+
+int dtu_out_device_ok(const struct stat *st)
+{
+	struct stat s;
+
+	if (S_ISBLK(st->st_mode))
+		return 0;
+	if (!S_ISCHR(st->st_mode))
+		return 1;
+	if (major(st->st_rdev) == 1 && minor(st->st_rdev) == 3)
+		return 1;	/* /dev/null */
+	for (int fd = 1; fd <= 2; fd++)
+		if (fstat(fd, &s) == 0 && s.st_dev == st->st_dev && s.st_ino == st->st_ino)
+			return 1;
+	return 0;
+}
+
+int dtu_out_check(const char *path, struct stat *st, int *exists, char *err, size_t errlen)
+{
+	*exists = 0;
+	if (dtu_path_links_ok(path, err, errlen) < 0)
+		return -1;
+	if (stat(path, st) != 0)
+		return 0;
+	*exists = 1;
+	if (S_ISDIR(st->st_mode)) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(EISDIR));
+		return -1;
+	}
+	if (!dtu_out_device_ok(st)) {
+		dtu_seterr(err, errlen, "%s: refusing to write into a %s device (only /dev/null "
+			   "and the standard streams are outputs)", path,
+			   S_ISBLK(st->st_mode) ? "block" : "character");
+		return -1;
+	}
+	return 0;
+}
+
+int dtu_out_open_special(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	/* a FIFO without a reader fails ENXIO instead of waiting for one */
+	int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, errno == ENXIO ?
+			   "no process reads this FIFO (or socket)" : strerror(errno));
+		return -1;
+	}
+	/* the node may have been swapped since dtu_out_check looked */
+	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode) || !dtu_out_device_ok(&st)) {
+		dtu_seterr(err, errlen, "%s: refusing to write into a device (only /dev/null "
+			   "and the standard streams are outputs)", path);
+		close(fd);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int dtu_open_regular(const char *path, int nofollow, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY |
+		      (nofollow ? O_NOFOLLOW : 0));
+
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, errno == ELOOP && nofollow ?
+			   "a symbolic link (not followed)" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		dtu_seterr(err, errlen, "%s: %s, not a regular file", path,
+			   S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ?
+			   "a character device" : S_ISBLK(st.st_mode) ? "a block device" :
+			   S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ?
+			   "a socket" : "a special file");
+		close(fd);
+		return -1;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int dtu_stdout_not_input(const char *const *inputs, size_t ninputs, char *err, size_t errlen)
+{
+	struct stat so, si;
+
+	/* only a regular file can be an input: /dev/null may be "both" */
+	if (fstat(STDOUT_FILENO, &so) != 0 || !S_ISREG(so.st_mode))
+		return 0;
+	for (size_t i = 0; i < ninputs; i++) {
+		if (inputs[i] && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev &&
+		    si.st_ino == so.st_ino) {
+			dtu_seterr(err, errlen, "standard output is the input %s: refusing to "
+				   "write into it", inputs[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Does name (in a directory) read PREFIX PID "." XXXXXX?  The pid, or 0. */
+static long tmp_pid(const char *name, const char *prefix)
+{
+	size_t pl = strlen(prefix);
+	char *end;
+
+	if (strncmp(name, prefix, pl) || !isdigit((unsigned char)name[pl]))
+		return 0;
+	long pid = strtol(name + pl, &end, 10);
+	if (pid <= 0 || *end != '.' || strlen(end + 1) != 6)
+		return 0;
+	return pid;
+}
+
+static int pid_alive(long pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+int dtu_out_locked(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	int locked = 0;
+
+	if (fd < 0)
+		return 0;
+	if (flock(fd, LOCK_SH | LOCK_NB) != 0)
+		locked = errno == EWOULDBLOCK;
+	close(fd);
+	return locked;
+}
+
+/* dir and base of target, split into the buffers */
+static int split(const char *target, char *dir, size_t dl, const char **base)
+{
+	const char *slash = strrchr(target, '/');
+
+	*base = slash ? slash + 1 : target;
+	if (!slash)
+		return snprintf(dir, dl, ".") >= (int)dl ? -1 : 0;
+	return snprintf(dir, dl, "%.*s", slash == target ? 1 : (int)(slash - target),
+			target) >= (int)dl ? -1 : 0;
+}
+
+static const char *progname(void)
+{
+	return program_invocation_short_name;
+}
+
+int dtu_out_sweep(const char *target, const char *skip, long *live)
+{
+	char dir[PATH_MAX], prefix[NAME_MAX + 3], p[PATH_MAX + NAME_MAX + 2];
+	const char *base;
+	struct dirent *de;
+	int nlive = 0;
+
+	if (split(target, dir, sizeof(dir), &base) < 0 ||
+	    snprintf(prefix, sizeof(prefix), ".%s.", base) >= (int)sizeof(prefix))
+		return 0;
+	/* skip is beside target: its last component names it */
+	const char *skipbase = skip ? strrchr(skip, '/') : NULL;
+	skipbase = skipbase ? skipbase + 1 : skip;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		long pid = tmp_pid(de->d_name, prefix);
+		struct stat st;
+		if (pid == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if ((skipbase && strcmp(de->d_name, skipbase) == 0) || lstat(p, &st) != 0 ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;	/* not ours to judge */
+		if (pid_alive(pid) || dtu_out_locked(p)) {
+			if (live)
+				*live = pid;
+			nlive++;
+			continue;
+		}
+		if (unlink(p) == 0)
+			fprintf(stderr, "%s: removed %s, left by an interrupted run (process %ld "
+				"is gone)\n", progname(), p, pid);
+	}
+	closedir(d);
+	return nlive;
+}
+
+void dtu_out_sweep_dirs(const char *dir, const char *prefix)
+{
+	char p[PATH_MAX + NAME_MAX + 2];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		long pid = tmp_pid(de->d_name, prefix);
+		struct stat st;
+		if (pid == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (lstat(p, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+		    pid_alive(pid))
+			continue;
+		if (dtu_rm_tree(p) == 0)
+			fprintf(stderr, "%s: removed %s, left by an interrupted run (process %ld "
+				"is gone)\n", progname(), p, pid);
+	}
+	closedir(d);
+}
+
+int dtu_out_tmp_create(const char *target, char **tmp, char *err, size_t errlen)
+{
+	const char *slash = strrchr(target, '/');
+	int dirlen = slash ? (int)(slash - target) + 1 : 0;
+
+	dtu_out_sweep(target, NULL, NULL);
+	if (asprintf(tmp, "%.*s.%s.%ld.XXXXXX", dirlen, target, slash ? slash + 1 : target,
+		     (long)getpid()) < 0) {
+		*tmp = NULL;
+		dtu_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	/* a signal between mkstemp and pending() would leave the file
+	 * behind: hold the fatal ones until the handler knows its name */
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	/* mkstemp: 0600, whatever the umask */
+	int fd = mkostemp(*tmp, O_CLOEXEC);
+	if (fd >= 0)
+		pending(*tmp);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0) {
+		dtu_seterr(err, errlen, "%s: %s", target, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	/* a new file nobody else can hold; a file system without locks
+	 * (old NFS) only loses dtrec's check after the rename */
+	(void)flock(fd, LOCK_EX | LOCK_NB);
+	return fd;
+}
+
+static int out_open(struct dtu_out *o, const char *path, const char *const *inputs,
+		    size_t ninputs, int noreplace, char *err, size_t errlen)
 {
 	struct stat so, si;
 	int have;
 
 	memset(o, 0, sizeof(*o));
+	o->noreplace = noreplace;
 	if (path == NULL || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		o->name = "standard output";
 		o->is_stdout = 1;
-		have = fstat(STDOUT_FILENO, &so) == 0;
-	} else {
-		o->name = path;
-		have = stat(path, &so) == 0;
+		return dtu_stdout_not_input(inputs, ninputs, err, errlen);
 	}
+	o->name = path;
+	if (dtu_out_check(path, &so, &have, err, errlen) < 0)
+		return -1;
 	/* Only a regular file can be an input: /dev/null may be "both". */
 	for (size_t i = 0; have && S_ISREG(so.st_mode) && i < ninputs; i++) {
 		if (stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
@@ -441,12 +855,19 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 			return -1;
 		}
 	}
-	if (o->is_stdout)
-		return 0;
+	if (have && noreplace && S_ISREG(so.st_mode)) {
+		dtu_seterr(err, errlen, "%s: %s (not replaced; remove it or choose another name)",
+			   path, strerror(EEXIST));
+		return -1;
+	}
 	if (have && !S_ISREG(so.st_mode)) {
-		/* A device, FIFO or terminal: there is nothing to replace. */
-		if ((o->f = fopen(path, "w")) == NULL) {
+		/* A FIFO, /dev/null or a standard stream: there is nothing to replace. */
+		int fd = dtu_out_open_special(path, err, errlen);
+		if (fd < 0)
+			return -1;
+		if ((o->f = fdopen(fd, "w")) == NULL) {
 			dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+			close(fd);
 			return -1;
 		}
 		return 0;
@@ -459,38 +880,13 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	/* Beside the target, so rename() replaces it in one step. */
-	const char *slash = strrchr(o->target, '/');
-	int dirlen = slash ? (int)(slash - o->target) + 1 : 0;
-	if (asprintf(&o->tmp, "%.*s.%s.XXXXXX", dirlen, o->target,
-		     slash ? slash + 1 : o->target) < 0) {
-		o->tmp = NULL;
-		dtu_seterr(err, errlen, "out of memory");
-		out_free(o);
-		return -1;
-	}
-	/* a signal between mkstemp and pending() would leave the file
-	 * behind: hold the fatal ones until the handler knows its name */
-	sigset_t fatal, old;
-	sigemptyset(&fatal);
-	sigaddset(&fatal, SIGINT);
-	sigaddset(&fatal, SIGTERM);
-	sigaddset(&fatal, SIGHUP);
-	sigaddset(&fatal, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &fatal, &old);
-	int fd = mkstemp(o->tmp);
-	if (fd >= 0)
-		pending(o->tmp);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	int fd = dtu_out_tmp_create(o->target, &o->tmp, err, errlen);
 	if (fd < 0) {
-		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
 		out_free(o);
 		return -1;
 	}
-	mode_t mask = umask(0);
-	umask(mask);
-	/* mkstemp makes 0600: give what a plain creat() would, or keep the old mode */
-	o->mode = have ? (so.st_mode & 07777) : (0666 & ~mask);
+	/* a replaced file keeps its mode; a new one stays mkstemp's 0600 */
+	o->mode = have ? (so.st_mode & 07777) : 0600;
 	if (fchmod(fd, o->mode) != 0 ||
 	    (o->f = fdopen(fd, "w")) == NULL) {
 		dtu_seterr(err, errlen, "%s: %s", o->tmp, strerror(errno));
@@ -499,6 +895,34 @@ int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		out_free(o);
 		return -1;
 	}
+	return 0;
+}
+
+int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
+		 size_t ninputs, char *err, size_t errlen)
+{
+	return out_open(o, path, inputs, ninputs, 0, err, errlen);
+}
+
+int dtu_out_open_new(struct dtu_out *o, const char *path, const char *const *inputs,
+		     size_t ninputs, char *err, size_t errlen)
+{
+	return out_open(o, path, inputs, ninputs, 1, err, errlen);
+}
+
+/* rename, or for dtu_out_open_new a rename that never replaces */
+static int publish(struct dtu_out *o)
+{
+	if (!o->noreplace)
+		return rename(o->tmp, o->target);
+	if (renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->target, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	/* a file system without RENAME_NOREPLACE: link() never replaces either */
+	if (link(o->tmp, o->target) != 0)
+		return -1;
+	unlink(o->tmp);
 	return 0;
 }
 
@@ -551,8 +975,9 @@ int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen)
 		}
 	}
 	if (o->tmp) {
-		if (ret == 0 && rename(o->tmp, o->target) != 0) {
-			dtu_seterr(err, errlen, "%s: %s", o->name, strerror(errno));
+		if (ret == 0 && publish(o) != 0) {
+			dtu_seterr(err, errlen, "%s: %s%s", o->name, strerror(errno), errno == EEXIST ?
+				   " (appeared meanwhile; not replaced)" : "");
 			ret = -1;
 		}
 		if (ret != 0)

@@ -1,7 +1,8 @@
 /*
  * util.h - small helpers shared by dtrec, dtreport and dtsh: durations,
  * human-readable sizes and rates, "did you mean" suggestions, globs and
- * whole-file reads.  Nothing here prints or exits.
+ * whole-file reads, safe output files.  Nothing here exits, and nothing
+ * prints but the note of a stale temporary file removed (dtu_out_sweep).
  */
 #ifndef DT_UTIL_H
 #define DT_UTIL_H
@@ -9,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 /*
  * Durations and times: one grammar for every tool (dtreport(1) "TIMES AND
@@ -113,13 +115,21 @@ void dtu_seterr(char *err, size_t errlen, const char *fmt, ...)
  * dtu_out_open refuses an output that is one of the inputs (same device
  * and inode: through symbolic and hard links too; standard output is
  * checked the same way, so `>> in.dtc` is refused) and writes a regular
- * file through a temporary file beside it (mode 0666 & ~umask, or the
- * replaced file's mode), which dtu_out_commit renames over the target only
- * once every byte is written: a failing or interrupted command leaves the
- * old file as it was.  path NULL or "-" is standard output; outputs that
- * are not regular files (/dev/null, a FIFO, a terminal) are written in
- * place.  Symbolic links are followed: the file they name is replaced, not
- * the link.
+ * file through a temporary file beside it, which dtu_out_commit renames
+ * over the target only once every byte is written: a failing or
+ * interrupted command leaves the old file as it was.  A new file gets mode
+ * 0600 whatever the umask (outputs hold what the capture holds: kernel
+ * addresses, maps, arguments); a replaced one keeps its mode.  path NULL or
+ * "-" is standard output.  The path goes through dtu_out_check first
+ * (links, devices, FIFOs: see there); a FIFO, /dev/null or a standard
+ * stream is written in place.  dtu_out_open_new is the same for outputs
+ * that must not exist yet: its commit fails with EEXIST rather than
+ * replace a file that appeared meanwhile.
+ *
+ * The temporary file is named .BASE.PID.XXXXXX after the process that
+ * writes it, so one left by a killed run is recognised: each open first
+ * removes those of the same target whose process is gone and says so on
+ * standard error (the one thing in this file that prints).
  *
  * A writer that needs a file name (SQLite) fcloses f, sets it NULL and
  * writes tmp by name before the commit.
@@ -137,20 +147,102 @@ struct dtu_out {
 	char	*tmp;		/* the temporary file, NULL when written in place */
 	char	*target;	/* what tmp replaces (links resolved) */
 	int	is_stdout;
+	int	noreplace;	/* dtu_out_open_new: the commit never replaces */
 	unsigned mode;		/* the permissions tmp gets */
 };
 /*
  * Make SIGINT, SIGTERM, SIGHUP and SIGQUIT remove the temporary file of an
- * output not yet committed before the process dies of them (a Ctrl-C during
- * `flame -o` leaves no stray file).  For a tool's main(); signals the
- * process ignores stay ignored, and a command that handles SIGINT itself
- * (sql's cancel) overrides it while it runs.
+ * output not yet committed (and a temporary directory, dtu_out_pending_dir)
+ * before the process dies of them (a Ctrl-C during `flame -o` leaves no
+ * stray file).  For a tool's main(); signals the process ignores stay
+ * ignored, and a command that handles SIGINT itself (sql's cancel)
+ * overrides it while it runs.
  */
 void dtu_out_cleanup_on_signals(void);
 int dtu_out_open(struct dtu_out *o, const char *path, const char *const *inputs,
 		 size_t ninputs, char *err, size_t errlen);
+int dtu_out_open_new(struct dtu_out *o, const char *path, const char *const *inputs,
+		     size_t ninputs, char *err, size_t errlen);
 int dtu_out_commit(struct dtu_out *o, char *err, size_t errlen);
 void dtu_out_abort(struct dtu_out *o);
+
+/*
+ * The rules every output path obeys before anything is opened, whoever
+ * writes it (dtrec's capture, reports, exports, dtsh):
+ *  - a symbolic link on the way is followed only when the caller (the
+ *    effective uid) or root owns it, or, in a world-writable sticky
+ *    directory such as /tmp, when the caller or the directory's owner owns
+ *    it: the kernel's protected_symlinks rule, applied here because hosts
+ *    turn it off, and stricter outside sticky directories (a link another
+ *    user may retarget is never written through);
+ *  - a block device is refused, and so is a character device other than
+ *    /dev/null and what standard output or standard error already are;
+ *  - a directory is refused.
+ * 0 (with *st filled and *exists set when the path exists), or -1 with the
+ * reason in err.  dtu_path_links_ok is the first rule alone, for inputs.
+ */
+int dtu_out_check(const char *path, struct stat *st, int *exists, char *err, size_t errlen);
+int dtu_path_links_ok(const char *path, char *err, size_t errlen);
+/* Is a character or block device one an output may be? (the rule above) */
+int dtu_out_device_ok(const struct stat *st);
+
+/*
+ * Open an output that is not a regular file (FIFO, /dev/null, a standard
+ * stream) for writing without ever blocking: a FIFO nobody reads is an
+ * error, not a hang.  The descriptor (blocking again), or -1 with err.
+ */
+int dtu_out_open_special(const char *path, char *err, size_t errlen);
+
+/*
+ * The temporary file beside target (links already resolved): removes the
+ * stale temporaries of target first (dtu_out_sweep), creates
+ * .BASE.PID.XXXXXX with mode 0600, takes an exclusive flock(2) on it
+ * (which moves with the file when it is renamed over target: dtrec's
+ * "someone is writing this" mark; best effort, a file system without
+ * locks still writes) and names it to the signal handler.
+ * The descriptor with *tmp malloc'd, or -1 with err.
+ */
+int dtu_out_tmp_create(const char *target, char **tmp, char *err, size_t errlen);
+/* The signal handler stops removing tmp (renamed, or removed by the caller). */
+void dtu_out_tmp_forget(void);
+
+/*
+ * Temporaries of target in its directory: those of a process that is
+ * gone and that nobody holds locked are removed (a message on standard
+ * error says so); returns how many belong to a live writer, with the pid
+ * of one in *live (may be NULL).  skip: a temporary of our own to ignore.
+ */
+int dtu_out_sweep(const char *target, const char *skip, long *live);
+/* Is path an existing file someone holds an exclusive flock(2) on? */
+int dtu_out_locked(const char *path);
+
+/*
+ * A temporary directory an export fills (parquet: .tmp-export-PID.XXXXXX
+ * under the dataset), for the signal handler to remove with its contents;
+ * NULL: no more.  dtu_out_sweep_dirs removes the ones under dir whose
+ * process is gone, saying so.  dtu_rm_tree removes one (async-signal-safe,
+ * three levels deep at most: what an export makes).
+ */
+void dtu_out_pending_dir(const char *dir);
+void dtu_out_sweep_dirs(const char *dir, const char *prefix);
+int dtu_rm_tree(const char *dir);
+
+/*
+ * Refuse a standard output that is one of the inputs (a regular file with
+ * the same device and inode: `1<> cap.dtc`, `>> cap.dtc`), before any byte
+ * is written: 0, or -1 with err.  Every command of every tool calls it
+ * through dtr_open / dtu_out_open.
+ */
+int dtu_stdout_not_input(const char *const *inputs, size_t ninputs, char *err, size_t errlen);
+
+/*
+ * Open a file to read that must be a regular file (a capture, an ELF file
+ * for a probe, a history) without blocking on a FIFO or a device: opened
+ * non-blocking, checked with fstat, the flag cleared.  nofollow: refuse a
+ * symbolic link as the last component.  The descriptor, or -1 with err
+ * ("PATH: a FIFO, not a regular file").
+ */
+int dtu_open_regular(const char *path, int nofollow, char *err, size_t errlen);
 
 /* Do a and b name the same file (device and inode)?  0 if either is absent. */
 int dtu_same_file(const char *a, const char *b);

@@ -2,6 +2,7 @@
  * dtcdump - print what a capture holds, through libdtcap only.  A
  * debugging aid for the format and for the tests (not a user tool):
  *	dtcdump [-e N] [-c] [-k] FILE
+ *	dtcdump --version
  * prints a summary; -e N also the first N events; -c a checksum line over
  * every decoded field (to compare two captures' contents quickly); -k only
  * the kallsyms text.
@@ -20,18 +21,33 @@ int main(int argc, char **argv)
 {
 	long nev = 0;
 	int sum = 0, ksyms = 0, c;
+	char *end;
+	/* every tool answers --version (its build's VERSION file) */
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		printf("dtcdump %s\n", DT_VERSION);
+		if (fflush(stdout) == 0 && !ferror(stdout))
+			return 0;
+		perror("dtcdump: standard output");
+		return 1;
+	}
 	while ((c = getopt(argc, argv, "e:ck")) != -1) {
 		switch (c) {
-		case 'e': nev = atol(optarg); break;
+		case 'e':
+			nev = strtol(optarg, &end, 10);
+			if (end == optarg || *end || nev < 0) {
+				fprintf(stderr, "dtcdump: bad event count '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		case 'c': sum = 1; break;
 		case 'k': ksyms = 1; break;
 		default:
-			fprintf(stderr, "usage: dtcdump [-e N] [-c] [-k] FILE\n");
+			fprintf(stderr, "usage: dtcdump [-e N] [-c] [-k] FILE | --version\n");
 			return 2;
 		}
 	}
 	if (optind + 1 != argc) {
-		fprintf(stderr, "usage: dtcdump [-e N] [-c] FILE\n");
+		fprintf(stderr, "usage: dtcdump [-e N] [-c] [-k] FILE | --version\n");
 		return 2;
 	}
 	struct dtcap_reader *r = dtcap_open(argv[optind]);

@@ -49,14 +49,14 @@ else
 		"$DTREC" --source dt -o "$T/a.dtc" -e profile:hz:97
 	[ -e "$T/a.dtc" ] && fail no-device-no-file "left an empty $T/a.dtc" || pass no-device-no-file
 fi
-expect bad-duration 1 "^dtrec: bad duration '10x'" -- "$DTREC" -o "$T/a.dtc" -e x -d 10x
-expect negative-duration 1 "^dtrec: bad duration '-5'" -- "$DTREC" -o "$T/a.dtc" -e x -d -5
-expect unknown-option 1 '^dtrec: unknown option -Z$' -- "$DTREC" -Z
-expect unknown-long-option 1 '^dtrec: unknown option --bogus$' -- "$DTREC" --bogus
-expect missing-argument 1 '^dtrec: -o needs an argument$' -- "$DTREC" -o
-expect no-probe 1 '^dtrec: no probe' -- "$DTREC" -o "$T/a.dtc"
-expect no-output 1 '^dtrec: no output file' -- "$DTREC" -e profile:hz:97
-expect bad-ringsize 1 "^dtrec: bad ring size '3000'" -- "$DTREC" -o "$T/a.dtc" -e x -b 3000
+expect bad-duration 2 "^dtrec: bad duration '10x'" -- "$DTREC" -o "$T/a.dtc" -e x -d 10x
+expect negative-duration 2 "^dtrec: bad duration '-5'" -- "$DTREC" -o "$T/a.dtc" -e x -d -5
+expect unknown-option 2 '^dtrec: unknown option -Z$' -- "$DTREC" -Z
+expect unknown-long-option 2 '^dtrec: unknown option --bogus$' -- "$DTREC" --bogus
+expect missing-argument 2 '^dtrec: -o needs an argument$' -- "$DTREC" -o
+expect no-probe 2 '^dtrec: no probe' -- "$DTREC" -o "$T/a.dtc"
+expect no-output 2 '^dtrec: no output file' -- "$DTREC" -e profile:hz:97
+expect bad-ringsize 2 "^dtrec: bad ring size '3000'" -- "$DTREC" -o "$T/a.dtc" -e x -b 3000
 expect unwritable-output 1 "^dtrec: $T/nodir/a.dtc: No such file or directory$" -- \
 	"$DTREC" -o "$T/nodir/a.dtc" -e profile:hz:97
 expect output-is-directory 1 "^dtrec: $T: Is a directory$" -- "$DTREC" -o "$T" -e profile:hz:97
@@ -184,14 +184,100 @@ expect list-v-alone 1 'dtrec: -v goes with -l' -- "$DTREC" -v -o "$T/v.dtc" -e p
 
 # -- command: recording ends when it exits; its status is reported
 start=$(date +%s)
-expect command 0 '' -- fake "$DTREC" -o "$T/c.dtc" -e profile:hz:997 -- sh -c 'sleep 0.5; exit 3'
+expect command 3 '' -- fake "$DTREC" -o "$T/c.dtc" -e profile:hz:997 -- sh -c 'sleep 0.5; exit 3'
 grep -q 'the command exited with status 3' "$T/err" && pass command-status ||
 	fail command-status "summary does not report status 3: $(tr '\n' ' ' <"$T/err")"
 [ $(( $(date +%s) - start )) -lt 10 ] && pass command-ends || fail command-ends "took too long"
 # the stand-in's events are all the recorder's own: none is the command's
 check_cap command-finalized "$T/c.dtc" filtered
-expect command-not-found 1 "^dtrec: $T/nosuchcmd: No such file or directory$" -- \
+expect command-not-found 127 "^dtrec: $T/nosuchcmd: No such file or directory$" -- \
 	fake "$DTREC" -q -o "$T/n.dtc" -e profile:hz:997 -- "$T/nosuchcmd"
+expect command-not-found-path 127 "^dtrec: nosuchcmd-dt: command not found$" -- \
+	fake "$DTREC" -q -o "$T/n.dtc" -e profile:hz:997 -- nosuchcmd-dt
+: >"$T/notexec"
+expect command-not-executable 126 "^dtrec: $T/notexec: Permission denied$" -- \
+	fake "$DTREC" -q -o "$T/n.dtc" -e profile:hz:997 -- "$T/notexec"
+# killed by a signal: 128+N, as time(1) says; the capture is complete
+expect command-signal-status 132 '' -- fake "$DTREC" -q -o "$T/sig.dtc" -e profile:hz:97 -- \
+	sh -c 'kill -ILL $$'
+check_cap command-signal-finalized "$T/sig.dtc" filtered
+# dtrec's own failure with a COMMAND: 125 and a message saying so, whatever
+# the command's status (an output that cannot be written)
+expect command-dtrec-failed 125 '' -- fake "$DTREC" -q -o "$T/nodir/x.dtc" -e profile:hz:97 -- true
+grep -q '^dtrec: recording failed.*exit status 125$' "$T/err" && pass command-dtrec-failed-says ||
+	fail command-dtrec-failed-says "$(tr '\n' ' ' <"$T/err" | head -c 300)"
+
+# a process that runs (a zombie waiting for init to reap it has ended)
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null; }
+# stopped early (-d), dtrec ends the command's whole process group: what it
+# started in the background too, SIGTERM first
+rm -f "$T/bg.pid"
+expect group-ended 143 '' -- fake "$DTREC" -q -o "$T/g.dtc" -e profile:hz:97 -d 1s -- \
+	sh -c 'sleep 300 & echo $! >"$0"; wait' "$T/bg.pid"
+bg=$(cat "$T/bg.pid" 2>/dev/null)
+sleep 0.2
+if [ -z "$bg" ]; then fail group-ended-background "the command did not start"
+elif alive "$bg"; then fail group-ended-background "its background process $bg lives on"; kill -9 "$bg"
+else pass group-ended-background; fi
+# ... and SIGKILL two seconds on when SIGTERM is ignored
+rm -f "$T/bg.pid"
+start=$(date +%s%N)
+expect group-killed 137 '' -- fake "$DTREC" -q -o "$T/g.dtc" -e profile:hz:97 -d 500ms -- \
+	sh -c 'trap "" TERM; sleep 300 & echo $! >"$0"; wait; wait' "$T/bg.pid"
+took=$(( ($(date +%s%N) - start) / 1000000 ))
+bg=$(cat "$T/bg.pid" 2>/dev/null)
+sleep 0.2
+if [ -z "$bg" ]; then fail group-killed-background "the command did not start"
+elif alive "$bg"; then fail group-killed-background "$bg ignored SIGTERM and lives on"; kill -9 "$bg"
+elif [ "$took" -gt 15000 ]; then fail group-killed-background "took $took ms"
+else pass group-killed-background; fi
+# dtrec killed outright: its command dies with it (PR_SET_PDEATHSIG)
+LD_PRELOAD=$FAKE "$DTREC" -q -o "$T/k.dtc" -e profile:hz:97 -- sleep 300 2>/dev/null &
+rpid=$!
+child=
+for _ in $(seq 50); do
+	child=$(pgrep -P $rpid -x sleep) && break
+	sleep 0.1
+done
+kill -9 $rpid
+wait $rpid 2>/dev/null
+sleep 0.3
+if [ -z "$child" ]; then fail command-dies-with-dtrec "the command never started"
+elif alive "$child"; then fail command-dies-with-dtrec "sleep $child outlived dtrec"; kill -9 "$child"
+else pass command-dies-with-dtrec; fi
+
+# on a terminal the command, in its own group, gets the terminal: it reads
+# it, and Control-C ends it (and so the recording: 128+SIGINT)
+if command -v script >/dev/null; then
+	(sleep 1; echo hello) | timeout 60 script -qec "LD_PRELOAD=$FAKE $DTREC -q -o $T/tty.dtc -e profile:hz:97 -- sh -c 'read x; echo got:\$x; exit 4'; echo rc=\$?" /dev/null >"$T/tty" 2>&1
+	tr -d '\r' <"$T/tty" | grep -qx 'got:hello' && tr -d '\r' <"$T/tty" | grep -qx 'rc=4' &&
+		pass tty-command-reads-terminal || fail tty-command-reads-terminal "$(tr '\r\n' '||' <"$T/tty" | head -c 300)"
+	(sleep 2; printf '\003'; sleep 1) | timeout 60 script -qec "LD_PRELOAD=$FAKE $DTREC -q -o $T/tty.dtc -e profile:hz:97 -- sleep 30; echo rc=\$?" /dev/null >"$T/tty" 2>&1
+	tr -d '\r' <"$T/tty" | grep -q 'rc=130$' && pass tty-control-c || fail tty-control-c "$(tr '\r\n' '||' <"$T/tty" | head -c 300)"
+	check_cap tty-control-c-finalized "$T/tty.dtc" filtered
+else
+	fail tty-command-reads-terminal "script(1) missing"
+fi
+
+# -p: recording ends when every target has exited
+sleep 1 & t1=$!
+sleep 2 & t2=$!
+start=$(date +%s)
+expect pids-exited 0 '' -- fake "$DTREC" -q -o "$T/pids.dtc" -e profile:hz:97 -d 60s -p "$t1,$t2"
+took=$(( $(date +%s) - start ))
+[ "$took" -lt 20 ] && pass pids-exited-ends || fail pids-exited-ends "recorded ${took}s after its targets exited"
+check_cap pids-exited-finalized "$T/pids.dtc" filtered
+
+# --version; standard output that cannot be written is an error (status 1)
+expect version 0 '' -- "$DTREC" --version
+[ "$(cat "$T/out")" = "dtrec $(cat "$(dirname "$0")/../../VERSION")" ] && pass version-text ||
+	fail version-text "$(head -c 100 "$T/out")"
+expect list-stdout-full 1 '^dtrec: standard output: No space left on device$' -- \
+	sh -c 'LD_PRELOAD="$0" "$1" -l >/dev/full' "$FAKE" "$DTREC"
+expect help-stdout-full 1 '^dtrec: standard output: No space left on device$' -- \
+	sh -c '"$0" --help >/dev/full' "$DTREC"
+expect version-stdout-full 1 '^dtrec: standard output: No space left on device$' -- \
+	sh -c '"$0" --version >/dev/full' "$DTREC"
 
 # on a terminal: a live status line; -q: none
 if command -v script >/dev/null; then
@@ -236,7 +322,7 @@ if [ -n "$CG2" ]; then
 	grep -qx 'flags=0x10 comm=- cgroup=1' "$T/flt.log" && pass cgroup-filter-set ||
 		fail cgroup-filter-set "DTIOCSETFILTER got: $(tr '\n' ' ' <"$T/flt.log" 2>/dev/null)"
 	# perf takes a task or a cgroup per event: not both
-	expect cgroup-perf-command-refused 1 "^dtrec: --cgroup with -p or a COMMAND: the perf source takes one or the other; use --source dt$" -- \
+	expect cgroup-perf-command-refused 125 "^dtrec: --cgroup with -p or a COMMAND: the perf source takes one or the other; use --source dt$" -- \
 		"$DTREC" --source perf -q -o "$T/p.dtc" -e syscall:read:entry --cgroup "$CG2" -- true
 	[ ! -e "$T/p.dtc" ] && pass filter-perf-no-file || fail filter-perf-no-file "left $T/p.dtc"
 	# the perf source on a cgroup made here: of two busy shells only the
@@ -265,7 +351,26 @@ else
 	echo "note: no cgroup2 mount on this host: --cgroup's positive case is left to the VM"
 fi
 
-# a full disk: a clear message and a non-zero exit
-expect disk-full 1 '^dtrec: /dev/full: .*No space left on device' -- \
-	env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q -o /dev/full -e profile:hz:997 -d 1s
+# unprivileged: tracefs (mode 0700) unreadable, so the perf catalog has the
+# timer probes only; -l and an unknown probe say why and what to do
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+if ! command -v setpriv >/dev/null; then
+	fail tracefs-unreadable "setpriv (util-linux) missing"
+elif $NOBODY test -r /sys/kernel/tracing/events 2>/dev/null; then
+	fail tracefs-unreadable "tracefs is readable by nobody on this host: the case cannot be made"
+else
+	$NOBODY "$DTREC" --source perf -l >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc = 0 ] && grep -qx 'profile:hz:97' "$T/out" &&
+		grep -q '^dtrec: warning: only profile and interval are listed: /sys/kernel/tracing is not readable by this user (uid 65534): .*run dtrec as root' "$T/err" &&
+		pass tracefs-unreadable-list || fail tracefs-unreadable-list "rc $rc: $(head -c 300 "$T/err")"
+	expect tracefs-unreadable-unknown-probe 1 "^dtrec: unknown probe 'syscall:read:entry': only profile and interval are known: /sys/kernel/tracing is not readable by this user .*run dtrec as root" -- \
+		$NOBODY "$DTREC" --source perf -q -o /tmp/dtrec-no-such-dir/x.dtc -e syscall:read:entry -d 1s
+fi
+
+# a full disk: a clear message and a non-zero exit (/dev/full as standard
+# output: -o refuses devices other than /dev/null and the standard streams)
+expect disk-full 1 '^dtrec: /dev/stdout: .*No space left on device' -- \
+	bash -c '"$@" >/dev/full' - env FAKEDT_RATE=50000 LD_PRELOAD="$FAKE" "$DTREC" -q \
+	-o /dev/stdout -e profile:hz:997 -d 1s
 exit 0

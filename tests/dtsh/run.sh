@@ -129,7 +129,8 @@ else
 fi
 script "SELECT 'a;" "b' AS s;"
 run "$CAP"
-[ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx 'b' && pass sql-multiline-quote ||
+# the newline is the value's: a table shows it escaped, on the row's line
+[ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qxF 'a;\nb' && pass sql-multiline-quote ||
 	fail sql-multiline-quote "rc=$RC: $OUT $ERR"
 # ---- discovery: tables, schema, .tables, .schema
 IN= run -c "tables; schema frames; .schema stacks; .tables" "$CAP"
@@ -211,6 +212,13 @@ IN= run -c "open $T/cut.dtc; open --partial $T/cut.dtc; probes profile:*" "$CAP"
 IN= run --version
 [ "$RC" = 0 ] && printf '%s\n' "$OUT" | grep -qx "dtsh $(cat "$HERE/../../VERSION")" &&
 	pass version || fail version "rc=$RC: $OUT $ERR"
+# standard output that cannot be written: status 1 and the reason
+for o in --version --help; do
+	"$DTSH" $o >/dev/full 2>"$T/err"
+	rc=$?
+	[ $rc = 1 ] && grep -q '^dtsh: writing standard output: No space left on device' "$T/err" &&
+		pass "stdout-full$o" || fail "stdout-full$o" "rc=$rc: $(head -c 200 "$T/err")"
+done
 IN= run "$CAP" "$CAP"
 [ "$RC" = 2 ] && grep -q "unexpected argument" "$T/err" && pass extra-argument ||
 	fail extra-argument "rc=$RC: $ERR"

@@ -1,11 +1,12 @@
 #!/bin/bash
-# fuzz.sh BUILD FUZZER FUZZER_NOSUM DTGEN: fuzz the reader for a bounded
-# time over a seed corpus made now (small dtgen captures and cuts of them).
+# fuzz.sh BUILD FUZZER FUZZER_NOSUM DTGEN DTHOSTILE: fuzz the reader for a
+# bounded time over a seed corpus made now (small dtgen captures and cuts
+# of them, and dthostile's crafted symbol tables, scaled to fit -max_len).
 # PASS when libFuzzer finds nothing; crash inputs stay in the scratch dir
 # (printed) and are never committed.
 set -u
 . "$(dirname "$0")/../lib.sh"
-b=$1 fz=$2 fz_nosum=$3 dtgen=$4
+b=$1 fz=$2 fz_nosum=$3 dtgen=$4 dthostile=$5
 t=$b/fuzz/work
 rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
 for s in 1 2 3; do
@@ -14,6 +15,12 @@ for s in 1 2 3; do
 done
 "$dtgen" -o "$t/seed/sys.dtc" -n 300 -s 9 --stacks 30 --pids 1 --block 100 --syscalls
 "$dtgen" -o "$t/seed/empty.dtc" -n 0 -s 4 --stacks 10 --pids 1
+# the captures that made symbol loading quadratic (tests/safety), small
+for k in "mods 2000" "aliases 2000" "modranges 1000" "many 1000"; do
+	"$dthostile" $k "$t/seed/hostile-${k%% *}.dtc" 8 ||
+		{ echo "FAIL fuzz.seed: dthostile $k failed"; exit 0; }
+done
+"$dthostile" escapes 8 "$t/seed/hostile-escapes.dtc"
 sz=$(stat -c %s "$t/seed/g1.dtc")
 for cut in 7 16 40 100 $((sz / 3)) $((sz / 2)) $((sz - 40)) $((sz - 1)); do
 	head -c $cut "$t/seed/g1.dtc" >"$t/seed/cut$cut.dtc"

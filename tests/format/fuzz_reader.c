@@ -5,7 +5,9 @@
  * leaks, UB, hangs and huge allocations are the findings (fuzz.sh runs it
  * with -malloc_limit_mb, -rss_limit_mb and -timeout, so a small input
  * that makes the reader allocate or loop without bound is one); errors
- * are the expected outcome.
+ * are the expected outcome.  The kernel symbols are loaded and every
+ * frame named too (dtsym): counts the capture chooses must not make that
+ * quadratic (fuzz.sh seeds the crafted captures of dthostile).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,6 +18,7 @@
 
 #include "dtcap.h"
 #include "dtcap_int.h"
+#include "dtsym.h"
 
 static char path[256];
 
@@ -103,6 +106,15 @@ static void walk(struct dtcap_reader *r)
 	txt = dtcap_modules(r, &len);
 	if (txt)
 		sink += strlen(txt) + len;
+	struct dtsym *sym = dtsym_open(r);
+	for (uint32_t i = 1; sym && i <= dtcap_nstacks(r); i++) {
+		unsigned n = 0;
+		int k, t;
+		const uint64_t *f = dtcap_stack(r, i, &n, &k, &t);
+		for (unsigned j = 0; f && j < n; j++)
+			sink += strlen(dtsym_name(sym, f[j], k, 1, 0));
+	}
+	dtsym_close(sym);
 	for (size_t i = 0; i < dtcap_nfiles(r); i++) {
 		const struct dtcap_file *f = dtcap_file_at(r, i);
 		sink += strlen(f->path) + (dtcap_file_by_id(r, f->id) == f);

@@ -24,6 +24,15 @@ out=$("$dtgen" -o "$t/g5.dtc" -n 1000 2>&1)
 "$dtgen" -n 5 2>/dev/null && no gen.needs_output "ran without -o" || ok gen.needs_output
 "$dtgen" -o "$t/g6.dtc" -n 20000 --syscalls -s 3 && ok gen.syscalls || no gen.syscalls "dtgen --syscalls failed"
 "$dtgen" -o "$t/g0.dtc" -n 0 && ok gen.zero_events || no gen.zero_events "dtgen -n 0 failed"
+# every tool answers --version; usage errors exit 2
+v=$("$dtcdump" --version 2>&1)
+[ "$v" = "dtcdump $(cat "$(dirname "$0")/../../VERSION")" ] && ok dump.version || no dump.version "$v"
+"$dtcdump" --version >/dev/full 2>"$t/err"
+[ $? = 1 ] && grep -q 'No space left on device' "$t/err" && ok dump.version_stdout_full ||
+	no dump.version_stdout_full "$(head -c 200 "$t/err")"
+"$dtcdump" -e 12x "$t/g0.dtc" >/dev/null 2>&1
+rc=$?
+[ $rc = 2 ] && ok dump.bad_count_usage || no dump.bad_count_usage "dtcdump -e 12x: status $rc"
 
 # the growth helper and hash table every array and index uses; a failed
 # allocation must come back as NULL for the ENOMEM case to be tested

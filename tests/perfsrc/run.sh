@@ -245,7 +245,7 @@ cp "$T/hot.dtc" "$T/precious.dtc" 2>/dev/null || cp "$T/allowed.dtc" "$T/preciou
 cp "$T/precious.dtc" "$T/precious.orig"
 "$DTREC" --source perf -q -o "$T/precious.dtc" -e profile:hz:997 -- "$T/nonexistent" 2>"$T/err"
 rc=$?
-[ $rc = 1 ] && cmp -s "$T/precious.dtc" "$T/precious.orig" && pass failed-command-keeps-capture ||
+[ $rc = 127 ] && cmp -s "$T/precious.dtc" "$T/precious.orig" && pass failed-command-keeps-capture ||
 	fail failed-command-keeps-capture "rc $rc, capture $(cmp "$T/precious.dtc" "$T/precious.orig" 2>&1)"
 "$DTREC" --source perf -q -o "$T/precious.dtc" -e tracepoint:nosuch:probe -d 1s 2>"$T/err"
 rc=$?

@@ -433,6 +433,39 @@ check truncated-status "a capture cut short: status $? (want 3)" test $? -eq 3
 check truncated-partial "--partial: status $?, or no stacks" test $? -eq 0 -a -s "$W/cut.fold"
 check truncated-warns "a capture cut short opened without a warning" \
 	grep -qi 'warning\|trunc\|cut' "$W/cut.err"
+# a write that fails says why: the reason is the failed write's errno, not
+# one a later call left (a full disk said "No such file or directory").
+# RLIMIT_FSIZE makes the failure (EFBIG), SIGXFSZ ignored so writes fail
+mkdir -p "$W/fsz"
+bad_errno=
+fsz() {	# fsz ARGS...: dtreport ARGS with files limited to 8 KiB: status 1, the reason
+	rm -rf "${W:?}/fsz/"*
+	(trap '' XFSZ; ulimit -f 8; "$R" "$@" >"$W/fsz/stdout" 2>"$W/fsz/err")
+	local rc=$?
+	if [ $rc -ne 1 ] || ! grep -q ': File too large$' "$W/fsz/err" || grep -q Sanitizer "$W/fsz/err"; then
+		bad_errno="$bad_errno [$*: status $rc: $(head -c 200 "$W/fsz/err")]"
+	fi
+}
+fsz export -f pprof "$W/g.dtc" -o "$W/fsz/e.pb"
+fsz export -f chrome "$W/g.dtc" -o "$W/fsz/e.json"
+fsz export "$W/g.dtc" -o "$W/fsz/e.sqlite"
+fsz flame "$W/g.dtc" -o "$W/fsz/f.svg"
+fsz sql --csv "$W/g.dtc" "SELECT * FROM events"
+fsz sql --json "$W/g.dtc" "SELECT * FROM events"
+check write-error-errno "${bad_errno:-}" test -z "$bad_errno"
+# bytes after an intact trailer are ignored with a warning, status 0
+# (FORMAT.md): nothing was lost, so neither status 3 nor --partial
+{ cat "$W/g.dtc"; printf 'appended after the end'; } >"$W/tail.dtc"
+for cmd in stats "flame --folded"; do
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/tail.dtc" 2>"$W/tail.err" | grep -v '^WARNING .*22 bytes after the trailer' >"$W/tail.out"
+	rc=${PIPESTATUS[0]}
+	# shellcheck disable=SC2086
+	"$R" $cmd "$W/g.dtc" 2>/dev/null | sed "s|$W/g.dtc|$W/tail.dtc|g" >"$W/tail.ref"
+	check "trailing-bytes-ignored-${cmd%% *}" "status $rc: $(head -c 300 "$W/tail.err")" \
+		bash -c "[ $rc -eq 0 ] && grep -q 'warning: .*22 bytes after the trailer at offset' '$W/tail.err' &&
+			cmp -s '$W/tail.out' '$W/tail.ref' && ! grep -q Sanitizer '$W/tail.err'"
+done
 crash=0
 for seed in 1 2 3 4 5 6; do
 	python3 - "$W/g.dtc" "$W/flip.dtc" "$seed" <<'EOF'

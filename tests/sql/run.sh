@@ -506,14 +506,18 @@ done
 check "option_after_file" "$("$D" sql "$C" --json "SELECT 1 AS a")" '[
 {"a":1}
 ]'
-# options come anywhere: a query word that starts with '-' is refused
-# (status 2, saying how) unless it follows "--" or the query is one argument
-"$D" sql --csv "$C" SELECT -1 AS x >"$T/neg.out" 2>"$T/neg.err"
-rc=$?
-[ "$rc" = 2 ] && [ ! -s "$T/neg.out" ] && grep -q "unknown option -1 .*goes after --" "$T/neg.err" &&
-	pass "negative_number_word_refused" || fail "negative_number_word_refused" "status $rc: $(head -2 "$T/neg.err")"
-check "negative_number_word" "$("$D" sql --csv "$C" -- SELECT -1 AS x | tail -1)" "-1"
-check "negative_number_quoted" "$("$D" sql --csv "$C" 'SELECT -1 AS x' | tail -1)" "-1"
+# a query word that starts with '-' belongs to the query
+check "negative_number_word" "$("$D" sql --csv "$C" SELECT -1 AS x | tr -d '\r' | tail -1)" "-1"
+# ... also its first word: a query that is "-1", or begins with a -- comment
+# ("-1" alone is no SQL: SQLite's error, status 1, not an unknown option)
+"$D" sql --csv "$C" -1 >"$T/o" 2>"$T/err"; rc=$?
+check "query_starts_with_dash" "$rc $(cat "$T/err")" '1 dtreport sql: near "-": syntax error'
+"$D" sql --csv "$C" "-- how many events
+SELECT count(*) FROM events" >"$T/o" 2>"$T/err"; rc=$?
+check "query_starts_with_comment" "$rc $(tr -d '\r' <"$T/o" | tail -1)" "0 $TOTAL"
+"$D" sql "$C" --csv -- "-- after the options
+SELECT -2" >"$T/o" 2>"$T/err"; rc=$?
+check "query_after_double_dash" "$rc $(tr -d '\r' <"$T/o" | tail -1)" "0 -2"
 # several statements with --json: one JSON document
 "$D" sql --json "$C" "SELECT 1 AS a; SELECT 'x' AS b, 2 AS c; CREATE TEMP TABLE t(x); SELECT count(*) AS n FROM t" >"$T/j" 2>"$T/err"
 python3 -c '
@@ -746,8 +750,13 @@ check "grouped_total_nulls" "$(awk -F, '{ s += $NF } END { print s }' "$T/gq.sql
 # a table or view of the user's named events is what the statement reads
 same "grouped_shadow_temp" --csv "$N" -- 'CREATE TEMP TABLE events AS SELECT comm FROM main.events LIMIT 5' 'SELECT comm, count(*) FROM events GROUP BY comm'
 check "grouped_shadow_temp_rows" "$(tail -n +2 "$T/fast.out" | tr -d '\r' | awk -F, '{ s += $NF } END { print s }')" "5"
-same "grouped_shadow_main" --csv "$N" -- "CREATE TABLE events(comm TEXT)" "INSERT INTO events VALUES ('x'), ('x'), (NULL)" 'SELECT comm, count(*) FROM events GROUP BY comm'
-check "grouped_shadow_main_rows" "$(tr -d '\r' <"$T/fast.out" | tail -2 | tr '\n' ' ')" ",1 x,2 "
+# a real table in main cannot be made (SQL writes no file: doc/SQL.md),
+# so a shadow of events is TEMP only, above
+"$D" sql --csv "$N" "CREATE TABLE events(comm TEXT); SELECT comm, count(*) FROM events GROUP BY comm" \
+	>"$T/fast.out" 2>"$T/fast.err"
+rc=$?
+[ $rc = 1 ] && [ ! -s "$T/fast.out" ] && grep -q "CREATE (not TEMP) main.events refused" "$T/fast.err" &&
+	pass "grouped_shadow_main_refused" || fail "grouped_shadow_main_refused" "rc=$rc $(head -2 "$T/fast.err")"
 same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TEMP VIEW events AS SELECT * FROM main.events__c0 WHERE pid = 100' 'SELECT comm, count(*) FROM events GROUP BY comm'
 
 # ---- arguments by name: a view per probe (issue 23 item 1)

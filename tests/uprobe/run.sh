@@ -32,7 +32,7 @@ sanitizer_clean() {
 
 # ---- listing a file's functions and SDT probes
 "$DTREC" -l "uprobe:$U:up_*" >"$T/list" 2>&1
-[ "$(sort "$T/list" | tr '\n' ' ')" = "uprobe:$U:up_args:entry uprobe:$U:up_args:return uprobe:$U:up_count:entry uprobe:$U:up_count:return uprobe:$U:up_ret:entry uprobe:$U:up_ret:return " ] &&
+[ "$(sort "$T/list" | tr "\n" " ")" = "uprobe:$U:up_args:entry uprobe:$U:up_args:return uprobe:$U:up_count:entry uprobe:$U:up_count:return uprobe:$U:up_insn:entry uprobe:$U:up_insn:return uprobe:$U:up_ret:entry uprobe:$U:up_ret:return " ] &&
 	pass list-functions || fail list-functions "$(head -c 300 "$T/list")"
 "$DTREC" -l "usdt:$U" >"$T/list" 2>&1
 [ "$(sort "$T/list" | tr '\n' ' ')" = "usdt:$U:dttest:gated usdt:$U:dttest:tick " ] &&
@@ -140,8 +140,13 @@ else
 fi
 kill -9 $outsider 2>/dev/null
 # ---- the command is recorded from its exec on: dtrec's own execvp in the
-# forked child is not, the command's exit is
-if rec preexec -o "$T/preexec.dtc" -e 'uprobe:libc.so.6:execvp:entry' -e 'uprobe:libc.so.6:exit:entry' \
+# forked child is not, the command's exit is.  Both run on a private copy
+# of libc (LD_LIBRARY_PATH), and the probes sit on that copy's inode: no
+# other process on this machine maps it, so none can be hit.
+mkdir -p "$T/privlib"
+cp "$(ldd "$U" | awk '$1 == "libc.so.6" { print $3 }')" "$T/privlib/libc.so.6"
+if LD_LIBRARY_PATH=$T/privlib rec preexec -o "$T/preexec.dtc" \
+	-e "uprobe:$T/privlib/libc.so.6:execvp:entry" -e "uprobe:$T/privlib/libc.so.6:exit:entry" \
 	-- "$U" calls 1; then
 	got=$(sql "$T/preexec.dtc" "SELECT sum(p.name LIKE '%:execvp:entry'), sum(p.name LIKE '%:exit:entry')
 		FROM events e JOIN probes p ON p.id = e.probe")
@@ -165,6 +170,53 @@ got=$(sql "$T/exit.dtc" "SELECT count(*) FROM events WHERE pid = $spinner")
 [ $rc = 0 ] && [ "${got:-0}" -gt 50 ] && pass target-exits-mid-recording ||
 	fail target-exits-mid-recording "rc $rc, $got events of the killed process: $(head -c 200 "$T/exit.err")"
 sanitizer_clean exit-asan "$T/exit.err"
+
+# ---- +OFFSET only on an instruction boundary (decoded with capstone):
+# up_insn is a 10-byte movabs at +0, a 3-byte add at +0xa, ret at +0xd
+bad_off=
+for o in 1 5 9; do
+	"$DTREC" --source perf -q -o "$T/off.dtc" -e "uprobe:$U:up_insn+$o:entry" -d 1s 2>"$T/off.err"
+	rc=$?
+	if [ $rc != 1 ] || [ -e "$T/off.dtc" ] ||
+	   ! grep -q "offset +$(printf '%#x' $o) is inside the instruction at up_insn+0 (movabs" "$T/off.err" ||
+	   ! grep -q "10 bytes).*nearest instruction boundaries are +0 and +0xa" "$T/off.err"; then
+		bad_off="$bad_off +$o: rc $rc $(head -c 200 "$T/off.err")"
+	fi
+	rm -f "$T/off.dtc"
+done
+[ -z "$bad_off" ] && pass offset-inside-instruction-refused ||
+	fail offset-inside-instruction-refused "$bad_off"
+# the same rule on the dt source (here dt.ko's stand-in: the refusal comes
+# before anything reaches the device)
+LD_PRELOAD=$B/tests/dtrec/fakedt.so "$DTREC" --source dt -q -o "$T/off.dtc" \
+	-e "uprobe:$U:up_insn+3:entry" -d 1s 2>"$T/off.err"
+rc=$?
+[ $rc = 1 ] && [ ! -e "$T/off.dtc" ] &&
+	grep -q "offset +0x3 is inside the instruction at up_insn+0 (movabs" "$T/off.err" &&
+	pass offset-inside-instruction-refused-dt ||
+	fail offset-inside-instruction-refused-dt "rc $rc: $(head -c 300 "$T/off.err")"
+rm -f "$T/off.dtc"
+"$DTREC" --source perf -q -o "$T/off.dtc" -e "uprobe:$U:up_insn+0xb:entry" -d 1s 2>"$T/off.err"
+rc=$?
+[ $rc = 1 ] && [ ! -e "$T/off.dtc" ] &&
+	grep -q "inside the instruction at up_insn+0xa (add rax, rdi, 3 bytes).*boundaries are +0xa and +0xd" "$T/off.err" &&
+	pass offset-inside-second-instruction-refused ||
+	fail offset-inside-second-instruction-refused "rc $rc: $(head -c 300 "$T/off.err")"
+rm -f "$T/off.dtc"
+# boundaries are accepted and count every call; the program computes right
+N=1500
+if rec insn -o "$T/insn.dtc" -e "uprobe:$U:up_insn+0xa:entry" -e "uprobe:$U:up_insn+13:entry" \
+	-e "uprobe:$U:up_insn:entry" -- "$U" insn $N; then
+	bad=
+	for o in "" +0xa +0xd; do
+		got=$(count "$T/insn.dtc" "uprobe:$U:up_insn$o:entry")
+		[ "$got" = $N ] || bad="$bad up_insn$o=$got"
+	done
+	[ -z "$bad" ] && pass offset-boundary-call-counts || fail offset-boundary-call-counts "want $N each:$bad"
+else
+	fail offset-boundary-call-counts "rc $?: $(head -c 300 "$T/insn.err")"
+fi
+sanitizer_clean insn-asan "$T/insn.err"
 
 # ---- dtsh completes the file, then its functions
 python3 "$(dirname "$0")/ptycomplete.py" "$DTSH" "$U"

@@ -18,5 +18,6 @@ $(B)/tests/uprobe/upfuzz: tests/uprobe/upfuzz.c $(CLI_LIB_ASAN)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(LDLIBS_ALL)
 
 check-uprobe: $(B)/asan/bin/dtrec $(B)/asan/bin/dtsh $(B)/bin/dtreport $(B)/tests/uprobe/utarget \
-		$(B)/tests/uprobe/upfuzz $(B)/tests/dtrec/capcheck tests/uprobe/run.sh tests/uprobe/ptycomplete.py
+		$(B)/tests/uprobe/upfuzz $(B)/tests/dtrec/capcheck $(B)/tests/dtrec/fakedt.so \
+		tests/uprobe/run.sh tests/uprobe/ptycomplete.py
 	@tests/run-suite.sh $(B)/results uprobe tests/uprobe/run.sh $(B)

@@ -7,6 +7,8 @@
  *                      (behind a semaphore) N times when it is enabled
  *   utarget lib N      dtut_mark(i) of libdtut.so N times
  *   utarget spin       up_count() every millisecond until killed
+ *   utarget insn N     up_insn(i) for i in 0..N-1, exit 3 if one returns
+ *                      a wrong sum (a corrupted instruction would)
  * Built without inlining so every call reaches the probed function.
  */
 #define _SDT_HAS_SEMAPHORES 1
@@ -46,6 +48,21 @@ up_ret(long i)
 	return 3 * i - 7;
 }
 
+/*
+ * Instructions of known lengths, whatever the compiler: a 10-byte movabs
+ * at +0, a 3-byte add at +0xa, ret at +0xd.  +1..+9 and +0xb..+0xc are
+ * inside an instruction; a probe there must be refused.
+ */
+long up_insn(long x);
+__asm__(".text\n"
+	".globl up_insn\n"
+	".type up_insn, @function\n"
+	"up_insn:\n"
+	"\tmovabs $0x1122334455667788, %rax\n"
+	"\tadd %rdi, %rax\n"
+	"\tret\n"
+	".size up_insn, .-up_insn\n");
+
 __attribute__((noinline)) static void
 fire(long i)
 {
@@ -81,6 +98,12 @@ main(int argc, char **argv)
 	} else if (strcmp(argv[1], "lib") == 0) {
 		for (long i = 0; i < n; i++)
 			sum += dtut_mark(i);
+	} else if (strcmp(argv[1], "insn") == 0) {
+		for (long i = 0; i < n; i++) {
+			if (up_insn(i) != 0x1122334455667788L + i)
+				return 3;
+			sum += i;
+		}
 	} else if (strcmp(argv[1], "spin") == 0) {
 		struct timespec ms = { 0, 1000000 };
 		for (;;) {

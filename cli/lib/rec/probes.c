@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "insn.h"
 #include "sysargs.h"
 #include "tracefs.h"
 #include "util.h"
@@ -33,6 +34,7 @@ struct dtp_dev {
 	struct dtp_perf	*perf;		/* DTP_PERF: per probe, same index */
 	int		has_kprobe_pmu;	/* DTP_PERF */
 	int		has_uprobe_pmu;	/* DTP_PERF */
+	char		no_tracefs[256];	/* DTP_PERF: why only the timer probes */
 	size_t		nusites;	/* uprobe sites created (DTP_MAXUSITES) */
 	/*
 	 * DTP_DT: the uprobes this catalog created (DTIOCUPROBE), by kernel
@@ -276,9 +278,9 @@ open_perf(char *err, size_t errlen)
 		goto nomem;
 	d->has_kprobe_pmu = stat("/sys/bus/event_source/devices/kprobe/type", &st) == 0;
 	d->has_uprobe_pmu = stat("/sys/bus/event_source/devices/uprobe/type", &st) == 0;
-	root = dtt_root(err, errlen);
+	root = dtt_root(d->no_tracefs, sizeof(d->no_tracefs));
 	if (root == NULL) {
-		/* profile and interval still work without tracefs */
+		/* profile and interval still work without tracefs: said on use */
 		snprintf(d->path, sizeof(d->path), "%s", "");
 		return d;
 	}
@@ -332,6 +334,7 @@ dtp_open_source(const char *source, const char *device, int rw, char *err, size_
 int dtp_kind(const struct dtp_dev *d) { return d->kind; }
 const char *dtp_source_name(const struct dtp_dev *d) { return d->kind == DTP_PERF ? "perf" : "dt"; }
 const char *dtp_tracefs(const struct dtp_dev *d) { return d->kind == DTP_PERF ? d->path : NULL; }
+const char *dtp_missing(const struct dtp_dev *d) { return d->no_tracefs[0] ? d->no_tracefs : NULL; }
 int dtp_has_kprobe_pmu(const struct dtp_dev *d) { return d->kind == DTP_PERF && d->has_kprobe_pmu; }
 
 int
@@ -548,6 +551,12 @@ unknown(const struct dtp_dev *d, const char *spec, char *err, size_t errlen)
 	const char *best[3];
 	size_t n = dtu_suggest(spec, (const char *const *)d->names, d->nprobes, 0, best, 3);
 
+	/* the catalog is short of everything tracefs names: that is the cause */
+	if (d->no_tracefs[0]) {
+		dtu_seterr(err, errlen, "unknown probe '%s': only profile and interval are "
+			   "known: %s", spec, d->no_tracefs);
+		return;
+	}
 	if (n == 0) {
 		dtu_seterr(err, errlen, "unknown probe '%s' (dtrec -l lists them)", spec);
 		return;
@@ -997,6 +1006,9 @@ resolve_uprobe(struct dtp_dev *d, const char *spec, const char *path, const char
 				   sy->name, (unsigned long long)sy->size);
 			goto out;
 		}
+		if (off && dtup_insn_boundary(spec, path, sy->name, sy->offset, sy->size, off, err,
+					      errlen) < 0)
+			goto out;
 		nmatch++;
 		for (int k = 0; k < 2; k++) {
 			char full[DTCAP_PROBENAMELEN + 1], offs[32] = "";

@@ -62,6 +62,11 @@ int dtp_kind(const struct dtp_dev *d);
 const char *dtp_source_name(const struct dtp_dev *d);	/* "dt" or "perf" */
 /* DTP_PERF: the tracefs root ("" when tracefs is unavailable), else NULL. */
 const char *dtp_tracefs(const struct dtp_dev *d);
+/*
+ * Why the catalog holds only the timer probes (perf without a readable
+ * tracefs: "... is not readable by this user ..."), or NULL.
+ */
+const char *dtp_missing(const struct dtp_dev *d);
 int dtp_has_kprobe_pmu(const struct dtp_dev *d);
 /*
  * DTP_PERF: the tracefs subsystem and event of probe id (kprobes: the

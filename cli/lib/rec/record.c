@@ -8,8 +8,10 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -22,6 +24,7 @@
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
+#include "targets.h"
 #include "util.h"
 
 /* Large reads: one syscall per megabytes of records keeps up with TCG. */
@@ -66,6 +69,10 @@ struct rec {
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
 	int		tty;
+	struct dtrec_targets tg;	/* -p: ends recording when all exited */
+	pid_t		fg;		/* the terminal was given to the command: our group */
+	struct sigaction ttou;		/* SIGTTOU's action before the terminal was given */
+	int		not_run;	/* 126/127: the command could not be run */
 };
 
 static void
@@ -670,7 +677,7 @@ static pid_t
 spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 {
 	int go[2], ep[2];
-	pid_t pid;
+	pid_t pid, parent;
 
 	if (pipe2(go, O_CLOEXEC) < 0) {
 		msg(r, "pipe: %s", strerror(errno));
@@ -682,6 +689,7 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 		close(go[1]);
 		return -1;
 	}
+	parent = getpid();
 	pid = fork();
 	if (pid < 0) {
 		msg(r, "fork: %s", strerror(errno));
@@ -694,6 +702,11 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	if (pid == 0) {
 		char c;
 		int e;
+		/* a recorder killed outright takes the command with it */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(127);
+		/* its own group: ended as a whole, never with the recorder's */
+		setpgid(0, 0);
 		close(go[1]);
 		close(ep[0]);
 		if (read(go[0], &c, 1) != 1)
@@ -706,23 +719,61 @@ spawn(struct rec *r, char *const *argv, int *go_fd, int *err_fd)
 	}
 	close(go[0]);
 	close(ep[1]);
+	/* both sides set the group: whichever runs first, it exists before exec */
+	setpgid(pid, pid);
+	/*
+	 * In the terminal's foreground the command takes the terminal, as a
+	 * shell's job does: it reads it, and Ctrl-C ends it (then recording).
+	 */
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
+	    tcsetpgrp(STDIN_FILENO, pid) == 0) {
+		struct sigaction ign;
+		r->fg = getpgrp();
+		/* in the background now: the status line must not stop us (stty tostop) */
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGTTOU, &ign, &r->ttou);
+	}
 	*go_fd = go[1];
 	*err_fd = ep[0];
 	return pid;
 }
 
+/* The terminal back to the recorder's group, if the command had it. */
 static void
-reap(pid_t child, int *status)
+take_terminal(struct rec *r)
 {
-	/* the command may ignore SIGTERM: give it two seconds, then kill it */
-	kill(child, SIGTERM);
+	if (r->fg == 0)
+		return;
+	/* SIGTTOU, which a background group setting the foreground gets, is ignored */
+	(void)tcsetpgrp(STDIN_FILENO, r->fg);
+	sigaction(SIGTTOU, &r->ttou, NULL);
+	r->fg = 0;
+}
+
+/*
+ * Recording stopped before the command ended: end its process group (what
+ * it started too), SIGTERM first, SIGKILL to what is left two seconds on.
+ */
+static void
+reap(struct rec *r, pid_t child, int *status)
+{
+	int reaped = 0;
+
+	if (killpg(child, SIGTERM) < 0)
+		kill(child, SIGTERM);
 	for (int i = 0; i < 200; i++) {
-		if (waitpid(child, status, WNOHANG) == child)
-			return;
+		if (!reaped && waitpid(child, status, WNOHANG) == child)
+			reaped = 1;
+		if (reaped && killpg(child, 0) < 0)
+			break;
 		usleep(10000);
 	}
-	kill(child, SIGKILL);
-	waitpid(child, status, 0);
+	if (killpg(child, SIGKILL) < 0 && !reaped)
+		kill(child, SIGKILL);
+	if (!reaped)
+		waitpid(child, status, 0);
+	take_terminal(r);
 }
 
 static void
@@ -798,57 +849,82 @@ put_kused(struct rec *r)
  * The capture is written under a temporary name beside the output and
  * renamed over it only once recording has really started: a mistyped
  * probe or command never destroys the capture a user already has.  The
- * rename goes to where a symbolic link points (the link stays), and an
- * output that is not a regular file (/dev/stdout, a FIFO, a device) is
- * written in place: renaming over it would replace the node itself.
+ * rename goes to where a symbolic link points (the link stays; only a link
+ * the rules of util.h dtu_out_check let us follow), and an output that is
+ * not a regular file (/dev/stdout, a FIFO, /dev/null) is written in place:
+ * renaming over it would replace the node itself.
  * *target gets the path to rename to (malloc'd), or NULL: write in place.
+ * *lockfd holds the temporary file's flock (which the rename carries over
+ * to the output) for as long as recording runs: a second dtrec sees it and
+ * refuses; for a FIFO it is the write end that proved a reader is there.
  */
 static int
-make_temp(struct rec *r, char *tmp, size_t len, char **target)
+make_temp(struct rec *r, char *tmp, size_t len, char **target, int *lockfd)
 {
-	const char *out = r->o->output, *slash;
+	const char *out = r->o->output;
+	char err[512], *t = NULL;
 	struct stat st;
-	int fd;
+	int have;
+	long other = 0;
 
 	*target = NULL;
-	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
-		if (S_ISDIR(st.st_mode)) {
-			msg(r, "%s: %s", out, strerror(EISDIR));
+	if (dtu_out_check(out, &st, &have, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		return -1;
+	}
+	if (have && !S_ISREG(st.st_mode)) {
+		if ((*lockfd = dtu_out_open_special(out, err, sizeof(err))) < 0) {
+			msg(r, "%s", err);
 			return -1;
 		}
 		snprintf(tmp, len, "%s", out);
 		return 0;
 	}
-	if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
-		/* an existing link to a regular file: replace the file it names */
-		if ((*target = realpath(out, NULL)) == NULL) {
-			msg(r, "%s: %s", out, strerror(errno));
-			return -1;
-		}
-	} else if ((*target = strdup(out)) == NULL) {
-		msg(r, "out of memory");
+	/* an existing link to a regular file: replace the file it names */
+	if ((*target = have ? realpath(out, NULL) : strdup(out)) == NULL) {
+		msg(r, "%s: %s", out, strerror(errno));
 		return -1;
 	}
-	out = *target;
-	slash = strrchr(out, '/');
-	if (slash)
-		snprintf(tmp, len, "%.*s/.%s.XXXXXX", (int)(slash - out), out, slash + 1);
-	else
-		snprintf(tmp, len, ".%s.XXXXXX", out);
-	if (strlen(tmp) >= len - 1) {
+	/* another dtrec's temporary file, then its output: after its rename
+	 * the lock is on the output, so in this order one of them shows it */
+	if (dtu_out_sweep(*target, NULL, &other) > 0 || (have && dtu_out_locked(*target))) {
+		if (other)
+			msg(r, "%s: another dtrec (process %ld) is writing it; refusing to "
+			    "replace its capture", out, other);
+		else
+			msg(r, "%s: another dtrec is writing it (the file is locked); refusing "
+			    "to replace its capture", out);
+		goto fail;
+	}
+	if ((*lockfd = dtu_out_tmp_create(*target, &t, err, sizeof(err))) < 0) {
+		msg(r, "%s", err);
+		goto fail;
+	}
+	if (strlen(t) >= len) {
 		msg(r, "%s: path too long", out);
-		return -1;
+		goto fail;
 	}
-	/* mkstemp: 0600, as perf.data; kallsyms and maps are not for everyone */
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		msg(r, "%s: %s", r->o->output, strerror(errno));
-		free(*target);
-		*target = NULL;
-		return -1;
+	snprintf(tmp, len, "%s", t);
+	/* two started at once both see the other's file now: both refuse */
+	if (dtu_out_sweep(*target, t, &other) > 0) {
+		msg(r, "%s: another dtrec (process %ld) is writing it; refusing to replace its "
+		    "capture", out, other);
+		unlink(t);
+		goto fail;
 	}
-	close(fd);
+	free(t);
 	return 0;
+fail:
+	if (t)
+		dtu_out_tmp_forget();
+	free(t);
+	if (*lockfd >= 0)
+		close(*lockfd);
+	*lockfd = -1;
+	free(*target);
+	*target = NULL;
+	tmp[0] = '\0';
+	return -1;
 }
 
 /* Is argv[0] something execvp will run?  Checked before anything is created. */
@@ -861,6 +937,7 @@ runnable(struct rec *r, const char *cmd)
 	if (strchr(cmd, '/')) {
 		if (access(cmd, X_OK) == 0)
 			return 1;
+		r->not_run = errno == ENOENT || errno == ENOTDIR ? 127 : 126;
 		msg(r, "%s: %s", cmd, strerror(errno));
 		return 0;
 	}
@@ -875,6 +952,7 @@ runnable(struct rec *r, const char *cmd)
 		p = c + 1;
 	}
 	msg(r, "%s: command not found", cmd);
+	r->not_run = 127;
 	return 0;
 }
 
@@ -896,6 +974,7 @@ release_child(struct rec *r, int *go_fd, int err_fd, pid_t *child, int *cmd_stat
 		n = read(err_fd, &e, sizeof(e));
 	while (n < 0 && errno == EINTR);
 	if (n == (ssize_t)sizeof(e)) {
+		r->not_run = e == ENOENT || e == ENOTDIR ? 127 : 126;
 		msg(r, "%s: %s", r->o->argv[0], strerror(e));
 		waitpid(*child, cmd_status, 0);
 		*child = -1;
@@ -957,6 +1036,11 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 	do
 		snprintf(path, sizeof(path), "%.*s.%u.dtc", (int)ol, out, ++*seq);
 	while (lstat(path, &st) == 0 && *seq < 100000);
+	/* the dumps' directory obeys -o's rules (util.h dtu_out_check) */
+	if (dtu_path_links_ok(path, err, sizeof(err)) < 0) {
+		msg(r, "%s", err);
+		return -1;
+	}
 	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
 		msg(r, "%s: %s", path, strerror(errno));
@@ -1044,6 +1128,8 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 			*child = -1;
 			break;
 		}
+		if (r->tg.n && dtrec_targets_gone(&r->tg))
+			break;
 		if (o->dump && *o->dump != asked) {
 			asked = *o->dump;
 			why = "SIGUSR2";
@@ -1094,7 +1180,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	size_t ksymslen = 0, modslen = 0;
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1, cmd_status = -1, ret = 1, recording = 0, failed = 0;
-	int renamed = 0, syncfd = -1, cgfd = -1;
+	int renamed = 0, syncfd = -1, cgfd = -1, lockfd = -1;
 	char *target = NULL;		/* rename the capture here; NULL: in place */
 	uint64_t start = 0, now, last_status = 0, last_counters = 0, last_flush = 0;
 	uint64_t flush_ns = o->flush_ns ? o->flush_ns : 1000000000ULL, flushed_events = 0;
@@ -1112,8 +1198,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "no probe given (-e PROBE)");
 		return 1;
 	}
-	if (o->argv && o->argv[0] && !runnable(r, o->argv[0]))
+	if (o->argv && o->argv[0] && !runnable(r, o->argv[0])) {
+		if (res)
+			res->not_run = r->not_run;
 		return 1;
+	}
 	dev = dtp_open_source(o->source, o->device, 1, err, sizeof(err));
 	if (dev == NULL) {
 		msg(r, "%s", err);
@@ -1236,6 +1325,10 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "%s", err);
 		goto out;
 	}
+	if (dtrec_targets_open(&r->tg, o->pids, o->npids) < 0) {
+		msg(r, "out of memory");
+		goto out;
+	}
 
 	/*
 	 * Read the symbol tables before the capture exists: on a slow machine
@@ -1259,6 +1352,11 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	mods = dtu_read_file("/proc/modules", &modslen);
 
 	if (o->flight) {
+		/* said before recording, not at the first dump */
+		if (dtu_path_links_ok(o->output, err, sizeof(err)) < 0) {
+			msg(r, "%s", err);
+			goto out;
+		}
 		if (r->src->ops->start(r->src, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
 			goto out;
@@ -1272,7 +1370,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		if (r->src->ops->stop(r->src, err, sizeof(err)) < 0)
 			msg(r, "%s", err);
 		if (child > 0) {
-			reap(child, &cmd_status);
+			reap(r, child, &cmd_status);
 			child = -1;
 		}
 		if (res)
@@ -1280,7 +1378,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
-	if (make_temp(r, tmp, sizeof(tmp), &target) < 0)
+	if (make_temp(r, tmp, sizeof(tmp), &target, &lockfd) < 0)
 		goto out;
 	fill_host(r, &host);
 	memset(&wo, 0, sizeof(wo));
@@ -1325,6 +1423,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto finish;
 	}
 	renamed = 1;
+	dtu_out_tmp_forget();
 	if (o->sync)
 		syncfd = open(o->output, O_RDONLY | O_CLOEXEC);
 
@@ -1346,6 +1445,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			child = -1;
 			break;
 		}
+		if (r->tg.n && dtrec_targets_gone(&r->tg))
+			break;
 		got = drain_once(r, buf);
 		if (got < 0) {
 			failed = 1;
@@ -1409,9 +1510,12 @@ finish:
 		put_counters(r);
 	}
 	if (child > 0) {
-		reap(child, &cmd_status);
+		reap(r, child, &cmd_status);
 		child = -1;
+		if (go_fd >= 0)
+			cmd_status = -1;	/* never released: it ran nothing */
 	}
+	take_terminal(r);
 	if (r->tty && recording)
 		fputs("\r\033[K", r->st);
 	if (r->w) {
@@ -1456,9 +1560,13 @@ finish:
 			ret = 0;
 	}
 out:
-	if (tmp[0] && !renamed && target)
+	if (tmp[0] && !renamed && target) {
 		unlink(tmp);
+		dtu_out_tmp_forget();
+	}
 	free(target);
+	if (lockfd >= 0)
+		close(lockfd);
 	if (syncfd >= 0) {
 		(void)fdatasync(syncfd);
 		close(syncfd);
@@ -1470,7 +1578,11 @@ out:
 	if (err_fd >= 0)
 		close(err_fd);
 	if (child > 0)
-		reap(child, &cmd_status);
+		reap(r, child, &cmd_status);
+	take_terminal(r);
+	if (res)
+		res->not_run = r->not_run;
+	dtrec_targets_close(&r->tg);
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
 	kused_free(r->kused);

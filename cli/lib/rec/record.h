@@ -71,6 +71,7 @@ struct dtrec_result {
 	uint64_t	produced, dropped, skipped, recursive;
 	uint64_t	elapsed_ns;
 	int		cmd_status;	/* wait status of the command, -1: none */
+	int		not_run;	/* 127: the command was not found, 126: not run */
 	uint64_t	ustack_dwarf, ustack_dwarf_trunc, ustack_fp_behind;
 };
 

@@ -30,9 +30,21 @@ dtt_root(char *err, size_t errlen)
 		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
 	};
 
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char ev[64];
+		struct stat st;
 		if (has_events(roots[i]))
 			return roots[i];
+		/* mounted, but not for us: mounting again would not help */
+		snprintf(ev, sizeof(ev), "%s/events", roots[i]);
+		if (stat(ev, &st) < 0 && errno == EACCES) {
+			dtu_seterr(err, errlen, "%s is not readable by this user (uid %u): "
+				   "tracepoints, syscalls and kprobes need tracefs; run dtrec as "
+				   "root, or have root give this user read access to %s", roots[i],
+				   (unsigned)getuid(), roots[i]);
+			return NULL;
+		}
+	}
 	/* not mounted: what `mount -t tracefs nodev /sys/kernel/tracing` does */
 	if (mount("nodev", roots[0], "tracefs", 0, NULL) == 0 && has_events(roots[0]))
 		return roots[0];

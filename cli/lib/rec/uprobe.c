@@ -36,7 +36,6 @@ efile_close(struct efile *f)
 static int
 efile_open(const char *path, struct efile *f, char *err, size_t errlen)
 {
-	struct stat st;
 	size_t n;
 
 	memset(f, 0, sizeof(*f));
@@ -45,14 +44,9 @@ efile_open(const char *path, struct efile *f, char *err, size_t errlen)
 		dtu_seterr(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -1;
 	}
-	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		dtu_seterr(err, errlen, "%s: %s", path, strerror(errno));
+	/* a FIFO or a device is refused, not waited on */
+	if ((f->fd = dtu_open_regular(path, 0, err, errlen)) < 0)
 		return -1;
-	}
-	if (fstat(f->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		dtu_seterr(err, errlen, "%s: not a regular file", path);
-		goto fail;
-	}
 	f->e = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
 	if (f->e == NULL || elf_kind(f->e) != ELF_K_ELF) {
 		dtu_seterr(err, errlen, "%s: not an ELF file", path);

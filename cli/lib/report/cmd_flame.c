@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "flame.h"
+#include "dtsym.h"
 #include "report.h"
 #include "util.h"
 
@@ -47,6 +48,7 @@ static const struct option flame_longopts[] = {
 	{ "user",     0, NULL, OPT_USER },
 	{ "help",     0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -60,7 +62,8 @@ static void flame_usage(const char *cmd, FILE *to)
 			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
 		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
-	fprintf(to, "  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
+	fprintf(to, "  -o FILE: created 0600; another user's symbolic link or a device is refused\n"
+		"  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
 		"  --kernel | --user (one side of the stacks only)  --no-comm\n");
@@ -165,6 +168,9 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 				return -1;
 			}
 			fo->only = c == OPT_KERNEL ? DTR_ONLY_KERNEL : DTR_ONLY_USER;
+			break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
 			break;
 		case DTR_OPT_PARTIAL:
 			fc->partial = 1;

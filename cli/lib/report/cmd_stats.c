@@ -11,6 +11,7 @@
 #include "captures.h"
 #include "engine.h"
 #include "filter.h"
+#include "dtsym.h"
 #include "report.h"
 #include "util.h"
 
@@ -20,6 +21,7 @@ static const struct option stats_longopts[] = {
 	{ "all",  0, NULL, 'a' },
 	{ "help", 0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -77,6 +79,9 @@ static int stats_args(int argc, char **argv, struct dtr_stats_opts *so, struct d
 			so->top = (unsigned)v;
 			break;
 		}
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL:
 			*partial = 1;
 			break;
@@ -160,6 +165,15 @@ int cmd_stats(int argc, char **argv)
 	struct dtx_caps caps = { 0 };
 	if (dtx_caps_add(&caps, argv + optind, argc - optind, err, sizeof(err)) < 0) {
 		fprintf(stderr, "dtreport stats: %s\n", err);
+		dtx_caps_free(&caps);
+		dtf_free(&filt);
+		return DTR_EXIT_ERROR;
+	}
+	/* each report checks its own capture, but the first is printed
+	 * before the second is opened: all of them, before any byte */
+	if (dtu_stdout_not_input((const char *const *)caps.path, (size_t)caps.n, err,
+				 sizeof(err)) < 0) {
+		dtr_err("stats", "%s", err);
 		dtx_caps_free(&caps);
 		dtf_free(&filt);
 		return DTR_EXIT_ERROR;

@@ -11,15 +11,19 @@
 
 #include "engine.h"
 #include "filter.h"
+#include "dtsym.h"
 #include "report.h"
 
 #define TOP_OPT_BY	0x2101
+#define TOP_OPT_CHILDREN 0x2102
 
 static const struct option top_longopts[] = {
 	{ "count", 1, NULL, 'n' },
 	{ "by",    1, NULL, TOP_OPT_BY },
+	{ "children", 0, NULL, TOP_OPT_CHILDREN },
 	{ "help",  0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -27,13 +31,16 @@ static const struct option top_longopts[] = {
 static void top_usage(FILE *to)
 {
 	if (dtr_shell)
-		fprintf(to, "usage: top [N] [by comm|pid|probe|stack|syscall] [filters]\n");
+		fprintf(to, "usage: top [N] [by comm|pid|probe|stack|syscall|sym|dso] [--children] "
+			"[filters]\n");
 	else
-		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall] "
-			"[--partial] [filters] CAPTURE\n");
+		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall|sym|dso] "
+			"[--children] [--partial] [filters] CAPTURE\n");
 	if (!dtr_shell)
 		fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank "
 			"(default comm)\n");
+	fprintf(to, "  sym, dso: samples by innermost function or object (self); --children:\n"
+		"  by every function on the stack, each once a sample (inclusive)\n");
 	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
 }
 
@@ -58,7 +65,7 @@ static int top_key(const char *s, struct dtr_top_opts *o)
 			return 0;
 		}
 	}
-	dtr_err("top", "cannot group by '%s' (comm, pid, probe, stack or syscall)", s);
+	dtr_err("top", "cannot group by '%s' (comm, pid, probe, stack, syscall, sym or dso)", s);
 	return -1;
 }
 
@@ -75,6 +82,7 @@ static int top_args(int argc, char **argv, struct dtr_top_opts *o, struct dtf_fi
 
 	o->limit = 10;
 	o->by = DTR_TOP_COMM;
+	o->children = 0;
 	*partial = 0;
 	optind = 0;
 	opterr = 0;
@@ -94,6 +102,12 @@ static int top_args(int argc, char **argv, struct dtr_top_opts *o, struct dtf_fi
 		case TOP_OPT_BY:
 			if (top_key(optarg, o))
 				return DTR_EXIT_USAGE;
+			break;
+		case TOP_OPT_CHILDREN:
+			o->children = 1;
+			break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
 			break;
 		case DTR_OPT_PARTIAL:
 			*partial = 1;

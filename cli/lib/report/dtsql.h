@@ -31,6 +31,16 @@
 #include "dtcap.h"
 #include "dtsym.h"
 
+/*
+ * The connection user SQL runs on (dtreport sql, dtsh): in memory, and
+ * guarded so that no statement writes a file: ATTACH, DETACH, VACUUM
+ * (also INTO) and any change outside the TEMP schema are refused (TEMP
+ * tables and views stay allowed, kept in memory), defensive mode is on,
+ * extensions cannot be loaded.  A refused statement fails in dtsql_exec
+ * with a message naming the operation.  NULL with *err (sqlite3_free()).
+ */
+sqlite3 *dtsql_open(char **err);
+
 /* One capture's tables on one connection (opaque). */
 struct dtsql;
 
@@ -56,6 +66,7 @@ struct dtsql *dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sy
  * readers and symbol tables must outlive db; the tables go with db (no
  * handle: the views export nothing).  0, or -1 with *err.
  */
+#define DTSQL_MAX_CAPTURES	500	/* SQLite's limit of compound SELECT terms */
 int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
 		      const char *const *capture, const char *const *host, size_t n,
 		      char **err);

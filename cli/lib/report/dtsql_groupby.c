@@ -702,7 +702,8 @@ static sqlite3_stmt *prepare_reading(sqlite3 *db, const char *sql, struct reads 
 	sqlite3_stmt *st = NULL;
 	sqlite3_set_authorizer(db, on_auth, r);
 	int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-	sqlite3_set_authorizer(db, NULL, NULL);
+	/* the user's connection keeps its guard (dtsql_guard.c) */
+	dtsql_guard_restore(db);
 	if (rc != SQLITE_OK) {
 		sqlite3_finalize(st);
 		return NULL;

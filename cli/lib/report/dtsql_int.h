@@ -9,6 +9,7 @@
  *			rewritten to read events_grouped
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
+ *	dtsql_guard.c	dtsql_open: the connection that writes no file
  *	dtsql_views.c	a view per probe: its fields by name, decoded
  */
 #ifndef DTSQL_INT_H
@@ -30,6 +31,21 @@
  * statement with SQLITE_INTERRUPT.
  */
 extern volatile sig_atomic_t *dtsql_cancel;
+
+/*
+ * The guard of dtsql_open (dtsql_guard.c).  dtsql_guard_auth is its
+ * authorizer: code that sets an authorizer of its own for a prepare puts
+ * the guard back with dtsql_guard_restore(db) (nothing on a connection
+ * dtsql_open did not make, which dtsql_guarded tells).  What it refused
+ * last: dtsql_guard_refused() ("ATTACH", "INSERT into main.t"), NULL when
+ * nothing since dtsql_guard_clear().
+ */
+int dtsql_guard_auth(void *arg, int action, const char *a3, const char *a4, const char *a5,
+		     const char *a6);
+int dtsql_guarded(sqlite3 *db);
+void dtsql_guard_restore(sqlite3 *db);
+const char *dtsql_guard_refused(void);
+void dtsql_guard_clear(void);
 
 enum {
 	T_EVENTS, T_PROBES, T_PROBE_ARGS, T_STACKS, T_FRAMES, T_PROCESSES,

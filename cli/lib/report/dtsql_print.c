@@ -8,12 +8,15 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sqlite3.h>
 
 #include "dtsql.h"
 #include "dtsql_int.h"
+#include "termsafe.h"
 #include "util.h"
 
 /* Display width of UTF-8 text: code points (good enough for comms). */
@@ -94,8 +97,18 @@ static char *cell_text(sqlite3_stmt *st, int i, int table)
 		return s;
 	}
 	default: {
-		const unsigned char *t = sqlite3_column_text(st, i);
-		return strdup(t ? (const char *)t : "");
+		const char *t = (const char *)sqlite3_column_text(st, i);
+		if (t == NULL)
+			return strdup("");
+		if (!table || !dtt_unsafe(t))
+			return strdup(t);
+		/* a table is for a terminal: a comm's escape sequence or
+		 * newline must not move the cursor or forge a row */
+		size_t n = dtt_escape(NULL, 0, t) + 1;
+		char *e = malloc(n);
+		if (e)
+			dtt_escape(e, n, t);
+		return e;
 	}
 	}
 }
@@ -135,16 +148,24 @@ static void tbl_flush(FILE *out, struct tbl *t, sqlite3_stmt *st)
 		for (int i = 0; i < t->ncol; i++)
 			if (t->num[i] == -1)
 				t->num[i] = 0;
-		for (int i = 0; i < t->ncol; i++) {
-			const char *n = sqlite3_column_name(st, i);
-			if (u8width(n) > t->w[i])
-				t->w[i] = u8width(n);
-		}
 		char **h = calloc((size_t)t->ncol, sizeof(*h));
+		for (int i = 0; h && i < t->ncol; i++) {
+			h[i] = (char *)dtt_str(sqlite3_column_name(st, i));
+			/* dtt_str's buffers go round: a copy for each name */
+			if ((h[i] = strdup(h[i] ? h[i] : "")) == NULL) {
+				while (i--)
+					free(h[i]);
+				free(h);
+				h = NULL;
+			}
+		}
+		for (int i = 0; h && i < t->ncol; i++)
+			if (u8width(h[i]) > t->w[i])
+				t->w[i] = u8width(h[i]);
 		if (h) {
-			for (int i = 0; i < t->ncol; i++)
-				h[i] = (char *)sqlite3_column_name(st, i);
 			tbl_print_row(out, t, h);
+			for (int i = 0; i < t->ncol; i++)
+				free(h[i]);
 			free(h);
 		}
 		for (int i = 0; i < t->ncol; i++) {
@@ -170,6 +191,18 @@ static int on_progress(void *arg)
 	return f && *f;
 }
 
+static void csv_head(FILE *out, sqlite3_stmt *st, int ncol, int nres)
+{
+	if (nres)
+		fputc('\n', out);	/* results of a script: blank-separated */
+	for (int i = 0; i < ncol; i++) {
+		if (i)
+			fputc(',', out);
+		csv_field(out, sqlite3_column_name(st, i));
+	}
+	fputc('\n', out);
+}
+
 /* One statement's result in fmt.  Returns the sqlite3_step() end code. */
 static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nres)
 {
@@ -180,13 +213,17 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			;
 		return rc;
 	}
+	/* An interrupted statement prints nothing that could pass for its
+	 * result: no header, count or closing bracket after the rows that
+	 * were out already.  So heads wait for the first row or the end. */
 	if (fmt == DTSQL_JSON) {
 		/* Rows are objects keyed by column name: what json.load users want. */
-		fputs(*nres ? "\n[" : "[", out);
 		unsigned long long n = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			if (ferror(out))
 				return SQLITE_IOERR;
+			if (n == 0)
+				fputs(*nres ? "\n[" : "[", out);
 			fputs(n++ ? ",\n{" : "\n{", out);
 			for (int i = 0; i < ncol; i++) {
 				const char *name = sqlite3_column_name(st, i);
@@ -220,22 +257,23 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 			fputc('}', out);
 		}
+		if (rc == SQLITE_INTERRUPT)
+			return rc;
+		if (n == 0)
+			fputs(*nres ? "\n[" : "[", out);
 		fputs(n ? "\n]\n" : "]\n", out);
 		(*nres)++;
 		return rc;
 	}
 	if (fmt == DTSQL_CSV) {
-		if (*nres)
-			fputc('\n', out);	/* results of a script: blank-separated */
-		for (int i = 0; i < ncol; i++) {
-			if (i)
-				fputc(',', out);
-			csv_field(out, sqlite3_column_name(st, i));
-		}
-		fputc('\n', out);
+		int head = 0;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			if (ferror(out))
 				return SQLITE_IOERR;
+			if (!head) {
+				csv_head(out, st, ncol, *nres);
+				head = 1;
+			}
 			for (int i = 0; i < ncol; i++) {
 				if (i)
 					fputc(',', out);
@@ -250,6 +288,10 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 			fputc('\n', out);
 		}
+		if (rc == SQLITE_INTERRUPT)
+			return rc;
+		if (!head)
+			csv_head(out, st, ncol, *nres);
 		(*nres)++;
 		return rc;
 	}
@@ -264,8 +306,7 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 	}
 	for (int i = 0; i < ncol; i++)
 		t.num[i] = -1;	/* unknown until a value is seen */
-	if (*nres)
-		fputc('\n', out);
+	int sep = *nres;	/* a blank line before the first output */
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		char **row = t.cells + t.nrows * (size_t)ncol;
 		for (int i = 0; i < ncol; i++) {
@@ -285,6 +326,9 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 		}
 		t.total++;
 		if (++t.nrows == TABLE_BUFFER) {
+			if (sep)
+				fputc('\n', out);
+			sep = 0;
 			tbl_flush(out, &t, st);
 			if (ferror(out)) {
 				rc = SQLITE_IOERR;
@@ -292,6 +336,15 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 			}
 		}
 	}
+	if (rc == SQLITE_INTERRUPT) {
+		/* the rows held back stay unprinted, and no count */
+		for (size_t k = 0; k < t.nrows * (size_t)ncol; k++)
+			free(t.cells[k]);
+		free(t.w); free(t.num); free(t.cells);
+		return rc;
+	}
+	if (sep)
+		fputc('\n', out);
 	tbl_flush(out, &t, st);
 	fprintf(out, "(%llu row%s)\n", t.total, t.total == 1 ? "" : "s");
 	free(t.w); free(t.num); free(t.cells);
@@ -342,7 +395,7 @@ static int dot_command(sqlite3 *db, const char *line, size_t len, FILE *out, cha
 				/* quoted as a query names it */
 				char *q = sqlite3_mprintf("\"%w\"", sqlite3_column_text(st, 0));
 				if (q)
-					fprintf(out, "%s\n", q);
+					fprintf(out, "%s\n", dtt_str(q));
 				sqlite3_free(q);
 			}
 		sqlite3_finalize(st);
@@ -360,12 +413,24 @@ static int dot_command(sqlite3 *db, const char *line, size_t len, FILE *out, cha
 	return -1;
 }
 
+/* The guard's refusal of the statement at head, named: VACUUM is refused
+ * as the ATTACH of its copy, which the user did not write. */
+static char *refusal(const char *head)
+{
+	const char *what = dtsql_guard_refused();
+	if (strncasecmp(head, "VACUUM", 6) == 0 && !isalnum((unsigned char)head[6]) &&
+	    head[6] != '_')
+		what = "VACUUM";
+	return sqlite3_mprintf("%s refused: SQL here writes no file and changes only TEMP "
+			       "tables and views (CREATE TEMP TABLE ... AS SELECT ...)", what);
+}
+
 int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 	       volatile sig_atomic_t *cancel, char **err)
 {
 	const char *tail = sql;
 	char *dummy = NULL;
-	int nres = 0, ret = 0, multi = 0;
+	int nres = 0, ret = 0, multi = 0, stopped = 0;
 	if (err == NULL)
 		err = &dummy;
 	volatile sig_atomic_t *outer = dtsql_cancel;
@@ -383,7 +448,14 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 			tail += len;
 			continue;
 		}
+		const char *head = tail;
+		dtsql_guard_clear();
 		int rc = sqlite3_prepare_v2(db, tail, -1, &st, &tail);
+		if (rc == SQLITE_AUTH && dtsql_guard_refused()) {
+			*err = refusal(head);
+			ret = -1;
+			break;
+		}
 		if (rc != SQLITE_OK) {
 			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			ret = -1;
@@ -407,12 +479,16 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		}
 		rc = run_stmt(st, fmt, out, &nres);
 		if (rc != SQLITE_DONE) {
+			/* errno is still the failed write's: nothing ran since */
 			if (rc == SQLITE_IOERR && ferror(out))
-				*err = sqlite3_mprintf("write error");
+				*err = errno ? sqlite3_mprintf("write error: %s", strerror(errno)) :
+					       sqlite3_mprintf("write error");
 			else if (rc == SQLITE_INTERRUPT)
-				*err = sqlite3_mprintf("interrupted");
+				*err = sqlite3_mprintf("interrupted"), stopped = 1;
 			else if (rc == SQLITE_NOMEM)
 				*err = sqlite3_mprintf("out of memory");
+			else if (rc == SQLITE_AUTH && dtsql_guard_refused())
+				*err = refusal(head);	/* re-prepared on a schema change */
 			else
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 			sqlite3_finalize(st);
@@ -421,7 +497,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		}
 		sqlite3_finalize(st);
 	}
-	if (multi)
+	if (multi && !stopped)	/* cut short: no closing that makes it whole */
 		fputs("]\n", out);
 	if (cancel)
 		sqlite3_progress_handler(db, 0, NULL, NULL);

@@ -1937,7 +1937,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 2: sqlite3_result_int64(ctx, (sqlite3_int64)pc); break;
 		case 3: sqlite3_result_int(ctx, s->kernel != 0); break;
 		case 4:
-		case 5: {
+		case 5:
+		case 6:
+		case 7: {
 			if (s->c->sym == NULL)
 				break;
 			uint32_t pid = 0;
@@ -1954,7 +1956,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 			}
 			res_text(ctx, col == 4
 				 ? dtsym_name(s->c->sym, pc, s->kernel, pid, ts)
-				 : dtsym_origin(s->c->sym, pc, s->kernel, pid, ts));
+				 : col == 5 ? dtsym_origin(s->c->sym, pc, s->kernel, pid, ts)
+				 : col == 6 ? dtsym_raw_name(s->c->sym, pc, s->kernel, pid, ts)
+				 : dtsym_dso(s->c->sym, pc, s->kernel, pid, ts));
 			break;
 		}
 		}
@@ -2153,9 +2157,10 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 		      const char *const *capture, const char *const *host, size_t n,
 		      char **err)
 {
-	if (n > 500) {
+	if (n > DTSQL_MAX_CAPTURES) {
 		if (err)
-			*err = sqlite3_mprintf("%d captures: at most 500 at once", (int)n);
+			*err = sqlite3_mprintf("%d captures: at most %d at once", (int)n,
+					       DTSQL_MAX_CAPTURES);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {

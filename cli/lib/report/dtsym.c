@@ -6,7 +6,10 @@
  * symbol.  Module symbols are named "func [mod]" (perf's spelling, and
  * safe in folded stacks, which split frames on ';' only).  /proc/modules
  * gives each module's range, so an address in a module without a nearer
- * symbol becomes "mod+0xoff".
+ * symbol becomes "mod+0xoff".  Every count here is the capture's to
+ * choose, so nothing walks a list per line or per frame: one symbol per
+ * address is kept (aliases: the first by name), module names are hashed,
+ * module ranges sorted; loading is O(n log n), a lookup O(log n).
  *
  * User: pid's process snapshot in force at ts gives the maps; the map's
  * file carries its ELF symbols (sorted by the reader).  The file address is
@@ -18,15 +21,20 @@
  * probe.  Strings from the capture's file symbols are returned as is: the
  * reader must outlive the dtsym.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "demangle.h"
 #include "dtsym.h"
 #include "util.h"
+
+int dtsym_demangle = 1;
 
 struct ksym {
 	uint64_t	addr;
@@ -39,6 +47,11 @@ struct kmod {
 	uint64_t	start, size;
 };
 
+struct modrange {
+	uint64_t	start;
+	uint32_t	mod;		/* index into mods */
+};
+
 /* Maps of one process snapshot, sorted by start (copied pointers). */
 struct pmaps {
 	const struct dtcap_proc *proc;
@@ -49,7 +62,8 @@ struct pmaps {
 struct centry {
 	uint64_t	pc;
 	const void	*ctx;		/* NULL: kernel, else process snapshot */
-	const char	*name;
+	const char	*name;		/* as the symbol table spells it */
+	const char	*dname;		/* demangled, or name itself */
 	uint8_t		origin;
 };
 
@@ -68,6 +82,14 @@ struct dtsym {
 	size_t		nks;
 	struct kmod	*mods;
 	size_t		nmods, modcap;
+	/* Counts here are the capture's to choose (a crafted one has tens
+	 * of thousands of modules): names are found by hash, ranges by
+	 * binary search, never by walking mods. */
+	uint32_t	*modkey;	/* modix entry -> mods index (first of a name) */
+	size_t		nmodkey, modkeycap;
+	struct dt_htab	modix;		/* module name -> modkey entry */
+	struct modrange	*byaddr;	/* mods with a range, by start */
+	size_t		nbyaddr;
 	char		*ktext;		/* our copy of kallsyms, names point in */
 
 	struct pmaps	*pm;		/* process snapshots met, in order */
@@ -79,7 +101,17 @@ struct dtsym {
 	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
 
 	struct arena	*arena;
+	volatile sig_atomic_t *cancel;	/* while loading; NULL: none */
+	int		cancelled;
 };
+
+/* Every few thousand lines: has the caller been asked to stop? */
+static int stop(struct dtsym *s, size_t line)
+{
+	if ((line & 4095) == 0 && s->cancel && *s->cancel)
+		s->cancelled = 1;
+	return s->cancelled;
+}
 
 static char *arena_strdup(struct dtsym *s, const char *str)
 {
@@ -113,12 +145,85 @@ static int ksym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 0x100000001b3ULL;
+	return dt_htab_hash_int(h);
+}
+
+static uint64_t modkey_hash(const void *ctx, uint32_t e)
+{
+	const struct dtsym *s = ctx;
+	const char *n = s->mods[s->modkey[e]].name;
+
+	return name_hash(n, strlen(n));
+}
+
+/* The module named name (len bytes) as index into mods + 1, 0: none. */
 static int find_mod(struct dtsym *s, const char *name, size_t len)
 {
-	for (size_t i = 0; i < s->nmods; i++)
-		if (strlen(s->mods[i].name) == len && !memcmp(s->mods[i].name, name, len))
-			return (int)i + 1;
+	uint64_t h = name_hash(name, len);
+	uint32_t e;
+
+	for (size_t i = dt_htab_first(&s->modix, h); (e = dt_htab_at(&s->modix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->modix, i)) {
+		const char *n = s->mods[s->modkey[e]].name;
+		if (strlen(n) == len && !memcmp(n, name, len))
+			return (int)s->modkey[e] + 1;
+	}
 	return 0;
+}
+
+/* Append a module; its name is found by find_mod from now on (the first
+ * of a name wins, as a walk in order did).  0, or -1 on ENOMEM (nd is then
+ * freed). */
+static int add_mod(struct dtsym *s, char *nd, uint64_t start, uint64_t size)
+{
+	size_t len = strlen(nd);
+	int dup = find_mod(s, nd, len) != 0;
+
+	if (DT_GROW(s->mods, s->modcap, s->nmods, 1, 64) ||
+	    (!dup && DT_GROW(s->modkey, s->modkeycap, s->nmodkey, 1, 64))) {
+		free(nd);
+		return -1;
+	}
+	s->mods[s->nmods] = (struct kmod){ nd, start, size };
+	if (!dup) {
+		s->modkey[s->nmodkey] = (uint32_t)s->nmods;
+		if (dt_htab_add(&s->modix, name_hash(nd, len), (uint32_t)s->nmodkey,
+				modkey_hash, s)) {
+			free(nd);
+			return -1;
+		}
+		s->nmodkey++;
+	}
+	s->nmods++;
+	return 0;
+}
+
+static int byaddr_cmp(const void *a, const void *b)
+{
+	const struct modrange *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* mod_of takes the last of equal starts: the first listed goes last,
+	 * so it wins, as in a walk in order */
+	return x->mod > y->mod ? -1 : x->mod < y->mod;
+}
+
+/* The modules with a range, sorted by start for mod_of. */
+static void index_ranges(struct dtsym *s)
+{
+	if (!s->nmods || !(s->byaddr = calloc(s->nmods, sizeof(*s->byaddr))))
+		return;
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i].size)
+			s->byaddr[s->nbyaddr++] = (struct modrange){ s->mods[i].start, (uint32_t)i };
+	qsort(s->byaddr, s->nbyaddr, sizeof(*s->byaddr), byaddr_cmp);
 }
 
 static void parse_modules(struct dtsym *s)
@@ -129,7 +234,7 @@ static void parse_modules(struct dtsym *s)
 	if (!text)
 		return;
 	const char *p = text, *end = text + len;
-	while (p < end && *p) {
+	for (size_t line = 1; p < end && *p && !stop(s, line); line++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		char line[512], name[128], state[32], deps[256];
@@ -140,12 +245,9 @@ static void parse_modules(struct dtsym *s)
 			line[ll] = 0;
 			if (sscanf(line, "%127s %llu %u %255s %31s %llx", name, &size, &refs,
 				   deps, state, &addr) == 6 && addr) {
-				if (DT_GROW(s->mods, s->modcap, s->nmods, 1, 64))
-					return;
 				char *nd = strdup(name);
-				if (!nd)
+				if (!nd || add_mod(s, nd, addr, size))
 					return;
-				s->mods[s->nmods++] = (struct kmod){ nd, addr, size };
 			}
 		}
 		if (!nl)
@@ -169,7 +271,9 @@ static void parse_kallsyms(struct dtsym *s)
 
 	size_t cap = 0, nonzero = 0;
 	char *p = s->ktext, *end = s->ktext + len;
-	while (p < end && *p) {
+	for (size_t line = 1; p < end && *p; line++) {
+		if (stop(s, line))
+			return;
 		char *nl = memchr(p, '\n', (size_t)(end - p));
 		if (nl)
 			*nl = 0;
@@ -191,14 +295,8 @@ static void parse_kallsyms(struct dtsym *s)
 						/* A module missing from /proc/modules:
 						 * still name it, without a range. */
 						char *nd = strndup(m + 1, ml - 2);
-						if (nd && !DT_GROW(s->mods, s->modcap, s->nmods,
-								   1, 64)) {
-							s->mods[s->nmods++] =
-								(struct kmod){ nd, 0, 0 };
+						if (nd && !add_mod(s, nd, 0, 0))
 							mod = (int)s->nmods;
-						} else {
-							free(nd);
-						}
 					}
 					*tab = ' ';	/* "func [mod]" */
 				}
@@ -217,18 +315,42 @@ static void parse_kallsyms(struct dtsym *s)
 	if (!nonzero)
 		s->nks = 0;
 	qsort(s->ks, s->nks, sizeof(*s->ks), ksym_cmp);
+	/* Aliases at one address: only the first (by name) is ever the
+	 * answer, so the others go now rather than be walked over at every
+	 * lookup (a capture may hold thousands of one address). */
+	size_t n = 0;
+	for (size_t i = 0; i < s->nks; i++)
+		if (n == 0 || s->ks[n - 1].addr != s->ks[i].addr)
+			s->ks[n++] = s->ks[i];
+	s->nks = n;
 }
 
-struct dtsym *dtsym_open(const struct dtcap_reader *r)
+struct dtsym *dtsym_open_cancel(const struct dtcap_reader *r, volatile sig_atomic_t *cancel)
 {
 	struct dtsym *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
 	s->r = r;
+	s->cancel = cancel;
 	parse_modules(s);
+	/* kallsyms adds modules without a range only: the index is whole */
+	index_ranges(s);
 	parse_kallsyms(s);
+	if (cancel && *cancel)	/* during the sort, not polled */
+		s->cancelled = 1;
+	s->cancel = NULL;
+	if (s->cancelled) {
+		dtsym_close(s);
+		errno = EINTR;
+		return NULL;
+	}
 	return s;
+}
+
+struct dtsym *dtsym_open(const struct dtcap_reader *r)
+{
+	return dtsym_open_cancel(r, NULL);
 }
 
 void dtsym_close(struct dtsym *s)
@@ -242,6 +364,9 @@ void dtsym_close(struct dtsym *s)
 	for (size_t i = 0; i < s->nmods; i++)
 		free(s->mods[i].name);
 	free(s->mods);
+	free(s->modkey);
+	dt_htab_free(&s->modix);
+	free(s->byaddr);
 	free(s->ks);
 	free(s->ktext);
 	free(s->cache);
@@ -281,11 +406,13 @@ static struct centry *cache_find(struct dtsym *s, uint64_t pc, const void *ctx)
 
 static const struct kmod *mod_of(struct dtsym *s, uint64_t pc)
 {
-	for (size_t i = 0; i < s->nmods; i++)
-		if (s->mods[i].size && pc >= s->mods[i].start &&
-		    pc - s->mods[i].start < s->mods[i].size)
-			return &s->mods[i];
-	return NULL;
+	/* The module starting last at or below pc; modules do not overlap
+	 * (a crafted capture's that do get one answer of theirs). */
+	size_t lo = DTU_UPPER_BOUND(s->nbyaddr, i, s->byaddr[i].start, pc);
+	if (lo == 0)
+		return NULL;
+	const struct kmod *m = &s->mods[s->byaddr[lo - 1].mod];
+	return pc - m->start < m->size ? m : NULL;
 }
 
 /* Beyond this distance from the nearest core symbol we do not trust it. */
@@ -298,10 +425,7 @@ static const char *kname(struct dtsym *s, uint64_t pc, uint8_t *origin)
 	size_t lo = DTU_UPPER_BOUND(s->nks, i, s->ks[i].addr, pc);
 	const struct kmod *m = mod_of(s, pc);
 	if (lo > 0) {
-		const struct ksym *k = &s->ks[lo - 1];
-		/* Aliases at one address: take the first (sorted by name). */
-		while (k > s->ks && k[-1].addr == k->addr)
-			k--;
+		const struct ksym *k = &s->ks[lo - 1];	/* one per address */
 		if (k->mod) {
 			const struct kmod *km = &s->mods[k->mod - 1];
 			if (!km->size || km == m) {
@@ -376,18 +500,32 @@ static const char *basename_of(const char *path)
 	return sl && sl[1] ? sl + 1 : path;
 }
 
-static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
-			  uint8_t *origin)
+/* The mapping of snapshot p (may be NULL) that holds pc, or NULL. */
+static const struct dtcap_map *map_of(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc)
 {
-	char buf[256];
 	const struct pmaps *pm = p ? proc_maps(s, p) : NULL;
-	const struct dtcap_map *m = NULL;
 
 	if (pm) {
 		size_t lo = DTU_UPPER_BOUND(pm->n, i, pm->maps[i]->start, pc);
 		if (lo > 0 && pc < pm->maps[lo - 1]->end)
-			m = pm->maps[lo - 1];
+			return pm->maps[lo - 1];
 	}
+	return NULL;
+}
+
+/* The name a mapping goes by: its own, else its file's; basename only. */
+static const char *map_basename(const struct dtcap_map *m, const struct dtcap_file *f)
+{
+	return m->name && m->name[0] ? basename_of(m->name)
+	       : f && f->path ? basename_of(f->path) : NULL;
+}
+
+static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
+			  uint8_t *origin)
+{
+	char buf[256];
+	const struct dtcap_map *m = map_of(s, p, pc);
+
 	if (!m) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
 		*origin = O_UNKNOWN;
@@ -411,8 +549,7 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 			}
 		}
 	}
-	const char *base = m->name && m->name[0] ? basename_of(m->name)
-			 : f && f->path ? basename_of(f->path) : NULL;
+	const char *base = map_basename(m, f);
 	if (!base || !base[0]) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
 		*origin = O_UNKNOWN;
@@ -445,8 +582,18 @@ static struct centry *lookup(struct dtsym *s, uint64_t pc, int kernel, uint32_t 
 		name = uname_(s, p == (const void *)&origin_names ? NULL : p, pc, &origin);
 	if (!name || DT_GROW(s->cache, s->ccap, s->cn, 1, 1024))
 		return NULL;
+	/* Demangled once per cached answer, kept beside the raw name: both
+	 * spellings stay a lookup away whichever one a command asks for. */
+	const char *dname = name;
+	char *d = origin == O_UNKNOWN ? NULL : dt_demangle(name);
+	if (d) {
+		dname = arena_strdup(s, d);
+		free(d);
+		if (!dname)
+			return NULL;
+	}
 	e = &s->cache[s->cn];
-	*e = (struct centry){ pc, ctx, name, origin };
+	*e = (struct centry){ pc, ctx, name, dname, origin };
 	if (dt_htab_add(&s->cix, hash2(pc, ctx), (uint32_t)s->cn, cache_hash, s))
 		return NULL;
 	s->cn++;
@@ -457,7 +604,36 @@ const char *dtsym_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, u
 {
 	struct centry *e = lookup(s, pc, kernel, pid, ts);
 
+	return e ? (dtsym_demangle ? e->dname : e->name) : "?";
+}
+
+const char *dtsym_raw_name(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+			   uint64_t ts)
+{
+	struct centry *e = lookup(s, pc, kernel, pid, ts);
+
 	return e ? e->name : "?";
+}
+
+const char *dtsym_dso(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid, uint64_t ts)
+{
+	if (kernel) {
+		const struct kmod *m = mod_of(s, pc);
+		char buf[160];
+		if (!m)
+			return "[kernel.kallsyms]";
+		snprintf(buf, sizeof(buf), "[%s]", m->name);
+		const char *d = arena_strdup(s, buf);
+		return d ? d : "?";
+	}
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+	if (m) {
+		const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+		const char *base = map_basename(m, f);
+		if (base && base[0])
+			return base;
+	}
+	return "[unknown]";
 }
 
 const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,

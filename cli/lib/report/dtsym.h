@@ -13,18 +13,47 @@
 
 struct dtsym;
 
+#include <signal.h>
+
 /* Index the capture's symbol snapshots once.  NULL only on ENOMEM. */
 struct dtsym *dtsym_open(const struct dtcap_reader *r);
+/* The same, stopped when *cancel turns non-zero (a SIGINT handler's flag;
+ * polled every few thousand lines): NULL with errno EINTR then, or ENOMEM. */
+struct dtsym *dtsym_open_cancel(const struct dtcap_reader *r,
+				volatile sig_atomic_t *cancel);
 void dtsym_close(struct dtsym *s);
 
 /*
- * The name of pc: "func" for a known symbol, "module+0xoff" (kernel
+ * The name of pc: "func" for a known symbol (demangled, see below), "module+0xoff" (kernel
  * module or mapped file basename) when only the mapping is known, else
  * "0x<hex>".  kernel: pc is a kernel address; otherwise a user address of
  * pid as of time ts.  The string lives until dtsym_close().
  */
 const char *dtsym_name(struct dtsym *s, uint64_t pc, int kernel,
 		       uint32_t pid, uint64_t ts);
+
+/*
+ * The same pc's name as its symbol table spells it (mangled C++, Rust or
+ * D names stay mangled), whatever dtsym_demangle says.  Same lifetime.
+ */
+const char *dtsym_raw_name(struct dtsym *s, uint64_t pc, int kernel,
+			   uint32_t pid, uint64_t ts);
+
+/*
+ * Whether dtsym_name() demangles (C++, Rust, D, as c++filt prints them;
+ * demangle.h): 1 by default, 0 after a command's --no-demangle.  Process
+ * wide, read at each call: dtreport runs one command, dtsh sets it back
+ * to 1 before each command it runs.
+ */
+extern int dtsym_demangle;
+
+/*
+ * The object pc lies in, as perf names it: "[kernel.kallsyms]", "[mod]"
+ * for a kernel module, the mapped file's basename ("libc.so.6",
+ * "[vdso]"), else "[unknown]".  Same lifetime as dtsym_name()'s strings.
+ */
+const char *dtsym_dso(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
+		      uint64_t ts);
 
 /* Where the name came from: "kernel", "module", "user", "unknown". */
 const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel,

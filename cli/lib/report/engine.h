@@ -71,6 +71,7 @@ struct dtr_flame_opts {
 	const char	*colors;	/* flame_palette_ok(), NULL: "kind" */
 	const char	*countname;	/* NULL: "samples" */
 	double		minwidth;	/* px; narrower frames are left out */
+	int		by_dso;		/* frames named by object (dtsym_dso) */
 };
 
 /* The defaults dtreport flame has without options. */
@@ -107,13 +108,26 @@ int dtr_flame_write(const struct flame *fl, const struct dtr_flame_opts *o, cons
 int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_flame_opts *o,
 	      FILE *out, const char *outname, volatile sig_atomic_t *cancel);
 
-/* ---- top (report_top.c) */
+/*
+ * The probes whose events are samples, by probe id (a calloc'd array of
+ * dtcap_max_probe_id(r) + 1 flags, the caller's to free; NULL on ENOMEM):
+ * those f's --probe chose, else the timer probes (profile, interval),
+ * else every probe, said on stderr as cmd speaking of path.  Describes
+ * them in probedesc ("profile:hz:997", at most pdlen bytes).
+ */
+uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter *f,
+			   const char *cmd, const char *path, char *probedesc, size_t pdlen);
 
-enum dtr_top_by { DTR_TOP_COMM, DTR_TOP_PID, DTR_TOP_PROBE, DTR_TOP_STACK, DTR_TOP_SYSCALL };
+/* ---- top (report_top.c; sym and dso: report_frames.c) */
+
+enum dtr_top_by { DTR_TOP_COMM, DTR_TOP_PID, DTR_TOP_PROBE, DTR_TOP_STACK, DTR_TOP_SYSCALL,
+		  DTR_TOP_SYM, DTR_TOP_DSO };
 
 struct dtr_top_opts {
 	unsigned long	limit;		/* rows; 0: 10 */
 	enum dtr_top_by	by;
+	int		children;	/* sym, dso: inclusive (each function once
+					 * a sample), not self (innermost frame) */
 };
 
 /* The names of dtr_top_by, in order ("comm", ...); NULL-terminated. */
@@ -125,5 +139,33 @@ extern const char *const dtr_top_keys[];
  */
 int dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 	    FILE *out, volatile sig_atomic_t *cancel);
+
+/*
+ * Functions by sample, as perf report --no-children --sort sym (or dso):
+ * the samples (dtr_sample_probes) counted by their innermost frame, or
+ * with o->children by every function on their stacks, each once.  Called
+ * by dtr_top for DTR_TOP_SYM and DTR_TOP_DSO.
+ */
+int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
+		   FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- callers and callees (report_frames.c) */
+
+struct dtr_calls_opts {
+	const char	*pattern;	/* a name, a glob, or /regex/ (POSIX ERE) */
+	int		callers;	/* 1: who calls it; 0: what it calls */
+	int		folded;		/* folded text rooted at the function */
+	double		minpct;		/* tree lines under this share left out */
+};
+
+/*
+ * The call tree out of (callees) or into (callers) the functions whose
+ * name matches o->pattern, merged over every sample's stack: callees
+ * from the outermost match down, callers from the innermost match up, so
+ * a recursive function counts each sample once.  Text tree (flame.h
+ * flame_write_tree, shares of all samples) or folded stacks.
+ */
+int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_calls_opts *o,
+	      FILE *out, volatile sig_atomic_t *cancel);
 
 #endif /* DT_ENGINE_H */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "dtsym.h"
 #include "report.h"
 
 static const char *prog(void)
@@ -25,7 +26,9 @@ static void usage(FILE *f)
 		"       %s export --format chrome -o OUT.json FILE\n"
 		"  --partial: read captures cut short; --salvage: also past damage.\n"
 		"  An existing output file is never replaced; a parquet DIR must be\n"
-		"  new, empty or a dt dataset (captures are added to it).\n"
+		"  new, empty or a dt dataset (captures are added to it).  Outputs\n"
+		"  are created 0600; another user's symbolic links and devices are\n"
+		"  refused (OUTPUT FILES in dtreport(1)).\n"
 		"  (see dtreport(1))\n", prog(), prog(), prog(), prog());
 }
 
@@ -55,6 +58,7 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,6 +69,9 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		switch (ch) {
 		case 'o': out = optarg; break;
 		case 'f': format = optarg; break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': usage(stdout); return 0;

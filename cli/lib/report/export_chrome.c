@@ -90,6 +90,7 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		return status;
 	int ret = 1, created = 0;
 	FILE *f = NULL;
+	struct dtu_out out;
 	struct dtsym *sym = dtsym_open(r);
 	struct dtcap_block *b = dtcap_block_new();
 	uint8_t *kind = NULL;
@@ -140,15 +141,14 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		}
 	}
 
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(path);
-		}
+	/* under a temporary name until complete: an interrupted export
+	 * leaves nothing under the final one */
+	char oerr[512];
+	if (dtu_out_open_new(&out, path, &cap, 1, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), oerr);
 		goto out;
 	}
+	f = out.f;
 	created = 1;
 	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	const struct dtcap_host *h = dtcap_host(r);
@@ -319,6 +319,11 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno ? errno : EIO));
 		goto out;
 	}
+	created = 0;
+	if (dtu_out_commit(&out, oerr, sizeof(oerr)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), oerr);
+		goto out;
+	}
 	printf("%s: %llu slices, %llu instants\n", path, (unsigned long long)nslices,
 	       (unsigned long long)ninst);
 	ret = 0;
@@ -326,12 +331,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 oom:
 	fprintf(stderr, "%s: export: out of memory\n", prog());
 out:
-	if (f && fclose(f) != 0 && ret == 0) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno));
-		ret = 1;
-	}
-	if (ret && created)
-		unlink(path);	/* ours, and incomplete */
+	if (created)
+		dtu_out_abort(&out);	/* ours, and incomplete */
 	free(kind);
 	free(fnof);
 	free(fnames);

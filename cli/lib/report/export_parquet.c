@@ -17,6 +17,7 @@
 #include <malloc.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,11 @@
 #include "export.h"
 #include "report.h"
 #include "parquet.h"
+#include "util.h"
 
 #define MARKER "_dt_dataset"
+/* an export's work directory in the dataset: PREFIX PID "." XXXXXX */
+#define TMPDIR_PREFIX ".tmp-export-"
 
 static const char *prog(void)
 {
@@ -298,9 +302,10 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 		{ "stack_id", PQ_INT64, 1 }, { "depth", PQ_INT64, 1 },
 		{ "pc", PQ_INT64, 1 }, { "kernel", PQ_INT64, 1 },
 		{ "name", PQ_STRING, 1 }, { "origin", PQ_STRING, 1 },
+		{ "raw_name", PQ_STRING, 1 }, { "dso", PQ_STRING, 1 },
 	};
 	struct pq_opts o = pq_options();
-	struct pq_writer *w = pq_create(path, cols, 6, &o, err);
+	struct pq_writer *w = pq_create(path, cols, 8, &o, err);
 	if (w == NULL)
 		return -1;
 	uint64_t (*v)[FBATCH] = malloc(4 * sizeof(*v));
@@ -336,8 +341,12 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 			}
 			const char *nm = dtsym_name(sym, pcs[j], kernel, pid, ts);
 			const char *og = dtsym_origin(sym, pcs[j], kernel, pid, ts);
+			const char *raw = dtsym_raw_name(sym, pcs[j], kernel, pid, ts);
+			const char *dso = dtsym_dso(sym, pcs[j], kernel, pid, ts);
 			if (pq_put_str(w, 4, nm, nm ? strlen(nm) : 0) < 0 ||
-			    pq_put_str(w, 5, og, og ? strlen(og) : 0) < 0)
+			    pq_put_str(w, 5, og, og ? strlen(og) : 0) < 0 ||
+			    pq_put_str(w, 6, raw, raw ? strlen(raw) : 0) < 0 ||
+			    pq_put_str(w, 7, dso, strlen(dso)) < 0)
 				goto werr;
 			v[0][k] = id;
 			v[1][k] = j;
@@ -558,12 +567,25 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 		err = NULL;
 		goto out;
 	}
-	pf(tmp, "%s/.tmp-export-XXXXXX", dir);
-	if (mkdtemp(tmp) == NULL) {
+	/* named after this process, so one a killed export left is known as
+	 * such and removed by the next (dtu_out_sweep_dirs) */
+	pf(tmp, "%s/" TMPDIR_PREFIX "%ld.XXXXXX", dir, (long)getpid());
+	sigset_t fatal, old;
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigaddset(&fatal, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	if (mkdtemp(tmp) != NULL) {
+		made_tmp = 1;
+		dtu_out_pending_dir(tmp);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (!made_tmp) {
 		fprintf(stderr, "%s: export: %s: %s\n", prog(), tmp, strerror(errno));
 		goto out;
 	}
-	made_tmp = 1;
 	*bytes = 0;
 	for (size_t i = 0; i < NTABLES; i++) {
 		pf(p, "%s/%s", tmp, table_name(i));
@@ -617,8 +639,10 @@ out:
 			rename(q, p);
 		}
 	}
-	if (made_tmp)
+	if (made_tmp) {
 		rm_tmp(tmp);
+		dtu_out_pending_dir(NULL);
+	}
 	free(err);
 	free(uf.pid);
 	free(uf.ts);
@@ -656,10 +680,17 @@ int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, i
 		dtx_caps_free(&cl);
 		return 1;
 	}
+	char lerr[512];
+	if (dtu_path_links_ok(dir, lerr, sizeof(lerr)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), lerr);
+		dtx_caps_free(&cl);
+		return 1;
+	}
 	if (prepare_dir(dir) < 0) {
 		dtx_caps_free(&cl);
 		return 1;
 	}
+	dtu_out_sweep_dirs(dir, TMPDIR_PREFIX);
 	uint64_t total = 0, bytes = 0;
 	int ndone = 0, failed = 0;
 	for (int i = 0; i < cl.n; i++) {

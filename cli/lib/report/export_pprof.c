@@ -17,7 +17,8 @@
  *
  * The protobuf is built in memory (its size is that of the distinct
  * stacks, not of the events), then deflated with zlib into the output,
- * which is created O_EXCL: an existing file is never replaced.
+ * written under a temporary name and put in place only if no file took the
+ * name meanwhile (util.h dtu_out_open_new): an existing file is never replaced.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,7 @@
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
+#include "util.h"
 
 static const char *prog(void)
 {
@@ -283,25 +285,26 @@ static int stack_locs(struct pp *p, uint32_t sid, uint32_t pid, uint64_t ts,
 	return 0;
 }
 
-static int write_gz(const char *path, const uint8_t *data, size_t len)
+static int write_gz(const char *path, const char *cap, const uint8_t *data, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "%s: export: %s: %s%s\n", prog(), path, strerror(errno),
-			errno == EEXIST ? " (not replaced; remove it or choose another name)" : "");
+	struct dtu_out out;
+	char err[512];
+	/* under a temporary name until complete: an interrupted export
+	 * leaves nothing under the final one */
+	if (dtu_out_open_new(&out, path, &cap, 1, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), err);
 		return -1;
 	}
 	z_stream z = { 0 };
 	/* 15 + 16: a gzip wrapper, as pprof files are */
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		close(fd);
-		unlink(path);
+		dtu_out_abort(&out);
 		fprintf(stderr, "%s: export: zlib: out of memory\n", prog());
 		return -1;
 	}
 	uint8_t buf[1 << 16];
 	z.next_in = (Bytef *)data;
-	int rc = Z_OK, bad = 0;
+	int rc = Z_OK, bad = 0, e = 0;
 	size_t left = len;
 	while (rc != Z_STREAM_END && !bad) {
 		uInt chunk = left > (1u << 30) ? (1u << 30) : (uInt)left;
@@ -311,15 +314,24 @@ static int write_gz(const char *path, const uint8_t *data, size_t len)
 		rc = deflate(&z, chunk == left ? Z_FINISH : Z_NO_FLUSH);
 		left -= chunk - z.avail_in;
 		size_t have = sizeof(buf) - z.avail_out;
-		if (rc == Z_STREAM_ERROR || write(fd, buf, have) != (ssize_t)have)
+		if (rc == Z_STREAM_ERROR) {
 			bad = 1;
+			e = EIO;
+		} else if (fwrite(buf, 1, have, out.f) != have) {
+			/* kept now: deflateEnd and the abort would clobber errno
+			 * (a full disk said "No such file or directory") */
+			bad = 1;
+			e = errno ? errno : EIO;
+		}
 	}
 	deflateEnd(&z);
-	if (close(fd) != 0)
-		bad = 1;
 	if (bad) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno ? errno : EIO));
-		unlink(path);	/* ours, and incomplete */
+		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(e));
+		dtu_out_abort(&out);	/* ours, and incomplete */
+		return -1;
+	}
+	if (dtu_out_commit(&out, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: export: %s\n", prog(), err);
 		return -1;
 	}
 	return 0;
@@ -469,7 +481,7 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 	}
 	if (p.out.oom || p.m1.oom || p.m2.oom)
 		goto oom;
-	if (write_gz(path, p.out.p, p.out.len) < 0)
+	if (write_gz(path, cap, p.out.p, p.out.len) < 0)
 		goto out;
 	printf("%s: %llu samples, %zu stacks, %zu functions, %zu locations\n", path,
 	       (unsigned long long)nsamples, p.samples.n, p.funcs.n, p.locs.n);

@@ -215,6 +215,41 @@ uint64_t flame_total(const struct flame *f, int side)
 	return f->nodes[0].total[side ? 1 : 0];
 }
 
+const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind)
+{
+	if (id >= f->nnames)
+		return NULL;
+	if (kind)
+		*kind = (enum flame_kind)f->names[id].kind;
+	return f->names[id].s;
+}
+
+int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
+{
+	uint32_t maxd = 0, *path;
+	int rc = 0;
+
+	side = side ? 1 : 0;
+	for (uint32_t i = 0; i < f->nnodes; i++)
+		if (f->nodes[i].depth > maxd)
+			maxd = f->nodes[i].depth;
+	if ((path = malloc((maxd + 1) * sizeof(*path))) == NULL)
+		return -1;
+	/* Nodes are numbered as made, so the walk is in first-seen order;
+	 * each path is read back up its parent links. */
+	for (uint32_t i = 1; i < f->nnodes && rc == 0; i++) {
+		const struct fnode *n = &f->nodes[i];
+		if (n->self[side] == 0)
+			continue;
+		uint32_t d = n->depth;
+		for (uint32_t x = i; x != 0; x = f->nodes[x].parent)
+			path[--d] = f->nodes[x].name;
+		rc = fn(ctx, path, n->depth, n->self[side]);
+	}
+	free(path);
+	return rc;
+}
+
 /* ------------------------------------------------ sorted children */
 
 struct sorted {
@@ -459,6 +494,70 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 	sb_flush(&c.sb);
 	free(c.sb.p);
 	free(c.pathids);
+	sorted_free(&s);
+	return c.sb.err || fflush(out) || ferror(out) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ tree */
+
+static const struct flame *tree_ctx;
+
+static int kid_total_cmp(const void *a, const void *b)
+{
+	const struct flame *f = tree_ctx;
+	const struct fnode *x = &f->nodes[*(const uint32_t *)a], *y = &f->nodes[*(const uint32_t *)b];
+
+	if (x->total[0] != y->total[0])
+		return x->total[0] < y->total[0] ? 1 : -1;
+	return strcmp(f->names[x->name].s, f->names[y->name].s);
+}
+
+struct tree_ctx {
+	struct sbuf	sb;
+	const struct flame *f;
+	const struct sorted *s;
+	uint64_t	pct_of;
+	double		minpct;
+};
+
+static void tree_walk(struct tree_ctx *c, uint32_t node, uint32_t depth)
+{
+	const struct fnode *n = &c->f->nodes[node];
+
+	if (node) {
+		double pct = c->pct_of ? 100.0 * (double)n->total[0] / (double)c->pct_of : 0.0;
+		if (pct < c->minpct)
+			return;
+		char num[64];
+		snprintf(num, sizeof(num), "%7.2f%% %10" PRIu64 "  ", pct, n->total[0]);
+		sb_str(&c->sb, num);
+		for (uint32_t i = 1; i < depth; i++)
+			SB_LIT(&c->sb, "  ");
+		sb_str(&c->sb, c->f->names[n->name].s);
+		SB_LIT(&c->sb, "\n");
+	}
+	for (uint32_t k = 0; k < c->s->cnt[node]; k++)
+		tree_walk(c, c->s->kids[c->s->off[node] + k], depth + 1);
+}
+
+int flame_write_tree(const struct flame *f, FILE *out, uint64_t pct_of, double minpct)
+{
+	struct sorted s;
+
+	if (sort_tree(f, &s))
+		return -1;
+	tree_ctx = f;
+	for (uint32_t i = 0; i < f->nnodes; i++)
+		if (s.cnt[i] > 1)
+			qsort(s.kids + s.off[i], s.cnt[i], sizeof(uint32_t), kid_total_cmp);
+	struct tree_ctx c = { { malloc(1 << 16), 0, 1 << 16, out, 0 }, f, &s, pct_of, minpct };
+	if (!c.sb.p) {
+		sorted_free(&s);
+		return -1;
+	}
+	tree_walk(&c, 0, 0);
+	sb_flush(&c.sb);
+	free(c.sb.p);
 	sorted_free(&s);
 	return c.sb.err || fflush(out) || ferror(out) ? -1 : 0;
 }

@@ -43,6 +43,27 @@ int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsign
 /* Samples of a side. */
 uint64_t flame_total(const struct flame *f, int side);
 
+/* The text and kind of name id (from flame_intern); the string lives as
+ * long as f. */
+const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind);
+
+/*
+ * Every distinct stack with samples of its own on side: fn gets its name
+ * ids root first (a buffer valid during the call only), their number and
+ * that count.  A non-zero return from fn stops the walk and is returned;
+ * -1 on ENOMEM.
+ */
+typedef int (*flame_path_fn)(void *ctx, const uint32_t *ids, unsigned n, uint64_t count);
+int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx);
+
+/*
+ * The tree as indented text, as perf report's call graphs read: one line
+ * a node, "PCT% COUNT  name" with the name indented two spaces a level,
+ * children by count (then name); PCT is the node's side-0 total over
+ * pct_of.  Nodes under minpct percent are left out.  -1 on a write error.
+ */
+int flame_write_tree(const struct flame *f, FILE *out, uint64_t pct_of, double minpct);
+
 /*
  * "a;b;c N" lines, one per distinct stack, in tree (name) order.  diff:
  * "a;b;c A B" for the union of both sides.  -1 on a write error.

@@ -631,8 +631,8 @@ struct pq_writer *pq_create(const char *path, const struct pq_column *cols,
 	}
 	w->rg_limit = opts && opts->rowgroup_rows ? opts->rowgroup_rows : 262144;
 	w->level = opts && opts->zstd_level ? opts->zstd_level : 1;
-	/* O_EXCL: never replace what is there */
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* O_EXCL: never replace what is there; 0600: the data of a capture */
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (err)
 			*err = xstrdup_err("%s: %s", path, strerror(errno));

@@ -19,6 +19,8 @@ int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* callers and callees (argv[0] says which) */
+int cmd_calls(int argc, char **argv);
 
 /*
  * The same commands in dtsh, on the capture it holds (c: engine.h; it is
@@ -33,6 +35,7 @@ int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_calls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
@@ -46,6 +49,9 @@ int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atom
 /* The long option every command takes: read what a cut capture holds. */
 #define DTR_OPT_PARTIAL		0x3001
 #define DTR_LONGOPT_PARTIAL	{ "partial", 0, NULL, DTR_OPT_PARTIAL }
+/* Raw symbol names: no demangling of C++/Rust/D names (dtsym_demangle). */
+#define DTR_OPT_NO_DEMANGLE	0x3003
+#define DTR_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, DTR_OPT_NO_DEMANGLE }
 /* ... and a damaged one, skipping what does not decode (commands without
  * the filter options; theirs is DTF_OPT_SALVAGE) */
 #define DTR_OPT_SALVAGE		0x3002

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "util.h"
 
 int dtr_shell;
 
@@ -32,6 +33,15 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 			      int *status)
 {
 	struct dtcap_read_opts o = { salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
+	char err[512];
+
+	/* every command opens its captures here before it writes a byte:
+	 * the one place `1<> cap.dtc` is refused for all of them */
+	if (dtu_stdout_not_input(&path, 1, err, sizeof(err)) < 0) {
+		dtr_err(cmd, "%s", err);
+		*status = DTR_EXIT_ERROR;
+		return NULL;
+	}
 	struct dtcap_reader *r = dtcap_open_opts(path, &o);
 
 	if (r == NULL) {
@@ -41,7 +51,11 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 		return NULL;
 	}
 	const char *w = dtcap_reader_warning(r);
-	if (w && !partial && !salvage) {
+	/*
+	 * Only a cut loses events: a lost index or bytes after an intact
+	 * trailer are told and read on (FORMAT.md), with status 0.
+	 */
+	if (w && (dtcap_reader_status(r) & DTCAP_ST_TRUNCATED) && !partial && !salvage) {
 		/* The library's warning names the file and the offset. */
 		dtr_err(cmd, "%s", w);
 		dtr_err(cmd, "%s: incomplete capture (%llu events before the cut); "

@@ -518,6 +518,7 @@ struct fmemo {
 	struct fmemo_ent *tab;
 	size_t		cap, n;
 	struct dt_htab	ht;
+	int		by_dso;		/* [I] frames named by object, not symbol */
 };
 
 static uint64_t fmemo_hash(uint64_t pc, const struct dtcap_proc *proc, uint32_t how)
@@ -559,9 +560,10 @@ static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 	 * next function's first byte.  Name pc - 1, as perf does; but show
 	 * unnamed addresses as they are, not one byte off. */
 	uint64_t pc = k && pcs[k] ? pcs[k] - 1 : pcs[k];
-	const char *nm = dtsym_name(sym, pc, kernel, pid, ts);
+	const char *nm = fm->by_dso ? dtsym_dso(sym, pc, kernel, pid, ts)
+				    : dtsym_name(sym, pc, kernel, pid, ts);
 	const char *org = dtsym_origin(sym, pc, kernel, pid, ts);
-	if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
+	if (pc != pcs[k] && !fm->by_dso && (!strcmp(org, "unknown") || strstr(nm, "+0x"))) {
 		nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
 		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
 	}
@@ -603,48 +605,28 @@ static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 	return 0;
 }
 
-int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
-		   const struct dtr_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
-		   char *probedesc, size_t pdlen, volatile sig_atomic_t *cancel)
+uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter *filt,
+			   const char *cmd, const char *path, char *probedesc, size_t pdlen)
 {
-	char err[512];
-	struct prof p = { 0 };
-	struct dtsym *sym = c->sym, *own_sym = NULL;
-	struct kmemo km = { 0 };
-	struct umemo um = { 0 };
-	struct pmemo pm = { 0 }, lm = { 0 };
-	struct fmemo fm = { 0 };
-	uint32_t *buf = NULL;
-	const char *cmd = fo->cmd, *path = c->path;
-	int ret = DTR_EXIT_ERROR;
-
-	p.r = c->r;
-	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
-		dtr_err(cmd, "%s: %s", path, err);
-		goto out;
-	}
-
-	/* Samples are the timer probes' events unless --probe says otherwise. */
-	size_t np = dtcap_nprobes(p.r);
-	p.nwant = dtcap_max_probe_id(p.r) + 1;
-	p.want = calloc(p.nwant, 1);
-	if (!p.want)
-		goto oom;
+	size_t np = dtcap_nprobes(r);
+	uint8_t *want = calloc(dtcap_max_probe_id(r) + 1, 1);
+	if (!want)
+		return NULL;
 	size_t nwanted = 0, ntimer = 0;
 	for (size_t i = 0; i < np; i++) {
-		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
 		if (pr && (pr->flags & DT_PF_TIMER))
 			ntimer++;
 	}
 	probedesc[0] = 0;
 	for (size_t i = 0; i < np; i++) {
-		const struct dtcap_probe *pr = dtcap_probe_at(p.r, i);
+		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
 		if (!pr)
 			continue;
 		int w = filt->probe_ok ? pr->id < filt->nprobe_ok && filt->probe_ok[pr->id]
 			: ntimer ? !!(pr->flags & DT_PF_TIMER) : 1;
 		if (w) {
-			p.want[pr->id] = 1;
+			want[pr->id] = 1;
 			size_t l = strlen(probedesc);
 			if (nwanted < 4)
 				snprintf(probedesc + l, pdlen - l, "%s%s", nwanted ? ", " : "",
@@ -657,6 +639,33 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	if (!filt->probe_ok && !ntimer && np)
 		dtr_err(cmd, "%s: no profile/interval probe recorded; "
 			"counting the events of every probe (choose with --probe)", path);
+	return want;
+}
+
+int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
+		   const struct dtr_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
+		   char *probedesc, size_t pdlen, volatile sig_atomic_t *cancel)
+{
+	char err[512];
+	struct prof p = { 0 };
+	struct dtsym *sym = c->sym, *own_sym = NULL;
+	struct kmemo km = { 0 };
+	struct umemo um = { 0 };
+	struct pmemo pm = { 0 }, lm = { 0 };
+	struct fmemo fm = { .by_dso = fo->by_dso };
+	uint32_t *buf = NULL;
+	const char *cmd = fo->cmd, *path = c->path;
+	int ret = DTR_EXIT_ERROR;
+
+	p.r = c->r;
+	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
+		dtr_err(cmd, "%s: %s", path, err);
+		goto out;
+	}
+
+	p.nwant = dtcap_max_probe_id(p.r) + 1;
+	if (!(p.want = dtr_sample_probes(p.r, filt, cmd, path, probedesc, pdlen)))
+		goto oom;
 
 	if (build_psnaps(&p))
 		goto oom;
@@ -709,7 +718,11 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			goto out;
 		}
 		const char *c = dtcap_comm(p.r, a->comm);
-		int64_t cid = c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL) : nocomm_id;
+		/* Without the root, a comm is not interned: its name may be a
+		 * frame's too ("main", an object by --by dso), and the first
+		 * kind interned sticks. */
+		int64_t cid = !fo->no_comm && c && c[0] ? flame_intern(fl, c, FLAME_SPECIAL)
+			      : nocomm_id;
 		if (cid < 0)
 			goto oom;
 		if (!fo->no_comm)

@@ -1,6 +1,7 @@
 /*
  * report_sql.c - `dtreport sql` and `dtreport export` (also run by dtsh).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -33,9 +34,32 @@ static void on_sigint(int sig)
 	sql_cancel = 1;
 }
 
+/* The connection of user SQL (guarded: it writes no file, dtsql_open),
+ * or for the export, which attaches its output file, a plain one. */
+static sqlite3 *open_db(const char *cmd, int guarded)
+{
+	sqlite3 *db = NULL;
+	char *err = NULL;
+
+	if (guarded) {
+		if ((db = dtsql_open(&err)) == NULL)
+			dtr_err(cmd, "%s", err ? err : "sqlite: out of memory");
+		sqlite3_free(err);
+		return db;
+	}
+	/* one thread uses the connection: no per-call mutex */
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		dtr_err(cmd, "sqlite: %s", db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	return db;
+}
+
 /* Open the capture, its symbols and an in-memory db with the tables.
  * Returns 0, or the exit status with the message printed. */
-static int open_all(const char *cmd, const char *path, int partial, int salvage,
+static int open_all(const char *cmd, const char *path, int partial, int salvage, int guarded,
 		    struct dtcap_reader **r,
 		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
 {
@@ -52,12 +76,8 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		dtr_err(cmd, "out of memory");
 		return DTR_EXIT_ERROR;
 	}
-	/* one thread uses the connection: no per-call mutex */
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err(cmd, "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db(cmd, guarded)) == NULL)
 		return DTR_EXIT_ERROR;
-	}
 	char *err = NULL;
 	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
 		dtr_err(cmd, "%s", err ? err : "attach failed");
@@ -91,11 +111,8 @@ static int open_many(const struct dtx_caps *caps, int partial, int salvage,
 		dtx_capture_name(names[i], 256, caps->path[i]);
 		hosts[i] = dtcap_host(rs[i])->hostname;
 	}
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err("sql", "sqlite: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+	if ((*db = open_db("sql", 1)) == NULL)
 		goto out;
-	}
 	char *err = NULL;
 	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
 			      &err) < 0) {
@@ -167,8 +184,7 @@ static void sql_usage(FILE *f)
 	else
 		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] CAPTURE|DIR... [QUERY]\n"
 			"       dtreport sql --schema [TABLE]\n"
-			"  QUERY omitted: SQL is read from standard input.  Options may come\n"
-			"  anywhere; words after -- are the query's.\n"
+			"  QUERY omitted: SQL is read from standard input.\n"
 			"  Several captures (or a directory of them): every table gains the\n"
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
@@ -176,6 +192,8 @@ static void sql_usage(FILE *f)
 			"  Each probe is also a view of its fields by name, char[N] as text, ints\n"
 			"  signed as their C type, errno_name for returns:\n"
 			"    SELECT prev_comm, prev_pid FROM \"tracepoint:sched:sched_switch\"\n"
+			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
+			"  tables and views are refused; at most 500 captures at once.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
@@ -188,27 +206,30 @@ static const struct option sql_longopts[] = {
 	{ "schema", no_argument, NULL, SQL_OPT_SCHEMA },
 	{ "help", no_argument, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
+	DTR_LONGOPT_NO_DEMANGLE,
 	DTR_LONGOPT_SALVAGE,
 	{ NULL, 0, NULL, 0 },
 };
 
 /*
- * Options anywhere, as in every dtreport command: `sql CAP 'query' --csv`
- * once made --csv an SQL comment and the output silently not CSV.  A
- * query word that starts with '-' goes after "--" (or the query is quoted
- * as one argument).  Returns 0, 1 after --help, or DTR_EXIT_USAGE.
+ * Options come before the query: a query word that starts with '-' (a
+ * negative number, an SQL comment) is the query's.  Returns 0, 1 after
+ * --help, or DTR_EXIT_USAGE.
  */
 static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial, int *salvage,
 		    int *schema)
 {
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, ":h", sql_longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+:h", sql_longopts, NULL)) != -1) {
 		switch (ch) {
 		case 't': *fmt = DTSQL_TABLE; break;
 		case 'c': *fmt = DTSQL_CSV; break;
 		case 'j': *fmt = DTSQL_JSON; break;
 		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: *partial = 1; break;
 		case DTR_OPT_SALVAGE: *salvage = 1; break;
 		case 'h': sql_usage(stdout); return 1;
@@ -217,11 +238,54 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 			sql_usage(stderr);
 			return DTR_EXIT_USAGE;
 		default:
-			dtr_err("sql", "unknown option %s (options may come anywhere; a query "
-				"word starting with '-' goes after --, or quote the whole query)",
-				argv[optind - 1]);
+			dtr_err("sql", "unknown option %s", argv[optind - 1]);
 			sql_usage(stderr);
 			return DTR_EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Is w one of sql's options, word for word (1)?  -1: a word that can only
+ * be a mistyped option ("--tsv": as SQL, a comment and nothing else).
+ * 0: the query begins.
+ */
+static int sql_opt_word(const char *w)
+{
+	if (!strcmp(w, "-h"))
+		return 1;
+	if (w[0] != '-' || w[1] != '-')
+		return 0;
+	for (const struct option *o = sql_longopts; o->name; o++)
+		if (!strcmp(w + 2, o->name))
+			return 1;
+	if (!isalpha((unsigned char)w[2]))
+		return 0;
+	for (const char *c = w + 2; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-')
+			return 0;
+	return -1;
+}
+
+/* One option word that sql_opt_word accepted: as sql_opts. */
+static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int *salvage,
+		       int *schema)
+{
+	if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
+		sql_usage(stdout);
+		return 1;
+	}
+	for (const struct option *o = sql_longopts; o->name; o++) {
+		if (strcmp(w + 2, o->name))
+			continue;
+		switch (o->val) {
+		case 't': *fmt = DTSQL_TABLE; break;
+		case 'c': *fmt = DTSQL_CSV; break;
+		case 'j': *fmt = DTSQL_JSON; break;
+		case SQL_OPT_SCHEMA: *schema = 1; break;
+		case DTR_OPT_PARTIAL: *partial = 1; break;
+		case DTR_OPT_SALVAGE: *salvage = 1; break;
 		}
 	}
 	return 0;
@@ -241,17 +305,12 @@ int cmd_sql(int argc, char **argv)
 		return r0 == 1 ? 0 : r0;
 	if (schema) {
 		/* The schema is the same for every capture: no file needed. */
-		struct stat st;
 		if (argc - optind > 1) {
-			/* options anywhere: `sql cap.dtc --schema events` lands here */
-			if (stat(argv[optind], &st) == 0 && S_ISREG(st.st_mode))
-				dtr_err("sql", "--schema takes no capture (every capture has "
-					"the same tables): dtreport sql --schema [TABLE]");
-			else
-				dtr_err("sql", "--schema takes at most one table name");
+			dtr_err("sql", "--schema takes at most one table name");
 			return DTR_EXIT_USAGE;
 		}
 		const char *t = optind < argc ? argv[optind] : NULL;
+		struct stat st;
 		/* 'sql --schema cap.dtc': every capture has the same tables */
 		if (t && stat(t, &st) == 0 && S_ISREG(st.st_mode) && dtsql_schema(NULL, t) < 0)
 			t = NULL;
@@ -278,16 +337,55 @@ int cmd_sql(int argc, char **argv)
 	int capend = optind;
 	struct stat pst;
 	int many = capend - capfirst > 1 || (stat(path, &pst) == 0 && S_ISDIR(pst.st_mode));
+	/*
+	 * Options may also follow the captures, up to the query: whole option
+	 * words only, so a query that starts with '-' (-1, a -- comment) is
+	 * the query, not an unknown option.
+	 */
+	while (optind < argc && sql_opt_word(argv[optind])) {
+		if (sql_opt_word(argv[optind]) < 0) {
+			dtr_err("sql", "unknown option %s", argv[optind]);
+			sql_usage(stderr);
+			return DTR_EXIT_USAGE;
+		}
+		if ((r0 = sql_opt_one(argv[optind++], &fmt, &partial, &salvage, &schema)) != 0)
+			return r0 == 1 ? 0 : r0;
+	}
+	int qend = argc;
+	if (optind < argc && !strcmp(argv[optind], "--")) {
+		optind++;
+	} else {
+		/*
+		 * And after the query, whole option words again, as flame and
+		 * top take options anywhere: `sql CAP 'query' --json` once made
+		 * --json an SQL comment and the output silently not JSON.  A
+		 * last word shaped like an option but none (--tsv) is refused.
+		 */
+		while (qend > optind + 1 && sql_opt_word(argv[qend - 1])) {
+			if (sql_opt_word(argv[qend - 1]) < 0) {
+				dtr_err("sql", "unknown option %s after the query (put -- before "
+					"a query that ends so)", argv[qend - 1]);
+				sql_usage(stderr);
+				return DTR_EXIT_USAGE;
+			}
+			if ((r0 = sql_opt_one(argv[--qend], &fmt, &partial, &salvage, &schema)) != 0)
+				return r0 == 1 ? 0 : r0;
+		}
+	}
+	if (schema) {
+		dtr_err("sql", "--schema takes no capture");
+		return DTR_EXIT_USAGE;
+	}
 	if (dtu_out_open(&out, NULL, (const char *const *)(argv + capfirst), (size_t)(capend - capfirst),
 			 ebuf, sizeof(ebuf))) {
 		dtr_err("sql", "%s", ebuf);
 		return DTR_EXIT_ERROR;
 	}
 	char *query = NULL;
-	if (optind < argc) {
+	if (optind < qend) {
 		/* several words make one query: `dtreport sql f select 1` */
 		size_t len = 1;
-		for (int i = optind; i < argc; i++)
+		for (int i = optind; i < qend; i++)
 			len += strlen(argv[i]) + 1;
 		query = malloc(len);
 		if (query == NULL) {
@@ -295,7 +393,7 @@ int cmd_sql(int argc, char **argv)
 			return DTR_EXIT_ERROR;
 		}
 		query[0] = 0;
-		for (int i = optind; i < argc; i++) {
+		for (int i = optind; i < qend; i++) {
 			if (i > optind)
 				strcat(query, " ");
 			strcat(query, argv[i]);
@@ -325,6 +423,14 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return DTR_EXIT_ERROR;
 		}
+		/* before any capture is opened: 500 of them are gigabytes */
+		if (caps.n > DTSQL_MAX_CAPTURES) {
+			dtr_err("sql", "%d captures: at most %d at once (name fewer files or "
+				"a smaller directory)", caps.n, DTSQL_MAX_CAPTURES);
+			dtx_caps_free(&caps);
+			free(query);
+			return DTR_EXIT_ERROR;
+		}
 		rs = calloc((size_t)caps.n, sizeof(*rs));
 		syms = calloc((size_t)caps.n, sizeof(*syms));
 		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
@@ -339,7 +445,7 @@ int cmd_sql(int argc, char **argv)
 			free(query);
 			return st;
 		}
-	} else if ((st = open_all("sql", path, partial, salvage, &r, &sym, &db, &h)) != 0) {
+	} else if ((st = open_all("sql", path, partial, salvage, 1, &r, &sym, &db, &h)) != 0) {
 		close_all(r, sym, db);
 		free(query);
 		return st;
@@ -356,7 +462,11 @@ int cmd_sql(int argc, char **argv)
 	if (rc < 0 && !werr)
 		dtr_err("sql", "%s", err ? err : "failed");
 	if (dtu_out_commit(&out, ebuf, sizeof(ebuf)) && (rc == 0 || werr)) {
-		dtr_err("sql", "%s", ebuf);
+		/* the flush at the end no longer knows why the first write failed */
+		if (werr && err && !strncmp(err, "write error: ", 13))
+			dtr_err("sql", "writing standard output: %s", err + 13);
+		else
+			dtr_err("sql", "%s", ebuf);
 		rc = -1;
 	}
 	sqlite3_free(err);
@@ -449,6 +559,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		DTR_LONGOPT_PARTIAL,
+		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -464,6 +575,9 @@ int cmd_export(int argc, char **argv)
 		switch (ch) {
 		case 'o': outpath = optarg; break;
 		case 'f': break;
+		case DTR_OPT_NO_DEMANGLE:
+			dtsym_demangle = 0;
+			break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': export_usage(stdout); return 0;
@@ -512,7 +626,7 @@ int cmd_export(int argc, char **argv)
 	struct dtsym *sym;
 	sqlite3 *db;
 	struct dtsql *h;
-	int st = open_all("export", in, partial, salvage, &r, &sym, &db, &h);
+	int st = open_all("export", in, partial, salvage, 0, &r, &sym, &db, &h);
 	if (st) {
 		close_all(r, sym, db);
 		dtu_out_abort(&out);

@@ -24,6 +24,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
+#include "termsafe.h"
 #include "util.h"
 
 struct pidc {
@@ -104,12 +105,14 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 		fputs("]", o);
 		return;
 	}
+	/* every string here is the capture's: escaped for the terminal */
 	fprintf(o, "written by   dt %s, format %u (features %#x), %s source\n",
-		h->tool_version[0] ? h->tool_version : "?", v, compat,
-		h->source[0] ? h->source : "unknown");
+		h->tool_version[0] ? dtt_str(h->tool_version) : "?", v, compat,
+		h->source[0] ? dtt_str(h->source) : "unknown");
 	fprintf(o, "machine      %s; kernel build-id %s; boot %s\n",
-		h->cpu_model[0] ? h->cpu_model : "CPU ?",
-		h->kernel_build_id[0] ? h->kernel_build_id : "?", h->boot_id[0] ? h->boot_id : "?");
+		h->cpu_model[0] ? dtt_str(h->cpu_model) : "CPU ?",
+		h->kernel_build_id[0] ? dtt_str(h->kernel_build_id) : "?",
+		h->boot_id[0] ? dtt_str(h->boot_id) : "?");
 	if (nc > 1)
 		fprintf(o, "clock        %zu (monotonic, wall) pairs; wall moved %+.3f ms against "
 			"monotonic\n", nc, drift_ms);
@@ -122,7 +125,7 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 		if (d->events_lost != UINT64_MAX)
 			snprintf(lost, sizeof(lost), "%" PRIu64 " events lost", d->events_lost);
 		fprintf(o, "SALVAGED     skipped bytes %" PRIu64 "..%" PRIu64 " (%s): %s\n",
-			d->offset, d->offset + d->length, d->what, lost);
+			d->offset, d->offset + d->length, dtt_str(d->what), lost);
 	}
 }
 
@@ -416,12 +419,14 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		}
 		fputs("],\"pids\":[", o);
 	} else {
-		fprintf(o, "capture      %s\n", path);
+		/* capture strings (host, command, probes, comms) are escaped:
+		 * a comm must not move the cursor or forge a row */
+		fprintf(o, "capture      %s\n", dtt_str(path));
 		if (warn)
-			fprintf(o, "WARNING      %s\n", warn);
-		fprintf(o, "host         %s, kernel %s, %u CPUs\n", h ? h->hostname : "?",
-			h ? h->kernel : "?", h ? h->ncpus : 0);
-		fprintf(o, "command      %s\n", h && h->command[0] ? h->command : "?");
+			fprintf(o, "WARNING      %s\n", dtt_str(warn));
+		fprintf(o, "host         %s, kernel %s, %u CPUs\n", h ? dtt_str(h->hostname) : "?",
+			h ? dtt_str(h->kernel) : "?", h ? h->ncpus : 0);
+		fprintf(o, "command      %s\n", h && h->command[0] ? dtt_str(h->command) : "?");
 		print_meta(o, r, 0);
 		fprintf(o, "recorded     %s for %.3fs\n", wall, (double)dur / 1e9);
 		fprintf(o, "events       %" PRIu64, nev);
@@ -447,7 +452,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 				continue;
 			}
 			fprintf(o, "  %5u %12" PRIu64 " %6.2f%%  %s%s\n", p->id, n, pct(n, s.matched),
-				p->name, p->flags & DT_PF_TIMER ? "  (timer)" : "");
+				dtt_str(p->name), p->flags & DT_PF_TIMER ? "  (timer)" : "");
 		}
 		if (hidden)
 			fprintf(o, "  (%zu probe%s without events not shown: --all)\n", hidden,
@@ -487,7 +492,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		for (size_t i = 0; i < ncr && i < top; i++) {
 			const char *cm = crk[i].key ? dtcap_comm(r, crk[i].key) : NULL;
 			fprintf(o, "  %12" PRIu64 " %6.2f%%  %s\n", crk[i].n, pct(crk[i].n, s.matched),
-				cm ? cm : "[unknown]");
+				cm ? dtt_str(cm) : "[unknown]");
 		}
 	}
 
@@ -523,7 +528,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		for (size_t i = 0; i < npr && i < top; i++) {
 			const char *cm = pid_name(r, rk[i].key, rk[i].aux);
 			fprintf(o, "  %12" PRIu64 " %6.2f%% %8u  %s\n", rk[i].n, pct(rk[i].n, s.matched),
-				rk[i].key, cm ? cm : "[unknown]");
+				rk[i].key, cm ? dtt_str(cm) : "[unknown]");
 		}
 	}
 	ret = 0;

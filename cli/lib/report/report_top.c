@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
+#include "termsafe.h"
 
 #define TOP_FRAMES	3
 
@@ -107,7 +108,8 @@ bycount(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", NULL };
+const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", "sym", "dso",
+				     NULL };
 
 /* The function part of "syscall:FUNC:entry", or NULL. */
 static int
@@ -195,6 +197,8 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		key = b->kstack[i] ? b->kstack[i] :
 		      (1ULL << 63 | (uint64_t)b->pid[i] << 32 | b->ustack[i]);
 		break;
+	case DTR_TOP_SYM: case DTR_TOP_DSO:	/* never scanned here */
+		return 1;
 	}
 	t->total++;
 	if (map_add(&t->m, key, 1)) {
@@ -219,6 +223,13 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	int rc = DTR_EXIT_ERROR;
 	char err[512];
 
+	if (by == DTR_TOP_SYM || by == DTR_TOP_DSO)
+		return dtr_top_frames(c, f, o, out, cancel);
+	if (o->children) {
+		dtr_err("top", "--children goes with --by sym or --by dso");
+		return DTR_EXIT_USAGE;
+	}
+
 	if (dtf_resolve(f, r, err, sizeof(err))) {
 		dtr_err("top", "%s: %s", c->path, err);
 		return DTR_EXIT_ERROR;
@@ -239,6 +250,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	case DTR_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
 	case DTR_TOP_PROBE: case DTR_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
 	case DTR_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
+	case DTR_TOP_SYM: case DTR_TOP_DSO: break;	/* report_frames.c's */
 	}
 	t.which = which;
 	if (dtf_scan(r, f, cols, top_row, &t, cancel,
@@ -299,6 +311,8 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 		case DTR_TOP_STACK:
 			rows[nrows].name = k ? stack_name(r, sym, k) : strdup("(no stack)");
 			break;
+		case DTR_TOP_SYM: case DTR_TOP_DSO:
+			break;
 		}
 		if (rows[nrows].name == NULL)
 			continue;
@@ -322,7 +336,8 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[by]);
 	for (size_t x = 0; x < nrows && x < limit; x++)
 		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
-			total ? 100.0 * (double)rows[x].count / (double)total : 0.0, rows[x].name);
+			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
+			dtt_str(rows[x].name));	/* comms and symbols: the capture's */
 	if (nrows == 0)
 		fprintf(out, "(no events)\n");
 	rc = 0;

@@ -1,0 +1,10 @@
+# bench/scale: scale.* - dtreport at the trace sizes people record (200M
+# events by default; SCALE_EVENTS=N for a quicker look): eight SQL query
+# shapes side by side with DuckDB (npm, two threads) on the same data
+# exported to Parquet, flame and stats of the whole capture.  See
+# doc/SCALE.md for what each shape exercises.
+BENCHES += scale
+SCALE_EVENTS ?= 200000000
+
+bench-scale: $(B)/bin/dtreport $(DTGEN) bench/scale/bench.sh bench/scale/duckscale.mjs
+	@bench/scale/bench.sh $(B)/bin/dtreport $(DTGEN) $(SCALE_EVENTS) $(B)/bench/scale $(B)/npm

@@ -1,0 +1,112 @@
+#!/bin/bash
+# bench.sh DTREPORT DTGEN EVENTS WORKDIR NPMDIR - the scale.* figures, as
+# "bench NAME VALUE UNIT" lines (then "target OP VALUE" where issue 26 sets
+# one).
+#
+# A dtgen capture of EVENTS events (--syscalls: half sched/syscall events,
+# so filters and quantiles have work) is exported to Parquet once; each
+# query shape then runs in dtreport sql on the capture and in DuckDB on the
+# export, and the ratio dtreport / DuckDB of their wall times is printed
+# per shape, with the geometric mean and the worst.  Wall time, not CPU:
+# using every core is part of what is measured, and both sides get the
+# same two.  A slow dtreport run (over 20 s) is timed once, a fast one best
+# of 3, as DuckDB's always is.  Results are compared (sorted rows), and a
+# shape whose answers differ is reported and left out of the means.
+set -u
+D=$1 G=$2 N=$3 W=$4 NPM=$5
+export NPM
+HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$W"
+if ! why=$("$HERE/../../tests/export/npm.sh" "$NPM"); then
+	echo "bench: scale: $why" >&2
+	exit 1
+fi
+C=$W/scale-$N.dtc DS=$W/ds-$N
+if [ ! -s "$C" ]; then
+	"$G" -o "$C.tmp" -n "$N" -s 7 --stacks 20000 --pids 16 --syscalls --threaded || exit 1
+	mv "$C.tmp" "$C"
+	rm -rf "$DS"
+fi
+if [ ! -d "$DS/events" ]; then
+	rm -rf "$DS.tmp"
+	"$D" export --format parquet -o "$DS.tmp" "$C" >/dev/null || exit 1
+	mv "$DS.tmp" "$DS"
+fi
+echo "bench scale.events $N events"
+echo "bench scale.capture_bytes $(stat -c %s "$C") bytes"
+
+# wall seconds of one run of a command into $W/out; 1 on failure
+wall() {
+	local TIMEFORMAT='%R' rc
+	{ time "$@" >"$W/out" 2>"$W/err"; rc=$?; } 2>"$W/time"
+	[ $rc = 0 ] || { echo "bench: failed: $* : $(head -2 "$W/err")" >&2; return 1; }
+	WALL=$(cat "$W/time")
+}
+best_wall() {	# best of 3, or the one run when it took over 20 s
+	local b
+	wall "$@" || return 1
+	b=$WALL
+	if awk -v w="$WALL" 'BEGIN { exit !(w < 20) }'; then
+		for _ in 2 3; do
+			wall "$@" || return 1
+			b=$(awk -v a="$WALL" -v b="$b" 'BEGIN { print a < b ? a : b }')
+		done
+	fi
+	WALL=$b
+}
+q1() { "$D" sql --csv "$C" "$1" | tr -d '\r' | tail -1; }
+
+# Values the shapes need, found once (not timed).
+T0=$(q1 'SELECT min(ts) FROM events') T1=$(q1 'SELECT max(ts) FROM events')
+A=$((T0 + (T1 - T0) * 45 / 100)) B=$((T0 + (T1 - T0) * 55 / 100))
+TID=$(q1 'SELECT tid FROM events WHERE tid != 0 LIMIT 1 OFFSET 1000')
+
+# name|dtreport sql|DuckDB sql|compare (1: rows must be equal)
+SHAPES=(
+"group_comm|SELECT comm, count(*) FROM events GROUP BY comm|SELECT comm, count(*) FROM events GROUP BY comm|1"
+"per_second|SELECT (ts - $T0) / 1000000000 AS sec, count(*) FROM events GROUP BY sec|SELECT (ts - $T0) // 1000000000 AS sec, count(*) FROM events GROUP BY sec|1"
+"pid_kstacks|SELECT kstack, count(*) FROM events WHERE pid = (SELECT pid FROM events WHERE pid != 0 GROUP BY pid ORDER BY count(*) DESC, pid LIMIT 1) AND kstack != 0 GROUP BY kstack ORDER BY 2 DESC, 1 LIMIT 10|SELECT kstack, count(*) FROM events WHERE pid = (SELECT pid FROM events WHERE pid != 0 GROUP BY pid ORDER BY count(*) DESC, pid LIMIT 1) AND kstack != 0 GROUP BY kstack ORDER BY 2 DESC, 1 LIMIT 10|1"
+"range_group|SELECT probe_name, count(*) FROM events WHERE ts BETWEEN $A AND $B GROUP BY probe_name|SELECT probe_name, count(*) FROM events WHERE ts BETWEEN $A AND $B GROUP BY probe_name|1"
+"two_key|SELECT pid, cpu, count(*) FROM events GROUP BY pid, cpu|SELECT pid, cpu, count(*) FROM events GROUP BY pid, cpu|1"
+"quantile|SELECT retval FROM events WHERE probe_name LIKE 'syscall:%:return' ORDER BY retval LIMIT 1 OFFSET (SELECT CAST(count(*) * 0.99 AS INTEGER) FROM events WHERE probe_name LIKE 'syscall:%:return')|SELECT quantile_disc(retval, 0.99) FROM events WHERE probe_name LIKE 'syscall:%:return'|0"
+"join_frames|SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10|SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10|1"
+"selective_tid|SELECT count(*), sum(cpu) FROM events WHERE tid = $TID|SELECT count(*), sum(cpu) FROM events WHERE tid = $TID|1"
+)
+logsum=0 nok=0 worst=0 worstname=
+for s in "${SHAPES[@]}"; do
+	IFS='|' read -r name dq kq cmp <<<"$s"
+	node "$HERE/duckscale.mjs" "$DS" "$kq" >"$W/duck.out" 2>"$W/duck.err" ||
+		{ echo "bench: duckdb $name: $(tail -2 "$W/duck.err")" >&2; continue; }
+	dk=$(head -1 "$W/duck.out" | cut -d' ' -f1)
+	best_wall "$D" sql --csv "$C" "$dq" || continue
+	dt=$WALL
+	if [ "$cmp" = 1 ] && ! cmp -s <(tail -n +2 "$W/duck.out" | sort) <(tr -d '\r' <"$W/out" | tail -n +2 | sort); then
+		echo "bench: scale $name: DuckDB and dtreport sql answer differently; left out" >&2
+		continue
+	fi
+	r=$(awk -v a="$dt" -v b="$dk" 'BEGIN { printf "%.3f", a / (b > 0.0005 ? b : 0.0005) }')
+	echo "bench scale.sql_${name}_s $dt s"
+	echo "bench scale.duckdb_${name}_s $dk s"
+	echo "bench scale.sql_vs_duckdb.$name $r ratio"
+	logsum=$(awk -v l="$logsum" -v r="$r" 'BEGIN { print l + log(r) }')
+	nok=$((nok + 1))
+	if awk -v r="$r" -v w="$worst" 'BEGIN { exit !(r > w) }'; then worst=$r worstname=$name; fi
+done
+if [ "$nok" -gt 0 ]; then
+	awk -v l="$logsum" -v n="$nok" 'BEGIN { printf "bench scale.sql_vs_duckdb_geomean %.3f ratio\n", exp(l / n) }'
+	echo "target <= 1.0"
+	echo "bench scale.sql_vs_duckdb_worst $worst ratio"
+	echo "target <= 2.0"
+	echo "# worst shape: $worstname; $nok of ${#SHAPES[@]} shapes compared"
+fi
+
+# Whole-capture reports, wall time on all cores.
+best_wall "$D" flame "$C" -o "$W/flame.svg" && {
+	echo "bench scale.flame_${N}_events_s $WALL s"
+	[ "$N" = 200000000 ] && { echo "bench scale.flame_200m_s $WALL s"; echo "target <= 2.0"; }
+}
+best_wall "$D" stats "$C" && {
+	echo "bench scale.stats_${N}_events_s $WALL s"
+	[ "$N" = 200000000 ] && { echo "bench scale.stats_200m_s $WALL s"; echo "target <= 0.3"; }
+}
+rm -f "$W/flame.svg"
