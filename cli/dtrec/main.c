@@ -167,7 +167,13 @@ stdout_done(int status)
 static int
 usage(FILE *f, int status)
 {
-	fputs(usage_text, f);
+	errno = 0;
+	/* the text outgrows stdio's buffer: a full disk fails inside fputs,
+	 * and the reason is errno now, not after the final flush */
+	if (fputs(usage_text, f) == EOF && f == stdout && errno) {
+		fprintf(stderr, "dtrec: standard output: %s\n", strerror(errno));
+		return 1;
+	}
 	return f == stdout ? stdout_done(status) : status;
 }
 
