@@ -26,6 +26,7 @@ SUITES :=
 BENCHES :=
 
 include scripts/deps.mk
+include scripts/version.mk
 
 # Object trees: normal (-O2, also linked -static for the VM), ASan+UBSan,
 # TSan.  Every .c of the tree builds in each flavour on demand.

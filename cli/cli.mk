@@ -8,12 +8,6 @@ CLI_LIB_SRCS := $(wildcard cli/lib/*.c cli/lib/rec/*.c cli/lib/report/*.c)
 CLI_LIB := $(B)/libdtcli.a
 CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 
-# --version of every tool: the VERSION file of the tree, compiled into util.o.
-DT_VERSION := $(shell cat $(TOP)/VERSION)
-$(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.o: \
-	CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'
-$(B)/obj/cli/lib/util.o $(B)/asan/obj/cli/lib/util.o $(B)/tsan/obj/cli/lib/util.o: VERSION
-
 # The Parquet export's loops (copy and range, dictionary marks and
 # lookups, widening a block's columns) have trip counts known only at run
 # time: -O2's very-cheap cost model leaves them scalar, -O3's model

@@ -15,8 +15,8 @@
  *    dtr_ts); dtcap_host gives the pair to convert to wall time.
  *  - Threads: one thread at a time per object (writer, reader, block,
  *    iterator); distinct objects are independent.  A threaded writer runs
- *    its own worker inside; dtcap_bytes_written() alone may be called from
- *    another thread while it writes.
+ *    its own worker inside; dtcap_bytes_written() and dtcap_symbol_bytes()
+ *    alone may be called from another thread while it writes.
  *
  * Lifetimes and copies:
  *  - In: every call copies what it keeps of its arguments before it
@@ -222,6 +222,8 @@ int dtcap_flush(struct dtcap_writer *w);
 /* Bytes written to the file so far and rows accepted (for status lines). */
 uint64_t dtcap_bytes_written(const struct dtcap_writer *w);
 uint64_t dtcap_events_written(const struct dtcap_writer *w);
+/* Of dtcap_bytes_written, the symbol tables' (ELF files, kallsyms). */
+uint64_t dtcap_symbol_bytes(const struct dtcap_writer *w);
 
 /* Flush, write the footer index, close.  Frees w even on error. */
 int dtcap_close(struct dtcap_writer *w);

@@ -144,6 +144,7 @@ struct dtcap_writer {
 
 	struct sink	sink;		/* [S] */
 	_Atomic uint64_t bytes;		/* [a] file size so far (status lines) */
+	_Atomic uint64_t sym_bytes;	/* [a] of it, symbol table chunks */
 	pthread_t	thread;		/* [C] the worker, if thread_started */
 	int		thread_started;	/* [C] */
 	pthread_mutex_t	mu;		/* [I] */
@@ -261,6 +262,8 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 	}
 	s->refs[s->nrefs++] = (struct chunkref){type, off};
 	atomic_store(&w->bytes, off + total);
+	if (type == DTC_FILE || type == DTC_KSYM || type == DTC_KSYC)
+		atomic_fetch_add(&w->sym_bytes, total);
 	return 0;
 }
 
@@ -1223,6 +1226,11 @@ int dtcap_flush(struct dtcap_writer *w)
 uint64_t dtcap_bytes_written(const struct dtcap_writer *w)
 {
 	return atomic_load(&((struct dtcap_writer *)w)->bytes);
+}
+
+uint64_t dtcap_symbol_bytes(const struct dtcap_writer *w)
+{
+	return atomic_load(&((struct dtcap_writer *)w)->sym_bytes);
 }
 
 uint64_t dtcap_events_written(const struct dtcap_writer *w)

@@ -33,19 +33,6 @@ ALL += $(DTCDUMP)
 $(DTCDUMP): $(B)/obj/formats/gen/dtcdump.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP) -lpthread
-# its --version is the tools' (the VERSION file), not the capture writer's
-$(B)/obj/formats/gen/dtcdump.o: CFLAGS_BASE += -DDT_VERSION='"$(shell cat $(TOP)/VERSION)"'
-$(B)/obj/formats/gen/dtcdump.o: VERSION
-
-# The version libdtcap writes into every capture: git describe of the tree,
-# else a VERSION file (release tarballs), else "unknown".  The value is kept
-# in a file rewritten only when it changes, so dtcap_host.o rebuilds then.
-DT_VERSION := $(shell git -C $(TOP) describe --always --dirty 2>/dev/null || \
-	cat $(TOP)/VERSION 2>/dev/null || echo unknown)
-DT_VERSION_FILE := $(B)/dt-version
-$(shell mkdir -p $(B) && (echo '$(DT_VERSION)' | cmp -s - $(DT_VERSION_FILE) || \
-	echo '$(DT_VERSION)' >$(DT_VERSION_FILE)))
-$(B)/obj/formats/dtcap_host.o $(B)/asan/obj/formats/dtcap_host.o \
-$(B)/tsan/obj/formats/dtcap_host.o: $(DT_VERSION_FILE)
-$(B)/obj/formats/dtcap_host.o $(B)/asan/obj/formats/dtcap_host.o \
-$(B)/tsan/obj/formats/dtcap_host.o: CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'
+# its --version is the tools' (scripts/version.mk)
+$(B)/obj/formats/gen/dtcdump.o: $(DT_VERSION_FILE)
+$(B)/obj/formats/gen/dtcdump.o: CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'

@@ -33,8 +33,10 @@ typedef int64_t dt_s64;
 #endif
 
 /* 4: DTEVT_UREGS, DTIOCSETUSTACK; 5: DTIOCSETFILTER, DTIOCSETRMODE,
- * DTIOCFREEZE, DTIOCUPROBE; 6: the proc provider, DT_PF_PATH, DTR_PATH */
-#define DT_ABI_VERSION		6
+ * DTIOCFREEZE, DTIOCUPROBE; 6: the proc provider, DT_PF_PATH, DTR_PATH;
+ * 7: dtst_resets (struct dt_stats grew: DTIOCGSTATS and the stride of
+ * DTIOCGCPUSTATS changed) */
+#define DT_ABI_VERSION		7
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -134,6 +136,10 @@ struct dt_stats {
 	dt_u64	dtst_untracked;		/* processes forked by a target that
 					 * the filter had no room to follow:
 					 * their events are filtered out */
+	/* since ABI 7 */
+	dt_u64	dtst_resets;		/* a record of impossible size was met
+					 * (a module bug): the ring's unread
+					 * records were discarded, uncounted */
 };
 
 /* DTIOCGCPUSTATS: per-CPU counters, indexed by CPU number. */

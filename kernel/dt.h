@@ -25,6 +25,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/rcupdate.h>
+#include <linux/security.h>
 #include <asm/ptrace.h>
 #include <asm/segment.h>
 #include <asm/processor-flags.h>
@@ -39,11 +40,20 @@ struct pt_regs;
 /* What a provider does when a probe gains or loses its first consumer. */
 struct dt_provider {
 	const char	*dtpv_name;
+	/*
+	 * Optional, for work that may block for long (a uprobe's file on
+	 * FUSE): before a pcb is armed and after it is disarmed, [d] held
+	 * but not [g], so other descriptors go on meanwhile.
+	 */
+	int		(*dtpv_prepare)(struct dt_pcb *);
+	void		(*dtpv_unprepare)(struct dt_pcb *);
 	/* arm/disarm one (probe, descriptor) pair; [g] held, may sleep */
 	int		(*dtpv_arm)(struct dt_pcb *);
 	void		(*dtpv_disarm)(struct dt_pcb *);
 	/* hits the source lost so far (kprobe nmissed); NULL: none */
 	unsigned long	(*dtpv_missed)(struct dt_probe *);
+	/* what kernel lockdown must allow to enable its probes; 0: nothing */
+	enum lockdown_reason dtpv_lockdown;
 };
 
 struct dt_probe {
@@ -114,6 +124,12 @@ struct dt_softc {
 	struct mm_struct	*sc_mm;		/* [I] or NULL */
 	unsigned long		 sc_locked;	/* [d] pages in sc_mm's locked_vm */
 	unsigned int		 sc_rrcpu;	/* [R] read() starts here */
+	/*
+	 * [I] nr_cpu_ids counters, any context (atomic): events this
+	 * descriptor wanted on a CPU that had no ring (its allocation failed
+	 * or hit the limit when the CPU came online), produced and dropped
+	 */
+	atomic_long_t		*sc_noring;
 	wait_queue_head_t	 sc_wq;		/* readers and pollers */
 	struct timer_list	 sc_tick;	/* wakes readers for small data */
 	/*
@@ -154,6 +170,7 @@ struct dt_pcb {
 	u64			 pcb_period;	/* [I] timers: ns */
 	void			*pcb_priv;	/* [g] provider's (timers) */
 	bool			 pcb_armed;	/* [g] */
+	bool			 pcb_prepared;	/* [d] dtpv_prepare done */
 	/* [p] the source's missed count already charged to this pcb */
 	atomic_long_t		 pcb_missed_seen;
 };
@@ -194,10 +211,18 @@ void dt_skip(struct dt_pcb *pcb, u64 n);
 void dt_missed(struct dt_probe *dp, unsigned long cur);
 void dt_wake(struct irq_work *);
 /*
- * The buffers user stacks are copied into (DTEVT_UREGS): allocated by the
- * first descriptor that asks, kept until the module unloads.  May sleep.
+ * The buffers user stacks are copied into (DTEVT_UREGS): taken by each pcb
+ * that asks for copies (allocated by the first), given back when it is
+ * freed (freed with the last).  May sleep; not under dt_lock.
  */
-int dt_ucopy_alloc(void);
+int dt_ucopy_get(void);
+void dt_ucopy_put(void);
+/*
+ * dt_dev.c: the bound on the memory of all descriptors' rings (a quarter
+ * of RAM), which the copy buffers count against too.  -ENOMEM past it.
+ */
+int dt_mem_charge(unsigned long pages);
+void dt_mem_uncharge(unsigned long pages);
 int dt_event_init(void);
 void dt_event_exit(void);
 
@@ -278,6 +303,8 @@ void dt_proc_fini(void);
 int dt_kprobe_create(struct dt_kprobe *);
 void dt_kprobe_exit(void);
 int dt_uprobe_create(struct dt_uprobe *);
+/* [g] held, no descriptor open: free every uprobe (their mounts with them) */
+void dt_uprobe_idle(void);
 void dt_uprobe_exit(void);
 
 /*

@@ -32,6 +32,8 @@ DEFINE_MUTEX(dt_lock);
 static struct dt_probe **dt_probetab;	/* [g] */
 static u32 dt_nprobes;			/* [g] */
 static u32 dt_probecap;			/* [g] */
+/* descriptors open: the last close frees what only they could use */
+static unsigned int dt_nopen;		/* [g] */
 
 static void dt_linger(struct work_struct *w)
 {
@@ -210,6 +212,21 @@ static unsigned long dt_ring_pages_max(void)
 	return totalram_pages() / 4;
 }
 
+/* The user stack copy buffers count against the same bound (dt.h). */
+int dt_mem_charge(unsigned long pages)
+{
+	if (atomic_long_add_return(pages, &dt_ring_pages) > dt_ring_pages_max()) {
+		atomic_long_sub(pages, &dt_ring_pages);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void dt_mem_uncharge(unsigned long pages)
+{
+	atomic_long_sub(pages, &dt_ring_pages);
+}
+
 /* What sc's rings do when full (dt_ring.h), from its ioctls' state. */
 static unsigned long dt_rmode(struct dt_softc *sc)
 {
@@ -243,7 +260,13 @@ static void dt_rmode_apply(struct dt_softc *sc)
 static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 {
 	struct dt_softc *sc = hlist_entry(node, struct dt_softc, sc_hpnode);
-	unsigned long pages = sc->sc_bufsz >> PAGE_SHIFT;
+	/*
+	 * Once: the pages charged, allocated and freed must be one size
+	 * (DTIOCSETBUFSZ is refused once this instance exists, and a size
+	 * read twice could still differ under a racing ioctl).
+	 */
+	u32 bufsz = READ_ONCE(sc->sc_bufsz);
+	unsigned long pages = bufsz >> PAGE_SHIFT;
 	struct mem_cgroup *old;
 	struct dt_cpubuf *cb;
 	void *data;
@@ -259,7 +282,7 @@ static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 	old = set_active_memcg(sc->sc_memcg);
 	cb = kzalloc_node(sizeof(*cb), GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 	/* on cpu itself: the default policy makes this node-local */
-	data = __vmalloc(sc->sc_bufsz, GFP_KERNEL_ACCOUNT);
+	data = __vmalloc(bufsz, GFP_KERNEL_ACCOUNT);
 	set_active_memcg(old);
 	if (cb == NULL || data == NULL) {
 		kfree(cb);
@@ -267,7 +290,7 @@ static int dt_buf_cpu_online(unsigned int cpu, struct hlist_node *node)
 		atomic_long_sub(pages, &dt_ring_pages);
 		return 0;
 	}
-	dtr_init(&cb->cb_ring, data, sc->sc_bufsz);
+	dtr_init(&cb->cb_ring, data, bufsz);
 	dtr_store_once(&cb->cb_ring.r_mode, dt_rmode(sc));
 	local_set(&cb->cb_wakepos, 0);
 	local_set(&cb->cb_missed, 0);
@@ -295,7 +318,10 @@ static int dt_open(struct inode *inode, struct file *file)
 	if (sc == NULL)
 		return -ENOMEM;
 	sc->sc_bufs = kcalloc(nr_cpu_ids, sizeof(*sc->sc_bufs), GFP_KERNEL);
-	if (sc->sc_bufs == NULL) {
+	sc->sc_noring = kcalloc(nr_cpu_ids, sizeof(*sc->sc_noring), GFP_KERNEL);
+	if (sc->sc_bufs == NULL || sc->sc_noring == NULL) {
+		kfree(sc->sc_bufs);
+		kfree(sc->sc_noring);
 		kfree(sc);
 		return -ENOMEM;
 	}
@@ -313,6 +339,9 @@ static int dt_open(struct inode *inode, struct file *file)
 	timer_setup(&sc->sc_tick, dt_tick, 0);
 	dt_filter_init(sc);
 	file->private_data = sc;
+	mutex_lock(&dt_lock);
+	dt_nopen++;
+	mutex_unlock(&dt_lock);
 	return 0;
 }
 
@@ -397,6 +426,43 @@ static void dt_missed_sweep(struct dt_softc *sc)
 	}
 }
 
+/* [d] held, not [g]: what dtpv_prepare did for sc's pcbs, undone */
+static void dt_unprepare(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (!pcb->pcb_prepared)
+			continue;
+		pcb->pcb_probe->dp_prov->dtpv_unprepare(pcb);
+		pcb->pcb_prepared = false;
+	}
+}
+
+/*
+ * [d] held, not [g]: the providers' slow part of arming (dtpv_prepare),
+ * outside the global lock, so that one descriptor's probe on a file that
+ * is slow to read (FUSE) stalls no other descriptor's start, stop,
+ * enable or close.  All or none.
+ */
+static int dt_prepare(struct dt_softc *sc)
+{
+	struct dt_pcb *pcb;
+	int error;
+
+	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
+		if (pcb->pcb_probe->dp_prov->dtpv_prepare == NULL)
+			continue;
+		error = pcb->pcb_probe->dp_prov->dtpv_prepare(pcb);
+		if (error) {
+			dt_unprepare(sc);
+			return error;
+		}
+		pcb->pcb_prepared = true;
+	}
+	return 0;
+}
+
 /* [d] held */
 static void dt_stop(struct dt_softc *sc)
 {
@@ -419,6 +485,7 @@ static void dt_stop(struct dt_softc *sc)
 	mutex_unlock(&dt_lock);
 	/* no probe context still walks our pcbs or writes our rings */
 	tracepoint_synchronize_unregister();
+	dt_unprepare(sc);
 	dt_filter_stopped(sc);
 	dt_missed_sweep(sc);
 	WRITE_ONCE(sc->sc_recording, false);
@@ -457,16 +524,34 @@ static int dt_start(struct dt_softc *sc)
 	error = dt_bufs_alloc(sc);
 	if (error)
 		return error;
+	/* nothing is armed yet: a probe prepared early records nothing */
+	error = dt_prepare(sc);
+	if (error)
+		return error;
+	/*
+	 * Under the read lock: a read() of what an earlier recording left
+	 * may still be copying (stalled in copy_to_user on a faulting
+	 * buffer) and will store its tail when it resumes.  In overwrite
+	 * mode the writers own tail from the first event on, so no copy
+	 * may be under way once they can run (dt_read checks
+	 * dt_overwriting under the same lock).
+	 */
+	if (mutex_lock_interruptible(&sc->sc_rlock)) {
+		dt_unprepare(sc);
+		return -ERESTARTSYS;
+	}
 	/* a recording starts thawed; frozen is a dump's state */
 	WRITE_ONCE(sc->sc_frozen, false);
 	dt_rmode_apply(sc);
 	WRITE_ONCE(sc->sc_recording, true);
+	mutex_unlock(&sc->sc_rlock);
 	mutex_lock(&dt_lock);
 	/* the targets' forks are followed from before the first event */
 	error = dt_filter_start(sc);
 	if (error) {
 		mutex_unlock(&dt_lock);
 		WRITE_ONCE(sc->sc_recording, false);
+		dt_unprepare(sc);
 		return error;
 	}
 	list_for_each_entry(pcb, &sc->sc_pcbs, pcb_slink) {
@@ -491,6 +576,8 @@ static int dt_start(struct dt_softc *sc)
 		dt_stop(sc);
 		return error;
 	}
+	/* a poller that saw a stopped descriptor (EPOLLHUP) looks again */
+	wake_up_interruptible_all(&sc->sc_wq);
 	return 0;
 }
 
@@ -498,6 +585,7 @@ static int dt_release(struct inode *inode, struct file *file)
 {
 	struct dt_softc *sc = file->private_data;
 	struct dt_pcb *pcb, *tmp;
+	unsigned int ucopies = 0;
 
 	mutex_lock(&sc->sc_lock);
 	dt_stop(sc);
@@ -505,10 +593,20 @@ static int dt_release(struct inode *inode, struct file *file)
 	list_for_each_entry_safe(pcb, tmp, &sc->sc_pcbs, pcb_slink) {
 		pcb->pcb_probe->dp_nref--;
 		list_del(&pcb->pcb_slink);
+		ucopies += !!(pcb->pcb_evtflags & DTEVT_UREGS);
 		kfree(pcb);
 	}
+	/*
+	 * Uprobe sites hold their files' mounts: with no descriptor left
+	 * nobody can enable them, so let the mounts go.
+	 */
+	if (--dt_nopen == 0)
+		dt_uprobe_idle();
 	mutex_unlock(&dt_lock);
 	mutex_unlock(&sc->sc_lock);
+	/* stopped above: none of them is armed */
+	while (ucopies-- != 0)
+		dt_ucopy_put();
 	del_timer_sync(&sc->sc_tick);
 	dt_filter_free(sc);
 	dt_bufs_free(sc);
@@ -516,6 +614,7 @@ static int dt_release(struct inode *inode, struct file *file)
 	if (sc->sc_mm != NULL)
 		mmdrop(sc->sc_mm);
 	kfree(sc->sc_bufs);
+	kfree(sc->sc_noring);
 	kfree(sc);
 	return 0;
 }
@@ -611,17 +710,21 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 			 struct dt_stats *st)
 {
 	struct dt_cpubuf *cb = READ_ONCE(sc->sc_bufs[cpu]);
+	u64 noring = atomic_long_read(&sc->sc_noring[cpu]);
 	struct dt_ring *r;
 	u64 lost;
 
 	memset(st, 0, sizeof(*st));
+	/* events of a CPU that had no ring: produced and dropped, no more */
+	st->dtst_produced = noring;
+	st->dtst_dropped = noring;
 	if (cb == NULL)
 		return;
 	r = &cb->cb_ring;
 	st->dtst_missed = local_read(&cb->cb_missed);
 	st->dtst_throttled = local_read(&cb->cb_throttled);
 	/* events the ring never saw are produced and dropped all the same */
-	lost = st->dtst_missed + st->dtst_throttled;
+	lost = st->dtst_missed + st->dtst_throttled + noring;
 	st->dtst_produced = dtr_lread(&r->r_produced) + lost;
 	st->dtst_read = READ_ONCE(r->r_read);
 	st->dtst_dropped = dtr_lread(&r->r_dropped) + lost;
@@ -629,6 +732,7 @@ static void dt_cpu_stats(struct dt_softc *sc, unsigned int cpu,
 	st->dtst_recursive = dtr_lread(&r->r_recursive);
 	st->dtst_nested = dtr_lread(&r->r_nested);
 	st->dtst_overwritten = dtr_lread(&r->r_overwritten);
+	st->dtst_resets = dtr_lread(&r->r_reset) + READ_ONCE(r->r_rreset);
 	st->dtst_filtered = local_read(&cb->cb_filtered);
 	st->dtst_untracked = atomic_long_read(&cb->cb_untracked);
 }
@@ -652,6 +756,7 @@ static int dt_ioc_stats(struct dt_softc *sc, void __user *arg)
 		sum.dtst_overwritten += st.dtst_overwritten;
 		sum.dtst_filtered += st.dtst_filtered;
 		sum.dtst_untracked += st.dtst_untracked;
+		sum.dtst_resets += st.dtst_resets;
 	}
 	if (copy_to_user(arg, &sum, sizeof(sum)))
 		return -EFAULT;
@@ -695,6 +800,29 @@ static struct dt_pcb *dt_pcb_find(struct dt_softc *sc, struct dt_probe *dp)
 	return NULL;
 }
 
+/*
+ * Kernel lockdown: kprobes need LOCKDOWN_KPROBES, and what perf refuses
+ * under LOCKDOWN_PERF (kernel addresses; here kernel stacks, and copies of
+ * user memory with the user registers) is refused too.  Checked at every
+ * enable, not only when a probe is made: lockdown can be raised at run
+ * time.  The perf LSM hooks (security_perf_event_open) are not exported to
+ * modules; perfmon_capable() at open and at each privileged ioctl stands
+ * for their capability check.
+ */
+static int dt_lockdown_check(struct dt_probe *dp, u32 evtflags)
+{
+	int error;
+
+	if (dp->dp_prov->dtpv_lockdown != LOCKDOWN_NONE) {
+		error = security_locked_down(dp->dp_prov->dtpv_lockdown);
+		if (error)
+			return error;
+	}
+	if (evtflags & (DTEVT_KSTACK | DTEVT_UREGS))
+		return security_locked_down(LOCKDOWN_PERF);
+	return 0;
+}
+
 static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 			  struct dt_enable *enp, bool on)
 {
@@ -709,6 +837,9 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 		if (pcb == NULL)
 			return -ENOENT;
 		list_del(&pcb->pcb_slink);
+		/* not recording: never armed since the last stop */
+		if (pcb->pcb_evtflags & DTEVT_UREGS)
+			dt_ucopy_put();
 		kfree(pcb);
 		return 0;
 	}
@@ -725,15 +856,24 @@ static int dt_ioc_enable1(struct dt_softc *sc, struct dt_probe *dp,
 	}
 	if (pcb != NULL)
 		return -EEXIST;
+	{
+		int error = dt_lockdown_check(dp, en.dten_evtflags);
+
+		if (error)
+			return error;
+	}
 	if (en.dten_evtflags & DTEVT_UREGS) {
-		int error = dt_ucopy_alloc();
+		int error = dt_ucopy_get();
 
 		if (error)
 			return error;
 	}
 	pcb = kzalloc(sizeof(*pcb), GFP_KERNEL);
-	if (pcb == NULL)
+	if (pcb == NULL) {
+		if (en.dten_evtflags & DTEVT_UREGS)
+			dt_ucopy_put();
 		return -ENOMEM;
+	}
 	pcb->pcb_probe = dp;
 	pcb->pcb_sc = sc;
 	pcb->pcb_evtflags = en.dten_evtflags;
@@ -783,11 +923,18 @@ static int dt_ioc_bufsz(struct dt_softc *sc, void __user *arg)
 		return -EINVAL;
 	if (sz < DT_BUFSZ_MIN || sz > DT_BUFSZ_MAX || (sz & (sz - 1)) != 0)
 		return -EINVAL;
-	/* the rings keep their size (and counters) once allocated */
+	/*
+	 * The rings keep their size (and counters) once allocated, and a
+	 * CPU coming online gets one of the size the others have: fixed
+	 * from the first start (the hotplug instance) on, even where no
+	 * ring could be allocated.
+	 */
+	if (sc->sc_hpadded)
+		return sz == sc->sc_bufsz ? 0 : -EBUSY;
 	for_each_possible_cpu(cpu)
 		if (sc->sc_bufs[cpu] != NULL)
 			return sz == sc->sc_bufsz ? 0 : -EBUSY;
-	sc->sc_bufsz = sz;
+	WRITE_ONCE(sc->sc_bufsz, sz);
 	return 0;
 }
 
@@ -872,6 +1019,8 @@ static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
 		WRITE_ONCE(sc->sc_frozen, true);
 		dt_rmode_apply(sc);
 		synchronize_rcu();
+		/* readable now, the dump or its end: a poller may sleep on it */
+		wake_up_interruptible_all(&sc->sc_wq);
 		return 0;
 	}
 	if (mutex_lock_interruptible(&sc->sc_rlock))
@@ -879,6 +1028,8 @@ static int dt_ioc_freeze(struct dt_softc *sc, void __user *arg)
 	WRITE_ONCE(sc->sc_frozen, false);
 	dt_rmode_apply(sc);
 	mutex_unlock(&sc->sc_rlock);
+	/* its state changed: pollers look again */
+	wake_up_interruptible_all(&sc->sc_wq);
 	return 0;
 }
 
@@ -1023,6 +1174,7 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 		struct dt_ring *r;
 		struct dtr_hdr *h;
 		unsigned long pub, pos, rpos = 0, nrec = 0, rnrec = 0;
+		unsigned int sz = 0;
 		char *run = NULL;
 		size_t rlen = 0;
 
@@ -1034,8 +1186,9 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 		pub = dtr_read_begin(r);
 		pos = READ_ONCE(r->r_tail);
 		for (;;) {
-			h = dtr_peek(r, &pos, pub);
-			if (h != NULL && h->h_size > len - done - rlen) {
+			/* sz is checked to lie inside the ring: copy only it */
+			h = dtr_peek_size(r, &pos, pub, &sz);
+			if (h != NULL && sz > len - done - rlen) {
 				toosmall = true;
 				h = NULL;
 			}
@@ -1056,9 +1209,9 @@ static ssize_t dt_copyout(struct dt_softc *sc, char __user *ubuf, size_t len)
 				run = (char *)h;
 				rpos = pos;
 			}
-			rlen += h->h_size;
+			rlen += sz;
 			rnrec++;
-			pos += h->h_size;
+			pos += sz;
 		}
 		dtr_read_end(r, pos, nrec);
 	}

@@ -40,11 +40,15 @@ struct dt_scratch {
 /*
  * User stack copies (DTEVT_UREGS), per CPU and context level like the
  * scratch, DT_USTACK_MAX bytes each: too big for the per-CPU allocator,
- * so one vmalloc'ed block per possible CPU.  [I] once published (by
- * dt_ucopy_alloc, before any pcb asking for copies can be armed); NULL
- * until then.  Freed by dt_event_exit only.
+ * so one vmalloc'ed block per possible CPU, charged to the memory cgroup
+ * of the process whose enable allocated them.  Published by dt_ucopy_get
+ * before any pcb asking for copies can be armed, unpublished and freed by
+ * the dt_ucopy_put of the last such pcb (once it is disarmed); NULL while
+ * no pcb asks for copies.  [dt_ucopy_lock] for the writers, acquire-loaded
+ * in probe context.
  */
 static void **dt_ucopy_bufs;
+static unsigned int dt_ucopy_users;	/* [dt_ucopy_lock] pcbs asking */
 static DEFINE_MUTEX(dt_ucopy_lock);
 
 /* [c] bit L set: this CPU is inside dt_fire at context level L */
@@ -295,7 +299,11 @@ static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
 	}
 }
 
-/* An interrupt-context event over the CPU's budget: count, don't write. */
+/*
+ * An interrupt-context event over the CPU's budget: count, don't write.
+ * Filtered first: a descriptor counts as throttled (and so produced and
+ * dropped) only the events its filter wanted.
+ */
 static void dt_throttled(struct dt_probe *dp, int cpu)
 {
 	struct dt_pcb *pcb;
@@ -303,8 +311,15 @@ static void dt_throttled(struct dt_probe *dp, int cpu)
 
 	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
 		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
+		if (!dt_filter_pass(pcb->pcb_sc)) {
+			if (cb != NULL)
+				local_inc(&cb->cb_filtered);
+			continue;
+		}
 		if (cb != NULL)
 			local_inc(&cb->cb_throttled);
+		else
+			atomic_long_inc(&pcb->pcb_sc->sc_noring[cpu]);
 	}
 }
 
@@ -376,14 +391,18 @@ static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 	unsigned long long ts;
 	u8 rflags = e->rflags;
 
-	if (cb == NULL)
-		return;
-	r = &cb->cb_ring;
 	/* before anything is gathered: an event left out costs nothing more */
 	if (!dt_filter_pass(pcb->pcb_sc)) {
-		local_inc(&cb->cb_filtered);
+		if (cb != NULL)
+			local_inc(&cb->cb_filtered);
 		return;
 	}
+	/* a CPU left without a ring (dt_buf_cpu_online): lost, but counted */
+	if (unlikely(cb == NULL)) {
+		atomic_long_inc(&pcb->pcb_sc->sc_noring[e->cpu]);
+		return;
+	}
+	r = &cb->cb_ring;
 
 	if (fl & DTEVT_FUNCARGS)
 		na = e->nslots;
@@ -539,7 +558,12 @@ static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 	/* interrupt-safe on x86: one instruction, no lost update */
 	this_cpu_or(dt_busy, 1U << lvl);
 	barrier();
-	if (lvl == DTR_CTX_SOFTIRQ || lvl == DTR_CTX_HARDIRQ) {
+	/*
+	 * Every level but task context has a budget: NMI too (and int3
+	 * kprobes, which run in_nmi() in 6.1, where a 64 KiB user stack copy
+	 * per event could otherwise hold a CPU).
+	 */
+	if (lvl != DTR_CTX_TASK) {
 		if (only == NULL) {
 			t0 = dt_budget_begin();
 			if (t0 == 0) {
@@ -639,7 +663,23 @@ void dt_wake(struct irq_work *w)
 	wake_up_interruptible(&cb->cb_sc->sc_wq);
 }
 
-int dt_ucopy_alloc(void)
+/* pages of all the copy buffers, for the bound on dt's memory */
+static unsigned long dt_ucopy_pages(void)
+{
+	return num_possible_cpus() * (DT_NLEVELS * DT_USTACK_MAX >> PAGE_SHIFT);
+}
+
+static void dt_ucopy_free(void **bufs)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		kvfree(bufs[cpu]);
+	kfree(bufs);
+	dt_mem_uncharge(dt_ucopy_pages());
+}
+
+int dt_ucopy_get(void)
 {
 	void **bufs;
 	unsigned int cpu;
@@ -648,18 +688,21 @@ int dt_ucopy_alloc(void)
 	mutex_lock(&dt_ucopy_lock);
 	if (dt_ucopy_bufs != NULL)
 		goto out;
-	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL);
+	/* as a ring is: within the bound on all of dt's buffers */
+	error = dt_mem_charge(dt_ucopy_pages());
+	if (error)
+		goto out;
+	bufs = kcalloc(nr_cpu_ids, sizeof(*bufs), GFP_KERNEL_ACCOUNT);
 	if (bufs == NULL) {
+		dt_mem_uncharge(dt_ucopy_pages());
 		error = -ENOMEM;
 		goto out;
 	}
 	for_each_possible_cpu(cpu) {
 		bufs[cpu] = kvmalloc_node(DT_NLEVELS * DT_USTACK_MAX,
-					  GFP_KERNEL, cpu_to_node(cpu));
+					  GFP_KERNEL_ACCOUNT, cpu_to_node(cpu));
 		if (bufs[cpu] == NULL) {
-			for_each_possible_cpu(cpu)
-				kvfree(bufs[cpu]);
-			kfree(bufs);
+			dt_ucopy_free(bufs);
 			error = -ENOMEM;
 			goto out;
 		}
@@ -667,8 +710,32 @@ int dt_ucopy_alloc(void)
 	/* the buffers before the pointer: probe context loads it acquire */
 	smp_store_release(&dt_ucopy_bufs, bufs);
 out:
+	if (error == 0)
+		dt_ucopy_users++;
 	mutex_unlock(&dt_ucopy_lock);
 	return error;
+}
+
+/*
+ * A pcb that asked for copies is gone, and was disarmed before (the
+ * descriptor's stop waited for the probe context it could be in).  The
+ * last one frees the buffers: no pcb asking for them is armed anywhere,
+ * and the grace period covers any probe context that loaded the pointer
+ * for one just before.  May sleep.
+ */
+void dt_ucopy_put(void)
+{
+	void **bufs = NULL;
+
+	mutex_lock(&dt_ucopy_lock);
+	if (!WARN_ON_ONCE(dt_ucopy_users == 0) && --dt_ucopy_users == 0) {
+		bufs = dt_ucopy_bufs;
+		WRITE_ONCE(dt_ucopy_bufs, NULL);
+		synchronize_rcu();
+	}
+	mutex_unlock(&dt_ucopy_lock);
+	if (bufs != NULL)
+		dt_ucopy_free(bufs);
 }
 
 int dt_event_init(void)
@@ -681,12 +748,9 @@ int dt_event_init(void)
 /* no probe can run: every descriptor is closed */
 void dt_event_exit(void)
 {
-	unsigned int cpu;
-
+	/* every pcb is gone, so dt_ucopy_put freed the buffers already */
 	if (dt_ucopy_bufs != NULL) {
-		for_each_possible_cpu(cpu)
-			kvfree(dt_ucopy_bufs[cpu]);
-		kfree(dt_ucopy_bufs);
+		dt_ucopy_free(dt_ucopy_bufs);
 		dt_ucopy_bufs = NULL;
 	}
 	free_percpu(dt_scratch);

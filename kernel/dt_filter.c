@@ -14,6 +14,17 @@
  * Slot values: 0 empty, DT_TG_TOMB a removed entry (lookups go on past
  * it), tgid a target, tgid | DT_TG_PENDING a process that becomes one at
  * its next exec.  Tgids are below PID_MAX_LIMIT (2^22): bit 31 is free.
+ *
+ * Each entry also holds a reference to its process's struct pid (ts_pid,
+ * beside the slot): a number alone cannot tell the target from a later
+ * process that got its tgid once it exited (between DTIOCSETFILTER and
+ * the start, or while no fork hook watches), and an event matches only if
+ * its process is the very one.  An event of a process with a target's
+ * number that is not the target is filtered (and counted so).
+ *
+ * The targets' children forked before recording starts (after the
+ * filter was set) are found by a walk of the process list at the start,
+ * after the fork hook is in place; later ones by the hook.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -42,12 +53,40 @@ struct dt_tgset {
 	u32		ts_cap;		/* [I] slots, a power of two */
 	u32		ts_used;	/* [sc_tglock] slots not empty */
 	u32		ts_live;	/* [sc_tglock] targets and pending */
+	/*
+	 * [sc_tglock] the struct pid of each live slot's process, held;
+	 * written before the slot's value, read locklessly after it (only
+	 * compared, never dereferenced, by probe context)
+	 */
+	struct pid	**ts_pid;
 	u32		ts_slots[];	/* [sc_tglock] written, read locklessly */
 };
 
 static u32 dt_tg_hash(u32 tgid, u32 cap)
 {
 	return (tgid * 0x9e3779b1U) & (cap - 1);
+}
+
+/*
+ * The slot value for tgid if its entry is the process of struct pid pid
+ * (a target or pending), else 0.  Any context.
+ */
+static u32 dt_tg_match(const struct dt_tgset *ts, u32 tgid,
+		       const struct pid *pid)
+{
+	u32 i, n, v;
+
+	for (i = dt_tg_hash(tgid, ts->ts_cap), n = 0; n < ts->ts_cap;
+	     i = (i + 1) & (ts->ts_cap - 1), n++) {
+		v = READ_ONCE(ts->ts_slots[i]);
+		if (v == 0)
+			return 0;
+		if (v != DT_TG_TOMB && (v & ~DT_TG_PENDING) == tgid) {
+			smp_rmb();	/* pairs with dt_tg_set's smp_wmb */
+			return READ_ONCE(ts->ts_pid[i]) == pid ? v : 0;
+		}
+	}
+	return 0;
 }
 
 /* The slot value for tgid (a target or pending), or 0.  Any context. */
@@ -66,8 +105,22 @@ static u32 dt_tg_find(const struct dt_tgset *ts, u32 tgid)
 	return 0;
 }
 
-/* sc_tglock held.  false: no free slot. */
-static bool dt_tg_add(struct dt_tgset *ts, u32 val)
+/*
+ * sc_tglock held (or a table nobody reads yet).  Slot i takes val and the
+ * reference pid, giving back the one it held.
+ */
+static void dt_tg_set(struct dt_tgset *ts, u32 i, u32 val, struct pid *pid)
+{
+	struct pid *old = ts->ts_pid[i];
+
+	WRITE_ONCE(ts->ts_pid[i], pid);
+	smp_wmb();	/* the pid before the value: see dt_tg_match */
+	WRITE_ONCE(ts->ts_slots[i], val);
+	put_pid(old);
+}
+
+/* sc_tglock held.  Takes the reference pid; false: no free slot. */
+static bool dt_tg_add(struct dt_tgset *ts, u32 val, struct pid *pid)
 {
 	u32 i, n, v;
 
@@ -79,9 +132,10 @@ static bool dt_tg_add(struct dt_tgset *ts, u32 val)
 		if (v == 0)
 			ts->ts_used++;
 		ts->ts_live++;
-		WRITE_ONCE(ts->ts_slots[i], val);
+		dt_tg_set(ts, i, val, pid);
 		return true;
 	}
+	put_pid(pid);
 	return false;
 }
 
@@ -106,9 +160,28 @@ static struct dt_tgset *dt_tg_alloc(u32 cap)
 	struct dt_tgset *ts;
 
 	ts = kvzalloc(struct_size(ts, ts_slots, cap), GFP_KERNEL);
-	if (ts != NULL)
-		ts->ts_cap = cap;
+	if (ts == NULL)
+		return NULL;
+	ts->ts_pid = kvcalloc(cap, sizeof(*ts->ts_pid), GFP_KERNEL);
+	if (ts->ts_pid == NULL) {
+		kvfree(ts);
+		return NULL;
+	}
+	ts->ts_cap = cap;
 	return ts;
+}
+
+/* A table no lookup uses any more, with the references it holds. */
+static void dt_tg_free(struct dt_tgset *ts)
+{
+	u32 i;
+
+	if (ts == NULL)
+		return;
+	for (i = 0; i < ts->ts_cap; i++)
+		put_pid(ts->ts_pid[i]);
+	kvfree(ts->ts_pid);
+	kvfree(ts);
 }
 
 /* A table of at least 4 slots per entry, so it starts half empty or less. */
@@ -140,7 +213,7 @@ bool dt_filter_pass_slow(struct dt_softc *sc)
 		ts = rcu_dereference_sched(sc->sc_tgs);
 		if (ts == NULL)
 			return false;
-		v = dt_tg_find(ts, (u32)t->tgid);
+		v = dt_tg_match(ts, (u32)t->tgid, task_tgid(current));
 		return v != 0 && !(v & DT_TG_PENDING);
 	}
 	return true;
@@ -186,7 +259,7 @@ static void dt_filter_fork1(struct dt_softc *sc, struct task_struct *parent,
 	ts = rcu_dereference_sched(sc->sc_tgs);
 	if (ts == NULL)
 		return;
-	v = dt_tg_find(ts, ptg);
+	v = dt_tg_match(ts, ptg, task_tgid(parent));
 	follow = (sc->sc_fflags & DTF_CHILDREN) && v != 0 &&
 		 !(v & DT_TG_PENDING);
 	/* the common case, a fork nobody asked about, takes no lock */
@@ -197,15 +270,16 @@ static void dt_filter_fork1(struct dt_softc *sc, struct task_struct *parent,
 				       lockdep_is_held(&sc->sc_tglock));
 	slot = dt_tg_slot(ts, ctg);
 	if (follow) {
-		if (slot != NULL) {
-			WRITE_ONCE(*slot, ctg);
-		} else if (!dt_tg_add(ts, ctg)) {
+		struct pid *cp = get_pid(task_tgid(child));
+
+		if (slot != NULL)
+			dt_tg_set(ts, (u32)(slot - ts->ts_slots), ctg, cp);
+		else if (!dt_tg_add(ts, ctg, cp))
 			dt_untracked(sc);
-		}
 		dt_tg_want_sweep(sc, ts);
 	} else if (slot != NULL) {
 		/* a gone target's tgid, reused by a process of no target */
-		WRITE_ONCE(*slot, DT_TG_TOMB);
+		dt_tg_set(ts, (u32)(slot - ts->ts_slots), DT_TG_TOMB, NULL);
 		ts->ts_live--;
 	}
 	raw_spin_unlock(&sc->sc_tglock);
@@ -237,7 +311,8 @@ void dt_filter_exec_task(struct task_struct *p)
 
 	list_for_each_entry_rcu(sc, &dt_followers, sc_flink) {
 		ts = rcu_dereference_sched(sc->sc_tgs);
-		if (ts == NULL || !(dt_tg_find(ts, tg) & DT_TG_PENDING))
+		if (ts == NULL ||
+		    !(dt_tg_match(ts, tg, task_tgid(p)) & DT_TG_PENDING))
 			continue;
 		raw_spin_lock(&sc->sc_tglock);
 		ts = rcu_dereference_protected(sc->sc_tgs,
@@ -297,10 +372,15 @@ static void dt_tg_sweep(struct work_struct *w)
 		v = ts->ts_slots[i];
 		if (v == 0 || v == DT_TG_TOMB)
 			continue;
-		pid = find_pid_ns((int)(v & ~DT_TG_PENDING), &init_pid_ns);
+		/* the very process, not one that got its number since */
+		pid = ts->ts_pid[i];
 		alive = pid != NULL && pid_task(pid, PIDTYPE_TGID) != NULL;
 		/* a pending process has not exec'd yet: it lives */
-		if ((alive || (v & DT_TG_PENDING)) && !dt_tg_add(nt, v))
+		if (!alive && !(v & DT_TG_PENDING))
+			continue;
+		/* the reference moves to the new table */
+		ts->ts_pid[i] = NULL;
+		if (!dt_tg_add(nt, v, pid))
 			dt_untracked(sc);
 	}
 	rcu_read_unlock();
@@ -308,12 +388,15 @@ static void dt_tg_sweep(struct work_struct *w)
 	raw_spin_unlock(&sc->sc_tglock);
 	/* no lookup runs in the old table any more */
 	synchronize_rcu();
-	kvfree(ts);
+	dt_tg_free(ts);
 	mutex_unlock(&sc->sc_tgmutex);
 }
 
-/* [d] held, not recording: pids in the caller's namespace, to global */
-static int dt_filter_tgid(u32 nr, u32 *out)
+/*
+ * [d] held, not recording: pids in the caller's namespace, to global,
+ * with a reference to the process's struct pid in *pidp.
+ */
+static int dt_filter_tgid(u32 nr, u32 *out, struct pid **pidp)
 {
 	struct pid *pid;
 	int error = 0;
@@ -322,10 +405,12 @@ static int dt_filter_tgid(u32 nr, u32 *out)
 		return -EINVAL;
 	rcu_read_lock();
 	pid = find_vpid((int)nr);
-	if (pid == NULL || pid_task(pid, PIDTYPE_TGID) == NULL)
+	if (pid == NULL || pid_task(pid, PIDTYPE_TGID) == NULL) {
 		error = -ESRCH;
-	else
+	} else {
 		*out = (u32)pid_nr(pid);
+		*pidp = get_pid(pid);
+	}
 	rcu_read_unlock();
 	return error;
 }
@@ -334,6 +419,7 @@ int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 {
 	struct dt_tgset *ts = NULL, *old;
 	struct cgroup *cgrp = NULL;
+	struct pid *execp = NULL, *pid;
 	u32 *pids = NULL, i, tg, execpid = 0;
 	char comm[DT_COMMLEN];
 	size_t len;
@@ -383,7 +469,8 @@ int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 			}
 		}
 		if (f->dtf_execpid != 0) {
-			error = dt_filter_tgid(f->dtf_execpid, &execpid);
+			error = dt_filter_tgid(f->dtf_execpid, &execpid,
+					       &execp);
 			if (error)
 				goto out;
 		}
@@ -391,16 +478,21 @@ int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f)
 		error = -ENOMEM;
 		if (ts == NULL)
 			goto out;
+		/* 4 slots per entry at least: every add finds room */
 		for (i = 0; i < f->dtf_npids; i++) {
-			error = dt_filter_tgid(pids[i], &tg);
+			error = dt_filter_tgid(pids[i], &tg, &pid);
 			if (error)
 				goto out;
 			if (dt_tg_find(ts, tg) == 0)
-				dt_tg_add(ts, tg);
+				dt_tg_add(ts, tg, pid);
+			else
+				put_pid(pid);
 		}
 		/* listed as a target too: it stays one */
-		if (execpid != 0 && dt_tg_find(ts, execpid) == 0)
-			dt_tg_add(ts, execpid | DT_TG_PENDING);
+		if (execpid != 0 && dt_tg_find(ts, execpid) == 0) {
+			dt_tg_add(ts, execpid | DT_TG_PENDING, execp);
+			execp = NULL;
+		}
 	}
 	/* not recording: no hook or event looks at the old table */
 	mutex_lock(&sc->sc_tgmutex);
@@ -416,9 +508,60 @@ out:
 	/* the old cgroup, or the new one on failure */
 	if (cgrp != NULL)
 		cgroup_put(cgrp);
-	kvfree(ts);
+	put_pid(execp);
+	dt_tg_free(ts);
 	kvfree(pids);
 	return error;
+}
+
+/*
+ * Is p a descendant of a target (real_parent chain)?  RCU read side.
+ * Only processes of other thread groups count: threads share the tgid.
+ */
+static bool dt_tg_descends(const struct dt_tgset *ts, struct task_struct *p)
+{
+	struct task_struct *a;
+	u32 v;
+
+	for (a = rcu_dereference(p->real_parent); a->pid != 0;
+	     a = rcu_dereference(a->real_parent)) {
+		v = dt_tg_match(ts, (u32)a->tgid, task_tgid(a));
+		if (v != 0)
+			return !(v & DT_TG_PENDING);
+		if (a == rcu_dereference(a->real_parent))
+			break;
+	}
+	return false;
+}
+
+/*
+ * [d] and [g] held, at start, once the fork hook is in: the processes
+ * the targets forked since the filter was set (or before) become targets
+ * too.  A fork during the walk is seen by the hook (its parent already in
+ * the table) or by the walk (a new task is added at the list's tail).
+ */
+static void dt_filter_descendants(struct dt_softc *sc)
+{
+	struct task_struct *p;
+	struct dt_tgset *ts;
+	bool sweep = false;
+
+	raw_spin_lock(&sc->sc_tglock);
+	ts = rcu_dereference_protected(sc->sc_tgs,
+				       lockdep_is_held(&sc->sc_tglock));
+	rcu_read_lock();
+	for_each_process(p) {
+		if (ts == NULL || dt_tg_find(ts, (u32)p->tgid) != 0 ||
+		    !dt_tg_descends(ts, p))
+			continue;
+		if (!dt_tg_add(ts, (u32)p->tgid, get_pid(task_tgid(p))))
+			dt_untracked(sc);
+		sweep = true;
+	}
+	rcu_read_unlock();
+	if (sweep && ts != NULL)
+		dt_tg_want_sweep(sc, ts);
+	raw_spin_unlock(&sc->sc_tglock);
 }
 
 /* [d] and [g] held, at start, before the pcbs are armed */
@@ -448,6 +591,9 @@ int dt_filter_start(struct dt_softc *sc)
 	}
 	list_add_rcu(&sc->sc_flink, &dt_followers);
 	sc->sc_following = true;
+	/* the hook follows forks from now on: those before, by a walk */
+	if (sc->sc_fflags & DTF_CHILDREN)
+		dt_filter_descendants(sc);
 	return 0;
 }
 
@@ -486,7 +632,7 @@ void dt_filter_init(struct dt_softc *sc)
 void dt_filter_free(struct dt_softc *sc)
 {
 	cancel_work_sync(&sc->sc_tgsweep);
-	kvfree(rcu_dereference_protected(sc->sc_tgs, true));
+	dt_tg_free(rcu_dereference_protected(sc->sc_tgs, true));
 	RCU_INIT_POINTER(sc->sc_tgs, NULL);
 	if (sc->sc_fcgrp != NULL)
 		cgroup_put(sc->sc_fcgrp);

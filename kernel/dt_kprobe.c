@@ -133,15 +133,28 @@ static const struct dt_provider dt_prov_kprobe = {
 	.dtpv_arm	= dt_kp_arm,
 	.dtpv_disarm	= dt_kp_disarm,
 	.dtpv_missed	= dt_kp_missed,
+	.dtpv_lockdown	= LOCKDOWN_KPROBES,
 };
 
-/* 0, or why a function cannot be probed */
+/*
+ * 0, or why a function cannot be probed.  register_kprobe has refused the
+ * kprobe blacklist (NOKPROBE_SYMBOL, noinstr, entry code) already.  The
+ * kernel's kprobe tracer also refuses functions ftrace cannot trace
+ * (notrace: code that runs where tracing is not safe, within_notrace_func)
+ * unless built with KPROBE_EVENTS_ON_NOTRACE; register_kprobe put the probe
+ * on the function's ftrace site exactly when it has one
+ * (check_ftrace_location), so the flag tells.
+ */
 static int dt_kp_check(struct kprobe *kp)
 {
 	unsigned long addr = (unsigned long)kp->addr;
 
 	if (within_module(addr, THIS_MODULE))
 		return -EPERM;
+#if defined(CONFIG_KPROBES_ON_FTRACE) && !defined(CONFIG_KPROBE_EVENTS_ON_NOTRACE)
+	if (!(kp->flags & KPROBE_FLAG_FTRACE))
+		return -EINVAL;
+#endif
 	return 0;
 }
 
@@ -160,6 +173,37 @@ static int dt_krp_register(struct dt_kp *k, unsigned int maxactive)
 	k->k_krp.handler = dt_kp_ret;
 	k->k_krp.maxactive = maxactive;
 	return register_kretprobe(&k->k_krp);
+}
+
+/*
+ * [g] held, k's return probe not armed: register its kretprobe again with
+ * more instances.  A kretprobe that is not registered (k_krp_dead: a
+ * re-registration failed, say because the function's module was unloaded)
+ * must not be unregistered: its rethook is gone, and unregistering
+ * dereferences it.  If the new count cannot be registered, the old one is
+ * tried again (it worked before); if that fails too the return probe is
+ * dead (arming it fails with EIO) until a later raise registers it.
+ */
+static int dt_krp_raise(struct dt_kp *k, unsigned int maxactive)
+{
+	unsigned int old = k->k_krp.maxactive;
+	int error;
+
+	if (!k->k_krp_dead)
+		unregister_kretprobe(&k->k_krp);
+	error = dt_krp_register(k, maxactive);
+	if (error == 0) {
+		k->k_krp_dead = false;
+		return 0;
+	}
+	if (!k->k_krp_dead && dt_krp_register(k, old) == 0)
+		return error;
+	if (!k->k_krp_dead)
+		pr_warn("dt: kretprobe %s lost\n", k->k_return->dp_func);
+	k->k_krp_dead = true;
+	/* what a dead probe reports: the count asked for last */
+	k->k_krp.maxactive = old;
+	return error;
 }
 
 static void dt_kp_free(struct dt_kp *k)
@@ -227,6 +271,10 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		return -ENAMETOOLONG;
 	if (req->dtkp_pad != 0 || req->dtkp_maxactive > DT_KRP_MAXACTIVE_MAX)
 		return -EINVAL;
+	/* lockdown=confidentiality: no kprobes, as for the kprobe tracer */
+	error = security_locked_down(LOCKDOWN_KPROBES);
+	if (error)
+		return error;
 	maxactive = req->dtkp_maxactive ? req->dtkp_maxactive :
 	    dt_krp_default();
 
@@ -240,20 +288,10 @@ int dt_kprobe_create(struct dt_kprobe *req)
 		 * another descriptor may rely on the larger count.
 		 */
 		if (req->dtkp_maxactive > (u32)k->k_krp.maxactive) {
-			if (k->k_return->dp_narmed != 0) {
+			if (k->k_return->dp_narmed != 0)
 				error = -EBUSY;
-			} else {
-				unsigned int old = k->k_krp.maxactive;
-
-				unregister_kretprobe(&k->k_krp);
-				error = dt_krp_register(k, maxactive);
-				/* the old count registered before: again */
-				if (error && dt_krp_register(k, old) != 0) {
-					pr_warn("dt: kretprobe %s lost\n",
-						k->k_return->dp_func);
-					k->k_krp_dead = true;
-				}
-			}
+			else
+				error = dt_krp_raise(k, maxactive);
 		}
 		req->dtkp_entry_id = k->k_entry->dp_id;
 		req->dtkp_return_id = k->k_return->dp_id;

@@ -61,6 +61,17 @@
  * produced == read + overwritten + dropped.  Pad records are not events
  * and are not counted.
  *
+ * Every record size the writer (freeing in overwrite mode) or the reader
+ * (dtr_peek) follows is checked first (dtr_size_ok): at least 8, a
+ * multiple of 8, within the published bytes and not past the end of the
+ * buffer.  A tail that lands inside a record (a protocol violation: say a
+ * reader storing a stale tail over the writer's) would otherwise make the
+ * writer spin on a zero size in probe context, or the reader follow sizes
+ * past the ring.  A bad size discards everything up to pub instead (tail
+ * = pub, a record boundary) and counts the reset (r_reset by the writer,
+ * r_rreset by the reader); the identity above then no longer holds for
+ * that ring, and the reset count says why.
+ *
  * Lock/ownership annotations: [I] immutable after dtr_init, [c] written
  * only by the owning CPU (any context level, via interrupt-safe local
  * ops), [r] written only by the reader (one at a time), [c/r] written by
@@ -90,6 +101,8 @@ typedef unsigned long dtr_shared_t;
 #define dtr_load_acquire(p)	smp_load_acquire(p)
 #define dtr_store_release(p, v)	smp_store_release((p), (v))
 #define dtr_load_once(p)	READ_ONCE(*(p))
+/* a record header field, read once (the compiler may not read it again) */
+#define dtr_hdr_read(p)		READ_ONCE(*(p))
 #define dtr_store_once(p, v)	WRITE_ONCE(*(p), (v))
 #define dtr_barrier()		barrier()
 #define DTR_CACHELINE		____cacheline_aligned_in_smp
@@ -126,6 +139,7 @@ static inline int dtr_lcmpxchg_(dtr_local_t *p, unsigned long o,
 #define dtr_store_release(p, v) \
 	atomic_store_explicit((p), (v), memory_order_release)
 #define dtr_load_once(p)	atomic_load_explicit((p), memory_order_relaxed)
+#define dtr_hdr_read(p)	(*(volatile const unsigned int *)(p))
 #define dtr_store_once(p, v) \
 	atomic_store_explicit((p), (v), memory_order_relaxed)
 /* a signal handler is the user-space stand-in for an interrupt */
@@ -169,12 +183,14 @@ struct dt_ring {
 	dtr_local_t	r_recursive;		/* [c] tracer re-entered */
 	dtr_local_t	r_nested;		/* [c] written inside another */
 	dtr_local_t	r_overwritten;		/* [c] freed unread (overwrite) */
+	dtr_local_t	r_reset;		/* [c] bad size met freeing */
 	dtr_shared_t	r_pub;			/* [c/r] committed position */
 	dtr_shared_t	r_mode;			/* [owner/c] DTR_MODE_* */
 
 	/* Reader: touched by read(2) only, polled by the writer for space. */
 	dtr_shared_t	r_tail DTR_CACHELINE;	/* [r/c] read position */
 	dtr_shared_t	r_read;			/* [r] records copied out */
+	dtr_shared_t	r_rreset;		/* [r] bad size met reading */
 
 	/* Both: never written after dtr_init. */
 	unsigned long	r_size DTR_CACHELINE;	/* [I] bytes, power of two */
@@ -192,10 +208,12 @@ static inline void dtr_init(struct dt_ring *r, void *data, unsigned long size)
 	dtr_lset(&r->r_recursive, 0);
 	dtr_lset(&r->r_nested, 0);
 	dtr_lset(&r->r_overwritten, 0);
+	dtr_lset(&r->r_reset, 0);
 	dtr_store_once(&r->r_pub, 0);
 	dtr_store_once(&r->r_mode, DTR_MODE_DROP);
 	dtr_store_once(&r->r_tail, 0);
 	dtr_store_once(&r->r_read, 0);
+	dtr_store_once(&r->r_rreset, 0);
 	r->r_size = size;
 	r->r_mask = size - 1;
 	r->r_data = data;
@@ -229,24 +247,46 @@ again:
 }
 
 /*
+ * Can a record of size bytes start at pos, with everything below pub
+ * published?  pos must not be past pub nor more than a ring behind it.
+ */
+static inline int dtr_size_ok(const struct dt_ring *r, unsigned long pos,
+			      unsigned long pub, unsigned int size)
+{
+	unsigned long avail = pub - pos;
+
+	return avail <= r->r_size && size >= DTR_ALIGN &&
+	       (size & (DTR_ALIGN - 1)) == 0 && size <= avail &&
+	       (pos & r->r_mask) + size <= r->r_size;
+}
+
+/*
  * Overwrite mode, the ring is full: free the oldest committed record at
  * tail.  Returns nonzero if the caller should try its reservation again
- * (a record was freed, or an interrupt moved tail first), 0 if nothing
- * committed is left to free.
+ * (a record was freed, an interrupt moved tail first, or a bad size reset
+ * tail to pub), 0 if nothing committed is left to free.  Each success
+ * moves tail up by at least 8 towards pub, so the caller's loop ends.
  */
 static inline int dtr_overwrite(struct dt_ring *r, unsigned long tail)
 {
 	const struct dtr_hdr *h;
 	unsigned int size, probe;
+	unsigned long pub;
 
 	/* our own CPU's pub: everything below it is complete */
-	if (tail == dtr_load_once(&r->r_pub))
+	pub = dtr_load_once(&r->r_pub);
+	if (tail == pub)
 		return 0;
 	h = (const struct dtr_hdr *)(r->r_data + (tail & r->r_mask));
-	size = h->h_size;
-	probe = h->h_probe;
+	size = dtr_hdr_read(&h->h_size);
+	probe = dtr_hdr_read(&h->h_probe);
 	/* read before the claim: once tail moves the bytes may be reused */
 	dtr_barrier();
+	if (dtr_unlikely(!dtr_size_ok(r, tail, pub, size))) {
+		if (dtr_scmpxchg(&r->r_tail, tail, pub))
+			dtr_linc(&r->r_reset);
+		return 1;
+	}
 	if (!dtr_scmpxchg(&r->r_tail, tail, tail + size))
 		return 1;
 	if (probe != DTR_PAD)
@@ -339,18 +379,44 @@ static inline unsigned long dtr_read_begin(struct dt_ring *r)
 	return dtr_load_acquire(&r->r_pub);			/* R1 */
 }
 
-static inline struct dtr_hdr *dtr_peek(struct dt_ring *r, unsigned long *posp,
-				       unsigned long pub)
+/*
+ * As dtr_peek, and *sizep is the record's size, read once and checked
+ * (dtr_size_ok): the caller copies that many bytes, never a size read
+ * again.  A bad size moves *posp to pub, counts the reset and returns
+ * NULL: the caller ends its pass and stores pub as tail.
+ */
+static inline struct dtr_hdr *dtr_peek_size(struct dt_ring *r,
+					    unsigned long *posp,
+					    unsigned long pub,
+					    unsigned int *sizep)
 {
 	struct dtr_hdr *h;
+	unsigned int size;
 
 	while (*posp != pub) {
 		h = (struct dtr_hdr *)(r->r_data + (*posp & r->r_mask));
-		if (h->h_probe != DTR_PAD)
+		size = dtr_hdr_read(&h->h_size);
+		if (dtr_unlikely(!dtr_size_ok(r, *posp, pub, size))) {
+			*posp = pub;
+			dtr_store_once(&r->r_rreset,
+				       dtr_load_once(&r->r_rreset) + 1);
+			return NULL;
+		}
+		if (dtr_hdr_read(&h->h_probe) != DTR_PAD) {
+			*sizep = size;
 			return h;
-		*posp += h->h_size;
+		}
+		*posp += size;
 	}
 	return NULL;
+}
+
+static inline struct dtr_hdr *dtr_peek(struct dt_ring *r, unsigned long *posp,
+				       unsigned long pub)
+{
+	unsigned int size;
+
+	return dtr_peek_size(r, posp, pub, &size);
 }
 
 /* Reader: records up to pos consumed (nrec of them): free their space. */

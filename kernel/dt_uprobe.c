@@ -6,18 +6,30 @@
  * ELF symbol, or a USDT note with its semaphore).
  *
  * Each probe has its own uprobe consumer, registered with the kernel's
- * uprobe core when its first pcb is armed and unregistered at its last
- * disarm: a breakpoint sits in the processes that map the file only while
- * something records it, and a return probe hijacks return addresses only
- * then.  uprobe_unregister waits for handlers that are running.  Handlers
- * run in the probed task's context with the user registers.
+ * uprobe core when its first pcb is prepared (before it is armed) and
+ * unregistered when its last one is unprepared (after its disarm): a
+ * breakpoint sits in the processes that map the file only while something
+ * records it, and a return probe hijacks return addresses only then.
+ * uprobe_unregister waits for handlers that are running.  Handlers run in
+ * the probed task's context with the user registers.  Registering reads
+ * the file (the probed instruction, in every process mapping it), which
+ * on FUSE or a slow disk can take as long as the file system likes: it is
+ * done outside dt_lock (dtpv_prepare), under dt_up_reglock, which only
+ * other uprobe (un)registrations wait for.  A site list cannot change
+ * meanwhile: a probe with pcbs is neither reaped nor joined.
  *
  * A USDT probe has a site per note of its provider and name, each with
  * its operands (dt_uparg), decoded in the handler from the user registers
  * and, for memory operands, the task's memory.  Each site holds its file
- * (igrab).  Past DT_UPROBE_MAX sites, creating another first frees the
- * probes no descriptor has enabled (their ids die and are never reused, as
- * with kprobes); only when every site is in use does it fail with ENOSPC.
+ * by path (dentry and mount, as trace_uprobe and perf's uprobe PMU do): an
+ * inode held alone lets its file system be unmounted under the site, and
+ * the later uprobe_register or iput touches a freed superblock.  Holding
+ * the mount makes umount fail with EBUSY instead, so sites are not kept
+ * longer than needed: when the last descriptor closes, every probe no
+ * descriptor has enabled is freed (dt_uprobe_idle).  Past DT_UPROBE_MAX
+ * sites, creating another first frees those probes too (their ids die and
+ * are never reused, as with kprobes); only when every site is in use does
+ * it fail with ENOSPC.
  */
 #include <linux/kernel.h>
 #include <linux/slab.h>
@@ -41,25 +53,30 @@ struct dt_upsite {
 	struct uprobe_consumer	 us_uce;	/* [I] entry: handler */
 	struct uprobe_consumer	 us_ucr;	/* [I] return: ret_handler */
 	struct dt_up		*us_up;		/* [I] */
-	struct inode		*us_inode;	/* [I] held */
+	struct path		 us_path;	/* [I] held: the mount too */
+	struct inode		*us_inode;	/* [I] us_path's real inode */
 	loff_t			 us_offset;	/* [I] */
 	loff_t			 us_refctr;	/* [I] semaphore offset or 0 */
 	bool			 us_usdt;	/* [I] else the argument registers */
 	u32			 us_nargs;	/* [I] USDT operands */
 	struct dt_uparg		 us_args[DT_MAXARGS];	/* [I] */
 	struct list_head	 us_link;	/* [g] on u_sites */
-	bool			 us_regent;	/* [g] us_uce registered */
-	bool			 us_regret;	/* [g] us_ucr registered */
+	bool			 us_regent;	/* [dt_up_reglock] us_uce registered */
+	bool			 us_regret;	/* [dt_up_reglock] us_ucr registered */
 };
 
 struct dt_up {
 	struct dt_probe		*u_entry;	/* [I] */
 	struct dt_probe		*u_return;	/* [I] */
+	/* [dt_up_reglock] prepared pcbs: [0] entry, [1] return */
+	unsigned int		 u_nprep[2];
 	struct list_head	 u_sites;	/* [g] dt_upsite, at least one */
 	struct list_head	 u_link;	/* [g] on dt_ups */
 };
 
 static LIST_HEAD(dt_ups);		/* [g] */
+/* uprobe (un)registration, which reads the file: not under dt_lock */
+static DEFINE_MUTEX(dt_up_reglock);
 static unsigned int dt_nupsites;	/* [g] */
 static unsigned int dt_nups_dead;	/* [g] dt_probes of freed uprobes */
 
@@ -193,15 +210,21 @@ static void dt_up_unreg(struct dt_up *u, bool ret)
 	}
 }
 
-/* dp_narmed counts the pcb being armed, and on disarm the one going */
-static int dt_up_arm(struct dt_pcb *pcb)
+/*
+ * [d] held, not [g].  The first pcb of the probe registers its consumer
+ * on every site.  Events come only once the pcb is armed (on dp_pcbs).
+ */
+static int dt_up_prepare(struct dt_pcb *pcb)
 {
 	struct dt_probe *dp = pcb->pcb_probe;
 	struct dt_up *u = dp->dp_priv;
 	bool ret = dp == u->u_return;
 	struct dt_upsite *us;
-	int error;
+	int error = 0;
 
+	mutex_lock(&dt_up_reglock);
+	if (u->u_nprep[ret]++ != 0)
+		goto out;
 	list_for_each_entry(us, &u->u_sites, us_link) {
 		bool *reg = ret ? &us->us_regret : &us->us_regent;
 
@@ -211,52 +234,72 @@ static int dt_up_arm(struct dt_pcb *pcb)
 					       us->us_refctr,
 					       ret ? &us->us_ucr : &us->us_uce);
 		if (error) {
-			/* all or none: dt_start fails and disarms nothing */
+			/* all or none: dt_start fails */
 			dt_up_unreg(u, ret);
-			return error;
+			u->u_nprep[ret]--;
+			break;
 		}
 		*reg = true;
 	}
+out:
+	mutex_unlock(&dt_up_reglock);
+	return error;
+}
+
+/* [d] held, not [g], the pcb disarmed: the last one unregisters */
+static void dt_up_unprepare(struct dt_pcb *pcb)
+{
+	struct dt_probe *dp = pcb->pcb_probe;
+	struct dt_up *u = dp->dp_priv;
+	bool ret = dp == u->u_return;
+
+	mutex_lock(&dt_up_reglock);
+	if (--u->u_nprep[ret] == 0)
+		dt_up_unreg(u, ret);
+	mutex_unlock(&dt_up_reglock);
+}
+
+/* the consumers are registered already (dt_up_prepare) */
+static int dt_up_arm(struct dt_pcb *pcb)
+{
 	return 0;
 }
 
 static void dt_up_disarm(struct dt_pcb *pcb)
 {
-	struct dt_probe *dp = pcb->pcb_probe;
-	struct dt_up *u = dp->dp_priv;
-
-	if (dp->dp_narmed == 1)
-		dt_up_unreg(u, dp == u->u_return);
 }
 
 static const struct dt_provider dt_prov_uprobe = {
 	.dtpv_name	= "uprobe",
+	.dtpv_prepare	= dt_up_prepare,
+	.dtpv_unprepare	= dt_up_unprepare,
 	.dtpv_arm	= dt_up_arm,
 	.dtpv_disarm	= dt_up_disarm,
 };
 
-/* The regular file at the user's path, held, or an error pointer. */
-static struct inode *dt_up_inode(u64 upath)
+/*
+ * The regular file at the user's path: *path held (path_put to release),
+ * its real inode (an overlay's lower file) returned, or an error pointer.
+ */
+static struct inode *dt_up_inode(u64 upath, struct path *path)
 {
 	struct inode *inode;
-	struct path path;
 	char *name;
 	int error;
 
 	name = strndup_user(u64_to_user_ptr(upath), PATH_MAX);
 	if (IS_ERR(name))
 		return ERR_CAST(name);
-	error = kern_path(name, LOOKUP_FOLLOW, &path);
+	error = kern_path(name, LOOKUP_FOLLOW, path);
 	kfree(name);
 	if (error)
 		return ERR_PTR(error);
-	inode = d_real_inode(path.dentry);
-	if (!S_ISREG(inode->i_mode))
-		inode = ERR_PTR(-EINVAL);
-	else
-		inode = igrab(inode);
-	path_put(&path);
-	return inode != NULL ? inode : ERR_PTR(-ENOENT);
+	inode = d_real_inode(path->dentry);
+	if (!S_ISREG(inode->i_mode)) {
+		path_put(path);
+		return ERR_PTR(-EINVAL);
+	}
+	return inode;
 }
 
 static int dt_up_checkargs(const struct dt_uprobe *req)
@@ -331,7 +374,7 @@ static void dt_up_reap(struct dt_up *keep)
 		u->u_return->dp_dead = true;
 		dt_nups_dead += 2;
 		list_for_each_entry_safe(us, ts, &u->u_sites, us_link) {
-			iput(us->us_inode);
+			path_put(&us->us_path);
 			list_del(&us->us_link);
 			kfree(us);
 			dt_nupsites--;
@@ -341,9 +384,20 @@ static void dt_up_reap(struct dt_up *keep)
 	}
 }
 
+/*
+ * [g] held, the last descriptor closed: nothing is enabled, so free every
+ * probe (and drop the mounts its sites hold).
+ */
+void dt_uprobe_idle(void)
+{
+	lockdep_assert_held(&dt_lock);
+	dt_up_reap(NULL);
+}
+
 int dt_uprobe_create(struct dt_uprobe *req)
 {
 	struct dt_upsite *us = NULL, *s;
+	struct path path;
 	struct inode *inode;
 	struct dt_up *u;
 	loff_t size;
@@ -359,14 +413,23 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	error = dt_up_checkargs(req);
 	if (error)
 		return error;
-	inode = dt_up_inode(req->dtup_path);
+	/* memory operands copy user memory: as DTEVT_UREGS does (dt_dev.c) */
+	for (nargs = 0; nargs < req->dtup_nargs; nargs++) {
+		if (req->dtup_args[nargs].dtua_kind != DT_UA_MEM)
+			continue;
+		error = security_locked_down(LOCKDOWN_PERF);
+		if (error)
+			return error;
+		break;
+	}
+	inode = dt_up_inode(req->dtup_path, &path);
 	if (IS_ERR(inode))
 		return PTR_ERR(inode);
 	/* uprobe_register refuses these too, but only once something records */
 	size = i_size_read(inode);
 	if ((loff_t)req->dtup_offset >= size ||
 	    (loff_t)req->dtup_refctr >= size) {
-		iput(inode);
+		path_put(&path);
 		return -EINVAL;
 	}
 
@@ -433,6 +496,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	us->us_uce.handler = dt_up_entry;
 	us->us_ucr.ret_handler = dt_up_return;
 	us->us_up = u;
+	us->us_path = path;
 	us->us_inode = inode;
 	us->us_offset = req->dtup_offset;
 	us->us_refctr = req->dtup_refctr;
@@ -441,7 +505,7 @@ int dt_uprobe_create(struct dt_uprobe *req)
 	memcpy(us->us_args, req->dtup_args, sizeof(us->us_args));
 	list_add_tail(&us->us_link, &u->u_sites);
 	dt_nupsites++;
-	inode = NULL;	/* the site holds it */
+	inode = NULL;	/* the site holds path */
 	us = NULL;
 found:
 	req->dtup_entry_id = u->u_entry->dp_id;
@@ -451,7 +515,7 @@ unlock:
 	mutex_unlock(&dt_lock);
 	kfree(us);
 	if (inode != NULL)
-		iput(inode);
+		path_put(&path);
 	return error;
 }
 
@@ -465,7 +529,7 @@ void dt_uprobe_exit(void)
 		dt_up_unreg(u, false);
 		dt_up_unreg(u, true);
 		list_for_each_entry_safe(us, ts, &u->u_sites, us_link) {
-			iput(us->us_inode);
+			path_put(&us->us_path);
 			list_del(&us->us_link);
 			kfree(us);
 		}

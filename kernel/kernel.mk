@@ -16,6 +16,7 @@ $(B)/dt.ko: $(DT_KSRC)
 	@test -d "$(KDIR)" || { echo "no kernel headers under $(MODROOT)/*-cloud-amd64/build (KDIR '$(KDIR)'): scripts/install-deps.sh installs them" >&2; exit 1; }
 	+$(KMAKE) modules
 	@mkdir -p $(@D)
+	cp kernel/dt_kptarget.ko $(@D)/dt_kptarget.ko
 	cp kernel/dt.ko $@
 
 # kbuild: the module builds without a single warning under W=1 and under

@@ -81,7 +81,8 @@ static const char usage_text[] =
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
-"             [--flight SIZE [--trigger PROBE ...]] [-- COMMAND [ARG ...]]\n"
+"             [--flight SIZE [--trigger PROBE ...] [--dump-interval DURATION]\n"
+"             [--max-dumps N]] [-- COMMAND [ARG ...]]\n"
 "\n"
 "  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry');\n"
 "                with -v, each with its fields: the SQL column of the probe's\n"
@@ -121,7 +122,8 @@ static const char usage_text[] =
 "                dtrec unwinds it with DWARF CFI (.eh_frame, debug files),\n"
 "                storing only the frames; auto (default): dwarf for profile,\n"
 "                interval and user probes where the source can, frame\n"
-"                pointers for the rest\n"
+"                pointers for the rest, or dwarf for every probe when the\n"
+"                command (or a -p process) is built without frame pointers\n"
 "  --user-stack-size SIZE\n"
 "                stack bytes copied per sample for dwarf, 1k to 60k\n"
 "                (default 16k): deeper stacks need more\n"
@@ -136,9 +138,15 @@ static const char usage_text[] =
 "                only trigger events passing the tracefs filter EXPR, e.g.\n"
 "                'ret < 0' for syscall:X:return (tracepoint triggers only;\n"
 "                perf source only)\n"
+"  --dump-interval DURATION\n"
+"                with --flight: a trigger dumps only this long after the\n"
+"                previous dump (default 5s); triggers in between are skipped\n"
+"                and counted\n"
+"  --max-dumps N with --flight: write at most N captures, the one at the end\n"
+"                of recording included (default 10)\n"
 "  -q            no status line and no summary (drops are still reported)\n"
 "  -h, --help    this text\n"
-"  --version     dtrec's version\n"
+"  --version     the version of dt (also recorded in every capture)\n"
 "  -- COMMAND    run COMMAND and record only it and its descendants;\n"
 "                recording ends when it exits\n"
 "\n"
@@ -152,29 +160,32 @@ static const char usage_text[] =
 
 /* A failed write to standard output (a full disk, a closed pipe) is an error. */
 static int
-stdout_done(int status)
+stdout_werr(int status, int werr)
 {
 	int e;
 
 	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return status;
-	e = errno ? errno : EIO;
+	/* a long text met the error while stdio flushed it midway: the
+	 * final flush then has nothing left to fail on, errno is werr's */
+	e = errno ? errno : werr ? werr : EIO;
 	fprintf(stderr, "dtrec: standard output: %s\n", strerror(e));
 	return 1;
+}
+
+static int
+stdout_done(int status)
+{
+	return stdout_werr(status, 0);
 }
 
 static int
 usage(FILE *f, int status)
 {
 	errno = 0;
-	/* the text outgrows stdio's buffer: a full disk fails inside fputs,
-	 * and the reason is errno now, not after the final flush */
-	if (fputs(usage_text, f) == EOF && f == stdout && errno) {
-		fprintf(stderr, "dtrec: standard output: %s\n", strerror(errno));
-		return 1;
-	}
-	return f == stdout ? stdout_done(status) : status;
+	fputs(usage_text, f);
+	return f == stdout ? stdout_werr(status, errno) : status;
 }
 
 static char *
@@ -200,7 +211,8 @@ int
 main(int argc, char **argv)
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION };
+	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION, OPT_DUMP_GAP,
+	       OPT_MAX_DUMPS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -211,6 +223,8 @@ main(int argc, char **argv)
 		{ "flight", required_argument, NULL, OPT_FLIGHT },
 		{ "trigger", required_argument, NULL, OPT_TRIGGER },
 		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
+		{ "dump-interval", required_argument, NULL, OPT_DUMP_GAP },
+		{ "max-dumps", required_argument, NULL, OPT_MAX_DUMPS },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -354,6 +368,27 @@ main(int argc, char **argv)
 		case OPT_TRIGGER_FILTER:
 			o.trigger_filter = optarg;
 			break;
+		case OPT_DUMP_GAP:
+			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
+				fprintf(stderr, "dtrec: bad --dump-interval '%s' (e.g. 5s, 500ms, 1m)\n",
+					optarg);
+				return 2;
+			}
+			o.dump_gap_ns = v;
+			break;
+		case OPT_MAX_DUMPS: {
+			char *end;
+			unsigned long n;
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (end == optarg || *end || errno || n == 0 || n > 100000 || optarg[0] == '-') {
+				fprintf(stderr, "dtrec: bad --max-dumps '%s': a count from 1 to 100000\n",
+					optarg);
+				return 2;
+			}
+			o.max_dumps = (uint32_t)n;
+			break;
+		}
 		case OPT_COMM:
 			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
 				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
@@ -455,6 +490,10 @@ main(int argc, char **argv)
 	if (ntriggers && !o.flight) {
 		fprintf(stderr, "dtrec: --trigger needs --flight\n");
 		return usage(stderr, EXIT_USAGE);
+	}
+	if ((o.dump_gap_ns || o.max_dumps) && !o.flight) {
+		fprintf(stderr, "dtrec: --dump-interval and --max-dumps need --flight\n");
+		return EXIT_USAGE;
 	}
 	if (o.flight && o.bufsize) {
 		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");

@@ -47,9 +47,13 @@ cfg -e VIRTIO -e VIRTIO_PCI -e VIRTIO_BLK -e BLK_DEV \
     -e DEBUG_OBJECTS_WORK -e DEBUG_OBJECTS_RCU_HEAD -e DEBUG_OBJECTS_PERCPU_COUNTER \
     -e DEBUG_KMEMLEAK -d DEBUG_KMEMLEAK_DEFAULT_OFF -e DEBUG_KMEMLEAK_AUTO_SCAN \
     --set-val DEBUG_KMEMLEAK_MEM_POOL_SIZE 16000 \
-    -e KPROBES -e KPROBES_ON_FTRACE -e FTRACE_SYSCALLS -e UNWINDER_ORC -e HOTPLUG_CPU
+    -e KPROBES -e KPROBES_ON_FTRACE -e FTRACE_SYSCALLS -e UNWINDER_ORC -e HOTPLUG_CPU \
+    -e FUSE_FS -e USERFAULTFD -e SECURITY_LOCKDOWN_LSM
 make -s -C "$src0" olddefconfig >/dev/null 2>&1 || { echo "build-kernel: olddefconfig failed" >&2; exit 1; }
-for want in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS DEBUG_KMEMLEAK VIRTIO_BLK UNWINDER_ORC KPROBES; do
+# FUSE_FS, USERFAULTFD, SECURITY_LOCKDOWN_LSM: the upfuse, flightstall and
+# lockdown tests (the cloud kernel has FUSE as a module, =n here otherwise)
+for want in KASAN PROVE_LOCKING DEBUG_ATOMIC_SLEEP DEBUG_OBJECTS DEBUG_KMEMLEAK VIRTIO_BLK UNWINDER_ORC KPROBES \
+	FUSE_FS USERFAULTFD SECURITY_LOCKDOWN_LSM; do
 	grep -q "^CONFIG_$want=y" "$src0/.config" || { echo "build-kernel: CONFIG_$want did not stick" >&2; exit 1; }
 done
 key=$( (sha256sum "$tarball" | cut -c1-64; grep '^CONFIG_' "$src0/.config" | sort) | sha256sum | cut -c1-16)

@@ -1,10 +1,10 @@
 #!/bin/bash
-# run.sh CACHE OUT KTEST - the debug lane (see suite.mk): build or reuse the
+# run.sh CACHE OUT KTEST DTREC - the debug lane (see suite.mk): build or reuse the
 # debug kernel, build dt.ko against it, run the vm-kernel suite under it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-cache=$1 out=$2 ktest=$3
+cache=$1 out=$2 ktest=$3 dtrec=${4:-}
 dir=$("$here/build-kernel.sh" "$cache") || { echo "FAIL debug.kernel-built: see the build log under $cache"; exit 0; }
 echo "PASS debug.kernel-built"
 # dt.ko for that kernel, in a scratch copy (the tree's objects are the
@@ -22,6 +22,6 @@ fi
 # Everything is slower under KASAN and lockdep: longer limits, more memory.
 VM_KERNEL=$dir/bzImage VM_KVER=$(cat "$dir/kver") VM_MODULES=$dir/modules \
 KSUITE_TIMEOUT=${KSUITE_TIMEOUT:-2400} KSUITE_MEM=${KSUITE_MEM:-1536} KTEST_SLOW=4 \
-	"$top/tests/vm/kernel_suite.sh" "$out/ko/kernel/dt.ko" "$ktest" "$out/kernel-out" |
+	"$top/tests/vm/kernel_suite.sh" "$out/ko/kernel/dt.ko" "$ktest" "$out/kernel-out" "$dtrec" |
 	sed 's/^\(PASS\|FAIL\) /\1 debug./'
 exit 0

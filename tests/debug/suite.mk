@@ -8,7 +8,9 @@
 # Results: build/results/debug.res.
 DEBUG_CACHE ?= /var/tmp/dt-debug-kernel
 
-check-debug: $(B)/vm/dt_ktest tests/vm/run.sh tests/vm/kernel_tests.sh tests/vm/kernel_suite.sh
+check-debug: $(B)/vm/dt_ktest $(B)/static/dtrec tests/vm/run.sh tests/vm/kernel_tests.sh \
+		tests/vm/kernel_suite.sh
 	@scripts/install-deps.sh debug
 	@mkdir -p $(B)/debug $(B)/results
-	@tests/run-suite.sh $(B)/results debug tests/debug/run.sh $(DEBUG_CACHE) $(B)/debug $(B)/vm/dt_ktest
+	@tests/run-suite.sh $(B)/results debug tests/debug/run.sh $(DEBUG_CACHE) $(B)/debug $(B)/vm/dt_ktest \
+		$(B)/static/dtrec

@@ -66,8 +66,8 @@ expect fake-list 0 '' -- fake "$DTREC" -l 'syscall:*'
 grep -qx 'syscall:read:entry' "$T/out" && ! grep -q profile "$T/out" &&
 	pass fake-list-glob || fail fake-list-glob "$(tr '\n' ' ' <"$T/out")"
 ABI=$(sed -n 's/^#define DT_ABI_VERSION[[:space:]]*\([0-9]*\).*/\1/p' include/dt_abi.h)
-expect abi-mismatch 1 "^dtrec: /dev/dt: ABI version 7, but this tool speaks version $ABI" -- \
-	env FAKEDT_VERSION=7 LD_PRELOAD="$FAKE" "$DTREC" -l
+expect abi-mismatch 1 "^dtrec: /dev/dt: ABI version $((ABI + 1)), but this tool speaks version $ABI" -- \
+	env FAKEDT_VERSION=$((ABI + 1)) LD_PRELOAD="$FAKE" "$DTREC" -l
 expect unknown-probe 1 "^dtrec: unknown probe 'syscal:read:entry': did you mean 'syscall:read:entry'\?" -- \
 	fake "$DTREC" -o "$T/a.dtc" -e syscal:read:entry
 expect unknown-kprobe 1 "^dtrec: kprobe:nosuchfn:entry: no such kernel function" -- \
@@ -270,7 +270,7 @@ check_cap pids-exited-finalized "$T/pids.dtc" filtered
 
 # --version; standard output that cannot be written is an error (status 1)
 expect version 0 '' -- "$DTREC" --version
-[ "$(cat "$T/out")" = "dtrec $(cat "$(dirname "$0")/../../VERSION")" ] && pass version-text ||
+[ "$(cat "$T/out")" = "dtrec $(cat "$(dirname "$DTREC")/../../dt-version")" ] && pass version-text ||
 	fail version-text "$(head -c 100 "$T/out")"
 expect list-stdout-full 1 '^dtrec: standard output: No space left on device$' -- \
 	sh -c 'LD_PRELOAD="$0" "$1" -l >/dev/full' "$FAKE" "$DTREC"

@@ -33,7 +33,7 @@ $(B)/tests/dtrec/proctab_test: tests/dtrec/proctab_test.c $(PROCTAB_TEST_OBJS:%=
 
 DTREC_TEST_DEPS := $(B)/bin/dtreport $(B)/tests/dtrec/util_test $(B)/tests/dtrec/proctab_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
-	$(B)/tests/dtrec/libdtuc.so $(B)/tests/dtrec/ucall \
+	$(B)/tests/dtrec/libdtuc.so $(B)/tests/dtrec/ucall $(B)/tests/rectruth/nofp \
 	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8 $(B)/vm/dt_ktest
 
 check-dtrec: $(DTREC_TEST_DEPS)

@@ -8,7 +8,7 @@ ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5 ktest=$6
 rm -rf "$out"
 args=(--single-thread --script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --bin "$ktest"
 	--out "$out" --timeout 180
-	--bin "$B/tests/dtrec/ucall" --file "$B/tests/dtrec/libdtuc.so:lib/libdtuc.so"
+	--bin "$B/tests/dtrec/ucall" --bin "$B/tests/rectruth/nofp" --file "$B/tests/dtrec/libdtuc.so:lib/libdtuc.so"
 	--file "$(readlink -f /lib64/ld-linux-x86-64.so.2):lib64/ld-linux-x86-64.so.2"
 	--file "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6):lib/x86_64-linux-gnu/libc.so.6")
 if [ -f "$ko" ]; then
@@ -283,4 +283,24 @@ if [ -x "$dtreport" ] && [ -f "$out/pk.dtc" ]; then
 else
 	echo "FAIL perf-kprobe: no capture $out/pk.dtc ($(tail -n 3 "$out/pk.err" 2>/dev/null))"
 fi
+# the dt source's frame-pointer stacks end at the first frame outside the
+# process's code, marked cut: no 0x727275636e692020 ("  incurr"), no 0x0
+for m in ascii zero; do
+	f=$out/fpjunk-$m.dtc
+	if [ -f "$f" ]; then
+		got=$(sql "$f" "SELECT count(*) AS n, sum(s.truncated) AS cut,
+			(SELECT count(*) FROM frames f WHERE f.kernel = 0 AND
+			 (f.pc = 0 OR f.pc >= 140737488355328 OR f.name LIKE '0x%')) AS junk
+			FROM events e JOIN stacks s ON s.id = e.ustack")
+		IFS=, read -r n cut junk <<<"$got"
+		# a zero return address ends dt.ko's walk without the cut mark
+		# (kernel/dt_event.c dt_ustack): only text is cut here
+		want=200
+		[ $m = zero ] && want=0
+		[ "$n" = 200 ] && [ "$cut" = $want ] && [ "$junk" = 0 ] && echo "PASS dt-fp-walk-stops-at-junk-$m" ||
+			echo "FAIL dt-fp-walk-stops-at-junk-$m: $n stacks, $cut marked cut, $junk junk frames"
+	else
+		echo "FAIL dt-fp-walk-stops-at-junk-$m: no capture ($(tail -n 2 "$out/fpjunk-$m.err" 2>/dev/null))"
+	fi
+done
 exit 0

@@ -123,6 +123,30 @@ wait $rp
 [ -z "$during" ] && [ -f "$T/ng/x.1.dtc" ] && pass flight-no-growth ||
 	fail flight-no-growth "files while running: '$during'; after: $(ls "$T/ng")"
 
+# ---- a trigger that keeps firing: dumps at least --dump-interval apart and
+# no more than --max-dumps in all, every firing without a dump counted.
+# Three bursts of 20 ticks 1.5 s apart: with 500ms and 3 dumps, the first
+# two bursts dump once each, the third none (the last dump is the end's)
+mkdir "$T/storm"
+burst="$U usdt 20 >/dev/null"
+"$DTREC" --source perf -o "$T/storm/s.dtc" --flight 64k -e "$UP" --trigger "usdt:$U:dttest:tick" \
+	--dump-interval 500ms --max-dumps 3 \
+	-- sh -c "$burst; sleep 1.5; $burst; sleep 1.5; $burst; sleep 0.5" 2>"$T/storm.err"
+rc=$?
+files=$(ls "$T/storm" | tr '\n' ' ')
+[ $rc = 0 ] && [ "$files" = "s.1.dtc s.2.dtc s.3.dtc " ] &&
+	grep -q '^dtrec: 58 triggers fired without a dump (--dump-interval 0.5s, --max-dumps 3)$' "$T/storm.err" &&
+	pass flight-trigger-storm-bounded ||
+	fail flight-trigger-storm-bounded "rc $rc, files '$files': $(tr '\n' '|' <"$T/storm.err" | head -c 400)"
+# the defaults (5 s, 10 dumps): the same storm dumps once, then at the end
+mkdir "$T/storm2"
+"$DTREC" --source perf -q -o "$T/storm2/s.dtc" --flight 64k -e "$UP" --trigger "usdt:$U:dttest:tick" \
+	-- sh -c "$burst; sleep 1.5; $burst; sleep 1.5; $burst; sleep 0.5" 2>"$T/storm2.err"
+files=$(ls "$T/storm2" | tr '\n' ' ')
+[ "$files" = "s.1.dtc s.2.dtc " ] && grep -q '^dtrec: 59 triggers fired without a dump (--dump-interval 5s, --max-dumps 10)$' "$T/storm2.err" &&
+	pass flight-trigger-storm-defaults ||
+	fail flight-trigger-storm-defaults "files '$files': $(tr '\n' '|' <"$T/storm2.err" | head -c 400)"
+
 # ---- option errors
 o() {	# o NAME PATTERN ARGS...
 	local name=$1 pat=$2; shift 2
@@ -136,3 +160,6 @@ o flight-trigger-needs-flight "needs --flight" --trigger "$UP" -e "$UP" -d 1s
 o flight-no-ringsize-twice "leave out -b" --flight 64k -b 64k -e "$UP" -d 1s
 o flight-bad-trigger "did you mean" --flight 64k --trigger syscall:getppd:entry -d 1s
 o flight-timer-trigger "cannot trigger" --flight 64k --trigger profile:hz:99 -e "$UP" -d 1s
+o flight-bad-dump-interval "bad --dump-interval" --flight 64k --dump-interval 0 -e "$UP" -d 1s
+o flight-bad-max-dumps "bad --max-dumps" --flight 64k --max-dumps 0 -e "$UP" -d 1s
+o flight-max-dumps-needs-flight "need --flight" --max-dumps 3 -e "$UP" -d 1s

@@ -26,7 +26,7 @@ out=$("$dtgen" -o "$t/g5.dtc" -n 1000 2>&1)
 "$dtgen" -o "$t/g0.dtc" -n 0 && ok gen.zero_events || no gen.zero_events "dtgen -n 0 failed"
 # every tool answers --version; usage errors exit 2
 v=$("$dtcdump" --version 2>&1)
-[ "$v" = "dtcdump $(cat "$(dirname "$0")/../../VERSION")" ] && ok dump.version || no dump.version "$v"
+[ "$v" = "dtcdump $(cat "$b/dt-version")" ] && ok dump.version || no dump.version "$v"
 "$dtcdump" --version >/dev/full 2>"$t/err"
 [ $? = 1 ] && grep -q 'No space left on device' "$t/err" && ok dump.version_stdout_full ||
 	no dump.version_stdout_full "$(head -c 200 "$t/err")"

@@ -130,7 +130,7 @@ check("history-created-0600", mode == 0o600, repr(mode))
 # a FIFO as the history: no hang, said
 fifo = os.path.join(TMP, "hfifo")
 os.mkfifo(fifo)
-st, out = session(fifo, ["probes xyz"], timeout=15)
+st, out = session(fifo, ["probes xyz"], timeout=60)
 check("history-fifo-no-hang", st == 0, "status %r: %r" % (st, out[-300:]))
 check("history-fifo-said", "not a regular file" in out or "FIFO" in out, repr(out[-300:]))
 

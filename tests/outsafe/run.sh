@@ -331,6 +331,14 @@ ok stale-dead-process-removed test ! -e "$d/.x.svg.$dead.ghijkl"
 "$REC" --source perf -q -o "$d/r.dtc" -e profile:hz:97 -d 200ms >/dev/null 2>"$T/k.err"
 why="$(ls -A "$d") $(head -c 200 "$T/k.err")"
 ok stale-dtrec-removed bash -c "[ ! -e '$d/.r.dtc.$dead.mnopqr' ] && grep -q 'left by an interrupted run' '$T/k.err'"
+# the flight recorder's dumps too: their temporaries are named after the
+# process, so what a killed flight recording left is swept by the next
+d=$T/flightstale && mkdir "$d"
+: >"$d/.f.1.dtc.$dead.stuvwx"
+"$REC" --source perf -q -o "$d/f.dtc" --flight 64k -e profile:hz:97 -d 300ms >/dev/null 2>"$T/k.err"
+why="$(ls -A "$d") $(head -c 200 "$T/k.err")"
+ok stale-flight-dump-removed bash -c "[ ! -e '$d/.f.1.dtc.$dead.stuvwx' ] &&
+	grep -q 'left by an interrupted run' '$T/k.err' && [ \"\$(ls -A '$d')\" = f.1.dtc ]"
 kill $livepid 2>/dev/null; wait $livepid 2>/dev/null
 why=
 

@@ -397,8 +397,9 @@ bad export-dash 2 export "$W/a.dtc" -o -
 "$R" stats "$W/a.dtc" "$W/nosuch.dtc" 2>"$W/x.err" >/dev/null
 check extra-file-reason "no reason for the missing capture: $(head -1 "$W/x.err")" \
 	grep -q "^dtreport stats: .*nosuch.dtc: No such file or directory" "$W/x.err"
-check version "--version is not 'dtreport VERSION'" \
-	test "$("$R" --version)" = "dtreport $(cat "$(dirname "$0")/../../VERSION")"
+# the build's one version (scripts/version.mk): VERSION, +g and the commit
+check version "--version is not 'dtreport' and the build's version" \
+	test "$("$R" --version)" = "dtreport $(cat "$B/dt-version")"
 bad bad-width 2 flame "$W/a.dtc" --width 5
 bad bad-colors 2 flame "$W/a.dtc" --colors plaid
 bad bad-height 2 flame "$W/a.dtc" --height 0

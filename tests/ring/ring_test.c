@@ -476,6 +476,92 @@ static void unit_overwrite(void)
 		printf("PASS unit/frozen-drops\n");
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+	fail("unit/bad-size: a bad record size made the ring loop forever");
+	_exit(1);
+}
+
+/*
+ * A tail inside a record (a reader's stale store over the writer's, in
+ * overwrite mode) or a size that cannot be: the writer and the reader
+ * reset tail to pub and count it, never loop or follow the size.
+ */
+static void unit_badsize(void)
+{
+	static unsigned char buf[4096] __attribute__((aligned(64)));
+	struct dt_ring r;
+	unsigned long pos, pub;
+	unsigned i;
+	int bad = 0;
+
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	/* the writer meets a zero size at tail (the bytes inside a record) */
+	memset(buf, 0, sizeof(buf));
+	dtr_init(&r, buf, sizeof(buf));
+	dtr_store_once(&r.r_mode, DTR_MODE_OVERWRITE);
+	for (i = 0; i < 8; i++)
+		put(&r, 512, i, 1);
+	dtr_store_once(&r.r_tail, 256);
+	pub = dtr_load_once(&r.r_pub);
+	if (put(&r, 512, 8, 1) == NULL || dtr_lread(&r.r_reset) != 1 ||
+	    dtr_load_once(&r.r_tail) != pub || dtr_lread(&r.r_overwritten) != 0)
+		fail("unit/writer-bad-size: put after a stale tail: reset %lu tail %lu (pub %lu) "
+		    "overwritten %lu", dtr_lread(&r.r_reset), dtr_load_once(&r.r_tail), pub,
+		    dtr_lread(&r.r_overwritten));
+	else
+		printf("PASS unit/writer-bad-size\n");
+
+	/* the writer meets a tail past pub */
+	dtr_init(&r, buf, sizeof(buf));
+	dtr_store_once(&r.r_mode, DTR_MODE_OVERWRITE);
+	for (i = 0; i < 8; i++)
+		put(&r, 512, i, 1);
+	dtr_store_once(&r.r_tail, 4096 + 1024);
+	if (put(&r, 512, 8, 1) == NULL || dtr_lread(&r.r_reset) != 1)
+		fail("unit/writer-tail-past-pub: reset %lu", dtr_lread(&r.r_reset));
+	else
+		printf("PASS unit/writer-tail-past-pub\n");
+
+	/* the reader: sizes zero, not a multiple of 8, past pub, past the end */
+	for (i = 0; i < 4; i++) {
+		struct dtr_hdr *h;
+		unsigned sz;
+
+		memset(buf, 0, sizeof(buf));
+		dtr_init(&r, buf, sizeof(buf));
+		put(&r, 512, 0, 1);
+		put(&r, 512, 1, 1);
+		h = (struct dtr_hdr *)(buf + 512);
+		h->h_size = i == 0 ? 0 : i == 1 ? 100 : i == 2 ? 1024 : 8192;
+		if (i == 3) {
+			/* a pad claiming more than the rest of the buffer */
+			dtr_store_once(&r.r_tail, 3584);
+			dtr_lset(&r.r_head, 4096 + 512);
+			dtr_store_once(&r.r_pub, 4096 + 512);
+			h = (struct dtr_hdr *)(buf + 3584);
+			h->h_size = 1024;
+			h->h_probe = DTR_PAD;
+		}
+		pub = dtr_read_begin(&r);
+		pos = dtr_load_once(&r.r_tail);
+		if (i < 3 && ((h = dtr_peek_size(&r, &pos, pub, &sz)) == NULL || sz != 512))
+			bad++;
+		else if (i < 3)
+			pos += sz;
+		if (dtr_peek_size(&r, &pos, pub, &sz) != NULL || pos != pub ||
+		    dtr_load_once(&r.r_rreset) != 1)
+			bad++;
+	}
+	if (bad)
+		fail("unit/reader-bad-size: %d of 4 bad sizes followed", bad);
+	else
+		printf("PASS unit/reader-bad-size\n");
+	alarm(0);
+}
+
 /* Single-threaded exact checks: pad placement, full ring, refill. */
 static void unit(void)
 {
@@ -570,6 +656,7 @@ int main(int argc, char **argv)
 
 	unit();
 	unit_overwrite();
+	unit_badsize();
 	run(nev, 4096, 0, 0);
 	run(nev, 65536, 0, 0);
 	run(nev, 16384, 1, 0);

@@ -34,6 +34,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/userfaultfd.h>
 
 #include "dt_abi.h"
 #include "ktest.h"
@@ -227,6 +228,9 @@ static int stats(int fd, struct dt_stats *st)
 	memset(st, 0, sizeof(*st));
 	return ioctl(fd, DTIOCGSTATS, st);
 }
+
+static int set_filter(int fd, dt_u32 flags, const dt_u32 *pids, dt_u32 npids, dt_u32 execpid,
+    const char *comm);
 
 /* A growable array of raw records. */
 struct evbuf {
@@ -2089,17 +2093,30 @@ static pid_t deep_spinner(int cpu)
 static void t_budget(void)
 {
 	int fd = dt_open("budget.open", 0), f2 = dt_open("budget.open2", 0);
+	int f3 = dt_open("budget.open3", 0);
 	struct dt_kprobe kp = { 0 };
 	const char *fn[] = { "hrtimer_interrupt", "__hrtimer_run_queues" };
 	dt_u32 ustk = DT_USTACK_MAX;
 	int r = -1;
 
-	if (fd < 0 || f2 < 0)
+	if (fd < 0 || f2 < 0 || f3 < 0)
 		return;
 	for (int i = 0; i < 2 && r < 0; i++) {
 		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", fn[i]);
 		r = ioctl(fd, DTIOCKPROBE, &kp);
 	}
+	/*
+	 * f3 wants only a process that sleeps throughout: every event is
+	 * filtered out, so none may count as throttled or dropped there.
+	 */
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 sl = sleeper;
+	set_filter(f3, DTF_PIDS, &sl, 1, 0, NULL);
+	enable(f3, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0);
 	dt_u32 prof = find_probe(f2, "profile", NULL, NULL, NULL);
 	if (!check(r == 0 && ioctl(fd, DTIOCSETUSTACK, &ustk) == 0 &&
 	    enable(fd, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0) == 0 &&
@@ -2114,12 +2131,16 @@ static void t_budget(void)
 	pid_t sp[2] = { deep_spinner(0), deep_spinner(1) };
 	usleep(100000);
 	record(f2, 1);
+	record(f3, 1);
 	record(fd, 1);
 	double t0 = now();
 	usleep(2000000);
 	double el = now() - t0;
 	record(fd, 0);
+	record(f3, 0);
 	record(f2, 0);
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
 	for (int i = 0; i < 2; i++) {
 		kill(sp[i], SIGKILL);
 		waitpid(sp[i], NULL, 0);
@@ -2138,9 +2159,18 @@ static void t_budget(void)
 	    st.dtst_dropped >= st.dtst_throttled && st.dtst_read == e.nrec, "budget.conservation",
 	    "produced %" PRIu64 " read %" PRIu64 " (got %zu) dropped %" PRIu64 " throttled %" PRIu64,
 	    st.dtst_produced, st.dtst_read, e.nrec, st.dtst_dropped, st.dtst_throttled);
+	struct dt_stats s3;
+	stats(f3, &s3);
+	check(st.dtst_throttled > 0 && s3.dtst_filtered > 0 && s3.dtst_throttled == 0 &&
+	    s3.dtst_dropped == 0 && s3.dtst_produced == 0, "budget.filter-before-throttle",
+	    "a descriptor filtering every event out: filtered %" PRIu64 " throttled %" PRIu64
+	    " dropped %" PRIu64 " produced %" PRIu64 " (the other throttled %" PRIu64 ")",
+	    s3.dtst_filtered, s3.dtst_throttled, s3.dtst_dropped, s3.dtst_produced,
+	    st.dtst_throttled);
 	free(e.b);
 	close(fd);
 	close(f2);
+	close(f3);
 }
 
 /*
@@ -3232,6 +3262,163 @@ static int mkuprobe(int fd, const char *path, unsigned long long off, const char
 	return ioctl(fd, DTIOCUPROBE, up);
 }
 
+/* Copies file from to to (mode 0755); 0 on success. */
+static int copy_file(const char *from, const char *to)
+{
+	char b[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, ok = 1;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (out < 0) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, b, sizeof(b))) > 0)
+		if (write(out, b, n) != n)
+			ok = 0;
+	close(in);
+	if (close(out) < 0 || n < 0)
+		ok = 0;
+	return ok ? 0 : -1;
+}
+
+/*
+ * A uprobe site on a file of a tmpfs mounted here holds the mount: umount
+ * is refused (EBUSY) while the probe is armed, and succeeds once the last
+ * descriptor is closed.  A site that held only the inode let the umount
+ * through and touched the freed superblock later.
+ */
+static void t_upmount(void)
+{
+	const char *mnt = "/tmp/dt-upmnt", *prog = "/tmp/dt-upmnt/prog";
+	char self[400];
+	long long off = file_offset((const void *)up_target, self, sizeof(self));
+	struct dt_uprobe up;
+	struct evbuf e = { 0 };
+	int fd, r;
+
+	mkdir(mnt, 0700);
+	if (!check(off >= 0 && mount("tmpfs", mnt, "tmpfs", 0, "size=64m") == 0,
+	    "upmount.mount", "offset %lld, mount: %s", off, strerror(errno)))
+		return;
+	if (!check(copy_file("/proc/self/exe", prog) == 0, "upmount.copy", "%s",
+	    strerror(errno))) {
+		umount(mnt);
+		return;
+	}
+	fd = dt_open("upmount.open", 0);
+	if (fd < 0) {
+		umount(mnt);
+		return;
+	}
+	r = mkuprobe(fd, prog, (unsigned long long)off, "upmount_target", &up);
+	if (!check(r == 0, "upmount.create", "DTIOCUPROBE %s: %s", prog, strerror(errno))) {
+		close(fd);
+		umount(mnt);
+		return;
+	}
+	enable(fd, up.dtup_entry_id, DTEVT_FUNCARGS, 0);
+	check(record(fd, 1) == 0, "upmount.record", "%s", strerror(errno));
+	/* the probe is on the tmpfs file: its program's calls are seen */
+	pid_t k = fork();
+	if (k == 0) {
+		execl(prog, "prog", "upcalls=10", (char *)NULL);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(k, &st, 0);
+	r = umount2(mnt, 0);
+	check(r < 0 && errno == EBUSY, "upmount.umount-busy-while-armed",
+	    "umount %s while a uprobe on %s is armed: %s", mnt, prog,
+	    r == 0 ? "succeeded" : strerror(errno));
+	record(fd, 0);
+	drain(fd, &e);
+	long n = 0;
+	const struct dt_rec *rec;
+	EV_FOREACH(&e, rec)
+		n += rec->dtr_probe == up.dtup_entry_id && rec->dtr_pid == (dt_u32)k;
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 0 && n == 10, "upmount.fires",
+	    "child status %#x, %ld entries of up_target in %s, want 10", st, n, prog);
+	close(fd);
+	if (r == 0)
+		return;		/* already gone: nothing more to see */
+	r = umount2(mnt, 0);
+	check(r == 0, "upmount.umount-after-close", "umount %s after the last close: %s", mnt,
+	    r == 0 ? "ok" : strerror(errno));
+	if (r != 0)
+		umount2(mnt, MNT_DETACH);
+	free(e.b);
+}
+
+/*
+ * A kprobe on a function of a module that is then unloaded: raising its
+ * return probe's instances re-registers the kretprobe, which fails (the
+ * function is gone), and so does registering the old count again; a
+ * second raise then must not unregister the kretprobe that is not
+ * registered (its rethook is gone: a NULL dereference in the ioctl).  The
+ * raises run in a child, so an oops kills the child, not the suite.
+ */
+static void t_kpmod(void)
+{
+	struct dt_kprobe kp;
+	int fd, r, st = 0, p[2];
+
+	if (!check(system("insmod /kmod/dt_kptarget.ko") == 0, "kpmod.insmod",
+	    "insmod /kmod/dt_kptarget.ko failed (built beside dt.ko by kernel/Kbuild)"))
+		return;
+	fd = dt_open("kpmod.open", 0);
+	if (fd < 0) {
+		system("rmmod dt_kptarget");
+		return;
+	}
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "dt_kptarget_fn");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r == 0 && kp.dtkp_entry_id && kp.dtkp_return_id, "kpmod.create",
+	    "DTIOCKPROBE dt_kptarget_fn: %s", r ? strerror(errno) : "no ids");
+	dt_u32 m0 = kp.dtkp_maxactive, rid = kp.dtkp_return_id;
+	check(system("rmmod dt_kptarget") == 0, "kpmod.rmmod", "rmmod dt_kptarget failed");
+	if (r != 0 || pipe(p) < 0) {
+		close(fd);
+		return;
+	}
+	pid_t k = fork();
+	if (k == 0) {
+		int errs[3];
+		for (int i = 0; i < 3; i++) {
+			struct dt_kprobe k2;
+			memset(&k2, 0, sizeof(k2));
+			snprintf(k2.dtkp_func, sizeof(k2.dtkp_func), "dt_kptarget_fn");
+			k2.dtkp_maxactive = m0 + 1 + i;
+			errs[i] = ioctl(fd, DTIOCKPROBE, &k2) < 0 ? errno : 0;
+		}
+		write(p[1], errs, sizeof(errs));
+		_exit(0);
+	}
+	close(p[1]);
+	int errs[3] = { -1, -1, -1 };
+	ssize_t n = read(p[0], errs, sizeof(errs));
+	close(p[0]);
+	waitpid(k, &st, 0);
+	check(WIFEXITED(st) && n == (ssize_t)sizeof(errs), "kpmod.raise-after-unload",
+	    "the process raising maxactive three times after the unload %s %d",
+	    WIFSIGNALED(st) ? "died of signal" : "exited", WIFSIGNALED(st) ? WTERMSIG(st) :
+	    WEXITSTATUS(st));
+	check(n == (ssize_t)sizeof(errs) && errs[0] && errs[1] && errs[2],
+	    "kpmod.raise-fails", "raises after the unload: %s, %s, %s (want errors)",
+	    strerror(errs[0]), strerror(errs[1]), strerror(errs[2]));
+	/* the dead return probe cannot be armed; the descriptor still works */
+	enable(fd, rid, 0, 0);
+	r = record(fd, 1);
+	check(r < 0 && errno == EIO, "kpmod.return-dead-eio", "recording the dead return "
+	    "probe: %s", r ? strerror(errno) : "started");
+	record(fd, 0);
+	close(fd);
+}
+
 /*
  * Past DT_UPROBE_MAX (1024) sites, creating one frees those no descriptor
  * has enabled: sessions that each probe new functions never run out.
@@ -3684,6 +3871,805 @@ static void t_flight(void)
 	free(e.b);
 }
 
+/*
+ * A read() stalled in copy_to_user (its buffer's page is missing under
+ * userfaultfd) while another thread starts recording in overwrite mode:
+ * the start must wait for the read, else the read stores its stale tail
+ * over the one the overwriting writers advanced, tail lands inside a
+ * record, and the writer or the reader follows garbage sizes (a writer
+ * spinning on a zero size locks the CPU up).
+ */
+struct fs_read {
+	int fd;
+	void *buf;
+	size_t len;
+	ssize_t n;
+	int err;
+	volatile int done;
+};
+
+static void *fs_reader(void *a)
+{
+	struct fs_read *s = a;
+
+	s->n = read(s->fd, s->buf, s->len);
+	s->err = errno;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct fs_start {
+	int fd;
+	int r, err;
+	volatile int done;
+};
+
+static void *fs_starter(void *a)
+{
+	struct fs_start *s = a;
+
+	s->r = record(s->fd, 1);
+	s->err = errno;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Resolves one missing-page fault of uffd within ms; 1 if there was one. */
+static int fs_serve(int uffd, long pg, int ms)
+{
+	static char zero[1 << 16];
+	struct pollfd p = { .fd = uffd, .events = POLLIN };
+	struct uffd_msg m;
+	struct uffdio_copy c;
+
+	if (poll(&p, 1, ms) != 1 || read(uffd, &m, sizeof(m)) != sizeof(m) ||
+	    m.event != UFFD_EVENT_PAGEFAULT)
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.dst = m.arg.pagefault.address & ~(dt_u64)(pg - 1);
+	c.src = (uintptr_t)zero;
+	c.len = pg;
+	ioctl(uffd, UFFDIO_COPY, &c);
+	return 1;
+}
+
+static void t_flightstall(void)
+{
+	int fd = dt_open("flightstall.open", 0);
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	char why[160];
+	dt_u32 me = getpid();
+	long pg = sysconf(_SC_PAGESIZE);
+	const long NLEFT = 20, NSTALL = 3000, N = 5000;
+
+	if (fd < 0)
+		return;
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	if (!check(ce && gp, "flightstall.probes", "no syscall:close:entry or getppid:entry"))
+		return;
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	dt_u32 bsz = DT_BUFSZ_MIN;
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	/*
+	 * Records of two sizes: the leftovers' end (the stale tail) is no
+	 * multiple of the later records' size, so it lands inside one.
+	 */
+	enable(fd, gp, DTEVT_FUNCARGS, 0);
+	enable(fd, ce, DTEVT_FUNCARGS | DTEVT_KSTACK, 0);
+	pin(0);
+	record(fd, 1);
+	for (long i = 0; i < NLEFT; i++)
+		syscall(SYS_getppid);
+	record(fd, 0);
+	check(rmode(fd, DT_RING_OVERWRITE) == 0, "flightstall.set-mode", "%s", strerror(errno));
+
+	int uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	struct uffdio_api api = { .api = UFFD_API };
+	void *buf = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct uffdio_register reg = { .range = { .start = (uintptr_t)buf, .len = 4 * pg },
+	    .mode = UFFDIO_REGISTER_MODE_MISSING };
+	if (!check(uffd >= 0 && ioctl(uffd, UFFDIO_API, &api) == 0 && buf != MAP_FAILED &&
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) == 0, "flightstall.userfaultfd", "%s",
+	    strerror(errno))) {
+		close(fd);
+		unpin();
+		return;
+	}
+	struct fs_read rd = { .fd = fd, .buf = buf, .len = 4 * pg };
+	struct fs_start sr = { .fd = fd };
+	pthread_t rt, stt;
+	pthread_create(&rt, NULL, fs_reader, &rd);
+	/* the reader is inside copy_to_user once its fault arrives */
+	struct pollfd up = { .fd = uffd, .events = POLLIN };
+	int stalled = poll(&up, 1, 10000) == 1;
+	check(stalled, "flightstall.read-stalls", "no fault from read() into the registered buffer");
+	pthread_create(&stt, NULL, fs_starter, &sr);
+	/* a start that does not wait for the read returns within this */
+	for (int i = 0; i < 100 && !__atomic_load_n(&sr.done, __ATOMIC_ACQUIRE); i++)
+		usleep(10000);
+	/* if it did, these are recorded and wrap the ring many times */
+	numbered(0, NSTALL);
+	int early = __atomic_load_n(&sr.done, __ATOMIC_ACQUIRE);
+	check(stalled && !early, "flightstall.start-waits-for-read",
+	    "DTIOCRECORD returned (%d) while a read was copying", sr.r);
+	/* let the read finish: serve its faults until it returns */
+	for (int i = 0; i < 200 && !__atomic_load_n(&rd.done, __ATOMIC_ACQUIRE); i++)
+		fs_serve(uffd, pg, 50);
+	pthread_join(rt, NULL);
+	pthread_join(stt, NULL);
+	if (rd.n > 0)
+		ev_take(&e, buf, rd.n);
+	long ngp = 0;
+	const struct dt_rec *r;
+	EV_FOREACH(&e, r)
+		ngp += r->dtr_probe == gp;
+	check(rd.n > 0 && !e.bad && e.nrec == (size_t)NLEFT && ngp == NLEFT,
+	    "flightstall.read-leftovers", "read %zd (%s): %zu records (%ld getppid, want %ld), "
+	    "%d malformed", rd.n, rd.n < 0 ? strerror(rd.err) : "", e.nrec, ngp, NLEFT, e.bad);
+	check(sr.r == 0, "flightstall.start", "%s", strerror(sr.err));
+	free(e.b);
+	memset(&e, 0, sizeof(e));
+
+	numbered(NSTALL, NSTALL + N);
+	check(freeze(fd, 1) == 0, "flightstall.freeze", "%s", strerror(errno));
+	drain(fd, &e);
+	check(!e.bad && e.nrec > 0, "flightstall.records-well-formed",
+	    "%zu records, %d malformed", e.nrec, e.bad);
+	long k = newest_ok(&e, ce, NSTALL + N - 1, why, sizeof(why), NULL);
+	check(k > 5, "flightstall.dump-newest", "%s", why);
+	stats(fd, &st);
+	check(st.dtst_resets == 0 &&
+	    st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	    "flightstall.counters", "produced %" PRIu64 " read %" PRIu64 " overwritten %" PRIu64
+	    " dropped %" PRIu64 " resets %" PRIu64, st.dtst_produced, st.dtst_read,
+	    st.dtst_overwritten, st.dtst_dropped, st.dtst_resets);
+	freeze(fd, 0);
+	record(fd, 0);
+	unpin();
+	close(fd);
+	close(uffd);
+	munmap(buf, 4 * pg);
+	free(e.b);
+}
+
+/* ---- kprobes the kernel's kprobe tracer refuses; kernel lockdown ---- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines' first words of a file, sorted, for bsearch; NULL if unreadable. */
+static char **word_set(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char w[256];
+		/* the blacklist's lines are "0xSTART-0xEND\tNAME" */
+		if (sscanf(line, "0x%*x-0x%*x %255s", w) != 1 && sscanf(line, "%255s", w) != 1)
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			v = realloc(v, cap * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[(*n)++] = strdup(w);
+	}
+	fclose(f);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+static int in_set(char **v, size_t n, const char *w)
+{
+	return v && bsearch(&w, v, n, sizeof(*v), cmp_str) != NULL;
+}
+
+/*
+ * A function of the kernel's text that ftrace cannot trace (notrace, so
+ * not in available_filter_functions) and that is not on the kprobe
+ * blacklist: register_kprobe takes it, the kprobe tracer refuses it, and
+ * so must dt.ko (EINVAL).  A traceable one is still accepted.
+ */
+static void t_kpnotrace(void)
+{
+	size_t nf = 0, nb = 0;
+	char **ff, **bl, line[512], pick[128] = "";
+	unsigned long stext = 0, etext = 0;
+	FILE *f;
+	int fd, r;
+
+	mkdir("/sys/kernel/debug", 0755);
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	ff = word_set("/sys/kernel/tracing/available_filter_functions", &nf);
+	bl = word_set("/sys/kernel/debug/kprobes/blacklist", &nb);
+	if (!check(nf > 1000 && nb > 10, "kpnotrace.lists", "%zu traceable functions, %zu "
+	    "blacklisted (tracefs, debugfs)", nf, nb))
+		return;
+	/* twice: _stext and _etext first, then a function between them */
+	for (int pass_ = 0; pass_ < 2 && !pick[0]; pass_++) {
+		if (!(f = fopen("/proc/kallsyms", "r")))
+			break;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long a;
+			char t, name[256];
+
+			if (sscanf(line, "%lx %c %255s", &a, &t, name) != 3 || strchr(line, '['))
+				continue;
+			if (!strcmp(name, "_stext"))
+				stext = a;
+			if (!strcmp(name, "_etext"))
+				etext = a;
+			if (pass_ == 0 || (t != 't' && t != 'T') || a < stext || a >= etext ||
+			    strchr(name, '.') || strlen(name) >= DT_FUNCLEN ||
+			    !strncmp(name, "__", 2) || in_set(ff, nf, name) || in_set(bl, nb, name))
+				continue;
+			snprintf(pick, sizeof(pick), "%s", name);
+			break;
+		}
+		fclose(f);
+	}
+	if (!check(pick[0] != 0, "kpnotrace.found", "no notrace function outside the blacklist "
+	    "in %#lx..%#lx", stext, etext))
+		return;
+	info("notrace function: %s", pick);
+	fd = dt_open("kpnotrace.open", 0);
+	if (fd < 0)
+		return;
+	struct dt_kprobe kp;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", pick);
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r < 0 && errno == EINVAL, "kpnotrace.refused", "DTIOCKPROBE %s: %s", pick,
+	    r == 0 ? "created" : strerror(errno));
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_read");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r == 0 && in_set(ff, nf, "vfs_read"), "kpnotrace.traceable-accepted",
+	    "DTIOCKPROBE vfs_read: %s", r ? strerror(errno) : "ok, but not traceable?");
+	close(fd);
+	for (size_t i = 0; i < nf; i++)
+		free(ff[i]);
+	for (size_t i = 0; i < nb; i++)
+		free(bl[i]);
+	free(ff);
+	free(bl);
+}
+
+/* Before the lockdown is raised: a kprobe that exists when it comes. */
+static void t_lockdown_pre(void)
+{
+	int fd = dt_open("lockdown.pre-open", 0);
+	struct dt_kprobe kp;
+
+	if (fd < 0)
+		return;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_read");
+	check(ioctl(fd, DTIOCKPROBE, &kp) == 0, "lockdown.pre-kprobe", "DTIOCKPROBE vfs_read: %s",
+	    strerror(errno));
+	close(fd);
+}
+
+/*
+ * Under lockdown=confidentiality: no kprobe is made or enabled (one made
+ * before the lockdown included), no kernel stack, no user stack copy and
+ * no USDT memory operand; the rest records as before.
+ */
+static void t_lockdown(void)
+{
+	char buf[256] = "";
+	int lfd = open("/sys/kernel/security/lockdown", O_RDONLY), fd, r;
+	ssize_t n = lfd >= 0 ? read(lfd, buf, sizeof(buf) - 1) : -1;
+
+	if (lfd >= 0)
+		close(lfd);
+	if (!check(n > 0 && strstr(buf, "[confidentiality]"), "lockdown.active",
+	    "/sys/kernel/security/lockdown: %s", n > 0 ? buf : strerror(errno)))
+		return;
+	fd = dt_open("lockdown.open", 0);
+	if (fd < 0)
+		return;
+	struct dt_kprobe kp;
+	memset(&kp, 0, sizeof(kp));
+	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "vfs_write");
+	r = ioctl(fd, DTIOCKPROBE, &kp);
+	check(r < 0 && errno == EPERM, "lockdown.kprobe-refused", "DTIOCKPROBE vfs_write: %s",
+	    r == 0 ? "created" : strerror(errno));
+	dt_u32 old = find_probe(fd, "kprobe", "vfs_read", "entry", NULL);
+	r = old ? enable(fd, old, 0, 0) : 0;
+	check(old && r < 0 && errno == EPERM, "lockdown.old-kprobe-refused",
+	    "kprobe:vfs_read:entry (id %u, made before the lockdown): enable %s", old,
+	    !old ? "not listed" : r == 0 ? "succeeded" : strerror(errno));
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	if (!check(ce != 0, "lockdown.probe", "no syscall:close:entry")) {
+		close(fd);
+		return;
+	}
+	r = enable(fd, ce, DTEVT_KSTACK, 0);
+	check(r < 0 && errno == EPERM, "lockdown.kstack-refused", "enable with DTEVT_KSTACK: %s",
+	    r == 0 ? "succeeded" : strerror(errno));
+	r = enable(fd, ce, DTEVT_UREGS, 0);
+	check(r < 0 && errno == EPERM, "lockdown.uregs-refused", "enable with DTEVT_UREGS: %s",
+	    r == 0 ? "succeeded" : strerror(errno));
+	char path[400];
+	long long off = file_offset((const void *)up_target, path, sizeof(path));
+	struct dt_uprobe up;
+	memset(&up, 0, sizeof(up));
+	up.dtup_path = (uintptr_t)path;
+	up.dtup_offset = off;
+	up.dtup_flags = DTUP_USDT;
+	up.dtup_nargs = 1;
+	up.dtup_args[0].dtua_kind = DT_UA_MEM;
+	up.dtup_args[0].dtua_reg = 7;
+	up.dtup_args[0].dtua_size = 8;
+	snprintf(up.dtup_func, sizeof(up.dtup_func), "lockdown_usdt");
+	r = off >= 0 ? ioctl(fd, DTIOCUPROBE, &up) : 0;
+	check(off >= 0 && r < 0 && errno == EPERM, "lockdown.usdt-mem-refused",
+	    "a USDT probe with a memory operand: %s", r == 0 ? "created" : strerror(errno));
+	r = enable(fd, ce, DTEVT_COMM | DTEVT_FUNCARGS, 0);
+	check(r == 0, "lockdown.plain-allowed", "enable with DTEVT_COMM|DTEVT_FUNCARGS: %s",
+	    strerror(errno));
+	struct evbuf e = { 0 };
+	dt_u32 me = getpid();
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	record(fd, 1);
+	numbered(0, 10);
+	record(fd, 0);
+	drain(fd, &e);
+	char why[160];
+	check(newest_ok(&e, ce, 9, why, sizeof(why), NULL) == 10, "lockdown.records", "%s", why);
+	free(e.b);
+	close(fd);
+}
+
+/*
+ * A CPU that comes online while the rings of all descriptors are at their
+ * limit gets no ring: the events a descriptor wanted there are produced
+ * and dropped (counted), not lost unseen, and the ring size is fixed from
+ * the first start on, even for a descriptor that has no ring at all.
+ */
+static void t_noring(void)
+{
+	int fd = dt_open("noring.open", 0), hogs[64], nh = 0, r;
+	dt_u32 me = getpid(), bsz = DT_BUFSZ_MIN;
+	struct dt_stats st;
+	struct evbuf e = { 0 };
+
+	if (fd < 0)
+		return;
+	dt_u32 ce = find_probe(fd, "syscall", "close", "entry", NULL);
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	if (!check(ce && gp && cpu_online(1, 0) == 0, "noring.cpu1-offline", "probes %u %u, "
+	    "offline: %s", ce, gp, strerror(errno))) {
+		close(fd);
+		return;
+	}
+	set_filter(fd, DTF_PIDS | DTF_SELF, &me, 1, 0, NULL);
+	ioctl(fd, DTIOCSETBUFSZ, &bsz);
+	enable(fd, ce, DTEVT_FUNCARGS, 0);
+	check(record(fd, 1) == 0, "noring.record", "%s", strerror(errno));
+	/* fill the rings' limit (a quarter of memory), down to the last page */
+	for (dt_u32 sz = DT_BUFSZ_MAX; sz >= DT_BUFSZ_MIN && nh < 64;) {
+		int h = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		if (h < 0)
+			break;
+		ioctl(h, DTIOCSETBUFSZ, &sz);
+		enable(h, gp, 0, 0);
+		if (record(h, 1) == 0) {
+			hogs[nh++] = h;
+			continue;
+		}
+		r = errno;
+		if (sz == DT_BUFSZ_MIN) {
+			/* no ring at all, but started once: its size is fixed */
+			dt_u32 other = 2 * DT_BUFSZ_MIN;
+			int rb = ioctl(h, DTIOCSETBUFSZ, &other);
+			check(r == ENOMEM && rb < 0 && errno == EBUSY, "noring.bufsz-fixed-after-start",
+			    "start at the limit: %s; DTIOCSETBUFSZ after it: %s", strerror(r),
+			    rb == 0 ? "accepted" : strerror(errno));
+		}
+		close(h);
+		sz /= 2;
+	}
+	/* the user stack copy buffers count against the same bound */
+	int uf = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+	r = enable(uf, gp, DTEVT_UREGS, 0);
+	check(r < 0 && errno == ENOMEM, "noring.ucopy-bounded", "enabling user stack copies "
+	    "with the rings at their limit: %s", r == 0 ? "allocated" : strerror(errno));
+	close(uf);
+	int on = cpu_online(1, 1);
+	check(on == 0, "noring.cpu1-online", "%s", strerror(errno));
+	pin(1);
+	numbered(0, 100);
+	pin(0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	struct dt_stats cs[64];
+	struct dt_cpu_stats c = { .dtcs_ncpus = 64, .dtcs_stats = (uintptr_t)cs };
+	memset(cs, 0, sizeof(cs));
+	ioctl(fd, DTIOCGCPUSTATS, &c);
+	/* (cpu 0 has this process's closes of the descriptors that failed) */
+	check(cs[1].dtst_produced == 100 && cs[1].dtst_dropped == 100 && cs[1].dtst_read == 0 &&
+	    st.dtst_produced == st.dtst_read + st.dtst_dropped && st.dtst_read == e.nrec,
+	    "noring.counted", "%d hogs; 100 closes on cpu 1 without a ring: cpu 1 produced %"
+	    PRIu64 " dropped %" PRIu64 " read %" PRIu64 "; all produced %" PRIu64 " dropped %"
+	    PRIu64 " read %" PRIu64 " (got %zu)", nh, cs[1].dtst_produced, cs[1].dtst_dropped,
+	    cs[1].dtst_read, st.dtst_produced, st.dtst_dropped, st.dtst_read, e.nrec);
+	for (int i = 0; i < nh; i++)
+		close(hogs[i]);
+	close(fd);
+	unpin();
+	free(e.b);
+}
+
+/*
+ * Freezing wakes a poller: a frozen ring is readable (its dump, or the
+ * dump's end) even when it holds nothing, and nothing else would wake a
+ * poller of empty rings (the tick wakes only for data).
+ */
+struct pw_arg {
+	int fd;
+	short revents;
+	double t;
+};
+
+static void *pw_poller(void *a)
+{
+	struct pw_arg *w = a;
+	struct pollfd p = { .fd = w->fd, .events = POLLIN };
+
+	poll(&p, 1, 5000);
+	w->revents = p.revents;
+	w->t = now();
+	return NULL;
+}
+
+static void t_pollwake(void)
+{
+	int fd = dt_open("pollwake.open", 0);
+	pthread_t th;
+
+	if (fd < 0)
+		return;
+	pid_t sleeper = fork();
+	if (sleeper == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 sl = sleeper;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	set_filter(fd, DTF_PIDS, &sl, 1, 0, NULL);
+	rmode(fd, DT_RING_OVERWRITE);
+	enable(fd, gp, 0, 0);
+	record(fd, 1);
+	struct pw_arg w = { .fd = fd };
+	pthread_create(&th, NULL, pw_poller, &w);
+	usleep(300000);
+	double t0 = now();
+	freeze(fd, 1);
+	pthread_join(th, NULL);
+	check((w.revents & POLLIN) && w.t - t0 < 2, "pollwake.freeze-wakes",
+	    "poll of empty overwriting rings returned %.2fs after the freeze, revents %#x",
+	    w.t - t0, w.revents);
+	freeze(fd, 0);
+	record(fd, 0);
+	kill(sleeper, SIGKILL);
+	waitpid(sleeper, NULL, 0);
+	close(fd);
+}
+
+/* The "kernel" bytes of a cgroup's memory.stat, after the stats' periodic flush. */
+static long cg_kernel(const char *cg)
+{
+	char p[256], line[256];
+	long v = -1;
+	FILE *f;
+
+	sleep(3);	/* memcg flushes its per-CPU stats every 2 s */
+	snprintf(p, sizeof(p), "%s/memory.stat", cg);
+	if (!(f = fopen(p, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "kernel %ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static int write_str(const char *path, const char *v)
+{
+	int f = open(path, O_WRONLY), ok;
+
+	if (f < 0)
+		return -1;
+	ok = write(f, v, strlen(v)) == (ssize_t)strlen(v);
+	close(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The user stack copy buffers (four levels of DT_USTACK_MAX per possible
+ * CPU) are charged to the memory cgroup of the process whose enable
+ * allocated them, like the rings, and exist only while some enabled probe
+ * asks for copies: the last such descriptor's close frees them.  Run in a
+ * cgroup of its own; the buffers must not exist when it starts (the
+ * earlier tests closed theirs).
+ */
+static void t_ucopyfree(void)
+{
+	const char *root = "/tmp/cgu", *cg = "/tmp/cgu/dtk";
+	int lo = 0, hi = -1, p[2];
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	long k[3] = { -1, -1, -1 };
+
+	if (f) {
+		if (fscanf(f, "%d-%d", &lo, &hi) == 1)
+			hi = lo;
+		fclose(f);
+	}
+	long want = (long)(hi - lo + 1) * 4 * DT_USTACK_MAX;
+	mkdir(root, 0755);
+	if (mount("none", root, "cgroup2", 0, NULL) != 0 && errno != EBUSY) {
+		fail("ucopyfree.cgroup", "mount cgroup2: %s", strerror(errno));
+		return;
+	}
+	write_str("/tmp/cgu/cgroup.subtree_control", "+memory");
+	mkdir(cg, 0755);
+	if (pipe(p))
+		return;
+	pid_t c = fork();
+	if (c == 0) {
+		char me[32];
+		int r;
+
+		snprintf(me, sizeof(me), "%d", getpid());
+		if (write_str("/tmp/cgu/dtk/cgroup.procs", me) < 0)
+			_exit(1);
+		int fd = open(DT_DEVICE, O_RDWR | O_CLOEXEC);
+		dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+		k[0] = cg_kernel(cg);
+		r = enable(fd, gp, DTEVT_UREGS, 0);
+		k[1] = r == 0 ? cg_kernel(cg) : -2;
+		close(fd);
+		k[2] = cg_kernel(cg);
+		write(p[1], k, sizeof(k));
+		_exit(0);
+	}
+	close(p[1]);
+	ssize_t n = read(p[0], k, sizeof(k));
+	close(p[0]);
+	waitpid(c, NULL, 0);
+	rmdir(cg);
+	check(n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8,
+	    "ucopyfree.charged", "kernel memory of the enabling process's cgroup: %ld, %ld "
+	    "with a probe asking for copies (want +%ld)", k[0], k[1], want);
+	/* (seen only where the enable allocated them: charged above) */
+	check(n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8 &&
+	    k[2] - k[0] < want / 4,
+	    "ucopyfree.freed-at-last-close", "kernel memory %ld, %ld with the probe, %ld "
+	    "after its descriptor's close (the buffers are %ld bytes)", k[0], k[1], k[2], want);
+	umount(root);
+}
+
+/*
+ * A target's child forked after DTIOCSETFILTER but before DTIOCRECORD is
+ * followed (no fork hook runs before the start: the start walks the
+ * targets' descendants).
+ */
+static void t_tgfollow(void)
+{
+	int fd = dt_open("tgfollow.open", 0), go[2], cmd[2], kp[2];
+	const long N = 50;
+	struct evbuf e = { 0 };
+
+	if (fd < 0 || pipe(go) || pipe(cmd) || pipe(kp))
+		return;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	pid_t t = fork();
+	if (t == 0) {
+		char c;
+		if (read(cmd[0], &c, 1) != 1)
+			_exit(1);
+		pid_t k = kid_calls(go[0], N, NULL);
+		write(kp[1], &k, sizeof(k));
+		waitpid(k, NULL, 0);
+		_exit(0);
+	}
+	dt_u32 tt = t;
+	set_filter(fd, DTF_PIDS | DTF_CHILDREN, &tt, 1, 0, NULL);
+	enable(fd, gp, 0, 0);
+	write(cmd[1], "f", 1);		/* fork now: filter set, not recording */
+	pid_t k = -1;
+	read(kp[0], &k, sizeof(k));
+	usleep(100000);
+	record(fd, 1);
+	write(go[1], "g", 1);
+	waitpid(t, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	long n = count_pid(&e, gp, k);
+	check(k > 0 && n == N, "tgfollow.prestart-child", "%ld of %ld getppid events of %d, "
+	    "forked by target %d between the filter and the start", n, N, (int)k, (int)t);
+	free(e.b);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+	close(cmd[0]);
+	close(cmd[1]);
+	close(kp[0]);
+	close(kp[1]);
+}
+
+/*
+ * A target that exits before the start and whose number a new process
+ * gets: that process is not the target; its events are filtered (and
+ * counted so).  ns_last_pid makes the reuse happen.
+ */
+static void t_tgreuse(void)
+{
+	int fd = dt_open("tgreuse.open", 0), go[2];
+	const long N = 40;
+	struct evbuf e = { 0 };
+	struct dt_stats st;
+	pid_t t, r = -1;
+
+	if (fd < 0 || pipe(go))
+		return;
+	dt_u32 gp = find_probe(fd, "syscall", "getppid", "entry", NULL);
+	t = fork();
+	if (t == 0) {
+		pause();
+		_exit(0);
+	}
+	dt_u32 tt = t;
+	set_filter(fd, DTF_PIDS, &tt, 1, 0, NULL);
+	enable(fd, gp, 0, 0);
+	kill(t, SIGKILL);
+	waitpid(t, NULL, 0);
+	for (int i = 0; i < 20 && r != t; i++) {
+		char v[32];
+		snprintf(v, sizeof(v), "%d", (int)t - 1);
+		if (write_str("/proc/sys/kernel/ns_last_pid", v) < 0)
+			break;
+		r = kid_calls(go[0], N, NULL);
+		if (r != t) {
+			kill(r, SIGKILL);
+			waitpid(r, NULL, 0);
+		}
+	}
+	if (!check(r == t, "tgreuse.pid-reused", "no new process got pid %d (ns_last_pid: %s)",
+	    (int)t, strerror(errno))) {
+		close(fd);
+		return;
+	}
+	record(fd, 1);
+	write(go[1], "g", 1);
+	waitpid(r, NULL, 0);
+	record(fd, 0);
+	drain(fd, &e);
+	stats(fd, &st);
+	long n = count_pid(&e, gp, r);
+	check(n == 0 && st.dtst_filtered >= (dt_u64)N, "tgreuse.not-a-target",
+	    "%ld events of the new process %d that got the gone target's number; filtered %"
+	    PRIu64, n, (int)r, st.dtst_filtered);
+	free(e.b);
+	close(fd);
+	close(go[0]);
+	close(go[1]);
+}
+
+/*
+ * A uprobe on a file whose reads stall (FUSE): registering it reads the
+ * probed instruction in every process that maps the file.  While one
+ * descriptor's start is stuck there, another descriptor's enable, start,
+ * stop and close go on.  The reads are let go after 4 s at the latest.
+ */
+struct uf_start {
+	int fd, r, err;
+};
+
+static void *uf_starter(void *a)
+{
+	struct uf_start *u = a;
+
+	u->r = record(u->fd, 1);
+	u->err = errno;
+	return NULL;
+}
+
+static void *uf_release(void *a)
+{
+	(void)a;
+	sleep(4);
+	fz_hold_reads(0);
+	return NULL;
+}
+
+static void t_upfuse(void)
+{
+	const char *mnt = "/tmp/dtfuse", *prog = "/tmp/dtfuse/prog";
+	char self[400];
+	long long off = file_offset((const void *)up_target, self, sizeof(self));
+	struct stat sb;
+	unsigned char *data = NULL;
+	int ef = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), mp[2];
+
+	if (ef >= 0 && fstat(ef, &sb) == 0 && (data = malloc(sb.st_size)) != NULL &&
+	    read(ef, data, sb.st_size) != sb.st_size) {
+		free(data);
+		data = NULL;
+	}
+	if (ef >= 0)
+		close(ef);
+	if (access("/dev/fuse", F_OK) != 0)
+		system("insmod /kmod/fuse.ko");
+	if (!check(data && off >= 0 && fz_start(mnt, "prog", data, sb.st_size) == 0,
+	    "upfuse.mount", "a FUSE file system at %s: %s", mnt, strerror(errno))) {
+		free(data);
+		return;
+	}
+	if (pipe(mp))
+		abort();
+	/* a process that maps the file and never touches it: nothing cached */
+	pid_t m = fork();
+	if (m == 0) {
+		int f = open(prog, O_RDONLY);
+		void *p = f >= 0 ? mmap(NULL, sb.st_size, PROT_READ, MAP_PRIVATE, f, 0) : MAP_FAILED;
+		write(mp[1], p != MAP_FAILED ? "m" : "x", 1);
+		pause();
+		_exit(0);
+	}
+	char c = 0;
+	read(mp[0], &c, 1);
+	int fd = dt_open("upfuse.open", 0);
+	struct dt_uprobe up;
+	int r = fd >= 0 ? mkuprobe(fd, prog, (unsigned long long)off, "upfuse_target", &up) : -1;
+	if (!check(c == 'm' && r == 0, "upfuse.create", "mapped: %c, DTIOCUPROBE %s: %s", c,
+	    prog, strerror(errno)))
+		goto out;
+	enable(fd, up.dtup_entry_id, 0, 0);
+	fz_hold_reads(1);
+	struct uf_start us = { .fd = fd };
+	pthread_t st, rel;
+	pthread_create(&st, NULL, uf_starter, &us);
+	int held = fz_wait_held(5000);
+	check(held, "upfuse.registration-reads", "no read of %s while the uprobe registered", prog);
+	pthread_create(&rel, NULL, uf_release, NULL);
+	double t0 = now();
+	int f2 = dt_open("upfuse.open2", 0);
+	dt_u32 gp = f2 >= 0 ? find_probe(f2, "syscall", "getppid", "entry", NULL) : 0;
+	int e2 = enable(f2, gp, 0, 0), r1 = record(f2, 1), r0 = record(f2, 0);
+	close(f2);
+	double el = now() - t0;
+	check(held && e2 == 0 && r1 == 0 && r0 == 0 && el < 2, "upfuse.others-go-on",
+	    "another descriptor's open, enable, start, stop and close took %.2fs while a uprobe "
+	    "on FUSE registered (enable %d start %d stop %d)", el, e2, r1, r0);
+	pthread_join(st, NULL);
+	pthread_join(rel, NULL);
+	check(us.r == 0, "upfuse.record", "start with the uprobe on FUSE: %s", strerror(us.err));
+	record(fd, 0);
+out:
+	if (fd >= 0)
+		close(fd);
+	kill(m, SIGKILL);
+	waitpid(m, NULL, 0);
+	close(mp[0]);
+	close(mp[1]);
+	fz_stop(mnt);
+	free(data);
+}
+
 /* Holds /dev/dt open and recording in a blocking read, for the rmmod test. */
 static int hold(void)
 {
@@ -3903,7 +4889,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|io|unpriv|filter|flight|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|upfuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -3958,6 +4944,8 @@ int main(int argc, char **argv)
 			t_filter();
 		if (all || !strcmp(t, "flight"))
 			t_flight();
+		if (all || !strcmp(t, "flightstall"))
+			t_flightstall();
 		if (all || !strcmp(t, "uprobe"))
 			t_uprobe();
 		if (all || !strcmp(t, "list"))
@@ -3996,6 +4984,29 @@ int main(int argc, char **argv)
 			t_kpreap();
 		if (all || !strcmp(t, "upreap"))
 			t_upreap();
+		if (all || !strcmp(t, "upmount"))
+			t_upmount();
+		if (all || !strcmp(t, "kpmod"))
+			t_kpmod();
+		if (all || !strcmp(t, "kpnotrace"))
+			t_kpnotrace();
+		if (all || !strcmp(t, "noring"))
+			t_noring();
+		if (all || !strcmp(t, "pollwake"))
+			t_pollwake();
+		if (all || !strcmp(t, "ucopyfree"))
+			t_ucopyfree();
+		if (all || !strcmp(t, "tgfollow"))
+			t_tgfollow();
+		if (all || !strcmp(t, "tgreuse"))
+			t_tgreuse();
+		if (all || !strcmp(t, "upfuse"))
+			t_upfuse();
+		/* not in all: the lockdown cannot be lowered again */
+		if (!strcmp(t, "lockdown-pre"))
+			t_lockdown_pre();
+		if (!strcmp(t, "lockdown"))
+			t_lockdown();
 		if (all || !strcmp(t, "io"))
 			t_io();
 		if (all || !strcmp(t, "unpriv"))

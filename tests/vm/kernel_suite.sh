@@ -1,10 +1,11 @@
 #!/bin/bash
-# kernel_suite.sh KO KTEST OUTDIR - the vm-kernel suite, host side: two
+# kernel_suite.sh KO KTEST OUTDIR [DTREC] - the vm-kernel suite, host side
+# (DTREC: a static dtrec, for the lockdown messages): two
 # boots running kernel_tests.sh (see boot below), then each guest's kernel
 # log checked here too (a guest that crashed cannot check its own).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-ko=$1 ktest=$2 out=$3
+ko=$1 ktest=$2 out=$3 dtrec=${4:-}
 # A private directory, renamed at the end: a concurrent run of the same
 # suite must not mix its files into ours.
 mkdir -p "$(dirname "$out")"
@@ -28,6 +29,12 @@ boot() {
 		--mem "${KSUITE_MEM:-512}")
 	[ -n "$accel" ] && args+=("$accel")
 	[ -f "$ko" ] && args+=(--ko "$ko")
+	[ -n "$dtrec" ] && [ -f "$dtrec" ] && args+=(--bin "$dtrec")
+	# built beside dt.ko (kernel/Kbuild): the kpmod test loads and unloads it
+	[ -f "$(dirname "$ko")/dt_kptarget.ko" ] &&
+		args+=(--file "$(dirname "$ko")/dt_kptarget.ko:/kmod/dt_kptarget.ko")
+	# the booted kernel's FUSE module, for upfuse (none if built in)
+	[ -n "$fusekmod" ] && args+=(--file "$fusekmod:/kmod/fuse.ko")
 	# A locked-up guest cannot run its own watchdog: keep the host backstop short.
 	VM_BOOT_ALLOWANCE=${VM_BOOT_ALLOWANCE:-90} "$here/run.sh" "${args[@]}" </dev/null
 	rc=$?
@@ -45,6 +52,17 @@ host_dmesg() {
 	fi
 }
 [ -f "$ko" ] || echo "FAIL module.built: $ko does not exist (kernel build failed?)"
+# the modules of the kernel run.sh boots (VM_KERNEL: the debug lane's)
+if [ -n "${VM_KERNEL:-}" ]; then
+	kmods=${VM_MODULES:-}/${VM_KVER:-}
+else
+	kmods=
+	for k in $(ls -1 /boot/vmlinuz-*-cloud-amd64 2>/dev/null | sed 's|.*/vmlinuz-||' | sort -V); do
+		[ -d "/lib/modules/$k/kernel" ] && kmods=/lib/modules/$k
+	done
+fi
+fusekmod=
+[ -f "$kmods/kernel/fs/fuse/fuse.ko" ] && fusekmod=$kmods/kernel/fs/fuse/fuse.ko
 trap 'rm -rf "$run" "$run.script" "$run.race" "$run.race.script"' EXIT
 
 boot main --single-thread "$run" "${KSUITE_TIMEOUT:-720}"

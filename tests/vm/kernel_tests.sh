@@ -45,7 +45,7 @@ if [ "${KTEST_PART:-all}" = race ]; then
 fi
 
 phase main 420 dt_ktest list syscall profile sched kprobe conserve nesting wakeup kpmiss \
-	frames io unpriv passed account budget wrap misc kpreap filter flight uprobe upreap proc
+	frames io unpriv passed account budget wrap misc kpreap filter flight flightstall uprobe upreap upmount kpmod kpnotrace noring pollwake ucopyfree tgfollow tgreuse upfuse proc
 # CPU 1 goes offline and back mid-recording
 phase hotplug 60 dt_ktest hotplug
 
@@ -112,6 +112,40 @@ while [ ! -c /dev/dt ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 dt_ktest version && pass rmmod.works-after-reload || fail rmmod.works-after-reload "DTIOCGVERSION failed"
 phase reload 120 dt_ktest syscall | sed 's/^\(PASS\|FAIL\) syscall\./\1 reload.syscall./'
 rmmod dt && pass rmmod.final || fail rmmod.final "final rmmod failed"
+
+# Kernel lockdown last: it cannot be lowered again.  Raised at run time:
+# booted with lockdown=confidentiality the kernel would refuse the unsigned
+# dt.ko (module signatures are an integrity reason), and dt.ko checks
+# lockdown when a probe is made and at every enable, so a raise counts the
+# same as the boot option.
+if insmod /ko/dt.ko; then
+	dt_ktest lockdown-pre
+	mkdir -p /sys/kernel/security
+	grep -q securityfs /proc/mounts || mount -t securityfs securityfs /sys/kernel/security
+	echo confidentiality >/sys/kernel/security/lockdown
+	phase lockdown 60 dt_ktest lockdown
+	# dtrec says what the lockdown refused (not "needs CAP_PERFMON")
+	dtrec_says() {	# NAME DTREC-ARGS...
+		n=lockdown.dtrec-says-$1
+		shift
+		if ! command -v dtrec >/dev/null; then
+			fail $n "no dtrec in the guest (kernel_suite.sh's 4th argument)"
+			return
+		fi
+		out=$(timeout 30 dtrec -o /tmp/ld.dtc -d 1s "$@" 2>&1)
+		rc=$?
+		if [ $rc -ne 0 ] && echo "$out" | grep -q 'refused by kernel lockdown (confidentiality)'; then
+			pass $n
+		else
+			fail $n "dtrec $*: exit $rc: $out"
+		fi
+	}
+	dtrec_says kprobe -e kprobe:vfs_write:entry
+	dtrec_says kstack -k -e syscall:getppid:entry
+	rmmod dt || fail lockdown.rmmod "rmmod after the lockdown tests failed"
+else
+	fail lockdown.insmod "insmod before the lockdown tests failed"
+fi
 
 # (kmemleak's own start-up lines say "leak" too: its reports say "suspected")
 bad=$(dmesg | grep -E 'BUG|Oops|WARNING|general protection|suspected memory leak|unreferenced object|Call Trace|refcount_t|rcu.*stall')

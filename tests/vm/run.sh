@@ -16,6 +16,11 @@
 #
 # Exit: the script's status; 124 on timeout; 125 if the guest did not boot
 # (or died before reporting a status).
+#
+# qemu is ended with SIGTERM, then SIGKILL after VM_KILL_GRACE seconds
+# (default 10): a TCG vCPU thread spinning in qemu's own page_collection_lock
+# once ignored SIGTERM for 17 minutes and held make check with it.  Every
+# kill that ends a run prints the guest console's tail to stderr.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -69,8 +74,25 @@ file -L "$busybox" 2>/dev/null | grep -q dynamic && die "$busybox is not static 
 mkdir -p "$B/vm"
 tmp=$(mktemp -d "$B/vm/run.XXXXXX") || die "mktemp failed"
 qpid=
+# stop_qemu: SIGTERM, and SIGKILL if qemu is still there after the grace
+# period; returns once it is gone.  Sets escalated=1 if SIGKILL was needed.
+escalated=0
+stop_qemu() {
+	local grace=${VM_KILL_GRACE:-10} t
+	kill "$qpid" 2>/dev/null || return 0
+	t=$SECONDS
+	while kill -0 "$qpid" 2>/dev/null; do
+		if [ $((SECONDS - t)) -ge "$grace" ]; then
+			echo "run.sh: qemu ignored SIGTERM for ${grace}s: SIGKILL" >&2
+			kill -KILL "$qpid" 2>/dev/null
+			escalated=1
+			break
+		fi
+		sleep 0.2
+	done
+}
 cleanup() {
-	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+	[ -n "$qpid" ] && stop_qemu
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -170,7 +192,7 @@ killed=0
 start=$SECONDS
 while kill -0 "$qpid" 2>/dev/null; do
 	if [ $((SECONDS - start)) -ge "$host_limit" ]; then
-		kill "$qpid" 2>/dev/null
+		stop_qemu
 		killed=1
 		break
 	fi
@@ -209,7 +231,8 @@ if [ $booted -eq 0 ]; then
 fi
 if [ -z "$rc" ]; then
 	if [ $killed -eq 1 ]; then
-		echo "run.sh: guest killed after ${host_limit}s" >&2
+		echo "run.sh: guest killed after ${host_limit}s$([ $escalated = 1 ] && echo ' (SIGKILL)'); console tail:" >&2
+		tail -n 60 "$tmp/console.log" >&2
 		exit 124
 	fi
 	echo "run.sh: the guest died without a status; console tail:" >&2

@@ -95,6 +95,38 @@ rc=$?
 check no-boot-125 "run.sh exited $rc for a guest without init, want 125" [ "$rc" = 125 ]
 check no-boot-bounded "took $((SECONDS - t0))s" [ $((SECONDS - t0)) -lt 200 ]
 
+# A qemu that ignores SIGTERM (as a TCG thread spinning in qemu's
+# page_collection_lock once did for 17 minutes) is SIGKILLed after the
+# grace period: run.sh ends, says 124 and shows the console.  The
+# stand-in qemu, first in PATH, says on the console that the guest booted,
+# then hangs.
+mkdir -p "$w/fakeq"
+cat >"$w/fakeq/qemu-system-x86_64" <<'FAKEQ'
+#!/bin/bash
+trap '' TERM
+echo $$ >"${0%/*}/pid"
+for a; do case $a in file:*) con=${a#file:}; break ;; esac; done
+echo "dt-vm: booted" >>"$con"
+echo "fake-console-line" >>"$con"
+while :; do sleep 0.5; done
+FAKEQ
+chmod 755 "$w/fakeq/qemu-system-x86_64"
+t0=$SECONDS
+# (timeout: a run.sh that waits for qemu forever must not hang this suite)
+PATH="$w/fakeq:$PATH" VM_BOOT_ALLOWANCE=1 VM_KILL_GRACE=2 timeout -k 5 60 \
+	"$here/run.sh" --script "$w/b.sh" --timeout 1 >"$w/d.log" 2>&1 </dev/null
+rc=$?
+el=$((SECONDS - t0))
+sed 's/^/    | /' "$w/d.log"
+fq=$(cat "$w/fakeq/pid" 2>/dev/null)
+check stuck-qemu-124 "run.sh exited $rc for a qemu ignoring SIGTERM, want 124" [ "$rc" = 124 ]
+check stuck-qemu-bounded "took ${el}s for a 2s limit and a 2s grace" [ "$el" -lt 30 ]
+check stuck-qemu-killed "the stand-in qemu (pid '$fq') is still running" \
+	bash -c "[ -n '$fq' ] && ! kill -0 '$fq' 2>/dev/null"
+check stuck-qemu-sigkill-said "run.sh did not say it sent SIGKILL" grep -q SIGKILL "$w/d.log"
+check stuck-qemu-console "the console tail is not in run.sh's output" grep -q fake-console-line "$w/d.log"
+[ -n "$fq" ] && kill -KILL "$fq" 2>/dev/null
+
 # Bad arguments: a missing --script is refused before boot with 125.
 "$here/run.sh" --script "$w/does-not-exist" >/dev/null 2>&1 </dev/null
 rc=$?

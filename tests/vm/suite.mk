@@ -13,13 +13,19 @@ check-vm-harness: tests/vm/run.sh tests/vm/init.sh tests/vm/selftest.sh
 $(B)/vm/ktest_busy.o: tests/vm/ktest_busy.c tests/vm/ktest.h
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) -O1 -c -o $@ $<
-$(B)/vm/dt_ktest: tests/vm/dt_ktest.c tests/vm/ktest.h include/dt_abi.h $(B)/vm/ktest_busy.o
+$(B)/vm/ktest_fuse.o: tests/vm/ktest_fuse.c tests/vm/ktest.h
 	@mkdir -p $(@D)
-	$(CC) $(VM_CFLAGS) -O2 -o $@ tests/vm/dt_ktest.c $(B)/vm/ktest_busy.o
+	$(CC) $(VM_CFLAGS) -O2 -c -o $@ $<
+$(B)/vm/dt_ktest: tests/vm/dt_ktest.c tests/vm/ktest.h include/dt_abi.h $(B)/vm/ktest_busy.o \
+		$(B)/vm/ktest_fuse.o
+	@mkdir -p $(@D)
+	$(CC) $(VM_CFLAGS) -O2 -o $@ tests/vm/dt_ktest.c $(B)/vm/ktest_busy.o $(B)/vm/ktest_fuse.o \
+		-lpthread
 
 # dt.ko is built if it can be; if not the suite runs anyway and FAILs
 # saying so rather than leaving no result.
-check-vm-kernel: $(B)/vm/dt_ktest tests/vm/run.sh tests/vm/kernel_tests.sh tests/vm/kernel_suite.sh
+check-vm-kernel: $(B)/vm/dt_ktest $(B)/static/dtrec tests/vm/run.sh tests/vm/kernel_tests.sh \
+		tests/vm/kernel_suite.sh
 	@$(MAKE) --no-print-directory $(B)/dt.ko >$(B)/vm/dt.ko.log 2>&1 || cat $(B)/vm/dt.ko.log
 	@B=$(B) tests/run-suite.sh $(B)/results vm-kernel tests/vm/kernel_suite.sh \
-		$(B)/dt.ko $(B)/vm/dt_ktest $(B)/vm/kernel-out
+		$(B)/dt.ko $(B)/vm/dt_ktest $(B)/vm/kernel-out $(B)/static/dtrec

@@ -446,6 +446,24 @@ rehash(const void *ctx, uint32_t i)
 	return hash(((const struct elfsyms_cache *)ctx)->v[i]->path);
 }
 
+int
+elfsyms_known(const struct elfsyms_cache *c, const char *path)
+{
+	uint32_t k;
+	int ret = 0;
+
+	for (size_t i = dt_htab_first(&c->ix, hash(path)); (k = dt_htab_at(&c->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&c->ix, i)) {
+		if (strcmp(c->v[k]->path, path) != 0)
+			continue;
+		if (c->v[k]->file && c->v[k]->file->ef.cap_id)
+			return 1;
+		if (c->v[k]->file == NULL)
+			ret = -1;
+	}
+	return ret;
+}
+
 struct elfsyms_file *
 elfsyms_get(struct elfsyms_cache *c, const char *path, const char *open_path,
 	    char *err, size_t errlen)

@@ -32,6 +32,9 @@ struct elfsyms_file *elfsyms_get(struct elfsyms_cache *c, const char *path,
 				 const char *open_path, char *err, size_t errlen);
 
 /* Read one file without a cache; free with elfsyms_file_free. */
+/* What the cache knows of path, reading nothing: 1 some version of it has
+ * a capture id, -1 it could not be read, 0 neither. */
+int elfsyms_known(const struct elfsyms_cache *c, const char *path);
 struct elfsyms_file *elfsyms_read(const char *path, const char *open_path,
 				  char *err, size_t errlen);
 void elfsyms_file_free(struct elfsyms_file *f);

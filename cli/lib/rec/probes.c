@@ -681,8 +681,15 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 	snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", func);
 	if (ioctl(d->fd, DTIOCKPROBE, &kp) < 0) {
 		int e = errno;
-		if (e == ENOENT || e == EINVAL)
+		const char *ld = e == EPERM ? dtp_lockdown() : NULL;
+		if (ld != NULL)
+			dtu_seterr(err, errlen, "%s: refused by kernel lockdown (%s): no kprobes "
+				   "while the kernel is locked down", spec, ld);
+		else if (e == ENOENT)
 			dtu_seterr(err, errlen, "%s: no such kernel function to probe (%s)", spec, strerror(e));
+		else if (e == EINVAL)
+			dtu_seterr(err, errlen, "%s: the kernel does not let this function be probed "
+				   "(notrace or on the kprobe blacklist, see dt(4))", spec);
 		else if (e == EACCES || e == EPERM)
 			dtu_seterr(err, errlen, "%s: %s: needs root or CAP_PERFMON", spec, strerror(e));
 		else
@@ -1292,4 +1299,28 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	else
 		unknown(d, spec, err, errlen);
 	return -1;
+}
+
+const char *
+dtp_lockdown(void)
+{
+	static char mode[32];
+	char buf[128], *o, *c;
+	FILE *f = fopen("/sys/kernel/security/lockdown", "r");
+
+	if (f == NULL)
+		return NULL;
+	if (fgets(buf, sizeof(buf), f) == NULL) {
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	/* "none integrity [confidentiality]": the bracketed one is in force */
+	o = strchr(buf, '[');
+	c = o != NULL ? strchr(o, ']') : NULL;
+	if (c == NULL || (size_t)(c - o - 1) >= sizeof(mode))
+		return NULL;
+	memcpy(mode, o + 1, (size_t)(c - o - 1));
+	mode[c - o - 1] = '\0';
+	return strcmp(mode, "none") == 0 ? NULL : mode;
 }

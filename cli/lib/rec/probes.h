@@ -74,6 +74,12 @@ int dtp_has_kprobe_pmu(const struct dtp_dev *d);
  */
 int dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const char **ev);
 int dtp_fd(const struct dtp_dev *d);	/* -1 for the perf source */
+/*
+ * The kernel lockdown mode in force ("integrity", "confidentiality"), or
+ * NULL when there is none or it cannot be read: EPERM from dt.ko under
+ * lockdown means lockdown, not a missing capability (dt(4)).
+ */
+const char *dtp_lockdown(void);
 
 /*
  * A user-space probe of the perf catalog (uprobe:PATH:SYMBOL:entry|return,

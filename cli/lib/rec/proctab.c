@@ -214,6 +214,21 @@ proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts)
 	return p;
 }
 
+int
+proctab_is_code(struct proctab *pt, uint32_t pid, uint64_t ts, uint64_t pc)
+{
+	const struct task *p;
+
+	/* x86-64 user space is below 2^47; the first page is never mapped */
+	if (pc < 4096 || pc >= (1ULL << 47))
+		return 0;
+	if ((p = proctab_known(pt, pid, ts)) == NULL || p->p.nmaps == 0 || ts < p->p.ts)
+		return -1;
+	for (size_t j = 0; j < p->p.nmaps; j++)
+		if (pc >= p->maps[j].start && pc < p->maps[j].end)
+			return 1;
+	return 0;
+}
 
 void
 proctab_mmap(struct proctab *pt, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,

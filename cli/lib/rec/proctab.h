@@ -89,6 +89,13 @@ void proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts);
  * a new process (a fork)
  */
 void proctab_exit(struct proctab *pt, uint32_t pid);
+/*
+ * Whether pc can be a return address of pid at ts: 0 when it is no user
+ * address or lies outside every executable mapping of the image pid ran
+ * then, 1 when it is inside one, -1 when the table cannot tell (mappings
+ * unknown, or changed after ts).
+ */
+int proctab_is_code(struct proctab *pt, uint32_t pid, uint64_t ts, uint64_t pc);
 /* the end of one read of every ring */
 void proctab_read_end(struct proctab *pt);
 /* pid's process as the kernel's events describe it, or NULL if unknown */

@@ -21,6 +21,7 @@
 #include "dt_abi.h"
 #include "dtcap.h"
 #include "elfsyms.h"
+#include "fpcheck.h"
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
@@ -45,6 +46,15 @@ struct tslot {
 	uint32_t	misses;		/* snapshots taken for unmapped pcs */
 	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
 	uint64_t	*xr;		/* start, end pairs */
+	/*
+	 * The last snapshot while files of it are stored without symbols
+	 * (no stored stack has reached them yet): a pc in one of them
+	 * stores it again with the file's.  Names and exe owned.
+	 */
+	struct dtcap_proc sp;
+	struct dtcap_map *smaps;
+	int		spending;
+	uint32_t	slast;		/* the user stack id last checked */
 };
 struct tmap {
 	struct tslot	*v;		/* in order of first sight; moves as it grows */
@@ -65,9 +75,11 @@ struct rec {
 	struct dtcap_count *counts;
 	uint64_t	nread, raw_bytes, nbad, nlost;
 	uint64_t	base_bytes;	/* capture size before the first event */
+	uint64_t	sym_bytes;	/* of the capture, symbol tables (at the end) */
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
+	char		ustack_how[300];	/* auto: which walk user stacks got, why */
 	int		tty;
 	struct dtrec_targets tg;	/* -p: ends recording when all exited */
 	pid_t		fg;		/* the terminal was given to the command: our group */
@@ -119,10 +131,24 @@ tmap_get(struct tmap *m, uint32_t key, int *isnew)
 }
 
 static void
+drop_kept(struct tslot *t)
+{
+	for (size_t i = 0; t->smaps && i < t->sp.nmaps; i++)
+		free((char *)t->smaps[i].name);
+	free(t->smaps);
+	free((char *)t->sp.exe);
+	memset(&t->sp, 0, sizeof(t->sp));
+	t->smaps = NULL;
+	t->spending = 0;
+}
+
+static void
 tmap_free(struct tmap *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].xr);
+		drop_kept(&m->v[i]);
+	}
 	free(m->v);
 	dt_htab_free(&m->ix);
 	memset(m, 0, sizeof(*m));
@@ -142,10 +168,11 @@ parse_perms(const char *p, uint32_t *prot)
  * simply stay unsymbolized.
  */
 static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
-			  size_t nm, struct tslot *t);
+			  size_t nm, struct tslot *t, const uint64_t *pcs, size_t npcs);
 
 static int
-snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t)
+snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t,
+	 const uint64_t *pcs, size_t npcs)
 {
 	char path[64], exe[4096] = "", *maps, *stat, *line, *save = NULL;
 	struct dtcap_map *mv = NULL;
@@ -199,23 +226,69 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		free(maps);
 		return 0;
 	}
-	ret = store_snapshot(r, &p, mv, nm, t);
+	ret = store_snapshot(r, &p, mv, nm, t, pcs, npcs);
 	free(mv);
 	free(maps);
 	return ret;
 }
 
+/* Whether one of pcs lies in an executable mapping of name. */
+static int
+file_reached(const struct dtcap_map *mv, size_t nm, const char *name, const uint64_t *pcs,
+	     size_t npcs)
+{
+	for (size_t j = 0; j < nm; j++) {
+		if (!(mv[j].prot & 4) || strcmp(mv[j].name, name) != 0)
+			continue;
+		for (size_t k = 0; k < npcs; k++)
+			if (pcs[k] >= mv[j].start && pcs[k] < mv[j].end)
+				return 1;
+	}
+	return 0;
+}
+
+/* Keep a copy of the snapshot stored last while files of it wait. */
+static void
+keep_snapshot(struct tslot *t, const struct dtcap_proc *p, const struct dtcap_map *mv, size_t nm,
+	      int pending)
+{
+	if (mv == t->smaps) {	/* stored again from the copy */
+		t->spending = pending;
+		return;
+	}
+	drop_kept(t);
+	if (!pending || (t->smaps = calloc(nm ? nm : 1, sizeof(*mv))) == NULL)
+		return;
+	t->sp = *p;
+	t->sp.maps = t->smaps;
+	t->sp.nmaps = 0;
+	t->sp.exe = strdup(p->exe ? p->exe : "");
+	for (size_t i = 0; i < nm; i++) {
+		t->smaps[i] = mv[i];
+		if ((t->smaps[i].name = strdup(mv[i].name)) == NULL)
+			break;
+		t->sp.nmaps++;
+	}
+	t->spending = t->sp.exe && t->sp.nmaps == nm;
+	if (!t->spending)
+		drop_kept(t);
+}
+
 /*
  * Store a process snapshot: the ELF files behind its executable mappings
  * (symbols read once per file), then the maps.  mv's file ids are set.
+ * A file's symbols go in only once a stored user pc lies in it (pcs: the
+ * stack of the event at hand), as the kernel's go in as far as stacks
+ * use them: a process maps dozens of libraries its stacks never reach
+ * (node: 28 files, 254k symbols, for events without stacks at all).
  */
 static int
 store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_t nm,
-	       struct tslot *t)
+	       struct tslot *t, const uint64_t *pcs, size_t npcs)
 {
 	struct dtcap_proc p = *pp;
 	uint32_t pid = p.pid;
-	int ret = 0;
+	int ret = 0, pending = 0;
 
 	/* ELF files behind executable mappings; their other mappings share the id */
 	for (size_t i = 0; i < nm; i++) {
@@ -225,6 +298,13 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 
 		if (!(mv[i].prot & 4) || name[0] != '/' || mv[i].file)
 			continue;
+		int known = elfsyms_known(r->ec, name);
+		if (known < 0)
+			continue;	/* unreadable: no symbols to wait for */
+		if (known == 0 && !file_reached(mv, nm, name, pcs, npcs)) {
+			pending = 1;
+			continue;
+		}
 		/* the file may live in another mount namespace, or be deleted */
 		if (strstr(name, " (deleted)"))
 			snprintf(opath, sizeof(opath), "/proc/%u/map_files/%llx-%llx", pid,
@@ -274,12 +354,44 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 		r->werr = 1;
 		ret = -1;
 	}
+	keep_snapshot(t, &p, mv, nm, ret == 0 && pending);
 	return ret;
+}
+
+/*
+ * A user stack of pid reaching a file its last snapshot stored without
+ * symbols: the snapshot again (same time: it replaces the first for
+ * every event), with them.
+ */
+static void
+reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
+{
+	const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+	struct tslot *t;
+	int isnew;
+
+	if (d->dtr_pid == 0 || (t = tmap_get(&r->procs, d->dtr_pid, &isnew)) == NULL ||
+	    !t->spending || t->slast == ustack)
+		return;
+	t->slast = ustack;
+	for (size_t i = 0; i < t->sp.nmaps; i++) {
+		const struct dtcap_map *m = &t->smaps[i];
+		if (!(m->prot & 4) || m->file || m->name[0] != '/' || elfsyms_known(r->ec, m->name) < 0)
+			continue;
+		for (uint32_t k = 0; k < d->dtr_nustack; k++) {
+			if (u[k] >= m->start && u[k] < m->end) {
+				struct dtcap_proc p = t->sp;
+				store_snapshot(r, &p, t->smaps, t->sp.nmaps, t, u, d->dtr_nustack);
+				return;
+			}
+		}
+	}
 }
 
 /* A snapshot of what the source's kernel records say pid has mapped. */
 static int
-snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t)
+snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t, const uint64_t *pcs,
+	     size_t npcs)
 {
 	struct dtcap_map *mv = NULL;
 	struct dtcap_proc p;
@@ -298,7 +410,7 @@ snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t)
 	memcpy(p.comm, t->comm[0] ? t->comm : sp->comm, DTCAP_COMMLEN);
 	p.comm[DTCAP_COMMLEN - 1] = '\0';
 	p.exe = sp->exe ? sp->exe : "";
-	ret = store_snapshot(r, &p, mv, sp->nmaps, t);
+	ret = store_snapshot(r, &p, mv, sp->nmaps, t, pcs, npcs);
 	free(mv);
 	return ret;
 }
@@ -417,6 +529,8 @@ track_proc(struct rec *r, const struct dt_rec *d)
 
 	if (d->dtr_pid == 0)
 		return;		/* the idle task has no user space */
+	const uint64_t *pcs = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+
 	t = tmap_get(&r->procs, d->dtr_pid, &isnew);
 	if (t == NULL)
 		return;
@@ -427,7 +541,7 @@ track_proc(struct rec *r, const struct dt_rec *d)
 			if (!t->snapped || t->gen != sp->gen) {
 				t->gen = sp->gen;
 				t->snapped++;
-				snapshot_src(r, sp, t);
+				snapshot_src(r, sp, t, pcs, d->dtr_nustack);
 			}
 			return;
 		}
@@ -458,7 +572,7 @@ track_proc(struct rec *r, const struct dt_rec *d)
 	t->snapped++;
 	memcpy(c, d->dtr_comm, DT_COMMLEN);
 	c[DT_COMMLEN] = '\0';
-	snapshot(r, d->dtr_pid, d->dtr_ts, c, t);
+	snapshot(r, d->dtr_pid, d->dtr_ts, c, t, pcs, d->dtr_nustack);
 }
 
 static void
@@ -520,6 +634,8 @@ process(struct rec *r, const char *buf, size_t len)
 			continue;
 		}
 		track_proc(r, d);
+		if (e.ustack)
+			reach_files(r, d, e.ustack);
 	}
 	if (off != len)
 		r->nbad++;
@@ -544,7 +660,7 @@ resnap(struct rec *r)
 			continue;
 		t->gen = sp->gen;
 		t->snapped++;
-		snapshot_src(r, sp, t);
+		snapshot_src(r, sp, t, NULL, 0);
 	}
 }
 
@@ -582,8 +698,9 @@ status_line(struct rec *r, uint64_t elapsed)
 		dtu_human_count(secs > 0 ? r->nread / secs : 0, c, sizeof(c)),
 		dtu_human_size(bytes, d, sizeof(d)));
 	/* the ratio of the events alone: the symbol tables would swamp it */
-	if (bytes > r->base_bytes + 4096)
-		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)(bytes - r->base_bytes));
+	uint64_t evbytes = bytes - r->base_bytes - dtcap_symbol_bytes(r->w);
+	if (bytes > r->base_bytes + dtcap_symbol_bytes(r->w) && evbytes > 4096)
+		fprintf(r->st, "  %.1fx", (double)r->raw_bytes / (double)evbytes);
 	if (t.dropped)
 		fprintf(r->st, "  DROPPED %llu (%.1f%%)", (unsigned long long)t.dropped,
 			t.produced ? 100.0 * (double)t.dropped / (double)t.produced : 0.0);
@@ -789,16 +906,20 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    "failure (%s of %llu recorded)", r->o->output, dtu_human_size(bytes, a, sizeof(a)),
 		    (unsigned long long)ev);
 	} else if (!r->o->quiet) {
-		char d[32];
-		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s, %.1f bytes/event "
-		    "(%.1f after the %s of symbol tables)",
+		char d[32], e[32];
+		/* what the events take, apart from the header, probe list and
+		 * symbol tables: a short recording is all symbol tables */
+		uint64_t meta = r->base_bytes + r->sym_bytes;
+		uint64_t evb = bytes > meta ? bytes - meta : 0;
+		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s: %.1f bytes/event "
+		    "for the events, %s of symbol tables, %s of header and probes",
 		    r->o->output, (unsigned long long)ev,
 		    dtu_human_duration(elapsed, a, sizeof(a)),
 		    dtu_human_count(elapsed ? ev / (elapsed / 1e9) : 0, b, sizeof(b)),
 		    r->src->ops->name, dtu_human_size(bytes, c, sizeof(c)),
-		    ev ? (double)bytes / (double)ev : 0.0,
-		    ev && bytes > r->base_bytes ? (double)(bytes - r->base_bytes) / (double)ev : 0.0,
-		    dtu_human_size(r->base_bytes, d, sizeof(d)));
+		    ev ? (double)evb / (double)ev : 0.0,
+		    dtu_human_size(r->sym_bytes, d, sizeof(d)),
+		    dtu_human_size(r->base_bytes, e, sizeof(e)));
 		if (t.skipped || t.recursive)
 			msg(r, "%llu timer ticks skipped, %llu recursive events not recorded",
 			    (unsigned long long)t.skipped, (unsigned long long)t.recursive);
@@ -818,6 +939,8 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    (unsigned long long)r->nbad);
 	if (r->nlost)
 		msg(r, "WARNING: %llu events read but not written", (unsigned long long)r->nlost);
+	if (r->ustack_how[0] && !r->o->quiet)
+		msg(r, "%s", r->ustack_how);
 	if (r->src->ops->ustack_counts) {
 		uint64_t dw, dwt, fpb;
 		r->src->ops->ustack_counts(r->src, &dw, &dwt, &fpb);
@@ -956,6 +1079,47 @@ runnable(struct rec *r, const char *cmd)
 	return 0;
 }
 
+/*
+ * --user-stacks auto with -u: whether every probe gets a stack copy.  The
+ * sampled probes always do; system calls and tracepoints keep the cheaper
+ * frame-pointer walk, unless a target's program was built without frame
+ * pointers, where that walk ends after a frame or two.  r->ustack_how says
+ * which, for the summary.
+ */
+static int
+ustack_choice(struct rec *r)
+{
+	const struct dtrec_opts *o = r->o;
+	char path[4096], exe[4096];
+	int fp = -1, nofp = 0;
+
+	if (o->argv && o->argv[0]) {
+		if (fpcheck_which(o->argv[0], path, sizeof(path)) == 0 &&
+		    (fp = fpcheck_file(path)) == 0)
+			nofp = 1;
+		snprintf(exe, sizeof(exe), "%s", path);
+	}
+	for (size_t i = 0; !nofp && i < o->npids; i++) {
+		ssize_t l;
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
+		if ((l = readlink(path, exe, sizeof(exe) - 1)) < 0)
+			continue;
+		exe[l] = '\0';
+		if ((fp = fpcheck_file(path)) == 0)
+			nofp = 1;
+	}
+	if (nofp)
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for every probe: "
+			 "%.200s is built without frame pointers", exe);
+	else if (fp == 1)
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
+			 "probes, frame pointers for the rest: %.200s keeps frame pointers", exe);
+	else
+		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
+			 "probes, frame pointers for the rest (--user-stacks dwarf for every probe)");
+	return nofp;
+}
+
 /* Let the waiting command exec.  -1 (message printed) if it could not. */
 static int
 release_child(struct rec *r, int *go_fd, int err_fd, pid_t *child, int *cmd_status)
@@ -1024,7 +1188,7 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 {
 	const char *out = r->o->output;
 	size_t ol = strlen(out);
-	char path[4200], tmp[4300], err[DTSRC_ERRLEN];
+	char path[4200], *tmp = NULL, err[DTSRC_ERRLEN];
 	struct dtcap_writer_opts wo;
 	struct dtcap_host host;
 	struct stat st;
@@ -1041,9 +1205,10 @@ flight_dump(struct rec *r, unsigned *seq, const struct dtp_sel *sel, size_t nsel
 		msg(r, "%s", err);
 		return -1;
 	}
-	snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
-		msg(r, "%s: %s", path, strerror(errno));
+	/* named after this process, removed by the signal handler and swept
+	 * by the next run when a kill left it (util.h dtu_out_tmp_create) */
+	if ((fd = dtu_out_tmp_create(path, &tmp, err, sizeof(err))) < 0) {
+		msg(r, "%s", err);
 		return -1;
 	}
 	close(fd);
@@ -1085,6 +1250,8 @@ close:
 		ret = -1;
 	r->w = NULL;
 	if (ret == 0 && !r->werr && rename(tmp, path) == 0) {
+		dtu_out_tmp_forget();
+		free(tmp);
 		ev = r->nread - r->nlost - r->nbad;
 		*total += ev;
 		if (!r->o->quiet)
@@ -1096,6 +1263,8 @@ close:
 	ret = -1;
 out:
 	unlink(tmp);
+	dtu_out_tmp_forget();
+	free(tmp);
 	return ret;
 }
 
@@ -1110,11 +1279,13 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 	    int *cmd_status, struct dtrec_result *res)
 {
 	const struct dtrec_opts *o = r->o;
-	uint64_t start = dtu_now_ns(), total = 0;
+	uint64_t start = dtu_now_ns(), total = 0, last = 0, skipped = 0;
+	uint64_t gap = o->dump_gap_ns ? o->dump_gap_ns : DTREC_DUMP_GAP_DEF;
+	uint32_t max = o->max_dumps ? o->max_dumps : DTREC_MAX_DUMPS_DEF;
 	uint64_t trig = r->src->ops->triggered ? r->src->ops->triggered(r->src) : 0;
 	sig_atomic_t asked = o->dump ? *o->dump : 0;
 	unsigned seq = 0, dumps = 0;
-	int failed = 0;
+	int failed = 0, said_max = 0, dumped = 0;
 
 	for (;;) {
 		uint64_t now = dtu_now_ns(), t;
@@ -1134,8 +1305,25 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 			asked = *o->dump;
 			why = "SIGUSR2";
 		} else if (o->ntriggers && (t = r->src->ops->triggered(r->src)) != trig) {
+			uint64_t fired = t - trig;
 			trig = t;
-			why = "trigger";
+			/* a trigger inside the gap is skipped, not deferred: by
+			 * the gap's end the rings hold other events */
+			if (!dumped || now - last >= gap) {
+				why = "trigger";
+				fired--;
+			}
+			skipped += fired;
+		}
+		/* the last dump is kept for the end of recording */
+		if (why && dumps + 1 >= max) {
+			if (!said_max && !o->quiet)
+				msg(r, "--max-dumps %u reached: the next dump is the one at the end "
+				    "of recording", (unsigned)max);
+			said_max = 1;
+			if (strcmp(why, "trigger") == 0)
+				skipped++;
+			why = NULL;
 		}
 		if (why) {
 			if (flight_dump(r, &seq, sel, nsel, ksyms, ksymslen, mods, modslen, buf, why,
@@ -1143,6 +1331,8 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 				failed = 1;
 			else
 				dumps++;
+			last = dtu_now_ns();
+			dumped = 1;
 			continue;
 		}
 		/* keeps the source's process table current (side band) */
@@ -1156,9 +1346,15 @@ flight_loop(struct rec *r, const struct dtp_sel *sel, size_t nsel, const char *k
 		failed = 1;
 	else
 		dumps++;
+	/* silence would read as "the trigger fired this often" */
+	if (skipped)
+		msg(r, "%llu trigger%s fired without a dump (--dump-interval %.3gs, --max-dumps %u)",
+		    (unsigned long long)skipped, skipped == 1 ? "" : "s", (double)gap / 1e9,
+		    (unsigned)max);
 	if (res) {
 		res->events = total;
 		res->dumps = dumps;
+		res->triggers_skipped = skipped;
 		res->elapsed_ns = dtu_now_ns() - start;
 	}
 	return failed ? -1 : 0;
@@ -1307,6 +1503,8 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)
 		cfg.ustack_mode = DTSRC_USTACK_FP;
+	if (cfg.ustack_mode == DTSRC_USTACK_AUTO && !o->flight && (cfg.evtflags & DTEVT_USTACK))
+		cfg.ustack_all = ustack_choice(r);
 	if (o->flight) {
 		/* a dump is read in one go: samples still with the unwinding
 		 * workers would miss it, so flight stacks are frame pointers */
@@ -1524,6 +1722,7 @@ finish:
 			msg(r, "%s", dtcap_writer_error(r->w));
 			r->werr = 1;
 		}
+		r->sym_bytes = dtcap_symbol_bytes(r->w);	/* final: flushed */
 		if (dtcap_close(r->w) < 0) {
 			if (!r->werr)
 				msg(r, "%s: cannot finalize the capture", o->output);

@@ -61,11 +61,23 @@ struct dtrec_opts {
 	const char *const *triggers;	/* probe specs, see dtp_resolve() */
 	size_t		ntriggers;
 	const char	*trigger_filter;	/* for the tracepoint triggers: "ret < 0" */
+	/*
+	 * A trigger that fires often would fill the disk with dumps of the
+	 * whole rings: a trigger dumps only dump_gap_ns after the previous
+	 * dump, and no more than max_dumps captures are written in all (the
+	 * one at the end included; SIGUSR2 obeys the count, not the gap).
+	 * Triggers that fire without a dump are counted.  0: the defaults.
+	 */
+	uint64_t	dump_gap_ns;
+	uint32_t	max_dumps;
 };
+#define DTREC_DUMP_GAP_DEF	5000000000ULL	/* 5 s */
+#define DTREC_MAX_DUMPS_DEF	10
 
 struct dtrec_result {
 	uint64_t	events;		/* written to the capture (flight: all dumps) */
 	uint32_t	dumps;		/* flight: captures written */
+	uint64_t	triggers_skipped;	/* flight: trigger firings without a dump */
 	uint64_t	bytes;		/* capture size */
 	uint64_t	raw_bytes;	/* read from the kernel */
 	uint64_t	produced, dropped, skipped, recursive;

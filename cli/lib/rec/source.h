@@ -38,6 +38,9 @@ struct dtsrc_cfg {
 					 * or below (open, owned by the caller);
 					 * -1: any */
 	int		ustack_mode;	/* DTSRC_USTACK_*, for DTEVT_USTACK */
+	int		ustack_all;	/* AUTO: copy for every probe, not only the
+					 * sampled ones (the targets' programs
+					 * have no frame pointers) */
 	uint32_t	ustack_size;	/* bytes of user stack copied per sample
 					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
 	unsigned	unwind_threads;	/* 0: one per 4 CPUs, 1 to 4 */

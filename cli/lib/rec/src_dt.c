@@ -386,6 +386,27 @@ dt_take_procs(struct src_dt *d, char *buf, size_t n)
 }
 
 /*
+ * dt.ko's frame-pointer walk through code built without frame pointers
+ * reads data as return addresses (text, zeros): the stack ends at the
+ * first frame that is no code of the process, as the table knows it,
+ * marked cut.  1 when h (a copy, its nustack and flags) changed.
+ */
+static int
+fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
+{
+	for (unsigned i = 0; i < h->dtr_nustack; i++) {
+		uint64_t pc;
+		memcpy(&pc, &u[i], 8);
+		if (proctab_is_code(&d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
+			h->dtr_nustack = (uint8_t)i;
+			h->dtr_flags |= DTR_USTACK_TRUNC;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
  * The records read() left at buf (n bytes), in place: each one's user
  * registers and stack copy (DTR_UREGS) go to the unwinding workers, which
  * return the record later with its DWARF user stack; the record leaves
@@ -410,8 +431,17 @@ dt_take_copies(struct src_dt *d, char *buf, size_t n)
 			break;	/* not dt.ko's: record.c says so */
 		base = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
 		if (!(h.dtr_flags & DTR_UREGS) || base > sz) {
-			memmove(buf + w, buf + r, sz);
-			w += sz;
+			size_t keep = sz;
+			if (d->track && base == sz && h.dtr_nustack &&
+			    fp_cut(d, &h, (const uint64_t *)(const void *)(buf + r) +
+					   (sizeof(h) / 8) + h.dtr_nargs + h.dtr_nkstack)) {
+				keep = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
+				h.dtr_size = (uint32_t)keep;
+			}
+			memmove(buf + w, buf + r, keep);
+			if (keep != sz)
+				memcpy(buf + w, &h, sizeof(h));
+			w += keep;
 			r += sz;
 			continue;
 		}
@@ -461,7 +491,7 @@ dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 
 	if (!(fl & DTEVT_USTACK) || cfg->ustack_mode == DTSRC_USTACK_FP)
 		return 0;
-	return cfg->ustack_mode == DTSRC_USTACK_DWARF || (sel->flags & DT_PF_TIMER);
+	return cfg->ustack_mode == DTSRC_USTACK_DWARF || cfg->ustack_all || (sel->flags & DT_PF_TIMER);
 }
 
 
@@ -698,8 +728,17 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		en.dten_period_ns = sel[i].period_ns;
 		if (ioctl(fd, DTIOCPRBENABLE, &en) < 0) {
 			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
-			dtu_seterr(err, errlen, "enabling %s: %s",
-				   p ? dtp_name(p, nm, sizeof(nm)) : "probe", strerror(errno));
+			int e = errno;
+			const char *ld = e == EPERM ? dtp_lockdown() : NULL;
+
+			if (ld != NULL)
+				dtu_seterr(err, errlen, "enabling %s: refused by kernel lockdown (%s): "
+					   "no kprobes, kernel stacks or user stack copies (--user-stacks "
+					   "dwarf) while the kernel is locked down",
+					   p ? dtp_name(p, nm, sizeof(nm)) : "probe", ld);
+			else
+				dtu_seterr(err, errlen, "enabling %s: %s",
+					   p ? dtp_name(p, nm, sizeof(nm)) : "probe", strerror(e));
 			return -1;
 		}
 	}

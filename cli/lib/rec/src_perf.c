@@ -102,6 +102,7 @@ struct ring {
 	uint64_t	size;		/* [I] data bytes, a power of two */
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
 	uint64_t	rhead;		/* [r] data_head for this read's two passes */
+	uint64_t	mpos, mts;	/* [r] the merge's next record, its time */
 	/* flight: a copy of the backward ring taken by dump, its records
 	 * oldest first [r] */
 	unsigned char	*fcopy;		/* size bytes, read like data */
@@ -131,6 +132,16 @@ struct src_perf {
 	uint64_t	*seen;		/* [r] per CPU: samples of counting events
 					 * (not timers), kept or not */
 	uint64_t	*fired;		/* per CPU, after stop: events' own counts */
+	/*
+	 * Per CPU, after stop: samples the kernel could not write
+	 * (PERF_FORMAT_LOST), complete where LOST records are not (the kernel
+	 * reports those at its next successful write).  An event's own count
+	 * is no measure of what it should have written: with targets, a
+	 * tracepoint naming a task (sched_wakeup's wakee) counts in the
+	 * target's event when another task fires it, and nothing is written.
+	 */
+	uint64_t	*fmtlost;	/* [r] */
+	int		no_fmtlost;	/* [r] a kernel before 6.0, or flight: counts */
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
@@ -160,7 +171,8 @@ struct src_perf {
 	/* DWARF user stacks (unwind_pool.h) */
 	struct dtunw_pool *pool;	/* NULL: frame pointers only */
 	uint32_t	ustack_size;	/* [I] */
-	int		ustack_auto;	/* [I] frame pointers if copies are refused */
+	int		ustack_auto;	/* [I] frame pointers if copies are refused;
+					 * 1: copies for sampled probes, 2: for all */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] */
 };
@@ -178,7 +190,7 @@ dwarf_probe(int autom, const struct pprobe *p)
 {
 	if (!(p->evtflags & DTEVT_USTACK))
 		return 0;
-	return !autom || p->kind == PK_TIMER || p->kind == PK_UPROBE;
+	return autom != 1 || p->kind == PK_TIMER || p->kind == PK_UPROBE;
 }
 
 static long
@@ -249,20 +261,13 @@ on_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned c
 static void
 on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr)
 {
-	uint32_t pid, ppid, tid, ptid;
+	uint32_t pid, ppid;
 
+	/* the child's name comes in order, with the samples (fork_comm) */
 	memcpy(&pid, r, 4);
 	memcpy(&ppid, r + 4, 4);
-	memcpy(&tid, r + 8, 4);
-	memcpy(&ptid, r + 12, 4);
 	if (sp->targeted && pid != ppid)
 		task_get(&sp->tgts, pid, 1);
-	{
-		/* a new thread or process starts with its creator's comm */
-		struct task *pc = task_get(&sp->pt.comms, ptid, 0);
-		if (pc)
-			proctab_set_comm(&sp->pt, tid, pc->comm);
-	}
 	proctab_fork(&sp->pt, pid, ppid, tr->time);
 }
 
@@ -617,6 +622,21 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			nk = 0;
 		if (!(pr->evtflags & DTEVT_USTACK))
 			nu = 0;
+		/*
+		 * The kernel follows frame pointers through code built
+		 * without them too, reading saved data (text, zeros) as
+		 * return addresses: the stack ends at the first frame that
+		 * is no code of the process, marked cut.
+		 */
+		for (unsigned i = 0; i < nu; i++) {
+			uint64_t pc;
+			memcpy(&pc, &uf[i], 8);
+			if (proctab_is_code(&sp->pt, pid, ts, pc) == 0) {
+				nu = i;
+				flags |= DTR_USTACK_TRUNC;
+				break;
+			}
+		}
 	}
 	memset(args, 0, sizeof(args));
 	switch (pr->kind) {
@@ -743,6 +763,22 @@ at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head)
 	return (const struct perf_event_header *)(const void *)sp->tmp;
 }
 
+/* A new thread or process starts with its creator's name of the time of
+ * the fork (called in order: not the name the creator takes later). */
+static void
+fork_comm(struct src_perf *sp, const struct perf_event_header *h)
+{
+	uint32_t tid, ptid;
+	struct task *pc;
+
+	if (h->size < sizeof(*h) + 24)
+		return;
+	memcpy(&tid, (const unsigned char *)(h + 1) + 8, 4);
+	memcpy(&ptid, (const unsigned char *)(h + 1) + 12, 4);
+	if ((pc = task_get(&sp->pt.comms, ptid, 0)) != NULL)
+		proctab_set_comm(&sp->pt, tid, pc->comm);
+}
+
 /*
  * Flight: the records of the frozen rings, side band of every ring
  * first, then each ring's samples oldest first.
@@ -769,6 +805,8 @@ flight_sideband(struct src_perf *sp)
 				parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
 				on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
 			}
+			if (h->type == PERF_RECORD_FORK)
+				fork_comm(sp, h);
 		}
 		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
 	}
@@ -788,6 +826,8 @@ in_order(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h
 		parse_trailer(h, (const unsigned char *)(h + 1), 9, &tr);
 		on_comm(sp, h, (const unsigned char *)(h + 1), &tr, 0);
 	}
+	if (h->type == PERF_RECORD_FORK)
+		fork_comm(sp, h);
 	if (h->type != PERF_RECORD_SAMPLE)
 		return 0;
 	return sample(sp, rg, h, (const unsigned char *)(h + 1), out, room);
@@ -827,11 +867,94 @@ flight_read(struct src_perf *sp, char *buf, size_t len)
 	return (ssize_t)used;
 }
 
+/* The time of a record (samples' TIME, side band's sample_id_all); 0: none. */
+static uint64_t
+rec_time(const struct perf_event_header *h)
+{
+	const unsigned char *r = (const unsigned char *)(h + 1);
+	uint64_t t = 0;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (h->size >= sizeof(*h) + 24)
+			memcpy(&t, r + 16, 8);	/* after IDENTIFIER and TID */
+	} else if (h->size >= sizeof(*h) + 32) {
+		memcpy(&t, r + h->size - sizeof(*h) - 24, 8);
+	}
+	return t;
+}
+
+/* Where ring rg's merge stands: the time of its record at mpos, or
+ * UINT64_MAX when it has none before the mark. */
+static void
+merge_peek(struct src_perf *sp, struct ring *rg, uint64_t mark)
+{
+	const struct perf_event_header *h = at(sp, rg, rg->mpos, rg->rhead);
+
+	rg->mts = h == NULL ? UINT64_MAX : rec_time(h);
+	if (rg->mts >= mark)
+		rg->mts = UINT64_MAX;
+}
+
+/*
+ * The in-order pass over every ring at once, oldest record first: a
+ * name changes (COMM) at its time for the samples of every CPU, so a pid
+ * that exec'd on one CPU while its events waited on another gets the old
+ * name before the exec and the new one after.  Records from mark on (the
+ * time taken before the heads were read) wait for the next read: one
+ * stamped by then may still be in flight on another CPU, and its task's
+ * later records must not overtake it (an exec's COMM not yet written
+ * while the new image's samples already are).  Runs of one ring up to
+ * the next ring's time go without a search.  Bytes in buf after.
+ */
+static size_t
+merge_rings(struct src_perf *sp, char *buf, size_t used, size_t len, uint64_t mark)
+{
+	for (size_t i = 0; i < sp->nrings; i++) {
+		sp->rings[i].mpos = sp->rings[i].meta->data_tail;
+		merge_peek(sp, &sp->rings[i], mark);
+	}
+	for (;;) {
+		struct ring *rg = NULL;
+		uint64_t next = UINT64_MAX;
+		int full = 0;
+
+		for (size_t i = 0; i < sp->nrings; i++) {
+			struct ring *c = &sp->rings[i];
+			if (rg == NULL || c->mts < rg->mts) {
+				if (rg && rg->mts < next)
+					next = rg->mts;
+				rg = c;
+			} else if (c->mts < next) {
+				next = c->mts;
+			}
+		}
+		if (rg == NULL || rg->mts == UINT64_MAX)
+			break;
+		while (rg->mts != UINT64_MAX && rg->mts <= next) {
+			const struct perf_event_header *h = at(sp, rg, rg->mpos, rg->rhead);
+			ssize_t n = in_order(sp, rg, h, buf + used, len - used);
+			if (n < 0) {
+				full = 1;	/* buf is full: the rest waits */
+				break;
+			}
+			used += (size_t)n;
+			rg->mpos += h->size;
+			merge_peek(sp, rg, mark);
+		}
+		if (full)
+			break;
+	}
+	for (size_t i = 0; i < sp->nrings; i++)
+		__atomic_store_n(&sp->rings[i].meta->data_tail, sp->rings[i].mpos, __ATOMIC_RELEASE);
+	return used;
+}
+
 static ssize_t
 perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
 	struct src_perf *sp = (struct src_perf *)s;
 	size_t used = 0;
+	uint64_t mark;
 
 	(void)err;
 	(void)errlen;
@@ -844,8 +967,9 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 	 * Side band first, for every record waiting in every ring: a sample
 	 * of a process that exec'd, forked or mapped a library on another CPU
 	 * then finds its mappings, and a target's new child is known before
-	 * its samples.
+	 * its samples.  The time first: see merge_rings.
 	 */
+	mark = dtu_now_ns();
 	for (size_t i = 0; i < sp->nrings; i++) {
 		struct ring *rg = &sp->rings[i];
 		uint64_t tail = rg->meta->data_tail, pos;
@@ -858,19 +982,7 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 				sideband(sp, rg, h, (const unsigned char *)(h + 1));
 		rg->sb_pos = pos;
 	}
-	for (size_t i = 0; i < sp->nrings; i++) {
-		struct ring *rg = &sp->rings[i];
-		uint64_t pos;
-		const struct perf_event_header *h;
-
-		for (pos = rg->meta->data_tail; (h = at(sp, rg, pos, rg->rhead)); pos += h->size) {
-			ssize_t n = in_order(sp, rg, h, buf + used, len - used);
-			if (n < 0)
-				break;	/* buf is full: the rest waits */
-			used += (size_t)n;
-		}
-		__atomic_store_n(&rg->meta->data_tail, pos, __ATOMIC_RELEASE);
-	}
+	used = merge_rings(sp, buf, used, len, sp->stopped ? UINT64_MAX : mark);
 	proctab_read_end(&sp->pt);
 	if (sp->pool) {
 		/* what the workers finished meanwhile (microseconds a sample):
@@ -1196,7 +1308,16 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	}
 	if (p->kind == PK_UPROBE)
 		uprobe_regs(p->up, &a);
+	if (!sp->flight && !sp->no_fmtlost)
+		a.read_format = PERF_FORMAT_LOST;
 	fd = (int)perf_open(&a, opid, cpu, -1, ofl);
+	if (fd < 0 && errno == EINVAL && a.read_format) {
+		a.read_format = 0;	/* before 6.0 */
+		if ((fd = (int)perf_open(&a, opid, cpu, -1, ofl)) >= 0)
+			sp->no_fmtlost = 1;
+		else
+			a.read_format = PERF_FORMAT_LOST;
+	}
 	if (fd < 0 && errno == EINVAL && p->ustack_copy && sp->ustack_auto) {
 		/* auto: a kernel that cannot copy user stacks gets frame pointers */
 		a.sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
@@ -1560,6 +1681,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	sp->flight = cfg->flight;
+	sp->no_fmtlost = sp->flight;	/* dumps account by counts (perf_dump) */
 	sp->pt.keep_all = cfg->flight;
 	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
 	if (sp->probes == NULL)
@@ -1626,10 +1748,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	if (cfg->ustack_mode != DTSRC_USTACK_FP) {
 		int want = 0;
 		for (size_t i = 0; i < sp->nprobes; i++)
-			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO, &sp->probes[i]);
+			want |= dwarf_probe(cfg->ustack_mode == DTSRC_USTACK_AUTO ? 1 + cfg->ustack_all : 0,
+					    &sp->probes[i]);
 		if (want) {
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
-			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO;
+			/* 2: auto, copying for every probe */
+			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO ? 1 + cfg->ustack_all : 0;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
 			sp->pool = dtunw_pool_start(cfg->unwind_threads, sp->ncpus,
 						    cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
@@ -1854,13 +1978,18 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 	if (sp->fired == NULL && (sp->fired = calloc((size_t)sp->ncpus, sizeof(*sp->fired))) == NULL)
 		return 0;
 	memset(sp->fired, 0, (size_t)sp->ncpus * sizeof(*sp->fired));	/* flight dumps used it */
+	if (sp->fmtlost == NULL && (sp->fmtlost = calloc((size_t)sp->ncpus, sizeof(*sp->fmtlost))) == NULL)
+		sp->no_fmtlost = 1;
 	for (size_t i = 0; i < sp->nfds; i++) {
-		uint64_t v;
+		uint64_t v[2];
+		ssize_t k;
 		const struct pprobe *p;
 		if (!sp->fdprobe[i] || sp->fdcpu[i] < 0 || sp->fdcpu[i] >= sp->ncpus ||
-		    read(sp->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+		    (k = read(sp->fds[i], v, sizeof(v))) < (ssize_t)sizeof(v[0]))
 			continue;
 		p = &sp->probes[sp->fdprobe[i] - 1];
+		if (k == (ssize_t)sizeof(v) && sp->fmtlost)
+			sp->fmtlost[sp->fdcpu[i]] += v[1];
 		/*
 		 * A timer's count is CPU time, and inherited copies add their
 		 * partial periods together: no exact tick count.  Its losses
@@ -1868,7 +1997,7 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 		 */
 		if (p->kind == PK_TIMER)
 			continue;
-		sp->fired[sp->fdcpu[i]] += v;
+		sp->fired[sp->fdcpu[i]] += v[0];
 	}
 	return 0;
 }
@@ -1895,6 +2024,12 @@ perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *
 	*ncpus = (uint32_t)sp->ncpus;
 	for (uint32_t i = 0; i < cap && i < (uint32_t)sp->ncpus; i++) {
 		uint64_t fired = sp->fired ? sp->fired[i] : 0, miss = 0;
+		if (!sp->no_fmtlost && sp->fmtlost) {
+			out[i] = sp->counts[i];
+			out[i].dropped = sp->lost[i] > sp->fmtlost[i] ? sp->lost[i] : sp->fmtlost[i];
+			out[i].produced = out[i].read + out[i].dropped;
+			continue;
+		}
 		/*
 		 * Losses: what LOST records reported, or, once stopped, what
 		 * the counting events fired beyond the samples that reached us
@@ -2081,6 +2216,7 @@ perf_close(struct dtsrc *s)
 	free(sp->counts);
 	free(sp->seen);
 	free(sp->lost);
+	free(sp->fmtlost);
 	free(sp->fired);
 	free(sp->fdcpu);
 	free(sp->fdprobe);

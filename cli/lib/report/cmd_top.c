@@ -41,6 +41,8 @@ static void top_usage(FILE *to)
 			"(default comm)\n");
 	fprintf(to, "  sym, dso: samples by innermost function or object (self); --children:\n"
 		"  by every function on the stack, each once a sample (inclusive)\n");
+	fprintf(to, "  comm, pid and stack count the timer probes' samples, as flame does, "
+		"unless --probe chooses\n");
 	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dt_abi.h"
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "dtsym.h"
@@ -158,6 +159,8 @@ struct top_scan {
 	struct dtcap_reader *r;
 	enum dtr_top_by	by;
 	const char	*which;		/* syscalls: "entry" or "return" */
+	const uint8_t	*want;		/* by probe id, NULL: every probe */
+	size_t		nwant;
 	struct map	m, pcomm;
 	uint64_t	total;
 	int		oom;
@@ -169,6 +172,8 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	struct top_scan *t = ctx;
 	uint64_t key = 0;
 
+	if (t->want && (b->probe[i] >= t->nwant || !t->want[b->probe[i]]))
+		return 0;
 	switch (t->by) {
 	case DTR_TOP_COMM: key = b->comm[i]; break;
 	case DTR_TOP_PID: {
@@ -208,6 +213,76 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	return 0;
 }
 
+/*
+ * Which probes' events count, and their names for the table's header.
+ * Comms, pids and stacks rank where time goes: as flame, the timer
+ * probes' samples when the capture has any and no --probe chose (the
+ * stack of a tracepoint that fires 10000 times in a second says where
+ * it fired, not where the CPU was).  Probes and syscalls rank events:
+ * all of them.  NULL with *nwant 0 when every event counts (or --probe's
+ * filter already chose), NULL with *nwant set on ENOMEM.
+ */
+static uint8_t *
+top_probes(struct dtcap_reader *r, const struct dtf_filter *f, enum dtr_top_by by,
+	   size_t *nwant, char *desc, size_t dlen)
+{
+	size_t np = dtcap_nprobes(r), ntimer = 0, named = 0, l;
+	int timers = 0;
+	uint8_t *want = NULL;
+
+	*nwant = 0;
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
+		ntimer += pr && (pr->flags & DT_PF_TIMER);
+	}
+	if (!f->probe_ok && ntimer && (by == DTR_TOP_COMM || by == DTR_TOP_PID ||
+				       by == DTR_TOP_STACK)) {
+		timers = 1;
+		*nwant = dtcap_max_probe_id(r) + 1;
+		if ((want = calloc(*nwant, 1)) == NULL)
+			return NULL;
+	}
+	if (by == DTR_TOP_PROBE && !f->probe_ok) {
+		snprintf(desc, dlen, "events of every probe");
+		return want;
+	}
+	if (by == DTR_TOP_SYSCALL) {
+		snprintf(desc, dlen, "events of the syscall probes%s",
+			 f->probe_ok ? " --probe chose" : "");
+		return want;
+	}
+	snprintf(desc, dlen, "%s", timers ? "samples of " : "events of ");
+	if (!timers && !f->probe_ok) {
+		snprintf(desc, dlen, "events of every probe: no profile/interval probe recorded");
+		return want;
+	}
+	for (size_t i = 0; i < np; i++) {
+		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
+		int w;
+		if (pr == NULL)
+			continue;
+		w = timers ? !!(pr->flags & DT_PF_TIMER)
+			   : pr->id < f->nprobe_ok && f->probe_ok[pr->id];
+		if (!w)
+			continue;
+		if (want)
+			want[pr->id] = 1;
+		l = strlen(desc);
+		if (named < 4)
+			snprintf(desc + l, dlen - l, "%s%s", named ? ", " : "", pr->name);
+		else if (named == 4)
+			snprintf(desc + l, dlen - l, ", ...");
+		named++;
+	}
+	if (named == 0)
+		snprintf(desc, dlen, "no probe");
+	else if (timers) {
+		l = strlen(desc);
+		snprintf(desc + l, dlen - l, "; --probe to choose");
+	}
+	return want;
+}
+
 int
 dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 	FILE *out, volatile sig_atomic_t *cancel)
@@ -221,7 +296,8 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	struct row *rows = NULL;
 	size_t nrows = 0;
 	int rc = DTR_EXIT_ERROR;
-	char err[512];
+	char err[512], counted[256];
+	uint8_t *want = NULL;
 
 	if (by == DTR_TOP_SYM || by == DTR_TOP_DSO)
 		return dtr_top_frames(c, f, o, out, cancel);
@@ -253,6 +329,13 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	case DTR_TOP_SYM: case DTR_TOP_DSO: break;	/* report_frames.c's */
 	}
 	t.which = which;
+	if ((want = top_probes(r, f, by, &t.nwant, counted, sizeof(counted))) == NULL &&
+	    t.nwant) {
+		dtr_err("top", "out of memory");
+		goto out;
+	}
+	if ((t.want = want) != NULL)
+		cols |= DTCAP_COL_PROBE;
 	if (dtf_scan(r, f, cols, top_row, &t, cancel,
 		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		dtr_err("top", "%s", t.oom ? "out of memory" : err);
@@ -333,7 +416,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	}
 	nrows = k;
 	qsort(rows, nrows, sizeof(*rows), bycount);
-	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[by]);
+	fprintf(out, "%12s %6s  %s (%s)\n", "COUNT", "PCT", dtr_top_keys[by], counted);
 	for (size_t x = 0; x < nrows && x < limit; x++)
 		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
 			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
@@ -345,6 +428,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 		free(rows[x].name);
 	free(rows);
 out:
+	free(want);
 	dtsym_close(own_sym);
 	map_free(&t.m);
 	map_free(&t.pcomm);
