@@ -74,6 +74,24 @@ if [ $host_ok = 1 ]; then
 		awk '{n = $NF; for (i = 0; i < 3; i++) { f = (i == 0 ? "hot_heavy" : i == 1 ? "hot_medium" : "hot_light");
 			if (index($0, f ";") || index($0, f " ")) { c[f] += n; t += n } } }
 		END { for (f in c) printf "%-12s %6d samples  %5.1f%%\n", f, c[f], 100 * c[f] / t }' | sort -k2 -rn
+	# where a real pipeline waits: xz feeding gzip through a pipe, with the
+	# scheduler's switches and wakeups and every system call
+	say "recording where xz | gzip waits (dtrec --offcpu, system calls with their returns)"
+	rm -f out/wait.dtc out/offcpu.svg
+	if "$B/bin/dtrec" --source perf -q --offcpu -e 'syscall:*:entry' -e 'syscall:*:return' \
+		-o out/wait.dtc -- sh -c "xz -3 <'$B/demo-data.txt' | gzip -9 >/dev/null"; then
+		if "$dtreport" flame --offcpu out/wait.dtc -o out/offcpu.svg; then
+			echo "wrote out/offcpu.svg: off-CPU time by the stack each thread waited in (us)"
+		else
+			status=1
+		fi
+		say "dtreport latency --probe 'syscall:read' --by comm out/wait.dtc"
+		"$dtreport" latency --probe 'syscall:read' --by comm out/wait.dtc || status=1
+		say "dtreport syscalls --by comm out/wait.dtc (the busiest)"
+		"$dtreport" syscalls --by comm out/wait.dtc | head -n 12 || status=1
+	else
+		status=1
+	fi
 	say "the VM recording and the host recording side by side"
 	q="SELECT c.source, count(*) AS events, count(DISTINCT e.comm) AS commands FROM events e, capture c"
 	for f in out/demo.dtc out/host.dtc; do
@@ -83,6 +101,9 @@ if [ $host_ok = 1 ]; then
 fi
 say "next"
 echo "  open out/demo.svg (VM) and out/host.svg (this host) in a browser (click a frame to zoom)"
+[ -s out/offcpu.svg ] && echo "  open out/offcpu.svg: where xz and gzip waited, and for how long"
+[ -s out/wait.dtc ] && echo "  who woke whom: $dtreport flame --wakers out/wait.dtc -o out/wakers.svg"
+
 [ -x "$B/bin/dtsh" ] && echo "  explore interactively: $B/bin/dtsh out/demo.dtc"
 echo "  any query: $dtreport sql out/demo.dtc \"SELECT ... FROM events ...\""
 exit $status

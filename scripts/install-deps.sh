@@ -8,7 +8,7 @@ libzstd-dev zstd libsqlite3-dev sqlite3 libedit-dev libelf-dev libdw-dev liblzma
 qemu-system-x86 busybox-static cpio gzip kmod
 linux-image-cloud-amd64 linux-headers-cloud-amd64 sparse mandoc
 tmux chromium python3 xz-utils python3-zstandard python3-xxhash linux-perf
-libc6-dbg systemtap-sdt-dev libcapstone-dev libiberty-dev"
+libc6-dbg systemtap-sdt-dev libcapstone-dev libiberty-dev strace"
 # `make check-debug` only: Debian's kernel source and what building it takes
 if [ "${1:-}" = debug ]; then
 	PKGS="$PKGS linux-source-6.1 bison flex bc libssl-dev"

@@ -15,6 +15,7 @@
 
 #include "dtcap_args.h"
 #include "probes.h"
+#include "recargs.h"
 #include "record.h"
 #include "source.h"
 #include "util.h"
@@ -77,7 +78,7 @@ list_fields(struct dtp_dev *d, const char *glob)
 
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [-v] [GLOB]\n"
-"       dtrec -o FILE -e PROBE [-e PROBE ...] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
@@ -94,6 +95,12 @@ static const char usage_text[] =
 "                uprobe:PATH:SYMBOL[+OFF]:entry|return (a user function:\n"
 "                args in arg0..5, return value in retval) and\n"
 "                usdt:PATH:PROVIDER:NAME (SDT notes); -l 'uprobe:PATH:*' lists\n"
+"  --offcpu      also record the scheduler's switches and wakeups\n"
+"                (sched_switch with the state left in, sched_wakeup,\n"
+"                sched_wakeup_new) with kernel and user stacks, for\n"
+"                dtreport flame --offcpu/--wakers and blame; with -p or\n"
+"                COMMAND also the switches into them and their wakeups\n"
+"                (perf source)\n"
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
@@ -210,225 +217,31 @@ join_args(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
-	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION, OPT_DUMP_GAP,
-	       OPT_MAX_DUMPS };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "source", required_argument, NULL, OPT_SOURCE },
-		{ "flush-interval", required_argument, NULL, OPT_FLUSH },
-		{ "sync", no_argument, NULL, OPT_SYNC },
-		{ "user-stacks", required_argument, NULL, OPT_USTACKS },
-		{ "user-stack-size", required_argument, NULL, OPT_USTACK_SIZE },
-		{ "flight", required_argument, NULL, OPT_FLIGHT },
-		{ "trigger", required_argument, NULL, OPT_TRIGGER },
-		{ "trigger-filter", required_argument, NULL, OPT_TRIGGER_FILTER },
-		{ "dump-interval", required_argument, NULL, OPT_DUMP_GAP },
-		{ "max-dumps", required_argument, NULL, OPT_MAX_DUMPS },
-		{ "comm", required_argument, NULL, OPT_COMM },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "version", no_argument, NULL, OPT_VERSION },
-		{ NULL, 0, NULL, 0 },
-	};
-	static const char *probes[256], *triggers[64];
-	size_t ntriggers = 0;
-	static pid_t pids[1024];
-	size_t nprobes = 0, npids = 0;
-	struct dtrec_opts o;
+	static struct dtrec_args args;
 	struct dtrec_result res;
-	int c, list = 0, verbose = 0, rc, all = 0;
-	uint64_t v;
+	int list, rc;
 
-	memset(&o, 0, sizeof(o));
-	o.prog = "dtrec";
-	opterr = 0;	/* our own messages, without the full path of argv[0] */
-	/* '+': options end at the first operand, so COMMAND keeps its own */
-	while ((c = getopt_long(argc, argv, "+lvo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			list = 1;
-			break;
-		case 'v':
-			verbose = 1;
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'e':
-			if (nprobes == sizeof(probes) / sizeof(probes[0])) {
-				fprintf(stderr, "dtrec: too many -e options (use a glob)\n");
-				return EXIT_USAGE;
-			}
-			probes[nprobes++] = optarg;
-			break;
-		case 'k':
-			o.kstack = 1;
-			break;
-		case 'u':
-			o.ustack = 1;
-			break;
-		case 'd':
-			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
-				fprintf(stderr, "dtrec: bad duration '%s' (e.g. 10s, 500ms, 2m)\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.duration_ns = v;
-			break;
-		case 'b':
-			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
-			    (v & (v - 1)) != 0) {
-				fprintf(stderr, "dtrec: bad ring size '%s': a power of two from 8k to 64M\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			o.bufsize = (uint32_t)v;
-			break;
-		case 'q':
-			o.quiet = 1;
-			break;
-		case 'a':
-			all = 1;
-			break;
-		case 'p': {
-			char *p = optarg, *end;
-			do {
-				long pid;
-				errno = 0;
-				pid = strtol(p, &end, 10);
-				if (end == p || errno || pid <= 0 || pid > 0x3fffffff ||
-				    (*end && *end != ',')) {
-					fprintf(stderr, "dtrec: bad process id list '%s' "
-						"(e.g. -p 1234 or -p 1234,5678)\n", optarg);
-					return EXIT_USAGE;
-				}
-				if (npids == sizeof(pids) / sizeof(pids[0])) {
-					fprintf(stderr, "dtrec: too many process ids\n");
-					return EXIT_USAGE;
-				}
-				pids[npids++] = (pid_t)pid;
-				p = end + 1;
-			} while (*end == ',');
-			break;
-		}
-		case OPT_SOURCE:
-			if (strcmp(optarg, "dt") != 0 && strcmp(optarg, "perf") != 0) {
-				fprintf(stderr, "dtrec: unknown source '%s' (dt or perf)\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.source = optarg;
-			break;
-		case OPT_FLUSH:
-			if (dtu_parse_duration(optarg, &v) < 0 || v < 10000000ULL) {
-				fprintf(stderr, "dtrec: bad flush interval '%s' (at least 10ms, "
-					"e.g. 500ms, 2s)\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.flush_ns = v;
-			break;
-		case OPT_SYNC:
-			o.sync = 1;
-			break;
-		case OPT_USTACKS:
-			if (strcmp(optarg, "fp") == 0)
-				o.ustack_mode = DTSRC_USTACK_FP;
-			else if (strcmp(optarg, "dwarf") == 0)
-				o.ustack_mode = DTSRC_USTACK_DWARF;
-			else if (strcmp(optarg, "auto") == 0)
-				o.ustack_mode = DTSRC_USTACK_AUTO;
-			else {
-				fprintf(stderr, "dtrec: bad --user-stacks '%s' (fp, dwarf or auto)\n",
-					optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPT_USTACK_SIZE:
-			if (dtu_parse_size(optarg, &v) < 0 || v < 1024 || v > 61440) {
-				fprintf(stderr, "dtrec: bad --user-stack-size '%s': 1k to 60k "
-					"(e.g. 16k)\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.ustack_size = (uint32_t)(v & ~7ULL);
-			break;
-		case OPT_FLIGHT:
-			if (dtu_parse_size(optarg, &v) < 0 || v < DT_BUFSZ_MIN || v > DT_BUFSZ_MAX ||
-			    (v & (v - 1)) != 0) {
-				fprintf(stderr, "dtrec: bad flight ring size '%s': a power of two from 8k "
-					"to 64M\n", optarg);
-				return EXIT_USAGE;
-			}
-			o.flight = (uint32_t)v;
-			break;
-		case OPT_TRIGGER:
-			if (ntriggers == sizeof(triggers) / sizeof(triggers[0])) {
-				fprintf(stderr, "dtrec: too many --trigger options\n");
-				return EXIT_USAGE;
-			}
-			triggers[ntriggers++] = optarg;
-			break;
-		case OPT_TRIGGER_FILTER:
-			o.trigger_filter = optarg;
-			break;
-		case OPT_DUMP_GAP:
-			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {
-				fprintf(stderr, "dtrec: bad --dump-interval '%s' (e.g. 5s, 500ms, 1m)\n",
-					optarg);
-				return 2;
-			}
-			o.dump_gap_ns = v;
-			break;
-		case OPT_MAX_DUMPS: {
-			char *end;
-			unsigned long n;
-			errno = 0;
-			n = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || errno || n == 0 || n > 100000 || optarg[0] == '-') {
-				fprintf(stderr, "dtrec: bad --max-dumps '%s': a count from 1 to 100000\n",
-					optarg);
-				return 2;
-			}
-			o.max_dumps = (uint32_t)n;
-			break;
-		}
-		case OPT_COMM:
-			if (optarg[0] == '\0' || strlen(optarg) >= DT_COMMLEN) {
-				fprintf(stderr, "dtrec: bad --comm '%s': a command name is 1 to %d "
-					"bytes (the kernel keeps no more)\n", optarg, DT_COMMLEN - 1);
-				return EXIT_USAGE;
-			}
-			o.comm = optarg;
-			break;
-		case OPT_CGROUP: {
-			char err[512];
-			int fd = dtu_open_cgroup(optarg, err, sizeof(err));
-			if (fd < 0) {
-				fprintf(stderr, "dtrec: %s\n", err);
-				return EXIT_USAGE;
-			}
-			close(fd);	/* reopened when recording starts */
-			o.cgroup = optarg;
-			break;
-		}
-		case 'h':
+	/* the options, as dtsh's record takes them too */
+	rc = dtrec_args_parse(&args, argc, argv, "dtrec");
+	if (rc >= 0) {
+		if (args.help)
 			return usage(stdout, 0);
-		case OPT_VERSION:
+		if (args.version) {
 			printf("dtrec %s\n", dtu_version());
 			return stdout_done(0);
-		case '?':
-			if (optopt && strchr("oedb", optopt))
-				fprintf(stderr, "dtrec: -%c needs an argument\n", optopt);
-			else if (optopt)
-				fprintf(stderr, "dtrec: unknown option -%c\n", optopt);
-			else
-				fprintf(stderr, "dtrec: unknown option %s\n", argv[optind - 1]);
-			return usage(stderr, EXIT_USAGE);
-		default:
-			return usage(stderr, EXIT_USAGE);
 		}
+		return args.print_usage ? usage(stderr, rc) : rc;
 	}
+	struct dtrec_opts o = args.o;
+	const char **probes = args.probes, **triggers = args.triggers;
+	size_t nprobes = args.nprobes, ntriggers = args.ntriggers;
+	list = args.list;
+	optind = args.optind;
+	o.prog = "dtrec";
 
-	if (verbose && !list) {
+	if (args.verbose && !list) {
 		fprintf(stderr, "dtrec: -v goes with -l\n");
-		return usage(stderr, 1);
+		return usage(stderr, EXIT_USAGE);
 	}
 	if (list) {
 		struct dtp_dev *d;
@@ -457,13 +270,10 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: %s\n", err);
 			return 1;
 		}
-		size_t n = verbose ? list_fields(d, glob) : dtp_list(d, glob, stdout);
-		if (glob && n == 0 && !dtu_is_glob(glob) && strlen(glob) < 200) {
-			/* a bare word such as "vfs_read" finds the probes containing it */
-			char sub[256];
-			snprintf(sub, sizeof(sub), "*%s*", glob);
-			n = verbose ? list_fields(d, sub) : dtp_list(d, sub, stdout);
-		}
+		size_t n = args.verbose ? list_fields(d, glob) : dtp_list(d, glob, stdout);
+		char sub[256];
+		if (glob && n == 0 && dtp_word_glob(glob, sub, sizeof(sub)))	/* "vfs_read": the probes holding it */
+			n = args.verbose ? list_fields(d, sub) : dtp_list(d, sub, stdout);
 		/* a short list must not pass for the whole catalog */
 		if (dtp_missing(d))
 			fprintf(stderr, "dtrec: warning: only profile and interval are listed: %s\n",
@@ -479,35 +289,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "dtrec: no output file (-o FILE)\n");
 		return usage(stderr, EXIT_USAGE);
 	}
-	if (nprobes == 0 && ntriggers == 0) {
-		fprintf(stderr, "dtrec: no probe (-e PROBE); dtrec -l lists them\n");
+	if (nprobes == 0 && ntriggers == 0 && !o.offcpu) {
+		fprintf(stderr, "dtrec: no probe (-e PROBE or --offcpu); dtrec -l lists them\n");
 		return usage(stderr, EXIT_USAGE);
 	}
-	if (o.trigger_filter && !ntriggers) {
-		fprintf(stderr, "dtrec: --trigger-filter needs --trigger\n");
+	args.o = o;
+	if (dtrec_args_check(&args, argc, argv, "dtrec") != 0)
 		return usage(stderr, EXIT_USAGE);
-	}
-	if (ntriggers && !o.flight) {
-		fprintf(stderr, "dtrec: --trigger needs --flight\n");
-		return usage(stderr, EXIT_USAGE);
-	}
-	if ((o.dump_gap_ns || o.max_dumps) && !o.flight) {
-		fprintf(stderr, "dtrec: --dump-interval and --max-dumps need --flight\n");
-		return EXIT_USAGE;
-	}
-	if (o.flight && o.bufsize) {
-		fprintf(stderr, "dtrec: --flight SIZE is the ring size: leave out -b\n");
-		return usage(stderr, EXIT_USAGE);
-	}
-	if (optind < argc)
-		o.argv = argv + optind;
-	if ((o.argv != NULL) + (npids != 0) + all > 1) {
-		fprintf(stderr, "dtrec: -a, -p and a COMMAND each choose what to record: "
-			"give one of them\n");
-		return usage(stderr, EXIT_USAGE);
-	}
-	o.pids = npids ? pids : NULL;
-	o.npids = npids;
+	o = args.o;
 	/* an output that cannot be written fails before anything is recorded */
 	{
 		struct stat st;

@@ -21,6 +21,10 @@ static const struct {
 	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks, syscalls, functions or objects" },
 	{ "callers", cmd_calls, "the call tree into a function, merged over the sampled stacks" },
 	{ "callees", cmd_calls, "the call tree out of a function, merged over the sampled stacks" },
+	{ "latency", cmd_latency, "entry/return latency: percentiles and histograms" },
+	{ "syscalls", cmd_syscalls, "per syscall calls, errors and times (strace -c)" },
+	{ "blame",  cmd_blame,  "where a thread's time went: on-CPU, runqueue, blocked by whom" },
+	{ "heatmap", cmd_heatmap, "subsecond-offset heat map (SVG) of samples over time" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
 	{ "export", cmd_export, "write the capture as a plain SQLite database" },
 };
@@ -30,7 +34,7 @@ static void usage(FILE *to)
 	fprintf(to, "usage: dtreport COMMAND [options] FILE.dtc ...\n"
 		"       dtreport --version\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(to, "  %-7s %s\n", cmds[i].name, cmds[i].what);
+		fprintf(to, "  %-8s %s\n", cmds[i].name, cmds[i].what);
 	fprintf(to, "\n'dtreport COMMAND --help' for a command's options; see dtreport(1).\n"
 		"Exit status: 0 done, 1 error, 2 usage error, 3 capture cut short "
 		"(--partial reads it).\n");

@@ -2,6 +2,7 @@
  * cmds.c - the command table and the commands that are dtsh's own; the
  * analysis itself is libdtcli's (report.h, dtsql.h, record.h, probes.h).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "dtsql.h"
 #include "dtsym.h"
 #include "probes.h"
+#include "recargs.h"
 #include "record.h"
 #include "report.h"
 #include "termsafe.h"
@@ -41,15 +43,21 @@ static int cmd_calls_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
+static int cmd_latency_(struct dtsh *, int, char **, const char *);
+static int cmd_syscalls_(struct dtsh *, int, char **, const char *);
+static int cmd_blame_(struct dtsh *, int, char **, const char *);
+static int cmd_heatmap_(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
 static int cmd_quit(struct dtsh *, int, char **, const char *);
 
 const struct dtsh_cmd dtsh_cmds[] = {
-	{ "probes", "probes [GLOB]",
+	{ "probes", "probes [GLOB|WORD]",
 	  "List probes matching GLOB (all without one): the capture's when one\n"
-	  "is open, else those of /dev/dt.", cmd_probes, DTSH_C_PROBE },
+	  "is open, else those of /dev/dt.  A WORD that matches no name as it\n"
+	  "is lists the names holding it (sched_switch), as dtrec -l does.",
+	  cmd_probes, DTSH_C_PROBE },
 	{ "describe", "describe PROBE",
 	  "Show a probe's id, flags and arguments with their types, and the SQL\n"
 	  "columns that hold them (its view's, and the events columns).",
@@ -62,11 +70,14 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "disable", "disable [PROBE]",
 	  "Remove PROBE from the next recording (every probe without one).",
 	  cmd_disable, DTSH_C_PROBE },
-	{ "record", "record [DURATION] [-o FILE]",
+	{ "record", "record [DURATION] [-o FILE] [dtrec's options] [-- COMMAND]",
 	  "Record the enabled probes for DURATION (e.g. 500ms, 2 (seconds), 1m; until\n"
 	  "Ctrl-C without one) into FILE (default dtsh-TIME.dtc), showing live\n"
 	  "counters.  Ctrl-C ends it early and keeps what was recorded; the new\n"
-	  "capture is then opened.", cmd_record, DTSH_C_RECORD },
+	  "capture is then opened.  dtrec's options, through dtrec's own parser:\n"
+	  "-e PROBE (besides the enabled ones), -k, -u, -b SIZE, -p PID[,PID], -a,\n"
+	  "--user-stacks fp|dwarf|auto, --flight SIZE, --source dt|perf, ..., and a\n"
+	  "COMMAND to run and record after '--'.", cmd_record, DTSH_C_RECORD },
 	{ "stats", "stats [--top N] [--all] [FILTERS...]",
 	  "Summary of the open capture: accounting and losses first, then the\n"
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
@@ -83,9 +94,27 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree out of the functions matching FUNC (dtreport callees).",
 	  cmd_calls_, DTSH_C_TOP },
-	{ "flame", "flame [-o FILE] [FILTERS...]",
+	{ "flame", "flame [-o FILE] [--offcpu|--wakers [--state S,D,R]] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
-	  "filters).  Default FILE: flame.svg.", cmd_flame_, DTSH_C_FLAME },
+	  "options and filters: --offcpu draws off-CPU time).  Default FILE:\n"
+	  "flame.svg.", cmd_flame_, DTSH_C_FLAME },
+	{ "latency", "latency [--probe GLOB] [--by probe|comm|pid|tid] [--hist log2|linear:W] "
+	  "[--json] [FILTERS...]",
+	  "Entry/return latency of the open capture: per probe (and comm, pid or\n"
+	  "tid) count, p50, p90, p99, p99.9, max and a histogram (dtreport latency).",
+	  cmd_latency_, DTSH_C_STATS },
+	{ "syscalls", "syscalls [--by comm|pid] [--json] [FILTERS...]",
+	  "Per syscall calls, errors by errno, total, avg, min, max, stddev and p99\n"
+	  "time of the open capture (dtreport syscalls; strace -c).",
+	  cmd_syscalls_, DTSH_C_STATS },
+	{ "blame", "blame --tid T [--since A] [--until B] [--depth N] [--folded] [-o FILE]",
+	  "Where thread T's time went in the open capture: on-CPU, runqueue,\n"
+	  "blocked, each wait under its waker and what that did meanwhile, N hops\n"
+	  "(dtreport blame).", cmd_blame_, DTSH_C_STATS },
+	{ "heatmap", "heatmap [-o FILE] [--rows N] [FILTERS...]",
+	  "Write the subsecond-offset heat map SVG of the open capture (dtreport\n"
+	  "heatmap); clicking two cells shows the flame --since/--until of that\n"
+	  "range.  Default FILE: heatmap.svg.", cmd_heatmap_, DTSH_C_STATS },
 	{ "sql", "sql [--csv|--json|--table] QUERY [--csv|--json|--table]",
 	  "Run QUERY on the open capture's tables and its probes' views (options\n"
 	  "before or after it; describe PROBE names a view's columns).  A line\n"
@@ -126,20 +155,36 @@ dtsh_find_cmd(const char *name)
 	return NULL;
 }
 
+/* An unknown first word: the closest commands and the words that start a
+ * query (a misspelt SELECT is an unknown command too). */
 static void
 suggest_cmd(const char *word)
 {
-	const char *names[sizeof(dtsh_cmds) / sizeof(dtsh_cmds[0])];
+	static const char *const sqlw[] = { "select", "with", "pragma", "explain",
+					    ".tables", ".schema" };
+	const char *names[sizeof(dtsh_cmds) / sizeof(dtsh_cmds[0]) + sizeof(sqlw) / sizeof(sqlw[0])];
 	size_t n = 0;
+	char low[64];
 
 	for (const struct dtsh_cmd *c = dtsh_cmds; c->name; c++)
 		names[n++] = c->name;
-	const char *best[1];
-	if (dtu_suggest(word, names, n, 0, best, 1) == 1)
-		fprintf(stderr, "dtsh: unknown command '%.64s'; did you mean '%s'?\n", word, best[0]);
-	else
+	for (size_t i = 0; i < sizeof(sqlw) / sizeof(sqlw[0]); i++)
+		names[n++] = sqlw[i];
+	/* SQL's words are case-blind: SELCT is as close to select as selct */
+	snprintf(low, sizeof(low), "%s", word);
+	for (char *c = low; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	const char *best[3];
+	size_t k = dtu_suggest(low, names, n, 0, best, 3);
+	if (k == 0) {
 		fprintf(stderr, "dtsh: unknown command '%.64s'%s; type 'help' for the list\n",
 			word, strlen(word) > 64 ? "..." : "");
+		return;
+	}
+	fprintf(stderr, "dtsh: unknown command '%.64s'; did you mean", word);
+	for (size_t j = 0; j < k; j++)
+		fprintf(stderr, "%s '%s'", j == 0 ? "" : j + 1 == k ? " or" : ",", best[j]);
+	fprintf(stderr, "?\n");
 }
 
 /* ------------------------------------------------------------ probes */
@@ -227,27 +272,34 @@ cmd_probes(struct dtsh *sh, int argc, char **argv, const char *rest)
 
 	(void)rest;
 	if (argc > 2) {
-		fprintf(stderr, "usage: probes [GLOB]\n");
+		fprintf(stderr, "usage: probes [GLOB|WORD]\n");
 		return 1;
 	}
 	if (probe_source(sh))
 		return 1;
-	if (sh->cap) {
-		for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
-			const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
-			if (dtu_glob_match(glob, p->name)) {
-				printf("%s\n", dtt_str(p->name));
-				shown++;
-			}
-		}
-	} else if (dtp_is_user(glob)) {
+	if (!sh->cap && dtp_is_user(glob)) {
 		char err[DTP_ERRLEN];
 		if (dtp_list_user(glob, stdout, &shown, err, sizeof(err)) < 0) {
 			fprintf(stderr, "dtsh: %s\n", err);
 			return 1;
 		}
 	} else {
-		shown = dtp_list(sh->dev, glob, stdout);
+		/* as dtrec -l: the glob, else a bare word inside the names */
+		char sub[256];
+		for (const char *g = glob; g && shown == 0;
+		     g = g == glob ? dtp_word_glob(glob, sub, sizeof(sub)) : NULL) {
+			if (sh->cap == NULL) {
+				shown = dtp_list(sh->dev, g, stdout);
+				continue;
+			}
+			for (size_t i = 0; i < dtcap_nprobes(sh->cap); i++) {
+				const struct dtcap_probe *p = dtcap_probe_at(sh->cap, i);
+				if (dtu_glob_match(g, p->name)) {
+					printf("%s\n", dtt_str(p->name));
+					shown++;
+				}
+			}
+		}
 	}
 	if (shown == 0) {
 		fprintf(stderr, "dtsh: no probe matches '%s'\n", glob);
@@ -401,29 +453,74 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	char defname[64], cmdline[1024];
 	const char **specs;
 	int stacks = 0, rc, stopped;
+	/* large (process ids, probes) and argv-bound: one record at a time */
+	static struct dtrec_args a;
 	struct dtrec_opts o;
 	struct dtrec_result res;
+	static const char usage_line[] =
+		"usage: record [DURATION] [-o FILE] [dtrec's options] [-- COMMAND [ARG...]]\n";
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-			out = argv[++i];
-		} else if (argv[i][0] != '-' && dur == 0 &&
-			   dtu_parse_duration(argv[i], &dur) == 0 && dur > 0) {
-			continue;
-		} else {
-			fprintf(stderr, "dtsh record: bad argument '%s'\n"
-				"usage: record [DURATION] [-o FILE]\n", argv[i]);
-			return 1;
-		}
+	/* dtrec's parser, after a leading DURATION (dtrec's -d otherwise) */
+	int skip = argc > 1 && argv[1][0] != '-' && dtu_parse_duration(argv[1], &dur) == 0 &&
+		   dur > 0;
+	char **av = calloc((size_t)argc + 1, sizeof(*av));
+	if (av == NULL) {
+		fprintf(stderr, "dtsh: out of memory\n");
+		return 1;
 	}
+	av[0] = argv[0];
+	for (int i = 1 + skip; i < argc; i++)
+		av[i - skip] = argv[i];
+	int ac = argc - skip;
+	rc = dtrec_args_parse(&a, ac, av, "dtsh record");
+	if (rc >= 0) {
+		if (a.help)
+			fputs(usage_line, stdout);
+		else if (a.version)
+			printf("dtsh %s\n", dtu_version());
+		else
+			fputs(usage_line, stderr);
+		free(av);
+		return rc ? 1 : 0;
+	}
+	/* operands without '--': the DURATION of old (record -o F 5s) */
+	if (a.optind == ac - 1 && strcmp(av[a.optind - 1], "--") != 0 && dur == 0 &&
+	    av[a.optind][0] != '-' && dtu_parse_duration(av[a.optind], &dur) == 0 && dur > 0)
+		ac--;
+	else if (a.optind < ac && strcmp(av[a.optind - 1], "--") != 0) {
+		fprintf(stderr, "dtsh record: bad argument '%s' (a COMMAND follows '--')\n%s",
+			av[a.optind], usage_line);
+		free(av);
+		return 1;
+	}
+	if (a.list || a.verbose) {
+		fprintf(stderr, "dtsh record: -l%s lists nothing here: 'probes' and 'describe' do\n",
+			a.verbose ? " -v" : "");
+		free(av);
+		return 1;
+	}
+	if (dtrec_args_check(&a, ac, av, "dtsh record") != 0) {
+		fputs(usage_line, stderr);
+		free(av);
+		return 1;
+	}
+	if (dur && a.o.duration_ns) {
+		fprintf(stderr, "dtsh record: a DURATION and -d: give one\n");
+		free(av);
+		return 1;
+	}
+	dur = dur ? dur : a.o.duration_ns;
+	out = a.o.output;
 	for (int i = 0; out != NULL && i < sh->ncaps; i++)
 		if (dtu_same_file(out, sh->cap_paths[i])) {
 			fprintf(stderr, "dtsh record: %s: refusing to overwrite the open capture\n",
 				out);
+			free(av);
 			return 1;
 		}
-	if (sh->nen == 0) {
-		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' first\n");
+	if (sh->nen == 0 && a.nprobes == 0 && a.ntriggers == 0) {
+		fprintf(stderr, "dtsh: nothing to record: 'enable PROBE' (or record -e PROBE) first\n");
+		free(av);
 		return 1;
 	}
 	if (out == NULL) {
@@ -433,29 +530,38 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 		strftime(defname, sizeof(defname), "dtsh-%Y%m%d-%H%M%S.dtc", &tm);
 		out = defname;
 	}
-	if ((specs = calloc(sh->nen, sizeof(*specs))) == NULL) {
+	if ((specs = calloc(sh->nen + a.nprobes + 1, sizeof(*specs))) == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
+		free(av);
 		return 1;
 	}
 	size_t k = (size_t)snprintf(cmdline, sizeof(cmdline), "dtsh: record");
+	size_t nspec = 0;
 	for (size_t i = 0; i < sh->nen; i++) {
-		specs[i] = sh->en[i].spec;
+		specs[nspec++] = sh->en[i].spec;
 		stacks |= sh->en[i].stacks;
 		if (k < sizeof(cmdline))
 			k += (size_t)snprintf(cmdline + k, sizeof(cmdline) - k, " %s%s",
-					      specs[i], sh->en[i].stacks ? "(stacks)" : "");
+					      sh->en[i].spec, sh->en[i].stacks ? "(stacks)" : "");
 	}
+	for (size_t i = 0; i < a.nprobes; i++)
+		specs[nspec++] = a.probes[i];
+	for (int i = 1; i < argc && k < sizeof(cmdline); i++)
+		k += (size_t)snprintf(cmdline + k, sizeof(cmdline) - k, " %s", argv[i]);
 	/* The recorder opens the device itself, and kprobes it creates must
 	 * show up in the next listing. */
 	dtp_close(sh->dev);
 	sh->dev = NULL;
-	memset(&o, 0, sizeof(o));
+	o = a.o;
 	o.prog = "dtsh";
 	o.output = out;
 	o.probes = specs;
-	o.nprobes = sh->nen;
-	o.kstack = o.ustack = stacks;
+	o.nprobes = nspec;
+	o.kstack |= stacks;
+	o.ustack |= stacks;
 	o.duration_ns = dur;
+	o.triggers = a.triggers;
+	o.ntriggers = a.ntriggers;
 	o.stop = &dtsh_interrupted;
 	o.status = stderr;
 	o.cmdline = cmdline;
@@ -464,6 +570,7 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 	stopped = dtsh_interrupted;
 	dtsh_interrupted = 0;
 	free(specs);
+	free(av);
 	if (rc != 0)
 		return 1;
 	if (stopped)
@@ -598,6 +705,59 @@ cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
+}
+
+/* latency, syscalls: one capture, in-process, Ctrl-C stops them */
+static int
+one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
+	       int (*fn)(const struct dtr_cap *, int, char **, volatile sig_atomic_t *))
+{
+	if (need_capture(sh, name))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			name, sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(fn(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
+cmd_latency_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "latency", argc, argv, cmd_latency_on);
+}
+
+static int
+cmd_syscalls_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "syscalls", argc, argv, cmd_syscalls_on);
+}
+
+static int
+cmd_blame_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, "blame", argc, argv, cmd_blame_on);
+}
+
+static int
+cmd_heatmap_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "heatmap"))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh heatmap: reads one capture, and %d are open\n", sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_heatmap_on(&c, argc, argv, "heatmap.svg", &dtsh_interrupted));
 }
 
 static int

@@ -226,7 +226,7 @@ filters(struct cands *c, int what, const char *prev, const char *prefix)
 	};
 	static const char *const flame[] = {
 		"-o", "--folded", "--title", "--width", "--minwidth", "--reverse",
-		"--inverted", NULL,
+		"--inverted", "--offcpu", "--oncpu-offcpu", "--wakers", "--state", NULL,
 	};
 
 	if (strcmp(prev, "--probe") == 0) {

@@ -34,13 +34,14 @@ on_sigint(int sig)
 static void
 usage(FILE *out, int status)
 {
-	fprintf(out, "usage: dtsh [--partial] [-c COMMANDS] [FILE]\n"
+	fprintf(out, "usage: dtsh [--partial] [-c COMMANDS]... [FILE]\n"
 		"       dtsh --version\n");
 	if (out == stdout)
 		fprintf(out,
 		    "  Explore probes, record and query, on /dev/dt (live) or on a\n"
 		    "  capture FILE (offline).\n"
-		    "  -c COMMANDS  run COMMANDS (separated by ';') and exit\n"
+		    "  -c COMMANDS  run COMMANDS (separated by ';') and exit; several -c\n"
+		    "               run in order, until one says quit\n"
 		    "  --partial    open FILE even if it was cut short (else exit 3)\n"
 		    "  Commands are also read from standard input when it is not a\n"
 		    "  terminal; 'help' lists them.  An SQL statement runs on until\n"
@@ -221,6 +222,28 @@ history_save(History *hist, char **hpath)
 	(void)bad;	/* a history that could not be saved costs no command */
 }
 
+/*
+ * One history entry per statement, however many lines it took (an SQL
+ * statement continued over lines comes back whole with the up arrow, its
+ * lines joined by spaces), saved at once so a killed shell keeps it too.
+ */
+static void
+remember(History *hist, char **hpath, const char *stmt)
+{
+	HistEvent ev;
+	char *one = strdup(stmt);
+
+	if (one == NULL)
+		return;
+	for (char *c = one; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	history(hist, &ev, H_ENTER, one);
+	if (*hpath)
+		history_save(hist, hpath);
+	free(one);
+}
+
 static int
 interactive(void)
 {
@@ -259,7 +282,10 @@ interactive(void)
 		continuing = pending != NULL;
 		line = el_gets(el, &count);
 		if (line == NULL) {
-			if (count == -1 && (errno == EINTR || dtsh_interrupted)) {
+			/* Ctrl-C during an incremental search (Ctrl-R) makes
+			 * libedit give up the line with a count of 0, as at
+			 * end of file: the flag tells them apart. */
+			if (dtsh_interrupted || (count == -1 && errno == EINTR)) {
 				/* Ctrl-C at the prompt discards the line (and the statement). */
 				dtsh_interrupted = 0;
 				free(pending);
@@ -270,6 +296,7 @@ interactive(void)
 			fputc('\n', stdout);
 			if (pending) {
 				/* Ctrl-D ends the statement: run what there is. */
+				remember(hist, &hpath, pending);
 				dtsh_run_line(&sh, pending, &failed);
 				free(pending);
 				pending = NULL;
@@ -283,12 +310,9 @@ interactive(void)
 		if (copy == NULL)
 			break;
 		copy[strcspn(copy, "\n")] = '\0';
-		history(hist, &ev, H_ENTER, copy);
-		/* Saved at once so a killed shell keeps its history too. */
-		if (hpath)
-			history_save(hist, &hpath);
 		if (pending && !continues(pending, copy)) {
 			/* A new command: the unfinished statement runs as it is. */
+			remember(hist, &hpath, pending);
 			if (dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT)
 				quit = 1;
 			free(pending);
@@ -309,6 +333,7 @@ interactive(void)
 		}
 		if (continues(pending, NULL))
 			continue;
+		remember(hist, &hpath, pending);
 		if (dtsh_run_line(&sh, pending, &failed) == DTSH_QUIT)
 			quit = 1;
 		free(pending);
@@ -379,7 +404,8 @@ main(int argc, char **argv)
 		DTR_LONGOPT_PARTIAL,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmds = NULL;
+	const char **cmds = NULL;
+	int ncmds = 0;
 	struct sigaction sa;
 	int c, rc;
 
@@ -387,9 +413,16 @@ main(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c':
-			cmds = optarg;
+		case 'c': {
+			const char **v = realloc(cmds, ((size_t)ncmds + 1) * sizeof(*cmds));
+			if (v == NULL) {
+				fprintf(stderr, "dtsh: out of memory\n");
+				return 1;
+			}
+			cmds = v;
+			cmds[ncmds++] = optarg;
 			break;
+		}
 		case 'h':
 			usage(stdout, 0);
 			break;
@@ -433,11 +466,15 @@ main(int argc, char **argv)
 
 	if (optind < argc && (rc = dtsh_open_capture(&sh, argv[optind], sh.partial)) != 0) {
 		dtsh_free(&sh);
+		free(cmds);
 		return rc;
 	}
 	if (cmds) {
+		/* each -c in turn, as lines of a script: quit or Ctrl-C ends them */
 		int failed = 0;
-		dtsh_run_line(&sh, cmds, &failed);
+		for (int i = 0; i < ncmds && !dtsh_interrupted; i++)
+			if (dtsh_run_line(&sh, cmds[i], &failed) == DTSH_QUIT)
+				break;
 		rc = failed ? 1 : 0;
 	} else if (isatty(STDIN_FILENO)) {
 		sh.interactive = 1;
@@ -446,6 +483,7 @@ main(int argc, char **argv)
 		rc = script(stdin);
 	}
 	dtsh_free(&sh);
+	free(cmds);
 	if (fclose(stdout) != 0 && rc == 0) {
 		perror("dtsh: writing standard output");
 		rc = 1;

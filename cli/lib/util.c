@@ -334,12 +334,73 @@ int dtu_utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+size_t dtu_utf8_char(const char *s, size_t n, const char **out, size_t *outlen)
+{
+	int len = dtu_utf8_len((const unsigned char *)s, n);
+
+	if (len == 0) {
+		*out = DTU_UTF8_BAD;
+		*outlen = sizeof(DTU_UTF8_BAD) - 1;
+		return 1;
+	}
+	*out = s;
+	*outlen = (size_t)len;
+	return (size_t)len;
+}
+
+const char *dtu_utf8_fix(const char *s, size_t n, size_t *outlen, char **buf, size_t *bufcap)
+{
+	size_t i = 0;
+
+	/* the common case: ASCII, then valid sequences, no copy */
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		int len = dtu_utf8_len((const unsigned char *)s + i, n - i);
+		if (len == 0)
+			break;
+		i += (size_t)len;
+	}
+	if (i == n) {
+		*outlen = n;
+		return s;
+	}
+	/* at most 3 bytes out for each byte in */
+	if (n > (SIZE_MAX - 1) / 3)
+		return NULL;
+	size_t need = 3 * n + 1;
+	if (*bufcap < need) {
+		char *p = realloc(*buf, need);
+		if (p == NULL)
+			return NULL;
+		*buf = p;
+		*bufcap = need;
+	}
+	char *o = *buf;
+	memcpy(o, s, i);
+	size_t k = i;
+	while (i < n) {
+		const char *c;
+		size_t cl;
+		i += dtu_utf8_char(s + i, n - i, &c, &cl);
+		memcpy(o + k, c, cl);
+		k += cl;
+	}
+	o[k] = 0;
+	*outlen = k;
+	return o;
+}
+
 void dtu_json_str(FILE *f, const char *s)
 {
+	size_t left = s ? strlen(s) : 0;
+
 	fputc('"', f);
-	while (s && *s) {
+	while (left) {
 		unsigned char c = (unsigned char)*s;
-		int n = 1;
+		size_t n = 1;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
 		else if (c == '\n')
@@ -348,11 +409,17 @@ void dtu_json_str(FILE *f, const char *s)
 			fputs("\\t", f);
 		else if (c < 0x20)
 			fprintf(f, "\\u%04x", c);
-		else if (!(n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX)))
-			fputs("\\ufffd", f), n = 1;	/* not UTF-8: one bad byte */
-		else
-			fwrite(s, 1, (size_t)n, f);
+		else {
+			const char *out;
+			size_t ol;
+			n = dtu_utf8_char(s, left, &out, &ol);
+			if (out == s)
+				fwrite(out, 1, ol, f);
+			else	/* the same U+FFFD, kept ASCII for JSON's readers */
+				fputs("\\ufffd", f);
+		}
 		s += n;
+		left -= n;
 	}
 	fputc('"', f);
 }

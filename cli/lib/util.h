@@ -77,9 +77,31 @@ uint64_t dtu_now_ns(void);
 int dtu_utf8_len(const unsigned char *s, size_t n);
 
 /*
+ * The one rule for text that leaves dt in a file or on a terminal (Parquet,
+ * pprof, SQLite, CSV, JSON, folded, SVG alike): comms are cut by the kernel
+ * at 15 bytes, mid-character, and one bad byte makes a whole dataset
+ * unreadable to DuckDB, arrow, strict protobuf or Python's sqlite3.  Each
+ * byte that does not start a valid sequence (dtu_utf8_len) becomes U+FFFD,
+ * the rest is kept as it is.
+ *
+ * dtu_utf8_char: the character at s[0..n), n >= 1: its bytes in *out and
+ * their count in *outlen; returns how many bytes of s it stands for.
+ */
+#define DTU_UTF8_BAD	"\xef\xbf\xbd"	/* U+FFFD, what a bad byte becomes */
+size_t dtu_utf8_char(const char *s, size_t n, const char **out, size_t *outlen);
+
+/*
+ * s[0..n) under that rule: s itself when it is valid already (no copy),
+ * else a copy in *buf (malloc'd or grown, NUL-terminated; the caller frees
+ * it once, after the last call), NULL when memory ran out.  *outlen: the
+ * length returned.
+ */
+const char *dtu_utf8_fix(const char *s, size_t n, size_t *outlen, char **buf, size_t *bufcap);
+
+/*
  * s (NULL: "") as a JSON string, quotes included: '"', '\\' and control
- * characters escaped ("\\n", "\\t", else "\\u00XX"), and each byte that
- * does not start valid UTF-8 written as U+FFFD.  The one JSON string writer
+ * characters escaped ("\\n", "\\t", else "\\u00XX"), bytes that are not
+ * UTF-8 replaced as dtu_utf8_char says.  The one JSON string writer
  * of stats --json and the Chrome trace export.
  */
 void dtu_json_str(FILE *f, const char *s);

@@ -329,7 +329,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
-"             [--block N] [--threaded] [-v]\n"
+"             [--block N] [--threaded] [--comm NAME] [--hostname NAME]\n"
+"             [--switch-probe NAME] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
 "entry/return and sched_switch events, kallsyms/modules text, ELF symbol tables\n"
@@ -342,6 +343,11 @@ static void usage(FILE *f)
 "  --syscalls    make about half the events syscall/sched events (default 5%%)\n"
 "  --block N     rows per event block (default: the library's 65536)\n"
 "  --threaded    compress on a second thread (same bytes)\n"
+"  --comm NAME   the first process's comm, as the kernel would keep it (15\n"
+"                bytes, cut where they end, mid-character or not)\n"
+"  --hostname NAME  the recording host's name (default synthSEED; \"\" none)\n"
+"  --switch-probe NAME  the sched_switch probe's name (as a uprobe's path\n"
+"                may be, any bytes)\n"
 "  -v            print a summary to stderr\n");
 }
 
@@ -351,12 +357,16 @@ int main(int argc, char **argv)
 	uint64_t nevents = 100000, seed = 1;
 	uint32_t nstacks = 20000, npids = 4, block = 0;
 	int sysmode = 0, verbose = 0, threaded = 0;
+	const char *comm0 = NULL, *hostname = NULL, *swname = NULL;
 	static const struct option lo[] = {
 		{"stacks", required_argument, NULL, 'S'},
 		{"pids", required_argument, NULL, 'P'},
 		{"syscalls", no_argument, NULL, 'Y'},
 		{"block", required_argument, NULL, 'B'},
 		{"threaded", no_argument, NULL, 'T'},
+		{"comm", required_argument, NULL, 'C'},
+		{"hostname", required_argument, NULL, 'H'},
+		{"switch-probe", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -384,6 +394,15 @@ int main(int argc, char **argv)
 			break;
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
+		case 'C': comm0 = optarg; break;
+		case 'W': swname = optarg;
+			if (!*swname || strlen(swname) >= DTCAP_PROBENAMELEN)
+				die("bad --switch-probe: %s", optarg);
+			break;
+		case 'H': hostname = optarg;
+			if (strlen(hostname) >= sizeof(((struct dtcap_host *)0)->hostname))
+				die("bad --hostname (at most 64 bytes): %s", optarg);
+			break;
 		case 'v': verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -400,7 +419,10 @@ int main(int argc, char **argv)
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-dtgen-amd64");
-	snprintf(host.hostname, sizeof(host.hostname), "synth%llu", (unsigned long long)seed);
+	if (hostname)
+		snprintf(host.hostname, sizeof(host.hostname), "%s", hostname);
+	else
+		snprintf(host.hostname, sizeof(host.hostname), "synth%llu", (unsigned long long)seed);
 	uint32_t ncpus = 2 + rndn(7);
 	host.ncpus = ncpus;
 	host.start_ns = 1000000000000ULL;
@@ -463,7 +485,7 @@ int main(int argc, char **argv)
 	}
 	struct dtcap_probe *sw = &probes[np++];
 	sw->id = 100;
-	snprintf(sw->name, DTCAP_PROBENAMELEN, "tracepoint:sched:sched_switch");
+	snprintf(sw->name, DTCAP_PROBENAMELEN, "%s", swname ? swname : "tracepoint:sched:sched_switch");
 	static const char *swn[7][2] = {
 		{"prev_comm", "char[16]"}, {"prev_pid", "pid_t"}, {"prev_prio", "int"},
 		{"prev_state", "long"}, {"next_comm", "char[16]"}, {"next_pid", "pid_t"},
@@ -531,6 +553,12 @@ int main(int argc, char **argv)
 		p->pid = 1000 + 37 * i + rndn(30);
 		p->exe = (int)(i % 3);
 		p->comm = exe_comms[p->exe];
+		static char c0[DTCAP_COMMLEN];
+		if (i == 0 && comm0) {
+			/* TASK_COMM_LEN - 1 bytes, as __set_task_comm keeps */
+			snprintf(c0, sizeof(c0), "%.*s", (int)sizeof(c0) - 1, comm0);
+			p->comm = c0;
+		}
 		p->nthreads = 1 + rndn(4);
 		p->exe_base = 0x555555554000ULL + ((uint64_t)i << 28);
 		p->libc_base = 0x7f0000000000ULL + ((uint64_t)i << 32);

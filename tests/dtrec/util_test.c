@@ -107,5 +107,24 @@ main(void)
 		check("json_str", js && strcmp(js, want) == 0, js ? js : "open_memstream failed");
 		free(js);
 	}
+	{
+		/* the one replacement rule of every writer (issue 23 item 9) */
+		char *buf = NULL;
+		size_t cap = 0, ol = 0;
+		const char *ok = "sauvegarde-don\xc3\xa9";
+		const char *o = dtu_utf8_fix(ok, strlen(ok), &ol, &buf, &cap);
+		check("utf8_fix_valid_uncopied", o == ok && ol == strlen(ok), "valid text was copied");
+		const char cut[] = "sauvegarde-don\xc3";
+		o = dtu_utf8_fix(cut, sizeof(cut) - 1, &ol, &buf, &cap);
+		check("utf8_fix_cut", o && ol == 17 && !memcmp(o, "sauvegarde-don\xef\xbf\xbd", 18),
+		      o ? o : "NULL");
+		const char mix[] = "\xff" "a\xe2\x82" "\xf0\x9f\x98\x80" "\xed\xa0\x80";
+		o = dtu_utf8_fix(mix, sizeof(mix) - 1, &ol, &buf, &cap);
+		const char mixw[] = "\xef\xbf\xbd" "a\xef\xbf\xbd\xef\xbf\xbd" "\xf0\x9f\x98\x80"
+				    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd";
+		check("utf8_fix_mixed", o && ol == sizeof(mixw) - 1 && !memcmp(o, mixw, ol),
+		      o ? o : "NULL");
+		free(buf);
+	}
 	return 0;
 }

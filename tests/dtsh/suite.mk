@@ -21,3 +21,8 @@ SUITES += vm-dtsh
 check-vm-dtsh: $(B)/static/dtsh $(B)/static/ptydrive $(B)/asan/bin/dtsh tests/dtsh/vm.sh
 	@$(MAKE) --no-print-directory $(B)/dt.ko >/dev/null 2>&1 || true
 	@B=$(B) tests/run-suite.sh $(B)/results vm-dtsh tests/dtsh/vm-run.sh
+
+# the command line and line editing (cmdline.sh, ptyedit.py)
+SUITES += dtsh-cmdline
+check-dtsh-cmdline: $(B)/asan/bin/dtsh $(B)/tests/dtsh/mkcap $(B)/asan/bin/dtrec $(B)/tests/dtrec/fakedt.so
+	@B=$(B) tests/run-suite.sh $(B)/results dtsh-cmdline tests/dtsh/cmdline.sh

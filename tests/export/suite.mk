@@ -9,13 +9,43 @@ check-export: $(B)/asan/bin/dtreport $(DTGEN)
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
 
 # the writer on its own, with the values traces rarely have
-$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o
+$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o \
+		$(B)/asan/obj/cli/lib/util.o
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
+	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash -lm
 check-export: $(B)/tests/export/pqgen
 
 # the hybrid encoder's every bit width, against a reference (pqbits.c)
-$(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o
+$(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o $(B)/asan/obj/cli/lib/util.o
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash
+	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash -lm
 check-export: $(B)/tests/export/pqbits
+
+# every writer's text, from a capture whose comm is cut mid-character, read
+# by strict readers (utf8.sh)
+SUITES += utf8
+
+check-utf8: $(B)/asan/bin/dtreport $(DTGEN) $(DTCDUMP)
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) DTCDUMP=$(DTCDUMP) \
+		tests/run-suite.sh $(B)/results utf8 tests/export/utf8.sh
+
+# pprof's mappings and markers (pprof_meta.sh), on tests/report's mkcap
+SUITES += pprof-meta
+
+check-pprof-meta: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport MKCAP=$(B)/tests/report/mkcap \
+		tests/run-suite.sh $(B)/results pprof-meta tests/export/pprof_meta.sh
+
+# the dataset's paths and footers as Hive, Spark, DuckDB read them
+SUITES += parquet-hive
+
+check-parquet-hive: $(B)/asan/bin/dtreport $(DTGEN)
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
+		tests/run-suite.sh $(B)/results parquet-hive tests/export/parquet_hive.sh
+
+# the Chrome trace's instants, bounded pairing and sample stacks
+SUITES += chrome-trace
+
+check-chrome-trace: $(B)/asan/bin/dtreport $(DTGEN) $(B)/tests/report/mkcap
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) MKCAP=$(B)/tests/report/mkcap \
+		tests/run-suite.sh $(B)/results chrome-trace tests/export/chrome_trace.sh

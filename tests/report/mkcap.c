@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 	strcpy(h.kernel, "6.1.0-test");
 	strcpy(h.hostname, "testhost");
 	strcpy(h.command, "dtrec -o test.dtc profile:hz:99");
+	strcpy(h.kernel_build_id, "4b65726e656c4275696c644964303132");
 	struct dtcap_writer_opts o = { .block_events = 1000, .synthetic = 1 };
 	struct dtcap_writer *w = dtcap_create(argv[1], &h, &o);
 	if (!w)
@@ -87,7 +88,10 @@ int main(int argc, char **argv)
 		{ 0x2000, 0x80, "__libc_start_main" }, { 0x3000, 0x100, "read" },
 	};
 	struct dtcap_file fa = { .path = "/usr/bin/app", .load_bias_hint = 0x400000,
-				 .nsyms = 4, .syms = appsyms };
+				 .nsyms = 4, .syms = appsyms, .build_id_len = 20,
+				 .build_id = { 0xa0, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+					       0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+					       0x10, 0x11, 0x12, 0xff } };
 	struct dtcap_file fl = { .path = "/lib/libc.so.6", .load_bias_hint = 0,
 				 .nsyms = 2, .syms = libcsyms };
 	uint32_t ida = dtcap_put_file(w, &fa), idl = dtcap_put_file(w, &fl);

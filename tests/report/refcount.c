@@ -20,6 +20,37 @@
 
 static struct dtcap_reader *r;
 
+/*
+ * s as the outputs write text (written here from RFC 3629, not shared
+ * with dt): each byte that does not start a well-formed sequence (no
+ * overlong forms, surrogates or code points past U+10FFFF) is U+FFFD.
+ */
+static void utf8_clean(char *out, size_t len, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t o = 0;
+	while (*p && o + 4 < len) {
+		unsigned n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 :
+			     (*p & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp = n == 1 ? *p : n == 2 ? *p & 0x1fu : n == 3 ? *p & 0x0fu : *p & 0x07u;
+		unsigned i;
+		for (i = 1; i < n && (p[i] & 0xc0) == 0x80; i++)
+			cp = cp << 6 | (p[i] & 0x3fu);
+		static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+		if (n == 0 || i < n || cp < least[n] || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff)) {
+			memcpy(out + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			p++;
+		} else {
+			memcpy(out + o, p, n);
+			o += n;
+			p += n;
+		}
+	}
+	out[o] = 0;
+}
+
 /* ---- kernel naming by linear scan over the raw text ---- */
 struct mod { char name[64]; uint64_t start, size; };
 static struct mod mods[256];
@@ -263,7 +294,7 @@ int main(int argc, char **argv)
 		static char frames[300][400];
 		int nf = 0;
 		if (!nocomm)
-			snprintf(frames[nf++], 400, "%s", cm && cm[0] ? cm : "[unknown]");
+			utf8_clean(frames[nf++], 400, cm && cm[0] ? cm : "[unknown]");
 		unsigned n;
 		int kflag, trunc;
 		const uint64_t *pcs;

@@ -256,10 +256,10 @@ check "multi_statement" \
 	"$("$D" sql --csv "$C" "CREATE TEMP TABLE t AS SELECT pid FROM events WHERE pid = 100; SELECT count(*) FROM t;" | tr -d '\r' | tail -1)" \
 	"$(exp pid | awk '$1==100{print $2}')"
 
-# ---- errors: sqlite's own message, exit 1
+# ---- errors: sqlite's own message (and the closest keywords), exit 1
 "$D" sql "$C" "SELEC 1" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_sql_status" "$rc" "1"
-check "bad_sql_message" "$(cat "$T/err")" 'dtreport sql: near "SELEC": syntax error'
+check "bad_sql_message" "$(cat "$T/err")" 'dtreport sql: near "SELEC": syntax error; did you mean SELECT?'
 "$D" sql "$C" "SELECT nosuch FROM events" >"$T/o" 2>"$T/err"; rc=$?
 check "bad_column" "$rc:$(cat "$T/err")" '1:dtreport sql: no such column: nosuch'
 "$D" sql "$C" "SELECT 1; SELEC 2" >"$T/o" 2>"$T/err"; rc=$?
@@ -479,13 +479,13 @@ print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r 
 PYEOF
 
 # ---- discovery and options
-check "dot_tables" "$("$D" sql "$C" .tables | head -1)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture"
+check "dot_tables" "$("$D" sql "$C" .tables | head -1)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture  spans  sched"
 check "dot_tables_probe_views" "$("$D" sql "$C" .tables | tail -n +2 | tr '\n' ' ')" '"profile:hz:97" "syscall:openat:entry" "syscall:openat:return" "syscall:read:entry" "syscall:read:return" '
 check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
 	"CREATE TABLE stacks(   id INTEGER,   kernel INTEGER,   depth INTEGER,   truncated INTEGER ); "
 check "schema_option" "$("$D" sql --schema frames | head -2 | tr '\n' ' ')" "CREATE TABLE frames(   stack_id INTEGER, "
-check "schema_all" "$("$D" sql --schema | grep -c '^CREATE TABLE')" "9"
-check "schema_with_capture" "$("$D" sql --schema "$C" | grep -c '^CREATE TABLE')" "9"
+check "schema_all" "$("$D" sql --schema | grep -c '^CREATE TABLE')" "11"
+check "schema_with_capture" "$("$D" sql --schema "$C" | grep -c '^CREATE TABLE')" "11"
 "$D" sql --schema nosuch >"$T/o" 2>"$T/err"; rc=$?
 [ $rc = 1 ] && grep -q 'no such table: nosuch' "$T/err" && pass "schema_unknown" ||
 	fail "schema_unknown" "rc=$rc $(cat "$T/err")"

@@ -525,6 +525,15 @@ dtp_list(const struct dtp_dev *d, const char *glob, FILE *out)
 	return n;
 }
 
+const char *
+dtp_word_glob(const char *word, char *buf, size_t len)
+{
+	if (dtu_is_glob(word) || strlen(word) + 3 > len)
+		return NULL;
+	snprintf(buf, len, "*%s*", word);
+	return buf;
+}
+
 static int
 add_sel(struct dtp_sel **sel, size_t *nsel, const struct dt_probe_info *p,
 	uint64_t period)

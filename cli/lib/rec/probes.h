@@ -121,6 +121,12 @@ int dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 /* Print every probe whose name matches glob (NULL: all), one per line. */
 size_t dtp_list(const struct dtp_dev *d, const char *glob, FILE *out);
 /*
+ * What `dtrec -l WORD` and dtsh's `probes WORD` match next when WORD
+ * matched no name as a glob: a bare word (no * ? [) is looked for inside
+ * the names, "*WORD*" in buf; NULL when WORD is a glob or too long.
+ */
+const char *dtp_word_glob(const char *word, char *buf, size_t len);
+/*
  * Is spec a user-space probe name ("uprobe:..." or "usdt:...")?  Then
  * dtp_list_user lists, for "uprobe:PATH[:GLOB]" and "usdt:PATH[:GLOB]",
  * the probes the file PATH offers (every function, entry and return;

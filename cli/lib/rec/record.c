@@ -1,6 +1,7 @@
 /* record.c - see record.h. */
 #include "dt_grow.h"
 #include "dt_htab.h"
+#include "offcpu.h"
 #include "record.h"
 
 #include <errno.h>
@@ -1390,7 +1391,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		memset(res, 0, sizeof(*res));
 		res->cmd_status = -1;
 	}
-	if (o->nprobes == 0 && o->ntriggers == 0) {
+	if (o->nprobes == 0 && o->ntriggers == 0 && !o->offcpu) {
 		msg(r, "no probe given (-e PROBE)");
 		return 1;
 	}
@@ -1426,6 +1427,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	for (size_t i = 0; i < o->nprobes; i++) {
 		if (dtp_resolve(r->dev, o->probes[i], &sel, &nsel, err, sizeof(err)) < 0) {
 			msg(r, "%s", err);
+			goto out;
+		}
+	}
+	for (size_t i = 0; o->offcpu && dtoff_probes[i]; i++) {
+		if (dtp_resolve(r->dev, dtoff_probes[i], &sel, &nsel, err, sizeof(err)) < 0) {
+			msg(r, "--offcpu: %s", err);
 			goto out;
 		}
 	}
@@ -1494,6 +1501,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	cfg.child = child > 0 ? child : 0;
 	cfg.comm = o->comm;
 	cfg.cgroupfd = cgfd;
+	cfg.offcpu = o->offcpu;
 	cfg.ustack_mode = o->ustack_mode;
 	cfg.ustack_size = o->ustack_size;
 	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {

@@ -70,6 +70,10 @@ struct dtrec_opts {
 	 */
 	uint64_t	dump_gap_ns;
 	uint32_t	max_dumps;
+	/* --offcpu: also the scheduler events of offcpu.h, with kernel and
+	 * user stacks whatever -k/-u say; with targets, also the switches
+	 * into a target and the wakeups of one (run by other tasks) */
+	int		offcpu;
 };
 #define DTREC_DUMP_GAP_DEF	5000000000ULL	/* 5 s */
 #define DTREC_MAX_DUMPS_DEF	10

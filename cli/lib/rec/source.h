@@ -37,6 +37,10 @@ struct dtsrc_cfg {
 	int		cgroupfd;	/* only tasks in this cgroup v2 directory
 					 * or below (open, owned by the caller);
 					 * -1: any */
+	int		offcpu;		/* the offcpu.h probes among sel get
+					 * kernel and user stacks; with targets
+					 * the source keeps their events that
+					 * name a target as the other task */
 	int		ustack_mode;	/* DTSRC_USTACK_*, for DTEVT_USTACK */
 	int		ustack_all;	/* AUTO: copy for every probe, not only the
 					 * sampled ones (the targets' programs

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "offcpu.h"
 #include "proctab.h"
 #include "tracefs.h"
 #include "unwind.h"
@@ -84,6 +85,8 @@ struct pprobe {
 	uint32_t	stack_req;	/* STACK_USER bytes its events copy; 0: none */
 	uint64_t	kaddr;		/* PK_KPROBE: the function's address, 0: by name */
 	uint64_t	intr_mask;	/* REGS_INTR its events sample; 0: none */
+	uint8_t		offcpu;		/* DTOFF_* of --offcpu's probes, else 0 */
+	uint16_t	ooff;		/* offcpu: raw offset of the other task's tid */
 };
 
 /* What perf's event id stands for (src_perf's ids, indexed by idix). */
@@ -153,6 +156,10 @@ struct src_perf {
 	 * memory), so they are opened per CPU and their samples filtered here.
 	 */
 	struct tasks	tgts;
+	/* [r] With targets and --offcpu: the targets' threads (p.pid: their
+	 * process), for the scheduler events run by another task that name
+	 * one (switched to, woken); those events are per CPU, as uprobes. */
+	struct tasks	ttids;
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */
 	int		targeted;	/* -p or a command: not system-wide */
@@ -268,6 +275,15 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 	memcpy(&ppid, r + 4, 4);
 	if (sp->targeted && pid != ppid)
 		task_get(&sp->tgts, pid, 1);
+	if (sp->targeted && task_get(&sp->tgts, pid, 0)) {
+		/* a target's thread: switches into it and wakeups of it are kept
+		 * from the per-CPU copies (--offcpu) */
+		uint32_t tid;
+		memcpy(&tid, r + 8, 4);
+		struct task *t = task_get(&sp->ttids, tid, 1);
+		if (t)
+			t->p.pid = pid;
+	}
 	proctab_fork(&sp->pt, pid, ppid, tr->time);
 }
 
@@ -479,6 +495,36 @@ user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint
 }
 
 /*
+ * Whether to keep a --offcpu event run by pid: 1 yes, 0 no.  System-wide
+ * the recorder's own events go, but for its switches: they say who ran
+ * next.  With targets each probe has two events: one per target task
+ * (inherited, with stacks) for what the targets run, and a bare one per
+ * CPU (bare: no stacks, so the system's other switches cost little ring
+ * space) for the switches into a target and the wakeups of one that other
+ * tasks run.
+ */
+static int
+offcpu_keep(struct src_perf *sp, const struct pprobe *p, int bare, uint32_t pid, uint64_t ts,
+	    const unsigned char *raw, uint32_t rawsize)
+{
+	int32_t other = -1;
+	const struct task *t;
+
+	if (raw && (size_t)p->ooff + 4 <= rawsize)
+		memcpy(&other, raw + p->ooff, 4);
+	if (!sp->targeted)
+		return pid != sp->self || p->offcpu == DTOFF_SWITCH;
+	t = task_get(&sp->tgts, pid, 0);
+	if (!bare)
+		return t != NULL && ts >= t->p.ts;
+	if (t != NULL)
+		return 0;	/* a target's own: its inherited event has it */
+	if (other <= 0 || (t = task_get(&sp->ttids, (uint32_t)other, 0)) == NULL)
+		return 0;
+	return (t = task_get(&sp->tgts, t->p.pid, 0)) != NULL && ts >= t->p.ts;
+}
+
+/*
  * One PERF_RECORD_SAMPLE as a dt_rec at out (room bytes).  Returns the
  * record's size, 0 if it is not kept (our own, unknown id), or -1 when
  * it does not fit.
@@ -516,6 +562,8 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 	if ((pr = probe_site(sp, id, &site)) == NULL)
 		return 0;
 	evpr = pr;	/* the event's own layout, before raw syscalls name the probe */
+	/* --offcpu with targets: site 1 is the bare per-CPU event */
+	int bare = pr->offcpu && site == 1;
 	if (cpu < (uint32_t)sp->ncpus && pr->kind != PK_TIMER)
 		sp->seen[cpu]++;
 	if (pr->kind == PK_UPROBE && sp->targeted) {
@@ -547,7 +595,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		rawbase = pr->kind;
 		pr = &sp->probes[pr->bynr[nrv] - 1];
 	}
-	if (pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+	if ((pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
 		TAKE(&nr, 8);
 		if (nr > 4096 || (size_t)(end - p) < nr * 8)
 			return 0;
@@ -561,7 +609,7 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 		raw = p;
 		p += rawsize;
 	}
-	if (evpr->regs_mask || evpr->stack_req) {
+	if ((evpr->regs_mask || evpr->stack_req) && !bare) {
 		if (take_user(&p, end, evpr->regs_mask, evpr->stack_req, allregs, &have, &ustk,
 			      &ustk_len) < 0)
 			return 0;
@@ -592,8 +640,12 @@ sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
 			have = evpr->intr_mask;
 	}
 #undef TAKE
-	if (pid == sp->self)
+	if (evpr->offcpu) {
+		if (!offcpu_keep(sp, evpr, bare, pid, ts, raw, rawsize))
+			return 0;
+	} else if (pid == sp->self) {
 		return 0;
+	}
 	/* callchain: context markers, then frames; entries above CTX_MARK switch */
 	if (chain) {
 		int ctx = 0;
@@ -1240,6 +1292,8 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	/* --cgroup: a system-wide per-CPU event counts only the cgroup's tasks */
 	pid_t opid = pid < 0 && sp->cgfd >= 0 ? sp->cgfd : pid;
 	unsigned long ofl = PERF_FLAG_FD_CLOEXEC | (opid != pid ? PERF_FLAG_PID_CGROUP : 0);
+	/* --offcpu with targets: the per-CPU copy, without stacks (offcpu_keep) */
+	int bare = p->offcpu && pid < 0 && sp->targeted;
 
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
@@ -1280,11 +1334,13 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.type = PERF_TYPE_TRACEPOINT;
 		a.config = p->fmt ? p->fmt->id : 0;
 		a.sample_type |= PERF_SAMPLE_RAW;
+		if (p->offcpu && pid < 0)
+			a.enable_on_exec = 0;	/* per CPU: no exec of its own */
 		break;
 	}
 	if (p->raw)
 		return 0;	/* its raw_syscalls event records it */
-	if (p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+	if ((p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
 		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		/*
 		 * A system call's kernel stack at entry and exit is the same
@@ -1300,7 +1356,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
 		a.sample_max_stack = DT_MAXFRAMES;
 	}
-	if (sp->pool && dwarf_probe(sp->ustack_auto, p)) {
+	if (sp->pool && dwarf_probe(sp->ustack_auto, p) && !bare) {
 		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a.sample_regs_user = DTUNW_REGS_MASK;
 		a.sample_stack_user = sp->ustack_size;
@@ -1345,11 +1401,19 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 			open_error(e, info ? dtp_name(info, nm, sizeof(nm)) : "probe", sp, err, errlen);
 		return -1;
 	}
-	/* how sample() finds its way through this event's records */
-	p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
-	p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
-	p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
-	if (add_fd(sp, fd, cpu, (uint32_t)pi + 1) < 0) {
+	/* how sample() finds its way through this event's records (a bare
+	 * copy's, site 1, are known to have none of them) */
+	if (!bare) {
+		p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
+		p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
+		p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
+	}
+	/*
+	 * A task's sched_wakeup event also counts the wakeups of that task by
+	 * others (the tracepoint names the woken task to perf), which it does
+	 * not sample: its count says nothing of losses (CPU -1: not read).
+	 */
+	if (add_fd(sp, fd, p->offcpu == DTOFF_WAKEUP && pid > 0 ? -1 : cpu, (uint32_t)pi + 1) < 0) {
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
@@ -1360,7 +1424,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 			   info ? dtp_name(info, nm, sizeof(nm)) : "probe", strerror(errno));
 		return -1;
 	}
-	if (add_id(sp, id, (uint32_t)pi, site) < 0) {
+	if (add_id(sp, id, (uint32_t)pi, bare ? 1 : site) < 0) {
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
@@ -1738,6 +1802,17 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			if (dtt_read_format(sp->tfroot, sys, ev, p->fmt, err, errlen) < 0)
 				goto out;
 			dtt_layout(p->fmt, p->kind == PK_SYSENTER ? 1 : 0, &p->lay, NULL);
+			if (cfg->offcpu && p->kind == PK_TP && (p->offcpu = (uint8_t)dtoff_kind(sys, ev))) {
+				const char *of = dtoff_other_field(p->offcpu);
+				p->evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
+				for (unsigned k = 0; k < p->fmt->nfields; k++)
+					if (strcmp(p->fmt->f[k].name, of) == 0)
+						p->ooff = p->fmt->f[k].offset;
+				if (p->ooff == 0) {
+					dtu_seterr(err, errlen, "--offcpu: %s:%s has no field %s", sys, ev, of);
+					goto out;
+				}
+			}
 		}
 		sp->nprobes++;
 	}
@@ -1767,6 +1842,10 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		}
 	}
 
+	/* a stack with every context switch of the system (or a bare event
+	 * each, with targets) fills 1 MiB quickly on a busy machine */
+	if (cfg->offcpu && !cfg->bufsize)
+		bufsize = DEF_RING_DWARF;
 	sp->targeted = cfg->child > 0 || cfg->npids > 0;
 	/* perf takes a task or a cgroup per event, not both */
 	if (cfg->cgroupfd >= 0 && sp->targeted) {
@@ -1785,6 +1864,12 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	for (size_t i = 0; i < cfg->npids; i++)
 		if (task_get(&sp->tgts, (uint32_t)cfg->pids[i], 1) == NULL)
 			goto nomem;
+	if (cfg->child > 0) {
+		struct task *t = task_get(&sp->ttids, (uint32_t)cfg->child, 1);
+		if (t == NULL)
+			goto nomem;
+		t->p.pid = (uint32_t)cfg->child;
+	}
 	if (cfg->child > 0) {
 		sp->child_mode = 1;
 		if (DT_GROW(targets, tcap, ntargets, 1, 1))
@@ -1805,6 +1890,14 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			}
 			memcpy(targets + ntargets, t, nt * sizeof(*t));
 			ntargets += nt;
+			for (size_t k = 0; k < nt; k++) {
+				struct task *tt = task_get(&sp->ttids, (uint32_t)t[k], 1);
+				if (tt == NULL) {
+					free(t);
+					goto nomem;
+				}
+				tt->p.pid = (uint32_t)cfg->pids[i];
+			}
 			free(t);
 		}
 	}
@@ -1853,6 +1946,10 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
+				if (sp->probes[i].offcpu && sp->targeted && t == 0 &&
+				    open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize, err,
+					       errlen) < 0)
+					goto out;	/* its bare copy (offcpu_keep) */
 				if (sp->probes[i].kind == PK_UPROBE) {
 					/* per CPU, filtered by tgts (see there) */
 					if (t == 0 && open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
@@ -1951,10 +2048,11 @@ perf_start(struct dtsrc *s, char *err, size_t errlen)
 	if (set_filters(sp, err, errlen) < 0)
 		return -1;
 	/* a command's events switch on by themselves when it execs; uprobes
-	 * are per CPU, filtered by tgts */
+	 * and --offcpu's events are per CPU, filtered by tgts */
 	if (sp->child_mode) {
 		for (size_t i = 0; i < sp->nfds; i++) {
-			if (!sp->fdprobe[i] || sp->probes[sp->fdprobe[i] - 1].kind != PK_UPROBE)
+			const struct pprobe *p = sp->fdprobe[i] ? &sp->probes[sp->fdprobe[i] - 1] : NULL;
+			if (!p || (p->kind != PK_UPROBE && !p->offcpu))
 				continue;
 			if (ioctl(sp->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0) {
 				dtu_seterr(err, errlen, "perf_event: enable: %s", strerror(errno));
@@ -2223,6 +2321,7 @@ perf_close(struct dtsrc *s)
 	free(sp->tmp);
 	proctab_free(&sp->pt);
 	tasks_free(&sp->tgts);
+	tasks_free(&sp->ttids);
 	for (size_t i = 0; i < sp->ntrigfds; i++)
 		close(sp->trigfds[i]);
 	free(sp->trigfds);

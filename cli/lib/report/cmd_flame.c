@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "captures.h"
@@ -28,6 +29,7 @@ struct flame_cli {
 enum {
 	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
 	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
+	OPT_OFFCPU, OPT_ONOFF, OPT_WAKERS, OPT_STATE,
 };
 
 static const struct option flame_longopts[] = {
@@ -46,6 +48,10 @@ static const struct option flame_longopts[] = {
 	{ "no-comm",  0, NULL, OPT_NOCOMM },
 	{ "kernel",   0, NULL, OPT_KERNEL },
 	{ "user",     0, NULL, OPT_USER },
+	{ "offcpu",   0, NULL, OPT_OFFCPU },
+	{ "oncpu-offcpu", 0, NULL, OPT_ONOFF },
+	{ "wakers",   0, NULL, OPT_WAKERS },
+	{ "state",    1, NULL, OPT_STATE },
 	{ "help",     0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
 	DTR_LONGOPT_NO_DEMANGLE,
@@ -66,7 +72,12 @@ static void flame_usage(const char *cmd, FILE *to)
 		"  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
-		"  --kernel | --user (one side of the stacks only)  --no-comm\n");
+		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
+		"  --offcpu: off-CPU time (dtrec --offcpu) by the stack a thread left the\n"
+		"    CPU with, in us  --state S,D,R (which: S sleeping, D uninterruptible,\n"
+		"    R runnable, preempted or woken and waiting)  --oncpu-offcpu: also the\n"
+		"    profile samples, weighted by their period  --wakers: the wakers' stacks\n"
+		"    by the time the thread they woke had been blocked\n");
 	/* the shell's capture is open already: how to open one is not its option */
 	fputs(dtr_shell ? DTF_USAGE_FILTERS :
 	      "  --partial (read a capture that was cut short)\n" DTF_USAGE, to);
@@ -172,6 +183,40 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 		case DTR_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
+		case OPT_OFFCPU:
+		case OPT_ONOFF:
+		case OPT_WAKERS: {
+			int m = c == OPT_OFFCPU ? DTR_FLAME_OFFCPU : c == OPT_ONOFF ? DTR_FLAME_ONOFF
+										: DTR_FLAME_WAKERS;
+			if (fo->mode && fo->mode != m) {
+				dtr_err(cmd, "--offcpu, --oncpu-offcpu and --wakers exclude each other");
+				return -1;
+			}
+			fo->mode = m;
+			break;
+		}
+		case OPT_STATE: {
+			/* letters, commas between them allowed: "S,D" or "SD" */
+			static char st[16];
+			size_t k = 0;
+			for (const char *q = optarg; *q; q++) {
+				if (*q == ',')
+					continue;
+				if (!strchr("RSDTtXZPI", *q) || k + 1 >= sizeof(st)) {
+					dtr_err(cmd, "--state %s: want letters of R, S, D (and T, t, "
+						"X, Z, P, I), e.g. S,D", optarg);
+					return -1;
+				}
+				st[k++] = *q;
+			}
+			st[k] = '\0';
+			if (k == 0) {
+				dtr_err(cmd, "--state: no state given (e.g. S,D)");
+				return -1;
+			}
+			fo->states = st;
+			break;
+		}
 		case DTR_OPT_PARTIAL:
 			fc->partial = 1;
 			break;
@@ -186,6 +231,12 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			return -1;
 		}
 	}
+	if (fo->states && !fo->mode) {
+		dtr_err(cmd, "--state goes with --offcpu, --oncpu-offcpu or --wakers");
+		return -1;
+	}
+	if (fo->mode && !fo->countname)
+		fo->countname = "us";
 	return 0;
 }
 
@@ -406,6 +457,17 @@ static void flame_usage_shell(FILE *to)
 	flame_usage("flame", to);
 }
 
+/* In the shell the file is the only output: say where it went. */
+static void said_written(const struct flame_cli *fc, const struct dtr_flame_opts *fo)
+{
+	struct stat st;
+
+	if (fc->out == NULL || !strcmp(fc->out, "-") || stat(fc->out, &st) != 0)
+		return;
+	printf("flame: wrote %s (%s, %lld bytes)\n", fc->out,
+	       fo->folded ? "folded stacks" : "SVG", (long long)st.st_size);
+}
+
 int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel)
 {
@@ -430,6 +492,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 				dtu_out_abort(&o);
 			else
 				ret = write_commit(&o);
+			if (ret == 0)
+				said_written(&fc, &fo);
 		}
 		dtf_free(&filt);
 		return ret;
@@ -464,7 +528,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		goto out;
 	}
 	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
-	ret = write_out(fl, &fo, sub, 0, &o);
+	if ((ret = write_out(fl, &fo, sub, 0, &o)) == 0)
+		said_written(&fc, &fo);
 out:
 	flame_free(fl);
 	free(paths);

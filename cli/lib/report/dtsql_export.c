@@ -104,7 +104,7 @@ static long long export_events(sqlite3 *db, struct dtsql *c, char **err)
 			BIND_I(E_PID, b->pid[j]);
 			BIND_I(E_TID, b->tid[j]);
 			BIND_I(E_PROBE, b->probe[j]);
-			BIND_T(E_PROBE_NAME, p ? p->name : NULL, -1);
+			BIND_T(E_PROBE_NAME, p ? ctx_probe_name(c, p) : NULL, -1);
 			BIND_T(E_COMM, cm, len);
 			BIND_I(E_KSTACK, b->kstack[j]);
 			BIND_I(E_USTACK, b->ustack[j]);

@@ -62,6 +62,18 @@ struct dtsql_tabdef {
  * tables of an export, so both have one schema. */
 extern const struct dtsql_tabdef dtsql_tab[T_NTABLES];
 
+/*
+ * The derived tables (dtsql_derived.c): spans and sched, computed from the
+ * events on first use and kept while attached.  Registered with the
+ * capture's tables (name + suffix), listed and described with them, not
+ * exported (they are the analyses' view, not the capture).
+ */
+extern const char *const dtsql_derived_names[];	/* NULL-terminated */
+const char *dtsql_derived_cols(int k);
+int dtsql_derived_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
+			 const char *suffix, char **err);
+void dtsql_derived_detach(sqlite3 *db);
+
 /* The columns of events, in declaration order. */
 enum {
 	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
@@ -123,9 +135,13 @@ struct dtsql {
 	int		refs;
 
 	/* comm id -> string (NULL for 0/unknown) and length, and its rank in
-	 * BINARY order, so comm is read as the id column and never strlen'd. */
+	 * BINARY order, so comm is read as the id column and never strlen'd.
+	 * A comm that is not valid UTF-8 is replaced (dtu_utf8_fix) by a copy
+	 * in comm_own, so queries, CSV and the export see what every other
+	 * writer writes. */
 	uint32_t	ncomms;
 	const char	**comm;
+	char		**comm_own;
 	int		*comm_len;
 	uint32_t	*comm_rank;
 
@@ -134,6 +150,10 @@ struct dtsql {
 	int		probe_sparse;	/* some id >= PROBE_DENSE_MAX */
 	const struct dtcap_probe **probe;
 	uint32_t	*probe_rank;
+	/* probe id -> its name as every writer writes it (dtu_utf8_fix:
+	 * a uprobe's path need not be UTF-8); the few fixed ones owned */
+	const char	**probe_name;
+	char		**probe_name_own;
 
 	/* ustack id -> pid and ts of its first event, to name user frames;
 	 * built on the first need by a scan of three columns. */
@@ -154,6 +174,12 @@ static inline const struct dtcap_probe *ctx_probe(const struct dtsql *c, uint32_
 	if (id <= c->probe_max)
 		return c->probe[id];
 	return dtcap_probe_by_id(c->r, id);
+}
+
+/* p's name, valid UTF-8 (p from ctx_probe). */
+static inline const char *ctx_probe_name(const struct dtsql *c, const struct dtcap_probe *p)
+{
+	return p->id <= c->probe_max && c->probe_name[p->id] ? c->probe_name[p->id] : p->name;
 }
 
 static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)

@@ -430,8 +430,8 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
 			v[E_PROBE].i = b->probe[j];
 			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
 			if (p) {
-				v[E_PROBE_NAME].t = p->name;
-				v[E_PROBE_NAME].tlen = (int)strnlen(p->name, DTCAP_PROBENAMELEN);
+				v[E_PROBE_NAME].t = ctx_probe_name(c, p);
+				v[E_PROBE_NAME].tlen = (int)strlen(v[E_PROBE_NAME].t);
 			} else {
 				v[E_PROBE_NAME].null = 1;
 			}

@@ -29,10 +29,71 @@ static size_t u8width(const char *s)
 	return w;
 }
 
+/*
+ * A syntax error near a word that is no SQL keyword but close to some
+ * (FORM, SELET): "; did you mean FROM?", from SQLite's own keyword list.
+ * "" when there is nothing to say.
+ */
+static const char *keyword_hint(const char *msg, char *buf, size_t len)
+{
+	const char *p = strstr(msg, "near \"");
+	char word[48];
+	size_t n;
+
+	if (p == NULL || strstr(msg, "syntax error") == NULL)
+		return "";
+	p += 6;
+	n = strcspn(p, "\"");
+	if (n == 0 || n >= sizeof(word))
+		return "";
+	for (size_t i = 0; i < n; i++)
+		word[i] = (char)toupper((unsigned char)p[i]);
+	word[n] = 0;
+	int nk = sqlite3_keyword_count();
+	char (*kw)[32] = calloc((size_t)nk, sizeof(*kw));
+	const char **kp = calloc((size_t)nk, sizeof(*kp));
+	size_t m = 0;
+	for (int i = 0; kw && kp && i < nk; i++) {
+		const char *z;
+		int l;
+		if (sqlite3_keyword_name(i, &z, &l) == SQLITE_OK && l > 0 && l < 32) {
+			memcpy(kw[m], z, (size_t)l);
+			kw[m][l] = 0;
+			if (!strcmp(kw[m], word)) {
+				m = 0;	/* a keyword in the wrong place: no typo */
+				break;
+			}
+			kp[m] = kw[m];
+			m++;
+		}
+	}
+	const char *best[3];
+	size_t k = m ? dtu_suggest(word, kp, m, 0, best, 3) : 0;
+	buf[0] = 0;
+	if (k) {
+		size_t o = (size_t)snprintf(buf, len, "; did you mean");
+		for (size_t j = 0; j < k && o < len; j++)
+			o += (size_t)snprintf(buf + o, len - o, "%s %s", j == 0 ? "" :
+					      j + 1 == k ? " or" : ",", best[j]);
+		if (o < len)
+			snprintf(buf + o, len - o, "?");
+	}
+	free(kw);
+	free(kp);
+	return buf;
+}
+
 static void csv_field(FILE *out, const char *s)
 {
+	/* text a query made up (CAST(x'c3' AS TEXT)) is not cleaned by the
+	 * tables: the same rule as every other writer */
+	char *buf = NULL;
+	size_t cap = 0, len;
+	const char *v = dtu_utf8_fix(s, strlen(s), &len, &buf, &cap);
+	s = v ? v : "\xef\xbf\xbd";
 	if (strpbrk(s, ",\"\r\n") == NULL) {
 		fputs(s, out);
+		free(buf);
 		return;
 	}
 	fputc('"', out);
@@ -42,6 +103,7 @@ static void csv_field(FILE *out, const char *s)
 		fputc(*s, out);
 	}
 	fputc('"', out);
+	free(buf);
 }
 
 static void json_string(FILE *out, const char *s, int n)
@@ -50,15 +112,15 @@ static void json_string(FILE *out, const char *s, int n)
 	for (int i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)s[i];
 		if (ch >= 0x80) {
-			/* comms are kernel bytes, not always UTF-8: keep the
-			 * output valid JSON, a stray byte becomes U+FFFD */
-			int len = dtu_utf8_len((const unsigned char *)s + i, (size_t)(n - i));
-			if (len == 0) {
+			/* comms are kernel bytes, not always UTF-8: the one
+			 * rule of every writer, kept ASCII as dtu_json_str does */
+			const char *o;
+			size_t ol, len = dtu_utf8_char(s + i, (size_t)(n - i), &o, &ol);
+			if (o != s + i)
 				fputs("\\ufffd", out);
-			} else {
-				fwrite(s + i, 1, (size_t)len, out);
-				i += len - 1;
-			}
+			else
+				fwrite(o, 1, ol, out);
+			i += (int)len - 1;
 			continue;
 		}
 		switch (ch) {
@@ -457,7 +519,9 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 			break;
 		}
 		if (rc != SQLITE_OK) {
-			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+			char hint[160];
+			*err = sqlite3_mprintf("%s%s", sqlite3_errmsg(db),
+					       keyword_hint(sqlite3_errmsg(db), hint, sizeof(hint)));
 			ret = -1;
 			break;
 		}

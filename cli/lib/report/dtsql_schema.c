@@ -48,10 +48,12 @@ const struct dtsql_tabdef dtsql_tab[T_NTABLES] = {
 
 const char *const *dtsql_tables(void)
 {
-	static const char *names[T_NTABLES + 1];
+	static const char *names[T_NTABLES + 3];
 
 	for (int k = 0; k < T_NTABLES; k++)
 		names[k] = dtsql_tab[k].name;
+	for (int k = 0; dtsql_derived_names[k]; k++)
+		names[T_NTABLES + k] = dtsql_derived_names[k];
 	return names;
 }
 
@@ -59,15 +61,17 @@ int dtsql_schema(FILE *out, const char *name)
 {
 	int found = 0;
 
-	for (int k = 0; k < T_NTABLES; k++) {
-		if (name && strcasecmp(name, dtsql_tab[k].name))
+	for (int k = 0; k < T_NTABLES + 2; k++) {
+		const char *tn = k < T_NTABLES ? dtsql_tab[k].name : dtsql_derived_names[k - T_NTABLES];
+		const char *cols = k < T_NTABLES ? dtsql_tab[k].cols : dtsql_derived_cols(k - T_NTABLES);
+		if (name && strcasecmp(name, tn))
 			continue;
 		found++;
 		if (out == NULL)
 			continue;
 		/* one column a line: the list is what people read this for */
-		fprintf(out, "CREATE TABLE %s(\n  ", dtsql_tab[k].name);
-		for (const char *c = dtsql_tab[k].cols; *c; c++) {
+		fprintf(out, "CREATE TABLE %s(\n  ", tn);
+		for (const char *c = cols; *c; c++) {
 			if (*c == ',') {
 				fputs(",\n  ", out);
 				c += c[1] == ' ';

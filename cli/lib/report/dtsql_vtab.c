@@ -15,6 +15,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,9 +39,18 @@ static void ctx_unref(struct dtsql *c)
 {
 	if (c == NULL || --c->refs > 0)
 		return;
+	if (c->comm_own)
+		for (uint32_t i = 0; i <= c->ncomms; i++)
+			free(c->comm_own[i]);
+	free(c->comm_own);
 	free(c->comm);
 	free(c->comm_len);
 	free(c->comm_rank);
+	if (c->probe_name_own)
+		for (uint32_t i = 0; i <= c->probe_max; i++)
+			free(c->probe_name_own[i]);
+	free(c->probe_name_own);
+	free(c->probe_name);
 	free(c->probe);
 	free(c->probe_rank);
 	free(c->ufirst_pid);
@@ -82,14 +92,28 @@ static struct dtsql *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 	c->comm = calloc(n, sizeof(*c->comm));
 	c->comm_len = calloc(n, sizeof(*c->comm_len));
 	c->comm_rank = calloc(n, sizeof(*c->comm_rank));
+	c->comm_own = calloc(n, sizeof(*c->comm_own));
 	uint32_t *ids = calloc(n, sizeof(*ids));
-	if (!c->comm || !c->comm_len || !c->comm_rank || !ids)
+	if (!c->comm || !c->comm_len || !c->comm_rank || !c->comm_own || !ids)
 		goto fail;
+	char *fixbuf = NULL;
+	size_t fixcap = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		c->comm[i] = i ? dtcap_comm(r, i) : NULL;
-		c->comm_len[i] = c->comm[i] ? (int)strlen(c->comm[i]) : 0;
+		const char *cm = i ? dtcap_comm(r, i) : NULL;
+		size_t len = 0;
+		if (cm) {
+			const char *v = dtu_utf8_fix(cm, strlen(cm), &len, &fixbuf, &fixcap);
+			if (v != cm && (v == NULL || !(c->comm_own[i] = strdup(v)))) {
+				free(fixbuf);
+				goto fail;
+			}
+			cm = c->comm_own[i] ? c->comm_own[i] : cm;
+		}
+		c->comm[i] = cm;
+		c->comm_len[i] = (int)len;
 		ids[i] = i;
 	}
+	free(fixbuf);
 	qsort_r(ids, n, sizeof(*ids), cmp_comm, c);
 	for (uint32_t i = 0; i < n; i++)
 		c->comm_rank[ids[i]] = i;
@@ -120,6 +144,26 @@ static struct dtsql *ctx_new(struct dtcap_reader *r, struct dtsym *sym)
 	for (uint32_t i = 0; i < n; i++)
 		c->probe_rank[ids[i]] = i;
 	free(ids);
+	ids = NULL;
+	c->probe_name = calloc(n, sizeof(*c->probe_name));
+	c->probe_name_own = calloc(n, sizeof(*c->probe_name_own));
+	if (!c->probe_name || !c->probe_name_own)
+		goto fail;
+	{
+		char *fixbuf = NULL;
+		size_t fixcap = 0, len;
+		for (uint32_t i = 0; i < n; i++) {
+			const char *nm = c->probe[i] ? c->probe[i]->name : NULL;
+			const char *v = nm ? dtu_utf8_fix(nm, strnlen(nm, DTCAP_PROBENAMELEN), &len,
+							  &fixbuf, &fixcap) : NULL;
+			if (nm && (v == NULL || (v != nm && !(c->probe_name_own[i] = strdup(v))))) {
+				free(fixbuf);
+				goto fail;
+			}
+			c->probe_name[i] = c->probe_name_own[i] ? c->probe_name_own[i] : nm;
+		}
+		free(fixbuf);
+	}
 
 	size_t nb = dtcap_nblocks(r);
 	c->block_base = calloc(nb + 1, sizeof(*c->block_base));
@@ -1523,7 +1567,7 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	case E_PROBE_NAME:
 		p = ctx_probe(e->c, cv->probe[i]);
 		if (p)
-			sqlite3_result_text(ctx, p->name, -1, SQLITE_STATIC);
+			sqlite3_result_text(ctx, ctx_probe_name(e->c, p), -1, SQLITE_STATIC);
 		break;
 	case E_COMM:
 		s = ctx_comm(e->c, cv->comm[i], &len);
@@ -1851,10 +1895,26 @@ static int sm_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 	return SQLITE_OK;
 }
 
+/* Text from the capture (n < 0: NUL-terminated), as every writer writes it
+ * (dtu_utf8_fix): the export and CSV are read by strict UTF-8 readers. */
+static void res_textn(sqlite3_context *ctx, const char *s, int n)
+{
+	char *buf = NULL;
+	size_t cap = 0, len;
+
+	if (s == NULL)
+		return;
+	const char *v = dtu_utf8_fix(s, n < 0 ? strlen(s) : (size_t)n, &len, &buf, &cap);
+	if (v == NULL || len > INT_MAX)
+		sqlite3_result_error_nomem(ctx);
+	else
+		sqlite3_result_text(ctx, v, (int)len, SQLITE_TRANSIENT);
+	free(buf);
+}
+
 static void res_text(sqlite3_context *ctx, const char *s)
 {
-	if (s)
-		sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+	res_textn(ctx, s, -1);
 }
 
 static void res_count(sqlite3_context *ctx, const struct dtcap_count *k, int col)
@@ -1876,10 +1936,8 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		switch (col) {
 		case 0: sqlite3_result_int64(ctx, p->id); break;
 		case 1: res_text(ctx, p->name); break;
-		case 2: sqlite3_result_text(ctx, p->name, a ? (int)(a - p->name) : -1,
-					    SQLITE_TRANSIENT); break;
-		case 3: if (a) sqlite3_result_text(ctx, a + 1, b ? (int)(b - a - 1) : -1,
-						   SQLITE_TRANSIENT); break;
+		case 2: res_textn(ctx, p->name, a ? (int)(a - p->name) : -1); break;
+		case 3: if (a) res_textn(ctx, a + 1, b ? (int)(b - a - 1) : -1); break;
 		case 4: if (b) res_text(ctx, b + 1); break;
 		case 5: sqlite3_result_int64(ctx, p->flags); break;
 		case 6: sqlite3_result_int(ctx, (p->flags & DT_PF_RETURN) != 0); break;
@@ -1969,8 +2027,7 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		switch (col) {
 		case 0: sqlite3_result_int64(ctx, p->pid); break;
 		case 1: sqlite3_result_int64(ctx, p->ppid); break;
-		case 2: sqlite3_result_text(ctx, p->comm, (int)strnlen(p->comm, DTCAP_COMMLEN),
-					    SQLITE_TRANSIENT); break;
+		case 2: res_textn(ctx, p->comm, (int)strnlen(p->comm, DTCAP_COMMLEN)); break;
 		case 3: res_text(ctx, p->exe ? p->exe : ""); break;
 		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)p->ts); break;
 		case 5: sqlite3_result_int64(ctx, p->nmaps); break;
@@ -1996,7 +2053,9 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		const struct dtcap_host *h = dtcap_host(r);
 		switch (col) {
 		case 0: res_text(ctx, h->kernel); break;
-		case 1: res_text(ctx, h->hostname); break;
+		/* none: NULL, as every engine reads the Parquet export's
+		 * partition for it (Hive's default partition) */
+		case 1: res_text(ctx, h->hostname[0] ? h->hostname : NULL); break;
 		case 2: sqlite3_result_int64(ctx, h->ncpus); break;
 		case 3: sqlite3_result_int64(ctx, (sqlite3_int64)h->start_ns); break;
 		case 4: sqlite3_result_int64(ctx, (sqlite3_int64)h->clock_mono_ns); break;
@@ -2115,6 +2174,10 @@ static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dt
 			return NULL;
 		}
 	}
+	if (dtsql_derived_attach(db, r, sym, suffix, err)) {
+		ctx_unref(c);
+		return NULL;
+	}
 	static const int nargs[] = { 2, 4 };
 	if (!funcs) {
 		ctx_unref(c);	/* the modules hold it */
@@ -2169,15 +2232,16 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 		if (attach_named(db, r[i], sym[i], suffix, i == 0, err) == NULL)
 			return -1;
 	}
-	/* each table: one TEMP view over the captures' tables */
-	for (int k = 0; k < T_NTABLES; k++) {
+	/* each table (the derived ones after them): one TEMP view over the
+	 * captures' tables */
+	for (int k = 0; k < T_NTABLES + 2; k++) {
+		const char *tn = k < T_NTABLES ? dtsql_tab[k].name : dtsql_derived_names[k - T_NTABLES];
 		sqlite3_str *q = sqlite3_str_new(db);
-		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", dtsql_tab[k].name);
+		sqlite3_str_appendf(q, "CREATE TEMP VIEW %s AS ", tn);
 		for (size_t i = 0; i < n; i++)
 			/* (sqlite's printf has no %zu: its %z is a string) */
 			sqlite3_str_appendf(q, "%sSELECT *, %Q AS capture, %Q AS host FROM main.%s__c%d",
-					    i ? " UNION ALL " : "", capture[i], host[i],
-					    dtsql_tab[k].name, (int)i);
+					    i ? " UNION ALL " : "", capture[i], host[i], tn, (int)i);
 		char *sql = sqlite3_str_finish(q);
 		char *e = NULL;
 		int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, &e) : SQLITE_NOMEM;
@@ -2207,6 +2271,7 @@ void dtsql_detach(struct dtsql *h)
 	for (int k = 0; k < T_NTABLES; k++)
 		sqlite3_create_module_v2(db, dtsql_tab[k].name, NULL, NULL, NULL);
 	sqlite3_create_module_v2(db, EVENTS_GROUPED, NULL, NULL, NULL);
+	dtsql_derived_detach(db);
 	for (int n = 2; n <= 4; n += 2) {
 		sqlite3_create_function_v2(db, "sym", n, SQLITE_UTF8, NULL, NULL,
 					   NULL, NULL, NULL);

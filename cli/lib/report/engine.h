@@ -72,7 +72,26 @@ struct dtr_flame_opts {
 	const char	*countname;	/* NULL: "samples" */
 	double		minwidth;	/* px; narrower frames are left out */
 	int		by_dso;		/* frames named by object (dtsym_dso) */
+	int		mode;		/* DTR_FLAME_*: what a frame's width is */
+	const char	*states;	/* offcpu: state letters kept ("SD"); NULL: all */
 };
+
+/*
+ * What a flame graph weighs (report_offcpu.c for all but SAMPLES): profile
+ * samples; every switch-out stack by the microseconds until that thread ran
+ * again (split by state: blocked until its wakeup in the state it left in,
+ * then R, waiting for a CPU); both, samples weighted by their period; or the
+ * wakers' stacks by the microseconds the thread they woke had been blocked,
+ * under the woken thread's name.
+ */
+enum { DTR_FLAME_SAMPLES, DTR_FLAME_OFFCPU, DTR_FLAME_ONOFF, DTR_FLAME_WAKERS };
+
+/* The fold of the DTR_FLAME_OFFCPU/ONOFF/WAKERS modes: as dtr_flame_fold,
+ * *nsamples being microseconds. */
+int dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f,
+		    const struct dtr_flame_opts *o, struct flame *fl, int side,
+		    uint64_t *nsamples, char *probedesc, size_t pdlen,
+		    volatile sig_atomic_t *cancel);
 
 /* The defaults dtreport flame has without options. */
 void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd);
@@ -167,5 +186,187 @@ struct dtr_calls_opts {
  */
 int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_calls_opts *o,
 	      FILE *out, volatile sig_atomic_t *cancel);
+/* ---- the scheduler's view: off-CPU intervals (sched_model.c) */
+
+/* One stretch a thread spent off-CPU: switched out at start, back at end. */
+struct dtr_sched_span {
+	uint64_t	start, end;	/* switch out, switch back in */
+	uint64_t	wake;		/* last wakeup in between, 0: none seen */
+	uint32_t	tid, pid, comm, cpu;
+	uint32_t	kstack, ustack;	/* where it left the CPU */
+	uint32_t	wtid, wpid, wcomm;	/* the waker (wake != 0) */
+	uint32_t	wkstack, wustack;	/* the waker's stacks */
+	uint8_t		wctx;		/* DTCAP_CTX_* the wakeup ran in: from an
+					 * interrupt the task at hand is no waker */
+	char		state;		/* left in: R (preempted), S, D, I, ... */
+	uint8_t		open;		/* never back before the capture ends */
+};
+
+struct dtr_sched {
+	struct dtr_sched_span *v;	/* in order of their end */
+	size_t		n, cap;
+	uint64_t	tmin, tmax;	/* of the scheduler events */
+	uint64_t	nevents;	/* scheduler events read */
+	uint64_t	nlost;		/* intervals whose switch back in is missing */
+	uint32_t	switch_probe;	/* the sched_switch probe's id */
+};
+
+/* The state letter of a sched_switch prev_state. */
+char dtr_sched_state_letter(uint32_t state);
+
+/*
+ * Every off-CPU interval of c's sched_switch/sched_wakeup events (dtrec
+ * --offcpu), unfiltered: a thread's interval ends in an event another task
+ * ran.  0, or a DTR_EXIT_* status with the message printed (cmd speaks).
+ */
+int dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
+		    volatile sig_atomic_t *cancel);
+void dtr_sched_free(struct dtr_sched *s);
+
+/* ---- naming stacks into a flame graph (stack_names.c) */
+
+struct dtr_namer;
+struct dtr_namer *dtr_namer_new(const struct dtr_cap *c, struct flame *fl);
+void dtr_namer_free(struct dtr_namer *n);
+/*
+ * Append stack id's frames, outermost first, as fl's ids to buf (room for
+ * DTCAP_MAXFRAMES + 1 more); a user stack is named in pid's process at ts.
+ * 0, or -1 out of memory.
+ */
+int dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+		    uint32_t *buf, unsigned *nb);
+/* The name of stack id's innermost named frames (at most nframes) as text
+ * "a <- b <- c" into out. */
+void dtr_namer_text(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+		    unsigned nframes, char *out, size_t len);
+
+/* ---- entry/return pairs: spans (span_model.c) */
+
+#define DTR_SPAN_ARGS	6	/* the entry's arguments kept */
+
+struct dtr_span {
+	uint64_t	start, end;
+	uint32_t	tid, pid, comm;
+	uint32_t	probe;		/* the entry probe's id */
+	int64_t		ret;		/* the return's value */
+	uint32_t	err;		/* and errno, 0: none */
+};
+
+/* An entry that never returned (entry 1), or a return without entry. */
+struct dtr_unmatched {
+	uint32_t	probe;		/* the entry probe's id */
+	uint32_t	tid, pid, comm;
+	uint8_t		entry;
+};
+
+struct dtr_spans {
+	struct dtr_span	*v;		/* a thread's in time order */
+	size_t		n, cap;
+	/* DTR_SPANS_ARGS: v[i]'s entry's argument slots (nargs[i] of them) */
+	uint64_t	(*args)[DTR_SPAN_ARGS];
+	uint8_t		*nargs;
+	size_t		acap, ncap;
+	struct dtr_unmatched *u;
+	size_t		nu, ucap;
+};
+
+/*
+ * Pair the entry and return events of c that f passes, per thread; glob
+ * (NULL: all) chooses the probes by the pair's name ("syscall:read") or
+ * either probe's.  flags: DTR_SPANS_SYSCALLS, syscall probes only;
+ * DTR_SPANS_ARGS, keep the entries' arguments.  0, or a DTR_EXIT_* status
+ * with the message printed (cmd speaks).
+ */
+#define DTR_SPANS_SYSCALLS	0x1
+#define DTR_SPANS_ARGS		0x2
+int dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
+		    const char *glob, unsigned flags, struct dtr_spans *out,
+		    volatile sig_atomic_t *cancel);
+int dtr_spans_unmatched(struct dtr_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
+			uint32_t comm, int entry);
+void dtr_spans_free(struct dtr_spans *s);
+
+/* ---- latency (report_latency.c) */
+
+enum { DTR_LAT_PROBE, DTR_LAT_COMM, DTR_LAT_PID, DTR_LAT_TID };
+extern const char *const dtr_latency_keys[];	/* "probe", "comm", ... */
+
+struct dtr_latency_opts {
+	const char	*glob;		/* --probe: which pairs; NULL: all */
+	int		by;		/* DTR_LAT_*: groups within a probe */
+	uint64_t	hist_width;	/* linear buckets of this many ns; 0: log2 */
+	int		json;
+};
+
+/* The nearest-rank percentile q (0..1] of n ascending values. */
+uint64_t dtr_percentile(const uint64_t *sorted, size_t n, double q);
+
+/* Per group of entry/return pairs: count, unmatched entries, p50, p90,
+ * p99, p99.9, max and a quantize histogram (text), or JSON. */
+int dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_latency_opts *o,
+		FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- syscall summary (report_syscalls.c) */
+
+enum { DTR_SYS_ALL, DTR_SYS_COMM, DTR_SYS_PID };
+struct dtr_syscalls_opts {
+	int		by;		/* DTR_SYS_*: one table, or one per comm/pid */
+	int		json;
+};
+
+/* perf trace -s / strace -c: per syscall calls, errors (by errno name),
+ * total, average, min, max, stddev and p99 time. */
+int dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_syscalls_opts *o,
+		 FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- blame (report_blame.c) */
+
+struct dtr_blame_opts {
+	uint32_t	tid;		/* the thread */
+	unsigned	depth;		/* hops of wakers followed (default 3) */
+	int		text;		/* a text tree (else folded or SVG) */
+	int		folded;		/* folded stacks (else SVG) */
+};
+
+/*
+ * tid's time between --since and --until (within its recorded life) as
+ * on-CPU (spread over its profile samples), runqueue and blocked, each
+ * blocked stretch under its waker and what the waker did meanwhile, to
+ * depth hops.  out: text tree, folded stacks (us) or SVG.
+ */
+int dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
+	      FILE *out, const char *outname, volatile sig_atomic_t *cancel);
+
+/* ---- heatmap (report_heatmap.c) */
+
+struct dtr_heatmap_opts {
+	unsigned	rows;		/* slices of a second; 0: 50 (20 ms) */
+};
+
+/* FlameScope's subsecond-offset heatmap of the samples (or --probe's
+ * events) as a self-contained SVG. */
+int dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_opts *o,
+		FILE *out, const char *outname, volatile sig_atomic_t *cancel);
+
+/* ---- sorting the models' events (sort_keys.c) */
+
+struct dtr_key {
+	uint64_t	k;		/* the sort key (a time) */
+	uint64_t	i;		/* what it belongs to (an index) */
+};
+
+/* Sort v by k, stably.  0, or -1 out of memory. */
+int dtr_key_sort(struct dtr_key *v, size_t n);
+
+/* Items 0..n grouped by key: group r (in key order) has key[r] and the
+ * items idx[start[r] .. start[r + 1]), by value then item. */
+struct dtr_groups {
+	size_t		n;
+	uint64_t	*key;
+	size_t		*start;		/* n + 1 */
+	uint32_t	*idx;
+};
+int dtr_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct dtr_groups *g);
+void dtr_groups_free(struct dtr_groups *g);
 
 #endif /* DT_ENGINE_H */

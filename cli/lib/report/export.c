@@ -21,10 +21,11 @@ static const char *prog(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: %s export [--format sqlite] FILE -o OUT.sqlite\n"
-		"       %s export --format parquet -o DIR CAPTURE|DIR...\n"
+		"       %s export --format parquet [--parquet-compat] -o DIR CAPTURE|DIR...\n"
 		"       %s export --format pprof -o OUT.pb.gz FILE\n"
 		"       %s export --format chrome -o OUT.json FILE\n"
 		"  --partial: read captures cut short; --salvage: also past damage.\n"
+		"  --parquet-compat: integers PLAIN, not DELTA_BINARY_PACKED (Spark < 3.3).\n"
 		"  An existing output file is never replaced; a parquet DIR must be\n"
 		"  new, empty or a dt dataset (captures are added to it).  Outputs\n"
 		"  are created 0600; another user's symbolic links and devices are\n"
@@ -57,13 +58,14 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "parquet-compat", no_argument, NULL, 'C' },
 		DTR_LONGOPT_PARTIAL,
 		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
-	int ch, partial = 0, salvage = 0;
+	int ch, partial = 0, salvage = 0, compat = 0;
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "o:f:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -72,6 +74,7 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		case DTR_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
+		case 'C': compat = 1; break;
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -84,7 +87,11 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		return 2;
 	}
 	if (!strcmp(format, "parquet"))
-		return export_parquet(out, argv + optind, nin, partial, salvage);
+		return export_parquet(out, argv + optind, nin, partial, salvage, compat);
+	if (compat) {
+		fprintf(stderr, "%s: export: --parquet-compat is for --format parquet\n", prog());
+		return 2;
+	}
 	if (nin != 1) {
 		fprintf(stderr, "%s: export: --format %s takes one capture\n", prog(), format);
 		return 2;

@@ -24,8 +24,11 @@ int cmd_export_format(int argc, char **argv, const char *format);
  * created), empty, or a dt dataset (holds _dt_dataset); a capture already
  * in the dataset is refused.  Each capture is written under dir/.tmp-*
  * and renamed into place, so a failure leaves the dataset as it was.
+ * parquet_compat (--parquet-compat): integers PLAIN, for readers older
+ * than Spark 3.3 that cannot read DELTA_BINARY_PACKED.
  */
-int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage);
+int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage,
+		   int parquet_compat);
 
 /* profile.proto, gzip-compressed, at path (created; never replaced). */
 int export_pprof(const char *path, const char *cap, int partial, int salvage);

@@ -33,6 +33,7 @@
 #include "dtsql.h"
 #include "dtsym.h"
 #include "export.h"
+#include "util.h"
 #include "report.h"
 #include "parquet.h"
 #include "util.h"
@@ -102,9 +103,23 @@ static const struct pq_column event_cols[C_NCOLS] = {
 /* events.ctx as SQL shows it (ctx_name in dtsql_int.h): a name, NULL when not recorded */
 static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" };
 
+/* --parquet-compat, for the export under way (export_parquet sets it) */
+static int compat;
+
 static struct pq_opts pq_options(void)
 {
-	struct pq_opts o = { .created_by = "dt dtreport export (cli/lib/report/parquet.c)" };
+	/* "APP version X (build B)": the form Java's parquet library
+	 * (VersionParser) parses, to decide which of a writer's known bugs
+	 * apply; anything else makes it log a warning per file */
+	static char created_by[128];
+	const char *v = dtu_version(), *plus = strchr(v, '+');
+	/* a commit (semver build metadata, "0.2.0+g1234abc") is the build */
+	if (plus)
+		snprintf(created_by, sizeof(created_by), "dt version %.*s (build %s)",
+			 (int)(plus - v), v, plus + 1);
+	else
+		snprintf(created_by, sizeof(created_by), "dt version %s", v);
+	struct pq_opts o = { .created_by = created_by, .plain_ints = compat };
 	/* for tests: small row groups from small captures */
 	const char *e = getenv("DTREPORT_PARQUET_ROWS");
 	if (e && atol(e) > 0)
@@ -429,30 +444,48 @@ werr:
 	return -1;
 }
 
-/* Hive partition value: [A-Za-z0-9._-] kept, anything else %XX (as Hive
- * escapes), an empty value Hive's default partition name. */
-static void hive_escape(char *out, size_t outsz, const char *s)
+/*
+ * Hive partition value, escaped as Hive and Spark escape one
+ * (FileUtils.escapePathName): control characters, DEL and the 14 of
+ * the string below as %XX, everything else as it is, non-ASCII included:
+ * their unescaping turns each %XX into one character, so an escaped
+ * UTF-8 byte pair would read back as two wrong characters.  Text that is
+ * not UTF-8 is first made so (dtu_utf8_fix).  A leading '.' or '_' is
+ * escaped too, or readers would skip the directory as hidden.  An empty
+ * value is Hive's default partition, which every engine reads as NULL
+ * (and so does capture.hostname, doc/SQL.md).  NULL when it does not fit.
+ */
+static char *hive_escape(char *out, size_t outsz, const char *s)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	size_t o = 0;
+	char *fix = NULL;
+	size_t o = 0, cap = 0, n;
 	if (*s == 0)
 		s = "__HIVE_DEFAULT_PARTITION__";
-	for (; *s && o + 4 < outsz; s++) {
+	else if ((s = dtu_utf8_fix(s, strlen(s), &n, &fix, &cap)) == NULL)
+		return NULL;
+	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		    ((c == '.' || c == '_' || c == '-') && o > 0)) {
-			out[o++] = (char)c;
-		} else {
+		if (o + 4 > outsz) {
+			free(fix);
+			return NULL;
+		}
+		if (c < 0x20 || c == 0x7f || strchr("\"#%'*/:=?\\{[]^", c) ||
+		    (o == 0 && (c == '.' || c == '_') && strcmp(s, "__HIVE_DEFAULT_PARTITION__"))) {
 			out[o++] = '%';
 			out[o++] = hex[c >> 4];
 			out[o++] = hex[c & 15];
+		} else {
+			out[o++] = (char)c;
 		}
 	}
 	out[o] = 0;
+	free(fix);
+	return out;
 }
 
 /* The capture's name in the dataset: its file name without ".dtc". */
-static void capture_name(char *out, size_t outsz, const char *path)
+static char *capture_name(char *out, size_t outsz, const char *path)
 {
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
@@ -461,7 +494,7 @@ static void capture_name(char *out, size_t outsz, const char *path)
 	size_t l = strlen(tmp);
 	if (l > 4 && !strcmp(tmp + l - 4, ".dtc"))
 		tmp[l - 4] = 0;
-	hive_escape(out, outsz, tmp);
+	return hive_escape(out, outsz, tmp);
 }
 
 /* Remove what we made under tmp: TABLE/part-0.parquet, TABLE, tmp. */
@@ -532,11 +565,17 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
 	if (r == NULL)
 		return status;
-	char host[256], name[256], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
-	hive_escape(host, sizeof(host), dtcap_host(r)->hostname);
-	capture_name(name, sizeof(name), cap);
+	/* escaped, a name is at most three times as long */
+	char host[3 * sizeof(dtcap_host(r)->hostname) + 1], name[3 * 256 + 1], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
+	if (!hive_escape(host, sizeof(host), dtcap_host(r)->hostname) ||
+	    !capture_name(name, sizeof(name), cap)) {
+		fprintf(stderr, "%s: export: %s: out of memory\n", prog(), cap);
+		dtcap_reader_close(r);
+		return 1;
+	}
 	int ret = -1, made_tmp = 0;
 	size_t moved = 0;
+	int moving = 0;
 	struct dtsym *sym = NULL;
 	sqlite3 *db = NULL;
 	char *err = NULL;
@@ -609,7 +648,11 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 		if (i == 0)
 			*nev = rows;
 	}
-	/* into place, table by table; undone if one fails */
+	/* into place, table by table; undone if one fails.  A fatal signal
+	 * waits for the last rename or the undo (a few system calls): the
+	 * dataset then holds all of this capture's tables or none */
+	sigprocmask(SIG_BLOCK, &fatal, &old);
+	moving = 1;
 	for (moved = 0; moved < NTABLES; moved++) {
 		pf(p, "%s/%s", dir, table_name(moved));
 		pf(q, "%s/%s/host=%s", dir, table_name(moved), host);
@@ -639,6 +682,8 @@ out:
 			rename(q, p);
 		}
 	}
+	if (moving)
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	if (made_tmp) {
 		rm_tmp(tmp);
 		dtu_out_pending_dir(NULL);
@@ -654,7 +699,8 @@ out:
 	return ret < 0 ? 1 : 0;
 }
 
-int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage)
+int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage,
+		   int parquet_compat)
 {
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -693,6 +739,7 @@ int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, i
 	dtu_out_sweep_dirs(dir, TMPDIR_PREFIX);
 	uint64_t total = 0, bytes = 0;
 	int ndone = 0, failed = 0;
+	compat = parquet_compat;
 	for (int i = 0; i < cl.n; i++) {
 		uint64_t ev = 0, by = 0;
 		if ((failed = export_one(dir, cl.path[i], partial, salvage, &ev, &by)) != 0)

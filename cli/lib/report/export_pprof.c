@@ -12,8 +12,12 @@
  * (return addresses at pc - 1), so per-function totals agree with
  * `dtreport flame --folded`; each Location keeps the real address and its
  * Mapping (kernel, module or the mapped file), and every Mapping says
- * has_functions, so viewers do not try to symbolize again.  A sample
- * without any stack gets the one frame "[no stack]".
+ * has_functions, so viewers do not try to symbolize again, and the build
+ * id the capture holds for its file (the kernel's for the kernel).  The
+ * first Mapping is the main executable of the process with the most
+ * user-stack samples, which pprof takes for the profiled binary.  A stack
+ * the recorder cut short ends with the frame "[truncated]", as in the
+ * flame graph.  A sample without any stack gets the one frame "[no stack]".
  *
  * The protobuf is built in memory (its size is that of the distinct
  * stacks, not of the events), then deflated with zlib into the output,
@@ -177,6 +181,8 @@ struct pp {
 	uint64_t	*first_ts;
 	size_t		ccap, tcap;
 	struct pb	out, m1, m2;	/* Profile, scratch messages */
+	char		*fixbuf;	/* dtu_utf8_fix's copies */
+	size_t		fixcap;
 };
 
 /* String table index (0 is ""). */
@@ -184,20 +190,35 @@ static int64_t str_index(struct pp *p, const char *s)
 {
 	if (*s == 0)
 		return 0;
+	/* a protobuf string is UTF-8: strict decoders refuse the file else */
+	size_t len;
+	if ((s = dtu_utf8_fix(s, strlen(s), &len, &p->fixbuf, &p->fixcap)) == NULL)
+		return -1;
 	int added;
-	uint32_t id = imap_id(&p->strs, s, strlen(s), &added);
+	uint32_t id = imap_id(&p->strs, s, len, &added);
 	if (id == 0)
 		return -1;
 	if (added)
-		pb_bytes(&p->out, 6, s, strlen(s));
+		pb_bytes(&p->out, 6, s, len);
 	return id;	/* "" took index 0, so ids from 1 are the indexes */
 }
 
+/* A build id as pprof's Mapping.build_id holds it: lower-case hex. */
+static int64_t build_id_str(struct pp *p, const uint8_t *id, uint32_t len)
+{
+	char hex[2 * 20 + 1];
+	if (len == 0 || len > 20)
+		return 0;
+	for (uint32_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return str_index(p, hex);
+}
+
 static uint64_t mapping_id(struct pp *p, uint64_t start, uint64_t limit, uint64_t off,
-			   const char *file)
+			   const char *file, int64_t bid)
 {
 	int64_t fs = str_index(p, file);
-	if (fs < 0)
+	if (fs < 0 || bid < 0)
 		return 0;
 	uint64_t key[4] = { start, limit, off, (uint64_t)fs };
 	int added;
@@ -208,24 +229,68 @@ static uint64_t mapping_id(struct pp *p, uint64_t start, uint64_t limit, uint64_
 		pb_uint(&p->m1, 3, limit);
 		pb_uint(&p->m1, 4, off);
 		pb_uint(&p->m1, 5, (uint64_t)fs);
+		if (bid)
+			pb_uint(&p->m1, 6, (uint64_t)bid);
 		pb_uint(&p->m1, 7, 1);		/* has_functions */
 		pb_msg(&p->out, 3, &p->m1);
 	}
 	return id;
 }
 
+static uint64_t map_mapping(struct pp *p, const struct dtcap_map *m)
+{
+	const struct dtcap_file *f = m->file ? dtcap_file_by_id(p->r, m->file) : NULL;
+	int64_t bid = f ? build_id_str(p, f->build_id, f->build_id_len) : 0;
+	return mapping_id(p, m->start, m->end, m->offset, m->name ? m->name : "", bid);
+}
+
 /* The Mapping of a frame: the kernel, or the process map holding pc. */
 static uint64_t frame_mapping(struct pp *p, uint64_t pc, int kernel, uint32_t pid, uint64_t ts)
 {
-	if (kernel)
-		return mapping_id(p, 0xffff800000000000ULL, UINT64_MAX, 0, "[kernel.kallsyms]");
+	if (kernel) {
+		const char *kb = dtcap_host(p->r)->kernel_build_id;
+		int64_t bid = kb[0] ? str_index(p, kb) : 0;
+		return mapping_id(p, 0xffff800000000000ULL, UINT64_MAX, 0, "[kernel.kallsyms]",
+				  bid);
+	}
 	const struct dtcap_proc *pr = dtcap_proc_find(p->r, pid, ts);
 	for (uint32_t i = 0; pr && i < pr->nmaps; i++) {
 		const struct dtcap_map *m = &pr->maps[i];
 		if (pc >= m->start && pc < m->end)
-			return mapping_id(p, m->start, m->end, m->offset, m->name ? m->name : "");
+			return map_mapping(p, m);
 	}
 	return 0;	/* unmapped: pprof allows a location without one */
+}
+
+/*
+ * pprof takes the first Mapping for the main binary (`go tool pprof`
+ * titles the profile with its file): make it the executable of the
+ * process with the most user-stack samples, before any frame adds one.
+ * Returns -1 when out of memory.
+ */
+static int main_mapping_first(struct pp *p)
+{
+	size_t best = SIZE_MAX;
+	for (size_t s = 0; s < p->samples.n; s++) {
+		uint64_t key[4];
+		memcpy(key, p->samples.keys[s].p, sizeof(key));
+		if ((uint32_t)key[1] && (best == SIZE_MAX || p->counts[s] > p->counts[best]))
+			best = s;
+	}
+	if (best == SIZE_MAX)
+		return 0;	/* no user stacks: the kernel is the main binary */
+	uint64_t key[4];
+	memcpy(key, p->samples.keys[best].p, sizeof(key));
+	const struct dtcap_proc *pr = dtcap_proc_find(p->r, (uint32_t)key[0], p->first_ts[best]);
+	if (pr == NULL || pr->exe == NULL || pr->exe[0] == 0)
+		return 0;
+	const struct dtcap_map *text = NULL;
+	for (uint32_t i = 0; i < pr->nmaps && !text; i++)
+		if (pr->maps[i].name && !strcmp(pr->maps[i].name, pr->exe) && (pr->maps[i].prot & 4))
+			text = &pr->maps[i];
+	if (text == NULL)
+		return 0;
+	return map_mapping(p, text) ? 0 : -1;
 }
 
 static uint64_t location_id(struct pp *p, uint64_t pc, const char *name, int kernel,
@@ -278,6 +343,14 @@ static int stack_locs(struct pp *p, uint32_t sid, uint32_t pid, uint64_t ts,
 		if (pc != pcs[k] && (!strcmp(org, "unknown") || strstr(nm, "+0x")))
 			nm = dtsym_name(p->sym, pcs[k], kernel, pid, ts);
 		uint64_t id = location_id(p, pcs[k], nm, kernel, pid, ts);
+		if (id == 0)
+			return -1;
+		ids[(*n)++] = id;
+	}
+	/* as the flame graph's marker: a stack cut short must not pass for
+	 * a whole one (its outermost frame is not the root) */
+	if (trunc) {
+		uint64_t id = location_id(p, 0, "[truncated]", kernel, pid, ts);
 		if (id == 0)
 			return -1;
 		ids[(*n)++] = id;
@@ -429,6 +502,8 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 		}
 	}
 
+	if (main_mapping_first(&p) < 0)
+		goto oom;
 	/* pass 2: name each distinct key once */
 	for (size_t s = 0; s < p.samples.n; s++) {
 		uint64_t key[4];
@@ -498,6 +573,7 @@ out:
 	free(p.m1.p);
 	free(p.m2.p);
 	imap_free(&p.strs);
+	free(p.fixbuf);
 	imap_free(&p.funcs);
 	imap_free(&p.locs);
 	imap_free(&p.maps);

@@ -39,6 +39,9 @@ struct flame {
 	struct fnode	*nodes;
 	uint32_t	nnodes, capnodes;
 	struct dt_htab	chash;		/* (parent, name) -> node (never the root) */
+
+	char		*fixbuf;	/* dtu_utf8_fix's copies */
+	size_t		fixcap;
 };
 
 static uint64_t strhash(const char *s, size_t len)
@@ -85,11 +88,11 @@ void flame_free(struct flame *f)
 	dt_htab_free(&f->nhash);
 	free(f->nodes);
 	dt_htab_free(&f->chash);
+	free(f->fixbuf);
 	free(f);
 }
 
-/* The stored (cleaned) text: a name with ';' or a newline is looked up by
- * its original text but rehashed by this one, as it always was. */
+/* The stored (cleaned) text, which is also what lookups hash. */
 static uint64_t name_hash(const void *ctx, uint32_t e)
 {
 	const struct flame *f = ctx;
@@ -105,26 +108,34 @@ static uint64_t node_hash(const void *ctx, uint32_t e)
 
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 {
-	size_t len = strlen(name);
-	uint64_t h = strhash(name, len);
+	/* Names as every output writes them (valid UTF-8; ';' separates
+	 * folded frames and a newline ends a line, so neither is kept), and
+	 * looked up as written, so two spellings of one name are one name. */
+	size_t len;
+	const char *v = dtu_utf8_fix(name, strlen(name), &len, &f->fixbuf, &f->fixcap);
+	if (v == NULL)
+		return -1;
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		copy[i] = v[i] == ';' ? ':' : (v[i] == '\n' || v[i] == '\r') ? ' ' : v[i];
+	copy[len] = 0;
+	uint64_t h = strhash(copy, len);
 	uint32_t e;
 
 	for (size_t i = dt_htab_first(&f->nhash, h); (e = dt_htab_at(&f->nhash, i)) != DT_HTAB_NONE;
 	     i = dt_htab_next(&f->nhash, i)) {
 		const struct fname *n = &f->names[e];
-		if (n->len == len && !memcmp(n->s, name, len))
+		if (n->len == len && !memcmp(n->s, copy, len)) {
+			free(copy);
 			return e;
+		}
 	}
-	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256))
+	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256)) {
+		free(copy);
 		return -1;
-	/* ';' separates folded frames and a newline ends a line: keep both
-	 * out of names so the text outputs stay parseable. */
-	char *copy = malloc(len + 1);
-	if (!copy)
-		return -1;
-	for (size_t i = 0; i < len; i++)
-		copy[i] = name[i] == ';' ? ':' : (name[i] == '\n' || name[i] == '\r') ? ' ' : name[i];
-	copy[len] = 0;
+	}
 	f->names[f->nnames] = (struct fname){ copy, kind, (uint32_t)len };
 	if (dt_htab_add(&f->nhash, h, f->nnames, name_hash, f)) {
 		free(copy);
@@ -419,13 +430,13 @@ static void sb_esc(struct sbuf *b, const char *s)
 		case '>': SB_LIT(b, "&gt;"); break;
 		case '"': SB_LIT(b, "&quot;"); break;
 		default: {
-			int n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX);
-			if (n == 0 || (unsigned char)*s < 0x20) {
-				SB_LIT(b, "?");
-				n = 1;
-			} else {
-				sb_mem(b, s, (size_t)n);
-			}
+			/* XML 1.0 holds no control characters: U+FFFD, as for a
+			 * byte that is not UTF-8 */
+			const char *o;
+			size_t ol, n = dtu_utf8_char(s, strnlen(s, 4), &o, &ol);
+			if ((unsigned char)*s < 0x20)
+				o = DTU_UTF8_BAD, ol = sizeof(DTU_UTF8_BAD) - 1;
+			sb_mem(b, o, ol);
 			s += n;
 			continue;
 		}
@@ -577,14 +588,12 @@ static void xml_esc(FILE *out, const char *s)
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		default: {
-			int n = dtu_utf8_len((const unsigned char *)s, SIZE_MAX);
-			/* Control characters are not allowed in XML 1.0 either. */
-			if (n == 0 || (unsigned char)*s < 0x20) {
-				fputc('?', out);
-				n = 1;
-			} else {
-				fwrite(s, 1, (size_t)n, out);
-			}
+			/* as in the escaper above */
+			const char *o;
+			size_t ol, n = dtu_utf8_char(s, strnlen(s, 4), &o, &ol);
+			if ((unsigned char)*s < 0x20)
+				o = DTU_UTF8_BAD, ol = sizeof(DTU_UTF8_BAD) - 1;
+			fwrite(o, 1, ol, out);
 			s += n;
 			continue;
 		}

@@ -25,6 +25,7 @@
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "parquet.h"
+#include "util.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "PLAIN values are copied as in memory: little-endian hosts only"
@@ -500,6 +501,8 @@ struct col {
 	const char *const *ext;		/* pq_set_dict table, or NULL */
 	size_t		next;
 	int32_t		*ext2loc;	/* caller id -> dict index, -1 unused */
+	const char	**extfix;	/* ext with its invalid UTF-8 replaced, or NULL */
+	char		**extown;	/* [next] the replacements extfix owns */
 	int64_t		vmin, vmax;	/* integers: of the nnn values (as int32
 					 * for INT32), kept as they are put:
 					 * the chunk is cold by flush time */
@@ -526,6 +529,7 @@ struct pq_writer {
 	unsigned	ncols;
 	uint32_t	rg_limit;
 	int		level;
+	int		plain_ints;	/* pq_opts.plain_ints */
 	char		*created_by;
 	size_t		rg_rows;	/* rows in the open row group */
 	uint64_t	rows_done;	/* rows in written row groups */
@@ -539,6 +543,8 @@ struct pq_writer {
 	uint32_t	gen;
 	uint32_t	*didx;		/* dictionary index per value */
 	size_t		didxcap;
+	char		*fixbuf;	/* dtu_utf8_fix's copies */
+	size_t		fixcap;
 	int		failed;
 	char		err[512];
 };
@@ -561,6 +567,17 @@ const char *pq_error(const struct pq_writer *w)
 	return w->err;
 }
 
+static void ext_unfix(struct col *c)
+{
+	if (c->extown)
+		for (size_t i = 0; i < c->next; i++)
+			free(c->extown[i]);
+	free(c->extown);
+	free(c->extfix);
+	c->extown = NULL;
+	c->extfix = NULL;
+}
+
 static void col_free(struct col *c)
 {
 	free(c->name);
@@ -573,6 +590,7 @@ static void col_free(struct col *c)
 	buf_free(&c->arena);
 	dt_htab_free(&c->ht);
 	free(c->ext2loc);
+	ext_unfix(c);
 }
 
 static void writer_free(struct pq_writer *w)
@@ -592,6 +610,7 @@ static void writer_free(struct pq_writer *w)
 	free(w->ht);
 	free(w->dmap);
 	free(w->didx);
+	free(w->fixbuf);
 	free(w);
 }
 
@@ -631,6 +650,7 @@ struct pq_writer *pq_create(const char *path, const struct pq_column *cols,
 	}
 	w->rg_limit = opts && opts->rowgroup_rows ? opts->rowgroup_rows : 262144;
 	w->level = opts && opts->zstd_level ? opts->zstd_level : 1;
+	w->plain_ints = opts && opts->plain_ints;
 	/* O_EXCL: never replace what is there; 0600: the data of a capture */
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0) {
@@ -935,6 +955,8 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 		return fail(w, "%s: column %s: has a caller dictionary", w->path, c->name);
 	if (s == NULL)
 		return str_append(w, c, -1);
+	if ((s = dtu_utf8_fix(s, len, &len, &w->fixbuf, &w->fixcap)) == NULL)
+		return oom(w);
 	if (len > UINT32_MAX / 2 || c->arena.len + len > UINT32_MAX)
 		return fail(w, "%s: column %s: string too long for a row group", w->path, c->name);
 	uint64_t h = XXH3_64bits(s, len);
@@ -971,8 +993,31 @@ int pq_set_dict(struct pq_writer *w, unsigned col, const char *const *strs, size
 	memset(m, 0xff, n * sizeof(*m));
 	free(c->ext2loc);
 	c->ext2loc = m;
+	ext_unfix(c);
 	c->ext = strs;
 	c->next = n;
+	/* the caller's strings as they are, but for the few that are not
+	 * valid UTF-8 (a comm cut mid-character): those replaced here */
+	for (size_t i = 0; i < n; i++) {
+		size_t l;
+		const char *v = strs[i] ? dtu_utf8_fix(strs[i], strlen(strs[i]), &l, &w->fixbuf,
+						       &w->fixcap) : NULL;
+		if (v == strs[i])
+			continue;
+		if (v == NULL)
+			return oom(w);
+		if (c->extfix == NULL) {
+			c->extfix = malloc(n * sizeof(*c->extfix));
+			c->extown = calloc(n, sizeof(*c->extown));
+			if (c->extfix == NULL || c->extown == NULL)
+				return oom(w);
+			memcpy(c->extfix, strs, n * sizeof(*c->extfix));
+			c->ext = c->extfix;
+		}
+		if ((c->extown[i] = strdup(v)) == NULL)
+			return oom(w);
+		c->extfix[i] = c->extown[i];
+	}
 	return 0;
 }
 
@@ -1427,7 +1472,7 @@ static int flush_col(struct pq_writer *w, struct col *c, struct tc *rt,
 		enc = ENC_RLE_DICTIONARY;
 	} else if (c->type != PQ_STRING && c->nnn > 0) {
 		if (!c->decided) {
-			c->intenc = int_encoding(w, c);
+			c->intenc = w->plain_ints ? ENC_PLAIN : int_encoding(w, c);
 			c->decided = 1;
 		}
 		if (c->intenc == ENC_DELTA_BINARY_PACKED)

@@ -55,6 +55,8 @@ struct pq_opts {
 	uint32_t	rowgroup_rows;	/* 0: 262144 */
 	int		zstd_level;	/* 0: 1 */
 	const char	*created_by;	/* 0: "dt" */
+	int		plain_ints;	/* integers PLAIN, never DELTA_BINARY_PACKED
+					 * (which Spark reads from 3.3 on) */
 };
 
 struct pq_writer;
@@ -93,14 +95,15 @@ int pq_put_scatter64(struct pq_writer *w, unsigned col, size_t n, const uint32_t
 /* One integer; isnull on a nullable column appends NULL. */
 int pq_put_i64(struct pq_writer *w, unsigned col, int64_t v, int isnull);
 
-/* One string of len bytes (UTF-8 expected, not checked); s NULL: NULL. */
+/* One string of len bytes, bytes that are not UTF-8 replaced (dtu_utf8_fix); s NULL: NULL. */
 int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len);
 
 /*
  * A string column whose values come as ids into the caller's table
  * strs[0..n-1] (NUL-terminated; a NULL entry stands for SQL NULL).  The
  * table is not copied and must live until pq_close/pq_abort or the next
- * pq_set_dict on this column.  pq_put_ids() then appends by id, which is
+ * pq_set_dict on this column (only its strings that are not valid UTF-8
+ * are, replaced as pq_put_str does).  pq_put_ids() then appends by id, which is
  * much cheaper than pq_put_str() (no hashing).  Ids >= n are an error.
  */
 int pq_set_dict(struct pq_writer *w, unsigned col, const char *const *strs, size_t n);

@@ -21,6 +21,10 @@ int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* callers and callees (argv[0] says which) */
 int cmd_calls(int argc, char **argv);
+int cmd_latency(int argc, char **argv);
+int cmd_syscalls(int argc, char **argv);
+int cmd_blame(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
 
 /*
  * The same commands in dtsh, on the capture it holds (c: engine.h; it is
@@ -36,6 +40,11 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_calls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
+		   volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0

@@ -657,6 +657,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;
 
+	if (fo->mode != DTR_FLAME_SAMPLES)
+		return dtr_offcpu_fold(c, filt, fo, fl, side, nsamples, probedesc, pdlen, cancel);
 	p.r = c->r;
 	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
 		dtr_err(cmd, "%s: %s", path, err);

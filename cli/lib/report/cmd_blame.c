@@ -1,0 +1,195 @@
+/*
+ * cmd_blame.c - the blame command line: `dtreport blame --tid T [--since A]
+ * [--until B] [--depth N] [--folded] [-o FILE] CAPTURE`, and dtsh's `blame`
+ * on its open capture.  Text by default; --folded or -o FILE.svg for a
+ * graph.  The analysis is the engine's (report_blame.c).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "filter.h"
+#include "report.h"
+#include "util.h"
+
+enum { BL_OPT_DEPTH = 0x2401, BL_OPT_FOLDED };
+
+static const struct option bl_longopts[] = {
+	{ "depth",  1, NULL, BL_OPT_DEPTH },
+	{ "folded", 0, NULL, BL_OPT_FOLDED },
+	{ "output", 1, NULL, 'o' },
+	{ "help",   0, NULL, 'h' },
+	DTR_LONGOPT_PARTIAL,
+	DTF_LONGOPTS,
+	{ NULL, 0, NULL, 0 }
+};
+
+static void
+bl_usage(FILE *to)
+{
+	fprintf(to, "usage: %sblame --tid T [--since A] [--until B] [--depth N] [--folded] "
+		"[-o FILE]%s\n", dtr_shell ? "" : "dtreport ", dtr_shell ? "" : " CAPTURE");
+	fprintf(to, "  where thread T's time went (dtrec --offcpu): on-CPU, waiting for a CPU,\n"
+		"  blocked; each blocked stretch under the thread that woke it, with its\n"
+		"  stack, and what that thread did meanwhile, N hops deep (default 3)\n"
+		"  text tree by default; --folded: folded stacks (us); -o FILE: SVG\n");
+	if (!dtr_shell)
+		fputs("  --partial  --salvage (how the capture is opened)\n", to);
+}
+
+struct bl_cli {
+	const char	*out;
+	int		partial;
+};
+
+static int
+bl_args(int argc, char **argv, struct dtr_blame_opts *o, struct bl_cli *cl, struct dtf_filter *f)
+{
+	char err[512], *end;
+	unsigned long v;
+	int c, have_tid = 0;
+
+	memset(o, 0, sizeof(*o));
+	memset(cl, 0, sizeof(*cl));
+	o->depth = 3;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", bl_longopts, NULL)) != -1) {
+		switch (c) {
+		case DTF_OPT_TID:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v == 0 || v > UINT32_MAX || have_tid) {
+				dtr_err("blame", "--tid %s: want one thread id", optarg);
+				goto usage;
+			}
+			o->tid = (uint32_t)v;
+			have_tid = 1;
+			continue;
+		case DTF_OPT_SINCE:
+		case DTF_OPT_UNTIL:
+		case DTF_OPT_SALVAGE:
+			if (dtf_option(f, c, optarg, err, sizeof(err)) < 0) {
+				dtr_err("blame", "%s", err);
+				goto usage;
+			}
+			continue;
+		case DTF_OPT_PID: case DTF_OPT_COMM: case DTF_OPT_PROBE: case DTF_OPT_CPU:
+		case DTF_OPT_CTX:
+			dtr_err("blame", "%s: blame follows one thread (--tid) and its wakers, "
+				"whatever they are; it takes --since and --until", argv[optind - 1]);
+			goto usage;
+		case BL_OPT_DEPTH:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v > 16) {
+				dtr_err("blame", "--depth %s: want 0 to 16 hops", optarg);
+				goto usage;
+			}
+			o->depth = (unsigned)v;
+			break;
+		case BL_OPT_FOLDED:
+			o->folded = 1;
+			break;
+		case 'o':
+			cl->out = optarg;
+			break;
+		case DTR_OPT_PARTIAL:
+			cl->partial = 1;
+			break;
+		case 'h':
+			bl_usage(stdout);
+			return -1;
+		case ':':
+			dtr_err("blame", "option %s needs a value", argv[optind - 1]);
+			goto usage;
+		default:
+			dtr_err("blame", "unknown option %s", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	if (!have_tid) {
+		dtr_err("blame", "--tid T: which thread");
+		goto usage;
+	}
+	/* text unless a graph is asked for: --folded, or a file (SVG) */
+	o->text = !o->folded && !cl->out;
+	return 0;
+usage:
+	bl_usage(stderr);
+	return DTR_EXIT_USAGE;
+}
+
+static int
+bl_run(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
+       const struct bl_cli *cl, volatile sig_atomic_t *cancel)
+{
+	struct dtu_out out;
+	char err[512];
+	int ret;
+
+	if (!o->text && !o->folded && (!cl->out || !strcmp(cl->out, "-")) && isatty(1)) {
+		dtr_err("blame", "not writing SVG to a terminal: use -o FILE.svg or --folded");
+		return DTR_EXIT_USAGE;
+	}
+	if (dtu_out_open(&out, cl->out, &c->path, 1, err, sizeof(err))) {
+		dtr_err("blame", "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	ret = dtr_blame(c, f, o, out.f, out.name, cancel);
+	if (ret) {
+		dtu_out_abort(&out);
+		return ret;
+	}
+	if (dtu_out_commit(&out, err, sizeof(err))) {
+		dtr_err("blame", "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	return 0;
+}
+
+int
+cmd_blame(int argc, char **argv)
+{
+	struct dtf_filter filt;
+	struct dtr_blame_opts o;
+	struct bl_cli cl;
+	int ret;
+
+	dtf_init(&filt);
+	if ((ret = bl_args(argc, argv, &o, &cl, &filt)) != 0) {
+		dtf_free(&filt);
+		return ret < 0 ? 0 : ret;
+	}
+	if (argc - optind != 1) {
+		dtr_err("blame", argc - optind > 1 ? "unexpected argument '%s' (one capture)" :
+			"no capture given%s", argc - optind > 1 ? argv[optind + 1] : "");
+		bl_usage(stderr);
+		dtf_free(&filt);
+		return DTR_EXIT_USAGE;
+	}
+	struct dtr_cap c = { NULL, NULL, argv[optind] };
+	if ((c.r = dtr_open("blame", c.path, cl.partial, filt.salvage, &ret)) != NULL) {
+		ret = bl_run(&c, &filt, &o, &cl, NULL);
+		dtcap_reader_close(c.r);
+	}
+	dtf_free(&filt);
+	return ret;
+}
+
+int
+cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+{
+	struct dtf_filter filt;
+	struct dtr_blame_opts o;
+	struct bl_cli cl;
+	int ret;
+
+	dtf_init(&filt);
+	if ((ret = bl_args(argc, argv, &o, &cl, &filt)) == 0 &&
+	    (ret = dtr_shell_operands("blame", argc, argv, filt.salvage, bl_usage)) == 0)
+		ret = bl_run(c, &filt, &o, &cl, cancel);
+	dtf_free(&filt);
+	return ret < 0 ? 0 : ret;
+}

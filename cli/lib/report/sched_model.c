@@ -1,0 +1,407 @@
+/*
+ * sched_model.c - the off-CPU intervals of a capture recorded with dtrec
+ * --offcpu (engine.h dtr_sched_build): every sched_switch that takes a
+ * thread off a CPU, paired with the switch that puts it back and the last
+ * wakeup of it in between.  The scheduler events are collected on one
+ * block scan, put in time order (blocks hold per-CPU batches, not a
+ * global order), then replayed once with a table of threads.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_grow.h"
+#include "dt_htab.h"
+#include "engine.h"
+#include "report.h"
+
+enum { EV_SWITCH = 1, EV_WAKEUP = 2 };
+
+struct sev {
+	uint64_t	ts;
+	uint32_t	tid, pid, comm, kstack, ustack, cpu;
+	uint32_t	a, b;		/* switch: prev_pid, next_pid; wakeup: woken */
+	uint32_t	state;		/* switch: prev_state */
+	uint32_t	kind;
+	uint32_t	ctx;		/* DTCAP_CTX_*: a wakeup from an interrupt */
+};
+
+/* Where a probe's fields are (slots), by probe id. */
+struct pinfo {
+	uint8_t		kind;
+	uint8_t		sa, sb, sst;	/* slots of prev_pid/pid, next_pid, prev_state */
+};
+
+struct build {
+	struct dtcap_reader *r;
+	struct pinfo	*pi;
+	uint32_t	npi;
+	struct sev	*ev;
+	size_t		n, cap;
+	int		oom;
+};
+
+static int
+slot_of(const struct dtcap_probe *p, const char *name)
+{
+	/* a slot past the event's arguments (a damaged or hand-made file)
+	 * would read past them: not a field of this layout */
+	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
+		if (strcmp(p->args[i].name, name) == 0)
+			return p->args[i].slot < DTCAP_MAXARGS ? p->args[i].slot : -1;
+	return -1;
+}
+
+static int
+sched_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct build *bd = ctx;
+	uint32_t pr = b->probe[i];
+	const struct pinfo *p;
+	uint64_t args[DTCAP_MAXARGS] = { 0 };
+
+	if (pr >= bd->npi || !(p = &bd->pi[pr])->kind)
+		return 0;
+	if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
+		bd->oom = 1;
+		return 1;
+	}
+	for (unsigned k = 0; k < b->nargs[i] && k < DTCAP_MAXARGS; k++)
+		args[k] = b->args[(size_t)i * DTCAP_MAXARGS + k];
+	struct sev *e = &bd->ev[bd->n++];
+	e->ts = b->ts[i];
+	e->tid = b->tid[i];
+	e->pid = b->pid[i];
+	e->comm = b->comm[i];
+	e->kstack = b->kstack[i];
+	e->ustack = b->ustack[i];
+	e->cpu = b->cpu[i];
+	e->kind = p->kind;
+	e->ctx = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
+	e->a = (uint32_t)args[p->sa];
+	e->b = p->kind == EV_SWITCH ? (uint32_t)args[p->sb] : 0;
+	e->state = p->kind == EV_SWITCH ? (uint32_t)args[p->sst] : 0;
+	return 0;
+}
+
+char
+dtr_sched_state_letter(uint32_t st)
+{
+	static const char letters[] = "SDTtXZPI";
+
+	/* 0, or only the preemption bit (TASK_REPORT_MAX) above them: it
+	 * was still runnable, taken off the CPU */
+	if ((st & 0xff) == 0)
+		return 'R';
+	for (unsigned k = 0; k < 8; k++)
+		if (st & (1u << k))
+			return letters[k];
+	return '?';
+}
+
+/* A thread's pending off-CPU interval. */
+struct thr {
+	uint32_t	tid;
+	int		out;		/* switched out, not back yet */
+	uint32_t	pid, comm;	/* last known: an exiting thread's events
+					 * have neither */
+	struct dtr_sched_span s;
+};
+
+struct thrtab {
+	struct thr	*v;
+	size_t		n;
+	uint32_t	cap;
+	struct dt_htab	ix;
+};
+
+static uint64_t
+thr_rehash(const void *ctx, uint32_t e)
+{
+	return dt_htab_hash_int(((const struct thrtab *)ctx)->v[e].tid);
+}
+
+static struct thr *
+thr_get(struct thrtab *t, uint32_t tid)
+{
+	uint32_t e;
+	uint64_t h = dt_htab_hash_int(tid);
+
+	for (size_t i = dt_htab_first(&t->ix, h); (e = dt_htab_at(&t->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&t->ix, i))
+		if (t->v[e].tid == tid)
+			return &t->v[e];
+	if (DT_GROW(t->v, t->cap, t->n, 1, 256))
+		return NULL;
+	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
+	t->v[t->n].tid = tid;
+	if (dt_htab_add(&t->ix, h, (uint32_t)t->n, thr_rehash, t))
+		return NULL;
+	return &t->v[t->n++];
+}
+
+/*
+ * An interval whose switch back in is not in the capture: the thread ran
+ * again somewhere in (lo, hi), hi being its next switch out.  Its first
+ * event of any probe in there (a syscall, a sample) ends the interval at
+ * most that late, which keeps the wait for a CPU after its wakeup.
+ */
+struct fix {
+	uint32_t	tid;
+	uint64_t	lo, hi;
+	size_t		span;		/* index into the spans */
+};
+
+struct fixes {
+	struct fix	*v;
+	size_t		n;
+	uint32_t	cap;
+	struct dtr_sched *s;
+	int		oom;
+};
+
+static int
+fix_cmp(const void *x, const void *y)
+{
+	const struct fix *a = x, *b = y;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
+static int
+fix_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct fixes *fx = ctx;
+	uint32_t tid = b->tid[i];
+	uint64_t ts = b->ts[i];
+	size_t lo = 0, hi = fx->n;
+
+	/* the last fix of tid starting before ts */
+	while (lo < hi) {
+		size_t m = lo + (hi - lo) / 2;
+		if (fx->v[m].tid < tid || (fx->v[m].tid == tid && fx->v[m].lo < ts))
+			lo = m + 1;
+		else
+			hi = m;
+	}
+	if (lo == 0)
+		return 0;
+	const struct fix *f = &fx->v[lo - 1];
+	if (f->tid != tid || ts <= f->lo || ts >= f->hi)
+		return 0;
+	struct dtr_sched_span *s = &fx->s->v[f->span];
+	if (s->end == f->lo || ts < s->end)
+		s->end = ts;
+	return 0;
+}
+
+static int
+fix_ends(const struct dtr_cap *c, struct dtr_sched *out, struct fixes *fx,
+	 volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+	struct dtf_filter all;
+	int rc;
+
+	qsort(fx->v, fx->n, sizeof(*fx->v), fix_cmp);
+	fx->s = out;
+	dtf_init(&all);
+	rc = dtf_resolve(&all, c->r, err, errlen) ||
+	     dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID, fix_row, fx, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
+	dtf_free(&all);
+	return rc;
+}
+
+int
+dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
+		volatile sig_atomic_t *cancel)
+{
+	struct build bd = { .r = c->r };
+	struct thrtab tt = { 0 };
+	struct dtr_key *ord = NULL;
+	struct fixes fx = { 0 };
+	struct dtf_filter all;
+	char err[512];
+	int ret = DTR_EXIT_ERROR, have_switch = 0;
+
+	memset(out, 0, sizeof(*out));
+	dtf_init(&all);
+	bd.npi = dtcap_max_probe_id(c->r) + 1;
+	if ((bd.pi = calloc(bd.npi, sizeof(*bd.pi))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < dtcap_nprobes(c->r); i++) {
+		const struct dtcap_probe *p = dtcap_probe_at(c->r, i);
+		struct pinfo *x = &bd.pi[p->id];
+		int a, b, st;
+		if (strcmp(p->name, "tracepoint:sched:sched_switch") == 0) {
+			a = slot_of(p, "prev_pid");
+			b = slot_of(p, "next_pid");
+			st = slot_of(p, "prev_state");
+			if (a < 0 || b < 0 || st < 0)
+				continue;
+			*x = (struct pinfo){ EV_SWITCH, (uint8_t)a, (uint8_t)b, (uint8_t)st };
+			have_switch = 1;
+			out->switch_probe = p->id;
+		} else if (strcmp(p->name, "tracepoint:sched:sched_wakeup") == 0 ||
+			   strcmp(p->name, "tracepoint:sched:sched_wakeup_new") == 0) {
+			if ((a = slot_of(p, "pid")) < 0)
+				continue;
+			*x = (struct pinfo){ EV_WAKEUP, (uint8_t)a, 0, 0 };
+		}
+	}
+	if (!have_switch) {
+		dtr_err(cmd, "%s: no tracepoint:sched:sched_switch events with prev_pid, "
+			"prev_state and next_pid: record with dtrec --offcpu", c->path);
+		goto out;
+	}
+	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
+	    dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+		     DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
+		     DTCAP_COL_ARGS | DTCAP_COL_CTX, sched_row, &bd, cancel,
+		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		if (bd.oom)
+			goto oom;
+		dtr_err(cmd, "%s", err);
+		goto out;
+	}
+	/* in time order (a CPU's events keep their order among equal times) */
+	if ((ord = malloc((bd.n + 1) * sizeof(*ord))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < bd.n; i++)
+		ord[i] = (struct dtr_key){ bd.ev[i].ts, i };
+	if (dtr_key_sort(ord, bd.n))
+		goto oom;
+	if (bd.n) {
+		out->tmin = ord[0].k;
+		out->tmax = ord[bd.n - 1].k;
+	}
+
+	for (size_t x = 0; x < bd.n; x++) {
+		size_t i = ord[x].i;
+		const struct sev *e = &bd.ev[i];
+		struct thr *t;
+		if ((x & 0xffff) == 0 && cancel && *cancel) {
+			dtr_err(cmd, "interrupted");
+			goto out;
+		}
+		if (e->kind == EV_WAKEUP) {
+			/* the last wakeup before it runs is the one that counts */
+			if (e->a == 0 || (t = thr_get(&tt, e->a)) == NULL) {
+				if (e->a == 0)
+					continue;
+				goto oom;
+			}
+			if (t->out && !t->s.wake) {
+				t->s.wake = e->ts;
+				t->s.wtid = e->tid;
+				t->s.wpid = e->pid;
+				t->s.wcomm = e->comm;
+				t->s.wkstack = e->kstack;
+				t->s.wustack = e->ustack;
+				t->s.wctx = (uint8_t)e->ctx;
+			}
+			continue;
+		}
+		/* the one switched to: its interval ends */
+		if (e->b != 0) {
+			if ((t = thr_get(&tt, e->b)) == NULL)
+				goto oom;
+			if (t->out) {
+				t->s.end = e->ts;
+				if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+					goto oom;
+				out->v[out->n++] = t->s;
+				t->out = 0;
+			}
+		}
+		/*
+		 * The one switched out (idle, pid 0, is never off-CPU).  A
+		 * switch without stacks is one a recording of some processes
+		 * kept only for the task switched to (dtrec --offcpu always
+		 * takes a kernel stack): it says nothing about the other one.
+		 */
+		if (e->a != 0 && (e->kstack || e->ustack)) {
+			char st = dtr_sched_state_letter(e->state);
+			if ((t = thr_get(&tt, e->a)) == NULL)
+				goto oom;
+			if (t->out) {
+				/*
+				 * Out again without being switched in: the switch in
+				 * is not in the capture (dropped, or never delivered
+				 * by the kernel).  It ran after its wakeup, so the
+				 * blocked part ends there; without a wakeup the
+				 * interval's end is unknown and it is left out.
+				 * Either way it is counted.
+				 */
+				out->nlost++;
+				if (t->s.wake || t->s.state == 'R') {
+					/* it ran again after lo and before e->ts:
+					 * its first event in between ends it
+					 * (fix_ends); until then, its wakeup */
+					uint64_t lo = t->s.wake ? t->s.wake : t->s.start;
+					t->s.end = lo;
+					if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
+					    DT_GROW(fx.v, fx.cap, fx.n, 1, 64))
+						goto oom;
+					fx.v[fx.n++] = (struct fix){ t->s.tid, lo, e->ts, out->n };
+					out->v[out->n++] = t->s;
+				}
+				t->out = 0;
+			}
+			if (st == 'X' || st == 'Z')
+				continue;	/* its last switch: it exited */
+			t->out = 1;
+			memset(&t->s, 0, sizeof(t->s));
+			t->s.tid = e->a;
+			if (e->pid && e->a == e->tid) {
+				t->pid = e->pid;
+				t->comm = e->comm;
+			}
+			t->s.pid = t->pid;
+			t->s.comm = e->comm ? e->comm : t->comm;
+			t->s.cpu = e->cpu;
+			t->s.start = e->ts;
+			t->s.state = st;
+			t->s.kstack = e->kstack;
+			t->s.ustack = e->ustack;
+		}
+	}
+	/* still off-CPU at the end: counted up to the last event, marked */
+	for (size_t k = 0; k < tt.n; k++) {
+		struct thr *t = &tt.v[k];
+		if (!t->out)
+			continue;
+		t->s.end = out->tmax;
+		t->s.open = 1;
+		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+			goto oom;
+		out->v[out->n++] = t->s;
+	}
+	if (fx.n && fix_ends(c, out, &fx, cancel, err, sizeof(err))) {
+		dtr_err(cmd, "%s", err);
+		goto out;
+	}
+	out->nevents = bd.n;
+	ret = 0;
+	goto out;
+oom:
+	dtr_err(cmd, "%s: out of memory", c->path);
+out:
+	if (ret)
+		dtr_sched_free(out);
+	free(bd.pi);
+	free(bd.ev);
+	free(ord);
+	free(fx.v);
+	free(tt.v);
+	dt_htab_free(&tt.ix);
+	dtf_free(&all);
+	return ret;
+}
+
+void
+dtr_sched_free(struct dtr_sched *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}

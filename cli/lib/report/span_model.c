@@ -1,0 +1,380 @@
+/*
+ * span_model.c - entry/return pairs of a capture's function-like probes
+ * (engine.h dtr_spans_build): syscall:F:entry/return, kprobe:F:entry/
+ * return, uprobe:...:entry/return.  The events of those probes are
+ * collected on one block scan, put in order by thread and time (blocks hold
+ * per-CPU batches), then paired per thread with a stack of open entries:
+ * a return closes the innermost open entry of its probe, so nesting and
+ * recursion pair up; entries it passes over lost their return, and a
+ * return without an open entry lost its entry.  Both are counted.
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dt_grow.h"
+#include "dt_htab.h"
+#include "engine.h"
+#include "report.h"
+
+struct pev {
+	uint64_t	ts;
+	uint32_t	tid, pid, comm, probe;	/* probe: the entry's id */
+	int64_t		ret;
+	uint32_t	err;
+	uint8_t		ret_side;	/* a return */
+	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
+};
+
+struct pbuild {
+	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
+	uint8_t		*is_ret;
+	uint32_t	np;
+	int		want_args;	/* DTR_SPANS_ARGS */
+	uint32_t	maxtid;
+	struct pev	*ev;
+	size_t		n, cap;
+	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
+	size_t		acap;
+	int		oom;
+};
+
+/* "P:F:entry" and "P:F:return" share "P:F". */
+static int
+base_len(const char *name, const char *suffix)
+{
+	size_t l = strlen(name), s = strlen(suffix);
+	if (l <= s + 1 || strcmp(name + l - s, suffix) != 0 || name[l - s - 1] != ':')
+		return -1;
+	return (int)(l - s - 1);
+}
+
+/* One paired probe's event: a[j] is its argument slot j (j < na). */
+static int
+add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p,
+	  const uint64_t *a, unsigned na)
+{
+	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
+	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096))) {
+		pb->oom = 1;
+		return 1;
+	}
+	struct pev *e = &pb->ev[pb->n++];
+	e->ts = b->ts[i];
+	e->tid = b->tid[i];
+	if (e->tid > pb->maxtid)
+		pb->maxtid = e->tid;
+	e->pid = b->pid[i];
+	e->comm = b->comm[i];
+	e->probe = pb->entry_of[p];
+	e->ret_side = pb->is_ret[p];
+	e->ret = 0;
+	e->err = 0;
+	e->nargs = 0;
+	if (!e->ret_side && pb->want_args) {
+		e->nargs = (uint8_t)(na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS);
+		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
+		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
+	}
+	if (e->ret_side && na >= 2) {
+		e->ret = (int64_t)a[0];
+		e->err = (uint32_t)a[1];
+	}
+	return 0;
+}
+
+/* A row of a filtered scan (arguments row-major). */
+static int
+span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+{
+	struct pbuild *pb = ctx;
+	uint32_t p = b->probe[i];
+
+	if (p >= pb->np || !pb->entry_of[p])
+		return 0;
+	return add_event(pb, b, i, p, &b->args[(size_t)i * DTCAP_MAXARGS], b->nargs[i]);
+}
+
+/*
+ * A whole block of an unfiltered scan, its arguments by slot: no row-major
+ * array filled for the rows (most) that are not paired probes'.
+ */
+static int
+span_block(void *ctx, const struct dtcap_block *b, size_t blk)
+{
+	struct pbuild *pb = ctx;
+	size_t cur[DTR_SPAN_ARGS] = { 0 };
+	uint64_t a[DTR_SPAN_ARGS];
+
+	(void)blk;
+	for (uint32_t i = 0; i < b->rows; i++) {
+		uint32_t p = b->probe[i];
+		unsigned na = b->nargs[i], nk = na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS;
+		if (p < pb->np && pb->entry_of[p]) {
+			for (unsigned j = 0; j < nk; j++)
+				a[j] = b->argslot[j][cur[j]];
+			if (add_event(pb, b, i, p, a, na))
+				return 1;
+		}
+		for (unsigned j = 0; j < nk; j++)
+			cur[j]++;
+	}
+	return 0;
+}
+
+/* A thread's pairing state. */
+struct pth {
+	uint32_t	tid;
+	int		disordered;	/* its events are not in time order in the file */
+	uint64_t	last;		/* its latest time so far */
+	size_t		*open;		/* its open entries (event indices), innermost last */
+	size_t		nopen, ocap;
+};
+
+/* Threads by tid: a table for the usual ones (pid_max is at most 2^22),
+ * a hash for the rest (perf's -1 for an exiting task, hand-made files). */
+#define TMAP_MAX	(1u << 22)
+
+static uint64_t
+pth_rehash(const void *ctx, uint32_t e)
+{
+	return dt_htab_hash_int(((const struct pth *)ctx)[e].tid);
+}
+
+/* Event i of thread p, in the thread's time order.  0, or -1 on ENOMEM. */
+static int
+pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *out)
+{
+	const struct pev *e = &pb->ev[i];
+
+	if (!e->ret_side) {
+		if (DT_GROW(p->open, p->ocap, p->nopen, 1, 16))
+			return -1;
+		p->open[p->nopen++] = i;
+		return 0;
+	}
+	size_t k = p->nopen;
+	while (k > 0 && pb->ev[p->open[k - 1]].probe != e->probe)
+		k--;
+	if (k == 0)
+		return dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 0);
+	/* entries inside it that never returned */
+	for (size_t j = k; j < p->nopen; j++) {
+		const struct pev *u = &pb->ev[p->open[j]];
+		if (dtr_spans_unmatched(out, &u->probe, u->tid, u->pid, u->comm, 1))
+			return -1;
+	}
+	const struct pev *s = &pb->ev[p->open[k - 1]];
+	if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
+	    (pb->want_args && (DT_GROW(out->args, out->acap, out->n, 1, 4096) ||
+			       DT_GROW(out->nargs, out->ncap, out->n, 1, 4096))))
+		return -1;
+	if (pb->want_args) {
+		memcpy(out->args[out->n], pb->args[p->open[k - 1]], sizeof(out->args[0]));
+		out->nargs[out->n] = s->nargs;
+	}
+	out->v[out->n++] = (struct dtr_span){
+		.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
+		.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
+		.err = e->err,
+	};
+	p->nopen = k - 1;
+	return 0;
+}
+
+int
+dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
+		const char *glob, unsigned flags, struct dtr_spans *out,
+		volatile sig_atomic_t *cancel)
+{
+	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS) };
+	int syscalls_only = !!(flags & DTR_SPANS_SYSCALLS);
+	struct dtr_key *ord = NULL;
+	struct pth *th = NULL;
+	size_t nth = 0, thcap = 0;
+	uint32_t *tix = NULL, *tmap = NULL;
+	struct dt_htab bigix = { 0 };
+	char err[512];
+	int ret = DTR_EXIT_ERROR, npairs = 0;
+	size_t nprobes = dtcap_nprobes(c->r);
+	struct { uint32_t id; int ret; int len; const char *name; } *pr = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (dtf_resolve(f, c->r, err, sizeof(err))) {
+		dtr_err(cmd, "%s: %s", c->path, err);
+		return DTR_EXIT_ERROR;
+	}
+	pb.np = dtcap_max_probe_id(c->r) + 1;
+	pb.entry_of = calloc(pb.np, sizeof(*pb.entry_of));
+	pb.is_ret = calloc(pb.np, 1);
+	pr = calloc(nprobes + 1, sizeof(*pr));
+	if (!pb.entry_of || !pb.is_ret || !pr)
+		goto oom;
+	for (size_t i = 0; i < nprobes; i++) {
+		const struct dtcap_probe *p = dtcap_probe_at(c->r, i);
+		int l;
+		pr[i].id = p->id;
+		pr[i].name = p->name;
+		if ((l = base_len(p->name, "entry")) < 0 && (l = base_len(p->name, "return")) >= 0)
+			pr[i].ret = 1;
+		pr[i].len = l;
+	}
+	/* each return finds its entry by name */
+	for (size_t i = 0; i < nprobes; i++) {
+		if (!pr[i].ret || pr[i].len < 0)
+			continue;
+		if (syscalls_only && strncmp(pr[i].name, "syscall:", 8) != 0)
+			continue;
+		for (size_t j = 0; j < nprobes; j++) {
+			if (pr[j].ret || pr[j].len != pr[i].len ||
+			    strncmp(pr[j].name, pr[i].name, (size_t)pr[i].len) != 0)
+				continue;
+			if (glob) {
+				char base[DTCAP_PROBENAMELEN];
+				snprintf(base, sizeof(base), "%.*s", pr[j].len, pr[j].name);
+				if (fnmatch(glob, base, 0) != 0 && fnmatch(glob, pr[j].name, 0) != 0 &&
+				    fnmatch(glob, pr[i].name, 0) != 0)
+					break;
+			}
+			pb.entry_of[pr[i].id] = pr[j].id;
+			pb.is_ret[pr[i].id] = 1;
+			pb.entry_of[pr[j].id] = pr[j].id;
+			npairs++;
+			break;
+		}
+	}
+	if (npairs == 0) {
+		dtr_err(cmd, "%s: no %sentry and return probes%s%s%s: record both, e.g. dtrec -e "
+			"'syscall:*:entry' -e 'syscall:*:return'", c->path, syscalls_only ? "syscall " : "",
+			glob ? " matching '" : "", glob ? glob : "", glob ? "'" : "");
+		ret = DTR_EXIT_ERROR;
+		goto out;
+	}
+	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+			DTCAP_COL_PROBE | DTCAP_COL_ARGS;
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
+			  : dtf_scan_blocks(c->r, f, cols | DTCAP_COL_ARGSLOTS, span_block, &pb, cancel,
+					    what, err, sizeof(err))) {
+		if (pb.oom)
+			goto oom;
+		dtr_err(cmd, "%s", err);
+		goto out;
+	}
+	/*
+	 * Per thread, in file order: a thread's events are in time order there
+	 * unless it moved between CPUs whose batches overlap in time.  Those
+	 * threads' events are put in time order first; the others are paired as they come, which reads the events once, in
+	 * order, and sorts nothing.
+	 */
+	if ((tix = malloc((pb.n + 1) * sizeof(*tix))) == NULL ||
+	    (tmap = calloc((size_t)(pb.maxtid < TMAP_MAX ? pb.maxtid : TMAP_MAX) + 1,
+			   sizeof(*tmap))) == NULL)
+		goto oom;
+	for (size_t i = 0; i < pb.n; i++) {
+		const struct pev *e = &pb.ev[i];
+		uint32_t t = 0, e2;
+		uint64_t h = dt_htab_hash_int(e->tid);
+		if (e->tid <= TMAP_MAX) {
+			t = tmap[e->tid];
+		} else {
+			for (size_t j = dt_htab_first(&bigix, h); (e2 = dt_htab_at(&bigix, j)) != DT_HTAB_NONE;
+			     j = dt_htab_next(&bigix, j))
+				if (th[e2].tid == e->tid) {
+					t = e2 + 1;
+					break;
+				}
+		}
+		if (t == 0) {
+			if (DT_GROW(th, thcap, nth, 1, 64))
+				goto oom;
+			th[nth] = (struct pth){ .tid = e->tid };
+			t = (uint32_t)++nth;
+			if (e->tid <= TMAP_MAX)
+				tmap[e->tid] = t;
+			else if (dt_htab_add(&bigix, h, t - 1, pth_rehash, th))
+				goto oom;
+		}
+		struct pth *p = &th[t - 1];
+		if (e->ts < p->last)
+			p->disordered = 1;
+		else
+			p->last = e->ts;
+		tix[i] = t - 1;
+	}
+	size_t ndis = 0;
+	for (size_t i = 0; i < pb.n; i++) {
+		struct pth *p = &th[tix[i]];
+		if ((i & 0xffff) == 0 && cancel && *cancel) {
+			dtr_err(cmd, "interrupted");
+			goto out;
+		}
+		if (p->disordered) {
+			ndis++;
+			continue;
+		}
+		if (pair_event(&pb, p, i, out))
+			goto oom;
+	}
+	if (ndis) {
+		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
+			goto oom;
+		size_t k = 0;
+		for (size_t i = 0; i < pb.n; i++)
+			if (th[tix[i]].disordered)
+				ord[k++] = (struct dtr_key){ pb.ev[i].ts, i };
+		if (dtr_key_sort(ord, ndis))
+			goto oom;
+		for (size_t x = 0; x < ndis; x++)
+			if (pair_event(&pb, &th[tix[ord[x].i]], ord[x].i, out))
+				goto oom;
+	}
+	/* what is still open never returned */
+	for (size_t t = 0; t < nth; t++)
+		for (size_t k = 0; k < th[t].nopen; k++) {
+			const struct pev *e = &pb.ev[th[t].open[k]];
+			if (dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 1))
+				goto oom;
+		}
+	ret = 0;
+	goto out;
+oom:
+	dtr_err(cmd, "%s: out of memory", c->path);
+	ret = DTR_EXIT_ERROR;
+out:
+	if (ret)
+		dtr_spans_free(out);
+	free(pr);
+	free(ord);
+	for (size_t t = 0; t < nth; t++)
+		free(th[t].open);
+	free(th);
+	free(tix);
+	free(tmap);
+	dt_htab_free(&bigix);
+	free(pb.entry_of);
+	free(pb.is_ret);
+	free(pb.ev);
+	free(pb.args);
+	return ret;
+}
+
+int
+dtr_spans_unmatched(struct dtr_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
+		    uint32_t comm, int entry)
+{
+	if (DT_GROW(s->u, s->ucap, s->nu, 1, 256))
+		return -1;
+	s->u[s->nu++] = (struct dtr_unmatched){ *probe, tid, pid, comm, (uint8_t)entry };
+	return 0;
+}
+
+void
+dtr_spans_free(struct dtr_spans *s)
+{
+	free(s->v);
+	free(s->u);
+	free(s->args);
+	free(s->nargs);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,285 @@
+#!/bin/bash
+# run.sh BUILD - ground truth for dtrec --offcpu and the reports of where
+# time went: truth.c (a sleeper, a pipe reader and its computing writer, a
+# thread contending a mutex) recorded on this host through perf with the
+# ASan dtrec, analysed with the ASan dtreport; what truth measured with its
+# own clocks is what the reports must find.  strace -c of another run of it
+# gives the syscall counts.  Needs perf_event_open (root): refused, the
+# tests fail saying so.
+set -u
+B=$1
+DTREC=$B/asan/bin/dtrec DTREPORT=$B/asan/bin/dtreport DTSH=$B/asan/bin/dtsh
+TRUTH=$B/tests/offcpu/truth
+T=$(mktemp -d /tmp/offcpu-test.XXXXXX)
+chmod 755 "$T"
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"	# pass, fail, rec, san
+sanitizers_dtrec
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+
+ITERS=$("$TRUTH" --calibrate)
+# the numbers truth printed, by name
+val() { awk -v k="$1" '$1 == k { print $2 }' "$T/truth.out"; }
+# within PTS points: |a - b| <= PTS/100 * base
+near() { python3 -c 'import sys; a, b, base, pts = map(float, sys.argv[1:]); sys.exit(0 if abs(a - b) <= pts / 100 * base else 1)' "$@"; }
+
+# ---- record it: its syscalls and the scheduler's view of it
+# (profile samples too: blame spreads on-CPU time over them)
+if "$DTREC" --source perf -q --offcpu -e profile:hz:997 -e 'syscall:*:entry' -e 'syscall:*:return' \
+	-b 16m -o "$T/t.dtc" -- "$TRUTH" "$ITERS" >"$T/truth.out" 2>"$T/rec.err" &&
+   [ -s "$T/t.dtc" ] && [ -n "$(val sleep_ns)" ] && ! san "$T/rec.err"; then
+	pass record-offcpu
+else
+	fail record-offcpu "$(head -c 400 "$T/rec.err")"
+fi
+[ -s "$T/rec.err" ] && echo "# dtrec said: $(head -c 300 "$T/rec.err" | tr '\n' ' ')"
+sql() { "$DTREPORT" sql "$T/t.dtc" "$1" 2>>"$T/sql.err" | tail -n +2 | tr -d '\r'; }
+
+# the switches into truth's threads are another task's events: kept, but
+# without that task's stacks, as are wakeups of them (the waker's stack)
+TPID=$(sql "SELECT pid FROM events WHERE comm = 'sleeper' LIMIT 1")
+TIDS="SELECT DISTINCT tid FROM events WHERE pid = $TPID"
+n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
+	 AND pid <> $TPID AND arg7 IN ($TIDS)")
+[ "${n:-0}" -gt 0 ] && pass switch-into-target-recorded ||
+	fail switch-into-target-recorded "no sched_switch to a thread of $TPID by another task"
+n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
+	 AND pid <> $TPID AND arg7 IN ($TIDS) AND (kstack <> 0 OR ustack <> 0)")
+[ "${n:-1}" = 0 ] && pass switch-into-target-no-foreign-stacks ||
+	fail switch-into-target-no-foreign-stacks "$n switches by other tasks kept their stacks"
+n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
+	 AND pid <> $TPID AND arg7 NOT IN ($TIDS) AND arg2 NOT IN ($TIDS)")
+[ "${n:-1}" = 0 ] && pass offcpu-only-targets || fail offcpu-only-targets "$n switches of others"
+n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
+	 AND pid = $TPID AND kstack <> 0 AND ustack <> 0")
+[ "${n:-0}" -gt 10 ] && pass offcpu-stacks || fail offcpu-stacks "$n switch-outs with both stacks"
+
+# ---- off-CPU time by thread, state and stack (folded, us)
+"$DTREPORT" flame --offcpu --folded "$T/t.dtc" >"$T/off.folded" 2>"$T/off.err"
+rc=$?
+[ $rc = 0 ] && [ -s "$T/off.folded" ] && ! san "$T/off.err" && pass flame-offcpu-folded ||
+	fail flame-offcpu-folded "rc $rc: $(head -c 300 "$T/off.err")"
+# us of comm $1 whose stack matches $2, in states $3 (a regex of letters)
+offus() { awk -v c="$1" -v s="$2" -v st="$3" '
+	{ n = $NF; line = $0; sub(/ [0-9]+$/, "", line); split(line, f, ";")
+	  if (f[1] != c || line !~ s) next
+	  if (match(line, /\[off-CPU .\]$/) && substr(line, RSTART + 9, 1) ~ "^(" st ")$") t += n }
+	END { print t + 0 }' "$T/off.folded"; }
+us_to_ns() { echo $(( $1 * 1000 )); }
+
+# sleeper: 10 x 20 ms asleep (S) in clock_nanosleep; what came after each
+# wakeup is R, waiting for a CPU
+S=$(us_to_ns "$(offus sleeper clock_nanosleep S)")
+near "$S" 200000000 "$(val sleep_ns)" 3 && pass offcpu-sleeper-share ||
+	fail offcpu-sleeper-share "S in nanosleep ${S}ns, known 200000000ns of $(val sleep_ns)ns"
+# reader: blocked in read (S), then runnable (R): all of what it measured
+R=$(us_to_ns "$(offus reader 'ksys_read|vfs_read|pipe_read' 'S|R')")
+near "$R" "$(val read_ns)" "$(val read_ns)" 3 && pass offcpu-reader-share ||
+	fail offcpu-reader-share "off-CPU in read ${R}ns, truth measured $(val read_ns)ns"
+L=$(us_to_ns "$(offus locker "__lll_lock_wait|pthread_mutex_lock" "S|R")")
+near "$L" "$(val lock_ns)" "$(val lock_ns)" 3 && pass offcpu-locker-share ||
+	fail offcpu-locker-share "off-CPU in the mutex lock ${L}ns, truth measured $(val lock_ns)ns"
+# the state split: S and R are disjoint parts of the same waits
+"$DTREPORT" flame --offcpu --state S --folded "$T/t.dtc" >"$T/offS.folded" 2>/dev/null
+"$DTREPORT" flame --offcpu --state R --folded "$T/t.dtc" >"$T/offR.folded" 2>/dev/null
+sum() { awk '{ t += $NF } END { print t + 0 }' "$1"; }
+a=$(sum "$T/off.folded") s=$(sum "$T/offS.folded") r=$(sum "$T/offR.folded")
+[ "$s" -gt 0 ] && [ "$r" -gt 0 ] && [ "$s" -lt "$a" ] && ! grep -q 'off-CPU R\]' "$T/offS.folded" &&
+	! grep -q 'off-CPU S\]' "$T/offR.folded" && pass flame-offcpu-state ||
+	fail flame-offcpu-state "all $a, S $s, R $r"
+"$DTREPORT" flame --offcpu -o "$T/off.svg" "$T/t.dtc" 2>"$T/svg.err"
+grep -q ' us of off-CPU time' "$T/off.svg" && grep -q '</svg>' "$T/off.svg" &&
+	pass flame-offcpu-svg-us || fail flame-offcpu-svg-us "$(head -c 300 "$T/svg.err")"
+
+# on-CPU samples and off-CPU time in one graph, both in us: the writer's
+# samples in compute() add up to the CPU time it measured (997 Hz sampling:
+# within 15%), its off-CPU time is the same as in the off-CPU graph
+"$DTREPORT" flame --oncpu-offcpu --folded "$T/t.dtc" >"$T/onoff.folded" 2>"$T/onoff.err"
+on=$(awk '/^writer;.*compute.*\[on-CPU\] [0-9]+$/ { t += $NF } END { print t * 1000 }' "$T/onoff.folded")
+offw=$(awk '/^writer;.*\[off-CPU .\] [0-9]+$/ { t += $NF } END { print t + 0 }' "$T/onoff.folded")
+offw0=$(awk '/^writer;/ { t += $NF } END { print t + 0 }' "$T/off.folded")
+near "$on" "$(val compute_ns)" "$(val compute_ns)" 15 && [ "$offw" = "$offw0" ] && ! san "$T/onoff.err" &&
+	pass flame-oncpu-offcpu ||
+	fail flame-oncpu-offcpu "writer on-CPU ${on}ns (measured $(val compute_ns)), off ${offw}us vs ${offw0}us"
+
+# ---- wakers: who ended each wait, under the waiting thread's name
+"$DTREPORT" flame --wakers --folded "$T/t.dtc" >"$T/wk.folded" 2>"$T/wk.err"
+# the reader's read waits all end in the writer's pipe write: as long as
+# the blocked (S) part of its off-CPU time in read
+W=$(awk '/^reader;writer;.*anon_pipe_write|^reader;writer;.*pipe_write/ { t += $NF } END { print t * 1000 }' "$T/wk.folded")
+RS=$(us_to_ns "$(offus reader 'ksys_read|vfs_read|pipe_read' S)")
+near "$W" "$RS" "$(val read_ns)" 3 && ! san "$T/wk.err" && pass wakers-pipe-writer ||
+	fail wakers-pipe-writer "writer's wakeups ${W}ns, reader blocked ${RS}ns"
+# a real-time sleeper's naps end in the timer interrupt, not in whatever
+# task it interrupted (whose stack, another process's, is not recorded)
+irq=$(awk '/^sleeper;\[(hard|soft)irq\]/ { t += $NF } END { print t + 0 }' "$T/wk.folded")
+# the rest: truth's own threads (its start, the barrier)
+other=$(awk '/^sleeper;/ { sub(/ [0-9]+$/, ""); split($0, f, ";")
+	if (f[2] !~ /^\[(hard|soft)irq\]$/ && f[2] !~ /^(truth|writer|reader|locker)$/) print f[2] }' "$T/wk.folded")
+[ "$irq" -gt 150000 ] && [ -z "$other" ] &&
+	pass wakers-interrupt || fail wakers-interrupt "${irq}us of the sleeper's 200 ms woken by an interrupt: $(grep '^sleeper;' "$T/wk.folded" | cut -c1-80 | tr '\n' '|')"
+
+# ---- blame: the reader's waits are the writer's computing
+RT=$(sql "SELECT tid FROM events WHERE comm = 'reader' LIMIT 1")
+"$DTREPORT" blame --tid "$RT" --folded "$T/t.dtc" >"$T/bl.folded" 2>"$T/bl.err"
+tot=$(awk '/;blocked \(S, sleeping\);.*pipe_read/ { t += $NF } END { print t + 0 }' "$T/bl.folded")
+cmp=$(awk '/;blocked \(S, sleeping\);.*pipe_read.*;woken by writer tid [0-9]+;.*;meanwhile it was;(on-CPU|runqueue \(preempted\));.*compute/ { t += $NF } END { print t + 0 }' "$T/bl.folded")
+[ "$tot" -gt 0 ] && [ $((cmp * 100)) -ge $((tot * 90)) ] && ! san "$T/bl.err" &&
+	pass blame-pipe-to-writer-compute ||
+	fail blame-pipe-to-writer-compute "of ${tot}us blocked in read, ${cmp}us under the writer's compute: $(head -c 300 "$T/bl.err")"
+"$DTREPORT" blame --tid "$RT" "$T/t.dtc" >"$T/bl.txt" 2>&1
+grep -q 'woken by writer tid' "$T/bl.txt" && grep -q 'meanwhile it was' "$T/bl.txt" &&
+	grep -q 'compute' "$T/bl.txt" && pass blame-text || fail blame-text "$(head -c 400 "$T/bl.txt")"
+"$DTREPORT" blame --tid "$RT" --depth 0 --folded "$T/t.dtc" >"$T/bl0.folded" 2>&1
+! grep -q 'meanwhile' "$T/bl0.folded" && grep -q 'woken by writer' "$T/bl0.folded" &&
+	pass blame-depth || fail blame-depth "$(head -c 300 "$T/bl0.folded")"
+# the whole window is accounted for: on-CPU + runqueue + blocked
+win=$(awk -v rt="$RT" '/^tid / { print int($4 * 1000) }' "$T/bl.txt")
+all=$(awk '{ t += $NF } END { print t + 0 }' "$T/bl0.folded")
+near "$all" "$win" "$win" 1 && pass blame-adds-up || fail blame-adds-up "${all}us of a ${win}us window"
+"$DTREPORT" blame --tid "$RT" -o "$T/bl.svg" "$T/t.dtc" 2>"$T/bl.err"
+grep -q 'Blame' "$T/bl.svg" && grep -q '</svg>' "$T/bl.svg" && pass blame-svg ||
+	fail blame-svg "$(head -c 300 "$T/bl.err")"
+"$DTREPORT" blame "$T/t.dtc" >/dev/null 2>"$T/e6"
+[ $? = 2 ] && grep -q -- '--tid T' "$T/e6" && pass blame-needs-tid || fail blame-needs-tid "$(cat "$T/e6")"
+"$DTREPORT" blame --tid 999999999 "$T/t.dtc" >/dev/null 2>"$T/e7"
+[ $? = 1 ] && grep -q 'never left a CPU' "$T/e7" && pass blame-unknown-tid ||
+	fail blame-unknown-tid "$(cat "$T/e7")"
+
+# ---- latency: the sleeper's 20 ms naps
+"$DTREPORT" latency --probe 'syscall:clock_nanosleep' --by comm --json "$T/t.dtc" \
+	>"$T/lat.json" 2>"$T/lat.err"
+p50=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([g for g in d["groups"] if g["comm"] == "sleeper"][0]["p50_ns"])' "$T/lat.json" 2>&1)
+# against the 20 ms asked for, and against what the sleeper measured
+near "${p50:-0}" 20000000 20000000 5 && pass latency-p50-sleep ||
+	fail latency-p50-sleep "p50 $p50 ns, want 20 ms within 5%"
+near "${p50:-0}" "$(val nap_p50_ns)" "$(val nap_p50_ns)" 5 && pass latency-p50-measured ||
+	fail latency-p50-measured "p50 $p50 ns, the sleeper measured $(val nap_p50_ns) ns"
+n=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([g for g in d["groups"] if g["comm"] == "sleeper"][0]["count"])' "$T/lat.json" 2>&1)
+[ "$n" = 10 ] && pass latency-count || fail latency-count "sleeper: $n naps, want 10"
+"$DTREPORT" latency --probe 'syscall:clock_nanosleep' "$T/t.dtc" >"$T/lat.txt" 2>&1
+grep -q 'value (us)' "$T/lat.txt" && grep -Eq '^ +16384 \|@+ +[0-9]+$' "$T/lat.txt" &&
+	pass latency-histogram || fail latency-histogram "$(head -c 400 "$T/lat.txt")"
+
+# ---- syscalls: the counts strace -c gives for another run of the same
+# program (the contended mutex's futex calls differ from run to run;
+# execve began before recording: its entry is not in the capture)
+if command -v strace >/dev/null; then
+	# stdout a file, as in the recording: glibc asks a device for its tty-ness
+	strace -f -c -o "$T/strace.txt" "$TRUTH" "$ITERS" >"$T/strace.out" 2>&1
+	"$DTREPORT" syscalls --json "$T/t.dtc" >"$T/sys.json" 2>"$T/sys.err"
+	diff=$(python3 - "$T/strace.txt" "$T/sys.json" <<'PY'
+import json, sys
+st = {}
+for l in open(sys.argv[1]):
+    f = l.split()
+    if len(f) >= 5 and f[0][0].isdigit() and f[-1] != "total":
+        calls = int(f[3]); errs = int(f[4]) if len(f) == 6 else 0
+        st[f[-1]] = (calls, errs)
+ours = {g["syscall"]: (g["calls"], g["errors"]) for g in json.load(open(sys.argv[2]))["syscalls"]}
+bad = []
+for k, v in st.items():
+    if k in ("futex", "execve"):
+        continue
+    if ours.get(k) != v:
+        bad.append("%s strace %s dt %s" % (k, v, ours.get(k)))
+for k in ours:
+    if k not in st and k not in ("futex", "execve"):
+        bad.append("%s only in dt %s" % (k, ours[k]))
+print("; ".join(bad) if bad else ("ok %d" % len(st)))
+PY
+)
+	case $diff in
+	ok*) pass syscalls-equal-strace ;;
+	*) fail syscalls-equal-strace "$diff" ;;
+	esac
+else
+	fail syscalls-equal-strace "strace is not installed (scripts/install-deps.sh)"
+fi
+"$DTREPORT" syscalls "$T/t.dtc" >"$T/sys.txt" 2>&1
+grep -Eq '^close +[0-9]+ +3 .*EBADF 3' "$T/sys.txt" && grep -Eq '^openat .*ENOENT 2' "$T/sys.txt" &&
+	pass syscalls-errno-names || fail syscalls-errno-names "$(head -c 600 "$T/sys.txt")"
+"$DTREPORT" syscalls --by comm "$T/t.dtc" >"$T/sysc.txt" 2>&1
+grep -q '^comm sleeper' "$T/sysc.txt" && pass syscalls-by-comm ||
+	fail syscalls-by-comm "$(head -c 300 "$T/sysc.txt")"
+
+# ---- the same commands in dtsh, on its open capture
+printf 'latency --probe syscall:clock_nanosleep --by comm\nsyscalls\nflame --offcpu --folded -o %s\n' \
+	"$T/sh.folded" | "$DTSH" "$T/t.dtc" >"$T/sh.out" 2>"$T/sh.err"
+grep -q 'comm=sleeper' "$T/sh.out" && grep -q '^clock_nanosleep ' "$T/sh.out" &&
+	cmp -s "$T/sh.folded" "$T/off.folded" && ! san "$T/sh.err" && pass dtsh-commands ||
+	fail dtsh-commands "$(head -c 300 "$T/sh.err")"
+
+# ---- SQL: the same derived data as tables, equal to the reports' numbers
+n=$(sql "SELECT count(*) FROM spans WHERE comm = 'sleeper' AND probe = 'syscall:clock_nanosleep'")
+p=$(sql "SELECT dur FROM spans WHERE comm = 'sleeper' AND probe = 'syscall:clock_nanosleep'
+	 ORDER BY dur LIMIT 1 OFFSET 4")
+[ "$n" = 10 ] && [ "$p" = "${p50:-x}" ] && pass sql-spans-latency ||
+	fail sql-spans-latency "$n naps, 5th shortest $p ns, latency p50 ${p50:-?} ns"
+e=$(sql "SELECT count(*) FROM spans WHERE probe = 'syscall:close' AND errno = 9")
+a=$(sql "SELECT args FROM spans WHERE probe = 'syscall:close' AND errno = 9 LIMIT 1")
+# close(-1): the int -1 in a 64-bit register slot, then whatever the other
+# registers held (raw_syscalls gives all six)
+case ${a#\"} in 4294967295,*|-1,*) a=ok ;; esac
+[ "$e" = 3 ] && [ "$a" = ok ] && pass sql-spans-errno ||
+	fail sql-spans-errno "$e close EBADF, args '$a'"
+# the sleeper's blocked time: what flame --offcpu --state S drew (us each)
+s=$(sql "SELECT sum(blocked) / 1000 FROM sched WHERE comm = 'sleeper' AND state = 'S'")
+fs=$(offus sleeper '' S)
+[ -n "$s" ] && [ $((s - fs)) -le 100 ] && [ $((fs - s)) -le 100 ] &&
+	pass sql-sched-blocked || fail sql-sched-blocked "blocked ${s}us, flame S ${fs}us"
+w=$(sql "SELECT count(*) FROM sched WHERE comm = 'reader' AND waker_comm = 'writer'")
+[ "${w:-0}" -ge 5 ] && pass sql-sched-waker || fail sql-sched-waker "$w waits ended by the writer"
+printf 'sql SELECT count(*) AS n FROM sched\nsql SELECT count(*) AS n FROM sched\n' |
+	"$DTSH" "$T/t.dtc" >"$T/shsql.out" 2>"$T/shsql.err"
+[ "$(grep -c '^[0-9]' "$T/shsql.out")" = 2 ] && ! san "$T/shsql.err" && pass dtsh-sql-sched ||
+	fail dtsh-sql-sched "$(head -c 300 "$T/shsql.out" "$T/shsql.err")"
+
+# ---- heatmap: the profile samples by second and offset, in Chromium
+"$DTREPORT" heatmap --rows 20 -o "$T/h.svg" "$T/t.dtc" 2>"$T/hm.err"
+ns=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'")
+n0=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'
+	  AND ts - (SELECT start_ns FROM capture) < 1000000000")
+if [ -s "$T/h.svg" ] && ! san "$T/hm.err"; then
+	python3 "$(dirname "$0")/heattest.py" "$T/h.svg" "$ns" "$n0" 20 ||
+		echo "# heattest.py failed"
+else
+	fail heatmap-svg "$(head -c 300 "$T/hm.err")"
+fi
+
+# blame and heatmap in dtsh: the same output as dtreport's
+printf 'blame --tid %s --folded -o %s\nheatmap --rows 20 -o %s\n' "$RT" "$T/shbl.folded" "$T/shh.svg" |
+	"$DTSH" "$T/t.dtc" >"$T/sh2.out" 2>"$T/sh2.err"
+cmp -s "$T/shbl.folded" "$T/bl.folded" && cmp -s "$T/shh.svg" "$T/h.svg" && ! san "$T/sh2.err" &&
+	pass dtsh-blame-heatmap || fail dtsh-blame-heatmap "$(head -c 300 "$T/sh2.err")"
+
+# ---- what is not there is said, not guessed
+"$DTREC" --source perf -q -o "$T/prof.dtc" -e profile:hz:97 -d 200ms 2>/dev/null
+"$DTREPORT" flame --offcpu --folded "$T/prof.dtc" >/dev/null 2>"$T/e1"
+rc=$?
+[ $rc = 1 ] && grep -q 'record with dtrec --offcpu' "$T/e1" && pass offcpu-needs-sched ||
+	fail offcpu-needs-sched "rc $rc: $(cat "$T/e1")"
+"$DTREPORT" latency "$T/prof.dtc" >/dev/null 2>"$T/e2"
+rc=$?
+[ $rc = 1 ] && grep -q 'no entry and return probes' "$T/e2" && pass latency-needs-pairs ||
+	fail latency-needs-pairs "rc $rc: $(cat "$T/e2")"
+"$DTREPORT" flame --state S --folded "$T/t.dtc" >/dev/null 2>"$T/e3"
+rc=$?
+[ $rc = 2 ] && grep -q 'goes with --offcpu' "$T/e3" && pass state-needs-offcpu ||
+	fail state-needs-offcpu "rc $rc: $(cat "$T/e3")"
+"$DTREPORT" latency --hist linear:0 "$T/t.dtc" >/dev/null 2>"$T/e4"
+[ $? = 2 ] && pass latency-bad-hist || fail latency-bad-hist "$(cat "$T/e4")"
+"$DTREPORT" flame --offcpu --state Q --folded "$T/t.dtc" >/dev/null 2>"$T/e5"
+[ $? = 2 ] && pass flame-bad-state || fail flame-bad-state "$(cat "$T/e5")"
+# a sched_switch layout naming a slot past the ten an event has
+"$B/tests/offcpu/badsched" "$T/bad.dtc" 2>"$T/e8" || fail badsched "$(cat "$T/e8")"
+"$DTREPORT" flame --offcpu --folded "$T/bad.dtc" >/dev/null 2>"$T/e8"
+rc=$?
+[ $rc = 1 ] && grep -q 'no tracepoint:sched:sched_switch events with prev_pid' "$T/e8" &&
+	! san "$T/e8" && pass offcpu-bad-slot || fail offcpu-bad-slot "rc $rc: $(head -c 300 "$T/e8")"
+for e in "$T"/e[1-8]; do san "$e" && fail sanitizers "$(head -c 300 "$e")"; done
+exit 0
