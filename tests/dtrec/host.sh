@@ -180,7 +180,7 @@ if grep -Eq '^  fd +unsigned int +arg0 as uint32$' "$T/out" && grep -Eq '^  buf 
 else
 	fail list-fields-syscall-names "$(tr '\n' '|' <"$T/out")"
 fi
-expect list-v-alone 1 'dtrec: -v goes with -l' -- "$DTREC" -v -o "$T/v.dtc" -e profile:hz:97
+expect list-v-alone 2 'dtrec: -v goes with -l' -- "$DTREC" -v -o "$T/v.dtc" -e profile:hz:97
 
 # -- command: recording ends when it exits; its status is reported
 start=$(date +%s)
