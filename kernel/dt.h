@@ -283,6 +283,17 @@ void dt_filter_free(struct dt_softc *sc);
 int dt_timer_init(void);
 void dt_timer_exit(void);
 int dt_syscall_init(void);
+/*
+ * dt_sysstr.c: a path argument of a syscall entry, copied into the slots
+ * after its six registers.  dt_sysstr_arg: which argument (0 or 1) of
+ * syscall nr is a path, or -1.  dt_sysstr_copy: the NUL-terminated path at
+ * uaddr into DT_SYSSTR_SLOTS slots (empty when not resident).  Probe
+ * context.
+ */
+#define DT_SYSSTR_SLOTS	4
+#define DT_SYSSTR_LEN	(8 * DT_SYSSTR_SLOTS)
+int dt_sysstr_arg(unsigned long nr);
+void dt_sysstr_copy(unsigned long uaddr, u64 *slots);
 void dt_syscall_exit(void);
 int dt_tp_init(void);
 /* dt_proc.c: the proc provider (fork, exec, exit, executable mmaps) */

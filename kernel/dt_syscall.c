@@ -45,6 +45,15 @@ static const struct dt_arg_info dt_sysargs_entry[6] = {
 	{ "arg2", "long", 2, 1 }, { "arg3", "long", 3, 1 },
 	{ "arg4", "long", 4, 1 }, { "arg5", "long", 5, 1 },
 };
+/* entries of calls naming a path: the registers, then the path (dt_sysstr.c) */
+#define DT_SYSARGS_STR(k) {						\
+	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },		\
+	{ "arg2", "long", 2, 1 }, { "arg3", "long", 3, 1 },		\
+	{ "arg4", "long", 4, 1 }, { "arg5", "long", 5, 1 },		\
+	{ "arg" #k "_str", "char[32]", 6, DT_SYSSTR_SLOTS } }
+static const struct dt_arg_info dt_sysargs_str[2][7] = {
+	DT_SYSARGS_STR(0), DT_SYSARGS_STR(1),
+};
 static const struct dt_arg_info dt_sysargs_return[2] = {
 	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
 };
@@ -52,7 +61,9 @@ static const struct dt_arg_info dt_sysargs_return[2] = {
 static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 {
 	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
-	unsigned long args[6] __uninitialized;	/* all six set below */
+	/* the six registers, then a path's slots when the call names one */
+	unsigned long args[6 + DT_SYSSTR_SLOTS] __uninitialized;
+	int s;
 
 	/* dt_fire takes u64 slots: the same 64 bits as unsigned long here */
 	BUILD_BUG_ON(sizeof(args[0]) != sizeof(u64));
@@ -60,9 +71,12 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	    !test_bit(id, dt_sysmap[DT_SYS_ENTRY]) || in_compat_syscall())
 		return;
 	syscall_get_arguments(current, regs, args);
+	s = dt_sysstr_arg(id);
+	if (s >= 0)
+		dt_sysstr_copy(args[s], (u64 *)&args[6]);
 	dt_caller_regs(&cr);
 	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, (const u64 *)args,
-		6, 0);
+		s >= 0 ? 6 + DT_SYSSTR_SLOTS : 6, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
@@ -172,7 +186,13 @@ int dt_syscall_init(void)
 		if (dt_sysnames[nr] == NULL)
 			continue;
 		for (dir = DT_SYS_ENTRY; dir <= DT_SYS_RETURN; dir++) {
-			if (dir == DT_SYS_ENTRY)
+			if (dir == DT_SYS_ENTRY && dt_sysstr_arg(nr) >= 0)
+				dp = dt_probe_new(&dt_prov_syscall,
+						  dt_sysnames[nr], "entry", 7,
+						  6 + DT_SYSSTR_SLOTS,
+						  dt_sysargs_str[dt_sysstr_arg(nr)],
+						  0);
+			else if (dir == DT_SYS_ENTRY)
 				dp = dt_probe_new(&dt_prov_syscall,
 						  dt_sysnames[nr], "entry", 6,
 						  6, dt_sysargs_entry, 0);

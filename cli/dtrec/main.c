@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dtcap_args.h"
 #include "probes.h"
 #include "recargs.h"
 #include "record.h"
@@ -45,8 +46,38 @@ on_dump(int sig)
 	dump++;
 }
 
+/*
+ * -l -v: each probe matching glob, then its fields as the SQL views and
+ * dtsh's describe name them (dtcap_args.h), so a query can be written from
+ * this listing.  Returns how many probes matched.
+ */
+static size_t
+list_fields(struct dtp_dev *d, const char *glob)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < dtp_count(d); i++) {
+		const struct dt_probe_info *pi = dtp_at(d, i);
+		struct dtcap_probe p;
+		char name[DTCAP_PROBENAMELEN], err[DTP_ERRLEN];
+
+		/* dt.ko's uprobes carry only a label, as in dtp_list */
+		if (strcmp(pi->dtpi_prov, "uprobe") == 0 ||
+		    (glob && !dtu_glob_match(glob, dtp_name(pi, name, sizeof(name)))))
+			continue;
+		n++;
+		if (dtp_describe(d, pi, &p, err, sizeof(err)) != 0) {
+			printf("%s\n  fields unknown: %s\n", dtp_name(pi, name, sizeof(name)), err);
+			continue;
+		}
+		printf("%s\n", p.name);
+		dtcap_arg_print(stdout, &p);
+	}
+	return n;
+}
+
 static const char usage_text[] =
-"usage: dtrec [--source dt|perf] -l [GLOB]\n"
+"usage: dtrec [--source dt|perf] -l [-v] [GLOB]\n"
 "       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
@@ -54,7 +85,9 @@ static const char usage_text[] =
 "             [--flight SIZE [--trigger PROBE ...] [--dump-interval DURATION]\n"
 "             [--max-dumps N]] [-- COMMAND [ARG ...]]\n"
 "\n"
-"  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry')\n"
+"  -l [GLOB]     list the probes (matching GLOB, e.g. 'syscall:*:entry');\n"
+"                with -v, each with its fields: the SQL column of the probe's\n"
+"                view (dtreport sql), the type and the events columns argN\n"
 "  -o FILE       write the capture to FILE (.dtc; mode 0600; refused: another\n"
 "                user's symbolic link, devices, a FILE another dtrec writes)\n"
 "  -e PROBE      enable PROBE: profile:hz:997, interval:hz:1, syscall:*:entry,\n"
@@ -206,6 +239,10 @@ main(int argc, char **argv)
 	optind = args.optind;
 	o.prog = "dtrec";
 
+	if (args.verbose && !list) {
+		fprintf(stderr, "dtrec: -v goes with -l\n");
+		return usage(stderr, EXIT_USAGE);
+	}
 	if (list) {
 		struct dtp_dev *d;
 		char err[DTP_ERRLEN];
@@ -233,10 +270,10 @@ main(int argc, char **argv)
 			fprintf(stderr, "dtrec: %s\n", err);
 			return 1;
 		}
-		size_t n = dtp_list(d, glob, stdout);
+		size_t n = args.verbose ? list_fields(d, glob) : dtp_list(d, glob, stdout);
 		char sub[256];
-		if (glob && n == 0 && dtp_word_glob(glob, sub, sizeof(sub)))
-			n = dtp_list(d, sub, stdout);	/* "vfs_read": the probes holding it */
+		if (glob && n == 0 && dtp_word_glob(glob, sub, sizeof(sub)))	/* "vfs_read": the probes holding it */
+			n = args.verbose ? list_fields(d, sub) : dtp_list(d, sub, stdout);
 		/* a short list must not pass for the whole catalog */
 		if (dtp_missing(d))
 			fprintf(stderr, "dtrec: warning: only profile and interval are listed: %s\n",

@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "dtcap_args.h"
 #include "captures.h"
 #include "dt_grow.h"
 #include "dtsh.h"
@@ -58,7 +59,8 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "is lists the names holding it (sched_switch), as dtrec -l does.",
 	  cmd_probes, DTSH_C_PROBE },
 	{ "describe", "describe PROBE",
-	  "Show a probe's id, flags and arguments with their types.",
+	  "Show a probe's id, flags and arguments with their types, and the SQL\n"
+	  "columns that hold them (its view's, and the events columns).",
 	  cmd_describe, DTSH_C_PROBE },
 	{ "enable", "enable [PROBE [stacks]]",
 	  "Add PROBE (a name or glob of /dev/dt) to the next recording; with\n"
@@ -113,13 +115,15 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Write the subsecond-offset heat map SVG of the open capture (dtreport\n"
 	  "heatmap); clicking two cells shows the flame --since/--until of that\n"
 	  "range.  Default FILE: heatmap.svg.", cmd_heatmap_, DTSH_C_STATS },
-	{ "sql", "sql [--csv|--json|--table] QUERY",
-	  "Run QUERY on the open capture's tables.  A line starting with SELECT,\n"
-	  "WITH, PRAGMA or EXPLAIN is a query too, and so are the sqlite3 shell's\n"
-	  ".tables and .schema.  A statement without its closing ';' goes on\n"
-	  "over the next lines (prompt ...>) until one starts a new command.\n"
-	  "Ctrl-C interrupts it (and the symbol loading before it).  It writes\n"
-	  "no file: ATTACH, VACUUM and changes outside TEMP tables are refused.",
+	{ "sql", "sql [--csv|--json|--table] QUERY [--csv|--json|--table]",
+	  "Run QUERY on the open capture's tables and its probes' views (options\n"
+	  "before or after it; describe PROBE names a view's columns).  A line\n"
+	  "starting with SELECT, WITH, PRAGMA or EXPLAIN is a query too, and so\n"
+	  "are the sqlite3 shell's .tables and .schema.  A statement without its\n"
+	  "closing ';' goes on over the next lines (prompt ...>) until one\n"
+	  "starts a new command.  Ctrl-C interrupts it (and the symbol loading\n"
+	  "before it).  It writes no file: ATTACH, VACUUM and changes outside\n"
+	  "TEMP tables are refused.",
 	  cmd_sql_, DTSH_C_SQL },
 	{ "tables", "tables", "List the SQL tables of a capture.",
 	  cmd_tables, DTSH_C_NONE },
@@ -312,13 +316,12 @@ print_probe(const struct dtcap_probe *p)
 	printf("%s\n  id %u%s%s\n", dtt_str(p->name), p->id,
 	       (p->flags & DT_PF_TIMER) ? ", timer" : "",
 	       (p->flags & DT_PF_RETURN) ? ", return" : "");
-	if (p->nargs == 0) {
-		printf("  no arguments\n");
-		return;
-	}
-	for (uint32_t i = 0; i < p->nargs && i < DTCAP_MAXARGS; i++)
-		printf("  arg%u  %-20s %s\n", i, p->args[i].name[0] ? dtt_str(p->args[i].name) : "-",
-		       p->args[i].type[0] ? dtt_str(p->args[i].type) : "?");
+	/* capture text, escaped for the terminal as every other line (termsafe.h) */
+	struct dtcap_probe q = *p;
+	dtt_escape(q.name, sizeof(q.name), p->name);
+	for (uint32_t i = 0; i < q.nargs && i < DTCAP_MAXARGS; i++)
+		dtt_escape(q.args[i].type, sizeof(q.args[i].type), p->args[i].type);
+	dtcap_arg_print(stdout, &q);
 }
 
 static int
@@ -490,8 +493,9 @@ cmd_record(struct dtsh *sh, int argc, char **argv, const char *rest)
 		free(av);
 		return 1;
 	}
-	if (a.list) {
-		fprintf(stderr, "dtsh record: -l lists nothing here: 'probes' does\n");
+	if (a.list || a.verbose) {
+		fprintf(stderr, "dtsh record: -l%s lists nothing here: 'probes' and 'describe' do\n",
+			a.verbose ? " -v" : "");
 		free(av);
 		return 1;
 	}
@@ -809,15 +813,44 @@ cmd_sql_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		rest += wl;
 		rest += strspn(rest, " \t\n");
 	}
-	if (rest == NULL || *rest == '\0') {
+	/*
+	 * And after it, as dtreport takes them: a last word --csv would
+	 * otherwise be an SQL comment and the output silently a table.
+	 */
+	size_t qlen = rest ? strlen(rest) : 0;
+	for (;;) {
+		while (qlen && strchr(" \t\n", rest[qlen - 1]))
+			qlen--;
+		size_t w = qlen;
+		while (w && !strchr(" \t\n", rest[w - 1]))
+			w--;
+		if (w == 0)
+			break;	/* the only word: the query's */
+		if (qlen - w == 5 && !strncmp(rest + w, "--csv", 5))
+			fmt = DTSQL_CSV;
+		else if (qlen - w == 6 && !strncmp(rest + w, "--json", 6))
+			fmt = DTSQL_JSON;
+		else if (qlen - w == 7 && !strncmp(rest + w, "--table", 7))
+			fmt = DTSQL_TABLE;
+		else
+			break;
+		qlen = w;
+	}
+	if (qlen == 0) {
 		fprintf(stderr, "usage: sql [--csv|--json|--table] QUERY\n");
 		return 1;
 	}
 	dtsh_interrupted = 0;
 	if ((db = dtsh_sql_db(sh)) == NULL)
 		return 1;
+	char *query = strndup(rest, qlen);
+	if (query == NULL) {
+		fprintf(stderr, "dtsh sql: out of memory\n");
+		return 1;
+	}
 	busy_db = db;
-	rc = dtsql_exec(db, rest, fmt, stdout, &dtsh_interrupted, &err);
+	rc = dtsql_exec(db, query, fmt, stdout, &dtsh_interrupted, &err);
+	free(query);
 	busy_db = NULL;
 	dtsh_interrupted = 0;
 	if (rc != 0) {

@@ -200,9 +200,12 @@ sqlnames(struct cands *c)
 		add(c, tabs[i]);
 		columns(c, db, tabs[i]);
 	}
-	/* And whatever the user created (temp tables, views). */
+	/* And whatever the user created (temp tables, views); not the probes'
+	 * views: their names need quotes and their event_* columns would make
+	 * "eve" ambiguous. */
 	if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_list "
-			       "WHERE name NOT LIKE 'sqlite_%'", -1, &st, NULL) != SQLITE_OK)
+			       "WHERE name NOT LIKE 'sqlite_%' AND name NOT GLOB '*:*'",
+			       -1, &st, NULL) != SQLITE_OK)
 		return;
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);

@@ -134,6 +134,16 @@ ioctl(int fd, unsigned long req, ...)
 			pa->dtpa_args[0].dtai_slot = 0;
 			pa->dtpa_args[0].dtai_nslots = 1;
 		}
+		if (pa->dtpa_id == 5) {
+			/* as dt_syscall.c describes an entry: six registers */
+			pa->dtpa_nargs = 6;
+			for (unsigned i = 0; i < 6; i++) {
+				snprintf(pa->dtpa_args[i].dtai_name, DT_ARGNAMELEN, "arg%u", i);
+				strcpy(pa->dtpa_args[i].dtai_type, "long");
+				pa->dtpa_args[i].dtai_slot = (dt_u8)i;
+				pa->dtpa_args[i].dtai_nslots = 1;
+			}
+		}
 		return 0;
 	}
 	case DTIOCKPROBE: {

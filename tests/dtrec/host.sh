@@ -28,7 +28,7 @@ fake() { LD_PRELOAD=$FAKE "$@"; }
 # ---- command line
 "$DTREC" --help >"$T/help" 2>&1 && [ -s "$T/help" ] && pass help || fail help "--help failed"
 missing=
-for o in l o e k u d b q h; do
+for o in l v o e k u d b q h; do
 	grep -q -- "-$o" "$T/help" || missing="$missing help:-$o"
 	[ "$o" = h ] || grep -Eq "^\.(Fl|Op Fl|It Fl) [a-z]*$o" "$MAN" || missing="$missing man:-$o"
 done
@@ -151,6 +151,36 @@ check_cap sigterm-finalized "$T/t.dtc"
 expect list-word 0 '' -- fake "$DTREC" -l write
 [ "$(cat "$T/out")" = "syscall:write:entry" ] && pass list-word-matches ||
 	fail list-word-matches "dtrec -l write listed: $(tr '\n' ' ' <"$T/out")"
+
+# dt(4) gives each tracepoint argument the slots dt.ko stores it in (the
+# capture's argN columns): the page and kernel/dt_tp.c's tables agree
+python3 - man/dt.4 kernel/dt_tp.c >"$T/dt4.out" 2>&1 <<'PYEOF'
+import re, sys
+man, src = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+tabs = {m.group(1): [(f, t, int(a), int(n)) for f, t, a, n in
+        re.findall(r'\{ "(\w+)", "([^"]+)", (\d+), (\d+) \}', m.group(2))]
+        for m in re.finditer(r'dt_arg_info (\w+)\[\] = \{(.*?)\n\};', src, re.S)}
+bad = 0
+for sysn, ev, tab in re.findall(r'TPDEF\("(\w+)", (\w+), \w+,\s*(\w+)', src):
+    m = re.search(r'^\.It Cm tracepoint:%s:%s\n(.*?)(?=^\.It )' % (sysn, ev), man, re.M | re.S)
+    doc = re.findall(r'^\.Va (\w+)\n\.Pq Vt (.+?) , Va arg(\d+)(?:\.\.arg(\d+))?', m.group(1), re.M) if m else []
+    want = [(f, t, str(a), str(a + n - 1) if n > 1 else '') for f, t, a, n in tabs.get(tab, [])]
+    if [tuple(d) for d in doc] != want:
+        print("tracepoint:%s:%s: dt.4 %s, dt_tp.c %s" % (sysn, ev, doc, want)); bad = 1
+sys.exit(bad)
+PYEOF
+[ $? -eq 0 ] && pass man-dt4-arg-slots || fail man-dt4-arg-slots "$(head -c 400 "$T/dt4.out")"
+
+# -l -v: dt.ko describes a syscall entry as six registers arg0..arg5; the
+# listing (and the capture, whose views read them) names them as tracefs does
+expect list-fields 0 '' -- fake "$DTREC" -l -v syscall:write:entry
+if grep -Eq '^  fd +unsigned int +arg0 as uint32$' "$T/out" && grep -Eq '^  buf +const char \* +arg1$' "$T/out" &&
+   grep -Eq '^  count +size_t +arg2$' "$T/out" && ! grep -q 'arg3' "$T/out"; then
+	pass list-fields-syscall-names
+else
+	fail list-fields-syscall-names "$(tr '\n' '|' <"$T/out")"
+fi
+expect list-v-alone 2 'dtrec: -v goes with -l' -- "$DTREC" -v -o "$T/v.dtc" -e profile:hz:97
 
 # -- command: recording ends when it exits; its status is reported
 start=$(date +%s)

@@ -273,6 +273,40 @@ IN= run -c "sql --csv SELECT name FROM probes WHERE name LIKE 'tracepoint:sched:
 [ "$RC" = 0 ] && printf "%s\n" "$OUT" | tr -d "\r" | grep -qx tracepoint:sched:sched_wakeup && pass sql-csv ||
 	fail sql-csv "rc=$RC: $OUT $ERR"
 
+# ---- describe names the SQL columns that hold each field (issue 23 item 1):
+# prev_pid is events.arg2 (prev_comm's char[16] takes arg0 and arg1), and the
+# names it gives are the columns of the probe's view
+script 'describe tracepoint:sched:sched_switch'
+run "$CAP"
+if [ "$RC" = 0 ] && grep -Eq '^  prev_comm +char\[16\] +arg0\.\.arg1 as text$' "$T/out" &&
+   grep -Eq '^  prev_pid +pid_t +arg2 as int32$' "$T/out" &&
+   grep -Eq '^  next_pid +pid_t +arg5 as int32$' "$T/out" &&
+   grep -Fq 'SELECT * FROM "tracepoint:sched:sched_switch"' "$T/out"; then
+	pass describe-sql-columns
+else
+	fail describe-sql-columns "rc=$RC: $OUT $ERR"
+fi
+cols=$(awk '/^  column/ { on = 1; next } on && NF >= 3 { printf "%s%s", sep, $1; sep = ", " }' "$T/out")
+IN= run -c "sql --csv SELECT $cols FROM \"tracepoint:sched:sched_switch\" LIMIT 1" "$CAP"
+[ "$RC" = 0 ] && [ "$(printf '%s\n' "$OUT" | head -1)" = "${cols//, /,}" ] &&
+	pass describe-columns-are-the-view || fail describe-columns-are-the-view "cols '$cols' rc=$RC: $OUT $ERR"
+
+# ---- sql: options after the query as before it; CSV as dtreport's, LF ends
+IN= run -c "sql SELECT 1 AS a --json" "$CAP"
+[ "$RC" = 0 ] && [ "$(printf '%s' "$OUT" | tr -d '\n')" = '[{"a":1}]' ] && pass sql-option-after-query ||
+	fail sql-option-after-query "rc=$RC: $OUT $ERR"
+IN= run -c "SELECT 2 AS b --csv" "$CAP"
+[ "$RC" = 0 ] && [ "$OUT" = "b
+2" ] && pass sql-bare-option-after-query || fail sql-bare-option-after-query "rc=$RC: $OUT $ERR"
+q="SELECT comm, count(*) AS n, 'x,y' AS q FROM events GROUP BY comm ORDER BY comm"
+"$DTSH" -c "sql --csv $q" "$CAP" >"$T/sh.csv" 2>"$T/err"
+"$DTREPORT" sql --csv "$CAP" "$q" >"$T/rep.csv" 2>>"$T/err"
+if [ -s "$T/sh.csv" ] && cmp -s "$T/sh.csv" "$T/rep.csv" && ! grep -q $'\r' "$T/sh.csv"; then
+	pass sql-csv-same-as-dtreport
+else
+	fail sql-csv-same-as-dtreport "$(od -c "$T/sh.csv" | head -2) vs $(od -c "$T/rep.csv" | head -2) $(cat "$T/err")"
+fi
+
 # ---- stats and flame: dtreport's code on a dtgen capture
 if [ -x "$DTGEN" ]; then
 	if "$DTGEN" -o "$T/g.dtc" -n 50000 --syscalls >"$T/gen.out" 2>&1; then

@@ -495,7 +495,7 @@ def main():
                   len(cap.procs), len(cap.counters), len(cap.kallsyms or b""),
                   cap.finished))
         return 0
-    w = csv.writer(sys.stdout, lineterminator="\r\n")
+    w = csv.writer(sys.stdout, lineterminator="\n")  # as dtreport sql --csv
     for row in getattr(cap, "t_" + sys.argv[2])():
         w.writerow([cell(v) for v in row])
     return 0

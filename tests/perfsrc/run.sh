@@ -299,6 +299,51 @@ else
 	fail unprivileged-message "no user nobody or no setpriv"
 fi
 
+# ---- arguments by name on a real recording (issue 23 item 1): the probe's
+# view gives AT_FDCWD as -100, errno by name, sched_switch's fields by name,
+# and the events column describe names for prev_pid holds the same values
+ARGPROG=$B/tests/perfsrc/argprog
+for mode in raw pertp; do
+	if [ $mode = pertp ]; then export DTREC_PERF_NO_RAW_SYSCALLS=1; fi
+	if rec args$mode -o "$T/args$mode.dtc" -b 4M -e tracepoint:sched:sched_switch \
+		-e syscall:openat:entry -e syscall:openat:return -- "$ARGPROG" 7; then
+		A=$T/args$mode.dtc
+		got=$(sql "$A" 'SELECT count(*) FROM "syscall:openat:entry"
+			WHERE comm = '"'argprog'"' AND dfd = -100 AND flags & 65536' | tail -n1)
+		[ "$got" = 7 ] && pass args-at-fdcwd-$mode || fail args-at-fdcwd-$mode "$got openat(-100, O_DIRECTORY), want 7"
+		got=$(sql "$A" 'SELECT count(*) FROM "syscall:openat:return"
+			WHERE comm = '"'argprog'"' AND errno_name = '"'ENOTDIR'"' AND retval = -20' | tail -n1)
+		[ "$got" = 7 ] && pass args-errno-name-$mode || fail args-errno-name-$mode "$got ENOTDIR returns, want 7"
+		pid=$(sql "$A" "SELECT DISTINCT pid FROM events WHERE comm = 'argprog'" | tail -n +2)
+		got=$(sql "$A" 'SELECT count(*) FROM "tracepoint:sched:sched_switch"
+			WHERE prev_comm = '"'argprog'"' AND prev_pid = '"${pid:-0}" | tail -n1)
+		[ -n "$pid" ] && [ "${got:-0}" -ge 7 ] && pass args-switch-by-name-$mode ||
+			fail args-switch-by-name-$mode "pid '$pid': $got switches away from argprog, want >= 7"
+		col=$("$DTSH" -c 'describe tracepoint:sched:sched_switch' "$A" 2>>"$T/args$mode.err" |
+			awk '$1 == "prev_pid" { print $3 }')
+		got=$(sql "$A" "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
+			AND ${col:-arg1} = ${pid:-0}" | tail -n1)
+		[ -n "$col" ] && [ "$got" = "$(sql "$A" 'SELECT count(*) FROM "tracepoint:sched:sched_switch"
+			WHERE prev_pid = '"${pid:-0}" | tail -n1)" ] && pass args-describe-agrees-$mode ||
+			fail args-describe-agrees-$mode "describe says prev_pid is '$col': $got rows there"
+	else
+		fail args-at-fdcwd-$mode "recording failed: $(head -c 300 "$T/args$mode.err")"
+	fi
+	unset DTREC_PERF_NO_RAW_SYSCALLS
+done
+# dtrec -l -v lists the fields as describe and the view name them
+"$DTREC" --source perf -l -v tracepoint:sched:sched_switch >"$T/lv.out" 2>"$T/lv.err"
+"$DTSH" -c 'describe tracepoint:sched:sched_switch' "$T/argsraw.dtc" 2>>"$T/lv.err" |
+	sed -n '/fields by name/,$p' >"$T/lv.describe"
+cols=$(awk '/^  column/ { on = 1; next } on && NF >= 3 { printf "%s%s", sep, $1; sep = "," }' "$T/lv.out")
+got=$(sql "$T/argsraw.dtc" "SELECT $cols FROM \"tracepoint:sched:sched_switch\" LIMIT 1" | head -1)
+if grep -Eq '^  prev_pid +pid_t +arg[0-9]+ as int32$' "$T/lv.out" &&
+   diff <(sed -n '/fields by name/,$p' "$T/lv.out") "$T/lv.describe" >/dev/null && [ "$got" = "$cols" ]; then
+	pass list-v-fields
+else
+	fail list-v-fields "$(head -c 300 "$T/lv.out" "$T/lv.err") / view header '$got'"
+fi
+
 # ---- dtsh's live mode lists and records through the same source
 "$DTSH" -c 'probes syscall:getppid:*' >"$T/dtsh.out" 2>"$T/dtsh.err"
 grep -q 'syscall:getppid:entry' "$T/dtsh.out" && pass dtsh-live-probes ||

@@ -6,6 +6,9 @@ SUITES += perfsrc
 $(B)/tests/perfsrc/sysloop: tests/perfsrc/sysloop.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O2 -o $@ $<
+$(B)/tests/perfsrc/argprog: tests/perfsrc/argprog.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $<
 # frame pointers and no inlining: the known call chains unwind with -u
 $(B)/tests/perfsrc/hotloop: demo/hotloop.c
 	@mkdir -p $(@D)
@@ -18,5 +21,5 @@ $(B)/tests/perfsrc/tpfuzz: tests/perfsrc/tpfuzz.c $(CLI_LIB_ASAN) $(CAP_LIB_ASAN
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
 
 check-perfsrc: $(B)/tests/perfsrc/tpfuzz $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
-		$(B)/tests/perfsrc/hotloop $(B)/tests/dtrec/capcheck tests/perfsrc/run.sh
+		$(B)/tests/perfsrc/hotloop $(B)/tests/perfsrc/argprog $(B)/tests/dtrec/capcheck tests/perfsrc/run.sh
 	@tests/run-suite.sh $(B)/results perfsrc tests/perfsrc/run.sh $(B)

@@ -479,7 +479,8 @@ print("PASS stdin_tty_says_so" if ok else "FAIL stdin_tty_says_so: rc %r out %r 
 PYEOF
 
 # ---- discovery and options
-check "dot_tables" "$("$D" sql "$C" .tables)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture  spans  sched"
+check "dot_tables" "$("$D" sql "$C" .tables | head -1)" "events  probes  probe_args  stacks  frames  processes  maps  counters  capture  spans  sched"
+check "dot_tables_probe_views" "$("$D" sql "$C" .tables | tail -n +2 | tr '\n' ' ')" '"profile:hz:97" "syscall:openat:entry" "syscall:openat:return" "syscall:read:entry" "syscall:read:return" '
 check "dot_schema" "$("$D" sql "$C" '.schema stacks' | tr '\n' ' ')" \
 	"CREATE TABLE stacks(   id INTEGER,   kernel INTEGER,   depth INTEGER,   truncated INTEGER ); "
 check "schema_option" "$("$D" sql --schema frames | head -2 | tr '\n' ' ')" "CREATE TABLE frames(   stack_id INTEGER, "
@@ -757,6 +758,57 @@ rc=$?
 [ $rc = 1 ] && [ ! -s "$T/fast.out" ] && grep -q "CREATE (not TEMP) main.events refused" "$T/fast.err" &&
 	pass "grouped_shadow_main_refused" || fail "grouped_shadow_main_refused" "rc=$rc $(head -2 "$T/fast.err")"
 same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TEMP VIEW events AS SELECT * FROM main.events__c0 WHERE pid = 100' 'SELECT comm, count(*) FROM events GROUP BY comm'
+
+# ---- arguments by name: a view per probe (issue 23 item 1)
+A=$T/args.dtc
+if "$B/tests/sql/mkargs" "$A" 2>"$T/mkargs.err"; then
+	SW='"tracepoint:sched:sched_switch"'
+	check "view_prev_pid_is_arg2" "$(q "$A" "SELECT prev_pid, arg2 FROM $SW v JOIN events e USING (ts) WHERE e.probe = 1 ORDER BY ts" | tr '\n' ' ')" "4242,4242 7,7 "
+	# a probe whose name differs only in case (SQL's names do not): one view
+	# with both probes' rows, each decoded by its own layout
+	check "view_names_fold_case" "$(q "$A" 'SELECT prev_pid, next_comm IS NULL FROM "TRACEPOINT:SCHED:SCHED_SWITCH" ORDER BY ts' | tr '\n' ' ')" "4242,0 7,0 99,1 "
+	check "view_next_pid_signed" "$(q "$A" "SELECT next_pid FROM $SW WHERE next_pid IS NOT NULL ORDER BY ts" | tr '\n' ' ')" "0 -1 "
+	check "view_char16_text" "$(q "$A" "SELECT typeof(next_comm), next_comm FROM $SW WHERE next_comm IS NOT NULL ORDER BY ts" | tr '\n' ' ')" "text,swapper/0 text,kworker/0:1 "
+	# cut mid-character by the kernel: valid UTF-8 out, the stray byte as U+FFFD
+	check "view_char16_invalid_utf8" "$(q "$A" "SELECT hex(prev_comm) FROM $SW ORDER BY ts LIMIT 1")" \
+		"$(printf 'sauvegarde-don' | od -An -tx1 | tr -d ' \n' | tr a-f A-F)EFBFBD"
+	check "view_char16_csv_quoted" "$(q "$A" "SELECT prev_comm FROM $SW WHERE prev_pid = 7")" '"a,b"'
+	check "view_at_fdcwd" "$(q "$A" 'SELECT dfd, e.arg0 FROM "syscall:openat:entry" JOIN events e USING (ts)')" "-100,4294967196"
+	check "view_umode_t" "$(q "$A" 'SELECT mode FROM "syscall:openat:entry"')" "420"
+	check "view_errno_name" "$(q "$A" 'SELECT retval, errno, errno_name FROM "syscall:openat:return" ORDER BY ts' | tr '\n' ' ')" "-2,2,ENOENT 3,0, "
+	check "errno_name_function" "$(q "$A" 'SELECT errno_name(13), errno_name(-2), errno_name(0) IS NULL, errno_name(100000) IS NULL')" "EACCES,ENOENT,1,1"
+	# a field named as an event column keeps the name; the event's becomes event_NAME
+	check "view_field_shadows_event" "$(q "$A" 'SELECT pid, event_pid, comm, event_comm FROM "tracepoint:sched:sched_wakeup"')" "555,100,woken,argtest"
+	check "view_count_is_probe_count" "$(q "$A" "SELECT (SELECT count(*) FROM $SW), (SELECT count(*) FROM events WHERE probe_name LIKE 'tracepoint:sched:sched_switch')")" "3,3"
+	"$D" sql "$A" .tables >"$T/tables.out" 2>>"$T/q.err"
+	grep -qx "$SW" "$T/tables.out" && grep -qx '"syscall:openat:return"' "$T/tables.out" &&
+		pass "tables_lists_probe_views" || fail "tables_lists_probe_views" "$(tr '\n' ' ' <"$T/tables.out")"
+	# several captures: one view over them, with capture and host
+	cp "$A" "$T/args2.dtc"
+	check "view_many_captures" "$("$D" sql --csv "$A" "$T/args2.dtc" "SELECT capture, host, prev_pid FROM $SW WHERE prev_comm IS NOT NULL ORDER BY capture, ts" 2>>"$T/q.err" | tail -n +2 | tr '\n' ' ')" \
+		"args,mkargs,4242 args,mkargs,7 args2,mkargs,4242 args2,mkargs,7 "
+else
+	fail "mkargs" "$(cat "$T/mkargs.err")"
+fi
+
+# ---- options anywhere; CSV lines end in LF (issue 23 item 14)
+"$D" sql "$C" 'SELECT 1 AS a' --json >"$T/o14.out" 2>"$T/o14.err"
+check "option_after_query" "$(tr -d '\n' <"$T/o14.out")" '[{"a":1}]'
+"$D" sql "$C" 'SELECT 1 AS a' --bogus >"$T/o14.out" 2>"$T/o14.err"
+rc=$?
+[ "$rc" = 2 ] && grep -q 'unknown option --bogus' "$T/o14.err" && [ ! -s "$T/o14.out" ] &&
+	pass "unknown_option_after_query" || fail "unknown_option_after_query" "status $rc: $(cat "$T/o14.err" "$T/o14.out" | head -3)"
+"$D" sql --table "$C" SELECT 2 AS b --csv >"$T/o14.out" 2>"$T/o14.err"
+check "option_after_query_words" "$(cat "$T/o14.out")" "b
+2"
+"$D" sql --csv "$C" -- SELECT -3 AS c >"$T/o14.out" 2>"$T/o14.err"
+check "double_dash_ends_options" "$(cat "$T/o14.out")" "c
+-3"
+"$D" sql --csv "$C" "SELECT 'x' AS a, 'y,z' AS b UNION ALL SELECT 'line
+two', NULL" >"$T/lf.out" 2>"$T/lf.err"
+check "csv_lf_line_ends" "$(od -An -c "$T/lf.out" | tr -s ' \n' ' ')" \
+	"$(printf 'a,b\nx,"y,z"\n"line\ntwo",\n' | od -An -c | tr -s ' \n' ' ')"
+grep -q $'\r' "$T/lf.out" && fail "csv_no_cr" "a CR in the CSV" || pass "csv_no_cr"
 
 # nothing above may have tripped a sanitizer
 san "$T"/err "$T"/*.err && fail "sanitizers" "$(grep -h -m3 -E 'Sanitizer|runtime error' "$T"/err "$T"/*.err)" || pass "sanitizers"

@@ -12,6 +12,9 @@ SQL_DTREPORT := $(if $(wildcard cli/dtreport/main.c),$(B)/asan/bin/dtreport,$(B)
 $(B)/tests/sql/mksql: $(B)/obj/tests/sql/mksql.o $(CAP_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDLIBS_CAP)
+$(B)/tests/sql/mkargs: $(B)/obj/tests/sql/mkargs.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
 $(B)/tests/sql/count: $(B)/asan/obj/tests/sql/count.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
@@ -22,7 +25,8 @@ $(B)/tests/sql/bin/dtreport: $(B)/asan/obj/tests/sql/drv.o $(CLI_LIB_ASAN) $(CAP
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped
+check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped \
+		$(B)/tests/sql/mkargs
 	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(B)/bin/dtgen \
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
 
@@ -33,6 +37,10 @@ SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby
 FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c \
 	cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
+	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
+	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c \
+	cli/lib/report/sched_model.c cli/lib/report/span_model.c cli/lib/report/filter.c \
+	cli/lib/report/sort_keys.c cli/lib/report/report_common.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
 $(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql.h formats/dtcap.h
 	@mkdir -p $(@D)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "insn.h"
+#include "sysargs.h"
 #include "tracefs.h"
 #include "util.h"
 
@@ -497,6 +498,12 @@ dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 			 pa.dtpa_args[i].dtai_type);
 		out->args[i].slot = pa.dtpa_args[i].dtai_slot;
 		out->args[i].nslots = pa.dtpa_args[i].dtai_nslots;
+	}
+	if (!(p->dtpi_flags & DT_PF_RETURN) &&
+	    strncmp(p->dtpi_prov, "syscall", sizeof(p->dtpi_prov)) == 0) {
+		char fn[DT_FUNCLEN + 1];
+		snprintf(fn, sizeof(fn), "%.*s", DT_FUNCLEN, p->dtpi_func);
+		dtp_sysargs(out, fn);
 	}
 	return 0;
 }

@@ -45,10 +45,13 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 	opterr = 0;	/* our own messages, without the full path of argv[0] */
 	optind = 0;	/* GNU getopt starts over: dtsh parses a line at a time */
 	/* '+': options end at the first operand, so COMMAND keeps its own */
-	while ((c = getopt_long(argc, argv, "+lo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+lvo:e:kud:b:qhp:a", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			a->list = 1;
+			break;
+		case 'v':
+			a->verbose = 1;
 			break;
 		case 'o':
 			a->o.output = optarg;

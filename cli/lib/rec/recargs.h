@@ -19,6 +19,7 @@ struct dtrec_args {
 	pid_t		pids[1024];	/* -p */
 	size_t		npids;
 	int		list, all;	/* -l, -a */
+	int		verbose;	/* -v: -l lists each probe's fields */
 	int		help, version;	/* -h, --version: the caller answers */
 	int		print_usage;	/* with a usage error: show the usage */
 	int		optind;		/* the first operand (COMMAND or -l's GLOB) */

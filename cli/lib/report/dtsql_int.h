@@ -10,6 +10,7 @@
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
  *	dtsql_guard.c	dtsql_open: the connection that writes no file
+ *	dtsql_views.c	a view per probe: its fields by name, decoded
  */
 #ifndef DTSQL_INT_H
 #define DTSQL_INT_H
@@ -197,5 +198,18 @@ static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
  * (sqlite3_free() it).
  */
 long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err);
+
+/* dt_text(), dt_bytes(), dt_int() and errno_name() on db: what the probe
+ * views use, and errno_name() for everyone.  0, or -1. */
+int dtsql_view_functions(sqlite3 *db);
+
+/*
+ * A TEMP view per probe name of the n captures, named as the probe: the
+ * event columns, then the fields by name (dtcap_args.h).  capture and host
+ * NULL: one capture, over main.events; else over main.events__cI with the
+ * columns capture and host.  0, or -1 with *err set.
+ */
+int dtsql_probe_views(sqlite3 *db, struct dtcap_reader *const *r, size_t n,
+		      const char *const *capture, const char *const *host, char **err);
 
 #endif /* DTSQL_INT_H */

@@ -262,7 +262,7 @@ static void csv_head(FILE *out, sqlite3_stmt *st, int ncol, int nres)
 			fputc(',', out);
 		csv_field(out, sqlite3_column_name(st, i));
 	}
-	fputs("\r\n", out);
+	fputc('\n', out);
 }
 
 /* One statement's result in fmt.  Returns the sqlite3_step() end code. */
@@ -348,7 +348,7 @@ static int run_stmt(sqlite3_stmt *st, enum dtsql_format fmt, FILE *out, int *nre
 					free(s);
 				}
 			}
-			fputs("\r\n", out);
+			fputc('\n', out);
 		}
 		if (rc == SQLITE_INTERRUPT)
 			return rc;
@@ -431,7 +431,7 @@ static const char *skip_blank(const char *p)
 	}
 }
 
-static int dot_command(const char *line, size_t len, FILE *out, char **err)
+static int dot_command(sqlite3 *db, const char *line, size_t len, FILE *out, char **err)
 {
 	char buf[128], *w[3] = { 0 };
 	int n = 0;
@@ -449,6 +449,18 @@ static int dot_command(const char *line, size_t len, FILE *out, char **err)
 		for (int k = 0; t[k]; k++)
 			fprintf(out, "%s%s", k ? "  " : "", t[k]);
 		fputc('\n', out);
+		/* the probes' views (dtsql_views.c), one a line: names are long */
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_temp_master WHERE type = 'view'"
+				       " AND name GLOB '*:*' ORDER BY name", -1, &st, NULL) == SQLITE_OK)
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				/* quoted as a query names it */
+				char *q = sqlite3_mprintf("\"%w\"", sqlite3_column_text(st, 0));
+				if (q)
+					fprintf(out, "%s\n", dtt_str(q));
+				sqlite3_free(q);
+			}
+		sqlite3_finalize(st);
 		return 0;
 	}
 	if (n <= 2 && !strcmp(w[0], ".schema")) {
@@ -491,7 +503,7 @@ int dtsql_exec(sqlite3 *db, const char *sql, enum dtsql_format fmt, FILE *out,
 		sqlite3_stmt *st = NULL;
 		if (*tail == '.') {
 			size_t len = strcspn(tail, "\n");
-			if (dot_command(tail, len, out, err) < 0) {
+			if (dot_command(db, tail, len, out, err) < 0) {
 				ret = -1;
 				break;
 			}

@@ -2216,7 +2216,15 @@ static struct dtsql *attach_named(sqlite3 *db, struct dtcap_reader *r, struct dt
 struct dtsql *dtsql_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			   char **err)
 {
-	return attach_named(db, r, sym, "", 1, err);
+	struct dtsql *h = attach_named(db, r, sym, "", 1, err);
+
+	if (h && (dtsql_view_functions(db) < 0 ||
+		  dtsql_probe_views(db, &r, 1, NULL, NULL, err) < 0)) {
+		if (err && *err == NULL)
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return NULL;
+	}
+	return h;
 }
 
 int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *const *sym,
@@ -2257,7 +2265,12 @@ int dtsql_attach_many(sqlite3 *db, struct dtcap_reader *const *r, struct dtsym *
 			return -1;
 		}
 	}
-	return 0;
+	if (dtsql_view_functions(db) < 0) {
+		if (err)
+			*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return dtsql_probe_views(db, r, n, capture, host, err);
 }
 
 void dtsql_detach(struct dtsql *h)

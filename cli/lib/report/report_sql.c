@@ -189,6 +189,9 @@ static void sql_usage(FILE *f)
 			"  columns capture and host.\n"
 			"  .tables and .schema [TABLE] list the tables and their columns:\n"
 			"  events probes probe_args stacks frames processes maps counters capture\n"
+			"  Each probe is also a view of its fields by name, char[N] as text, ints\n"
+			"  signed as their C type, errno_name for returns:\n"
+			"    SELECT prev_comm, prev_pid FROM \"tracepoint:sched:sched_switch\"\n"
 			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
 			"  tables and views are refused; at most 500 captures at once.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
@@ -348,8 +351,27 @@ int cmd_sql(int argc, char **argv)
 		if ((r0 = sql_opt_one(argv[optind++], &fmt, &partial, &salvage, &schema)) != 0)
 			return r0 == 1 ? 0 : r0;
 	}
-	if (optind < argc && !strcmp(argv[optind], "--"))
+	int qend = argc;
+	if (optind < argc && !strcmp(argv[optind], "--")) {
 		optind++;
+	} else {
+		/*
+		 * And after the query, whole option words again, as flame and
+		 * top take options anywhere: `sql CAP 'query' --json` once made
+		 * --json an SQL comment and the output silently not JSON.  A
+		 * last word shaped like an option but none (--tsv) is refused.
+		 */
+		while (qend > optind + 1 && sql_opt_word(argv[qend - 1])) {
+			if (sql_opt_word(argv[qend - 1]) < 0) {
+				dtr_err("sql", "unknown option %s after the query (put -- before "
+					"a query that ends so)", argv[qend - 1]);
+				sql_usage(stderr);
+				return DTR_EXIT_USAGE;
+			}
+			if ((r0 = sql_opt_one(argv[--qend], &fmt, &partial, &salvage, &schema)) != 0)
+				return r0 == 1 ? 0 : r0;
+		}
+	}
 	if (schema) {
 		dtr_err("sql", "--schema takes no capture");
 		return DTR_EXIT_USAGE;
@@ -360,10 +382,10 @@ int cmd_sql(int argc, char **argv)
 		return DTR_EXIT_ERROR;
 	}
 	char *query = NULL;
-	if (optind < argc) {
+	if (optind < qend) {
 		/* several words make one query: `dtreport sql f select 1` */
 		size_t len = 1;
-		for (int i = optind; i < argc; i++)
+		for (int i = optind; i < qend; i++)
 			len += strlen(argv[i]) + 1;
 		query = malloc(len);
 		if (query == NULL) {
@@ -371,7 +393,7 @@ int cmd_sql(int argc, char **argv)
 			return DTR_EXIT_ERROR;
 		}
 		query[0] = 0;
-		for (int i = optind; i < argc; i++) {
+		for (int i = optind; i < qend; i++) {
 			if (i > optind)
 				strcat(query, " ");
 			strcat(query, argv[i]);
