@@ -167,6 +167,10 @@ fi
 
 # ---- item 5: a capture keeps the symbol tables of the files its stored
 # stacks reach, no others, and its summary's figures add up to the file
+# (wakeups of our own beside whatever the machine does: an idle machine
+# may wake nothing in a second)
+(for _ in $(seq 60); do sleep 0.02; done) &
+waker=$!
 if "$DTREC" --source perf -o "$T/nostk.dtc" -e tracepoint:sched:sched_wakeup -d 1s 2>"$T/nostk.err"; then
 	"$CAPCHECK" "$T/nostk.dtc" >"$T/cc" 2>&1
 	files=$(cc "$T/cc" files) procs=$(cc "$T/cc" procs)
@@ -191,6 +195,7 @@ else
 	fail no-stacks-no-symbol-tables "recording failed: $(head -c 300 "$T/nostk.err")"
 	fail summary-figures-add-up "no recording"
 fi
+wait $waker 2>/dev/null
 if "$DTREC" --source perf -q -o "$T/stk.dtc" -e profile:hz:997 -u -- "$HOT" 1 2>"$T/stk.err"; then
 	got=$(sql "$T/stk.dtc" "SELECT (SELECT count(DISTINCT file) FROM maps WHERE file > 0) AS stored,
 		(SELECT count(DISTINCT m.file) FROM events e JOIN frames f ON f.stack_id = e.ustack
