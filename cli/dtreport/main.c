@@ -26,7 +26,7 @@ static const struct {
 	{ "blame",  cmd_blame,  "where a thread's time went: on-CPU, runqueue, blocked by whom" },
 	{ "heatmap", cmd_heatmap, "subsecond-offset heat map (SVG) of samples over time" },
 	{ "sql",    cmd_sql,    "SQL queries over the capture's tables" },
-	{ "export", cmd_export, "write the capture as a plain SQLite database" },
+	{ "export", cmd_export, "write the capture as SQLite, Parquet, pprof or a Chrome trace" },
 };
 
 static void usage(FILE *to)
