@@ -37,17 +37,19 @@ check-format: $(FMT_TEST) $(FMT_TEST_TSAN) $(DTGEN_ASAN) $(DTGEN) $(FMT_ROBUST) 
 # checksums so the parsers behind them get exercised too.
 FUZZ_FMT := $(B)/fuzz/fuzz_reader
 FUZZ_FMT_NOSUM := $(B)/fuzz/fuzz_reader_nosum
-FUZZ_SRCS := tests/format/fuzz_reader.c cli/lib/report/dtsym.c $(CAP_LIB_SRCS)
-$(FUZZ_FMT): $(FUZZ_SRCS) cli/lib/report/dtsym.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
+# dtsym names every frame, demangled (demangle.c, libiberty's demangler)
+FUZZ_SRCS := tests/format/fuzz_reader.c cli/lib/report/dtsym.c cli/lib/report/demangle.c \
+	$(CAP_LIB_SRCS)
+$(FUZZ_FMT): $(FUZZ_SRCS) cli/lib/report/dtsym.h cli/lib/report/demangle.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -Icli/lib -Icli/lib/report \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
-$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) cli/lib/report/dtsym.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
+		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -liberty -lpthread
+$(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) cli/lib/report/dtsym.h cli/lib/report/demangle.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -Icli/lib -Icli/lib/report -DDTC_FUZZ_NO_CHECKSUM \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -lpthread
+		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -liberty -lpthread
 
 check-fuzz-format: $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN) $(DTHOSTILE)
 	@tests/run-suite.sh $(B)/results fuzz-format tests/format/fuzz.sh $(B) $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN) $(DTHOSTILE)

@@ -314,7 +314,8 @@ static void parse_kallsyms(struct dtsym *s)
 	/* kallsyms read without privilege shows every address as 0. */
 	if (!nonzero)
 		s->nks = 0;
-	qsort(s->ks, s->nks, sizeof(*s->ks), ksym_cmp);
+	if (s->nks)	/* no table at all: qsort must not see its NULL */
+		qsort(s->ks, s->nks, sizeof(*s->ks), ksym_cmp);
 	/* Aliases at one address: only the first (by name) is ever the
 	 * answer, so the others go now rather than be walked over at every
 	 * lookup (a capture may hold thousands of one address). */
