@@ -15,6 +15,13 @@ CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
 CFLAGS ?= -O2
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
+# For loops whose trip counts are known only at run time (the Parquet
+# writer's and its export's): -O2's very-cheap cost model leaves them
+# scalar, -O3's model vectorizes them (7% of a 10M-event export's CPU
+# time).  GCC's flag only (clang refuses it), asked of $(CC) when an object
+# is built: after the deps step, as a recursively expanded variable.
+VECT_DYNAMIC = $(shell $(CC) -fvect-cost-model=dynamic -E -x c /dev/null >/dev/null 2>&1 && \
+	echo -fvect-cost-model=dynamic)
 LDLIBS_CAP := -lzstd -lxxhash
 # libiberty: the demangler (c++filt's), static only in Debian
 LDLIBS_ALL := -lzstd -lxxhash -lsqlite3 -ledit -ldw -lelf -lcapstone -llzma -lz -liberty -lpthread -lm

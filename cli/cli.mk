@@ -8,16 +8,9 @@ CLI_LIB_SRCS := $(wildcard cli/lib/*.c cli/lib/rec/*.c cli/lib/report/*.c)
 CLI_LIB := $(B)/libdtcli.a
 CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 
-# The Parquet export's loops (copy and range, dictionary marks and
-# lookups, widening a block's columns) have trip counts known only at run
-# time: -O2's very-cheap cost model leaves them scalar, -O3's model
-# vectorizes them (7% of a 10M-event export's CPU time).
-# GCC's flag only (clang refuses it), asked of $(CC) when the object is
-# built: after the deps step, as a recursively expanded variable.
-VECT_DYNAMIC = $(shell $(CC) -fvect-cost-model=dynamic -E -x c /dev/null >/dev/null 2>&1 && \
-	echo -fvect-cost-model=dynamic)
-$(B)/obj/cli/lib/report/parquet.o $(B)/obj/cli/lib/report/export_parquet.o: \
-	CFLAGS += $(VECT_DYNAMIC)
+# The Parquet export's loops (widening a block's columns) have trip counts
+# known only at run time (VECT_DYNAMIC, the top Makefile).
+$(B)/obj/cli/lib/report/export_parquet.o: CFLAGS += $(VECT_DYNAMIC)
 
 $(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
 	@mkdir -p $(@D)

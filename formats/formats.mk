@@ -13,6 +13,8 @@ $(CAP_LIB_TSAN): $(CAP_LIB_SRCS:%.c=$(B)/tsan/obj/%.o)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
+include formats/parquet/parquet.mk
+
 # dtgen: the synthetic capture generator (tests and benchmarks, not a tool).
 DTGEN := $(B)/bin/dtgen
 ALL += $(DTGEN) $(CAP_LIB)

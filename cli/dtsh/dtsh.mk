@@ -6,14 +6,14 @@ DTSH_OBJS := $(DTSH_SRCS:%.c=$(B)/obj/%.o)
 DTSH_OBJS_ASAN := $(DTSH_SRCS:%.c=$(B)/asan/obj/%.o)
 DTSH_STATIC_LIBS := -lsqlite3 -liberty -ledit -ltinfo -lbsd -lmd $(LDLIBS_DW_STATIC) -lcapstone -lxxhash -lpthread -lm -ldl
 
-$(B)/bin/dtsh: $(DTSH_OBJS) $(CLI_LIB) $(CAP_LIB)
+$(B)/bin/dtsh: $(DTSH_OBJS) $(CLI_LIB) $(PQ_LIB) $(CAP_LIB)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(DTSH_OBJS) $(CLI_LIB) $(CAP_LIB) $(LDLIBS_ALL)
-$(B)/asan/bin/dtsh: $(DTSH_OBJS_ASAN) $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	$(CC) -o $@ $(DTSH_OBJS) $(CLI_LIB) $(PQ_LIB) $(CAP_LIB) $(LDLIBS_ALL)
+$(B)/asan/bin/dtsh: $(DTSH_OBJS_ASAN) $(CLI_LIB_ASAN) $(PQ_LIB_ASAN) $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(DTSH_OBJS_ASAN) $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
-$(B)/static/dtsh: $(DTSH_OBJS) $(CLI_LIB) $(CAP_LIB)
+	$(CC) $(SAN_FLAGS) -o $@ $(DTSH_OBJS_ASAN) $(CLI_LIB_ASAN) $(PQ_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
+$(B)/static/dtsh: $(DTSH_OBJS) $(CLI_LIB) $(PQ_LIB) $(CAP_LIB)
 	@mkdir -p $(@D)
-	$(CC) -static -o $@ $(DTSH_OBJS) $(CLI_LIB) $(CAP_LIB) $(DTSH_STATIC_LIBS)
+	$(CC) -static -o $@ $(DTSH_OBJS) $(CLI_LIB) $(PQ_LIB) $(CAP_LIB) $(DTSH_STATIC_LIBS)
 
 ALL += $(B)/bin/dtsh $(B)/asan/bin/dtsh $(B)/static/dtsh

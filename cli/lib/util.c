@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "dt_grow.h"
+#include "dt_utf8.h"
 
 /*
  * The one grammar of durations and times (util.h).  Exact in integers:
@@ -308,89 +309,17 @@ dtu_now_ns(void)
 
 int dtu_utf8_len(const unsigned char *s, size_t n)
 {
-	int len;
-
-	if (n == 0)
-		return 0;
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if ((size_t)len > n)
-		return 0;
-	for (int i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if (len == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
-		return 0;
-	if (len == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
-		return 0;
-	return len;
+	return dt_utf8_len(s, n);
 }
 
 size_t dtu_utf8_char(const char *s, size_t n, const char **out, size_t *outlen)
 {
-	int len = dtu_utf8_len((const unsigned char *)s, n);
-
-	if (len == 0) {
-		*out = DTU_UTF8_BAD;
-		*outlen = sizeof(DTU_UTF8_BAD) - 1;
-		return 1;
-	}
-	*out = s;
-	*outlen = (size_t)len;
-	return (size_t)len;
+	return dt_utf8_char(s, n, out, outlen);
 }
 
 const char *dtu_utf8_fix(const char *s, size_t n, size_t *outlen, char **buf, size_t *bufcap)
 {
-	size_t i = 0;
-
-	/* the common case: ASCII, then valid sequences, no copy */
-	while (i < n) {
-		if ((unsigned char)s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		int len = dtu_utf8_len((const unsigned char *)s + i, n - i);
-		if (len == 0)
-			break;
-		i += (size_t)len;
-	}
-	if (i == n) {
-		*outlen = n;
-		return s;
-	}
-	/* at most 3 bytes out for each byte in */
-	if (n > (SIZE_MAX - 1) / 3)
-		return NULL;
-	size_t need = 3 * n + 1;
-	if (*bufcap < need) {
-		char *p = realloc(*buf, need);
-		if (p == NULL)
-			return NULL;
-		*buf = p;
-		*bufcap = need;
-	}
-	char *o = *buf;
-	memcpy(o, s, i);
-	size_t k = i;
-	while (i < n) {
-		const char *c;
-		size_t cl;
-		i += dtu_utf8_char(s + i, n - i, &c, &cl);
-		memcpy(o + k, c, cl);
-		k += cl;
-	}
-	o[k] = 0;
-	*outlen = k;
-	return o;
+	return dt_utf8_fix(s, n, outlen, buf, bufcap);
 }
 
 void dtu_json_str(FILE *f, const char *s)

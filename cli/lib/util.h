@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "dt_utf8.h"
+
 /*
  * Durations and times: one grammar for every tool (dtreport(1) "TIMES AND
  * DURATIONS"; dtrec(8) and dtsh(1) point there).
@@ -70,33 +72,13 @@ const char *dtu_version(void);
 uint64_t dtu_now_ns(void);
 
 /*
- * Length of the valid UTF-8 sequence at s with n bytes left (SIZE_MAX for
- * a NUL-terminated string: a NUL ends any sequence), 0 if invalid
- * (overlong forms and surrogates included).  Comms and symbol names are
- * arbitrary bytes, and one bad byte makes a whole SVG or JSON unreadable.
+ * The one rule for text that leaves dt in a file or on a terminal
+ * (include/dt_utf8.h says why and how): dtu_utf8_len, dtu_utf8_char and
+ * dtu_utf8_fix are its dt_utf8_len, dt_utf8_char and dt_utf8_fix.
  */
+#define DTU_UTF8_BAD	DT_UTF8_BAD	/* U+FFFD, what a bad byte becomes */
 int dtu_utf8_len(const unsigned char *s, size_t n);
-
-/*
- * The one rule for text that leaves dt in a file or on a terminal (Parquet,
- * pprof, SQLite, CSV, JSON, folded, SVG alike): comms are cut by the kernel
- * at 15 bytes, mid-character, and one bad byte makes a whole dataset
- * unreadable to DuckDB, arrow, strict protobuf or Python's sqlite3.  Each
- * byte that does not start a valid sequence (dtu_utf8_len) becomes U+FFFD,
- * the rest is kept as it is.
- *
- * dtu_utf8_char: the character at s[0..n), n >= 1: its bytes in *out and
- * their count in *outlen; returns how many bytes of s it stands for.
- */
-#define DTU_UTF8_BAD	"\xef\xbf\xbd"	/* U+FFFD, what a bad byte becomes */
 size_t dtu_utf8_char(const char *s, size_t n, const char **out, size_t *outlen);
-
-/*
- * s[0..n) under that rule: s itself when it is valid already (no copy),
- * else a copy in *buf (malloc'd or grown, NUL-terminated; the caller frees
- * it once, after the last call), NULL when memory ran out.  *outlen: the
- * length returned.
- */
 const char *dtu_utf8_fix(const char *s, size_t n, size_t *outlen, char **buf, size_t *bufcap);
 
 /*

@@ -9,7 +9,7 @@
  *
  * Prints "PASS name" / "FAIL name: why" lines (tests/export/run.sh).
  */
-#include "../../cli/lib/report/parquet.c"
+#include "../../formats/parquet/parquet.c"
 #include "../xorshift.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;

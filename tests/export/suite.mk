@@ -9,14 +9,13 @@ check-export: $(B)/asan/bin/dtreport $(DTGEN)
 		tests/run-suite.sh $(B)/results export tests/export/run.sh
 
 # the writer on its own, with the values traces rarely have
-$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(B)/asan/obj/cli/lib/report/parquet.o \
-		$(B)/asan/obj/cli/lib/util.o
+$(B)/tests/export/pqgen: $(B)/asan/obj/tests/export/pqgen.o $(PQ_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash -lm
 check-export: $(B)/tests/export/pqgen
 
 # the hybrid encoder's every bit width, against a reference (pqbits.c)
-$(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o $(B)/asan/obj/cli/lib/util.o
+$(B)/tests/export/pqbits: $(B)/asan/obj/tests/export/pqbits.o
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ -lzstd -lxxhash -lm
 check-export: $(B)/tests/export/pqbits

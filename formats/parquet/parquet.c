@@ -25,7 +25,7 @@
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "parquet.h"
-#include "util.h"
+#include "dt_utf8.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "PLAIN values are copied as in memory: little-endian hosts only"
@@ -543,7 +543,7 @@ struct pq_writer {
 	uint32_t	gen;
 	uint32_t	*didx;		/* dictionary index per value */
 	size_t		didxcap;
-	char		*fixbuf;	/* dtu_utf8_fix's copies */
+	char		*fixbuf;	/* dt_utf8_fix's copies */
 	size_t		fixcap;
 	int		failed;
 	char		err[512];
@@ -955,7 +955,7 @@ int pq_put_str(struct pq_writer *w, unsigned col, const char *s, size_t len)
 		return fail(w, "%s: column %s: has a caller dictionary", w->path, c->name);
 	if (s == NULL)
 		return str_append(w, c, -1);
-	if ((s = dtu_utf8_fix(s, len, &len, &w->fixbuf, &w->fixcap)) == NULL)
+	if ((s = dt_utf8_fix(s, len, &len, &w->fixbuf, &w->fixcap)) == NULL)
 		return oom(w);
 	if (len > UINT32_MAX / 2 || c->arena.len + len > UINT32_MAX)
 		return fail(w, "%s: column %s: string too long for a row group", w->path, c->name);
@@ -1000,7 +1000,7 @@ int pq_set_dict(struct pq_writer *w, unsigned col, const char *const *strs, size
 	 * valid UTF-8 (a comm cut mid-character): those replaced here */
 	for (size_t i = 0; i < n; i++) {
 		size_t l;
-		const char *v = strs[i] ? dtu_utf8_fix(strs[i], strlen(strs[i]), &l, &w->fixbuf,
+		const char *v = strs[i] ? dt_utf8_fix(strs[i], strlen(strs[i]), &l, &w->fixbuf,
 						       &w->fixcap) : NULL;
 		if (v == strs[i])
 			continue;
