@@ -1582,11 +1582,6 @@ uint64_t pq_rows(const struct pq_writer *w)
 	return w->rows_done + w->rg_rows;
 }
 
-uint64_t pq_bytes(const struct pq_writer *w)
-{
-	return w->off;
-}
-
 static int write_footer(struct pq_writer *w)
 {
 	struct buf fb = { 0 };

@@ -113,9 +113,8 @@ int pq_put_ids(struct pq_writer *w, unsigned col, const uint32_t *ids, size_t n)
  * (and write a row group if it is full).  -1 if the counts differ. */
 int pq_rows_done(struct pq_writer *w);
 
-/* Rows written or buffered so far; bytes written to the file so far. */
+/* Rows written or buffered so far. */
 uint64_t pq_rows(const struct pq_writer *w);
-uint64_t pq_bytes(const struct pq_writer *w);
 
 /*
  * Write the last row group and the footer, fsync nothing, close and free w

@@ -3,9 +3,7 @@
 # the exported database through the sqlite3 CLI).
 SUITES += sql
 
-# The ASan dtreport when its main exists; until then a stand-in that calls
-# the same cmd_sql/cmd_export (installed under the name dtreport).
-SQL_DTREPORT := $(if $(wildcard cli/dtreport/main.c),$(B)/asan/bin/dtreport,$(B)/tests/sql/bin/dtreport)
+SQL_DTREPORT := $(B)/asan/bin/dtreport
 
 # The generator is not under test: built plain, so a finding in the writer
 # (the formats suite's business) cannot hide the reader's results.
@@ -19,9 +17,6 @@ $(B)/tests/sql/count: $(B)/asan/obj/tests/sql/count.o $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
 $(B)/tests/sql/grouped: $(B)/asan/obj/tests/sql/grouped.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
-	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
-$(B)/tests/sql/bin/dtreport: $(B)/asan/obj/tests/sql/drv.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 

@@ -332,10 +332,8 @@ dtp_open_source(const char *source, const char *device, int rw, char *err, size_
 }
 
 int dtp_kind(const struct dtp_dev *d) { return d->kind; }
-const char *dtp_source_name(const struct dtp_dev *d) { return d->kind == DTP_PERF ? "perf" : "dt"; }
 const char *dtp_tracefs(const struct dtp_dev *d) { return d->kind == DTP_PERF ? d->path : NULL; }
 const char *dtp_missing(const struct dtp_dev *d) { return d->no_tracefs[0] ? d->no_tracefs : NULL; }
-int dtp_has_kprobe_pmu(const struct dtp_dev *d) { return d->kind == DTP_PERF && d->has_kprobe_pmu; }
 
 int
 dtp_perf_event(const struct dtp_dev *d, uint32_t id, const char **sys, const char **ev)

@@ -59,7 +59,6 @@ struct dtp_dev *dtp_open_source(const char *source, const char *device, int rw,
 #define DTP_DT		0
 #define DTP_PERF	1
 int dtp_kind(const struct dtp_dev *d);
-const char *dtp_source_name(const struct dtp_dev *d);	/* "dt" or "perf" */
 /* DTP_PERF: the tracefs root ("" when tracefs is unavailable), else NULL. */
 const char *dtp_tracefs(const struct dtp_dev *d);
 /*
@@ -67,7 +66,6 @@ const char *dtp_tracefs(const struct dtp_dev *d);
  * tracefs: "... is not readable by this user ..."), or NULL.
  */
 const char *dtp_missing(const struct dtp_dev *d);
-int dtp_has_kprobe_pmu(const struct dtp_dev *d);
 /*
  * DTP_PERF: the tracefs subsystem and event of probe id (kprobes: the
  * function and ""; timers: "" and "").  Strings live as long as d.
@@ -149,9 +147,10 @@ struct dtp_sel {
  *    period 1e9/N ns; units hz, s, ms, us, ns ("profile:ms:10").
  *  - globs over the kernel's names: "syscall:*:entry", "tracepoint:sched:*".
  *  - "kprobe:FUNC:entry|return": created on demand (DTIOCKPROBE).
- *  - perf only: "uprobe:PATH:SYMBOL[+OFF]:entry|return" and
- *    "usdt:PATH:PROVIDER:NAME", created on demand from the ELF file; globs
- *    on SYMBOL, PROVIDER and NAME, at most DTP_MAXUSITES sites in all.
+ *  - "uprobe:PATH:SYMBOL[+OFF]:entry|return" and
+ *    "usdt:PATH:PROVIDER:NAME", created on demand from the ELF file (both
+ *    sources: the uprobe PMU, or DTIOCUPROBE); globs on SYMBOL, PROVIDER
+ *    and NAME, at most DTP_MAXUSITES sites in all.
  * Unknown names fail with "unknown probe 'x': did you mean 'y'?".
  */
 int dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,

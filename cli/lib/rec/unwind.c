@@ -570,25 +570,6 @@ dtunw_proc_maps(uint32_t pid, dtunw_map_fn fn, void *arg)
 	return 0;
 }
 
-static int
-map_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
-{
-	return dtunw_map(arg, pid, start, len, pgoff, path);
-}
-
-int
-dtunw_map_proc(struct dtunw *u, uint32_t pid)
-{
-	char path[64];
-
-	/* gone already: keep what we knew */
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
-	if (access(path, R_OK) != 0)
-		return -1;
-	dtunw_forget(u, pid);
-	return dtunw_proc_maps(pid, map_one, u);
-}
-
 /* Open and place the file of m: its bias from the PT_LOAD holding pgoff. */
 static int
 map_resolve(struct dtunw *u, struct uproc *p, struct umap *m)

@@ -81,9 +81,6 @@ void dtunw_forget(struct dtunw *u, uint32_t pid);
 /* pid was forked by ppid: it starts with a copy of ppid's mappings. */
 void dtunw_fork(struct dtunw *u, uint32_t ppid, uint32_t pid);
 
-/* Read /proc/PID/maps into dtunw_map calls.  0, or -1 with errno. */
-int dtunw_map_proc(struct dtunw *u, uint32_t pid);
-
 /*
  * The executable file and [vdso] mappings of /proc/PID/maps, one fn call
  * each (path valid during the call only); fn returning < 0 stops the walk.

@@ -184,16 +184,6 @@ out:
 	return ret;
 }
 
-const struct dtup_sym *
-dtup_sym_find(const struct dtup_syms *s, const char *name)
-{
-	struct dtup_sym key = { .name = name };
-
-	if (s->n == 0)
-		return NULL;
-	return bsearch(&key, s->v, s->n, sizeof(*s->v), symname_cmp);
-}
-
 /* ----------------------------------------------------------- SDT notes */
 
 void

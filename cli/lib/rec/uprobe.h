@@ -49,7 +49,6 @@ struct dtup_syms {
  */
 int dtup_syms_read(const char *path, struct dtup_syms *out, char *err, size_t errlen);
 void dtup_syms_free(struct dtup_syms *s);
-const struct dtup_sym *dtup_sym_find(const struct dtup_syms *s, const char *name);
 
 /* How an SDT argument is fetched. */
 #define DTUP_ARG_CONST	0	/* value */

@@ -330,19 +330,6 @@ int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32
 	return 1;
 }
 
-struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path)
-{
-	struct dtcap_read_opts o = { f->salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
-	return dtcap_open_opts(path, &o);
-}
-
-int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e)
-{
-	if (f->ctx_mask && !(f->ctx_mask & dtf_ctx_bit(e->ctx)))
-		return 0;
-	return dtf_match_slow(f, e->ts, e->cpu, e->pid, e->tid, e->probe, e->comm);
-}
-
 static double now_s(void)
 {
 	struct timespec ts;

@@ -1,7 +1,7 @@
 /*
  * filter.h - the event filters every report takes (dtreport stats/flame/
  * diff, dtsh): --pid --tid --comm --probe --cpu --ctx --since --until; and
- * --salvage, how the capture is opened (dtf_open).
+ * --salvage, how the capture is opened (the salvage member, for dtr_open).
  *
  * Lists are comma-separated and options may repeat (values accumulate, a
  * row matches when it matches any value of each given option).  --comm and
@@ -85,10 +85,6 @@ void dtf_free(struct dtf_filter *f);
  */
 int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen);
 
-/* Open path as the options say (--salvage); NULL after printing nothing:
- * the error is dtcap_open_error(). */
-struct dtcap_reader *dtf_open(const struct dtf_filter *f, const char *path);
-
 /* The --ctx bit of an execution context (DTCAP_CTX_*; bit 4: unknown). */
 static inline unsigned dtf_ctx_bit(unsigned ctx)
 {
@@ -119,9 +115,6 @@ static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_b
 
 int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
 		   uint32_t tid, uint32_t probe, uint32_t comm);
-
-/* A row from dtcap_iter (read with at least dtf_columns(f)). */
-int dtf_match_event(const struct dtf_filter *f, const struct dtcap_event *e);
 
 static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_block *b,
 				uint32_t i)

@@ -222,11 +222,6 @@ int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsign
 	return cur;
 }
 
-uint64_t flame_total(const struct flame *f, int side)
-{
-	return f->nodes[0].total[side ? 1 : 0];
-}
-
 const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind)
 {
 	if (id >= f->nnames)

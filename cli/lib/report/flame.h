@@ -40,9 +40,6 @@ int64_t flame_node(struct flame *f, const uint32_t *ids, unsigned n);
 int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsigned n,
 		     uint64_t count, int side);
 
-/* Samples of a side. */
-uint64_t flame_total(const struct flame *f, int side);
-
 /* The text and kind of name id (from flame_intern); the string lives as
  * long as f. */
 const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind);
