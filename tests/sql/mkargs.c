@@ -25,16 +25,33 @@ static void die(const char *what, const char *msg)
 	exit(1);
 }
 
-static void arg(struct dtcap_probe *p, const char *name, const char *type, unsigned slot,
-		unsigned nslots)
-{
-	unsigned k = p->nargs++;
-
-	snprintf(p->args[k].name, DTCAP_ARGNAMELEN, "%s", name);
-	snprintf(p->args[k].type, DTCAP_ARGNAMELEN, "%s", type);
-	p->args[k].slot = (uint8_t)slot;
-	p->args[k].nslots = (uint8_t)nslots;
-}
+/* The probes, id = index + 1: their fields, slots as the sources lay them. */
+static const struct {
+	const char	*name;
+	uint32_t	flags;
+	struct {
+		const char	*name, *type;
+		uint8_t		slot, nslots;
+	} args[DTCAP_MAXARGS];
+} probes[] = {
+	{ "tracepoint:sched:sched_switch", 0, {
+		{ "prev_comm", "char[16]", 0, 2 }, { "prev_pid", "pid_t", 2, 1 },
+		{ "prev_prio", "int", 3, 1 }, { "prev_state", "long", 4, 1 },
+		{ "next_comm", "char[16]", 5, 2 }, { "next_pid", "pid_t", 7, 1 },
+		{ "next_prio", "int", 8, 1 } } },
+	{ "syscall:openat:entry", 0, {
+		{ "dfd", "int", 0, 1 }, { "filename", "const char *", 1, 1 },
+		{ "flags", "int", 2, 1 }, { "mode", "umode_t", 3, 1 } } },
+	{ "syscall:openat:return", DT_PF_RETURN, {
+		{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 } } },
+	{ "tracepoint:sched:sched_wakeup", 0, {
+		{ "comm", "char[16]", 0, 2 }, { "pid", "pid_t", 2, 1 },
+		{ "prio", "int", 3, 1 }, { "target_cpu", "int", 4, 1 } } },
+	/* differs from the first only in case, as SQL names do not */
+	{ "tracepoint:sched:SCHED_SWITCH", 0, {
+		{ "prev_pid", "pid_t", 0, 1 } } },
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
 
 /* s into slots (each little-endian, NUL-padded), as FORMAT.md stores char[N] */
 static void text(uint64_t *slots, unsigned n, const char *s)
@@ -68,38 +85,21 @@ int main(int argc, char **argv)
 	if (w == NULL)
 		die(argv[1], dtcap_create_error());
 
-	struct dtcap_probe p[5];
+	struct dtcap_probe p[NPROBES];
 	memset(p, 0, sizeof(p));
-	/* the fifth differs from the first only in case, as SQL names do not */
-	static const char *const names[5] = {
-		"tracepoint:sched:sched_switch", "syscall:openat:entry",
-		"syscall:openat:return", "tracepoint:sched:sched_wakeup",
-		"tracepoint:sched:SCHED_SWITCH",
-	};
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < NPROBES; i++) {
 		p[i].id = i + 1;
-		snprintf(p[i].name, sizeof(p[i].name), "%s", names[i]);
+		p[i].flags = probes[i].flags;
+		snprintf(p[i].name, sizeof(p[i].name), "%s", probes[i].name);
+		for (unsigned k = 0; k < DTCAP_MAXARGS && probes[i].args[k].name; k++) {
+			snprintf(p[i].args[k].name, DTCAP_ARGNAMELEN, "%s", probes[i].args[k].name);
+			snprintf(p[i].args[k].type, DTCAP_ARGNAMELEN, "%s", probes[i].args[k].type);
+			p[i].args[k].slot = probes[i].args[k].slot;
+			p[i].args[k].nslots = probes[i].args[k].nslots;
+			p[i].nargs = k + 1;
+		}
 	}
-	arg(&p[0], "prev_comm", "char[16]", 0, 2);
-	arg(&p[0], "prev_pid", "pid_t", 2, 1);
-	arg(&p[0], "prev_prio", "int", 3, 1);
-	arg(&p[0], "prev_state", "long", 4, 1);
-	arg(&p[0], "next_comm", "char[16]", 5, 2);
-	arg(&p[0], "next_pid", "pid_t", 7, 1);
-	arg(&p[0], "next_prio", "int", 8, 1);
-	arg(&p[1], "dfd", "int", 0, 1);
-	arg(&p[1], "filename", "const char *", 1, 1);
-	arg(&p[1], "flags", "int", 2, 1);
-	arg(&p[1], "mode", "umode_t", 3, 1);
-	p[2].flags = DT_PF_RETURN;
-	arg(&p[2], "retval", "long", 0, 1);
-	arg(&p[2], "errno", "int", 1, 1);
-	arg(&p[3], "comm", "char[16]", 0, 2);
-	arg(&p[3], "pid", "pid_t", 2, 1);
-	arg(&p[3], "prio", "int", 3, 1);
-	arg(&p[3], "target_cpu", "int", 4, 1);
-	arg(&p[4], "prev_pid", "pid_t", 0, 1);
-	if (dtcap_put_probes(w, p, 5))
+	if (dtcap_put_probes(w, p, NPROBES))
 		die(argv[1], dtcap_writer_error(w));
 
 	uint32_t comm = dtcap_intern_comm(w, "argtest");
