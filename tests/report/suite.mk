@@ -27,3 +27,10 @@ check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/r
 		$(B)/tests/report/timegrammar $(B)/tests/report/engine
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
 		tests/run-suite.sh $(B)/results report tests/report/run.sh
+
+# The command-line skeleton of the engine's reports (cmd_run.c), for every
+# command that uses it, in dtreport and dtsh.
+SUITES += cmdskel
+check-cmdskel: $(B)/asan/bin/dtreport $(B)/asan/bin/dtsh $(DTGEN) tests/report/cmdskel.sh
+	@DTREPORT=$(B)/asan/bin/dtreport DTSH=$(B)/asan/bin/dtsh DTGEN=$(DTGEN) \
+		tests/run-suite.sh $(B)/results cmdskel tests/report/cmdskel.sh

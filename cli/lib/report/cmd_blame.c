@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_run.h"
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
@@ -40,20 +41,24 @@ bl_usage(FILE *to)
 		fputs("  --partial  --salvage (how the capture is opened)\n", to);
 }
 
-struct bl_cli {
-	const char	*out;
-	int		partial;
+/* The options: the report's, and where its graph goes (-o). */
+struct bl_state {
+	struct dtr_blame_opts	o;
+	const char		*out;
 };
 
 static int
-bl_args(int argc, char **argv, struct dtr_blame_opts *o, struct bl_cli *cl, struct dtf_filter *f)
+bl_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct bl_state *bs = st;
+	struct dtr_blame_opts *o = &bs->o;
 	char err[512], *end;
 	unsigned long v;
 	int c, have_tid = 0;
 
 	memset(o, 0, sizeof(*o));
-	memset(cl, 0, sizeof(*cl));
+	bs->out = NULL;
+	*partial = 0;
 	o->depth = 3;
 	optind = 0;
 	opterr = 0;
@@ -93,10 +98,10 @@ bl_args(int argc, char **argv, struct dtr_blame_opts *o, struct bl_cli *cl, stru
 			o->folded = 1;
 			break;
 		case 'o':
-			cl->out = optarg;
+			bs->out = optarg;
 			break;
 		case DTR_OPT_PARTIAL:
-			cl->partial = 1;
+			*partial = 1;
 			break;
 		case 'h':
 			bl_usage(stdout);
@@ -114,7 +119,7 @@ bl_args(int argc, char **argv, struct dtr_blame_opts *o, struct bl_cli *cl, stru
 		goto usage;
 	}
 	/* text unless a graph is asked for: --folded, or a file (SVG) */
-	o->text = !o->folded && !cl->out;
+	o->text = !o->folded && !bs->out;
 	return 0;
 usage:
 	bl_usage(stderr);
@@ -122,18 +127,19 @@ usage:
 }
 
 static int
-bl_run(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
-       const struct bl_cli *cl, volatile sig_atomic_t *cancel)
+bl_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
 {
+	const struct bl_state *bs = st;
+	const struct dtr_blame_opts *o = &bs->o;
 	struct dtu_out out;
 	char err[512];
 	int ret;
 
-	if (!o->text && !o->folded && (!cl->out || !strcmp(cl->out, "-")) && isatty(1)) {
+	if (!o->text && !o->folded && (!bs->out || !strcmp(bs->out, "-")) && isatty(1)) {
 		dtr_err("blame", "not writing SVG to a terminal: use -o FILE.svg or --folded");
 		return DTR_EXIT_USAGE;
 	}
-	if (dtu_out_open(&out, cl->out, &c->path, 1, err, sizeof(err))) {
+	if (dtu_out_open(&out, bs->out, &c->path, 1, err, sizeof(err))) {
 		dtr_err("blame", "%s", err);
 		return DTR_EXIT_ERROR;
 	}
@@ -149,47 +155,20 @@ bl_run(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opt
 	return 0;
 }
 
+static const struct dtr_cmd bl_cmd = { "blame", bl_usage, bl_args, NULL, bl_run };
+
 int
 cmd_blame(int argc, char **argv)
 {
-	struct dtf_filter filt;
-	struct dtr_blame_opts o;
-	struct bl_cli cl;
-	int ret;
+	struct bl_state bs;
 
-	dtf_init(&filt);
-	if ((ret = bl_args(argc, argv, &o, &cl, &filt)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	if (argc - optind != 1) {
-		dtr_err("blame", argc - optind > 1 ? "unexpected argument '%s' (one capture)" :
-			"no capture given%s", argc - optind > 1 ? argv[optind + 1] : "");
-		bl_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("blame", c.path, cl.partial, filt.salvage, &ret)) != NULL) {
-		ret = bl_run(&c, &filt, &o, &cl, NULL);
-		dtcap_reader_close(c.r);
-	}
-	dtf_free(&filt);
-	return ret;
+	return dtr_cmd_main(&bl_cmd, &bs, argc, argv);
 }
 
 int
 cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
-	struct dtr_blame_opts o;
-	struct bl_cli cl;
-	int ret;
+	struct bl_state bs;
 
-	dtf_init(&filt);
-	if ((ret = bl_args(argc, argv, &o, &cl, &filt)) == 0 &&
-	    (ret = dtr_shell_operands("blame", argc, argv, filt.salvage, bl_usage)) == 0)
-		ret = bl_run(c, &filt, &o, &cl, cancel);
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return dtr_cmd_on(&bl_cmd, &bs, c, argc, argv, cancel);
 }

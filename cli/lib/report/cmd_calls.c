@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_run.h"
 #include "dtsym.h"
 #include "engine.h"
 #include "filter.h"
@@ -43,9 +44,9 @@ static void calls_usage(FILE *to)
 
 /* Options anywhere; the operands (FUNC, and CAPTURE for dtreport) are
  * left in argv[optind..].  0 to go on, -1 after --help, else a status. */
-static int calls_args(int argc, char **argv, struct dtr_calls_opts *o, struct dtf_filter *f,
-		      int *partial)
+static int calls_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct dtr_calls_opts *o = st;
 	char err[512], *end;
 	int c;
 
@@ -99,40 +100,22 @@ usage:
 	return DTR_EXIT_USAGE;
 }
 
+static int calls_run(const struct dtr_cap *c, struct dtf_filter *f, void *st,
+		     volatile sig_atomic_t *cancel)
+{
+	return dtr_calls(c, f, st, stdout, cancel);
+}
+
 static int calls_main(int argc, char **argv, const struct dtr_cap *held,
 		      volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
 	struct dtr_calls_opts o = { .callers = !strcmp(argv[0], "callers") };
-	int partial, ret;
+	struct dtr_cmd cmd = { NULL, calls_usage, calls_args, NULL, calls_run };
 
-	calls_cmd = o.callers ? "callers" : "callees";
-	dtf_init(&filt);
-	if ((ret = calls_args(argc, argv, &o, &filt, &partial)) != 0)
-		goto out;
-	if (held) {
-		if ((ret = dtr_shell_operands(calls_cmd, argc, argv, filt.salvage, calls_usage)) == 0)
-			ret = dtr_calls(held, &filt, &o, stdout, cancel);
-		goto out;
-	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			dtr_err(calls_cmd, "unexpected argument '%s' (%s takes one capture)",
-				argv[optind + 1], calls_cmd);
-		else
-			dtr_err(calls_cmd, "no capture given");
-		calls_usage(stderr);
-		ret = DTR_EXIT_USAGE;
-		goto out;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open(calls_cmd, c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = dtr_calls(&c, &filt, &o, stdout, NULL);
-		dtcap_reader_close(c.r);
-	}
-out:
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	cmd.name = calls_cmd = o.callers ? "callers" : "callees";
+	if (held)
+		return dtr_cmd_on(&cmd, &o, held, argc, argv, cancel);
+	return dtr_cmd_main(&cmd, &o, argc, argv);
 }
 
 int cmd_calls(int argc, char **argv)

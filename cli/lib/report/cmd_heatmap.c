@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd_run.h"
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
@@ -37,15 +38,24 @@ hm_usage(FILE *to)
 	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
 }
 
+/* The options: the report's, and where the SVG goes (dtsh's default: the
+ * shell's, when -o is not given). */
+struct hm_state {
+	struct dtr_heatmap_opts	o;
+	const char		*outp;
+	const char		*default_out;
+};
+
 static int
-hm_args(int argc, char **argv, struct dtr_heatmap_opts *o, const char **outp, int *partial,
-	struct dtf_filter *f)
+hm_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct hm_state *hs = st;
+	struct dtr_heatmap_opts *o = &hs->o;
 	char err[512], *end;
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	*outp = NULL;
+	hs->outp = NULL;
 	*partial = 0;
 	optind = 0;
 	opterr = 0;
@@ -59,7 +69,7 @@ hm_args(int argc, char **argv, struct dtr_heatmap_opts *o, const char **outp, in
 			continue;
 		switch (c) {
 		case 'o':
-			*outp = optarg;
+			hs->outp = optarg;
 			break;
 		case HM_OPT_ROWS: {
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -91,9 +101,11 @@ usage:
 }
 
 static int
-hm_run(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_opts *o,
-       const char *outp, volatile sig_atomic_t *cancel)
+hm_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
 {
+	const struct hm_state *hs = st;
+	const struct dtr_heatmap_opts *o = &hs->o;
+	const char *outp = hs->outp ? hs->outp : hs->default_out;
 	struct dtu_out out;
 	char err[512];
 	int ret;
@@ -117,48 +129,21 @@ hm_run(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_o
 	return 0;
 }
 
+static const struct dtr_cmd hm_cmd = { "heatmap", hm_usage, hm_args, NULL, hm_run };
+
 int
 cmd_heatmap(int argc, char **argv)
 {
-	struct dtf_filter filt;
-	struct dtr_heatmap_opts o;
-	const char *outp;
-	int partial, ret;
+	struct hm_state hs = { .default_out = NULL };
 
-	dtf_init(&filt);
-	if ((ret = hm_args(argc, argv, &o, &outp, &partial, &filt)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	if (argc - optind != 1) {
-		dtr_err("heatmap", argc - optind > 1 ? "unexpected argument '%s' (one capture)" :
-			"no capture given%s", argc - optind > 1 ? argv[optind + 1] : "");
-		hm_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("heatmap", c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = hm_run(&c, &filt, &o, outp, NULL);
-		dtcap_reader_close(c.r);
-	}
-	dtf_free(&filt);
-	return ret;
+	return dtr_cmd_main(&hm_cmd, &hs, argc, argv);
 }
 
 int
 cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
 	       volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
-	struct dtr_heatmap_opts o;
-	const char *outp;
-	int partial, ret;
+	struct hm_state hs = { .default_out = default_out };
 
-	dtf_init(&filt);
-	if ((ret = hm_args(argc, argv, &o, &outp, &partial, &filt)) == 0 &&
-	    (ret = dtr_shell_operands("heatmap", argc, argv, filt.salvage, hm_usage)) == 0)
-		ret = hm_run(c, &filt, &o, outp ? outp : default_out, cancel);
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return dtr_cmd_on(&hm_cmd, &hs, c, argc, argv, cancel);
 }

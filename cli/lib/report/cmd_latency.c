@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_run.h"
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
@@ -41,8 +42,9 @@ lat_usage(FILE *to)
 
 /* 0 to go on, -1 after --help, else the usage status */
 static int
-lat_args(int argc, char **argv, struct dtr_latency_opts *o, struct dtf_filter *f, int *partial)
+lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct dtr_latency_opts *o = st;
 	char err[512];
 	int c;
 
@@ -117,45 +119,26 @@ usage:
 	return DTR_EXIT_USAGE;
 }
 
+static int
+lat_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
+{
+	return dtr_latency(c, f, st, stdout, cancel);
+}
+
+static const struct dtr_cmd lat_cmd = { "latency", lat_usage, lat_args, NULL, lat_run };
+
 int
 cmd_latency(int argc, char **argv)
 {
-	struct dtf_filter filt;
 	struct dtr_latency_opts o;
-	int partial, ret;
 
-	dtf_init(&filt);
-	if ((ret = lat_args(argc, argv, &o, &filt, &partial)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	if (argc - optind != 1) {
-		dtr_err("latency", argc - optind > 1 ? "unexpected argument '%s' (one capture)" :
-			"no capture given%s", argc - optind > 1 ? argv[optind + 1] : "");
-		lat_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("latency", c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = dtr_latency(&c, &filt, &o, stdout, NULL);
-		dtcap_reader_close(c.r);
-	}
-	dtf_free(&filt);
-	return ret;
+	return dtr_cmd_main(&lat_cmd, &o, argc, argv);
 }
 
 int
 cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
 	struct dtr_latency_opts o;
-	int partial, ret;
 
-	dtf_init(&filt);
-	if ((ret = lat_args(argc, argv, &o, &filt, &partial)) == 0 &&
-	    (ret = dtr_shell_operands("latency", argc, argv, filt.salvage, lat_usage)) == 0)
-		ret = dtr_latency(c, &filt, &o, stdout, cancel);
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return dtr_cmd_on(&lat_cmd, &o, c, argc, argv, cancel);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cmd_run.h"
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
@@ -35,8 +36,9 @@ sys_usage(FILE *to)
 }
 
 static int
-sys_args(int argc, char **argv, struct dtr_syscalls_opts *o, struct dtf_filter *f, int *partial)
+sys_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct dtr_syscalls_opts *o = st;
 	char err[512];
 	int c;
 
@@ -91,45 +93,26 @@ usage:
 	return DTR_EXIT_USAGE;
 }
 
+static int
+sys_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
+{
+	return dtr_syscalls(c, f, st, stdout, cancel);
+}
+
+static const struct dtr_cmd sys_cmd = { "syscalls", sys_usage, sys_args, NULL, sys_run };
+
 int
 cmd_syscalls(int argc, char **argv)
 {
-	struct dtf_filter filt;
 	struct dtr_syscalls_opts o;
-	int partial, ret;
 
-	dtf_init(&filt);
-	if ((ret = sys_args(argc, argv, &o, &filt, &partial)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	if (argc - optind != 1) {
-		dtr_err("syscalls", argc - optind > 1 ? "unexpected argument '%s' (one capture)" :
-			"no capture given%s", argc - optind > 1 ? argv[optind + 1] : "");
-		sys_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("syscalls", c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = dtr_syscalls(&c, &filt, &o, stdout, NULL);
-		dtcap_reader_close(c.r);
-	}
-	dtf_free(&filt);
-	return ret;
+	return dtr_cmd_main(&sys_cmd, &o, argc, argv);
 }
 
 int
 cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
 	struct dtr_syscalls_opts o;
-	int partial, ret;
 
-	dtf_init(&filt);
-	if ((ret = sys_args(argc, argv, &o, &filt, &partial)) == 0 &&
-	    (ret = dtr_shell_operands("syscalls", argc, argv, filt.salvage, sys_usage)) == 0)
-		ret = dtr_syscalls(c, &filt, &o, stdout, cancel);
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return dtr_cmd_on(&sys_cmd, &o, c, argc, argv, cancel);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_run.h"
 #include "engine.h"
 #include "filter.h"
 #include "dtsym.h"
@@ -76,9 +77,9 @@ static int top_key(const char *s, struct dtr_top_opts *o)
  * after --help, else the status with the usage printed (unless the
  * message said enough).
  */
-static int top_args(int argc, char **argv, struct dtr_top_opts *o, struct dtf_filter *f,
-		    int *partial)
+static int top_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct dtr_top_opts *o = st;
 	char err[512];
 	int c;
 
@@ -131,70 +132,48 @@ usage:
 	return DTR_EXIT_USAGE;
 }
 
-int cmd_top(int argc, char **argv)
+/* dtsh's words: [N] [by KEY] */
+static int top_words(int argc, char **argv, void *st)
 {
-	struct dtf_filter filt;
-	struct dtr_top_opts o;
-	int partial, ret;
-
-	dtf_init(&filt);
-	if ((ret = top_args(argc, argv, &o, &filt, &partial)) != 0) {
-		dtf_free(&filt);
-		return ret < 0 ? 0 : ret;
-	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			dtr_err("top", "unexpected argument '%s' (top takes one capture)",
-				argv[optind + 1]);
-		else
-			dtr_err("top", "no capture given");
-		top_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("top", c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = dtr_top(&c, &filt, &o, stdout, NULL);
-		dtcap_reader_close(c.r);
-	}
-	dtf_free(&filt);
-	return ret;
-}
-
-int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
-{
-	struct dtf_filter filt;
-	struct dtr_top_opts o;
-	int partial, ret;
-
-	dtf_init(&filt);
-	if ((ret = top_args(argc, argv, &o, &filt, &partial)) != 0)
-		goto out;
-	/* dtsh's words: [N] [by KEY] */
+	struct dtr_top_opts *o = st;
 	int i = optind;
+
 	if (i < argc && argv[i][0] >= '0' && argv[i][0] <= '9') {
-		if (top_count(argv[i], &o)) {
-			ret = 1;
-			goto out;
-		}
+		if (top_count(argv[i], o))
+			return 1;
 		i++;
 	}
 	if (i < argc && strcmp(argv[i], "by") == 0) {
 		if (i + 1 >= argc) {
 			top_usage(stderr);
-			ret = DTR_EXIT_USAGE;
-			goto out;
+			return DTR_EXIT_USAGE;
 		}
-		if (top_key(argv[i + 1], &o)) {
-			ret = 1;
-			goto out;
-		}
+		if (top_key(argv[i + 1], o))
+			return 1;
 		i += 2;
 	}
 	optind = i;
-	if ((ret = dtr_shell_operands("top", argc, argv, filt.salvage, top_usage)) == 0)
-		ret = dtr_top(c, &filt, &o, stdout, cancel);
-out:
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return 0;
+}
+
+static int top_run(const struct dtr_cap *c, struct dtf_filter *f, void *st,
+		   volatile sig_atomic_t *cancel)
+{
+	return dtr_top(c, f, st, stdout, cancel);
+}
+
+static const struct dtr_cmd top_cmd = { "top", top_usage, top_args, top_words, top_run };
+
+int cmd_top(int argc, char **argv)
+{
+	struct dtr_top_opts o;
+
+	return dtr_cmd_main(&top_cmd, &o, argc, argv);
+}
+
+int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+{
+	struct dtr_top_opts o;
+
+	return dtr_cmd_on(&top_cmd, &o, c, argc, argv, cancel);
 }
