@@ -1,12 +1,22 @@
 #!/bin/bash
-# run.sh TOP - cli/lib's two halves stay apart: nothing in cli/lib/rec/
-# includes a header of cli/lib/report/ or the other way round, and cli/lib
-# itself holds only what both use.  Prints PASS/FAIL lines.
+# run.sh TOP - the source tree keeps the shape doc/DESIGN.md describes:
+#  - cli/lib's two halves stay apart: nothing in cli/lib/rec/ includes a
+#    header of cli/lib/report/ or the other way round, and cli/lib itself
+#    holds only what both use;
+#  - the recording sources (cli/lib/rec/src_*.c) never include each
+#    other's headers;
+#  - formats/ (libdtcap, libdtpq, the generators) depends on nothing of
+#    cli/: no include of a cli/ header, no cli/ file in its fragments;
+#  - the report engine (engine.h and the files computing reports) takes no
+#    argv, opens nothing and never exits: that is the command lines' layer
+#    (cmd_*.c, their skeleton cmd_run.h), which it never includes; engine.h
+#    includes neither report.h nor cmd_run.h (the engine's files take only
+#    report.h's exit statuses and dtr_err).
+# Prints PASS/FAIL lines.
 set -u
 top=$1
 lib=$top/cli/lib
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
+. "$top/tests/lib.sh"
 
 headers() { (cd "$lib/$1" && ls -1 *.h); }
 # crosses HALF OTHER: files of HALF that include a header only OTHER has
@@ -30,3 +40,59 @@ extra=$(cd "$lib" && ls -1 *.c *.h 2>/dev/null | grep -vx 'util\.[ch]' | tr '\n'
 # the shared part includes neither half
 bad=$(for h in $(headers rec) $(headers report); do grep -l "#include \"$h\"" "$lib"/util.[ch]; done 2>/dev/null | sort -u | tr '\n' ' ')
 [ -z "$bad" ] && pass util-includes-no-half || fail util-includes-no-half "$bad"
+
+# ---- sources: src_X.c includes no src_Y header nor src_Y.c (what they
+# share is source.h)
+srcs=$(cd "$lib/rec" && ls -1 src_*.c 2>/dev/null)
+if [ "$(echo "$srcs" | grep -c .)" -lt 2 ]; then
+	fail sources-apart "fewer than two cli/lib/rec/src_*.c: $srcs"
+else
+	bad=
+	for s in $srcs; do
+		own=${s%.c}
+		bad="$bad$(grep -o '#include "[^"]*src_[^"]*"' "$lib/rec/$s" |
+			grep -v "\"$own\.h\"" | sed "s|^|$s: |" | tr '\n' ' ')"
+	done
+	[ -z "$bad" ] && pass sources-apart || fail sources-apart "$bad"
+fi
+
+# ---- formats/ depends on nothing of cli/
+cli_h=$(cd "$top/cli" && find . -name '*.h' -printf '%f\n' | sort -u)
+fmt_files=$(cd "$top" && find formats -name '*.[ch]' | sort)
+bad=
+for f in $fmt_files; do
+	for inc in $(sed -n 's/^#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$top/$f"); do
+		b=${inc##*/}
+		# a header of formats/ or include/ itself is fine, even if cli/ has one so named
+		if [ -e "$top/$(dirname "$f")/$inc" ] || [ -e "$top/include/$inc" ] ||
+		   [ -e "$top/formats/$inc" ] || [ -e "$top/formats/parquet/$inc" ]; then
+			continue
+		fi
+		if echo "$cli_h" | grep -qx "$b" || [[ $inc == *cli/* ]]; then
+			bad="$bad$f ($inc) "
+		fi
+	done
+done
+[ -n "$fmt_files" ] || fail formats-no-cli "no source under formats/"
+[ -n "$fmt_files" ] && { [ -z "$bad" ] && pass formats-no-cli || fail formats-no-cli "includes of cli/: $bad"; }
+# (comments may say so)
+bad=$(cd "$top" && for m in $(find formats -name '*.mk'); do
+	grep -v '^[[:space:]]*#' "$m" | grep -q 'cli/' && echo "$m"; done | tr '\n' ' ')
+[ -z "$bad" ] && pass formats-fragments-no-cli || fail formats-fragments-no-cli "$bad"
+
+# ---- the engine's layer: no argv, no opening, no exit, no command header
+rep=$lib/report
+engine="engine.h report_stats.c report_flame.c report_top.c report_frames.c report_offcpu.c
+	report_blame.c report_latency.c report_syscalls.c report_heatmap.c sched_model.c
+	span_model.c sort_keys.c stack_names.c"
+missing= bad=
+for f in $engine; do
+	[ -e "$rep/$f" ] || { missing="$missing$f "; continue; }
+	# code lines only: comments may say what the engine does not do
+	bad="$bad$(grep -nE 'getopt|optind|\bdtr_open\(|\bdtcap_open(_opts)?\(|(^|[^_a-z])exit\(|#include "cmd_run\.h"' "$rep/$f" |
+		grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)' | sed "s|^|$f:|" | tr '\n' ' ')"
+done
+[ -z "$missing" ] || fail engine-files "gone or renamed (update this list and DESIGN.md): $missing"
+[ -z "$bad" ] && pass engine-no-argv-open-exit || fail engine-no-argv-open-exit "$bad"
+bad=$(grep -n '#include "\(report\|cmd_run\)\.h"' "$rep/engine.h")
+[ -z "$bad" ] && pass engine-header-below-commands || fail engine-header-below-commands "engine.h: $bad"
