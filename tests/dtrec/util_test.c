@@ -5,18 +5,8 @@
 
 #include "util.h"
 
-static int failed;
-
-static void
-check(const char *name, int ok, const char *why)
-{
-	if (ok)
-		printf("PASS util.%s\n", name);
-	else {
-		printf("FAIL util.%s: %s\n", name, why);
-		failed = 1;
-	}
-}
+#define CHECK_PREFIX "util."
+#include "../check.h"
 
 int
 main(void)

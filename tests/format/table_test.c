@@ -9,17 +9,8 @@
 #include "dt_htab.h"
 #include "../xorshift.h"
 
-static int failed;
-
-static void check(const char *name, int ok, const char *why)
-{
-	if (ok) {
-		printf("PASS table.%s\n", name);
-	} else {
-		printf("FAIL table.%s: %s\n", name, why);
-		failed = 1;
-	}
-}
+#define CHECK_PREFIX "table."
+#include "../check.h"
 
 static void test_grow(void)
 {
@@ -457,5 +448,5 @@ int main(void)
 	test_htab();
 	test_htab_remove();
 	test_hash_int();
-	return failed;
+	return check_status();
 }

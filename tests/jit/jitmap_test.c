@@ -17,17 +17,7 @@
 #include "jitmap.h"
 #include "../xorshift.h"
 
-static int failed;
-
-static void check(int ok, const char *name, const char *why)
-{
-	if (ok)
-		printf("PASS %s\n", name);
-	else {
-		printf("FAIL %s: %s\n", name, why);
-		failed = 1;
-	}
-}
+#include "../check.h"
 
 static int parse(const char *t, struct dtcap_sym **s, size_t *n, char **names, size_t *bad)
 {
@@ -67,11 +57,12 @@ static void test_parse(void)
 	int r = parse(good, &s, &n, &names, &bad);
 	snprintf(why, sizeof(why), "r %d n %zu bad %zu first %s", r, n, bad,
 		 n ? s[0].name : "-");
-	check(r == 0 && n == 4 && bad == 0 && s[0].addr == 0x7f0010001000 && s[0].size == 0x20 &&
+	check("parse-spellings",
+	      r == 0 && n == 4 && bad == 0 && s[0].addr == 0x7f0010001000 && s[0].size == 0x20 &&
 	      !strcmp(s[0].name, "Interpreted:java.lang.String.hashCode()") &&
 	      !strcmp(s[1].name, "LazyCompile:*fib /tmp/fib.js:3") && s[1].size == 0x40 &&
 	      !strcmp(s[2].name, "stub  with  spaces") &&
-	      !strcmp(s[3].name, "last-line-without-newline"), "parse-spellings", why);
+	      !strcmp(s[3].name, "last-line-without-newline"), why);
 	free(s);
 	free(names);
 
@@ -87,7 +78,7 @@ static void test_parse(void)
 		snprintf(nm, sizeof(nm), "parse-rejects-%zu", i);
 		snprintf(why, sizeof(why), "'%.*s': r %d n %zu bad %zu", (int)strlen(bads[i]) - 1,
 			 bads[i], r, n, bad);
-		check(r == 0 && n == 0 && bad == 1, nm, why);
+		check(nm, r == 0 && n == 0 && bad == 1, why);
 		free(s);
 		free(names);
 	}
@@ -95,16 +86,18 @@ static void test_parse(void)
 	/* code recompiled in place: the later line names the region */
 	r = parse("3000 10 old\n1000 10 other\n3000 20 new\n", &s, &n, &names, &bad);
 	snprintf(why, sizeof(why), "n %zu, [1] %s", n, n > 1 ? s[1].name : "-");
-	check(r == 0 && n == 2 && s[0].addr == 0x1000 && !strcmp(s[1].name, "new") &&
-	      s[1].size == 0x20, "parse-later-line-wins", why);
+	check("parse-later-line-wins",
+	      r == 0 && n == 2 && s[0].addr == 0x1000 && !strcmp(s[1].name, "new") &&
+	      s[1].size == 0x20, why);
 	free(s);
 	free(names);
 
 	/* a NUL inside a line ends its name, it does not end the parse */
 	const char nul[] = "1000 10 ab\0cd\n2000 10 next\n";
 	r = jitmap_parse(nul, sizeof(nul) - 1, &s, &n, &names, &bad);
-	check(r == 0 && n == 2 && !strcmp(s[0].name, "ab") && !strcmp(s[1].name, "next"),
-	      "parse-nul-in-line", "not two symbols ab, next");
+	check("parse-nul-in-line",
+	      r == 0 && n == 2 && !strcmp(s[0].name, "ab") && !strcmp(s[1].name, "next"),
+	      "not two symbols ab, next");
 	free(s);
 	free(names);
 }
@@ -162,7 +155,7 @@ static void test_fuzz(void)
 		free(exact);
 	}
 	printf("# fuzz: %lu inputs\n", runs);
-	check(!bad_inv, "parse-fuzz-invariants", bad_inv ? bad_inv : "");
+	check("parse-fuzz-invariants", !bad_inv, bad_inv ? bad_inv : "");
 }
 
 static void test_read(const char *dir)
@@ -179,14 +172,14 @@ static void test_read(const char *dir)
 		perror("chown");
 	err[0] = 0;
 	t = jitmap_read_file(p, 1000, &len, err, sizeof(err));
-	check(t && !strcmp(t, "1000 10 whole\n") && len == 14, "read-owner-partial-line",
+	check("read-owner-partial-line", t && !strcmp(t, "1000 10 whole\n") && len == 14,
 	      t ? t : err);
 	free(t);
 
 	err[0] = 0;
 	t = jitmap_read_file(p, 2000, &len, err, sizeof(err));
 	snprintf(why, sizeof(why), "read: %s; message: %s", t ? t : "(null)", err);
-	check(!t && strstr(err, "owned by uid 1000"), "read-refuses-other-owner", why);
+	check("read-refuses-other-owner", !t && strstr(err, "owned by uid 1000"), why);
 	free(t);
 
 	snprintf(q, sizeof(q), "%s/perf-2.map", dir);
@@ -195,7 +188,7 @@ static void test_read(const char *dir)
 	err[0] = 0;
 	t = jitmap_read_file(q, 1000, &len, err, sizeof(err));
 	snprintf(why, sizeof(why), "read: %s; message: %s", t ? t : "(null)", err);
-	check(!t && strstr(err, "symbolic link"), "read-refuses-symlink", why);
+	check("read-refuses-symlink", !t && strstr(err, "symbolic link"), why);
 	free(t);
 
 	/* a FIFO with no writer: opened without blocking, then refused */
@@ -206,8 +199,8 @@ static void test_read(const char *dir)
 	err[0] = 0;
 	t = jitmap_read_file(q, 0, &len, err, sizeof(err));
 	snprintf(why, sizeof(why), "read: %s; message: %s", t ? t : "(null)", err);
-	check(!t && strstr(err, "not a regular file") && time(NULL) - t0 < 5,
-	      "read-refuses-fifo-without-blocking", why);
+	check("read-refuses-fifo-without-blocking",
+	      !t && strstr(err, "not a regular file") && time(NULL) - t0 < 5, why);
 	free(t);
 
 	/* too large: refused before a byte is read (sparse) */
@@ -219,14 +212,14 @@ static void test_read(const char *dir)
 	err[0] = 0;
 	t = jitmap_read_file(q, 0, &len, err, sizeof(err));
 	snprintf(why, sizeof(why), "read: %s; message: %s", t ? "text" : "(null)", err);
-	check(!t && strstr(err, "more than"), "read-refuses-oversized", why);
+	check("read-refuses-oversized", !t && strstr(err, "more than"), why);
 	free(t);
 
 	snprintf(q, sizeof(q), "%s/perf-5.map", dir);
 	err[0] = 0;
 	errno = 0;
 	t = jitmap_read_file(q, 0, &len, err, sizeof(err));
-	check(!t && errno == ENOENT && !err[0], "read-absent-is-quiet", err);
+	check("read-absent-is-quiet", !t && errno == ENOENT && !err[0], err);
 	free(t);
 }
 
@@ -329,10 +322,11 @@ static void test_jitdump(const char *dir)
 	snprintf(why, sizeof(why), "r %d (%s) n %zu: %s %s %s %s", r, err, n,
 		 n > 0 ? s[0].name : "-", n > 1 ? s[1].name : "-", n > 2 ? s[2].name : "-",
 		 n > 3 ? s[3].name : "-");
-	check(r == 0 && n == 3 && s[0].addr == 0x3000 && !strcmp(s[0].name, "stub-recompiled") &&
+	check("jitdump-loads-moves-cut",
+	      r == 0 && n == 3 && s[0].addr == 0x3000 && !strcmp(s[0].name, "stub-recompiled") &&
 	      s[0].size == 0x30 && s[1].addr == 0x5000 && !strcmp(s[1].name, "JS:*fib /a.js:1") &&
-	      s[2].addr == 0x9000 && !strcmp(s[2].name, "JS:*fib /a.js:1") && s[2].size == 0x40,
-	      "jitdump-loads-moves-cut", why);
+	      s[2].addr == 0x9000 && !strcmp(s[2].name,
+	      "JS:*fib /a.js:1") && s[2].size == 0x40, why);
 	if (!r) {
 		free(s);
 		free(names);
@@ -342,9 +336,9 @@ static void test_jitdump(const char *dir)
 	struct dbuf o = { .n = 0 };
 	header(&o, 0x4454694A);
 	r = dump_of(dir, &o, o.n, &s, &n, &names, err);
-	check(r < 0 && strstr(err, "byte order"), "jitdump-other-byte-order", err);
+	check("jitdump-other-byte-order", r < 0 && strstr(err, "byte order"), err);
 	r = dump_of(dir, &d, 3, &s, &n, &names, err);
-	check(r < 0 && strstr(err, "not a jitdump"), "jitdump-too-short", err);
+	check("jitdump-too-short", r < 0 && strstr(err, "not a jitdump"), err);
 
 	/* fuzz: random bytes over the whole dump; never a crash, invariants hold */
 	uint64_t st = 0x243f6a8885a308d3ULL;
@@ -367,7 +361,7 @@ static void test_jitdump(const char *dir)
 			free(names);
 		}
 	}
-	check(!bad_inv, "jitdump-fuzz-invariants", bad_inv ? bad_inv : "");
+	check("jitdump-fuzz-invariants", !bad_inv, bad_inv ? bad_inv : "");
 }
 
 int main(int argc, char **argv)
@@ -380,5 +374,5 @@ int main(int argc, char **argv)
 	test_fuzz();
 	test_read(argv[1]);
 	test_jitdump(argv[1]);
-	return failed;
+	return check_status();
 }

@@ -14,17 +14,7 @@
 
 #include "util.h"
 
-static int failed;
-
-static void check(const char *name, int ok, const char *why)
-{
-	if (ok) {
-		printf("PASS %s\n", name);
-	} else {
-		printf("FAIL %s: %s\n", name, why);
-		failed = 1;
-	}
-}
+#include "../check.h"
 
 /* The reference: strtold of the number times the unit, or -1 if the
  * string is not number + known unit. */
@@ -155,5 +145,5 @@ int main(void)
 		ok = 0;
 	}
 	check("time-fuzz", ok, why);
-	return failed;
+	return check_status();
 }

@@ -30,29 +30,8 @@
 #define MAGIC	0x5ca1ab1e0ddba115ULL
 #define ASK	4096U
 
-static int nfail;
-
-static void
-result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-#include <stdarg.h>
-static void
-result(int ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ok) {
-		printf("PASS ucopy.%s\n", name);
-		return;
-	}
-	nfail++;
-	printf("FAIL ucopy.%s: ", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
+#define CHECK_PREFIX "ucopy."
+#include "../check.h"
 
 static double
 now(void)
@@ -221,7 +200,7 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(badv) / sizeof(badv[0]); i++) {
 		v = badv[i];
 		if (ioctl(fd, DTIOCSETUSTACK, &v) != -1 || errno != EINVAL) {
-			result(0, "setustack-limits", "size %u was not refused with EINVAL", v);
+			checkf("setustack-limits", 0, "size %u was not refused with EINVAL", v);
 			okz = 0;
 		}
 	}
@@ -229,8 +208,8 @@ main(int argc, char **argv)
 	okz &= ioctl(fd, DTIOCSETUSTACK, &v) == 0;
 	v = ASK;
 	okz &= ioctl(fd, DTIOCSETUSTACK, &v) == 0;
-	result(okz, "setustack-limits", "valid sizes refused: %s", strerror(errno));
-	result(enable(fd, id, 0x20) == -1 && errno == EINVAL, "evtflags-unknown",
+	checkf("setustack-limits", okz, "valid sizes refused: %s", strerror(errno));
+	checkf("evtflags-unknown", enable(fd, id, 0x20) == -1 && errno == EINVAL,
 	       "an unknown event flag was accepted");
 
 	/* 2. a ring too small for a record with a copy */
@@ -238,7 +217,7 @@ main(int argc, char **argv)
 	int r = ioctl(fd, DTIOCSETBUFSZ, &v);
 	r = r == 0 ? enable(fd, id, DTEVT_COMM | DTEVT_USTACK | DTEVT_UREGS) : r;
 	v = 1;
-	result(r == 0 && ioctl(fd, DTIOCRECORD, &v) == -1 && errno == EMSGSIZE, "ring-too-small",
+	checkf("ring-too-small", r == 0 && ioctl(fd, DTIOCRECORD, &v) == -1 && errno == EMSGSIZE,
 	       "recording started (or enabling failed: %s) with an %u-byte ring and %u-byte copies",
 	       strerror(errno), DT_BUFSZ_MIN, ASK);
 	close(fd);
@@ -306,38 +285,39 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < 3; i++)
 		waitpid(ch[i].pid, NULL, 0);
-	result(bad == 0, "records-wellformed", "%u malformed", bad);
+	checkf("records-wellformed", bad == 0, "%u malformed", bad);
 	for (int i = 0; i < 3; i++) {
 		struct child *c = &ch[i];
 		char nm[64];
 		snprintf(nm, sizeof(nm), "%s-copied", c->what);
 		/* all but those in exit, after the task dropped its memory */
-		result(c->n >= 20 && c->with * 100 >= c->n * 98, nm,
+		checkf(nm, c->n >= 20 && c->with * 100 >= c->n * 98,
 		       "%u of %u samples carry registers and stack", c->with, c->n);
 		snprintf(nm, sizeof(nm), "%s-sizes", c->what);
-		result(c->with && c->bad_size == 0, nm, "%u records whose size does not add up",
+		checkf(nm, c->with && c->bad_size == 0, "%u records whose size does not add up",
 		       c->bad_size);
 		snprintf(nm, sizeof(nm), "%s-ip", c->what);
-		result(c->with && c->bad_ip == 0, nm,
+		checkf(nm, c->with && c->bad_ip == 0,
 		       "%u samples whose ip is not their frame-pointer stack's first frame",
 		       c->bad_ip);
 	}
 	/* startup and the moment before the marker is written aside: 90% */
-	result(ch[0].with && ch[0].full * 10 >= ch[0].with * 9 && ch[0].magic * 10 >= ch[0].with * 9,
-	       "deep-full", "%u of %u copies hold all %u bytes (%u..%u), %u short, %u hold the marker",
+	checkf("deep-full",
+	       ch[0].with && ch[0].full * 10 >= ch[0].with * 9 && ch[0].magic * 10 >= ch[0].with * 9,
+	       "%u of %u copies hold all %u bytes (%u..%u), %u short, %u hold the marker",
 	       ch[0].full, ch[0].with, ASK, ch[0].minsz, ch[0].maxsz, ch[0].shortfl, ch[0].magic);
 	for (int i = 1; i < 3; i++) {
 		struct child *c = &ch[i];
 		char nm[64];
 		uint32_t want = i == 1 ? 0 : 256;
 		snprintf(nm, sizeof(nm), "%s-short", c->what);
-		result(c->at * 10 >= c->with * 9 && c->at && c->minsz == want && c->maxsz == want &&
-		       c->shortfl == c->at, nm,
+		checkf(nm, c->at * 10 >= c->with * 9 && c->at && c->minsz == want && c->maxsz == want &&
+		       c->shortfl == c->at,
 		       "%u of %u samples at sp %#" PRIx64 ": copies of %u..%u bytes (want %u), %u marked short",
 		       c->at, c->with, c->sp, c->minsz, c->maxsz, want, c->shortfl);
 	}
-	result(idle > 0 && idle_with == 0, "idle-none", "%u of %u idle-task samples carry a copy",
+	checkf("idle-none", idle > 0 && idle_with == 0, "%u of %u idle-task samples carry a copy",
 	       idle_with, idle);
 	close(fd);
-	return nfail ? 1 : 0;
+	return check_status();
 }
