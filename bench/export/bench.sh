@@ -11,14 +11,7 @@ D=$1 G=$2 C=$3 W=$4 NPM=$5
 export NPM
 HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$W"
-pin() { if command -v taskset >/dev/null; then taskset -c 0 "$@"; else "$@"; fi; }
-timed() {
-	local TIMEFORMAT='%R %U %S' rc
-	{ time "$@" >"$W/out" 2>"$W/err"; rc=$?; } 2>"$W/time"
-	[ $rc = 0 ] || { echo "bench: failed: $* : $(head -2 "$W/err")" >&2; return 1; }
-	read -r WALL u s <"$W/time"
-	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
-}
+. "$HERE/../lib.sh"
 if ! why=$("$HERE/../../tests/export/npm.sh" "$NPM"); then
 	echo "bench: export: $why" >&2
 	exit 1
@@ -32,7 +25,7 @@ best=
 for _ in 1 2 3 4 5; do
 	rm -rf "$W/ds"
 	timed pin "$D" export --format parquet -o "$W/ds" "$C" || exit 1
-	if [ -z "$best" ] || awk -v a="$CPU" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$CPU; bw=$WALL; fi
+	if lt "$CPU" "$best"; then best=$CPU; bw=$WALL; fi
 done
 echo "bench fleet.parquet_export_events $N events"
 awk -v n="$N" -v s="$best" 'BEGIN { printf "bench fleet.parquet_export_mrows_s %.2f Mrows/s\n", n / s / 1e6 }'
@@ -59,7 +52,7 @@ dk=$(head -1 "$W/duck.out" | cut -d' ' -f1)
 best=
 for _ in 1 2 3; do
 	timed pin "$D" sql --csv "$C" "$Q" || exit 1
-	if [ -z "$best" ] || awk -v a="$CPU" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$CPU; fi
+	if lt "$CPU" "$best"; then best=$CPU; fi
 done
 if ! cmp -s <(tail -n +2 "$W/duck.out" | sort) <(tr -d '\r' <"$W/out" | tail -n +2 | sort); then
 	echo "bench: DuckDB and dtreport sql GROUP BY comm differ" >&2

@@ -8,24 +8,7 @@
 set -u
 D=$1 C=$2 W=$3
 mkdir -p "$W"
-pin() { if command -v taskset >/dev/null; then taskset -c 0 "$@"; else "$@"; fi; }
-# timed CMD...: sets CPU and WALL (seconds) of one run; 1 on failure
-timed() {
-	local TIMEFORMAT='%R %U %S' rc
-	{ time "$@" >"$W/out" 2>"$W/err"; rc=$?; } 2>"$W/time"
-	[ $rc = 0 ] || { echo "bench: failed: $* : $(head -2 "$W/err")" >&2; return 1; }
-	read -r WALL u s <"$W/time"
-	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
-}
-# best3 CMD...: sets BCPU and BWALL, the best of 3 runs
-best3() {
-	BCPU= BWALL=
-	for _ in 1 2 3; do
-		timed "$@" || return 1
-		if [ -z "$BCPU" ] || awk -v a="$CPU" -v b="$BCPU" 'BEGIN { exit !(a < b) }'; then BCPU=$CPU; fi
-		if [ -z "$BWALL" ] || awk -v a="$WALL" -v b="$BWALL" 'BEGIN { exit !(a < b) }'; then BWALL=$WALL; fi
-	done
-}
+. "$(dirname "$0")/../lib.sh"
 Q='SELECT comm, count(*) FROM events GROUP BY comm'
 N=$("$D" sql --csv "$C" 'SELECT count(*) FROM events' | tr -d '\r' | tail -1)
 echo "bench report.sql_10m_events $N events"

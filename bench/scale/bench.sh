@@ -35,20 +35,14 @@ fi
 echo "bench scale.events $N events"
 echo "bench scale.capture_bytes $(stat -c %s "$C") bytes"
 
-# wall seconds of one run of a command into $W/out; 1 on failure
-wall() {
-	local TIMEFORMAT='%R' rc
-	{ time "$@" >"$W/out" 2>"$W/err"; rc=$?; } 2>"$W/time"
-	[ $rc = 0 ] || { echo "bench: failed: $* : $(head -2 "$W/err")" >&2; return 1; }
-	WALL=$(cat "$W/time")
-}
+. "$HERE/../lib.sh"
 best_wall() {	# best of 3, or the one run when it took over 20 s
 	local b
-	wall "$@" || return 1
+	timed "$@" || return 1
 	b=$WALL
 	if awk -v w="$WALL" 'BEGIN { exit !(w < 20) }'; then
 		for _ in 2 3; do
-			wall "$@" || return 1
+			timed "$@" || return 1
 			b=$(awk -v a="$WALL" -v b="$b" 'BEGIN { print a < b ? a : b }')
 		done
 	fi
