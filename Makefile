@@ -8,13 +8,22 @@ TOP := $(CURDIR)
 B := $(TOP)/build
 
 CC ?= cc
+# The language and warnings of every C file of the tree, the tools' and the
+# test programs' alike (fragments use these, never a copy).
 # -D_GNU_SOURCE: we need pipe2, memmem, getline etc. while staying -std=c11
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g \
-	-I$(TOP)/include -I$(TOP)/formats -I$(TOP)/cli/lib -I$(TOP)/cli/lib/rec \
+CFLAGS_STD := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g
+# The tree's include paths: a fragment whose library has headers of its own
+# adds their directory here (formats/parquet/parquet.mk).
+CFLAGS_INC := -I$(TOP)/include -I$(TOP)/formats -I$(TOP)/cli/lib -I$(TOP)/cli/lib/rec \
 	-I$(TOP)/cli/lib/report -I$(B)/gen
+CFLAGS_BASE = $(CFLAGS_STD) $(CFLAGS_INC)
 CFLAGS ?= -O2
 SAN_FLAGS := -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TSAN_FLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
+# libFuzzer targets, built by clang straight from the sources they exercise
+# (not -Werror: clang's warnings are not gcc's)
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined
 # For loops whose trip counts are known only at run time (the Parquet
 # writer's and its export's): -O2's very-cheap cost model leaves them
 # scalar, -O3's model vectorizes them (7% of a 10M-event export's CPU
@@ -31,6 +40,13 @@ LDLIBS_DW_STATIC := -ldw -lelf -lz -llzma -lbz2 -lzstd
 ALL :=
 SUITES :=
 BENCHES :=
+
+# The recipe of every static library: an archive of exactly its
+# prerequisites (rm first: ar would keep members of objects since removed).
+define ARCHIVE
+@mkdir -p $(@D)
+rm -f $@ && ar rcs $@ $^
+endef
 
 include scripts/deps.mk
 include scripts/version.mk

@@ -1,2 +1,2 @@
 # bench/: each area's benchmarks live in their own fragment.
--include bench/*/bench.mk
+include bench/*/bench.mk

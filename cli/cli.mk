@@ -13,22 +13,19 @@ CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 $(B)/obj/cli/lib/report/export_parquet.o: CFLAGS += $(VECT_DYNAMIC)
 
 $(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 $(CLI_LIB_ASAN): $(CLI_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 
--include cli/dtrec/dtrec.mk
--include cli/dtreport/dtreport.mk
--include cli/dtsh/dtsh.mk
+include cli/dtrec/dtrec.mk
+include cli/dtreport/dtreport.mk
+include cli/dtsh/dtsh.mk
 
 # Syscall numbers for the perf source, from the compiler's own
 # <asm/unistd.h> (found by the compiler, so no path is looked up before
-# the dependencies are installed).
-$(B)/gen/usystab.h: | $(DEPS_STAMP)
+# the dependencies are installed), by dt.ko's generator (scripts/systab.sed).
+$(B)/gen/usystab.h: scripts/systab.sed | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | \
-		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9][0-9]*\)$$/DT_SYSCALL(\2, \1)/p' >$@.tmp
+	echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | sed -n -f scripts/systab.sed >$@.tmp
 	test -s $@.tmp && mv $@.tmp $@
 $(B)/obj/cli/lib/rec/src_perf.o $(B)/asan/obj/cli/lib/rec/src_perf.o $(B)/tsan/obj/cli/lib/rec/src_perf.o: $(B)/gen/usystab.h

@@ -3,15 +3,12 @@ CAP_LIB_SRCS := $(wildcard formats/*.c)
 CAP_LIB := $(B)/libdtcap.a
 CAP_LIB_ASAN := $(B)/asan/libdtcap.a
 $(CAP_LIB): $(CAP_LIB_SRCS:%.c=$(B)/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 $(CAP_LIB_ASAN): $(CAP_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 CAP_LIB_TSAN := $(B)/tsan/libdtcap.a
 $(CAP_LIB_TSAN): $(CAP_LIB_SRCS:%.c=$(B)/tsan/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 
 include formats/parquet/parquet.mk
 

@@ -9,10 +9,11 @@ if [ ! -d "$kdir" ]; then
 	echo "FAIL headers: no kernel build directory $kdir"
 	exit 0
 fi
-rm -rf "$scratch" && mkdir -p "$scratch/kernel" "$scratch/include"
+rm -rf "$scratch" && mkdir -p "$scratch/kernel" "$scratch/include" "$scratch/scripts"
 cp "$top"/kernel/*.c "$top"/kernel/*.h "$top"/kernel/Kbuild "$scratch/kernel/"
 rm -f "$scratch/kernel/dt_systab.h"
 cp "$top"/include/dt_abi.h "$scratch/include/"
+cp "$top"/scripts/systab.sed "$scratch/scripts/"
 
 # the noise kbuild prints on every out-of-tree build of this kernel package
 benign='Skipping BTF generation'

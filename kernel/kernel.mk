@@ -9,7 +9,7 @@ MODROOT ?= /lib/modules
 KVER ?= $(shell ls -1d $(MODROOT)/*-cloud-amd64/build 2>/dev/null | sort -V | tail -n1 | sed 's,/build$$,,; s,.*/,,')
 KDIR ?= $(MODROOT)/$(KVER)/build
 KMAKE = $(MAKE) -C $(KDIR) M=$(TOP)/kernel
-DT_KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild include/dt_abi.h
+DT_KSRC := $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild include/dt_abi.h scripts/systab.sed
 
 ALL += $(B)/dt.ko
 $(B)/dt.ko: $(DT_KSRC)

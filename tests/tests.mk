@@ -1,2 +1,2 @@
 # tests/: each area's suites live in their own fragment.
--include tests/*/suite.mk
+include tests/*/suite.mk

@@ -18,7 +18,7 @@ KBENCH_PERF_ARGS = $(foreach f,$(KBENCH_PERF_FILES),--file $(shell readlink -f $
 
 $(B)/vm/kbench: bench/kernel/kbench.c include/dt_abi.h
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -I$(TOP)/include \
+	$(CC) $(CFLAGS_STD) -I$(TOP)/include \
 		-static -O2 -fno-omit-frame-pointer -o $@ $<
 
 bench-kernel: $(B)/vm/kbench $(B)/dt.ko tests/vm/run.sh bench/kernel/bench_guest.sh

@@ -17,14 +17,14 @@ $(B)/static/dtrec: $(DTREC_OBJS:%=$(B)/obj/%) $(CLI_LIB) $(CAP_LIB)
 # Demo workload: frame pointers so user stacks unwind; static for the guest.
 $(B)/static/hotloop: demo/hotloop.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	$(CC) $(CFLAGS_STD) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -fno-optimize-sibling-calls -static -o $@ $<
 ALL += $(B)/static/hotloop
 
 # the same, dynamic, for the host recording through perf_event_open
 $(B)/demo/hotloop: demo/hotloop.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+	$(CC) $(CFLAGS_STD) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-inline -fno-optimize-sibling-calls -o $@ $<
 
 demo: all $(B)/static/hotloop $(B)/demo/hotloop

@@ -6,15 +6,13 @@ PQ_LIB_SRCS := $(wildcard formats/parquet/*.c)
 PQ_LIB := $(B)/libdtpq.a
 PQ_LIB_ASAN := $(B)/asan/libdtpq.a
 # its users include "parquet.h"
-CFLAGS_BASE += -I$(TOP)/formats/parquet
+CFLAGS_INC += -I$(TOP)/formats/parquet
 ALL += $(PQ_LIB) $(PQ_LIB_ASAN)
 
 $(PQ_LIB): $(PQ_LIB_SRCS:%.c=$(B)/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 $(PQ_LIB_ASAN): $(PQ_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
-	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(ARCHIVE)
 
 # The writer's loops (copy and range, dictionary marks and lookups) have
 # trip counts known only at run time: -O2's very-cheap cost model leaves

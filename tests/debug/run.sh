@@ -9,10 +9,11 @@ dir=$("$here/build-kernel.sh" "$cache") || { echo "FAIL debug.kernel-built: see 
 echo "PASS debug.kernel-built"
 # dt.ko for that kernel, in a scratch copy (the tree's objects are the
 # cloud kernel's)
-rm -rf "$out/ko" && mkdir -p "$out/ko/kernel" "$out/ko/include"
+rm -rf "$out/ko" && mkdir -p "$out/ko/kernel" "$out/ko/include" "$out/ko/scripts"
 cp "$top"/kernel/*.c "$top"/kernel/*.h "$top"/kernel/Kbuild "$out/ko/kernel/"
 rm -f "$out/ko/kernel/dt_systab.h"
 cp "$top"/include/dt_abi.h "$out/ko/include/"
+cp "$top"/scripts/systab.sed "$out/ko/scripts/"
 if make -C "$dir/src" M="$out/ko/kernel" modules >"$out/ko.log" 2>&1 && [ -f "$out/ko/kernel/dt.ko" ]; then
 	echo "PASS debug.module-built"
 else

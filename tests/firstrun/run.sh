@@ -115,4 +115,20 @@ if [ $rc -eq 0 ] && [ "$first" = install-deps ] && [ "${ncc:-0}" -gt 1 ]; then
 else
 	fail deps-before-cc-parallel "status $rc, first step '$first', $ncc compiles: $(grep -m2 'rror:\|\*\*\*' "$W/c.out" | tr '\n' ' ')"
 fi
+
+# ------------------------------- parsing the makefiles writes nothing
+# (the version file was once written by a $(shell ...) as make parsed: even
+# `make -n`, which runs no recipe, created build/).  clean needs no deps
+# step, so nothing but parsing happens here.
+fresh_tree d || { fail copy "cannot copy the tree"; exit 1; }
+(cd "$W/d" && find . -printf '%p %s %T@\n' | sort) >"$W/d.before"
+make -C "$W/d" --no-print-directory -n MODROOT="$W/d.mod" clean >"$W/d.out" 2>&1
+rc=$?
+(cd "$W/d" && find . -printf '%p %s %T@\n' | sort) >"$W/d.after"
+made=$(diff "$W/d.before" "$W/d.after" | sed -n 's/^> \([^ ]*\) .*/\1/p' | head -5 | tr '\n' ' ')
+if [ $rc -eq 0 ] && [ ! -e "$W/d/build" ] && [ -z "$made" ]; then
+	pass parse-writes-nothing
+else
+	fail parse-writes-nothing "status $rc; written: ${made:-none}$([ -e "$W/d/build" ] && echo ' (build/)')"
+fi
 exit 0

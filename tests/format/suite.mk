@@ -42,13 +42,10 @@ FUZZ_SRCS := tests/format/fuzz_reader.c cli/lib/report/dtsym.c cli/lib/report/de
 	$(CAP_LIB_SRCS)
 $(FUZZ_FMT): $(FUZZ_SRCS) cli/lib/report/dtsym.h cli/lib/report/demangle.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -Icli/lib -Icli/lib/report \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -liberty -lpthread
+	clang $(FUZZ_CFLAGS) $(CFLAGS_INC) -o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -liberty -lpthread
 $(FUZZ_FMT_NOSUM): $(FUZZ_SRCS) cli/lib/report/dtsym.h cli/lib/report/demangle.h formats/dtcap_int.h formats/dtcap.h include/dt_grow.h include/dt_htab.h
 	@mkdir -p $(@D)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -Icli/lib -Icli/lib/report -DDTC_FUZZ_NO_CHECKSUM \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	clang $(FUZZ_CFLAGS) $(CFLAGS_INC) -DDTC_FUZZ_NO_CHECKSUM \
 		-o $@ $(FUZZ_SRCS) $(LDLIBS_CAP) -liberty -lpthread
 
 check-fuzz-format: $(FUZZ_FMT) $(FUZZ_FMT_NOSUM) $(DTGEN) $(DTHOSTILE)

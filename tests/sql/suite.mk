@@ -39,8 +39,6 @@ FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
 $(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql.h formats/dtcap.h
 	@mkdir -p $(@D)
-	clang -std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -Iformats -Icli/lib -Icli/lib/report \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-o $@ $(FUZZ_SQL_SRCS) $(LDLIBS_ALL)
+	clang $(FUZZ_CFLAGS) $(CFLAGS_INC) -o $@ $(FUZZ_SQL_SRCS) $(LDLIBS_ALL)
 check-fuzz-sql: $(FUZZ_SQL) $(B)/tests/sql/mksql $(DTGEN)
 	@tests/run-suite.sh $(B)/results fuzz-sql tests/sql/fuzz.sh $(B) $(FUZZ_SQL) $(B)/tests/sql/mksql $(DTGEN)

@@ -12,13 +12,13 @@ $(B)/tests/unwind/unwtest: tests/unwind/unwtest.c $(UNWTEST_LIB_OBJS:%=$(B)/asan
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -ldw -lelf -llzma -lm
 $(B)/tests/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fomit-frame-pointer -o $@ $<
+	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer -o $@ $<
 
 # No .eh_frame for its own functions: only .debug_frame (-g), which the
 # test moves to a separate debug file.
 $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fomit-frame-pointer \
+	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer \
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
@@ -34,7 +34,7 @@ check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwi
 # named whole from dt.ko's proc events (dlprog).  The guest has no shared
 # libraries but those dlprog needs: everything else is static.
 SUITES += vm-unwind
-UNW_STATIC := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -static -I$(TOP)/include
+UNW_STATIC := $(CFLAGS_STD) -O2 -static -I$(TOP)/include
 
 $(B)/static/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
@@ -48,7 +48,7 @@ $(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c include/dt_abi.h
 
 # dlopen: the one dynamic program in the guest, with the library it loads;
 # vm.sh stages the host's loader and libc for it.
-UNW_DYN := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O2 -fno-omit-frame-pointer
+UNW_DYN := $(CFLAGS_STD) -O2 -fno-omit-frame-pointer
 $(B)/dyn/unwind/dlprog: tests/unwind/dlprog.c
 	@mkdir -p $(@D)
 	$(CC) $(UNW_DYN) -o $@ $< -ldl
