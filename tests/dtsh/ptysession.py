@@ -8,100 +8,25 @@ with BIG.dtc (opened six times over: seconds of work for a report),
 Ctrl-C during flame.
 """
 import os
-import pty
 import re
-import select
-import signal
-import struct
 import sys
-import termios
-import fcntl
 import time
+
+# the tree is not written to: no __pycache__ beside the sources
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from ptydrv import Pty, check  # noqa: E402
 
 DTSH, CAP, TMP = [os.path.abspath(a) for a in sys.argv[1:4]]
 FAKE = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
 BIG = os.path.abspath(sys.argv[5]) if len(sys.argv) > 5 else None
 HIST = os.path.join(TMP, "pty-history")
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07|\r")
 
 
-class Shell:
-    def __init__(self, *args, extra=None):
-        env = dict(os.environ, TERM="xterm", DTSH_HISTORY=HIST, HOME=TMP)
-        env.update(extra or {})
-        pid, fd = pty.fork()
-        if pid == 0:
-            try:
-                os.chdir(TMP)
-                os.execve(DTSH, [DTSH] + list(args), env)
-            finally:
-                os._exit(127)
-        self.pid, self.fd = pid, fd
-        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-        self.raw = b""
-        self.mark = 0
-        self.status = None
-
-    def text(self, since=0):
-        return ANSI.sub(b"", self.raw[since:]).decode("utf-8", "replace")
-
-    def pump(self, t):
-        r, _, _ = select.select([self.fd], [], [], t)
-        if r:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                return False
-            if not data:
-                return False
-            self.raw += data
-        return True
-
-    def expect(self, pattern, timeout=10.0):
-        """Wait for pattern in the output since the last mark; move the mark."""
-        end = time.time() + timeout
-        rx = re.compile(pattern)
-        while True:
-            m = rx.search(self.text(self.mark))
-            if m:
-                self.mark = len(self.raw)
-                return True
-            left = end - time.time()
-            if left <= 0 or not self.pump(min(left, 0.2)):
-                # one last look at what arrived
-                m = rx.search(self.text(self.mark))
-                if m:
-                    self.mark = len(self.raw)
-                    return True
-                return False
-
-    def send(self, s):
-        os.write(self.fd, s.encode())
-
-    def settle(self, t=0.3):
-        end = time.time() + t
-        while time.time() < end:
-            self.pump(0.05)
-
-    def wait(self, timeout=10.0):
-        end = time.time() + timeout
-        while time.time() < end:
-            self.pump(0.1)
-            pid, st = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.status = st
-                return os.waitstatus_to_exitcode(st)
-        os.kill(self.pid, signal.SIGKILL)
-        os.waitpid(self.pid, 0)
-        return None
-
-
-def check(name, ok, why=""):
-    if ok:
-        print("PASS " + name)
-    else:
-        print("FAIL %s: %s" % (name, why.replace("\n", "\\n")[-600:]))
-    sys.stdout.flush()
+def Shell(*args, extra=None):
+    env = dict(TERM="xterm", DTSH_HISTORY=HIST, HOME=TMP)
+    env.update(extra or {})
+    return Pty(DTSH, args, cwd=TMP, env=env)
 
 
 PROMPT = r"dt s\.dtc> "
