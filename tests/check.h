@@ -5,7 +5,8 @@
  * summarize.sh read every test alike.
  *
  * A test that names its assertions under a common prefix ("util.",
- * "proctab/") defines CHECK_PREFIX before including this.  main returns
+ * "proctab/") defines CHECK_PREFIX before including this, or sets
+ * check_prefix when it is known only at run time ("tsan.").  main returns
  * check_status(): non-zero once any assertion failed, so the suite fails
  * even if a FAIL line were lost.
  */
@@ -20,6 +21,8 @@
 #endif
 
 static unsigned check_nfail;
+__attribute__((unused))
+static const char *check_prefix = CHECK_PREFIX;
 
 /* PASS name when ok, else FAIL name: the formatted reason. */
 __attribute__((format(printf, 3, 4), unused))
@@ -28,15 +31,17 @@ static void checkf(const char *name, int ok, const char *fmt, ...)
 	va_list ap;
 
 	if (ok) {
-		printf("PASS %s%s\n", CHECK_PREFIX, name);
-		return;
+		printf("PASS %s%s\n", check_prefix, name);
+	} else {
+		check_nfail++;
+		printf("FAIL %s%s: ", check_prefix, name);
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+		putchar('\n');
 	}
-	check_nfail++;
-	printf("FAIL %s%s: ", CHECK_PREFIX, name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
+	/* a crash after it must not lose the line */
+	fflush(stdout);
 }
 
 /* The same with a reason that is text, not a format. */

@@ -1,6 +1,7 @@
 /*
  * fmt_harness.h - what fmt_test and fmt_robust (suite "format") share:
- * result lines, scratch paths under the suite's TMPDIR, whole-file reads
+ * result lines (tests/check.h's, in the argument order these tests were
+ * written in), scratch paths under the suite's TMPDIR, whole-file reads
  * and writes.  Header only; each program is one file.
  */
 #ifndef FMT_HARNESS_H
@@ -11,27 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int nfail;			/* FAIL lines so far */
-static const char *prefix = "";	/* before each name: "tsan." for the TSan run */
+#include "../check.h"
+
 static char tmpdir[2048];		/* the suite's scratch directory (argv) */
 
-static inline void result(int ok, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static inline void result(int ok, const char *name, const char *fmt, ...)
-{
-	if (ok) {
-		printf("PASS %s%s\n", prefix, name);
-	} else {
-		va_list ap;
-		printf("FAIL %s%s: ", prefix, name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-		nfail++;
-	}
-	fflush(stdout);
-}
+/* PASS name, or FAIL name: the formatted reason (check_prefix before the
+ * name: "tsan." for the TSan run) */
+#define result(ok, name, ...)	checkf(name, ok, __VA_ARGS__)
 
 /* tmpdir/name; four buffers in turn, so a call may take two or three. */
 static inline char *tpath(const char *name)

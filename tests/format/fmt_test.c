@@ -1098,7 +1098,7 @@ int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--tsan")) {
 		/* the threaded writer under TSan: the round trips only */
-		prefix = "tsan.";
+		check_prefix = "tsan.";
 		snprintf(tmpdir, sizeof(tmpdir), "%s", argv[2]);
 		test_roundtrip();
 		return 0;

@@ -23,13 +23,8 @@
 #include "filter.h"
 #include "report.h"
 
-static int failed;
-
-static void check(const char *name, int ok, const char *why)
-{
-	printf("%s engine-%s%s%s\n", ok ? "PASS" : "FAIL", name, ok ? "" : ": ", ok ? "" : why);
-	failed |= !ok;
-}
+#define CHECK_PREFIX "engine-"
+#include "../check.h"
 
 static volatile sig_atomic_t cancel;
 
@@ -170,5 +165,5 @@ int main(int argc, char **argv)
 	dtcap_reader_close(r);
 	dtcap_reader_close(r2);
 	dtcap_reader_close(big);
-	return failed;
+	return check_status();
 }
