@@ -11,6 +11,7 @@
  */
 #include "../../formats/parquet/parquet.c"
 #include "../xorshift.h"
+#include "../check.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 static uint64_t next(void)
@@ -18,12 +19,9 @@ static uint64_t next(void)
 	return xorshift64(&rng);
 }
 
-static int failed;
-
 static void bad(const char *name, unsigned bw, size_t n, const char *why)
 {
-	printf("FAIL %s: width %u, %zu values: %s\n", name, bw, n, why);
-	failed = 1;
+	checkf(name, 0, "width %u, %zu values: %s", bw, n, why);
 }
 
 /* Reference: n values of bw bits, LSB first, one bit at a time. */
@@ -126,9 +124,10 @@ int main(void)
 			buf_free(&b);
 		}
 	}
-	if (!failed) {
-		printf("PASS writer_bitpack_widths_1_32\n");
-		printf("PASS writer_hybrid_roundtrip_widths_1_32\n");
+	/* one line for all widths when none failed (each failure has its own) */
+	if (!check_nfail) {
+		check("writer_bitpack_widths_1_32", 1, "");
+		check("writer_hybrid_roundtrip_widths_1_32", 1, "");
 	}
 	/* stored frames: libzstd gives back the bytes, the size it reads
 	 * from the header, for sizes at and around the 128 KiB block */
@@ -147,12 +146,12 @@ int main(void)
 		size_t dl = ZSTD_decompress(dst, sizeof(dst), frame, fl);
 		if (cs != n || ZSTD_isError(dl) || dl != n || memcmp(dst, src, n) != 0 ||
 		    ZSTD_findFrameCompressedSize(frame, fl) != fl) {
-			printf("FAIL writer_zstd_stored: %zu bytes: %s\n", n,
+			checkf("writer_zstd_stored", 0, "%zu bytes: %s", n,
 			       ZSTD_isError(dl) ? ZSTD_getErrorName(dl) : "other bytes or size");
 			zok = 0;
 		}
 	}
 	if (zok)
-		printf("PASS writer_zstd_stored_frames\n");
+		check("writer_zstd_stored_frames", 1, "");
 	return 0;
 }
