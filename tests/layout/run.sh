@@ -96,3 +96,15 @@ done
 [ -z "$bad" ] && pass engine-no-argv-open-exit || fail engine-no-argv-open-exit "$bad"
 bad=$(grep -n '#include "\(report\|cmd_run\)\.h"' "$rep/engine.h")
 [ -z "$bad" ] && pass engine-header-below-commands || fail engine-header-below-commands "engine.h: $bad"
+
+# ---- the build: flags defined once (the Makefile's CFLAGS_STD, CFLAGS_INC,
+# FUZZ_CFLAGS), every needed fragment read with include (only the compiler's
+# .d files are optional).  tests/vm/suite.mk's VM_CFLAGS is the one copy
+# left (pending: the VM harness is being edited elsewhere).
+frags=$(cd "$top" && find . -name '*.mk' -not -path './build/*' -not -path './kernel/.*' | sort)
+bad=$(cd "$top" && for m in $frags; do
+	[ "$m" = ./tests/vm/suite.mk ] && continue
+	grep -v '^[[:space:]]*#' "$m" | grep -q -- '-std=c11' && echo "$m"; done | tr '\n' ' ')
+[ -z "$bad" ] && pass build-flags-once || fail build-flags-once "copies of the C flags in: $bad"
+bad=$(cd "$top" && grep -n '^[[:space:]]*-include' Makefile $frags | grep -v "\.d'" | tr '\n' ' ')
+[ -z "$bad" ] && pass build-fragments-required || fail build-fragments-required "optional includes: $bad"
