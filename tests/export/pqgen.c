@@ -1,5 +1,5 @@
 /*
- * pqgen.c - drive cli/lib/report/parquet.c directly with the values a trace rarely
+ * pqgen.c - drive formats/parquet/parquet.c directly with the values a trace rarely
  * has: integer extremes, deltas that wrap around 2^64, whole row groups of
  * NULL, one-value dictionaries, multi-byte UTF-8, quotes and newlines, long
  * strings, empty strings, a file without rows; and mostly-zero columns put
