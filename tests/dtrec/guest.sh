@@ -188,9 +188,21 @@ fi
 cp /tmp/small/full.dtc $OUT/full.dtc 2>/dev/null
 
 # dt.ko's frame-pointer walk through code without frame pointers reads text
-# as a return address: the stack ends before it, marked cut (issue 23)
+# or zeros as a return address: the stack ends before it, marked cut; the
+# same calls built with frame pointers end at main's caller, not cut
+# (issue 23)
 for m in ascii zero; do
 	dtrec --source dt -q -o $OUT/fpjunk-$m.dtc --user-stacks fp -u -e syscall:getppid:entry \
 		-- nofp $m 200 2>$OUT/fpjunk-$m.err
 done
+dtrec --source dt -q -o $OUT/fpwhole.dtc --user-stacks fp -u -e syscall:getppid:entry \
+	-- withfp deep 200 5 2>$OUT/fpwhole.err
+
+# execve's argv[0] copied at the entry (issue 23): a short one, one longer
+# than its copy, and the program's path
+mkdir -p /tmp/argv0-longer-than-its-copy
+cp /bin/hotloop /tmp/argv0-longer-than-its-copy/hotloop
+dtrec --source dt -q -o $OUT/argv0.dtc -e syscall:execve:entry -- \
+	sh -c 'hotloop 0.05 >/dev/null; /tmp/argv0-longer-than-its-copy/hotloop 0.05 >/dev/null' \
+	2>$OUT/argv0.err
 exit 0
