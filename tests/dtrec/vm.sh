@@ -92,6 +92,20 @@ else
 	echo "FAIL dt-args-at-fdcwd: no prov.dtc from the guest"
 fi
 
+# the flight recorder's dump of a quiet command: nothing dropped, and
+# produced = read counts only the command's events
+if [ -f "$out/flq.1.dtc" ]; then
+	"$capcheck" "$out/flq.1.dtc" >"$out/flq.cc" 2>&1
+	ev=$(field events "$out/flq.cc") kr=$(field kernel_read "$out/flq.cc")
+	kp=$(field kernel_produced "$out/flq.cc") kd=$(field kernel_dropped "$out/flq.cc")
+	nwk=$(sql "$out/flq.1.dtc" "SELECT count(*) FROM \"tracepoint:sched:sched_switch\"")
+	[ "${ev:-0}" -gt 0 ] && [ "${nwk:-0}" -gt 0 ] && [ "$kd" = 0 ] && [ "$kp" = "$kr" ] && [ "$ev" = "$kr" ] &&
+		echo "PASS flight-no-false-drops" ||
+		echo "FAIL flight-no-false-drops: events $ev read $kr produced $kp dropped $kd, $nwk switches"
+else
+	echo "FAIL flight-no-false-drops: no dump flq.1.dtc"
+fi
+
 # targets: what the kernel let through
 if [ -f "$out/tgt.dtc" ]; then
 	busy=$(cat "$out/tgt.busy") rec=$(cat "$out/tgt.rec")
@@ -324,10 +338,10 @@ if [ -f "$out/argv0.dtc" ]; then
 	long=/tmp/argv0-longer-than-its-copy/hotloop
 	got=$(sql "$out/argv0.dtc" "SELECT
 		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE argv0 = 'hotloop' AND argv0_len = 7
-		 AND filename_str = '/bin/hotloop'),
+		 AND filename_str = '/bin/hotloop') AS short,
 		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE argv0 = substr('$long', 1, 15)
-		 AND argv0_len = length('$long') AND filename_str = '$long'),
-		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE typeof(argv0) <> 'text')")
+		 AND argv0_len = length('$long') AND filename_str = substr('$long', 1, 31)) AS long,
+		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE typeof(argv0) <> 'text') AS nottext")
 	IFS=, read -r nshort nlong nnotext <<<"$got"
 	[ "$nshort" = 1 ] && [ "$nlong" = 1 ] && [ "$nnotext" = 0 ] && echo "PASS dt-args-execve-argv0" ||
 		echo "FAIL dt-args-execve-argv0: '$got' (short argv0, long one cut with its length, non-text): $(tail -n 2 "$out/sql.err")"
