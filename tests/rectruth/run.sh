@@ -90,6 +90,17 @@ if "$DTREC" --source perf -o "$T/fl.dtc" --flight 16M "${PROBES[@]}" -- sh -c "$
 else
 	fail no-false-drops-flight-command "recording failed: $(ls "$T" | grep '^fl\.' | tr '\n' ' ') $(head -c 300 "$T/fl.err")"
 fi
+sh -c "while :; do $WL; done" >/dev/null 2>&1 &
+BG+=($!)
+sleep 0.2
+rm -f "$T"/flp.*.dtc
+if "$DTREC" --source perf -o "$T/flp.dtc" --flight 16M "${PROBES[@]}" -p "${BG[-1]}" -d 2s 2>"$T/flp.err" &&
+   [ -f "$T/flp.1.dtc" ]; then
+	nodrops no-false-drops-flight-pid "$T/flp.1.dtc" "$T/flp.err"
+else
+	fail no-false-drops-flight-pid "recording failed: $(head -c 300 "$T/flp.err")"
+fi
+kill -9 "${BG[-1]}" 2>/dev/null
 # and a flight ring that wrapped counts what it overwrote as dropped
 rm -f "$T"/flw.*.dtc
 if "$DTREC" --source perf -o "$T/flw.dtc" --flight 64k -e 'syscall:getppid:entry' -- "$SYSLOOP" 200000 \
