@@ -294,6 +294,16 @@ int dt_syscall_init(void);
 #define DT_SYSSTR_LEN	(8 * DT_SYSSTR_SLOTS)
 int dt_sysstr_arg(unsigned long nr);
 void dt_sysstr_copy(unsigned long uaddr, u64 *slots);
+/*
+ * execve's argv[0] (argv is the user's array): its first DT_ARGV0_LEN - 1
+ * bytes, then in the last of DT_ARGV0_SLOTS slots its length counted up
+ * to DT_ARGV0_SCAN (that value: at least so long), -1 when argv has no
+ * argv[0] or it is not resident.  Probe context.
+ */
+#define DT_ARGV0_SLOTS	3
+#define DT_ARGV0_LEN	(8 * (DT_ARGV0_SLOTS - 1))
+#define DT_ARGV0_SCAN	4096
+void dt_sysstr_argv0(unsigned long uargv, u64 *slots);
 void dt_syscall_exit(void);
 int dt_tp_init(void);
 /* dt_proc.c: the proc provider (fork, exec, exit, executable mmaps) */

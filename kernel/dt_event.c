@@ -162,13 +162,34 @@ static bool dt_uleaf(struct pt_regs *regs, unsigned long *retp)
 }
 
 /*
+ * Whether a walk that cannot go on from the frame at fp has reached the
+ * outermost frame anyway: glibc's start code (built without frame
+ * pointers) leaves rbp holding junk, not 0, so main's frame is the last
+ * one to follow, a few hundred bytes below the process's first stack
+ * pointer.  A thread's last frame ends the chain with 0 (clone clears rbp).
+ */
+static bool dt_ubottom(unsigned long fp)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long top = mm != NULL ? READ_ONCE(mm->start_stack) : 0;
+
+	return fp != 0 && fp < top && top - fp <= PAGE_SIZE;
+}
+
+/*
  * User stack by frame pointers (stack_trace_save_user is not exported).
  * copy_from_user_nofault is safe in any context and fails instead of
- * faulting pages in.
+ * faulting pages in.  The stack is marked truncated whenever the walk
+ * stops before the outermost frame: a frame pointer of 0 (the psABI's
+ * end of the chain) or the bottom of the main thread's stack
+ * (dt_ubottom); a frame it cannot read, a return address of 0 or outside
+ * user space (data read through code built without frame pointers) or a
+ * chain going down the stack end it early.  Whether a return address is
+ * code of the process is for user space to judge (src_dt.c fp_cut).
  */
 static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 {
-	unsigned long fp = regs->bp, leaf = 0;
+	unsigned long fp = regs->bp, leaf = 0, last = 0;
 	unsigned int n = 0;
 	struct {
 		unsigned long next;
@@ -188,17 +209,22 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 		}
 		if ((fp & 7) != 0 ||
 		    copy_from_user_nofault(&fr, (const void __user *)fp,
-					   sizeof(fr)) != 0) {
-			*trunc = true;
+					   sizeof(fr)) != 0 ||
+		    fr.ret < PAGE_SIZE || fr.ret >= TASK_SIZE_MAX) {
+			*trunc = !dt_ubottom(last) && !dt_ubottom(fp);
 			break;
 		}
-		if (fr.ret == 0)
-			break;
 		/* [sp] was our own frame's return address after all */
 		if (n != 2 || leaf == 0 || fr.ret != leaf)
 			out[n++] = fr.ret;
-		if (fr.next <= fp)	/* frames must go up the stack */
+		last = fp;
+		if (fr.next == 0)
 			break;
+		/* frames must go up the stack */
+		if (fr.next <= fp) {
+			*trunc = !dt_ubottom(fp);
+			break;
+		}
 		fp = fr.next;
 	}
 	return n;

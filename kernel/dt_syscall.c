@@ -54,6 +54,18 @@ static const struct dt_arg_info dt_sysargs_entry[6] = {
 static const struct dt_arg_info dt_sysargs_str[2][7] = {
 	DT_SYSARGS_STR(0), DT_SYSARGS_STR(1),
 };
+/*
+ * execve(filename, argv, envp): its three registers, the path, then
+ * argv[0] and its length where the other three registers would be
+ */
+static const struct dt_arg_info dt_sysargs_execve[6] = {
+	{ "arg0", "long", 0, 1 }, { "arg1", "long", 1, 1 },
+	{ "arg2", "long", 2, 1 },
+	{ "arg0_str", "char[32]", 3, DT_SYSSTR_SLOTS },
+	{ "argv0", "char[16]", 3 + DT_SYSSTR_SLOTS, DT_ARGV0_SLOTS - 1 },
+	{ "argv0_len", "long", 2 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS, 1 },
+};
+#define DT_EXECVE_SLOTS	(3 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS)
 static const struct dt_arg_info dt_sysargs_return[2] = {
 	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
 };
@@ -63,20 +75,30 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	struct pt_regs cr __uninitialized;	/* see dt_caller_regs */
 	/* the six registers, then a path's slots when the call names one */
 	unsigned long args[6 + DT_SYSSTR_SLOTS] __uninitialized;
+	unsigned int nslots = 6;
 	int s;
 
 	/* dt_fire takes u64 slots: the same 64 bits as unsigned long here */
 	BUILD_BUG_ON(sizeof(args[0]) != sizeof(u64));
+	BUILD_BUG_ON(DT_EXECVE_SLOTS > ARRAY_SIZE(args) ||
+		     DT_EXECVE_SLOTS > DT_MAXARGS);
 	if ((unsigned long)id >= DT_NSYSCALLS ||
 	    !test_bit(id, dt_sysmap[DT_SYS_ENTRY]) || in_compat_syscall())
 		return;
 	syscall_get_arguments(current, regs, args);
 	s = dt_sysstr_arg(id);
-	if (s >= 0)
+	if (id == __NR_execve) {
+		/* argv (slot 1) is read before slot 3 on is written */
+		dt_sysstr_argv0(args[1], (u64 *)&args[3 + DT_SYSSTR_SLOTS]);
+		dt_sysstr_copy(args[0], (u64 *)&args[3]);
+		nslots = DT_EXECVE_SLOTS;
+	} else if (s >= 0) {
 		dt_sysstr_copy(args[s], (u64 *)&args[6]);
+		nslots = 6 + DT_SYSSTR_SLOTS;
+	}
 	dt_caller_regs(&cr);
 	dt_fire(dt_sysprobe[DT_SYS_ENTRY][id], NULL, &cr, (const u64 *)args,
-		s >= 0 ? 6 + DT_SYSSTR_SLOTS : 6, 0);
+		nslots, 0);
 }
 
 static void dt_sys_exit(void *data, struct pt_regs *regs, long ret)
@@ -186,7 +208,13 @@ int dt_syscall_init(void)
 		if (dt_sysnames[nr] == NULL)
 			continue;
 		for (dir = DT_SYS_ENTRY; dir <= DT_SYS_RETURN; dir++) {
-			if (dir == DT_SYS_ENTRY && dt_sysstr_arg(nr) >= 0)
+			if (dir == DT_SYS_ENTRY && nr == __NR_execve)
+				dp = dt_probe_new(&dt_prov_syscall,
+						  dt_sysnames[nr], "entry",
+						  ARRAY_SIZE(dt_sysargs_execve),
+						  DT_EXECVE_SLOTS,
+						  dt_sysargs_execve, 0);
+			else if (dir == DT_SYS_ENTRY && dt_sysstr_arg(nr) >= 0)
 				dp = dt_probe_new(&dt_prov_syscall,
 						  dt_sysnames[nr], "entry", 7,
 						  6 + DT_SYSSTR_SLOTS,

@@ -11,6 +11,13 @@
  * may not fault pages in, so copy_from_user_nofault, page by page (a path
  * that ends before an unmapped page is still copied whole).  A path not
  * resident in memory is recorded empty.
+ *
+ * execve names its program twice: the path, and argv[0], what the caller
+ * says the program is (a shell's name for it, python3 for a script's
+ * interpreter, a login shell's "-bash").  Its three arguments leave the
+ * slots of three registers free: argv[0]'s first DT_ARGV0_LEN - 1 bytes
+ * and its length go there (dt_sysstr_argv0), the length counted on past
+ * the copy so that a cut name says it was cut.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>
@@ -42,28 +49,72 @@ int dt_sysstr_arg(unsigned long nr)
 	return -1;
 }
 
-void dt_sysstr_copy(unsigned long uaddr, u64 *slots)
+/*
+ * The NUL-terminated string at uaddr: its first size - 1 bytes into dst,
+ * NUL-padded, and its length counted on up to scan bytes (reading into a
+ * bounce buffer past the copy).  Returns the length, scan when it is at
+ * least that long, -1 when it runs into memory not resident (what was
+ * read before stays in dst).
+ */
+static long dt_ustr(unsigned long uaddr, char *dst, size_t size, size_t scan)
 {
-	char *dst = (char *)slots;
-	size_t done = 0, want = DT_SYSSTR_LEN - 1, n;
+	char tmp[64];
+	size_t done = 0, n;
+	long len = (long)scan;
+	const char *z;
+	char *b;
 
-	BUILD_BUG_ON(DT_SYSSTR_LEN != 8 * DT_SYSSTR_SLOTS);
-	memset(dst, 0, DT_SYSSTR_LEN);
-	while (done < want) {
-		n = min_t(size_t, want - done,
+	memset(dst, 0, size);
+	while (done < scan) {
+		n = min_t(size_t, scan - done,
 			  PAGE_SIZE - ((uaddr + done) & ~PAGE_MASK));
-		if (copy_from_user_nofault(dst + done,
-					   (const void __user *)(uaddr + done),
+		if (done < size - 1) {
+			b = dst + done;
+			n = min_t(size_t, n, size - 1 - done);
+		} else {
+			b = tmp;
+			n = min_t(size_t, n, sizeof(tmp));
+		}
+		if (copy_from_user_nofault(b, (const void __user *)(uaddr + done),
 					   n)) {
 			/* a failed copy may have written part of the chunk */
-			memset(dst + done, 0, n);
+			memset(b, 0, n);
+			len = -1;
 			break;
 		}
-		if (memchr(dst + done, 0, n))
+		z = memchr(b, 0, n);
+		if (z != NULL) {
+			len = (long)(done + (size_t)(z - b));
 			break;
+		}
 		done += n;
 	}
-	/* the bytes after the path are the process's, not the path's */
-	n = strnlen(dst, DT_SYSSTR_LEN);
-	memset(dst + n, 0, DT_SYSSTR_LEN - n);
+	/* the bytes after the string are the process's, not the string's */
+	n = strnlen(dst, size);
+	memset(dst + n, 0, size - n);
+	return len;
+}
+
+void dt_sysstr_copy(unsigned long uaddr, u64 *slots)
+{
+	BUILD_BUG_ON(DT_SYSSTR_LEN != 8 * DT_SYSSTR_SLOTS);
+	dt_ustr(uaddr, (char *)slots, DT_SYSSTR_LEN, DT_SYSSTR_LEN - 1);
+}
+
+void dt_sysstr_argv0(unsigned long uargv, u64 *slots)
+{
+	unsigned long a0 = 0;
+	long len = -1;
+
+	BUILD_BUG_ON(DT_ARGV0_LEN != 8 * (DT_ARGV0_SLOTS - 1));
+	/* a NULL argv is an empty one (the kernel warns and allows it) */
+	if (uargv != 0 &&
+	    copy_from_user_nofault(&a0, (const void __user *)uargv,
+				   sizeof(a0)) != 0)
+		a0 = 0;
+	if (a0 != 0)
+		len = dt_ustr(a0, (char *)slots, DT_ARGV0_LEN, DT_ARGV0_SCAN);
+	else
+		memset(slots, 0, DT_ARGV0_LEN);
+	slots[DT_ARGV0_SLOTS - 1] = (u64)len;
 }

@@ -16,6 +16,10 @@ $(B)/tests/dtrec/libdtuc.so: tests/dtrec/libdtuc.c tests/dtrec/libdtuc.h
 $(B)/tests/dtrec/ucall: tests/dtrec/ucall.c tests/dtrec/libdtuc.h $(B)/tests/dtrec/libdtuc.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O1 -o $@ $< -L$(B)/tests/dtrec -ldtuc
+# the same deep calls as tests/rectruth/nofp, built with frame pointers
+$(B)/tests/dtrec/withfp: tests/rectruth/nofp.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -o $@ $<
 $(B)/tests/dtrec/capcheck: tests/dtrec/capcheck.c $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP) -lpthread
@@ -33,7 +37,7 @@ $(B)/tests/dtrec/proctab_test: tests/dtrec/proctab_test.c $(PROCTAB_TEST_OBJS:%=
 
 DTREC_TEST_DEPS := $(B)/bin/dtreport $(B)/tests/dtrec/util_test $(B)/tests/dtrec/proctab_test $(B)/asan/bin/dtrec $(B)/static/dtrec $(B)/static/hotloop \
 	$(B)/tests/dtrec/fakedt.so $(B)/tests/dtrec/fakelib.so $(B)/tests/dtrec/capcheck \
-	$(B)/tests/dtrec/libdtuc.so $(B)/tests/dtrec/ucall $(B)/tests/rectruth/nofp \
+	$(B)/tests/dtrec/libdtuc.so $(B)/tests/dtrec/ucall $(B)/tests/rectruth/nofp $(B)/tests/dtrec/withfp \
 	tests/dtrec/host.sh tests/dtrec/vm.sh tests/dtrec/guest.sh man/dtrec.8 $(B)/vm/dt_ktest
 
 check-dtrec: $(DTREC_TEST_DEPS)

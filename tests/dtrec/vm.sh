@@ -8,7 +8,7 @@ ko=$1 dtrec=$2 hotloop=$3 capcheck=$4 out=$5 ktest=$6
 rm -rf "$out"
 args=(--single-thread --script "$here/guest.sh" --bin "$dtrec" --bin "$hotloop" --bin "$ktest"
 	--out "$out" --timeout 180
-	--bin "$B/tests/dtrec/ucall" --bin "$B/tests/rectruth/nofp" --file "$B/tests/dtrec/libdtuc.so:lib/libdtuc.so"
+	--bin "$B/tests/dtrec/ucall" --bin "$B/tests/rectruth/nofp" --bin "$B/tests/dtrec/withfp" --file "$B/tests/dtrec/libdtuc.so:lib/libdtuc.so"
 	--file "$(readlink -f /lib64/ld-linux-x86-64.so.2):lib64/ld-linux-x86-64.so.2"
 	--file "$(readlink -f /lib/x86_64-linux-gnu/libc.so.6):lib/x86_64-linux-gnu/libc.so.6")
 if [ -f "$ko" ]; then
@@ -90,6 +90,20 @@ if [ -f "$out/prov.dtc" ]; then
 		echo "FAIL dt-args-switch-by-name: '$got' (hotloop switches, non-text comms)"
 else
 	echo "FAIL dt-args-at-fdcwd: no prov.dtc from the guest"
+fi
+
+# the flight recorder's dump of a quiet command: nothing dropped, and
+# produced = read counts only the command's events
+if [ -f "$out/flq.1.dtc" ]; then
+	"$capcheck" "$out/flq.1.dtc" >"$out/flq.cc" 2>&1
+	ev=$(field events "$out/flq.cc") kr=$(field kernel_read "$out/flq.cc")
+	kp=$(field kernel_produced "$out/flq.cc") kd=$(field kernel_dropped "$out/flq.cc")
+	nwk=$(sql "$out/flq.1.dtc" "SELECT count(*) FROM \"tracepoint:sched:sched_switch\"")
+	[ "${ev:-0}" -gt 0 ] && [ "${nwk:-0}" -gt 0 ] && [ "$kd" = 0 ] && [ "$kp" = "$kr" ] && [ "$ev" = "$kr" ] &&
+		echo "PASS flight-no-false-drops" ||
+		echo "FAIL flight-no-false-drops: events $ev read $kr produced $kp dropped $kd, $nwk switches"
+else
+	echo "FAIL flight-no-false-drops: no dump flq.1.dtc"
 fi
 
 # targets: what the kernel let through
@@ -297,14 +311,41 @@ for m in ascii zero; do
 			 (f.pc = 0 OR f.pc >= 140737488355328 OR f.name LIKE '0x%')) AS junk
 			FROM events e JOIN stacks s ON s.id = e.ustack")
 		IFS=, read -r n cut junk <<<"$got"
-		# a zero return address ends dt.ko's walk without the cut mark
-		# (kernel/dt_event.c dt_ustack): only text is cut here
-		want=200
-		[ $m = zero ] && want=0
-		[ "$n" = 200 ] && [ "$cut" = $want ] && [ "$junk" = 0 ] && echo "PASS dt-fp-walk-stops-at-junk-$m" ||
+		# a zero return address away from the stack's bottom ends the
+		# walk early too: cut (kernel/dt_event.c dt_ustack)
+		[ "$n" = 200 ] && [ "$cut" = 200 ] && [ "$junk" = 0 ] && echo "PASS dt-fp-walk-stops-at-junk-$m" ||
 			echo "FAIL dt-fp-walk-stops-at-junk-$m: $n stacks, $cut marked cut, $junk junk frames"
 	else
 		echo "FAIL dt-fp-walk-stops-at-junk-$m: no capture ($(tail -n 2 "$out/fpjunk-$m.err" 2>/dev/null))"
 	fi
 done
+# built with frame pointers, the walk reaches main and its caller, where
+# glibc's start code left junk in rbp: the outermost frame, not a cut
+if [ -f "$out/fpwhole.dtc" ]; then
+	got=$(sql "$out/fpwhole.dtc" "SELECT count(*), sum(s.truncated),
+		sum(EXISTS (SELECT 1 FROM frames f WHERE f.stack_id = s.id AND f.name = 'main')),
+		sum(s.depth >= 8) FROM events e JOIN stacks s ON s.id = e.ustack")
+	IFS=, read -r n cut nmain ndeep <<<"$got"
+	[ "$n" = 200 ] && [ "$cut" = 0 ] && [ "$nmain" = 200 ] && [ "$ndeep" = 200 ] &&
+		echo "PASS dt-fp-walk-whole-not-cut" ||
+		echo "FAIL dt-fp-walk-whole-not-cut: '$got' (stacks, cut, reaching main, 8 frames or more): $(tail -n 2 "$out/sql.err")"
+else
+	echo "FAIL dt-fp-walk-whole-not-cut: no capture ($(tail -n 2 "$out/fpwhole.err" 2>/dev/null))"
+fi
+
+# execve's argv[0] and its length, beside the path
+if [ -f "$out/argv0.dtc" ]; then
+	long=/tmp/argv0-longer-than-its-copy/hotloop
+	got=$(sql "$out/argv0.dtc" "SELECT
+		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE argv0 = 'hotloop' AND argv0_len = 7
+		 AND filename_str = '/bin/hotloop') AS short,
+		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE argv0 = substr('$long', 1, 15)
+		 AND argv0_len = length('$long') AND filename_str = substr('$long', 1, 31)) AS long,
+		(SELECT count(*) FROM \"syscall:execve:entry\" WHERE typeof(argv0) <> 'text') AS nottext")
+	IFS=, read -r nshort nlong nnotext <<<"$got"
+	[ "$nshort" = 1 ] && [ "$nlong" = 1 ] && [ "$nnotext" = 0 ] && echo "PASS dt-args-execve-argv0" ||
+		echo "FAIL dt-args-execve-argv0: '$got' (short argv0, long one cut with its length, non-text): $(tail -n 2 "$out/sql.err")"
+else
+	echo "FAIL dt-args-execve-argv0: no capture ($(tail -n 2 "$out/argv0.err" 2>/dev/null))"
+fi
 exit 0

@@ -81,6 +81,38 @@ else
 	fail real-drops-counted "recording failed: $(head -c 300 "$T/small.err")"
 fi
 
+# the flight recorder likewise: a dump's produced = read + dropped counts
+# only the events asked for (a ring that never wrapped lost nothing)
+rm -f "$T"/fl.*.dtc
+if "$DTREC" --source perf -o "$T/fl.dtc" --flight 16M "${PROBES[@]}" -- sh -c "$WL" 2>"$T/fl.err" &&
+   [ -f "$T/fl.1.dtc" ] && [ ! -e "$T/fl.2.dtc" ]; then
+	nodrops no-false-drops-flight-command "$T/fl.1.dtc" "$T/fl.err"
+else
+	fail no-false-drops-flight-command "recording failed: $(ls "$T" | grep '^fl\.' | tr '\n' ' ') $(head -c 300 "$T/fl.err")"
+fi
+sh -c "while :; do $WL; done" >/dev/null 2>&1 &
+BG+=($!)
+sleep 0.2
+rm -f "$T"/flp.*.dtc
+if "$DTREC" --source perf -o "$T/flp.dtc" --flight 16M "${PROBES[@]}" -p "${BG[-1]}" -d 2s 2>"$T/flp.err" &&
+   [ -f "$T/flp.1.dtc" ]; then
+	nodrops no-false-drops-flight-pid "$T/flp.1.dtc" "$T/flp.err"
+else
+	fail no-false-drops-flight-pid "recording failed: $(head -c 300 "$T/flp.err")"
+fi
+kill -9 "${BG[-1]}" 2>/dev/null
+# and a flight ring that wrapped counts what it overwrote as dropped
+rm -f "$T"/flw.*.dtc
+if "$DTREC" --source perf -o "$T/flw.dtc" --flight 64k -e 'syscall:getppid:entry' -- "$SYSLOOP" 200000 \
+	2>"$T/flw.err" && [ -f "$T/flw.1.dtc" ]; then
+	"$CAPCHECK" "$T/flw.1.dtc" >"$T/cc" 2>&1
+	kr=$(cc "$T/cc" kernel_read) kp=$(cc "$T/cc" kernel_produced) kd=$(cc "$T/cc" kernel_dropped)
+	[ "${kd:-0}" -gt 0 ] && [ "$kp" = 200000 ] && [ "$kp" = $((kr + kd)) ] && pass flight-overwritten-counted ||
+		fail flight-overwritten-counted "produced $kp (want 200000) read $kr dropped $kd"
+else
+	fail flight-overwritten-counted "recording failed: $(head -c 300 "$T/flw.err")"
+fi
+
 # ---- item 3: names follow exec in time order across CPUs.  The pid's
 # events run on CPU 0 (a thread, then the new image) while it execs on
 # CPU 1: every event before the exec carries the old name, every one after

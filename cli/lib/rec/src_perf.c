@@ -112,6 +112,7 @@ struct ring {
 	uint64_t	*fpos;		/* positions, for at(..., fend) */
 	size_t		fn, fcur;	/* records, samples handed out so far */
 	uint64_t	fend;		/* head + size: the end of what is valid */
+	int		fwrapped;	/* more was ever written than it holds */
 	uint64_t	throttled_at;	/* [r] 0: not throttled */
 	uint32_t	throttled_probe;	/* [r] */
 };
@@ -2111,6 +2112,16 @@ perf_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint
 	*fp_behind = sp->fp_behind;
 }
 
+/* whether CPU cpu's flight ring, as the last dump copied it, had wrapped */
+static int
+flight_wrapped(const struct src_perf *sp, int cpu)
+{
+	for (size_t i = 0; i < sp->nfrings; i++)
+		if (sp->frings[i].cpu == cpu)
+			return sp->frings[i].fwrapped;
+	return 1;
+}
+
 static int
 perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
 	      char *err, size_t errlen)
@@ -2137,6 +2148,14 @@ perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *
 		 */
 		if (fired > sp->seen[i])
 			miss = fired - sp->seen[i];
+		/*
+		 * A flight ring that never wrapped holds every sample written
+		 * to it: fired beyond them are firings never sampled (a
+		 * target's inherited sched_wakeup counts its wakeups by other
+		 * tasks), not losses; those are the LOST records alone.
+		 */
+		if (sp->flight && !flight_wrapped(sp, (int)i))
+			miss = 0;
 		out[i] = sp->counts[i];
 		out[i].dropped = sp->lost[i] > miss ? sp->lost[i] : miss;
 		out[i].produced = out[i].read + out[i].dropped;
@@ -2244,6 +2263,8 @@ perf_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 
 		copy.data = rg->fcopy;
 		rg->fend = heads[i] + rg->size;
+		/* a backward ring's head runs down from 0: -head bytes written */
+		rg->fwrapped = 0 - heads[i] > rg->size;
 		for (pos = heads[i]; (h = at(sp, &copy, pos, rg->fend)) != NULL; pos += h->size) {
 			if (DT_GROW(rg->fpos, cap, rg->fn, 1, 4096))
 				goto nomem;
