@@ -8,7 +8,7 @@
  * since the pointer alone means nothing once the process has moved on.
  *
  * The copy runs in the sys_enter tracepoint, with preemption disabled: it
- * may not fault pages in, so copy_from_user_nofault, page by page (a path
+ * may not fault pages in, so dt_copy_user, page by page (a path
  * that ends before an unmapped page is still copied whole).  A path not
  * resident in memory is recorded empty.
  */
@@ -52,9 +52,8 @@ void dt_sysstr_copy(unsigned long uaddr, u64 *slots)
 	while (done < want) {
 		n = min_t(size_t, want - done,
 			  PAGE_SIZE - ((uaddr + done) & ~PAGE_MASK));
-		if (copy_from_user_nofault(dst + done,
-					   (const void __user *)(uaddr + done),
-					   n)) {
+		if (dt_copy_user(dst + done,
+				 (const void __user *)(uaddr + done), n)) {
 			/* a failed copy may have written part of the chunk */
 			memset(dst + done, 0, n);
 			break;
