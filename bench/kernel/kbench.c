@@ -297,9 +297,8 @@ static int perf_run(long n, int callchain, double *ns, off_t *bytes)
 
 /*
  * The fastest of the rounds whose run recorded every event (ok[i]): a run
- * that lost events did less work, and perf's -g runs sometimes lose most
- * of theirs, which made such a round the "fastest" and the ratio it gave
- * meaningless.  All rounds if none is complete (said so).
+ * that lost events did less work per call, so it is no fair "fastest"
+ * round for either tool.  All rounds if none is complete (said so).
  */
 static double fastest_complete(const double *v, const int *ok, int n, int *nok)
 {
