@@ -44,6 +44,19 @@ fi
 check w1 W=1 modules
 # C=2: sparse checks every source, even those W=1 just compiled
 command -v sparse >/dev/null && check sparse C=2 modules
+# User memory is read only through copy_from_user_nmi (dt.h, dt_copy_user):
+# copy_from_user_nofault was not NMI-safe before mainline d319f344561d and
+# nothing at build time tells whether a kernel has the fix.
+und=$(nm -u "$scratch/kernel/dt.ko" 2>/dev/null)
+if [ -z "$und" ]; then
+	echo "FAIL nmi-safe-copy: cannot list dt.ko's undefined symbols (nm)"
+elif printf '%s\n' "$und" | grep -qw copy_from_user_nofault; then
+	echo "FAIL nmi-safe-copy: dt.ko calls copy_from_user_nofault"
+elif ! printf '%s\n' "$und" | grep -qw copy_from_user_nmi; then
+	echo "FAIL nmi-safe-copy: dt.ko does not call copy_from_user_nmi"
+else
+	echo "PASS nmi-safe-copy"
+fi
 # the generated syscall table came from the headers and is not empty
 n=$(grep -c '^DT_SYSCALL(' "$scratch/kernel/dt_systab.h" 2>/dev/null || echo 0)
 if [ "$n" -gt 300 ] && grep -q '^DT_SYSCALL(0, read)$' "$scratch/kernel/dt_systab.h"; then

@@ -25,6 +25,7 @@
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <linux/rcupdate.h>
+#include <linux/uaccess.h>
 #include <linux/security.h>
 #include <asm/ptrace.h>
 #include <asm/segment.h>
@@ -225,6 +226,23 @@ int dt_mem_charge(unsigned long pages);
 void dt_mem_uncharge(unsigned long pages);
 int dt_event_init(void);
 void dt_event_exit(void);
+
+/*
+ * Every copy of user memory in probe context (stacks, user stack copies,
+ * syscall paths, USDT operands), NMI included: 0, or -EFAULT if any byte
+ * could not be read without faulting.  x86's copy_from_user_nmi, as
+ * perf's user stack copies, not copy_from_user_nofault: before mainline
+ * d319f344561d (backported to stable kernels, not all) it checked neither
+ * nmi_uaccess_okay() (an NMI inside switch_mm would read the next mm's
+ * memory, or another CR3's) nor avoided access_ok()'s warning outside
+ * task context, and no header says which a kernel has.
+ * copy_from_user_nmi has done both since 4.19 and is what perf relies
+ * on, so dt is safe on any kernel it builds against.
+ */
+static inline int dt_copy_user(void *dst, const void __user *src, size_t n)
+{
+	return copy_from_user_nmi(dst, src, n) == 0 ? 0 : -EFAULT;
+}
 
 /*
  * The registers of a tracepoint callback's caller, as perf_fetch_caller_regs

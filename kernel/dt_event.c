@@ -146,12 +146,11 @@ static bool dt_uleaf(struct pt_regs *regs, unsigned long *retp)
 	u8 insn[5];
 	s32 rel;
 
-	if (copy_from_user_nofault(&ret, (const void __user *)regs->sp,
-				   sizeof(ret)) != 0 || ret < sizeof(insn))
+	if (dt_copy_user(&ret, (const void __user *)regs->sp,
+			 sizeof(ret)) != 0 || ret < sizeof(insn))
 		return false;
-	if (copy_from_user_nofault(insn,
-				   (const void __user *)(ret - sizeof(insn)),
-				   sizeof(insn)) != 0 || insn[0] != 0xe8)
+	if (dt_copy_user(insn, (const void __user *)(ret - sizeof(insn)),
+			 sizeof(insn)) != 0 || insn[0] != 0xe8)
 		return false;
 	memcpy(&rel, insn + 1, sizeof(rel));
 	target = ret + (long)rel;
@@ -178,7 +177,7 @@ static bool dt_ubottom(unsigned long fp)
 
 /*
  * User stack by frame pointers (stack_trace_save_user is not exported).
- * copy_from_user_nofault is safe in any context and fails instead of
+ * dt_copy_user is safe in any context and fails instead of
  * faulting pages in.  The stack is marked truncated whenever the walk
  * stops before the outermost frame: a frame pointer of 0 (the psABI's
  * end of the chain) or the bottom of the main thread's stack
@@ -208,8 +207,7 @@ static unsigned int dt_ustack(struct pt_regs *regs, u64 *out, bool *trunc)
 			break;
 		}
 		if ((fp & 7) != 0 ||
-		    copy_from_user_nofault(&fr, (const void __user *)fp,
-					   sizeof(fr)) != 0 ||
+		    dt_copy_user(&fr, (const void __user *)fp, sizeof(fr)) != 0 ||
 		    fr.ret < PAGE_SIZE || fr.ret >= TASK_SIZE_MAX) {
 			*trunc = !dt_ubottom(last) && !dt_ubottom(fp);
 			break;
@@ -253,7 +251,7 @@ static struct pt_regs *dt_user_regs(struct pt_regs *regs)
 
 /*
  * Copy up to size bytes of user stack from sp without faulting: a page at
- * a time, since copy_from_user_nofault reports no partial count and a
+ * a time, since dt_copy_user reports no partial count and a
  * fault can only happen at a page boundary, so the copy stops exactly at
  * the first page that is not mapped or not resident.
  */
@@ -264,8 +262,8 @@ static u32 dt_ucopy(unsigned long sp, u8 *buf, u32 size)
 	while (done < size) {
 		n = min_t(u32, size - done,
 			  PAGE_SIZE - ((sp + done) & (PAGE_SIZE - 1)));
-		if (copy_from_user_nofault(buf + done,
-					   (const void __user *)(sp + done), n))
+		if (dt_copy_user(buf + done, (const void __user *)(sp + done),
+				 n))
 			break;
 		done += n;
 	}

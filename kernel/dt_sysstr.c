@@ -8,7 +8,7 @@
  * since the pointer alone means nothing once the process has moved on.
  *
  * The copy runs in the sys_enter tracepoint, with preemption disabled: it
- * may not fault pages in, so copy_from_user_nofault, page by page (a path
+ * may not fault pages in, so dt_copy_user, page by page (a path
  * that ends before an unmapped page is still copied whole).  A path not
  * resident in memory is recorded empty.
  *
@@ -75,8 +75,7 @@ static long dt_ustr(unsigned long uaddr, char *dst, size_t size, size_t scan)
 			b = tmp;
 			n = min_t(size_t, n, sizeof(tmp));
 		}
-		if (copy_from_user_nofault(b, (const void __user *)(uaddr + done),
-					   n)) {
+		if (dt_copy_user(b, (const void __user *)(uaddr + done), n)) {
 			/* a failed copy may have written part of the chunk */
 			memset(b, 0, n);
 			len = -1;
@@ -109,8 +108,7 @@ void dt_sysstr_argv0(unsigned long uargv, u64 *slots)
 	BUILD_BUG_ON(DT_ARGV0_LEN != 8 * (DT_ARGV0_SLOTS - 1));
 	/* a NULL argv is an empty one (the kernel warns and allows it) */
 	if (uargv != 0 &&
-	    copy_from_user_nofault(&a0, (const void __user *)uargv,
-				   sizeof(a0)) != 0)
+	    dt_copy_user(&a0, (const void __user *)uargv, sizeof(a0)) != 0)
 		a0 = 0;
 	if (a0 != 0)
 		len = dt_ustr(a0, (char *)slots, DT_ARGV0_LEN, DT_ARGV0_SCAN);

@@ -148,7 +148,7 @@ static u64 dt_up_arg(struct pt_regs *regs, const struct dt_uparg *a)
 		if (!dt_up_reg(regs, a->dtua_reg, &base))
 			return 0;
 		/* little-endian: the low bytes of v */
-		if (copy_from_user_nofault(&v,
+		if (dt_copy_user(&v,
 		    (const void __user *)(unsigned long)(base + (u64)a->dtua_value),
 		    a->dtua_size) != 0)
 			return 0;

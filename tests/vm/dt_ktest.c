@@ -2174,6 +2174,306 @@ static void t_budget(void)
 }
 
 /*
+ * The kernel log after the last line holding mark (the whole log if none):
+ * malloc'd, or NULL.
+ */
+static char *dmesg_since(const char *mark)
+{
+	FILE *p = popen("dmesg", "r");
+	char *log = NULL, *s;
+	size_t cap = 0, len = 0, n;
+
+	if (p == NULL)
+		return NULL;
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? 2 * cap : 1 << 16;
+			if ((log = realloc(log, cap)) == NULL)
+				abort();
+		}
+		n = fread(log + len, 1, 4096, p);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	pclose(p);
+	if (log == NULL)
+		return NULL;
+	log[len] = 0;
+	s = log;
+	for (char *m = strstr(log, mark); m != NULL; m = strstr(m + 1, mark))
+		s = m;
+	memmove(log, s, strlen(s) + 1);
+	return log;
+}
+
+static void kmsg(const char *line)
+{
+	int k = open("/dev/kmsg", O_WRONLY);
+
+	if (k >= 0) {
+		write(k, line, strlen(line));
+		close(k);
+	}
+}
+
+/*
+ * NMI-level events (item 8 of issue 22): no PMU under TCG, so NMI
+ * backtraces (sysrq l) of a CPU running a deep user-mode spinner drive
+ * them, a kprobe on printk firing in the NMI for each line of registers
+ * printed, each event walking both stacks and copying 64 KiB of the
+ * spinner's stack.  The CPU's budget is one for all levels: hardirq events
+ * as in t_budget (a 10 us profile timer, hrtimer_interrupt with 64 KiB
+ * copies, on other descriptors) keep it spent most of each window, so
+ * NMI-level events must be throttled too, on their own descriptor, counted,
+ * and no lockup reported.  The filter keeps only the spinners' events: the
+ * printks of the CPU asking for the backtraces run in task context, in our
+ * process.
+ */
+#define NMI_MARK_BEGIN "dt_ktest: nmi backtraces begin"
+#define NMI_MARK_END "dt_ktest: nmi backtraces end"
+static void t_nmibudget(void)
+{
+	int fd = dt_open("nmibudget.open", 0), fh = dt_open("nmibudget.open2", 0);
+	int fp = dt_open("nmibudget.open3", 0);
+	struct dt_kprobe kp = { 0 }, kh = { 0 };
+	const char *fn[] = { "vprintk", "_printk", "vprintk_emit", "vprintk_store" };
+	const char *hfn[] = { "hrtimer_interrupt", "__hrtimer_run_queues" };
+	dt_u32 ustk = DT_USTACK_MAX, bsz = 16 << 20, hsz = 8 << 20;
+	int r = -1, rh = -1;
+
+	if (fd < 0 || fh < 0 || fp < 0)
+		return;
+	for (size_t i = 0; i < sizeof(fn) / sizeof(fn[0]) && r < 0; i++) {
+		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", fn[i]);
+		r = ioctl(fd, DTIOCKPROBE, &kp);
+	}
+	for (size_t i = 0; i < sizeof(hfn) / sizeof(hfn[0]) && rh < 0; i++) {
+		snprintf(kh.dtkp_func, sizeof(kh.dtkp_func), "%s", hfn[i]);
+		rh = ioctl(fh, DTIOCKPROBE, &kh);
+	}
+	dt_u32 prof = find_probe(fp, "profile", NULL, NULL, NULL);
+	pid_t sp[2] = { deep_spinner(0), deep_spinner(1) };
+	dt_u32 pids[2] = { (dt_u32)sp[0], (dt_u32)sp[1] };
+	if (!check(r == 0 && ioctl(fd, DTIOCSETUSTACK, &ustk) == 0 &&
+	    ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 &&
+	    set_filter(fd, DTF_PIDS, pids, 2, 0, NULL) == 0 &&
+	    enable(fd, kp.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0) == 0 &&
+	    rh == 0 && ioctl(fh, DTIOCSETUSTACK, &ustk) == 0 &&
+	    ioctl(fh, DTIOCSETBUFSZ, &hsz) == 0 &&
+	    enable(fh, kh.dtkp_entry_id, DTEVT_ALL | DTEVT_UREGS, 0) == 0 &&
+	    enable(fp, prof, 0, DT_PERIOD_MIN_NS) == 0,
+	    "nmibudget.enable", "kprobes %s, %s: %s", kp.dtkp_func, kh.dtkp_func,
+	    strerror(errno))) {
+		for (int i = 0; i < 2; i++) {
+			kill(sp[i], SIGKILL);
+			waitpid(sp[i], NULL, 0);
+		}
+		close(fd);
+		close(fh);
+		close(fp);
+		return;
+	}
+	usleep(100000);
+	kmsg(NMI_MARK_BEGIN "\n");
+	record(fp, 1);
+	record(fh, 1);
+	record(fd, 1);
+	int trig = open("/proc/sysrq-trigger", O_WRONLY);
+	int ntrig = 0;
+	double t0 = now();
+	/* each backtrace waits for the other CPU's NMI handler to finish */
+	for (int i = 0; i < 12 && trig >= 0; i++) {
+		if (write(trig, "l", 1) == 1)
+			ntrig++;
+		usleep(20000);
+	}
+	double el = now() - t0;
+	record(fd, 0);
+	record(fh, 0);
+	record(fp, 0);
+	drain_n(fh);
+	drain_n(fp);
+	struct dt_stats sh;
+	stats(fh, &sh);
+	close(fh);
+	close(fp);
+	if (trig >= 0)
+		close(trig);
+	for (int i = 0; i < 2; i++) {
+		kill(sp[i], SIGKILL);
+		waitpid(sp[i], NULL, 0);
+	}
+	/* the NMI's printks are flushed to the log after it */
+	usleep(200000);
+	kmsg(NMI_MARK_END "\n");
+	struct evbuf e = { 0 };
+	drain(fd, &e);
+	struct dt_stats st;
+	stats(fd, &st);
+	size_t nnmi = 0, nother = 0, ncopy = 0;
+	for (size_t off = 0; off < e.len;) {
+		const struct dt_rec *rec = (const void *)(e.b + off);
+
+		if (rec->dtr_ctx == DTR_CTX_NMI)
+			nnmi++;
+		else
+			nother++;
+		if (rec->dtr_flags & DTR_UREGS) {
+			struct dt_uregs ur;
+
+			memcpy(&ur, e.b + off + DT_REC_SIZE(rec->dtr_nargs, rec->dtr_nkstack,
+			    rec->dtr_nustack), sizeof(ur));
+			if (ur.dtur_size >= 4096)
+				ncopy++;
+		}
+		off += rec->dtr_size;
+	}
+	info("%s in NMI backtraces of deep spinners, %d triggers in %.2fs: produced %" PRIu64
+	    " read %" PRIu64 " (NMI %zu, other %zu, copies %zu) dropped %" PRIu64 " throttled %"
+	    PRIu64, kp.dtkp_func, ntrig, el, st.dtst_produced, st.dtst_read, nnmi, nother, ncopy,
+	    st.dtst_dropped, st.dtst_throttled);
+	check(ntrig > 0, "nmibudget.sysrq", "writing l to /proc/sysrq-trigger: %s",
+	    strerror(errno));
+	/*
+	 * A printk from an interrupt of a spinner is at another level: the
+	 * hardirq load makes hrtimer_interrupt warn (once) that it took long.
+	 */
+	check(e.bad == 0 && nnmi > 0 && nother <= 2 && ncopy > 0, "nmibudget.nmi-events",
+	    "%zu NMI-level records (%zu with a stack copy), %zu at other levels, %d malformed",
+	    nnmi, ncopy, nother, e.bad);
+	info("the hardirq load (%s): produced %" PRIu64 " throttled %" PRIu64, kh.dtkp_func,
+	    sh.dtst_produced, sh.dtst_throttled);
+	check(st.dtst_throttled > nother, "nmibudget.throttled",
+	    "no NMI-level event throttled (%" PRIu64 " produced) while hardirq events spent the "
+	    "budget (%" PRIu64 " of theirs throttled)", st.dtst_produced, sh.dtst_throttled);
+	check(st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	    st.dtst_dropped >= st.dtst_throttled && st.dtst_read == e.nrec,
+	    "nmibudget.conservation", "produced %" PRIu64 " read %" PRIu64 " (got %zu) dropped %"
+	    PRIu64 " throttled %" PRIu64, st.dtst_produced, st.dtst_read, e.nrec,
+	    st.dtst_dropped, st.dtst_throttled);
+	char *log = dmesg_since(NMI_MARK_BEGIN);
+	const char *bad[] = { "soft lockup", "hard LOCKUP", "rcu_sched self-detected",
+	    "rcu_preempt self-detected", "stall", "BUG", "WARNING" };
+	const char *hit = log == NULL ? "no kernel log" : NULL;
+	for (size_t i = 0; log != NULL && hit == NULL && i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(log, bad[i]) != NULL)
+			hit = bad[i];
+	/*
+	 * The kernel's note of a slow NMI handler is no lockup: TCG makes
+	 * printing registers in an NMI take milliseconds with or without dt.
+	 */
+	const char *slow = log ? strstr(log, "took too long to run") : NULL;
+	if (slow != NULL)
+		info("kernel: NMI handler %.*s", (int)strcspn(slow, "\n"), slow);
+	check(hit == NULL && strstr(log, "NMI backtrace") != NULL, "nmibudget.no-lockup",
+	    "kernel log since the backtraces: %s", hit ? hit : "no NMI backtrace in it");
+	free(log);
+	free(e.b);
+	close(fd);
+}
+
+/*
+ * DTEVT_UREGS copies any user's stack, as perf's PERF_SAMPLE_STACK_USER
+ * does for a caller with CAP_PERFMON: dt requires that capability of
+ * whoever enables (or opens), never less.  A process of nobody holding
+ * CAP_PERFMON gets copies of root's process like root; without it, on a
+ * descriptor root opened and passed, the enable is refused.
+ */
+static int uregs_of(int fd, dt_u32 prof, pid_t target, size_t *ncopy)
+{
+	dt_u32 t = (dt_u32)target;
+	struct evbuf e = { 0 };
+
+	*ncopy = 0;
+	if (set_filter(fd, DTF_PIDS, &t, 1, 0, NULL) < 0 ||
+	    enable(fd, prof, DTEVT_UREGS, 1000000) < 0)
+		return errno ? errno : EIO;
+	if (record(fd, 1) < 0)
+		return errno ? errno : EIO;
+	usleep(300000);
+	record(fd, 0);
+	drain(fd, &e);
+	for (size_t off = 0; off < e.len;) {
+		const struct dt_rec *rec = (const void *)(e.b + off);
+
+		if (rec->dtr_flags & DTR_UREGS) {
+			struct dt_uregs ur;
+
+			memcpy(&ur, e.b + off + DT_REC_SIZE(rec->dtr_nargs, rec->dtr_nkstack,
+			    rec->dtr_nustack), sizeof(ur));
+			if (ur.dtur_size > 0 && rec->dtr_pid == t)
+				(*ncopy)++;
+		}
+		off += rec->dtr_size;
+	}
+	free(e.b);
+	return 0;
+}
+
+static void t_uregspriv(void)
+{
+	int fd = dt_open("uregspriv.open", 0), pfd[2];
+	dt_u32 prof = fd < 0 ? 0 : find_probe(fd, "profile", NULL, NULL, NULL);
+
+	if (fd < 0 || pipe(pfd))
+		return;
+	pid_t spin = deep_spinner(1);
+	size_t nroot = 0;
+	int rroot = uregs_of(fd, prof, spin, &nroot);
+	close(fd);
+	check(rroot == 0 && nroot > 0, "uregspriv.root-copies", "root: %s, %zu copies",
+	    strerror(rroot), nroot);
+
+	/* [0] nobody without capabilities, passed root's descriptor: errno of the enable;
+	 * [1] nobody with CAP_PERFMON: errno, [2] its copies */
+	long out[3] = { -1, -1, 0 };
+	int passed = open(DT_DEVICE, O_RDWR);
+	pid_t k = fork();
+	if (k == 0) {
+		gid_t g = 65534;
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+		struct { dt_u32 version; int pid; } hdr = { 0x20080522, 0 };
+		struct { dt_u32 eff, perm, inh; } data[2];
+		size_t n = 0;
+
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+		prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0);
+		if (setgroups(1, &g) || setgid(65534) || setuid(65534))
+			_exit(1);
+		/* kept in the permitted set only: nothing effective yet */
+		struct dt_enable en = { .dten_id = prof, .dten_evtflags = DTEVT_UREGS,
+		    .dten_period_ns = 1000000 };
+		out[0] = ioctl(passed, DTIOCPRBENABLE, &en) < 0 ? errno : 0;
+		memset(data, 0, sizeof(data));
+		data[1].eff = data[1].perm = 1u << (38 - 32);	/* CAP_PERFMON */
+		/* the device node is root's, mode 0600: the same descriptor */
+		if (syscall(SYS_capset, &hdr, data) == 0) {
+			out[1] = uregs_of(passed, prof, spin, &n);
+			out[2] = (long)n;
+		} else {
+			out[1] = errno;
+		}
+		write(pfd[1], out, sizeof(out));
+		_exit(0);
+	}
+	close(pfd[1]);
+	if (read(pfd[0], out, sizeof(out)) != sizeof(out))
+		out[0] = out[1] = -1;
+	close(pfd[0]);
+	waitpid(k, NULL, 0);
+	close(passed);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	check(out[0] == EPERM, "uregspriv.nobody-refused",
+	    "nobody without CAP_PERFMON enabling DTEVT_UREGS on a passed descriptor: %s",
+	    out[0] < 0 ? "child failed" : strerror((int)out[0]));
+	check(out[1] == 0 && out[2] > 0, "uregspriv.perfmon-copies",
+	    "nobody with CAP_PERFMON (as perf would let it): %s, %ld copies of root's stack",
+	    out[1] < 0 ? "child failed" : strerror((int)out[1]), out[2]);
+}
+
+/*
  * A small ring under a steady load while a reader drains it: records wrap
  * and pad records fill ends; every record read must be intact and in
  * order (arguments carry a sequence number and its complement), and the
@@ -2362,7 +2662,7 @@ static void t_misc(void)
 	/* a kprobe on a function the tracer calls while writing: recursion */
 	fd = dt_open("misc.open5", 0);
 	struct dt_kprobe kp = { 0 };
-	const char *rf[] = { "copy_from_user_nofault", "__unwind_start" };
+	const char *rf[] = { "copy_from_user_nmi", "__unwind_start" };
 	int rk = -1;
 	for (int i = 0; i < 2 && rk < 0; i++) {
 		snprintf(kp.dtkp_func, sizeof(kp.dtkp_func), "%s", rf[i]);
@@ -4889,7 +5189,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: dt_ktest all|list|profile|syscall|sched|kprobe|conserve|"
-		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|upfuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
+		    "nesting|wakeup|kpmiss|frames|passed|account|hotplug|budget|nmibudget|uregspriv|wrap|misc|kpreap|upreap|upmount|kpmod|kpnotrace|noring|pollwake|ucopyfree|tgfollow|tgreuse|upfuse|lockdown-pre|lockdown|io|unpriv|filter|flight|flightstall|uprobe|proc|fuzz[=S]|race[=S]|hold|version\n");
 		return 2;
 	}
 	for (int i = 1; i < argc; i++) {
@@ -4976,6 +5276,10 @@ int main(int argc, char **argv)
 			t_hotplug();
 		if (all || !strcmp(t, "budget"))
 			t_budget();
+		if (all || !strcmp(t, "nmibudget"))
+			t_nmibudget();
+		if (all || !strcmp(t, "uregspriv"))
+			t_uregspriv();
 		if (all || !strcmp(t, "wrap"))
 			t_wrap();
 		if (all || !strcmp(t, "misc"))
