@@ -48,3 +48,16 @@ SUITES += chrome-trace
 check-chrome-trace: $(B)/asan/bin/dtreport $(DTGEN) $(B)/tests/report/mkcap
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) MKCAP=$(B)/tests/report/mkcap \
 		tests/run-suite.sh $(B)/results chrome-trace tests/export/chrome_trace.sh
+
+# dt's folded text read by flamegraph.pl (libdevel-nytprof-perl's copy):
+# it takes every line, writes well-formed XML, counts dt's total and names
+# dt's frames, on a dtgen capture and on awkcap's awkward names
+SUITES += flamegraph-pl
+
+$(B)/tests/export/awkcap: $(B)/obj/tests/export/awkcap.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
+
+check-flamegraph-pl: $(B)/asan/bin/dtreport $(DTGEN) $(B)/tests/export/awkcap
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) AWKCAP=$(B)/tests/export/awkcap \
+		tests/run-suite.sh $(B)/results flamegraph-pl tests/export/flamegraph_pl.sh
