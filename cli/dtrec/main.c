@@ -78,7 +78,7 @@ list_fields(struct dtp_dev *d, const char *glob)
 
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [-v] [GLOB]\n"
-"       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"       dtrec -o FILE [-e PROBE ...] [--offcpu] [--no-srcline] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
 "             [--flush-interval DURATION]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
@@ -104,6 +104,9 @@ static const char usage_text[] =
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"
+"  --no-srcline  store no source lines or inlined calls of the user\n"
+"                frames (by default read from the programs' DWARF, or\n"
+"                their separate debug files, at the end of recording)\n"
 "  -d DURATION   stop after DURATION: 10s, 500ms, 2m, or plain seconds\n"
 "  -b RINGSIZE   per-CPU ring size: a power of two, 8k to 64M (default 1M;\n"
 "                4M with DWARF user stacks)\n"

@@ -1175,8 +1175,9 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
-	/* --no-demangle holds for the one command that says it. */
+	/* --no-demangle and --no-inline hold for the one command that says it. */
 	dtsym_demangle = 1;
+	dtsym_inline = 1;
 	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };

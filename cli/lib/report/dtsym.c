@@ -35,6 +35,7 @@
 #include "util.h"
 
 int dtsym_demangle = 1;
+int dtsym_inline = 1;
 
 struct ksym {
 	uint64_t	addr;
@@ -65,6 +66,12 @@ struct centry {
 	const char	*name;		/* as the symbol table spells it */
 	const char	*dname;		/* demangled, or name itself */
 	uint8_t		origin;
+};
+
+/* The reader's strings live as long as it: their address is the key. */
+struct fentry {
+	const char	*func;
+	const char	*name[2][2];	/* [demangled][inlined] */
 };
 
 enum { O_KERNEL, O_MODULE, O_USER, O_UNKNOWN };
@@ -99,6 +106,10 @@ struct dtsym {
 	struct centry	*cache;		/* answers, in order of first question */
 	size_t		ccap, cn;
 	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
+
+	struct fentry	*fn;		/* DWARF function names met */
+	size_t		fncap, nfn;
+	struct dt_htab	fnix;		/* (func pointer) -> index in fn */
 
 	struct arena	*arena;
 	volatile sig_atomic_t *cancel;	/* while loading; NULL: none */
@@ -372,6 +383,8 @@ void dtsym_close(struct dtsym *s)
 	free(s->ktext);
 	free(s->cache);
 	dt_htab_free(&s->cix);
+	free(s->fn);
+	dt_htab_free(&s->fnix);
 	while (s->arena) {
 		struct arena *n = s->arena->next;
 		free(s->arena);
@@ -643,4 +656,124 @@ const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
 	struct centry *e = lookup(s, pc, kernel, pid, ts);
 
 	return origin_names[e ? e->origin : O_UNKNOWN];
+}
+
+const struct dtcap_srcline *dtsym_srcline(struct dtsym *s, uint64_t pc, int kernel,
+					  uint32_t pid, uint64_t ts)
+{
+	if (kernel)
+		return NULL;
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+	const struct dtcap_file *f = m && m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+	if (!f)
+		return NULL;
+	return dtcap_srcline_find(s->r, m->file, pc - m->start + m->offset + f->load_bias_hint);
+}
+
+static uint64_t fn_hash(const void *ctx, uint32_t e)
+{
+	const struct dtsym *s = ctx;
+	return dt_htab_hash_int((uint64_t)(uintptr_t)s->fn[e].func);
+}
+
+const char *dtsym_func_name(struct dtsym *s, const char *func, int inlined)
+{
+	uint64_t h = dt_htab_hash_int((uint64_t)(uintptr_t)func);
+	uint32_t e;
+	struct fentry *x = NULL;
+	int dm = !!dtsym_demangle, il = !!inlined;
+
+	for (size_t i = dt_htab_first(&s->fnix, h); (e = dt_htab_at(&s->fnix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->fnix, i))
+		if (s->fn[e].func == func) {
+			x = &s->fn[e];
+			break;
+		}
+	if (!x) {
+		if (DT_GROW(s->fn, s->fncap, s->nfn, 1, 256))
+			return NULL;
+		x = &s->fn[s->nfn];
+		memset(x, 0, sizeof(*x));
+		x->func = func;
+		if (dt_htab_add(&s->fnix, h, (uint32_t)s->nfn, fn_hash, s))
+			return NULL;
+		s->nfn++;
+	}
+	if (!x->name[dm][il]) {
+		char *d = dm ? dt_demangle(func) : NULL;
+		const char *base = d ? d : func[0] ? func : "[unknown]";
+		size_t n = strlen(base) + sizeof(" (inlined)");
+		char *t = malloc(n);
+		if (!t) {
+			free(d);
+			return NULL;
+		}
+		snprintf(t, n, "%s%s", base, il ? " (inlined)" : "");
+		x->name[dm][il] = arena_strdup(s, t);
+		free(t);
+		free(d);
+	}
+	return x->name[dm][il];
+}
+
+int dtsym_frame_src(struct dtsym *s, uint64_t pc, unsigned depth, int kernel, uint32_t pid,
+		    uint64_t ts, const char **file, uint32_t *line, const char **inlined)
+{
+	const struct dtcap_srcline *sl = pc ? dtsym_srcline(s, depth ? pc - 1 : pc, kernel, pid, ts)
+					    : NULL;
+	*file = NULL;
+	*line = 0;
+	*inlined = NULL;
+	if (!sl)
+		return 0;
+	*file = sl->frames[0].file;
+	*line = sl->frames[0].line;
+	if (sl->nframes < 2)
+		return 1;
+	/* a chain is named once: its key is the reader's srcline, which
+	 * no function name string shares */
+	const char *key = (const char *)sl;
+	uint64_t h = dt_htab_hash_int((uint64_t)(uintptr_t)key);
+	uint32_t e;
+	struct fentry *x = NULL;
+	int dm = !!dtsym_demangle;
+	for (size_t i = dt_htab_first(&s->fnix, h); (e = dt_htab_at(&s->fnix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->fnix, i))
+		if (s->fn[e].func == key) {
+			x = &s->fn[e];
+			break;
+		}
+	if (!x) {
+		if (DT_GROW(s->fn, s->fncap, s->nfn, 1, 256))
+			return 1;
+		x = &s->fn[s->nfn];
+		memset(x, 0, sizeof(*x));
+		x->func = key;
+		if (dt_htab_add(&s->fnix, h, (uint32_t)s->nfn, fn_hash, s))
+			return 1;
+		s->nfn++;
+	}
+	size_t xi = (size_t)(x - s->fn);	/* dtsym_func_name may move fn */
+	if (!x->name[dm][0]) {
+		size_t len = 1;
+		char *t;
+		for (uint32_t j = 0; j + 1 < sl->nframes; j++) {
+			const char *nm = dtsym_func_name(s, sl->frames[j].func, 0);
+			len += (nm ? strlen(nm) : 0) + 1;
+		}
+		if ((t = malloc(len)) == NULL)
+			return 1;
+		t[0] = '\0';
+		for (uint32_t j = sl->nframes - 1; j-- > 0;) {
+			const char *nm = dtsym_func_name(s, sl->frames[j].func, 0);
+			if (t[0])
+				strcat(t, ";");
+			strcat(t, nm ? nm : "");
+		}
+		x = &s->fn[xi];
+		x->name[dm][0] = arena_strdup(s, t);
+		free(t);
+	}
+	*inlined = s->fn[xi].name[dm][0];
+	return 1;
 }

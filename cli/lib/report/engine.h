@@ -225,6 +225,19 @@ void dtr_sched_free(struct dtr_sched *s);
 
 /* ---- naming stacks into a flame graph (stack_names.c) */
 
+/*
+ * The inlined calls at frame k of a user stack (pcs, innermost first), as
+ * FLAME_INLINE frames "f (inlined)" appended to buf outermost first, at
+ * most room of them; none when dtsym_inline is 0 or the capture has no
+ * source lines there.  -1 on ENOMEM.
+ */
+struct flame;
+struct dtsym;
+int dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
+		      uint32_t pid, uint64_t ts, uint32_t *buf, unsigned *nb, unsigned room);
+/* Room for them in a sample's frame buffer, beyond its own frames. */
+#define DTR_INLINE_ROOM		(4 * DTCAP_MAXFRAMES)
+
 struct dtr_namer;
 struct dtr_namer *dtr_namer_new(const struct dtr_cap *c, struct flame *fl);
 void dtr_namer_free(struct dtr_namer *n);

@@ -61,6 +61,9 @@ int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *d
 /* Raw symbol names: no demangling of C++/Rust/D names (dtsym_demangle). */
 #define DTR_OPT_NO_DEMANGLE	0x3003
 #define DTR_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, DTR_OPT_NO_DEMANGLE }
+/* Inlined calls folded into their callers (dtsym_inline). */
+#define DTR_OPT_NO_INLINE	0x3004
+#define DTR_LONGOPT_NO_INLINE	{ "no-inline", 0, NULL, DTR_OPT_NO_INLINE }
 /* ... and a damaged one, skipping what does not decode (commands without
  * the filter options; theirs is DTF_OPT_SALVAGE) */
 #define DTR_OPT_SALVAGE		0x3002

@@ -596,11 +596,16 @@ static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 	}
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
+	unsigned inl0 = *nb + n;	/* inlined frames take the room beyond */
 	for (unsigned k = n; k-- > 0;) {
 		int64_t fid = name_frame(fl, sym, fm, pcs, k, kernel, pid, ts, proc);
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
+		if (!kernel && !fm->by_dso &&
+		    dtr_inline_frames(fl, sym, pcs, k, pid, ts, buf, nb,
+				      DTR_INLINE_ROOM - (*nb + k - inl0)) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -703,7 +708,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	uint32_t nst = dtcap_nstacks(p.r);
 	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
 	km.len = calloc((size_t)nst + 1, sizeof(uint32_t));
-	buf = malloc((2 * DTCAP_MAXFRAMES + 8) * sizeof(uint32_t));
+	buf = malloc((2 * DTCAP_MAXFRAMES + DTR_INLINE_ROOM + 8) * sizeof(uint32_t));
 	if (!km.off || !km.len || !buf)
 		goto oom;
 	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);

@@ -76,6 +76,26 @@ dtr_namer_free(struct dtr_namer *n)
 	free(n);
 }
 
+int
+dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
+		  uint32_t pid, uint64_t ts, uint32_t *buf, unsigned *nb, unsigned room)
+{
+	if (!dtsym_inline || pcs[k] == 0)
+		return 0;
+	const struct dtcap_srcline *sl = dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], 0, pid, ts);
+	if (sl == NULL)
+		return 0;
+	/* the last frame is the function the symbol table named already */
+	for (unsigned j = sl->nframes - 1; j-- > 0 && room > 0; room--) {
+		const char *nm = dtsym_func_name(sym, sl->frames[j].func, 1);
+		int64_t fid = nm ? flame_intern(fl, nm, FLAME_INLINE) : -1;
+		if (fid < 0)
+			return -1;
+		buf[(*nb)++] = (uint32_t)fid;
+	}
+	return 0;
+}
+
 /* Every frame but the innermost is a return address: name pc - 1 (the
  * call), as report_flame.c does, unless that names nothing better. */
 static const char *
