@@ -178,6 +178,7 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 	if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
 		files = NULL;
 	ns = dwarf_getscopes(&cu, addr, &scopes);
+	int outer = 0;	/* the out-of-line function's frame is in */
 	for (int i = 0; i < ns && c->nf - f0 < DTCAP_MAXINLINE; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
@@ -188,8 +189,10 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 		}
 		c->fr[c->nf++] = (struct dtcap_srcframe){ die_func_name(&scopes[i]), file,
 							  (uint32_t)(line > 0 ? line : 0) };
-		if (tag == DW_TAG_subprogram)
+		if (tag == DW_TAG_subprogram) {
+			outer = 1;
 			break;
+		}
 		/* the enclosing function's position is this call's */
 		Dwarf_Attribute a;
 		Dwarf_Word v;
@@ -201,6 +204,14 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 		       v <= INT32_MAX ? (int)v : 0;
 	}
 	free(scopes);
+	/* GCC's clones (.isra, .constprop) leave the out-of-line function out
+	 * of the scopes of what was inlined into it: the position the last
+	 * inlined call was made from is its frame, named by the symbol table */
+	if (!outer && c->nf > f0 && c->nf - f0 < DTCAP_MAXINLINE) {
+		if (DT_GROW(c->fr, c->fcap, c->nf, 1, 1024))
+			return -1;
+		c->fr[c->nf++] = (struct dtcap_srcframe){ "", file, (uint32_t)line };
+	}
 	if (c->nf == f0) {	/* no function scope: the line alone */
 		if (DT_GROW(c->fr, c->fcap, c->nf, 1, 1024))
 			return -1;
