@@ -72,6 +72,8 @@ struct dtr_flame_opts {
 	const char	*countname;	/* NULL: "samples" */
 	double		minwidth;	/* px; narrower frames are left out */
 	int		by_dso;		/* frames named by object (dtsym_dso) */
+	int		by_srcline;	/* user frames named "file:line" where the
+					 * capture has source lines */
 	int		mode;		/* DTR_FLAME_*: what a frame's width is */
 	const char	*states;	/* offcpu: state letters kept ("SD"); NULL: all */
 };
@@ -140,7 +142,7 @@ uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter
 /* ---- top (report_top.c; sym and dso: report_frames.c) */
 
 enum dtr_top_by { DTR_TOP_COMM, DTR_TOP_PID, DTR_TOP_PROBE, DTR_TOP_STACK, DTR_TOP_SYSCALL,
-		  DTR_TOP_SYM, DTR_TOP_DSO };
+		  DTR_TOP_SYM, DTR_TOP_DSO, DTR_TOP_SRCLINE };
 
 struct dtr_top_opts {
 	unsigned long	limit;		/* rows; 0: 10 */
@@ -163,7 +165,9 @@ int dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_
  * Functions by sample, as perf report --no-children --sort sym (or dso):
  * the samples (dtr_sample_probes) counted by their innermost frame, or
  * with o->children by every function on their stacks, each once.  Called
- * by dtr_top for DTR_TOP_SYM and DTR_TOP_DSO.
+ * by dtr_top for DTR_TOP_SYM, DTR_TOP_DSO and DTR_TOP_SRCLINE (the source
+ * line of each frame, "file:line", where the capture has one: of the
+ * innermost inlined call, as perf --sort srcline; else the function).
  */
 int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 		   FILE *out, volatile sig_atomic_t *cancel);
@@ -235,6 +239,10 @@ struct flame;
 struct dtsym;
 int dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
 		      uint32_t pid, uint64_t ts, uint32_t *buf, unsigned *nb, unsigned room);
+/* "file:line" of frame k of a user stack (return addresses at pc - 1)
+ * into out: 1, or 0 when the capture has no source line there. */
+int dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel,
+		     uint32_t pid, uint64_t ts, char *out, size_t len);
 /* Room for them in a sample's frame buffer, beyond its own frames. */
 #define DTR_INLINE_ROOM		(4 * DTCAP_MAXFRAMES)
 

@@ -519,6 +519,7 @@ struct fmemo {
 	size_t		cap, n;
 	struct dt_htab	ht;
 	int		by_dso;		/* [I] frames named by object, not symbol */
+	int		by_srcline;	/* [I] user frames by "file:line" */
 };
 
 static uint64_t fmemo_hash(uint64_t pc, const struct dtcap_proc *proc, uint32_t how)
@@ -567,6 +568,9 @@ static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 		nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
 		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
 	}
+	char sl[4200];
+	if (fm->by_srcline && dtr_srcline_text(sym, pcs, k, kernel, pid, ts, sl, sizeof(sl)))
+		nm = sl;
 	int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
 	if (fid < 0 || DT_GROW(fm->tab, fm->cap, fm->n, 1, 1024))
 		return -1;
@@ -657,7 +661,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct kmemo km = { 0 };
 	struct umemo um = { 0 };
 	struct pmemo pm = { 0 }, lm = { 0 };
-	struct fmemo fm = { .by_dso = fo->by_dso };
+	struct fmemo fm = { .by_dso = fo->by_dso, .by_srcline = fo->by_srcline };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;

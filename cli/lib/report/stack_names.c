@@ -4,6 +4,7 @@
  * blame).  Each (stack, process snapshot) is named once: the same stack
  * recurs on every switch out of the same wait.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,19 @@ dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsi
 		buf[(*nb)++] = (uint32_t)fid;
 	}
 	return 0;
+}
+
+int
+dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
+		 uint64_t ts, char *out, size_t len)
+{
+	const struct dtcap_srcline *sl =
+		pcs[k] ? dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], kernel, pid, ts) : NULL;
+	if (sl == NULL || (!sl->frames[0].file[0] && !sl->frames[0].line))
+		return 0;
+	snprintf(out, len, "%s:%u", sl->frames[0].file[0] ? sl->frames[0].file : "??",
+		 sl->frames[0].line);
+	return 1;
 }
 
 /* Every frame but the innermost is a return address: name pc - 1 (the
