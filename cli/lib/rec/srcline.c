@@ -150,7 +150,38 @@ struct chain {
 	size_t		n, cap;
 	struct dtcap_srcframe *fr;
 	size_t		nf, fcap;
+	/* source paths made absolute (as addr2line prints them), by the
+	 * line table's string: a program has tens of source files */
+	struct { const char *rel, *dir; char *abs; } *paths;
+	size_t		np, pcap;
 };
+
+/* path as a reader elsewhere wants it: relative names of the line table
+ * joined to the compilation directory.  NULL on ENOMEM. */
+static const char *
+abs_path(struct chain *c, Dwarf_Die *cu, const char *path)
+{
+	Dwarf_Attribute a;
+	const char *dir;
+
+	if (path[0] == '/' || path[0] == '\0' ||
+	    (dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &a))) == NULL || !dir[0])
+		return path;
+	for (size_t i = 0; i < c->np; i++)
+		if (c->paths[i].rel == path && c->paths[i].dir == dir)
+			return c->paths[i].abs;
+	size_t n = strlen(dir) + strlen(path) + 2;
+	char *t = malloc(n);
+	if (t == NULL || DT_GROW(c->paths, c->pcap, c->np, 1, 16)) {
+		free(t);
+		return NULL;
+	}
+	snprintf(t, n, "%s/%s", dir, path);
+	c->paths[c->np].rel = path;
+	c->paths[c->np].dir = dir;
+	c->paths[c->np++].abs = t;
+	return t;
+}
 
 /* addr's inline chain into c (frames as offsets until the end): 1 if it
  * has a source line, 0 if not, -1 on ENOMEM. */
@@ -167,6 +198,8 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 		return 0;
 	if ((ln = dwarf_getsrc_die(&cu, addr)) != NULL) {
 		const char *f = dwarf_linesrc(ln, NULL, NULL);
+		if (f && (f = abs_path(c, &cu, f)) == NULL)
+			return -1;
 		file = f ? f : "";
 		if (dwarf_lineno(ln, &line) != 0)
 			line = 0;
@@ -199,6 +232,10 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 		const char *cf = NULL;
 		if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &v) == 0)
 			cf = dwarf_filesrc(files, v, NULL, NULL);
+		if (cf && (cf = abs_path(c, &cu, cf)) == NULL) {
+			free(scopes);
+			return -1;
+		}
 		file = cf ? cf : "";
 		line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &v) == 0 &&
 		       v <= INT32_MAX ? (int)v : 0;
@@ -313,6 +350,9 @@ nodwarf:
 out:
 	free(c.sl);
 	free(c.fr);
+	for (size_t i = 0; i < c.np; i++)
+		free(c.paths[i].abs);
+	free(c.paths);
 	if (dw)
 		dwarf_end(dw);
 	if (de)

@@ -231,16 +231,18 @@ void dtr_sched_free(struct dtr_sched *s);
 
 /*
  * The inlined calls at frame k of a user stack (pcs, innermost first), as
- * FLAME_INLINE frames "f (inlined)" appended to buf outermost first, at
+ * FLAME_INLINE frames "f (inlined)" (by_srcline: FLAME_USER frames
+ * "file:line", the position in each) appended to buf outermost first, at
  * most room of them; none when dtsym_inline is 0 or the capture has no
  * source lines there.  -1 on ENOMEM.
  */
-struct flame;
-struct dtsym;
 int dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
-		      uint32_t pid, uint64_t ts, uint32_t *buf, unsigned *nb, unsigned room);
+		      uint32_t pid, uint64_t ts, int by_srcline, uint32_t *buf, unsigned *nb,
+		      unsigned room);
 /* "file:line" of frame k of a user stack (return addresses at pc - 1)
- * into out: 1, or 0 when the capture has no source line there. */
+ * into out: 1, or 0 when the capture has no source line there.  With
+ * dtsym_inline, the out-of-line function's position (the inlined calls'
+ * are dtr_inline_frames'), else the innermost. */
 int dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel,
 		     uint32_t pid, uint64_t ts, char *out, size_t len);
 /* Room for them in a sample's frame buffer, beyond its own frames. */

@@ -607,7 +607,7 @@ static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
 		if (!kernel && !fm->by_dso &&
-		    dtr_inline_frames(fl, sym, pcs, k, pid, ts, buf, nb,
+		    dtr_inline_frames(fl, sym, pcs, k, pid, ts, fm->by_srcline, buf, nb,
 				      DTR_INLINE_ROOM - (*nb + k - inl0)) < 0)
 			return -1;
 	}

@@ -43,9 +43,9 @@ static struct flame *fold(const struct dtr_cap *c, struct dtf_filter *f, const c
 		return NULL;
 	}
 	/* functions as perf --sort sym counts them: an inlined call is its
-	 * caller's time (its own line under --by srcline) */
+	 * caller's time; lines each have theirs, inlined or not */
 	int inl = dtsym_inline;
-	dtsym_inline = 0;
+	dtsym_inline = by == DTR_TOP_SRCLINE;
 	*rc = dtr_flame_fold(c, f, &fo, fl, 0, n, probedesc, pdlen, cancel);
 	dtsym_inline = inl;
 	if (*rc != 0) {

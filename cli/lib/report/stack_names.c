@@ -77,9 +77,16 @@ dtr_namer_free(struct dtr_namer *n)
 	free(n);
 }
 
+static void
+pos_text(const struct dtcap_srcframe *f, char *out, size_t len)
+{
+	snprintf(out, len, "%s:%u", f->file[0] ? f->file : "??", f->line);
+}
+
 int
 dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
-		  uint32_t pid, uint64_t ts, uint32_t *buf, unsigned *nb, unsigned room)
+		  uint32_t pid, uint64_t ts, int by_srcline, uint32_t *buf, unsigned *nb,
+		  unsigned room)
 {
 	if (!dtsym_inline || pcs[k] == 0)
 		return 0;
@@ -88,8 +95,13 @@ dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsi
 		return 0;
 	/* the last frame is the function the symbol table named already */
 	for (unsigned j = sl->nframes - 1; j-- > 0 && room > 0; room--) {
-		const char *nm = dtsym_func_name(sym, sl->frames[j].func, 1);
-		int64_t fid = nm ? flame_intern(fl, nm, FLAME_INLINE) : -1;
+		char pos[4200];
+		const char *nm = pos;
+		if (by_srcline)
+			pos_text(&sl->frames[j], pos, sizeof(pos));
+		else
+			nm = dtsym_func_name(sym, sl->frames[j].func, 1);
+		int64_t fid = nm ? flame_intern(fl, nm, by_srcline ? FLAME_USER : FLAME_INLINE) : -1;
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
@@ -103,10 +115,13 @@ dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel,
 {
 	const struct dtcap_srcline *sl =
 		pcs[k] ? dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], kernel, pid, ts) : NULL;
-	if (sl == NULL || (!sl->frames[0].file[0] && !sl->frames[0].line))
+	/* with inlined calls: the out-of-line function's own position;
+	 * dtr_inline_frames gives the others */
+	const struct dtcap_srcframe *f = sl ? &sl->frames[dtsym_inline ? sl->nframes - 1 : 0]
+					    : NULL;
+	if (f == NULL || (!f->file[0] && !f->line))
 		return 0;
-	snprintf(out, len, "%s:%u", sl->frames[0].file[0] ? sl->frames[0].file : "??",
-		 sl->frames[0].line);
+	pos_text(f, out, len);
 	return 1;
 }
 

@@ -1,0 +1,107 @@
+#!/bin/bash
+# run.sh BUILD - source lines and inlined calls.  inlined (C++: an
+# always_inline helper in a hot loop, and a plain hot loop) is recorded on
+# this host through perf; every innermost pc's line and inline chain that
+# dtreport reports must be what binutils' addr2line -i -f -C says of the
+# same address of the same binary, the inlined helper must be a frame of
+# its own under its caller, and --no-inline / --no-srcline must take it
+# away.  The lines expected are addr2line's and the source's markers,
+# never written here.  Needs perf_event_open (root).
+set -u
+B=$1
+DTREC=$B/asan/bin/dtrec DTREPORT=$B/asan/bin/dtreport DTSH=$B/asan/bin/dtsh
+PROG=$B/tests/srcline/inlined
+SRC=$(cd "$(dirname "$0")" && pwd)/inlined.cc
+T=$(mktemp -d /tmp/srcline-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../lib.sh"
+sanitizers_dtrec
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+command -v addr2line >/dev/null || fail tool-addr2line "addr2line is not installed (binutils)"
+
+if rec inl -o "$T/i.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROG" 2; then
+	pass record
+else
+	fail record "$(head -c 300 "$T/inl.err")"
+fi
+
+# ---- every innermost pc in the program: line and inline chain as addr2line
+"$DTREPORT" sql --csv "$T/i.dtc" \
+	"SELECT DISTINCT printf('%x', f.pc - m.start + m.offset), f.file, f.line, coalesce(f.inlined, '')
+	 FROM frames f JOIN maps m ON f.pc >= m.start AND f.pc < m.\"end\"
+	 WHERE f.kernel = 0 AND f.depth = 0 AND m.name = '$PROG'" 2>"$T/sql.err" |
+	tr -d '\r' | tail -n +2 | tr -d '"' >"$T/pcs"
+n=0 bad=0 ninl=0
+while IFS=, read -r addr file line inl; do
+	n=$((n + 1))
+	addr2line -i -f -C -e "$PROG" "0x$addr" | sed 's/ (discriminator [0-9]*)//' >"$T/a2l"
+	want_line=$(sed -n '2p' "$T/a2l")
+	# addr2line: innermost function, its line, then each caller and its call line
+	want_inl=$(awk 'NR % 2 == 1 { f[++k] = $0 } END { s = ""; for (i = k - 1; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]; print s }' "$T/a2l")
+	[ -n "$inl" ] && ninl=$((ninl + 1))
+	if [ "$file:$line" != "$want_line" ] || [ "$inl" != "$want_inl" ]; then
+		bad=$((bad + 1))
+		echo "# 0x$addr: dt $file:$line [$inl], addr2line $want_line [$want_inl]"
+	fi
+done <"$T/pcs"
+[ $n -ge 3 ] && [ $bad = 0 ] && pass srcline-equals-addr2line ||
+	fail srcline-equals-addr2line "$bad of $n pcs differ (above): $(head -c 200 "$T/sql.err")"
+[ $ninl -ge 1 ] && pass inlined-pcs-found || fail inlined-pcs-found "no pc inside the inlined helper among $n"
+
+# ---- flame: the helper is a frame of its own, under its caller, marked
+"$DTREPORT" flame --folded --user "$T/i.dtc" >"$T/inl.folded" 2>"$T/flame.err"
+"$DTREPORT" flame --folded --user --no-inline "$T/i.dtc" >"$T/noinl.folded" 2>>"$T/flame.err"
+total=$(awk '{ s += $NF } END { print s + 0 }' "$T/inl.folded")
+under=$(awk '$0 ~ /;geo::walk\(unsigned long\);geo::scramble\(unsigned long\) \(inlined\) [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/inl.folded")
+[ "$total" -gt 100 ] && [ $((under * 100)) -ge $((total * 30)) ] && pass flame-inlined-frame ||
+	fail flame-inlined-frame "$under of $total samples under walk;scramble (inlined): $(head -3 "$T/inl.folded" | tr '\n' '|')"
+grep -q '(inlined)' "$T/noinl.folded" && fail no-inline-folds "$(grep -m1 '(inlined)' "$T/noinl.folded")" || {
+	walk_inl=$(awk '/;geo::walk\(unsigned long\)( |;)/ { s += $NF } END { print s + 0 }' "$T/inl.folded")
+	walk_no=$(awk '/;geo::walk\(unsigned long\) [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/noinl.folded")
+	[ "$walk_inl" -gt 0 ] && [ "$walk_inl" = "$walk_no" ] && pass no-inline-folds ||
+		fail no-inline-folds "walk with inlined frames $walk_inl, folded $walk_no"
+}
+
+# ---- top --by srcline: sums to the samples; the hottest lines are the
+# helper's and the loops', as the source's markers place them
+"$DTREPORT" top --by srcline -n 50 "$T/i.dtc" >"$T/top" 2>"$T/top.err"
+ttotal=$(sed -n 's/^# self of \([0-9]*\) samples.*/\1/p' "$T/top")
+tsum=$(awk 'NR > 2 { s += $1 } END { print s + 0 }' "$T/top")
+[ -n "$ttotal" ] && [ "$tsum" = "$ttotal" ] && pass top-srcline-sums || fail top-srcline-sums "total '$ttotal', rows $tsum"
+scr=$(grep -n 'SCRAMBLE_LINE' "$SRC" | cut -d: -f1)
+top1=$(sed -n '3p' "$T/top" | awk '{ print $3 }')
+case "$top1" in
+"$SRC:"*) l=${top1##*:}; [ "$l" -ge "$scr" ] && [ "$l" -le $((scr + 3)) ] && pass top-srcline-hottest-in-helper ||
+	fail top-srcline-hottest-in-helper "$top1 (helper: lines $scr..$((scr + 3)))" ;;
+*) fail top-srcline-hottest-in-helper "'$top1': $(head -4 "$T/top" | tr '\n' '|')" ;;
+esac
+"$DTREPORT" top --by srcline --children -n 50 "$T/i.dtc" >"$T/topc" 2>>"$T/top.err"
+spin=$(grep -n 'SPIN_LOOP' "$SRC" | cut -d: -f1)
+grep -qF " $SRC:$spin" "$T/top" && pass top-srcline-spin-loop || fail top-srcline-spin-loop "no $SRC:$spin row"
+# inclusive: the call of the inlined helper in walk's loop is counted for
+# every sample inside the helper too
+wl=$(grep -n 'WALK_LOOP' "$SRC" | cut -d: -f1)
+cnt() { awk -v k="$2" '$3 == k { print $1; exit }' "$1"; }
+helper=0
+for l in $scr $((scr + 1)) $((scr + 2)) $((scr + 3)); do helper=$((helper + $(cnt "$T/top" "$SRC:$l" || true) + 0)); done
+wl_self=$(cnt "$T/top" "$SRC:$wl") wl_incl=$(cnt "$T/topc" "$SRC:$wl")
+[ "$helper" -gt 0 ] && [ "${wl_incl:-0}" -ge $((${wl_self:-0} + helper)) ] && pass top-srcline-children-inline-chain ||
+	fail top-srcline-children-inline-chain "walk loop line $wl: self ${wl_self:-0}, inclusive ${wl_incl:-0}; helper lines self $helper"
+
+# ---- --no-srcline: nothing stored, nothing shown
+rec nosrc -o "$T/n.dtc" -e profile:hz:997 -u --user-stacks fp --no-srcline -- "$PROG" 0.5
+nl=$("$DTREPORT" sql --csv "$T/n.dtc" "SELECT count(line) FROM frames" 2>>"$T/sql.err" | tr -d '\r' | tail -1)
+[ "$nl" = 0 ] && ! "$DTREPORT" flame --folded --user "$T/n.dtc" 2>>"$T/flame.err" | grep -q '(inlined)' &&
+	pass no-srcline-records-none || fail no-srcline-records-none "$nl frames with a line"
+
+# ---- dtsh: --no-inline holds for the one command that says it
+printf 'flame --folded --user --no-inline -o -\nflame --folded --user -o -\n' |
+	"$DTSH" "$T/i.dtc" >"$T/sh.out" 2>"$T/sh.err"
+c=$(grep -c '(inlined)' "$T/sh.out")
+[ "$c" -ge 1 ] && [ "$c" = "$(grep -c '(inlined)' "$T/inl.folded")" ] && pass dtsh-no-inline-one-command ||
+	fail dtsh-no-inline-one-command "$c lines with inlined frames: $(head -c 200 "$T/sh.err")"
+
+for f in "$T"/*.err; do
+	if san "$f"; then fail "sanitizers-$(basename "$f" .err)" "$(grep -m1 -E 'Sanitizer|runtime error' "$f")"; fi
+done
+pass srcline-done
