@@ -40,6 +40,7 @@ static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top_(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
 static int cmd_calls_(struct dtsh *, int, char **, const char *);
+static int cmd_annotate_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
@@ -95,6 +96,11 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree out of the functions matching FUNC (dtreport callees).",
 	  cmd_calls_, DTSH_C_TOP },
+	{ "annotate", "annotate FUNC [--no-source] [--no-insns] [FILTERS...]",
+	  "The samples taken in the functions matching FUNC by source line (with\n"
+	  "the text where the source is readable) and by instruction, disassembled\n"
+	  "from the binary on disk when it is the build recorded (dtreport annotate).",
+	  cmd_annotate_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [--offcpu|--wakers [--state S,D,R]] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "options and filters: --offcpu draws off-CPU time).  Default FILE:\n"
@@ -706,6 +712,22 @@ cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
+cmd_annotate_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, argv[0]))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			argv[0], sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_annotate_on(&c, argc, argv, &dtsh_interrupted));
 }
 
 /* latency, syscalls: one capture, in-process, Ctrl-C stops them */

@@ -88,6 +88,42 @@ wl_self=$(cnt "$T/top" "$SRC:$wl") wl_incl=$(cnt "$T/topc" "$SRC:$wl")
 [ "$helper" -gt 0 ] && [ "${wl_incl:-0}" -ge $((${wl_self:-0} + helper)) ] && pass top-srcline-children-inline-chain ||
 	fail top-srcline-children-inline-chain "walk loop line $wl: self ${wl_self:-0}, inclusive ${wl_incl:-0}; helper lines self $helper"
 
+# ---- annotate: the known hot loop's line is the hottest of its function,
+# with its text; the instruction counts add up and sit on instructions
+# objdump (binutils, an independent decoder) finds at those addresses
+"$DTREPORT" annotate 'spin*' "$T/i.dtc" >"$T/ann" 2>"$T/ann.err"
+fsum=$(sed -n 's/^# spin.*: \([0-9]*\) of [0-9]* samples.*/\1/p' "$T/ann")
+hot=$(awk '/^ *COUNT +PCT +LINE/ { on = 1; next } /^#/ { on = 0 } on && $1 > m { m = $1; l = $3 } END { print l }' "$T/ann")
+[ -n "$fsum" ] && [ "$fsum" -gt 0 ] && [ "$hot" = "$SRC:$spin" ] && pass annotate-hottest-line-is-loop ||
+	fail annotate-hottest-line-is-loop "hottest '$hot', want $SRC:$spin: $(head -8 "$T/ann" | tr '\n' '|')"
+grep -qF "$SRC:$spin  for (uint64_t i" "$T/ann" && pass annotate-source-text ||
+	fail annotate-source-text "no source text beside line $spin"
+lsum=$(awk '/^ *COUNT +PCT +LINE/ { on = 1; next } /^#/ { on = 0 } on { s += $1 } END { print s + 0 }' "$T/ann")
+isum=$(awk '/^ *COUNT +PCT +ADDRESS/ { on = 1; next } on && $1 ~ /^[0-9]+$/ && $3 ~ /^0x/ { s += $1 } END { print s + 0 }' "$T/ann")
+[ "$lsum" = "$fsum" ] && [ "$isum" = "$fsum" ] && pass annotate-counts-add-up ||
+	fail annotate-counts-add-up "function $fsum, lines $lsum, instructions $isum"
+objdump -d --no-show-raw-insn "$PROG" | awk -F: '/^ +[0-9a-f]+:/ { gsub(/ /, "", $1); print "0x" $1 }' | sort -u >"$T/od"
+awk '/^ *COUNT +PCT +ADDRESS/ { on = 1; next } on { for (i = 1; i <= NF; i++) if ($i ~ /^0x/) { print $i; break } }' "$T/ann" |
+	sed 's/^0x0*/0x/' | sort -u >"$T/dt.insn"
+nins=$(wc -l <"$T/dt.insn")
+[ "$nins" -ge 4 ] && [ -z "$(comm -23 "$T/dt.insn" "$T/od")" ] && pass annotate-insns-are-objdumps ||
+	fail annotate-insns-are-objdumps "$nins addresses; not objdump's: $(comm -23 "$T/dt.insn" "$T/od" | head -5 | tr '\n' ' ')"
+"$DTREPORT" annotate 'spin*' --no-source "$T/i.dtc" >"$T/ann2" 2>>"$T/ann.err"
+grep -q 'SPIN_LOOP' "$T/ann2" && fail annotate-no-source "source text shown" || pass annotate-no-source
+# another build at the recorded path: said so, no disassembly of it
+cp "$PROG" "$T/prog"
+rec copy -o "$T/c.dtc" -e profile:hz:997 -u --user-stacks fp -- "$T/prog" 0.5
+printf 'int main(void) { return 0; }\n' | ${CC:-cc} -x c -o "$T/prog" - 2>/dev/null
+"$DTREPORT" annotate 'spin*' "$T/c.dtc" >"$T/ann3" 2>>"$T/ann.err"
+grep -q 'not disassembled: .*build id differs' "$T/ann3" && ! grep -q 'INSTRUCTION' "$T/ann3" &&
+	pass annotate-other-build-said || fail annotate-other-build-said "$(grep -m2 '^#' "$T/ann3" | tr '\n' '|')"
+"$DTREPORT" annotate 'no_such_fn*' "$T/i.dtc" >"$T/ann4" 2>"$T/ann4.err"
+[ $? = 0 ] && [ ! -s "$T/ann4" ] && grep -q 'no sample was taken in a function matching' "$T/ann4.err" &&
+	pass annotate-no-match-says-so || fail annotate-no-match-says-so "$(cat "$T/ann4.err")"
+printf 'annotate spin*\n' | "$DTSH" "$T/i.dtc" >"$T/sh3.out" 2>"$T/sh3.err"
+[ "$(grep -v '^dtsh' "$T/sh3.out" | grep -c "$SRC:$spin")" -ge 1 ] && grep -q INSTRUCTION "$T/sh3.out" &&
+	pass dtsh-annotate || fail dtsh-annotate "$(head -c 300 "$T/sh3.err")"
+
 # ---- --no-srcline: nothing stored, nothing shown
 rec nosrc -o "$T/n.dtc" -e profile:hz:997 -u --user-stacks fp --no-srcline -- "$PROG" 0.5
 nl=$("$DTREPORT" sql --csv "$T/n.dtc" "SELECT count(line) FROM frames" 2>>"$T/sql.err" | tr -d '\r' | tail -1)

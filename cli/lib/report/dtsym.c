@@ -534,6 +534,25 @@ static const char *map_basename(const struct dtcap_map *m, const struct dtcap_fi
 	       : f && f->path ? basename_of(f->path) : NULL;
 }
 
+/* The symbol of f covering file virtual address v, or NULL. */
+static const struct dtcap_sym *sym_at(const struct dtcap_file *f, uint64_t v)
+{
+	if (!f->nsyms)
+		return NULL;
+	size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
+	/* Several symbols may start at or below v (nested or sized
+	 * zero); walk back over a few for one that covers v. */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+		const struct dtcap_sym *sy = &f->syms[i - 1];
+		if (!sy->name || !sy->name[0])
+			continue;
+		if ((sy->size && v - sy->addr < sy->size) ||
+		    (!sy->size && i == lo && v - sy->addr < 4096))
+			return sy;
+	}
+	return NULL;
+}
+
 static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
 			  uint8_t *origin)
 {
@@ -547,21 +566,10 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	}
 	uint64_t foff = pc - m->start + m->offset;
 	const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
-	if (f && f->nsyms) {
-		uint64_t v = foff + f->load_bias_hint;
-		size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
-		/* Several symbols may start at or below v (nested or sized
-		 * zero); walk back over a few for one that covers v. */
-		for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
-			const struct dtcap_sym *sy = &f->syms[i - 1];
-			if (!sy->name || !sy->name[0])
-				continue;
-			if ((sy->size && v - sy->addr < sy->size) ||
-			    (!sy->size && i == lo && v - sy->addr < 4096)) {
-				*origin = O_USER;
-				return sy->name;
-			}
-		}
+	const struct dtcap_sym *sy = f ? sym_at(f, foff + f->load_bias_hint) : NULL;
+	if (sy) {
+		*origin = O_USER;
+		return sy->name;
 	}
 	const char *base = map_basename(m, f);
 	if (!base || !base[0]) {
@@ -776,4 +784,18 @@ int dtsym_frame_src(struct dtsym *s, uint64_t pc, unsigned depth, int kernel, ui
 	}
 	*inlined = s->fn[xi].name[dm][0];
 	return 1;
+}
+
+int dtsym_locate(struct dtsym *s, uint64_t pc, uint32_t pid, uint64_t ts,
+		 const struct dtcap_file **f, uint64_t *vaddr, const struct dtcap_sym **sym)
+{
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+
+	*f = m && m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+	*sym = NULL;
+	if (!*f)
+		return -1;
+	*vaddr = pc - m->start + m->offset + (*f)->load_bias_hint;
+	*sym = sym_at(*f, *vaddr);
+	return 0;
 }

@@ -71,6 +71,14 @@ const struct dtcap_srcline *dtsym_srcline(struct dtsym *s, uint64_t pc, int kern
 const char *dtsym_func_name(struct dtsym *s, const char *func, int inlined);
 
 /*
+ * Where user pc of pid at ts lies: its capture file (*f), the file virtual
+ * address (*vaddr) and the symbol that covers it (*sym, NULL if none, as
+ * dtsym_name finds it).  0, or -1 when no stored file maps pc.
+ */
+int dtsym_locate(struct dtsym *s, uint64_t pc, uint32_t pid, uint64_t ts,
+		 const struct dtcap_file **f, uint64_t *vaddr, const struct dtcap_sym **sym);
+
+/*
  * What the SQL frames table and its export say of frame depth of a stack
  * (pc; return addresses looked up at pc - 1): 1 and the source file and
  * line, and in *inlined the inlined calls there, outermost first, ';'

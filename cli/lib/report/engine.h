@@ -172,6 +172,24 @@ int dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_
 int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 		   FILE *out, volatile sig_atomic_t *cancel);
 
+/* ---- annotate (report_annotate.c) */
+
+struct dtr_annotate_opts {
+	const char	*func;		/* a name as printed, a glob or /regex/ */
+	int		no_source;	/* line numbers only, no source text */
+	int		no_insns;	/* no instruction table */
+};
+
+/*
+ * Where the samples taken in the functions matching o->func (their
+ * innermost user frame: self time) fell: per source line, with the
+ * source text where the file is readable here, and per instruction,
+ * disassembled from the file on disk when its build id is the
+ * capture's (else the addresses, and why).  One block per function.
+ */
+int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
+		 const struct dtr_annotate_opts *o, FILE *out, volatile sig_atomic_t *cancel);
+
 /* ---- callers and callees (report_frames.c) */
 
 struct dtr_calls_opts {

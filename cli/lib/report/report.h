@@ -21,6 +21,7 @@ int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* callers and callees (argv[0] says which) */
 int cmd_calls(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_blame(int argc, char **argv);
@@ -40,6 +41,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_calls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_annotate_on(const struct dtr_cap *c, int argc, char **argv,
+		    volatile sig_atomic_t *cancel);
 int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
