@@ -62,6 +62,19 @@ grep -q '(inlined)' "$T/noinl.folded" && fail no-inline-folds "$(grep -m1 '(inli
 		fail no-inline-folds "walk with inlined frames $walk_inl, folded $walk_no"
 }
 
+# the SVG marks it in a lighter shade than any plain user frame: every
+# channel high (plain user frames have blue under 55, red to yellow)
+"$DTREPORT" flame -o "$T/i.svg" "$T/i.dtc" 2>>"$T/flame.err"
+fills=$(tr "\n" " " <"$T/i.svg" | grep -o '(inlined)[^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' | sed 's/.*rgb(\([0-9,]*\)).*/\1/')
+light=1
+for f in $fills; do
+	IFS=, read -r r g b <<<"$f"
+	[ "$r" -ge 200 ] && [ "$g" -ge 120 ] && [ "$b" -ge 100 ] || light=0
+done
+walkfill=$(tr "\n" " " <"$T/i.svg" | grep -o '<title>geo::walk(unsigned long)[^<]*</title><rect [^>]*fill="rgb([0-9,]*)"' | sed 's/.*rgb(\([0-9,]*\)).*/\1/' | head -1)
+[ -n "$fills" ] && [ $light = 1 ] && [ "${walkfill##*,}" -lt 100 ] && pass svg-inlined-lighter ||
+	fail svg-inlined-lighter "inlined fills '$fills', walk '$walkfill'"
+
 # ---- top --by srcline: sums to the samples; the hottest lines are the
 # helper's and the loops', as the source's markers place them
 "$DTREPORT" top --by srcline -n 50 "$T/i.dtc" >"$T/top" 2>"$T/top.err"
