@@ -84,11 +84,12 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
 	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
-	{ "top", "top [N] [by comm|pid|probe|stack|syscall|sym|dso] [--children] [FILTERS...]",
+	{ "top", "top [N] [by comm|pid|probe|stack|syscall|sym|dso|srcline] [--children] [FILTERS...]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
-	  "top frames) or syscalls of the open capture, or its sampled functions\n"
-	  "and objects by self time (--children: inclusive) (dtreport top; same\n"
-	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
+	  "top frames) or syscalls of the open capture, or its sampled functions,\n"
+	  "objects and source lines by self time (--children: inclusive)\n"
+	  "(dtreport top; same filters).  Ctrl-C stops it, as it does stats and\n"
+	  "flame.", cmd_top_, DTSH_C_TOP },
 	{ "callers", "callers FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree into the functions matching FUNC (a glob, or /regex/),\n"
 	  "merged over the sampled stacks, with shares of all samples\n"

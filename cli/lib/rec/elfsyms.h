@@ -6,6 +6,7 @@
 #ifndef DT_ELFSYMS_H
 #define DT_ELFSYMS_H
 
+#include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,7 +47,6 @@ void elfsyms_file_free(struct elfsyms_file *f);
  * first.  Its descriptor and *out, or -1 when there is none of the same
  * build.  The caller elf_end()s *out and closes the descriptor.
  */
-#include <libelf.h>
 int elfsyms_debug_open(Elf *e, const struct dtcap_file *f, const char *prefix, Elf **out);
 
 #endif /* DT_ELFSYMS_H */
