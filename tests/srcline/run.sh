@@ -26,27 +26,39 @@ else
 fi
 
 # ---- every innermost pc in the program: line and inline chain as addr2line
-"$DTREPORT" sql --csv "$T/i.dtc" \
-	"SELECT DISTINCT printf('%x', f.pc - m.start + m.offset), f.file, f.line, coalesce(f.inlined, '')
-	 FROM frames f JOIN maps m ON f.pc >= m.start AND f.pc < m.\"end\"
-	 WHERE f.kernel = 0 AND f.depth = 0 AND m.name = '$PROG'" 2>"$T/sql.err" |
-	tr -d '\r' | tail -n +2 | tr -d '"' >"$T/pcs"
-n=0 bad=0 ninl=0
-while IFS=, read -r addr file line inl; do
-	n=$((n + 1))
-	addr2line -i -f -C -e "$PROG" "0x$addr" | sed 's/ (discriminator [0-9]*)//' >"$T/a2l"
-	want_line=$(sed -n '2p' "$T/a2l")
-	# addr2line: innermost function, its line, then each caller and its call line
-	want_inl=$(awk 'NR % 2 == 1 { f[++k] = $0 } END { s = ""; for (i = k - 1; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]; print s }' "$T/a2l")
-	[ -n "$inl" ] && ninl=$((ninl + 1))
-	if [ "$file:$line" != "$want_line" ] || [ "$inl" != "$want_inl" ]; then
-		bad=$((bad + 1))
-		echo "# 0x$addr: dt $file:$line [$inl], addr2line $want_line [$want_inl]"
-	fi
-done <"$T/pcs"
-[ $n -ge 3 ] && [ $bad = 0 ] && pass srcline-equals-addr2line ||
-	fail srcline-equals-addr2line "$bad of $n pcs differ (above): $(head -c 200 "$T/sql.err")"
-[ $ninl -ge 1 ] && pass inlined-pcs-found || fail inlined-pcs-found "no pc inside the inlined helper among $n"
+a2l_check() {	# NAME CAPTURE PROGRAM: the comparison, PASS/FAIL NAME
+	local name=$1 cap=$2 prog=$3 n=0 bad=0 addr file line inl
+	ninl=0
+	"$DTREPORT" sql --csv "$cap" \
+		"SELECT DISTINCT printf('%x', f.pc - m.start + m.offset), f.file, f.line, coalesce(f.inlined, '')
+		 FROM frames f JOIN maps m ON f.pc >= m.start AND f.pc < m.\"end\"
+		 WHERE f.kernel = 0 AND f.depth = 0 AND m.name = '$prog'" 2>>"$T/sql.err" |
+		tr -d '\r' | tail -n +2 | tr -d '"' >"$T/pcs"
+	while IFS=, read -r addr file line inl; do
+		n=$((n + 1))
+		addr2line -i -f -C -e "$prog" "0x$addr" | sed 's/ (discriminator [0-9]*)//' >"$T/a2l"
+		want_line=$(sed -n '2p' "$T/a2l")
+		# addr2line: innermost function, its line, then each caller and its call line
+		want_inl=$(awk 'NR % 2 == 1 { f[++k] = $0 } END { s = ""; for (i = k - 1; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]; print s }' "$T/a2l")
+		[ -n "$inl" ] && ninl=$((ninl + 1))
+		if [ "$file:$line" != "$want_line" ] || [ "$inl" != "$want_inl" ]; then
+			bad=$((bad + 1))
+			echo "# 0x$addr: dt $file:$line [$inl], addr2line $want_line [$want_inl]"
+		fi
+	done <"$T/pcs"
+	[ $n -ge 3 ] && [ $bad = 0 ] && pass "$name" ||
+		fail "$name" "$bad of $n pcs differ (above): $(head -c 200 "$T/sql.err")"
+}
+a2l_check srcline-equals-addr2line "$T/i.dtc" "$PROG"
+[ $ninl -ge 1 ] && pass inlined-pcs-found || fail inlined-pcs-found "no pc inside the inlined helper"
+# clang's build has no .debug_aranges: found through the CUs' ranges
+PROGC=$B/tests/srcline/inlined-clang
+if readelf -S "$PROGC" | grep -q debug_aranges; then
+	fail clang-no-aranges "$PROGC has .debug_aranges: this no longer tests the fallback"
+else
+	rec clang -o "$T/cl.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROGC" 1
+	a2l_check clang-srcline-equals-addr2line "$T/cl.dtc" "$PROGC"
+fi
 
 # ---- flame: the helper is a frame of its own, under its caller, marked
 "$DTREPORT" flame --folded --user "$T/i.dtc" >"$T/inl.folded" 2>"$T/flame.err"

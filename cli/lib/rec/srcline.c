@@ -127,21 +127,71 @@ die_func_name(Dwarf_Die *d)
 	return "";
 }
 
-/* The CU holding addr; dwarf_addrdie needs .debug_aranges, which some
- * builds lack: then each CU's ranges are asked. */
+/* CU address ranges of a file without .debug_aranges (clang's and rustc's
+ * default), read once, sorted by start. */
+struct curange {
+	Dwarf_Addr	lo, hi;
+	Dwarf_Off	die;
+};
+struct cutab {
+	struct curange	*v;
+	size_t		n, cap;
+	int		built;
+};
+
 static int
-find_cu(Dwarf *dw, Dwarf_Addr addr, Dwarf_Die *cu)
+cur_cmp(const void *a, const void *b)
+{
+	const struct curange *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int
+cutab_build(Dwarf *dw, struct cutab *t)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 
-	if (dwarf_addrdie(dw, addr, cu) != NULL)
-		return 0;
+	t->built = 1;
 	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-		if (dwarf_offdie(dw, off + hsize, cu) != NULL && dwarf_haspc(cu, addr) == 1)
-			return 0;
+		Dwarf_Die cu;
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t k = 0;
+		if (dwarf_offdie(dw, off + hsize, &cu) != NULL)
+			while ((k = dwarf_ranges(&cu, k, &base, &lo, &hi)) > 0) {
+				if (hi <= lo)
+					continue;
+				if (DT_GROW(t->v, t->cap, t->n, 1, 256))
+					return -1;
+				t->v[t->n++] = (struct curange){ lo, hi, off + hsize };
+			}
 		off = next;
 	}
+	qsort(t->v, t->n, sizeof(*t->v), cur_cmp);
+	return 0;
+}
+
+/* The CU holding addr: by .debug_aranges, else by the CUs' own ranges. */
+static int
+find_cu(Dwarf *dw, struct cutab *t, Dwarf_Addr addr, Dwarf_Die *cu)
+{
+	if (dwarf_addrdie(dw, addr, cu) != NULL)
+		return 0;
+	if (!t->built && cutab_build(dw, t) < 0)
+		return -1;
+	/* the last range starting at or below addr; ranges rarely nest, so
+	 * a few before it are tried too */
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, tries = 0; i > 0 && tries < 16; i--, tries++)
+		if (addr < t->v[i - 1].hi)
+			return dwarf_offdie(dw, t->v[i - 1].die, cu) != NULL ? 0 : -1;
 	return -1;
 }
 
@@ -186,7 +236,7 @@ abs_path(struct chain *c, Dwarf_Die *cu, const char *path)
 /* addr's inline chain into c (frames as offsets until the end): 1 if it
  * has a source line, 0 if not, -1 on ENOMEM. */
 static int
-resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
+resolve(Dwarf *dw, struct cutab *t, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 {
 	Dwarf_Die cu, *scopes = NULL;
 	Dwarf_Line *ln;
@@ -194,7 +244,7 @@ resolve(Dwarf *dw, Dwarf_Addr addr, struct chain *c, uint64_t *inlined)
 	int line = 0, ns;
 	size_t f0 = c->nf;
 
-	if (find_cu(dw, addr, &cu) < 0)
+	if (find_cu(dw, t, addr, &cu) < 0)
 		return 0;
 	if ((ln = dwarf_getsrc_die(&cu, addr)) != NULL) {
 		const char *f = dwarf_linesrc(ln, NULL, NULL);
@@ -311,6 +361,7 @@ write_file(struct sfile *f, uint32_t id, struct dtcap_writer *w, struct srcl_sta
 	Elf *e = NULL, *de = NULL;
 	Dwarf *dw = NULL;
 	struct chain c = { 0 };
+	struct cutab cus = { 0 };
 
 	st->files++;
 	qsort(f->addr, f->n, sizeof(*f->addr), u64cmp);
@@ -331,7 +382,7 @@ write_file(struct sfile *f, uint32_t id, struct dtcap_writer *w, struct srcl_sta
 		if (i && f->addr[i] == f->addr[i - 1])
 			continue;
 		st->addrs++;
-		int r = resolve(dw, f->addr[i], &c, &st->inlined);
+		int r = resolve(dw, &cus, f->addr[i], &c, &st->inlined);
 		if (r < 0) {
 			ret = -1;
 			goto out;
@@ -348,6 +399,7 @@ nodwarf:
 	for (size_t i = 0; i < f->n; i++)
 		st->addrs += !i || f->addr[i] != f->addr[i - 1];
 out:
+	free(cus.v);
 	free(c.sl);
 	free(c.fr);
 	for (size_t i = 0; i < c.np; i++)
