@@ -26,8 +26,9 @@ else
 fi
 
 # ---- every innermost pc in the program: line and inline chain as addr2line
-a2l_check() {	# NAME CAPTURE PROGRAM: the comparison, PASS/FAIL NAME
-	local name=$1 cap=$2 prog=$3 n=0 bad=0 addr file line inl
+a2l_check() {	# NAME CAPTURE PROGRAM [ELF]: the comparison (addr2line reading ELF,
+		# default PROGRAM), PASS/FAIL NAME
+	local name=$1 cap=$2 prog=$3 elf=${4:-$3} n=0 bad=0 addr file line inl
 	ninl=0
 	"$DTREPORT" sql --csv "$cap" \
 		"SELECT DISTINCT printf('%x', f.pc - m.start + m.offset), f.file, f.line, coalesce(f.inlined, '')
@@ -36,7 +37,7 @@ a2l_check() {	# NAME CAPTURE PROGRAM: the comparison, PASS/FAIL NAME
 		tr -d '\r' | tail -n +2 | tr -d '"' >"$T/pcs"
 	while IFS=, read -r addr file line inl; do
 		n=$((n + 1))
-		addr2line -i -f -C -e "$prog" "0x$addr" | sed 's/ (discriminator [0-9]*)//' >"$T/a2l"
+		addr2line -i -f -C -e "$elf" "0x$addr" | sed 's/ (discriminator [0-9]*)//' >"$T/a2l"
 		want_line=$(sed -n '2p' "$T/a2l")
 		# addr2line: innermost function, its line, then each caller and its call line
 		want_inl=$(awk 'NR % 2 == 1 { f[++k] = $0 } END { s = ""; for (i = k - 1; i >= 1; i--) s = s (s == "" ? "" : ";") f[i]; print s }' "$T/a2l")
@@ -59,6 +60,34 @@ else
 	rec clang -o "$T/cl.dtc" -e profile:hz:997 -u --user-stacks fp -- "$PROGC" 1
 	a2l_check clang-srcline-equals-addr2line "$T/cl.dtc" "$PROGC"
 fi
+
+# a stripped program: its lines from the separate debug file, by build id
+# under the debug root, or by .gnu_debuglink beside it (DT_DEBUG_DIR points
+# the root at a scratch directory: /usr/lib/debug is the machine's)
+mkdir -p "$T/sd/bin" "$T/sd/root" "$T/dl/bin/.debug"
+objcopy --only-keep-debug "$PROG" "$T/sd/inlined.debug"
+bid=$(readelf -n "$PROG" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+mkdir -p "$T/sd/root/.build-id/${bid:0:2}"
+cp "$T/sd/inlined.debug" "$T/sd/root/.build-id/${bid:0:2}/${bid:2}.debug"
+strip -g -o "$T/sd/bin/inlined" "$PROG"
+strip -g -o "$T/dl/bin/inlined" "$PROG"
+cp "$T/sd/inlined.debug" "$T/dl/bin/.debug/inlined.debug"
+objcopy --add-gnu-debuglink="$T/dl/bin/.debug/inlined.debug" "$T/dl/bin/inlined"
+for v in "build-id:$T/sd/bin/inlined:$T/sd/root" "debuglink:$T/dl/bin/inlined:$T/none"; do
+	IFS=: read -r how prog root <<<"$v"
+	if [ -z "$bid" ] || readelf -S "$prog" | grep -q '\.debug_line'; then
+		fail "debugfile-$how" "the stripped copy still has a line table, or no build id"
+		continue
+	fi
+	DT_DEBUG_DIR=$root rec "dbg-$how" -o "$T/$how.dtc" -e profile:hz:997 -u --user-stacks fp -- "$prog" 0.7
+	n=$("$DTREPORT" sql --csv "$T/$how.dtc" "SELECT count(f.line) FROM frames f JOIN maps m
+		ON f.pc >= m.start AND f.pc < m.\"end\" WHERE f.kernel = 0 AND m.name = '$prog'" 2>>"$T/sql.err" |
+		tr -d '\r' | tail -1)
+	# addr2line reads the unstripped build (its own search of debug files
+	# is the machine's /usr/lib/debug)
+	[ "${n:-0}" -gt 0 ] && a2l_check "debugfile-$how-equals-addr2line" "$T/$how.dtc" "$prog" "$PROG" ||
+		fail "debugfile-$how-equals-addr2line" "no frame of $prog has a line: $(head -c 300 "$T/dbg-$how.err")"
+done
 
 # ---- flame: the helper is a frame of its own, under its caller, marked
 "$DTREPORT" flame --folded --user "$T/i.dtc" >"$T/inl.folded" 2>"$T/flame.err"
