@@ -7,7 +7,8 @@
  *
  * The samples are those flame graphs count (dtr_sample_probes), each by
  * its innermost user frame: a function's self time, as top --by sym
- * counts it.  They are counted per (user stack, process snapshot) in one
+ * counts it (a sample with a kernel stack was taken in the kernel, and
+ * is not the function's).  They are counted per (user stack, process snapshot) in one
  * pass over the event columns, and only those combinations are named.
  */
 #include <fnmatch.h>
@@ -63,7 +64,9 @@ static int scan_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		return 0;
 	s->total++;
 	uint32_t u = b->ustack[i];
-	if (u == 0)
+	/* with a kernel stack the sample was taken in the kernel: the user
+	 * frame is where the program entered it, not where it ran */
+	if (u == 0 || b->kstack[i])
 		return 0;
 	const struct dtcap_proc *p = dtcap_proc_find(s->r, b->pid[i], b->ts[i]);
 	uint64_t h = agg_hash(u, p);
@@ -316,7 +319,8 @@ int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
 	s.nwant = dtcap_max_probe_id(s.r) + 1;
 	if (!(s.want = dtr_sample_probes(s.r, f, "annotate", c->path, probes, sizeof(probes))))
 		goto oom;
-	if (dtf_scan(s.r, f, DTCAP_COL_PROBE | DTCAP_COL_USTACK | DTCAP_COL_PID | DTCAP_COL_TS,
+	if (dtf_scan(s.r, f, DTCAP_COL_PROBE | DTCAP_COL_USTACK | DTCAP_COL_KSTACK | DTCAP_COL_PID |
+			     DTCAP_COL_TS,
 		     scan_row, &s, cancel, dtr_shell ? "dtsh: reading" : "dtreport: reading",
 		     err, sizeof(err))) {
 		dtr_err("annotate", "%s", s.oom ? "out of memory" : err);
