@@ -78,9 +78,9 @@ list_fields(struct dtp_dev *d, const char *glob)
 
 static const char usage_text[] =
 "usage: dtrec [--source dt|perf] -l [-v] [GLOB]\n"
-"       dtrec -o FILE [-e PROBE ...] [--offcpu] [--no-srcline] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
+"       dtrec -o FILE [-e PROBE ...] [--offcpu] [-akqu] [-b RINGSIZE] [-d DURATION]\n"
 "             [-p PID[,PID...]] [--comm NAME] [--cgroup DIR] [--source dt|perf]\n"
-"             [--flush-interval DURATION]\n"
+"             [--flush-interval DURATION] [--no-srcline]\n"
 "             [--sync] [--user-stacks fp|dwarf|auto] [--user-stack-size SIZE]\n"
 "             [--flight SIZE [--trigger PROBE ...] [--dump-interval DURATION]\n"
 "             [--max-dumps N]] [-- COMMAND [ARG ...]]\n"
