@@ -15,8 +15,8 @@
  *    dtr_ts); dtcap_host gives the pair to convert to wall time.
  *  - Threads: one thread at a time per object (writer, reader, block,
  *    iterator); distinct objects are independent.  A threaded writer runs
- *    its own worker inside; dtcap_bytes_written() and dtcap_symbol_bytes()
- *    alone may be called from another thread while it writes.
+ *    its own worker inside; dtcap_bytes_written(), dtcap_symbol_bytes() and
+ *    dtcap_srcline_bytes() alone may be called from another thread while it writes.
  *
  * Lifetimes and copies:
  *  - In: every call copies what it keeps of its arguments before it
@@ -146,6 +146,27 @@ struct dtcap_file {
 	const struct dtcap_sym *syms;
 };
 
+/*
+ * Where an address of a file is in the source, inlined calls included
+ * (SRCL chunks; dtrec resolves the addresses its stored user stacks hold,
+ * from the file's DWARF).  frames[0] is the innermost: the function the
+ * instruction belongs to (an inlined one, if it was inlined) and the line
+ * of the instruction; frames[k + 1] is the function frames[k]'s was
+ * inlined into and the line of that call.  The last frame is the
+ * out-of-line function, the one the symbol table names.
+ */
+#define DTCAP_MAXINLINE		64	/* frames of one address */
+struct dtcap_srcframe {
+	const char	*func;		/* as DWARF names it (may be mangled), "" unknown */
+	const char	*file;		/* source path, "" unknown */
+	uint32_t	line;		/* 0 unknown */
+};
+struct dtcap_srcline {
+	uint64_t	addr;		/* file virtual address, as dtcap_sym's */
+	uint32_t	nframes;	/* 1 .. DTCAP_MAXINLINE */
+	const struct dtcap_srcframe *frames;
+};
+
 struct dtcap_map {
 	uint64_t	start, end;	/* runtime addresses */
 	uint64_t	offset;		/* file offset of start */
@@ -200,6 +221,10 @@ int dtcap_put_modules(struct dtcap_writer *w, const char *text, size_t len);
 /* Returns the file id (>= 1) or 0 on error.  Same path+build id: same id. */
 uint32_t dtcap_put_file(struct dtcap_writer *w, const struct dtcap_file *f);
 int dtcap_put_proc(struct dtcap_writer *w, const struct dtcap_proc *p);
+/* Source lines of n addresses of file (an id dtcap_put_file returned), in
+ * one SRCL chunk; any order, an address given twice keeps its first. */
+int dtcap_put_srclines(struct dtcap_writer *w, uint32_t file,
+		       const struct dtcap_srcline *s, size_t n);
 
 /* Interning: same content gives the same id.  0 on error. */
 uint32_t dtcap_intern_comm(struct dtcap_writer *w, const char *comm);
@@ -224,6 +249,8 @@ uint64_t dtcap_bytes_written(const struct dtcap_writer *w);
 uint64_t dtcap_events_written(const struct dtcap_writer *w);
 /* Of dtcap_bytes_written, the symbol tables' (ELF files, kallsyms). */
 uint64_t dtcap_symbol_bytes(const struct dtcap_writer *w);
+/* Of dtcap_bytes_written, the source lines' (SRCL chunks). */
+uint64_t dtcap_srcline_bytes(const struct dtcap_writer *w);
 
 /* Flush, write the footer index, close.  Frees w even on error. */
 int dtcap_close(struct dtcap_writer *w);
@@ -315,6 +342,16 @@ const char *dtcap_modules(const struct dtcap_reader *r, size_t *len);
 size_t dtcap_nfiles(const struct dtcap_reader *r);
 const struct dtcap_file *dtcap_file_at(const struct dtcap_reader *r, size_t i);
 const struct dtcap_file *dtcap_file_by_id(const struct dtcap_reader *r, uint32_t id);
+/* The source position of addr (a file virtual address) of file id, or
+ * NULL when the capture has none (old captures, dtrec --no-srcline, no
+ * DWARF).  Exact match: callers look up what the recorder resolved, the
+ * innermost pc of a stack and pc - 1 for the others. */
+const struct dtcap_srcline *dtcap_srcline_find(const struct dtcap_reader *r, uint32_t file,
+					       uint64_t addr);
+/* All of them, sorted by (file, addr); *file gets the entry's file id. */
+size_t dtcap_nsrclines(const struct dtcap_reader *r);
+const struct dtcap_srcline *dtcap_srcline_at(const struct dtcap_reader *r, size_t i,
+					     uint32_t *file);
 size_t dtcap_nprocs(const struct dtcap_reader *r);
 const struct dtcap_proc *dtcap_proc_at(const struct dtcap_reader *r, size_t i);
 /* The snapshots of pid as indices for dtcap_proc_at, *n of them, in time

@@ -44,6 +44,7 @@
 #define DTC_CNTR	DTC_FOURCC('C', 'N', 'T', 'R')
 #define DTC_USTK	DTC_FOURCC('U', 'S', 'T', 'K')
 #define DTC_FOOT	DTC_FOURCC('F', 'O', 'O', 'T')
+#define DTC_SRCL	DTC_FOURCC('S', 'R', 'C', 'L')	/* source lines, inline chains */
 
 /* Chunk flags */
 #define DTC_CF_ZSTD	0x1	/* payload is one zstd frame of ulen bytes */

@@ -72,6 +72,11 @@ struct arena {
 	char		mem[];
 };
 
+struct rsrcl {
+	uint32_t	file;
+	struct dtcap_srcline s;
+};
+
 struct dtcap_reader {
 	char		*path;
 	const uint8_t	*map;
@@ -110,6 +115,10 @@ struct dtcap_reader {
 	size_t		nfiles;
 	struct dtcap_proc *procs;
 	size_t		nprocs;
+	struct rsrcl	*srcl;		/* sorted by (file, addr) once open */
+	size_t		nsrcl, srcl_cap;
+	void		**srcl_mem;	/* each SRCL chunk's frames */
+	size_t		nsrcl_mem, srcl_mem_cap;
 	uint32_t	*proc_idx;	/* procs sorted by (pid, ts, order) */
 	struct rcount	*counts;
 	size_t		ncounts;
@@ -522,6 +531,86 @@ bad:
 	DAMAGED(c);
 }
 
+/* SRCL: file, string table, then addresses with their inline chains. */
+static int do_srcl(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
+{
+	uint64_t file = dtc_get_uv(cu);
+	uint64_t ns = dtc_get_uv(cu);
+	/* every string takes at least a byte, every address 5 */
+	if (cu->err || file == 0 || file > r->nfiles || ns > (uint64_t)(cu->end - cu->p))
+		DAMAGED(c);
+	const char **strs = NULL;
+	struct dtcap_srcframe *fr = NULL;
+	int ret = -1;
+	if (ns && (charge(r, ns * sizeof(*strs)) || !(strs = malloc(ns * sizeof(*strs)))))
+		return r->fatal ? -1 : nomem(r);
+	for (uint64_t i = 0; i < ns; i++)
+		if (!(strs[i] = dup_str(r, cu, DTC_MAX_PATH)))
+			goto bad;
+	uint64_t n = dtc_get_uv(cu);
+	if (cu->err || n > (uint64_t)(cu->end - cu->p) / 5)
+		goto bad;
+	/* a first pass checks the shape and counts the frames, so the
+	 * second allocates exactly what it fills */
+	struct dtc_cur c2 = *cu;
+	uint64_t fmax = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d = dtc_get_uv(&c2), k = dtc_get_uv(&c2);
+		if (c2.err || (i && d == 0) || k == 0 || k > DTCAP_MAXINLINE)
+			goto bad;
+		for (uint64_t j = 0; j < 3 * k; j++)
+			dtc_get_uv(&c2);
+		fmax += k;
+	}
+	if (c2.err || c2.p != c2.end)
+		goto bad;
+	if (n && (charge(r, fmax * sizeof(*fr)) || !(fr = malloc(fmax * sizeof(*fr))))) {
+		if (!r->fatal)
+			nomem(r);
+		goto out;
+	}
+	if (n && (rgrow(r, &r->srcl_mem, &r->srcl_mem_cap, r->nsrcl_mem + 1,
+			sizeof(*r->srcl_mem)) ||
+		  rgrow(r, &r->srcl, &r->srcl_cap, r->nsrcl + n, sizeof(*r->srcl)))) {
+		free(fr);
+		goto out;
+	}
+	if (n)
+		r->srcl_mem[r->nsrcl_mem++] = fr;	/* freed at close */
+	uint64_t addr = 0, nf = 0;
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t d = dtc_get_uv(cu);
+		uint64_t k = dtc_get_uv(cu);
+		if (cu->err || (i && d == 0) || k == 0 || k > DTCAP_MAXINLINE || nf + k > fmax)
+			goto bad;
+		addr += d;
+		struct rsrcl *e = &r->srcl[r->nsrcl + i];
+		e->file = (uint32_t)file;
+		e->s = (struct dtcap_srcline){addr, (uint32_t)k, fr + nf};
+		for (uint64_t j = 0; j < k; j++, nf++) {
+			uint64_t fn = dtc_get_uv(cu), fl = dtc_get_uv(cu), ln = dtc_get_uv(cu);
+			if (cu->err || fn >= ns || fl >= ns || ln > UINT32_MAX)
+				goto bad;
+			fr[nf] = (struct dtcap_srcframe){strs[fn], strs[fl], (uint32_t)ln};
+		}
+	}
+	if (cu->p != cu->end)
+		goto bad;
+	r->nsrcl += n;
+	ret = 0;
+	goto out;
+bad:
+	if (cu->err != 2) {
+		char tn[8];
+		rerr(r, "damaged %s chunk at offset %llu", dtc_type_name(c->type, tn),
+		     (unsigned long long)c->off);
+	}
+out:
+	free(strs);
+	uncharge(r, ns * sizeof(*strs));
+	return ret;
+}
+
 static int do_procs(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
 {
 	uint64_t n = dtc_get_uv(cu);
@@ -750,7 +839,7 @@ static int known_type(uint32_t t)
 	switch (t) {
 	case DTC_HOST: case DTC_PROB: case DTC_KSYM: case DTC_MODS: case DTC_KSYC:
 	case DTC_FILE: case DTC_PROC: case DTC_COMM: case DTC_STCK: case DTC_EVNT:
-	case DTC_CNTR: case DTC_USTK: case DTC_FOOT:
+	case DTC_CNTR: case DTC_USTK: case DTC_FOOT: case DTC_SRCL:
 		return 1;
 	}
 	return 0;
@@ -929,6 +1018,7 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_PROC: rc = do_procs(r, c, &cu); break;
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;
 	case DTC_USTK: rc = do_ustack(r, c, &cu); break;
+	case DTC_SRCL: rc = do_srcl(r, c, &cu); break;
 	}
 	if (mem) {
 		free(mem);
@@ -1155,6 +1245,17 @@ static int proc_cmp(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
+/* By (file, addr), then file order: a later chunk's duplicate sorts after */
+static int srcl_cmp(const void *a, const void *b)
+{
+	const struct rsrcl *x = a, *y = b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->s.addr != y->s.addr)
+		return x->s.addr < y->s.addr ? -1 : 1;
+	return x->s.frames < y->s.frames ? -1 : x->s.frames > y->s.frames;
+}
+
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct dtcap_sym *x = a, *y = b;
@@ -1316,6 +1417,8 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 		if (!sorted)
 			qsort((void *)f->syms, f->nsyms, sizeof(*f->syms), sym_cmp);
 	}
+	if (r->nsrcl)
+		qsort(r->srcl, r->nsrcl, sizeof(*r->srcl), srcl_cmp);
 	if (r->nprocs) {
 		if (charge(r, r->nprocs * sizeof(*r->proc_idx)) ||
 		    !(r->proc_idx = malloc(r->nprocs * sizeof(*r->proc_idx)))) {
@@ -1398,6 +1501,10 @@ void dtcap_reader_close(struct dtcap_reader *r)
 		free((void *)r->procs[i].maps);
 	free(r->procs);
 	free(r->proc_idx);
+	for (size_t i = 0; i < r->nsrcl_mem; i++)
+		free(r->srcl_mem[i]);
+	free(r->srcl_mem);
+	free(r->srcl);
 	for (size_t i = 0; i < r->ncounts; i++)
 		free(r->counts[i].percpu);
 	free(r->counts);
@@ -1475,6 +1582,35 @@ const char *dtcap_modules(const struct dtcap_reader *r, size_t *len)
 }
 
 size_t dtcap_nfiles(const struct dtcap_reader *r) { return r->nfiles; }
+
+const struct dtcap_srcline *dtcap_srcline_find(const struct dtcap_reader *r, uint32_t file,
+					       uint64_t addr)
+{
+	size_t lo = 0, hi = r->nsrcl;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct rsrcl *e = &r->srcl[mid];
+		if (e->file < file || (e->file == file && e->s.addr < addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->nsrcl && r->srcl[lo].file == file && r->srcl[lo].s.addr == addr)
+		return &r->srcl[lo].s;
+	return NULL;
+}
+
+size_t dtcap_nsrclines(const struct dtcap_reader *r) { return r->nsrcl; }
+
+const struct dtcap_srcline *dtcap_srcline_at(const struct dtcap_reader *r, size_t i,
+					     uint32_t *file)
+{
+	if (i >= r->nsrcl)
+		return NULL;
+	if (file)
+		*file = r->srcl[i].file;
+	return &r->srcl[i].s;
+}
 
 const struct dtcap_file *dtcap_file_at(const struct dtcap_reader *r, size_t i)
 {

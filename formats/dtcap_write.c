@@ -145,6 +145,7 @@ struct dtcap_writer {
 	struct sink	sink;		/* [S] */
 	_Atomic uint64_t bytes;		/* [a] file size so far (status lines) */
 	_Atomic uint64_t sym_bytes;	/* [a] of it, symbol table chunks */
+	_Atomic uint64_t srcl_bytes;	/* [a] of it, source line chunks */
 	pthread_t	thread;		/* [C] the worker, if thread_started */
 	int		thread_started;	/* [C] */
 	pthread_mutex_t	mu;		/* [I] */
@@ -264,6 +265,8 @@ static int emit_chunk(struct dtcap_writer *w, uint32_t type, uint32_t flags,
 	atomic_store(&w->bytes, off + total);
 	if (type == DTC_FILE || type == DTC_KSYM || type == DTC_KSYC)
 		atomic_fetch_add(&w->sym_bytes, total);
+	else if (type == DTC_SRCL)
+		atomic_fetch_add(&w->srcl_bytes, total);
 	return 0;
 }
 
@@ -1233,6 +1236,11 @@ uint64_t dtcap_symbol_bytes(const struct dtcap_writer *w)
 	return atomic_load(&((struct dtcap_writer *)w)->sym_bytes);
 }
 
+uint64_t dtcap_srcline_bytes(const struct dtcap_writer *w)
+{
+	return atomic_load(&((struct dtcap_writer *)w)->srcl_bytes);
+}
+
 uint64_t dtcap_events_written(const struct dtcap_writer *w)
 {
 	return w->events;
@@ -1347,4 +1355,113 @@ int dtcap_close(struct dtcap_writer *w)
 	free(w->path);
 	free(w);
 	return rc;
+}
+
+/* ------------------------------------------------------- source lines */
+
+struct srcl_strs {
+	const char	**v;
+	uint32_t	n, cap;
+	struct dt_htab	ix;
+};
+
+static uint64_t srcl_hash(const char *s)
+{
+	return XXH3_64bits(s, strnlen(s, DTC_MAX_PATH));
+}
+
+static uint64_t srcl_rehash(const void *ctx, uint32_t e)
+{
+	return srcl_hash(((const struct srcl_strs *)ctx)->v[e]);
+}
+
+/* The index of s in the chunk's string table, UINT32_MAX on ENOMEM. */
+static uint32_t srcl_str(struct srcl_strs *t, const char *s)
+{
+	uint64_t h = srcl_hash(s);
+	uint32_t e;
+	for (size_t i = dt_htab_first(&t->ix, h); (e = dt_htab_at(&t->ix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&t->ix, i))
+		if (!strncmp(t->v[e], s, DTC_MAX_PATH))
+			return e;
+	if (DT_GROW(t->v, t->cap, t->n, 1, 64) ||
+	    dt_htab_add(&t->ix, h, t->n, srcl_rehash, t))
+		return UINT32_MAX;
+	t->v[t->n] = s;
+	return t->n++;
+}
+
+static int srcl_cmp(const void *a, const void *b)
+{
+	const struct dtcap_srcline *x = *(const struct dtcap_srcline *const *)a;
+	const struct dtcap_srcline *y = *(const struct dtcap_srcline *const *)b;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x < y ? -1 : x > y;	/* stable: the first given wins */
+}
+
+int dtcap_put_srclines(struct dtcap_writer *w, uint32_t file,
+		       const struct dtcap_srcline *s, size_t n)
+{
+	if (check(w))
+		return -1;
+	if (file == 0 || file > w->nfiles) {
+		werr(w, "source lines of unknown file id %u", file);
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	const struct dtcap_srcline **ord = malloc(n * sizeof(*ord));
+	struct srcl_strs st = {0};
+	struct dtc_buf body = {0}, b = {0};
+	int ret = -1;
+	if (!ord)
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].nframes == 0 || s[i].nframes > DTCAP_MAXINLINE || !s[i].frames) {
+			werr(w, "source line of 0x%llx: %u frames (1 .. %u)",
+			     (unsigned long long)s[i].addr, s[i].nframes, DTCAP_MAXINLINE);
+			goto out;
+		}
+		ord[i] = &s[i];
+	}
+	qsort(ord, n, sizeof(*ord), srcl_cmp);
+	uint64_t prev = 0, nout = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i && ord[i]->addr == ord[i - 1]->addr)
+			continue;
+		dtc_buf_uv(&body, ord[i]->addr - prev);
+		prev = ord[i]->addr;
+		dtc_buf_uv(&body, ord[i]->nframes);
+		for (uint32_t k = 0; k < ord[i]->nframes; k++) {
+			const struct dtcap_srcframe *f = &ord[i]->frames[k];
+			uint32_t fn = srcl_str(&st, f->func ? f->func : "");
+			uint32_t fl = srcl_str(&st, f->file ? f->file : "");
+			if (fn == UINT32_MAX || fl == UINT32_MAX)
+				goto nomem;
+			dtc_buf_uv(&body, fn);
+			dtc_buf_uv(&body, fl);
+			dtc_buf_uv(&body, f->line);
+		}
+		nout++;
+	}
+	dtc_buf_uv(&b, file);
+	dtc_buf_uv(&b, st.n);
+	for (uint32_t i = 0; i < st.n; i++)
+		dtc_buf_strn(&b, st.v[i], DTC_MAX_PATH);
+	dtc_buf_uv(&b, nout);
+	dtc_buf_put(&b, body.p, body.len);
+	if (body.err || b.err)
+		goto nomem;
+	ret = submit_meta(w, DTC_SRCL, 1, &b);
+	goto out;
+nomem:
+	werr(w, "out of memory");
+out:
+	dtc_buf_free(&b);
+	dtc_buf_free(&body);
+	free(st.v);
+	dt_htab_free(&st.ix);
+	free(ord);
+	return ret;
 }

@@ -21,6 +21,7 @@ static const struct {
 	{ "top",    cmd_top,    "the busiest comms, pids, probes, stacks, syscalls, functions or objects" },
 	{ "callers", cmd_calls, "the call tree into a function, merged over the sampled stacks" },
 	{ "callees", cmd_calls, "the call tree out of a function, merged over the sampled stacks" },
+	{ "annotate", cmd_annotate, "a function's samples by source line and instruction" },
 	{ "latency", cmd_latency, "entry/return latency: percentiles and histograms" },
 	{ "syscalls", cmd_syscalls, "per syscall calls, errors and times (strace -c)" },
 	{ "blame",  cmd_blame,  "where a thread's time went: on-CPU, runqueue, blocked by whom" },

@@ -40,6 +40,7 @@ static int cmd_stats_(struct dtsh *, int, char **, const char *);
 static int cmd_top_(struct dtsh *, int, char **, const char *);
 static int cmd_flame_(struct dtsh *, int, char **, const char *);
 static int cmd_calls_(struct dtsh *, int, char **, const char *);
+static int cmd_annotate_(struct dtsh *, int, char **, const char *);
 static int cmd_sql_(struct dtsh *, int, char **, const char *);
 static int cmd_tables(struct dtsh *, int, char **, const char *);
 static int cmd_schema(struct dtsh *, int, char **, const char *);
@@ -83,11 +84,12 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "probes and CPUs with events (--all: every one), top comms and pids\n"
 	  "(dtreport stats, same options and filters: --pid --comm --since ...).",
 	  cmd_stats_, DTSH_C_STATS },
-	{ "top", "top [N] [by comm|pid|probe|stack|syscall|sym|dso] [--children] [FILTERS...]",
+	{ "top", "top [N] [by comm|pid|probe|stack|syscall|sym|dso|srcline] [--children] [FILTERS...]",
 	  "The N (default 10) busiest comms, pids, probes, stacks (symbolized\n"
-	  "top frames) or syscalls of the open capture, or its sampled functions\n"
-	  "and objects by self time (--children: inclusive) (dtreport top; same\n"
-	  "filters).  Ctrl-C stops it, as it does stats and flame.", cmd_top_, DTSH_C_TOP },
+	  "top frames) or syscalls of the open capture, or its sampled functions,\n"
+	  "objects and source lines by self time (--children: inclusive)\n"
+	  "(dtreport top; same filters).  Ctrl-C stops it, as it does stats and\n"
+	  "flame.", cmd_top_, DTSH_C_TOP },
 	{ "callers", "callers FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree into the functions matching FUNC (a glob, or /regex/),\n"
 	  "merged over the sampled stacks, with shares of all samples\n"
@@ -95,6 +97,11 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	{ "callees", "callees FUNC [--folded] [--min-pct P] [FILTERS...]",
 	  "The call tree out of the functions matching FUNC (dtreport callees).",
 	  cmd_calls_, DTSH_C_TOP },
+	{ "annotate", "annotate FUNC [--no-source] [--no-insns] [FILTERS...]",
+	  "The samples taken in the functions matching FUNC by source line (with\n"
+	  "the text where the source is readable) and by instruction, disassembled\n"
+	  "from the binary on disk when it is the build recorded (dtreport annotate).",
+	  cmd_annotate_, DTSH_C_TOP },
 	{ "flame", "flame [-o FILE] [--offcpu|--wakers [--state S,D,R]] [FILTERS...]",
 	  "Write a flame graph SVG of the open capture (dtreport flame; same\n"
 	  "options and filters: --offcpu draws off-CPU time).  Default FILE:\n"
@@ -708,6 +715,22 @@ cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
 }
 
+static int
+cmd_annotate_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, argv[0]))
+		return 1;
+	if (sh->ncaps > 1) {
+		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
+			argv[0], sh->ncaps);
+		return 1;
+	}
+	struct dtr_cap c = engine_cap(sh);
+	dtsh_interrupted = 0;
+	return report_done(cmd_annotate_on(&c, argc, argv, &dtsh_interrupted));
+}
+
 /* latency, syscalls: one capture, in-process, Ctrl-C stops them */
 static int
 one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
@@ -1175,8 +1198,9 @@ dtsh_run(struct dtsh *sh, const char *cmdline)
 	char word[32];
 
 	snprintf(word, sizeof(word), "%.*s", (int)(wl < 31 ? wl : 31), cmdline);
-	/* --no-demangle holds for the one command that says it. */
+	/* --no-demangle and --no-inline hold for the one command that says it. */
 	dtsym_demangle = 1;
+	dtsym_inline = 1;
 	if (dtsh_is_sql_word(word) || word[0] == '.') {
 		/* The query is raw text: the tokenizer would eat its quotes. */
 		char *a[] = { "sql", NULL };

@@ -325,12 +325,36 @@ static uint32_t ustack(struct dtcap_writer *w, const struct proc *p, int in_sysc
 	return dtcap_intern_stack(w, pcs, n, 0, 0);
 }
 
+static void put_srclines(struct dtcap_writer *w, uint32_t id, const struct image *im)
+{
+	struct dtcap_srcline *sl = xcalloc(2 * (size_t)im->n, sizeof(*sl));
+	struct dtcap_srcframe *fr = xcalloc(3 * (size_t)im->n, sizeof(*fr));
+	char file[200];
+	const char *base = strrchr(im->name, '/');
+	snprintf(file, sizeof(file), "src/%s.c", base ? base + 1 : im->name);
+	size_t n = 0, nf = 0;
+	for (uint32_t i = 0; i < im->n; i++) {
+		fr[nf] = (struct dtcap_srcframe){im->syms[i].name, file, 10 + i};
+		sl[n++] = (struct dtcap_srcline){im->syms[i].addr, 1, &fr[nf++]};
+		if (i % 3 == 0 && im->syms[i].size > 4) {
+			fr[nf] = (struct dtcap_srcframe){"inl_helper", "src/inl.h", 3};
+			fr[nf + 1] = (struct dtcap_srcframe){im->syms[i].name, file, 11 + i};
+			sl[n++] = (struct dtcap_srcline){im->syms[i].addr + 4, 2, &fr[nf]};
+			nf += 2;
+		}
+	}
+	if (dtcap_put_srclines(w, id, sl, n))
+		die("%s", dtcap_writer_error(w));
+	free(sl);
+	free(fr);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
 "             [--block N] [--threaded] [--comm NAME] [--hostname NAME]\n"
-"             [--switch-probe NAME] [-v]\n"
+"             [--switch-probe NAME] [--srclines] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
 "entry/return and sched_switch events, kallsyms/modules text, ELF symbol tables\n"
@@ -348,6 +372,10 @@ static void usage(FILE *f)
 "  --hostname NAME  the recording host's name (default synthSEED; \"\" none)\n"
 "  --switch-probe NAME  the sched_switch probe's name (as a uprobe's path\n"
 "                may be, any bytes)\n"
+"  --srclines    source lines of the user files' symbols (SRCL chunks):\n"
+"                each symbol's first byte at line 10 + its index in\n"
+"                src/FILE.c, and every third symbol's fifth byte inside an\n"
+"                inlined inl_helper (src/inl.h:3)\n"
 "  -v            print a summary to stderr\n");
 }
 
@@ -356,7 +384,7 @@ int main(int argc, char **argv)
 	const char *out = NULL;
 	uint64_t nevents = 100000, seed = 1;
 	uint32_t nstacks = 20000, npids = 4, block = 0;
-	int sysmode = 0, verbose = 0, threaded = 0;
+	int sysmode = 0, verbose = 0, threaded = 0, srclines = 0;
 	const char *comm0 = NULL, *hostname = NULL, *swname = NULL;
 	static const struct option lo[] = {
 		{"stacks", required_argument, NULL, 'S'},
@@ -367,6 +395,7 @@ int main(int argc, char **argv)
 		{"comm", required_argument, NULL, 'C'},
 		{"hostname", required_argument, NULL, 'H'},
 		{"switch-probe", required_argument, NULL, 'W'},
+		{"srclines", no_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -394,6 +423,7 @@ int main(int argc, char **argv)
 			break;
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
+		case 'L': srclines = 1; break;
 		case 'C': comm0 = optarg; break;
 		case 'W': swname = optarg;
 			if (!*swname || strlen(swname) >= DTCAP_PROBENAMELEN)
@@ -543,6 +573,8 @@ int main(int argc, char **argv)
 		f.nsyms = ims[i]->n;
 		f.syms = ims[i]->syms;
 		CK(!(file_id[i] = dtcap_put_file(w, &f)));
+		if (srclines)
+			put_srclines(w, file_id[i], ims[i]);
 	}
 
 	/* processes */

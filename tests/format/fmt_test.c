@@ -1094,6 +1094,40 @@ static void test_codecs(void)
 	result(ok, "codec.u32_ranges", "dtc_u32col_get differs from dtc_dec_u32");
 }
 
+/* SRCL: source lines round trip, sorted, the first of a duplicate kept;
+ * a second chunk of the same file merges; bad input refused */
+static void test_srclines(void)
+{
+	const char *p = tpath("srcl.dtc");
+	struct dtcap_writer *w = dtcap_create(p, NULL, NULL);
+	struct dtcap_sym sy = { 0x1000, 0x100, "walk" };
+	struct dtcap_file f = { 0, "/bin/prog", { 1, 2, 3 }, 3, 0, 1, &sy };
+	uint32_t id = w ? dtcap_put_file(w, &f) : 0;
+	struct dtcap_srcframe a[2] = { { "_Z6helperm", "/src/h.h", 7 }, { "walk", "/src/w.c", 24 } };
+	struct dtcap_srcframe b = { "walk", "/src/w.c", 25 }, dup = { "other", "x.c", 1 };
+	struct dtcap_srcline sl[3] = { { 0x1040, 1, &b }, { 0x1010, 2, a }, { 0x1040, 1, &dup } };
+	struct dtcap_srcline more = { 0x1080, 1, &b }, bad = { 0x1090, 0, &b };
+	int ok = w && id == 1 && !dtcap_put_srclines(w, id, sl, 3) &&
+		 !dtcap_put_srclines(w, id, &more, 1);
+	int refused = w && dtcap_put_srclines(w, 7, &more, 1) < 0 &&
+		      dtcap_put_srclines(w, id, &bad, 1) < 0;
+	ok = ok && !dtcap_close(w);
+	struct dtcap_reader *r = ok ? dtcap_open(p) : NULL;
+	const struct dtcap_srcline *x = r ? dtcap_srcline_find(r, 1, 0x1010) : NULL;
+	const struct dtcap_srcline *y = r ? dtcap_srcline_find(r, 1, 0x1040) : NULL;
+	const struct dtcap_srcline *z = r ? dtcap_srcline_find(r, 1, 0x1080) : NULL;
+	uint32_t fid = 0;
+	result(r && dtcap_nsrclines(r) == 3 && x && x->nframes == 2 &&
+	       !strcmp(x->frames[0].func, "_Z6helperm") && !strcmp(x->frames[0].file, "/src/h.h") &&
+	       x->frames[0].line == 7 && !strcmp(x->frames[1].file, "/src/w.c") &&
+	       x->frames[1].line == 24 && y && y->nframes == 1 && y->frames[0].line == 25 &&
+	       z && z->frames[0].line == 25 && !dtcap_srcline_find(r, 1, 0x1011) &&
+	       !dtcap_srcline_find(r, 2, 0x1010) && dtcap_srcline_at(r, 0, &fid) == x && fid == 1,
+	       "srclines.roundtrip", "%s", r ? "wrong contents" : dtcap_open_error());
+	result(refused, "srclines.bad_input_refused", "unknown file or 0 frames accepted");
+	dtcap_reader_close(r);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--tsan")) {
@@ -1111,6 +1145,7 @@ int main(int argc, char **argv)
 	test_codecs();
 	test_roundtrip();
 	test_small();
+	test_srclines();
 	test_generated(argv[2]);
 
 	/* a small capture: every cut and every fourth byte flipped */

@@ -14,6 +14,7 @@ for s in 1 2 3; do
 		{ echo "FAIL fuzz.seed: dtgen failed"; exit 0; }
 done
 "$dtgen" -o "$t/seed/sys.dtc" -n 300 -s 9 --stacks 30 --pids 1 --block 100 --syscalls
+"$dtgen" -o "$t/seed/srcl.dtc" -n 200 -s 5 --stacks 20 --pids 1 --block 64 --srclines
 "$dtgen" -o "$t/seed/empty.dtc" -n 0 -s 4 --stacks 10 --pids 1
 # the captures that made symbol loading quadratic (tests/safety), small
 for k in "mods 2000" "aliases 2000" "modranges 1000" "many 1000"; do

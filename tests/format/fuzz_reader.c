@@ -121,6 +121,14 @@ static void walk(struct dtcap_reader *r)
 		for (uint32_t k = 0; k < f->nsyms; k++)
 			sink += f->syms[k].addr + strlen(f->syms[k].name);
 	}
+	for (size_t i = 0; i < dtcap_nsrclines(r); i++) {
+		uint32_t file;
+		const struct dtcap_srcline *s = dtcap_srcline_at(r, i, &file);
+		sink += dtcap_srcline_find(r, file, s->addr) != NULL;
+		for (uint32_t k = 0; k < s->nframes; k++)
+			sink += strlen(s->frames[k].func) + strlen(s->frames[k].file) +
+				s->frames[k].line;
+	}
 	for (size_t i = 0; i < dtcap_nprocs(r); i++) {
 		const struct dtcap_proc *p = dtcap_proc_at(r, i);
 		sink += strlen(p->exe) + strlen(p->comm);

@@ -251,13 +251,14 @@ debug_root(void)
  * else by .gnu_debuglink next to the file's path under the debug root.
  * prefix ("/proc/PID/root" or "") is tried first, then the host's.
  */
-static int
-add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *prefix)
+int
+elfsyms_debug_open(Elf *e, const struct dtcap_file *f, const char *prefix, Elf **out)
 {
 	char cand[3][4400], hex[41];
-	int ncand = 0, r = 0;
+	int ncand = 0;
 	Elf_Scn *scn;
 
+	*out = NULL;
 	if (f->build_id_len >= 2) {
 		for (uint32_t i = 0; i < f->build_id_len && i < 20; i++)
 			snprintf(hex + 2 * i, 3, "%02x", f->build_id[i]);
@@ -294,10 +295,8 @@ add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *pre
 				read_build_id(de, &df);
 				if (f->build_id_len == 0 || (df.build_id_len == f->build_id_len &&
 				    memcmp(df.build_id, f->build_id, f->build_id_len) == 0)) {
-					r = add_elf_syms(a, de);
-					elf_end(de);
-					close(fd);
-					return r;
+					*out = de;
+					return fd;
 				}
 			}
 			if (de)
@@ -305,7 +304,21 @@ add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *pre
 			close(fd);
 		}
 	}
-	return 0;
+	return -1;
+}
+
+static int
+add_debugfile(struct acc *a, Elf *e, const struct dtcap_file *f, const char *prefix)
+{
+	Elf *de;
+	int r, fd = elfsyms_debug_open(e, f, prefix, &de);
+
+	if (fd < 0)
+		return 0;
+	r = add_elf_syms(a, de);
+	elf_end(de);
+	close(fd);
+	return r;
 }
 
 static int

@@ -6,6 +6,7 @@
 #ifndef DT_ELFSYMS_H
 #define DT_ELFSYMS_H
 
+#include <libelf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,14 @@ int elfsyms_known(const struct elfsyms_cache *c, const char *path);
 struct elfsyms_file *elfsyms_read(const char *path, const char *open_path,
 				  char *err, size_t errlen);
 void elfsyms_file_free(struct elfsyms_file *f);
+
+/*
+ * The separate debug file of e (whose identity f gives: path, build id),
+ * by build id under the debug root (/usr/lib/debug, or $DT_DEBUG_DIR),
+ * else by .gnu_debuglink; prefix ("/proc/PID/root", or NULL) is tried
+ * first.  Its descriptor and *out, or -1 when there is none of the same
+ * build.  The caller elf_end()s *out and closes the descriptor.
+ */
+int elfsyms_debug_open(Elf *e, const struct dtcap_file *f, const char *prefix, Elf **out);
 
 #endif /* DT_ELFSYMS_H */

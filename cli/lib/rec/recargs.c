@@ -19,7 +19,7 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 {
 	enum { OPT_SOURCE = 256, OPT_FLUSH, OPT_SYNC, OPT_USTACKS, OPT_USTACK_SIZE, OPT_FLIGHT,
 	       OPT_TRIGGER, OPT_TRIGGER_FILTER, OPT_COMM, OPT_CGROUP, OPT_VERSION, OPT_DUMP_GAP,
-	       OPT_MAX_DUMPS, OPT_OFFCPU };
+	       OPT_MAX_DUMPS, OPT_OFFCPU, OPT_NO_SRCLINE };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "source", required_argument, NULL, OPT_SOURCE },
@@ -33,6 +33,7 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 		{ "dump-interval", required_argument, NULL, OPT_DUMP_GAP },
 		{ "max-dumps", required_argument, NULL, OPT_MAX_DUMPS },
 		{ "offcpu", no_argument, NULL, OPT_OFFCPU },
+		{ "no-srcline", no_argument, NULL, OPT_NO_SRCLINE },
 		{ "comm", required_argument, NULL, OPT_COMM },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "version", no_argument, NULL, OPT_VERSION },
@@ -172,6 +173,9 @@ int dtrec_args_parse(struct dtrec_args *a, int argc, char **argv, const char *pr
 			break;
 		case OPT_OFFCPU:
 			a->o.offcpu = 1;
+			break;
+		case OPT_NO_SRCLINE:
+			a->o.no_srcline = 1;
 			break;
 		case OPT_DUMP_GAP:
 			if (dtu_parse_duration(optarg, &v) < 0 || v == 0) {

@@ -27,6 +27,7 @@
 #include "kused.h"
 #include "probes.h"
 #include "source.h"
+#include "srcline.h"
 #include "targets.h"
 #include "util.h"
 
@@ -78,6 +79,11 @@ struct rec {
 	struct dtp_dev	*dev;		/* src's catalog */
 	struct elfsyms_cache *ec;
 	struct jitmap_cache *jc;	/* perf maps of JIT code stored so far */
+	struct srcl_set	*srcl;		/* user pcs of stored stacks, to resolve; NULL:
+					 * --no-srcline or a flight recording */
+	uint32_t	ustack_max;	/* user stack ids whose pcs srcl has */
+	uint64_t	srcl_bytes;	/* of the capture, source lines (at the end) */
+	struct srcl_stats srcl_st;
 	struct tmap	comms, procs;
 	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
 	uint32_t	ncpus;
@@ -375,6 +381,11 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 				break;
 			}
 		}
+		if (r->srcl && f->cap_id && srcl_file(r->srcl, f->cap_id, &f->f, opath) < 0) {
+			/* source lines are extra: their loss costs no event */
+			srcl_free(r->srcl);
+			r->srcl = NULL;
+		}
 		for (size_t j = i; j < nm; j++)
 			if (strcmp(mv[j].name, name) == 0)
 				mv[j].file = f->cap_id;
@@ -476,6 +487,51 @@ reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
 				store_snapshot(r, &p, t->smaps, t->sp.nmaps, t, u, d->dtr_nustack);
 				return;
 			}
+		}
+	}
+}
+
+/*
+ * A user stack stored for the first time: its pcs, as readers look them
+ * up (the innermost as is, return addresses at pc - 1), with the ELF file
+ * they lie in, for srcl_write at the end.  The maps are the source's
+ * process table now, or the last ones read from /proc.
+ */
+static void
+srcl_stack(struct rec *r, const struct dt_rec *d)
+{
+	const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+	const struct dtsrc_proc *sp = r->src->ops->proc ? r->src->ops->proc(r->src, d->dtr_pid)
+							 : NULL;
+	const struct dtcap_map *mv = sp ? sp->maps : NULL;
+	size_t nm = sp ? sp->nmaps : 0;
+	struct tslot *t;
+	int isnew;
+
+	if (mv == NULL && (t = tmap_get(&r->procs, d->dtr_pid, &isnew)) != NULL) {
+		mv = t->last.maps;
+		nm = t->last.nmaps;
+	}
+	const struct dtcap_map *last = NULL;
+	uint32_t id = 0;
+	uint64_t bias = 0;
+	for (uint32_t k = 0; k < d->dtr_nustack && r->srcl; k++) {
+		uint64_t pc = k && u[k] ? u[k] - 1 : u[k];
+		if (last == NULL || pc < last->start || pc >= last->end) {
+			last = NULL;
+			for (size_t i = 0; i < nm; i++)
+				if (pc >= mv[i].start && pc < mv[i].end && (mv[i].prot & 4) &&
+				    mv[i].name && mv[i].name[0] == '/') {
+					last = &mv[i];
+					id = srcl_lookup(r->srcl, last->name, &bias);
+					break;
+				}
+			if (last == NULL)
+				continue;
+		}
+		if (id && srcl_add(r->srcl, id, pc - last->start + last->offset + bias) < 0) {
+			srcl_free(r->srcl);
+			r->srcl = NULL;
 		}
 	}
 }
@@ -728,6 +784,12 @@ process(struct rec *r, const char *buf, size_t len)
 		track_proc(r, d);
 		if (e.ustack)
 			reach_files(r, d, e.ustack);
+		/* ids are dense: a new one is a stack not stored before */
+		if (e.ustack > r->ustack_max) {
+			r->ustack_max = e.ustack;
+			if (r->srcl)
+				srcl_stack(r, d);
+		}
 	}
 	if (off != len)
 		r->nbad++;
@@ -1029,7 +1091,7 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		char d[32], e[32];
 		/* what the events take, apart from the header, probe list and
 		 * symbol tables: a short recording is all symbol tables */
-		uint64_t meta = r->base_bytes + r->sym_bytes;
+		uint64_t meta = r->base_bytes + r->sym_bytes + r->srcl_bytes;
 		uint64_t evb = bytes > meta ? bytes - meta : 0;
 		msg(r, "%s: %llu events in %s (%s/s) from the %s source, %s: %.1f bytes/event "
 		    "for the events, %s of symbol tables, %s of header and probes",
@@ -1040,6 +1102,14 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 		    ev ? (double)evb / (double)ev : 0.0,
 		    dtu_human_size(r->sym_bytes, d, sizeof(d)),
 		    dtu_human_size(r->base_bytes, e, sizeof(e)));
+		if (r->srcl_st.addrs)
+			msg(r, "source lines: %llu of %llu user addresses (%llu in inlined "
+			    "calls), %s; %u of %u files without DWARF line tables",
+			    (unsigned long long)r->srcl_st.resolved,
+			    (unsigned long long)r->srcl_st.addrs,
+			    (unsigned long long)r->srcl_st.inlined,
+			    dtu_human_size(r->srcl_bytes, d, sizeof(d)),
+			    r->srcl_st.files_nodwarf, r->srcl_st.files);
 		if (t.skipped || t.recursive)
 			msg(r, "%llu timer ticks skipped, %llu recursive events not recorded",
 			    (unsigned long long)t.skipped, (unsigned long long)t.recursive);
@@ -1569,6 +1639,12 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	buf = malloc(READBUF);
 	r->ec = elfsyms_cache_new();
 	r->jc = jitmap_cache_new();
+	/* a flight recorder's dumps are each a capture of their own: their
+	 * file ids restart, and a dump must be quick */
+	if (!o->no_srcline && !o->flight && (r->srcl = srcl_new()) == NULL) {
+		msg(r, "out of memory");
+		goto out;
+	}
 	r->ncpus = (uint32_t)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
@@ -1849,11 +1925,17 @@ finish:
 		fputs("\r\033[K", r->st);
 	if (r->w) {
 		uint64_t bytes;
+		if (recording && !r->werr && r->srcl &&
+		    srcl_write(r->srcl, r->w, &r->srcl_st) < 0) {
+			msg(r, "%s", dtcap_writer_error(r->w));
+			r->werr = 1;
+		}
 		if (recording && !r->werr && (put_kused(r) < 0 || dtcap_flush(r->w) < 0)) {
 			msg(r, "%s", dtcap_writer_error(r->w));
 			r->werr = 1;
 		}
 		r->sym_bytes = dtcap_symbol_bytes(r->w);	/* final: flushed */
+		r->srcl_bytes = dtcap_srcline_bytes(r->w);
 		if (dtcap_close(r->w) < 0) {
 			if (!r->werr)
 				msg(r, "%s: cannot finalize the capture", o->output);
@@ -1916,6 +1998,7 @@ out:
 	dtsrc_close(r->src);
 	elfsyms_cache_free(r->ec);
 	jitmap_cache_free(r->jc);
+	srcl_free(r->srcl);
 	kused_free(r->kused);
 	tmap_free(&r->comms);
 	tmap_free(&r->procs);

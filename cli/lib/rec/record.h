@@ -74,6 +74,10 @@ struct dtrec_opts {
 	 * user stacks whatever -k/-u say; with targets, also the switches
 	 * into a target and the wakeups of one (run by other tasks) */
 	int		offcpu;
+	/* --no-srcline: store no source lines or inline chains (SRCL) of
+	 * the user pcs stacks hold, which dtrec otherwise reads from DWARF at
+	 * the end of recording */
+	int		no_srcline;
 };
 #define DTREC_DUMP_GAP_DEF	5000000000ULL	/* 5 s */
 #define DTREC_MAX_DUMPS_DEF	10

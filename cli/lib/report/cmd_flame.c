@@ -55,6 +55,7 @@ static const struct option flame_longopts[] = {
 	{ "help",     0, NULL, 'h' },
 	DTR_LONGOPT_PARTIAL,
 	DTR_LONGOPT_NO_DEMANGLE,
+	DTR_LONGOPT_NO_INLINE,
 	DTF_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
@@ -73,6 +74,9 @@ static void flame_usage(const char *cmd, FILE *to)
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
 		"  --countname NAME (what a sample is called)  --reverse  --inverted\n"
 		"  --kernel | --user (one side of the stacks only)  --no-comm\n"
+		"  --no-demangle (raw symbols)  --no-inline (inlined calls, shown as\n"
+		"    \"f (inlined)\" frames where the capture has source lines, folded\n"
+		"    into their callers)\n"
 		"  --offcpu: off-CPU time (dtrec --offcpu) by the stack a thread left the\n"
 		"    CPU with, in us  --state S,D,R (which: S sleeping, D uninterruptible,\n"
 		"    R runnable, preempted or woken and waiting)  --oncpu-offcpu: also the\n"
@@ -182,6 +186,9 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			break;
 		case DTR_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
+			break;
+		case DTR_OPT_NO_INLINE:
+			dtsym_inline = 0;
 			break;
 		case OPT_OFFCPU:
 		case OPT_ONOFF:

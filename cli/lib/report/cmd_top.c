@@ -32,16 +32,20 @@ static const struct option top_longopts[] = {
 static void top_usage(FILE *to)
 {
 	if (dtr_shell)
-		fprintf(to, "usage: top [N] [by comm|pid|probe|stack|syscall|sym|dso] [--children] "
+		fprintf(to, "usage: top [N] [by comm|pid|probe|stack|syscall|sym|dso|srcline]\n"
+			"       [--children] "
 			"[filters]\n");
 	else
-		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall|sym|dso] "
+		fprintf(to, "usage: dtreport top [-n N] [--by comm|pid|probe|stack|syscall|sym|dso|srcline]\n"
+			"       "
 			"[--children] [--partial] [filters] CAPTURE\n");
 	if (!dtr_shell)
 		fprintf(to, "  -n N, --count N: rows (default 10)   --by KEY: what to rank "
 			"(default comm)\n");
 	fprintf(to, "  sym, dso: samples by innermost function or object (self); --children:\n"
-		"  by every function on the stack, each once a sample (inclusive)\n");
+		"  by every function on the stack, each once a sample (inclusive)\n"
+		"  srcline: the same by source line (file:line, the innermost inlined\n"
+		"  call's), where the capture has source lines (dtrec stores them)\n");
 	fprintf(to, "  comm, pid and stack count the timer probes' samples, as flame does, "
 		"unless --probe chooses\n");
 	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
@@ -68,7 +72,7 @@ static int top_key(const char *s, struct dtr_top_opts *o)
 			return 0;
 		}
 	}
-	dtr_err("top", "cannot group by '%s' (comm, pid, probe, stack, syscall, sym or dso)", s);
+	dtr_err("top", "cannot group by '%s' (comm, pid, probe, stack, syscall, sym, dso or srcline)", s);
 	return -1;
 }
 

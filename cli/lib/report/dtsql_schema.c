@@ -28,7 +28,8 @@ const struct dtsql_tabdef dtsql_tab[T_NTABLES] = {
 		"id INTEGER, kernel INTEGER, depth INTEGER, truncated INTEGER", 0 },
 	[T_FRAMES] = { "frames",
 		"stack_id INTEGER, depth INTEGER, pc INTEGER, kernel INTEGER,"
-		" name TEXT, origin TEXT, raw_name TEXT, dso TEXT", 0 },
+		" name TEXT, origin TEXT, raw_name TEXT, dso TEXT, file TEXT,"
+		" line INTEGER, inlined TEXT", 0 },
 	[T_PROCESSES] = { "processes",
 		"pid INTEGER, ppid INTEGER, comm TEXT, exe TEXT, ts INTEGER,"
 		" nmaps INTEGER", 0 },

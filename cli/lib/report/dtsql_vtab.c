@@ -1997,7 +1997,10 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 		case 4:
 		case 5:
 		case 6:
-		case 7: {
+		case 7:
+		case 8:
+		case 9:
+		case 10: {
 			if (s->c->sym == NULL)
 				break;
 			uint32_t pid = 0;
@@ -2011,6 +2014,18 @@ static int sm_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 				}
 				pid = s->c->ufirst_pid[s->i];
 				ts = s->c->ufirst_ts[s->i];
+			}
+			if (col >= 8) {
+				const char *file, *inl;
+				uint32_t line;
+				if (!dtsym_frame_src(s->c->sym, pc, (unsigned)s->j, s->kernel, pid,
+						     ts, &file, &line, &inl))
+					break;
+				if (col == 9)
+					sqlite3_result_int64(ctx, line);
+				else if (col == 8 || inl)
+					res_text(ctx, col == 8 ? file : inl);
+				break;
 			}
 			res_text(ctx, col == 4
 				 ? dtsym_name(s->c->sym, pc, s->kernel, pid, ts)

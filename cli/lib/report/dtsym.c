@@ -35,6 +35,7 @@
 #include "util.h"
 
 int dtsym_demangle = 1;
+int dtsym_inline = 1;
 
 struct ksym {
 	uint64_t	addr;
@@ -65,6 +66,12 @@ struct centry {
 	const char	*name;		/* as the symbol table spells it */
 	const char	*dname;		/* demangled, or name itself */
 	uint8_t		origin;
+};
+
+/* The reader's strings live as long as it: their address is the key. */
+struct fentry {
+	const char	*func;
+	const char	*name[2][2];	/* [demangled][inlined] */
 };
 
 enum { O_KERNEL, O_MODULE, O_USER, O_UNKNOWN };
@@ -99,6 +106,10 @@ struct dtsym {
 	struct centry	*cache;		/* answers, in order of first question */
 	size_t		ccap, cn;
 	struct dt_htab	cix;		/* (pc, ctx) -> index in cache */
+
+	struct fentry	*fn;		/* DWARF function names met */
+	size_t		fncap, nfn;
+	struct dt_htab	fnix;		/* (func pointer) -> index in fn */
 
 	struct arena	*arena;
 	volatile sig_atomic_t *cancel;	/* while loading; NULL: none */
@@ -372,6 +383,8 @@ void dtsym_close(struct dtsym *s)
 	free(s->ktext);
 	free(s->cache);
 	dt_htab_free(&s->cix);
+	free(s->fn);
+	dt_htab_free(&s->fnix);
 	while (s->arena) {
 		struct arena *n = s->arena->next;
 		free(s->arena);
@@ -521,6 +534,25 @@ static const char *map_basename(const struct dtcap_map *m, const struct dtcap_fi
 	       : f && f->path ? basename_of(f->path) : NULL;
 }
 
+/* The symbol of f covering file virtual address v, or NULL. */
+static const struct dtcap_sym *sym_at(const struct dtcap_file *f, uint64_t v)
+{
+	if (!f->nsyms)
+		return NULL;
+	size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
+	/* Several symbols may start at or below v (nested or sized
+	 * zero); walk back over a few for one that covers v. */
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+		const struct dtcap_sym *sy = &f->syms[i - 1];
+		if (!sy->name || !sy->name[0])
+			continue;
+		if ((sy->size && v - sy->addr < sy->size) ||
+		    (!sy->size && i == lo && v - sy->addr < 4096))
+			return sy;
+	}
+	return NULL;
+}
+
 static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t pc,
 			  uint8_t *origin)
 {
@@ -534,21 +566,10 @@ static const char *uname_(struct dtsym *s, const struct dtcap_proc *p, uint64_t 
 	}
 	uint64_t foff = pc - m->start + m->offset;
 	const struct dtcap_file *f = m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
-	if (f && f->nsyms) {
-		uint64_t v = foff + f->load_bias_hint;
-		size_t lo = DTU_UPPER_BOUND(f->nsyms, i, f->syms[i].addr, v);
-		/* Several symbols may start at or below v (nested or sized
-		 * zero); walk back over a few for one that covers v. */
-		for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
-			const struct dtcap_sym *sy = &f->syms[i - 1];
-			if (!sy->name || !sy->name[0])
-				continue;
-			if ((sy->size && v - sy->addr < sy->size) ||
-			    (!sy->size && i == lo && v - sy->addr < 4096)) {
-				*origin = O_USER;
-				return sy->name;
-			}
-		}
+	const struct dtcap_sym *sy = f ? sym_at(f, foff + f->load_bias_hint) : NULL;
+	if (sy) {
+		*origin = O_USER;
+		return sy->name;
 	}
 	const char *base = map_basename(m, f);
 	if (!base || !base[0]) {
@@ -643,4 +664,138 @@ const char *dtsym_origin(struct dtsym *s, uint64_t pc, int kernel, uint32_t pid,
 	struct centry *e = lookup(s, pc, kernel, pid, ts);
 
 	return origin_names[e ? e->origin : O_UNKNOWN];
+}
+
+const struct dtcap_srcline *dtsym_srcline(struct dtsym *s, uint64_t pc, int kernel,
+					  uint32_t pid, uint64_t ts)
+{
+	if (kernel)
+		return NULL;
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+	const struct dtcap_file *f = m && m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+	if (!f)
+		return NULL;
+	return dtcap_srcline_find(s->r, m->file, pc - m->start + m->offset + f->load_bias_hint);
+}
+
+static uint64_t fn_hash(const void *ctx, uint32_t e)
+{
+	const struct dtsym *s = ctx;
+	return dt_htab_hash_int((uint64_t)(uintptr_t)s->fn[e].func);
+}
+
+const char *dtsym_func_name(struct dtsym *s, const char *func, int inlined)
+{
+	uint64_t h = dt_htab_hash_int((uint64_t)(uintptr_t)func);
+	uint32_t e;
+	struct fentry *x = NULL;
+	int dm = !!dtsym_demangle, il = !!inlined;
+
+	for (size_t i = dt_htab_first(&s->fnix, h); (e = dt_htab_at(&s->fnix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->fnix, i))
+		if (s->fn[e].func == func) {
+			x = &s->fn[e];
+			break;
+		}
+	if (!x) {
+		if (DT_GROW(s->fn, s->fncap, s->nfn, 1, 256))
+			return NULL;
+		x = &s->fn[s->nfn];
+		memset(x, 0, sizeof(*x));
+		x->func = func;
+		if (dt_htab_add(&s->fnix, h, (uint32_t)s->nfn, fn_hash, s))
+			return NULL;
+		s->nfn++;
+	}
+	if (!x->name[dm][il]) {
+		char *d = dm ? dt_demangle(func) : NULL;
+		const char *base = d ? d : func[0] ? func : "[unknown]";
+		size_t n = strlen(base) + sizeof(" (inlined)");
+		char *t = malloc(n);
+		if (!t) {
+			free(d);
+			return NULL;
+		}
+		snprintf(t, n, "%s%s", base, il ? " (inlined)" : "");
+		x->name[dm][il] = arena_strdup(s, t);
+		free(t);
+		free(d);
+	}
+	return x->name[dm][il];
+}
+
+int dtsym_frame_src(struct dtsym *s, uint64_t pc, unsigned depth, int kernel, uint32_t pid,
+		    uint64_t ts, const char **file, uint32_t *line, const char **inlined)
+{
+	const struct dtcap_srcline *sl = pc ? dtsym_srcline(s, depth ? pc - 1 : pc, kernel, pid, ts)
+					    : NULL;
+	*file = NULL;
+	*line = 0;
+	*inlined = NULL;
+	if (!sl)
+		return 0;
+	*file = sl->frames[0].file;
+	*line = sl->frames[0].line;
+	if (sl->nframes < 2)
+		return 1;
+	/* a chain is named once: its key is the reader's srcline, which
+	 * no function name string shares */
+	const char *key = (const char *)sl;
+	uint64_t h = dt_htab_hash_int((uint64_t)(uintptr_t)key);
+	uint32_t e;
+	struct fentry *x = NULL;
+	int dm = !!dtsym_demangle;
+	for (size_t i = dt_htab_first(&s->fnix, h); (e = dt_htab_at(&s->fnix, i)) != DT_HTAB_NONE;
+	     i = dt_htab_next(&s->fnix, i))
+		if (s->fn[e].func == key) {
+			x = &s->fn[e];
+			break;
+		}
+	if (!x) {
+		if (DT_GROW(s->fn, s->fncap, s->nfn, 1, 256))
+			return 1;
+		x = &s->fn[s->nfn];
+		memset(x, 0, sizeof(*x));
+		x->func = key;
+		if (dt_htab_add(&s->fnix, h, (uint32_t)s->nfn, fn_hash, s))
+			return 1;
+		s->nfn++;
+	}
+	size_t xi = (size_t)(x - s->fn);	/* dtsym_func_name may move fn */
+	if (!x->name[dm][0]) {
+		size_t len = 1;
+		char *t;
+		for (uint32_t j = 0; j + 1 < sl->nframes; j++) {
+			const char *nm = dtsym_func_name(s, sl->frames[j].func, 0);
+			len += (nm ? strlen(nm) : 0) + 1;
+		}
+		if ((t = malloc(len)) == NULL)
+			return 1;
+		t[0] = '\0';
+		for (uint32_t j = sl->nframes - 1; j-- > 0;) {
+			const char *nm = dtsym_func_name(s, sl->frames[j].func, 0);
+			if (t[0])
+				strcat(t, ";");
+			strcat(t, nm ? nm : "");
+		}
+		x = &s->fn[xi];
+		x->name[dm][0] = arena_strdup(s, t);
+		free(t);
+	}
+	*inlined = s->fn[xi].name[dm][0];
+	return 1;
+}
+
+int dtsym_locate(struct dtsym *s, uint64_t pc, uint32_t pid, uint64_t ts,
+		 const struct dtcap_file **f, uint64_t *vaddr, const struct dtcap_sym **sym)
+{
+	const struct dtcap_map *m = map_of(s, dtcap_proc_find(s->r, pid, ts), pc);
+
+	*f = m && m->file ? dtcap_file_by_id(s->r, m->file) : NULL;
+	*sym = NULL;
+	if (!*f)
+		return -1;
+	*vaddr = pc - m->start + m->offset + (*f)->load_bias_hint;
+	*sym = sym_at(*f, *vaddr);
+	return 0;
 }

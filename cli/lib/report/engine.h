@@ -72,6 +72,8 @@ struct dtr_flame_opts {
 	const char	*countname;	/* NULL: "samples" */
 	double		minwidth;	/* px; narrower frames are left out */
 	int		by_dso;		/* frames named by object (dtsym_dso) */
+	int		by_srcline;	/* user frames named "file:line" where the
+					 * capture has source lines */
 	int		mode;		/* DTR_FLAME_*: what a frame's width is */
 	const char	*states;	/* offcpu: state letters kept ("SD"); NULL: all */
 };
@@ -140,7 +142,7 @@ uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter
 /* ---- top (report_top.c; sym and dso: report_frames.c) */
 
 enum dtr_top_by { DTR_TOP_COMM, DTR_TOP_PID, DTR_TOP_PROBE, DTR_TOP_STACK, DTR_TOP_SYSCALL,
-		  DTR_TOP_SYM, DTR_TOP_DSO };
+		  DTR_TOP_SYM, DTR_TOP_DSO, DTR_TOP_SRCLINE };
 
 struct dtr_top_opts {
 	unsigned long	limit;		/* rows; 0: 10 */
@@ -163,10 +165,30 @@ int dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_
  * Functions by sample, as perf report --no-children --sort sym (or dso):
  * the samples (dtr_sample_probes) counted by their innermost frame, or
  * with o->children by every function on their stacks, each once.  Called
- * by dtr_top for DTR_TOP_SYM and DTR_TOP_DSO.
+ * by dtr_top for DTR_TOP_SYM, DTR_TOP_DSO and DTR_TOP_SRCLINE (the source
+ * line of each frame, "file:line", where the capture has one: of the
+ * innermost inlined call, as perf --sort srcline; else the function).
  */
 int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
 		   FILE *out, volatile sig_atomic_t *cancel);
+
+/* ---- annotate (report_annotate.c) */
+
+struct dtr_annotate_opts {
+	const char	*func;		/* a name as printed, a glob or /regex/ */
+	int		no_source;	/* line numbers only, no source text */
+	int		no_insns;	/* no instruction table */
+};
+
+/*
+ * Where the samples taken in the functions matching o->func (their
+ * innermost user frame: self time) fell: per source line, with the
+ * source text where the file is readable here, and per instruction,
+ * disassembled from the file on disk when its build id is the
+ * capture's (else the addresses, and why).  One block per function.
+ */
+int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
+		 const struct dtr_annotate_opts *o, FILE *out, volatile sig_atomic_t *cancel);
 
 /* ---- callers and callees (report_frames.c) */
 
@@ -224,6 +246,25 @@ int dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *
 void dtr_sched_free(struct dtr_sched *s);
 
 /* ---- naming stacks into a flame graph (stack_names.c) */
+
+/*
+ * The inlined calls at frame k of a user stack (pcs, innermost first), as
+ * FLAME_INLINE frames "f (inlined)" (by_srcline: FLAME_USER frames
+ * "file:line", the position in each) appended to buf outermost first, at
+ * most room of them; none when dtsym_inline is 0 or the capture has no
+ * source lines there.  -1 on ENOMEM.
+ */
+int dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
+		      uint32_t pid, uint64_t ts, int by_srcline, uint32_t *buf, unsigned *nb,
+		      unsigned room);
+/* "file:line" of frame k of a user stack (return addresses at pc - 1)
+ * into out: 1, or 0 when the capture has no source line there.  With
+ * dtsym_inline, the out-of-line function's position (the inlined calls'
+ * are dtr_inline_frames'), else the innermost. */
+int dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel,
+		     uint32_t pid, uint64_t ts, char *out, size_t len);
+/* Room for them in a sample's frame buffer, beyond its own frames. */
+#define DTR_INLINE_ROOM		(4 * DTCAP_MAXFRAMES)
 
 struct dtr_namer;
 struct dtr_namer *dtr_namer_new(const struct dtr_cap *c, struct flame *fl);

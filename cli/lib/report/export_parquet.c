@@ -318,9 +318,11 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 		{ "pc", PQ_INT64, 1 }, { "kernel", PQ_INT64, 1 },
 		{ "name", PQ_STRING, 1 }, { "origin", PQ_STRING, 1 },
 		{ "raw_name", PQ_STRING, 1 }, { "dso", PQ_STRING, 1 },
+		{ "file", PQ_STRING, 1 }, { "line", PQ_INT64, 1 },
+		{ "inlined", PQ_STRING, 1 },
 	};
 	struct pq_opts o = pq_options();
-	struct pq_writer *w = pq_create(path, cols, 8, &o, err);
+	struct pq_writer *w = pq_create(path, cols, 11, &o, err);
 	if (w == NULL)
 		return -1;
 	uint64_t (*v)[FBATCH] = malloc(4 * sizeof(*v));
@@ -362,6 +364,13 @@ static int write_frames(const char *path, struct dtcap_reader *r, struct dtsym *
 			    pq_put_str(w, 5, og, og ? strlen(og) : 0) < 0 ||
 			    pq_put_str(w, 6, raw, raw ? strlen(raw) : 0) < 0 ||
 			    pq_put_str(w, 7, dso, strlen(dso)) < 0)
+				goto werr;
+			const char *sf, *inl;
+			uint32_t sln;
+			int has = dtsym_frame_src(sym, pcs[j], j, kernel, pid, ts, &sf, &sln, &inl);
+			if (pq_put_str(w, 8, sf, sf ? strlen(sf) : 0) < 0 ||
+			    pq_put_i64(w, 9, sln, !has) < 0 ||
+			    pq_put_str(w, 10, inl, inl ? strlen(inl) : 0) < 0)
 				goto werr;
 			v[0][k] = id;
 			v[1][k] = j;

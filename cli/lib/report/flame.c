@@ -656,6 +656,9 @@ static void colour(const struct fname *n, const char *pal, char *buf, size_t len
 		case FLAME_MODULE:	/* violet */
 			r = 165 + (int)(45 * v1), g = 120 + (int)(40 * v2), b = 215 + (int)(40 * v3);
 			break;
+		case FLAME_INLINE:	/* user, washed out: as perf marks inlined frames */
+			r = 235 + (int)(20 * v3), g = 150 + (int)(90 * v1), b = 130 + (int)(60 * v2);
+			break;
 		default:		/* user: the classic red to yellow */
 			r = 205 + (int)(50 * v3), g = (int)(230 * v1), b = (int)(55 * v2);
 			break;

@@ -17,6 +17,7 @@ enum flame_kind {
 	FLAME_KERNEL,
 	FLAME_MODULE,
 	FLAME_SPECIAL,	/* comm root, "--" separator, "[truncated]", unknown */
+	FLAME_INLINE,	/* an inlined call ("f (inlined)"): a lighter shade */
 };
 
 struct flame;

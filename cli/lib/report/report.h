@@ -21,6 +21,7 @@ int cmd_sql(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 /* callers and callees (argv[0] says which) */
 int cmd_calls(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
 int cmd_syscalls(int argc, char **argv);
 int cmd_blame(int argc, char **argv);
@@ -40,6 +41,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
 int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_calls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_annotate_on(const struct dtr_cap *c, int argc, char **argv,
+		    volatile sig_atomic_t *cancel);
 int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
@@ -61,6 +64,9 @@ int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *d
 /* Raw symbol names: no demangling of C++/Rust/D names (dtsym_demangle). */
 #define DTR_OPT_NO_DEMANGLE	0x3003
 #define DTR_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, DTR_OPT_NO_DEMANGLE }
+/* Inlined calls folded into their callers (dtsym_inline). */
+#define DTR_OPT_NO_INLINE	0x3004
+#define DTR_LONGOPT_NO_INLINE	{ "no-inline", 0, NULL, DTR_OPT_NO_INLINE }
 /* ... and a damaged one, skipping what does not decode (commands without
  * the filter options; theirs is DTF_OPT_SALVAGE) */
 #define DTR_OPT_SALVAGE		0x3002

@@ -519,6 +519,7 @@ struct fmemo {
 	size_t		cap, n;
 	struct dt_htab	ht;
 	int		by_dso;		/* [I] frames named by object, not symbol */
+	int		by_srcline;	/* [I] user frames by "file:line" */
 };
 
 static uint64_t fmemo_hash(uint64_t pc, const struct dtcap_proc *proc, uint32_t how)
@@ -567,6 +568,9 @@ static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 		nm = dtsym_name(sym, pcs[k], kernel, pid, ts);
 		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
 	}
+	char sl[4200];
+	if (fm->by_srcline && dtr_srcline_text(sym, pcs, k, kernel, pid, ts, sl, sizeof(sl)))
+		nm = sl;
 	int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
 	if (fid < 0 || DT_GROW(fm->tab, fm->cap, fm->n, 1, 1024))
 		return -1;
@@ -596,11 +600,16 @@ static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 	}
 	if (trunc)
 		buf[(*nb)++] = trunc_id;
+	unsigned inl0 = *nb + n;	/* inlined frames take the room beyond */
 	for (unsigned k = n; k-- > 0;) {
 		int64_t fid = name_frame(fl, sym, fm, pcs, k, kernel, pid, ts, proc);
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
+		if (!kernel && !fm->by_dso &&
+		    dtr_inline_frames(fl, sym, pcs, k, pid, ts, fm->by_srcline, buf, nb,
+				      DTR_INLINE_ROOM - (*nb + k - inl0)) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -652,7 +661,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct kmemo km = { 0 };
 	struct umemo um = { 0 };
 	struct pmemo pm = { 0 }, lm = { 0 };
-	struct fmemo fm = { .by_dso = fo->by_dso };
+	struct fmemo fm = { .by_dso = fo->by_dso, .by_srcline = fo->by_srcline };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
 	int ret = DTR_EXIT_ERROR;
@@ -703,7 +712,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	uint32_t nst = dtcap_nstacks(p.r);
 	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
 	km.len = calloc((size_t)nst + 1, sizeof(uint32_t));
-	buf = malloc((2 * DTCAP_MAXFRAMES + 8) * sizeof(uint32_t));
+	buf = malloc((2 * DTCAP_MAXFRAMES + DTR_INLINE_ROOM + 8) * sizeof(uint32_t));
 	if (!km.off || !km.len || !buf)
 		goto oom;
 	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);

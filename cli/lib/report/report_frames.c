@@ -27,7 +27,7 @@
 
 /* Fold c's samples into a new flame; NULL with the message printed. */
 static struct flame *fold(const struct dtr_cap *c, struct dtf_filter *f, const char *cmd,
-			  int by_dso, uint64_t *n, char *probedesc, size_t pdlen,
+			  int by, uint64_t *n, char *probedesc, size_t pdlen,
 			  volatile sig_atomic_t *cancel, int *rc)
 {
 	struct dtr_flame_opts fo;
@@ -35,13 +35,20 @@ static struct flame *fold(const struct dtr_cap *c, struct dtf_filter *f, const c
 
 	dtr_flame_opts_init(&fo, cmd);
 	fo.no_comm = 1;
-	fo.by_dso = by_dso;
+	fo.by_dso = by == DTR_TOP_DSO;
+	fo.by_srcline = by == DTR_TOP_SRCLINE;
 	if (fl == NULL) {
 		dtr_err(cmd, "out of memory");
 		*rc = DTR_EXIT_ERROR;
 		return NULL;
 	}
-	if ((*rc = dtr_flame_fold(c, f, &fo, fl, 0, n, probedesc, pdlen, cancel)) != 0) {
+	/* functions as perf --sort sym counts them: an inlined call is its
+	 * caller's time; lines each have theirs, inlined or not */
+	int inl = dtsym_inline;
+	dtsym_inline = by == DTR_TOP_SRCLINE;
+	*rc = dtr_flame_fold(c, f, &fo, fl, 0, n, probedesc, pdlen, cancel);
+	dtsym_inline = inl;
+	if (*rc != 0) {
 		flame_free(fl);
 		return NULL;
 	}
@@ -110,7 +117,7 @@ int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct d
 	char probes[256];
 	uint64_t total = 0;
 	int rc;
-	struct flame *fl = fold(c, f, "top", o->by == DTR_TOP_DSO, &total, probes, sizeof(probes),
+	struct flame *fl = fold(c, f, "top", (int)o->by, &total, probes, sizeof(probes),
 				cancel, &rc);
 
 	if (fl == NULL)
@@ -246,7 +253,7 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 		}
 		have_re = 1;
 	}
-	struct flame *fl = fold(c, f, cmd, 0, &total, probes, sizeof(probes), cancel, &rc);
+	struct flame *fl = fold(c, f, cmd, DTR_TOP_SYM, &total, probes, sizeof(probes), cancel, &rc);
 	if (fl == NULL) {
 		if (have_re)
 			regfree(&re);

@@ -110,7 +110,7 @@ bycount(const void *a, const void *b)
 }
 
 const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", "sym", "dso",
-				     NULL };
+				     "srcline", NULL };
 
 /* The function part of "syscall:FUNC:entry", or NULL. */
 static int
@@ -202,7 +202,7 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		key = b->kstack[i] ? b->kstack[i] :
 		      (1ULL << 63 | (uint64_t)b->pid[i] << 32 | b->ustack[i]);
 		break;
-	case DTR_TOP_SYM: case DTR_TOP_DSO:	/* never scanned here */
+	case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE:	/* never scanned here */
 		return 1;
 	}
 	t->total++;
@@ -299,10 +299,10 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	char err[512], counted[256];
 	uint8_t *want = NULL;
 
-	if (by == DTR_TOP_SYM || by == DTR_TOP_DSO)
+	if (by == DTR_TOP_SYM || by == DTR_TOP_DSO || by == DTR_TOP_SRCLINE)
 		return dtr_top_frames(c, f, o, out, cancel);
 	if (o->children) {
-		dtr_err("top", "--children goes with --by sym or --by dso");
+		dtr_err("top", "--children goes with --by sym, dso or srcline");
 		return DTR_EXIT_USAGE;
 	}
 
@@ -326,7 +326,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	case DTR_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
 	case DTR_TOP_PROBE: case DTR_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
 	case DTR_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
-	case DTR_TOP_SYM: case DTR_TOP_DSO: break;	/* report_frames.c's */
+	case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE: break;	/* report_frames.c's */
 	}
 	t.which = which;
 	if ((want = top_probes(r, f, by, &t.nwant, counted, sizeof(counted))) == NULL &&
@@ -394,7 +394,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 		case DTR_TOP_STACK:
 			rows[nrows].name = k ? stack_name(r, sym, k) : strdup("(no stack)");
 			break;
-		case DTR_TOP_SYM: case DTR_TOP_DSO:
+		case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE:
 			break;
 		}
 		if (rows[nrows].name == NULL)

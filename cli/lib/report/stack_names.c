@@ -4,6 +4,7 @@
  * blame).  Each (stack, process snapshot) is named once: the same stack
  * recurs on every switch out of the same wait.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,6 +75,54 @@ dtr_namer_free(struct dtr_namer *n)
 	dt_htab_free(&n->ix);
 	free(n->ids);
 	free(n);
+}
+
+static void
+pos_text(const struct dtcap_srcframe *f, char *out, size_t len)
+{
+	snprintf(out, len, "%s:%u", f->file[0] ? f->file : "??", f->line);
+}
+
+int
+dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
+		  uint32_t pid, uint64_t ts, int by_srcline, uint32_t *buf, unsigned *nb,
+		  unsigned room)
+{
+	if (!dtsym_inline || pcs[k] == 0)
+		return 0;
+	const struct dtcap_srcline *sl = dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], 0, pid, ts);
+	if (sl == NULL)
+		return 0;
+	/* the last frame is the function the symbol table named already */
+	for (unsigned j = sl->nframes - 1; j-- > 0 && room > 0; room--) {
+		char pos[4200];
+		const char *nm = pos;
+		if (by_srcline)
+			pos_text(&sl->frames[j], pos, sizeof(pos));
+		else
+			nm = dtsym_func_name(sym, sl->frames[j].func, 1);
+		int64_t fid = nm ? flame_intern(fl, nm, by_srcline ? FLAME_USER : FLAME_INLINE) : -1;
+		if (fid < 0)
+			return -1;
+		buf[(*nb)++] = (uint32_t)fid;
+	}
+	return 0;
+}
+
+int
+dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
+		 uint64_t ts, char *out, size_t len)
+{
+	const struct dtcap_srcline *sl =
+		pcs[k] ? dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], kernel, pid, ts) : NULL;
+	/* with inlined calls: the out-of-line function's own position;
+	 * dtr_inline_frames gives the others */
+	const struct dtcap_srcframe *f = sl ? &sl->frames[dtsym_inline ? sl->nframes - 1 : 0]
+					    : NULL;
+	if (f == NULL || (!f->file[0] && !f->line))
+		return 0;
+	pos_text(f, out, len);
+	return 1;
 }
 
 /* Every frame but the innermost is a return address: name pc - 1 (the
