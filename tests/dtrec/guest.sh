@@ -193,4 +193,16 @@ for m in ascii zero; do
 	dtrec --source dt -q -o $OUT/fpjunk-$m.dtc --user-stacks fp -u -e syscall:getppid:entry \
 		-- nofp $m 200 2>$OUT/fpjunk-$m.err
 done
+# --offcpu with a command on the dt source (issue 24): the command sleeps
+# five times; the timer wakes it from another task (the idle task, an
+# interrupt) and another task switches to it, so without DTEVT_SUBJECT its
+# blocked time had no end.  A separate process, not the command, makes the
+# hotloop run beside it: its switches must stay out.
+hotloop 2 >/dev/null &
+hl=$!
+dtrec -q -o $OUT/off.dtc --offcpu -- sh -c 'for i in 1 2 3 4 5; do sleep 0.1; done' 2>$OUT/off.err
+rc=$?
+kill $hl 2>/dev/null
+wait $hl 2>/dev/null
+[ $rc -eq 0 ] && pass offcpu-command-exit || fail offcpu-command-exit "dtrec exited $rc: $(tail -n 3 $OUT/off.err)"
 exit 0

@@ -611,17 +611,6 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			   "dt.ko has no tracefs filters");
 		return -1;
 	}
-	/*
-	 * dt.ko drops every event not run by a target before it is written,
-	 * so a switch into a target and a wakeup of one, run by another task,
-	 * never arrive: blocked time would be silently wrong.
-	 */
-	if (cfg->offcpu && (cfg->npids || cfg->child > 0)) {
-		dtu_seterr(err, errlen, "--offcpu with -p or a COMMAND: dt.ko keeps only the "
-			   "targets' own events, not the switches into them or their wakeups; "
-			   "use --source perf, or record the whole system");
-		return -1;
-	}
 	if (dt_filter(fd, cfg, err, errlen) < 0)
 		return -1;
 	if (cfg->flight) {
@@ -737,7 +726,8 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
 			if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
 			    dtoff_kind(p->dtpi_func, p->dtpi_name))
-				en.dten_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
+				/* with targets, their switch-ins and wakeups run by others too */
+				en.dten_evtflags |= DTEVT_KSTACK | DTEVT_USTACK | DTEVT_SUBJECT;
 		}
 		if (copies && dt_copies(&sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
