@@ -372,6 +372,13 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
  */
 #define DTCAP_COL_ARGSLOTS	0x1000
 /*
+ * Not a column: with DTCAP_COL_ARGSLOTS, only slots 0 and 1 are decoded
+ * (argslot[j] NULL and nargslot[j] 0 above), nargs whole.  For readers of
+ * return values and errnos alone: a syscall entry's six slots are most of
+ * a block's bytes.
+ */
+#define DTCAP_COL_ARGS2		0x2000
+/*
  * Not a column: the per-context columns selected (pid, tid, probe, comm,
  * kstack, ustack, flags, ctx) are given once per distinct context of the
  * block, in the dict arrays, instead of once per row; cidx says which

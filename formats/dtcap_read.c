@@ -1884,12 +1884,14 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			ge -= hist[j];
 			off[j + 1] = off[j] + ge;
 		}
-		for (unsigned j = 0; j < nslots; j++)
+		unsigned ndec = (cols & (DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2)) ==
+				(DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2) && nslots > 2 ? 2 : nslots;
+		for (unsigned j = 0; j < ndec; j++)
 			if (!(s = segment(r, i, DTC_C_ARG0 + j, p, &len)) ||
 			    dtc_dec_u64(s, len, p->argtmp + off[j], (uint32_t)(off[j + 1] - off[j])))
 				goto bad;
 		if (cols & DTCAP_COL_ARGSLOTS) {
-			for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+			for (unsigned j = 0; j < ndec; j++) {
 				b->argslot[j] = p->argtmp + off[j];
 				b->nargslot[j] = (uint32_t)(off[j + 1] - off[j]);
 			}
