@@ -35,7 +35,8 @@ typedef int64_t dt_s64;
 /* 4: DTEVT_UREGS, DTIOCSETUSTACK; 5: DTIOCSETFILTER, DTIOCSETRMODE,
  * DTIOCFREEZE, DTIOCUPROBE; 6: the proc provider, DT_PF_PATH, DTR_PATH;
  * 7: dtst_resets (struct dt_stats grew: DTIOCGSTATS and the stride of
- * DTIOCGCPUSTATS changed); 8: DTEVT_SUBJECT, tracepoint:sched:sched_wakeup_new */
+ * DTIOCGCPUSTATS changed); 8: DTEVT_SUBJECT, tracepoint:sched:sched_wakeup_new,
+ * sched_switch's prev_state encoded as tracefs's */
 #define DT_ABI_VERSION		8
 #define DT_DEVICE		"/dev/dt"
 
@@ -163,9 +164,10 @@ struct dt_cpu_stats {
  * woken (sched_wakeup, sched_wakeup_new).  Without it a target's
  * switch-in and its wakeups by others, run by non-targets, are lost, and
  * its blocked time cannot be known.  Such an event is current's (pid,
- * comm, kernel stack: the waker's) but carries no user stack and no user
- * registers: current is not a process the recorder follows.  No effect on
- * probes without a subject.
+ * comm: the waker's) but carries no stack and no user registers: current
+ * is not a process the recorder follows (the perf source's bare copies
+ * have none either, and readers tell these events by that).  No effect
+ * on probes without a subject.
  */
 #define DTEVT_SUBJECT		0x0020
 #define DTEVT_VALID		(DTEVT_ALL | DTEVT_UREGS | DTEVT_SUBJECT)

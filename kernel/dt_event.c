@@ -404,8 +404,8 @@ static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 				local_inc(&cb->cb_filtered);
 			return;
 		}
-		/* current is no target: its user side is nobody's concern */
-		fl &= ~(DTEVT_USTACK | DTEVT_UREGS);
+		/* current is no target: its stacks are nobody's concern */
+		fl &= ~(DTEVT_KSTACK | DTEVT_USTACK | DTEVT_UREGS);
 	}
 	/* a CPU left without a ring (dt_buf_cpu_online): lost, but counted */
 	if (unlikely(cb == NULL)) {

@@ -75,6 +75,23 @@ static void dt_comm(u64 *slots, const char *comm)
 	memcpy(slots, buf, sizeof(buf));
 }
 
+/*
+ * prev_state as tracefs reports it (__trace_sched_switch_state): one bit
+ * per letter of "SDTtXZPI" above 0 for running, TASK_REPORT_MAX when
+ * preempted.  The raw __state would make an exiting task (TASK_DEAD,
+ * 0x80) read as idle, I, and never come back.
+ */
+static unsigned int dt_switch_state(bool preempt, struct task_struct *p,
+				    unsigned int state)
+{
+	unsigned int i;
+
+	if (preempt)
+		return TASK_REPORT_MAX;
+	i = __task_state_index(state, p->exit_state);
+	return i ? 1U << (i - 1) : 0;
+}
+
 static void dt_tp_sched_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
@@ -86,7 +103,7 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 	dt_comm(&a[0], prev->comm);
 	a[2] = prev->pid;
 	a[3] = prev->prio;
-	a[4] = prev_state;
+	a[4] = dt_switch_state(preempt, prev, prev_state);
 	dt_comm(&a[5], next->comm);
 	a[7] = next->pid;
 	a[8] = next->prio;
