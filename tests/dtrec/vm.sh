@@ -313,12 +313,13 @@ done
 # blocked time is known: five waits of at least the 100 ms asked for
 if [ -f "$out/off.dtc" ]; then
 	tids="SELECT DISTINCT tid FROM events WHERE comm = 'sleep'"
+	# the targets' threads (between fork and exec busybox's children are 'exe')
 	all="SELECT DISTINCT tid FROM events WHERE comm IN ('sh', 'sleep')"
 	got=$(sql "$out/off.dtc" "SELECT
 		sum(probe_name = 'tracepoint:sched:sched_switch' AND comm <> 'sleep' AND arg7 IN ($tids)) AS a,
 		sum(probe_name = 'tracepoint:sched:sched_wakeup' AND comm <> 'sleep' AND arg2 IN ($tids)) AS b,
-		sum(comm <> 'sleep' AND comm <> 'sh' AND (kstack <> 0 OR ustack <> 0)) AS c,
-		sum(comm NOT IN ('sh', 'sleep') AND NOT (probe_name = 'tracepoint:sched:sched_switch' AND arg7 IN ($all))
+		sum(tid NOT IN ($all) AND (kstack <> 0 OR ustack <> 0)) AS c,
+		sum(tid NOT IN ($all) AND NOT (probe_name = 'tracepoint:sched:sched_switch' AND arg7 IN ($all))
 			AND NOT (probe_name LIKE 'tracepoint:sched:sched_wakeup%' AND arg2 IN ($all))) AS d,
 		count(*) AS e FROM events")
 	IFS=, read -r nin nwake nforeign nhot nall <<<"$got"
