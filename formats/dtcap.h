@@ -261,6 +261,21 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 const char *dtcap_open_error(void);	/* thread-local, after NULL open */
 
 /*
+ * The capture file as opened, for a cache of results computed from it:
+ * its path, and what tells its contents from any other's: device, inode,
+ * size and modification time from the fstat of the descriptor that was
+ * mapped, and a hash of its first and last 64 KiB as mapped (a file
+ * rewritten in place within one timestamp tick still differs there: its
+ * header, footer and trailer).
+ */
+struct dtcap_ident {
+	uint64_t	dev, ino, size, mtime_ns;
+	uint64_t	hash;
+};
+const char *dtcap_path(const struct dtcap_reader *r);
+void dtcap_ident(const struct dtcap_reader *r, struct dtcap_ident *id);
+
+/*
  * How complete the opened capture is (bits; 0: finished, not empty, no
  * damage).  Tools exit non-zero on any bit unless the user asked for
  * partial reads; the warning text says the details.
