@@ -475,6 +475,10 @@ dtsql_cache_save(struct dtcap_reader *r, int kind, const struct dtr_spans *sp,
 	/* the header goes first as a placeholder: its body hash is known last */
 	if (fwrite(h, sizeof(h), 1, w->f) != 1)
 		goto fail;
+	/* the frame says its size: a reader knows the records' length up front */
+	ZSTD_CCtx_setPledgedSrcSize(w->z, kind == 0 ? (unsigned long long)sp->n * SPAN_REC +
+				    (unsigned long long)sp->nu * UNM_REC :
+				    (unsigned long long)sc->n * SCHED_REC);
 	if (kind == 0) {
 		h[9] = sp->n;
 		h[10] = sp->nu;
