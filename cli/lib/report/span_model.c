@@ -17,19 +17,16 @@
 #include "engine.h"
 #include "report.h"
 
-/* 32 bytes: millions of them; a return's value and errno live apart */
+/* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
 	uint64_t	ts;
 	/* tid: once threads are numbered, the thread's index in th[] */
 	uint32_t	tid, pid, comm, probe;	/* probe: the entry's id */
 	uint8_t		ret_side;	/* a return */
 	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
+	uint32_t	err;		/* a return's errno */
 };
-
-struct pret {
-	int64_t		ret;
-	uint32_t	err;
-};
+_Static_assert(sizeof(struct pev) == 32, "struct pev: 32 bytes");
 
 struct pbuild {
 	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
@@ -43,7 +40,7 @@ struct pbuild {
 	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
 	size_t		acap;
 	int		want_ret;	/* not DTR_SPANS_NORET */
-	struct pret	*ret;		/* want_ret: by event */
+	int64_t		*ret;		/* want_ret: a return's value, by event */
 	size_t		rcap;
 	int		oom;
 };
@@ -80,15 +77,15 @@ add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p
 	e->ret_side = pb->is_ret[p];
 	pb->nret += e->ret_side;
 	e->nargs = 0;
+	e->err = 0;
 	if (!e->ret_side && pb->want_args) {
 		e->nargs = (uint8_t)(na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS);
 		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
 		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
 	}
 	if (pb->want_ret) {
-		struct pret *r = &pb->ret[pb->n - 1];
-		r->ret = e->ret_side && na >= 2 ? (int64_t)a[0] : 0;
-		r->err = e->ret_side && na >= 2 ? (uint32_t)a[1] : 0;
+		pb->ret[pb->n - 1] = e->ret_side && na >= 2 ? (int64_t)a[0] : 0;
+		e->err = e->ret_side && na >= 2 ? (uint32_t)a[1] : 0;
 	}
 	return 0;
 }
@@ -195,7 +192,7 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 	out->v[out->n++] = (struct dtr_span){
 		.start = s->ts, .end = e->ts, .tid = p->tid, .pid = s->pid ? s->pid : e->pid,
 		.comm = s->comm ? s->comm : e->comm, .probe = e->probe,
-		.ret = pb->want_ret ? pb->ret[i].ret : 0, .err = pb->want_ret ? pb->ret[i].err : 0,
+		.ret = pb->want_ret ? pb->ret[i] : 0, .err = e->err,
 	};
 	p->nopen = k - 1;
 	return 0;
