@@ -205,4 +205,9 @@ rc=$?
 kill $hl 2>/dev/null
 wait $hl 2>/dev/null
 [ $rc -eq 0 ] && pass offcpu-command-exit || fail offcpu-command-exit "dtrec exited $rc: $(tail -n 3 $OUT/off.err)"
+# and with DWARF user stacks: the scheduler events' copies are unwound
+dtrec -q -o $OUT/offdw.dtc --offcpu --user-stacks dwarf -- sh -c 'for i in 1 2 3; do sleep 0.05; done' \
+	2>$OUT/offdw.err
+rc=$?
+[ $rc -eq 0 ] && pass offcpu-dwarf-exit || fail offcpu-dwarf-exit "dtrec exited $rc: $(tail -n 3 $OUT/offdw.err)"
 exit 0

@@ -346,4 +346,14 @@ if [ -f "$out/off.dtc" ]; then
 else
 	echo "FAIL dt-offcpu-capture: no off.dtc ($(tail -n 2 "$out/off.err" 2>/dev/null))"
 fi
+# --offcpu --user-stacks dwarf on the dt source: the scheduler events of
+# the targets come with stack copies, unwound (not left to frame pointers)
+got=$("$dtreport" stats --json "$out/offdw.dtc" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+u = d["counters"]["user_stacks"]
+print(u["dwarf"], u["fp_behind"], d["events"])' 2>/dev/null)
+read -r dw fpb nev <<<"$got"
+[ "${dw:-0}" -gt 0 ] 2>/dev/null && echo "PASS dt-offcpu-dwarf" ||
+	echo "FAIL dt-offcpu-dwarf: '$got' (unwound, left with frame pointers, events): $(tail -n 2 "$out/offdw.err" 2>/dev/null)"
 exit 0
