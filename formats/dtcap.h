@@ -288,6 +288,21 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 const char *dtcap_open_error(void);	/* thread-local, after NULL open */
 
 /*
+ * The capture file as opened, for a cache of results computed from it:
+ * its path, and what tells its contents from any other's: device, inode,
+ * size and modification time from the fstat of the descriptor that was
+ * mapped, and a hash of its first and last 64 KiB as mapped (a file
+ * rewritten in place within one timestamp tick still differs there: its
+ * header, footer and trailer).
+ */
+struct dtcap_ident {
+	uint64_t	dev, ino, size, mtime_ns;
+	uint64_t	hash;
+};
+const char *dtcap_path(const struct dtcap_reader *r);
+void dtcap_ident(const struct dtcap_reader *r, struct dtcap_ident *id);
+
+/*
  * How complete the opened capture is (bits; 0: finished, not empty, no
  * damage).  Tools exit non-zero on any bit unless the user asked for
  * partial reads; the warning text says the details.
@@ -408,6 +423,13 @@ const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, siz
  * fill and transpose back.
  */
 #define DTCAP_COL_ARGSLOTS	0x1000
+/*
+ * Not a column: with DTCAP_COL_ARGSLOTS, only slots 0 and 1 are decoded
+ * (argslot[j] NULL and nargslot[j] 0 above), nargs whole.  For readers of
+ * return values and errnos alone: a syscall entry's six slots are most of
+ * a block's bytes.
+ */
+#define DTCAP_COL_ARGS2		0x2000
 /*
  * Not a column: the per-context columns selected (pid, tid, probe, comm,
  * kstack, ustack, flags, ctx) are given once per distinct context of the

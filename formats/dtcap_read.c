@@ -89,6 +89,7 @@ struct dtcap_reader {
 	uint32_t	version, compat, incompat;
 	uint32_t	hdrlen;
 	unsigned	oflags;		/* DTCAP_OPEN_* */
+	struct dtcap_ident ident;	/* [I] the fstat at open (hash: dtcap_ident) */
 	unsigned	status;		/* DTCAP_ST_* but EMPTY */
 	int		fatal;		/* the last error is not damage (memory) */
 	uint64_t	mem_limit, mem_used;
@@ -1382,6 +1383,9 @@ struct dtcap_reader *dtcap_open_opts(const char *path, const struct dtcap_read_o
 		goto fail;
 	}
 	r->size = (size_t)st.st_size;
+	r->ident = (struct dtcap_ident){ (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+		(uint64_t)st.st_size, (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+		(uint64_t)st.st_mtim.tv_nsec, 0 };
 	r->mem_limit = o && o->mem_limit ? o->mem_limit : (64ull << 20) + 256ull * r->size;
 	if (r->size) {
 		void *m = mmap(NULL, r->size, PROT_READ, MAP_PRIVATE, fd, 0);
@@ -1522,6 +1526,21 @@ void dtcap_reader_close(struct dtcap_reader *r)
 
 const struct dtcap_host *dtcap_host(const struct dtcap_reader *r) { return &r->host; }
 uint64_t dtcap_nevents(const struct dtcap_reader *r) { return r->nevents; }
+const char *dtcap_path(const struct dtcap_reader *r) { return r->path; }
+
+void dtcap_ident(const struct dtcap_reader *r, struct dtcap_ident *id)
+{
+	size_t k = r->size < (64u << 10) ? r->size : (64u << 10);
+	XXH3_state_t st;
+
+	*id = r->ident;
+	XXH3_64bits_reset(&st);
+	if (k) {
+		XXH3_64bits_update(&st, r->map, k);
+		XXH3_64bits_update(&st, r->map + r->size - k, k);
+	}
+	id->hash = XXH3_64bits_digest(&st);
+}
 size_t dtcap_nprobes(const struct dtcap_reader *r) { return r->nprobes; }
 
 const struct dtcap_probe *dtcap_probe_at(const struct dtcap_reader *r, size_t i)
@@ -2020,12 +2039,14 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			ge -= hist[j];
 			off[j + 1] = off[j] + ge;
 		}
-		for (unsigned j = 0; j < nslots; j++)
+		unsigned ndec = (cols & (DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2)) ==
+				(DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2) && nslots > 2 ? 2 : nslots;
+		for (unsigned j = 0; j < ndec; j++)
 			if (!(s = segment(r, i, DTC_C_ARG0 + j, p, &len)) ||
 			    dtc_dec_u64(s, len, p->argtmp + off[j], (uint32_t)(off[j + 1] - off[j])))
 				goto bad;
 		if (cols & DTCAP_COL_ARGSLOTS) {
-			for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+			for (unsigned j = 0; j < ndec; j++) {
 				b->argslot[j] = p->argtmp + off[j];
 				b->nargslot[j] = (uint32_t)(off[j + 1] - off[j]);
 			}

@@ -35,8 +35,9 @@ typedef int64_t dt_s64;
 /* 4: DTEVT_UREGS, DTIOCSETUSTACK; 5: DTIOCSETFILTER, DTIOCSETRMODE,
  * DTIOCFREEZE, DTIOCUPROBE; 6: the proc provider, DT_PF_PATH, DTR_PATH;
  * 7: dtst_resets (struct dt_stats grew: DTIOCGSTATS and the stride of
- * DTIOCGCPUSTATS changed) */
-#define DT_ABI_VERSION		7
+ * DTIOCGCPUSTATS changed); 8: DTEVT_SUBJECT, tracepoint:sched:sched_wakeup_new,
+ * sched_switch's prev_state encoded as tracefs's */
+#define DT_ABI_VERSION		8
 #define DT_DEVICE		"/dev/dt"
 
 #define DT_PROVLEN		16	/* "profile", "syscall", ... */
@@ -157,7 +158,19 @@ struct dt_cpu_stats {
 #define DTEVT_ALL		0x000f	/* the above: fixed-size additions */
 #define DTEVT_UREGS		0x0010	/* user registers and a copy of the
 					 * user stack (struct dt_uregs) */
-#define DTEVT_VALID		(DTEVT_ALL | DTEVT_UREGS)
+/*
+ * Also the events the filter leaves out by current but would keep by the
+ * event's subject: the task switched to (sched_switch's next), the task
+ * woken (sched_wakeup, sched_wakeup_new).  Without it a target's
+ * switch-in and its wakeups by others, run by non-targets, are lost, and
+ * its blocked time cannot be known.  Such an event is current's (pid,
+ * comm: the waker's) but carries no stack and no user registers: current
+ * is not a process the recorder follows (the perf source's bare copies
+ * have none either, and readers tell these events by that).  No effect
+ * on probes without a subject.
+ */
+#define DTEVT_SUBJECT		0x0020
+#define DTEVT_VALID		(DTEVT_ALL | DTEVT_UREGS | DTEVT_SUBJECT)
 
 /* DTIOCPRBENABLE / DTIOCPRBDISABLE */
 struct dt_enable {

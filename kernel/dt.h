@@ -204,6 +204,13 @@ void dt_fire(struct dt_probe *dp, struct dt_pcb *pcb, struct pt_regs *regs,
  */
 void dt_fire_path(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
 		  unsigned int nslots, const char *path, u32 len, u32 pflags);
+/*
+ * dt_fire for an event about another task, subj (the task switched to or
+ * woken): a pcb with DTEVT_SUBJECT keeps it also when its filter keeps
+ * subj but not current.
+ */
+void dt_fire_subj(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
+		  unsigned int nslots, struct task_struct *subj);
 void dt_skip(struct dt_pcb *pcb, u64 n);
 /*
  * The source of dp has lost cur hits in all (dtpv_missed): charge the new
@@ -278,15 +285,24 @@ static inline int dt_copy_user(void *dst, const void __user *src, size_t n)
  * [d] and [g] held; dt_filter_stopped once the hooks are done with sc.
  */
 struct dt_tgset;
-bool dt_filter_pass_slow(struct dt_softc *sc);
-/* inline for the common case, a filter of no more than the opener */
-static inline bool dt_filter_pass(struct dt_softc *sc)
+bool dt_filter_pass_slow(struct dt_softc *sc, struct task_struct *t);
+/*
+ * Would sc keep an event of task t (current, or a sched event's subject,
+ * alive for the call)?  Inline for the common case, a filter of no more
+ * than the opener.
+ */
+static inline bool dt_filter_pass_task(struct dt_softc *sc,
+				       struct task_struct *t)
 {
 	u32 fl = READ_ONCE(sc->sc_fflags);
 
 	if (likely((fl & ~DTF_SELF) == 0))
-		return (fl & DTF_SELF) || current->tgid != sc->sc_self;
-	return dt_filter_pass_slow(sc);
+		return (fl & DTF_SELF) || t->tgid != sc->sc_self;
+	return dt_filter_pass_slow(sc, t);
+}
+static inline bool dt_filter_pass(struct dt_softc *sc)
+{
+	return dt_filter_pass_task(sc, current);
 }
 int dt_filter_set(struct dt_softc *sc, const struct dt_filter *f);
 int dt_filter_start(struct dt_softc *sc);

@@ -328,14 +328,17 @@ static void dt_recursed(struct dt_probe *dp, struct dt_pcb *only, int cpu)
  * Filtered first: a descriptor counts as throttled (and so produced and
  * dropped) only the events its filter wanted.
  */
-static void dt_throttled(struct dt_probe *dp, int cpu)
+static void dt_throttled(struct dt_probe *dp, int cpu,
+			 struct task_struct *subj)
 {
 	struct dt_pcb *pcb;
 	struct dt_cpubuf *cb;
 
 	list_for_each_entry_rcu(pcb, &dp->dp_pcbs, pcb_plink) {
 		cb = READ_ONCE(pcb->pcb_sc->sc_bufs[cpu]);
-		if (!dt_filter_pass(pcb->pcb_sc)) {
+		if (!dt_filter_pass(pcb->pcb_sc) &&
+		    (!(pcb->pcb_evtflags & DTEVT_SUBJECT) || subj == NULL ||
+		     !dt_filter_pass_task(pcb->pcb_sc, subj))) {
 			if (cb != NULL)
 				local_inc(&cb->cb_filtered);
 			continue;
@@ -382,6 +385,8 @@ struct dt_evctx {
 	int		 uc;
 	u32		 uasked;
 	u8		*ubuf;
+	/* the task the event is about (dt_fire_subj), or NULL */
+	struct task_struct *subj;
 	/* DT_PF_PATH probes: the path ending the record, or NULL */
 	const char	*path;
 	u32		 pathlen;
@@ -417,9 +422,14 @@ static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 
 	/* before anything is gathered: an event left out costs nothing more */
 	if (!dt_filter_pass(pcb->pcb_sc)) {
-		if (cb != NULL)
-			local_inc(&cb->cb_filtered);
-		return;
+		if (!(fl & DTEVT_SUBJECT) || e->subj == NULL ||
+		    !dt_filter_pass_task(pcb->pcb_sc, e->subj)) {
+			if (cb != NULL)
+				local_inc(&cb->cb_filtered);
+			return;
+		}
+		/* current is no target: its stacks are nobody's concern */
+		fl &= ~(DTEVT_KSTACK | DTEVT_USTACK | DTEVT_UREGS);
 	}
 	/* a CPU left without a ring (dt_buf_cpu_online): lost, but counted */
 	if (unlikely(cb == NULL)) {
@@ -563,7 +573,8 @@ static __always_inline void dt_write(struct dt_evctx *e, struct dt_pcb *pcb)
 /* inlined into dt_fire and dt_fire_path: one call fewer per event */
 static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 		     struct pt_regs *regs, const u64 *args, unsigned int nslots,
-		     u8 rflags, const char *path, u32 pathlen, u32 pathflags)
+		     u8 rflags, const char *path, u32 pathlen, u32 pathflags,
+		     struct task_struct *subj)
 {
 	struct dt_evctx e __uninitialized;	/* every member set below */
 	struct dt_pcb *pcb;
@@ -591,7 +602,7 @@ static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 		if (only == NULL) {
 			t0 = dt_budget_begin();
 			if (t0 == 0) {
-				dt_throttled(dp, e.cpu);
+				dt_throttled(dp, e.cpu, subj);
 				goto done;
 			}
 		}
@@ -615,6 +626,7 @@ static __always_inline void dt_fire1(struct dt_probe *dp, struct dt_pcb *only,
 	e.path = path;
 	e.pathlen = min_t(u32, pathlen, DT_PATHMAX - 1);
 	e.pathflags = pathflags;
+	e.subj = subj;
 	if (regs != NULL && user_mode(regs))
 		e.rflags |= DTR_USERMODE;
 
@@ -640,13 +652,19 @@ out:
 void dt_fire(struct dt_probe *dp, struct dt_pcb *only, struct pt_regs *regs,
 	     const u64 *args, unsigned int nslots, u8 rflags)
 {
-	dt_fire1(dp, only, regs, args, nslots, rflags, NULL, 0, 0);
+	dt_fire1(dp, only, regs, args, nslots, rflags, NULL, 0, 0, NULL);
+}
+
+void dt_fire_subj(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
+		  unsigned int nslots, struct task_struct *subj)
+{
+	dt_fire1(dp, NULL, regs, args, nslots, 0, NULL, 0, 0, subj);
 }
 
 void dt_fire_path(struct dt_probe *dp, struct pt_regs *regs, const u64 *args,
 		  unsigned int nslots, const char *path, u32 len, u32 pflags)
 {
-	dt_fire1(dp, NULL, regs, args, nslots, 0, path, len, pflags);
+	dt_fire1(dp, NULL, regs, args, nslots, 0, path, len, pflags, NULL);
 }
 
 /* Timer ticks of pcb missed on this CPU.  Hardirq (timer) context. */

@@ -194,9 +194,8 @@ static u32 dt_tg_capfor(u32 n)
 	return cap;
 }
 
-bool dt_filter_pass_slow(struct dt_softc *sc)
+bool dt_filter_pass_slow(struct dt_softc *sc, struct task_struct *t)
 {
-	const struct task_struct *t = current;
 	const struct dt_tgset *ts;
 	u32 fl = sc->sc_fflags, v;
 
@@ -206,14 +205,14 @@ bool dt_filter_pass_slow(struct dt_softc *sc)
 		return false;
 	/* probe context is an RCU reader: the task's css_set stays */
 	if ((fl & DTF_CGROUP) &&
-	    !task_under_cgroup_hierarchy((struct task_struct *)t, sc->sc_fcgrp))
+	    !task_under_cgroup_hierarchy(t, sc->sc_fcgrp))
 		return false;
 	if (fl & DTF_PIDS) {
 		/* probe context is preemption-disabled: an RCU reader */
 		ts = rcu_dereference_sched(sc->sc_tgs);
 		if (ts == NULL)
 			return false;
-		v = dt_tg_match(ts, (u32)t->tgid, task_tgid(current));
+		v = dt_tg_match(ts, (u32)t->tgid, task_tgid(t));
 		return v != 0 && !(v & DT_TG_PENDING);
 	}
 	return true;

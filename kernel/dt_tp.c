@@ -75,6 +75,23 @@ static void dt_comm(u64 *slots, const char *comm)
 	memcpy(slots, buf, sizeof(buf));
 }
 
+/*
+ * prev_state as tracefs reports it (__trace_sched_switch_state): one bit
+ * per letter of "SDTtXZPI" above 0 for running, TASK_REPORT_MAX when
+ * preempted.  The raw __state would make an exiting task (TASK_DEAD,
+ * 0x80) read as idle, I, and never come back.
+ */
+static unsigned int dt_switch_state(bool preempt, struct task_struct *p,
+				    unsigned int state)
+{
+	unsigned int i;
+
+	if (preempt)
+		return TASK_REPORT_MAX;
+	i = __task_state_index(state, p->exit_state);
+	return i ? 1U << (i - 1) : 0;
+}
+
 static void dt_tp_sched_switch(void *data, bool preempt,
 			       struct task_struct *prev,
 			       struct task_struct *next,
@@ -86,12 +103,12 @@ static void dt_tp_sched_switch(void *data, bool preempt,
 	dt_comm(&a[0], prev->comm);
 	a[2] = prev->pid;
 	a[3] = prev->prio;
-	a[4] = prev_state;
+	a[4] = dt_switch_state(preempt, prev, prev_state);
 	dt_comm(&a[5], next->comm);
 	a[7] = next->pid;
 	a[8] = next->prio;
 	dt_caller_regs(&cr);
-	dt_fire(data, NULL, &cr, a, 9, 0);
+	dt_fire_subj(data, &cr, a, 9, next);
 }
 
 static const struct dt_arg_info dt_args_switch[] = {
@@ -114,7 +131,7 @@ static void dt_tp_sched_wakeup(void *data, struct task_struct *p)
 	a[3] = p->prio;
 	a[4] = task_cpu(p);
 	dt_caller_regs(&cr);
-	dt_fire(data, NULL, &cr, a, 5, 0);
+	dt_fire_subj(data, &cr, a, 5, p);
 }
 
 static const struct dt_arg_info dt_args_wakeup[] = {
@@ -276,6 +293,8 @@ struct dt_tpdef {
 static const struct dt_tpdef dt_tpdefs[] = {
 	TPDEF("sched", sched_switch, dt_tp_sched_switch, dt_args_switch, 9),
 	TPDEF("sched", sched_wakeup, dt_tp_sched_wakeup, dt_args_wakeup, 5),
+	TPDEF("sched", sched_wakeup_new, dt_tp_sched_wakeup, dt_args_wakeup,
+	      5),
 	TPDEF("sched", sched_process_fork, dt_tp_sched_fork, dt_args_fork, 6),
 	TPDEF("sched", sched_process_exec, dt_tp_sched_exec, dt_args_exec, 4),
 	TPDEF("sched", sched_process_exit, dt_tp_sched_exit, dt_args_exit, 4),
@@ -292,6 +311,7 @@ static void __maybe_unused dt_tp_check_types(void)
 {
 	check_trace_callback_type_sched_switch(dt_tp_sched_switch);
 	check_trace_callback_type_sched_wakeup(dt_tp_sched_wakeup);
+	check_trace_callback_type_sched_wakeup_new(dt_tp_sched_wakeup);
 	check_trace_callback_type_sched_process_fork(dt_tp_sched_fork);
 	check_trace_callback_type_sched_process_exec(dt_tp_sched_exec);
 	check_trace_callback_type_sched_process_exit(dt_tp_sched_exit);

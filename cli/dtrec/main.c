@@ -100,7 +100,7 @@ static const char usage_text[] =
 "                sched_wakeup_new) with kernel and user stacks, for\n"
 "                dtreport flame --offcpu/--wakers and blame; with -p or\n"
 "                COMMAND also the switches into them and their wakeups\n"
-"                (perf source)\n"
+"                (both sources)\n"
 "  -k            record kernel stacks with every event\n"
 "  -u            record user stacks with every event\n"
 "                (neither -k nor -u: profile and interval events get both)\n"

@@ -215,4 +215,21 @@ cp /bin/hotloop /tmp/argv0-longer-than-its-copy/hotloop
 dtrec --source dt -q -o $OUT/argv0.dtc -e syscall:execve:entry -- \
 	sh -c 'hotloop 0.05 >/dev/null; /tmp/argv0-longer-than-its-copy/hotloop 0.05 >/dev/null' \
 	2>$OUT/argv0.err
+# --offcpu with a command on the dt source (issue 24): the command sleeps
+# five times; the timer wakes it from another task (the idle task, an
+# interrupt) and another task switches to it, so without DTEVT_SUBJECT its
+# blocked time had no end.  A separate process, not the command, makes the
+# hotloop run beside it: its switches must stay out.
+hotloop 2 >/dev/null &
+hl=$!
+dtrec -q -o $OUT/off.dtc --offcpu -- sh -c 'for i in 1 2 3 4 5; do sleep 0.1; done' 2>$OUT/off.err
+rc=$?
+kill $hl 2>/dev/null
+wait $hl 2>/dev/null
+[ $rc -eq 0 ] && pass offcpu-command-exit || fail offcpu-command-exit "dtrec exited $rc: $(tail -n 3 $OUT/off.err)"
+# and with DWARF user stacks: the scheduler events' copies are unwound
+dtrec -q -o $OUT/offdw.dtc --offcpu --user-stacks dwarf -- sh -c 'for i in 1 2 3; do sleep 0.05; done' \
+	2>$OUT/offdw.err
+rc=$?
+[ $rc -eq 0 ] && pass offcpu-dwarf-exit || fail offcpu-dwarf-exit "dtrec exited $rc: $(tail -n 3 $OUT/offdw.err)"
 exit 0

@@ -348,4 +348,53 @@ if [ -f "$out/argv0.dtc" ]; then
 else
 	echo "FAIL dt-args-execve-argv0: no capture ($(tail -n 2 "$out/argv0.err" 2>/dev/null))"
 fi
+# --offcpu with a command on the dt source: the switches into the sleeps
+# and their wakeups, run by other tasks, are kept (without those tasks'
+# stacks), nothing of the unrelated hotloop is, and each sleep's
+# blocked time is known: five waits of at least the 100 ms asked for
+if [ -f "$out/off.dtc" ]; then
+	tids="SELECT DISTINCT tid FROM events WHERE comm = 'sleep'"
+	# the targets' threads (between fork and exec busybox's children are 'exe')
+	all="SELECT DISTINCT tid FROM events WHERE comm IN ('sh', 'sleep')"
+	got=$(sql "$out/off.dtc" "SELECT
+		sum(probe_name = 'tracepoint:sched:sched_switch' AND comm <> 'sleep' AND arg7 IN ($tids)) AS a,
+		sum(probe_name = 'tracepoint:sched:sched_wakeup' AND comm <> 'sleep' AND arg2 IN ($tids)) AS b,
+		sum(tid NOT IN ($all) AND (kstack <> 0 OR ustack <> 0)) AS c,
+		sum(tid NOT IN ($all) AND NOT (probe_name = 'tracepoint:sched:sched_switch' AND arg7 IN ($all))
+			AND NOT (probe_name LIKE 'tracepoint:sched:sched_wakeup%' AND arg2 IN ($all))) AS d,
+		count(*) AS e FROM events")
+	IFS=, read -r nin nwake nforeign nhot nall <<<"$got"
+	[ "${nin:-0}" -ge 5 ] && echo "PASS dt-offcpu-switch-into-target" ||
+		echo "FAIL dt-offcpu-switch-into-target: $nin switches into sleep by other tasks ($nall events): $(tail -n 2 "$out/sql.err")"
+	[ "${nwake:-0}" -ge 5 ] && echo "PASS dt-offcpu-wakeup-of-target" ||
+		echo "FAIL dt-offcpu-wakeup-of-target: $nwake wakeups of sleep by other tasks"
+	[ "${nforeign:-x}" = 0 ] && echo "PASS dt-offcpu-no-foreign-stacks" ||
+		echo "FAIL dt-offcpu-no-foreign-stacks: $nforeign events of other tasks with stacks"
+	[ "${nhot:-x}" = 0 ] && echo "PASS dt-offcpu-only-targets" ||
+		echo "FAIL dt-offcpu-only-targets: $nhot events of other tasks about no target"
+	got=$(sql "$out/off.dtc" "SELECT count(*) AS a, min(blocked) AS b, sum(blocked) AS c FROM sched
+		WHERE comm = 'sleep' AND state = 'S' AND blocked >= 100000000")
+	IFS=, read -r nb minb sumb <<<"$got"
+	[ "${nb:-0}" = 5 ] && [ "${sumb:-0}" -lt 5000000000 ] && echo "PASS dt-offcpu-blocked-time" ||
+		echo "FAIL dt-offcpu-blocked-time: $nb waits of sleep of 100 ms or more (want 5; min $minb, sum $sumb ns)"
+	# prev_state as tracefs encodes it: a sleep's exit is its last switch
+	# (X), not an idle wait (I, the raw TASK_DEAD) lasting to the end
+	got=$(sql "$out/off.dtc" "SELECT count(*) AS a, group_concat(DISTINCT state) AS b FROM sched
+		WHERE comm = 'sleep' AND state NOT IN ('S', 'R')")
+	IFS=, read -r nodd odd <<<"$got"
+	[ "${nodd:-x}" = 0 ] && echo "PASS dt-offcpu-exit-not-a-wait" ||
+		echo "FAIL dt-offcpu-exit-not-a-wait: $nodd off-CPU intervals of sleep in states $odd"
+else
+	echo "FAIL dt-offcpu-capture: no off.dtc ($(tail -n 2 "$out/off.err" 2>/dev/null))"
+fi
+# --offcpu --user-stacks dwarf on the dt source: the scheduler events of
+# the targets come with stack copies, unwound (not left to frame pointers)
+got=$("$dtreport" stats --json "$out/offdw.dtc" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+u = d["counters"]["user_stacks"]
+print(u["dwarf"], u["fp_behind"], d["events"])' 2>/dev/null)
+read -r dw fpb nev <<<"$got"
+[ "${dw:-0}" -gt 0 ] 2>/dev/null && echo "PASS dt-offcpu-dwarf" ||
+	echo "FAIL dt-offcpu-dwarf: '$got' (unwound, left with frame pointers, events): $(tail -n 2 "$out/offdw.err" 2>/dev/null)"
 exit 0

@@ -246,6 +246,65 @@ printf 'sql SELECT count(*) AS n FROM sched\nsql SELECT count(*) AS n FROM sched
 [ "$(grep -c '^[0-9]' "$T/shsql.out")" = 2 ] && ! san "$T/shsql.err" && pass dtsh-sql-sched ||
 	fail dtsh-sql-sched "$(head -c 300 "$T/shsql.out" "$T/shsql.err")"
 
+# ---- the SQL tables are computed once per capture: kept beside it
+# (CAPTURE.spans.cache, CAPTURE.sched.cache), used only while they agree
+# with it, never written over a file of the user's, never through a link
+CD=$T/cache
+mkdir -p "$CD"
+cp "$T/t.dtc" "$CD/t.dtc"
+sum0=$(sha256sum <"$CD/t.dtc")
+CQ="SELECT (SELECT count(*) || ':' || sum(dur) FROM spans) AS s, (SELECT count(*) || ':' || sum(blocked) FROM sched) AS b"
+cq() { DT_CACHE_DEBUG=1 "$DTREPORT" sql "$CD/t.dtc" "$CQ" 2>"$T/c.err" | tail -n +2 | tr -d '\r'; }
+r0=$(DT_CACHE=off "$DTREPORT" sql "$CD/t.dtc" "$CQ" 2>/dev/null | tail -n +2 | tr -d '\r')
+if [ -e "$CD/t.dtc.spans.cache" ] || [ -e "$CD/t.dtc.sched.cache" ] || [ -z "$r0" ]; then
+	fail cache-off "DT_CACHE=off wrote a cache, or no answer ('$r0')"
+else
+	pass cache-off
+fi
+r1=$(cq)
+grep -q 'spans: written' "$T/c.err" && grep -q 'sched: written' "$T/c.err" &&
+	[ -f "$CD/t.dtc.spans.cache" ] && [ -f "$CD/t.dtc.sched.cache" ] && [ "$r1" = "$r0" ] && ! san "$T/c.err" &&
+	pass cache-written || fail cache-written "'$r1' (uncached '$r0'): $(head -c 300 "$T/c.err")"
+r2=$(cq)
+grep -q 'spans: hit' "$T/c.err" && grep -q 'sched: hit' "$T/c.err" && ! grep -q written "$T/c.err" &&
+	[ "$r2" = "$r0" ] && ! san "$T/c.err" && pass cache-second-run-hit ||
+	fail cache-second-run-hit "'$r2' (uncached '$r0'): $(head -c 300 "$T/c.err")"
+# the capture changed (its time here): stale, computed again, rewritten
+touch -d '1 minute ago' "$CD/t.dtc"
+m1=$(stat -c %y "$CD/t.dtc")
+r3=$(cq)
+grep -q 'spans: miss: .*stale' "$T/c.err" && grep -q 'sched: written' "$T/c.err" && [ "$r3" = "$r0" ] &&
+	pass cache-stale-rebuilt || fail cache-stale-rebuilt "'$r3': $(head -c 300 "$T/c.err")"
+r3=$(cq)
+grep -q 'sched: hit' "$T/c.err" && [ "$r3" = "$r0" ] && pass cache-rebuilt-hit ||
+	fail cache-rebuilt-hit "$(head -c 300 "$T/c.err")"
+# a file of the user's where a cache would go is left as it is, a link
+# is not followed, and the tables are right all the same
+rm -f "$CD/t.dtc.spans.cache" "$CD/t.dtc.sched.cache"
+echo precious >"$CD/t.dtc.spans.cache"
+ln -s "$T/victim" "$CD/t.dtc.sched.cache"
+r4=$(cq)
+[ "$(cat "$CD/t.dtc.spans.cache")" = precious ] && [ -L "$CD/t.dtc.sched.cache" ] && [ ! -e "$T/victim" ] &&
+	[ "$r4" = "$r0" ] && ! san "$T/c.err" && pass cache-user-files-kept ||
+	fail cache-user-files-kept "'$r4': $(head -c 300 "$T/c.err")"
+# another user's cache is neither read nor replaced
+rm -f "$CD/t.dtc.spans.cache" "$CD/t.dtc.sched.cache"
+cq >/dev/null
+chown nobody "$CD/t.dtc.spans.cache"
+r5=$(cq)
+grep -q "spans: miss: .*not the caller's" "$T/c.err" && [ "$(stat -c %U "$CD/t.dtc.spans.cache")" = nobody ] &&
+	[ "$r5" = "$r0" ] && pass cache-foreign-owner-ignored ||
+	fail cache-foreign-owner-ignored "'$r5': $(head -c 300 "$T/c.err")"
+# hostile caches: damaged and forged copies, under ASan/UBSan
+rm -f "$CD/t.dtc.spans.cache" "$CD/t.dtc.sched.cache"
+cq >/dev/null
+"$B/tests/offcpu/cachefuzz" "$CD/t.dtc" 150 "$(date +%s)" >"$T/cf.out" 2>"$T/cf.err"
+grep -E '^(PASS|FAIL|#)' "$T/cf.out"
+san "$T/cf.err" && fail cache-fuzz "$(grep -m3 -E 'Sanitizer|runtime error' "$T/cf.err")"
+# and the capture itself is never written
+[ "$(sha256sum <"$CD/t.dtc")" = "$sum0" ] && [ "$(stat -c %y "$CD/t.dtc")" = "$m1" ] &&
+	pass cache-capture-untouched || fail cache-capture-untouched "the capture changed"
+
 # ---- heatmap: the profile samples by second and offset, in Chromium
 "$DTREPORT" heatmap --rows 20 -o "$T/h.svg" "$T/t.dtc" 2>"$T/hm.err"
 ns=$(sql "SELECT count(*) FROM events WHERE probe_name LIKE 'profile:%'")

@@ -33,7 +33,7 @@ FUZZ_SQL := $(B)/fuzz/fuzz_groupby
 FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c \
 	cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
 	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
-	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c \
+	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c cli/lib/report/derived_cache.c \
 	cli/lib/report/sched_model.c cli/lib/report/span_model.c cli/lib/report/filter.c \
 	cli/lib/report/sort_keys.c cli/lib/report/report_common.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)

@@ -479,14 +479,19 @@ reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
 	t->slast = ustack;
 	for (size_t i = 0; i < t->sp.nmaps; i++) {
 		const struct dtcap_map *m = &t->smaps[i];
-		if (!(m->prot & 4) || m->file || m->name[0] != '/' || elfsyms_known(r->ec, m->name) < 0)
+		if (!(m->prot & 4) || m->file || m->name[0] != '/')
 			continue;
 		for (uint32_t k = 0; k < d->dtr_nustack; k++) {
-			if (u[k] >= m->start && u[k] < m->end) {
-				struct dtcap_proc p = t->sp;
-				store_snapshot(r, &p, t->smaps, t->sp.nmaps, t, u, d->dtr_nustack);
-				return;
-			}
+			if (u[k] < m->start || u[k] >= m->end)
+				continue;
+			/* the file's name looked up only once a pc is in it: for
+			 * every new stack of a busy process this ran for every
+			 * mapping, a sixth of dtrec --offcpu's time */
+			if (elfsyms_known(r->ec, m->name) < 0)
+				break;
+			struct dtcap_proc p = t->sp;
+			store_snapshot(r, &p, t->smaps, t->sp.nmaps, t, u, d->dtr_nustack);
+			return;
 		}
 	}
 }

@@ -485,10 +485,29 @@ dt_take_copies(struct src_dt *d, char *buf, size_t n)
  * the event (a 16k copy on every system call or tracepoint would cost
  * far more than the event; ask for dwarf to have it anyway).
  */
-static int
-dt_copies(const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+/*
+ * What a probe's events carry: -k and -u's stacks, and --offcpu's on the
+ * scheduler tracepoints whatever those say, with their subject's events
+ * (a switch into a target, a wakeup of one: DTEVT_SUBJECT in dt(4)).
+ */
+static unsigned
+sel_flags(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 {
 	unsigned fl = (sel->flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
+
+	if (cfg->offcpu) {
+		const struct dt_probe_info *p = dtp_by_id(s->dev, sel->id);
+		if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
+		    dtoff_kind(p->dtpi_func, p->dtpi_name))
+			fl |= DTEVT_KSTACK | DTEVT_USTACK | DTEVT_SUBJECT;
+	}
+	return fl;
+}
+
+static int
+dt_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+{
+	unsigned fl = sel_flags(s, sel, cfg);
 
 	if (!(fl & DTEVT_USTACK) || cfg->ustack_mode == DTSRC_USTACK_FP)
 		return 0;
@@ -611,17 +630,6 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			   "dt.ko has no tracefs filters");
 		return -1;
 	}
-	/*
-	 * dt.ko drops every event not run by a target before it is written,
-	 * so a switch into a target and a wakeup of one, run by another task,
-	 * never arrive: blocked time would be silently wrong.
-	 */
-	if (cfg->offcpu && (cfg->npids || cfg->child > 0)) {
-		dtu_seterr(err, errlen, "--offcpu with -p or a COMMAND: dt.ko keeps only the "
-			   "targets' own events, not the switches into them or their wakeups; "
-			   "use --source perf, or record the whole system");
-		return -1;
-	}
 	if (dt_filter(fd, cfg, err, errlen) < 0)
 		return -1;
 	if (cfg->flight) {
@@ -640,7 +648,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	 * it ends, not as the unwinding workers return them.
 	 */
 	for (size_t i = 0; i < nsel && !d->flight; i++)
-		copies |= dt_copies(&sel[i], cfg);
+		copies |= dt_copies(s, &sel[i], cfg);
 	if (copies) {
 		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
 		if (!bufsize)
@@ -681,7 +689,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	 * else /proc is read as processes appear).  Not in a flight recorder,
 	 * whose rings keep only the newest records, of whatever kind.
 	 */
-	if (((cfg->evtflags | cfg->timer_evtflags) & DTEVT_USTACK) && !d->flight &&
+	if ((((cfg->evtflags | cfg->timer_evtflags) & DTEVT_USTACK) || cfg->offcpu) && !d->flight &&
 	    (bufsize ? bufsize : DT_BUFSZ_DEFAULT) / 2 >= DT_REC_PATHMAXSIZE) {
 		int all = 1;
 		for (int k = 0; k < PP_N; k++) {
@@ -732,14 +740,8 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
-		en.dten_evtflags = (sel[i].flags & DT_PF_TIMER) ? cfg->timer_evtflags : cfg->evtflags;
-		if (cfg->offcpu) {
-			const struct dt_probe_info *p = dtp_by_id(s->dev, sel[i].id);
-			if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
-			    dtoff_kind(p->dtpi_func, p->dtpi_name))
-				en.dten_evtflags |= DTEVT_KSTACK | DTEVT_USTACK;
-		}
-		if (copies && dt_copies(&sel[i], cfg))
+		en.dten_evtflags = sel_flags(s, &sel[i], cfg);
+		if (copies && dt_copies(s, &sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
 		if (pp_of(d, sel[i].id) >= 0)
 			en.dten_evtflags |= DTEVT_COMM | DTEVT_FUNCARGS;

@@ -3,10 +3,11 @@
  *	spans	entry/return pairs per thread (span_model.c)
  *	sched	off-CPU intervals with their wakers (sched_model.c)
  * the same data the latency, syscalls, flame --offcpu and blame reports
- * compute in C.  Each is computed on its first use and kept for the life
- * of the attach (a dtsh session, one dtreport sql run); nothing is written
- * into or beside the capture.  A capture without the events a table needs
- * has it empty.
+ * compute in C.  Each is computed on its first use, kept for the life of
+ * the attach (a dtsh session, one dtreport sql run) and in a cache file
+ * beside the capture for the next (derived_cache.c); nothing is written
+ * into the capture.  A capture without the events a table needs has it
+ * empty.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,12 +89,15 @@ build(struct dmod *m, char **err)
 
 	if (m->built)
 		return 0;
-	if (has_input(m)) {
+	/* computed once per capture: kept beside it (derived_cache.c) */
+	if (has_input(m) && !dtsql_cache_load(m->r, m->kind, &m->sp, &m->sc)) {
 		dtf_init(&all);
 		rc = m->kind == 0 ? dtr_spans_build(&c, "sql", &all, NULL, DTR_SPANS_ARGS, &m->sp,
 						   dtsql_cancel)
 				  : dtr_sched_build(&c, "sql", &m->sc, dtsql_cancel);
 		dtf_free(&all);
+		if (rc == 0)
+			dtsql_cache_save(m->r, m->kind, &m->sp, &m->sc);
 	}
 	if (rc) {
 		*err = sqlite3_mprintf("%s: could not be computed (see the message above)",

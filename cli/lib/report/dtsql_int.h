@@ -73,6 +73,18 @@ const char *dtsql_derived_cols(int k);
 int dtsql_derived_attach(sqlite3 *db, struct dtcap_reader *r, struct dtsym *sym,
 			 const char *suffix, char **err);
 void dtsql_derived_detach(sqlite3 *db);
+/*
+ * derived_cache.c: a derived table (kind 0 spans, 1 sched) kept beside the
+ * capture.  load: 1 with the table filled from a cache that agrees with
+ * the capture, else 0 (none, stale, hostile: ignored).  save: writes it
+ * when that may be done (see there), silently otherwise.
+ */
+struct dtr_spans;
+struct dtr_sched;
+int dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp,
+		     struct dtr_sched *sc);
+void dtsql_cache_save(struct dtcap_reader *r, int kind, const struct dtr_spans *sp,
+		      const struct dtr_sched *sc);
 
 /* The columns of events, in declaration order. */
 enum {

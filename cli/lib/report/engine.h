@@ -315,11 +315,14 @@ struct dtr_spans {
  * Pair the entry and return events of c that f passes, per thread; glob
  * (NULL: all) chooses the probes by the pair's name ("syscall:read") or
  * either probe's.  flags: DTR_SPANS_SYSCALLS, syscall probes only;
- * DTR_SPANS_ARGS, keep the entries' arguments.  0, or a DTR_EXIT_* status
- * with the message printed (cmd speaks).
+ * DTR_SPANS_ARGS, keep the entries' arguments; DTR_SPANS_NORET, leave
+ * ret and err 0 (the arguments are then not even decoded: latency needs
+ * times only).  0, or a DTR_EXIT_* status with the message printed (cmd
+ * speaks).
  */
 #define DTR_SPANS_SYSCALLS	0x1
 #define DTR_SPANS_ARGS		0x2
+#define DTR_SPANS_NORET		0x4
 int dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		    const char *glob, unsigned flags, struct dtr_spans *out,
 		    volatile sig_atomic_t *cancel);

@@ -184,19 +184,28 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 	size_t ng = 0;
 	int ret;
 
-	if ((ret = dtr_spans_build(c, "latency", f, o->glob, 0, &sp, cancel)) != 0)
+	if ((ret = dtr_spans_build(c, "latency", f, o->glob, DTR_SPANS_NORET, &sp, cancel)) != 0)
 		return ret;
 	ret = DTR_EXIT_ERROR;
 	if ((keys = malloc((sp.n + 1) * sizeof(*keys))) == NULL ||
-	    (dur = malloc((sp.n + 1) * sizeof(*dur))) == NULL ||
-	    (d = malloc((sp.n + 1) * sizeof(*d))) == NULL)
+	    (dur = malloc((sp.n + 1) * sizeof(*dur))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
 		const struct dtr_span *s = &sp.v[i];
 		keys[i] = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
 		dur[i] = s->end - s->start;
 	}
+	/* the pairs are their keys and durations now: their pages go back first */
+	free(sp.v);
+	sp.v = NULL;
+	sp.cap = 0;
 	if (dtr_group_by(keys, dur, sp.n, &g))
+		goto oom;
+	size_t maxg = 0;
+	for (size_t gi = 0; gi < g.n; gi++)
+		if (g.start[gi + 1] - g.start[gi] > maxg)
+			maxg = g.start[gi + 1] - g.start[gi];
+	if ((d = malloc((maxg + 1) * sizeof(*d))) == NULL)
 		goto oom;
 	/* unmatched entries by group, looked up by a sorted key list */
 	if ((unm = calloc(sp.nu + 1, sizeof(*unm))) == NULL)

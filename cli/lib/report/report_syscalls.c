@@ -105,8 +105,7 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 		return ret;
 	ret = DTR_EXIT_ERROR;
 	if (!(keys = malloc((sp.n + 1) * sizeof(*keys))) || !(dur = malloc((sp.n + 1) * sizeof(*dur))) ||
-	    !(err = malloc((sp.n + 1) * sizeof(*err))) || !(d = malloc((sp.n + 1) * sizeof(*d))) ||
-	    !(ev = malloc((sp.n + 1) * sizeof(*ev))))
+	    !(err = malloc((sp.n + 1) * sizeof(*err))))
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
 		const struct dtr_span *s = &sp.v[i];
@@ -115,7 +114,17 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 		dur[i] = s->end - s->start;
 		err[i] = s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ? (uint32_t)-s->ret : 0);
 	}
+	/* the pairs are their keys, durations and errnos now: their pages go back first */
+	free(sp.v);
+	sp.v = NULL;
+	sp.cap = 0;
 	if (dtr_group_by(keys, dur, sp.n, &g) || !(rows = calloc(g.n + 1, sizeof(*rows))))
+		goto oom;
+	size_t maxg = 0;
+	for (size_t gi = 0; gi < g.n; gi++)
+		if (g.start[gi + 1] - g.start[gi] > maxg)
+			maxg = g.start[gi + 1] - g.start[gi];
+	if (!(d = malloc((maxg + 1) * sizeof(*d))) || !(ev = malloc((maxg + 1) * sizeof(*ev))))
 		goto oom;
 	for (size_t gi = 0; gi < g.n; gi++) {
 		const uint32_t *ix = g.idx + g.start[gi];

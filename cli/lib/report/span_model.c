@@ -17,14 +17,16 @@
 #include "engine.h"
 #include "report.h"
 
+/* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
 	uint64_t	ts;
+	/* tid: once threads are numbered, the thread's index in th[] */
 	uint32_t	tid, pid, comm, probe;	/* probe: the entry's id */
-	int64_t		ret;
-	uint32_t	err;
 	uint8_t		ret_side;	/* a return */
 	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
+	uint32_t	err;		/* a return's errno */
 };
+_Static_assert(sizeof(struct pev) == 32, "struct pev: 32 bytes");
 
 struct pbuild {
 	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
@@ -32,10 +34,14 @@ struct pbuild {
 	uint32_t	np;
 	int		want_args;	/* DTR_SPANS_ARGS */
 	uint32_t	maxtid;
+	size_t		nret;		/* returns among ev */
 	struct pev	*ev;
 	size_t		n, cap;
 	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
 	size_t		acap;
+	int		want_ret;	/* not DTR_SPANS_NORET */
+	int64_t		*ret;		/* want_ret: a return's value, by event */
+	size_t		rcap;
 	int		oom;
 };
 
@@ -55,7 +61,8 @@ add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p
 	  const uint64_t *a, unsigned na)
 {
 	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
-	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096))) {
+	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
+	    (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
 		pb->oom = 1;
 		return 1;
 	}
@@ -68,17 +75,17 @@ add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p
 	e->comm = b->comm[i];
 	e->probe = pb->entry_of[p];
 	e->ret_side = pb->is_ret[p];
-	e->ret = 0;
-	e->err = 0;
+	pb->nret += e->ret_side;
 	e->nargs = 0;
+	e->err = 0;
 	if (!e->ret_side && pb->want_args) {
 		e->nargs = (uint8_t)(na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS);
 		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
 		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
 	}
-	if (e->ret_side && na >= 2) {
-		e->ret = (int64_t)a[0];
-		e->err = (uint32_t)a[1];
+	if (pb->want_ret) {
+		pb->ret[pb->n - 1] = e->ret_side && na >= 2 ? (int64_t)a[0] : 0;
+		e->err = e->ret_side && na >= 2 ? (uint32_t)a[1] : 0;
 	}
 	return 0;
 }
@@ -92,6 +99,8 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 
 	if (p >= pb->np || !pb->entry_of[p])
 		return 0;
+	if (!b->args)	/* not decoded: neither arguments nor values wanted */
+		return add_event(pb, b, i, p, NULL, 0);
 	return add_event(pb, b, i, p, &b->args[(size_t)i * DTCAP_MAXARGS], b->nargs[i]);
 }
 
@@ -109,7 +118,14 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	(void)blk;
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t p = b->probe[i];
-		unsigned na = b->nargs[i], nk = na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS;
+		if (!b->nargs) {	/* not decoded: neither arguments nor values wanted */
+			if (p < pb->np && pb->entry_of[p] && add_event(pb, b, i, p, NULL, 0))
+				return 1;
+			continue;
+		}
+		/* without entry arguments only slots 0 and 1 are decoded (DTCAP_COL_ARGS2) */
+		unsigned lim = pb->want_args ? DTR_SPAN_ARGS : 2;
+		unsigned na = b->nargs[i], nk = na < lim ? na : lim;
 		if (p < pb->np && pb->entry_of[p]) {
 			for (unsigned j = 0; j < nk; j++)
 				a[j] = b->argslot[j][cur[j]];
@@ -157,11 +173,11 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 	while (k > 0 && pb->ev[p->open[k - 1]].probe != e->probe)
 		k--;
 	if (k == 0)
-		return dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 0);
+		return dtr_spans_unmatched(out, &e->probe, p->tid, e->pid, e->comm, 0);
 	/* entries inside it that never returned */
 	for (size_t j = k; j < p->nopen; j++) {
 		const struct pev *u = &pb->ev[p->open[j]];
-		if (dtr_spans_unmatched(out, &u->probe, u->tid, u->pid, u->comm, 1))
+		if (dtr_spans_unmatched(out, &u->probe, p->tid, u->pid, u->comm, 1))
 			return -1;
 	}
 	const struct pev *s = &pb->ev[p->open[k - 1]];
@@ -174,9 +190,9 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 		out->nargs[out->n] = s->nargs;
 	}
 	out->v[out->n++] = (struct dtr_span){
-		.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
-		.comm = s->comm ? s->comm : e->comm, .probe = e->probe, .ret = e->ret,
-		.err = e->err,
+		.start = s->ts, .end = e->ts, .tid = p->tid, .pid = s->pid ? s->pid : e->pid,
+		.comm = s->comm ? s->comm : e->comm, .probe = e->probe,
+		.ret = pb->want_ret ? pb->ret[i] : 0, .err = e->err,
 	};
 	p->nopen = k - 1;
 	return 0;
@@ -187,12 +203,13 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		const char *glob, unsigned flags, struct dtr_spans *out,
 		volatile sig_atomic_t *cancel)
 {
-	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS) };
+	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS),
+			     .want_ret = !(flags & DTR_SPANS_NORET) };
 	int syscalls_only = !!(flags & DTR_SPANS_SYSCALLS);
 	struct dtr_key *ord = NULL;
 	struct pth *th = NULL;
 	size_t nth = 0, thcap = 0;
-	uint32_t *tix = NULL, *tmap = NULL;
+	uint32_t *tmap = NULL;
 	struct dt_htab bigix = { 0 };
 	char err[512];
 	int ret = DTR_EXIT_ERROR, npairs = 0;
@@ -250,11 +267,29 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		ret = DTR_EXIT_ERROR;
 		goto out;
 	}
+	/*
+	 * Room for every event of the capture, in address space only: pages
+	 * no event reaches are never touched, and the array is not copied as
+	 * it grows (a copy per doubling was a fifth of a large pairing).  If
+	 * the room cannot be had, it grows as usual.
+	 */
+	uint64_t nev = dtcap_nevents(c->r);
+	if (nev > 4096 && nev < ((uint64_t)1 << 31) && (pb.ev = malloc(nev * sizeof(*pb.ev))) != NULL) {
+		pb.cap = (size_t)nev;
+		if (pb.want_ret && (pb.ret = malloc(nev * sizeof(*pb.ret))) != NULL)
+			pb.rcap = (size_t)nev;
+	}
 	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-			DTCAP_COL_PROBE | DTCAP_COL_ARGS;
+			DTCAP_COL_PROBE;
+	int need_args = pb.want_args || pb.want_ret;
+	if (need_args)
+		cols |= DTCAP_COL_ARGS;
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
 	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
-			  : dtf_scan_blocks(c->r, f, cols | DTCAP_COL_ARGSLOTS, span_block, &pb, cancel,
+			  : dtf_scan_blocks(c->r, f, !need_args ? cols : pb.want_args ?
+					    cols | DTCAP_COL_ARGSLOTS :
+					    cols | DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2,
+					    span_block, &pb, cancel,
 					    what, err, sizeof(err))) {
 		if (pb.oom)
 			goto oom;
@@ -267,12 +302,11 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 	 * threads' events are put in time order first; the others are paired as they come, which reads the events once, in
 	 * order, and sorts nothing.
 	 */
-	if ((tix = malloc((pb.n + 1) * sizeof(*tix))) == NULL ||
-	    (tmap = calloc((size_t)(pb.maxtid < TMAP_MAX ? pb.maxtid : TMAP_MAX) + 1,
+	if ((tmap = calloc((size_t)(pb.maxtid < TMAP_MAX ? pb.maxtid : TMAP_MAX) + 1,
 			   sizeof(*tmap))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < pb.n; i++) {
-		const struct pev *e = &pb.ev[i];
+		struct pev *e = &pb.ev[i];
 		uint32_t t = 0, e2;
 		uint64_t h = dt_htab_hash_int(e->tid);
 		if (e->tid <= TMAP_MAX) {
@@ -300,11 +334,16 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 			p->disordered = 1;
 		else
 			p->last = e->ts;
-		tix[i] = t - 1;
+		/* from here on an event names its thread by index (th[].tid) */
+		e->tid = t - 1;
+	}
+	/* a pair per return at most: the pairs' array is never copied either */
+	if (pb.nret > 4096 && (out->v = malloc(pb.nret * sizeof(*out->v))) != NULL) {
+		out->cap = pb.nret;
 	}
 	size_t ndis = 0;
 	for (size_t i = 0; i < pb.n; i++) {
-		struct pth *p = &th[tix[i]];
+		struct pth *p = &th[pb.ev[i].tid];
 		if ((i & 0xffff) == 0 && cancel && *cancel) {
 			dtr_err(cmd, "interrupted");
 			goto out;
@@ -321,19 +360,19 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 			goto oom;
 		size_t k = 0;
 		for (size_t i = 0; i < pb.n; i++)
-			if (th[tix[i]].disordered)
+			if (th[pb.ev[i].tid].disordered)
 				ord[k++] = (struct dtr_key){ pb.ev[i].ts, i };
 		if (dtr_key_sort(ord, ndis))
 			goto oom;
 		for (size_t x = 0; x < ndis; x++)
-			if (pair_event(&pb, &th[tix[ord[x].i]], ord[x].i, out))
+			if (pair_event(&pb, &th[pb.ev[ord[x].i].tid], ord[x].i, out))
 				goto oom;
 	}
 	/* what is still open never returned */
 	for (size_t t = 0; t < nth; t++)
 		for (size_t k = 0; k < th[t].nopen; k++) {
 			const struct pev *e = &pb.ev[th[t].open[k]];
-			if (dtr_spans_unmatched(out, &e->probe, e->tid, e->pid, e->comm, 1))
+			if (dtr_spans_unmatched(out, &e->probe, th[t].tid, e->pid, e->comm, 1))
 				goto oom;
 		}
 	ret = 0;
@@ -349,13 +388,13 @@ out:
 	for (size_t t = 0; t < nth; t++)
 		free(th[t].open);
 	free(th);
-	free(tix);
 	free(tmap);
 	dt_htab_free(&bigix);
 	free(pb.entry_of);
 	free(pb.is_ret);
 	free(pb.ev);
 	free(pb.args);
+	free(pb.ret);
 	return ret;
 }
 
