@@ -1,6 +1,7 @@
-# tests/vm/: the qemu harness (vm-harness) and the in-VM tests of dt.ko
-# (vm-kernel).
-SUITES += vm-harness vm-kernel
+# tests/vm/: the qemu harness (vm-harness), the in-VM tests of dt.ko
+# (vm-kernel) and dt_ktest's command line, checked on the host
+# (vm-ktest-args).
+SUITES += vm-harness vm-kernel vm-ktest-args
 
 # The tree's flags; the guest has no shared libraries, so dt_ktest links
 # -static (VM_LDFLAGS), and its frames are walked by the stack tests.
@@ -23,6 +24,10 @@ $(B)/vm/dt_ktest: tests/vm/dt_ktest.c tests/vm/ktest_work.c tests/vm/ktest.h tes
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) $(VM_LDFLAGS) -O2 -o $@ tests/vm/dt_ktest.c tests/vm/ktest_work.c \
 		$(B)/vm/ktest_busy.o $(B)/vm/ktest_fuse.o -lpthread
+
+check-vm-ktest-args: $(B)/vm/dt_ktest tests/vm/ktest_args.sh tests/vm/kernel_tests.sh \
+		tests/dtrec/guest.sh
+	@tests/run-suite.sh $(B)/results vm-ktest-args tests/vm/ktest_args.sh $(B)/vm/dt_ktest
 
 # dt.ko is built if it can be; if not the suite runs anyway and FAILs
 # saying so rather than leaving no result.
