@@ -492,7 +492,8 @@ static void t_list(void)
 	checkf("list.profile", nprof > 0, "no profile probe");
 	checkf("list.interval", nint > 0, "no interval probe");
 	checkf("list.timer-flag", timer_ok, "a profile/interval probe lacks DT_PF_TIMER");
-	checkf("list.syscall", nsys >= 2 * 300, "%d syscall probes, want entry+return of >= 300 syscalls", nsys);
+	checkf("list.syscall",
+	    nsys >= 2 * 300, "%d syscall probes, want entry+return of >= 300 syscalls", nsys);
 	checkf("list.syscall-getppid", find_probe(fd, "syscall", "getppid", "entry", NULL) &&
 	    find_probe(fd, "syscall", "getppid", "return", NULL),
 	    "syscall:getppid:entry/return missing");
@@ -531,7 +532,8 @@ static void t_list(void)
 		int ns = 0, pp = arg_slot(&pa, "prev_pid", NULL),
 		    np = arg_slot(&pa, "next_pid", NULL),
 		    pc = arg_slot(&pa, "prev_comm", &ns);
-		checkf("list.args-sched_switch", r == 0 && pa.dtpa_nargs >= 4 && pp >= 0 && np >= 0 && pc >= 0,
+		checkf("list.args-sched_switch",
+		    r == 0 && pa.dtpa_nargs >= 4 && pp >= 0 && np >= 0 && pc >= 0,
 		    "DTIOCGARGS: %s nargs %u prev_pid@%d next_pid@%d prev_comm@%d",
 		    r ? strerror(errno) : "ok", pa.dtpa_nargs, pp, np, pc);
 		int typed = 1;
@@ -539,7 +541,8 @@ static void t_list(void)
 			if (!pa.dtpa_args[i].dtai_type[0] || !pa.dtpa_args[i].dtai_nslots ||
 			    pa.dtpa_args[i].dtai_slot + pa.dtpa_args[i].dtai_nslots > DT_MAXARGS)
 				typed = 0;
-		checkf("list.args-typed", r == 0 && typed, "an argument lacks a type or slot range");
+		checkf("list.args-typed",
+		    r == 0 && typed, "an argument lacks a type or slot range");
 		checkf("list.args-comm-2slots", pc < 0 || ns == 2, "prev_comm takes %d slots", ns);
 	}
 	struct dt_probe_args bad = { .dtpa_id = 0x7fffffff };
@@ -694,7 +697,8 @@ static void t_profile(void)
 	    kst, kst_ok, kframes_ok, kframes, kst_dt);
 	checkf("profile.kallsyms", nksyms > 0, "cannot read /proc/kallsyms");
 	checkf("profile.dt-in-modules", dt_size > 0, "dt not found in /proc/modules");
-	checkf("profile.kstack-samples", kst >= 100, "only %zu kernel-mode samples with stacks", kst);
+	checkf("profile.kstack-samples",
+	    kst >= 100, "only %zu kernel-mode samples with stacks", kst);
 	checkf("profile.kstack-not-own-handler", kst && kst_dt == 0,
 	    "%zu of %zu stacks start in the tick's own handler", kst_dt, kst);
 	checkf("profile.kstack-resolve", kframes && kframes_ok * 100 >= kframes * 95,
@@ -800,7 +804,8 @@ static void t_syscall(void)
 	checkf("syscall.getppid-retval", nret && !retbad, "%d returns without retval %ld errno 0",
 	    retbad, ppid);
 	checkf("syscall.stacks", stk == 2 * N, "%d of %d events carry both stacks", stk, 2 * N);
-	checkf("syscall.openat-count", oent == 2 && oret == 2, "%d entries %d returns, want 2 and 2",
+	checkf("syscall.openat-count",
+	    oent == 2 && oret == 2, "%d entries %d returns, want 2 and 2",
 	    oent, oret);
 	checkf("syscall.openat-args", oargs_ok == 1, "no entry with AT_FDCWD, path %p, flags %#x",
 	    (void *)path, flags);
@@ -809,7 +814,8 @@ static void t_syscall(void)
 	checkf("syscall.openat-enoent", ferr_ok == 1, "no return with errno ENOENT in args[1]");
 	struct dt_stats st;
 	stats(fd, &st);
-	checkf("syscall.stats", st.dtst_produced == st.dtst_read + st.dtst_dropped && st.dtst_read == e.nrec,
+	checkf("syscall.stats",
+	    st.dtst_produced == st.dtst_read + st.dtst_dropped && st.dtst_read == e.nrec,
 	    "produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64 " got %zu",
 	    st.dtst_produced, st.dtst_read, st.dtst_dropped, e.nrec);
 	if (ofd >= 0)
@@ -902,13 +908,15 @@ static void t_sched(void)
 	}
 	info("sched_switch: %zu records, %d involve the pair, %d ping->pong, %d pong->ping",
 	    e.nrec, ours, ab, ba);
-	checkf("sched.pingpong-ran", WIFEXITED(st1) && !WEXITSTATUS(st1) && WIFEXITED(st2) && !WEXITSTATUS(st2),
+	checkf("sched.pingpong-ran",
+	    WIFEXITED(st1) && !WEXITSTATUS(st1) && WIFEXITED(st2) && !WEXITSTATUS(st2),
 	    "children failed");
 	/* Both are pinned to CPU 0 and block in turn: most switches go directly. */
 	checkf("sched.pairs", ab >= rounds / 2 && ba >= rounds / 2,
 	    "%d ping->pong, %d pong->ping switches for %d rounds", ab, ba, rounds);
 	checkf("sched.comms", ours && !commbad, "%d switches with a wrong comm", commbad);
-	checkf("sched.current-is-prev", e.nrec && !curbad, "%d records whose tid is not prev_pid", curbad);
+	checkf("sched.current-is-prev",
+	    e.nrec && !curbad, "%d records whose tid is not prev_pid", curbad);
 	free(e.b);
 	close(fd);
 }
@@ -981,9 +989,11 @@ static void t_kprobe(void)
 	    ent, ret);
 	checkf("kprobe.vfs_read-entry-count", ent == N, "%d entries for %d reads", ent, N);
 	checkf("kprobe.vfs_read-return-count", ret == N, "%d returns for %d reads", ret, N);
-	checkf("kprobe.vfs_read-retval", ret && retok == ret, "%d of %d returns have the byte count",
+	checkf("kprobe.vfs_read-retval",
+	    ret && retok == ret, "%d of %d returns have the byte count",
 	    retok, ret);
-	checkf("kprobe.kstack-no-dt-on-top", ent && topok == ent, "%d of %d entry stacks ok", topok, ent);
+	checkf("kprobe.kstack-no-dt-on-top",
+	    ent && topok == ent, "%d of %d entry stacks ok", topok, ent);
 
 	/* refusals */
 	const char *dtf = NULL;
@@ -1033,7 +1043,8 @@ static void t_kprobe(void)
 	checkf("kprobe.refuse-missing", rr < 0 && errno, "%s", rr ? strerror(errno) : "accepted");
 	memset(&k4, 'A', sizeof(k4));	/* no NUL terminator */
 	rr = ioctl(fd, DTIOCKPROBE, &k4);
-	checkf("kprobe.refuse-unterminated", rr < 0 && errno, "%s", rr ? strerror(errno) : "accepted");
+	checkf("kprobe.refuse-unterminated",
+	    rr < 0 && errno, "%s", rr ? strerror(errno) : "accepted");
 	free(e.b);
 	close(fd);
 }
@@ -1049,7 +1060,8 @@ static void t_conserve(void)
 	dt_u32 bsz = DT_BUFSZ_MIN, ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
 	checkf("conserve.setbufsz", ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0, "%s", strerror(errno));
 	dt_u32 odd = DT_BUFSZ_MIN + 1;
-	checkf("conserve.setbufsz-not-pow2", ioctl(fd, DTIOCSETBUFSZ, &odd) < 0, "accepted %u", odd);
+	checkf("conserve.setbufsz-not-pow2",
+	    ioctl(fd, DTIOCSETBUFSZ, &odd) < 0, "accepted %u", odd);
 	odd = DT_BUFSZ_MIN / 2;
 	int rr = ioctl(fd, DTIOCSETBUFSZ, &odd);
 	checkf("conserve.setbufsz-too-small", rr < 0 && errno == EINVAL, "%u: %s", odd,
@@ -1074,9 +1086,11 @@ static void t_conserve(void)
 	    "produced %" PRIu64 " want %d", st.dtst_produced, N);
 	checkf("conserve.read-plus-dropped", st.dtst_read + st.dtst_dropped == st.dtst_produced,
 	    "%" PRIu64 " + %" PRIu64 " != %" PRIu64, st.dtst_read, st.dtst_dropped, st.dtst_produced);
-	checkf("conserve.dropped-positive", st.dtst_dropped > 0, "nothing dropped with a %u-byte ring",
+	checkf("conserve.dropped-positive",
+	    st.dtst_dropped > 0, "nothing dropped with a %u-byte ring",
 	    DT_BUFSZ_MIN);
-	checkf("conserve.read-eq-records", st.dtst_read == e.nrec, "stats read %" PRIu64 ", got %zu",
+	checkf("conserve.read-eq-records",
+	    st.dtst_read == e.nrec, "stats read %" PRIu64 ", got %zu",
 	    st.dtst_read, e.nrec);
 	struct dt_stats cst[64];
 	struct dt_cpu_stats cs = { .dtcs_ncpus = 64, .dtcs_stats = (uintptr_t)cst };
@@ -1177,7 +1191,8 @@ static void t_nesting(void)
 	 */
 	/* seconds of the storm per ring: a vCPU the busy host stalls drops nothing */
 	dt_u32 bsz = 16 << 20;
-	checkf("nesting.enable", ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 && enable(fd, prof, DTEVT_KSTACK, 100000) == 0 &&
+	checkf("nesting.enable",
+	    ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 && enable(fd, prof, DTEVT_KSTACK, 100000) == 0 &&
 	    enable(fd, ge, DTEVT_FUNCARGS | DTEVT_KSTACK, 0) == 0,
 	    "%s", strerror(errno));
 	volatile int *stop = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -1257,14 +1272,17 @@ static void t_nesting(void)
 	    st.dtst_dropped, st.dtst_skipped, st.dtst_recursive, st.dtst_nested);
 	info("records checked %" PRIu64 ": %" PRIu64 " profile and %" PRIu64
 	    " getppid with kernel stacks", ns->nrec, ns->nkprof, ns->nkge);
-	checkf("nesting.storm", st.dtst_produced > 5000, "only %" PRIu64 " events", st.dtst_produced);
+	checkf("nesting.storm",
+	    st.dtst_produced > 5000, "only %" PRIu64 " events", st.dtst_produced);
 	checkf("nesting.recursive-zero", st.dtst_recursive == 0, "%" PRIu64, st.dtst_recursive);
-	checkf("nesting.dropped-zero", st.dtst_dropped == 0, "%" PRIu64 " dropped with a draining reader",
+	checkf("nesting.dropped-zero",
+	    st.dtst_dropped == 0, "%" PRIu64 " dropped with a draining reader",
 	    st.dtst_dropped);
 	checkf("nesting.nested-positive", st.dtst_nested > 0, "no event written inside another");
 	checkf("nesting.conservation", st.dtst_produced == st.dtst_read + st.dtst_dropped,
 	    "produced %" PRIu64 " != read + dropped", st.dtst_produced);
-	checkf("nesting.record-sizes", ns->bad_size == 0, "%" PRIu64 " malformed reads", ns->bad_size);
+	checkf("nesting.record-sizes",
+	    ns->bad_size == 0, "%" PRIu64 " malformed reads", ns->bad_size);
 	checkf("nesting.record-ids", ns->bad_id == 0 && ns->bad_cpu == 0,
 	    "%" PRIu64 " records of other probes, %" PRIu64 " of CPUs >= 2", ns->bad_id, ns->bad_cpu);
 	checkf("nesting.record-shapes", ns->bad_shape == 0 && ns->nkprof > 0 && ns->nkge > 0,
@@ -1340,7 +1358,8 @@ static void t_wakeup(void)
 	info("%d events: %" PRIu64 " kept, %" PRIu64 " dropped; %ld IRQ work interrupts on cpu0",
 	    N, st.dtst_produced - st.dtst_dropped, st.dtst_dropped, i1 - i0);
 	checkf("wakeup.iwi-readable", i0 >= 0 && i1 >= 0, "no IWI line in /proc/interrupts");
-	checkf("wakeup.reader-stalled", st.dtst_dropped > 0, "nothing dropped: the load did not fill the ring");
+	checkf("wakeup.reader-stalled",
+	    st.dtst_dropped > 0, "nothing dropped: the load did not fill the ring");
 	checkf("wakeup.irq-work-bounded", i0 >= 0 && i1 - i0 <= bound,
 	    "%ld IRQ work interrupts for %d events (bound %ld: one per quarter ring written)",
 	    i1 - i0, N, bound);
@@ -1597,7 +1616,8 @@ static void t_frames(void)
 	}
 	struct dt_stats st;
 	stats(fd, &st);
-	checkf("frames.nothing-dropped", st.dtst_dropped == 0, "%" PRIu64 " dropped", st.dtst_dropped);
+	checkf("frames.nothing-dropped",
+	    st.dtst_dropped == 0, "%" PRIu64 " dropped", st.dtst_dropped);
 	static const char *names[6] = { "frames.kprobe-entry", "frames.kprobe-return",
 		"frames.syscall-entry", "frames.syscall-return", "frames.sched_switch",
 		"frames.profile" };
@@ -1680,7 +1700,8 @@ static void t_io(void)
 	record(fd, 0);
 	n = read(fd, rdbuf, sizeof(rdbuf));
 	ssize_t n2 = read(fd, rdbuf, sizeof(rdbuf));
-	checkf("io.eof-after-stop", n > 0 && n2 == 0, "reads after stop returned %zd then %zd", n, n2);
+	checkf("io.eof-after-stop",
+	    n > 0 && n2 == 0, "reads after stop returned %zd then %zd", n, n2);
 	p.revents = 0;
 	pr = poll(&p, 1, 1000);
 	checkf("io.pollhup-after-stop", pr == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN),
@@ -1899,7 +1920,8 @@ static void t_account(void)
 		rb = record(b, 1);
 		eb = errno;
 	}
-	checkf("account.total-bounded", s * 2 * online_cpus() > quarter && ra == 0 && rb < 0 && eb == ENOMEM,
+	checkf("account.total-bounded",
+	    s * 2 * online_cpus() > quarter && ra == 0 && rb < 0 && eb == ENOMEM,
 	    "two descriptors of %lu-byte rings (RAM/4 %lu): %d, %d (%s)",
 	    s, quarter, ra, rb, rb < 0 ? strerror(eb) : "started");
 	if (a >= 0)
@@ -1947,7 +1969,8 @@ static void t_hotplug(void)
 	dt_u32 prof = find_probe(fd, "profile", NULL, NULL, NULL);
 	dt_u32 bsz = 4 << 20;
 	ioctl(fd, DTIOCSETBUFSZ, &bsz);
-	checkf("hotplug.enable", enable(fd, prof, 0, 1000000000ULL / hz) == 0, "%s", strerror(errno));
+	checkf("hotplug.enable",
+	    enable(fd, prof, 0, 1000000000ULL / hz) == 0, "%s", strerror(errno));
 	unpin();
 	double t[4];
 	record(fd, 1);
@@ -1993,11 +2016,13 @@ static void t_hotplug(void)
 	/* a busy host stalls vCPUs mid-tick, which the throttle counts: 20% */
 	checkf("hotplug.throttle-not-eager", n0[0] / d0 > hz * 0.2 && n1[0] / d0 > hz * 0.2,
 	    "%.0f and %.0f events/s of %d Hz on idle CPUs", n0[0] / d0, n1[0] / d0, hz);
-	checkf("hotplug.offline-silent", n1[0] > 0 && n1[1] == 0, "cpu1 events: %.0f before, %.0f offline",
+	checkf("hotplug.offline-silent",
+	    n1[0] > 0 && n1[1] == 0, "cpu1 events: %.0f before, %.0f offline",
 	    n1[0], n1[1]);
 	checkf("hotplug.no-double-sampling", n0[1] / d1 < hz * 1.3,
 	    "cpu0 at %.0f events/s while cpu1 was offline (%d Hz)", n0[1] / d1, hz);
-	checkf("hotplug.timer-back", n1[2] / d2 > hz * 0.3, "cpu1 at %.0f events/s once back online",
+	checkf("hotplug.timer-back",
+	    n1[2] / d2 > hz * 0.3, "cpu1 at %.0f events/s once back online",
 	    n1[2] / d2);
 	free(e.b);
 	close(fd);
@@ -2104,7 +2129,8 @@ static void t_budget(void)
 	    st.dtst_produced, st.dtst_read, e.nrec, st.dtst_dropped, st.dtst_throttled);
 	struct dt_stats s3;
 	stats(f3, &s3);
-	checkf("budget.filter-before-throttle", st.dtst_throttled > 0 && s3.dtst_filtered > 0 && s3.dtst_throttled == 0 &&
+	checkf("budget.filter-before-throttle",
+	    st.dtst_throttled > 0 && s3.dtst_filtered > 0 && s3.dtst_throttled == 0 &&
 	    s3.dtst_dropped == 0 && s3.dtst_produced == 0,
 	    "a descriptor filtering every event out: filtered %" PRIu64 " throttled %" PRIu64
 	    " dropped %" PRIu64 " produced %" PRIu64 " (the other throttled %" PRIu64 ")",
@@ -2431,7 +2457,8 @@ static void t_wrap(void)
 	if (fd < 0)
 		return;
 	dt_u32 ge = find_probe(fd, "syscall", "getppid", "entry", NULL);
-	checkf("wrap.enable", ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 && enable(fd, ge, DTEVT_FUNCARGS, 0) == 0,
+	checkf("wrap.enable",
+	    ioctl(fd, DTIOCSETBUFSZ, &bsz) == 0 && enable(fd, ge, DTEVT_FUNCARGS, 0) == 0,
 	    "%s", strerror(errno));
 	volatile long *done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	    -1, 0);
@@ -2492,7 +2519,8 @@ static void t_wrap(void)
 	    "%ld read (ring holds %ld), %" PRIu64 " dropped", got, cap, st.dtst_dropped);
 	checkf("wrap.records-intact", !bad, "%ld damaged records", bad);
 	checkf("wrap.in-order", !disorder, "%ld records out of sequence", disorder);
-	checkf("wrap.losses-are-drops", got + (long)st.dtst_dropped == N && gaps == (long)st.dtst_dropped,
+	checkf("wrap.losses-are-drops",
+	    got + (long)st.dtst_dropped == N && gaps == (long)st.dtst_dropped,
 	    "%ld read + %" PRIu64 " dropped of %ld, %ld missing", got,
 	    st.dtst_dropped, N, gaps);
 	close(fd);
@@ -2575,7 +2603,8 @@ static void t_misc(void)
 	int k2 = ioctl(fd, DTIOCGCLOCK, &cb);
 	double wall = rt.tv_sec + rt.tv_nsec / 1e9, dwall = c0.dtck_real_ns / 1e9 - wall;
 	double dts = (cb.dtck_mono_ns - c0.dtck_mono_ns) / 1e9;
-	checkf("misc.clock", k1 == 0 && k2 == 0 && dwall > -0.5 && dwall < 0.5 && dts > 0.09 && dts < 1.0,
+	checkf("misc.clock",
+	    k1 == 0 && k2 == 0 && dwall > -0.5 && dwall < 0.5 && dts > 0.09 && dts < 1.0,
 	    "real off by %.3f s, ts advanced %.3f s over 0.1 s", dwall, dts);
 	close(fd);
 
@@ -2621,7 +2650,8 @@ static void t_misc(void)
 	drain(fd, &e);
 	struct dt_stats st;
 	stats(fd, &st);
-	checkf("misc.recursive-counted", st.dtst_recursive >= 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped,
+	checkf("misc.recursive-counted",
+	    st.dtst_recursive >= 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped,
 	    "%" PRIu64 " recursive for 100 events calling %s",
 	    st.dtst_recursive, kp.dtkp_func);
 	close(fd);
@@ -3026,7 +3056,8 @@ static void t_race(double secs)
 			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 		}
 	}
-	checkf("race.open-record-close", !bad, "%d racers died or never opened the device:%s", bad, why);
+	checkf("race.open-record-close",
+	    !bad, "%d racers died or never opened the device:%s", bad, why);
 	int fd = dt_open("race.device-still-works", 0);
 	if (fd >= 0) {
 		check("race.device-still-works", 1, "");
@@ -3127,7 +3158,8 @@ static void t_filter_einval(int fd)
 	f.dtf_cgroupfd = 0;	/* stdin: /dev/null, no cgroup */
 	FEXPECT("ebadf-not-cgroup", EBADF, ioctl(fd, DTIOCSETFILTER, &f));
 	FEXPECT("efault-arg", EFAULT, ioctl(fd, DTIOCSETFILTER, (void *)8));
-	checkf("filter.valid-accepted", set_filter(fd, DTF_PIDS | DTF_CHILDREN, &me, 1, 0, NULL) == 0,
+	checkf("filter.valid-accepted",
+	    set_filter(fd, DTF_PIDS | DTF_CHILDREN, &me, 1, 0, NULL) == 0,
 	    "%s", strerror(errno));
 #undef FEXPECT
 }
@@ -3164,7 +3196,8 @@ static void t_filter(void)
 	long mine = count_pid(&e, ge, me), kid = count_pid(&e, ge, k);
 	checkf("filter.default-excludes-opener", mine == 0 && kid == 300,
 	    "opener %ld events (want 0), child %ld (want 300)", mine, kid);
-	checkf("filter.default-counted-apart", st.dtst_filtered >= 200 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	checkf("filter.default-counted-apart",
+	    st.dtst_filtered >= 200 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
 	    st.dtst_read == e.nrec,
 	    "filtered %" PRIu64 " produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64,
 	    st.dtst_filtered, st.dtst_produced, st.dtst_read, st.dtst_dropped);
@@ -3287,7 +3320,8 @@ static void t_filter(void)
 	/* others: the grandchild of the first child (70), whose pid we never learn */
 	checkf("filter.grandchild-recorded", others == 70, "%ld events of other pids, want 70",
 	    others);
-	checkf("filter.children-counters", st.dtst_filtered > 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
+	checkf("filter.children-counters",
+	    st.dtst_filtered > 100 && st.dtst_produced == st.dtst_read + st.dtst_dropped &&
 	    st.dtst_read == e.nrec && st.dtst_untracked == 0,
 	    "filtered %" PRIu64 " produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64
 	    " untracked %" PRIu64, st.dtst_filtered, st.dtst_produced, st.dtst_read,
@@ -3771,7 +3805,8 @@ static void t_uprobe(void)
 		int ra = ioctl(fd, DTIOCUPROBE, &a);
 		b.dtup_attach = a.dtup_entry_id;
 		int rb = ioctl(fd, DTIOCUPROBE, &b);
-		checkf("uprobe.join-site", ra == 0 && rb == 0 && b.dtup_entry_id == a.dtup_entry_id &&
+		checkf("uprobe.join-site",
+		    ra == 0 && rb == 0 && b.dtup_entry_id == a.dtup_entry_id &&
 		    b.dtup_return_id == a.dtup_return_id,
 		    "%s/%s, ids %u then %u", ra ? strerror(errno) : "ok", rb ? strerror(errno) : "ok",
 		    a.dtup_entry_id, b.dtup_entry_id);
@@ -3783,7 +3818,8 @@ static void t_uprobe(void)
 			checkf("uprobe.join-enabled-ebusy", r < 0 && errno == EBUSY, "%s",
 			    r ? strerror(errno) : "joined an enabled probe");
 			r = ioctl(fd, DTIOCUPROBE, &b);
-			checkf("uprobe.join-again-enabled-ok", r == 0 && b.dtup_entry_id == a.dtup_entry_id,
+			checkf("uprobe.join-again-enabled-ok",
+			    r == 0 && b.dtup_entry_id == a.dtup_entry_id,
 			    "%s", r ? strerror(errno) : "ok");
 			close(f2);
 		}
@@ -4014,7 +4050,8 @@ static void t_flight(void)
 	drain(fd, &e);
 	long k3 = newest_ok(&e, ce, 3 * N + 49, why, sizeof(why), NULL);
 	stats(fd, &st);
-	checkf("flight.read-after-stop", k3 == 50 && st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
+	checkf("flight.read-after-stop",
+	    k3 == 50 && st.dtst_read + st.dtst_overwritten + st.dtst_dropped == st.dtst_produced,
 	    "%s; produced %" PRIu64 " read %" PRIu64
 	    " overwritten %" PRIu64 " dropped %" PRIu64, why, st.dtst_produced, st.dtst_read,
 	    st.dtst_overwritten, st.dtst_dropped);
@@ -4198,7 +4235,8 @@ static void t_flightstall(void)
 	void *buf = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct uffdio_register reg = { .range = { .start = (uintptr_t)buf, .len = 4 * pg },
 	    .mode = UFFDIO_REGISTER_MODE_MISSING };
-	if (!checkf("flightstall.userfaultfd", uffd >= 0 && ioctl(uffd, UFFDIO_API, &api) == 0 && buf != MAP_FAILED &&
+	if (!checkf("flightstall.userfaultfd",
+	    uffd >= 0 && ioctl(uffd, UFFDIO_API, &api) == 0 && buf != MAP_FAILED &&
 	    ioctl(uffd, UFFDIO_REGISTER, &reg) == 0, "%s",
 	    strerror(errno))) {
 		close(fd);
@@ -4212,7 +4250,8 @@ static void t_flightstall(void)
 	/* the reader is inside copy_to_user once its fault arrives */
 	struct pollfd up = { .fd = uffd, .events = POLLIN };
 	int stalled = poll(&up, 1, 10000) == 1;
-	checkf("flightstall.read-stalls", stalled, "no fault from read() into the registered buffer");
+	checkf("flightstall.read-stalls",
+	    stalled, "no fault from read() into the registered buffer");
 	pthread_create(&stt, NULL, fs_starter, &sr);
 	/* a start that does not wait for the read returns within this */
 	for (int i = 0; i < 100 && !__atomic_load_n(&sr.done, __ATOMIC_ACQUIRE); i++)
@@ -4233,7 +4272,8 @@ static void t_flightstall(void)
 	const struct dt_rec *r;
 	EV_FOREACH(&e, r)
 		ngp += r->dtr_probe == gp;
-	checkf("flightstall.read-leftovers", rd.n > 0 && !e.bad && e.nrec == (size_t)NLEFT && ngp == NLEFT,
+	checkf("flightstall.read-leftovers",
+	    rd.n > 0 && !e.bad && e.nrec == (size_t)NLEFT && ngp == NLEFT,
 	    "read %zd (%s): %zu records (%ld getppid, want %ld), "
 	    "%d malformed", rd.n, rd.n < 0 ? strerror(rd.err) : "", e.nrec, ngp, NLEFT, e.bad);
 	checkf("flightstall.start", sr.r == 0, "%s", strerror(sr.err));
@@ -4502,7 +4542,8 @@ static void t_noring(void)
 			/* no ring at all, but started once: its size is fixed */
 			dt_u32 other = 2 * DT_BUFSZ_MIN;
 			int rb = ioctl(h, DTIOCSETBUFSZ, &other);
-			checkf("noring.bufsz-fixed-after-start", r == ENOMEM && rb < 0 && errno == EBUSY,
+			checkf("noring.bufsz-fixed-after-start",
+			    r == ENOMEM && rb < 0 && errno == EBUSY,
 			    "start at the limit: %s; DTIOCSETBUFSZ after it: %s", strerror(r),
 			    rb == 0 ? "accepted" : strerror(errno));
 		}
@@ -4528,7 +4569,8 @@ static void t_noring(void)
 	memset(cs, 0, sizeof(cs));
 	ioctl(fd, DTIOCGCPUSTATS, &c);
 	/* (cpu 0 has this process's closes of the descriptors that failed) */
-	checkf("noring.counted", cs[1].dtst_produced == 100 && cs[1].dtst_dropped == 100 && cs[1].dtst_read == 0 &&
+	checkf("noring.counted",
+	    cs[1].dtst_produced == 100 && cs[1].dtst_dropped == 100 && cs[1].dtst_read == 0 &&
 	    st.dtst_produced == st.dtst_read + st.dtst_dropped && st.dtst_read == e.nrec,
 	    "%d hogs; 100 closes on cpu 1 without a ring: cpu 1 produced %"
 	    PRIu64 " dropped %" PRIu64 " read %" PRIu64 "; all produced %" PRIu64 " dropped %"
@@ -4679,11 +4721,13 @@ static void t_ucopyfree(void)
 	close(p[0]);
 	waitpid(c, NULL, 0);
 	rmdir(cg);
-	checkf("ucopyfree.charged", n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8,
+	checkf("ucopyfree.charged",
+	    n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8,
 	    "kernel memory of the enabling process's cgroup: %ld, %ld "
 	    "with a probe asking for copies (want +%ld)", k[0], k[1], want);
 	/* (seen only where the enable allocated them: charged above) */
-	checkf("ucopyfree.freed-at-last-close", n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8 &&
+	checkf("ucopyfree.freed-at-last-close",
+	    n == (ssize_t)sizeof(k) && k[0] >= 0 && k[1] - k[0] >= want - want / 8 &&
 	    k[2] - k[0] < want / 4,
 	    "kernel memory %ld, %ld with the probe, %ld "
 	    "after its descriptor's close (the buffers are %ld bytes)", k[0], k[1], k[2], want);
@@ -4842,7 +4886,8 @@ static void t_upfuse(void)
 		close(ef);
 	if (access("/dev/fuse", F_OK) != 0)
 		system("insmod /kmod/fuse.ko");
-	if (!checkf("upfuse.mount", data && off >= 0 && fz_start(mnt, "prog", data, sb.st_size) == 0,
+	if (!checkf("upfuse.mount",
+	    data && off >= 0 && fz_start(mnt, "prog", data, sb.st_size) == 0,
 	    "a FUSE file system at %s: %s", mnt, strerror(errno))) {
 		free(data);
 		return;
@@ -4872,7 +4917,8 @@ static void t_upfuse(void)
 	pthread_t st, rel;
 	pthread_create(&st, NULL, uf_starter, &us);
 	int held = fz_wait_held(5000);
-	checkf("upfuse.registration-reads", held, "no read of %s while the uprobe registered", prog);
+	checkf("upfuse.registration-reads",
+	    held, "no read of %s while the uprobe registered", prog);
 	pthread_create(&rel, NULL, uf_release, NULL);
 	double t0 = now();
 	int f2 = dt_open("upfuse.open2", 0);
@@ -4971,7 +5017,8 @@ static void t_proc(void)
 		close(fd);
 		return;
 	}
-	checkf("proc.path-flags", !(fl[0] & DT_PF_PATH) && (fl[1] & DT_PF_PATH) && !(fl[2] & DT_PF_PATH) &&
+	checkf("proc.path-flags",
+	    !(fl[0] & DT_PF_PATH) && (fl[1] & DT_PF_PATH) && !(fl[2] & DT_PF_PATH) &&
 	    (fl[3] & DT_PF_PATH), "dtpi_flags %#x %#x %#x %#x",
 	    fl[0], fl[1], fl[2], fl[3]);
 
@@ -4981,7 +5028,8 @@ static void t_proc(void)
 		dt_u32 sz = 8192, on = 1;
 		int r = ioctl(sfd, DTIOCSETBUFSZ, &sz);
 		r = r ? r : enable(sfd, id[3], DTEVT_FUNCARGS | DTEVT_KSTACK | DTEVT_USTACK, 0);
-		checkf("proc.small-ring-emsgsize", r == 0 && ioctl(sfd, DTIOCRECORD, &on) < 0 && errno == EMSGSIZE,
+		checkf("proc.small-ring-emsgsize",
+		    r == 0 && ioctl(sfd, DTIOCRECORD, &on) < 0 && errno == EMSGSIZE,
 		    "8k ring with proc:mmap:exec: %s", strerror(errno));
 		close(sfd);
 	}
@@ -5096,7 +5144,8 @@ static void t_proc(void)
 	    " (len 8192, offset 4096, r-x, an inode)", xmap, at[0]);
 	checkf("proc.mmap-too-long", deep == 1, "%d mmap events marked DTPH_UNKNOWN with an empty "
 	    "path for the file deeper than PATH_MAX", deep);
-	checkf("proc.exec", nexec == 1, "%d exec events with path /bin/busybox, comm busybox", nexec);
+	checkf("proc.exec",
+	    nexec == 1, "%d exec events with path /bin/busybox, comm busybox", nexec);
 	checkf("proc.exec-before-maps", bbmap >= 1 && order, "%d mappings of /bin/busybox, "
 	    "all after the exec: %d", bbmap, order);
 	checkf("proc.paths-absolute", unnamed == 0, "%d mmap paths neither absolute nor [name]",
@@ -5105,7 +5154,8 @@ static void t_proc(void)
 	    nexit, exitpid);
 	struct dt_stats sst;
 	stats(fd, &sst);
-	checkf("proc.conserved", sst.dtst_produced == sst.dtst_read + sst.dtst_dropped && sst.dtst_read == e.nrec,
+	checkf("proc.conserved",
+	    sst.dtst_produced == sst.dtst_read + sst.dtst_dropped && sst.dtst_read == e.nrec,
 	    "produced %" PRIu64 " read %" PRIu64 " dropped %" PRIu64 " got %zu",
 	    sst.dtst_produced, sst.dtst_read, sst.dtst_dropped, e.nrec);
 	free(e.b);
