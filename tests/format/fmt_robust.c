@@ -715,7 +715,7 @@ int main(int argc, char **argv)
 	struct dtcap_reader *r = G ? dtcap_open(GPATH) : NULL;
 	NC = G ? chunks(G, GLEN, C, 4096) : 0;
 	if (!r || NC < 8 || C[NC - 1].type != DTC_FOOT || nth_evnt(2) == NC) {
-		printf("FAIL robust.setup: %s is not a finished capture with 3+ blocks\n", GPATH);
+		result(0, "robust.setup", "%s is not a finished capture with 3+ blocks", GPATH);
 		return 1;
 	}
 	GEVENTS = dtcap_nevents(r);

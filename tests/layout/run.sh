@@ -99,11 +99,9 @@ bad=$(grep -n '#include "\(report\|cmd_run\)\.h"' "$rep/engine.h")
 
 # ---- the build: flags defined once (the Makefile's CFLAGS_STD, CFLAGS_INC,
 # FUZZ_CFLAGS), every needed fragment read with include (only the compiler's
-# .d files are optional).  tests/vm/suite.mk's VM_CFLAGS is the one copy
-# left (pending: the VM harness is being edited elsewhere).
+# .d files are optional).
 frags=$(cd "$top" && find . -name '*.mk' -not -path './build/*' -not -path './kernel/.*' | sort)
 bad=$(cd "$top" && for m in $frags; do
-	[ "$m" = ./tests/vm/suite.mk ] && continue
 	grep -v '^[[:space:]]*#' "$m" | grep -q -- '-std=c11' && echo "$m"; done | tr '\n' ' ')
 [ -z "$bad" ] && pass build-flags-once || fail build-flags-once "copies of the C flags in: $bad"
 bad=$(cd "$top" && grep -n '^[[:space:]]*-include' Makefile $frags | grep -v "\.d'" | tr '\n' ' ')

@@ -16,7 +16,7 @@ $(B)/tests/perfsrc/hotloop: demo/hotloop.c
 		-fno-inline -fno-optimize-sibling-calls -o $@ $<
 
 # tracefs.c's parsers, fuzzed under ASan/UBSan
-$(B)/tests/perfsrc/tpfuzz: tests/perfsrc/tpfuzz.c $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+$(B)/tests/perfsrc/tpfuzz: tests/perfsrc/tpfuzz.c tests/check.h $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
 

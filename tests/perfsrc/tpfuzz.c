@@ -8,7 +8,7 @@
  * decoded into slots stays NUL-terminated within them.  A crash or a
  * sanitizer report fails the suite; so does a parser that rejects this
  * kernel's own formats.
- *   tpfuzz TRACEFS_ROOT SCRATCH_DIR : prints PASS/FAIL lines
+ *   tpfuzz TRACEFS_ROOT SCRATCH_DIR : prints PASS/FAIL lines, exits 1 on a FAIL
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@
 #include "dtcap.h"
 #include "tracefs.h"
 #include "util.h"
+#include "../check.h"
 #include "../xorshift.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
@@ -116,7 +117,7 @@ put(const char *path, const char *t, size_t len)
 }
 
 static int
-check(const struct dtt_format *fmt, unsigned skip, const char **why)
+check_layout(const struct dtt_format *fmt, unsigned skip, const char **why)
 {
 	struct dtt_layout lay;
 	struct dtcap_probe pr;
@@ -172,18 +173,16 @@ main(int argc, char **argv)
 			 seeds[i][1]);
 		if ((seed[nseed] = dtu_read_file(path, &seedlen[nseed])) == NULL)
 			continue;
-		if (fmt.nfields == 0 || check(&fmt, 0, &why) < 0) {
-			printf("FAIL tpfuzz-real-formats: %s:%s: %s\n", seeds[i][0], seeds[i][1],
+		if (fmt.nfields == 0 || check_layout(&fmt, 0, &why) < 0) {
+			checkf("tpfuzz-real-formats", 0, "%s:%s: %s", seeds[i][0], seeds[i][1],
 			       why ? why : "no fields");
-			return 0;
+			return check_status();
 		}
 		nseed++;
 	}
-	if (nseed < 4) {
-		printf("FAIL tpfuzz-real-formats: only %zu of this kernel's formats parsed\n", nseed);
-		return 0;
-	}
-	printf("PASS tpfuzz-real-formats\n");
+	if (!checkf("tpfuzz-real-formats", nseed >= 4, "only %zu of this kernel's formats parsed",
+		    nseed))
+		return check_status();
 
 	snprintf(dir, sizeof(dir), "%s/events/f/t", argv[2]);
 	snprintf(path, sizeof(path), "%s/events", argv[2]);
@@ -192,8 +191,8 @@ main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/events/f", argv[2]);
 	mkdir(path, 0700);
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		printf("FAIL tpfuzz-mutated: %s: %s\n", dir, strerror(errno));
-		return 0;
+		checkf("tpfuzz-mutated", 0, "%s: %s", dir, strerror(errno));
+		return check_status();
 	}
 	snprintf(path, sizeof(path), "%s/format", dir);
 	cap = 0;
@@ -210,20 +209,20 @@ main(int argc, char **argv)
 		for (unsigned m = 1 + rnd() % 6; m; m--)
 			len = mutate(t, len, cap / 2);
 		if (put(path, t, len) < 0) {
-			printf("FAIL tpfuzz-mutated: writing %s: %s\n", path, strerror(errno));
-			return 0;
+			checkf("tpfuzz-mutated", 0, "writing %s: %s", path, strerror(errno));
+			return check_status();
 		}
 		runs++;
 		if (dtt_read_format(argv[2], "f", "t", &fmt, err, sizeof(err)) < 0) {
 			if (err[0] == '\0') {
-				printf("FAIL tpfuzz-mutated: rejected without a message\n");
+				check("tpfuzz-mutated", 0, "rejected without a message");
 				fails++;
 			}
 			continue;
 		}
 		accepted++;
-		if (fmt.nfields > DTT_MAXFIELDS || check(&fmt, (unsigned)(rnd() % 2), &why) < 0) {
-			printf("FAIL tpfuzz-mutated: iteration %u: %s\n", it, why ? why : "nfields");
+		if (fmt.nfields > DTT_MAXFIELDS || check_layout(&fmt, (unsigned)(rnd() % 2), &why) < 0) {
+			checkf("tpfuzz-mutated", 0, "iteration %u: %s", it, why ? why : "nfields");
 			fails++;
 			break;
 		}
@@ -231,10 +230,9 @@ main(int argc, char **argv)
 	free(t);
 	for (size_t i = 0; i < nseed; i++)
 		free(seed[i]);
-	if (fails == 0 && accepted > runs / 10 && accepted < runs)
-		printf("PASS tpfuzz-mutated (%u formats, %u accepted)\n", runs, accepted);
-	else if (fails == 0)
-		printf("FAIL tpfuzz-mutated: %u of %u mutated formats accepted (the mutations "
-		       "do not exercise both paths)\n", accepted, runs);
-	return 0;
+	printf("# tpfuzz-mutated: %u formats, %u accepted\n", runs, accepted);
+	if (fails == 0)
+		checkf("tpfuzz-mutated", accepted > runs / 10 && accepted < runs, "%u of %u mutated "
+		       "formats accepted (the mutations do not exercise both paths)", accepted, runs);
+	return check_status();
 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "../../kernel/dt_ring.h"
+#include "../check.h"
 #include "../xorshift.h"
 
 #define NPROD		3
@@ -59,7 +60,6 @@ static struct prod prods[NPROD];
 static _Atomic int done_producing;
 static _Atomic int stop_ticker;
 static _Thread_local struct prod *self;
-static _Atomic unsigned long fails;
 static _Atomic unsigned long pads_seen;
 
 static unsigned long xorshift(unsigned long *s)
@@ -74,11 +74,8 @@ static unsigned char pattern(unsigned long id, unsigned i)
 	return (unsigned char)(id * 31 + i * 7 + (id >> 8));
 }
 
-#define fail(...) do {						\
-	printf("FAIL " __VA_ARGS__);				\
-	putchar('\n');						\
-	atomic_fetch_add(&fails, 1);				\
-} while (0)
+/* A FAIL line whose name leads the format ("name: why"), as check.h writes it. */
+#define fail(name, ...)	checkf(name, 0, __VA_ARGS__)
 
 /*
  * Record: hdr{size, probe = 1 + depth}, u64 id, payload.  The payload is
@@ -208,25 +205,25 @@ static unsigned long drain(struct prod *p)
 		if (h->h_size < 16 || h->h_size % 8 || h->h_size > MAXREC ||
 		    h->h_probe > 1 + MAXDEPTH ||
 		    (pos & r->r_mask) + h->h_size > r->r_size) {
-			fail("record-shape: ring %u size %u probe %u", p->idx,
+			fail("record-shape", "ring %u size %u probe %u", p->idx,
 			    h->h_size, h->h_probe);
 			exit(1);
 		}
 		memcpy(&id, rec + 8, 8);
 		if (id >= p->nev) {
-			fail("record-id: ring %u id %lu", p->idx, id);
+			fail("record-id", "ring %u id %lu", p->idx, id);
 			exit(1);
 		}
 		for (i = 16; i < h->h_size; i++)
 			if (rec[i] != pattern(id, (unsigned)i)) {
-				fail("torn-record: ring %u id %lu byte %lu",
+				fail("torn-record", "ring %u id %lu byte %lu",
 				    p->idx, id, i);
 				exit(1);
 			}
 		st = ST_NONE;
 		if (!atomic_compare_exchange_strong(&p->state[id], &st,
 		    ST_READ)) {
-			fail("duplicate: ring %u id %lu state %u", p->idx, id,
+			fail("duplicate", "ring %u id %lu state %u", p->idx, id,
 			    st);
 			exit(1);
 		}
@@ -244,7 +241,7 @@ static int run(unsigned long nev, unsigned long ringsz, int signals, int overwri
 	unsigned long nread = 0, bytes = 0;
 	unsigned i;
 	int busy;
-	char name[64];
+	char name[64], prefix[72];
 
 	snprintf(name, sizeof(name), "ring%lu%s%s", ringsz,
 	    signals ? "-signals" : "", overwrite ? "-overwrite" : "");
@@ -300,6 +297,9 @@ static int run(unsigned long nev, unsigned long ringsz, int signals, int overwri
 	for (i = 0; i < NPROD; i++)
 		nread += drain(&prods[i]);
 
+	/* the run's checks are named NAME/check; drain's are the run's own */
+	snprintf(prefix, sizeof(prefix), "%s/", name);
+	check_prefix = prefix;
 	{
 		unsigned long nested = 0, sigs = 0, drops = 0, inside = 0;
 		int ok = 1;
@@ -320,25 +320,25 @@ static int run(unsigned long nev, unsigned long ringsz, int signals, int overwri
 				cd += st == ST_DROPPED;
 				cn += st == ST_NONE;
 				if (st == ST_NONE && !overwrite) {
-					fail("%s/lost: ring %u id %lu neither "
-					    "read nor dropped", name, i, id);
+					fail("lost", "ring %u id %lu neither "
+					    "read nor dropped", i, id);
 					ok = 0;
 					break;
 				}
 			}
 			if (prod != nev || prod != rd + ow + dr || cr != rd ||
 			    cd != dr || cn != ow || (overwrite && ow == 0)) {
-				fail("%s/conservation: ring %u produced %lu "
+				fail("conservation", "ring %u produced %lu "
 				    "read %lu overwritten %lu dropped %lu "
 				    "(marked read %lu dropped %lu, unmarked %lu) "
-				    "of %lu", name, i, prod, rd, ow, dr, cr, cd,
+				    "of %lu", i, prod, rd, ow, dr, cr, cd,
 				    cn, nev);
 				ok = 0;
 			}
 			if (dtr_lread(&r->r_nest) != 0 ||
 			    dtr_lread(&r->r_head) != dtr_load_once(&r->r_pub)) {
-				fail("%s/quiescent: ring %u nest %lu head %lu "
-				    "pub %lu", name, i,
+				fail("quiescent", "ring %u nest %lu head %lu "
+				    "pub %lu", i,
 				    dtr_lread(&r->r_nest),
 				    dtr_lread(&r->r_head),
 				    dtr_load_once(&r->r_pub));
@@ -350,38 +350,26 @@ static int run(unsigned long nev, unsigned long ringsz, int signals, int overwri
 			inside += atomic_load(&p->sig_inside);
 			drops += dr;
 		}
+		/* the figures, for the log: the PASS lines carry names only */
+		printf("# %s: read %lu dropped %lu, %lu nested kept, %lu bytes, "
+		    "%lu pads, %lu signal events (%lu inside a record)\n", name,
+		    nread, drops, nested, bytes, atomic_load(&pads_seen), sigs,
+		    inside);
 		if (ok)
-			printf("PASS %s/conservation (read %lu dropped %lu)\n",
-			    name, nread, drops);
+			check("conservation", 1, "");
 		if (ok)
-			printf("PASS %s/integrity\n", name);
-		if (nested > 0)
-			printf("PASS %s/nested-kept (%lu)\n", name, nested);
-		else
-			fail("%s/nested-kept: no nested record was kept", name);
-		if (bytes > 4 * NPROD * ringsz &&
-		    (overwrite || atomic_load(&pads_seen) > 0))
-			printf("PASS %s/wraparound (%lu bytes, %lu pads)\n",
-			    name, bytes, atomic_load(&pads_seen));
-		else
-			fail("%s/wraparound: %lu bytes, %lu pads", name, bytes,
-			    atomic_load(&pads_seen));
+			check("integrity", 1, "");
+		checkf("nested-kept", nested > 0, "no nested record was kept");
+		checkf("wraparound", bytes > 4 * NPROD * ringsz &&
+		    (overwrite || atomic_load(&pads_seen) > 0),
+		    "%lu bytes, %lu pads", bytes, atomic_load(&pads_seen));
 		if (signals) {
-			if (sigs > 0)
-				printf("PASS %s/signal-nesting (%lu)\n", name,
-				    sigs);
-			else
-				fail("%s/signal-nesting: no signal landed",
-				    name);
-			if (inside > 0)
-				printf("PASS %s/signal-inside-record (%lu)\n",
-				    name, inside);
-			else
-				fail("%s/signal-inside-record: none of %lu "
-				    "signals interrupted an open record", name,
-				    sigs);
+			checkf("signal-nesting", sigs > 0, "no signal landed");
+			checkf("signal-inside-record", inside > 0, "none of %lu "
+			    "signals interrupted an open record", sigs);
 		}
 	}
+	check_prefix = "";
 	for (i = 0; i < NPROD; i++) {
 		free(prods[i].ring.r_data);
 		free((void *)prods[i].state);
@@ -430,18 +418,18 @@ static void unit_overwrite(void)
 	}
 	if (n != 8 || first != 3 || dtr_lread(&r.r_overwritten) != 3 ||
 	    dtr_lread(&r.r_dropped) != 0 || dtr_lread(&r.r_produced) != 11)
-		fail("unit/overwrite-newest: %lu records from %lu, overwritten "
+		fail("unit/overwrite-newest", "%lu records from %lu, overwritten "
 		    "%lu dropped %lu", n, first, dtr_lread(&r.r_overwritten),
 		    dtr_lread(&r.r_dropped));
 	else
-		printf("PASS unit/overwrite-newest\n");
+		check("unit/overwrite-newest", 1, "");
 	/* a larger record frees as many as it needs (and pads count not) */
 	put(&r, 1000, 11, 1);
 	if (dtr_lread(&r.r_overwritten) != 5)
-		fail("unit/overwrite-several: overwritten %lu, want 5",
+		fail("unit/overwrite-several", "overwritten %lu, want 5",
 		    dtr_lread(&r.r_overwritten));
 	else
-		printf("PASS unit/overwrite-several\n");
+		check("unit/overwrite-several", 1, "");
 
 	/*
 	 * An open (outer) record is never freed: the inner writer that finds
@@ -454,32 +442,32 @@ static void unit_overwrite(void)
 		put(&r, 512, i, 1);		/* nested: not published */
 	if (put(&r, 512, 8, 1) != NULL || dtr_lread(&r.r_dropped) != 1 ||
 	    dtr_lread(&r.r_overwritten) != 0)
-		fail("unit/overwrite-open-kept: a nested writer freed an open "
+		fail("unit/overwrite-open-kept", "a nested writer freed an open "
 		    "record (dropped %lu overwritten %lu)",
 		    dtr_lread(&r.r_dropped), dtr_lread(&r.r_overwritten));
 	else
-		printf("PASS unit/overwrite-open-kept\n");
+		check("unit/overwrite-open-kept", 1, "");
 	dtr_commit(&r);				/* the outer one */
 	if (put(&r, 512, 9, 1) == NULL || dtr_lread(&r.r_overwritten) != 1)
-		fail("unit/overwrite-after-publish: overwritten %lu",
+		fail("unit/overwrite-after-publish", "overwritten %lu",
 		    dtr_lread(&r.r_overwritten));
 	else
-		printf("PASS unit/overwrite-after-publish\n");
+		check("unit/overwrite-after-publish", 1, "");
 
 	/* frozen: every reservation is dropped, nothing is freed */
 	dtr_store_once(&r.r_mode, DTR_MODE_FROZEN);
 	if (put(&r, 16, 10, 1) != NULL || dtr_lread(&r.r_dropped) != 2 ||
 	    dtr_lread(&r.r_overwritten) != 1 || dtr_lread(&r.r_nest) != 0)
-		fail("unit/frozen-drops: dropped %lu overwritten %lu",
+		fail("unit/frozen-drops", "dropped %lu overwritten %lu",
 		    dtr_lread(&r.r_dropped), dtr_lread(&r.r_overwritten));
 	else
-		printf("PASS unit/frozen-drops\n");
+		check("unit/frozen-drops", 1, "");
 }
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	fail("unit/bad-size: a bad record size made the ring loop forever");
+	fail("unit/bad-size", "a bad record size made the ring loop forever");
 	_exit(1);
 }
 
@@ -508,11 +496,11 @@ static void unit_badsize(void)
 	pub = dtr_load_once(&r.r_pub);
 	if (put(&r, 512, 8, 1) == NULL || dtr_lread(&r.r_reset) != 1 ||
 	    dtr_load_once(&r.r_tail) != pub || dtr_lread(&r.r_overwritten) != 0)
-		fail("unit/writer-bad-size: put after a stale tail: reset %lu tail %lu (pub %lu) "
+		fail("unit/writer-bad-size", "put after a stale tail: reset %lu tail %lu (pub %lu) "
 		    "overwritten %lu", dtr_lread(&r.r_reset), dtr_load_once(&r.r_tail), pub,
 		    dtr_lread(&r.r_overwritten));
 	else
-		printf("PASS unit/writer-bad-size\n");
+		check("unit/writer-bad-size", 1, "");
 
 	/* the writer meets a tail past pub */
 	dtr_init(&r, buf, sizeof(buf));
@@ -521,9 +509,9 @@ static void unit_badsize(void)
 		put(&r, 512, i, 1);
 	dtr_store_once(&r.r_tail, 4096 + 1024);
 	if (put(&r, 512, 8, 1) == NULL || dtr_lread(&r.r_reset) != 1)
-		fail("unit/writer-tail-past-pub: reset %lu", dtr_lread(&r.r_reset));
+		fail("unit/writer-tail-past-pub", "reset %lu", dtr_lread(&r.r_reset));
 	else
-		printf("PASS unit/writer-tail-past-pub\n");
+		check("unit/writer-tail-past-pub", 1, "");
 
 	/* the reader: sizes zero, not a multiple of 8, past pub, past the end */
 	for (i = 0; i < 4; i++) {
@@ -556,9 +544,9 @@ static void unit_badsize(void)
 			bad++;
 	}
 	if (bad)
-		fail("unit/reader-bad-size: %d of 4 bad sizes followed", bad);
+		fail("unit/reader-bad-size", "%d of 4 bad sizes followed", bad);
 	else
-		printf("PASS unit/reader-bad-size\n");
+		check("unit/reader-bad-size", 1, "");
 	alarm(0);
 }
 
@@ -581,18 +569,18 @@ static void unit(void)
 	}
 	if (dtr_reserve(&r, 8) != NULL || dtr_lread(&r.r_dropped) != 1 ||
 	    dtr_lread(&r.r_nest) != 0)
-		fail("unit/full: a full ring accepted a record");
+		fail("unit/full", "a full ring accepted a record");
 	else
-		printf("PASS unit/full\n");
+		check("unit/full", 1, "");
 	/* Consume one 512 record, then a 520-byte one must still not fit. */
 	pub = dtr_read_begin(&r);
 	pos = dtr_load_once(&r.r_tail);
 	h = dtr_peek(&r, &pos, pub);
 	dtr_read_end(&r, pos + h->h_size, 1);
 	if (dtr_reserve(&r, 520) != NULL)
-		fail("unit/exact-space: 520 bytes fit in 512");
+		fail("unit/exact-space", "520 bytes fit in 512");
 	else
-		printf("PASS unit/exact-space\n");
+		check("unit/exact-space", 1, "");
 	/* Drain everything; head is at 4096: next wraps to 0 without pad. */
 	pub = dtr_read_begin(&r);
 	pos = dtr_load_once(&r.r_tail);
@@ -610,10 +598,10 @@ static void unit(void)
 	/* At offset 4000: 200 bytes need a 96-byte pad first. */
 	p = dtr_reserve(&r, 200);
 	if (p != buf || dtr_lread(&r.r_head) != 8192 + 200)
-		fail("unit/pad: record at %p head %lu", p,
+		fail("unit/pad", "record at %p head %lu", p,
 		    dtr_lread(&r.r_head));
 	else
-		printf("PASS unit/pad\n");
+		check("unit/pad", 1, "");
 	((struct dtr_hdr *)p)->h_size = 200;
 	((struct dtr_hdr *)p)->h_probe = 1;
 	dtr_commit(&r);
@@ -621,9 +609,9 @@ static void unit(void)
 	pos = dtr_load_once(&r.r_tail);
 	h = dtr_peek(&r, &pos, pub);
 	if ((void *)h != buf || pos != 8192)
-		fail("unit/pad-skip: reader did not skip the pad");
+		fail("unit/pad-skip", "reader did not skip the pad");
 	else
-		printf("PASS unit/pad-skip\n");
+		check("unit/pad-skip", 1, "");
 	/* Nested reservation: the inner commit must not publish. */
 	dtr_read_end(&r, pos + h->h_size, 1);
 	p = dtr_reserve(&r, 64);
@@ -633,13 +621,13 @@ static void unit(void)
 	((struct dtr_hdr *)p)->h_size = 64;
 	((struct dtr_hdr *)p)->h_probe = 2;
 	if (dtr_commit(&r) != 0 || dtr_avail(&r) != 0)
-		fail("unit/nest-hidden: inner commit published an open record");
+		fail("unit/nest-hidden", "inner commit published an open record");
 	else
-		printf("PASS unit/nest-hidden\n");
+		check("unit/nest-hidden", 1, "");
 	if (dtr_commit(&r) != 8192 + 200 + 128 || dtr_avail(&r) != 128)
-		fail("unit/nest-publish: outer commit did not publish both");
+		fail("unit/nest-publish", "outer commit did not publish both");
 	else
-		printf("PASS unit/nest-publish\n");
+		check("unit/nest-publish", 1, "");
 }
 
 int main(int argc, char **argv)
@@ -662,5 +650,5 @@ int main(int argc, char **argv)
 	run(nev, 16384, 1, 0);
 	run(nev, 4096, 0, 1);
 	run(nev, 16384, 1, 1);
-	return atomic_load(&fails) ? 1 : 0;
+	return check_status();
 }

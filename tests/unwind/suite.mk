@@ -7,9 +7,9 @@ SUITES += unwind
 
 UNWTEST_LIB_OBJS := cli/lib/rec/unwind.o cli/lib/rec/elfsyms.o cli/lib/util.o
 
-$(B)/tests/unwind/unwtest: tests/unwind/unwtest.c $(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%)
+$(B)/tests/unwind/unwtest: tests/unwind/unwtest.c tests/check.h $(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -ldw -lelf -llzma -lm
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $(filter-out %.h,$^) -ldw -lelf -llzma -lm
 $(B)/tests/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer -o $@ $<
@@ -42,7 +42,7 @@ $(B)/static/unwind/target: tests/unwind/target.c
 $(B)/static/unwind/badstack: tests/unwind/badstack.c
 	@mkdir -p $(@D)
 	$(CC) $(UNW_STATIC) -o $@ $<
-$(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c include/dt_abi.h
+$(B)/static/unwind/ucopy_test: tests/unwind/ucopy_test.c tests/check.h include/dt_abi.h
 	@mkdir -p $(@D)
 	$(CC) $(UNW_STATIC) -o $@ $<
 

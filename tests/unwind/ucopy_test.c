@@ -70,7 +70,7 @@ open_dt(void)
 	uint32_t v = 0;
 
 	if (fd < 0 || ioctl(fd, DTIOCGVERSION, &v) < 0 || v != DT_ABI_VERSION) {
-		printf("FAIL ucopy.open: %s, version %u (want %u)\n", strerror(errno), v,
+		checkf("ucopy.open", 0, "%s, version %u (want %u)", strerror(errno), v,
 		       DT_ABI_VERSION);
 		exit(1);
 	}
@@ -190,7 +190,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fd = open_dt();
 	if ((id = profile_id(fd)) == 0) {
-		printf("FAIL ucopy.probe: no profile probe\n");
+		checkf("ucopy.probe", 0, "no profile probe");
 		return 1;
 	}
 
@@ -230,7 +230,7 @@ main(int argc, char **argv)
 	r |= ioctl(fd, DTIOCSETUSTACK, &v);
 	r |= enable(fd, id, DTEVT_COMM | DTEVT_USTACK | DTEVT_UREGS);
 	if (r) {
-		printf("FAIL ucopy.setup: %s\n", strerror(errno));
+		checkf("ucopy.setup", 0, "%s", strerror(errno));
 		return 1;
 	}
 	struct child ch[3];
@@ -245,7 +245,7 @@ main(int argc, char **argv)
 	spawn_badstack(&ch[2], argv[1], "edge", 2.0);
 	v = 1;
 	if (ioctl(fd, DTIOCRECORD, &v) < 0) {
-		printf("FAIL ucopy.record: %s\n", strerror(errno));
+		checkf("ucopy.record", 0, "%s", strerror(errno));
 		return 1;
 	}
 	unsigned idle = 0, idle_with = 0, bad = 0;
@@ -254,7 +254,7 @@ main(int argc, char **argv)
 	for (;;) {
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno != EAGAIN) {
-			printf("FAIL ucopy.read: %s\n", strerror(errno));
+			checkf("ucopy.read", 0, "%s", strerror(errno));
 			return 1;
 		}
 		for (ssize_t off = 0; n > 0 && off < n;) {

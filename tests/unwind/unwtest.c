@@ -3,7 +3,9 @@
  * with user registers and a user stack copy, MMAP2 records for the
  * mappings), unwinds every sample with cli/lib/rec/unwind.c as it arrives,
  * names the frames with cli/lib/rec/elfsyms.c, and checks what the caller
- * asks for.  Prints "PASS name" / "FAIL name: why" lines.
+ * asks for.  Prints "PASS name" / "FAIL name: why" lines (../check.h), the
+ * figures of a PASS on a "#" line before it; exits 0 unless it could not
+ * run (die) or crashed.
  *
  *   unwtest [options] -- CMD [ARGS...]
  *   -n NAME        test name in the PASS/FAIL lines
@@ -45,6 +47,7 @@
 
 #include "elfsyms.h"
 #include "unwind.h"
+#include "../check.h"
 #include "../xorshift.h"
 
 #define MAXPCS	256
@@ -75,16 +78,57 @@ static struct elfsyms_cache *ec;
 static int verbose;
 static const char *child_out;
 
+/* The assertion NAME of this run: "TNAME/SUB", or TNAME itself when SUB is "". */
+static const char *
+aname(const char *sub)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", tname, *sub ? "/" : "", sub);
+	return buf;
+}
+
+/* FAIL NAME/SUB: the formatted reason. */
+__attribute__((format(printf, 2, 3)))
 static void
-die(const char *fmt, ...)
+failf(const char *sub, const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	check(aname(sub), 0, why);
+}
+
+/* PASS NAME/SUB, its figures on a "#" line before it (the PASS line is a name only). */
+__attribute__((format(printf, 2, 3)))
+static void
+passf(const char *sub, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf("FAIL %s: ", tname);
+	printf("# %s: ", aname(sub));
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+	check(aname(sub), 1, "");
+}
+
+/* A run that cannot go on FAILs under the run's own name. */
+__attribute__((format(printf, 1, 2), noreturn))
+static void
+die(const char *fmt, ...)
+{
+	char why[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	failf("", "%s", why);
 	exit(1);
 }
 
@@ -392,19 +436,19 @@ robustness(struct dtunw *u)
 			n = dtunw_unwind(u, s->pid, s->regs, s->mask, s->stack, len, pcs, MAXPCS, &t);
 			cut++;
 			if ((why = prefix_ok(s, pcs, n, t)) != NULL) {
-				printf("FAIL %s/cut: sample %zu cut at %zu: %s\n", tname, i, len, why);
+				failf("cut", "sample %zu cut at %zu: %s", i, len, why);
 				return;
 			}
 			shorter += n < s->n;
 		}
 	}
 	if (tested == 0 || shorter == 0) {
-		printf("FAIL %s/cut: no complete sample to cut (%zu) or no cut shortened one\n",
-		       tname, tested);
+		failf("cut", "no complete sample to cut (%zu) or no cut shortened one",
+		       tested);
 		return;
 	}
-	printf("PASS %s/cut: %zu cuts of %zu stacks: %zu shorter, all a truncated prefix\n",
-	       tname, cut, tested, shorter);
+	passf("cut", "%zu cuts of %zu stacks: %zu shorter, all a truncated prefix",
+	       cut, tested, shorter);
 
 	/* 2. corrupted: random words overwritten with random values, stack
 	 * addresses or pcs of this very process */
@@ -441,21 +485,21 @@ robustness(struct dtunw *u)
 		free(copy);
 	}
 	if (diff) {
-		printf("FAIL %s/corrupt: %zu of %zu stacks corrupted with random words, stack "
-		       "addresses or zeros gave frames not in the real stack\n", tname, diff, corrupt);
+		failf("corrupt", "%zu of %zu stacks corrupted with random words, stack "
+		       "addresses or zeros gave frames not in the real stack", diff, corrupt);
 		return;
 	}
 	/* A word overwritten with (near) a real return address of the same
 	 * stack can pass every check: no unwinder can tell; rare is all we
 	 * can ask. */
 	if (pdiff * 100 > plaus) {
-		printf("FAIL %s/corrupt: %zu of %zu stacks corrupted with nearby return addresses "
-		       "gave frames not in the real stack (> 1%%)\n", tname, pdiff, plaus);
+		failf("corrupt", "%zu of %zu stacks corrupted with nearby return addresses "
+		       "gave frames not in the real stack (> 1%%)", pdiff, plaus);
 		return;
 	}
-	printf("PASS %s/corrupt: %zu stacks corrupted with random words, stack addresses or zeros: "
-	       "no frame not in the real stack; %zu with nearby return addresses: %zu (<= 1%%)\n",
-	       tname, corrupt, plaus, pdiff);
+	passf("corrupt", "%zu stacks corrupted with random words, stack addresses or zeros: "
+	       "no frame not in the real stack; %zu with nearby return addresses: %zu (<= 1%%)",
+	       corrupt, plaus, pdiff);
 
 	/* 3. garbage registers and lengths: never a crash */
 	for (size_t i = 0; i < nsamples && i < 200; i++) {
@@ -465,21 +509,21 @@ robustness(struct dtunw *u)
 			regs[k] = xorshift();
 		n = dtunw_unwind(u, s->pid, regs, s->mask, s->stack, s->len, pcs, MAXPCS, &t);
 		if (n < 1 || !t || pcs[0] != regs[__builtin_popcountll(s->mask & ((1ULL << DTUNW_REG_IP) - 1))]) {
-			printf("FAIL %s/garbage: random registers gave %d frames, truncated %d\n", tname, n, t);
+			failf("garbage", "random registers gave %d frames, truncated %d", n, t);
 			return;
 		}
 		n = dtunw_unwind(u, s->pid, s->regs, 0, s->stack, s->len, pcs, MAXPCS, &t);
 		if (n != 0 || !t) {
-			printf("FAIL %s/garbage: no registers gave %d frames\n", tname, n);
+			failf("garbage", "no registers gave %d frames", n);
 			return;
 		}
 		n = dtunw_unwind(u, s->pid, s->regs, s->mask, NULL, 0, pcs, 4, &t);
 		if (n < 1 || prefix_ok(s, pcs, n, t)) {
-			printf("FAIL %s/garbage: no stack copy gave %d frames, truncated %d\n", tname, n, t);
+			failf("garbage", "no stack copy gave %d frames, truncated %d", n, t);
 			return;
 		}
 	}
-	printf("PASS %s/garbage: random registers, no registers, no stack: truncated, no crash\n", tname);
+	passf("garbage", "random registers, no registers, no stack: truncated, no crash");
 
 	/* 4. a forked child unwinds like its parent; a mapping laid over part
 	 * of the text hides exactly the frames in that part */
@@ -518,12 +562,12 @@ robustness(struct dtunw *u)
 		}
 		dtunw_forget(u, child);
 		if (differ || wrong || hidden == 0) {
-			printf("FAIL %s/maps: fork: %zu samples differ; remap: %zu of %zu samples through "
-			       "the remapped page wrong\n", tname, differ, wrong, hidden);
+			failf("maps", "fork: %zu samples differ; remap: %zu of %zu samples through "
+			       "the remapped page wrong", differ, wrong, hidden);
 			return;
 		}
-		printf("PASS %s/maps: a forked child unwinds like its parent; a remapped page ends "
-		       "the %zu stacks through it, the others unchanged\n", tname, hidden);
+		passf("maps", "a forked child unwinds like its parent; a remapped page ends "
+		       "the %zu stacks through it, the others unchanged", hidden);
 	}
 
 	/* 5. the process has exited (it has): files are still read by path */
@@ -536,8 +580,8 @@ robustness(struct dtunw *u)
 		comp += !s->trunc;
 	}
 	if (same != nsamples) {
-		printf("FAIL %s/exited: %zu of %zu samples unwound differently after the exit\n",
-		       tname, nsamples - same, nsamples);
+		failf("exited", "%zu of %zu samples unwound differently after the exit",
+		       nsamples - same, nsamples);
 		return;
 	}
 	/* ... and once the recorder was told of the exit: ip only, truncated */
@@ -546,12 +590,12 @@ robustness(struct dtunw *u)
 		struct sample *s = &samples[i];
 		n = dtunw_unwind(u, s->pid, s->regs, s->mask, s->stack, s->len, pcs, MAXPCS, &t);
 		if (n != 1 || !t || pcs[0] != s->pcs[0]) {
-			printf("FAIL %s/exited: after dtunw_forget: %d frames, truncated %d\n", tname, n, t);
+			failf("exited", "after dtunw_forget: %d frames, truncated %d", n, t);
 			return;
 		}
 	}
-	printf("PASS %s/exited: %zu samples (%zu complete) unwound the same after the exit; "
-	       "forgotten process: ip only, truncated\n", tname, nsamples, comp);
+	passf("exited", "%zu samples (%zu complete) unwound the same after the exit; "
+	       "forgotten process: ip only, truncated", nsamples, comp);
 }
 
 static struct dtunw *
@@ -590,11 +634,11 @@ compare_paths(void)
 	}
 	dtunw_get_stats(fast, &st);
 	if (differ)
-		printf("FAIL %s/fastpath: %zu of %zu samples unwound differently by the rule cache "
-		       "and by libdwfl (first: sample %zu)\n", tname, differ, nsamples, first);
+		failf("fastpath", "%zu of %zu samples unwound differently by the rule cache "
+		       "and by libdwfl (first: sample %zu)", differ, nsamples, first);
 	else
-		printf("PASS %s/fastpath: %zu samples, the rule cache (%.1f%% of them) and libdwfl "
-		       "agree on every one\n", tname, nsamples,
+		passf("fastpath", "%zu samples, the rule cache (%.1f%% of them) and libdwfl "
+		       "agree on every one", nsamples,
 		       100.0 * (double)st.fast / (double)(st.samples ? st.samples : 1));
 	dtunw_free(fast);
 	dtunw_free(slow);
@@ -701,8 +745,8 @@ fuzz(char **files, int nfiles)
 	}
 	close(tfd);
 	unlink(tmpl);
-	printf("PASS %s: %zu damaged copies of %d ELF files read and unwound in, no crash\n",
-	       tname, rounds, nfiles);
+	passf("", "%zu damaged copies of %d ELF files read and unwound in, no crash", rounds,
+	      nfiles);
 }
 
 int
@@ -767,17 +811,20 @@ main(int argc, char **argv)
 	if (nchain) {
 		double p = rel ? 100.0 * (double)good / (double)rel : 0;
 		if (rel < 100 || p < pct)
-			printf("FAIL %s/chain: %zu of %zu samples in the chain show it whole to main "
-			       "(%.1f%% < %.0f%%)\n", tname, good, rel, p, pct);
+			failf("chain", "%zu of %zu samples in the chain show it whole to main "
+			       "(%.1f%% < %.0f%%)", good, rel, p, pct);
 		else
-			printf("PASS %s/chain: %zu of %zu samples in the chain show it whole to main "
-			       "(%.1f%%)\n", tname, good, rel, p);
+			passf("chain", "%zu of %zu samples in the chain show it whole to main "
+			       "(%.1f%%)", good, rel, p);
 	}
 	if (entry) {
 		double p = 100.0 * (double)ent / (double)nsamples;
-		printf("%s %s/entry: %zu of %zu samples reach __libc_start_call_main or _start "
-		       "(%.1f%%, need %.0f%%)\n", p >= pct ? "PASS" : "FAIL", tname, ent, nsamples,
-		       p, pct);
+		if (p >= pct)
+			passf("entry", "%zu of %zu samples reach __libc_start_call_main or _start "
+			      "(%.1f%%, need %.0f%%)", ent, nsamples, p, pct);
+		else
+			failf("entry", "%zu of %zu samples reach __libc_start_call_main or _start "
+			      "(%.1f%%, need %.0f%%)", ent, nsamples, p, pct);
 	}
 	compare_paths();
 	if (robust) {
@@ -804,5 +851,9 @@ main(int argc, char **argv)
 	for (size_t i = 0; i < nmaps; i++)
 		free(maps[i].path);
 	free(maps);
+	/*
+	 * 0 after a FAIL too: run.sh's negative controls expect FAIL lines from
+	 * a run that ends well, and tell a crash (ASan exits 1) by the status.
+	 */
 	return 0;
 }

@@ -23,8 +23,10 @@ sanitizer_clean() {
 	if grep -q Sanitizer "$2"; then fail "$1" "$(grep -m1 Sanitizer "$2")"; else pass "$1"; fi
 }
 
-# ---- the parsers, fuzzed (SDT argument strings; mutated ELF files)
-"$B/tests/uprobe/upfuzz" "$U" "$LIB" 2>"$T/fuzz.err" && pass fuzz-clean ||
+# ---- the parsers, fuzzed (SDT argument strings; mutated ELF files); the
+# executable named as a bare file name from its directory, the library by
+# its path
+(cd "${U%/*}" && exec "$B/tests/uprobe/upfuzz" "${U##*/}" "$LIB") 2>"$T/fuzz.err" && pass fuzz-clean ||
 	fail fuzz-clean "upfuzz failed: $(grep -m1 -E 'Sanitizer|runtime error' "$T/fuzz.err")"
 
 [ -e /sys/bus/event_source/devices/uprobe/type ] && pass uprobe-pmu ||

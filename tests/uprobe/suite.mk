@@ -13,7 +13,7 @@ $(B)/tests/uprobe/utarget: tests/uprobe/utarget.c $(B)/tests/uprobe/libdtut.so
 		-Wl,-rpath,$(B)/tests/uprobe
 
 # the parsers of uprobe.c, fuzzed under ASan/UBSan
-$(B)/tests/uprobe/upfuzz: tests/uprobe/upfuzz.c $(CLI_LIB_ASAN)
+$(B)/tests/uprobe/upfuzz: tests/uprobe/upfuzz.c tests/check.h $(CLI_LIB_ASAN)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(LDLIBS_ALL)
 

@@ -13,6 +13,7 @@
 
 #include "uprobe.h"
 #include "util.h"
+#include "../check.h"
 #include "../xorshift.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
@@ -39,7 +40,7 @@ fuzz_args(void)
 
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		if (dtup_parse_args(seeds[i], a, &n, err, sizeof(err)) < 0) {
-			printf("FAIL fuzz-args-seeds: '%s' refused: %s\n", seeds[i], err);
+			checkf("fuzz-args-seeds", 0, "'%s' refused: %s", seeds[i], err);
 			return 1;
 		}
 	}
@@ -72,12 +73,7 @@ fuzz_args(void)
 					     &fetched);
 		}
 	}
-	if (!ok || !bad) {
-		printf("FAIL fuzz-args: %u accepted, %u refused: both must happen\n", ok, bad);
-		return 1;
-	}
-	printf("PASS fuzz-args\n");
-	return 0;
+	return !checkf("fuzz-args", ok && bad, "%u accepted, %u refused: both must happen", ok, bad);
 }
 
 static int
@@ -89,14 +85,19 @@ fuzz_elf(const char *path)
 	int fd = mkstemp(tmp), okread = 0;
 	struct dtup_syms ss;
 	struct dtup_notes nn;
+	/* each file its own assertion, its FAILs under the name it PASSes by */
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char name[128];
+
+	snprintf(name, sizeof(name), "fuzz-elf-%s", base);
 
 	if (orig == NULL || fd < 0 || (m = malloc(len)) == NULL) {
-		printf("FAIL fuzz-elf: cannot read %s\n", path);
+		checkf(name, 0, "cannot read %s", path);
 		return 1;
 	}
 	close(fd);
 	if (dtup_syms_read(path, &ss, err, sizeof(err)) < 0 || ss.n == 0) {
-		printf("FAIL fuzz-elf: %s unreadable before fuzzing: %s\n", path, err);
+		checkf(name, 0, "%s unreadable before fuzzing: %s", path, err);
 		return 1;
 	}
 	dtup_syms_free(&ss);
@@ -113,7 +114,7 @@ fuzz_elf(const char *path)
 		if (it % 10 == 0)
 			l = rnd() % len;
 		if ((f = fopen(tmp, "wb")) == NULL || fwrite(m, 1, l, f) != l || fclose(f) != 0) {
-			printf("FAIL fuzz-elf: writing %s\n", tmp);
+			checkf(name, 0, "writing %s", tmp);
 			return 1;
 		}
 		if (dtup_syms_read(tmp, &ss, err, sizeof(err)) == 0) {
@@ -126,7 +127,8 @@ fuzz_elf(const char *path)
 	unlink(tmp);
 	free(m);
 	free(orig);
-	printf("PASS fuzz-elf-%s (%d of 1500 mutants still read)\n", strrchr(path, '/') + 1, okread);
+	printf("# %s: %d of 1500 mutants still read\n", name, okread);
+	check(name, 1, "");
 	return 0;
 }
 
@@ -137,5 +139,5 @@ main(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++)
 		rc |= fuzz_elf(argv[i]);
-	return rc;
+	return rc | check_status();
 }

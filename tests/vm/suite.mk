@@ -1,9 +1,12 @@
-# tests/vm/: the qemu harness (vm-harness) and the in-VM tests of dt.ko
-# (vm-kernel).
-SUITES += vm-harness vm-kernel
+# tests/vm/: the qemu harness (vm-harness), the in-VM tests of dt.ko
+# (vm-kernel) and dt_ktest's command line, checked on the host
+# (vm-ktest-args).
+SUITES += vm-harness vm-kernel vm-ktest-args
 
-VM_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -I$(TOP)/include \
-	-static -fno-omit-frame-pointer
+# The tree's flags; the guest has no shared libraries, so dt_ktest links
+# -static (VM_LDFLAGS), and its frames are walked by the stack tests.
+VM_CFLAGS = $(CFLAGS_BASE) -fno-omit-frame-pointer
+VM_LDFLAGS := -static
 
 check-vm-harness: tests/vm/run.sh tests/vm/init.sh tests/vm/selftest.sh
 	@B=$(B) tests/run-suite.sh $(B)/results vm-harness tests/vm/selftest.sh
@@ -16,11 +19,15 @@ $(B)/vm/ktest_busy.o: tests/vm/ktest_busy.c tests/vm/ktest.h
 $(B)/vm/ktest_fuse.o: tests/vm/ktest_fuse.c tests/vm/ktest.h
 	@mkdir -p $(@D)
 	$(CC) $(VM_CFLAGS) -O2 -c -o $@ $<
-$(B)/vm/dt_ktest: tests/vm/dt_ktest.c tests/vm/ktest.h include/dt_abi.h $(B)/vm/ktest_busy.o \
-		$(B)/vm/ktest_fuse.o
+$(B)/vm/dt_ktest: tests/vm/dt_ktest.c tests/vm/ktest_work.c tests/vm/ktest.h tests/check.h \
+		include/dt_abi.h $(B)/vm/ktest_busy.o $(B)/vm/ktest_fuse.o
 	@mkdir -p $(@D)
-	$(CC) $(VM_CFLAGS) -O2 -o $@ tests/vm/dt_ktest.c $(B)/vm/ktest_busy.o $(B)/vm/ktest_fuse.o \
-		-lpthread
+	$(CC) $(VM_CFLAGS) $(VM_LDFLAGS) -O2 -o $@ tests/vm/dt_ktest.c tests/vm/ktest_work.c \
+		$(B)/vm/ktest_busy.o $(B)/vm/ktest_fuse.o -lpthread
+
+check-vm-ktest-args: $(B)/vm/dt_ktest tests/vm/ktest_args.sh tests/vm/kernel_tests.sh \
+		tests/dtrec/guest.sh
+	@tests/run-suite.sh $(B)/results vm-ktest-args tests/vm/ktest_args.sh $(B)/vm/dt_ktest
 
 # dt.ko is built if it can be; if not the suite runs anyway and FAILs
 # saying so rather than leaving no result.
