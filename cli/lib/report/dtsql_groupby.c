@@ -373,6 +373,52 @@ static int check_inner(const struct toks *v, size_t a, size_t b)
 	return 0;
 }
 
+/* The columns a weighted sum or quantile may read: integers from 0 to
+ * 2^32 - 1 (dtsql_aggs.c: every partial sum then lies between 0 and the
+ * total), whatever the order of the rows. */
+#define WEIGHT_COLS	((1ull << E_CPU) | (1ull << E_PID) | (1ull << E_TID) |	\
+			 (1ull << E_PROBE) | (1ull << E_KSTACK) |		\
+			 (1ull << E_USTACK) | (1ull << E_FLAGS))
+
+/* The aggregates of one column that have weighted forms (dtsql_aggs.c),
+ * in the order of wname[]; -1 for any other word. */
+static const char *const wfn[] = {
+	"sum", "total", "avg", "quantile_disc", "quantile_cont", "median",
+};
+static const char *const wname[] = {
+	DT_WSUM, DT_WTOTAL, DT_WAVG, DT_WQDISC, DT_WQCONT, DT_WMEDIAN,
+};
+
+static int weighted_kind(const struct tok *t)
+{
+	for (size_t i = 0; i < sizeof(wfn) / sizeof(wfn[0]); i++)
+		if (is_kw(t, wfn[i]))
+			return (int)i;
+	return -1;
+}
+
+/* Rewrite the aggregate t( [x, y) ) ending before token e into its
+ * weighted form: its first argument one column of WEIGHT_COLS, a
+ * quantile's fraction one number literal.  -1: not that shape. */
+static int weighted(struct rw *w, const struct tok *t, size_t x, size_t y, size_t e, int kind)
+{
+	const struct toks *v = w->v;
+	size_t c = col_ref(v, x, y);
+	if (c == 0 || !(col_bit(&v->t[x + c - 1]) & WEIGHT_COLS))
+		return -1;
+	int quant = kind == 3 || kind == 4;
+	if (quant ? !(x + c + 2 == y && is_op(&v->t[x + c], ",") && v->t[x + c + 1].kind == K_NUM)
+		  : x + c != y)
+		return -1;
+	const char *from = v->t[x].p, *to = v->t[y - 1].p + v->t[y - 1].n;
+	char *s = sqlite3_mprintf("%s(%.*s, " E_ROWS_NAME ")", wname[kind], (int)(to - from), from);
+	if (s == NULL)
+		return -1;
+	edit(w, t->p, v->t[e - 1].p + 1, s);
+	sqlite3_free(s);
+	return 0;
+}
+
 /*
  * Rewrite the aggregates of the expression tokens [a, b) (an item, HAVING
  * or ORDER BY) and check that outside them only GROUP BY columns are
@@ -415,6 +461,14 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 					edit(w, t->p, v->t[e - 1].p + 1, s);
 					sqlite3_free(s);
 				}
+				i = e - 1;
+				continue;
+			}
+			int wk = where ? -1 : weighted_kind(t);
+			if (wk >= 0) {
+				if (weighted(w, t, x, y, e, wk) < 0)
+					return -1;
+				w->naggs++;
 				i = e - 1;
 				continue;
 			}
@@ -967,12 +1021,13 @@ fail:
 	return NULL;
 }
 
-sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
+static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth);
+
+/* The fast form of orig, whose result columns must be named as those of
+ * names (the statement the user wrote: orig may be it with its scalar
+ * subqueries replaced by their values). */
+static sqlite3_stmt *grouped(sqlite3 *db, sqlite3_stmt *orig, sqlite3_stmt *names)
 {
-	const char *env = getenv("DT_SQL_NO_GROUPED");
-	if ((env && *env) || orig == NULL || sqlite3_column_count(orig) == 0 ||
-	    !sqlite3_stmt_readonly(orig))
-		return NULL;
 	const char *sql = sqlite3_sql(orig);
 	struct toks v = { 0 };
 	sqlite3_stmt *fast = NULL, *again = NULL;
@@ -983,7 +1038,8 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
 	int agg = 0;
 	for (size_t i = 0; i < v.n; i++)
 		agg |= is_kw(&v.t[i], "GROUP") || is_kw(&v.t[i], "count") ||
-		       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max");
+		       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max") ||
+		       weighted_kind(&v.t[i]) >= 0;
 	if (!agg)
 		goto out;
 
@@ -1002,10 +1058,10 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
 	struct reads rf = { .table = EVENTS_GROUPED };
 	fast = prepare_reading(db, text, &rf);
 	if (fast == NULL || rf.other || (ro.one ? rf.many || !rf.one : rf.one || !rf.many) ||
-	    sqlite3_column_count(fast) != sqlite3_column_count(orig))
+	    sqlite3_column_count(fast) != sqlite3_column_count(names))
 		goto fail;
-	for (int i = 0; i < sqlite3_column_count(orig); i++) {
-		const char *a = sqlite3_column_name(orig, i), *b = sqlite3_column_name(fast, i);
+	for (int i = 0; i < sqlite3_column_count(names); i++) {
+		const char *a = sqlite3_column_name(names, i), *b = sqlite3_column_name(fast, i);
 		if (a == NULL || b == NULL || strcmp(a, b))
 			goto fail;
 	}
@@ -1018,4 +1074,130 @@ out:
 	sqlite3_free(text);
 	free(v.t);
 	return fast;
+}
+
+/*
+ * The value of the scalar subquery sql[0, n) as SQL text that compares
+ * the same ("NULL", "(5)", "CAST(5 AS INTEGER)"), into out; -1 when it is
+ * not one this can stand for: it must prepare on its own (so it refers
+ * to nothing outside it: a correlated one is an error alone, since a name
+ * resolves inside first), read only, give one column and at most one row,
+ * that row an integer or NULL.  It runs once here, as sqlite runs an
+ * uncorrelated one once, itself through the fast path when it can.  The
+ * literal keeps the affinity the subquery's column had (a column's
+ * declared type: INTEGER; an expression: none), so comparisons convert
+ * as they would have.
+ */
+static int subst_value(sqlite3 *db, const char *sql, int n, sqlite3_str *out, int depth)
+{
+	sqlite3_stmt *st = NULL, *fast = NULL;
+	const char *tail = NULL;
+	int ret = -1;
+	if (sqlite3_prepare_v2(db, sql, n, &st, &tail) != SQLITE_OK || st == NULL ||
+	    !sqlite3_stmt_readonly(st) || sqlite3_column_count(st) != 1)
+		goto out;
+	for (const char *p = tail; p && p < sql + n; p++)
+		if (!strchr(" \t\n\r", *p))
+			goto out;
+	const char *decl = sqlite3_column_decltype(st, 0);
+	if (decl && strcasecmp(decl, "INTEGER"))
+		goto out;
+	fast = depth < 4 ? groupby_at(db, st, depth + 1) : NULL;
+	sqlite3_stmt *run = fast ? fast : st;
+	int rc = sqlite3_step(run);
+	if (rc == SQLITE_DONE) {
+		sqlite3_str_appendall(out, "NULL");
+		ret = 0;
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(run, 0) == SQLITE_INTEGER) {
+		long long x = sqlite3_column_int64(run, 0);
+		if (sqlite3_step(run) != SQLITE_DONE)
+			goto out;
+		if (decl)
+			sqlite3_str_appendf(out, "CAST(%lld AS INTEGER)", x);
+		else
+			sqlite3_str_appendf(out, "(%lld)", x);
+		ret = 0;
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(run, 0) == SQLITE_NULL) {
+		if (sqlite3_step(run) != SQLITE_DONE)
+			goto out;
+		sqlite3_str_appendall(out, "NULL");
+		ret = 0;
+	}
+out:
+	sqlite3_finalize(fast);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * sql with each scalar subquery compared with something ("pid = (SELECT
+ * ...)", any of = == != <> < <= > >= before its parenthesis) replaced by
+ * its value; NULL when there is none or one cannot be (then the statement
+ * is rewritten, or not, as written).
+ */
+static char *subst_scalars(sqlite3 *db, const char *sql, int depth)
+{
+	struct toks v = { 0 };
+	sqlite3_str *out = NULL;
+	int nsub = 0;
+	if (tokenize(sql, &v) < 0)
+		goto fail;
+	out = sqlite3_str_new(db);
+	const char *copied = sql;
+	static const char *const cmp[] = { "=", "==", "!=", "<>", "<", "<=", ">", ">=" };
+	for (size_t i = 1; i + 2 < v.n; i++) {
+		int after_cmp = 0;
+		for (size_t k = 0; k < sizeof(cmp) / sizeof(cmp[0]); k++)
+			after_cmp |= is_op(&v.t[i - 1], cmp[k]);
+		if (!after_cmp || !is_op(&v.t[i], "(") || !is_kw(&v.t[i + 1], "SELECT"))
+			continue;
+		size_t e = close_paren(&v, i, v.n);	/* past ')' */
+		if (e == SIZE_MAX)
+			goto fail;
+		const char *a = v.t[i + 1].p, *b = v.t[e - 1].p;
+		sqlite3_str_append(out, copied, (int)(v.t[i].p - copied));
+		if (subst_value(db, a, (int)(b - a), out, depth) < 0)
+			goto fail;
+		copied = b + 1;
+		nsub++;
+		i = e - 1;
+	}
+	if (nsub == 0)
+		goto fail;
+	sqlite3_str_appendall(out, copied);
+	free(v.t);
+	return sqlite3_str_finish(out);
+fail:
+	free(v.t);
+	sqlite3_free(sqlite3_str_finish(out));
+	return NULL;
+}
+
+static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth)
+{
+	if (orig == NULL || sqlite3_column_count(orig) == 0 || !sqlite3_stmt_readonly(orig))
+		return NULL;
+	const char *sql = sqlite3_sql(orig);
+	/* cheap: a subquery at all? */
+	const char *s1 = sql ? strcasestr(sql, "select") : NULL;
+	char *sub = s1 && strcasestr(s1 + 6, "select") ? subst_scalars(db, sql, depth) : NULL;
+	if (sub == NULL)
+		return grouped(db, orig, orig);
+	sqlite3_stmt *st = NULL, *fast = NULL;
+	const char *tail = NULL;
+	if (sqlite3_prepare_v2(db, sub, -1, &st, &tail) == SQLITE_OK && st &&
+	    (tail == NULL || tail[strspn(tail, " \t\n\r;")] == 0) && sqlite3_stmt_readonly(st) &&
+	    sqlite3_column_count(st) == sqlite3_column_count(orig))
+		fast = grouped(db, st, orig);
+	sqlite3_finalize(st);
+	sqlite3_free(sub);
+	return fast;
+}
+
+sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
+{
+	const char *env = getenv("DT_SQL_NO_GROUPED");
+	if (env && *env)
+		return NULL;
+	return groupby_at(db, orig, 0);
 }

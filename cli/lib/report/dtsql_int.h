@@ -204,6 +204,20 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err);
 int dtsql_view_functions(sqlite3 *db);
 
 /*
+ * dtsql_aggs.c: quantile_disc(x, q), quantile_cont(x, q), median(x), and
+ * the weighted forms dtsql_groupby.c writes over events_grouped (the last
+ * argument the row's weight, _dt_rows).  Registered by
+ * dtsql_view_functions.
+ */
+#define DT_WSUM		"_dt_wsum"
+#define DT_WTOTAL	"_dt_wtotal"
+#define DT_WAVG		"_dt_wavg"
+#define DT_WQDISC	"_dt_wquantile_disc"
+#define DT_WQCONT	"_dt_wquantile_cont"
+#define DT_WMEDIAN	"_dt_wmedian"
+int dtsql_agg_functions(sqlite3 *db);
+
+/*
  * A TEMP view per probe name of the n captures, named as the probe: the
  * event columns, then the fields by name (dtcap_args.h).  capture and host
  * NULL: one capture, over main.events; else over main.events__cI with the
