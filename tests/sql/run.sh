@@ -773,6 +773,11 @@ ENGQ=(
 	'SELECT comm, avg(tid) FROM events GROUP BY comm HAVING sum(tid) > 10 ORDER BY avg(tid) DESC, comm'
 	'SELECT pid, count(*) FROM events WHERE tid >= (SELECT min(tid) FROM events) AND pid != (SELECT count(*) FROM events) GROUP BY pid'
 	'SELECT flags, sum(flags) * 2, avg(probe) + 1 FROM events GROUP BY 1'
+	'SELECT (ts - 1000) / 1000000 AS sec, count(*) FROM events GROUP BY sec'
+	'SELECT (ts - 5000000000) / 300000 AS b, comm, count(*), sum(cpu) FROM events GROUP BY 1, comm ORDER BY 1 DESC, 2 LIMIT 20'
+	'SELECT (ts + 5) / 7000 AS b, count(*) FROM events WHERE pid > 3 GROUP BY (ts + 5) / 7000 HAVING count(*) > 1 ORDER BY b LIMIT 5'
+	'SELECT (events.ts - -1000) / 100000000 * 2 b, cpu, count(*), median(tid) FROM events GROUP BY (events.ts - -1000) / 100000000, cpu'
+	'SELECT (ts - 99999999999999) / 1000000000, count(*) FROM events GROUP BY 1'
 )
 ENGPLAINQ=(
 	'SELECT comm, sum(retval) FROM events GROUP BY comm'
@@ -784,6 +789,12 @@ ENGPLAINQ=(
 	'SELECT comm, count(*) FROM events WHERE pid = (SELECT 1.5) GROUP BY comm'
 	'SELECT comm, quantile_disc(pid, tid) FROM events GROUP BY comm'
 	'SELECT median(retval) FROM events'
+	'SELECT 2 * (ts - 5) / 7, count(*) FROM events GROUP BY 2 * (ts - 5) / 7'
+	"SELECT (ts - 5) / 7 || 'x', count(*) FROM events GROUP BY (ts - 5) / 7"
+	'SELECT (ts - 5) / 7, count(*) FROM events GROUP BY comm'
+	'SELECT (ts - 5) / 7, (ts - 6) / 7, count(*) FROM events GROUP BY 1, 2'
+	'SELECT (ts - 5) / 1e9, count(*) FROM events GROUP BY 1'
+	'SELECT (ts - 5) / 0, count(*) FROM events GROUP BY 1'
 )
 classify "engine_fast_shapes" "$N" -- fast "${ENGQ[@]}"
 classify "engine_plain_shapes" "$N" -- plain "${ENGPLAINQ[@]}"

@@ -302,7 +302,24 @@ struct rw {
 	uint64_t	keys;		/* GROUP BY columns */
 	int		changed;	/* the current item was rewritten */
 	int		naggs;		/* aggregates seen */
+	/* the ts buckets "(ts - K) / W" of the statement, all of one K and
+	 * W: token i of each and its number of tokens */
+	size_t		bks[16], bkl[16];
+	int		nbk;
+	int64_t		bkoff, bkw;
 };
+
+/* The key bit of the ts bucket (events_grouped's _dt_bucket). */
+#define COL_BUCKET	(1ull << (E_NCOLS + 2))
+
+/* The tokens of the bucket starting at token i, 0 if none does. */
+static size_t bucket_len(const struct rw *w, size_t i)
+{
+	for (int k = 0; k < w->nbk; k++)
+		if (w->bks[k] == i)
+			return w->bkl[k];
+	return 0;
+}
 
 /* Copy sql up to p, then replacement text, and go on from q. */
 static void edit(struct rw *w, const char *p, const char *q, const char *text)
@@ -430,6 +447,16 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 	const struct toks *v = w->v;
 	for (size_t i = a; i < b; i++) {
 		const struct tok *t = &v->t[i];
+		size_t bl = bucket_len(w, i);
+		if (bl && i + bl <= b) {
+			/* a bucket outside aggregates is a key, as a column */
+			if (!where && !(w->keys & COL_BUCKET))
+				return -1;
+			const struct tok *l = &v->t[i + bl - 1];
+			edit(w, t->p, l->p + l->n, E_BUCKET_NAME);
+			i += bl - 1;
+			continue;
+		}
 		if (i + 1 < b && t->kind == K_QID && is_op(&v->t[i + 1], "("))
 			return -1;	/* "f"(x): a call by a quoted name */
 		if (i + 1 < b && t->kind == K_ID && !is_paren_kw(t) && is_op(&v->t[i + 1], "(")) {
@@ -531,6 +558,55 @@ static size_t ts_ref(const struct toks *v, size_t i, size_t b)
 	    col_bit(&v->t[i + 2]) == 1ull << E_TS)
 		return 3;
 	return 0;
+}
+
+/*
+ * "( ts - K ) / W" at token i (K an integer literal of up to 18 digits, so
+ * |K| < 2^62; "ts + K" as offset -K; W one of digits, above 0): its tokens
+ * and *k, *w, or 0.  Only where replacing it by one operand keeps the
+ * parse: after a token that binds no tighter than '/' on its right ("(",
+ * ",", "+", comparisons, clause and logic words), before one that binds no
+ * tighter on its left (not "||", "->", COLLATE).
+ */
+static size_t bucket_at(const struct toks *v, size_t i, size_t b, int64_t *k, int64_t *w)
+{
+	static const char *const before_op[] = {
+		"(", ",", "+", "=", "==", "!=", "<>", "<", "<=", ">", ">=",
+	};
+	static const char *const before_kw[] = {
+		"SELECT", "BY", "WHERE", "HAVING", "AND", "OR", "WHEN", "THEN", "ELSE",
+	};
+	if (i == 0 || i >= b || !is_op(&v->t[i], "("))
+		return 0;
+	int ok = is_kw_of(&v->t[i - 1], before_kw, sizeof(before_kw) / sizeof(before_kw[0]));
+	for (size_t q = 0; q < sizeof(before_op) / sizeof(before_op[0]); q++)
+		ok |= is_op(&v->t[i - 1], before_op[q]);
+	if (!ok)
+		return 0;
+	size_t j = i + 1, n = ts_ref(v, j, b);
+	if (n == 0)
+		return 0;
+	j += n;
+	if (j >= b || !(is_op(&v->t[j], "-") || is_op(&v->t[j], "+")))
+		return 0;
+	int minus = is_op(&v->t[j], "-");
+	int64_t x, y;
+	size_t m = int_lit(v, ++j, b, &x);
+	if (m == 0)
+		return 0;
+	j += m;
+	if (j + 2 >= b + 1 || !is_op(&v->t[j], ")") || !is_op(&v->t[j + 1], "/"))
+		return 0;
+	j += 2;
+	if (j >= b || int_lit(v, j, b, &y) != 1 || y <= 0)
+		return 0;
+	j++;
+	if (j < b && (is_op(&v->t[j], "||") || is_op(&v->t[j], "->") ||
+		      is_op(&v->t[j], "->>") || is_kw(&v->t[j], "COLLATE")))
+		return 0;
+	*k = minus ? x : -x;
+	*w = y;
+	return j - i;
 }
 
 /* [lo, hi] narrowed by "ts OP x". */
@@ -886,10 +962,33 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	if (nitem != sqlite3_column_count(orig))
 		return NULL;
 
+	/* the ts buckets, all of one offset and width */
+	for (size_t k = 0; k < n; k++) {
+		int64_t bo, bw;
+		size_t bl = bucket_at(v, k, n, &bo, &bw);
+		if (bl == 0)
+			continue;
+		if (w.nbk == 16 || (w.nbk && (bo != w.bkoff || bw != w.bkw)))
+			return NULL;
+		w.bkoff = bo;
+		w.bkw = bw;
+		w.bks[w.nbk] = k;
+		w.bkl[w.nbk++] = bl;
+		k += bl - 1;
+	}
+
 	/* GROUP BY: columns, named, or as the result column that is one (by
 	 * its position or alias: "GROUP BY 1", "SELECT comm AS c ... GROUP BY c") */
 	for (size_t k = group; group && k < group_end; k += 2) {
 		const struct tok *t = &v->t[k];
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			w.keys |= COL_BUCKET;
+			k += bl - 1;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
 		uint64_t bit = col_bit(t);
 		int64_t pos;
 		int it = -1;
@@ -904,6 +1003,12 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 				if (al && strcasecmp(al, g) == 0)
 					it = i;
 			}
+		}
+		if (it >= 0 && bucket_len(&w, ia[it]) == ie[it] - ia[it]) {
+			w.keys |= COL_BUCKET;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
 		}
 		if (it >= 0) {
 			size_t r = col_ref(v, ia[it], ie[it]);
@@ -939,13 +1044,18 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	 * select list */
 	uint64_t used = 0;
 	for (size_t k = 0; k < n; k++) {
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			k += bl - 1;
+			continue;
+		}
 		int in_ts = 0;
 		for (int c = 0; c < nconj; c++)
 			in_ts |= tsc[c] && k >= (c ? cend[c - 1] + 1 : where) && k < cend[c];
 		if (!in_ts)
 			used |= col_bit(&v->t[k]);
 	}
-	char range[96] = "";
+	char range[192] = "";
 	int anyts = 0;
 	for (int c = 0; c < nconj; c++)
 		anyts |= tsc[c];
@@ -956,6 +1066,12 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		snprintf(range, sizeof(range), " WHERE " E_TSLO_NAME " = %lld", (long long)lo);
 	else if (anyts && hi != INT64_MAX)
 		snprintf(range, sizeof(range), " WHERE " E_TSHI_NAME " = %lld", (long long)hi);
+	if (w.nbk) {
+		size_t rl = strlen(range);
+		snprintf(range + rl, sizeof(range) - rl, "%s" E_BKOFF_NAME " = %lld AND " E_BKW_NAME
+			 " = %lld", rl ? " AND " : " WHERE ", (long long)w.bkoff, (long long)w.bkw);
+		used |= COL_BUCKET;
+	}
 
 	w.out = sqlite3_str_new(db);
 	w.copied = w.sql;
@@ -982,6 +1098,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	for (int k = 0; k < E_NCOLS; k++)
 		if (used & (1ull << k))
 			sqlite3_str_appendf(cs, "%s, ", col_name[k]);
+	if (used & COL_BUCKET)
+		sqlite3_str_appendall(cs, E_BUCKET_NAME ", ");
 	int bad = sqlite3_str_errcode(cs) != SQLITE_OK;
 	char *cols = sqlite3_str_finish(cs);	/* NULL when empty (count(*)) */
 	sqlite3_str *fs = sqlite3_str_new(db);
@@ -1009,6 +1127,13 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 			edit(&w, v->t[ca].p, v->t[cb - 1].p + v->t[cb - 1].n, "1");
 		else if (expr(&w, ca, cb, 1) < 0)
 			goto fail;
+	}
+	for (size_t k = group; group && k < group_end; k++) {
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			edit(&w, v->t[k].p, v->t[k + bl - 1].p + v->t[k + bl - 1].n, E_BUCKET_NAME);
+			k += bl - 1;
+		}
 	}
 	if (having && expr(&w, having, having_end, 0) < 0)
 		goto fail;

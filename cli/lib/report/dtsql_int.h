@@ -101,6 +101,17 @@ enum {
 #define E_TSHI			(E_NCOLS + 2)
 #define E_TSLO_NAME		"_dt_ts_lo"
 #define E_TSHI_NAME		"_dt_ts_hi"
+/* Hidden: "_dt_bk_off = K AND _dt_bk_w = W" (integers, W > 0) groups by
+ * _dt_bucket, (ts - K) / W as SQL computes it for integers (truncated
+ * toward zero); a ts for which ts - K overflows 64 bits is an error
+ * (SQL would go on in floating point: dtsql_groupby.c keeps |K| below
+ * 2^62, so only a ts beyond 2^62 ns, 146 years, can). */
+#define E_BUCKET		(E_NCOLS + 3)
+#define E_BKOFF			(E_NCOLS + 4)
+#define E_BKW			(E_NCOLS + 5)
+#define E_BUCKET_NAME		"_dt_bucket"
+#define E_BKOFF_NAME		"_dt_bk_off"
+#define E_BKW_NAME		"_dt_bk_w"
 
 /*
  * The GROUP BY fast path (dtsql_groupby.c): for a prepared statement orig

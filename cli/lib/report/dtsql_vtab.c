@@ -263,7 +263,9 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	struct modaux *m = aux;
 	char *sql = m->kind == T_EVENTS_GROUPED
 		? sqlite3_mprintf("CREATE TABLE x(%s, " E_ROWS_NAME " INTEGER, "
-				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN)",
+				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN, "
+				  E_BUCKET_NAME " INTEGER HIDDEN, " E_BKOFF_NAME " INTEGER HIDDEN, "
+				  E_BKW_NAME " INTEGER HIDDEN)",
 				  dtsql_tab[T_EVENTS].cols)
 		: sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
 	if (sql == NULL)
@@ -355,6 +357,9 @@ struct ecur {
 	int		glo_set, ghi_set;	/* _dt_ts_lo/_dt_ts_hi given */
 	int64_t		glo, ghi;
 	uint64_t	*gcount;
+	int		bko_set, bkw_set;	/* _dt_bk_off/_dt_bk_w given */
+	int64_t		bko, bkw;
+	int64_t		*gbucket;	/* each group's _dt_bucket */
 };
 
 /* idxNum layout */
@@ -406,6 +411,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 		return SQLITE_CONSTRAINT;
 	/* (the ts range constraints below add DTCAP_COL_TS: checked for
 	 * colUsed alone, above) */
+	int bucket = gtab && (info->colUsed & ((sqlite3_uint64)1 << E_BUCKET));
+	int bko = 0, bkw = 0;
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
@@ -413,7 +420,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		/* a ts range it cannot apply: not a plan (counts of every ts) */
-		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI) &&
+		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI ||
+					   k->iColumn == E_BKOFF || k->iColumn == E_BKW) &&
 		    k->op == SQLITE_INDEX_CONSTRAINT_EQ)
 			return SQLITE_CONSTRAINT;
 		if (!k->usable)
@@ -427,6 +435,18 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			info->aConstraintUsage[i].omit = 1;
 			ops[nops++] = code;
 			cols |= DTCAP_COL_TS;	/* read to verify the block index */
+			continue;
+		}
+		if (gtab && (k->iColumn == E_BKOFF || k->iColumn == E_BKW)) {
+			if (k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+				continue;
+			code = k->iColumn == E_BKOFF ? 'O' : 'W';
+			bko |= code == 'O';
+			bkw |= code == 'W';
+			info->aConstraintUsage[i].argvIndex = ++argv;
+			info->aConstraintUsage[i].omit = 1;
+			ops[nops++] = code;
+			cols |= DTCAP_COL_TS;
 			continue;
 		}
 		if (k->iColumn == E_TS) {
@@ -490,6 +510,9 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			cols |= DTCAP_COL_PROBE;
 	}
 	ops[nops] = 0;
+	/* a bucket is of a given offset and width, or not a plan */
+	if (bucket && !(bko && bkw))
+		return SQLITE_CONSTRAINT;
 	double est = rows;
 	if (ts_eq)
 		est /= 1000;
@@ -565,6 +588,7 @@ static void ev_reset(struct ecur *e)
 	free(e->perm);
 	free(e->mrid);
 	free(e->gcount);
+	free(e->gbucket);
 	int gtab = e->gtab;
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
@@ -1340,6 +1364,102 @@ nomem:
 	return SQLITE_NOMEM;
 }
 
+/* The bucket of ts, (ts - o) / w as SQL computes it on integers; -1 when
+ * ts - o overflows (SQL would then compute in floating point). */
+static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
+{
+	int64_t d;
+	if (__builtin_sub_overflow(ts, o, &d))
+		return -1;
+	*out = d / w;	/* w > 0 (ev_filter): no overflow, truncated as SQL */
+	return 0;
+}
+
+/*
+ * Count the matching events of every block into g by their key and
+ * bucket (the key's last two words, low then high half).  Events of one
+ * key and bucket come in runs (a block is mostly in time order), so a run
+ * is added once; a block wholly in the range whose first and last
+ * timestamps share a bucket, grouped by nothing else, is added whole.
+ */
+static int group_scan_bucket(struct ecur *e, struct ghash *g, unsigned gcols)
+{
+	struct dtcap_reader *r = e->c->r;
+	int tsr = e->glo_set || e->ghi_set;
+	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
+	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0);
+	unsigned nk = g->nk;
+	uint32_t k[NGKEY + 2], prev[NGKEY + 2];
+	uint64_t run = 0;
+	int rc = SQLITE_OK;
+
+	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (dtsql_cancel && *dtsql_cancel) {
+			set_err(e->base.pVtab, "%s", "interrupted");
+			rc = SQLITE_INTERRUPT;
+			break;
+		}
+		if (!block_may_match(e, bi))
+			continue;
+		int inside = tsr ? ts_block(bi, lo, hi) : ts_block(bi, INT64_MIN, INT64_MAX);
+		if (inside < 0)
+			continue;
+		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
+			return SQLITE_NOMEM;
+		e->b_blk = SIZE_MAX;
+		/* ts is read always: the reader checks the block index by it */
+		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
+			set_err(e->base.pVtab, "%s", dtcap_reader_error(r));
+			rc = SQLITE_ERROR;
+			break;
+		}
+		const struct dtcap_block *b = e->b;
+		int64_t b0, b1;
+		if (inside > 0 && gcols == 0 &&
+		    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
+		    bucket_of((int64_t)bi->tmax, e->bko, e->bkw, &b1) == 0 && b0 == b1) {
+			k[0] = (uint32_t)(uint64_t)b0;
+			k[1] = (uint32_t)((uint64_t)b0 >> 32);
+			if (b->rows && ghash_add(g, k, b->rows) < 0)
+				return SQLITE_NOMEM;
+			continue;
+		}
+		for (uint32_t j = 0; j < b->rows; j++) {
+			int64_t t = (int64_t)b->ts[j], bk;
+			if (!inside && (t < lo || t > hi))
+				continue;
+			if (gcols & CTX_COLS) {
+				uint32_t d = b->cidx[j];
+				if (!ctx_ok(e, b, d))
+					continue;
+				ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
+			} else if (gcols & DTCAP_COL_CPU) {
+				k[0] = b->cpu[j];
+			}
+			if (bucket_of(t, e->bko, e->bkw, &bk) < 0) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
+					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
+					" floating point)");
+				return SQLITE_ERROR;
+			}
+			k[nk - 2] = (uint32_t)(uint64_t)bk;
+			k[nk - 1] = (uint32_t)((uint64_t)bk >> 32);
+			if (run && memcmp(k, prev, nk * sizeof(*k)) == 0) {
+				run++;
+				continue;
+			}
+			if (run && ghash_add(g, prev, run) < 0)
+				return SQLITE_NOMEM;
+			memcpy(prev, k, nk * sizeof(*k));
+			run = 1;
+		}
+	}
+	if (run && ghash_add(g, prev, run) < 0)
+		return SQLITE_NOMEM;
+	return rc;
+}
+
 /*
  * events_grouped's xFilter: count the events of each distinct key of the
  * used columns, then hand the groups over as rows (in hash order: sqlite
@@ -1347,8 +1467,9 @@ nomem:
  */
 static int ev_group(struct ecur *e)
 {
-	/* ts is read for a range only, not grouped by */
-	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set ? DTCAP_COL_TS : 0u);
+	/* ts is read for a range or a bucket only, not grouped by */
+	int bucket = e->bko_set && e->bkw_set;
+	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set || bucket ? DTCAP_COL_TS : 0u);
 	if (gcols & ~GROUP_COLS) {
 		/* a row filter on a column not grouped by (best_index refuses
 		 * plans that use one; this is a guard) */
@@ -1358,7 +1479,8 @@ static int ev_group(struct ecur *e)
 	struct ghash g = { 0 };
 	for (unsigned i = 0; i < NGKEY; i++)
 		g.nk += (gcols & gkey_col[i]) != 0;
-	int rc = group_scan(e, &g, gcols);
+	g.nk += bucket ? 2 : 0;
+	int rc = bucket ? group_scan_bucket(e, &g, gcols) : group_scan(e, &g, gcols);
 	if (rc != SQLITE_OK)
 		goto out;
 	size_t n = g.n ? g.n : 1;
@@ -1372,7 +1494,8 @@ static int ev_group(struct ecur *e)
 	AL(kstack, DTCAP_COL_KSTACK); AL(ustack, DTCAP_COL_USTACK);
 	AL(flags, DTCAP_COL_FLAGS); AL(ctx, DTCAP_COL_CTX);
 #undef AL
-	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL)
+	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL ||
+	    (bucket && (e->gbucket = malloc(n * sizeof(*e->gbucket))) == NULL))
 		goto nomem;
 	size_t row = 0;
 	for (size_t s = 0; s < g.cap; s++) {
@@ -1389,6 +1512,8 @@ static int ev_group(struct ecur *e)
 		if (m->ustack) m->ustack[row] = k[w++];
 		if (m->flags) m->flags[row] = k[w++];
 		if (m->ctx) m->ctx[row] = (uint8_t)k[w++];
+		if (bucket)
+			e->gbucket[row] = (int64_t)((uint64_t)k[w] | (uint64_t)k[w + 1] << 32);
 		e->gcount[row++] = g.cnt[s];
 	}
 	e->cv = e->mat;
@@ -1465,6 +1590,24 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				e->ghi_set = 1;
 			}
 			break;
+		case 'O': case 'W': {
+			if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER ||
+			    (op == 'W' && sqlite3_value_int64(argv[i]) <= 0)) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED
+					": the bucket offset is an integer, its width one above 0");
+				return SQLITE_ERROR;
+			}
+			int64_t x = sqlite3_value_int64(argv[i]);
+			if ((op == 'O' ? e->bko_set && e->bko != x : e->bkw_set && e->bkw != x)) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": two bucket sizes");
+				return SQLITE_ERROR;
+			}
+			if (op == 'O')
+				e->bko = x, e->bko_set = 1;
+			else
+				e->bkw = x, e->bkw_set = 1;
+			break;
+		}
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1552,6 +1695,16 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	if (col == E_TSLO || col == E_TSHI) {
 		if (col == E_TSLO ? e->glo_set : e->ghi_set)
 			sqlite3_result_int64(ctx, col == E_TSLO ? e->glo : e->ghi);
+		return SQLITE_OK;
+	}
+	if (col == E_BUCKET) {
+		if (e->grouped && e->gbucket)
+			sqlite3_result_int64(ctx, e->gbucket[i]);
+		return SQLITE_OK;
+	}
+	if (col == E_BKOFF || col == E_BKW) {
+		if (col == E_BKOFF ? e->bko_set : e->bkw_set)
+			sqlite3_result_int64(ctx, col == E_BKOFF ? e->bko : e->bkw);
 		return SQLITE_OK;
 	}
 	/* A column not decoded (a plan we did not foresee) reads as NULL
