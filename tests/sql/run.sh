@@ -796,6 +796,26 @@ ENGPLAINQ=(
 	'SELECT (ts - 5) / 1e9, count(*) FROM events GROUP BY 1'
 	'SELECT (ts - 5) / 0, count(*) FROM events GROUP BY 1'
 )
+# joins with one small table by key: the events grouped first, then joined
+ENGJOINQ=(
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10'
+	'SELECT f.name, e.comm, count(*), sum(e.cpu) FROM events AS e INNER JOIN frames AS f ON f.stack_id = e.ustack GROUP BY f.name, e.comm ORDER BY 3 DESC, 1, 2 LIMIT 20'
+	'SELECT f.name n, count(f.depth), median(e.tid) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY n ORDER BY n'
+	'SELECT p.name, count(*) FROM events e JOIN probes p ON p.id = e.probe GROUP BY p.name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack WHERE e.pid = (SELECT max(pid) FROM events) GROUP BY 1'
+)
+ENGJOINPLAINQ=(
+	'SELECT f.name, f.depth, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY f.name'
+	'SELECT name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack JOIN stacks s ON s.id = e.kstack GROUP BY f.name'
+	'SELECT f.name, count(*) FROM events e LEFT JOIN frames f ON f.stack_id = e.kstack GROUP BY f.name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.ts GROUP BY f.name'
+)
+classify "engine_join_fast_shapes" "$N" -- fast "${ENGJOINQ[@]}"
+classify "engine_join_plain_shapes" "$N" -- plain "${ENGJOINPLAINQ[@]}"
+classify "engine_join_plain_many" "$S" "$N" -- plain "${ENGJOINQ[@]:0:2}"
+same "engine_join_same_nulls_csv" --csv "$N" -- "${ENGJOINQ[@]}" "${ENGJOINPLAINQ[@]:0:2}"
+same "engine_join_same_dtgen_csv" --csv "$GEN" -- "${ENGJOINQ[@]}"
 classify "engine_fast_shapes" "$N" -- fast "${ENGQ[@]}"
 classify "engine_plain_shapes" "$N" -- plain "${ENGPLAINQ[@]}"
 classify "engine_fast_shapes_many" "$S" "$N" -- fast "${ENGQ[@]}"
@@ -803,9 +823,9 @@ same "engine_same_nulls_csv" --csv "$N" -- "${ENGQ[@]}" "${ENGPLAINQ[@]:0:4}"
 same "engine_same_nulls_json" --json "$N" -- "${ENGQ[@]}"
 same "engine_same_dtgen_csv" --csv "$GEN" -- "${ENGQ[@]}"
 same "engine_same_many_csv" --csv "$S" "$N" -- "${ENGQ[@]}"
-# the quantiles' definition (doc/SQL.md): position floor(q * (n - 1)) of
-# the sorted non-NULL values, interpolated for _cont
-check "quantile_values" "$(q "$C" 'SELECT quantile_disc(column1, 0.5), quantile_disc(column1, 0.99), quantile_cont(column1, 0.5), median(column1), quantile_cont(column1, 0.1), quantile_disc(column1, 0) FROM (VALUES (4), (1), (NULL), (3), (2), (10))')" "3,4,3.0,3.0,1.4,1"
+# the quantiles' definition (doc/SQL.md), DuckDB's: position ceil(q * n) - 1
+# of the sorted non-NULL values; _cont interpolates at q * (n - 1)
+check "quantile_values" "$(q "$C" 'SELECT quantile_disc(column1, 0.5), quantile_disc(column1, 0.99), quantile_cont(column1, 0.5), median(column1), quantile_cont(column1, 0.1), quantile_disc(column1, 0) FROM (VALUES (4), (1), (NULL), (3), (2), (10))')" "3,10,3.0,3.0,1.4,1"
 check "quantile_empty_null" "$(q "$C" 'SELECT quantile_disc(x, 0.5) IS NULL, median(x) IS NULL FROM (SELECT 1 AS x WHERE 0)')" "1,1"
 "$D" sql --csv "$C" "SELECT quantile_disc(column1, 2) FROM (VALUES (1))" >"$T/qe.out" 2>"$T/qe.err"
 rc=$?

@@ -4,9 +4,11 @@
  * place of the user's when it reads events_grouped, whose rows each stand
  * for _dt_rows events of one value.
  *
- * Quantiles, as DuckDB computes them: the n non-NULL values sorted, q in
- * [0, 1]; quantile_disc is the value at 0-based position floor(q * (n -
- * 1)), quantile_cont interpolates linearly between the values at positions
+ * Quantiles, as DuckDB 1.5 computes them (checked against it): the n
+ * non-NULL values sorted, q in [0, 1]; quantile_disc is the value at
+ * 0-based position max(0, ceil(q * n) - 1) (the first value whose
+ * cumulative share reaches q; q * n in double precision, as there),
+ * quantile_cont interpolates linearly between the values at positions
  * floor and ceil of q * (n - 1) (a REAL), median(x) is quantile_cont(x,
  * 0.5).  Values must be numbers (text is refused with an error, NULLs are
  * skipped); no value: NULL.  The plain forms keep every value (memory grows
@@ -241,14 +243,15 @@ static void q_final(sqlite3_context *ctx, int cont)
 	qsort(s->e, s->n, sizeof(*s->e), qent_cmp);
 	long double rn = (long double)s->q * (long double)(s->total - 1);
 	uint64_t lo = (uint64_t)floorl(rn), hi = (uint64_t)ceill(rn);
-	const struct qent *a = q_at(s, lo);
 	if (!cont) {
+		double c = ceil(s->q * (double)s->total);
+		const struct qent *a = q_at(s, c >= 1 ? (uint64_t)c - 1 : 0);
 		if (a->isint)
 			sqlite3_result_int64(ctx, a->i);
 		else
 			sqlite3_result_double(ctx, a->d);
 	} else {
-		const struct qent *b = q_at(s, hi);
+		const struct qent *a = q_at(s, lo), *b = q_at(s, hi);
 		double x = a->isint ? (double)a->i : a->d, y = b->isint ? (double)b->i : b->d;
 		double f = (double)(rn - (long double)lo);
 		sqlite3_result_double(ctx, lo == hi ? x : x + (y - x) * f);

@@ -76,11 +76,13 @@ struct tok {
 	int		kind;
 	const char	*p;
 	size_t		n;
+	int		other;	/* a column of the joined table ("f.name") */
 };
 
 struct toks {
 	struct tok	*t;
 	size_t		n, cap;
+	char		eva[64];	/* the events table's alias; "" none */
 };
 
 static int tok_push(struct toks *v, int kind, const char *p, size_t n)
@@ -93,7 +95,7 @@ static int tok_push(struct toks *v, int kind, const char *p, size_t n)
 		v->t = t;
 		v->cap = cap;
 	}
-	v->t[v->n++] = (struct tok){ kind, p, n };
+	v->t[v->n++] = (struct tok){ kind, p, n, 0 };
 	return 0;
 }
 
@@ -242,6 +244,8 @@ static const char *const col_name[E_NCOLS] = {
 static uint64_t col_bit(const struct tok *t)
 {
 	char buf[32];
+	if (t->other)
+		return 0;
 	const char *s = id_name(t, buf, sizeof(buf));
 	if (s == NULL)
 		return 0;
@@ -307,7 +311,42 @@ struct rw {
 	size_t		bks[16], bkl[16];
 	int		nbk;
 	int64_t		bkoff, bkw;
+	/* a join with one small table: the names of its columns that are
+	 * GROUP BY keys, and the result columns' aliases */
+	int		join;
+	const struct tok *okey[16];
+	int		nokey;
+	const struct tok *alias[64];
+	int		nalias;
 };
+
+/* t, a column of the joined table, is a GROUP BY key. */
+static int is_okey(const struct rw *w, const struct tok *t)
+{
+	for (int k = 0; k < w->nokey; k++)
+		if (w->okey[k]->n == t->n && strncasecmp(w->okey[k]->p, t->p, t->n) == 0 &&
+		    w->okey[k]->kind == t->kind)
+			return 1;
+	return 0;
+}
+
+/* A bare word of a join's statement that is no column: SQL's, or a
+ * result column's alias. */
+static int join_word_ok(const struct rw *w, const struct tok *t)
+{
+	static const char *const kw[] = {
+		"AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "GLOB", "BETWEEN",
+		"CASE", "WHEN", "THEN", "ELSE", "END", "AS", "ASC", "DESC", "COLLATE",
+		"NOCASE", "BINARY", "RTRIM", "ESCAPE", "DISTINCT", "ISNULL", "NOTNULL",
+		"INTEGER", "TEXT", "REAL", "NUMERIC", "BLOB", "NULLS", "FIRST", "LAST",
+	};
+	if (t->kind == K_ID && is_kw_of(t, kw, sizeof(kw) / sizeof(kw[0])))
+		return 1;
+	for (int k = 0; k < w->nalias; k++)
+		if (w->alias[k]->n == t->n && strncasecmp(w->alias[k]->p, t->p, t->n) == 0)
+			return 1;
+	return 0;
+}
 
 /* The key bit of the ts bucket (events_grouped's _dt_bucket). */
 #define COL_BUCKET	(1ull << (E_NCOLS + 2))
@@ -374,7 +413,7 @@ static size_t col_ref(const struct toks *v, size_t i, size_t b)
 	if (i < b && col_bit(&v->t[i]))
 		return 1;
 	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
-	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]))
 		return 3;
 	return 0;
@@ -459,6 +498,16 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 		}
 		if (i + 1 < b && t->kind == K_QID && is_op(&v->t[i + 1], "("))
 			return -1;	/* "f"(x): a call by a quoted name */
+		if (t->other) {
+			/* the joined table's: outside aggregates, a key */
+			if (!where && !is_okey(w, t))
+				return -1;
+			continue;
+		}
+		if (w->join && (t->kind == K_ID || t->kind == K_QID) && !col_bit(t) &&
+		    !(i + 1 < b && (is_op(&v->t[i + 1], "(") || is_op(&v->t[i + 1], "."))) &&
+		    !(i > 0 && is_op(&v->t[i - 1], ".")) && !join_word_ok(w, t))
+			return -1;	/* a column not qualified: whose? */
 		if (i + 1 < b && t->kind == K_ID && !is_paren_kw(t) && is_op(&v->t[i + 1], "(")) {
 			size_t e = close_paren(v, i + 1, b);	/* past ')' */
 			if (e == SIZE_MAX)
@@ -554,7 +603,7 @@ static size_t ts_ref(const struct toks *v, size_t i, size_t b)
 	if (i < b && col_bit(&v->t[i]) == 1ull << E_TS)
 		return 1;
 	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
-	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]) == 1ull << E_TS)
 		return 3;
 	return 0;
@@ -786,6 +835,8 @@ out:
 struct reads {
 	const char	*table;		/* events or events_grouped */
 	int		one, many, other;
+	char		jt[64];		/* the one other table of main read */
+	int		jtn;
 };
 
 static int on_auth(void *arg, int action, const char *a3, const char *a4, const char *a5,
@@ -816,6 +867,11 @@ static int on_auth(void *arg, int action, const char *a3, const char *a4, const 
 	}
 	if (a6 == NULL && strcmp(a3, r->table) == 0) {
 		r->one++;
+	} else if (a6 == NULL && strcmp(a3, "events") && strcmp(a3, EVENTS_GROUPED) &&
+		   strncmp(a3, "events_", 7) && strlen(a3) < sizeof(r->jt) &&
+		   (r->jt[0] == 0 || strcmp(r->jt, a3) == 0)) {
+		strcpy(r->jt, a3);	/* a join's small table */
+		r->jtn++;
 	} else if (strncmp(a3, r->table, n) == 0 && strncmp(a3 + n, "__c", 3) == 0 &&
 		   a3[n + 3] && strspn(a3 + n + 3, "0123456789") == strlen(a3 + n + 3) &&
 		   (a6 == NULL ? strcmp(r->table, EVENTS_GROUPED) == 0
@@ -885,7 +941,81 @@ static size_t clause_end(const struct toks *v, size_t i)
 	return i;
 }
 
-static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int many)
+/*
+ * The FROM clause [from, end): "events" alone, or "events [AS] A [INNER]
+ * JOIN T [AS] B ON expr" (T any table but events, named once).  Sets
+ * *ev_end past the events table and its alias, v->eva, *on to ON's
+ * expression (0: none), jt to T, and marks B's columns.  -1: neither.
+ */
+static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, size_t *on,
+		       char *jt, size_t jtsize)
+{
+	char buf[64], ab[64];
+	const char *name = id_name(&v->t[from], buf, sizeof(buf));
+	static const char *const nota[] = {
+		"AS", "JOIN", "INNER", "ON", "LEFT", "CROSS", "NATURAL", "OUTER", "FULL", "RIGHT",
+	};
+	if (name == NULL || strcasecmp(name, "events"))
+		return -1;
+	size_t i = from + 1;
+	*on = 0;
+	jt[0] = 0;
+	v->eva[0] = 0;
+	if (i < end && is_kw(&v->t[i], "AS"))
+		i++;
+	if (i < end && (v->t[i].kind == K_ID || v->t[i].kind == K_QID) &&
+	    !is_kw_of(&v->t[i], nota, sizeof(nota) / sizeof(nota[0]))) {
+		const char *a = id_name(&v->t[i], ab, sizeof(ab));
+		if (a == NULL || strlen(a) >= sizeof(v->eva) || strlen(a) >= 16)
+			return -1;
+		strcpy(v->eva, a);
+		i++;
+	} else if (i > from + 1) {
+		return -1;	/* AS and no name */
+	}
+	*ev_end = i;
+	if (i == end)
+		return v->eva[0] ? -1 : 0;	/* an alias alone: the old shape is without */
+	if (i < end && is_kw(&v->t[i], "INNER"))
+		i++;
+	if (i >= end || !is_kw(&v->t[i], "JOIN"))
+		return -1;
+	i++;
+	const char *t = i < end ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	if (t == NULL || strcasecmp(t, "events") == 0 || strlen(t) >= jtsize ||
+	    (i + 1 < end && is_op(&v->t[i + 1], ".")))
+		return -1;
+	strcpy(jt, t);
+	i++;
+	const struct tok *bq = &v->t[i - 1];
+	if (i < end && is_kw(&v->t[i], "AS"))
+		i++;
+	if (i < end && !is_kw(&v->t[i], "ON"))
+		bq = &v->t[i++];
+	if (i >= end || !is_kw(&v->t[i], "ON") || i + 1 >= end)
+		return -1;
+	*on = i + 1;
+	char qb[64], eb[64];
+	const char *bn = id_name(bq, eb, sizeof(eb));
+	if (bn == NULL || (v->eva[0] ? strcasecmp(bn, v->eva) : strcasecmp(bn, "events")) == 0)
+		return -1;
+	/* every qualified name is of one of the two */
+	for (size_t k = 0; k + 2 < v->n; k++) {
+		if (!is_op(&v->t[k + 1], "."))
+			continue;
+		const char *q = id_name(&v->t[k], qb, sizeof(qb));
+		if (q == NULL)
+			return -1;
+		if (strcasecmp(q, bn) == 0)
+			v->t[k + 2].other = 1;
+		else if (strcasecmp(q, v->eva[0] ? v->eva : "events"))
+			return -1;
+	}
+	return 1;
+}
+
+static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, struct toks *v, int many, char *jt,
+		     size_t jtsize)
 {
 	struct rw w = { .v = v, .sql = sqlite3_sql(orig) };
 	size_t n = v->n;
@@ -898,7 +1028,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		if (is_op(t, ")") && depth-- == 0)
 			return NULL;
 		int cw = is_kw(t, "FROM") || is_kw(t, "WHERE") || is_kw(t, "GROUP") ||
-			 is_kw(t, "HAVING") || is_kw(t, "ORDER") || is_kw(t, "LIMIT");
+			 is_kw(t, "HAVING") || is_kw(t, "ORDER") || is_kw(t, "LIMIT") ||
+			 is_kw(t, "JOIN") || is_kw(t, "ON");	/* the FROM's: checked there */
 		if (is_op(t, ";") || (is_forbidden(t) && (!cw || depth)))
 			return NULL;
 	}
@@ -907,14 +1038,14 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 
 	/* the clauses, in order, each once at the top level */
 	size_t sel = 1 + is_kw(&v->t[1], "ALL"), sel_end = clause_end(v, sel);
-	size_t from = clause(v, sel_end, "FROM");
-	if (from == 0 || from + 1 != clause_end(v, from))
+	size_t from = clause(v, sel_end, "FROM"), from_end = from ? clause_end(v, from) : 0;
+	size_t ev_end = 0, on = 0;
+	int join;
+	if (from == 0 || (join = from_clause(v, from, from_end, &ev_end, &on, jt, jtsize)) < 0 ||
+	    (join && many))
 		return NULL;
-	char buf[16];
-	const char *name = id_name(&v->t[from], buf, sizeof(buf));
-	if (name == NULL || strcasecmp(name, "events"))
-		return NULL;
-	size_t i = from + 1, where = clause(v, i, "WHERE"), where_end = 0;
+	w.join = join;
+	size_t i = from_end, where = clause(v, i, "WHERE"), where_end = 0;
 	if (where)
 		i = where_end = clause_end(v, where);
 	/* no GROUP BY: one group of all (then an aggregate must make it one) */
@@ -954,6 +1085,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		/* an alias that is a column name could be taken for the column */
 		if (e < b && col_bit(&v->t[b - 1]))
 			return NULL;
+		if (e < b)
+			w.alias[w.nalias++] = &v->t[b - 1];
 		ia[nitem] = a;
 		ib[nitem] = b;
 		ie[nitem] = e;
@@ -989,6 +1122,22 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 				return NULL;
 			continue;
 		}
+		if (k + 2 < group_end && is_op(&v->t[k + 1], ".") && v->t[k + 2].other) {
+			if (w.nokey == 16)
+				return NULL;
+			w.okey[w.nokey++] = &v->t[k + 2];
+			k += 2;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
+		if (col_ref(v, k, group_end) == 3) {
+			w.keys |= col_bit(&v->t[k + 2]);
+			k += 2;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
 		uint64_t bit = col_bit(t);
 		int64_t pos;
 		int it = -1;
@@ -1003,6 +1152,15 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 				if (al && strcasecmp(al, g) == 0)
 					it = i;
 			}
+		}
+		if (it >= 0 && ie[it] == ia[it] + 3 && is_op(&v->t[ia[it] + 1], ".") &&
+		    v->t[ia[it] + 2].other) {
+			if (w.nokey == 16)
+				return NULL;
+			w.okey[w.nokey++] = &v->t[ia[it] + 2];
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
 		}
 		if (it >= 0 && bucket_len(&w, ia[it]) == ie[it] - ia[it]) {
 			w.keys |= COL_BUCKET;
@@ -1109,15 +1267,17 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	else
 		sqlite3_str_appendf(fs, "SELECT %s" E_ROWS_NAME " FROM main." EVENTS_GROUPED "%s",
 				    cols ? cols : "", range);
-	sqlite3_str_appendall(fs, ") AS events");
+	sqlite3_str_appendf(fs, ") AS \"%w\"", v->eva[0] ? v->eva : "events");
 	sqlite3_free(cols);
 	char *fromtext = sqlite3_str_finish(fs);
 	if (bad || fromtext == NULL) {
 		sqlite3_free(fromtext);
 		goto fail;
 	}
-	edit(&w, v->t[from].p, v->t[from].p + v->t[from].n, fromtext);
+	edit(&w, v->t[from].p, v->t[ev_end - 1].p + v->t[ev_end - 1].n, fromtext);
 	sqlite3_free(fromtext);
+	if (on && expr(&w, on, from_end, 1) < 0)
+		goto fail;
 
 	if (!group && w.naggs == 0)
 		goto fail;	/* not an aggregate: a row per event */
@@ -1178,11 +1338,16 @@ static sqlite3_stmt *grouped(sqlite3 *db, sqlite3_stmt *orig, sqlite3_stmt *name
 	again = prepare_reading(db, "SELECT ts FROM events", &ro);
 	if (again == NULL || ro.other || !!ro.one == !!ro.many || (ro.one && main_shadowed(db)))
 		goto out;
-	if ((text = rewrite(db, orig, &v, ro.many != 0)) == NULL)
+	char jt[64];
+	if ((text = rewrite(db, orig, &v, ro.many != 0, jt, sizeof(jt))) == NULL)
+		goto out;
+	/* a join reads the table it names, and so does its rewrite */
+	if (jt[0] ? !ro.jtn || strcasecmp(jt, ro.jt) : ro.jtn != 0)
 		goto out;
 	struct reads rf = { .table = EVENTS_GROUPED };
 	fast = prepare_reading(db, text, &rf);
 	if (fast == NULL || rf.other || (ro.one ? rf.many || !rf.one : rf.one || !rf.many) ||
+	    (jt[0] ? !rf.jtn || strcasecmp(jt, rf.jt) : rf.jtn != 0) ||
 	    sqlite3_column_count(fast) != sqlite3_column_count(names))
 		goto fail;
 	for (int i = 0; i < sqlite3_column_count(names); i++) {
