@@ -9,7 +9,7 @@ qemu-system-x86 busybox-static cpio gzip kmod
 linux-image-cloud-amd64 linux-headers-cloud-amd64 sparse mandoc
 tmux chromium python3 xz-utils python3-zstandard python3-xxhash linux-perf
 libc6-dbg systemtap-sdt-dev libcapstone-dev libiberty-dev strace nodejs
-openjdk-17-jdk-headless"
+openjdk-17-jdk-headless time"
 # `make check-debug` only: Debian's kernel source and what building it takes
 if [ "${1:-}" = debug ]; then
 	PKGS="$PKGS linux-source-6.1 bison flex bc libssl-dev"

@@ -778,6 +778,10 @@ ENGQ=(
 	'SELECT (ts + 5) / 7000 AS b, count(*) FROM events WHERE pid > 3 GROUP BY (ts + 5) / 7000 HAVING count(*) > 1 ORDER BY b LIMIT 5'
 	'SELECT (events.ts - -1000) / 100000000 * 2 b, cpu, count(*), median(tid) FROM events GROUP BY (events.ts - -1000) / 100000000, cpu'
 	'SELECT (ts - 99999999999999) / 1000000000, count(*) FROM events GROUP BY 1'
+	'SELECT median(retval), quantile_disc(retval, 0.99), quantile_cont(retval, 0.9), min(retval), max(retval) FROM events'
+	"SELECT quantile_disc(retval, 0.99) FROM events WHERE probe_name LIKE 'syscall:%:return'"
+	'SELECT retval, count(*), count(retval) FROM events GROUP BY retval ORDER BY 2 DESC, 1 LIMIT 20'
+	'SELECT probe, (ts - 0) / 100000000, quantile_disc(retval, 0.5) FROM events WHERE retval IS NOT NULL GROUP BY 1, 2'
 )
 ENGPLAINQ=(
 	'SELECT comm, sum(retval) FROM events GROUP BY comm'
@@ -788,7 +792,7 @@ ENGPLAINQ=(
 	"SELECT comm, count(*) FROM events WHERE pid = (SELECT 'x') GROUP BY comm"
 	'SELECT comm, count(*) FROM events WHERE pid = (SELECT 1.5) GROUP BY comm'
 	'SELECT comm, quantile_disc(pid, tid) FROM events GROUP BY comm'
-	'SELECT median(retval) FROM events'
+	'SELECT sum(retval), avg(retval) FROM events'
 	'SELECT 2 * (ts - 5) / 7, count(*) FROM events GROUP BY 2 * (ts - 5) / 7'
 	"SELECT (ts - 5) / 7 || 'x', count(*) FROM events GROUP BY (ts - 5) / 7"
 	'SELECT (ts - 5) / 7, count(*) FROM events GROUP BY comm'

@@ -460,7 +460,10 @@ static int weighted(struct rw *w, const struct tok *t, size_t x, size_t y, size_
 {
 	const struct toks *v = w->v;
 	size_t c = col_ref(v, x, y);
-	if (c == 0 || !(col_bit(&v->t[x + c - 1]) & WEIGHT_COLS))
+	/* a quantile's value may be retval too (signed: its order, not its
+	 * sum, is used) */
+	uint64_t ok = kind >= 3 ? WEIGHT_COLS | 1ull << E_RETVAL : WEIGHT_COLS;
+	if (c == 0 || !(col_bit(&v->t[x + c - 1]) & ok))
 		return -1;
 	int quant = kind == 3 || kind == 4;
 	if (quant ? !(x + c + 2 == y && is_op(&v->t[x + c], ",") && v->t[x + c + 1].kind == K_NUM)

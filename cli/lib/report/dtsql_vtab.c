@@ -360,6 +360,8 @@ struct ecur {
 	int		bko_set, bkw_set;	/* _dt_bk_off/_dt_bk_w given */
 	int64_t		bko, bkw;
 	int64_t		*gbucket;	/* each group's _dt_bucket */
+	int64_t		*gret;		/* each group's retval, when grouped by it */
+	uint8_t		*gretok;	/* 0: the retval is NULL */
 };
 
 /* idxNum layout */
@@ -402,13 +404,18 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	int gtab = t->kind == T_EVENTS_GROUPED;
 	double rows = (double)dtcap_nevents(t->c->r) + 1;
 	unsigned cols = 0;
+	/* retval is grouped by (its value, or NULL when the event is not a
+	 * return): few values, unlike the other arguments */
+	int gret = gtab && (info->colUsed & ((sqlite3_uint64)1 << E_RETVAL));
 	for (int i = 0; i < E_NCOLS; i++)
 		if (info->colUsed & ((sqlite3_uint64)1 << i))
-			cols |= ecol_need[i];
+			cols |= gret && i == E_RETVAL ? DTCAP_COL_FLAGS : ecol_need[i];
 	/* a group per timestamp or argument value would be a copy of the
 	 * table: such plans are not offered (dtsql_groupby falls back) */
 	if (gtab && (cols & ~GROUP_COLS))
 		return SQLITE_CONSTRAINT;
+	if (gret)
+		cols |= DTCAP_COL_ARGS;
 	/* (the ts range constraints below add DTCAP_COL_TS: checked for
 	 * colUsed alone, above) */
 	int bucket = gtab && (info->colUsed & ((sqlite3_uint64)1 << E_BUCKET));
@@ -589,6 +596,8 @@ static void ev_reset(struct ecur *e)
 	free(e->mrid);
 	free(e->gcount);
 	free(e->gbucket);
+	free(e->gret);
+	free(e->gretok);
 	int gtab = e->gtab;
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
@@ -1382,14 +1391,15 @@ static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
  * is added once; a block wholly in the range whose first and last
  * timestamps share a bucket, grouped by nothing else, is added whole.
  */
-static int group_scan_bucket(struct ecur *e, struct ghash *g, unsigned gcols)
+static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int bucket, int gret)
 {
 	struct dtcap_reader *r = e->c->r;
 	int tsr = e->glo_set || e->ghi_set;
 	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
-	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0);
-	unsigned nk = g->nk;
-	uint32_t k[NGKEY + 2], prev[NGKEY + 2];
+	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (gret ? DTCAP_COL_ARGS : 0);
+	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
+	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
 	uint64_t run = 0;
 	int rc = SQLITE_OK;
 
@@ -1416,7 +1426,7 @@ static int group_scan_bucket(struct ecur *e, struct ghash *g, unsigned gcols)
 		}
 		const struct dtcap_block *b = e->b;
 		int64_t b0, b1;
-		if (inside > 0 && gcols == 0 &&
+		if (inside > 0 && gcols == 0 && bucket && !gret &&
 		    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
 		    bucket_of((int64_t)bi->tmax, e->bko, e->bkw, &b1) == 0 && b0 == b1) {
 			k[0] = (uint32_t)(uint64_t)b0;
@@ -1429,22 +1439,32 @@ static int group_scan_bucket(struct ecur *e, struct ghash *g, unsigned gcols)
 			int64_t t = (int64_t)b->ts[j], bk;
 			if (!inside && (t < lo || t > hi))
 				continue;
+			uint32_t d = 0;
 			if (gcols & CTX_COLS) {
-				uint32_t d = b->cidx[j];
+				d = b->cidx[j];
 				if (!ctx_ok(e, b, d))
 					continue;
 				ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
 			} else if (gcols & DTCAP_COL_CPU) {
 				k[0] = b->cpu[j];
 			}
-			if (bucket_of(t, e->bko, e->bkw, &bk) < 0) {
+			if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
 				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
 					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
 					" floating point)");
 				return SQLITE_ERROR;
 			}
-			k[nk - 2] = (uint32_t)(uint64_t)bk;
-			k[nk - 1] = (uint32_t)((uint64_t)bk >> 32);
+			if (bucket) {
+				k[bk0] = (uint32_t)(uint64_t)bk;
+				k[bk0 + 1] = (uint32_t)((uint64_t)bk >> 32);
+			}
+			if (gret) {	/* FLAGS is a key column with it: by context */
+				int ret = (b->dict.flags[d] & DTR_RETURN) != 0;
+				uint64_t x = ret ? b->args[(size_t)j * DTCAP_MAXARGS] : 0;
+				k[rk] = (uint32_t)x;
+				k[rk + 1] = (uint32_t)(x >> 32);
+				k[rk + 2] = (uint32_t)ret;
+			}
 			if (run && memcmp(k, prev, nk * sizeof(*k)) == 0) {
 				run++;
 				continue;
@@ -1467,9 +1487,15 @@ static int group_scan_bucket(struct ecur *e, struct ghash *g, unsigned gcols)
  */
 static int ev_group(struct ecur *e)
 {
-	/* ts is read for a range or a bucket only, not grouped by */
-	int bucket = e->bko_set && e->bkw_set;
-	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set || bucket ? DTCAP_COL_TS : 0u);
+	/* ts is read for a range or a bucket only, not grouped by; the
+	 * arguments for retval only */
+	int bucket = e->bko_set && e->bkw_set, gret = (e->cols & DTCAP_COL_ARGS) != 0;
+	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set || bucket ? DTCAP_COL_TS : 0u) &
+			 ~DTCAP_COL_ARGS;
+	if (gret && !(gcols & DTCAP_COL_FLAGS)) {
+		set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": retval without flags");
+		return SQLITE_ERROR;
+	}
 	if (gcols & ~GROUP_COLS) {
 		/* a row filter on a column not grouped by (best_index refuses
 		 * plans that use one; this is a guard) */
@@ -1479,8 +1505,9 @@ static int ev_group(struct ecur *e)
 	struct ghash g = { 0 };
 	for (unsigned i = 0; i < NGKEY; i++)
 		g.nk += (gcols & gkey_col[i]) != 0;
-	g.nk += bucket ? 2 : 0;
-	int rc = bucket ? group_scan_bucket(e, &g, gcols) : group_scan(e, &g, gcols);
+	g.nk += (bucket ? 2 : 0) + (gret ? 3 : 0);
+	int rc = bucket || gret ? group_scan_rows(e, &g, gcols, bucket, gret)
+				: group_scan(e, &g, gcols);
 	if (rc != SQLITE_OK)
 		goto out;
 	size_t n = g.n ? g.n : 1;
@@ -1495,7 +1522,9 @@ static int ev_group(struct ecur *e)
 	AL(flags, DTCAP_COL_FLAGS); AL(ctx, DTCAP_COL_CTX);
 #undef AL
 	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL ||
-	    (bucket && (e->gbucket = malloc(n * sizeof(*e->gbucket))) == NULL))
+	    (bucket && (e->gbucket = malloc(n * sizeof(*e->gbucket))) == NULL) ||
+	    (gret && ((e->gret = malloc(n * sizeof(*e->gret))) == NULL ||
+		      (e->gretok = malloc(n)) == NULL)))
 		goto nomem;
 	size_t row = 0;
 	for (size_t s = 0; s < g.cap; s++) {
@@ -1512,8 +1541,14 @@ static int ev_group(struct ecur *e)
 		if (m->ustack) m->ustack[row] = k[w++];
 		if (m->flags) m->flags[row] = k[w++];
 		if (m->ctx) m->ctx[row] = (uint8_t)k[w++];
-		if (bucket)
+		if (bucket) {
 			e->gbucket[row] = (int64_t)((uint64_t)k[w] | (uint64_t)k[w + 1] << 32);
+			w += 2;
+		}
+		if (gret) {
+			e->gret[row] = (int64_t)((uint64_t)k[w] | (uint64_t)k[w + 1] << 32);
+			e->gretok[row] = (uint8_t)k[w + 2];
+		}
 		e->gcount[row++] = g.cnt[s];
 	}
 	e->cv = e->mat;
@@ -1695,6 +1730,11 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	if (col == E_TSLO || col == E_TSHI) {
 		if (col == E_TSLO ? e->glo_set : e->ghi_set)
 			sqlite3_result_int64(ctx, col == E_TSLO ? e->glo : e->ghi);
+		return SQLITE_OK;
+	}
+	if (col == E_RETVAL && e->grouped) {
+		if (e->gret && e->gretok[i])
+			sqlite3_result_int64(ctx, e->gret[i]);
 		return SQLITE_OK;
 	}
 	if (col == E_BUCKET) {
