@@ -1267,6 +1267,131 @@ static int ts_block(const struct dtcap_blockinfo *bi, int64_t lo, int64_t hi)
 	return lo <= a && b <= hi ? 1 : 0;
 }
 
+/* The per-block numbering of contexts by key of cpu_hist. */
+struct cpuh {
+	struct ghash	ids;		/* key -> number + 1 (in cnt) */
+	uint32_t	*lid, *rep;	/* context -> number; number -> a context */
+	uint8_t		*ok;		/* context passes the pushed-down sets */
+	size_t		cap;		/* of lid, rep, ok */
+};
+
+static void cpuh_free(struct cpuh *h)
+{
+	free(h->ids.key);
+	free(h->ids.cnt);
+	free(h->lid);
+	free(h->rep);
+	free(h->ok);
+}
+
+/* The number of key k in g (cnt holds number + 1), a new one if absent. */
+static int64_t ghash_id(struct ghash *g, const uint32_t *k, uint64_t next)
+{
+	if (2 * (g->n + 1) > g->cap && ghash_grow(g) < 0)
+		return -1;
+	size_t s = ghash_of(k, g->nk) & (g->cap - 1);
+	for (;; s = (s + 1) & (g->cap - 1)) {
+		if (g->cnt[s] == 0) {
+			memcpy(g->key + s * g->nk, k, g->nk * sizeof(*k));
+			g->cnt[s] = next + 1;
+			g->n++;
+			return (int64_t)next;
+		}
+		if (memcmp(g->key + s * g->nk, k, g->nk * sizeof(*k)) == 0)
+			return (int64_t)g->cnt[s] - 1;
+	}
+}
+
+/*
+ * Count block b's events (those in [lo, hi] unless inside) into g by
+ * (context key, cpu) through a dense table.  1 done, 0 not worth it (the
+ * table would outgrow the block: the caller counts per event), -1 out of
+ * memory.
+ */
+static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct ghash *g,
+		    unsigned gcols, int inside, int64_t lo, int64_t hi, struct cpuh *h,
+		    uint64_t **hist, size_t *nhist)
+{
+	int ctxc = (gcols & CTX_COLS) != 0;
+	size_t nd = ctxc ? b->ndict : 1;
+	uint32_t maxcpu = 0, k[NGKEY];
+	for (uint32_t j = 0; j < b->rows; j++)
+		maxcpu = b->cpu[j] > maxcpu ? b->cpu[j] : maxcpu;
+	size_t nc = (size_t)maxcpu + 1;
+	if (nc > 4096)
+		return 0;
+	if (nd > h->cap) {
+		free(h->lid);
+		free(h->rep);
+		free(h->ok);
+		h->lid = malloc(nd * sizeof(*h->lid));
+		h->rep = malloc(nd * sizeof(*h->rep));
+		h->ok = malloc(nd);
+		h->cap = nd;
+		if (h->lid == NULL || h->rep == NULL || h->ok == NULL) {
+			h->cap = 0;
+			return -1;
+		}
+	}
+	/* number the contexts by their key without cpu */
+	h->ids.nk = g->nk - 1;
+	if (h->ids.cap)
+		memset(h->ids.cnt, 0, h->ids.cap * sizeof(*h->ids.cnt));
+	h->ids.n = 0;
+	uint64_t nl = 0;
+	for (size_t d = 0; d < nd; d++) {
+		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		if (!ctxc) {
+			h->lid[d] = 0;
+			h->rep[0] = 0;
+			nl = 1;
+			continue;
+		}
+		ctx_key(b, gcols & ~DTCAP_COL_CPU, (uint32_t)d, 0, k);
+		int64_t id = h->ids.nk ? ghash_id(&h->ids, k, nl) : 0;
+		if (id < 0)
+			return -1;
+		if ((uint64_t)id == nl) {
+			h->rep[nl] = (uint32_t)d;
+			nl++;
+		}
+		h->lid[d] = (uint32_t)id;
+		if (!h->ids.nk)
+			nl = 1;
+	}
+	if (nl * nc > (size_t)b->rows * 2 + 4096)
+		return 0;
+	if (nl * nc > *nhist) {
+		free(*hist);
+		*nhist = nl * nc;
+		if ((*hist = calloc(*nhist, sizeof(**hist))) == NULL) {
+			*nhist = 0;
+			return -1;
+		}
+	}
+	uint64_t *t = *hist;
+	for (uint32_t j = 0; j < b->rows; j++) {
+		uint32_t d = ctxc ? b->cidx[j] : 0;
+		if (h->ok[d] && (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi)))
+			t[h->lid[d] * nc + b->cpu[j]]++;
+	}
+	for (size_t l = 0; l < nl; l++) {
+		for (size_t c = 0; c < nc; c++) {
+			uint64_t *x = &t[l * nc + c];
+			if (*x == 0)
+				continue;
+			if (ctxc)
+				ctx_key(b, gcols, h->rep[l], (uint32_t)c, k);
+			else
+				k[0] = (uint32_t)c;
+			if (ghash_add(g, k, *x) < 0)
+				return -1;
+			*x = 0;
+		}
+	}
+	return 1;
+}
+
 /* Count the matching events of every block into g. */
 static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 {
@@ -1282,6 +1407,7 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 	uint32_t k[NGKEY];
 	uint64_t *hist = NULL;
 	size_t nhist = 0;
+	struct cpuh lg = { 0 };
 	int rc = SQLITE_OK;
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
@@ -1319,6 +1445,17 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			if (n && ghash_add(g, k, n) < 0)
 				goto nomem;
 			continue;
+		}
+		/* cpu is per event: the block's contexts are numbered by their
+		 * key without cpu (a hash per context, not per event), then
+		 * events counted per (number, cpu) in a dense table, so that an
+		 * event costs one increment */
+		if ((gcols & DTCAP_COL_CPU) && b->rows) {
+			int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &lg, &hist, &nhist);
+			if (r < 0)
+				goto nomem;
+			if (r > 0)
+				continue;
 		}
 		if (!(gcols & CTX_COLS)) {	/* cpu alone */
 			for (uint32_t j = 0; j < b->rows; j++) {
@@ -1367,9 +1504,11 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		}
 	}
 	free(hist);
+	cpuh_free(&lg);
 	return rc;
 nomem:
 	free(hist);
+	cpuh_free(&lg);
 	return SQLITE_NOMEM;
 }
 
