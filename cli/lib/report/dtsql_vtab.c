@@ -1204,6 +1204,15 @@ static int ghash_grow(struct ghash *g)
 	return 0;
 }
 
+/* Keys are a few words: compared inline, not through memcmp's call. */
+static inline int keq(const uint32_t *a, const uint32_t *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* Add n events to the group of key k. */
 static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
 {
@@ -1217,7 +1226,7 @@ static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
 			g->n++;
 			return 0;
 		}
-		if (memcmp(g->key + s * g->nk, k, g->nk * sizeof(*k)) == 0) {
+		if (keq(g->key + s * g->nk, k, g->nk)) {
 			g->cnt[s] += n;
 			return 0;
 		}
@@ -1539,8 +1548,12 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			 (gret ? DTCAP_COL_ARGS : 0);
 	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
 	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
-	uint64_t run = 0;
+	uint64_t run = 0, *hist = NULL;
+	size_t nhist = 0;
 	int rc = SQLITE_OK;
+	/* grouped by retval and contexts only: the events that are not
+	 * returns (retval NULL) are counted per context, not per event */
+	int split = gret && !bucket && !(gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS);
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
@@ -1555,7 +1568,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 		if (inside < 0)
 			continue;
 		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
-			return SQLITE_NOMEM;
+			goto nomem;
 		e->b_blk = SIZE_MAX;
 		/* ts is read always: the reader checks the block index by it */
 		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
@@ -1571,14 +1584,24 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			k[0] = (uint32_t)(uint64_t)b0;
 			k[1] = (uint32_t)((uint64_t)b0 >> 32);
 			if (b->rows && ghash_add(g, k, b->rows) < 0)
-				return SQLITE_NOMEM;
+				goto nomem;
 			continue;
+		}
+		if (split && b->ndict > nhist) {
+			free(hist);
+			nhist = b->ndict;
+			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
+				goto nomem;
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
 			int64_t t = (int64_t)b->ts[j], bk;
 			if (!inside && (t < lo || t > hi))
 				continue;
 			uint32_t d = 0;
+			if (split && !(b->dict.flags[b->cidx[j]] & DTR_RETURN)) {
+				hist[b->cidx[j]]++;
+				continue;
+			}
 			if (gcols & CTX_COLS) {
 				d = b->cidx[j];
 				if (!ctx_ok(e, b, d))
@@ -1591,6 +1614,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
 					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
 					" floating point)");
+				free(hist);
 				return SQLITE_ERROR;
 			}
 			if (bucket) {
@@ -1604,19 +1628,34 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 				k[rk + 1] = (uint32_t)(x >> 32);
 				k[rk + 2] = (uint32_t)ret;
 			}
-			if (run && memcmp(k, prev, nk * sizeof(*k)) == 0) {
+			if (run && keq(k, prev, nk)) {
 				run++;
 				continue;
 			}
 			if (run && ghash_add(g, prev, run) < 0)
-				return SQLITE_NOMEM;
+				goto nomem;
 			memcpy(prev, k, nk * sizeof(*k));
 			run = 1;
 		}
+		for (uint32_t d = 0; split && d < b->ndict; d++) {
+			if (hist[d] == 0)
+				continue;
+			if (ctx_ok(e, b, d)) {
+				ctx_key(b, gcols, d, 0, k);
+				k[rk] = k[rk + 1] = k[rk + 2] = 0;	/* retval NULL */
+				if (ghash_add(g, k, hist[d]) < 0)
+					goto nomem;
+			}
+			hist[d] = 0;
+		}
 	}
 	if (run && ghash_add(g, prev, run) < 0)
-		return SQLITE_NOMEM;
+		goto nomem;
+	free(hist);
 	return rc;
+nomem:
+	free(hist);
+	return SQLITE_NOMEM;
 }
 
 /*
