@@ -72,6 +72,24 @@ SHAPES=(
 "join_frames|SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10|SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10|1"
 "selective_tid|SELECT count(*), sum(cpu) FROM events WHERE tid = $TID|SELECT count(*), sum(cpu) FROM events WHERE tid = $TID|1"
 )
+# Memory of a GROUP BY (issue 26 item 5): the groups are kept, not the
+# events, so the peak RSS of the two-key shape stays near that of a query
+# that groups nothing (SELECT count(*): the blocks being decoded, sqlite,
+# the capture's tables) whatever the capture's size.
+rss_kb() { /usr/bin/time -f %M "$D" sql --csv "$C" "$1" 2>&1 >/dev/null | tail -1; }
+r0=$(rss_kb 'SELECT count(*) FROM events WHERE pid != 0')
+r1=$(rss_kb 'SELECT pid, cpu, count(*) FROM events GROUP BY pid, cpu')
+r2=$(rss_kb "SELECT (ts - $T0) / 1000000000 AS sec, comm, count(*), median(tid) FROM events GROUP BY 1, 2")
+if [ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && [ "$r0" -gt 0 ] 2>/dev/null; then
+	echo "bench scale.sql_groupby_rss_mb $((r1 / 1024)) MB"
+	echo "bench scale.sql_bucket_groupby_rss_mb $((r2 / 1024)) MB"
+	echo "bench scale.sql_count_rss_mb $((r0 / 1024)) MB"
+	awk -v a="$r1" -v b="$r2" -v z="$r0" 'BEGIN { printf "bench scale.sql_groupby_rss_vs_count %.3f ratio\n", (a > b ? a : b) / z }'
+	echo "target <= 2.0"
+else
+	echo "bench: scale: RSS not measured (/usr/bin/time?): $r0 $r1 $r2" >&2
+fi
+
 logsum=0 nok=0 worst=0 worstname=
 for s in "${SHAPES[@]}"; do
 	IFS='|' read -r name dq kq cmp <<<"$s"
@@ -98,24 +116,6 @@ if [ "$nok" -gt 0 ]; then
 	echo "bench scale.sql_vs_duckdb_worst $worst ratio"
 	echo "target <= 2.0"
 	echo "# worst shape: $worstname; $nok of ${#SHAPES[@]} shapes compared"
-fi
-
-# Memory of a GROUP BY (issue 26 item 5): the groups are kept, not the
-# events, so the peak RSS of the two-key shape stays near that of a query
-# that groups nothing (SELECT count(*): the blocks being decoded, sqlite,
-# the capture's tables) whatever the capture's size.
-rss_kb() { /usr/bin/time -f %M "$D" sql --csv "$C" "$1" 2>&1 >/dev/null | tail -1; }
-r0=$(rss_kb 'SELECT count(*) FROM events WHERE pid != 0')
-r1=$(rss_kb 'SELECT pid, cpu, count(*) FROM events GROUP BY pid, cpu')
-r2=$(rss_kb "SELECT (ts - $T0) / 1000000000 AS sec, comm, count(*), median(tid) FROM events GROUP BY 1, 2")
-if [ -n "$r0" ] && [ -n "$r1" ] && [ -n "$r2" ] && [ "$r0" -gt 0 ] 2>/dev/null; then
-	echo "bench scale.sql_groupby_rss_mb $((r1 / 1024)) MB"
-	echo "bench scale.sql_bucket_groupby_rss_mb $((r2 / 1024)) MB"
-	echo "bench scale.sql_count_rss_mb $((r0 / 1024)) MB"
-	awk -v a="$r1" -v b="$r2" -v z="$r0" 'BEGIN { printf "bench scale.sql_groupby_rss_vs_count %.3f ratio\n", (a > b ? a : b) / z }'
-	echo "target <= 2.0"
-else
-	echo "bench: scale: RSS not measured (/usr/bin/time?): $r0 $r1 $r2" >&2
 fi
 
 # Whole-capture reports, wall time on all cores.
