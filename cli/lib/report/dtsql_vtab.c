@@ -1544,8 +1544,10 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	struct dtcap_reader *r = e->c->r;
 	int tsr = e->glo_set || e->ghi_set;
 	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
+	/* retval: the first slot's column alone, not the row-major array of
+	 * every argument (most of the decoding's time when filled) */
 	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
-			 (gret ? DTCAP_COL_ARGS : 0);
+			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS : 0);
 	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
 	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
 	uint64_t run = 0, *hist = NULL;
@@ -1593,8 +1595,18 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
 				goto nomem;
 		}
+		uint32_t a0 = 0;	/* the row's place in slot 0's column */
 		for (uint32_t j = 0; j < b->rows; j++) {
 			int64_t t = (int64_t)b->ts[j], bk;
+			uint64_t arg0 = 0;
+			if (gret && b->nargs[j] > 0) {
+				if (a0 >= b->nargslot[0]) {
+					set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": argument slots");
+					free(hist);
+					return SQLITE_ERROR;
+				}
+				arg0 = b->argslot[0][a0++];
+			}
 			if (!inside && (t < lo || t > hi))
 				continue;
 			uint32_t d = 0;
@@ -1623,7 +1635,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			}
 			if (gret) {	/* FLAGS is a key column with it: by context */
 				int ret = (b->dict.flags[d] & DTR_RETURN) != 0;
-				uint64_t x = ret ? b->args[(size_t)j * DTCAP_MAXARGS] : 0;
+				uint64_t x = ret ? arg0 : 0;
 				k[rk] = (uint32_t)x;
 				k[rk + 1] = (uint32_t)(x >> 32);
 				k[rk + 2] = (uint32_t)ret;
