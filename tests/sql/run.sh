@@ -793,6 +793,7 @@ ENGPLAINQ=(
 	'SELECT comm, count(*) FROM events WHERE pid = (SELECT 1.5) GROUP BY comm'
 	'SELECT comm, quantile_disc(pid, tid) FROM events GROUP BY comm'
 	'SELECT sum(retval), avg(retval) FROM events'
+	'SELECT ts FROM events WHERE pid = (SELECT max(pid) FROM events) LIMIT 2'
 	'SELECT 2 * (ts - 5) / 7, count(*) FROM events GROUP BY 2 * (ts - 5) / 7'
 	"SELECT (ts - 5) / 7 || 'x', count(*) FROM events GROUP BY (ts - 5) / 7"
 	'SELECT (ts - 5) / 7, count(*) FROM events GROUP BY comm'

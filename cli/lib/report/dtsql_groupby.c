@@ -1471,9 +1471,30 @@ static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth)
 	if (orig == NULL || sqlite3_column_count(orig) == 0 || !sqlite3_stmt_readonly(orig))
 		return NULL;
 	const char *sql = sqlite3_sql(orig);
-	/* cheap: a subquery at all? */
+	/* cheap: a subquery at all, and an aggregate or GROUP BY outside
+	 * it?  (Else the statement runs as written, and its subquery would
+	 * run twice.) */
 	const char *s1 = sql ? strcasestr(sql, "select") : NULL;
-	char *sub = s1 && strcasestr(s1 + 6, "select") ? subst_scalars(db, sql, depth) : NULL;
+	char *sub = NULL;
+	if (s1 && strcasestr(s1 + 6, "select")) {
+		struct toks v = { 0 };
+		int agg = 0, depth0 = 0;
+		if (tokenize(sql, &v) == 0) {
+			for (size_t i = 0; i < v.n; i++) {
+				if (is_op(&v.t[i], "("))
+					depth0++;
+				else if (is_op(&v.t[i], ")"))
+					depth0--;
+				else if (depth0 == 0)
+					agg |= is_kw(&v.t[i], "GROUP") || is_kw(&v.t[i], "count") ||
+					       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max") ||
+					       weighted_kind(&v.t[i]) >= 0;
+			}
+		}
+		free(v.t);
+		if (agg)
+			sub = subst_scalars(db, sql, depth);
+	}
 	if (sub == NULL)
 		return grouped(db, orig, orig);
 	sqlite3_stmt *st = NULL, *fast = NULL;
