@@ -10,7 +10,7 @@ linux-image-cloud-amd64 linux-headers-cloud-amd64 sparse mandoc
 tmux chromium python3 xz-utils python3-zstandard python3-xxhash linux-perf
 libc6-dbg systemtap-sdt-dev libcapstone-dev libiberty-dev strace nodejs
 libdevel-nytprof-perl libxml2-utils
-openjdk-17-jdk-headless"
+openjdk-17-jdk-headless time"
 # `make check-debug` only: Debian's kernel source and what building it takes
 if [ "${1:-}" = debug ]; then
 	PKGS="$PKGS linux-source-6.1 bison flex bc libssl-dev"

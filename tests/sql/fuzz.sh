@@ -40,6 +40,18 @@ SELECT comm AS c, count(*) FROM events GROUP BY 1 ORDER BY c
 SELECT comm, count(*) FROM events WHERE ts BETWEEN 1000000500000 AND 1000300000000 GROUP BY comm
 SELECT cpu, count(*) FROM events WHERE ts > 5000800000 AND 1000200000000 >= events.ts AND pid > 1 GROUP BY cpu
 SELECT probe_name, count(*) FROM events WHERE ts < 5000900000 GROUP BY probe_name
+SELECT comm, sum(pid), total(tid), avg(cpu), count(*) FROM events GROUP BY comm ORDER BY comm
+SELECT count(*), sum(cpu) FROM events WHERE tid = (SELECT tid FROM events WHERE tid != 0 GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1)
+SELECT kstack, count(*) FROM events WHERE pid = (SELECT pid FROM events WHERE pid != 0 GROUP BY pid ORDER BY count(*) DESC, pid LIMIT 1) AND kstack != 0 GROUP BY kstack ORDER BY 2 DESC, 1 LIMIT 10
+SELECT probe_name, quantile_disc(tid, 0.99), quantile_cont(pid, 0.25), median(kstack) FROM events GROUP BY probe_name
+SELECT median(retval), quantile_disc(retval, 0.9), min(retval) FROM events WHERE probe_name LIKE 'syscall:%'
+SELECT (ts - 1000) / 1000000 AS sec, count(*) FROM events GROUP BY sec
+SELECT (ts - -5000) / 300000 AS b, comm, count(*), sum(cpu) FROM events GROUP BY 1, comm ORDER BY 1 DESC LIMIT 20
+SELECT (events.ts + 5) / 7000 b, cpu, count(*) FROM events WHERE pid > 3 GROUP BY (events.ts + 5) / 7000, cpu HAVING count(*) > 1
+SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10
+SELECT p.name, count(*), sum(e.tid) FROM events e JOIN probes p ON p.id = e.probe GROUP BY p.name
+SELECT retval, count(*) FROM events GROUP BY retval
+SELECT sum(pid) FROM events WHERE pid = (SELECT max(pid) FROM events WHERE pid < 0)
 EOF
 cat >"$t/dict" <<'EOF'
 "SELECT"
@@ -67,6 +79,24 @@ cat >"$t/dict" <<'EOF'
 "max("
 "sum("
 "avg("
+"total("
+"quantile_disc("
+"quantile_cont("
+"median("
+", 0.99)"
+"retval"
+"(ts - 1000) / 1000000"
+"(ts + 7) / 3"
+" JOIN frames f ON f.stack_id = e.kstack"
+" JOIN probes p ON p.id = e.probe"
+" events e"
+"e."
+"f.name"
+"f.depth"
+" = (SELECT "
+"(SELECT max(pid) FROM events)"
+"9223372036854775807"
+"-1"
 "length("
 "upper("
 "coalesce("

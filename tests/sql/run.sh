@@ -650,14 +650,14 @@ MULTIQ=(
 	"SELECT host, count(*), count(DISTINCT capture) FROM events WHERE capture < 'z' OR comm IS NULL GROUP BY host"
 )
 PLAINQ=(
-	'SELECT comm, sum(pid) FROM events GROUP BY comm'
+	'SELECT comm, sum(arg0) FROM events GROUP BY comm'
 	'SELECT comm, pid, count(*) FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events WHERE pid IN (SELECT pid FROM processes) GROUP BY comm'
 	'SELECT comm, group_concat(DISTINCT pid) FROM events GROUP BY comm'
 	'SELECT comm, count(*) FROM events GROUP BY comm COLLATE NOCASE'
 	'SELECT comm FROM events WHERE pid = 100 LIMIT 3'
 	'SELECT max(pid, tid) FROM events LIMIT 2'
-	'SELECT comm, avg(tid) FROM events GROUP BY comm'
+	'SELECT comm, avg(DISTINCT tid) FROM events GROUP BY comm'
 	'SELECT upper(comm) u, count(*) FROM events GROUP BY u'
 	'SELECT comm, count(*) OVER () FROM events GROUP BY comm'
 	'SELECT comm, count(arg0) FROM events GROUP BY comm'
@@ -758,6 +758,96 @@ rc=$?
 [ $rc = 1 ] && [ ! -s "$T/fast.out" ] && grep -q "CREATE (not TEMP) main.events refused" "$T/fast.err" &&
 	pass "grouped_shadow_main_refused" || fail "grouped_shadow_main_refused" "rc=$rc $(head -2 "$T/fast.err")"
 same "grouped_shadow_view_many" --csv "$S" "$N" -- 'DROP VIEW events' 'CREATE TEMP VIEW events AS SELECT * FROM main.events__c0 WHERE pid = 100' 'SELECT comm, count(*) FROM events GROUP BY comm'
+
+# ---- the scan engine's shapes (issue 26): weighted sum/total/avg and
+# quantiles over the groups, scalar subqueries computed once, all giving
+# what the statement as written gives
+ENGQ=(
+	'SELECT comm, sum(pid), total(tid), avg(cpu), count(*) FROM events GROUP BY comm ORDER BY comm'
+	'SELECT count(*), sum(cpu) FROM events WHERE tid = (SELECT tid FROM events WHERE tid != 0 GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1)'
+	'SELECT kstack, count(*) FROM events WHERE pid = (SELECT pid FROM events WHERE pid != 0 GROUP BY pid ORDER BY count(*) DESC, pid LIMIT 1) AND kstack != 0 GROUP BY kstack ORDER BY 2 DESC, 1 LIMIT 10'
+	'SELECT probe_name, quantile_disc(tid, 0.99), quantile_cont(pid, 0.25), median(kstack) FROM events GROUP BY probe_name ORDER BY 1'
+	'SELECT quantile_disc(cpu, 0), quantile_disc(cpu, 1), quantile_cont(tid, 0.5), median(tid) FROM events'
+	'SELECT sum(pid), avg(pid), total(pid), median(pid) FROM events WHERE pid = 999'
+	'SELECT comm, sum(ustack) FROM events WHERE pid = (SELECT max(pid) FROM events WHERE pid < 0) GROUP BY comm'
+	'SELECT comm, avg(tid) FROM events GROUP BY comm HAVING sum(tid) > 10 ORDER BY avg(tid) DESC, comm'
+	'SELECT pid, count(*) FROM events WHERE tid >= (SELECT min(tid) FROM events) AND pid != (SELECT count(*) FROM events) GROUP BY pid'
+	'SELECT flags, sum(flags) * 2, avg(probe) + 1 FROM events GROUP BY 1'
+	'SELECT (ts - 1000) / 1000000 AS sec, count(*) FROM events GROUP BY sec'
+	'SELECT (ts - 5000000000) / 300000 AS b, comm, count(*), sum(cpu) FROM events GROUP BY 1, comm ORDER BY 1 DESC, 2 LIMIT 20'
+	'SELECT (ts + 5) / 7000 AS b, count(*) FROM events WHERE pid > 3 GROUP BY (ts + 5) / 7000 HAVING count(*) > 1 ORDER BY b LIMIT 5'
+	'SELECT (events.ts - -1000) / 100000000 * 2 b, cpu, count(*), median(tid) FROM events GROUP BY (events.ts - -1000) / 100000000, cpu'
+	'SELECT (ts - 99999999999999) / 1000000000, count(*) FROM events GROUP BY 1'
+	'SELECT median(retval), quantile_disc(retval, 0.99), quantile_cont(retval, 0.9), min(retval), max(retval) FROM events'
+	"SELECT quantile_disc(retval, 0.99) FROM events WHERE probe_name LIKE 'syscall:%:return'"
+	'SELECT retval, count(*), count(retval) FROM events GROUP BY retval ORDER BY 2 DESC, 1 LIMIT 20'
+	'SELECT probe, (ts - 0) / 100000000, quantile_disc(retval, 0.5) FROM events WHERE retval IS NOT NULL GROUP BY 1, 2'
+)
+ENGPLAINQ=(
+	'SELECT comm, sum(retval) FROM events GROUP BY comm'
+	'SELECT comm, sum(comm) FROM events GROUP BY comm'
+	'SELECT comm, sum(DISTINCT pid) FROM events GROUP BY comm'
+	'SELECT comm, sum(pid + 1) FROM events GROUP BY comm'
+	'SELECT comm, count(*) FROM events WHERE pid = (SELECT pid FROM events) GROUP BY comm'
+	"SELECT comm, count(*) FROM events WHERE pid = (SELECT 'x') GROUP BY comm"
+	'SELECT comm, count(*) FROM events WHERE pid = (SELECT 1.5) GROUP BY comm'
+	'SELECT comm, quantile_disc(pid, tid) FROM events GROUP BY comm'
+	'SELECT sum(retval), avg(retval) FROM events'
+	'SELECT ts FROM events WHERE pid = (SELECT max(pid) FROM events) LIMIT 2'
+	'SELECT 2 * (ts - 5) / 7, count(*) FROM events GROUP BY 2 * (ts - 5) / 7'
+	"SELECT (ts - 5) / 7 || 'x', count(*) FROM events GROUP BY (ts - 5) / 7"
+	'SELECT (ts - 5) / 7, count(*) FROM events GROUP BY comm'
+	'SELECT (ts - 5) / 7, (ts - 6) / 7, count(*) FROM events GROUP BY 1, 2'
+	'SELECT (ts - 5) / 1e9, count(*) FROM events GROUP BY 1'
+	'SELECT (ts - 5) / 0, count(*) FROM events GROUP BY 1'
+)
+# joins with one small table by key: the events grouped first, then joined
+ENGJOINQ=(
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack != 0 GROUP BY f.name ORDER BY 2 DESC, 1 LIMIT 10'
+	'SELECT f.name, e.comm, count(*), sum(e.cpu) FROM events AS e INNER JOIN frames AS f ON f.stack_id = e.ustack GROUP BY f.name, e.comm ORDER BY 3 DESC, 1, 2 LIMIT 20'
+	'SELECT f.name n, count(f.depth), median(e.tid) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY n ORDER BY n'
+	'SELECT p.name, count(*) FROM events e JOIN probes p ON p.id = e.probe GROUP BY p.name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack WHERE e.pid = (SELECT max(pid) FROM events) GROUP BY 1'
+)
+ENGJOINPLAINQ=(
+	'SELECT f.name, f.depth, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY f.name'
+	'SELECT name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack GROUP BY name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack JOIN stacks s ON s.id = e.kstack GROUP BY f.name'
+	'SELECT f.name, count(*) FROM events e LEFT JOIN frames f ON f.stack_id = e.kstack GROUP BY f.name'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.ts GROUP BY f.name'
+)
+classify "engine_join_fast_shapes" "$N" -- fast "${ENGJOINQ[@]}"
+classify "engine_join_plain_shapes" "$N" -- plain "${ENGJOINPLAINQ[@]}"
+classify "engine_join_plain_many" "$S" "$N" -- plain "${ENGJOINQ[@]:0:2}"
+same "engine_join_same_nulls_csv" --csv "$N" -- "${ENGJOINQ[@]}" "${ENGJOINPLAINQ[@]:0:2}"
+same "engine_join_same_dtgen_csv" --csv "$GEN" -- "${ENGJOINQ[@]}"
+classify "engine_fast_shapes" "$N" -- fast "${ENGQ[@]}"
+classify "engine_plain_shapes" "$N" -- plain "${ENGPLAINQ[@]}"
+classify "engine_fast_shapes_many" "$S" "$N" -- fast "${ENGQ[@]}"
+same "engine_same_nulls_csv" --csv "$N" -- "${ENGQ[@]}" "${ENGPLAINQ[@]:0:4}"
+same "engine_same_nulls_json" --json "$N" -- "${ENGQ[@]}"
+same "engine_same_dtgen_csv" --csv "$GEN" -- "${ENGQ[@]}"
+same "engine_same_many_csv" --csv "$S" "$N" -- "${ENGQ[@]}"
+# the quantiles' definition (doc/SQL.md), DuckDB's: position ceil(q * n) - 1
+# of the sorted non-NULL values; _cont interpolates at q * (n - 1)
+check "quantile_values" "$(q "$C" 'SELECT quantile_disc(column1, 0.5), quantile_disc(column1, 0.99), quantile_cont(column1, 0.5), median(column1), quantile_cont(column1, 0.1), quantile_disc(column1, 0) FROM (VALUES (4), (1), (NULL), (3), (2), (10))')" "3,10,3.0,3.0,1.4,1"
+check "quantile_empty_null" "$(q "$C" 'SELECT quantile_disc(x, 0.5) IS NULL, median(x) IS NULL FROM (SELECT 1 AS x WHERE 0)')" "1,1"
+"$D" sql --csv "$C" "SELECT quantile_disc(column1, 2) FROM (VALUES (1))" >"$T/qe.out" 2>"$T/qe.err"
+rc=$?
+[ $rc = 1 ] && grep -q "fraction must be a number from 0 to 1" "$T/qe.err" &&
+	pass "quantile_bad_fraction" || fail "quantile_bad_fraction" "rc=$rc $(cat "$T/qe.err")"
+"$D" sql --csv "$C" "SELECT median(column1) FROM (VALUES ('a'))" >"$T/qe.out" 2>"$T/qe.err"
+rc=$?
+[ $rc = 1 ] && grep -q "values must be numbers" "$T/qe.err" &&
+	pass "quantile_text_refused" || fail "quantile_text_refused" "rc=$rc $(cat "$T/qe.err")"
+# the weighted sum overflows where SQLite's sum does, with its message
+"$D" sql --csv "$C" "SELECT sum(column1) FROM (VALUES (4611686018427387904), (4611686018427387904))" >"$T/ov1.out" 2>"$T/ov1.err"
+r1=$?
+"$D" sql --csv "$C" "SELECT _dt_wsum(4611686018427387904, 2)" >"$T/ov2.out" 2>"$T/ov2.err"
+r2=$?
+[ $r1 = 1 ] && [ $r2 = 1 ] && grep -q "integer overflow" "$T/ov1.err" && grep -q "integer overflow" "$T/ov2.err" &&
+	pass "engine_sum_overflow" || fail "engine_sum_overflow" "rc $r1/$r2: $(cat "$T/ov1.err" "$T/ov2.err")"
+check "engine_wsum_edge" "$(q "$C" 'SELECT _dt_wsum(4611686018427387903, 2), _dt_wsum(-4611686018427387904, 2), _dt_wavg(3, 2), _dt_wtotal(NULL, 5) FROM (SELECT 1)')" "9223372036854775806,-9223372036854775808,3.0,0.0"
 
 # ---- arguments by name: a view per probe (issue 23 item 1)
 A=$T/args.dtc

@@ -30,7 +30,7 @@ check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/
 # from the sources it exercises, like the format fuzzer.
 SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby
-FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c \
+FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib/report/dtsql_aggs.c \
 	cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
 	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
 	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c cli/lib/report/derived_cache.c \

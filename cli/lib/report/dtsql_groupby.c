@@ -76,11 +76,13 @@ struct tok {
 	int		kind;
 	const char	*p;
 	size_t		n;
+	int		other;	/* a column of the joined table ("f.name") */
 };
 
 struct toks {
 	struct tok	*t;
 	size_t		n, cap;
+	char		eva[64];	/* the events table's alias; "" none */
 };
 
 static int tok_push(struct toks *v, int kind, const char *p, size_t n)
@@ -93,7 +95,7 @@ static int tok_push(struct toks *v, int kind, const char *p, size_t n)
 		v->t = t;
 		v->cap = cap;
 	}
-	v->t[v->n++] = (struct tok){ kind, p, n };
+	v->t[v->n++] = (struct tok){ kind, p, n, 0 };
 	return 0;
 }
 
@@ -242,6 +244,8 @@ static const char *const col_name[E_NCOLS] = {
 static uint64_t col_bit(const struct tok *t)
 {
 	char buf[32];
+	if (t->other)
+		return 0;
 	const char *s = id_name(t, buf, sizeof(buf));
 	if (s == NULL)
 		return 0;
@@ -302,7 +306,59 @@ struct rw {
 	uint64_t	keys;		/* GROUP BY columns */
 	int		changed;	/* the current item was rewritten */
 	int		naggs;		/* aggregates seen */
+	/* the ts buckets "(ts - K) / W" of the statement, all of one K and
+	 * W: token i of each and its number of tokens */
+	size_t		bks[16], bkl[16];
+	int		nbk;
+	int64_t		bkoff, bkw;
+	/* a join with one small table: the names of its columns that are
+	 * GROUP BY keys, and the result columns' aliases */
+	int		join;
+	const struct tok *okey[16];
+	int		nokey;
+	const struct tok *alias[64];
+	int		nalias;
 };
+
+/* t, a column of the joined table, is a GROUP BY key. */
+static int is_okey(const struct rw *w, const struct tok *t)
+{
+	for (int k = 0; k < w->nokey; k++)
+		if (w->okey[k]->n == t->n && strncasecmp(w->okey[k]->p, t->p, t->n) == 0 &&
+		    w->okey[k]->kind == t->kind)
+			return 1;
+	return 0;
+}
+
+/* A bare word of a join's statement that is no column: SQL's, or a
+ * result column's alias. */
+static int join_word_ok(const struct rw *w, const struct tok *t)
+{
+	static const char *const kw[] = {
+		"AND", "OR", "NOT", "IS", "NULL", "IN", "LIKE", "GLOB", "BETWEEN",
+		"CASE", "WHEN", "THEN", "ELSE", "END", "AS", "ASC", "DESC", "COLLATE",
+		"NOCASE", "BINARY", "RTRIM", "ESCAPE", "DISTINCT", "ISNULL", "NOTNULL",
+		"INTEGER", "TEXT", "REAL", "NUMERIC", "BLOB", "NULLS", "FIRST", "LAST",
+	};
+	if (t->kind == K_ID && is_kw_of(t, kw, sizeof(kw) / sizeof(kw[0])))
+		return 1;
+	for (int k = 0; k < w->nalias; k++)
+		if (w->alias[k]->n == t->n && strncasecmp(w->alias[k]->p, t->p, t->n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The key bit of the ts bucket (events_grouped's _dt_bucket). */
+#define COL_BUCKET	(1ull << (E_NCOLS + 2))
+
+/* The tokens of the bucket starting at token i, 0 if none does. */
+static size_t bucket_len(const struct rw *w, size_t i)
+{
+	for (int k = 0; k < w->nbk; k++)
+		if (w->bks[k] == i)
+			return w->bkl[k];
+	return 0;
+}
 
 /* Copy sql up to p, then replacement text, and go on from q. */
 static void edit(struct rw *w, const char *p, const char *q, const char *text)
@@ -357,7 +413,7 @@ static size_t col_ref(const struct toks *v, size_t i, size_t b)
 	if (i < b && col_bit(&v->t[i]))
 		return 1;
 	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
-	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]))
 		return 3;
 	return 0;
@@ -373,6 +429,55 @@ static int check_inner(const struct toks *v, size_t a, size_t b)
 	return 0;
 }
 
+/* The columns a weighted sum or quantile may read: integers from 0 to
+ * 2^32 - 1 (dtsql_aggs.c: every partial sum then lies between 0 and the
+ * total), whatever the order of the rows. */
+#define WEIGHT_COLS	((1ull << E_CPU) | (1ull << E_PID) | (1ull << E_TID) |	\
+			 (1ull << E_PROBE) | (1ull << E_KSTACK) |		\
+			 (1ull << E_USTACK) | (1ull << E_FLAGS))
+
+/* The aggregates of one column that have weighted forms (dtsql_aggs.c),
+ * in the order of wname[]; -1 for any other word. */
+static const char *const wfn[] = {
+	"sum", "total", "avg", "quantile_disc", "quantile_cont", "median",
+};
+static const char *const wname[] = {
+	DT_WSUM, DT_WTOTAL, DT_WAVG, DT_WQDISC, DT_WQCONT, DT_WMEDIAN,
+};
+
+static int weighted_kind(const struct tok *t)
+{
+	for (size_t i = 0; i < sizeof(wfn) / sizeof(wfn[0]); i++)
+		if (is_kw(t, wfn[i]))
+			return (int)i;
+	return -1;
+}
+
+/* Rewrite the aggregate t( [x, y) ) ending before token e into its
+ * weighted form: its first argument one column of WEIGHT_COLS, a
+ * quantile's fraction one number literal.  -1: not that shape. */
+static int weighted(struct rw *w, const struct tok *t, size_t x, size_t y, size_t e, int kind)
+{
+	const struct toks *v = w->v;
+	size_t c = col_ref(v, x, y);
+	/* a quantile's value may be retval too (signed: its order, not its
+	 * sum, is used) */
+	uint64_t ok = kind >= 3 ? WEIGHT_COLS | 1ull << E_RETVAL : WEIGHT_COLS;
+	if (c == 0 || !(col_bit(&v->t[x + c - 1]) & ok))
+		return -1;
+	int quant = kind == 3 || kind == 4;
+	if (quant ? !(x + c + 2 == y && is_op(&v->t[x + c], ",") && v->t[x + c + 1].kind == K_NUM)
+		  : x + c != y)
+		return -1;
+	const char *from = v->t[x].p, *to = v->t[y - 1].p + v->t[y - 1].n;
+	char *s = sqlite3_mprintf("%s(%.*s, " E_ROWS_NAME ")", wname[kind], (int)(to - from), from);
+	if (s == NULL)
+		return -1;
+	edit(w, t->p, v->t[e - 1].p + 1, s);
+	sqlite3_free(s);
+	return 0;
+}
+
 /*
  * Rewrite the aggregates of the expression tokens [a, b) (an item, HAVING
  * or ORDER BY) and check that outside them only GROUP BY columns are
@@ -384,8 +489,28 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 	const struct toks *v = w->v;
 	for (size_t i = a; i < b; i++) {
 		const struct tok *t = &v->t[i];
+		size_t bl = bucket_len(w, i);
+		if (bl && i + bl <= b) {
+			/* a bucket outside aggregates is a key, as a column */
+			if (!where && !(w->keys & COL_BUCKET))
+				return -1;
+			const struct tok *l = &v->t[i + bl - 1];
+			edit(w, t->p, l->p + l->n, E_BUCKET_NAME);
+			i += bl - 1;
+			continue;
+		}
 		if (i + 1 < b && t->kind == K_QID && is_op(&v->t[i + 1], "("))
 			return -1;	/* "f"(x): a call by a quoted name */
+		if (t->other) {
+			/* the joined table's: outside aggregates, a key */
+			if (!where && !is_okey(w, t))
+				return -1;
+			continue;
+		}
+		if (w->join && (t->kind == K_ID || t->kind == K_QID) && !col_bit(t) &&
+		    !(i + 1 < b && (is_op(&v->t[i + 1], "(") || is_op(&v->t[i + 1], "."))) &&
+		    !(i > 0 && is_op(&v->t[i - 1], ".")) && !join_word_ok(w, t))
+			return -1;	/* a column not qualified: whose? */
 		if (i + 1 < b && t->kind == K_ID && !is_paren_kw(t) && is_op(&v->t[i + 1], "(")) {
 			size_t e = close_paren(v, i + 1, b);	/* past ')' */
 			if (e == SIZE_MAX)
@@ -415,6 +540,14 @@ static int expr(struct rw *w, size_t a, size_t b, int where)
 					edit(w, t->p, v->t[e - 1].p + 1, s);
 					sqlite3_free(s);
 				}
+				i = e - 1;
+				continue;
+			}
+			int wk = where ? -1 : weighted_kind(t);
+			if (wk >= 0) {
+				if (weighted(w, t, x, y, e, wk) < 0)
+					return -1;
+				w->naggs++;
 				i = e - 1;
 				continue;
 			}
@@ -473,10 +606,59 @@ static size_t ts_ref(const struct toks *v, size_t i, size_t b)
 	if (i < b && col_bit(&v->t[i]) == 1ull << E_TS)
 		return 1;
 	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
-	if (s && strcasecmp(s, "events") == 0 && is_op(&v->t[i + 1], ".") &&
+	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]) == 1ull << E_TS)
 		return 3;
 	return 0;
+}
+
+/*
+ * "( ts - K ) / W" at token i (K an integer literal of up to 18 digits, so
+ * |K| < 2^62; "ts + K" as offset -K; W one of digits, above 0): its tokens
+ * and *k, *w, or 0.  Only where replacing it by one operand keeps the
+ * parse: after a token that binds no tighter than '/' on its right ("(",
+ * ",", "+", comparisons, clause and logic words), before one that binds no
+ * tighter on its left (not "||", "->", COLLATE).
+ */
+static size_t bucket_at(const struct toks *v, size_t i, size_t b, int64_t *k, int64_t *w)
+{
+	static const char *const before_op[] = {
+		"(", ",", "+", "=", "==", "!=", "<>", "<", "<=", ">", ">=",
+	};
+	static const char *const before_kw[] = {
+		"SELECT", "BY", "WHERE", "HAVING", "AND", "OR", "WHEN", "THEN", "ELSE",
+	};
+	if (i == 0 || i >= b || !is_op(&v->t[i], "("))
+		return 0;
+	int ok = is_kw_of(&v->t[i - 1], before_kw, sizeof(before_kw) / sizeof(before_kw[0]));
+	for (size_t q = 0; q < sizeof(before_op) / sizeof(before_op[0]); q++)
+		ok |= is_op(&v->t[i - 1], before_op[q]);
+	if (!ok)
+		return 0;
+	size_t j = i + 1, n = ts_ref(v, j, b);
+	if (n == 0)
+		return 0;
+	j += n;
+	if (j >= b || !(is_op(&v->t[j], "-") || is_op(&v->t[j], "+")))
+		return 0;
+	int minus = is_op(&v->t[j], "-");
+	int64_t x, y;
+	size_t m = int_lit(v, ++j, b, &x);
+	if (m == 0)
+		return 0;
+	j += m;
+	if (j + 2 >= b + 1 || !is_op(&v->t[j], ")") || !is_op(&v->t[j + 1], "/"))
+		return 0;
+	j += 2;
+	if (j >= b || int_lit(v, j, b, &y) != 1 || y <= 0)
+		return 0;
+	j++;
+	if (j < b && (is_op(&v->t[j], "||") || is_op(&v->t[j], "->") ||
+		      is_op(&v->t[j], "->>") || is_kw(&v->t[j], "COLLATE")))
+		return 0;
+	*k = minus ? x : -x;
+	*w = y;
+	return j - i;
 }
 
 /* [lo, hi] narrowed by "ts OP x". */
@@ -656,6 +838,8 @@ out:
 struct reads {
 	const char	*table;		/* events or events_grouped */
 	int		one, many, other;
+	char		jt[64];		/* the one other table of main read */
+	int		jtn;
 };
 
 static int on_auth(void *arg, int action, const char *a3, const char *a4, const char *a5,
@@ -686,6 +870,11 @@ static int on_auth(void *arg, int action, const char *a3, const char *a4, const 
 	}
 	if (a6 == NULL && strcmp(a3, r->table) == 0) {
 		r->one++;
+	} else if (a6 == NULL && strcmp(a3, "events") && strcmp(a3, EVENTS_GROUPED) &&
+		   strncmp(a3, "events_", 7) && strlen(a3) < sizeof(r->jt) &&
+		   (r->jt[0] == 0 || strcmp(r->jt, a3) == 0)) {
+		strcpy(r->jt, a3);	/* a join's small table */
+		r->jtn++;
 	} else if (strncmp(a3, r->table, n) == 0 && strncmp(a3 + n, "__c", 3) == 0 &&
 		   a3[n + 3] && strspn(a3 + n + 3, "0123456789") == strlen(a3 + n + 3) &&
 		   (a6 == NULL ? strcmp(r->table, EVENTS_GROUPED) == 0
@@ -755,7 +944,81 @@ static size_t clause_end(const struct toks *v, size_t i)
 	return i;
 }
 
-static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int many)
+/*
+ * The FROM clause [from, end): "events" alone, or "events [AS] A [INNER]
+ * JOIN T [AS] B ON expr" (T any table but events, named once).  Sets
+ * *ev_end past the events table and its alias, v->eva, *on to ON's
+ * expression (0: none), jt to T, and marks B's columns.  -1: neither.
+ */
+static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, size_t *on,
+		       char *jt, size_t jtsize)
+{
+	char buf[64], ab[64];
+	const char *name = id_name(&v->t[from], buf, sizeof(buf));
+	static const char *const nota[] = {
+		"AS", "JOIN", "INNER", "ON", "LEFT", "CROSS", "NATURAL", "OUTER", "FULL", "RIGHT",
+	};
+	if (name == NULL || strcasecmp(name, "events"))
+		return -1;
+	size_t i = from + 1;
+	*on = 0;
+	jt[0] = 0;
+	v->eva[0] = 0;
+	if (i < end && is_kw(&v->t[i], "AS"))
+		i++;
+	if (i < end && (v->t[i].kind == K_ID || v->t[i].kind == K_QID) &&
+	    !is_kw_of(&v->t[i], nota, sizeof(nota) / sizeof(nota[0]))) {
+		const char *a = id_name(&v->t[i], ab, sizeof(ab));
+		if (a == NULL || strlen(a) >= sizeof(v->eva) || strlen(a) >= 16)
+			return -1;
+		strcpy(v->eva, a);
+		i++;
+	} else if (i > from + 1) {
+		return -1;	/* AS and no name */
+	}
+	*ev_end = i;
+	if (i == end)
+		return v->eva[0] ? -1 : 0;	/* an alias alone: the old shape is without */
+	if (i < end && is_kw(&v->t[i], "INNER"))
+		i++;
+	if (i >= end || !is_kw(&v->t[i], "JOIN"))
+		return -1;
+	i++;
+	const char *t = i < end ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	if (t == NULL || strcasecmp(t, "events") == 0 || strlen(t) >= jtsize ||
+	    (i + 1 < end && is_op(&v->t[i + 1], ".")))
+		return -1;
+	strcpy(jt, t);
+	i++;
+	const struct tok *bq = &v->t[i - 1];
+	if (i < end && is_kw(&v->t[i], "AS"))
+		i++;
+	if (i < end && !is_kw(&v->t[i], "ON"))
+		bq = &v->t[i++];
+	if (i >= end || !is_kw(&v->t[i], "ON") || i + 1 >= end)
+		return -1;
+	*on = i + 1;
+	char qb[64], eb[64];
+	const char *bn = id_name(bq, eb, sizeof(eb));
+	if (bn == NULL || (v->eva[0] ? strcasecmp(bn, v->eva) : strcasecmp(bn, "events")) == 0)
+		return -1;
+	/* every qualified name is of one of the two */
+	for (size_t k = 0; k + 2 < v->n; k++) {
+		if (!is_op(&v->t[k + 1], "."))
+			continue;
+		const char *q = id_name(&v->t[k], qb, sizeof(qb));
+		if (q == NULL)
+			return -1;
+		if (strcasecmp(q, bn) == 0)
+			v->t[k + 2].other = 1;
+		else if (strcasecmp(q, v->eva[0] ? v->eva : "events"))
+			return -1;
+	}
+	return 1;
+}
+
+static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, struct toks *v, int many, char *jt,
+		     size_t jtsize)
 {
 	struct rw w = { .v = v, .sql = sqlite3_sql(orig) };
 	size_t n = v->n;
@@ -768,7 +1031,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		if (is_op(t, ")") && depth-- == 0)
 			return NULL;
 		int cw = is_kw(t, "FROM") || is_kw(t, "WHERE") || is_kw(t, "GROUP") ||
-			 is_kw(t, "HAVING") || is_kw(t, "ORDER") || is_kw(t, "LIMIT");
+			 is_kw(t, "HAVING") || is_kw(t, "ORDER") || is_kw(t, "LIMIT") ||
+			 is_kw(t, "JOIN") || is_kw(t, "ON");	/* the FROM's: checked there */
 		if (is_op(t, ";") || (is_forbidden(t) && (!cw || depth)))
 			return NULL;
 	}
@@ -777,14 +1041,14 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 
 	/* the clauses, in order, each once at the top level */
 	size_t sel = 1 + is_kw(&v->t[1], "ALL"), sel_end = clause_end(v, sel);
-	size_t from = clause(v, sel_end, "FROM");
-	if (from == 0 || from + 1 != clause_end(v, from))
+	size_t from = clause(v, sel_end, "FROM"), from_end = from ? clause_end(v, from) : 0;
+	size_t ev_end = 0, on = 0;
+	int join;
+	if (from == 0 || (join = from_clause(v, from, from_end, &ev_end, &on, jt, jtsize)) < 0 ||
+	    (join && many))
 		return NULL;
-	char buf[16];
-	const char *name = id_name(&v->t[from], buf, sizeof(buf));
-	if (name == NULL || strcasecmp(name, "events"))
-		return NULL;
-	size_t i = from + 1, where = clause(v, i, "WHERE"), where_end = 0;
+	w.join = join;
+	size_t i = from_end, where = clause(v, i, "WHERE"), where_end = 0;
 	if (where)
 		i = where_end = clause_end(v, where);
 	/* no GROUP BY: one group of all (then an aggregate must make it one) */
@@ -824,6 +1088,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		/* an alias that is a column name could be taken for the column */
 		if (e < b && col_bit(&v->t[b - 1]))
 			return NULL;
+		if (e < b)
+			w.alias[w.nalias++] = &v->t[b - 1];
 		ia[nitem] = a;
 		ib[nitem] = b;
 		ie[nitem] = e;
@@ -832,10 +1098,49 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	if (nitem != sqlite3_column_count(orig))
 		return NULL;
 
+	/* the ts buckets, all of one offset and width */
+	for (size_t k = 0; k < n; k++) {
+		int64_t bo, bw;
+		size_t bl = bucket_at(v, k, n, &bo, &bw);
+		if (bl == 0)
+			continue;
+		if (w.nbk == 16 || (w.nbk && (bo != w.bkoff || bw != w.bkw)))
+			return NULL;
+		w.bkoff = bo;
+		w.bkw = bw;
+		w.bks[w.nbk] = k;
+		w.bkl[w.nbk++] = bl;
+		k += bl - 1;
+	}
+
 	/* GROUP BY: columns, named, or as the result column that is one (by
 	 * its position or alias: "GROUP BY 1", "SELECT comm AS c ... GROUP BY c") */
 	for (size_t k = group; group && k < group_end; k += 2) {
 		const struct tok *t = &v->t[k];
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			w.keys |= COL_BUCKET;
+			k += bl - 1;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
+		if (k + 2 < group_end && is_op(&v->t[k + 1], ".") && v->t[k + 2].other) {
+			if (w.nokey == 16)
+				return NULL;
+			w.okey[w.nokey++] = &v->t[k + 2];
+			k += 2;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
+		if (col_ref(v, k, group_end) == 3) {
+			w.keys |= col_bit(&v->t[k + 2]);
+			k += 2;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
 		uint64_t bit = col_bit(t);
 		int64_t pos;
 		int it = -1;
@@ -850,6 +1155,21 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 				if (al && strcasecmp(al, g) == 0)
 					it = i;
 			}
+		}
+		if (it >= 0 && ie[it] == ia[it] + 3 && is_op(&v->t[ia[it] + 1], ".") &&
+		    v->t[ia[it] + 2].other) {
+			if (w.nokey == 16)
+				return NULL;
+			w.okey[w.nokey++] = &v->t[ia[it] + 2];
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
+		}
+		if (it >= 0 && bucket_len(&w, ia[it]) == ie[it] - ia[it]) {
+			w.keys |= COL_BUCKET;
+			if (k + 1 < group_end && !is_op(&v->t[k + 1], ","))
+				return NULL;
+			continue;
 		}
 		if (it >= 0) {
 			size_t r = col_ref(v, ia[it], ie[it]);
@@ -885,13 +1205,18 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	 * select list */
 	uint64_t used = 0;
 	for (size_t k = 0; k < n; k++) {
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			k += bl - 1;
+			continue;
+		}
 		int in_ts = 0;
 		for (int c = 0; c < nconj; c++)
 			in_ts |= tsc[c] && k >= (c ? cend[c - 1] + 1 : where) && k < cend[c];
 		if (!in_ts)
 			used |= col_bit(&v->t[k]);
 	}
-	char range[96] = "";
+	char range[192] = "";
 	int anyts = 0;
 	for (int c = 0; c < nconj; c++)
 		anyts |= tsc[c];
@@ -902,6 +1227,12 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 		snprintf(range, sizeof(range), " WHERE " E_TSLO_NAME " = %lld", (long long)lo);
 	else if (anyts && hi != INT64_MAX)
 		snprintf(range, sizeof(range), " WHERE " E_TSHI_NAME " = %lld", (long long)hi);
+	if (w.nbk) {
+		size_t rl = strlen(range);
+		snprintf(range + rl, sizeof(range) - rl, "%s" E_BKOFF_NAME " = %lld AND " E_BKW_NAME
+			 " = %lld", rl ? " AND " : " WHERE ", (long long)w.bkoff, (long long)w.bkw);
+		used |= COL_BUCKET;
+	}
 
 	w.out = sqlite3_str_new(db);
 	w.copied = w.sql;
@@ -928,6 +1259,8 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	for (int k = 0; k < E_NCOLS; k++)
 		if (used & (1ull << k))
 			sqlite3_str_appendf(cs, "%s, ", col_name[k]);
+	if (used & COL_BUCKET)
+		sqlite3_str_appendall(cs, E_BUCKET_NAME ", ");
 	int bad = sqlite3_str_errcode(cs) != SQLITE_OK;
 	char *cols = sqlite3_str_finish(cs);	/* NULL when empty (count(*)) */
 	sqlite3_str *fs = sqlite3_str_new(db);
@@ -937,15 +1270,17 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 	else
 		sqlite3_str_appendf(fs, "SELECT %s" E_ROWS_NAME " FROM main." EVENTS_GROUPED "%s",
 				    cols ? cols : "", range);
-	sqlite3_str_appendall(fs, ") AS events");
+	sqlite3_str_appendf(fs, ") AS \"%w\"", v->eva[0] ? v->eva : "events");
 	sqlite3_free(cols);
 	char *fromtext = sqlite3_str_finish(fs);
 	if (bad || fromtext == NULL) {
 		sqlite3_free(fromtext);
 		goto fail;
 	}
-	edit(&w, v->t[from].p, v->t[from].p + v->t[from].n, fromtext);
+	edit(&w, v->t[from].p, v->t[ev_end - 1].p + v->t[ev_end - 1].n, fromtext);
 	sqlite3_free(fromtext);
+	if (on && expr(&w, on, from_end, 1) < 0)
+		goto fail;
 
 	if (!group && w.naggs == 0)
 		goto fail;	/* not an aggregate: a row per event */
@@ -955,6 +1290,13 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, const struct toks *v, int 
 			edit(&w, v->t[ca].p, v->t[cb - 1].p + v->t[cb - 1].n, "1");
 		else if (expr(&w, ca, cb, 1) < 0)
 			goto fail;
+	}
+	for (size_t k = group; group && k < group_end; k++) {
+		size_t bl = bucket_len(&w, k);
+		if (bl) {
+			edit(&w, v->t[k].p, v->t[k + bl - 1].p + v->t[k + bl - 1].n, E_BUCKET_NAME);
+			k += bl - 1;
+		}
 	}
 	if (having && expr(&w, having, having_end, 0) < 0)
 		goto fail;
@@ -967,12 +1309,13 @@ fail:
 	return NULL;
 }
 
-sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
+static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth);
+
+/* The fast form of orig, whose result columns must be named as those of
+ * names (the statement the user wrote: orig may be it with its scalar
+ * subqueries replaced by their values). */
+static sqlite3_stmt *grouped(sqlite3 *db, sqlite3_stmt *orig, sqlite3_stmt *names)
 {
-	const char *env = getenv("DT_SQL_NO_GROUPED");
-	if ((env && *env) || orig == NULL || sqlite3_column_count(orig) == 0 ||
-	    !sqlite3_stmt_readonly(orig))
-		return NULL;
 	const char *sql = sqlite3_sql(orig);
 	struct toks v = { 0 };
 	sqlite3_stmt *fast = NULL, *again = NULL;
@@ -983,7 +1326,8 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
 	int agg = 0;
 	for (size_t i = 0; i < v.n; i++)
 		agg |= is_kw(&v.t[i], "GROUP") || is_kw(&v.t[i], "count") ||
-		       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max");
+		       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max") ||
+		       weighted_kind(&v.t[i]) >= 0;
 	if (!agg)
 		goto out;
 
@@ -997,15 +1341,20 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
 	again = prepare_reading(db, "SELECT ts FROM events", &ro);
 	if (again == NULL || ro.other || !!ro.one == !!ro.many || (ro.one && main_shadowed(db)))
 		goto out;
-	if ((text = rewrite(db, orig, &v, ro.many != 0)) == NULL)
+	char jt[64];
+	if ((text = rewrite(db, orig, &v, ro.many != 0, jt, sizeof(jt))) == NULL)
+		goto out;
+	/* a join reads the table it names, and so does its rewrite */
+	if (jt[0] ? !ro.jtn || strcasecmp(jt, ro.jt) : ro.jtn != 0)
 		goto out;
 	struct reads rf = { .table = EVENTS_GROUPED };
 	fast = prepare_reading(db, text, &rf);
 	if (fast == NULL || rf.other || (ro.one ? rf.many || !rf.one : rf.one || !rf.many) ||
-	    sqlite3_column_count(fast) != sqlite3_column_count(orig))
+	    (jt[0] ? !rf.jtn || strcasecmp(jt, rf.jt) : rf.jtn != 0) ||
+	    sqlite3_column_count(fast) != sqlite3_column_count(names))
 		goto fail;
-	for (int i = 0; i < sqlite3_column_count(orig); i++) {
-		const char *a = sqlite3_column_name(orig, i), *b = sqlite3_column_name(fast, i);
+	for (int i = 0; i < sqlite3_column_count(names); i++) {
+		const char *a = sqlite3_column_name(names, i), *b = sqlite3_column_name(fast, i);
 		if (a == NULL || b == NULL || strcmp(a, b))
 			goto fail;
 	}
@@ -1018,4 +1367,151 @@ out:
 	sqlite3_free(text);
 	free(v.t);
 	return fast;
+}
+
+/*
+ * The value of the scalar subquery sql[0, n) as SQL text that compares
+ * the same ("NULL", "(5)", "CAST(5 AS INTEGER)"), into out; -1 when it is
+ * not one this can stand for: it must prepare on its own (so it refers
+ * to nothing outside it: a correlated one is an error alone, since a name
+ * resolves inside first), read only, give one column and at most one row,
+ * that row an integer or NULL.  It runs once here, as sqlite runs an
+ * uncorrelated one once, itself through the fast path when it can.  The
+ * literal keeps the affinity the subquery's column had (a column's
+ * declared type: INTEGER; an expression: none), so comparisons convert
+ * as they would have.
+ */
+static int subst_value(sqlite3 *db, const char *sql, int n, sqlite3_str *out, int depth)
+{
+	sqlite3_stmt *st = NULL, *fast = NULL;
+	const char *tail = NULL;
+	int ret = -1;
+	if (sqlite3_prepare_v2(db, sql, n, &st, &tail) != SQLITE_OK || st == NULL ||
+	    !sqlite3_stmt_readonly(st) || sqlite3_column_count(st) != 1)
+		goto out;
+	for (const char *p = tail; p && p < sql + n; p++)
+		if (!strchr(" \t\n\r", *p))
+			goto out;
+	const char *decl = sqlite3_column_decltype(st, 0);
+	if (decl && strcasecmp(decl, "INTEGER"))
+		goto out;
+	fast = depth < 4 ? groupby_at(db, st, depth + 1) : NULL;
+	sqlite3_stmt *run = fast ? fast : st;
+	int rc = sqlite3_step(run);
+	if (rc == SQLITE_DONE) {
+		sqlite3_str_appendall(out, "NULL");
+		ret = 0;
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(run, 0) == SQLITE_INTEGER) {
+		long long x = sqlite3_column_int64(run, 0);
+		if (sqlite3_step(run) != SQLITE_DONE)
+			goto out;
+		if (decl)
+			sqlite3_str_appendf(out, "CAST(%lld AS INTEGER)", x);
+		else
+			sqlite3_str_appendf(out, "(%lld)", x);
+		ret = 0;
+	} else if (rc == SQLITE_ROW && sqlite3_column_type(run, 0) == SQLITE_NULL) {
+		if (sqlite3_step(run) != SQLITE_DONE)
+			goto out;
+		sqlite3_str_appendall(out, "NULL");
+		ret = 0;
+	}
+out:
+	sqlite3_finalize(fast);
+	sqlite3_finalize(st);
+	return ret;
+}
+
+/*
+ * sql with each scalar subquery compared with something ("pid = (SELECT
+ * ...)", any of = == != <> < <= > >= before its parenthesis) replaced by
+ * its value; NULL when there is none or one cannot be (then the statement
+ * is rewritten, or not, as written).
+ */
+static char *subst_scalars(sqlite3 *db, const char *sql, int depth)
+{
+	struct toks v = { 0 };
+	sqlite3_str *out = NULL;
+	int nsub = 0;
+	if (tokenize(sql, &v) < 0)
+		goto fail;
+	out = sqlite3_str_new(db);
+	const char *copied = sql;
+	static const char *const cmp[] = { "=", "==", "!=", "<>", "<", "<=", ">", ">=" };
+	for (size_t i = 1; i + 2 < v.n; i++) {
+		int after_cmp = 0;
+		for (size_t k = 0; k < sizeof(cmp) / sizeof(cmp[0]); k++)
+			after_cmp |= is_op(&v.t[i - 1], cmp[k]);
+		if (!after_cmp || !is_op(&v.t[i], "(") || !is_kw(&v.t[i + 1], "SELECT"))
+			continue;
+		size_t e = close_paren(&v, i, v.n);	/* past ')' */
+		if (e == SIZE_MAX)
+			goto fail;
+		const char *a = v.t[i + 1].p, *b = v.t[e - 1].p;
+		sqlite3_str_append(out, copied, (int)(v.t[i].p - copied));
+		if (subst_value(db, a, (int)(b - a), out, depth) < 0)
+			goto fail;
+		copied = b + 1;
+		nsub++;
+		i = e - 1;
+	}
+	if (nsub == 0)
+		goto fail;
+	sqlite3_str_appendall(out, copied);
+	free(v.t);
+	return sqlite3_str_finish(out);
+fail:
+	free(v.t);
+	sqlite3_free(sqlite3_str_finish(out));
+	return NULL;
+}
+
+static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth)
+{
+	if (orig == NULL || sqlite3_column_count(orig) == 0 || !sqlite3_stmt_readonly(orig))
+		return NULL;
+	const char *sql = sqlite3_sql(orig);
+	/* cheap: a subquery at all, and an aggregate or GROUP BY outside
+	 * it?  (Else the statement runs as written, and its subquery would
+	 * run twice.) */
+	const char *s1 = sql ? strcasestr(sql, "select") : NULL;
+	char *sub = NULL;
+	if (s1 && strcasestr(s1 + 6, "select")) {
+		struct toks v = { 0 };
+		int agg = 0, depth0 = 0;
+		if (tokenize(sql, &v) == 0) {
+			for (size_t i = 0; i < v.n; i++) {
+				if (is_op(&v.t[i], "("))
+					depth0++;
+				else if (is_op(&v.t[i], ")"))
+					depth0--;
+				else if (depth0 == 0)
+					agg |= is_kw(&v.t[i], "GROUP") || is_kw(&v.t[i], "count") ||
+					       is_kw(&v.t[i], "min") || is_kw(&v.t[i], "max") ||
+					       weighted_kind(&v.t[i]) >= 0;
+			}
+		}
+		free(v.t);
+		if (agg)
+			sub = subst_scalars(db, sql, depth);
+	}
+	if (sub == NULL)
+		return grouped(db, orig, orig);
+	sqlite3_stmt *st = NULL, *fast = NULL;
+	const char *tail = NULL;
+	if (sqlite3_prepare_v2(db, sub, -1, &st, &tail) == SQLITE_OK && st &&
+	    (tail == NULL || tail[strspn(tail, " \t\n\r;")] == 0) && sqlite3_stmt_readonly(st) &&
+	    sqlite3_column_count(st) == sqlite3_column_count(orig))
+		fast = grouped(db, st, orig);
+	sqlite3_finalize(st);
+	sqlite3_free(sub);
+	return fast;
+}
+
+sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig)
+{
+	const char *env = getenv("DT_SQL_NO_GROUPED");
+	if (env && *env)
+		return NULL;
+	return groupby_at(db, orig, 0);
 }

@@ -113,6 +113,17 @@ enum {
 #define E_TSHI			(E_NCOLS + 2)
 #define E_TSLO_NAME		"_dt_ts_lo"
 #define E_TSHI_NAME		"_dt_ts_hi"
+/* Hidden: "_dt_bk_off = K AND _dt_bk_w = W" (integers, W > 0) groups by
+ * _dt_bucket, (ts - K) / W as SQL computes it for integers (truncated
+ * toward zero); a ts for which ts - K overflows 64 bits is an error
+ * (SQL would go on in floating point: dtsql_groupby.c keeps |K| below
+ * 2^62, so only a ts beyond 2^62 ns, 146 years, can). */
+#define E_BUCKET		(E_NCOLS + 3)
+#define E_BKOFF			(E_NCOLS + 4)
+#define E_BKW			(E_NCOLS + 5)
+#define E_BUCKET_NAME		"_dt_bucket"
+#define E_BKOFF_NAME		"_dt_bk_off"
+#define E_BKW_NAME		"_dt_bk_w"
 
 /*
  * The GROUP BY fast path (dtsql_groupby.c): for a prepared statement orig
@@ -214,6 +225,20 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err);
 /* dt_text(), dt_bytes(), dt_int() and errno_name() on db: what the probe
  * views use, and errno_name() for everyone.  0, or -1. */
 int dtsql_view_functions(sqlite3 *db);
+
+/*
+ * dtsql_aggs.c: quantile_disc(x, q), quantile_cont(x, q), median(x), and
+ * the weighted forms dtsql_groupby.c writes over events_grouped (the last
+ * argument the row's weight, _dt_rows).  Registered by
+ * dtsql_view_functions.
+ */
+#define DT_WSUM		"_dt_wsum"
+#define DT_WTOTAL	"_dt_wtotal"
+#define DT_WAVG		"_dt_wavg"
+#define DT_WQDISC	"_dt_wquantile_disc"
+#define DT_WQCONT	"_dt_wquantile_cont"
+#define DT_WMEDIAN	"_dt_wmedian"
+int dtsql_agg_functions(sqlite3 *db);
 
 /*
  * A TEMP view per probe name of the n captures, named as the probe: the

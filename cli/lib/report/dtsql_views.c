@@ -117,7 +117,7 @@ int dtsql_view_functions(sqlite3 *db)
 					       SQLITE_INNOCUOUS, NULL, fns[i].fn,
 					       NULL, NULL, NULL) != SQLITE_OK)
 			return -1;
-	return 0;
+	return dtsql_agg_functions(db);
 }
 
 /* One probe name's view: the columns over every member (capture, probe). */

@@ -263,7 +263,9 @@ static int x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 	struct modaux *m = aux;
 	char *sql = m->kind == T_EVENTS_GROUPED
 		? sqlite3_mprintf("CREATE TABLE x(%s, " E_ROWS_NAME " INTEGER, "
-				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN)",
+				  E_TSLO_NAME " INTEGER HIDDEN, " E_TSHI_NAME " INTEGER HIDDEN, "
+				  E_BUCKET_NAME " INTEGER HIDDEN, " E_BKOFF_NAME " INTEGER HIDDEN, "
+				  E_BKW_NAME " INTEGER HIDDEN)",
 				  dtsql_tab[T_EVENTS].cols)
 		: sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
 	if (sql == NULL)
@@ -355,6 +357,11 @@ struct ecur {
 	int		glo_set, ghi_set;	/* _dt_ts_lo/_dt_ts_hi given */
 	int64_t		glo, ghi;
 	uint64_t	*gcount;
+	int		bko_set, bkw_set;	/* _dt_bk_off/_dt_bk_w given */
+	int64_t		bko, bkw;
+	int64_t		*gbucket;	/* each group's _dt_bucket */
+	int64_t		*gret;		/* each group's retval, when grouped by it */
+	uint8_t		*gretok;	/* 0: the retval is NULL */
 };
 
 /* idxNum layout */
@@ -397,15 +404,22 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	int gtab = t->kind == T_EVENTS_GROUPED;
 	double rows = (double)dtcap_nevents(t->c->r) + 1;
 	unsigned cols = 0;
+	/* retval is grouped by (its value, or NULL when the event is not a
+	 * return): few values, unlike the other arguments */
+	int gret = gtab && (info->colUsed & ((sqlite3_uint64)1 << E_RETVAL));
 	for (int i = 0; i < E_NCOLS; i++)
 		if (info->colUsed & ((sqlite3_uint64)1 << i))
-			cols |= ecol_need[i];
+			cols |= gret && i == E_RETVAL ? DTCAP_COL_FLAGS : ecol_need[i];
 	/* a group per timestamp or argument value would be a copy of the
 	 * table: such plans are not offered (dtsql_groupby falls back) */
 	if (gtab && (cols & ~GROUP_COLS))
 		return SQLITE_CONSTRAINT;
+	if (gret)
+		cols |= DTCAP_COL_ARGS;
 	/* (the ts range constraints below add DTCAP_COL_TS: checked for
 	 * colUsed alone, above) */
+	int bucket = gtab && (info->colUsed & ((sqlite3_uint64)1 << E_BUCKET));
+	int bko = 0, bkw = 0;
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
@@ -413,7 +427,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		/* a ts range it cannot apply: not a plan (counts of every ts) */
-		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI) &&
+		if (!k->usable && gtab && (k->iColumn == E_TSLO || k->iColumn == E_TSHI ||
+					   k->iColumn == E_BKOFF || k->iColumn == E_BKW) &&
 		    k->op == SQLITE_INDEX_CONSTRAINT_EQ)
 			return SQLITE_CONSTRAINT;
 		if (!k->usable)
@@ -427,6 +442,18 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			info->aConstraintUsage[i].omit = 1;
 			ops[nops++] = code;
 			cols |= DTCAP_COL_TS;	/* read to verify the block index */
+			continue;
+		}
+		if (gtab && (k->iColumn == E_BKOFF || k->iColumn == E_BKW)) {
+			if (k->op != SQLITE_INDEX_CONSTRAINT_EQ)
+				continue;
+			code = k->iColumn == E_BKOFF ? 'O' : 'W';
+			bko |= code == 'O';
+			bkw |= code == 'W';
+			info->aConstraintUsage[i].argvIndex = ++argv;
+			info->aConstraintUsage[i].omit = 1;
+			ops[nops++] = code;
+			cols |= DTCAP_COL_TS;
 			continue;
 		}
 		if (k->iColumn == E_TS) {
@@ -490,6 +517,9 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			cols |= DTCAP_COL_PROBE;
 	}
 	ops[nops] = 0;
+	/* a bucket is of a given offset and width, or not a plan */
+	if (bucket && !(bko && bkw))
+		return SQLITE_CONSTRAINT;
 	double est = rows;
 	if (ts_eq)
 		est /= 1000;
@@ -565,6 +595,9 @@ static void ev_reset(struct ecur *e)
 	free(e->perm);
 	free(e->mrid);
 	free(e->gcount);
+	free(e->gbucket);
+	free(e->gret);
+	free(e->gretok);
 	int gtab = e->gtab;
 	struct dtcap_block *b = e->b;
 	size_t b_blk = e->b_blk;
@@ -1171,6 +1204,15 @@ static int ghash_grow(struct ghash *g)
 	return 0;
 }
 
+/* Keys are a few words: compared inline, not through memcmp's call. */
+static inline int keq(const uint32_t *a, const uint32_t *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return 0;
+	return 1;
+}
+
 /* Add n events to the group of key k. */
 static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
 {
@@ -1184,7 +1226,7 @@ static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
 			g->n++;
 			return 0;
 		}
-		if (memcmp(g->key + s * g->nk, k, g->nk * sizeof(*k)) == 0) {
+		if (keq(g->key + s * g->nk, k, g->nk)) {
 			g->cnt[s] += n;
 			return 0;
 		}
@@ -1234,6 +1276,131 @@ static int ts_block(const struct dtcap_blockinfo *bi, int64_t lo, int64_t hi)
 	return lo <= a && b <= hi ? 1 : 0;
 }
 
+/* The per-block numbering of contexts by key of cpu_hist. */
+struct cpuh {
+	struct ghash	ids;		/* key -> number + 1 (in cnt) */
+	uint32_t	*lid, *rep;	/* context -> number; number -> a context */
+	uint8_t		*ok;		/* context passes the pushed-down sets */
+	size_t		cap;		/* of lid, rep, ok */
+};
+
+static void cpuh_free(struct cpuh *h)
+{
+	free(h->ids.key);
+	free(h->ids.cnt);
+	free(h->lid);
+	free(h->rep);
+	free(h->ok);
+}
+
+/* The number of key k in g (cnt holds number + 1), a new one if absent. */
+static int64_t ghash_id(struct ghash *g, const uint32_t *k, uint64_t next)
+{
+	if (2 * (g->n + 1) > g->cap && ghash_grow(g) < 0)
+		return -1;
+	size_t s = ghash_of(k, g->nk) & (g->cap - 1);
+	for (;; s = (s + 1) & (g->cap - 1)) {
+		if (g->cnt[s] == 0) {
+			memcpy(g->key + s * g->nk, k, g->nk * sizeof(*k));
+			g->cnt[s] = next + 1;
+			g->n++;
+			return (int64_t)next;
+		}
+		if (memcmp(g->key + s * g->nk, k, g->nk * sizeof(*k)) == 0)
+			return (int64_t)g->cnt[s] - 1;
+	}
+}
+
+/*
+ * Count block b's events (those in [lo, hi] unless inside) into g by
+ * (context key, cpu) through a dense table.  1 done, 0 not worth it (the
+ * table would outgrow the block: the caller counts per event), -1 out of
+ * memory.
+ */
+static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct ghash *g,
+		    unsigned gcols, int inside, int64_t lo, int64_t hi, struct cpuh *h,
+		    uint64_t **hist, size_t *nhist)
+{
+	int ctxc = (gcols & CTX_COLS) != 0;
+	size_t nd = ctxc ? b->ndict : 1;
+	uint32_t maxcpu = 0, k[NGKEY];
+	for (uint32_t j = 0; j < b->rows; j++)
+		maxcpu = b->cpu[j] > maxcpu ? b->cpu[j] : maxcpu;
+	size_t nc = (size_t)maxcpu + 1;
+	if (nc > 4096)
+		return 0;
+	if (nd > h->cap) {
+		free(h->lid);
+		free(h->rep);
+		free(h->ok);
+		h->lid = malloc(nd * sizeof(*h->lid));
+		h->rep = malloc(nd * sizeof(*h->rep));
+		h->ok = malloc(nd);
+		h->cap = nd;
+		if (h->lid == NULL || h->rep == NULL || h->ok == NULL) {
+			h->cap = 0;
+			return -1;
+		}
+	}
+	/* number the contexts by their key without cpu */
+	h->ids.nk = g->nk - 1;
+	if (h->ids.cap)
+		memset(h->ids.cnt, 0, h->ids.cap * sizeof(*h->ids.cnt));
+	h->ids.n = 0;
+	uint64_t nl = 0;
+	for (size_t d = 0; d < nd; d++) {
+		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		if (!ctxc) {
+			h->lid[d] = 0;
+			h->rep[0] = 0;
+			nl = 1;
+			continue;
+		}
+		ctx_key(b, gcols & ~DTCAP_COL_CPU, (uint32_t)d, 0, k);
+		int64_t id = h->ids.nk ? ghash_id(&h->ids, k, nl) : 0;
+		if (id < 0)
+			return -1;
+		if ((uint64_t)id == nl) {
+			h->rep[nl] = (uint32_t)d;
+			nl++;
+		}
+		h->lid[d] = (uint32_t)id;
+		if (!h->ids.nk)
+			nl = 1;
+	}
+	if (nl * nc > (size_t)b->rows * 2 + 4096)
+		return 0;
+	if (nl * nc > *nhist) {
+		free(*hist);
+		*nhist = nl * nc;
+		if ((*hist = calloc(*nhist, sizeof(**hist))) == NULL) {
+			*nhist = 0;
+			return -1;
+		}
+	}
+	uint64_t *t = *hist;
+	for (uint32_t j = 0; j < b->rows; j++) {
+		uint32_t d = ctxc ? b->cidx[j] : 0;
+		if (h->ok[d] && (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi)))
+			t[h->lid[d] * nc + b->cpu[j]]++;
+	}
+	for (size_t l = 0; l < nl; l++) {
+		for (size_t c = 0; c < nc; c++) {
+			uint64_t *x = &t[l * nc + c];
+			if (*x == 0)
+				continue;
+			if (ctxc)
+				ctx_key(b, gcols, h->rep[l], (uint32_t)c, k);
+			else
+				k[0] = (uint32_t)c;
+			if (ghash_add(g, k, *x) < 0)
+				return -1;
+			*x = 0;
+		}
+	}
+	return 1;
+}
+
 /* Count the matching events of every block into g. */
 static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 {
@@ -1249,6 +1416,7 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 	uint32_t k[NGKEY];
 	uint64_t *hist = NULL;
 	size_t nhist = 0;
+	struct cpuh lg = { 0 };
 	int rc = SQLITE_OK;
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
@@ -1286,6 +1454,17 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			if (n && ghash_add(g, k, n) < 0)
 				goto nomem;
 			continue;
+		}
+		/* cpu is per event: the block's contexts are numbered by their
+		 * key without cpu (a hash per context, not per event), then
+		 * events counted per (number, cpu) in a dense table, so that an
+		 * event costs one increment */
+		if ((gcols & DTCAP_COL_CPU) && b->rows) {
+			int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &lg, &hist, &nhist);
+			if (r < 0)
+				goto nomem;
+			if (r > 0)
+				continue;
 		}
 		if (!(gcols & CTX_COLS)) {	/* cpu alone */
 			for (uint32_t j = 0; j < b->rows; j++) {
@@ -1334,6 +1513,157 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		}
 	}
 	free(hist);
+	cpuh_free(&lg);
+	return rc;
+nomem:
+	free(hist);
+	cpuh_free(&lg);
+	return SQLITE_NOMEM;
+}
+
+/* The bucket of ts, (ts - o) / w as SQL computes it on integers; -1 when
+ * ts - o overflows (SQL would then compute in floating point). */
+static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
+{
+	int64_t d;
+	if (__builtin_sub_overflow(ts, o, &d))
+		return -1;
+	*out = d / w;	/* w > 0 (ev_filter): no overflow, truncated as SQL */
+	return 0;
+}
+
+/*
+ * Count the matching events of every block into g by their key and
+ * bucket (the key's last two words, low then high half).  Events of one
+ * key and bucket come in runs (a block is mostly in time order), so a run
+ * is added once; a block wholly in the range whose first and last
+ * timestamps share a bucket, grouped by nothing else, is added whole.
+ */
+static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int bucket, int gret)
+{
+	struct dtcap_reader *r = e->c->r;
+	int tsr = e->glo_set || e->ghi_set;
+	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
+	/* retval: the first slot's column alone, not the row-major array of
+	 * every argument (most of the decoding's time when filled) */
+	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS : 0);
+	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
+	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
+	uint64_t run = 0, *hist = NULL;
+	size_t nhist = 0;
+	int rc = SQLITE_OK;
+	/* grouped by retval and contexts only: the events that are not
+	 * returns (retval NULL) are counted per context, not per event */
+	int split = gret && !bucket && !(gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS);
+
+	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (dtsql_cancel && *dtsql_cancel) {
+			set_err(e->base.pVtab, "%s", "interrupted");
+			rc = SQLITE_INTERRUPT;
+			break;
+		}
+		if (!block_may_match(e, bi))
+			continue;
+		int inside = tsr ? ts_block(bi, lo, hi) : ts_block(bi, INT64_MIN, INT64_MAX);
+		if (inside < 0)
+			continue;
+		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
+			goto nomem;
+		e->b_blk = SIZE_MAX;
+		/* ts is read always: the reader checks the block index by it */
+		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
+			set_err(e->base.pVtab, "%s", dtcap_reader_error(r));
+			rc = SQLITE_ERROR;
+			break;
+		}
+		const struct dtcap_block *b = e->b;
+		int64_t b0, b1;
+		if (inside > 0 && gcols == 0 && bucket && !gret &&
+		    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
+		    bucket_of((int64_t)bi->tmax, e->bko, e->bkw, &b1) == 0 && b0 == b1) {
+			k[0] = (uint32_t)(uint64_t)b0;
+			k[1] = (uint32_t)((uint64_t)b0 >> 32);
+			if (b->rows && ghash_add(g, k, b->rows) < 0)
+				goto nomem;
+			continue;
+		}
+		if (split && b->ndict > nhist) {
+			free(hist);
+			nhist = b->ndict;
+			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
+				goto nomem;
+		}
+		uint32_t a0 = 0;	/* the row's place in slot 0's column */
+		for (uint32_t j = 0; j < b->rows; j++) {
+			int64_t t = (int64_t)b->ts[j], bk;
+			uint64_t arg0 = 0;
+			if (gret && b->nargs[j] > 0) {
+				if (a0 >= b->nargslot[0]) {
+					set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": argument slots");
+					free(hist);
+					return SQLITE_ERROR;
+				}
+				arg0 = b->argslot[0][a0++];
+			}
+			if (!inside && (t < lo || t > hi))
+				continue;
+			uint32_t d = 0;
+			if (split && !(b->dict.flags[b->cidx[j]] & DTR_RETURN)) {
+				hist[b->cidx[j]]++;
+				continue;
+			}
+			if (gcols & CTX_COLS) {
+				d = b->cidx[j];
+				if (!ctx_ok(e, b, d))
+					continue;
+				ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
+			} else if (gcols & DTCAP_COL_CPU) {
+				k[0] = b->cpu[j];
+			}
+			if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
+					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
+					" floating point)");
+				free(hist);
+				return SQLITE_ERROR;
+			}
+			if (bucket) {
+				k[bk0] = (uint32_t)(uint64_t)bk;
+				k[bk0 + 1] = (uint32_t)((uint64_t)bk >> 32);
+			}
+			if (gret) {	/* FLAGS is a key column with it: by context */
+				int ret = (b->dict.flags[d] & DTR_RETURN) != 0;
+				uint64_t x = ret ? arg0 : 0;
+				k[rk] = (uint32_t)x;
+				k[rk + 1] = (uint32_t)(x >> 32);
+				k[rk + 2] = (uint32_t)ret;
+			}
+			if (run && keq(k, prev, nk)) {
+				run++;
+				continue;
+			}
+			if (run && ghash_add(g, prev, run) < 0)
+				goto nomem;
+			memcpy(prev, k, nk * sizeof(*k));
+			run = 1;
+		}
+		for (uint32_t d = 0; split && d < b->ndict; d++) {
+			if (hist[d] == 0)
+				continue;
+			if (ctx_ok(e, b, d)) {
+				ctx_key(b, gcols, d, 0, k);
+				k[rk] = k[rk + 1] = k[rk + 2] = 0;	/* retval NULL */
+				if (ghash_add(g, k, hist[d]) < 0)
+					goto nomem;
+			}
+			hist[d] = 0;
+		}
+	}
+	if (run && ghash_add(g, prev, run) < 0)
+		goto nomem;
+	free(hist);
 	return rc;
 nomem:
 	free(hist);
@@ -1347,8 +1677,15 @@ nomem:
  */
 static int ev_group(struct ecur *e)
 {
-	/* ts is read for a range only, not grouped by */
-	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set ? DTCAP_COL_TS : 0u);
+	/* ts is read for a range or a bucket only, not grouped by; the
+	 * arguments for retval only */
+	int bucket = e->bko_set && e->bkw_set, gret = (e->cols & DTCAP_COL_ARGS) != 0;
+	unsigned gcols = e->cols & ~(e->glo_set || e->ghi_set || bucket ? DTCAP_COL_TS : 0u) &
+			 ~DTCAP_COL_ARGS;
+	if (gret && !(gcols & DTCAP_COL_FLAGS)) {
+		set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": retval without flags");
+		return SQLITE_ERROR;
+	}
 	if (gcols & ~GROUP_COLS) {
 		/* a row filter on a column not grouped by (best_index refuses
 		 * plans that use one; this is a guard) */
@@ -1358,7 +1695,9 @@ static int ev_group(struct ecur *e)
 	struct ghash g = { 0 };
 	for (unsigned i = 0; i < NGKEY; i++)
 		g.nk += (gcols & gkey_col[i]) != 0;
-	int rc = group_scan(e, &g, gcols);
+	g.nk += (bucket ? 2 : 0) + (gret ? 3 : 0);
+	int rc = bucket || gret ? group_scan_rows(e, &g, gcols, bucket, gret)
+				: group_scan(e, &g, gcols);
 	if (rc != SQLITE_OK)
 		goto out;
 	size_t n = g.n ? g.n : 1;
@@ -1372,7 +1711,10 @@ static int ev_group(struct ecur *e)
 	AL(kstack, DTCAP_COL_KSTACK); AL(ustack, DTCAP_COL_USTACK);
 	AL(flags, DTCAP_COL_FLAGS); AL(ctx, DTCAP_COL_CTX);
 #undef AL
-	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL)
+	if ((e->gcount = malloc(n * sizeof(*e->gcount))) == NULL ||
+	    (bucket && (e->gbucket = malloc(n * sizeof(*e->gbucket))) == NULL) ||
+	    (gret && ((e->gret = malloc(n * sizeof(*e->gret))) == NULL ||
+		      (e->gretok = malloc(n)) == NULL)))
 		goto nomem;
 	size_t row = 0;
 	for (size_t s = 0; s < g.cap; s++) {
@@ -1389,6 +1731,14 @@ static int ev_group(struct ecur *e)
 		if (m->ustack) m->ustack[row] = k[w++];
 		if (m->flags) m->flags[row] = k[w++];
 		if (m->ctx) m->ctx[row] = (uint8_t)k[w++];
+		if (bucket) {
+			e->gbucket[row] = (int64_t)((uint64_t)k[w] | (uint64_t)k[w + 1] << 32);
+			w += 2;
+		}
+		if (gret) {
+			e->gret[row] = (int64_t)((uint64_t)k[w] | (uint64_t)k[w + 1] << 32);
+			e->gretok[row] = (uint8_t)k[w + 2];
+		}
 		e->gcount[row++] = g.cnt[s];
 	}
 	e->cv = e->mat;
@@ -1465,6 +1815,24 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				e->ghi_set = 1;
 			}
 			break;
+		case 'O': case 'W': {
+			if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER ||
+			    (op == 'W' && sqlite3_value_int64(argv[i]) <= 0)) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED
+					": the bucket offset is an integer, its width one above 0");
+				return SQLITE_ERROR;
+			}
+			int64_t x = sqlite3_value_int64(argv[i]);
+			if ((op == 'O' ? e->bko_set && e->bko != x : e->bkw_set && e->bkw != x)) {
+				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": two bucket sizes");
+				return SQLITE_ERROR;
+			}
+			if (op == 'O')
+				e->bko = x, e->bko_set = 1;
+			else
+				e->bkw = x, e->bkw_set = 1;
+			break;
+		}
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1552,6 +1920,21 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	if (col == E_TSLO || col == E_TSHI) {
 		if (col == E_TSLO ? e->glo_set : e->ghi_set)
 			sqlite3_result_int64(ctx, col == E_TSLO ? e->glo : e->ghi);
+		return SQLITE_OK;
+	}
+	if (col == E_RETVAL && e->grouped) {
+		if (e->gret && e->gretok[i])
+			sqlite3_result_int64(ctx, e->gret[i]);
+		return SQLITE_OK;
+	}
+	if (col == E_BUCKET) {
+		if (e->grouped && e->gbucket)
+			sqlite3_result_int64(ctx, e->gbucket[i]);
+		return SQLITE_OK;
+	}
+	if (col == E_BKOFF || col == E_BKW) {
+		if (col == E_BKOFF ? e->bko_set : e->bkw_set)
+			sqlite3_result_int64(ctx, col == E_BKOFF ? e->bko : e->bkw);
 		return SQLITE_OK;
 	}
 	/* A column not decoded (a plan we did not foresee) reads as NULL
