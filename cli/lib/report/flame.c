@@ -29,6 +29,7 @@ struct fnode {
 	uint32_t	parent;
 	uint32_t	first, next;	/* children list, 0 = none (root is 0) */
 	uint32_t	depth;
+	uint32_t	nkids;
 	uint64_t	total[2], self[2];
 };
 
@@ -39,16 +40,19 @@ struct flame {
 
 	struct fnode	*nodes;
 	uint32_t	nnodes, capnodes;
-	struct dt_htab	chash;		/* (parent, name) -> node (never the root) */
 	/*
-	 * Node e + 1's (parent << 32 | name), dense beside nodes: chash's
-	 * probes and rehashes compare 8 bytes here instead of reading a
-	 * node.  A graph of a million events is hundreds of thousands of
-	 * nodes, far beyond the caches, and a miss per probe was a third of
-	 * the time to fold one.
+	 * (parent, name) -> child, for the parents of more than WIDE
+	 * children only: a graph of a million events is hundreds of
+	 * thousands of nodes, mostly chains of one child each, and indexing
+	 * every node cost a cache miss per node made (the table is far
+	 * beyond the caches) where the chain's one sibling list is as quick.
+	 * The entries carry their key, so a probe reads no node.
 	 */
-	uint64_t	*keys;
-	uint32_t	capkeys;
+	struct dt_htab	chash;
+	struct cent {
+		uint32_t	parent, name, node;
+	}		*cents;
+	uint32_t	capcents;
 
 	char		*fixbuf;	/* dtu_utf8_fix's copies */
 	size_t		fixcap;
@@ -100,7 +104,7 @@ void flame_free(struct flame *f)
 	dt_htab_free(&f->nhash);
 	free(f->nodes);
 	dt_htab_free(&f->chash);
-	free(f->keys);
+	free(f->cents);
 	free(f->fixbuf);
 	free(f->tmp);
 	free(f);
@@ -113,11 +117,10 @@ static uint64_t name_hash(const void *ctx, uint32_t e)
 	return strhash(f->names[e].s, f->names[e].len);
 }
 
-/* Entry e of chash is node e + 1: the root is never a child. */
-static uint64_t node_hash(const void *ctx, uint32_t e)
+static uint64_t cent_hash(const void *ctx, uint32_t e)
 {
 	const struct flame *f = ctx;
-	return mix((uint32_t)(f->keys[e] >> 32), (uint32_t)f->keys[e]);
+	return mix(f->cents[e].parent, f->cents[e].name);
 }
 
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
@@ -160,33 +163,55 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 	return f->nnames++;
 }
 
+#define WIDE	8
+
+static int index_child(struct flame *f, uint32_t parent, uint32_t name, uint32_t node)
+{
+	uint32_t e = (uint32_t)f->chash.n;
+
+	if (DT_GROW(f->cents, f->capcents, e, 1, 256))
+		return -1;
+	f->cents[e] = (struct cent){ parent, name, node };
+	return dt_htab_add(&f->chash, mix(parent, name), e, cent_hash, f);
+}
+
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
-	uint64_t h = mix(parent, name), key = (uint64_t)parent << 32 | name;
+	struct fnode *p = &f->nodes[parent];
 	uint32_t e;
 
-	/* A node without children (one just made, below a new path) has
-	 * none to find: most nodes are made that way, with no probe. */
-	if (f->nodes[parent].first)
+	if (p->nkids > WIDE) {
+		uint64_t h = mix(parent, name);
 		for (size_t i = dt_htab_first(&f->chash, h);
 		     (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE; i = dt_htab_next(&f->chash, i))
-			if (f->keys[e] == key)
-				return e + 1;
-	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024) ||
-	    DT_GROW(f->keys, f->capkeys, f->nnodes - 1, 1, 1024))
+			if (f->cents[e].parent == parent && f->cents[e].name == name)
+				return f->cents[e].node;
+	} else {
+		for (uint32_t k = p->first; k; k = f->nodes[k].next)
+			if (f->nodes[k].name == name)
+				return k;
+	}
+	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
 		return -1;
+	p = &f->nodes[parent];
 	uint32_t id = f->nnodes;
 	struct fnode *n = &f->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->name = name;
 	n->parent = parent;
-	f->keys[id - 1] = key;
-	if (dt_htab_add(&f->chash, h, id - 1, node_hash, f))
+	n->depth = p->depth + 1;
+	/* the family past WIDE is indexed whole, then each newcomer */
+	if (p->nkids == WIDE) {
+		for (uint32_t k = p->first; k; k = f->nodes[k].next)
+			if (index_child(f, parent, f->nodes[k].name, k))
+				return -1;
+	}
+	if (p->nkids >= WIDE && index_child(f, parent, name, id))
 		return -1;
 	f->nnodes++;
-	n->depth = f->nodes[parent].depth + 1;
-	n->next = f->nodes[parent].first;
-	f->nodes[parent].first = id;
+	p->nkids++;
+	n->next = p->first;
+	p->first = id;
 	return id;
 }
 
