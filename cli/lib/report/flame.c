@@ -25,12 +25,18 @@ struct fname {
 };
 
 struct fnode {
-	uint32_t	name;		/* UINT32_MAX for the root */
 	uint32_t	parent;
-	uint32_t	first, next;	/* children list, 0 = none (root is 0) */
+	uint32_t	first;		/* children list (flink.next), 0 = none */
 	uint32_t	depth;
 	uint32_t	nkids;
 	uint64_t	total[2], self[2];
+};
+
+/* Apart from the nodes, dense: a lookup walks a sibling list reading
+ * 8 bytes a node, not a node's 48 (most of a fold's cache misses). */
+struct flink {
+	uint32_t	name;		/* UINT32_MAX for the root */
+	uint32_t	next;		/* the next sibling, 0 = none (root is 0) */
 };
 
 struct flame {
@@ -39,7 +45,8 @@ struct flame {
 	struct dt_htab	nhash;		/* name text -> name id */
 
 	struct fnode	*nodes;
-	uint32_t	nnodes, capnodes;
+	struct flink	*links;		/* beside nodes, as many */
+	uint32_t	nnodes, capnodes, caplinks;
 	/*
 	 * (parent, name) -> child, for the parents of more than WIDE
 	 * children only: a graph of a million events is hundreds of
@@ -84,12 +91,13 @@ struct flame *flame_new(void)
 
 	if (!f)
 		return NULL;
-	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024)) {
+	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024) ||
+	    DT_GROW(f->links, f->caplinks, 0, 1, 1024)) {
 		flame_free(f);
 		return NULL;
 	}
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
-	f->nodes[0].name = UINT32_MAX;
+	f->links[0] = (struct flink){ UINT32_MAX, 0 };
 	f->nnodes = 1;
 	return f;
 }
@@ -103,6 +111,7 @@ void flame_free(struct flame *f)
 	free(f->names);
 	dt_htab_free(&f->nhash);
 	free(f->nodes);
+	free(f->links);
 	dt_htab_free(&f->chash);
 	free(f->cents);
 	free(f->fixbuf);
@@ -187,30 +196,30 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 			if (f->cents[e].parent == parent && f->cents[e].name == name)
 				return f->cents[e].node;
 	} else {
-		for (uint32_t k = p->first; k; k = f->nodes[k].next)
-			if (f->nodes[k].name == name)
+		for (uint32_t k = p->first; k; k = f->links[k].next)
+			if (f->links[k].name == name)
 				return k;
 	}
-	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
+	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024) ||
+	    DT_GROW(f->links, f->caplinks, f->nnodes, 1, 1024))
 		return -1;
 	p = &f->nodes[parent];
 	uint32_t id = f->nnodes;
 	struct fnode *n = &f->nodes[id];
 	memset(n, 0, sizeof(*n));
-	n->name = name;
 	n->parent = parent;
 	n->depth = p->depth + 1;
 	/* the family past WIDE is indexed whole, then each newcomer */
 	if (p->nkids == WIDE) {
-		for (uint32_t k = p->first; k; k = f->nodes[k].next)
-			if (index_child(f, parent, f->nodes[k].name, k))
+		for (uint32_t k = p->first; k; k = f->links[k].next)
+			if (index_child(f, parent, f->links[k].name, k))
 				return -1;
 	}
 	if (p->nkids >= WIDE && index_child(f, parent, name, id))
 		return -1;
 	f->nnodes++;
 	p->nkids++;
-	n->next = p->first;
+	f->links[id] = (struct flink){ name, p->first };
 	p->first = id;
 	return id;
 }
@@ -293,7 +302,7 @@ int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
 			continue;
 		uint32_t d = n->depth;
 		for (uint32_t x = i; x != 0; x = f->nodes[x].parent)
-			path[--d] = f->nodes[x].name;
+			path[--d] = f->links[x].name;
 		rc = fn(ctx, path, n->depth, n->self[side]);
 	}
 	free(path);
@@ -306,16 +315,52 @@ struct sorted {
 	uint32_t	*kids;		/* all children grouped by parent */
 	uint32_t	*off;		/* parent -> first index in kids */
 	uint32_t	*cnt;
+	uint32_t	*rank;		/* name_ranks */
 };
 
+static const struct flame *rank_names;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(rank_names->names[*(const uint32_t *)a].s,
+		      rank_names->names[*(const uint32_t *)b].s);
+}
+
+/*
+ * Each name id's place in strcmp order: children are sorted by name, and
+ * comparing two integers instead of two strings (through two arrays) is
+ * most of what sorting hundreds of thousands of nodes costs.  Interned
+ * names are distinct strings, so the order is the same.
+ */
+static uint32_t *name_ranks(const struct flame *f)
+{
+	uint32_t *ids = malloc((f->nnames + 1) * sizeof(uint32_t));
+	uint32_t *rank = malloc((f->nnames + 1) * sizeof(uint32_t));
+
+	if (!ids || !rank) {
+		free(ids);
+		free(rank);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < f->nnames; i++)
+		ids[i] = i;
+	rank_names = f;
+	qsort(ids, f->nnames, sizeof(uint32_t), name_cmp);
+	for (uint32_t i = 0; i < f->nnames; i++)
+		rank[ids[i]] = i;
+	free(ids);
+	return rank;
+}
+
 static const struct flame *sort_ctx;
+static const uint32_t *sort_rank;
 
 static int kid_cmp(const void *a, const void *b)
 {
-	const struct flame *f = sort_ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct flink *l = sort_ctx->links;
+	uint32_t x = sort_rank[l[*(const uint32_t *)a].name], y = sort_rank[l[*(const uint32_t *)b].name];
 
-	return strcmp(f->names[f->nodes[x].name].s, f->names[f->nodes[y].name].s);
+	return x < y ? -1 : x > y;
 }
 
 static int sort_tree(const struct flame *f, struct sorted *s)
@@ -325,8 +370,9 @@ static int sort_tree(const struct flame *f, struct sorted *s)
 	s->kids = malloc(n * sizeof(uint32_t));
 	s->off = calloc(n + 1, sizeof(uint32_t));
 	s->cnt = calloc(n, sizeof(uint32_t));
-	if (!s->kids || !s->off || !s->cnt) {
-		free(s->kids), free(s->off), free(s->cnt);
+	s->rank = name_ranks(f);
+	if (!s->kids || !s->off || !s->cnt || !s->rank) {
+		free(s->kids), free(s->off), free(s->cnt), free(s->rank);
 		return -1;
 	}
 	for (uint32_t i = 1; i < n; i++)
@@ -343,6 +389,7 @@ static int sort_tree(const struct flame *f, struct sorted *s)
 		s->kids[s->off[p] + s->cnt[p]++] = i;
 	}
 	sort_ctx = f;
+	sort_rank = s->rank;
 	for (uint32_t i = 0; i < n; i++)
 		if (s->cnt[i] > 1)
 			qsort(s->kids + s->off[i], s->cnt[i], sizeof(uint32_t), kid_cmp);
@@ -354,6 +401,7 @@ static void sorted_free(struct sorted *s)
 	free(s->kids);
 	free(s->off);
 	free(s->cnt);
+	free(s->rank);
 }
 
 /*
@@ -499,7 +547,7 @@ static void fold_walk(struct fold_ctx *c, uint32_t node, uint32_t depth)
 	const struct fnode *n = &c->f->nodes[node];
 
 	if (node) {
-		c->pathids[depth - 1] = n->name;
+		c->pathids[depth - 1] = c->f->links[node].name;
 		int has = c->diff ? (n->self[0] || n->self[1]) : n->self[0] != 0;
 		if (has) {
 			for (uint32_t i = 0; i < depth; i++) {
@@ -555,11 +603,12 @@ static const struct flame *tree_ctx;
 static int kid_total_cmp(const void *a, const void *b)
 {
 	const struct flame *f = tree_ctx;
-	const struct fnode *x = &f->nodes[*(const uint32_t *)a], *y = &f->nodes[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct fnode *x = &f->nodes[i], *y = &f->nodes[j];
 
 	if (x->total[0] != y->total[0])
 		return x->total[0] < y->total[0] ? 1 : -1;
-	return strcmp(f->names[x->name].s, f->names[y->name].s);
+	return kid_cmp(a, b);
 }
 
 struct tree_ctx {
@@ -584,7 +633,7 @@ static void tree_walk(struct tree_ctx *c, uint32_t node, uint32_t depth)
 		for (uint32_t i = 1; i < depth; i++)
 			SB_LIT(&c->sb, "  ");
 		/* a terminal's text, not a machine format: escaped (termsafe.h) */
-		sb_str(&c->sb, dtt_str(c->f->names[n->name].s));
+		sb_str(&c->sb, dtt_str(c->f->names[c->f->links[node].name].s));
 		SB_LIT(&c->sb, "\n");
 	}
 	for (uint32_t k = 0; k < c->s->cnt[node]; k++)
@@ -813,7 +862,7 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	const struct fnode *n = &c->f->nodes[node];
 	uint64_t cnt = n->total[c->side];
 	double x = XPAD + (double)start * c->scale, w = (double)cnt * c->scale;
-	const char *name = node ? c->f->names[n->name].s : "all";
+	const char *name = node ? c->f->names[c->f->links[node].name].s : "all";
 	double y = c->o->inverted ? c->ytop + (double)n->depth * c->fh
 				  : c->height - c->ybot - (double)(n->depth + 1) * c->fh;
 	char fill[40], label[512];
@@ -825,7 +874,7 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	else if (!node)
 		snprintf(fill, sizeof(fill), "rgb(220,220,220)");
 	else
-		colour(&c->f->names[n->name], c->o->colors, fill, sizeof(fill));
+		colour(&c->f->names[c->f->links[node].name], c->o->colors, fill, sizeof(fill));
 
 	struct sbuf *sb = &c->sb;
 	SB_LIT(sb, "<g class=\"f\" data-s=\"");
