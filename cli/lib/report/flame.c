@@ -802,7 +802,16 @@ static void diff_colour(double delta, double maxabs, char *buf, size_t len)
 struct svg_ctx {
 	struct sbuf	sb;
 	const struct flame *f;
-	const struct sorted *s;
+	/*
+	 * The children of the frames drawn, sorted as each is drawn: a
+	 * stack of runs, one per level being drawn.  Most nodes are too
+	 * narrow to draw, and neither sorting nor indexing them all (as
+	 * sort_tree does for the other writers) is needed.
+	 */
+	uint32_t	*kids;
+	size_t		nkids, capkids;
+	const uint32_t	*rank;		/* name_ranks */
+	int		oom;
 	const struct flame_svg_opts *o;
 	FILE		*out;
 	int		side;
@@ -827,8 +836,7 @@ static uint32_t svg_depth(const struct svg_ctx *c, uint32_t node)
 {
 	uint32_t d = c->f->nodes[node].depth;
 
-	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
-		uint32_t ch = c->s->kids[c->s->off[node] + k];
+	for (uint32_t ch = c->f->nodes[node].first; ch; ch = c->f->links[ch].next) {
 		if ((double)c->f->nodes[ch].total[c->side] * c->scale < c->o->minwidth ||
 		    !c->f->nodes[ch].total[c->side])
 			continue;
@@ -924,14 +932,28 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	sb_esc(sb, label);
 	SB_LIT(sb, "</text></g>\n");
 
+	/* every child counts in the offsets, drawn or not, in name order */
+	size_t base = c->nkids;
+	if (DT_GROW(c->kids, c->capkids, base, n->nkids, 256)) {
+		c->oom = 1;
+		return;
+	}
+	for (uint32_t ch = n->first; ch; ch = c->f->links[ch].next)
+		c->kids[c->nkids++] = ch;
+	if (n->nkids > 1) {
+		sort_ctx = c->f;
+		sort_rank = c->rank;
+		qsort(c->kids + base, n->nkids, sizeof(uint32_t), kid_cmp);
+	}
 	uint64_t off = start;
-	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
-		uint32_t ch = c->s->kids[c->s->off[node] + k];
+	for (size_t k = base; k < base + n->nkids && !c->oom; k++) {
+		uint32_t ch = c->kids[k];
 		uint64_t cc = c->f->nodes[ch].total[c->side];
 		if (cc && (double)cc * c->scale >= c->o->minwidth)
 			svg_walk(c, ch, off);
 		off += cc;
 	}
+	c->nkids = base;
 }
 
 static const char svg_script[] =
@@ -1052,15 +1074,12 @@ static const char svg_script[] =
 
 int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o)
 {
-	struct sorted s;
 	struct svg_ctx c = { 0 };
 	unsigned width = o->width ? o->width : 1200;
 
 	if (width < 100)
 		width = 100;
-	if (sort_tree(f, &s))
-		return -1;
-	c.f = f, c.s = &s, c.o = o, c.out = out;
+	c.f = f, c.o = o, c.out = out;
 	c.side = o->diff ? 1 : 0;
 	c.total[0] = f->nodes[0].total[0];
 	c.total[1] = f->nodes[0].total[1];
@@ -1122,21 +1141,20 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 	fputs("<g id=\"frames\">\n", out);
 	if (tot) {
 		c.sb = (struct sbuf){ malloc(1 << 18), 0, 1 << 18, out, 0 };
-		if (!c.sb.p) {
-			sorted_free(&s);
+		if (!c.sb.p || !(c.rank = name_ranks(f))) {
+			free(c.sb.p);
 			return -1;
 		}
 		svg_walk(&c, 0, 0);
 		sb_flush(&c.sb);
 		free(c.sb.p);
-		if (c.sb.err) {
-			sorted_free(&s);
+		free(c.kids);
+		free((uint32_t *)c.rank);
+		if (c.sb.err || c.oom)
 			return -1;
-		}
 	}
 	fputs("</g>\n", out);
 	fputs(svg_script, out);
 	fputs("</svg>\n", out);
-	sorted_free(&s);
 	return fflush(out) || ferror(out) ? -1 : 0;
 }
