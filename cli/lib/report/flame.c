@@ -24,19 +24,26 @@ struct fname {
 	uint32_t	len;
 };
 
+/*
+ * A node is made after its parent, so its number is greater: settle()
+ * sums the totals up and the depths down in one sequential pass each,
+ * where adding a stack used to touch every node of its path.
+ */
 struct fnode {
 	uint32_t	parent;
-	uint32_t	first;		/* children list (flink.next), 0 = none */
-	uint32_t	depth;
-	uint32_t	nkids;
-	uint64_t	total[2], self[2];
+	uint32_t	depth;		/* settle() */
+	uint64_t	total[2];	/* settle(): self plus the children's */
+	uint64_t	self[2];
 };
 
-/* Apart from the nodes, dense: a lookup walks a sibling list reading
- * 8 bytes a node, not a node's 48 (most of a fold's cache misses). */
+/* What finding a child reads, apart from the nodes and dense: a lookup
+ * reads 16 bytes a node, not a node's 40 beside them (cache misses were
+ * most of a fold's time). */
 struct flink {
 	uint32_t	name;		/* UINT32_MAX for the root */
 	uint32_t	next;		/* the next sibling, 0 = none (root is 0) */
+	uint32_t	first;		/* the first child, 0 = none */
+	uint32_t	nkids;
 };
 
 struct flame {
@@ -47,6 +54,7 @@ struct flame {
 	struct fnode	*nodes;
 	struct flink	*links;		/* beside nodes, as many */
 	uint32_t	nnodes, capnodes, caplinks;
+	int		unsettled;	/* totals and depths are not summed */
 	/*
 	 * (parent, name) -> child, for the parents of more than WIDE
 	 * children only: a graph of a million events is hundreds of
@@ -97,7 +105,7 @@ struct flame *flame_new(void)
 		return NULL;
 	}
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
-	f->links[0] = (struct flink){ UINT32_MAX, 0 };
+	f->links[0] = (struct flink){ UINT32_MAX, 0, 0, 0 };
 	f->nnodes = 1;
 	return f;
 }
@@ -186,7 +194,7 @@ static int index_child(struct flame *f, uint32_t parent, uint32_t name, uint32_t
 
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
-	struct fnode *p = &f->nodes[parent];
+	struct flink *p = &f->links[parent];
 	uint32_t e;
 
 	if (p->nkids > WIDE) {
@@ -203,12 +211,11 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024) ||
 	    DT_GROW(f->links, f->caplinks, f->nnodes, 1, 1024))
 		return -1;
-	p = &f->nodes[parent];
+	p = &f->links[parent];
 	uint32_t id = f->nnodes;
 	struct fnode *n = &f->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
-	n->depth = p->depth + 1;
 	/* the family past WIDE is indexed whole, then each newcomer */
 	if (p->nkids == WIDE) {
 		for (uint32_t k = p->first; k; k = f->links[k].next)
@@ -218,8 +225,9 @@ static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 	if (p->nkids >= WIDE && index_child(f, parent, name, id))
 		return -1;
 	f->nnodes++;
+	f->unsettled = 1;
 	p->nkids++;
-	f->links[id] = (struct flink){ name, p->first };
+	f->links[id] = (struct flink){ name, p->first, 0, 0 };
 	p->first = id;
 	return id;
 }
@@ -229,15 +237,14 @@ int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, 
 	uint32_t cur = 0;
 
 	side = side ? 1 : 0;
-	f->nodes[0].total[side] += count;
 	for (unsigned i = 0; i < n; i++) {
 		int64_t c = child(f, cur, ids[i]);
 		if (c < 0)
 			return -1;
 		cur = (uint32_t)c;
-		f->nodes[cur].total[side] += count;
 	}
 	f->nodes[cur].self[side] += count;
+	f->unsettled = 1;
 	return 0;
 }
 
@@ -258,20 +265,42 @@ int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsign
 		     uint64_t count, int side)
 {
 	side = side ? 1 : 0;
-	/* the path down to node: its ancestors, up the parent links */
-	for (uint32_t x = node; x != 0; x = f->nodes[x].parent)
-		f->nodes[x].total[side] += count;
-	f->nodes[0].total[side] += count;
 	uint32_t cur = node;
 	for (unsigned i = 0; i < n; i++) {
 		int64_t c = child(f, cur, ids[i]);
 		if (c < 0)
 			return -1;
 		cur = (uint32_t)c;
-		f->nodes[cur].total[side] += count;
 	}
 	f->nodes[cur].self[side] += count;
+	f->unsettled = 1;
 	return cur;
+}
+
+/*
+ * The totals and depths of the nodes, before anything reads them.  The
+ * writers take a const graph: what they see of it (the stacks and their
+ * counts) does not change here, and no struct flame is ever defined const.
+ */
+static void settle(const struct flame *cf)
+{
+	struct flame *f = (struct flame *)cf;
+	struct fnode *nd = f->nodes;
+
+	if (!f->unsettled)
+		return;
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		nd[i].total[0] = nd[i].self[0];
+		nd[i].total[1] = nd[i].self[1];
+	}
+	for (uint32_t i = f->nnodes; i-- > 1;) {
+		nd[nd[i].parent].total[0] += nd[i].total[0];
+		nd[nd[i].parent].total[1] += nd[i].total[1];
+	}
+	nd[0].depth = 0;
+	for (uint32_t i = 1; i < f->nnodes; i++)
+		nd[i].depth = nd[nd[i].parent].depth + 1;
+	f->unsettled = 0;
 }
 
 const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind)
@@ -288,6 +317,7 @@ int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
 	uint32_t maxd = 0, *path;
 	int rc = 0;
 
+	settle(f);
 	side = side ? 1 : 0;
 	for (uint32_t i = 0; i < f->nnodes; i++)
 		if (f->nodes[i].depth > maxd)
@@ -575,6 +605,7 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 	struct sorted s;
 	uint32_t maxd = 0;
 
+	settle(f);
 	for (uint32_t i = 0; i < f->nnodes; i++)
 		if (f->nodes[i].depth > maxd)
 			maxd = f->nodes[i].depth;
@@ -644,6 +675,7 @@ int flame_write_tree(const struct flame *f, FILE *out, uint64_t pct_of, double m
 {
 	struct sorted s;
 
+	settle(f);
 	if (sort_tree(f, &s))
 		return -1;
 	tree_ctx = f;
@@ -836,7 +868,7 @@ static uint32_t svg_depth(const struct svg_ctx *c, uint32_t node)
 {
 	uint32_t d = c->f->nodes[node].depth;
 
-	for (uint32_t ch = c->f->nodes[node].first; ch; ch = c->f->links[ch].next) {
+	for (uint32_t ch = c->f->links[node].first; ch; ch = c->f->links[ch].next) {
 		if ((double)c->f->nodes[ch].total[c->side] * c->scale < c->o->minwidth ||
 		    !c->f->nodes[ch].total[c->side])
 			continue;
@@ -934,19 +966,20 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 
 	/* every child counts in the offsets, drawn or not, in name order */
 	size_t base = c->nkids;
-	if (DT_GROW(c->kids, c->capkids, base, n->nkids, 256)) {
+	const struct flink *l = &c->f->links[node];
+	if (DT_GROW(c->kids, c->capkids, base, l->nkids, 256)) {
 		c->oom = 1;
 		return;
 	}
-	for (uint32_t ch = n->first; ch; ch = c->f->links[ch].next)
+	for (uint32_t ch = l->first; ch; ch = c->f->links[ch].next)
 		c->kids[c->nkids++] = ch;
-	if (n->nkids > 1) {
+	if (l->nkids > 1) {
 		sort_ctx = c->f;
 		sort_rank = c->rank;
-		qsort(c->kids + base, n->nkids, sizeof(uint32_t), kid_cmp);
+		qsort(c->kids + base, l->nkids, sizeof(uint32_t), kid_cmp);
 	}
 	uint64_t off = start;
-	for (size_t k = base; k < base + n->nkids && !c->oom; k++) {
+	for (size_t k = base; k < base + l->nkids && !c->oom; k++) {
 		uint32_t ch = c->kids[k];
 		uint64_t cc = c->f->nodes[ch].total[c->side];
 		if (cc && (double)cc * c->scale >= c->o->minwidth)
@@ -1077,6 +1110,7 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 	struct svg_ctx c = { 0 };
 	unsigned width = o->width ? o->width : 1200;
 
+	settle(f);
 	if (width < 100)
 		width = 100;
 	c.f = f, c.o = o, c.out = out;
