@@ -27,6 +27,15 @@ nlines() { wc -l <"$1" | tr -d ' '; }
 # ------------------------------------------------ the time grammar itself
 "$T/timegrammar" || echo "FAIL timegrammar: exited with status $?"
 
+# ------------------------------------------- the folding tree of flame.c
+if [ -x "$T/flametree" ]; then
+	"$T/flametree" 2>"$W/flametree.err" || echo "FAIL flametree: exited with status $?"
+	! grep -q 'Sanitizer\|runtime error' "$W/flametree.err" &&
+		pass flametree-clean || fail flametree-clean "$(head -c 2000 "$W/flametree.err")"
+else
+	fail flametree "$T/flametree is missing"
+fi
+
 # ---------------------------------------------------------------- captures
 "$MKCAP" "$W/a.dtc" 1 20000 || fail mkcap "mkcap seed 1 failed"
 "$MKCAP" "$W/b.dtc" 2 12000 || fail mkcap "mkcap seed 2 failed"
