@@ -290,6 +290,7 @@ static void settle(const struct flame *cf)
 	if (!f->unsettled)
 		return;
 	for (uint32_t i = 0; i < f->nnodes; i++) {
+		nd[i].depth = i ? nd[nd[i].parent].depth + 1 : 0;
 		nd[i].total[0] = nd[i].self[0];
 		nd[i].total[1] = nd[i].self[1];
 	}
@@ -297,9 +298,6 @@ static void settle(const struct flame *cf)
 		nd[nd[i].parent].total[0] += nd[i].total[0];
 		nd[nd[i].parent].total[1] += nd[i].total[1];
 	}
-	nd[0].depth = 0;
-	for (uint32_t i = 1; i < f->nnodes; i++)
-		nd[i].depth = nd[nd[i].parent].depth + 1;
 	f->unsettled = 0;
 }
 
@@ -757,7 +755,9 @@ static void rgb_text(char *buf, size_t len, int r, int g, int b)
 		*o++ = k < 2 ? ',' : ')';
 	}
 	*o = 0;
-	snprintf(buf, len, "%s", t);
+	size_t n = (size_t)(o - t) < len ? (size_t)(o - t) : len - 1;
+	memcpy(buf, t, n);
+	buf[n] = 0;
 }
 
 static void colour(const struct fname *n, const char *pal, char *buf, size_t len)
@@ -888,7 +888,9 @@ static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t
 	if (m < 3)
 		return;
 	if ((size_t)m >= nl) {
-		snprintf(buf, len, "%s", name);
+		size_t n = nl < len ? nl : len - 1;
+		memcpy(buf, name, n);
+		buf[n] = 0;
 		return;
 	}
 	if ((size_t)m > len - 3)
