@@ -7,6 +7,7 @@
  * search without any other data; search merges the intervals of matched
  * frames so nested matches are not counted twice.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -334,6 +335,76 @@ int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
 		rc = fn(ctx, path, n->depth, n->self[side]);
 	}
 	free(path);
+	return rc;
+}
+
+/* ---------------------------------------------------- folded input */
+
+int flame_read_folded(struct flame *f, FILE *in, uint64_t *samples, char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint32_t *ids = NULL;
+	size_t capids = 0;
+	uint64_t lineno = 0, sum = 0;
+	int rc = -1;
+
+	errno = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		size_t n = (size_t)len;
+		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			n--;
+		if (n == 0)
+			continue;
+		if (memchr(line, '\0', n)) {
+			snprintf(err, errlen, "line %" PRIu64 ": a NUL byte", lineno);
+			goto out;
+		}
+		line[n] = '\0';
+		char *sp = strrchr(line, ' ');
+		const char *num = sp ? sp + 1 : line;
+		if (!sp || sp == line || !*num || num[strspn(num, "0123456789")]) {
+			snprintf(err, errlen, "line %" PRIu64 ": want \"frame;frame;... COUNT\"",
+				 lineno);
+			goto out;
+		}
+		errno = 0;
+		uint64_t cnt = strtoull(num, NULL, 10);
+		if (errno == ERANGE || cnt > UINT64_MAX - sum) {
+			snprintf(err, errlen, "line %" PRIu64 ": counts past %" PRIu64, lineno,
+				 UINT64_MAX);
+			goto out;
+		}
+		sum += cnt;
+		*sp = '\0';
+		unsigned nf = 0;
+		for (char *fr = line, *semi;; fr = semi + 1) {
+			if ((semi = strchr(fr, ';')) != NULL)
+				*semi = '\0';
+			int64_t id = flame_intern(f, fr, FLAME_USER);
+			if (id < 0 || DT_GROW(ids, capids, nf, 1, 64))
+				goto oom;
+			ids[nf++] = (uint32_t)id;
+			if (!semi)
+				break;
+		}
+		if (flame_add(f, ids, nf, cnt, 0))
+			goto oom;
+	}
+	if (ferror(in)) {
+		snprintf(err, errlen, "%s", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	*samples = sum;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+out:
+	free(line);
+	free(ids);
 	return rc;
 }
 
