@@ -3,7 +3,9 @@
 # machine is shared: wall time is printed as a comment) and peak RSS.
 # Then (vs_flamegraph_pl.py, issue 26) dt's SVG against flamegraph.pl's on
 # the same samples: a million dtgen events whose 30400 generated stacks
-# fold into about 16384 distinct folded stacks (the count is printed).
+# fold into about 16384 distinct folded stacks (the count is printed);
+# and dt drawing that folded text itself (--from-folded), flamegraph.pl's
+# own work, as a second ratio.
 BENCHES += report-flame
 
 SYNTH_FG16K := $(B)/bench/synth-fg16k.dtc

@@ -87,4 +87,13 @@ if [ $RC != 0 ] && grep -q '^usage: top ' "$T/err" && ! san "$T/err"; then
 else
 	fail dtsh-top-by-needs-key "rc $RC: $(head -2 "$T/err")"
 fi
+# flame --from-folded is dtreport's: dtsh's flame refuses it, drawing nothing
+printf 'a;b 3\n' >"$T/x.folded"
+"$DTSH" -c "flame --from-folded $T/x.folded --folded" "$T/c.dtc" >"$T/out" 2>"$T/err"; RC=$?
+if [ $RC != 0 ] && grep -q 'only dtreport flame reads folded text' "$T/err" && [ ! -s "$T/out" ] &&
+   ! san "$T/err"; then
+	pass dtsh-flame-no-from-folded
+else
+	fail dtsh-flame-no-from-folded "rc $RC: $(head -2 "$T/err")"
+fi
 exit 0

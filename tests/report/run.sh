@@ -27,6 +27,15 @@ nlines() { wc -l <"$1" | tr -d ' '; }
 # ------------------------------------------------ the time grammar itself
 "$T/timegrammar" || echo "FAIL timegrammar: exited with status $?"
 
+# ------------------------------------------- the folding tree of flame.c
+if [ -x "$T/flametree" ]; then
+	"$T/flametree" 2>"$W/flametree.err" || echo "FAIL flametree: exited with status $?"
+	! grep -q 'Sanitizer\|runtime error' "$W/flametree.err" &&
+		pass flametree-clean || fail flametree-clean "$(head -c 2000 "$W/flametree.err")"
+else
+	fail flametree "$T/flametree is missing"
+fi
+
 # ---------------------------------------------------------------- captures
 "$MKCAP" "$W/a.dtc" 1 20000 || fail mkcap "mkcap seed 1 failed"
 "$MKCAP" "$W/b.dtc" 2 12000 || fail mkcap "mkcap seed 2 failed"
@@ -629,4 +638,73 @@ for sig in (signal.SIGINT, signal.SIGTERM):
           "FAIL interrupted-%d-keeps-output: rc %s, left %r, content %r" %
           (sig, p.returncode, left, open(out).read()[:40]))
 EOF
+
+# ------------------------------------------------- flame --from-folded
+# folded text drawn without a capture: dt's own folded stacks come back
+# the same, the SVG has the capture's frames (only the colours of the comm
+# roots differ: folded text has no kinds), and every bad input is an error
+# that keeps the output file
+FF=$W/ff
+mkdir -p "$FF"
+"$R" flame "$W/g.dtc" --folded -o "$FF/g.folded" 2>"$FF/e0" &&
+	"$R" flame "$W/g.dtc" -o "$FF/g.svg" 2>>"$FF/e0" || fail from-folded-setup "$(head -c 300 "$FF/e0")"
+"$R" flame --from-folded "$FF/g.folded" --folded -o "$FF/rt.folded" 2>"$FF/e1"
+check from-folded-roundtrip "folded text of folded text differs" cmp -s "$FF/g.folded" "$FF/rt.folded"
+"$R" flame --from-folded "$FF/g.folded" -o "$FF/rt.svg" 2>>"$FF/e1"
+frames() { grep '<g class="f"' "$1" | sed 's/ fill="[^"]*"//'; }
+check from-folded-svg-frames "frames differ from the capture's graph" \
+	cmp -s <(frames "$FF/g.svg") <(frames "$FF/rt.svg")
+[ "$(frames "$FF/rt.svg" | wc -l)" -gt 100 ] && pass from-folded-svg-nonempty ||
+	fail from-folded-svg-nonempty "$(frames "$FF/rt.svg" | wc -l) frames"
+printf 'b;c 2\r\na 1\n\nb;c 3\nx y;z w 4\nb 0\n' >"$FF/m.folded"
+"$R" flame --from-folded "$FF/m.folded" --folded 2>>"$FF/e1" >"$FF/m.out"
+check from-folded-merge "got $(tr '\n' '|' <"$FF/m.out")" \
+	test "$(cat "$FF/m.out")" = "$(printf 'a 1\nb;c 5\nx y;z w 4')"
+san "$FF/e1" && fail from-folded-clean "$(head -c 500 "$FF/e1")" || pass from-folded-clean
+# bad inputs: status 1, the line named, the output kept
+badff() { # name expect-in-message file-content
+	printf "$3" >"$FF/$1.folded"
+	echo precious >"$FF/$1.svg"
+	"$R" flame --from-folded "$FF/$1.folded" -o "$FF/$1.svg" 2>"$FF/$1.err"
+	local rc=$?
+	if [ $rc -eq 1 ] && grep -q "$2" "$FF/$1.err" && [ "$(cat "$FF/$1.svg")" = precious ] &&
+	   ! san "$FF/$1.err"; then
+		pass "from-folded-$1"
+	else
+		fail "from-folded-$1" "rc $rc, $(head -c 300 "$FF/$1.err"), output $(head -c 20 "$FF/$1.svg")"
+	fi
+}
+badff no-count 'line 2: want' 'a;b 3\nno count here\n'
+badff only-count 'line 1: want' '5\n'
+badff count-not-number 'line 1: want' 'a;b 3x\n'
+badff overflow 'line 2: counts past' 'a 18446744073709551615\nb 1\n'
+badff huge-count 'line 1: counts past' 'a 99999999999999999999\n'
+badff nul 'line 1: a NUL byte' 'a\0b 3\n'
+echo precious >"$FF/dev.svg"
+"$R" flame --from-folded /dev/null -o "$FF/dev.svg" 2>"$FF/dev.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'not a regular file' "$FF/dev.err" && [ "$(cat "$FF/dev.svg")" = precious ] &&
+	pass from-folded-not-regular || fail from-folded-not-regular "rc $rc: $(head -c 200 "$FF/dev.err")"
+"$R" flame --from-folded "$FF/missing" -o "$FF/x.svg" 2>"$FF/miss.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q 'No such file' "$FF/miss.err" && [ ! -e "$FF/x.svg" ] &&
+	pass from-folded-missing || fail from-folded-missing "rc $rc: $(head -c 200 "$FF/miss.err")"
+# usage: no capture beside it, no capture option, only dtreport flame
+usage_ff() { # name message args...
+	local n=$1 m=$2
+	shift 2
+	"$R" "$@" >/dev/null 2>"$FF/$n.err"
+	local rc=$?
+	[ $rc -eq 2 ] && grep -q -- "$m" "$FF/$n.err" && ! san "$FF/$n.err" &&
+		pass "from-folded-$n" || fail "from-folded-$n" "rc $rc: $(head -c 200 "$FF/$n.err")"
+}
+usage_ff with-capture "unexpected argument" flame --from-folded "$FF/g.folded" "$W/g.dtc" --folded
+usage_ff with-filter "--pid reads a capture" flame --from-folded "$FF/g.folded" --pid 3 --folded
+usage_ff with-reverse "--reverse reads a capture" flame --reverse --from-folded "$FF/g.folded" --folded
+usage_ff diff "only dtreport flame" diff --from-folded "$FF/g.folded" "$W/g.dtc" "$W/g.dtc"
+: >"$FF/empty.folded"
+"$R" flame --from-folded "$FF/empty.folded" -o "$FF/empty.svg" 2>"$FF/empty.err"
+rc=$?
+[ $rc -eq 0 ] && grep -q 'no samples' "$FF/empty.svg" && ! san "$FF/empty.err" &&
+	pass from-folded-empty || fail from-folded-empty "rc $rc: $(head -c 200 "$FF/empty.err")"
 exit 0

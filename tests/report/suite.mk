@@ -23,8 +23,13 @@ $(B)/tests/report/engine: $(B)/asan/obj/tests/report/engine.o $(CLI_LIB_ASAN) $(
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
+# The folding tree (flame.c) against a naive one, under ASan/UBSan.
+$(B)/tests/report/flametree: $(B)/asan/obj/tests/report/flametree.o $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
+
 check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN) \
-		$(B)/tests/report/timegrammar $(B)/tests/report/engine
+		$(B)/tests/report/timegrammar $(B)/tests/report/engine $(B)/tests/report/flametree
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
 		tests/run-suite.sh $(B)/results report tests/report/run.sh
 

@@ -24,17 +24,20 @@
 struct flame_cli {
 	const char	*out;		/* -o; NULL: standard output */
 	int		partial;	/* --partial */
+	const char	*folded_in;	/* --from-folded */
+	const char	*capopt;	/* the first option that reads a capture */
 };
 
 enum {
 	OPT_FOLDED = 0x2001, OPT_TITLE, OPT_WIDTH, OPT_MINWIDTH, OPT_REVERSE, OPT_INVERTED,
 	OPT_NOCOMM, OPT_KERNEL, OPT_USER, OPT_HEIGHT, OPT_FONTSIZE, OPT_COLORS, OPT_COUNTNAME,
-	OPT_OFFCPU, OPT_ONOFF, OPT_WAKERS, OPT_STATE,
+	OPT_OFFCPU, OPT_ONOFF, OPT_WAKERS, OPT_STATE, OPT_FROM_FOLDED,
 };
 
 static const struct option flame_longopts[] = {
 	{ "output",   1, NULL, 'o' },
 	{ "folded",   0, NULL, OPT_FOLDED },
+	{ "from-folded", 1, NULL, OPT_FROM_FOLDED },
 	{ "title",    1, NULL, OPT_TITLE },
 	{ "width",    1, NULL, OPT_WIDTH },
 	{ "height",   1, NULL, OPT_HEIGHT },
@@ -68,7 +71,13 @@ static void flame_usage(const char *cmd, FILE *to)
 		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
 			"  A, B: a capture each, or a directory each (a group: its *.dtc)\n");
 	else
-		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n");
+		fprintf(to, "usage: dtreport flame CAPTURE|DIR... [-o out.svg] [--folded] [options]\n"
+			"       dtreport flame --from-folded FILE [-o out.svg] [--folded] "
+			"[graph options]\n"
+			"  --from-folded FILE: the graph of folded text (\"a;b;c COUNT\" lines, as\n"
+			"    flamegraph.pl reads), not of a capture: only -o, --folded, --title,\n"
+			"    --width, --height, --fontsize, --minwidth, --colors, --countname\n"
+			"    and --inverted apply\n");
 	fprintf(to, "  -o FILE: created 0600; another user's symbolic link or a device is refused\n"
 		"  --title T  --width PX  --height PX (a frame)  --fontsize PX  --minwidth PX\n"
 		"  --colors PALETTE (" FLAME_PALETTES ")\n"
@@ -99,20 +108,44 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 	dtr_flame_opts_init(fo, cmd);
 	fc->out = NULL;
 	fc->partial = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, NULL)) != -1) {
+	fc->folded_in = NULL;
+	fc->capopt = NULL;
+	int li = -1;
+	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, &li)) != -1) {
+		const char *lname = li >= 0 ? flame_longopts[li].name : NULL;
+		li = -1;
 		int r = dtf_option(filt, c, optarg, err, sizeof(err));
 		if (r < 0) {
 			dtr_err(cmd, "%s", err);
 			return -1;
 		}
-		if (r > 0)
+		if (r > 0) {
+			if (!fc->capopt)
+				fc->capopt = lname ? lname : "a filter";
 			continue;
+		}
+		/* what reads a capture, which folded text is not */
+		switch (c) {
+		case OPT_REVERSE: case OPT_NOCOMM: case OPT_KERNEL: case OPT_USER:
+		case DTR_OPT_NO_DEMANGLE: case OPT_OFFCPU: case OPT_ONOFF: case OPT_WAKERS:
+		case OPT_STATE: case DTR_OPT_PARTIAL:
+			if (!fc->capopt && lname)
+				fc->capopt = lname;
+			break;
+		}
 		switch (c) {
 		case 'o':
 			fc->out = optarg;
 			break;
 		case OPT_FOLDED:
 			fo->folded = 1;
+			break;
+		case OPT_FROM_FOLDED:
+			if (dtr_shell || strcmp(cmd, "flame")) {
+				dtr_err(cmd, "--from-folded: only dtreport flame reads folded text");
+				return -1;
+			}
+			fc->folded_in = optarg;
 			break;
 		case OPT_TITLE:
 			fo->title = optarg;
@@ -244,6 +277,10 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 	}
 	if (fo->mode && !fo->countname)
 		fo->countname = "us";
+	if (fc->folded_in && fc->capopt) {
+		dtr_err(cmd, "--%s reads a capture: not with --from-folded", fc->capopt);
+		return -1;
+	}
 	return 0;
 }
 
@@ -314,6 +351,15 @@ static int flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_o
 		return -1;
 	}
 	/* nfiles 0: one or more; -1: the caller checks */
+	if (fc->folded_in) {
+		if (argc - optind > 0) {
+			dtr_err(cmd, "unexpected argument '%s' (--from-folded reads no capture)",
+				argv[optind]);
+			flame_usage(cmd, stderr);
+			return DTR_EXIT_USAGE;
+		}
+		return 0;
+	}
 	if (nfiles == 0 && argc - optind < 1) {
 		dtr_err(cmd, "no capture given");
 		flame_usage(cmd, stderr);
@@ -347,6 +393,46 @@ static int fold_path(const char *path, struct dtf_filter *filt, const struct dtr
 	return ret;
 }
 
+/* dtreport flame --from-folded FILE: another tool's stacks, drawn. */
+static int flame_from_folded(const struct dtr_flame_opts *fo, const struct flame_cli *fc)
+{
+	char err[512], sub[600];
+	const char *path = fc->folded_in;
+	struct dtu_out o;
+	uint64_t n = 0;
+	int ret, fd = dtu_open_regular(path, 0, err, sizeof(err));
+
+	if (fd < 0) {
+		dtr_err("flame", "%s", err);
+		return DTR_EXIT_ERROR;
+	}
+	FILE *in = fdopen(fd, "r");
+	struct flame *fl = in ? flame_new() : NULL;
+	if (!fl) {
+		dtr_err("flame", "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		if (in)
+			fclose(in);
+		else
+			close(fd);
+		return DTR_EXIT_ERROR;
+	}
+	if ((ret = open_out("flame", fo, fc, &path, 1, &o)) != 0)
+		goto out;
+	if (flame_read_folded(fl, in, &n, err, sizeof(err))) {
+		dtr_err("flame", "%s: %s", path, err);
+		dtu_out_abort(&o);
+		ret = DTR_EXIT_ERROR;
+		goto out;
+	}
+	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s", path, n,
+		 fo->countname ? fo->countname : "samples");
+	ret = write_out(fl, fo, sub, 0, &o);
+out:
+	fclose(in);
+	flame_free(fl);
+	return ret;
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	struct dtr_flame_opts fo;
@@ -362,6 +448,10 @@ int cmd_flame(int argc, char **argv)
 	if ((ret = flame_args("flame", argc, argv, &fo, &fc, &filt, 0)) != 0) {
 		dtf_free(&filt);
 		return ret < 0 ? 0 : ret;
+	}
+	if (fc.folded_in) {
+		dtf_free(&filt);
+		return flame_from_folded(&fo, &fc);
 	}
 	/* several captures (or directories of them) fold into one graph */
 	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {

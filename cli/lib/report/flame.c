@@ -7,6 +7,7 @@
  * search without any other data; search merges the intervals of matched
  * frames so nested matches are not counted twice.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,12 +25,26 @@ struct fname {
 	uint32_t	len;
 };
 
+/*
+ * A node is made after its parent, so its number is greater: settle()
+ * sums the totals up and the depths down in one sequential pass each,
+ * where adding a stack used to touch every node of its path.
+ */
 struct fnode {
-	uint32_t	name;		/* UINT32_MAX for the root */
 	uint32_t	parent;
-	uint32_t	first, next;	/* children list, 0 = none (root is 0) */
-	uint32_t	depth;
-	uint64_t	total[2], self[2];
+	uint32_t	depth;		/* settle() */
+	uint64_t	total[2];	/* settle(): self plus the children's */
+	uint64_t	self[2];
+};
+
+/* What finding a child reads, apart from the nodes and dense: a lookup
+ * reads 16 bytes a node, not a node's 40 beside them (cache misses were
+ * most of a fold's time). */
+struct flink {
+	uint32_t	name;		/* UINT32_MAX for the root */
+	uint32_t	next;		/* the next sibling, 0 = none (root is 0) */
+	uint32_t	first;		/* the first child, 0 = none */
+	uint32_t	nkids;
 };
 
 struct flame {
@@ -38,11 +53,27 @@ struct flame {
 	struct dt_htab	nhash;		/* name text -> name id */
 
 	struct fnode	*nodes;
-	uint32_t	nnodes, capnodes;
-	struct dt_htab	chash;		/* (parent, name) -> node (never the root) */
+	struct flink	*links;		/* beside nodes, as many */
+	uint32_t	nnodes, capnodes, caplinks;
+	int		unsettled;	/* totals and depths are not summed */
+	/*
+	 * (parent, name) -> child, for the parents of more than WIDE
+	 * children only: a graph of a million events is hundreds of
+	 * thousands of nodes, mostly chains of one child each, and indexing
+	 * every node cost a cache miss per node made (the table is far
+	 * beyond the caches) where the chain's one sibling list is as quick.
+	 * The entries carry their key, so a probe reads no node.
+	 */
+	struct dt_htab	chash;
+	struct cent {
+		uint32_t	parent, name, node;
+	}		*cents;
+	uint32_t	capcents;
 
 	char		*fixbuf;	/* dtu_utf8_fix's copies */
 	size_t		fixcap;
+	char		*tmp;		/* flame_intern's cleaned text */
+	size_t		tmpcap;
 };
 
 static uint64_t strhash(const char *s, size_t len)
@@ -69,12 +100,13 @@ struct flame *flame_new(void)
 
 	if (!f)
 		return NULL;
-	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024)) {
+	if (DT_GROW(f->nodes, f->capnodes, 0, 1, 1024) ||
+	    DT_GROW(f->links, f->caplinks, 0, 1, 1024)) {
 		flame_free(f);
 		return NULL;
 	}
 	memset(&f->nodes[0], 0, sizeof(f->nodes[0]));
-	f->nodes[0].name = UINT32_MAX;
+	f->links[0] = (struct flink){ UINT32_MAX, 0, 0, 0 };
 	f->nnodes = 1;
 	return f;
 }
@@ -88,8 +120,11 @@ void flame_free(struct flame *f)
 	free(f->names);
 	dt_htab_free(&f->nhash);
 	free(f->nodes);
+	free(f->links);
 	dt_htab_free(&f->chash);
+	free(f->cents);
 	free(f->fixbuf);
+	free(f->tmp);
 	free(f);
 }
 
@@ -100,11 +135,10 @@ static uint64_t name_hash(const void *ctx, uint32_t e)
 	return strhash(f->names[e].s, f->names[e].len);
 }
 
-/* Entry e of chash is node e + 1: the root is never a child. */
-static uint64_t node_hash(const void *ctx, uint32_t e)
+static uint64_t cent_hash(const void *ctx, uint32_t e)
 {
 	const struct flame *f = ctx;
-	return mix(f->nodes[e + 1].parent, f->nodes[e + 1].name);
+	return mix(f->cents[e].parent, f->cents[e].name);
 }
 
 int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
@@ -116,27 +150,29 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 	const char *v = dtu_utf8_fix(name, strlen(name), &len, &f->fixbuf, &f->fixcap);
 	if (v == NULL)
 		return -1;
-	char *copy = malloc(len + 1);
-	if (!copy)
+	/* cleaned in a scratch buffer: most calls find the name (every
+	 * sample's comm is interned), and need no copy of their own */
+	if (DT_GROW(f->tmp, f->tmpcap, 0, len + 1, 256))
 		return -1;
+	char *t = f->tmp;
 	for (size_t i = 0; i < len; i++)
-		copy[i] = v[i] == ';' ? ':' : (v[i] == '\n' || v[i] == '\r') ? ' ' : v[i];
-	copy[len] = 0;
-	uint64_t h = strhash(copy, len);
+		t[i] = v[i] == ';' ? ':' : (v[i] == '\n' || v[i] == '\r') ? ' ' : v[i];
+	t[len] = 0;
+	uint64_t h = strhash(t, len);
 	uint32_t e;
 
 	for (size_t i = dt_htab_first(&f->nhash, h); (e = dt_htab_at(&f->nhash, i)) != DT_HTAB_NONE;
 	     i = dt_htab_next(&f->nhash, i)) {
 		const struct fname *n = &f->names[e];
-		if (n->len == len && !memcmp(n->s, copy, len)) {
-			free(copy);
+		if (n->len == len && !memcmp(n->s, t, len))
 			return e;
-		}
 	}
-	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256)) {
-		free(copy);
+	if (DT_GROW(f->names, f->capnames, f->nnames, 1, 256))
 		return -1;
-	}
+	char *copy = malloc(len + 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, t, len + 1);
 	f->names[f->nnames] = (struct fname){ copy, kind, (uint32_t)len };
 	if (dt_htab_add(&f->nhash, h, f->nnames, name_hash, f)) {
 		free(copy);
@@ -145,30 +181,55 @@ int64_t flame_intern(struct flame *f, const char *name, enum flame_kind kind)
 	return f->nnames++;
 }
 
+#define WIDE	8
+
+static int index_child(struct flame *f, uint32_t parent, uint32_t name, uint32_t node)
+{
+	uint32_t e = (uint32_t)f->chash.n;
+
+	if (DT_GROW(f->cents, f->capcents, e, 1, 256))
+		return -1;
+	f->cents[e] = (struct cent){ parent, name, node };
+	return dt_htab_add(&f->chash, mix(parent, name), e, cent_hash, f);
+}
+
 static int64_t child(struct flame *f, uint32_t parent, uint32_t name)
 {
-	uint64_t h = mix(parent, name);
+	struct flink *p = &f->links[parent];
 	uint32_t e;
 
-	for (size_t i = dt_htab_first(&f->chash, h); (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE;
-	     i = dt_htab_next(&f->chash, i)) {
-		const struct fnode *n = &f->nodes[e + 1];
-		if (n->parent == parent && n->name == name)
-			return e + 1;
+	if (p->nkids > WIDE) {
+		uint64_t h = mix(parent, name);
+		for (size_t i = dt_htab_first(&f->chash, h);
+		     (e = dt_htab_at(&f->chash, i)) != DT_HTAB_NONE; i = dt_htab_next(&f->chash, i))
+			if (f->cents[e].parent == parent && f->cents[e].name == name)
+				return f->cents[e].node;
+	} else {
+		for (uint32_t k = p->first; k; k = f->links[k].next)
+			if (f->links[k].name == name)
+				return k;
 	}
-	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024))
+	if (DT_GROW(f->nodes, f->capnodes, f->nnodes, 1, 1024) ||
+	    DT_GROW(f->links, f->caplinks, f->nnodes, 1, 1024))
 		return -1;
+	p = &f->links[parent];
 	uint32_t id = f->nnodes;
 	struct fnode *n = &f->nodes[id];
 	memset(n, 0, sizeof(*n));
-	n->name = name;
 	n->parent = parent;
-	if (dt_htab_add(&f->chash, h, id - 1, node_hash, f))
+	/* the family past WIDE is indexed whole, then each newcomer */
+	if (p->nkids == WIDE) {
+		for (uint32_t k = p->first; k; k = f->links[k].next)
+			if (index_child(f, parent, f->links[k].name, k))
+				return -1;
+	}
+	if (p->nkids >= WIDE && index_child(f, parent, name, id))
 		return -1;
 	f->nnodes++;
-	n->depth = f->nodes[parent].depth + 1;
-	n->next = f->nodes[parent].first;
-	f->nodes[parent].first = id;
+	f->unsettled = 1;
+	p->nkids++;
+	f->links[id] = (struct flink){ name, p->first, 0, 0 };
+	p->first = id;
 	return id;
 }
 
@@ -177,15 +238,14 @@ int flame_add(struct flame *f, const uint32_t *ids, unsigned n, uint64_t count, 
 	uint32_t cur = 0;
 
 	side = side ? 1 : 0;
-	f->nodes[0].total[side] += count;
 	for (unsigned i = 0; i < n; i++) {
 		int64_t c = child(f, cur, ids[i]);
 		if (c < 0)
 			return -1;
 		cur = (uint32_t)c;
-		f->nodes[cur].total[side] += count;
 	}
 	f->nodes[cur].self[side] += count;
+	f->unsettled = 1;
 	return 0;
 }
 
@@ -206,20 +266,40 @@ int64_t flame_add_at(struct flame *f, uint32_t node, const uint32_t *ids, unsign
 		     uint64_t count, int side)
 {
 	side = side ? 1 : 0;
-	/* the path down to node: its ancestors, up the parent links */
-	for (uint32_t x = node; x != 0; x = f->nodes[x].parent)
-		f->nodes[x].total[side] += count;
-	f->nodes[0].total[side] += count;
 	uint32_t cur = node;
 	for (unsigned i = 0; i < n; i++) {
 		int64_t c = child(f, cur, ids[i]);
 		if (c < 0)
 			return -1;
 		cur = (uint32_t)c;
-		f->nodes[cur].total[side] += count;
 	}
 	f->nodes[cur].self[side] += count;
+	f->unsettled = 1;
 	return cur;
+}
+
+/*
+ * The totals and depths of the nodes, before anything reads them.  The
+ * writers take a const graph: what they see of it (the stacks and their
+ * counts) does not change here, and no struct flame is ever defined const.
+ */
+static void settle(const struct flame *cf)
+{
+	struct flame *f = (struct flame *)cf;
+	struct fnode *nd = f->nodes;
+
+	if (!f->unsettled)
+		return;
+	for (uint32_t i = 0; i < f->nnodes; i++) {
+		nd[i].depth = i ? nd[nd[i].parent].depth + 1 : 0;
+		nd[i].total[0] = nd[i].self[0];
+		nd[i].total[1] = nd[i].self[1];
+	}
+	for (uint32_t i = f->nnodes; i-- > 1;) {
+		nd[nd[i].parent].total[0] += nd[i].total[0];
+		nd[nd[i].parent].total[1] += nd[i].total[1];
+	}
+	f->unsettled = 0;
 }
 
 const char *flame_name(const struct flame *f, uint32_t id, enum flame_kind *kind)
@@ -236,6 +316,7 @@ int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
 	uint32_t maxd = 0, *path;
 	int rc = 0;
 
+	settle(f);
 	side = side ? 1 : 0;
 	for (uint32_t i = 0; i < f->nnodes; i++)
 		if (f->nodes[i].depth > maxd)
@@ -250,10 +331,80 @@ int flame_walk(const struct flame *f, int side, flame_path_fn fn, void *ctx)
 			continue;
 		uint32_t d = n->depth;
 		for (uint32_t x = i; x != 0; x = f->nodes[x].parent)
-			path[--d] = f->nodes[x].name;
+			path[--d] = f->links[x].name;
 		rc = fn(ctx, path, n->depth, n->self[side]);
 	}
 	free(path);
+	return rc;
+}
+
+/* ---------------------------------------------------- folded input */
+
+int flame_read_folded(struct flame *f, FILE *in, uint64_t *samples, char *err, size_t errlen)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	uint32_t *ids = NULL;
+	size_t capids = 0;
+	uint64_t lineno = 0, sum = 0;
+	int rc = -1;
+
+	errno = 0;
+	while ((len = getline(&line, &cap, in)) >= 0) {
+		lineno++;
+		size_t n = (size_t)len;
+		while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+			n--;
+		if (n == 0)
+			continue;
+		if (memchr(line, '\0', n)) {
+			snprintf(err, errlen, "line %" PRIu64 ": a NUL byte", lineno);
+			goto out;
+		}
+		line[n] = '\0';
+		char *sp = strrchr(line, ' ');
+		const char *num = sp ? sp + 1 : line;
+		if (!sp || sp == line || !*num || num[strspn(num, "0123456789")]) {
+			snprintf(err, errlen, "line %" PRIu64 ": want \"frame;frame;... COUNT\"",
+				 lineno);
+			goto out;
+		}
+		errno = 0;
+		uint64_t cnt = strtoull(num, NULL, 10);
+		if (errno == ERANGE || cnt > UINT64_MAX - sum) {
+			snprintf(err, errlen, "line %" PRIu64 ": counts past %" PRIu64, lineno,
+				 UINT64_MAX);
+			goto out;
+		}
+		sum += cnt;
+		*sp = '\0';
+		unsigned nf = 0;
+		for (char *fr = line, *semi;; fr = semi + 1) {
+			if ((semi = strchr(fr, ';')) != NULL)
+				*semi = '\0';
+			int64_t id = flame_intern(f, fr, FLAME_USER);
+			if (id < 0 || DT_GROW(ids, capids, nf, 1, 64))
+				goto oom;
+			ids[nf++] = (uint32_t)id;
+			if (!semi)
+				break;
+		}
+		if (flame_add(f, ids, nf, cnt, 0))
+			goto oom;
+	}
+	if (ferror(in)) {
+		snprintf(err, errlen, "%s", strerror(errno ? errno : EIO));
+		goto out;
+	}
+	*samples = sum;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "out of memory");
+out:
+	free(line);
+	free(ids);
 	return rc;
 }
 
@@ -263,16 +414,52 @@ struct sorted {
 	uint32_t	*kids;		/* all children grouped by parent */
 	uint32_t	*off;		/* parent -> first index in kids */
 	uint32_t	*cnt;
+	uint32_t	*rank;		/* name_ranks */
 };
 
+static const struct flame *rank_names;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(rank_names->names[*(const uint32_t *)a].s,
+		      rank_names->names[*(const uint32_t *)b].s);
+}
+
+/*
+ * Each name id's place in strcmp order: children are sorted by name, and
+ * comparing two integers instead of two strings (through two arrays) is
+ * most of what sorting hundreds of thousands of nodes costs.  Interned
+ * names are distinct strings, so the order is the same.
+ */
+static uint32_t *name_ranks(const struct flame *f)
+{
+	uint32_t *ids = malloc((f->nnames + 1) * sizeof(uint32_t));
+	uint32_t *rank = malloc((f->nnames + 1) * sizeof(uint32_t));
+
+	if (!ids || !rank) {
+		free(ids);
+		free(rank);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < f->nnames; i++)
+		ids[i] = i;
+	rank_names = f;
+	qsort(ids, f->nnames, sizeof(uint32_t), name_cmp);
+	for (uint32_t i = 0; i < f->nnames; i++)
+		rank[ids[i]] = i;
+	free(ids);
+	return rank;
+}
+
 static const struct flame *sort_ctx;
+static const uint32_t *sort_rank;
 
 static int kid_cmp(const void *a, const void *b)
 {
-	const struct flame *f = sort_ctx;
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct flink *l = sort_ctx->links;
+	uint32_t x = sort_rank[l[*(const uint32_t *)a].name], y = sort_rank[l[*(const uint32_t *)b].name];
 
-	return strcmp(f->names[f->nodes[x].name].s, f->names[f->nodes[y].name].s);
+	return x < y ? -1 : x > y;
 }
 
 static int sort_tree(const struct flame *f, struct sorted *s)
@@ -282,8 +469,9 @@ static int sort_tree(const struct flame *f, struct sorted *s)
 	s->kids = malloc(n * sizeof(uint32_t));
 	s->off = calloc(n + 1, sizeof(uint32_t));
 	s->cnt = calloc(n, sizeof(uint32_t));
-	if (!s->kids || !s->off || !s->cnt) {
-		free(s->kids), free(s->off), free(s->cnt);
+	s->rank = name_ranks(f);
+	if (!s->kids || !s->off || !s->cnt || !s->rank) {
+		free(s->kids), free(s->off), free(s->cnt), free(s->rank);
 		return -1;
 	}
 	for (uint32_t i = 1; i < n; i++)
@@ -300,6 +488,7 @@ static int sort_tree(const struct flame *f, struct sorted *s)
 		s->kids[s->off[p] + s->cnt[p]++] = i;
 	}
 	sort_ctx = f;
+	sort_rank = s->rank;
 	for (uint32_t i = 0; i < n; i++)
 		if (s->cnt[i] > 1)
 			qsort(s->kids + s->off[i], s->cnt[i], sizeof(uint32_t), kid_cmp);
@@ -311,6 +500,7 @@ static void sorted_free(struct sorted *s)
 	free(s->kids);
 	free(s->off);
 	free(s->cnt);
+	free(s->rank);
 }
 
 /*
@@ -456,7 +646,7 @@ static void fold_walk(struct fold_ctx *c, uint32_t node, uint32_t depth)
 	const struct fnode *n = &c->f->nodes[node];
 
 	if (node) {
-		c->pathids[depth - 1] = n->name;
+		c->pathids[depth - 1] = c->f->links[node].name;
 		int has = c->diff ? (n->self[0] || n->self[1]) : n->self[0] != 0;
 		if (has) {
 			for (uint32_t i = 0; i < depth; i++) {
@@ -484,6 +674,7 @@ int flame_write_folded(const struct flame *f, FILE *out, int diff)
 	struct sorted s;
 	uint32_t maxd = 0;
 
+	settle(f);
 	for (uint32_t i = 0; i < f->nnodes; i++)
 		if (f->nodes[i].depth > maxd)
 			maxd = f->nodes[i].depth;
@@ -512,11 +703,12 @@ static const struct flame *tree_ctx;
 static int kid_total_cmp(const void *a, const void *b)
 {
 	const struct flame *f = tree_ctx;
-	const struct fnode *x = &f->nodes[*(const uint32_t *)a], *y = &f->nodes[*(const uint32_t *)b];
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct fnode *x = &f->nodes[i], *y = &f->nodes[j];
 
 	if (x->total[0] != y->total[0])
 		return x->total[0] < y->total[0] ? 1 : -1;
-	return strcmp(f->names[x->name].s, f->names[y->name].s);
+	return kid_cmp(a, b);
 }
 
 struct tree_ctx {
@@ -541,7 +733,7 @@ static void tree_walk(struct tree_ctx *c, uint32_t node, uint32_t depth)
 		for (uint32_t i = 1; i < depth; i++)
 			SB_LIT(&c->sb, "  ");
 		/* a terminal's text, not a machine format: escaped (termsafe.h) */
-		sb_str(&c->sb, dtt_str(c->f->names[n->name].s));
+		sb_str(&c->sb, dtt_str(c->f->names[c->f->links[node].name].s));
 		SB_LIT(&c->sb, "\n");
 	}
 	for (uint32_t k = 0; k < c->s->cnt[node]; k++)
@@ -552,6 +744,7 @@ int flame_write_tree(const struct flame *f, FILE *out, uint64_t pct_of, double m
 {
 	struct sorted s;
 
+	settle(f);
 	if (sort_tree(f, &s))
 		return -1;
 	tree_ctx = f;
@@ -633,7 +826,9 @@ static void rgb_text(char *buf, size_t len, int r, int g, int b)
 		*o++ = k < 2 ? ',' : ')';
 	}
 	*o = 0;
-	snprintf(buf, len, "%s", t);
+	size_t n = (size_t)(o - t) < len ? (size_t)(o - t) : len - 1;
+	memcpy(buf, t, n);
+	buf[n] = 0;
 }
 
 static void colour(const struct fname *n, const char *pal, char *buf, size_t len)
@@ -713,7 +908,16 @@ static void diff_colour(double delta, double maxabs, char *buf, size_t len)
 struct svg_ctx {
 	struct sbuf	sb;
 	const struct flame *f;
-	const struct sorted *s;
+	/*
+	 * The children of the frames drawn, sorted as each is drawn: a
+	 * stack of runs, one per level being drawn.  Most nodes are too
+	 * narrow to draw, and neither sorting nor indexing them all (as
+	 * sort_tree does for the other writers) is needed.
+	 */
+	uint32_t	*kids;
+	size_t		nkids, capkids;
+	const uint32_t	*rank;		/* name_ranks */
+	int		oom;
 	const struct flame_svg_opts *o;
 	FILE		*out;
 	int		side;
@@ -738,8 +942,7 @@ static uint32_t svg_depth(const struct svg_ctx *c, uint32_t node)
 {
 	uint32_t d = c->f->nodes[node].depth;
 
-	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
-		uint32_t ch = c->s->kids[c->s->off[node] + k];
+	for (uint32_t ch = c->f->links[node].first; ch; ch = c->f->links[ch].next) {
 		if ((double)c->f->nodes[ch].total[c->side] * c->scale < c->o->minwidth ||
 		    !c->f->nodes[ch].total[c->side])
 			continue;
@@ -759,7 +962,9 @@ static void fit_label(const char *name, double w, unsigned fs, char *buf, size_t
 	if (m < 3)
 		return;
 	if ((size_t)m >= nl) {
-		snprintf(buf, len, "%s", name);
+		size_t n = nl < len ? nl : len - 1;
+		memcpy(buf, name, n);
+		buf[n] = 0;
 		return;
 	}
 	if ((size_t)m > len - 3)
@@ -773,7 +978,7 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	const struct fnode *n = &c->f->nodes[node];
 	uint64_t cnt = n->total[c->side];
 	double x = XPAD + (double)start * c->scale, w = (double)cnt * c->scale;
-	const char *name = node ? c->f->names[n->name].s : "all";
+	const char *name = node ? c->f->names[c->f->links[node].name].s : "all";
 	double y = c->o->inverted ? c->ytop + (double)n->depth * c->fh
 				  : c->height - c->ybot - (double)(n->depth + 1) * c->fh;
 	char fill[40], label[512];
@@ -785,7 +990,7 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	else if (!node)
 		snprintf(fill, sizeof(fill), "rgb(220,220,220)");
 	else
-		colour(&c->f->names[n->name], c->o->colors, fill, sizeof(fill));
+		colour(&c->f->names[c->f->links[node].name], c->o->colors, fill, sizeof(fill));
 
 	struct sbuf *sb = &c->sb;
 	SB_LIT(sb, "<g class=\"f\" data-s=\"");
@@ -835,14 +1040,29 @@ static void svg_walk(struct svg_ctx *c, uint32_t node, uint64_t start)
 	sb_esc(sb, label);
 	SB_LIT(sb, "</text></g>\n");
 
+	/* every child counts in the offsets, drawn or not, in name order */
+	size_t base = c->nkids;
+	const struct flink *l = &c->f->links[node];
+	if (DT_GROW(c->kids, c->capkids, base, l->nkids, 256)) {
+		c->oom = 1;
+		return;
+	}
+	for (uint32_t ch = l->first; ch; ch = c->f->links[ch].next)
+		c->kids[c->nkids++] = ch;
+	if (l->nkids > 1) {
+		sort_ctx = c->f;
+		sort_rank = c->rank;
+		qsort(c->kids + base, l->nkids, sizeof(uint32_t), kid_cmp);
+	}
 	uint64_t off = start;
-	for (uint32_t k = 0; k < c->s->cnt[node]; k++) {
-		uint32_t ch = c->s->kids[c->s->off[node] + k];
+	for (size_t k = base; k < base + l->nkids && !c->oom; k++) {
+		uint32_t ch = c->kids[k];
 		uint64_t cc = c->f->nodes[ch].total[c->side];
 		if (cc && (double)cc * c->scale >= c->o->minwidth)
 			svg_walk(c, ch, off);
 		off += cc;
 	}
+	c->nkids = base;
 }
 
 static const char svg_script[] =
@@ -963,15 +1183,13 @@ static const char svg_script[] =
 
 int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opts *o)
 {
-	struct sorted s;
 	struct svg_ctx c = { 0 };
 	unsigned width = o->width ? o->width : 1200;
 
+	settle(f);
 	if (width < 100)
 		width = 100;
-	if (sort_tree(f, &s))
-		return -1;
-	c.f = f, c.s = &s, c.o = o, c.out = out;
+	c.f = f, c.o = o, c.out = out;
 	c.side = o->diff ? 1 : 0;
 	c.total[0] = f->nodes[0].total[0];
 	c.total[1] = f->nodes[0].total[1];
@@ -1033,21 +1251,20 @@ int flame_write_svg(const struct flame *f, FILE *out, const struct flame_svg_opt
 	fputs("<g id=\"frames\">\n", out);
 	if (tot) {
 		c.sb = (struct sbuf){ malloc(1 << 18), 0, 1 << 18, out, 0 };
-		if (!c.sb.p) {
-			sorted_free(&s);
+		if (!c.sb.p || !(c.rank = name_ranks(f))) {
+			free(c.sb.p);
 			return -1;
 		}
 		svg_walk(&c, 0, 0);
 		sb_flush(&c.sb);
 		free(c.sb.p);
-		if (c.sb.err) {
-			sorted_free(&s);
+		free(c.kids);
+		free((uint32_t *)c.rank);
+		if (c.sb.err || c.oom)
 			return -1;
-		}
 	}
 	fputs("</g>\n", out);
 	fputs(svg_script, out);
 	fputs("</svg>\n", out);
-	sorted_free(&s);
 	return fflush(out) || ferror(out) ? -1 : 0;
 }

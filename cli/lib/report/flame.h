@@ -68,6 +68,15 @@ int flame_write_tree(const struct flame *f, FILE *out, uint64_t pct_of, double m
  */
 int flame_write_folded(const struct flame *f, FILE *out, int diff);
 
+/*
+ * Folded text ("a;b;c N" lines, as flamegraph.pl reads them) added to f
+ * on side 0: the count is the line's last space-separated word, every
+ * frame before it is a name of kind FLAME_USER.  Empty lines and a
+ * trailing CR are ignored.  0, or -1 with a message in err ("LINE: why",
+ * a read error's errno text, or "out of memory").
+ */
+int flame_read_folded(struct flame *f, FILE *in, uint64_t *samples, char *err, size_t errlen);
+
 struct flame_svg_opts {
 	const char	*title;
 	const char	*subtitle;	/* may be NULL */
