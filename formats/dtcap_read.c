@@ -1565,6 +1565,7 @@ struct bpriv {
 	uint32_t	*dict[7];	/* per context: pid .. flags */
 	uint8_t		*dxctx;
 	uint32_t	dcap;		/* contexts they hold */
+	char		err[512];	/* dtcap_read_block_mt's last failure */
 };
 
 struct dtcap_block *dtcap_block_new(void)
@@ -1696,7 +1697,7 @@ static int ensure_dict(struct bpriv *p, uint32_t nd)
 
 /* The decoded bytes of one column segment (in the map or in scratch),
  * checked against its checksum first (version 3: open did not). */
-static const uint8_t *segment(struct dtcap_reader *r, size_t bi, unsigned col,
+static const uint8_t *segment(const struct dtcap_reader *r, size_t bi, unsigned col,
 			      struct bpriv *p, size_t *len)
 {
 	const struct rblock *rb = &r->rblocks[bi];
@@ -1724,21 +1725,68 @@ static const uint8_t *segment(struct dtcap_reader *r, size_t bi, unsigned col,
 	return p->scratch;
 }
 
+/*
+ * Why read_block failed, for its two callers to word: it writes nothing of
+ * the reader, so several threads may decode blocks of one reader at once.
+ */
+enum { RB_OK, RB_NOBLOCK, RB_NOMEM, RB_DAMAGE };
+
+static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
+		      struct dtcap_block *b);
+
+static void rb_word(const struct dtcap_reader *r, size_t i, int why, char *buf, size_t len)
+{
+	if (why == RB_NOBLOCK)
+		dtc_fmt(buf, len, r->path, "no block %zu (of %zu)", i, r->nblocks);
+	else if (why == RB_NOMEM)
+		dtc_fmt(buf, len, r->path, "out of memory");
+	else
+		dtc_fmt(buf, len, r->path,
+			"damaged EVNT chunk at offset %llu: column data does not decode",
+			(unsigned long long)r->blocks[i].offset);
+}
+
 int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		     struct dtcap_block *b)
 {
-	if (i >= r->nblocks) {
-		rerr(r, "no block %zu (of %zu)", i, r->nblocks);
+	int why = read_block(r, i, cols, b);
+	if (why != RB_OK) {
+		rb_word(r, i, why, r->err, sizeof(r->err));
 		return -1;
 	}
+	return 0;
+}
+
+int dtcap_read_block_mt(const struct dtcap_reader *r, size_t i, unsigned cols,
+			struct dtcap_block *b)
+{
+	int why = read_block(r, i, cols, b);
+	struct bpriv *p = b->priv;
+	if (why != RB_OK) {
+		rb_word(r, i, why, p->err, sizeof(p->err));
+		return -1;
+	}
+	p->err[0] = 0;
+	return 0;
+}
+
+const char *dtcap_block_error(const struct dtcap_block *b)
+{
+	const struct bpriv *p = b->priv;
+	return p->err;
+}
+
+static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
+		      struct dtcap_block *b)
+{
+	if (i >= r->nblocks)
+		return RB_NOBLOCK;
 	struct bpriv *p = b->priv;
 	const struct dtcap_blockinfo *bi = &r->blocks[i];
 	const struct rblock *rb = &r->rblocks[i];
 	uint32_t n = bi->rows;
-	if (ensure_rows(p, n)) {
-		rerr(r, "out of memory");
-		return -1;
-	}
+	if (ensure_rows(p, n))
+		return RB_NOMEM;
 	memset(b, 0, offsetof(struct dtcap_block, priv));
 	b->rows = n;
 	const uint8_t *s;
@@ -1783,10 +1831,8 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx;
 		int byctx = !!(cols & DTCAP_COL_BYCTX);
-		if (ensure_dict(p, nd)) {
-			rerr(r, "out of memory");
-			return -1;
-		}
+		if (ensure_dict(p, nd))
+			return RB_NOMEM;
 		/* each selected column's context values, checked */
 		const uint32_t *dv[DTC_NDICT];
 		uint32_t *ov[DTC_NDICT];
@@ -1895,7 +1941,7 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			}
 			b->nargs = p->nargs;
 			b->args = NULL;
-			return 0;
+			return RB_OK;
 		}
 		memcpy(pos, off, sizeof(pos));
 		for (uint32_t k = 0; k < n; k++) {
@@ -1909,11 +1955,9 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		b->nargs = p->nargs;
 		b->args = p->args;
 	}
-	return 0;
+	return RB_OK;
 bad:
-	rerr(r, "damaged EVNT chunk at offset %llu: column data does not decode",
-	     (unsigned long long)bi->offset);
-	return -1;
+	return RB_DAMAGE;
 }
 
 /* ------------------------------------------------------------ iterator */

@@ -1,0 +1,69 @@
+/*
+ * scan_pool.h - the report scans on every core: a capture's event blocks
+ * decoded and aggregated by N worker threads, each into a partial result
+ * of its own, the partials then merged on the calling thread in block
+ * order.
+ *
+ * Determinism: worker k takes the k-th contiguous run of the blocks the
+ * filter does not skip, and the partials are merged in k order.  A merge
+ * that adds a partial's new keys in the partial's own first-seen order
+ * therefore rebuilds exactly the table one thread would have built (first
+ * seen in block order, counts summed): output is the same bytes for any N.
+ * A job whose merge is not of that kind (a running latest value, say) must
+ * let later partials win, as a later block would have.
+ *
+ * Threads: the reader is shared, read-only (dtcap_read_block_mt), each
+ * worker has its own dtcap_block; the job's block/row function runs on the
+ * worker with its own partial only and may read the job's context (never
+ * write it); part_new, merge and part_free run on the calling thread.
+ */
+#ifndef DT_SCAN_POOL_H
+#define DT_SCAN_POOL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dtcap.h"
+#include "filter.h"
+
+struct dtsp_job {
+	/* A worker's partial result, NULL when out of memory. */
+	void	*(*part_new)(void *ctx);
+	void	(*part_free)(void *ctx, void *part);
+	/*
+	 * Exactly one of these.  block: every block not skipped, all its rows
+	 * (the filter must select no rows: dtf_active(f) == 0).  row: every
+	 * row the filter passes.  Non-zero stops the scan; the message is
+	 * then what the function left in err ("out of memory"), or "stopped".
+	 */
+	int	(*block)(void *part, const struct dtcap_block *b, size_t blk, char *err,
+			 size_t errlen);
+	int	(*row)(void *part, const struct dtcap_block *b, uint32_t row, char *err,
+		       size_t errlen);
+	/* Fold a partial into the context: partials in block order.  -1 out of
+	 * memory. */
+	int	(*merge)(void *ctx, void *part);
+};
+
+/*
+ * Run job over r's blocks that f does not skip, the columns cols |
+ * dtf_columns(f) decoded.  0; -1 with the message in err (damage, memory,
+ * a job's stop: of the earliest block's worker that failed, so the same
+ * for any N); DTF_SCAN_CANCELLED once *cancel is set (polled before each
+ * block by every worker).  Progress on a terminal as dtf_scan shows it.
+ * Nothing is merged unless every worker finished.
+ */
+int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	      const struct dtsp_job *job, void *ctx, volatile sig_atomic_t *cancel,
+	      const char *what, char *err, size_t errlen);
+
+/* The workers a scan starts (dtreport --threads, dtsh set threads): 0 is
+ * the online CPUs.  Process-wide; set before scanning, not during. */
+void dtsp_set_threads(unsigned n);
+unsigned dtsp_threads(void);
+#define DTSP_MAX_THREADS	256
+/* "N", 1 <= N <= DTSP_MAX_THREADS, into *n; -1 otherwise. */
+int dtsp_parse_threads(const char *s, unsigned *n);
+
+#endif
