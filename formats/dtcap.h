@@ -352,6 +352,26 @@ struct dtcap_blockinfo {
 size_t dtcap_nblocks(const struct dtcap_reader *r);
 const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, size_t i);
 
+/*
+ * What block i holds, without decoding it: the BSUM chunk the writer puts
+ * after each event block (FORMAT.md; captures written before it have
+ * none).  Each list is ascending by its first value; its counts add up to
+ * the block's rows (the reader checks that, the ids' limits and each pid
+ * against the block's pid range when it opens the file; a summary that
+ * fails is damage).  The arrays are the reader's, valid until close.
+ */
+struct dtcap_blocksum {
+	uint32_t	nprobe, ncpu, ncomm, npid;
+	const uint64_t	*probe;		/* nprobe pairs: probe id, events */
+	const uint64_t	*cpu;		/* ncpu pairs: cpu, events */
+	const uint64_t	*comm;		/* ncomm pairs: comm id (0: none), events */
+	const uint64_t	*pid;		/* npid triples: pid, events, comm id of
+					 * its latest row in the block that has
+					 * one (0: none) */
+};
+/* 1 with *s filled, 0 when block i has no summary. */
+int dtcap_block_summary(const struct dtcap_reader *r, size_t i, struct dtcap_blocksum *s);
+
 /* Column selection for dtcap_read_block. */
 #define DTCAP_COL_TS		0x0001
 #define DTCAP_COL_CPU		0x0002

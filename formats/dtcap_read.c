@@ -59,6 +59,11 @@ struct rblock {
 	uint32_t	plen;
 	uint8_t		pos[DTC_NCOLS + 1];	/* id -> entry, 255 absent;
 						 * [DTC_NCOLS]: DTC_C_XCTX */
+	/* its BSUM: lists at sumoff in r->sumv, nsum[] entries each; hassum 0
+	 * when the file has none for it */
+	uint64_t	sumoff;
+	uint32_t	nsum[4];
+	int		hassum;
 };
 
 struct rclock {
@@ -117,6 +122,8 @@ struct dtcap_reader {
 	struct rblock	*rblocks;
 	size_t		nblocks, blocks_cap;
 	uint64_t	nevents;
+	uint64_t	*sumv;		/* the blocks' BSUM lists, back to back */
+	size_t		nsumv, sumv_cap;
 };
 
 static _Thread_local char open_err[512];
@@ -643,6 +650,55 @@ static int do_ustack(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 	return 0;
 }
 
+/*
+ * A block summary: it belongs to the event block right before it (named
+ * by offset).  One that names another block (the one before was damaged
+ * and skipped by salvage) or a block already summarised is ignored; one
+ * that does not parse or whose counts do not add up to its block is damage.
+ */
+static int do_bsum(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
+{
+	uint64_t off = dtc_get_u64(cu);
+	if (cu->err)
+		DAMAGED(c);
+	if (!r->nblocks || r->blocks[r->nblocks - 1].offset != off ||
+	    r->rblocks[r->nblocks - 1].hassum)
+		return 0;
+	const struct dtcap_blockinfo *bi = &r->blocks[r->nblocks - 1];
+	struct rblock *rb = &r->rblocks[r->nblocks - 1];
+	/* room for the longest lists: 9 values a row, at most; charged for
+	 * what is kept */
+	size_t room = 9 * (size_t)bi->rows;
+	if (rgrow(r, &r->sumv, &r->sumv_cap, r->nsumv + room, sizeof(*r->sumv)))
+		return -1;
+	uint32_t n[4];
+	if (dtc_bsum_parse(cu, bi->rows, bi->pid_min, bi->pid_max, r->ncomms,
+			   r->sumv + r->nsumv, n))
+		DAMAGED(c);
+	rb->sumoff = r->nsumv;
+	memcpy(rb->nsum, n, sizeof(n));
+	rb->hassum = 1;
+	r->nsumv += 2 * (size_t)n[0] + 2 * (size_t)n[1] + 2 * (size_t)n[2] + 3 * (size_t)n[3];
+	return 0;
+}
+
+int dtcap_block_summary(const struct dtcap_reader *r, size_t i, struct dtcap_blocksum *s)
+{
+	if (i >= r->nblocks || !r->rblocks[i].hassum)
+		return 0;
+	const struct rblock *rb = &r->rblocks[i];
+	const uint64_t *v = r->sumv + rb->sumoff;
+	s->nprobe = rb->nsum[0];
+	s->ncpu = rb->nsum[1];
+	s->ncomm = rb->nsum[2];
+	s->npid = rb->nsum[3];
+	s->probe = v;
+	s->cpu = s->probe + 2 * (size_t)s->nprobe;
+	s->comm = s->cpu + 2 * (size_t)s->ncpu;
+	s->pid = s->comm + 2 * (size_t)s->ncomm;
+	return 1;
+}
+
 /* The column directory entry of id in block rb, or NULL if absent. */
 static const uint8_t *dir_entry(const struct rblock *rb, unsigned id)
 {
@@ -698,7 +754,7 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 	    c->xlen != DTC_BLK_FIXED + ncols * dirlen ||
 	    c->flags != (v3 ? DTC_CF_XSUM : 0))
 		DAMAGED(c);
-	struct rblock rb = {cu.p, ncols, 0, dirlen, ndict, c->pay, c->clen, {0}};
+	struct rblock rb = {cu.p, ncols, 0, dirlen, ndict, c->pay, c->clen, {0}, 0, {0}, 0};
 	memset(rb.pos, 255, sizeof(rb.pos));
 	uint64_t total = 0;
 	int last = -1;
@@ -750,7 +806,7 @@ static int known_type(uint32_t t)
 	switch (t) {
 	case DTC_HOST: case DTC_PROB: case DTC_KSYM: case DTC_MODS: case DTC_KSYC:
 	case DTC_FILE: case DTC_PROC: case DTC_COMM: case DTC_STCK: case DTC_EVNT:
-	case DTC_CNTR: case DTC_USTK: case DTC_FOOT:
+	case DTC_CNTR: case DTC_USTK: case DTC_FOOT: case DTC_BSUM:
 		return 1;
 	}
 	return 0;
@@ -929,6 +985,7 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_PROC: rc = do_procs(r, c, &cu); break;
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;
 	case DTC_USTK: rc = do_ustack(r, c, &cu); break;
+	case DTC_BSUM: rc = do_bsum(r, c, &cu); break;
 	}
 	if (mem) {
 		free(mem);
@@ -1403,6 +1460,7 @@ void dtcap_reader_close(struct dtcap_reader *r)
 	free(r->counts);
 	free(r->blocks);
 	free(r->rblocks);
+	free(r->sumv);
 	free(r->damage);
 	free(r->clocks);
 	free(r->refs);

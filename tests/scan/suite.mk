@@ -15,3 +15,13 @@ check-scan: $(B)/asan/bin/dtreport $(B)/asan/bin/dtsh $(B)/bin/dtreport $(DTGEN)
 		$(B)/tsan/bin/pooltsan tests/scan/run.sh
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTSH=$(B)/asan/bin/dtsh DTGEN=$(DTGEN) \
 		POOLTSAN=$(B)/tsan/bin/pooltsan tests/run-suite.sh $(B)/results scan tests/scan/run.sh
+
+# Block summaries: checked against the rows, and rewritten (stripped,
+# lying, stale) by bsumedit.
+$(B)/tests/scan/bsumcheck: $(B)/asan/obj/tests/scan/bsumcheck.o $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_CAP)
+$(B)/tests/scan/bsumedit: $(B)/obj/tests/scan/bsumedit.o $(CAP_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDLIBS_CAP)
+check-scan: $(B)/tests/scan/bsumcheck $(B)/tests/scan/bsumedit

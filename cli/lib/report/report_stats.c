@@ -249,6 +249,66 @@ oom:
 	return 1;
 }
 
+/*
+ * Without filters, from the blocks' summaries (BSUM) when every block has
+ * one: no column decoded, the cost is the summaries' size.  1 when it
+ * did the counting, 0 when some block lacks a summary (older captures),
+ * -1 out of memory or interrupted (message in err).
+ */
+static int stats_summaries(struct st *s, const struct dtcap_reader *r,
+			   volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+	size_t nb = dtcap_nblocks(r);
+	struct dtcap_blocksum bs;
+
+	for (size_t i = 0; i < nb; i++)
+		if (!dtcap_block_summary(r, i, &bs))
+			return 0;
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if ((i & 255) == 0 && cancel && *cancel) {
+			snprintf(err, errlen, "interrupted");
+			return -1;
+		}
+		dtcap_block_summary(r, i, &bs);
+		/* ids are the reader's checked ones: below its limits */
+		for (uint32_t k = 0; k < bs.nprobe; k++) {
+			uint32_t id = (uint32_t)bs.probe[2 * k];
+			if (id >= s->nprobe && grow_u64(&s->byprobe, &s->nprobe, id))
+				goto oom;
+			s->byprobe[id] += bs.probe[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.ncpu; k++) {
+			uint32_t id = (uint32_t)bs.cpu[2 * k];
+			if (id >= s->ncpu && grow_u64(&s->bycpu, &s->ncpu, id))
+				goto oom;
+			s->bycpu[id] += bs.cpu[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.ncomm; k++) {
+			uint32_t id = (uint32_t)bs.comm[2 * k];
+			if (id >= s->ncomm && grow_u64(&s->bycomm, &s->ncomm, id))
+				goto oom;
+			s->bycomm[id] += bs.comm[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.npid; k++) {
+			struct pidc *p = pid_entry(s, (uint32_t)bs.pid[3 * k]);
+			if (!p)
+				goto oom;
+			p->n += bs.pid[3 * k + 1];
+			/* blocks in file order: a later block's name is the latest */
+			if (bs.pid[3 * k + 2])
+				p->comm = (uint32_t)bs.pid[3 * k + 2];
+		}
+		s->tmin = bi->tmin < s->tmin ? bi->tmin : s->tmin;
+		s->tmax = bi->tmax > s->tmax ? bi->tmax : s->tmax;
+		s->matched += bi->rows;
+	}
+	return 1;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
 /* The scan on the pool: a struct st per worker, merged in block order
  * into the caller's. */
 static void *st_part_new(void *ctx)
@@ -453,8 +513,12 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		job.row = st_part_row, cols |= DTCAP_COL_TS;
 	else
 		job.block = st_part_block, cols |= DTCAP_COL_BYCTX;
-	int sr = dtsp_scan(r, filt, cols, &job, &s, cancel,
-			   dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
+	int sr = dtf_active(filt) ? 0 : stats_summaries(&s, r, cancel, err, sizeof(err));
+	if (sr == 0)
+		sr = dtsp_scan(r, filt, cols, &job, &s, cancel,
+			       dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
+	else if (sr == 1)
+		sr = 0;
 	if (sr) {
 		dtr_err("stats", "%s", err);
 		goto out;
