@@ -10,11 +10,13 @@
 #include "dtcap.h"
 #include "dtcap_int.h"
 
-/* One context's share of the block, for sorting by a key. */
+/* One key's share of the block: its events, and for a pid the comm of its
+ * latest row that has one (last: that row). */
 struct bs_ent {
 	uint32_t	key, comm;
-	uint32_t	last;		/* its last row: a pid's latest name */
+	uint32_t	last;
 	uint32_t	n;
+	uint32_t	at;		/* its hash slot, emptied after the list */
 };
 
 static int ent_cmp(const void *a, const void *b)
@@ -29,97 +31,126 @@ static int u32_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* (key, sum of n) of sorted v, ascending keys. */
-static void put_sums(struct dtc_buf *out, struct bs_ent *v, uint32_t n)
+static uint32_t bs_hash(uint32_t k)
 {
-	uint32_t groups = 0;
-	for (uint32_t i = 0; i < n; i++)
-		groups += i == 0 || v[i].key != v[i - 1].key;
-	dtc_buf_uv(out, groups);
-	for (uint32_t i = 0; i < n;) {
-		uint64_t s = 0;
-		uint32_t j = i;
-		for (; j < n && v[j].key == v[i].key; j++)
-			s += v[j].n;
-		dtc_buf_uv(out, v[i].key);
-		dtc_buf_uv(out, s);
-		i = j;
+	return (k * 0x9e3779b1u) ^ (k >> 16);
+}
+
+/*
+ * The contexts' counts (sc->cnt, sc->last by context) gathered by key[]
+ * into sc->v, ascending by key, and written as (key, events[, comm]).
+ * A context's comm names its pid only if the context has one and its last
+ * row is the pid's latest such row.  Hashing keys, then sorting the few
+ * distinct ones: a block has thousands of contexts but tens of probes.
+ */
+static void put_groups(struct dtc_buf *out, struct dtc_bsum_scratch *sc, const uint32_t *key,
+		       uint32_t nd, const uint32_t *comm, int with_comm)
+{
+	uint32_t m = 0, mask = sc->nslot - 1;
+	for (uint32_t d = 0; d < nd; d++) {
+		if (!sc->cnt[d])
+			continue;
+		uint32_t k = key[d], j = bs_hash(k) & mask, e;
+		while ((e = sc->slot[j]) && sc->v[e - 1].key != k)
+			j = (j + 1) & mask;
+		if (!e) {
+			sc->v[m] = (struct bs_ent){ k, 0, 0, 0, j };
+			sc->slot[j] = e = ++m;
+		}
+		struct bs_ent *x = &sc->v[e - 1];
+		x->n += sc->cnt[d];
+		if (with_comm && comm[d] && (!x->comm || sc->last[d] > x->last))
+			x->comm = comm[d], x->last = sc->last[d];
+	}
+	/* empty the slots used: the next list starts from a clean table */
+	for (uint32_t i = 0; i < m; i++)
+		sc->slot[sc->v[i].at] = 0;
+	qsort(sc->v, m, sizeof(*sc->v), ent_cmp);
+	dtc_buf_uv(out, m);
+	for (uint32_t i = 0; i < m; i++) {
+		dtc_buf_uv(out, sc->v[i].key);
+		dtc_buf_uv(out, sc->v[i].n);
+		if (with_comm)
+			dtc_buf_uv(out, sc->v[i].comm);
 	}
 }
 
 int dtc_bsum_build(struct dtc_buf *out, uint64_t evnt_off, uint32_t rows, const uint32_t *cpu,
 		   const uint32_t *idx, uint32_t nd, const uint32_t *pid, const uint32_t *probe,
-		   const uint32_t *comm)
+		   const uint32_t *comm, struct dtc_bsum_scratch *sc)
 {
-	struct bs_ent *v = malloc((nd ? nd : 1) * sizeof(*v));
-	uint32_t *c = malloc((rows ? rows : 1) * sizeof(*c));
-	if (!v || !c) {
-		free(v);
-		free(c);
+	if (!sc->cpucnt && !(sc->cpucnt = calloc(DTCAP_MAXCPUS, sizeof(*sc->cpucnt))))
 		return -1;
+	if (sc->cap < nd) {
+		uint32_t cap = nd > 64 ? nd : 64, ns = 128;
+		while (ns < 2 * cap)
+			ns *= 2;
+		free(sc->v);
+		free(sc->cnt);
+		free(sc->last);
+		free(sc->slot);
+		sc->v = malloc(cap * sizeof(*sc->v));
+		sc->cnt = malloc(cap * sizeof(*sc->cnt));
+		sc->last = malloc(cap * sizeof(*sc->last));
+		sc->slot = calloc(ns, sizeof(*sc->slot));
+		sc->cap = sc->v && sc->cnt && sc->last && sc->slot ? cap : 0;
+		sc->nslot = ns;
+		if (!sc->cap)
+			return -1;
 	}
-	for (uint32_t d = 0; d < nd; d++)
-		v[d] = (struct bs_ent){ 0, comm[d], 0, 0 };
+	memset(sc->cnt, 0, nd * sizeof(*sc->cnt));
 	for (uint32_t i = 0; i < rows; i++) {
-		v[idx[i]].n++;
-		v[idx[i]].last = i;
+		sc->cnt[idx[i]]++;
+		sc->last[idx[i]] = i;
 	}
 	out->len = 0;
 	dtc_buf_u64(out, evnt_off);
 	dtc_buf_uv(out, rows);
-	for (uint32_t d = 0; d < nd; d++)
-		v[d].key = probe[d];
-	qsort(v, nd, sizeof(*v), ent_cmp);
-	put_sums(out, v, nd);
-	/* CPUs are per row: sorted copies, counted in runs */
-	memcpy(c, cpu, rows * sizeof(*c));
-	qsort(c, rows, sizeof(*c), u32_cmp);
-	uint32_t runs = 0;
-	for (uint32_t i = 0; i < rows; i++)
-		runs += i == 0 || c[i] != c[i - 1];
-	dtc_buf_uv(out, runs);
-	for (uint32_t i = 0; i < rows;) {
-		uint32_t j = i;
-		while (j < rows && c[j] == c[i])
-			j++;
-		dtc_buf_uv(out, c[i]);
-		dtc_buf_uv(out, j - i);
-		i = j;
-	}
-	for (uint32_t d = 0; d < nd; d++)
-		v[d].key = v[d].comm;
-	qsort(v, nd, sizeof(*v), ent_cmp);
-	put_sums(out, v, nd);
-	/* pids, each with the comm of its latest row that has one (the
-	 * sorts shuffled the entries: rebuilt by context) */
-	for (uint32_t d = 0; d < nd; d++)
-		v[d] = (struct bs_ent){ pid[d], comm[d], 0, 0 };
+	put_groups(out, sc, probe, nd, NULL, 0);
+	/* CPUs are per row: counted in a table by CPU (zero between blocks),
+	 * the few seen then sorted */
+	uint32_t *cc = sc->cpucnt, seen[64], nseen = 0, maxc = 0;
+	int many = 0;
 	for (uint32_t i = 0; i < rows; i++) {
-		v[idx[i]].n++;
-		v[idx[i]].last = i;
-	}
-	qsort(v, nd, sizeof(*v), ent_cmp);
-	uint32_t groups = 0;
-	for (uint32_t i = 0; i < nd; i++)
-		groups += i == 0 || v[i].key != v[i - 1].key;
-	dtc_buf_uv(out, groups);
-	for (uint32_t i = 0; i < nd;) {
-		uint64_t s = 0;
-		uint32_t j = i, name = 0, at = 0;
-		int named = 0;
-		for (; j < nd && v[j].key == v[i].key; j++) {
-			s += v[j].n;
-			if (v[j].comm && (!named || v[j].last > at))
-				name = v[j].comm, at = v[j].last, named = 1;
+		uint32_t x = cpu[i];
+		if (!cc[x]++) {
+			if (nseen < 64)
+				seen[nseen] = x;
+			else
+				many = 1;
+			nseen++;
 		}
-		dtc_buf_uv(out, v[i].key);
-		dtc_buf_uv(out, s);
-		dtc_buf_uv(out, name);
-		i = j;
+		maxc = x > maxc ? x : maxc;
 	}
-	free(v);
-	free(c);
+	dtc_buf_uv(out, nseen);
+	if (!many) {
+		qsort(seen, nseen, sizeof(*seen), u32_cmp);
+		for (uint32_t k = 0; k < nseen; k++) {
+			dtc_buf_uv(out, seen[k]);
+			dtc_buf_uv(out, cc[seen[k]]);
+			cc[seen[k]] = 0;
+		}
+	} else {
+		for (uint32_t x = 0; x <= maxc; x++)
+			if (cc[x]) {
+				dtc_buf_uv(out, x);
+				dtc_buf_uv(out, cc[x]);
+				cc[x] = 0;
+			}
+	}
+	put_groups(out, sc, comm, nd, NULL, 0);
+	put_groups(out, sc, pid, nd, comm, 1);
 	return out->err ? -1 : 0;
+}
+
+void dtc_bsum_scratch_free(struct dtc_bsum_scratch *sc)
+{
+	free(sc->cpucnt);
+	free(sc->v);
+	free(sc->cnt);
+	free(sc->last);
+	free(sc->slot);
+	memset(sc, 0, sizeof(*sc));
 }
 
 /*

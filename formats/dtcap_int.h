@@ -219,9 +219,18 @@ void dtc_host_machine(struct dtcap_host *h);
  * back to back, room for 9 * rows values; n their lengths.  -1 on ENOMEM
  * (build) or a payload that does not parse or add up (parse).
  */
+struct bs_ent;
+struct dtc_bsum_scratch {		/* the builder's, kept between blocks */
+	uint32_t	*cpucnt;	/* by CPU, all zero between calls */
+	struct bs_ent	*v;		/* groups, at most one a context */
+	uint32_t	*cnt, *last;	/* by context: rows, last row */
+	uint32_t	*slot;		/* hash of the groups, entry + 1, zero between lists */
+	uint32_t	cap, nslot;	/* contexts the arrays hold; slots */
+};
 int dtc_bsum_build(struct dtc_buf *out, uint64_t evnt_off, uint32_t rows, const uint32_t *cpu,
 		   const uint32_t *idx, uint32_t nd, const uint32_t *pid, const uint32_t *probe,
-		   const uint32_t *comm);
+		   const uint32_t *comm, struct dtc_bsum_scratch *sc);
+void dtc_bsum_scratch_free(struct dtc_bsum_scratch *sc);
 int dtc_bsum_parse(struct dtc_cur *cu, uint32_t rows, uint32_t pid_min, uint32_t pid_max,
 		   uint32_t ncomms, uint64_t *vals, uint32_t n[4]);
 

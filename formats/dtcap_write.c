@@ -83,6 +83,7 @@ struct sink {
 	ZSTD_CCtx	*cctx;
 	struct dtc_buf	raw, pay, xh, chunk;
 	struct dtc_buf	sum;		/* a block's BSUM payload */
+	struct dtc_bsum_scratch bsum;	/* and its builder's tables */
 	uint64_t	*tmp64;
 	uint32_t	tmp_cap;
 	uint64_t	*argtmp;	/* args grouped by slot */
@@ -557,7 +558,8 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		return -1;
 	/* Its summary right after it: whole-capture counts without decoding */
 	if (dtc_bsum_build(&s->sum, off, n, b->cpu, s->idx, nd, s->dict[DTC_C_PID - DTC_C_PID],
-			   s->dict[DTC_C_PROBE - DTC_C_PID], s->dict[DTC_C_COMM - DTC_C_PID])) {
+			   s->dict[DTC_C_PROBE - DTC_C_PID], s->dict[DTC_C_COMM - DTC_C_PID],
+			   &s->bsum)) {
 		s->sum.err = 0;
 		sink_fail(w, "out of memory");
 		return -1;
@@ -1337,6 +1339,7 @@ int dtcap_close(struct dtcap_writer *w)
 	dtc_buf_free(&w->sink.xh);
 	dtc_buf_free(&w->sink.chunk);
 	dtc_buf_free(&w->sink.sum);
+	dtc_bsum_scratch_free(&w->sink.bsum);
 	dtc_buf_free(&w->pend_proc);
 	free(w->sink.tmp64);
 	free(w->sink.argtmp);

@@ -146,6 +146,36 @@ else
 	fail damage-stats-summaries "stats of the summaries differ: $(head -c 200 "$W/dmg.err")"
 fi
 
+# --------------------- Parquet export: blocks decoded ahead, same files
+bad=""
+for n in 1 2 7; do
+	rm -rf "$W/pq$n"
+	"$R" export --format parquet --threads $n -o "$W/pq$n" "$W/s.dtc" >/dev/null 2>"$W/pq$n.err" ||
+		bad="$bad N=$n: status $? $(head -c 200 "$W/pq$n.err");"
+	san "$W/pq$n.err" && bad="$bad N=$n: sanitizer report;"
+done
+if [ -z "$bad" ] && [ -s "$W/pq1/events/host=synth12/capture=s/part-0.parquet" ] &&
+   diff -r "$W/pq1" "$W/pq2" >/dev/null && diff -r "$W/pq1" "$W/pq7" >/dev/null; then
+	pass export-parquet-threads
+else
+	fail export-parquet-threads "$bad $(diff -rq "$W/pq1" "$W/pq7" 2>&1 | head -3)"
+fi
+ok=1 msgs=""
+for n in 1 2 7; do
+	rm -rf "$W/pqd$n"
+	"$R" export --format parquet --threads $n -o "$W/pqd$n" "$W/dmg.dtc" >/dev/null 2>"$W/pqd$n.err"
+	rc=$?
+	if [ $rc -eq 0 ] || ! grep -q "damaged EVNT chunk at offset" "$W/pqd$n.err" ||
+	   san "$W/pqd$n.err" || [ -e "$W/pqd$n/events" ]; then
+		ok=0 msgs="$msgs N=$n: status $rc $(head -c 200 "$W/pqd$n.err");"
+	fi
+done
+if [ $ok = 1 ]; then pass export-parquet-damage; else fail export-parquet-damage "$msgs"; fi
+"$R" export --format parquet --threads 0 -o "$W/pqbad" "$W/s.dtc" >/dev/null 2>"$W/pqbad.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--threads" "$W/pqbad.err" && [ ! -e "$W/pqbad" ] &&
+	pass export-bad-threads || fail export-bad-threads "status $rc, $(head -c 200 "$W/pqbad.err")"
+
 # ------------------------------------------------------- block summaries
 for cap in g s l; do
 	"$BSUMCHECK" "bsum-rows-$cap" "$W/$cap.dtc"

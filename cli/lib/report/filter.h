@@ -77,7 +77,7 @@ struct dtf_filter {
 	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n"
 #define DTF_USAGE_SALVAGE \
 	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n" \
-	"  --threads N  decode and count on N threads (1..256; default: the online CPUs)\n"
+	"  --threads N  scan on N threads (1..256; default: the CPUs it may run on)\n"
 #define DTF_USAGE DTF_USAGE_FILTERS DTF_USAGE_SALVAGE
 
 void dtf_init(struct dtf_filter *f);

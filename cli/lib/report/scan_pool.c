@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,13 @@ unsigned dtsp_threads(void)
 {
 	if (threads_set)
 		return threads_set;
+	/* the CPUs this process may run on (nproc's answer): under taskset
+	 * or a cpuset, more threads than those only take turns */
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 1 &&
+	    CPU_COUNT(&set) < n)
+		n = CPU_COUNT(&set);
 	return n < 1 ? 1 : n > DTSP_MAX_THREADS ? DTSP_MAX_THREADS : (unsigned)n;
 }
 
@@ -280,4 +287,167 @@ out:
 	free(w);
 	free(blk);
 	return ret;
+}
+
+/*
+ * Decoding ahead for an in-order consumer: a ring of block objects; block
+ * i goes to slot i % nslot.  A helper takes the next block number, waits
+ * for its slot to be free (the consumer done with block i - nslot), and
+ * decodes into it; the consumer waits for block i's slot to be ready.
+ */
+struct ahead_slot {
+	struct dtcap_block *b;		/* [mu] owned by whoever the state says */
+	size_t		blk;		/* [mu] the block in it */
+	int		state;		/* [mu] AS_FREE, AS_BUSY, AS_READY, AS_BAD */
+	char		err[512];	/* [mu] AS_BAD's message */
+};
+enum { AS_FREE, AS_BUSY, AS_READY, AS_BAD };
+
+struct dtsp_ahead {
+	const struct dtcap_reader *r;	/* [I] */
+	unsigned	cols;		/* [I] */
+	size_t		nb;		/* [I] blocks */
+	struct ahead_slot *slot;	/* [I] the ring */
+	unsigned	nslot;		/* [I] */
+	pthread_t	*tid;		/* [I] */
+	unsigned	nthr;		/* [I] started */
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;		/* any slot's state changed, or stop */
+	size_t		next_take;	/* [mu] the next block a helper decodes */
+	size_t		next_give;	/* [c] the next block the consumer gets */
+	int		stop;		/* [mu] the consumer is done */
+	struct dtcap_block *own;	/* [c] no helpers: the caller decodes here */
+};
+
+static void *ahead_main(void *arg)
+{
+	struct dtsp_ahead *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		if (a->stop || a->next_take >= a->nb)
+			break;
+		size_t i = a->next_take;
+		struct ahead_slot *s = &a->slot[i % a->nslot];
+		if (s->state != AS_FREE) {
+			pthread_cond_wait(&a->cv, &a->mu);
+			continue;
+		}
+		a->next_take++;
+		s->state = AS_BUSY;
+		s->blk = i;
+		pthread_mutex_unlock(&a->mu);
+		int bad = dtcap_read_block_mt(a->r, i, a->cols, s->b);
+		pthread_mutex_lock(&a->mu);
+		if (bad)
+			snprintf(s->err, sizeof(s->err), "%s", dtcap_block_error(s->b));
+		s->state = bad ? AS_BAD : AS_READY;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, unsigned cols, char *err,
+				  size_t errlen)
+{
+	struct dtsp_ahead *a = calloc(1, sizeof(*a));
+	unsigned helpers = dtsp_threads() - 1;
+
+	if (!a)
+		goto oom;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	a->r = r;
+	a->cols = cols;
+	a->nb = dtcap_nblocks(r);
+	if (helpers > a->nb)
+		helpers = (unsigned)a->nb;
+	if (!helpers) {
+		if (!(a->own = dtcap_block_new()))
+			goto oom;
+		return a;
+	}
+	/* two blocks in hand per helper: one being decoded, one waiting */
+	a->nslot = 2 * helpers;
+	if (!(a->slot = calloc(a->nslot, sizeof(*a->slot))) ||
+	    !(a->tid = calloc(helpers, sizeof(*a->tid))))
+		goto oom;
+	for (unsigned k = 0; k < a->nslot; k++)
+		if (!(a->slot[k].b = dtcap_block_new()))
+			goto oom;
+	for (unsigned k = 0; k < helpers; k++) {
+		int e = pthread_create(&a->tid[k], NULL, ahead_main, a);
+		if (e) {
+			snprintf(err, errlen, "cannot start a worker thread: %s", strerror(e));
+			dtsp_ahead_free(a);
+			return NULL;
+		}
+		a->nthr++;
+	}
+	return a;
+oom:
+	snprintf(err, errlen, "out of memory");
+	dtsp_ahead_free(a);
+	return NULL;
+}
+
+int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
+		    size_t errlen)
+{
+	size_t i = a->next_give;
+
+	if (i >= a->nb)
+		return 0;
+	if (a->own) {
+		if (dtcap_read_block_mt(a->r, i, a->cols, a->own)) {
+			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
+			return -1;
+		}
+		a->next_give++;
+		*b = a->own;
+		*blk = i;
+		return 1;
+	}
+	pthread_mutex_lock(&a->mu);
+	/* the block given last is the consumer's no more: its slot is free */
+	if (i > 0) {
+		a->slot[(i - 1) % a->nslot].state = AS_FREE;
+		pthread_cond_broadcast(&a->cv);
+	}
+	struct ahead_slot *s = &a->slot[i % a->nslot];
+	while (!((s->state == AS_READY || s->state == AS_BAD) && s->blk == i))
+		pthread_cond_wait(&a->cv, &a->mu);
+	int bad = s->state == AS_BAD;
+	if (bad)
+		snprintf(err, errlen, "%s", s->err);
+	pthread_mutex_unlock(&a->mu);
+	if (bad)
+		return -1;
+	a->next_give++;
+	*b = s->b;
+	*blk = i;
+	return 1;
+}
+
+void dtsp_ahead_free(struct dtsp_ahead *a)
+{
+	if (!a)
+		return;
+	if (a->nthr) {
+		pthread_mutex_lock(&a->mu);
+		a->stop = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		for (unsigned k = 0; k < a->nthr; k++)
+			pthread_join(a->tid[k], NULL);
+	}
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	for (unsigned k = 0; a->slot && k < a->nslot; k++)
+		dtcap_block_free(a->slot[k].b);
+	free(a->slot);
+	free(a->tid);
+	dtcap_block_free(a->own);
+	free(a);
 }

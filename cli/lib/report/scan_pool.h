@@ -58,8 +58,26 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	      const struct dtsp_job *job, void *ctx, volatile sig_atomic_t *cancel,
 	      const char *what, char *err, size_t errlen);
 
+/*
+ * Blocks in file order, decoded ahead: for a consumer that must see every
+ * block in order (an export writing rows as they come), the decoding
+ * runs on dtsp_threads() - 1 helper threads (none with one thread: the
+ * caller decodes), a few blocks ahead of it.  dtsp_ahead_next gives the
+ * next block (every block, none skipped) and its number, 1; 0 at the end;
+ * -1 on damage, memory or a thread that would not start, the message in
+ * err.  The block is valid until the next call or dtsp_ahead_free, which
+ * stops the helpers (also midway).
+ */
+struct dtsp_ahead;
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, unsigned cols, char *err,
+				  size_t errlen);
+int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
+		    size_t errlen);
+void dtsp_ahead_free(struct dtsp_ahead *a);
+
 /* The workers a scan starts (dtreport --threads, dtsh set threads): 0 is
- * the online CPUs.  Process-wide; set before scanning, not during. */
+ * the online CPUs this process may run on (its affinity, as nproc says).
+ * Process-wide; set before scanning, not during. */
 void dtsp_set_threads(unsigned n);
 unsigned dtsp_threads(void);
 #define DTSP_MAX_THREADS	256
