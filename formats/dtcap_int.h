@@ -216,7 +216,8 @@ void dtc_host_machine(struct dtcap_host *h);
  * contexts' pid, probe and comm.  Parse: check one against its block
  * (rows, pid range) and the comm table; vals gets the four lists
  * (probe, events), (cpu, events), (comm, events), (pid, events, comm)
- * back to back, room for 9 * rows values; n their lengths.  -1 on ENOMEM
+ * back to back, room for 9 * rows values or as many as cu has bytes left,
+ * whichever is fewer (a value takes one byte at least); n their lengths.  -1 on ENOMEM
  * (build) or a payload that does not parse or add up (parse).
  */
 struct bs_ent;

@@ -666,9 +666,11 @@ static int do_bsum(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur
 		return 0;
 	const struct dtcap_blockinfo *bi = &r->blocks[r->nblocks - 1];
 	struct rblock *rb = &r->rblocks[r->nblocks - 1];
-	/* room for the longest lists: 9 values a row, at most; charged for
-	 * what is kept */
-	size_t room = 9 * (size_t)bi->rows;
+	/* room for the longest lists: 9 values a row, and no more values
+	 * than the payload has bytes left (each is one at least) */
+	size_t room = 9 * (size_t)bi->rows, left = (size_t)(cu->end - cu->p);
+	if (room > left)
+		room = left;
 	if (rgrow(r, &r->sumv, &r->sumv_cap, r->nsumv + room, sizeof(*r->sumv)))
 		return -1;
 	uint32_t n[4];

@@ -259,11 +259,11 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 				pthread_join(w[k].tid, NULL);
 		pthread_cond_destroy(&pl.cv);
 		pthread_mutex_destroy(&pl.mu);
-		if (ret)
-			goto out;
 	}
 	if (pg.shown)
 		fputs("\r\033[K", stderr);
+	if (ret)
+		goto out;
 	/*
 	 * The earliest range's failure is the one to tell (a cancellation
 	 * is what the others say once stopped): what one thread would have
