@@ -61,9 +61,11 @@ for cap in g s l; do
 	same "flame-folded-$cap" $cap flame --folded
 	same "flame-svg-$cap" $cap flame
 	same "flame-reverse-$cap" $cap flame --folded --reverse
-	for by in comm pid probe stack syscall; do
+	for by in comm pid probe stack syscall sym dso; do
 		same "top-$by-$cap" $cap top --by "$by" -n 100
 	done
+	# sym --children, callers and callees name flame's fold
+	same "top-sym-children-$cap" $cap top --by sym --children -n 100
 	# filters: the row path
 	same "stats-filtered-$cap" $cap stats --cpu 0,1 --since 0.5
 	same "flame-filtered-$cap" $cap flame --folded --cpu 1,2
