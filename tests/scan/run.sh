@@ -71,6 +71,13 @@ for cap in g s l; do
 	same "flame-filtered-$cap" $cap flame --folded --cpu 1,2
 	same "top-filtered-$cap" $cap top --by stack --since 1 --until 100
 done
+# entry/return pairs: their events collected on the pool, in block order
+for cap in s g; do
+	same "latency-$cap" $cap latency --json
+	same "latency-tid-$cap" $cap latency --by tid
+	same "syscalls-$cap" $cap syscalls --by comm
+	same "syscalls-filtered-$cap" $cap syscalls --cpu 0,1 --json
+done
 # user-stack naming across an exec: the per-snapshot counting must hold
 # its first-time rule across the workers' boundaries too
 same flame-user-g g flame --folded --user

@@ -16,6 +16,7 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 struct pev {
 	uint64_t	ts;
@@ -119,6 +120,82 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		for (unsigned j = 0; j < nk; j++)
 			cur[j]++;
 	}
+	return 0;
+}
+
+/*
+ * The collection on the scan pool: a pbuild per worker (sharing the
+ * caller's read-only probe tables), its events appended to the caller's
+ * in block order: the list one walk would have made.
+ */
+static void *
+span_part_new(void *ctx)
+{
+	const struct pbuild *m = ctx;
+	struct pbuild *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->entry_of = m->entry_of;
+	p->is_ret = m->is_ret;
+	p->np = m->np;
+	p->want_args = m->want_args;
+	return p;
+}
+
+static void
+span_part_free(void *ctx, void *part)
+{
+	struct pbuild *p = part;
+
+	(void)ctx;
+	free(p->ev);
+	free(p->args);
+	free(p);
+}
+
+static int
+span_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	if (span_row(part, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int
+span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
+{
+	if (span_block(part, b, blk) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int
+span_merge(void *ctx, void *part)
+{
+	struct pbuild *m = ctx, *p = part;
+
+	if (p->maxtid > m->maxtid)
+		m->maxtid = p->maxtid;
+	if (m->n == 0) {
+		/* the first partial's arrays become the list: no copy */
+		struct pev *ev = m->ev;
+		uint64_t (*args)[DTR_SPAN_ARGS] = m->args;
+		size_t cap = m->cap, acap = m->acap;
+		m->ev = p->ev, m->cap = p->cap, m->n = p->n;
+		m->args = p->args, m->acap = p->acap;
+		p->ev = ev, p->cap = cap, p->args = args, p->acap = acap, p->n = 0;
+		return 0;
+	}
+	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096) ||
+	    (m->want_args && DT_GROW(m->args, m->acap, m->n, p->n, 4096)))
+		return -1;
+	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
+	if (m->want_args)
+		memcpy(m->args + m->n, p->args, p->n * sizeof(*p->args));
+	m->n += p->n;
 	return 0;
 }
 
@@ -253,11 +330,13 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			DTCAP_COL_PROBE | DTCAP_COL_ARGS;
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
-	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
-			  : dtf_scan_blocks(c->r, f, cols | DTCAP_COL_ARGSLOTS, span_block, &pb, cancel,
-					    what, err, sizeof(err))) {
-		if (pb.oom)
-			goto oom;
+	struct dtsp_job job = { .part_new = span_part_new, .part_free = span_part_free,
+				.merge = span_merge };
+	if (dtf_active(f))
+		job.row = span_part_row;
+	else
+		job.block = span_part_block, cols |= DTCAP_COL_ARGSLOTS;
+	if (dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err))) {
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
