@@ -13,6 +13,7 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 enum { EV_SWITCH = 1, EV_WAKEUP = 2 };
 
@@ -151,6 +152,66 @@ struct fix {
 	size_t		span;		/* index into the spans */
 };
 
+/*
+ * The collection on the scan pool: a build per worker (sharing the
+ * caller's probe table), its events appended in block order, the list one
+ * walk would have made (the sort below is stable: same order, same model).
+ */
+static void *
+sched_part_new(void *ctx)
+{
+	const struct build *m = ctx;
+	struct build *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->r = m->r;
+	p->pi = m->pi;
+	p->npi = m->npi;
+	return p;
+}
+
+static void
+sched_part_free(void *ctx, void *part)
+{
+	struct build *p = part;
+
+	(void)ctx;
+	free(p->ev);
+	free(p);
+}
+
+static int
+sched_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	if (sched_row(part, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int
+sched_merge(void *ctx, void *part)
+{
+	struct build *m = ctx, *p = part;
+
+	if (p->n == 0)
+		return 0;
+	if (m->n == 0) {
+		/* the first partial's array becomes the list: no copy */
+		struct sev *ev = m->ev;
+		size_t cap = m->cap;
+		m->ev = p->ev, m->cap = p->cap, m->n = p->n;
+		p->ev = ev, p->cap = cap, p->n = 0;
+		return 0;
+	}
+	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096))
+		return -1;
+	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
+	m->n += p->n;
+	return 0;
+}
+
 struct fixes {
 	struct fix	*v;
 	size_t		n;
@@ -254,13 +315,13 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 			"prev_state and next_pid: record with dtrec --offcpu", c->path);
 		goto out;
 	}
+	struct dtsp_job job = { .part_new = sched_part_new, .part_free = sched_part_free,
+				.row = sched_part_row, .merge = sched_merge };
 	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
-	    dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-		     DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
-		     DTCAP_COL_ARGS | DTCAP_COL_CTX, sched_row, &bd, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		if (bd.oom)
-			goto oom;
+	    dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+		      DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
+		      DTCAP_COL_ARGS | DTCAP_COL_CTX, &job, &bd, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}

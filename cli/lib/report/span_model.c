@@ -179,6 +179,8 @@ span_merge(void *ctx, void *part)
 
 	if (p->maxtid > m->maxtid)
 		m->maxtid = p->maxtid;
+	if (p->n == 0)
+		return 0;
 	if (m->n == 0) {
 		/* the first partial's arrays become the list: no copy */
 		struct pev *ev = m->ev;
