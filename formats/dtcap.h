@@ -14,7 +14,9 @@
  *  - Times are ns on the recording machine's monotonic clock (dt_rec's
  *    dtr_ts); dtcap_host gives the pair to convert to wall time.
  *  - Threads: one thread at a time per object (writer, reader, block,
- *    iterator); distinct objects are independent.  A threaded writer runs
+ *    iterator); distinct objects are independent.  The exception is
+ *    decoding: dtcap_read_block_mt() may run on many threads at once on
+ *    one reader, a block object each (see there).  A threaded writer runs
  *    its own worker inside; dtcap_bytes_written(), dtcap_symbol_bytes() and
  *    dtcap_srcline_bytes() alone may be called from another thread while it writes.
  *
@@ -402,6 +404,26 @@ struct dtcap_blockinfo {
 size_t dtcap_nblocks(const struct dtcap_reader *r);
 const struct dtcap_blockinfo *dtcap_block_info(const struct dtcap_reader *r, size_t i);
 
+/*
+ * What block i holds, without decoding it: the BSUM chunk the writer puts
+ * after each event block (FORMAT.md; captures written before it have
+ * none).  Each list is ascending by its first value; its counts add up to
+ * the block's rows (the reader checks that, the ids' limits and each pid
+ * against the block's pid range when it opens the file; a summary that
+ * fails is damage).  The arrays are the reader's, valid until close.
+ */
+struct dtcap_blocksum {
+	uint32_t	nprobe, ncpu, ncomm, npid;
+	const uint64_t	*probe;		/* nprobe pairs: probe id, events */
+	const uint64_t	*cpu;		/* ncpu pairs: cpu, events */
+	const uint64_t	*comm;		/* ncomm pairs: comm id (0: none), events */
+	const uint64_t	*pid;		/* npid triples: pid, events, comm id of
+					 * its latest row in the block that has
+					 * one (0: none) */
+};
+/* 1 with *s filled, 0 when block i has no summary. */
+int dtcap_block_summary(const struct dtcap_reader *r, size_t i, struct dtcap_blocksum *s);
+
 /* Column selection for dtcap_read_block. */
 #define DTCAP_COL_TS		0x0001
 #define DTCAP_COL_CPU		0x0002
@@ -473,6 +495,20 @@ void dtcap_block_free(struct dtcap_block *b);
  * checksum as it is decoded.  -1 on damage. */
 int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		     struct dtcap_block *b);
+/*
+ * The same decoding for a worker among several on one reader: it writes
+ * nothing of r, so any number of threads may call it at once on one open
+ * reader, each with its own block object (the block holds the decoding
+ * state: zstd context, scratch and arrays).  On -1 the message is the
+ * block's, dtcap_block_error(b), valid until the block's next read or
+ * free; the reader's own error is left alone.  The reader must stay open,
+ * and no other call may be made on it meanwhile but these reads and the
+ * const getters (dtcap_block_info, dtcap_nblocks, dtcap_stack, dtcap_comm,
+ * dtcap_proc_find and the like, which read tables fixed at open).
+ */
+int dtcap_read_block_mt(const struct dtcap_reader *r, size_t i, unsigned cols,
+			struct dtcap_block *b);
+const char *dtcap_block_error(const struct dtcap_block *b);
 
 /*
  * Row iteration over a time range [tmin, tmax] (inclusive; 0, UINT64_MAX

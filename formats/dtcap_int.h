@@ -21,7 +21,8 @@
 #define DTC_FC_CTXCOL		0x1	/* event blocks carry column 32 (ctx) */
 #define DTC_FC_CLOCKS		0x2	/* CNTR chunks carry a clock pair */
 #define DTC_FC_USTACK		0x4	/* USTK chunks: the recorder's user-stack tally */
-#define DTC_FC_KNOWN		(DTC_FC_CTXCOL | DTC_FC_CLOCKS | DTC_FC_USTACK)
+#define DTC_FC_BSUM		0x10	/* BSUM chunks: a summary after each event block */
+#define DTC_FC_KNOWN		(DTC_FC_CTXCOL | DTC_FC_CLOCKS | DTC_FC_USTACK | DTC_FC_BSUM)
 #define DTC_FI_KNOWN		0
 
 #define DTC_CHDR_LEN		32
@@ -43,6 +44,7 @@
 #define DTC_EVNT	DTC_FOURCC('E', 'V', 'N', 'T')
 #define DTC_CNTR	DTC_FOURCC('C', 'N', 'T', 'R')
 #define DTC_USTK	DTC_FOURCC('U', 'S', 'T', 'K')
+#define DTC_BSUM	DTC_FOURCC('B', 'S', 'U', 'M')	/* block summary */
 #define DTC_FOOT	DTC_FOURCC('F', 'O', 'O', 'T')
 #define DTC_SRCL	DTC_FOURCC('S', 'R', 'C', 'L')	/* source lines, inline chains */
 
@@ -208,5 +210,30 @@ char *dtc_ksym_decode(const uint8_t *p, size_t len, size_t *olen);
 /* Fill the empty machine fields of h from this machine (dtcap_host.c). */
 struct dtcap_host;
 void dtc_host_machine(struct dtcap_host *h);
+
+/*
+ * Block summaries (dtcap_bsum.c).  Build: the BSUM payload of the block
+ * at file offset evnt_off from its rows' CPUs, context numbers and the
+ * contexts' pid, probe and comm.  Parse: check one against its block
+ * (rows, pid range) and the comm table; vals gets the four lists
+ * (probe, events), (cpu, events), (comm, events), (pid, events, comm)
+ * back to back, room for 9 * rows values or as many as cu has bytes left,
+ * whichever is fewer (a value takes one byte at least); n their lengths.  -1 on ENOMEM
+ * (build) or a payload that does not parse or add up (parse).
+ */
+struct bs_ent;
+struct dtc_bsum_scratch {		/* the builder's, kept between blocks */
+	uint32_t	*cpucnt;	/* by CPU, all zero between calls */
+	struct bs_ent	*v;		/* groups, at most one a context */
+	uint32_t	*cnt, *last;	/* by context: rows, last row */
+	uint32_t	*slot;		/* hash of the groups, entry + 1, zero between lists */
+	uint32_t	cap, nslot;	/* contexts the arrays hold; slots */
+};
+int dtc_bsum_build(struct dtc_buf *out, uint64_t evnt_off, uint32_t rows, const uint32_t *cpu,
+		   const uint32_t *idx, uint32_t nd, const uint32_t *pid, const uint32_t *probe,
+		   const uint32_t *comm, struct dtc_bsum_scratch *sc);
+void dtc_bsum_scratch_free(struct dtc_bsum_scratch *sc);
+int dtc_bsum_parse(struct dtc_cur *cu, uint32_t rows, uint32_t pid_min, uint32_t pid_max,
+		   uint32_t ncomms, uint64_t *vals, uint32_t n[4]);
 
 #endif /* DTCAP_INT_H */

@@ -59,6 +59,11 @@ struct rblock {
 	uint32_t	plen;
 	uint8_t		pos[DTC_NCOLS + 1];	/* id -> entry, 255 absent;
 						 * [DTC_NCOLS]: DTC_C_XCTX */
+	/* its BSUM: lists at sumoff in r->sumv, nsum[] entries each; hassum 0
+	 * when the file has none for it */
+	uint64_t	sumoff;
+	uint32_t	nsum[4];
+	int		hassum;
 };
 
 struct rclock {
@@ -127,6 +132,8 @@ struct dtcap_reader {
 	struct rblock	*rblocks;
 	size_t		nblocks, blocks_cap;
 	uint64_t	nevents;
+	uint64_t	*sumv;		/* the blocks' BSUM lists, back to back */
+	size_t		nsumv, sumv_cap;
 };
 
 static _Thread_local char open_err[512];
@@ -733,6 +740,57 @@ static int do_ustack(struct dtcap_reader *r, const struct chunk *c, struct dtc_c
 	return 0;
 }
 
+/*
+ * A block summary: it belongs to the event block right before it (named
+ * by offset).  One that names another block (the one before was damaged
+ * and skipped by salvage) or a block already summarised is ignored; one
+ * that does not parse or whose counts do not add up to its block is damage.
+ */
+static int do_bsum(struct dtcap_reader *r, const struct chunk *c, struct dtc_cur *cu)
+{
+	uint64_t off = dtc_get_u64(cu);
+	if (cu->err)
+		DAMAGED(c);
+	if (!r->nblocks || r->blocks[r->nblocks - 1].offset != off ||
+	    r->rblocks[r->nblocks - 1].hassum)
+		return 0;
+	const struct dtcap_blockinfo *bi = &r->blocks[r->nblocks - 1];
+	struct rblock *rb = &r->rblocks[r->nblocks - 1];
+	/* room for the longest lists: 9 values a row, and no more values
+	 * than the payload has bytes left (each is one at least) */
+	size_t room = 9 * (size_t)bi->rows, left = (size_t)(cu->end - cu->p);
+	if (room > left)
+		room = left;
+	if (rgrow(r, &r->sumv, &r->sumv_cap, r->nsumv + room, sizeof(*r->sumv)))
+		return -1;
+	uint32_t n[4];
+	if (dtc_bsum_parse(cu, bi->rows, bi->pid_min, bi->pid_max, r->ncomms,
+			   r->sumv + r->nsumv, n))
+		DAMAGED(c);
+	rb->sumoff = r->nsumv;
+	memcpy(rb->nsum, n, sizeof(n));
+	rb->hassum = 1;
+	r->nsumv += 2 * (size_t)n[0] + 2 * (size_t)n[1] + 2 * (size_t)n[2] + 3 * (size_t)n[3];
+	return 0;
+}
+
+int dtcap_block_summary(const struct dtcap_reader *r, size_t i, struct dtcap_blocksum *s)
+{
+	if (i >= r->nblocks || !r->rblocks[i].hassum)
+		return 0;
+	const struct rblock *rb = &r->rblocks[i];
+	const uint64_t *v = r->sumv + rb->sumoff;
+	s->nprobe = rb->nsum[0];
+	s->ncpu = rb->nsum[1];
+	s->ncomm = rb->nsum[2];
+	s->npid = rb->nsum[3];
+	s->probe = v;
+	s->cpu = s->probe + 2 * (size_t)s->nprobe;
+	s->comm = s->cpu + 2 * (size_t)s->ncpu;
+	s->pid = s->comm + 2 * (size_t)s->ncomm;
+	return 1;
+}
+
 /* The column directory entry of id in block rb, or NULL if absent. */
 static const uint8_t *dir_entry(const struct rblock *rb, unsigned id)
 {
@@ -788,7 +846,7 @@ static int do_block(struct dtcap_reader *r, const struct chunk *c)
 	    c->xlen != DTC_BLK_FIXED + ncols * dirlen ||
 	    c->flags != (v3 ? DTC_CF_XSUM : 0))
 		DAMAGED(c);
-	struct rblock rb = {cu.p, ncols, 0, dirlen, ndict, c->pay, c->clen, {0}};
+	struct rblock rb = {cu.p, ncols, 0, dirlen, ndict, c->pay, c->clen, {0}, 0, {0}, 0};
 	memset(rb.pos, 255, sizeof(rb.pos));
 	uint64_t total = 0;
 	int last = -1;
@@ -840,7 +898,7 @@ static int known_type(uint32_t t)
 	switch (t) {
 	case DTC_HOST: case DTC_PROB: case DTC_KSYM: case DTC_MODS: case DTC_KSYC:
 	case DTC_FILE: case DTC_PROC: case DTC_COMM: case DTC_STCK: case DTC_EVNT:
-	case DTC_CNTR: case DTC_USTK: case DTC_FOOT: case DTC_SRCL:
+	case DTC_CNTR: case DTC_USTK: case DTC_FOOT: case DTC_SRCL: case DTC_BSUM:
 		return 1;
 	}
 	return 0;
@@ -1020,6 +1078,7 @@ static int handle_chunk(struct dtcap_reader *r, const struct chunk *c)
 	case DTC_CNTR: rc = do_counters(r, c, &cu); break;
 	case DTC_USTK: rc = do_ustack(r, c, &cu); break;
 	case DTC_SRCL: rc = do_srcl(r, c, &cu); break;
+	case DTC_BSUM: rc = do_bsum(r, c, &cu); break;
 	}
 	if (mem) {
 		free(mem);
@@ -1514,6 +1573,7 @@ void dtcap_reader_close(struct dtcap_reader *r)
 	free(r->counts);
 	free(r->blocks);
 	free(r->rblocks);
+	free(r->sumv);
 	free(r->damage);
 	free(r->clocks);
 	free(r->refs);
@@ -1720,6 +1780,7 @@ struct bpriv {
 	uint32_t	*dict[7];	/* per context: pid .. flags */
 	uint8_t		*dxctx;
 	uint32_t	dcap;		/* contexts they hold */
+	char		err[512];	/* dtcap_read_block_mt's last failure */
 };
 
 struct dtcap_block *dtcap_block_new(void)
@@ -1851,7 +1912,7 @@ static int ensure_dict(struct bpriv *p, uint32_t nd)
 
 /* The decoded bytes of one column segment (in the map or in scratch),
  * checked against its checksum first (version 3: open did not). */
-static const uint8_t *segment(struct dtcap_reader *r, size_t bi, unsigned col,
+static const uint8_t *segment(const struct dtcap_reader *r, size_t bi, unsigned col,
 			      struct bpriv *p, size_t *len)
 {
 	const struct rblock *rb = &r->rblocks[bi];
@@ -1879,21 +1940,68 @@ static const uint8_t *segment(struct dtcap_reader *r, size_t bi, unsigned col,
 	return p->scratch;
 }
 
+/*
+ * Why read_block failed, for its two callers to word: it writes nothing of
+ * the reader, so several threads may decode blocks of one reader at once.
+ */
+enum { RB_OK, RB_NOBLOCK, RB_NOMEM, RB_DAMAGE };
+
+static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
+		      struct dtcap_block *b);
+
+static void rb_word(const struct dtcap_reader *r, size_t i, int why, char *buf, size_t len)
+{
+	if (why == RB_NOBLOCK)
+		dtc_fmt(buf, len, r->path, "no block %zu (of %zu)", i, r->nblocks);
+	else if (why == RB_NOMEM)
+		dtc_fmt(buf, len, r->path, "out of memory");
+	else
+		dtc_fmt(buf, len, r->path,
+			"damaged EVNT chunk at offset %llu: column data does not decode",
+			(unsigned long long)r->blocks[i].offset);
+}
+
 int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		     struct dtcap_block *b)
 {
-	if (i >= r->nblocks) {
-		rerr(r, "no block %zu (of %zu)", i, r->nblocks);
+	int why = read_block(r, i, cols, b);
+	if (why != RB_OK) {
+		rb_word(r, i, why, r->err, sizeof(r->err));
 		return -1;
 	}
+	return 0;
+}
+
+int dtcap_read_block_mt(const struct dtcap_reader *r, size_t i, unsigned cols,
+			struct dtcap_block *b)
+{
+	int why = read_block(r, i, cols, b);
+	struct bpriv *p = b->priv;
+	if (why != RB_OK) {
+		rb_word(r, i, why, p->err, sizeof(p->err));
+		return -1;
+	}
+	p->err[0] = 0;
+	return 0;
+}
+
+const char *dtcap_block_error(const struct dtcap_block *b)
+{
+	const struct bpriv *p = b->priv;
+	return p->err;
+}
+
+static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
+		      struct dtcap_block *b)
+{
+	if (i >= r->nblocks)
+		return RB_NOBLOCK;
 	struct bpriv *p = b->priv;
 	const struct dtcap_blockinfo *bi = &r->blocks[i];
 	const struct rblock *rb = &r->rblocks[i];
 	uint32_t n = bi->rows;
-	if (ensure_rows(p, n)) {
-		rerr(r, "out of memory");
-		return -1;
-	}
+	if (ensure_rows(p, n))
+		return RB_NOMEM;
 	memset(b, 0, offsetof(struct dtcap_block, priv));
 	b->rows = n;
 	const uint8_t *s;
@@ -1938,10 +2046,8 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx;
 		int byctx = !!(cols & DTCAP_COL_BYCTX);
-		if (ensure_dict(p, nd)) {
-			rerr(r, "out of memory");
-			return -1;
-		}
+		if (ensure_dict(p, nd))
+			return RB_NOMEM;
 		/* each selected column's context values, checked */
 		const uint32_t *dv[DTC_NDICT];
 		uint32_t *ov[DTC_NDICT];
@@ -2052,7 +2158,7 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 			}
 			b->nargs = p->nargs;
 			b->args = NULL;
-			return 0;
+			return RB_OK;
 		}
 		memcpy(pos, off, sizeof(pos));
 		for (uint32_t k = 0; k < n; k++) {
@@ -2066,11 +2172,9 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 		b->nargs = p->nargs;
 		b->args = p->args;
 	}
-	return 0;
+	return RB_OK;
 bad:
-	rerr(r, "damaged EVNT chunk at offset %llu: column data does not decode",
-	     (unsigned long long)bi->offset);
-	return -1;
+	return RB_DAMAGE;
 }
 
 /* ------------------------------------------------------------ iterator */

@@ -82,6 +82,8 @@ struct chunkref {
 struct sink {
 	ZSTD_CCtx	*cctx;
 	struct dtc_buf	raw, pay, xh, chunk;
+	struct dtc_buf	sum;		/* a block's BSUM payload */
+	struct dtc_bsum_scratch bsum;	/* and its builder's tables */
 	uint64_t	*tmp64;
 	uint32_t	tmp_cap;
 	uint64_t	*argtmp;	/* args grouped by slot */
@@ -553,8 +555,19 @@ static int emit_block(struct dtcap_writer *w, const struct colbuf *b)
 		if (put_segment(w, c))
 			return -1;
 	}
-	return emit_chunk(w, DTC_EVNT, DTC_CF_XSUM, s->xh.p, s->xh.len, s->pay.p,
-			  s->pay.len, s->pay.len);
+	uint64_t off = atomic_load(&w->bytes);
+	if (emit_chunk(w, DTC_EVNT, DTC_CF_XSUM, s->xh.p, s->xh.len, s->pay.p,
+		       s->pay.len, s->pay.len))
+		return -1;
+	/* Its summary right after it: whole-capture counts without decoding */
+	if (dtc_bsum_build(&s->sum, off, n, b->cpu, s->idx, nd, s->dict[DTC_C_PID - DTC_C_PID],
+			   s->dict[DTC_C_PROBE - DTC_C_PID], s->dict[DTC_C_COMM - DTC_C_PID],
+			   &s->bsum)) {
+		s->sum.err = 0;
+		sink_fail(w, "out of memory");
+		return -1;
+	}
+	return emit_meta(w, DTC_BSUM, 1, &s->sum);
 }
 
 static void free_colbuf(struct colbuf *b)
@@ -854,7 +867,7 @@ struct dtcap_writer *dtcap_create(const char *path, const struct dtcap_host *hos
 	memcpy(fh, DTC_MAGIC, DTC_MAGIC_LEN);
 	dtc_le32(fh + 8, DTC_VERSION);
 	dtc_le32(fh + 12, DTC_FILEHDR_LEN);
-	dtc_le32(fh + 16, w->synthetic ? DTC_FC_CTXCOL | DTC_FC_USTACK : DTC_FC_KNOWN);
+	dtc_le32(fh + 16, w->synthetic ? DTC_FC_CTXCOL | DTC_FC_USTACK | DTC_FC_BSUM : DTC_FC_KNOWN);
 	dtc_le32(fh + 20, 0);
 	dtc_le32(fh + 28, (uint32_t)XXH3_64bits(fh, 28));
 	if (full_write(w->fd, fh, sizeof(fh))) {
@@ -1333,6 +1346,8 @@ int dtcap_close(struct dtcap_writer *w)
 	dtc_buf_free(&w->sink.pay);
 	dtc_buf_free(&w->sink.xh);
 	dtc_buf_free(&w->sink.chunk);
+	dtc_buf_free(&w->sink.sum);
+	dtc_bsum_scratch_free(&w->sink.bsum);
 	dtc_buf_free(&w->pend_proc);
 	free(w->sink.tmp64);
 	free(w->sink.argtmp);

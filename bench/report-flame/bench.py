@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/report-flame/bench.py DTREPORT CAPTURE OUTDIR
 
-Runs `dtreport flame` to SVG and to --folded pinned to one core, three
+Runs `dtreport flame` to SVG and to --folded pinned to one core on one
+thread (--threads 1: the scan pool's figure is bench/scale's), three
 times each, and prints the best time (CPU time: the machine is shared; the
 wall time is printed as a comment), and the peak RSS (wait4's ru_maxrss) as
 `bench NAME VALUE UNIT` lines with their targets.  The event
@@ -46,7 +47,7 @@ svg = os.path.join(out, "flame-10m.svg")
 folded = os.path.join(out, "flame-10m.folded")
 load = os.getloadavg()[0]
 
-cpu, wall, mb = run(["flame", cap, "-o", svg])
+cpu, wall, mb = run(["flame", cap, "-o", svg, "--threads", "1"])
 print("# flame to SVG, one core: %.3f s of CPU time, %.3f s of wall time (load average %.1f)"
       % (cpu, wall, load))
 print("bench report.flame_10m_s %.3f s" % cpu)
@@ -56,7 +57,7 @@ print("target <= 300")
 print("bench report.flame_10m_events %d events" % events)
 print("bench report.flame_10m_svg_mb %.2f MB" % (os.path.getsize(svg) / 1e6))
 
-cpu, wall, mb = run(["flame", cap, "--folded", "-o", folded])
+cpu, wall, mb = run(["flame", cap, "--folded", "-o", folded, "--threads", "1"])
 samples = lines = 0
 with open(folded, errors="surrogateescape") as f:
     for line in f:
@@ -71,3 +72,28 @@ print("bench report.folded_10m_events %d events" % events)
 print("bench report.folded_10m_samples %d samples" % samples)
 print("bench report.folded_10m_stacks %d stacks" % lines)
 print("bench report.folded_10m_meps %.2f Mevents/s" % (events / cpu / 1e6))
+
+
+def best_wall(args, pinned):
+    """Best of 3 by wall time."""
+    best = None
+    for _ in range(3):
+        t0 = time.monotonic()
+        rc = subprocess.call((pin if pinned else []) + [dtreport] + args,
+                             stdout=subprocess.DEVNULL)
+        w = time.monotonic() - t0
+        if rc != 0:
+            print("bench report.flame error: %s exited with %d" % (args, rc), file=sys.stderr)
+            sys.exit(1)
+        best = w if best is None else min(best, w)
+    return best
+
+
+# The scan pool: the same SVG on every CPU (wall time, not pinned) against
+# one thread pinned to one core, in the same run.
+one = best_wall(["flame", cap, "-o", svg, "--threads", "1"], True)
+allc = best_wall(["flame", cap, "-o", svg], False)
+print("# flame to SVG: one thread %.3f s, %d CPUs %.3f s of wall time (load average %.1f)"
+      % (one, os.cpu_count() or 0, allc, os.getloadavg()[0]))
+print("bench report.flame_10m_all_cpus_wall_s %.3f s" % allc)
+print("bench report.flame_10m_threads_speedup %.2f ratio" % (one / allc))

@@ -25,6 +25,7 @@
 #include "recargs.h"
 #include "record.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "termsafe.h"
 #include "util.h"
 
@@ -52,6 +53,7 @@ static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
 static int cmd_quit(struct dtsh *, int, char **, const char *);
+static int cmd_set(struct dtsh *, int, char **, const char *);
 
 const struct dtsh_cmd dtsh_cmds[] = {
 	{ "probes", "probes [GLOB|WORD]",
@@ -147,6 +149,12 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_open, DTSH_C_FILE },
 	{ "close", "close", "Close the capture(s) and return to live mode.",
 	  cmd_close, DTSH_C_NONE },
+	{ "set", "set [threads N]",
+	  "Set how many threads decode and count a capture's blocks for stats,\n"
+	  "flame and top (1..256; 0: the CPUs it may run on, the default), as\n"
+	  "dtreport's "
+	  "--threads does; the output is the same for any N.  Without arguments,\n"
+	  "show the setting.", cmd_set, DTSH_C_NONE },
 	{ "help", "help [COMMAND]", "List the commands, or explain one.",
 	  cmd_help, DTSH_C_CMD },
 	{ "quit", "quit", "Leave dtsh (so does Ctrl-D).", cmd_quit, DTSH_C_NONE },
@@ -1172,6 +1180,35 @@ cmd_quit(struct dtsh *sh, int argc, char **argv, const char *rest)
 	if (extra_args(argc, argv, 1))
 		return 1;
 	return DTSH_QUIT;
+}
+
+static int
+cmd_set(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	unsigned n;
+
+	(void)sh; (void)rest;
+	if (argc == 1) {
+		printf("threads %u\n", dtsp_threads());
+		return 0;
+	}
+	if (strcmp(argv[1], "threads") != 0) {
+		fprintf(stderr, "dtsh: set: unknown setting '%s' (threads)\n", argv[1]);
+		return 1;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "dtsh: set threads: one number expected\n");
+		return 1;
+	}
+	if (strcmp(argv[2], "0") == 0)
+		n = 0;
+	else if (dtsp_parse_threads(argv[2], &n)) {
+		fprintf(stderr, "dtsh: set threads: '%s' is not a number of threads (0..%d)\n",
+			argv[2], DTSP_MAX_THREADS);
+		return 1;
+	}
+	dtsp_set_threads(n);
+	return 0;
 }
 
 /* ----------------------------------------------------------- running */

@@ -1,7 +1,8 @@
 /*
  * fuzz_reader - libFuzzer target: any bytes as a capture file.  Opens it
  * plainly and in salvage mode, touches every piece of metadata and decodes
- * every column of every block, then the time-range iterator.  Crashes,
+ * every column of every block, the block summaries (which must add up to
+ * their blocks), then the time-range iterator.  Crashes,
  * leaks, UB, hangs and huge allocations are the findings (fuzz.sh runs it
  * with -malloc_limit_mb, -rss_limit_mb and -timeout, so a small input
  * that makes the reader allocate or loop without bound is one); errors
@@ -153,6 +154,23 @@ static void walk(struct dtcap_reader *r)
 				b->ctx[k] + b->cpu[k];
 	}
 	dtcap_block_free(b);
+	/* block summaries (BSUM): what the reader accepted adds up */
+	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
+		struct dtcap_blocksum s;
+		if (!dtcap_block_summary(r, i, &s))
+			continue;
+		uint64_t rows = dtcap_block_info(r, i)->rows, t[4] = {0, 0, 0, 0};
+		for (uint32_t k = 0; k < s.nprobe; k++)
+			t[0] += s.probe[2 * k + 1];
+		for (uint32_t k = 0; k < s.ncpu; k++)
+			t[1] += s.cpu[2 * k + 1], sink += s.cpu[2 * k];
+		for (uint32_t k = 0; k < s.ncomm; k++)
+			t[2] += s.comm[2 * k + 1], sink += dtcap_comm(r, (uint32_t)s.comm[2 * k]) != NULL;
+		for (uint32_t k = 0; k < s.npid; k++)
+			t[3] += s.pid[3 * k + 1], sink += s.pid[3 * k + 2];
+		if (t[0] != rows || t[1] != rows || t[2] != rows || t[3] != rows)
+			abort();
+	}
 	const struct dtcap_blockinfo *bi = dtcap_block_info(r, 0);
 	struct dtcap_iter *it = dtcap_iter_new(r, bi ? bi->tmin : 0,
 					       bi ? bi->tmin + 1000 : UINT64_MAX,

@@ -107,7 +107,7 @@ def dec_plane(b, n, size):
 
 
 KNOWN = {b"HOST", b"PROB", b"KSYM", b"MODS", b"KSYC", b"FILE", b"PROC",
-         b"COMM", b"STCK", b"EVNT", b"CNTR", b"FOOT"}
+         b"COMM", b"STCK", b"EVNT", b"CNTR", b"FOOT", b"BSUM"}
 CTX = {0: "task", 1: "softirq", 2: "hardirq", 3: "nmi"}
 
 
@@ -402,6 +402,34 @@ class Capture:
                         dic[4][d], dic[5][d], dic[6][d], nargs[i], a,
                         xctx[d] if xctx else None))
         self.blocks.append(out)
+        self.last_block = (off, out)
+
+    def c_bsum(self, c):
+        """A block summary must say what the block just read holds."""
+        off, rows = c.u64(), c.uv()
+        last = getattr(self, "last_block", None)
+        if last is None or last[0] != off or getattr(self, "summed", None) == off:
+            return                                      # another block's: ignored
+        blk = last[1]
+        want = [{}, {}, {}, {}]
+        for (ts, cpu, pid, tid, pr, comm, ks, us, fl, na, a, cx) in blk:
+            for k, key in enumerate((pr, cpu, comm)):
+                want[k][key] = want[k].get(key, 0) + 1
+            n, nm = want[3].get(pid, (0, 0))
+            want[3][pid] = (n + 1, comm or nm)
+        got = [{}, {}, {}, {}]
+        for k in range(4):
+            prev = -1
+            for _ in range(c.uv()):
+                key, ev = c.uv(), c.uv()
+                if key <= prev:
+                    raise Damage("block summary order")
+                prev = key
+                got[k][key] = (ev, c.uv()) if k == 3 else ev
+        if rows != len(blk) or got != want:
+            raise Damage("block summary of the block at %d" % off)
+        self.summed = off
+        self.nsums = getattr(self, "nsums", 0) + 1
 
     # ------------------------------------------------------------ tables
 
@@ -489,11 +517,11 @@ def main():
         return 0
     if sys.argv[2] == "--check":
         print("version %d events %d blocks %d probes %d stacks %d files %d procs %d "
-              "counters %d kallsyms %d finished %d" % (
+              "counters %d kallsyms %d finished %d summaries %d" % (
                   cap.version, sum(len(b) for b in cap.blocks), len(cap.blocks),
                   len(cap.probes), len(cap.stacks) - 1, len(cap.files) - 1,
                   len(cap.procs), len(cap.counters), len(cap.kallsyms or b""),
-                  cap.finished))
+                  cap.finished, getattr(cap, "nsums", 0)))
         return 0
     w = csv.writer(sys.stdout, lineterminator="\n")  # as dtreport sql --csv
     for row in getattr(cap, "t_" + sys.argv[2])():

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "scan_pool.h"
 #include "dtsym.h"
 #include "report.h"
 
@@ -26,6 +27,8 @@ static void usage(FILE *f)
 		"       %s export --format chrome -o OUT.json FILE\n"
 		"  --partial: read captures cut short; --salvage: also past damage.\n"
 		"  --parquet-compat: integers PLAIN, not DELTA_BINARY_PACKED (Spark < 3.3).\n"
+		"  --threads N (parquet): decode blocks ahead on N - 1 threads (default:\n"
+		"  the CPUs it may run on); the files are the same for any N.\n"
 		"  An existing output file is never replaced; a parquet DIR must be\n"
 		"  new, empty or a dt dataset (captures are added to it).  Outputs\n"
 		"  are created 0600; another user's symbolic links and devices are\n"
@@ -59,6 +62,7 @@ int cmd_export_format(int argc, char **argv, const char *format)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "parquet-compat", no_argument, NULL, 'C' },
+		{ "threads", required_argument, NULL, 'T' },
 		DTR_LONGOPT_PARTIAL,
 		DTR_LONGOPT_NO_DEMANGLE,
 		DTR_LONGOPT_SALVAGE,
@@ -75,6 +79,16 @@ int cmd_export_format(int argc, char **argv, const char *format)
 			dtsym_demangle = 0;
 			break;
 		case 'C': compat = 1; break;
+		case 'T': {
+			unsigned n;
+			if (dtsp_parse_threads(optarg, &n)) {
+				fprintf(stderr, "%s: export: --threads: '%s' is not a number of "
+					"threads (1..%d)\n", prog(), optarg, DTSP_MAX_THREADS);
+				return 2;
+			}
+			dtsp_set_threads(n);
+			break;
+		}
 		case DTR_OPT_PARTIAL: partial = 1; break;
 		case DTR_OPT_SALVAGE: salvage = 1; break;
 		case 'h': usage(stdout); return 0;

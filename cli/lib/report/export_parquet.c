@@ -36,6 +36,7 @@
 #include "util.h"
 #include "report.h"
 #include "parquet.h"
+#include "scan_pool.h"
 #include "util.h"
 
 #define MARKER "_dt_dataset"
@@ -184,13 +185,23 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	struct probemap pm = { 0 };
 	uint32_t ncomm = dtcap_ncomms(r);
 	const char **comms = calloc((size_t)ncomm + 1, sizeof(*comms));
-	struct dtcap_block *b = dtcap_block_new();
+	char aerr[512];
+	/* blocks decoded ahead on the other cores while this one encodes */
+	struct dtsp_ahead *ah = dtsp_ahead_new(r, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, aerr,
+					       sizeof(aerr));
+	const struct dtcap_block *b;
+	size_t bi;
+	int got;
 	uint32_t *pidx = NULL, *nargs = NULL, *ctxs = NULL, *argrow = NULL;
 	uint64_t *ret2 = NULL;		/* [2][n]: arg0, arg1 by row, for retval/errno */
 	uint8_t *isret = NULL;
 	size_t cap = 0;
 	int rc = -1;
-	if (!comms || !b || probemap_init(&pm, r) < 0) {
+	if (!ah) {
+		*err = strdup(aerr);
+		goto out;
+	}
+	if (!comms || probemap_init(&pm, r) < 0) {
 		*err = strdup("out of memory");
 		goto out;
 	}
@@ -200,11 +211,7 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	    pq_set_dict(w, C_COMM, comms, (size_t)ncomm + 1) < 0 ||
 	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
 		goto werr;
-	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
-		if (dtcap_read_block(r, bi, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, b) < 0) {
-			*err = strdup(dtcap_reader_error(r));
-			goto out;
-		}
+	while ((got = dtsp_ahead_next(ah, &b, &bi, aerr, sizeof(aerr))) == 1) {
 		size_t n = b->rows;
 		if (n > cap) {
 			free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
@@ -285,6 +292,10 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 		    pq_rows_done(w) < 0)
 			goto werr;
 	}
+	if (got < 0) {
+		*err = strdup(aerr);
+		goto out;
+	}
 	*rows = pq_rows(w);
 	rc = pq_close(w, err);
 	w = NULL;
@@ -296,7 +307,7 @@ out:
 	probemap_free(&pm);
 	free(comms);
 	free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
-	dtcap_block_free(b);
+	dtsp_ahead_free(ah);
 	if (rc < 0 && *err == NULL)
 		*err = strdup("failed");
 	return rc;

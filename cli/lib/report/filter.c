@@ -14,6 +14,7 @@
 
 #include "dt_grow.h"
 #include "filter.h"
+#include "scan_pool.h"
 #include "util.h"
 
 void dtf_init(struct dtf_filter *f)
@@ -114,6 +115,16 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 	case DTF_OPT_SALVAGE:
 		f->salvage = 1;
 		return 1;
+	case DTF_OPT_THREADS: {
+		unsigned n;
+		if (dtsp_parse_threads(arg, &n)) {
+			snprintf(err, errlen, "--threads: '%s' is not a number of threads "
+				 "(1..%d)", arg, DTSP_MAX_THREADS);
+			return -1;
+		}
+		dtsp_set_threads(n);
+		return 1;
+	}
 	case DTF_OPT_CTX: {
 		static const char *names[] = {"task", "softirq", "hardirq", "nmi", "unknown"};
 		const char *p = arg;

@@ -1,7 +1,8 @@
 /*
  * filter.h - the event filters every report takes (dtreport stats/flame/
  * diff, dtsh): --pid --tid --comm --probe --cpu --ctx --since --until; and
- * --salvage, how the capture is opened (the salvage member, for dtr_open).
+ * --salvage, how the capture is opened (the salvage member, for dtr_open);
+ * --threads, how many workers scan it (scan_pool.h, process-wide).
  *
  * Lists are comma-separated and options may repeat (values accumulate, a
  * row matches when it matches any value of each given option).  --comm and
@@ -54,6 +55,7 @@ struct dtf_filter {
 #define DTF_OPT_UNTIL	0x1007
 #define DTF_OPT_CTX	0x1008
 #define DTF_OPT_SALVAGE	0x1009
+#define DTF_OPT_THREADS	0x100a
 #define DTF_LONGOPTS \
 	{ "pid",   1, NULL, DTF_OPT_PID }, \
 	{ "tid",   1, NULL, DTF_OPT_TID }, \
@@ -63,7 +65,8 @@ struct dtf_filter {
 	{ "since", 1, NULL, DTF_OPT_SINCE }, \
 	{ "until", 1, NULL, DTF_OPT_UNTIL }, \
 	{ "ctx",   1, NULL, DTF_OPT_CTX }, \
-	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }
+	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }, \
+	{ "threads", 1, NULL, DTF_OPT_THREADS }
 
 /* Help text for the filter options; the last line is about opening, which
  * a shell holding its capture open leaves out. */
@@ -73,7 +76,8 @@ struct dtf_filter {
 	"                           @T: an absolute ts, e.g. @86400.5 or @86400500000000ns)\n" \
 	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n"
 #define DTF_USAGE_SALVAGE \
-	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n"
+	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n" \
+	"  --threads N  scan on N threads (1..256; default: the CPUs it may run on)\n"
 #define DTF_USAGE DTF_USAGE_FILTERS DTF_USAGE_SALVAGE
 
 void dtf_init(struct dtf_filter *f);

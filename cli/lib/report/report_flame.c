@@ -30,6 +30,7 @@
 #include "filter.h"
 #include "flame.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "util.h"
 
 /* One combination's samples: 32 bytes, so the hot part stays in cache. */
@@ -59,7 +60,7 @@ struct prof {
 	size_t		capts;
 	uint64_t	samples;
 	int		oom;
-	int		rerr;		/* reading a ts column failed: the reader's error */
+	int		rerr;		/* reading a ts column failed: tsb's error */
 
 	/* prof_block's per-block scratch */
 	uint32_t	*cnt, *first;	/* by context: rows, first row */
@@ -306,7 +307,7 @@ static int prof_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	if (snaps) {
 		if (!p->tsb && !(p->tsb = dtcap_block_new()))
 			goto oom;
-		if (dtcap_read_block(p->r, blk, DTCAP_COL_TS, p->tsb)) {
+		if (dtcap_read_block_mt(p->r, blk, DTCAP_COL_TS, p->tsb)) {
 			p->rerr = 1;
 			return 1;
 		}
@@ -384,6 +385,92 @@ static int prof_block(void *ctx, const struct dtcap_block *b, size_t blk)
 oom:
 	p->oom = 1;
 	return 1;
+}
+
+/*
+ * The first pass on the scan pool: each worker counts into a prof of its
+ * own (sharing the caller's read-only want and snapshot tables), merged
+ * in block order by agg_add_h, which keeps the first partial's first time:
+ * the table one walk would have built.
+ */
+static void *prof_part_new(void *ctx)
+{
+	const struct prof *m = ctx;
+	struct prof *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->r = m->r;
+	p->want = m->want;
+	p->nwant = m->nwant;
+	p->ps = m->ps;
+	p->nps = m->nps;
+	/* slots before the first block: prof_block prefetches into them */
+	if (dt_htab_reserve(&p->ht, 4096, agg_rehash, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static void prof_scratch_free(struct prof *p)
+{
+	free(p->cnt);
+	free(p->first);
+	free(p->kind);
+	free(p->lsnap);
+	free(p->lent);
+	dtcap_block_free(p->tsb);
+	free(p->bits);
+	free(p->visit);
+}
+
+static void prof_part_free(void *ctx, void *part)
+{
+	struct prof *p = part;
+
+	(void)ctx;
+	free(p->tab);
+	free(p->ts);
+	dt_htab_free(&p->ht);
+	prof_scratch_free(p);
+	free(p);
+}
+
+static int prof_part_err(struct prof *p, char *err, size_t errlen)
+{
+	if (p->rerr)
+		snprintf(err, errlen, "%s", dtcap_block_error(p->tsb));
+	else if (p->oom)
+		snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int prof_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
+			   size_t errlen)
+{
+	return prof_block(part, b, blk) ? prof_part_err(part, err, errlen) : 0;
+}
+
+static int prof_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err,
+			 size_t errlen)
+{
+	return prof_row(part, b, row) ? prof_part_err(part, err, errlen) : 0;
+}
+
+static int prof_merge(void *ctx, void *part)
+{
+	struct prof *m = ctx;
+	const struct prof *p = part;
+
+	for (size_t e = 0; e < p->n; e++) {
+		const struct agg *a = &p->tab[e];
+		if (agg_add_h(m, agg_hash(a->comm, a->kstack, a->ustack, a->pid, a->snap),
+			      a->comm, a->kstack, a->ustack, a->pid, a->snap, p->ts[e],
+			      a->count) == DT_HTAB_NONE)
+			return -1;
+	}
+	return 0;
 }
 
 static enum flame_kind kind_of(const char *origin, int kernel)
@@ -690,16 +777,15 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
-	int sr = dtf_active(filt)
-		? dtf_scan(p.r, filt, cols, prof_row, &p, cancel, what, err, sizeof(err))
-		: dtf_scan_blocks(p.r, filt, (cols & ~DTCAP_COL_TS) | DTCAP_COL_BYCTX,
-				  prof_block, &p, cancel, what, err, sizeof(err));
+	struct dtsp_job job = { .part_new = prof_part_new, .part_free = prof_part_free,
+				.merge = prof_merge };
+	if (dtf_active(filt))
+		job.row = prof_part_row;
+	else
+		job.block = prof_part_block, cols = (cols & ~DTCAP_COL_TS) | DTCAP_COL_BYCTX;
+	int sr = dtsp_scan(p.r, filt, cols, &job, &p, cancel, what, err, sizeof(err));
 	if (p.oom)
 		goto oom;
-	if (p.rerr) {
-		dtr_err(cmd, "%s", dtcap_reader_error(p.r));
-		goto out;
-	}
 	if (sr) {
 		dtr_err(cmd, "%s", err);
 		goto out;
@@ -839,14 +925,7 @@ out:
 	dt_htab_free(&p.ht);
 	free(p.ts);
 	free(p.want);
-	free(p.cnt);
-	free(p.first);
-	free(p.kind);
-	free(p.lsnap);
-	free(p.lent);
-	dtcap_block_free(p.tsb);
-	free(p.bits);
-	free(p.visit);
+	prof_scratch_free(&p);
 	free(um.tab);
 	dt_htab_free(&um.ht);
 	free(pm.tab);

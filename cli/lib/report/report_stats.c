@@ -24,12 +24,16 @@
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "termsafe.h"
 #include "util.h"
 
 struct pidc {
 	uint32_t	pid, comm;
 	uint64_t	n;
+	/* stats_block: the block and row of comm, so the latest name wins */
+	size_t		cblk;
+	uint32_t	crow;
 };
 
 struct st {
@@ -45,6 +49,10 @@ struct st {
 	uint64_t	matched;
 	uint64_t	tmin, tmax;
 	int		oom;
+	/* stats_block's per-block scratch, by context */
+	uint32_t	*cnt, *last;
+	size_t		dcap;
+	const struct dtcap_reader *r;	/* [I] for block index entries */
 };
 
 /* Make (*v)[idx] a counter; new ones are zero. */
@@ -129,6 +137,26 @@ static void print_meta(FILE *o, const struct dtcap_reader *r, int json)
 	}
 }
 
+/* pid's counter, new ones zero and in order of first event; NULL (and
+ * s->oom) out of memory. */
+static struct pidc *pid_entry(struct st *s, uint32_t pid)
+{
+	uint64_t h = dt_htab_hash_int(pid);
+	uint32_t e;
+	for (size_t k = dt_htab_first(&s->pidx, h); (e = dt_htab_at(&s->pidx, k)) != DT_HTAB_NONE;
+	     k = dt_htab_next(&s->pidx, k))
+		if (s->pids[e].pid == pid)
+			return &s->pids[e];
+	if (DT_GROW(s->pids, s->pcap, s->pn, 1, 1024) ||
+	    dt_htab_add(&s->pidx, h, (uint32_t)s->pn, pidc_hash, s)) {
+		s->oom = 1;
+		return NULL;
+	}
+	struct pidc *p = &s->pids[s->pn++];
+	*p = (struct pidc){ .pid = pid, .cblk = SIZE_MAX };
+	return p;
+}
+
 static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 {
 	struct st *s = ctx;
@@ -143,24 +171,9 @@ static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	s->byprobe[probe]++;
 	s->bycpu[cpu]++;
 	s->bycomm[comm]++;
-	uint64_t h = dt_htab_hash_int(pid);
-	struct pidc *p = NULL;
-	uint32_t e;
-	for (size_t k = dt_htab_first(&s->pidx, h); (e = dt_htab_at(&s->pidx, k)) != DT_HTAB_NONE;
-	     k = dt_htab_next(&s->pidx, k))
-		if (s->pids[e].pid == pid) {
-			p = &s->pids[e];
-			break;
-		}
-	if (!p) {
-		if (DT_GROW(s->pids, s->pcap, s->pn, 1, 1024) ||
-		    dt_htab_add(&s->pidx, h, (uint32_t)s->pn, pidc_hash, s)) {
-			s->oom = 1;
-			return 1;
-		}
-		p = &s->pids[s->pn++];
-		*p = (struct pidc){ .pid = pid };
-	}
+	struct pidc *p = pid_entry(s, pid);
+	if (!p)
+		return 1;
 	p->n++;
 	if (comm)
 		p->comm = comm;	/* the latest name: after exec it is the new one */
@@ -170,6 +183,213 @@ static int stats_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	if (ts > s->tmax)
 		s->tmax = ts;
 	s->matched++;
+	return 0;
+}
+
+/*
+ * A whole block by context (no filters): the per-context columns counted
+ * once per context, the CPU column per row, the times from the block's
+ * index entry (the reader checks it against the rows).  A pid's name is
+ * its latest row's that has one, as stats_row keeps it.
+ */
+static int stats_block(struct st *s, const struct dtcap_block *b, size_t blk,
+		       const struct dtcap_blockinfo *bi)
+{
+	uint32_t nd = b->ndict, rows = b->rows;
+
+	if (nd > s->dcap) {
+		free(s->cnt);
+		free(s->last);
+		s->cnt = malloc(nd * sizeof(*s->cnt));
+		s->last = malloc(nd * sizeof(*s->last));
+		s->dcap = s->cnt && s->last ? nd : 0;
+		if (!s->dcap)
+			goto oom;
+	}
+	memset(s->cnt, 0, nd * sizeof(*s->cnt));
+	for (uint32_t i = 0; i < rows; i++) {
+		uint32_t c = b->cidx[i];
+		s->cnt[c]++;
+		s->last[c] = i;
+	}
+	uint32_t maxcpu = 0;
+	for (uint32_t i = 0; i < rows; i++)
+		maxcpu = b->cpu[i] > maxcpu ? b->cpu[i] : maxcpu;
+	if (rows && maxcpu >= s->ncpu && grow_u64(&s->bycpu, &s->ncpu, maxcpu))
+		goto oom;
+	for (uint32_t i = 0; i < rows; i++)
+		s->bycpu[b->cpu[i]]++;
+	for (uint32_t c = 0; c < nd; c++) {
+		uint32_t probe = b->dict.probe[c], comm = b->dict.comm[c];
+		if (!s->cnt[c])
+			continue;
+		if ((probe >= s->nprobe && grow_u64(&s->byprobe, &s->nprobe, probe)) ||
+		    (comm >= s->ncomm && grow_u64(&s->bycomm, &s->ncomm, comm)))
+			goto oom;
+		s->byprobe[probe] += s->cnt[c];
+		s->bycomm[comm] += s->cnt[c];
+		struct pidc *p = pid_entry(s, b->dict.pid[c]);
+		if (!p)
+			return 1;
+		p->n += s->cnt[c];
+		if (comm && (p->cblk != blk || s->last[c] > p->crow)) {
+			p->comm = comm;
+			p->cblk = blk;
+			p->crow = s->last[c];
+		}
+	}
+	if (rows) {
+		s->tmin = bi->tmin < s->tmin ? bi->tmin : s->tmin;
+		s->tmax = bi->tmax > s->tmax ? bi->tmax : s->tmax;
+	}
+	s->matched += rows;
+	return 0;
+oom:
+	s->oom = 1;
+	return 1;
+}
+
+/*
+ * Without filters, from the blocks' summaries (BSUM) when every block has
+ * one: no column decoded, the cost is the summaries' size.  1 when it
+ * did the counting, 0 when some block lacks a summary (older captures),
+ * -1 out of memory or interrupted (message in err).
+ */
+static int stats_summaries(struct st *s, const struct dtcap_reader *r,
+			   volatile sig_atomic_t *cancel, char *err, size_t errlen)
+{
+	size_t nb = dtcap_nblocks(r);
+	struct dtcap_blocksum bs;
+
+	for (size_t i = 0; i < nb; i++)
+		if (!dtcap_block_summary(r, i, &bs))
+			return 0;
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if ((i & 255) == 0 && cancel && *cancel) {
+			snprintf(err, errlen, "interrupted");
+			return -1;
+		}
+		dtcap_block_summary(r, i, &bs);
+		/* ids are the reader's checked ones: below its limits */
+		for (uint32_t k = 0; k < bs.nprobe; k++) {
+			uint32_t id = (uint32_t)bs.probe[2 * k];
+			if (id >= s->nprobe && grow_u64(&s->byprobe, &s->nprobe, id))
+				goto oom;
+			s->byprobe[id] += bs.probe[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.ncpu; k++) {
+			uint32_t id = (uint32_t)bs.cpu[2 * k];
+			if (id >= s->ncpu && grow_u64(&s->bycpu, &s->ncpu, id))
+				goto oom;
+			s->bycpu[id] += bs.cpu[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.ncomm; k++) {
+			uint32_t id = (uint32_t)bs.comm[2 * k];
+			if (id >= s->ncomm && grow_u64(&s->bycomm, &s->ncomm, id))
+				goto oom;
+			s->bycomm[id] += bs.comm[2 * k + 1];
+		}
+		for (uint32_t k = 0; k < bs.npid; k++) {
+			struct pidc *p = pid_entry(s, (uint32_t)bs.pid[3 * k]);
+			if (!p)
+				goto oom;
+			p->n += bs.pid[3 * k + 1];
+			/* blocks in file order: a later block's name is the latest */
+			if (bs.pid[3 * k + 2])
+				p->comm = (uint32_t)bs.pid[3 * k + 2];
+		}
+		s->tmin = bi->tmin < s->tmin ? bi->tmin : s->tmin;
+		s->tmax = bi->tmax > s->tmax ? bi->tmax : s->tmax;
+		s->matched += bi->rows;
+	}
+	return 1;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* The scan on the pool: a struct st per worker, merged in block order
+ * into the caller's. */
+static void *st_part_new(void *ctx)
+{
+	struct st *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->tmin = UINT64_MAX;
+	s->r = ((const struct st *)ctx)->r;
+	return s;
+}
+
+static void st_free(struct st *s)
+{
+	free(s->byprobe);
+	free(s->bycpu);
+	free(s->bycomm);
+	free(s->pids);
+	dt_htab_free(&s->pidx);
+	free(s->cnt);
+	free(s->last);
+}
+
+static void st_part_free(void *ctx, void *part)
+{
+	(void)ctx;
+	st_free(part);
+	free(part);
+}
+
+static int st_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err,
+		       size_t errlen)
+{
+	if (!stats_row(part, b, row))
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int st_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
+			 size_t errlen)
+{
+	struct st *s = part;
+
+	if (!stats_block(s, b, blk, dtcap_block_info(s->r, blk)))
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int add_u64s(uint64_t **v, uint32_t *n, const uint64_t *x, uint32_t nx)
+{
+	if (nx > *n && grow_u64(v, n, nx - 1))
+		return -1;
+	for (uint32_t i = 0; i < nx; i++)
+		(*v)[i] += x[i];
+	return 0;
+}
+
+static int st_merge(void *ctx, void *part)
+{
+	struct st *m = ctx;
+	const struct st *s = part;
+
+	if (add_u64s(&m->byprobe, &m->nprobe, s->byprobe, s->nprobe) ||
+	    add_u64s(&m->bycpu, &m->ncpu, s->bycpu, s->ncpu) ||
+	    add_u64s(&m->bycomm, &m->ncomm, s->bycomm, s->ncomm))
+		return -1;
+	for (size_t i = 0; i < s->pn; i++) {
+		struct pidc *p = pid_entry(m, s->pids[i].pid);
+		if (!p)
+			return -1;
+		p->n += s->pids[i].n;
+		/* a later partial is later blocks: its name is the latest */
+		if (s->pids[i].comm)
+			p->comm = s->pids[i].comm;
+	}
+	m->matched += s->matched;
+	m->tmin = s->tmin < m->tmin ? s->tmin : m->tmin;
+	m->tmax = s->tmax > m->tmax ? s->tmax : m->tmax;
 	return 0;
 }
 
@@ -285,13 +505,22 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		goto out;
 	}
 	s.tmin = UINT64_MAX;
-	if (dtf_scan(r, filt, DTCAP_COL_TS | DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE |
-		     DTCAP_COL_COMM, stats_row, &s, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		if (s.oom)
-			dtr_err("stats", "out of memory");
-		else
-			dtr_err("stats", "%s", err);
+	s.r = r;
+	struct dtsp_job job = { .part_new = st_part_new, .part_free = st_part_free,
+				.merge = st_merge };
+	unsigned cols = DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE | DTCAP_COL_COMM;
+	if (dtf_active(filt))
+		job.row = st_part_row, cols |= DTCAP_COL_TS;
+	else
+		job.block = st_part_block, cols |= DTCAP_COL_BYCTX;
+	int sr = dtf_active(filt) ? 0 : stats_summaries(&s, r, cancel, err, sizeof(err));
+	if (sr == 0)
+		sr = dtsp_scan(r, filt, cols, &job, &s, cancel,
+			       dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
+	else if (sr == 1)
+		sr = 0;
+	if (sr) {
+		dtr_err("stats", "%s", err);
 		goto out;
 	}
 	dtr_note_empty("stats", path, s.matched, dtf_active(filt));
@@ -535,10 +764,6 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 out:
 	free(percpu_copy);
 	free(rk);
-	free(s.byprobe);
-	free(s.bycpu);
-	free(s.bycomm);
-	free(s.pids);
-	dt_htab_free(&s.pidx);
+	st_free(&s);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "filter.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "termsafe.h"
 
 #define TOP_FRAMES	3
@@ -214,6 +215,69 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 }
 
 /*
+ * The first pass on the scan pool: a top_scan per worker, sharing the
+ * caller's read-only fields, merged in block order (a pid keeps the first
+ * comm seen, as one walk keeps it).
+ */
+static void *
+top_part_new(void *ctx)
+{
+	const struct top_scan *m = ctx;
+	struct top_scan *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->r = m->r;
+	t->by = m->by;
+	t->which = m->which;
+	t->want = m->want;
+	t->nwant = m->nwant;
+	return t;
+}
+
+static void
+top_part_free(void *ctx, void *part)
+{
+	struct top_scan *t = part;
+
+	(void)ctx;
+	map_free(&t->m);
+	map_free(&t->pcomm);
+	free(t);
+}
+
+static int
+top_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	struct top_scan *t = part;
+
+	if (top_row(t, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "%s", t->oom ? "out of memory" : "stopped");
+	return 1;
+}
+
+static int
+top_merge(void *ctx, void *part)
+{
+	struct top_scan *m = ctx;
+	const struct top_scan *t = part;
+
+	for (size_t i = 0; i < t->m.n; i++)
+		if (map_add(&m->m, t->m.s[i].key, t->m.s[i].count))
+			return -1;
+	for (size_t i = 0; i < t->pcomm.n; i++) {
+		struct slot *c = map_slot(&m->pcomm, t->pcomm.s[i].key);
+		if (c == NULL)
+			return -1;
+		if (c->count == 0)
+			c->count = t->pcomm.s[i].count;
+	}
+	m->total += t->total;
+	return 0;
+}
+
+/*
  * Which probes' events count, and their names for the table's header.
  * Comms, pids and stacks rank where time goes: as flame, the timer
  * probes' samples when the capture has any and no --probe chose (the
@@ -336,9 +400,11 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	}
 	if ((t.want = want) != NULL)
 		cols |= DTCAP_COL_PROBE;
-	if (dtf_scan(r, f, cols, top_row, &t, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		dtr_err("top", "%s", t.oom ? "out of memory" : err);
+	struct dtsp_job job = { .part_new = top_part_new, .part_free = top_part_free,
+				.row = top_part_row, .merge = top_merge };
+	if (dtsp_scan(r, f, cols, &job, &t, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		dtr_err("top", "%s", err);
 		goto out;
 	}
 	dtr_note_empty("top", c->path, t.total, dtf_active(f));

@@ -1,0 +1,56 @@
+#!/bin/bash
+# dwarf.sh BUILD OUTDIR - host.dwarf_overhead_vs_perf_dwarf: the throughput
+# two CPU-bound processes (both cores busy, a build without frame pointers)
+# lose under dtrec -u --user-stacks dwarf at 997 Hz against what they lose
+# under perf record --call-graph dwarf at 997 Hz.  dtrec unwinds while it
+# records, on threads that compete with the workload for the two cores, so
+# its unwinding counts against it; perf copies the stacks into perf.data
+# and unwinds at report time.  "Lose" = traced - untraced time of the
+# workload (its own CLOCK_MONOTONIC, the two processes summed).  Rounds
+# (5, DT_BENCH_ROUNDS) run untraced, dtrec and perf back to back; the
+# figure is the median of the rounds' own ratios (a drifting load cancels
+# within a round).
+set -u
+B=$1 OUT=$2
+W=$B/bench/host/workload-nofp N=${DT_DWARF_N:-5000} SPIN=${DT_DWARF_SPIN:-200000}
+mkdir -p "$OUT"
+command -v perf >/dev/null || { echo "bench-host-dwarf: perf is missing (linux-perf)" >&2; exit 1; }
+
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+# both processes' own elapsed ns, summed
+two='"$0" '"$N $SPIN"' >"$1.a" & "$0" '"$N $SPIN"' >"$1.b"; wait; echo $(( $(cat "$1.a") + $(cat "$1.b") ))'
+run_base() { sh -c "$two" "$W" "$OUT/base.one"; }
+run_dt() {
+	rm -f "$OUT/dt.dtc"
+	"$B/bin/dtrec" --source perf -q -o "$OUT/dt.dtc" -u --user-stacks dwarf -e profile:hz:997 \
+		-- sh -c "$two" "$W" "$OUT/dt.one" 2>"$OUT/dt.err"
+}
+run_perf() {
+	rm -f "$OUT/perf.data"
+	perf record -q -o "$OUT/perf.data" -e cpu-clock -c 1003009 --call-graph dwarf \
+		-- sh -c "$two" "$W" "$OUT/perf.one" 2>"$OUT/perf.err"
+}
+: >"$OUT/base.all"; : >"$OUT/dt.all"; : >"$OUT/perf.all"
+rounds=${DT_BENCH_ROUNDS:-5}
+for i in $(seq "$rounds"); do
+	run_base | tail -1 >>"$OUT/base.all"
+	run_dt | tail -1 >>"$OUT/dt.all"
+	run_perf | tail -1 >>"$OUT/perf.all"
+done
+base=$(median <"$OUT/base.all") dt=$(median <"$OUT/dt.all") pf=$(median <"$OUT/perf.all")
+if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] ||
+   [ ! -s "$OUT/perf.data" ]; then
+	echo "bench-host-dwarf: a run failed: $(head -c 300 "$OUT/dt.err") $(head -c 300 "$OUT/perf.err")" >&2
+	exit 1
+fi
+echo "# workload ns, both processes (medians of $rounds rounds): untraced $base, dtrec $dt, perf record $pf"
+"$B/bin/dtreport" stats --json "$OUT/dt.dtc" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+u = s["counters"]["user_stacks"]
+print("# dtrec: %d events, %d user stacks unwound with DWARF (%d stopped short), %d left with frame pointers (behind)"
+      % (s["events"], u["dwarf"], u["dwarf_truncated"], u["fp_behind"]))' 2>/dev/null
+o=$(paste "$OUT/base.all" "$OUT/dt.all" "$OUT/perf.all" |
+	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
+[ -n "$o" ] || { echo "bench-host-dwarf: perf record never slowed the workload down" >&2; exit 1; }
+printf 'bench host.dwarf_overhead_vs_perf_dwarf %.3f ratio\ntarget <= 0.7\n' "$o"

@@ -1,0 +1,453 @@
+/*
+ * scan_pool.c - decode a capture's blocks on N threads and merge the
+ * workers' partial results in block order (scan_pool.h says why that
+ * order makes the output independent of N).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scan_pool.h"
+
+static unsigned threads_set;	/* 0: the online CPUs */
+
+void dtsp_set_threads(unsigned n)
+{
+	threads_set = n > DTSP_MAX_THREADS ? DTSP_MAX_THREADS : n;
+}
+
+int dtsp_parse_threads(const char *s, unsigned *n)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	unsigned long v = strtoul(s, &end, 10);
+	if (errno || *end || v < 1 || v > DTSP_MAX_THREADS)
+		return -1;
+	*n = (unsigned)v;
+	return 0;
+}
+
+unsigned dtsp_threads(void)
+{
+	if (threads_set)
+		return threads_set;
+	/* the CPUs this process may run on (nproc's answer): under taskset
+	 * or a cpuset, more threads than those only take turns */
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) >= 1 &&
+	    CPU_COUNT(&set) < n)
+		n = CPU_COUNT(&set);
+	return n < 1 ? 1 : n > DTSP_MAX_THREADS ? DTSP_MAX_THREADS : (unsigned)n;
+}
+
+struct pool;
+
+struct worker {
+	struct pool	*pool;		/* [I] */
+	size_t		lo, hi;		/* [I] its run of pool->blk */
+	void		*part;		/* [I] created before the start */
+	pthread_t	tid;
+	int		started;	/* [c] the caller's: a thread to join */
+	int		ret;		/* [w] written by the worker, read after join */
+	char		err[512];	/* [w] likewise */
+};
+
+struct pool {
+	const struct dtcap_reader *r;	/* [I] */
+	const struct dtf_filter *f;	/* [I] */
+	unsigned	cols;		/* [I] */
+	const struct dtsp_job *job;	/* [I] */
+	volatile sig_atomic_t *cancel;	/* [I] the caller's flag */
+	const size_t	*blk;		/* [I] the blocks to read, in order */
+	atomic_uint_fast64_t done;	/* rows of blocks finished, for progress */
+	atomic_int	stop;		/* a worker failed: the others stop too */
+	/* progress: the caller waits on cv between lines */
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;
+	unsigned	finished;	/* [mu] workers returned */
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The progress line, as dtf_scan draws it. */
+struct progress {
+	const char	*what;		/* NULL: none */
+	uint64_t	total;
+	double		last, after;
+	int		shown;
+};
+
+static void progress_tick(struct progress *pg, uint64_t done)
+{
+	if (!pg->what)
+		return;
+	double t = now_s();
+	/* Only runs longer than a moment get a progress line. */
+	if (t - pg->last < pg->after)
+		return;
+	fprintf(stderr, "\r%s: %3.0f%% (%" PRIu64 " of %" PRIu64 " events)", pg->what,
+		pg->total ? 100.0 * (double)done / (double)pg->total : 100.0, done, pg->total);
+	pg->last = t;
+	pg->shown = 1;
+}
+
+static int run_range(struct worker *w, struct progress *pg)
+{
+	struct pool *pl = w->pool;
+	const struct dtsp_job *job = pl->job;
+	struct dtcap_block *b = dtcap_block_new();
+	int ret = 0;
+
+	if (!b) {
+		snprintf(w->err, sizeof(w->err), "out of memory");
+		return -1;
+	}
+	for (size_t k = w->lo; k < w->hi && !ret; k++) {
+		size_t i = pl->blk[k];
+		if ((pl->cancel && *pl->cancel) || atomic_load_explicit(&pl->stop,
+									memory_order_relaxed)) {
+			snprintf(w->err, sizeof(w->err), "interrupted");
+			ret = DTF_SCAN_CANCELLED;
+			break;
+		}
+		if (dtcap_read_block_mt(pl->r, i, pl->cols, b)) {
+			snprintf(w->err, sizeof(w->err), "%s", dtcap_block_error(b));
+			ret = -1;
+			break;
+		}
+		if (job->block) {
+			ret = job->block(w->part, b, i, w->err, sizeof(w->err));
+		} else {
+			for (uint32_t row = 0; row < b->rows; row++) {
+				if (!dtf_match_row(pl->f, b, row))
+					continue;
+				if ((ret = job->row(w->part, b, row, w->err, sizeof(w->err))) != 0)
+					break;
+			}
+		}
+		uint64_t d = atomic_fetch_add_explicit(&pl->done, b->rows, memory_order_relaxed);
+		if (pg)
+			progress_tick(pg, d + b->rows);
+	}
+	dtcap_block_free(b);
+	if (ret && !w->err[0])
+		snprintf(w->err, sizeof(w->err), "stopped");
+	if (ret)
+		atomic_store(&pl->stop, 1);
+	return ret;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pool *pl = w->pool;
+
+	w->ret = run_range(w, NULL);
+	pthread_mutex_lock(&pl->mu);
+	pl->finished++;
+	pthread_cond_signal(&pl->cv);
+	pthread_mutex_unlock(&pl->mu);
+	return NULL;
+}
+
+int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+	      const struct dtsp_job *job, void *ctx, volatile sig_atomic_t *cancel,
+	      const char *what, char *err, size_t errlen)
+{
+	size_t nb = dtcap_nblocks(r), m = 0;
+	uint64_t total = 0;
+	struct pool pl = { .r = r, .f = f, .cols = cols | dtf_columns(f), .job = job,
+			   .cancel = cancel };
+	struct worker *w = NULL;
+	size_t *blk = NULL;
+	unsigned nw = 0;
+	int ret = 0;
+
+	if (!!job->block == !!job->row || (job->block && dtf_active(f))) {
+		snprintf(err, errlen, "internal error: a block walk with row filters");
+		return -1;
+	}
+	if (!(blk = malloc((nb ? nb : 1) * sizeof(*blk)))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		total += bi ? bi->rows : 0;
+		if (bi && !dtf_block_skip(f, bi))
+			blk[m++] = i;
+	}
+	pl.blk = blk;
+	/* no more workers than blocks, and one at least: its partial is what
+	 * the caller merges even when nothing is read */
+	nw = dtsp_threads();
+	if (nw > m)
+		nw = m ? (unsigned)m : 1;
+	if (!(w = calloc(nw, sizeof(*w)))) {
+		free(blk);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (unsigned k = 0; k < nw; k++) {
+		w[k].pool = &pl;
+		w[k].lo = m * k / nw;
+		w[k].hi = m * (k + 1) / nw;
+		if (!(w[k].part = job->part_new(ctx))) {
+			snprintf(err, errlen, "out of memory");
+			ret = -1;
+			goto out;
+		}
+	}
+	const char *pa = getenv("DT_PROGRESS_AFTER");
+	struct progress pg = { .what = what && isatty(2) ? what : NULL, .total = total,
+			       .last = now_s(), .after = pa && *pa ? atof(pa) : 0.2 };
+	if (nw == 1) {
+		/* one worker: the calling thread, no thread to start */
+		w[0].ret = run_range(&w[0], &pg);
+	} else {
+		pthread_mutex_init(&pl.mu, NULL);
+		pthread_cond_init(&pl.cv, NULL);
+		unsigned started = 0;
+		for (unsigned k = 0; k < nw; k++) {
+			int e = pthread_create(&w[k].tid, NULL, worker_main, &w[k]);
+			if (e) {
+				/* the rest run on fewer threads: stop them, say why */
+				atomic_store(&pl.stop, 1);
+				snprintf(err, errlen, "cannot start a worker thread: %s", strerror(e));
+				ret = -1;
+				break;
+			}
+			w[k].started = 1;
+			started++;
+		}
+		pthread_mutex_lock(&pl.mu);
+		while (pl.finished < started) {
+			struct timespec dl;
+			clock_gettime(CLOCK_REALTIME, &dl);
+			dl.tv_nsec += 100000000;
+			if (dl.tv_nsec >= 1000000000) {
+				dl.tv_sec++;
+				dl.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&pl.cv, &pl.mu, &dl);
+			if (pl.finished < started) {
+				pthread_mutex_unlock(&pl.mu);
+				progress_tick(&pg, atomic_load(&pl.done));
+				pthread_mutex_lock(&pl.mu);
+			}
+		}
+		pthread_mutex_unlock(&pl.mu);
+		for (unsigned k = 0; k < nw; k++)
+			if (w[k].started)
+				pthread_join(w[k].tid, NULL);
+		pthread_cond_destroy(&pl.cv);
+		pthread_mutex_destroy(&pl.mu);
+	}
+	if (pg.shown)
+		fputs("\r\033[K", stderr);
+	if (ret)
+		goto out;
+	/*
+	 * The earliest range's failure is the one to tell (a cancellation
+	 * is what the others say once stopped): what one thread would have
+	 * met first.
+	 */
+	for (unsigned k = 0; k < nw && !ret; k++)
+		if (w[k].ret && w[k].ret != DTF_SCAN_CANCELLED)
+			ret = w[k].ret, snprintf(err, errlen, "%s", w[k].err);
+	for (unsigned k = 0; k < nw && !ret; k++)
+		if (w[k].ret)
+			ret = w[k].ret, snprintf(err, errlen, "%s", w[k].err);
+	for (unsigned k = 0; k < nw && !ret; k++)
+		if (job->merge(ctx, w[k].part)) {
+			snprintf(err, errlen, "out of memory");
+			ret = -1;
+		}
+out:
+	for (unsigned k = 0; k < nw; k++)
+		if (w[k].part)
+			job->part_free(ctx, w[k].part);
+	free(w);
+	free(blk);
+	return ret;
+}
+
+/*
+ * Decoding ahead for an in-order consumer: a ring of block objects; block
+ * i goes to slot i % nslot.  A helper takes the next block number, waits
+ * for its slot to be free (the consumer done with block i - nslot), and
+ * decodes into it; the consumer waits for block i's slot to be ready.
+ */
+struct ahead_slot {
+	struct dtcap_block *b;		/* [mu] owned by whoever the state says */
+	size_t		blk;		/* [mu] the block in it */
+	int		state;		/* [mu] AS_FREE, AS_BUSY, AS_READY, AS_BAD */
+	char		err[512];	/* [mu] AS_BAD's message */
+};
+enum { AS_FREE, AS_BUSY, AS_READY, AS_BAD };
+
+struct dtsp_ahead {
+	const struct dtcap_reader *r;	/* [I] */
+	unsigned	cols;		/* [I] */
+	size_t		nb;		/* [I] blocks */
+	struct ahead_slot *slot;	/* [I] the ring */
+	unsigned	nslot;		/* [I] */
+	pthread_t	*tid;		/* [I] */
+	unsigned	nthr;		/* [I] started */
+	pthread_mutex_t	mu;
+	pthread_cond_t	cv;		/* any slot's state changed, or stop */
+	size_t		next_take;	/* [mu] the next block a helper decodes */
+	size_t		next_give;	/* [c] the next block the consumer gets */
+	int		stop;		/* [mu] the consumer is done */
+	struct dtcap_block *own;	/* [c] no helpers: the caller decodes here */
+};
+
+static void *ahead_main(void *arg)
+{
+	struct dtsp_ahead *a = arg;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		if (a->stop || a->next_take >= a->nb)
+			break;
+		size_t i = a->next_take;
+		struct ahead_slot *s = &a->slot[i % a->nslot];
+		if (s->state != AS_FREE) {
+			pthread_cond_wait(&a->cv, &a->mu);
+			continue;
+		}
+		a->next_take++;
+		s->state = AS_BUSY;
+		s->blk = i;
+		pthread_mutex_unlock(&a->mu);
+		int bad = dtcap_read_block_mt(a->r, i, a->cols, s->b);
+		pthread_mutex_lock(&a->mu);
+		if (bad)
+			snprintf(s->err, sizeof(s->err), "%s", dtcap_block_error(s->b));
+		s->state = bad ? AS_BAD : AS_READY;
+		pthread_cond_broadcast(&a->cv);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, unsigned cols, char *err,
+				  size_t errlen)
+{
+	struct dtsp_ahead *a = calloc(1, sizeof(*a));
+	unsigned helpers = dtsp_threads() - 1;
+
+	if (!a)
+		goto oom;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv, NULL);
+	a->r = r;
+	a->cols = cols;
+	a->nb = dtcap_nblocks(r);
+	if (helpers > a->nb)
+		helpers = (unsigned)a->nb;
+	if (!helpers) {
+		if (!(a->own = dtcap_block_new()))
+			goto oom;
+		return a;
+	}
+	/* two blocks in hand per helper: one being decoded, one waiting */
+	a->nslot = 2 * helpers;
+	if (!(a->slot = calloc(a->nslot, sizeof(*a->slot))) ||
+	    !(a->tid = calloc(helpers, sizeof(*a->tid))))
+		goto oom;
+	for (unsigned k = 0; k < a->nslot; k++)
+		if (!(a->slot[k].b = dtcap_block_new()))
+			goto oom;
+	for (unsigned k = 0; k < helpers; k++) {
+		int e = pthread_create(&a->tid[k], NULL, ahead_main, a);
+		if (e) {
+			snprintf(err, errlen, "cannot start a worker thread: %s", strerror(e));
+			dtsp_ahead_free(a);
+			return NULL;
+		}
+		a->nthr++;
+	}
+	return a;
+oom:
+	snprintf(err, errlen, "out of memory");
+	dtsp_ahead_free(a);
+	return NULL;
+}
+
+int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
+		    size_t errlen)
+{
+	size_t i = a->next_give;
+
+	if (i >= a->nb)
+		return 0;
+	if (a->own) {
+		if (dtcap_read_block_mt(a->r, i, a->cols, a->own)) {
+			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
+			return -1;
+		}
+		a->next_give++;
+		*b = a->own;
+		*blk = i;
+		return 1;
+	}
+	pthread_mutex_lock(&a->mu);
+	/* the block given last is the consumer's no more: its slot is free */
+	if (i > 0) {
+		a->slot[(i - 1) % a->nslot].state = AS_FREE;
+		pthread_cond_broadcast(&a->cv);
+	}
+	struct ahead_slot *s = &a->slot[i % a->nslot];
+	while (!((s->state == AS_READY || s->state == AS_BAD) && s->blk == i))
+		pthread_cond_wait(&a->cv, &a->mu);
+	int bad = s->state == AS_BAD;
+	if (bad)
+		snprintf(err, errlen, "%s", s->err);
+	pthread_mutex_unlock(&a->mu);
+	if (bad)
+		return -1;
+	a->next_give++;
+	*b = s->b;
+	*blk = i;
+	return 1;
+}
+
+void dtsp_ahead_free(struct dtsp_ahead *a)
+{
+	if (!a)
+		return;
+	if (a->nthr) {
+		pthread_mutex_lock(&a->mu);
+		a->stop = 1;
+		pthread_cond_broadcast(&a->cv);
+		pthread_mutex_unlock(&a->mu);
+		for (unsigned k = 0; k < a->nthr; k++)
+			pthread_join(a->tid[k], NULL);
+	}
+	pthread_mutex_destroy(&a->mu);
+	pthread_cond_destroy(&a->cv);
+	for (unsigned k = 0; a->slot && k < a->nslot; k++)
+		dtcap_block_free(a->slot[k].b);
+	free(a->slot);
+	free(a->tid);
+	dtcap_block_free(a->own);
+	free(a);
+}

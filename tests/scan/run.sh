@@ -1,0 +1,258 @@
+#!/bin/bash
+# tests/scan/run.sh - the report scans on N threads give the same bytes for
+# any N: stats, flame and top of dtgen captures at --threads 1, 2 and 7
+# (and the default), with and without filters (by contexts of whole blocks,
+# and by rows); a damaged block is told the same way for any N; bad
+# --threads values are usage errors; dtsh's `set threads'; and the pool
+# under TSan against one dtcap_iter walk.
+# Block summaries (BSUM): each against its block's rows; captures without
+# them (stripped: as older writers wrote) give the same reports by
+# decoding; a summary that does not add up, or names a comm the capture
+# lacks, is damage; one naming another block is ignored.
+# Env: B, DTREPORT (ASan), DTSH (ASan), DTGEN, POOLTSAN.
+# Prints PASS/FAIL lines; see tests/run-suite.sh.
+set -u
+R=${DTREPORT:?}
+W=$B/tests/scan/work
+rm -rf "$W" && mkdir -p "$W"
+. "$(dirname "$0")/../lib.sh"
+sanitizers_strict
+BSUMCHECK=$B/tests/scan/bsumcheck BSUMEDIT=$B/tests/scan/bsumedit
+for tool in "$R" "${DTSH:?}" "${DTGEN:?}" "${POOLTSAN:?}" "$BSUMCHECK" "$BSUMEDIT" python3; do
+	command -v "$tool" >/dev/null || { fail tools "missing $tool"; exit 1; }
+done
+
+# Many blocks (997 rows: an exec falls inside some), pids that exec (their
+# user stacks are named per snapshot), syscalls; and the library's blocks.
+"$DTGEN" -o "$W/g.dtc" -n 300000 -s 11 --stacks 4000 --pids 12 --block 997 ||
+	fail dtgen "dtgen g failed"
+"$DTGEN" -o "$W/s.dtc" -n 200000 -s 12 --stacks 2000 --pids 6 --syscalls --block 4096 ||
+	fail dtgen "dtgen s failed"
+"$DTGEN" -o "$W/l.dtc" -n 150000 -s 13 || fail dtgen "dtgen l failed"
+
+# same NAME CAP ARGS...: the report at every thread count, byte for byte;
+# N=1 must have said something (status 0, output, no sanitizer report).
+same() {
+	local name=$1 cap=$2; shift 2
+	local base=$W/$name.1 bad=""
+	"$R" "$@" --threads 1 "$W/$cap.dtc" >"$base" 2>"$base.err"
+	local rc=$?
+	if [ $rc -ne 0 ] || [ ! -s "$base" ] || san "$base.err"; then
+		fail "$name" "--threads 1: status $rc, $(wc -c <"$base") bytes: $(head -c 300 "$base.err")"
+		return
+	fi
+	for n in 2 7 default; do
+		local t=(--threads "$n")
+		[ "$n" = default ] && t=()
+		"$R" "$@" "${t[@]}" "$W/$cap.dtc" >"$W/$name.$n" 2>"$W/$name.$n.err"
+		rc=$?
+		if [ $rc -ne 0 ] || san "$W/$name.$n.err"; then
+			bad="$bad --threads $n: status $rc $(head -c 200 "$W/$name.$n.err");"
+		elif ! cmp -s "$base" "$W/$name.$n"; then
+			bad="$bad --threads $n: output differs from --threads 1 ($(cmp "$base" "$W/$name.$n" | head -1));"
+		fi
+	done
+	if [ -z "$bad" ]; then pass "$name"; else fail "$name" "$bad"; fi
+}
+
+for cap in g s l; do
+	same "stats-$cap" $cap stats --all
+	same "stats-json-$cap" $cap stats --json --top 50
+	same "flame-folded-$cap" $cap flame --folded
+	same "flame-svg-$cap" $cap flame
+	same "flame-reverse-$cap" $cap flame --folded --reverse
+	for by in comm pid probe stack syscall sym dso; do
+		same "top-$by-$cap" $cap top --by "$by" -n 100
+	done
+	# sym --children, callers and callees name flame's fold
+	same "top-sym-children-$cap" $cap top --by sym --children -n 100
+	# filters: the row path
+	same "stats-filtered-$cap" $cap stats --cpu 0,1 --since 0.5
+	same "flame-filtered-$cap" $cap flame --folded --cpu 1,2
+	same "top-filtered-$cap" $cap top --by stack --since 1 --until 100
+done
+# entry/return pairs: their events collected on the pool, in block order
+for cap in s g; do
+	same "latency-$cap" $cap latency --json
+	same "latency-tid-$cap" $cap latency --by tid
+	same "syscalls-$cap" $cap syscalls --by comm
+	same "syscalls-filtered-$cap" $cap syscalls --cpu 0,1 --json
+done
+# user-stack naming across an exec: the per-snapshot counting must hold
+# its first-time rule across the workers' boundaries too
+same flame-user-g g flame --folded --user
+
+# The multi-threaded counts are the counts: stats' per-probe events sum to
+# the capture's, and the folded samples add up to the timer probe's events.
+python3 - "$W/stats-json-g.7" "$W/flame-folded-g.7" <<'EOF' && pass counts-add-up || fail counts-add-up "see above"
+import json, sys
+s = json.load(open(sys.argv[1]))
+tot = sum(p["events"] for p in s["probes"])
+if tot != s["events"]:
+    print("# probes sum %d, events %d" % (tot, s["events"])); sys.exit(1)
+timer = sum(p["events"] for p in s["probes"] if p["timer"])
+fold = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[2]))
+if fold != timer:
+    print("# folded %d, timer events %d" % (fold, timer)); sys.exit(1)
+EOF
+
+# ----------------------------------------------------- bad --threads values
+for v in 0 257 -1 abc 2x "" 99999999999999999999; do
+	"$R" stats --threads "$v" "$W/l.dtc" >"$W/bad.out" 2>"$W/bad.err"
+	rc=$?
+	n=bad-threads-${v//[^a-z0-9]/_}
+	if [ $rc -eq 2 ] && grep -q -- "--threads" "$W/bad.err" && [ ! -s "$W/bad.out" ] &&
+	   ! san "$W/bad.err"; then
+		pass "$n"
+	else
+		fail "$n" "status $rc, $(head -c 200 "$W/bad.err")"
+	fi
+done
+
+# ------------------------------------ a damaged block: one message for any N
+# a byte of the middle event block's columns flipped: opening still works
+# (columns are checked when decoded), every scan must fail on it.
+python3 - "$W/l.dtc" "$W/dmg.dtc" <<'EOF' || fail damage-setup "could not make the damaged copy"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+off, evnt = 32, []
+while off + 32 <= len(b):
+    typ, flags, xlen, clen = b[off:off + 4], *struct.unpack_from("<III", b, off + 4)
+    if typ == b"EVNT":
+        evnt.append((off, xlen, clen))
+    off += 32 + xlen + clen
+if len(evnt) < 3:
+    sys.exit(1)
+o, x, c = evnt[len(evnt) // 2]
+b[o + 32 + x + c // 2] ^= 0x55
+open(sys.argv[2], "wb").write(b)
+EOF
+# (plain stats reads the block summaries, not the columns: a filter makes
+# it decode them; see damage-stats-summaries)
+for rep in "stats --since 0" "flame --folded" "top --by stack"; do
+	msgs=""
+	ok=1
+	for n in 1 2 7; do
+		# shellcheck disable=SC2086
+		"$R" $rep --threads $n "$W/dmg.dtc" >"$W/dmg.out" 2>"$W/dmg.err"
+		rc=$?
+		if [ $rc -ne 1 ] || ! grep -q "damaged EVNT chunk at offset" "$W/dmg.err" ||
+		   san "$W/dmg.err" || [ "$(wc -l <"$W/dmg.err")" -ne 1 ]; then
+			ok=0
+			msgs="$msgs N=$n: status $rc $(head -c 200 "$W/dmg.err");"
+		fi
+		[ $n = 1 ] && cp "$W/dmg.err" "$W/dmg.err1"
+		cmp -s "$W/dmg.err" "$W/dmg.err1" || { ok=0; msgs="$msgs N=$n: another message;"; }
+	done
+	name=damage-${rep%% *}
+	if [ $ok = 1 ]; then pass "$name"; else fail "$name" "$msgs"; fi
+done
+"$R" stats --json "$W/dmg.dtc" >"$W/dmg.sj" 2>"$W/dmg.err"
+"$R" stats --json "$W/l.dtc" >"$W/l.sj" 2>/dev/null
+if python3 "$(dirname "$0")/samecounts.py" --intact "$W/dmg.sj" "$W/l.sj"; then
+	pass damage-stats-summaries
+else
+	fail damage-stats-summaries "stats of the summaries differ: $(head -c 200 "$W/dmg.err")"
+fi
+
+# --------------------- Parquet export: blocks decoded ahead, same files
+bad=""
+for n in 1 2 7; do
+	rm -rf "$W/pq$n"
+	"$R" export --format parquet --threads $n -o "$W/pq$n" "$W/s.dtc" >/dev/null 2>"$W/pq$n.err" ||
+		bad="$bad N=$n: status $? $(head -c 200 "$W/pq$n.err");"
+	san "$W/pq$n.err" && bad="$bad N=$n: sanitizer report;"
+done
+if [ -z "$bad" ] && [ -s "$W/pq1/events/host=synth12/capture=s/part-0.parquet" ] &&
+   diff -r "$W/pq1" "$W/pq2" >/dev/null && diff -r "$W/pq1" "$W/pq7" >/dev/null; then
+	pass export-parquet-threads
+else
+	fail export-parquet-threads "$bad $(diff -rq "$W/pq1" "$W/pq7" 2>&1 | head -3)"
+fi
+ok=1 msgs=""
+for n in 1 2 7; do
+	rm -rf "$W/pqd$n"
+	"$R" export --format parquet --threads $n -o "$W/pqd$n" "$W/dmg.dtc" >/dev/null 2>"$W/pqd$n.err"
+	rc=$?
+	if [ $rc -eq 0 ] || ! grep -q "damaged EVNT chunk at offset" "$W/pqd$n.err" ||
+	   san "$W/pqd$n.err" || [ -e "$W/pqd$n/events" ]; then
+		ok=0 msgs="$msgs N=$n: status $rc $(head -c 200 "$W/pqd$n.err");"
+	fi
+done
+if [ $ok = 1 ]; then pass export-parquet-damage; else fail export-parquet-damage "$msgs"; fi
+"$R" export --format parquet --threads 0 -o "$W/pqbad" "$W/s.dtc" >/dev/null 2>"$W/pqbad.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q -- "--threads" "$W/pqbad.err" && [ ! -e "$W/pqbad" ] &&
+	pass export-bad-threads || fail export-bad-threads "status $rc, $(head -c 200 "$W/pqbad.err")"
+
+# ------------------------------------------------------- block summaries
+for cap in g s l; do
+	"$BSUMCHECK" "bsum-rows-$cap" "$W/$cap.dtc"
+done
+# the lines that do not depend on how the file was written
+body() { grep -v '^capture \|^written by ' "$1" | sed 's/"file":"[^"]*"//'; }
+for mode in copy strip stale; do
+	"$BSUMEDIT" $mode "$W/s.dtc" "$W/bs-$mode.dtc" || fail "bsum-$mode" "bsumedit $mode failed"
+	for rep in "stats --all" "stats --json" "flame --folded" "top --by pid"; do
+		n=bsum-$mode-${rep// /_}
+		# shellcheck disable=SC2086
+		"$R" $rep "$W/bs-$mode.dtc" >"$W/$n.out" 2>"$W/$n.err"
+		rc=$?
+		# shellcheck disable=SC2086
+		"$R" $rep "$W/s.dtc" >"$W/$n.ref" 2>/dev/null
+		if [ $rc -eq 0 ] && [ -s "$W/$n.ref" ] && cmp -s <(body "$W/$n.out") <(body "$W/$n.ref") &&
+		   ! san "$W/$n.err"; then
+			pass "$n"
+		else
+			fail "$n" "status $rc; $(diff <(body "$W/$n.ref") <(body "$W/$n.out") | head -4) $(head -c 200 "$W/$n.err")"
+		fi
+	done
+done
+"$BSUMCHECK" bsum-stripped-has-none "$W/bs-strip.dtc" none
+"$R" stats --json "$W/s.dtc" >"$W/bs-ref.sj" 2>/dev/null
+for mode in lie badid; do
+	"$BSUMEDIT" $mode "$W/s.dtc" "$W/bs-$mode.dtc" || fail "bsum-$mode" "bsumedit $mode failed"
+	"$R" stats "$W/bs-$mode.dtc" >"$W/bs-$mode.out" 2>"$W/bs-$mode.err"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "damaged BSUM chunk at offset [0-9]" "$W/bs-$mode.err" &&
+	   [ ! -s "$W/bs-$mode.out" ] && ! san "$W/bs-$mode.err"; then
+		pass "bsum-$mode-is-damage"
+	else
+		fail "bsum-$mode-is-damage" "status $rc: $(head -c 200 "$W/bs-$mode.err")"
+	fi
+	# salvage skips it: the counts come from the rows, and are the true ones
+	"$R" stats --salvage --partial --json "$W/bs-$mode.dtc" >"$W/bs-$mode.sj" 2>"$W/bs-$mode.serr"
+	if python3 "$(dirname "$0")/samecounts.py" "$W/bs-$mode.sj" "$W/bs-ref.sj"; then
+		pass "bsum-$mode-salvaged"
+	else
+		fail "bsum-$mode-salvaged" "salvaged stats differ from the true ones: $(head -c 200 "$W/bs-$mode.serr")"
+	fi
+done
+
+# --------------------------------------------------------- dtsh set threads
+"$DTSH" -c 'set threads 1' -c stats "$W/g.dtc" >"$W/sh1.out" 2>"$W/sh1.err"
+rc1=$?
+"$DTSH" -c 'set threads 7' -c stats -c set "$W/g.dtc" >"$W/sh7.out" 2>"$W/sh7.err"
+rc7=$?
+if [ $rc1 -eq 0 ] && [ $rc7 -eq 0 ] && grep -q "^events " "$W/sh1.out" &&
+   cmp -s "$W/sh1.out" <(sed '$d' "$W/sh7.out") && [ "$(tail -1 "$W/sh7.out")" = "threads 7" ] &&
+   ! san "$W/sh1.err" "$W/sh7.err"; then
+	pass dtsh-set-threads
+else
+	fail dtsh-set-threads "status $rc1/$rc7; $(diff "$W/sh1.out" "$W/sh7.out" | head -5) $(head -c 200 "$W/sh7.err")"
+fi
+"$DTSH" -c 'set threads lots' "$W/g.dtc" >"$W/sh.out" 2>"$W/sh.err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not a number of threads" "$W/sh.err" && ! san "$W/sh.err" &&
+	pass dtsh-set-threads-bad || fail dtsh-set-threads-bad "status $rc, $(head -c 200 "$W/sh.err")"
+
+# ------------------------------------------------------------ the pool, TSan
+for n in 1 2 7; do
+	TSAN_OPTIONS=halt_on_error=1 "$POOLTSAN" "$W/g.dtc" $n >"$W/tsan$n.out" 2>"$W/tsan$n.err"
+	rc=$?
+	cat "$W/tsan$n.out"
+	if [ $rc -ne 0 ] || grep -q ThreadSanitizer "$W/tsan$n.err"; then
+		fail "tsan-$n" "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$W/tsan$n.err")"
+	fi
+done
+exit 0
