@@ -175,6 +175,8 @@ struct src_perf {
 					 * 1: copies for sampled probes, 2: for all */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] */
+	struct pollfd	*pf;		/* [r] perf_wait's set: every ring's owner */
+	size_t		npf;
 };
 
 /*
@@ -191,6 +193,37 @@ dwarf_probe(int autom, const struct pprobe *p)
 	if (!(p->evtflags & DTEVT_USTACK))
 		return 0;
 	return autom != 1 || p->kind == PK_TIMER || p->kind == PK_UPROBE;
+}
+
+/*
+ * A tracepoint record's common_flags (the byte after common_type), whose
+ * bits are the kernel's enum trace_flag_type (include/linux/trace_events.h,
+ * 6.1): the context the event ran in.  Named as the kernel names them;
+ * tests/perfsrc compares them with the installed kernel headers.
+ */
+#define TP_COMMON_FLAGS_OFF	2
+enum trace_flag_type {
+	TRACE_FLAG_IRQS_OFF		= 0x01,
+	TRACE_FLAG_IRQS_NOSUPPORT	= 0x02,
+	TRACE_FLAG_NEED_RESCHED		= 0x04,
+	TRACE_FLAG_HARDIRQ		= 0x08,
+	TRACE_FLAG_SOFTIRQ		= 0x10,
+	TRACE_FLAG_PREEMPT_RESCHED	= 0x20,
+	TRACE_FLAG_NMI			= 0x40,
+	TRACE_FLAG_BH_OFF		= 0x80,
+};
+
+/* The dt context (DTR_CTX_*) of a tracepoint record's common_flags. */
+static inline uint8_t
+tp_flags_ctx(uint8_t flags)
+{
+	if (flags & TRACE_FLAG_NMI)
+		return DTR_CTX_NMI;
+	if (flags & TRACE_FLAG_HARDIRQ)
+		return DTR_CTX_HARDIRQ;
+	if (flags & TRACE_FLAG_SOFTIRQ)
+		return DTR_CTX_SOFTIRQ;
+	return DTR_CTX_TASK;
 }
 
 /* The sample_id_all trailer of a side-band record. */
@@ -219,6 +252,7 @@ ssize_t perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_even
 /* perf_rings.c */
 const struct perf_event_header *perf_at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head);
 void perf_flight_sideband(struct src_perf *sp);
+int perf_pollset(struct src_perf *sp);
 ssize_t perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen);
 void perf_wait(struct dtsrc *s, int timeout_ms);
 

@@ -262,17 +262,43 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 	return (ssize_t)used;
 }
 
+/*
+ * The poll set of every ring, built once the rings are known (they are
+ * [I] after enable; rebuilt if their number changed).  A fixed array of 64
+ * once left the rings of CPUs 64 and up out: their data waited for the
+ * timeout.  -1: out of memory.
+ */
+int
+perf_pollset(struct src_perf *sp)
+{
+	struct pollfd *pf;
+
+	if (sp->pf != NULL && sp->npf == sp->nrings)
+		return 0;
+	if ((pf = calloc(sp->nrings ? sp->nrings : 1, sizeof(*pf))) == NULL)
+		return -1;
+	for (size_t i = 0; i < sp->nrings; i++) {
+		pf[i].fd = sp->rings[i].fd;
+		pf[i].events = POLLIN;
+	}
+	free(sp->pf);
+	sp->pf = pf;
+	sp->npf = sp->nrings;
+	return 0;
+}
+
 void
 perf_wait(struct dtsrc *s, int timeout_ms)
 {
 	struct src_perf *sp = (struct src_perf *)s;
-	struct pollfd pf[64];
-	size_t n = sp->nrings < 64 ? sp->nrings : 64;
 
-	for (size_t i = 0; i < n; i++) {
-		pf[i].fd = sp->rings[i].fd;
-		pf[i].events = POLLIN;
-		pf[i].revents = 0;
+	if (perf_pollset(sp) < 0) {
+		/* no set: sleep the timeout; the next read drains every ring
+		 * whether it was polled or not */
+		(void)poll(NULL, 0, timeout_ms);
+		return;
 	}
-	(void)poll(pf, n, timeout_ms);
+	for (size_t i = 0; i < sp->npf; i++)
+		sp->pf[i].revents = 0;
+	(void)poll(sp->pf, sp->npf, timeout_ms);
 }

@@ -357,9 +357,8 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	d->dtr_ctx = DTR_CTX_TASK;
 	if (pr->kind == PK_TIMER)
 		d->dtr_ctx = DTR_CTX_HARDIRQ;
-	else if (raw && rawsize >= 3)
-		d->dtr_ctx = raw[2] & 0x40 ? DTR_CTX_NMI : raw[2] & 0x08 ? DTR_CTX_HARDIRQ :
-			     raw[2] & 0x10 ? DTR_CTX_SOFTIRQ : DTR_CTX_TASK;
+	else if (raw && rawsize > TP_COMMON_FLAGS_OFF)
+		d->dtr_ctx = tp_flags_ctx(raw[TP_COMMON_FLAGS_OFF]);
 	if (pr->evtflags & DTEVT_COMM)
 		memcpy(d->dtr_comm, proctab_comm_of(&sp->pt, pid, tid, cpu), DT_COMMLEN);
 	dst = (uint64_t *)(void *)(d + 1);

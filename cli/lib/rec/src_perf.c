@@ -631,6 +631,7 @@ perf_close(struct dtsrc *s)
 	free(sp->fdcpu);
 	free(sp->fdprobe);
 	free(sp->tmp);
+	free(sp->pf);
 	proctab_free(&sp->pt);
 	tasks_free(&sp->tgts);
 	tasks_free(&sp->ttids);
