@@ -491,7 +491,7 @@ perf_raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, siz
 			size_t ncat = 0, nselected = 0;
 			for (size_t k = 0; k < dtp_count(sp->s.dev); k++) {
 				const struct dt_probe_info *q = dtp_at(sp->s.dev, k);
-				if (strcmp(q->dtpi_prov, "syscall") == 0 &&
+				if (dtp_kind_of(q->dtpi_prov) == DTPK_SYSCALL &&
 				    !(q->dtpi_flags & DT_PF_RETURN) == !dir)
 					ncat++;
 			}
@@ -572,7 +572,7 @@ perf_open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, 
 		}
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
-		if (!up && strcmp(info->dtpi_prov, "kprobe") != 0) {
+		if (!up && dtp_kind_of(info->dtpi_prov) != DTPK_KPROBE) {
 			if ((fmt = malloc(sizeof(*fmt))) == NULL) {
 				dtu_seterr(err, errlen, "out of memory");
 				return -1;
@@ -593,7 +593,7 @@ perf_open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, 
 					a.config |= up->sites[k].refctr << 32;
 				a.config1 = (uint64_t)(uintptr_t)up->path;
 				a.config2 = up->sites[k].offset;
-			} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
+			} else if (dtp_kind_of(info->dtpi_prov) == DTPK_KPROBE) {
 				a.type = (uint32_t)sp->kprobe_type;
 				a.config = (info->dtpi_flags & DT_PF_RETURN) ? 1 : 0;
 				a.config1 = (uint64_t)(uintptr_t)sys;
@@ -613,7 +613,7 @@ perf_open_triggers(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, 
 				}
 				sp->trigfds[sp->ntrigfds++] = fd;
 				if (a.type != PERF_TYPE_TRACEPOINT) {
-					if (strcmp(info->dtpi_prov, "kprobe") != 0)
+					if (dtp_kind_of(info->dtpi_prov) != DTPK_KPROBE)
 						(void)ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self);
 				} else if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, self) < 0 &&
 					   cfg->trig_filter) {

@@ -39,6 +39,7 @@
 #include "dt_abi.h"
 #include "offcpu.h"
 #include "proctab.h"
+#include "provkind.h"
 #include "tracefs.h"
 #include "unwind.h"
 #include "unwind_pool.h"

@@ -56,7 +56,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		if (info->dtpi_flags & DT_PF_TIMER) {
 			p->kind = PK_TIMER;
 			if (!p->period_ns)
-				p->period_ns = strcmp(info->dtpi_prov, "profile") == 0 ?
+				p->period_ns = dtp_kind_of(info->dtpi_prov) == DTPK_PROFILE ?
 					       1000000000ULL / 97 : 1000000000ULL;
 		} else if ((p->up = dtp_uprobe(s->dev, sel[i].id)) != NULL) {
 			p->kind = PK_UPROBE;
@@ -74,7 +74,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 						goto out;
 					}
 			}
-		} else if (strcmp(info->dtpi_prov, "kprobe") == 0) {
+		} else if (dtp_kind_of(info->dtpi_prov) == DTPK_KPROBE) {
 			p->kind = PK_KPROBE;
 			if (sp->kprobe_type < 0) {
 				dtu_seterr(err, errlen, "kprobes need the kernel's kprobe PMU, which "
@@ -82,7 +82,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				goto out;
 			}
 		} else {
-			p->kind = strcmp(info->dtpi_prov, "syscall") != 0 ? PK_TP :
+			p->kind = dtp_kind_of(info->dtpi_prov) != DTPK_SYSCALL ? PK_TP :
 				  (info->dtpi_flags & DT_PF_RETURN) ? PK_SYSEXIT : PK_SYSENTER;
 			if (p->kind != PK_TP && perf_sysnr(info->dtpi_func) >= 0 && !sp->no_raw) {
 				p->raw = 1;	/* served by raw_syscalls (raw_groups) */
@@ -235,7 +235,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			for (size_t i = 0; i < sp->nprobes; i++) {
 				/* interval: one CPU system-wide; with targets, their CPU time */
 				const struct dt_probe_info *info = dtp_by_id(s->dev, sp->probes[i].id);
-				if (info && strcmp(info->dtpi_prov, "interval") == 0 && pid < 0 &&
+				if (info && dtp_kind_of(info->dtpi_prov) == DTPK_INTERVAL && pid < 0 &&
 				    rg != &sp->rings[0])
 					continue;
 				if (sp->probes[i].offcpu && sp->targeted && t == 0 &&
