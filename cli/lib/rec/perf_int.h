@@ -235,23 +235,23 @@ struct sb_trailer {
 	uint64_t id;
 };
 
-
 /* perf_sideband.c */
 struct pprobe *perf_probe_site(struct src_perf *sp, uint64_t id, uint32_t *site);
 void perf_sb_comm(struct src_perf *sp, const struct perf_event_header *h, const unsigned char *r,
 	const struct sb_trailer *tr, int in_order);
 void perf_sb_trailer(const struct perf_event_header *h, const unsigned char *r, size_t body,
-	      struct sb_trailer *tr);
+	struct sb_trailer *tr);
 uint64_t perf_id_rehash(const void *ctx, uint32_t e);
 void perf_sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
-	 const unsigned char *r);
+	const unsigned char *r);
 
 /* perf_sample.c */
 ssize_t perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header *h,
-       const unsigned char *r, char *out, size_t room);
+	const unsigned char *r, char *out, size_t room);
 
 /* perf_rings.c */
-const struct perf_event_header *perf_at(struct src_perf *sp, struct ring *rg, uint64_t pos, uint64_t head);
+const struct perf_event_header *perf_at(struct src_perf *sp, struct ring *rg, uint64_t pos,
+	uint64_t head);
 void perf_flight_sideband(struct src_perf *sp);
 int perf_pollset(struct src_perf *sp);
 ssize_t perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen);
@@ -259,11 +259,11 @@ void perf_wait(struct dtsrc *s, int timeout_ms);
 
 /* perf_attr.c */
 int perf_open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, int backward,
-	  struct ring **out, char *err, size_t errlen);
+	struct ring **out, char *err, size_t errlen);
 int perf_pmu_type(const char *pmu);
 int perf_kprobe_type(void);
 int perf_open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
-	   uint32_t bufsize, char *err, size_t errlen);
+	uint32_t bufsize, char *err, size_t errlen);
 int perf_sysnr(const char *name);
 int perf_raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen);
 pid_t *perf_threads_of(pid_t pid, size_t *n);
