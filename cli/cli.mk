@@ -28,4 +28,4 @@ $(B)/gen/usystab.h: scripts/systab.sed | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -E -dM -x c - | sed -n -f scripts/systab.sed >$@.tmp
 	test -s $@.tmp && mv $@.tmp $@
-$(B)/obj/cli/lib/rec/src_perf.o $(B)/asan/obj/cli/lib/rec/src_perf.o $(B)/tsan/obj/cli/lib/rec/src_perf.o: $(B)/gen/usystab.h
+$(B)/obj/cli/lib/rec/perf_attr.o $(B)/asan/obj/cli/lib/rec/perf_attr.o $(B)/tsan/obj/cli/lib/rec/perf_attr.o: $(B)/gen/usystab.h

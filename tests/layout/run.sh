@@ -55,6 +55,16 @@ else
 	done
 	[ -z "$bad" ] && pass sources-apart || fail sources-apart "$bad"
 fi
+# the perf source's shared structures stay its own: perf_int.h is included
+# by src_perf.c and its perf_*.c files only (the dt source, the recording
+# loop and the rest know the perf source through source.h)
+if [ -e "$lib/rec/perf_int.h" ]; then
+	bad=$(grep -l '#include "perf_int.h"' "$lib"/*/*.[ch] 2>/dev/null |
+		grep -vE '/rec/(src_perf\.c|perf_[a-z_]+\.c)$' | sed "s|$lib/||" | tr '\n' ' ')
+	[ -z "$bad" ] && pass perf-int-private || fail perf-int-private "perf_int.h included by $bad"
+else
+	fail perf-int-private "no cli/lib/rec/perf_int.h"
+fi
 
 # ---- formats/ depends on nothing of cli/
 cli_h=$(cd "$top/cli" && find . -name '*.h' -printf '%f\n' | sort -u)

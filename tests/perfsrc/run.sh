@@ -18,6 +18,27 @@ sanitizers_dtrec
 "$B/tests/perfsrc/tpfuzz" /sys/kernel/tracing "$T/tpfuzz" 2>"$T/tpfuzz.err" ||
 	fail tpfuzz "exit $?: $(tail -n 5 "$T/tpfuzz.err" | tr '\n' '|')"
 
+# the ring wait over more than 64 rings, and the trace-flag bits named as
+# the kernel names them (ringpoll.c)
+"$B/tests/perfsrc/ringpoll" 2>"$T/ringpoll.err" ||
+	fail ringpoll "exit $?: $(tail -n 5 "$T/ringpoll.err" | tr '\n' '|')"
+"$B/tests/perfsrc/ringpoll" --flags >"$T/flags.out" 2>"$T/flags.err" ||
+	fail ringpoll-flags "exit $?: $(tail -n 5 "$T/flags.err" | tr '\n' '|')"
+grep -v '^#' "$T/flags.out"
+kh=$(ls -1 /usr/src/linux-headers-*-common/include/linux/trace_events.h 2>/dev/null | sort -V | tail -n1)
+if [ -z "$kh" ]; then
+	fail trace-flags-kernel "no /usr/src/linux-headers-*-common/include/linux/trace_events.h (scripts/install-deps.sh installs the kernel headers)"
+else
+	sed -n 's/^# flag //p' "$T/flags.out" | sort >"$T/flags.ours"
+	grep -E '^[[:space:]]*TRACE_FLAG_[A-Z_]+[[:space:]]*=[[:space:]]*0x[0-9a-fA-F]+' "$kh" |
+		while read -r n _ v; do printf '%s 0x%02x\n' "$n" "$((${v%,}))"; done | sort >"$T/flags.kernel"
+	if [ -s "$T/flags.ours" ] && cmp -s "$T/flags.ours" "$T/flags.kernel"; then
+		pass trace-flags-kernel
+	else
+		fail trace-flags-kernel "ours and $kh differ: $(diff "$T/flags.ours" "$T/flags.kernel" | grep '^[<>]' | tr '\n' '|')"
+	fi
+fi
+
 sanitizer_clean() {	# name file: the report's first frames make the failure line
 	if grep -q Sanitizer "$2"; then
 		fail "$1" "sanitizer: $(grep -m1 Sanitizer "$2") at $(grep -m8 -E '^ +#[0-9]' "$2" |

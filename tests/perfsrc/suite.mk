@@ -20,6 +20,11 @@ $(B)/tests/perfsrc/tpfuzz: tests/perfsrc/tpfuzz.c tests/check.h $(CLI_LIB_ASAN) 
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
 
-check-perfsrc: $(B)/tests/perfsrc/tpfuzz $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
+# the ring wait and trace flags on a source built by hand (ringpoll.c)
+$(B)/tests/perfsrc/ringpoll: tests/perfsrc/ringpoll.c $(CLI_LIB_ASAN) $(CAP_LIB_ASAN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $< $(CLI_LIB_ASAN) $(CAP_LIB_ASAN) $(LDLIBS_ALL)
+
+check-perfsrc: $(B)/tests/perfsrc/tpfuzz $(B)/tests/perfsrc/ringpoll $(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/asan/bin/dtsh $(B)/tests/perfsrc/sysloop \
 		$(B)/tests/perfsrc/hotloop $(B)/tests/perfsrc/argprog $(B)/tests/dtrec/capcheck tests/perfsrc/run.sh
 	@tests/run-suite.sh $(B)/results perfsrc tests/perfsrc/run.sh $(B)

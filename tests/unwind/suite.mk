@@ -5,7 +5,7 @@
 # against perf record --call-graph dwarf.  ASan/UBSan builds.
 SUITES += unwind
 
-UNWTEST_LIB_OBJS := cli/lib/rec/unwind.o cli/lib/rec/elfsyms.o cli/lib/util.o
+UNWTEST_LIB_OBJS := cli/lib/rec/unwind.o cli/lib/rec/procmaps.o cli/lib/rec/elfsyms.o cli/lib/util.o
 
 $(B)/tests/unwind/unwtest: tests/unwind/unwtest.c tests/check.h $(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)

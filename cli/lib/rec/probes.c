@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "insn.h"
+#include "provkind.h"
 #include "sysargs.h"
 #include "tracefs.h"
 #include "util.h"
@@ -244,14 +245,15 @@ perf_walk(const char *sys, const char *ev, void *ctx)
 		return 0;
 	if (strcmp(sys, "syscalls") == 0) {
 		if (strncmp(ev, "sys_enter_", 10) == 0)
-			return add_probe(d, "syscall", ev + 10, "entry", 0, sys, ev);
+			return add_probe(d, dtp_kind_name(DTPK_SYSCALL), ev + 10, "entry", 0, sys, ev);
 		if (strncmp(ev, "sys_exit_", 9) == 0)
-			return add_probe(d, "syscall", ev + 9, "return", DT_PF_RETURN, sys, ev);
+			return add_probe(d, dtp_kind_name(DTPK_SYSCALL), ev + 9, "return", DT_PF_RETURN, sys,
+					 ev);
 		return 0;
 	}
 	if (strlen(sys) >= DT_FUNCLEN || strlen(ev) >= DT_NAMELEN)
 		return 0;	/* cannot be named in the capture: leave it out */
-	return add_probe(d, "tracepoint", sys, ev, 0, sys, ev);
+	return add_probe(d, dtp_kind_name(DTPK_TRACEPOINT), sys, ev, 0, sys, ev);
 }
 
 static struct dtp_dev *
@@ -273,8 +275,8 @@ open_perf(char *err, size_t errlen)
 		goto fail;
 	}
 	/* the timer probes, as dt.ko lists them: the rate comes from the spec */
-	if (add_probe(d, "profile", "hz", "97", DT_PF_TIMER, "", "") < 0 ||
-	    add_probe(d, "interval", "hz", "1", DT_PF_TIMER, "", "") < 0)
+	if (add_probe(d, dtp_kind_name(DTPK_PROFILE), "hz", "97", DT_PF_TIMER, "", "") < 0 ||
+	    add_probe(d, dtp_kind_name(DTPK_INTERVAL), "hz", "1", DT_PF_TIMER, "", "") < 0)
 		goto nomem;
 	d->has_kprobe_pmu = stat("/sys/bus/event_source/devices/kprobe/type", &st) == 0;
 	d->has_uprobe_pmu = stat("/sys/bus/event_source/devices/uprobe/type", &st) == 0;
@@ -405,14 +407,14 @@ describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_pro
 	struct dtt_format *fmt;
 	struct dtt_layout lay;
 
-	if (strcmp(p->dtpi_prov, "profile") == 0 || strcmp(p->dtpi_prov, "interval") == 0)
+	if (dtp_kind_flags(dtp_kind_of(p->dtpi_prov)) & DTPK_TIMER)
 		return 0;
 	if (pp->up) {
 		describe_user(pp->up, out);
 		snprintf(out->name, sizeof(out->name), "%s", d->names[p->dtpi_id - 1]);
 		return 0;
 	}
-	if (strcmp(p->dtpi_prov, "kprobe") == 0) {
+	if (dtp_kind_of(p->dtpi_prov) == DTPK_KPROBE) {
 		/* as dt.ko stores them: the source samples the registers */
 		if (p->dtpi_flags & DT_PF_RETURN)
 			describe_return(out, 2);
@@ -434,7 +436,7 @@ describe_perf(struct dtp_dev *d, const struct dt_probe_info *p, struct dtcap_pro
 		return -1;
 	}
 	/* syscall entries: __syscall_nr is the probe itself, not an argument */
-	dtt_layout(fmt, strcmp(p->dtpi_prov, "syscall") == 0 ? 1 : 0, &lay, out);
+	dtt_layout(fmt, dtp_kind_of(p->dtpi_prov) == DTPK_SYSCALL ? 1 : 0, &lay, out);
 	free(fmt);
 	return 0;
 }
@@ -498,7 +500,7 @@ dtp_describe(struct dtp_dev *d, const struct dt_probe_info *p,
 		out->args[i].nslots = pa.dtpa_args[i].dtai_nslots;
 	}
 	if (!(p->dtpi_flags & DT_PF_RETURN) &&
-	    strncmp(p->dtpi_prov, "syscall", sizeof(p->dtpi_prov)) == 0) {
+	    dtp_kind_of(p->dtpi_prov) == DTPK_SYSCALL) {
 		char fn[DT_FUNCLEN + 1];
 		snprintf(fn, sizeof(fn), "%.*s", DT_FUNCLEN, p->dtpi_func);
 		dtp_sysargs(out, fn);
@@ -515,7 +517,7 @@ dtp_list(const struct dtp_dev *d, const char *glob, FILE *out)
 		if (glob && !dtu_glob_match(glob, d->names[i]))
 			continue;
 		/* dt.ko's uprobes carry only a label: 'uprobe:PATH' lists them */
-		if (d->kind == DTP_DT && strcmp(d->probes[i].dtpi_prov, "uprobe") == 0)
+		if (d->kind == DTP_DT && dtp_kind_of(d->probes[i].dtpi_prov) == DTPK_UPROBE)
 			continue;
 		fprintf(out, "%s\n", d->names[i]);
 		n++;
@@ -676,8 +678,8 @@ resolve_kprobe(struct dtp_dev *d, const char *spec, const char *func,
 			dtu_seterr(err, errlen, "%s: function name too long", spec);
 			return -1;
 		}
-		if (add_probe(d, "kprobe", func, "entry", 0, func, "") < 0 ||
-		    add_probe(d, "kprobe", func, "return", DT_PF_RETURN, func, "") < 0 ||
+		if (add_probe(d, dtp_kind_name(DTPK_KPROBE), func, "entry", 0, func, "") < 0 ||
+		    add_probe(d, dtp_kind_name(DTPK_KPROBE), func, "return", DT_PF_RETURN, func, "") < 0 ||
 		    add_sel(sel, nsel, &d->probes[at + (strcmp(name, "entry") == 0 ? 0 : 1)], 0) < 0) {
 			dtu_seterr(err, errlen, "out of memory");
 			return -1;
@@ -900,7 +902,7 @@ add_user(struct dtp_dev *d, const char *full, const char *func, const char *name
 	}
 	if ((nm = strdup(full)) == NULL)
 		goto nomem;
-	if (add_probe(d, up->usdt ? "usdt" : "uprobe", func, name, up->ret ? DT_PF_RETURN : 0,
+	if (add_probe(d, dtp_kind_name(up->usdt ? DTPK_USDT : DTPK_UPROBE), func, name, up->ret ? DT_PF_RETURN : 0,
 		      "", "") < 0) {
 		free(nm);
 		goto nomem;
@@ -1210,7 +1212,8 @@ dtp_list_user(const char *glob, FILE *out, size_t *n, char *err, size_t errlen)
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
 	}
-	snprintf(pat, plen, "%s:%s:%s", usdt ? "usdt" : "uprobe", path, rest ? rest : "*");
+	snprintf(pat, plen, "%s:%s:%s", dtp_kind_name(usdt ? DTPK_USDT : DTPK_UPROBE), path,
+		 rest ? rest : "*");
 	if (usdt) {
 		struct dtup_notes nn;
 		if (dtup_notes_read(path, &nn, err, errlen) < 0)
@@ -1299,7 +1302,7 @@ dtp_resolve(struct dtp_dev *d, const char *spec, struct dtp_sel **sel,
 	}
 	if (matched)
 		return 0;
-	if (strcmp(prov, "kprobe") == 0 && !dtu_is_glob(spec))
+	if (dtp_kind_of(prov) == DTPK_KPROBE && !dtu_is_glob(spec))
 		return resolve_kprobe(d, spec, func, name, sel, nsel, err, errlen);
 	if (dtu_is_glob(spec))
 		dtu_seterr(err, errlen, "no probe matches '%s' (dtrec -l lists them)", spec);

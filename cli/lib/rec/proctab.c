@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "jitmap.h"
+#include "procmaps.h"
 #include "unwind_pool.h"
 #include "util.h"
 
@@ -176,6 +177,21 @@ pool_seed(struct proctab *pt, const struct task *p)
 	}
 }
 
+/* An executable mapping of a process first heard of, from /proc. */
+struct known_maps {
+	struct task	*p;
+	uint64_t	ts;
+};
+
+static int
+known_map(void *arg, const struct dtpm_map *m)
+{
+	struct known_maps *km = arg;
+
+	proc_map(km->p, m->start, m->end - m->start, m->offset, 5, m->name, km->ts);
+	return 0;
+}
+
 /*
  * A process we first hear of from its events (an mmap, a fork of it):
  * what it mapped before recording started comes from /proc.
@@ -184,7 +200,7 @@ struct task *
 proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts)
 {
 	struct task *p;
-	char path[64], *maps, *line, *save = NULL;
+	char *maps;
 
 	if (pid == pt->self)
 		return NULL;	/* the recorder: /proc as events come (record.c) */
@@ -193,20 +209,12 @@ proctab_known(struct proctab *pt, uint32_t pid, uint64_t ts)
 	p->known = 1;
 	p->p.pid = pid;
 	p->p.exe = "";
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	if ((maps = dtu_read_file(path, NULL)) == NULL)
+	if ((maps = dtpm_read(pid)) == NULL)
 		return p;
-	for (line = strtok_r(maps, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long s, e, off;
-		char perms[8];
-		int n = 0;
+	{
+		struct known_maps km = { p, ts };
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4 ||
-		    perms[2] != 'x')
-			continue;
-		while (line[n] == ' ')
-			n++;
-		proc_map(p, s, e - s, off, 5, line + n, ts);
+		(void)dtpm_parse(maps, DTPM_EXEC, known_map, &km, NULL, 0);
 	}
 	if (ts)
 		p->p.ts = ts;

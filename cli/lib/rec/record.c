@@ -26,6 +26,7 @@
 #include "jitmap.h"
 #include "kused.h"
 #include "probes.h"
+#include "procmaps.h"
 #include "source.h"
 #include "srcline.h"
 #include "targets.h"
@@ -175,10 +176,27 @@ tmap_free(struct tmap *m)
 
 /* ------------------------------------------------------ process snapshots */
 
-static void
-parse_perms(const char *p, uint32_t *prot)
+/* A snapshot's maps, every one /proc lists (names into its text). */
+struct snap_maps {
+	struct dtcap_map *mv;
+	size_t	nm, cap;
+};
+
+static int
+snap_map(void *arg, const struct dtpm_map *m)
 {
-	*prot = (p[0] == 'r' ? 1 : 0) | (p[1] == 'w' ? 2 : 0) | (p[2] == 'x' ? 4 : 0);
+	struct snap_maps *sm = arg;
+
+	if (DT_GROW(sm->mv, sm->cap, sm->nm, 1, 64))
+		return -1;	/* out of memory: the maps so far */
+	memset(&sm->mv[sm->nm], 0, sizeof(sm->mv[sm->nm]));
+	sm->mv[sm->nm].start = m->start;
+	sm->mv[sm->nm].end = m->end;
+	sm->mv[sm->nm].offset = m->offset;
+	sm->mv[sm->nm].prot = m->prot;
+	sm->mv[sm->nm].name = m->name;
+	sm->nm++;
+	return 0;
 }
 
 /*
@@ -196,9 +214,9 @@ static int
 snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t,
 	 const uint64_t *pcs, size_t npcs)
 {
-	char path[64], exe[4096] = "", *maps, *stat, *line, *save = NULL;
+	char path[64], exe[4096] = "", *maps, *stat;
 	struct dtcap_map *mv = NULL;
-	size_t nm = 0, cap = 0;
+	size_t nm = 0;
 	struct dtcap_proc p;
 	ssize_t l;
 	int ret;
@@ -220,27 +238,12 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 			p.ppid = ppid;
 		free(stat);
 	}
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	maps = dtu_read_file(path, NULL);
-	for (line = maps ? strtok_r(maps, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long s, e, off;
-		char perms[8];
-		int n = 0;
+	if ((maps = dtpm_read(pid)) != NULL) {
+		struct snap_maps sm = { NULL, 0, 0 };
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &s, &e, perms, &off, &n) < 4)
-			continue;
-		if (DT_GROW(mv, cap, nm, 1, 64))
-			break;
-		while (line[n] == ' ')
-			n++;
-		memset(&mv[nm], 0, sizeof(mv[nm]));
-		mv[nm].start = s;
-		mv[nm].end = e;
-		mv[nm].offset = off;
-		parse_perms(perms, &mv[nm].prot);
-		mv[nm].name = line + n;
-		nm++;
+		(void)dtpm_parse(maps, 0, snap_map, &sm, NULL, 0);
+		mv = sm.mv;
+		nm = sm.nm;
 	}
 	if (nm == 0 && t->snapped > 1) {
 		/* gone (or a kernel thread): an empty snapshot would hide the last one */
@@ -712,7 +715,7 @@ track_proc(struct rec *r, const struct dt_rec *d)
 		const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
 		int known = 0;
 
-		if (d->dtr_nustack == 0 || u[0] == 0 || t->misses >= 16)
+		if (d->dtr_nustack == 0 || u[0] == 0 || !dtpm_reread_left(t->misses))
 			return;
 		for (uint32_t i = 0; i < t->nxr && !known; i++)
 			known = u[0] >= t->xr[2 * i] && u[0] < t->xr[2 * i + 1];

@@ -17,6 +17,7 @@
  */
 #include "dt_grow.h"
 #include "unwind.h"
+#include "procmaps.h"
 #include "util.h"
 
 #include <dwarf.h>
@@ -539,34 +540,36 @@ dtunw_fork(struct dtunw *u, uint32_t ppid, uint32_t pid)
 	}
 }
 
+/* dtunw_proc_maps's caller's function, and the pid it is called for. */
+struct proc_maps {
+	dtunw_map_fn	fn;
+	void		*arg;
+	uint32_t	pid;
+};
+
+static int
+proc_map_one(void *arg, const struct dtpm_map *m)
+{
+	const struct proc_maps *pm = arg;
+
+	return pm->fn(pm->arg, pm->pid, m->start, m->end - m->start, m->offset, m->name);
+}
+
 int
 dtunw_proc_maps(uint32_t pid, dtunw_map_fn fn, void *arg)
 {
-	char path[64], line[4608];
-	FILE *fp;
+	struct proc_maps pm = { fn, arg, pid };
+	char *maps = dtpm_read(pid);
+	long r;
 
-	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
-	fp = fopen(path, "re");
-	if (fp == NULL)
+	if (maps == NULL)
 		return -1;
-	while (fgets(line, sizeof(line), fp)) {
-		unsigned long long s, e, off;
-		char perms[8];
-		int n = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &s, &e, perms, &off, &n) < 4 ||
-		    n == 0 || strchr(perms, 'x') == NULL)
-			continue;
-		char *name = line + n;
-		name[strcspn(name, "\n")] = '\0';
-		if (name[0] != '/' && strcmp(name, "[vdso]") != 0)
-			continue;
-		if (fn(arg, pid, s, e - s, off, name) < 0) {
-			fclose(fp);
-			errno = ENOMEM;
-			return -1;
-		}
+	r = dtpm_parse(maps, DTPM_EXEC | DTPM_FILES, proc_map_one, &pm, NULL, 0);
+	free(maps);
+	if (r < 0) {
+		errno = ENOMEM;
+		return -1;
 	}
-	fclose(fp);
 	return 0;
 }
 
