@@ -23,5 +23,5 @@ $(DT_VERSION_OBJS): CFLAGS_BASE += -DDT_VERSION='"$(DT_VERSION)"'
 
 # make print-version: what the build compiles in (tests compare captures to it)
 .PHONY: print-version
-print-version:
+print-version: $(DT_VERSION_FILE)
 	@echo '$(DT_VERSION)'
