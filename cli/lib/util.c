@@ -177,31 +177,39 @@ dtu_human_duration(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Optimal string alignment distance: Levenshtein's insert, delete and
+ * substitute, and a swap of two neighbours counted as one edit, as git's
+ * "did you mean" counts it: "tpo" is one typo away from "top", not two.
+ */
 unsigned
 dtu_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[256];
+	unsigned rows[3][256], *pp, *prev, *row;
 
 	if (la > 255 || lb > 255)
 		return 1000;
+	pp = rows[0], prev = rows[1], row = rows[2];
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
+		prev[j] = (unsigned)j;
 	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
 		row[0] = (unsigned)i;
 		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
+			unsigned best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			if (prev[j] + 1 < best)
+				best = prev[j] + 1;
 			if (row[j - 1] + 1 < best)
 				best = row[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < best)
+				best = pp[j - 2] + 1;
 			row[j] = best;
-			diag = up;
 		}
+		unsigned *t = pp;
+		pp = prev, prev = row, row = t;
 	}
-	return row[lb];
+	return prev[lb];
 }
 
 size_t

@@ -59,6 +59,10 @@ main(void)
 	}
 	check("edit-distance", dtu_edit_distance("kitten", "sitting") == 3 &&
 	      dtu_edit_distance("", "abc") == 3, "levenshtein");
+	check("edit-distance-swap", dtu_edit_distance("tpo", "top") == 1 &&
+	      dtu_edit_distance("flmae", "flame") == 1 && dtu_edit_distance("ab", "ba") == 1 &&
+	      dtu_edit_distance("ca", "abc") == 3 && dtu_edit_distance("abc", "abc") == 0,
+	      "a swap of neighbours is one edit");
 	check("glob", dtu_glob_match("syscall:*:entry", "syscall:read:entry") &&
 	      !dtu_glob_match("syscall:*:entry", "syscall:read:return") &&
 	      dtu_is_glob("a*") && !dtu_is_glob("abc"), "fnmatch");

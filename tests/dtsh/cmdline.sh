@@ -57,6 +57,9 @@ run -c 'SELEC 1' "$CAP"
 grep -q "did you mean 'select'" "$T/err" && pass suggest-sql-word-upper || fail suggest-sql-word-upper "$(cat "$T/err")"
 run -c 'tabels' "$CAP"
 grep -q "did you mean.*'tables'" "$T/err" && pass suggest-command || fail suggest-command "$(cat "$T/err")"
+# two letters swapped are one typo, as git counts them
+run -c 'tpo' "$CAP"
+grep -q "did you mean 'top'" "$T/err" && pass suggest-command-swap || fail suggest-command-swap "$(cat "$T/err")"
 run -c 'sql SELECT * FRM events' "$CAP"
 [ "$RC" = 1 ] && grep -q 'syntax error; did you mean.* FROM' "$T/err" && pass suggest-sql-keyword ||
 	fail suggest-sql-keyword "rc=$RC err=$(cat "$T/err")"
