@@ -25,6 +25,21 @@ __attribute__((noinline)) uint64_t walk(uint64_t n)
 		a += scramble(a + i);	// WALK_LOOP
 	return a;
 }
+
+// off-CPU: a sleep inside an inlined helper, so the switch-out stack's
+// return address lies in nap's inlined range of rest
+__attribute__((always_inline)) inline void nap()
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+	nanosleep(&ts, nullptr);	// NAP_LINE
+}
+
+__attribute__((noinline)) void rest(int n)
+{
+	for (int i = 0; i < n; i++)
+		nap();
+	sink = sink + 1;
+}
 } // namespace geo
 
 __attribute__((noinline)) static uint64_t spin(uint64_t n)
@@ -37,6 +52,10 @@ __attribute__((noinline)) static uint64_t spin(uint64_t n)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+	if (argc > 2) {	// "sleep": off-CPU in an inlined helper
+		geo::rest((int)(secs * 50));
+		return 0;
+	}
 	struct timespec t0, t;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {

@@ -191,6 +191,20 @@ c=$(grep -c '(inlined)' "$T/sh.out")
 [ "$c" -ge 1 ] && [ "$c" = "$(grep -c '(inlined)' "$T/inl.folded")" ] && pass dtsh-no-inline-one-command ||
 	fail dtsh-no-inline-one-command "$c lines with inlined frames: $(head -c 200 "$T/sh.err")"
 
+# ---- off-CPU graphs name inlined calls too: the sleep is in nap, inlined into
+# rest (DWARF: libc's nanosleep keeps no frame pointer, so a walk by frame
+# pointers would skip rest's own frame)
+if rec off -o "$T/off.dtc" --offcpu -u --user-stacks dwarf -- "$PROG" 0.3 sleep; then
+	"$DTREPORT" flame --offcpu --folded --user "$T/off.dtc" >"$T/off.folded" 2>>"$T/off.err"
+	"$DTREPORT" flame --offcpu --folded --user --no-inline "$T/off.dtc" >"$T/offno.folded" 2>>"$T/off.err"
+	grep -q ';geo::rest(int);geo::nap() (inlined);' "$T/off.folded" &&
+		! grep -q '(inlined)' "$T/offno.folded" && grep -q ';geo::rest(int);' "$T/offno.folded" &&
+		pass offcpu-inlined-frame ||
+		fail offcpu-inlined-frame "$(grep -m2 'geo::' "$T/off.folded" | cut -c1-300 | tr '\n' '|') $(head -c 200 "$T/off.err")"
+else
+	fail offcpu-inlined-frame "recording failed: $(head -c 300 "$T/off.err")"
+fi
+
 for f in "$T"/*.err; do
 	if san "$f"; then fail "sanitizers-$(basename "$f" .err)" "$(grep -m1 -E 'Sanitizer|runtime error' "$f")"; fi
 done

@@ -352,7 +352,8 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 	ret = DTR_EXIT_ERROR;
 	if (!(bl.byt = malloc((bl.sc.n + 1) * sizeof(*bl.byt))) || !(bl.fl = flame_new()) ||
 	    !(bl.nm = dtr_namer_new(c, bl.fl)) ||
-	    !(bl.buf = malloc((size_t)MAXSEG * (2 * DTCAP_MAXFRAMES + 2) * sizeof(*bl.buf))))
+	    !(bl.buf = malloc((size_t)MAXSEG * (2 * DTCAP_MAXFRAMES + DTR_INLINE_ROOM + 2) *
+				    sizeof(*bl.buf))))
 		goto oom;
 	for (size_t i = 0; i < bl.sc.n; i++)
 		bl.byt[i] = i;

@@ -309,7 +309,7 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 	if ((ret = dtr_sched_build(c, o->cmd, &sc, cancel)) != 0)
 		return ret;
 	ret = DTR_EXIT_ERROR;
-	fd.buf = malloc((2 * DTCAP_MAXFRAMES + 8) * sizeof(*fd.buf));
+	fd.buf = malloc((2 * DTCAP_MAXFRAMES + 2 * DTR_INLINE_ROOM + 8) * sizeof(*fd.buf));
 	fd.nm = dtr_namer_new(c, fl);
 	if (!fd.buf || !fd.nm || (fd.sep = flame_intern(fl, "--", FLAME_SPECIAL)) < 0 ||
 	    (fd.nostack = flame_intern(fl, "[no stack]", FLAME_SPECIAL)) < 0)

@@ -167,7 +167,7 @@ dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint
 		cnt = DTCAP_MAXFRAMES;
 		trunc = 1;
 	}
-	unsigned start = *nb;
+	unsigned start = *nb, inl = 0;
 	if (trunc)
 		buf[(*nb)++] = (uint32_t)n->trunc_id;
 	for (unsigned k = cnt; k-- > 0;) {
@@ -179,6 +179,13 @@ dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint
 		if (fid < 0)
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
+		/* inlined calls as frames of their own, as the profile's graph
+		 * draws them (the caller's buffer has DTR_INLINE_ROOM for them) */
+		unsigned before = *nb;
+		if (!kernel && dtr_inline_frames(n->fl, n->sym, pcs, k, pid, ts, 0, buf, nb,
+						 DTR_INLINE_ROOM - inl) < 0)
+			return -1;
+		inl += *nb - before;
 	}
 	if (DT_GROW(n->m, n->cap, n->n, 1, 1024) ||
 	    DT_GROW(n->ids, n->idcap, n->nids, *nb - start, 4096))
