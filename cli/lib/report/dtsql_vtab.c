@@ -1533,6 +1533,101 @@ static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
 }
 
 /*
+ * Return values are mostly small (errnos from -4095, counts and sizes up to
+ * a page or so): grouped by retval and contexts only, those are counted in
+ * a dense histogram per context key, an increment per event where a hash
+ * lookup per event (a cache miss once the groups outgrow the caches) was
+ * most of the scan; the others, and the keys past RV_MAXG, go through the
+ * hash.  Both are added by key in the end, so which path an event took
+ * does not change the groups.
+ */
+#define RV_LO		(-4096)
+#define RV_W		8192
+#define RV_MAXG		512		/* at most 32 MiB of counts */
+
+struct rvh {
+	struct ghash	ids;		/* context key -> number + 1 (in cnt) */
+	uint32_t	*keys;		/* number -> its key, nk words */
+	uint64_t	*cnt[RV_MAXG];	/* number -> RV_W counts, by value - RV_LO */
+	size_t		n;
+	int32_t		*lid;		/* per context of the block: its number,
+					 * -1 filtered out, -2 not in the table */
+	size_t		caplid;
+};
+
+static void rvh_free(struct rvh *h)
+{
+	free(h->ids.key);
+	free(h->ids.cnt);
+	free(h->keys);
+	for (size_t i = 0; i < h->n; i++)
+		free(h->cnt[i]);
+	free(h->lid);
+}
+
+/* Number block b's contexts into h->lid.  -1 out of memory. */
+static int rvh_block(const struct ecur *e, const struct dtcap_block *b, unsigned gcols,
+		     struct rvh *h)
+{
+	uint32_t k[NGKEY];
+	if (b->ndict > h->caplid) {
+		free(h->lid);
+		if ((h->lid = malloc(b->ndict * sizeof(*h->lid))) == NULL) {
+			h->caplid = 0;
+			return -1;
+		}
+		h->caplid = b->ndict;
+	}
+	for (uint32_t d = 0; d < b->ndict; d++) {
+		if (!ctx_ok(e, b, d)) {
+			h->lid[d] = -1;
+			continue;
+		}
+		if (!(b->dict.flags[d] & DTR_RETURN) || h->n >= RV_MAXG) {
+			h->lid[d] = -2;
+			continue;
+		}
+		ctx_key(b, gcols, d, 0, k);
+		int64_t id = ghash_id(&h->ids, k, h->n);
+		if (id < 0)
+			return -1;
+		if ((size_t)id == h->n) {
+			uint32_t *nk = realloc(h->keys, (h->n + 1) * h->ids.nk * sizeof(*nk));
+			if (nk == NULL)
+				return -1;
+			h->keys = nk;
+			if ((h->cnt[h->n] = calloc(RV_W, sizeof(**h->cnt))) == NULL)
+				return -1;
+			memcpy(h->keys + h->n * h->ids.nk, k, h->ids.nk * sizeof(*k));
+			h->n++;
+		}
+		h->lid[d] = (int32_t)id;
+	}
+	return 0;
+}
+
+/* Add h's counts to g: key, then retval (low, high half) and 1 (a return). */
+static int rvh_flush(struct rvh *h, struct ghash *g)
+{
+	uint32_t k[NGKEY + 5];
+	unsigned rk = h->ids.nk;
+	for (size_t l = 0; l < h->n; l++) {
+		memcpy(k, h->keys + l * rk, rk * sizeof(*k));
+		for (int64_t v = 0; v < RV_W; v++) {
+			if (h->cnt[l][v] == 0)
+				continue;
+			uint64_t x = (uint64_t)(v + RV_LO);
+			k[rk] = (uint32_t)x;
+			k[rk + 1] = (uint32_t)(x >> 32);
+			k[rk + 2] = 1;
+			if (ghash_add(g, k, h->cnt[l][v]) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Count the matching events of every block into g by their key and
  * bucket (the key's last two words, low then high half).  Events of one
  * key and bucket come in runs (a block is mostly in time order), so a run
@@ -1545,9 +1640,12 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	int tsr = e->glo_set || e->ghi_set;
 	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
 	/* retval: the first slot's column alone, not the row-major array of
-	 * every argument (most of the decoding's time when filled) */
-	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
-			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS : 0);
+	 * every argument nor the other slots' columns (most of the decoding's
+	 * time when filled).  ts only for a range or a bucket: with neither
+	 * no block is skipped by its time index, so there is none to check. */
+	unsigned rcols = gcols | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (tsr || bucket ? DTCAP_COL_TS : 0) |
+			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2 : 0);
 	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
 	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
 	uint64_t run = 0, *hist = NULL;
@@ -1556,6 +1654,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	/* grouped by retval and contexts only: the events that are not
 	 * returns (retval NULL) are counted per context, not per event */
 	int split = gret && !bucket && !(gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS);
+	struct rvh rv = { .ids.nk = rk };
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
@@ -1566,13 +1665,14 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 		}
 		if (!block_may_match(e, bi))
 			continue;
-		int inside = tsr ? ts_block(bi, lo, hi) : ts_block(bi, INT64_MIN, INT64_MAX);
+		/* without a range every row is inside (b->ts is not read) */
+		int inside = tsr ? ts_block(bi, lo, hi) :
+			     bucket ? ts_block(bi, INT64_MIN, INT64_MAX) : 1;
 		if (inside < 0)
 			continue;
 		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
 			goto nomem;
 		e->b_blk = SIZE_MAX;
-		/* ts is read always: the reader checks the block index by it */
 		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
 			set_err(e->base.pVtab, "%s", dtcap_reader_error(r));
 			rc = SQLITE_ERROR;
@@ -1595,28 +1695,40 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
 				goto nomem;
 		}
+		if (split && rvh_block(e, b, gcols, &rv) < 0)
+			goto nomem;
 		uint32_t a0 = 0;	/* the row's place in slot 0's column */
 		for (uint32_t j = 0; j < b->rows; j++) {
-			int64_t t = (int64_t)b->ts[j], bk;
+			int64_t t = b->ts ? (int64_t)b->ts[j] : 0, bk;
 			uint64_t arg0 = 0;
 			if (gret && b->nargs[j] > 0) {
 				if (a0 >= b->nargslot[0]) {
 					set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": argument slots");
-					free(hist);
-					return SQLITE_ERROR;
+					goto err;
 				}
 				arg0 = b->argslot[0][a0++];
 			}
 			if (!inside && (t < lo || t > hi))
 				continue;
 			uint32_t d = 0;
-			if (split && !(b->dict.flags[b->cidx[j]] & DTR_RETURN)) {
-				hist[b->cidx[j]]++;
-				continue;
+			if (split) {
+				d = b->cidx[j];
+				if (!(b->dict.flags[d] & DTR_RETURN)) {
+					hist[d]++;
+					continue;
+				}
+				int32_t l = rv.lid[d];
+				if (l == -1)
+					continue;
+				int64_t v = (int64_t)arg0;
+				if (l >= 0 && v >= RV_LO && v < RV_LO + RV_W) {
+					rv.cnt[l][v - RV_LO]++;
+					continue;
+				}
 			}
 			if (gcols & CTX_COLS) {
 				d = b->cidx[j];
-				if (!ctx_ok(e, b, d))
+				if (!split && !ctx_ok(e, b, d))
 					continue;
 				ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
 			} else if (gcols & DTCAP_COL_CPU) {
@@ -1626,8 +1738,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
 					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
 					" floating point)");
-				free(hist);
-				return SQLITE_ERROR;
+				goto err;
 			}
 			if (bucket) {
 				k[bk0] = (uint32_t)(uint64_t)bk;
@@ -1663,10 +1774,18 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	}
 	if (run && ghash_add(g, prev, run) < 0)
 		goto nomem;
+	if (rc == SQLITE_OK && rvh_flush(&rv, g) < 0)
+		goto nomem;
 	free(hist);
+	rvh_free(&rv);
 	return rc;
+err:
+	free(hist);
+	rvh_free(&rv);
+	return SQLITE_ERROR;
 nomem:
 	free(hist);
+	rvh_free(&rv);
 	return SQLITE_NOMEM;
 }
 
