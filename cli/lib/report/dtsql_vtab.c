@@ -326,6 +326,13 @@ struct ecur {
 	int		probef;
 	uint32_t	*probes;	/* sorted */
 	size_t		nprobes;
+	/* sets (not pid's: pidf above) and ranges of the per-context integer
+	 * columns, bit x for XC_x; grouped, they are evaluated once per
+	 * context of a block */
+	unsigned	xsetf, xrngf;
+	uint32_t	*xset[5];	/* sorted */
+	size_t		nxset[5];
+	uint32_t	xlo[5], xhi[5];	/* inclusive */
 	int		empty;
 
 	/* streaming */
@@ -363,6 +370,27 @@ struct ecur {
 	int64_t		*gret;		/* each group's retval, when grouped by it */
 	uint8_t		*gretok;	/* 0: the retval is NULL */
 };
+
+/*
+ * The per-context integer columns filtered by sets and ranges: XC_x is
+ * bit x of xsetf/xrngf.  A range constraint's idxStr code is the byte
+ * XR_CODE | x << 2 | its operator (0 >, 1 >=, 2 <, 3 <=), above ASCII so
+ * that it is no other code.
+ */
+enum { XC_PID, XC_TID, XC_KSTACK, XC_USTACK, XC_FLAGS, XC_N };
+static const struct { int ecol; unsigned col; } xcols[XC_N] = {
+	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
+	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
+};
+#define XR_CODE		0x80
+
+static int xcol_of(int ecol)
+{
+	for (int x = 0; x < XC_N; x++)
+		if (xcols[x].ecol == ecol)
+			return x;
+	return -1;
+}
 
 /* idxNum layout */
 #define IX_COLS		0x07ff		/* DTCAP_COL_* */
@@ -423,7 +451,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
-	int cmf = 0;
+	int cmf = 0, xeq = 0, xrg = 0;
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		/* a ts range it cannot apply: not a plan (counts of every ts) */
@@ -477,6 +505,25 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 				code = in ? 'R' : 'r';
 				prb = 1;
 			}
+		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			   (k->iColumn == E_TID || k->iColumn == E_KSTACK ||
+			    k->iColumn == E_USTACK)) {
+			int in = sqlite3_vtab_in(info, i, -1);
+			if (in)
+				sqlite3_vtab_in(info, i, 1);
+			code = k->iColumn == E_TID ? 't' : k->iColumn == E_KSTACK ? 's' : 'u';
+			if (in)
+				code = (char)toupper(code);
+			xeq = 1;
+		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_GT ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_GE ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_LT ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_LE) && xcol_of(k->iColumn) >= 0) {
+			int o = k->op == SQLITE_INDEX_CONSTRAINT_GT ? 0 :
+				k->op == SQLITE_INDEX_CONSTRAINT_GE ? 1 :
+				k->op == SQLITE_INDEX_CONSTRAINT_LT ? 2 : 3;
+			code = (char)(XR_CODE | xcol_of(k->iColumn) << 2 | o);
+			xrg = 1;
 		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_LIKE ||
 			    k->op == SQLITE_INDEX_CONSTRAINT_GLOB) &&
 			   (k->iColumn == E_PROBE_NAME || k->iColumn == E_COMM)) {
@@ -507,7 +554,15 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			continue;
 		info->aConstraintUsage[i].argvIndex = ++argv;
 		ops[nops++] = code;
-		if (code == '=' || code == '>' || code == 'g' || code == '<' || code == 'l')
+		if ((unsigned char)code & XR_CODE)
+			cols |= xcols[((unsigned char)code >> 2) & 7].col;
+		else if (code == 't' || code == 'T')
+			cols |= DTCAP_COL_TID;
+		else if (code == 's' || code == 'S')
+			cols |= DTCAP_COL_KSTACK;
+		else if (code == 'u' || code == 'U')
+			cols |= DTCAP_COL_USTACK;
+		else if (code == '=' || code == '>' || code == 'g' || code == '<' || code == 'l')
 			cols |= DTCAP_COL_TS;
 		else if (code == 'p' || code == 'P')
 			cols |= DTCAP_COL_PID;
@@ -532,6 +587,10 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	if (prb)
 		est /= 3;
 	if (cmf)
+		est /= 3;
+	if (xeq)
+		est /= 30;
+	if (xrg)
 		est /= 3;
 	if (est < 1)
 		est = 1;
@@ -565,8 +624,12 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	info->idxStr = sqlite3_mprintf("%s%s", ops, ord);
 	info->needToFreeIdxStr = 1;
 	/* Reading a whole capture must look dearer than any index of a real
-	 * table joined with it, so that joins drive from the other side. */
-	info->estimatedCost = est * 10;
+	 * table joined with it, so that joins drive from the other side.
+	 * events_grouped reads the whole capture whatever it is given, and its
+	 * rows' rowids are only their place in one scan: priced as a whole
+	 * scan always, so that no plan runs it per row of another table nor
+	 * once per branch of an OR (whose union sqlite takes by rowid). */
+	info->estimatedCost = (gtab ? rows : est) * 10;
 	info->estimatedRows = (sqlite3_int64)(gtab && est > 1000 ? 1000 : est);
 	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
 }
@@ -588,6 +651,8 @@ static void ev_reset(struct ecur *e)
 	free(e->pids);
 	free(e->probes);
 	free(e->comms);
+	for (int x = 0; x < XC_N; x++)
+		free(e->xset[x]);
 	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
 	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs); free(e->mat.ctx);
@@ -703,6 +768,46 @@ static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
 	if (hi < e->thi) e->thi = hi;
 	e->tsf = 1;
 	if (e->tlo > e->thi)
+		e->empty = 1;
+}
+
+/*
+ * Narrow per-context column x's range by range code c ("col OP v"); values
+ * that are not integers narrow nothing (sqlite re-checks every row), NULL
+ * matches nothing.
+ */
+static void x_narrow(struct ecur *e, unsigned c, sqlite3_value *v)
+{
+	unsigned x = (c >> 2) & 7, o = c & 3;
+	int64_t iv, lo = 0, hi = UINT32_MAX;
+	if (x >= XC_N)
+		return;
+	if (sqlite3_value_type(v) == SQLITE_NULL) {
+		e->empty = 1;
+		return;
+	}
+	if (!val_int(v, &iv))
+		return;
+	switch (o) {
+	case 0: lo = iv >= INT64_MAX ? INT64_MAX : iv + 1; break;
+	case 1: lo = iv; break;
+	case 2: hi = iv <= INT64_MIN ? INT64_MIN : iv - 1; break;
+	default: hi = iv; break;
+	}
+	if (!(e->xrngf >> x & 1)) {
+		e->xlo[x] = 0;
+		e->xhi[x] = UINT32_MAX;
+		e->xrngf |= 1u << x;
+	}
+	if (lo > (int64_t)UINT32_MAX || hi < 0 || lo > hi) {
+		e->empty = 1;
+		return;
+	}
+	if (lo > (int64_t)e->xlo[x])
+		e->xlo[x] = (uint32_t)lo;
+	if (hi < (int64_t)e->xhi[x])
+		e->xhi[x] = (uint32_t)hi;
+	if (e->xlo[x] > e->xhi[x])
 		e->empty = 1;
 }
 
@@ -828,8 +933,43 @@ static int in_set(const uint32_t *s, size_t n, uint32_t v)
 	return 0;
 }
 
+/* Does value v of per-context column x pass its set and range? */
+static inline int x_ok(const struct ecur *e, unsigned x, uint32_t v)
+{
+	if ((e->xrngf >> x & 1) && (v < e->xlo[x] || v > e->xhi[x]))
+		return 0;
+	if ((e->xsetf >> x & 1) && !in_set(e->xset[x], e->nxset[x], v))
+		return 0;
+	return 1;
+}
+
+static const uint32_t *x_rows(const struct cols *cv, unsigned x)
+{
+	switch (x) {
+	case XC_PID: return cv->pid;
+	case XC_TID: return cv->tid;
+	case XC_KSTACK: return cv->kstack;
+	case XC_USTACK: return cv->ustack;
+	default: return cv->flags;
+	}
+}
+
+static const uint32_t *x_dict(const struct dtcap_block *b, unsigned x)
+{
+	switch (x) {
+	case XC_PID: return b->dict.pid;
+	case XC_TID: return b->dict.tid;
+	case XC_KSTACK: return b->dict.kstack;
+	case XC_USTACK: return b->dict.ustack;
+	default: return b->dict.flags;
+	}
+}
+
 static inline int row_ok(const struct ecur *e, const struct cols *cv, size_t i)
 {
+	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
+		if ((m >> x & 1) && !x_ok(e, x, x_rows(cv, x)[i]))
+			return 0;
 	if (e->tsf && (cv->ts[i] < e->tlo || cv->ts[i] > e->thi))
 		return 0;
 	if (e->pidf && !in_set(e->pids, e->npids, cv->pid[i]))
@@ -860,6 +1000,9 @@ static int block_may_match(const struct ecur *e, const struct dtcap_blockinfo *b
 		if (lo == e->npids || e->pids[lo] > bi->pid_max)
 			return 0;
 	}
+	if ((e->xrngf >> XC_PID & 1) &&
+	    (bi->pid_max < e->xlo[XC_PID] || bi->pid_min > e->xhi[XC_PID]))
+		return 0;
 	return 1;
 }
 
@@ -909,7 +1052,7 @@ static int ev_next_block(struct ecur *e)
 
 static int rowfilter(const struct ecur *e)
 {
-	return e->tsf || e->pidf || e->probef || e->commf;
+	return e->tsf || e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
 }
 
 static int ev_seek(struct ecur *e)
@@ -1242,7 +1385,26 @@ static int ctx_ok(const struct ecur *e, const struct dtcap_block *b, uint32_t d)
 		return 0;
 	if (e->commf && !in_set(e->comms, e->ncomms, b->dict.comm[d]))
 		return 0;
+	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
+		if ((m >> x & 1) && !x_ok(e, x, x_dict(b, x)[d]))
+			return 0;
 	return 1;
+}
+
+/* Is a per-context filter pushed down (then every one's column is read
+ * per context, grouped)? */
+static int ctx_filtered(const struct ecur *e)
+{
+	return e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
+}
+
+/* Does any context of block b pass?  (Else its rows need no look.) */
+static int any_ctx_ok(const struct ecur *e, const struct dtcap_block *b)
+{
+	for (uint32_t d = 0; d < b->ndict; d++)
+		if (ctx_ok(e, b, d))
+			return 1;
+	return 0;
 }
 
 /* The key of context d (and cpu, when grouped by it) into k. */
@@ -1445,6 +1607,8 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			break;
 		}
 		const struct dtcap_block *b = e->b;
+		if (ctx_filtered(e) && !any_ctx_ok(e, b))
+			continue;
 		/* is row j in the ts range (when the block is not all in it)? */
 #define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
 		if (gcols == 0) {
@@ -1679,6 +1843,8 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			break;
 		}
 		const struct dtcap_block *b = e->b;
+		if (ctx_filtered(e) && (gcols & CTX_COLS) && !any_ctx_ok(e, b))
+			continue;
 		int64_t b0, b1;
 		if (inside > 0 && gcols == 0 && bucket && !gret &&
 		    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
@@ -1952,6 +2118,26 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				e->bkw = x, e->bkw_set = 1;
 			break;
 		}
+		case 't': case 'T': case 's': case 'S': case 'u': case 'U': {
+			unsigned x = op == 't' || op == 'T' ? XC_TID :
+				     op == 's' || op == 'S' ? XC_KSTACK : XC_USTACK;
+			if (e->xsetf >> x & 1)	/* two: keep the first */
+				break;
+			r = set_collect(e, argv[i], isupper((unsigned char)op), 0,
+					&e->xset[x], &e->nxset[x]);
+			if (r < 0)
+				return SQLITE_NOMEM;
+			if (r) {
+				e->xsetf |= 1u << x;
+				if (e->nxset[x] == 0)
+					e->empty = 1;
+			}
+			break;
+		}
+		default:
+			if ((unsigned char)op & XR_CODE)
+				x_narrow(e, (unsigned char)op, argv[i]);
+			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1974,6 +2160,9 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (e->pidf) e->cols |= DTCAP_COL_PID;
 	if (e->probef) e->cols |= DTCAP_COL_PROBE;
 	if (e->commf) e->cols |= DTCAP_COL_COMM;
+	for (unsigned x = 0; x < XC_N; x++)
+		if ((e->xsetf | e->xrngf) >> x & 1)
+			e->cols |= xcols[x].col;
 	if (e->gtab)
 		return ev_group(e);
 	const char *ord = idxStr ? strchr(idxStr, '|') : NULL;
