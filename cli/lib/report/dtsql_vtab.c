@@ -373,16 +373,16 @@ struct ecur {
 
 /*
  * The per-context integer columns filtered by sets and ranges: XC_x is
- * bit x of xsetf/xrngf.  A range constraint's idxStr code is the byte
- * XR_CODE | x << 2 | its operator (0 >, 1 >=, 2 <, 3 <=), above ASCII so
- * that it is no other code.
+ * bit x of xsetf/xrngf.  A range constraint's idxStr code is
+ * xr_codes[x * 4 + its operator (0 >, 1 >=, 2 <, 3 <=)]: characters no other
+ * constraint's code is, printable for EXPLAIN QUERY PLAN's readers.
  */
 enum { XC_PID, XC_TID, XC_KSTACK, XC_USTACK, XC_FLAGS, XC_N };
 static const struct { int ecol; unsigned col; } xcols[XC_N] = {
 	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
 	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
 };
-#define XR_CODE		0x80
+static const char xr_codes[] = "0123456789ABDEFGIMQV";
 
 static int xcol_of(int ecol)
 {
@@ -522,7 +522,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			int o = k->op == SQLITE_INDEX_CONSTRAINT_GT ? 0 :
 				k->op == SQLITE_INDEX_CONSTRAINT_GE ? 1 :
 				k->op == SQLITE_INDEX_CONSTRAINT_LT ? 2 : 3;
-			code = (char)(XR_CODE | xcol_of(k->iColumn) << 2 | o);
+			code = xr_codes[xcol_of(k->iColumn) * 4 + o];
 			xrg = 1;
 		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_LIKE ||
 			    k->op == SQLITE_INDEX_CONSTRAINT_GLOB) &&
@@ -554,8 +554,8 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			continue;
 		info->aConstraintUsage[i].argvIndex = ++argv;
 		ops[nops++] = code;
-		if ((unsigned char)code & XR_CODE)
-			cols |= xcols[((unsigned char)code >> 2) & 7].col;
+		if (strchr(xr_codes, code))
+			cols |= xcols[(strchr(xr_codes, code) - xr_codes) / 4].col;
 		else if (code == 't' || code == 'T')
 			cols |= DTCAP_COL_TID;
 		else if (code == 's' || code == 'S')
@@ -772,13 +772,13 @@ static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
 }
 
 /*
- * Narrow per-context column x's range by range code c ("col OP v"); values
+ * Narrow per-context column c / 4's range by "col OP v", OP c % 4; values
  * that are not integers narrow nothing (sqlite re-checks every row), NULL
  * matches nothing.
  */
 static void x_narrow(struct ecur *e, unsigned c, sqlite3_value *v)
 {
-	unsigned x = (c >> 2) & 7, o = c & 3;
+	unsigned x = c / 4, o = c % 4;
 	int64_t iv, lo = 0, hi = UINT32_MAX;
 	if (x >= XC_N)
 		return;
@@ -2135,8 +2135,8 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			break;
 		}
 		default:
-			if ((unsigned char)op & XR_CODE)
-				x_narrow(e, (unsigned char)op, argv[i]);
+			if (strchr(xr_codes, op))
+				x_narrow(e, (unsigned)(strchr(xr_codes, op) - xr_codes), argv[i]);
 			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
