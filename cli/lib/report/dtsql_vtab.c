@@ -1512,6 +1512,10 @@ static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct gh
 	uint64_t nl = 0;
 	for (size_t d = 0; d < nd; d++) {
 		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		if (!h->ok[d]) {	/* never counted: needs no number */
+			h->lid[d] = 0;
+			continue;
+		}
 		if (!ctxc) {
 			h->lid[d] = 0;
 			h->rep[0] = 0;
