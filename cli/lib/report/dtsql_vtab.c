@@ -1581,7 +1581,8 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			 (tsr ? DTCAP_COL_TS : 0);
 	uint32_t k[NGKEY];
 	uint64_t *hist = NULL;
-	size_t nhist = 0;
+	size_t nhist = 0, okcap = 0;
+	uint8_t *okd = NULL;	/* per context of the block: passes */
 	struct cpuh lg = { 0 };
 	int rc = SQLITE_OK;
 
@@ -1627,6 +1628,33 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		 * key without cpu (a hash per context, not per event), then
 		 * events counted per (number, cpu) in a dense table, so that an
 		 * event costs one increment */
+		/* a filter few contexts pass (a thread of many): the events
+		 * of those alone are looked up, one pass over the rows, where a
+		 * table by cpu would want the block's largest cpu first */
+		if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && ctx_filtered(e)) {
+			if (b->ndict > okcap) {
+				free(okd);
+				okcap = b->ndict;
+				if ((okd = malloc(okcap)) == NULL) {
+					okcap = 0;
+					goto nomem;
+				}
+			}
+			uint32_t nok = 0;
+			for (uint32_t d = 0; d < b->ndict; d++)
+				nok += okd[d] = (uint8_t)ctx_ok(e, b, d);
+			if ((uint64_t)nok * 8 <= b->ndict) {
+				for (uint32_t j = 0; j < b->rows; j++) {
+					uint32_t d = b->cidx[j];
+					if (!okd[d] || !TS_OK(j))
+						continue;
+					ctx_key(b, gcols, d, b->cpu[j], k);
+					if (ghash_add(g, k, 1) < 0)
+						goto nomem;
+				}
+				continue;
+			}
+		}
 		if ((gcols & DTCAP_COL_CPU) && b->rows) {
 			int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &lg, &hist, &nhist);
 			if (r < 0)
@@ -1681,10 +1709,12 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		}
 	}
 	free(hist);
+	free(okd);
 	cpuh_free(&lg);
 	return rc;
 nomem:
 	free(hist);
+	free(okd);
 	cpuh_free(&lg);
 	return SQLITE_NOMEM;
 }
