@@ -859,6 +859,12 @@ same "engine_ctx_same_many_csv" --csv "$S" "$N" -- "${ENGCTXQ[@]}"
 	>"$T/plan.out" 2>"$T/plan.err"
 got=$(awk -F'\t' '$1 == "plan" && /events_grouped/ { sub(/.*INDEX [0-9]*:/, ""); print }' "$T/plan.out" | tr '\n' ' ')
 check "engine_ctx_pushed_down" "$got" "t 47S M2u "
+# a join on a pushed-down column with a small table still reads the
+# capture once, outside: not once per row of the table (kstack = f.stack_id
+# given to events, the 's' code)
+DT_SQL_NO_GROUPED=1 "$D" sql --csv "$N" "EXPLAIN QUERY PLAN SELECT f.name, count(*) FROM events e JOIN (SELECT * FROM frames LIMIT 3) f ON f.stack_id = e.kstack GROUP BY 1" >"$T/jp.out" 2>&1
+got=$(grep -c 'SCAN e VIRTUAL TABLE INDEX [0-9]*:[^s]*$' "$T/jp.out")
+check "engine_ctx_join_scans_once" "$got" "1"
 # the plain path's row filter: the same rows as with the filters hidden
 # from the table (unary + makes a term no constraint of it)
 for fq in 'tid = 1003' 'tid IN (1001, 1004)' 'tid > 1002 AND tid <= 1005' 'kstack BETWEEN 1 AND 3' \
