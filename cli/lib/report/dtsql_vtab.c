@@ -1848,6 +1848,7 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
 	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
 	uint64_t run = 0, *hist = NULL;
+	int64_t pbk = 0;	/* prev's bucket, when grouped by nothing else */
 	size_t nhist = 0;
 	int rc = SQLITE_OK;
 	/* grouped by retval and contexts only: the events that are not
@@ -1899,8 +1900,14 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 		if (split && rvh_block(e, b, gcols, &rv) < 0)
 			goto nomem;
 		uint32_t a0 = 0;	/* the row's place in slot 0's column */
+		int64_t bkcur = 0, bklo = 1, bkhi = 0;	/* the last bucket's ts - K */
+		const int onlybk = bucket && gcols == 0 && !gret;
+		/* every row is inside when ts is not read: t is then unused */
+		static const uint64_t ts0[1];
+		const uint64_t *tsv = b->ts ? b->ts : ts0;
+		const uint32_t tsm = b->ts ? UINT32_MAX : 0;
 		for (uint32_t j = 0; j < b->rows; j++) {
-			int64_t t = b->ts ? (int64_t)b->ts[j] : 0, bk;
+			int64_t t = (int64_t)tsv[j & tsm], bk;
 			uint64_t arg0 = 0;
 			if (gret && b->nargs[j] > 0) {
 				if (a0 >= b->nargslot[0]) {
@@ -1935,13 +1942,35 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			} else if (gcols & DTCAP_COL_CPU) {
 				k[0] = b->cpu[j];
 			}
-			if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
+			/* a run of rows in one bucket (the block is mostly in
+			 * time order) costs no division: the bucket's range of
+			 * ts - K is kept, for buckets of ts - K >= 0 (where
+			 * truncation is floor) */
+			int64_t dk;
+			if (bucket && !__builtin_sub_overflow(t, e->bko, &dk) &&
+			    dk >= bklo && dk <= bkhi) {
+				bk = bkcur;
+			} else if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
 				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
 					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
 					" floating point)");
 				goto err;
+			} else if (bucket) {
+				bkcur = bk;
+				bklo = 1, bkhi = 0;	/* none, unless below */
+				if (bk >= 0 && t - e->bko >= 0) {	/* no overflow: done above */
+					bklo = bk * e->bkw;	/* <= ts - K */
+					if (__builtin_add_overflow(bklo, e->bkw - 1, &bkhi))
+						bkhi = INT64_MAX;
+				}
 			}
 			if (bucket) {
+				/* the bucket the whole key: the run's, or a new one */
+				if (onlybk && run && bk == pbk) {
+					run++;
+					continue;
+				}
+				pbk = bk;
 				k[bk0] = (uint32_t)(uint64_t)bk;
 				k[bk0 + 1] = (uint32_t)((uint64_t)bk >> 32);
 			}
