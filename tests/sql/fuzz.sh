@@ -52,6 +52,12 @@ SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND
 SELECT p.name, count(*), sum(e.tid) FROM events e JOIN probes p ON p.id = e.probe GROUP BY p.name
 SELECT retval, count(*) FROM events GROUP BY retval
 SELECT sum(pid) FROM events WHERE pid = (SELECT max(pid) FROM events WHERE pid < 0)
+SELECT comm, count(*) FROM events WHERE tid IN (1001, 1003) AND kstack BETWEEN 1 AND 40 GROUP BY comm
+SELECT count(*), sum(cpu) FROM events WHERE tid > 1002 AND tid <= 1006 OR pid < 101
+SELECT ustack, flags, count(*) FROM events WHERE ustack = 2 OR flags >= 1 GROUP BY 1, 2
+SELECT pid, count(*) FROM events WHERE pid > 100 AND pid <= 102 AND tid != 1003 GROUP BY pid
+SELECT probe_name, quantile_disc(retval, 0.99), count(retval) FROM events WHERE tid < 1005 AND probe_name LIKE '%return%' GROUP BY 1
+SELECT comm, retval, count(*) FROM events WHERE kstack IN (0, 3) GROUP BY comm, retval
 EOF
 cat >"$t/dict" <<'EOF'
 "SELECT"

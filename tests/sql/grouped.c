@@ -17,6 +17,12 @@
  * statement: a counting statement is one call into events_grouped's scan,
  * where sqlite's progress handler never runs, so only the scan's own
  * check stops it.
+ *
+ *	grouped --plan CAPTURE... -- SQL...
+ *
+ * Prints the EXPLAIN QUERY PLAN lines of each statement's fast form (its
+ * "plain" line when it has none), so the tests see which constraints the
+ * event tables were given (the idxStr after "INDEX N:").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +38,9 @@ int main(int argc, char **argv)
 {
 	int cancelled = argc > 1 && !strcmp(argv[1], "--cancelled");
 	if (cancelled)
+		argc--, argv++;
+	int plan = argc > 1 && !strcmp(argv[1], "--plan");
+	if (plan)
 		argc--, argv++;
 	int sep = 1;
 	while (sep < argc && strcmp(argv[sep], "--"))
@@ -88,6 +97,18 @@ int main(int argc, char **argv)
 		}
 		sqlite3_stmt *fast = dtsql_groupby(db, st);
 		printf("%s\t%s\n", fast ? "fast" : "plain", argv[i]);
+		sqlite3_stmt *ep = NULL;
+		char *eq = fast && plan ? sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sqlite3_sql(fast))
+					: NULL;
+		if (eq && sqlite3_prepare_v2(db, eq, -1, &ep, NULL) == SQLITE_OK) {
+			while (sqlite3_step(ep) == SQLITE_ROW)
+				printf("plan\t%s\n", (const char *)sqlite3_column_text(ep, 3));
+		} else if (fast && plan) {
+			fprintf(stderr, "grouped: %s: EXPLAIN: %s\n", argv[i], sqlite3_errmsg(db));
+			ret = 1;
+		}
+		sqlite3_finalize(ep);
+		sqlite3_free(eq);
 		sqlite3_finalize(fast);
 		sqlite3_finalize(st);
 	}

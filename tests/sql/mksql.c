@@ -5,13 +5,17 @@
  * and user stacks with known top frames, a comm that needs CSV quoting,
  * processes and counter snapshots.
  *
- *	mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls]]
+ *	mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls|wide]]
  *
  * "unsorted" moves every third event 250 ns back in time, so rows (and the
  * blocks' time ranges) are out of order as in a real capture of several
  * CPUs; its latency lines are then meaningless.  "nulls" gives every 13th
  * event no comm (SQL NULL) and every 17th a probe id the capture does not
  * name (probe_name NULL), and the tallies of EXPECTED do not count that.
+ * "wide" spreads the return values over the whole 64 bits (the edges of
+ * the small values events_grouped counts densely, and beyond) and the
+ * threads over some 2400 tids, more keys than its dense table takes; the
+ * tallies of EXPECTED then do not hold.
  * EXPECTED gets "key value..." lines (see the fprintf calls at the end).
  */
 #include <stdio.h>
@@ -62,6 +66,7 @@ int main(int argc, char **argv)
 	unsigned long nevents = argc > 3 ? strtoul(argv[3], NULL, 0) : 100000;
 	int unsorted = argc > 4 && strcmp(argv[4], "unsorted") == 0;
 	int nulls = argc > 4 && strcmp(argv[4], "nulls") == 0;
+	int wide = argc > 4 && strcmp(argv[4], "wide") == 0;
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-sqltest");
@@ -159,7 +164,7 @@ int main(int argc, char **argv)
 		e.ts = unsorted && i % 3 == 1 ? ts - 250 : ts;
 		e.cpu = (uint32_t)(r >> 8) & 1;
 		e.pid = 100 + pi;
-		e.tid = 1000 + t;
+		e.tid = 1000 + t + (wide ? 8 * (unsigned)((r >> 44) % 300) : 0);
 		e.comm = cid[c];
 		if (pend[t]) {
 			/* close the open call: its latency is known here */
@@ -169,6 +174,14 @@ int main(int argc, char **argv)
 			e.nargs = 2;
 			int fail = (r >> 16) % 5 == 0;
 			e.args[0] = fail ? (uint64_t)-1 : (r >> 20) % 4096;
+			if (wide) {
+				static const int64_t edge[] = {
+					-4097, -4096, -4095, 4095, 4096, 4097, INT64_MIN,
+					INT64_MAX, -1, 0, 1 << 20, -(1 << 20),
+				};
+				unsigned k = (unsigned)(r >> 50) % 16;
+				e.args[0] = k < 12 ? (uint64_t)edge[k] : r ^ (r << 17);
+			}
 			e.args[1] = fail ? 2 : 0;
 			nerr += fail;
 			uint64_t lat = ts - pend_ts[t];

@@ -828,6 +828,67 @@ same "engine_same_nulls_csv" --csv "$N" -- "${ENGQ[@]}" "${ENGPLAINQ[@]:0:4}"
 same "engine_same_nulls_json" --json "$N" -- "${ENGQ[@]}"
 same "engine_same_dtgen_csv" --csv "$GEN" -- "${ENGQ[@]}"
 same "engine_same_many_csv" --csv "$S" "$N" -- "${ENGQ[@]}"
+# filters on the per-context columns (tid, kstack, ustack, flags; pid's
+# ranges): given to events_grouped (its idxStr codes, dtsql_vtab.c: t/T
+# tid, s/S kstack, u/U ustack sets, the xr_codes characters ranges),
+# evaluated once per context of a block, and the same rows as the plain plan
+TOPTID='(SELECT tid FROM events WHERE tid != 0 GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1)'
+ENGCTXQ=(
+	"SELECT count(*), sum(cpu) FROM events WHERE tid = $TOPTID"
+	"SELECT comm, count(*) FROM events WHERE tid IN (1001, 1003, 99) GROUP BY comm"
+	'SELECT pid, count(*), median(cpu) FROM events WHERE tid > 1002 AND tid <= 1006 GROUP BY pid'
+	'SELECT kstack, count(*) FROM events WHERE kstack BETWEEN 1 AND 100000 GROUP BY 1 ORDER BY 2 DESC, 1'
+	'SELECT ustack, comm, count(*) FROM events WHERE ustack IN (0, 1, 2, 3) GROUP BY 1, 2'
+	'SELECT flags, count(*) FROM events WHERE flags >= 1 AND pid < 102 GROUP BY 1'
+	"SELECT count(*) FROM events WHERE pid < 101 OR tid = $TOPTID"
+	'SELECT count(*) FROM events WHERE tid = 1001 OR kstack IN (1, 2) OR flags > 0'
+	'SELECT comm, count(*) FROM events WHERE (tid = 1001 OR tid > 1005) AND pid >= 100 GROUP BY comm'
+	'SELECT count(*) FROM events WHERE tid > 4294967295 OR tid < 0 OR tid <= -5'
+	"SELECT count(*), sum(cpu) FROM events WHERE tid >= 1.5 AND tid < '1004' AND tid = tid"
+	'SELECT probe_name, quantile_disc(retval, 0.5) FROM events WHERE tid BETWEEN 1000 AND 1003 GROUP BY 1'
+	'SELECT f.name, count(*) FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.kstack IN (1, 2, 3) AND e.tid != 1002 GROUP BY f.name ORDER BY 2 DESC, 1'
+)
+classify "engine_ctx_fast_shapes" "$N" -- fast "${ENGCTXQ[@]}"
+same "engine_ctx_same_nulls_csv" --csv "$N" -- "${ENGCTXQ[@]}"
+same "engine_ctx_same_dtgen_csv" --csv "$GEN" -- "${ENGCTXQ[@]}"
+same "engine_ctx_same_many_csv" --csv "$S" "$N" -- "${ENGCTXQ[@]}"
+# the plans: each filter reaches events_grouped as its code
+"$GR" --plan "$N" -- "SELECT count(*), sum(cpu) FROM events WHERE tid = 1003" \
+	'SELECT pid, count(*) FROM events WHERE tid > 5 AND tid <= 1552 AND kstack IN (1, 2) GROUP BY pid' \
+	'SELECT count(*) FROM events WHERE flags >= 1 AND pid < 7 AND ustack = 3' \
+	>"$T/plan.out" 2>"$T/plan.err"
+got=$(awk -F'\t' '$1 == "plan" && /events_grouped/ { sub(/.*INDEX [0-9]*:/, ""); print }' "$T/plan.out" | tr '\n' ' ')
+check "engine_ctx_pushed_down" "$got" "t 47S M2u "
+# a join on a pushed-down column with a small table still reads the
+# capture once, outside: not once per row of the table (kstack = f.stack_id
+# given to events, the 's' code)
+DT_SQL_NO_GROUPED=1 "$D" sql --csv "$N" "EXPLAIN QUERY PLAN SELECT f.name, count(*) FROM events e JOIN (SELECT * FROM frames LIMIT 3) f ON f.stack_id = e.kstack GROUP BY 1" >"$T/jp.out" 2>&1
+got=$(grep -c 'SCAN e VIRTUAL TABLE INDEX [0-9]*:[^s]*$' "$T/jp.out")
+check "engine_ctx_join_scans_once" "$got" "1"
+# the plain path's row filter: the same rows as with the filters hidden
+# from the table (unary + makes a term no constraint of it)
+for fq in 'tid = 1003' 'tid IN (1001, 1004)' 'tid > 1002 AND tid <= 1005' 'kstack BETWEEN 1 AND 3' \
+	  'ustack = 1' 'flags > 0 AND pid <= 101' 'tid < 0'; do
+	hid=$(echo "$fq" | sed -E 's/(tid|kstack|ustack|flags|pid) /+\1 /g')
+	a=$(DT_SQL_NO_GROUPED=1 q "$N" "SELECT ts, cpu, tid, kstack FROM events WHERE $fq" | md5sum)
+	b=$(DT_SQL_NO_GROUPED=1 q "$N" "SELECT ts, cpu, tid, kstack FROM events WHERE $hid" | md5sum)
+	[ "$a" = "$b" ] || { fail "engine_ctx_rows_plain" "$fq"; break; }
+done
+[ "$a" = "$b" ] && pass "engine_ctx_rows_plain"
+# return values over the whole 64 bits and more keys than the dense
+# table of retvals takes: the grouped counts are the plain plan's
+W=$T/wide.dtc
+if "$B/tests/sql/mksql" "$W" "$T/wexp" 40000 wide 2>"$T/mk.err"; then
+	same "engine_retval_wide_csv" --csv "$W" -- \
+		'SELECT retval, count(*), count(retval) FROM events GROUP BY retval ORDER BY 1' \
+		'SELECT tid, retval, count(*) FROM events GROUP BY 1, 2 ORDER BY 1, 2' \
+		'SELECT quantile_disc(retval, 0.99), quantile_disc(retval, 0.01), median(retval), quantile_cont(retval, 0.3) FROM events' \
+		"SELECT probe_name, quantile_disc(retval, 0.9) FROM events WHERE probe_name LIKE '%return%' GROUP BY 1" \
+		'SELECT comm, quantile_disc(retval, 0.5), count(*) FROM events WHERE tid > 1500 GROUP BY comm'
+	check "engine_retval_wide_keys" "$(q "$W" 'SELECT count(*) > 512 FROM (SELECT DISTINCT tid FROM events WHERE retval IS NOT NULL)') $(q "$W" 'SELECT count(*) FROM events WHERE retval IN (-4097, 4096, -9223372036854775808, 9223372036854775807)' | awk '{ print ($1 > 0) }')" "1 1"
+else
+	fail "engine_retval_wide_csv" "mksql wide: $(cat "$T/mk.err")"
+fi
 # the quantiles' definition (doc/SQL.md), DuckDB's: position ceil(q * n) - 1
 # of the sorted non-NULL values; _cont interpolates at q * (n - 1)
 check "quantile_values" "$(q "$C" 'SELECT quantile_disc(column1, 0.5), quantile_disc(column1, 0.99), quantile_cont(column1, 0.5), median(column1), quantile_cont(column1, 0.1), quantile_disc(column1, 0) FROM (VALUES (4), (1), (NULL), (3), (2), (10))')" "3,10,3.0,3.0,1.4,1"

@@ -326,6 +326,13 @@ struct ecur {
 	int		probef;
 	uint32_t	*probes;	/* sorted */
 	size_t		nprobes;
+	/* sets (not pid's: pidf above) and ranges of the per-context integer
+	 * columns, bit x for XC_x; grouped, they are evaluated once per
+	 * context of a block */
+	unsigned	xsetf, xrngf;
+	uint32_t	*xset[5];	/* sorted */
+	size_t		nxset[5];
+	uint32_t	xlo[5], xhi[5];	/* inclusive */
 	int		empty;
 
 	/* streaming */
@@ -363,6 +370,27 @@ struct ecur {
 	int64_t		*gret;		/* each group's retval, when grouped by it */
 	uint8_t		*gretok;	/* 0: the retval is NULL */
 };
+
+/*
+ * The per-context integer columns filtered by sets and ranges: XC_x is
+ * bit x of xsetf/xrngf.  A range constraint's idxStr code is
+ * xr_codes[x * 4 + its operator (0 >, 1 >=, 2 <, 3 <=)]: characters no other
+ * constraint's code is, printable for EXPLAIN QUERY PLAN's readers.
+ */
+enum { XC_PID, XC_TID, XC_KSTACK, XC_USTACK, XC_FLAGS, XC_N };
+static const struct { int ecol; unsigned col; } xcols[XC_N] = {
+	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
+	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
+};
+static const char xr_codes[] = "0123456789ABDEFGIMQV";
+
+static int xcol_of(int ecol)
+{
+	for (int x = 0; x < XC_N; x++)
+		if (xcols[x].ecol == ecol)
+			return x;
+	return -1;
+}
 
 /* idxNum layout */
 #define IX_COLS		0x07ff		/* DTCAP_COL_* */
@@ -423,7 +451,7 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	/* colUsed's last bit stands for every column from 63 up: not ours. */
 	char ops[64];
 	int nops = 0, argv = 0, ts_lo = 0, ts_hi = 0, ts_eq = 0, pid = 0, pin = 0, prb = 0;
-	int cmf = 0;
+	int cmf = 0, xeq = 0, xrg = 0;
 	for (int i = 0; i < info->nConstraint && nops < 60; i++) {
 		const struct sqlite3_index_constraint *k = &info->aConstraint[i];
 		/* a ts range it cannot apply: not a plan (counts of every ts) */
@@ -477,6 +505,25 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 				code = in ? 'R' : 'r';
 				prb = 1;
 			}
+		} else if (k->op == SQLITE_INDEX_CONSTRAINT_EQ &&
+			   (k->iColumn == E_TID || k->iColumn == E_KSTACK ||
+			    k->iColumn == E_USTACK)) {
+			int in = sqlite3_vtab_in(info, i, -1);
+			if (in)
+				sqlite3_vtab_in(info, i, 1);
+			code = k->iColumn == E_TID ? 't' : k->iColumn == E_KSTACK ? 's' : 'u';
+			if (in)
+				code = (char)toupper(code);
+			xeq = 1;
+		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_GT ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_GE ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_LT ||
+			    k->op == SQLITE_INDEX_CONSTRAINT_LE) && xcol_of(k->iColumn) >= 0) {
+			int o = k->op == SQLITE_INDEX_CONSTRAINT_GT ? 0 :
+				k->op == SQLITE_INDEX_CONSTRAINT_GE ? 1 :
+				k->op == SQLITE_INDEX_CONSTRAINT_LT ? 2 : 3;
+			code = xr_codes[xcol_of(k->iColumn) * 4 + o];
+			xrg = 1;
 		} else if ((k->op == SQLITE_INDEX_CONSTRAINT_LIKE ||
 			    k->op == SQLITE_INDEX_CONSTRAINT_GLOB) &&
 			   (k->iColumn == E_PROBE_NAME || k->iColumn == E_COMM)) {
@@ -507,7 +554,15 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 			continue;
 		info->aConstraintUsage[i].argvIndex = ++argv;
 		ops[nops++] = code;
-		if (code == '=' || code == '>' || code == 'g' || code == '<' || code == 'l')
+		if (strchr(xr_codes, code))
+			cols |= xcols[(strchr(xr_codes, code) - xr_codes) / 4].col;
+		else if (code == 't' || code == 'T')
+			cols |= DTCAP_COL_TID;
+		else if (code == 's' || code == 'S')
+			cols |= DTCAP_COL_KSTACK;
+		else if (code == 'u' || code == 'U')
+			cols |= DTCAP_COL_USTACK;
+		else if (code == '=' || code == '>' || code == 'g' || code == '<' || code == 'l')
 			cols |= DTCAP_COL_TS;
 		else if (code == 'p' || code == 'P')
 			cols |= DTCAP_COL_PID;
@@ -533,6 +588,11 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 		est /= 3;
 	if (cmf)
 		est /= 3;
+	/* the other per-context filters (xeq, xrg) narrow nothing here: a
+	 * join on them (e.kstack = f.stack_id) must not look cheaper with the
+	 * capture inside, a scan per row of the other table */
+	(void)xeq;
+	(void)xrg;
 	if (est < 1)
 		est = 1;
 	int idx = (int)cols;
@@ -565,8 +625,12 @@ static int ev_best_index(sqlite3_vtab *v, sqlite3_index_info *info)
 	info->idxStr = sqlite3_mprintf("%s%s", ops, ord);
 	info->needToFreeIdxStr = 1;
 	/* Reading a whole capture must look dearer than any index of a real
-	 * table joined with it, so that joins drive from the other side. */
-	info->estimatedCost = est * 10;
+	 * table joined with it, so that joins drive from the other side.
+	 * events_grouped reads the whole capture whatever it is given, and its
+	 * rows' rowids are only their place in one scan: priced as a whole
+	 * scan always, so that no plan runs it per row of another table nor
+	 * once per branch of an OR (whose union sqlite takes by rowid). */
+	info->estimatedCost = (gtab ? rows : est) * 10;
 	info->estimatedRows = (sqlite3_int64)(gtab && est > 1000 ? 1000 : est);
 	return info->idxStr ? SQLITE_OK : SQLITE_NOMEM;
 }
@@ -588,6 +652,8 @@ static void ev_reset(struct ecur *e)
 	free(e->pids);
 	free(e->probes);
 	free(e->comms);
+	for (int x = 0; x < XC_N; x++)
+		free(e->xset[x]);
 	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
 	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs); free(e->mat.ctx);
@@ -703,6 +769,46 @@ static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
 	if (hi < e->thi) e->thi = hi;
 	e->tsf = 1;
 	if (e->tlo > e->thi)
+		e->empty = 1;
+}
+
+/*
+ * Narrow per-context column c / 4's range by "col OP v", OP c % 4; values
+ * that are not integers narrow nothing (sqlite re-checks every row), NULL
+ * matches nothing.
+ */
+static void x_narrow(struct ecur *e, unsigned c, sqlite3_value *v)
+{
+	unsigned x = c / 4, o = c % 4;
+	int64_t iv, lo = 0, hi = UINT32_MAX;
+	if (x >= XC_N)
+		return;
+	if (sqlite3_value_type(v) == SQLITE_NULL) {
+		e->empty = 1;
+		return;
+	}
+	if (!val_int(v, &iv))
+		return;
+	switch (o) {
+	case 0: lo = iv >= INT64_MAX ? INT64_MAX : iv + 1; break;
+	case 1: lo = iv; break;
+	case 2: hi = iv <= INT64_MIN ? INT64_MIN : iv - 1; break;
+	default: hi = iv; break;
+	}
+	if (!(e->xrngf >> x & 1)) {
+		e->xlo[x] = 0;
+		e->xhi[x] = UINT32_MAX;
+		e->xrngf |= 1u << x;
+	}
+	if (lo > (int64_t)UINT32_MAX || hi < 0 || lo > hi) {
+		e->empty = 1;
+		return;
+	}
+	if (lo > (int64_t)e->xlo[x])
+		e->xlo[x] = (uint32_t)lo;
+	if (hi < (int64_t)e->xhi[x])
+		e->xhi[x] = (uint32_t)hi;
+	if (e->xlo[x] > e->xhi[x])
 		e->empty = 1;
 }
 
@@ -828,8 +934,43 @@ static int in_set(const uint32_t *s, size_t n, uint32_t v)
 	return 0;
 }
 
+/* Does value v of per-context column x pass its set and range? */
+static inline int x_ok(const struct ecur *e, unsigned x, uint32_t v)
+{
+	if ((e->xrngf >> x & 1) && (v < e->xlo[x] || v > e->xhi[x]))
+		return 0;
+	if ((e->xsetf >> x & 1) && !in_set(e->xset[x], e->nxset[x], v))
+		return 0;
+	return 1;
+}
+
+static const uint32_t *x_rows(const struct cols *cv, unsigned x)
+{
+	switch (x) {
+	case XC_PID: return cv->pid;
+	case XC_TID: return cv->tid;
+	case XC_KSTACK: return cv->kstack;
+	case XC_USTACK: return cv->ustack;
+	default: return cv->flags;
+	}
+}
+
+static const uint32_t *x_dict(const struct dtcap_block *b, unsigned x)
+{
+	switch (x) {
+	case XC_PID: return b->dict.pid;
+	case XC_TID: return b->dict.tid;
+	case XC_KSTACK: return b->dict.kstack;
+	case XC_USTACK: return b->dict.ustack;
+	default: return b->dict.flags;
+	}
+}
+
 static inline int row_ok(const struct ecur *e, const struct cols *cv, size_t i)
 {
+	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
+		if ((m >> x & 1) && !x_ok(e, x, x_rows(cv, x)[i]))
+			return 0;
 	if (e->tsf && (cv->ts[i] < e->tlo || cv->ts[i] > e->thi))
 		return 0;
 	if (e->pidf && !in_set(e->pids, e->npids, cv->pid[i]))
@@ -860,6 +1001,9 @@ static int block_may_match(const struct ecur *e, const struct dtcap_blockinfo *b
 		if (lo == e->npids || e->pids[lo] > bi->pid_max)
 			return 0;
 	}
+	if ((e->xrngf >> XC_PID & 1) &&
+	    (bi->pid_max < e->xlo[XC_PID] || bi->pid_min > e->xhi[XC_PID]))
+		return 0;
 	return 1;
 }
 
@@ -909,7 +1053,7 @@ static int ev_next_block(struct ecur *e)
 
 static int rowfilter(const struct ecur *e)
 {
-	return e->tsf || e->pidf || e->probef || e->commf;
+	return e->tsf || e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
 }
 
 static int ev_seek(struct ecur *e)
@@ -1242,7 +1386,26 @@ static int ctx_ok(const struct ecur *e, const struct dtcap_block *b, uint32_t d)
 		return 0;
 	if (e->commf && !in_set(e->comms, e->ncomms, b->dict.comm[d]))
 		return 0;
+	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
+		if ((m >> x & 1) && !x_ok(e, x, x_dict(b, x)[d]))
+			return 0;
 	return 1;
+}
+
+/* Is a per-context filter pushed down (then every one's column is read
+ * per context, grouped)? */
+static int ctx_filtered(const struct ecur *e)
+{
+	return e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
+}
+
+/* Does any context of block b pass?  (Else its rows need no look.) */
+static int any_ctx_ok(const struct ecur *e, const struct dtcap_block *b)
+{
+	for (uint32_t d = 0; d < b->ndict; d++)
+		if (ctx_ok(e, b, d))
+			return 1;
+	return 0;
 }
 
 /* The key of context d (and cpu, when grouped by it) into k. */
@@ -1350,6 +1513,10 @@ static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct gh
 	uint64_t nl = 0;
 	for (size_t d = 0; d < nd; d++) {
 		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		if (!h->ok[d]) {	/* never counted: needs no number */
+			h->lid[d] = 0;
+			continue;
+		}
 		if (!ctxc) {
 			h->lid[d] = 0;
 			h->rep[0] = 0;
@@ -1415,7 +1582,8 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			 (tsr ? DTCAP_COL_TS : 0);
 	uint32_t k[NGKEY];
 	uint64_t *hist = NULL;
-	size_t nhist = 0;
+	size_t nhist = 0, okcap = 0;
+	uint8_t *okd = NULL;	/* per context of the block: passes */
 	struct cpuh lg = { 0 };
 	int rc = SQLITE_OK;
 
@@ -1445,6 +1613,8 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 			break;
 		}
 		const struct dtcap_block *b = e->b;
+		if (ctx_filtered(e) && !any_ctx_ok(e, b))
+			continue;
 		/* is row j in the ts range (when the block is not all in it)? */
 #define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
 		if (gcols == 0) {
@@ -1459,6 +1629,33 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		 * key without cpu (a hash per context, not per event), then
 		 * events counted per (number, cpu) in a dense table, so that an
 		 * event costs one increment */
+		/* a filter few contexts pass (a thread of many): the events
+		 * of those alone are looked up, one pass over the rows, where a
+		 * table by cpu would want the block's largest cpu first */
+		if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && ctx_filtered(e)) {
+			if (b->ndict > okcap) {
+				free(okd);
+				okcap = b->ndict;
+				if ((okd = malloc(okcap)) == NULL) {
+					okcap = 0;
+					goto nomem;
+				}
+			}
+			uint32_t nok = 0;
+			for (uint32_t d = 0; d < b->ndict; d++)
+				nok += okd[d] = (uint8_t)ctx_ok(e, b, d);
+			if ((uint64_t)nok * 8 <= b->ndict) {
+				for (uint32_t j = 0; j < b->rows; j++) {
+					uint32_t d = b->cidx[j];
+					if (!okd[d] || !TS_OK(j))
+						continue;
+					ctx_key(b, gcols, d, b->cpu[j], k);
+					if (ghash_add(g, k, 1) < 0)
+						goto nomem;
+				}
+				continue;
+			}
+		}
 		if ((gcols & DTCAP_COL_CPU) && b->rows) {
 			int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &lg, &hist, &nhist);
 			if (r < 0)
@@ -1513,10 +1710,12 @@ static int group_scan(struct ecur *e, struct ghash *g, unsigned gcols)
 		}
 	}
 	free(hist);
+	free(okd);
 	cpuh_free(&lg);
 	return rc;
 nomem:
 	free(hist);
+	free(okd);
 	cpuh_free(&lg);
 	return SQLITE_NOMEM;
 }
@@ -1533,6 +1732,101 @@ static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
 }
 
 /*
+ * Return values are mostly small (errnos from -4095, counts and sizes up to
+ * a page or so): grouped by retval and contexts only, those are counted in
+ * a dense histogram per context key, an increment per event where a hash
+ * lookup per event (a cache miss once the groups outgrow the caches) was
+ * most of the scan; the others, and the keys past RV_MAXG, go through the
+ * hash.  Both are added by key in the end, so which path an event took
+ * does not change the groups.
+ */
+#define RV_LO		(-4096)
+#define RV_W		8192
+#define RV_MAXG		512		/* at most 32 MiB of counts */
+
+struct rvh {
+	struct ghash	ids;		/* context key -> number + 1 (in cnt) */
+	uint32_t	*keys;		/* number -> its key, nk words */
+	uint64_t	*cnt[RV_MAXG];	/* number -> RV_W counts, by value - RV_LO */
+	size_t		n;
+	int32_t		*lid;		/* per context of the block: its number,
+					 * -1 filtered out, -2 not in the table */
+	size_t		caplid;
+};
+
+static void rvh_free(struct rvh *h)
+{
+	free(h->ids.key);
+	free(h->ids.cnt);
+	free(h->keys);
+	for (size_t i = 0; i < h->n; i++)
+		free(h->cnt[i]);
+	free(h->lid);
+}
+
+/* Number block b's contexts into h->lid.  -1 out of memory. */
+static int rvh_block(const struct ecur *e, const struct dtcap_block *b, unsigned gcols,
+		     struct rvh *h)
+{
+	uint32_t k[NGKEY];
+	if (b->ndict > h->caplid) {
+		free(h->lid);
+		if ((h->lid = malloc(b->ndict * sizeof(*h->lid))) == NULL) {
+			h->caplid = 0;
+			return -1;
+		}
+		h->caplid = b->ndict;
+	}
+	for (uint32_t d = 0; d < b->ndict; d++) {
+		if (!ctx_ok(e, b, d)) {
+			h->lid[d] = -1;
+			continue;
+		}
+		if (!(b->dict.flags[d] & DTR_RETURN) || h->n >= RV_MAXG) {
+			h->lid[d] = -2;
+			continue;
+		}
+		ctx_key(b, gcols, d, 0, k);
+		int64_t id = ghash_id(&h->ids, k, h->n);
+		if (id < 0)
+			return -1;
+		if ((size_t)id == h->n) {
+			uint32_t *nk = realloc(h->keys, (h->n + 1) * h->ids.nk * sizeof(*nk));
+			if (nk == NULL)
+				return -1;
+			h->keys = nk;
+			if ((h->cnt[h->n] = calloc(RV_W, sizeof(**h->cnt))) == NULL)
+				return -1;
+			memcpy(h->keys + h->n * h->ids.nk, k, h->ids.nk * sizeof(*k));
+			h->n++;
+		}
+		h->lid[d] = (int32_t)id;
+	}
+	return 0;
+}
+
+/* Add h's counts to g: key, then retval (low, high half) and 1 (a return). */
+static int rvh_flush(struct rvh *h, struct ghash *g)
+{
+	uint32_t k[NGKEY + 5];
+	unsigned rk = h->ids.nk;
+	for (size_t l = 0; l < h->n; l++) {
+		memcpy(k, h->keys + l * rk, rk * sizeof(*k));
+		for (int64_t v = 0; v < RV_W; v++) {
+			if (h->cnt[l][v] == 0)
+				continue;
+			uint64_t x = (uint64_t)(v + RV_LO);
+			k[rk] = (uint32_t)x;
+			k[rk + 1] = (uint32_t)(x >> 32);
+			k[rk + 2] = 1;
+			if (ghash_add(g, k, h->cnt[l][v]) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
  * Count the matching events of every block into g by their key and
  * bucket (the key's last two words, low then high half).  Events of one
  * key and bucket come in runs (a block is mostly in time order), so a run
@@ -1545,17 +1839,22 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	int tsr = e->glo_set || e->ghi_set;
 	int64_t lo = e->glo_set ? e->glo : INT64_MIN, hi = e->ghi_set ? e->ghi : INT64_MAX;
 	/* retval: the first slot's column alone, not the row-major array of
-	 * every argument (most of the decoding's time when filled) */
-	unsigned rcols = gcols | DTCAP_COL_TS | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
-			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS : 0);
+	 * every argument nor the other slots' columns (most of the decoding's
+	 * time when filled).  ts only for a range or a bucket: with neither
+	 * no block is skipped by its time index, so there is none to check. */
+	unsigned rcols = gcols | (gcols & CTX_COLS ? DTCAP_COL_BYCTX : 0) |
+			 (tsr || bucket ? DTCAP_COL_TS : 0) |
+			 (gret ? DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2 : 0);
 	unsigned nk = g->nk, rk = nk - 3 * !!gret, bk0 = rk - 2 * !!bucket;
 	uint32_t k[NGKEY + 5], prev[NGKEY + 5];
 	uint64_t run = 0, *hist = NULL;
+	int64_t pbk = 0;	/* prev's bucket, when grouped by nothing else */
 	size_t nhist = 0;
 	int rc = SQLITE_OK;
 	/* grouped by retval and contexts only: the events that are not
 	 * returns (retval NULL) are counted per context, not per event */
 	int split = gret && !bucket && !(gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS);
+	struct rvh rv = { .ids.nk = rk };
 
 	for (size_t i = 0; i < dtcap_nblocks(r) && lo <= hi; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
@@ -1566,19 +1865,22 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 		}
 		if (!block_may_match(e, bi))
 			continue;
-		int inside = tsr ? ts_block(bi, lo, hi) : ts_block(bi, INT64_MIN, INT64_MAX);
+		/* without a range every row is inside (b->ts is not read) */
+		int inside = tsr ? ts_block(bi, lo, hi) :
+			     bucket ? ts_block(bi, INT64_MIN, INT64_MAX) : 1;
 		if (inside < 0)
 			continue;
 		if (e->b == NULL && (e->b = dtcap_block_new()) == NULL)
 			goto nomem;
 		e->b_blk = SIZE_MAX;
-		/* ts is read always: the reader checks the block index by it */
 		if (dtcap_read_block(r, i, rcols, e->b) < 0) {
 			set_err(e->base.pVtab, "%s", dtcap_reader_error(r));
 			rc = SQLITE_ERROR;
 			break;
 		}
 		const struct dtcap_block *b = e->b;
+		if (ctx_filtered(e) && (gcols & CTX_COLS) && !any_ctx_ok(e, b))
+			continue;
 		int64_t b0, b1;
 		if (inside > 0 && gcols == 0 && bucket && !gret &&
 		    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
@@ -1595,41 +1897,80 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 			if ((hist = calloc(nhist, sizeof(*hist))) == NULL)
 				goto nomem;
 		}
+		if (split && rvh_block(e, b, gcols, &rv) < 0)
+			goto nomem;
 		uint32_t a0 = 0;	/* the row's place in slot 0's column */
+		int64_t bkcur = 0, bklo = 1, bkhi = 0;	/* the last bucket's ts - K */
+		const int onlybk = bucket && gcols == 0 && !gret;
+		/* every row is inside when ts is not read: t is then unused */
+		static const uint64_t ts0[1];
+		const uint64_t *tsv = b->ts ? b->ts : ts0;
+		const uint32_t tsm = b->ts ? UINT32_MAX : 0;
 		for (uint32_t j = 0; j < b->rows; j++) {
-			int64_t t = (int64_t)b->ts[j], bk;
+			int64_t t = (int64_t)tsv[j & tsm], bk;
 			uint64_t arg0 = 0;
 			if (gret && b->nargs[j] > 0) {
 				if (a0 >= b->nargslot[0]) {
 					set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": argument slots");
-					free(hist);
-					return SQLITE_ERROR;
+					goto err;
 				}
 				arg0 = b->argslot[0][a0++];
 			}
 			if (!inside && (t < lo || t > hi))
 				continue;
 			uint32_t d = 0;
-			if (split && !(b->dict.flags[b->cidx[j]] & DTR_RETURN)) {
-				hist[b->cidx[j]]++;
-				continue;
+			if (split) {
+				d = b->cidx[j];
+				if (!(b->dict.flags[d] & DTR_RETURN)) {
+					hist[d]++;
+					continue;
+				}
+				int32_t l = rv.lid[d];
+				if (l == -1)
+					continue;
+				int64_t v = (int64_t)arg0;
+				if (l >= 0 && v >= RV_LO && v < RV_LO + RV_W) {
+					rv.cnt[l][v - RV_LO]++;
+					continue;
+				}
 			}
 			if (gcols & CTX_COLS) {
 				d = b->cidx[j];
-				if (!ctx_ok(e, b, d))
+				if (!split && !ctx_ok(e, b, d))
 					continue;
 				ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
 			} else if (gcols & DTCAP_COL_CPU) {
 				k[0] = b->cpu[j];
 			}
-			if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
+			/* a run of rows in one bucket (the block is mostly in
+			 * time order) costs no division: the bucket's range of
+			 * ts - K is kept, for buckets of ts - K >= 0 (where
+			 * truncation is floor) */
+			int64_t dk;
+			if (bucket && !__builtin_sub_overflow(t, e->bko, &dk) &&
+			    dk >= bklo && dk <= bkhi) {
+				bk = bkcur;
+			} else if (bucket && bucket_of(t, e->bko, e->bkw, &bk) < 0) {
 				set_err(e->base.pVtab, "%s", EVENTS_GROUPED ": ts - " E_BKOFF_NAME
 					" overflows 64 bits (DT_SQL_NO_GROUPED=1 computes it in"
 					" floating point)");
-				free(hist);
-				return SQLITE_ERROR;
+				goto err;
+			} else if (bucket) {
+				bkcur = bk;
+				bklo = 1, bkhi = 0;	/* none, unless below */
+				if (bk >= 0 && t - e->bko >= 0) {	/* no overflow: done above */
+					bklo = bk * e->bkw;	/* <= ts - K */
+					if (__builtin_add_overflow(bklo, e->bkw - 1, &bkhi))
+						bkhi = INT64_MAX;
+				}
 			}
 			if (bucket) {
+				/* the bucket the whole key: the run's, or a new one */
+				if (onlybk && run && bk == pbk) {
+					run++;
+					continue;
+				}
+				pbk = bk;
 				k[bk0] = (uint32_t)(uint64_t)bk;
 				k[bk0 + 1] = (uint32_t)((uint64_t)bk >> 32);
 			}
@@ -1663,10 +2004,18 @@ static int group_scan_rows(struct ecur *e, struct ghash *g, unsigned gcols, int 
 	}
 	if (run && ghash_add(g, prev, run) < 0)
 		goto nomem;
+	if (rc == SQLITE_OK && rvh_flush(&rv, g) < 0)
+		goto nomem;
 	free(hist);
+	rvh_free(&rv);
 	return rc;
+err:
+	free(hist);
+	rvh_free(&rv);
+	return SQLITE_ERROR;
 nomem:
 	free(hist);
+	rvh_free(&rv);
 	return SQLITE_NOMEM;
 }
 
@@ -1833,6 +2182,26 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				e->bkw = x, e->bkw_set = 1;
 			break;
 		}
+		case 't': case 'T': case 's': case 'S': case 'u': case 'U': {
+			unsigned x = op == 't' || op == 'T' ? XC_TID :
+				     op == 's' || op == 'S' ? XC_KSTACK : XC_USTACK;
+			if (e->xsetf >> x & 1)	/* two: keep the first */
+				break;
+			r = set_collect(e, argv[i], isupper((unsigned char)op), 0,
+					&e->xset[x], &e->nxset[x]);
+			if (r < 0)
+				return SQLITE_NOMEM;
+			if (r) {
+				e->xsetf |= 1u << x;
+				if (e->nxset[x] == 0)
+					e->empty = 1;
+			}
+			break;
+		}
+		default:
+			if (strchr(xr_codes, op))
+				x_narrow(e, (unsigned)(strchr(xr_codes, op) - xr_codes), argv[i]);
+			break;
 		case 'r': case 'R': case 'n': case 'N':
 			if (e->probef)
 				break;
@@ -1855,6 +2224,9 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	if (e->pidf) e->cols |= DTCAP_COL_PID;
 	if (e->probef) e->cols |= DTCAP_COL_PROBE;
 	if (e->commf) e->cols |= DTCAP_COL_COMM;
+	for (unsigned x = 0; x < XC_N; x++)
+		if ((e->xsetf | e->xrngf) >> x & 1)
+			e->cols |= xcols[x].col;
 	if (e->gtab)
 		return ev_group(e);
 	const char *ord = idxStr ? strchr(idxStr, '|') : NULL;
