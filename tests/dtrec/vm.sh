@@ -351,7 +351,9 @@ fi
 # --offcpu with a command on the dt source: the switches into the sleeps
 # and their wakeups, run by other tasks, are kept (without those tasks'
 # stacks), nothing of the unrelated hotloop is, and each sleep's
-# blocked time is known: five waits of at least the 100 ms asked for
+# blocked time is known: five waits of about the 100 ms asked for (90 ms or
+# more: a switch out on one vCPU and the wakeup on another are stamped by two
+# clocks that TCG keeps a few ms apart; one sleep measured 95.9 ms)
 if [ -f "$out/off.dtc" ]; then
 	tids="SELECT DISTINCT tid FROM events WHERE comm = 'sleep'"
 	# the targets' threads (between fork and exec busybox's children are 'exe')
@@ -373,10 +375,10 @@ if [ -f "$out/off.dtc" ]; then
 	[ "${nhot:-x}" = 0 ] && echo "PASS dt-offcpu-only-targets" ||
 		echo "FAIL dt-offcpu-only-targets: $nhot events of other tasks about no target"
 	got=$(sql "$out/off.dtc" "SELECT count(*) AS a, min(blocked) AS b, sum(blocked) AS c FROM sched
-		WHERE comm = 'sleep' AND state = 'S' AND blocked >= 100000000")
+		WHERE comm = 'sleep' AND state = 'S' AND blocked >= 90000000")
 	IFS=, read -r nb minb sumb <<<"$got"
 	[ "${nb:-0}" = 5 ] && [ "${sumb:-0}" -lt 5000000000 ] && echo "PASS dt-offcpu-blocked-time" ||
-		echo "FAIL dt-offcpu-blocked-time: $nb waits of sleep of 100 ms or more (want 5; min $minb, sum $sumb ns)"
+		echo "FAIL dt-offcpu-blocked-time: $nb waits of sleep of 90 ms or more (want 5; min $minb, sum $sumb ns)"
 	# prev_state as tracefs encodes it: a sleep's exit is its last switch
 	# (X), not an idle wait (I, the raw TASK_DEAD) lasting to the end
 	got=$(sql "$out/off.dtc" "SELECT count(*) AS a, group_concat(DISTINCT state) AS b FROM sched
