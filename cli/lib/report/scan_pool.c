@@ -237,6 +237,9 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 			w[k].started = 1;
 			started++;
 		}
+		/* the first line at once when asked to (DT_PROGRESS_AFTER=0): a
+		 * scan shorter than one wait below would otherwise show none */
+		progress_tick(&pg, atomic_load(&pl.done));
 		pthread_mutex_lock(&pl.mu);
 		while (pl.finished < started) {
 			struct timespec dl;
