@@ -35,7 +35,7 @@ FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib
 	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
 	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c cli/lib/report/derived_cache.c \
 	cli/lib/report/sched_model.c cli/lib/report/span_model.c cli/lib/report/filter.c \
-	cli/lib/report/sort_keys.c cli/lib/report/report_common.c \
+	cli/lib/report/sort_keys.c cli/lib/report/report_common.c cli/lib/report/scan_pool.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
 $(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql.h formats/dtcap.h
 	@mkdir -p $(@D)
