@@ -1,4 +1,5 @@
 /* elfsyms.c - see elfsyms.h. */
+#include "dt_buildid.h"
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "elfsyms.h"
@@ -67,31 +68,15 @@ elfsyms_file_free(struct elfsyms_file *f)
 static void
 read_build_id(Elf *e, struct dtcap_file *f)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	const void *id;
+	size_t n;
 
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, noff, doff, next;
-
-		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_NOTE)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (data == NULL)
-			continue;
-		while ((next = gelf_getnote(data, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)data->d_buf + noff, "GNU", 4) == 0) {
-				size_t n = nh.n_descsz < sizeof(f->build_id) ? nh.n_descsz
-									: sizeof(f->build_id);
-				memcpy(f->build_id, (char *)data->d_buf + doff, n);
-				f->build_id_len = (uint32_t)n;
-				return;
-			}
-			off = next;
-		}
-	}
+	if (!dt_elf_build_id(e, &id, &n))
+		return;
+	if (n > sizeof(f->build_id))
+		n = sizeof(f->build_id);
+	memcpy(f->build_id, id, n);
+	f->build_id_len = (uint32_t)n;
 }
 
 /*

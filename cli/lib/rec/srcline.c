@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dt_buildid.h"
 #include "dt_grow.h"
 #include "elfsyms.h"
 #include "srcline.h"
@@ -319,30 +320,13 @@ resolve(Dwarf *dw, struct cutab *t, Dwarf_Addr addr, struct chain *c, uint64_t *
 static int
 same_build(Elf *e, const struct dtcap_file *f)
 {
-	const void *bid;
-	ssize_t n;
-	Elf_Scn *scn = NULL;
+	const void *id;
+	size_t n;
 
 	if (f->build_id_len == 0)
 		return 1;
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_NOTE ||
-		    (d = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, no, doff;
-		while ((off = gelf_getnote(d, off, &nh, &no, &doff)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)d->d_buf + no, "GNU", 4))
-				continue;
-			bid = (const char *)d->d_buf + doff;
-			n = nh.n_descsz;
-			return (size_t)n == f->build_id_len && !memcmp(bid, f->build_id, (size_t)n);
-		}
-	}
-	return 0;
+	return dt_elf_build_id(e, &id, &n) && n == f->build_id_len &&
+	       !memcmp(id, f->build_id, n);
 }
 
 static int

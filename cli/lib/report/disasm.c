@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "disasm.h"
+#include "dt_buildid.h"
 #include "util.h"
 
 #define MAX_CODE	(1U << 20)	/* bytes of one function */
@@ -19,25 +20,11 @@
 /* 1 if e carries the GNU build id f names; 0 if another or none. */
 static int same_build(Elf *e, const struct dtcap_file *f)
 {
-	Elf_Scn *scn = NULL;
+	const void *id;
+	size_t n;
 
-	while ((scn = elf_nextscn(e, scn)) != NULL) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_NOTE ||
-		    (d = elf_getdata(scn, NULL)) == NULL)
-			continue;
-		GElf_Nhdr nh;
-		size_t off = 0, no, doff;
-		while ((off = gelf_getnote(d, off, &nh, &no, &doff)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((const char *)d->d_buf + no, "GNU", 4))
-				continue;
-			return nh.n_descsz == f->build_id_len &&
-			       !memcmp((const char *)d->d_buf + doff, f->build_id, f->build_id_len);
-		}
-	}
-	return 0;
+	return dt_elf_build_id(e, &id, &n) && n == f->build_id_len &&
+	       !memcmp(id, f->build_id, n);
 }
 
 struct dtr_insn *dtr_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t size,
