@@ -1,13 +1,15 @@
 /*
  * cmd_annotate.c - the annotate command line: `dtreport annotate FUNC
  * [options] CAPTURE` and dtsh's `annotate FUNC [options]` on its open
- * capture.  The tables are the engine's (report_annotate.c).
+ * capture, on the skeleton of cmd_run.c.  The tables are the engine's
+ * (report_annotate.c).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_run.h"
 #include "dtsym.h"
 #include "engine.h"
 #include "filter.h"
@@ -43,9 +45,9 @@ static void ann_usage(FILE *to)
 
 /* Options anywhere; operands left in argv[optind..].  0 to go on, -1
  * after --help, else a status. */
-static int ann_args(int argc, char **argv, struct dtr_annotate_opts *o, struct dtf_filter *f,
-		    int *partial)
+static int ann_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 {
+	struct dtr_annotate_opts *o = st;
 	char err[512];
 	int c;
 
@@ -95,48 +97,25 @@ usage:
 	return DTR_EXIT_USAGE;
 }
 
-static int ann_main(int argc, char **argv, const struct dtr_cap *held,
-		    volatile sig_atomic_t *cancel)
+static int ann_run(const struct dtr_cap *c, struct dtf_filter *f, void *st,
+		   volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
-	struct dtr_annotate_opts o = { 0 };
-	int partial, ret;
-
-	dtf_init(&filt);
-	if ((ret = ann_args(argc, argv, &o, &filt, &partial)) != 0)
-		goto out;
-	if (held) {
-		if ((ret = dtr_shell_operands("annotate", argc, argv, filt.salvage, ann_usage)) == 0)
-			ret = dtr_annotate(held, &filt, &o, stdout, cancel);
-		goto out;
-	}
-	if (argc - optind != 1) {
-		if (argc - optind > 1)
-			dtr_err("annotate", "unexpected argument '%s' (annotate takes one capture)",
-				argv[optind + 1]);
-		else
-			dtr_err("annotate", "no capture given");
-		ann_usage(stderr);
-		ret = DTR_EXIT_USAGE;
-		goto out;
-	}
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("annotate", c.path, partial, filt.salvage, &ret)) != NULL) {
-		ret = dtr_annotate(&c, &filt, &o, stdout, NULL);
-		dtcap_reader_close(c.r);
-	}
-out:
-	dtf_free(&filt);
-	return ret < 0 ? 0 : ret;
+	return dtr_annotate(c, f, st, stdout, cancel);
 }
+
+static const struct dtr_cmd ann_cmd = { "annotate", ann_usage, ann_args, NULL, ann_run };
 
 int cmd_annotate(int argc, char **argv)
 {
-	return ann_main(argc, argv, NULL, NULL);
+	struct dtr_annotate_opts o = { 0 };
+
+	return dtr_cmd_main(&ann_cmd, &o, argc, argv);
 }
 
 int cmd_annotate_on(const struct dtr_cap *c, int argc, char **argv,
 		    volatile sig_atomic_t *cancel)
 {
-	return ann_main(argc, argv, c, cancel);
+	struct dtr_annotate_opts o = { 0 };
+
+	return dtr_cmd_on(&ann_cmd, &o, c, argc, argv, cancel);
 }
