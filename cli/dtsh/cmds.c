@@ -707,39 +707,8 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
 }
 
-static int
-cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
-{
-	(void)rest;
-	if (need_capture(sh, argv[0]))
-		return 1;
-	if (sh->ncaps > 1) {
-		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
-			argv[0], sh->ncaps);
-		return 1;
-	}
-	struct dtr_cap c = engine_cap(sh);
-	dtsh_interrupted = 0;
-	return report_done(cmd_calls_on(&c, argc, argv, &dtsh_interrupted));
-}
-
-static int
-cmd_annotate_(struct dtsh *sh, int argc, char **argv, const char *rest)
-{
-	(void)rest;
-	if (need_capture(sh, argv[0]))
-		return 1;
-	if (sh->ncaps > 1) {
-		fprintf(stderr, "dtsh %s: reads one capture, and %d are open (open it alone)\n",
-			argv[0], sh->ncaps);
-		return 1;
-	}
-	struct dtr_cap c = engine_cap(sh);
-	dtsh_interrupted = 0;
-	return report_done(cmd_annotate_on(&c, argc, argv, &dtsh_interrupted));
-}
-
-/* latency, syscalls: one capture, in-process, Ctrl-C stops them */
+/* callers, callees, annotate, latency, syscalls, blame: one capture,
+ * in-process, Ctrl-C stops them */
 static int
 one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
 	       int (*fn)(const struct dtr_cap *, int, char **, volatile sig_atomic_t *))
@@ -754,6 +723,20 @@ one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(fn(&c, argc, argv, &dtsh_interrupted));
+}
+
+static int
+cmd_calls_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, argv[0], argc, argv, cmd_calls_on);
+}
+
+static int
+cmd_annotate_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	return one_cap_report(sh, argv[0], argc, argv, cmd_annotate_on);
 }
 
 static int
