@@ -107,18 +107,23 @@ if recorded behind; then
 fi
 
 # 4. bad stacks: the sampled function alone, marked truncated; no caller
-# invented from garbage
+# invented from garbage.  spin_on swaps rsp only for its loop: a sample on
+# the few instructions before the swap or after the restore has a good
+# stack and rightly unwinds whole to main; those may be a small share
+# (they were 1 in 1474 once), and only as main's true chain.
 for m in garbage unmapped edge; do
 	recorded bad-$m || continue
 	"$dtreport" flame --folded --user "$out/bad-$m.dtc" >"$out/bad-$m.folded" 2>"$out/bad-$m.ferr"
 	r=$(awk '/spin_on [0-9]+$/ { t += $NF; s = $0; sub(/ [0-9]+$/, "", s); sub(/^[^;]*;/, "", s)
-		 if (s == "[truncated];spin_on") ok += $NF; else bad = bad " " s }
-		 END { printf "%d %d%s\n", t, ok, bad }' "$out/bad-$m.folded")
-	read -r t ok rest <<<"$r"
-	if [ "$t" -gt 20 ] && [ "$t" = "$ok" ]; then
-		echo "PASS bad-$m: all $t samples in the loop are [truncated];spin_on"
+		 if (s == "[truncated];spin_on") ok += $NF
+		 else if (s ~ /(^|;)main;spin_on$/ && s !~ /truncated/) whole += $NF
+		 else bad = bad " " s }
+		 END { printf "%d %d %d%s\n", t, ok, whole, bad }' "$out/bad-$m.folded")
+	read -r t ok whole rest <<<"$r"
+	if [ "$t" -gt 20 ] && [ $((ok + whole)) = "$t" ] && [ $((whole * 50)) -le "$t" ]; then
+		echo "PASS bad-$m: $ok of $t samples in spin_on are [truncated];spin_on, $whole whole to main (sampled outside the loop)"
 	else
-		echo "FAIL bad-$m: $ok of $t samples in the loop are [truncated];spin_on; others: $(echo "$rest" | head -c 300)"
+		echo "FAIL bad-$m: $ok of $t samples in spin_on are [truncated];spin_on, $whole whole to main; others: $(echo "$rest" | head -c 300)"
 	fi
 done
 
