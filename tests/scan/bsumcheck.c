@@ -20,6 +20,28 @@ static uint64_t lookup(const uint64_t *v, uint32_t n, unsigned w, uint64_t k, un
 	return 0;
 }
 
+/*
+ * A (key, count) list of a summary against the block's column: each key's
+ * count is the number of rows holding it.  Returns 1, with why filled, on
+ * the first key that differs; 0 when all agree.
+ */
+static int list_ok(const char *what, const uint64_t *list, uint32_t n, const uint32_t *col,
+		   uint32_t rows, size_t blk, char *why, size_t whysz)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t c = 0;
+		for (uint32_t j = 0; j < rows; j++)
+			c += col[j] == list[2 * k];
+		if (c != list[2 * k + 1]) {
+			snprintf(why, whysz, "block %zu %s %llu: %llu, rows say %llu", blk, what,
+				 (unsigned long long)list[2 * k], (unsigned long long)list[2 * k + 1],
+				 (unsigned long long)c);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -56,31 +78,10 @@ int main(int argc, char **argv)
 			bad++;
 			break;
 		}
-		for (uint32_t k = 0; k < s.nprobe && !bad; k++) {
-			uint64_t n = 0;
-			for (uint32_t j = 0; j < b->rows; j++)
-				n += b->probe[j] == s.probe[2 * k];
-			if (n != s.probe[2 * k + 1])
-				snprintf(why, sizeof(why), "block %zu probe %llu: %llu, rows say %llu", i,
-					 (unsigned long long)s.probe[2 * k],
-					 (unsigned long long)s.probe[2 * k + 1], (unsigned long long)n), bad++;
-		}
-		for (uint32_t k = 0; k < s.ncpu && !bad; k++) {
-			uint64_t n = 0;
-			for (uint32_t j = 0; j < b->rows; j++)
-				n += b->cpu[j] == s.cpu[2 * k];
-			if (n != s.cpu[2 * k + 1])
-				snprintf(why, sizeof(why), "block %zu cpu %llu", i,
-					 (unsigned long long)s.cpu[2 * k]), bad++;
-		}
-		for (uint32_t k = 0; k < s.ncomm && !bad; k++) {
-			uint64_t n = 0;
-			for (uint32_t j = 0; j < b->rows; j++)
-				n += b->comm[j] == s.comm[2 * k];
-			if (n != s.comm[2 * k + 1])
-				snprintf(why, sizeof(why), "block %zu comm %llu", i,
-					 (unsigned long long)s.comm[2 * k]), bad++;
-		}
+		if (list_ok("probe", s.probe, s.nprobe, b->probe, b->rows, i, why, sizeof(why)) ||
+		    list_ok("cpu", s.cpu, s.ncpu, b->cpu, b->rows, i, why, sizeof(why)) ||
+		    list_ok("comm", s.comm, s.ncomm, b->comm, b->rows, i, why, sizeof(why)))
+			bad++;
 		for (uint32_t j = 0; j < b->rows && !bad; j++) {
 			uint64_t n = lookup(s.pid, s.npid, 3, b->pid[j], 1);
 			if (!n)
