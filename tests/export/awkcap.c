@@ -21,6 +21,7 @@
 
 #include "dt_abi.h"
 #include "dtcap.h"
+#include "../capbuild.h"
 
 #define K(x)	(0xffffffff81000000ULL + (x))
 
@@ -55,44 +56,24 @@ static const char *const names[] = {
 #define NNAMES (sizeof(names) / sizeof(names[0]))
 #define FN(i)	(0x401000ULL + 0x100 * (i) + 0x10)
 
-static uint64_t lcg;
-static uint32_t rnd(uint32_t n)
-{
-	lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (uint32_t)(lcg >> 33) % n;
-}
-
-static int die(const char *what, struct dtcap_writer *w)
-{
-	fprintf(stderr, "awkcap: %s: %s\n", what, w ? dtcap_writer_error(w) : dtcap_create_error());
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: awkcap OUT.dtc [SEED] [NEVENTS]\n");
-		return 2;
-	}
-	unsigned seed = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-	unsigned nev = argc > 3 ? (unsigned)atoi(argv[3]) : 20000;
-	lcg = seed * 0x9e3779b97f4a7c15ULL + 1;
+	unsigned seed, nev;
+	int st = cb_args(argc, argv, "awkcap", &seed, &nev);
+	if (st)
+		return st;
 
-	struct dtcap_host h = { .ncpus = 2, .clock_mono_ns = 1000000000ULL,
-				.clock_real_ns = 1700000000000000000LL,
-				.start_ns = 1000000000ULL };
-	strcpy(h.kernel, "6.1.0-test");
-	strcpy(h.hostname, "testhost");
-	strcpy(h.command, "dtrec -o awk.dtc profile:hz:99");
+	struct dtcap_host h;
+	cb_host(&h, 2, "dtrec -o awk.dtc profile:hz:99");
 	struct dtcap_writer_opts o = { .block_events = 1000, .synthetic = 1 };
 	struct dtcap_writer *w = dtcap_create(argv[1], &h, &o);
 	if (!w)
-		return die(argv[1], NULL);
+		return cb_die("awkcap", argv[1], NULL);
 
 	struct dtcap_probe p = { .id = 1, .flags = DT_PF_TIMER };
 	strcpy(p.name, "profile:hz:99");
 	if (dtcap_put_probes(w, &p, 1) || dtcap_put_kallsyms(w, kallsyms, strlen(kallsyms)))
-		return die("metadata", w);
+		return cb_die("awkcap", "metadata", w);
 
 	struct dtcap_sym syms[NNAMES];
 	for (unsigned i = 0; i < NNAMES; i++)
@@ -101,7 +82,7 @@ int main(int argc, char **argv)
 				.nsyms = NNAMES, .syms = syms };
 	uint32_t fid = dtcap_put_file(w, &f);
 	if (!fid)
-		return die("file", w);
+		return cb_die("awkcap", "file", w);
 	struct dtcap_map maps[] = {
 		{ 0x401000, 0x402000, 0x1000, fid, 5, "/opt/app/bin/app" },
 	};
@@ -111,7 +92,7 @@ int main(int argc, char **argv)
 	};
 	for (int i = 0; i < 2; i++)
 		if (dtcap_put_proc(w, &pr[i]))
-			return die("proc", w);
+			return cb_die("awkcap", "proc", w);
 
 	/* user stacks, innermost first, each ending main < _start */
 	enum { NU = 20 };
@@ -137,34 +118,34 @@ int main(int argc, char **argv)
 	uint32_t uid[NU], kid[3];
 	for (unsigned i = 0; i < NU; i++)
 		if (!(uid[i] = dtcap_intern_stack(w, us[i], un[i], 0, 0)))
-			return die("stack", w);
+			return cb_die("awkcap", "stack", w);
 	for (unsigned i = 0; i < 3; i++)
 		if (!(kid[i] = dtcap_intern_stack(w, ks[i], kn[i], 1, 0)))
-			return die("stack", w);
+			return cb_die("awkcap", "stack", w);
 	uint32_t comm[2];
 	for (int i = 0; i < 2; i++)
 		if (!(comm[i] = dtcap_intern_comm(w, pr[i].comm)))
-			return die("comm", w);
+			return cb_die("awkcap", "comm", w);
 
 	uint64_t ts = h.start_ns, nread[2] = { 0 };
 	for (unsigned i = 0; i < nev; i++) {
 		struct dtcap_event e = { 0 };
-		ts += 1 + rnd(2000000000ULL / nev * 2);
+		ts += 1 + cb_rnd(2000000000ULL / nev * 2);
 		e.ts = ts;
-		e.cpu = rnd(2);
-		unsigned who = rnd(2);
+		e.cpu = cb_rnd(2);
+		unsigned who = cb_rnd(2);
 		e.pid = e.tid = who ? 200 : 100;
 		e.comm = comm[who];
 		e.probe = 1;
 		/* a user frame is the innermost of a quarter of the stacks, and
 		 * one sample in 50 has no stack: its line is the comm alone */
-		e.ustack = uid[rnd(NU)];
-		unsigned k = rnd(4);
+		e.ustack = uid[cb_rnd(NU)];
+		unsigned k = cb_rnd(4);
 		e.kstack = k < 3 ? kid[k] : 0;
-		if (rnd(50) == 0)
+		if (cb_rnd(50) == 0)
 			e.ustack = e.kstack = 0;
 		if (dtcap_put_event(w, &e))
-			return die("event", w);
+			return cb_die("awkcap", "event", w);
 		nread[e.cpu]++;
 	}
 	struct dtcap_count c[2] = { 0 }, rec = { 0 };
@@ -172,8 +153,8 @@ int main(int argc, char **argv)
 		c[i].read = c[i].produced = nread[i];
 	rec.read = nev;
 	if (dtcap_put_counters(w, ts + 1000, c, 2, &rec))
-		return die("counters", w);
+		return cb_die("awkcap", "counters", w);
 	if (dtcap_close(w))
-		return die("close", NULL);
+		return cb_die("awkcap", "close", NULL);
 	return 0;
 }

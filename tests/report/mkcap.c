@@ -17,6 +17,7 @@
 
 #include "dt_abi.h"
 #include "dtcap.h"
+#include "../capbuild.h"
 
 #define K(x)	(0xffffffff81000000ULL + (x))
 #define M(x)	(0xffffffffc0000000ULL + (x))
@@ -35,40 +36,20 @@ static const char modules[] =
 	"testmod 16384 0 - Live 0xffffffffc0000000\n"
 	"othermod 8192 0 - Live 0xffffffffc0010000\n";
 
-static uint64_t lcg;
-static uint32_t rnd(uint32_t n)
-{
-	lcg = lcg * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (uint32_t)(lcg >> 33) % n;
-}
-
-static int die(const char *what, struct dtcap_writer *w)
-{
-	fprintf(stderr, "mkcap: %s: %s\n", what, w ? dtcap_writer_error(w) : dtcap_create_error());
-	return 1;
-}
-
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: mkcap OUT.dtc [SEED] [NEVENTS]\n");
-		return 2;
-	}
-	unsigned seed = argc > 2 ? (unsigned)atoi(argv[2]) : 1;
-	unsigned nev = argc > 3 ? (unsigned)atoi(argv[3]) : 20000;
-	lcg = seed * 0x9e3779b97f4a7c15ULL + 1;
+	unsigned seed, nev;
+	int st = cb_args(argc, argv, "mkcap", &seed, &nev);
+	if (st)
+		return st;
 
-	struct dtcap_host h = { .ncpus = 4, .clock_mono_ns = 1000000000ULL,
-				.clock_real_ns = 1700000000000000000LL,
-				.start_ns = 1000000000ULL };
-	strcpy(h.kernel, "6.1.0-test");
-	strcpy(h.hostname, "testhost");
-	strcpy(h.command, "dtrec -o test.dtc profile:hz:99");
+	struct dtcap_host h;
+	cb_host(&h, 4, "dtrec -o test.dtc profile:hz:99");
 	strcpy(h.kernel_build_id, "4b65726e656c4275696c644964303132");
 	struct dtcap_writer_opts o = { .block_events = 1000, .synthetic = 1 };
 	struct dtcap_writer *w = dtcap_create(argv[1], &h, &o);
 	if (!w)
-		return die(argv[1], NULL);
+		return cb_die("mkcap", argv[1], NULL);
 
 	struct dtcap_probe p[3] = { 0 };
 	p[0].id = 1, p[0].flags = DT_PF_TIMER, strcpy(p[0].name, "profile:hz:99");
@@ -76,7 +57,7 @@ int main(int argc, char **argv)
 	p[2].id = 5, p[2].flags = DT_PF_TIMER, strcpy(p[2].name, "interval:ms:10");
 	if (dtcap_put_probes(w, p, 3) || dtcap_put_kallsyms(w, kallsyms, strlen(kallsyms)) ||
 	    dtcap_put_modules(w, modules, strlen(modules)))
-		return die("metadata", w);
+		return cb_die("mkcap", "metadata", w);
 
 	/* app: non-PIE, text at file offset 0x1000 mapped at 0x401000, so
 	 * load bias hint 0x400000; libc: PIE-like, bias 0. */
@@ -96,7 +77,7 @@ int main(int argc, char **argv)
 				 .nsyms = 2, .syms = libcsyms };
 	uint32_t ida = dtcap_put_file(w, &fa), idl = dtcap_put_file(w, &fl);
 	if (!ida || !idl)
-		return die("files", w);
+		return cb_die("mkcap", "files", w);
 	struct dtcap_map maps1[] = {
 		{ 0x401000, 0x402000, 0x1000, ida, 5, "/usr/bin/app" },
 		{ 0x7f0000002000, 0x7f0000004000, 0x2000, idl, 5, "/lib/libc.so.6" },
@@ -115,7 +96,7 @@ int main(int argc, char **argv)
 	};
 	for (int i = 0; i < 3; i++)
 		if (dtcap_put_proc(w, &pr[i]))
-			return die("proc", w);
+			return cb_die("mkcap", "proc", w);
 
 	uint64_t ks[6][4] = {
 		{ K(0x3010), K(0x2010), K(0x1010), 0 },		/* schedule<vfs_read<do_syscall_64 */
@@ -139,34 +120,34 @@ int main(int argc, char **argv)
 	uint32_t kid[6], uid[5];
 	for (int i = 0; i < 6; i++)
 		if (!(kid[i] = dtcap_intern_stack(w, ks[i], kn[i], 1, i == 5)))
-			return die("stack", w);
+			return cb_die("mkcap", "stack", w);
 	for (int i = 0; i < 5; i++)
 		if (!(uid[i] = dtcap_intern_stack(w, us[i], un[i], 0, i == 3)))
-			return die("stack", w);
+			return cb_die("mkcap", "stack", w);
 	uint32_t capp = dtcap_intern_comm(w, "app"), csh = dtcap_intern_comm(w, "sh");
 	/* Not UTF-8, and XML/JSON specials: the SVG and JSON must stay valid. */
 	uint32_t cweird = dtcap_intern_comm(w, "we\xffrd<&\"x>");
 	if (!capp || !csh || !cweird)
-		return die("comm", w);
+		return cb_die("mkcap", "comm", w);
 
 	uint64_t ts = h.start_ns;
 	uint64_t nread[4] = { 0 };
 	for (unsigned i = 0; i < nev; i++) {
 		struct dtcap_event e = { 0 };
-		ts += 1 + rnd(2000000000ULL / nev * 2);
+		ts += 1 + cb_rnd(2000000000ULL / nev * 2);
 		e.ts = ts;
-		e.cpu = rnd(4);
-		unsigned who = rnd(3);	/* 0: app 100, 1: app thread 101, 2: pid 200 */
+		e.cpu = cb_rnd(4);
+		unsigned who = cb_rnd(3);	/* 0: app 100, 1: app thread 101, 2: pid 200 */
 		e.pid = who == 2 ? 200 : 100;
 		e.tid = who == 1 ? 101 : e.pid;
 		e.comm = who == 2 ? (ts >= 1500000000ULL ? capp : csh) : capp;
-		if (rnd(who == 2 ? 5 : 50) == 0)
+		if (cb_rnd(who == 2 ? 5 : 50) == 0)
 			e.comm = 0;
-		else if (who == 0 && rnd(40) == 0)
+		else if (who == 0 && cb_rnd(40) == 0)
 			e.comm = cweird;
-		unsigned r = rnd(10);
+		unsigned r = cb_rnd(10);
 		e.probe = r < 6 ? 1 : r < 8 ? 5 : 2;
-		unsigned kk = rnd(7), uu = rnd(6);
+		unsigned kk = cb_rnd(7), uu = cb_rnd(6);
 		e.kstack = kk < 6 ? kid[kk] : 0;
 		/* after the exec, also the stack work<main had before it: the
 		 * same addresses, other names (the old mapping is gone), so
@@ -175,12 +156,12 @@ int main(int argc, char **argv)
 			e.ustack = uu < 2 ? uid[4] : uu == 2 ? uid[0] : 0;
 		else
 			e.ustack = uu < 4 ? uid[uu] : 0;
-		if (!e.kstack && !e.ustack && rnd(2))
+		if (!e.kstack && !e.ustack && cb_rnd(2))
 			e.ustack = uid[0];
 		if (e.probe == 2)
 			e.nargs = 3, e.args[0] = 3, e.args[1] = 0x1000, e.args[2] = 4096;
 		if (dtcap_put_event(w, &e))
-			return die("event", w);
+			return cb_die("mkcap", "event", w);
 		nread[e.cpu]++;
 	}
 	struct dtcap_count c[4] = { 0 }, rec = { 0 };
@@ -192,8 +173,8 @@ int main(int argc, char **argv)
 	}
 	rec.read = nev;
 	if (dtcap_put_counters(w, ts + 1000, c, 4, &rec))
-		return die("counters", w);
+		return cb_die("mkcap", "counters", w);
 	if (dtcap_close(w))
-		return die("close", NULL);
+		return cb_die("mkcap", "close", NULL);
 	return 0;
 }
