@@ -1067,11 +1067,3 @@ dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
 	d->trigfd = -1;
 	return &d->s;
 }
-
-struct dtsrc *
-dtsrc_new(struct dtp_dev *dev, char *err, size_t errlen)
-{
-	if (dtp_kind(dev) == DTP_PERF)
-		return dtsrc_perf_new(dev, err, errlen);
-	return dtsrc_dt_new(dev, err, errlen);
-}
