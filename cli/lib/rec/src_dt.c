@@ -45,7 +45,7 @@ static const char *const pp_names[PP_N][2] = {
  * comm) or runs code outside them.  One per process in src_dt's procs,
  * indexed by pid.
  */
-struct uproc {
+struct seeded {
 	uint32_t	pid;
 	uint32_t	reseeds;
 	char		comm[DT_COMMLEN];
@@ -62,7 +62,7 @@ struct src_dt {
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] reads now wait for the workers */
 	uint32_t	self;		/* [I] our tgid: never unwound */
-	struct uproc	*procs;		/* [r] dense, in no order */
+	struct seeded	*procs;		/* [r] dense, in no order */
 	size_t		nprocs;		/* [r] */
 	uint32_t	pcap;		/* dt_htab numbers entries in 32 bits */
 	struct dt_htab	pix;		/* [r] pid -> index in procs */
@@ -93,10 +93,10 @@ struct src_dt {
 };
 
 /* the fewest processes that make a prune pass worth its kill() calls */
-#define UPROC_PRUNE_MIN	128
+#define SEEDED_PRUNE_MIN	128
 
 static uint64_t
-uproc_rehash(const void *ctx, uint32_t e)
+seeded_rehash(const void *ctx, uint32_t e)
 {
 	return dt_htab_hash_int(((const struct src_dt *)ctx)->procs[e].pid);
 }
@@ -110,28 +110,28 @@ uproc_rehash(const void *ctx, uint32_t e)
  * kill() of each pass is paid for by as many new processes.
  */
 static void
-uproc_prune(struct src_dt *d)
+seeded_prune(struct src_dt *d)
 {
 	for (size_t i = 0; i < d->nprocs;) {
-		struct uproc *o = &d->procs[i];
+		struct seeded *o = &d->procs[i];
 		if (kill((pid_t)o->pid, 0) == 0 || errno != ESRCH) {
 			i++;
 			continue;
 		}
 		/* the last process takes i's place, in the index first */
-		if (dt_htab_remove(&d->pix, (uint32_t)i, uproc_rehash, d) < 0)
+		if (dt_htab_remove(&d->pix, (uint32_t)i, seeded_rehash, d) < 0)
 			break;	/* the index disagrees: keep the rest */
 		dtunw_pool_forget(d->pool, o->pid);
 		free(o->xr);
 		*o = d->procs[--d->nprocs];
 	}
-	d->prune_at = 2 * d->nprocs > UPROC_PRUNE_MIN ? 2 * d->nprocs : UPROC_PRUNE_MIN;
+	d->prune_at = 2 * d->nprocs > SEEDED_PRUNE_MIN ? 2 * d->nprocs : SEEDED_PRUNE_MIN;
 }
 
 /* pid's entry, a new one if none; NULL when out of memory.  The entry
  * moves when another is added (the array grows, a prune fills holes). */
-static struct uproc *
-uproc_get(struct src_dt *d, uint32_t pid)
+static struct seeded *
+seeded_get(struct src_dt *d, uint32_t pid)
 {
 	uint64_t h = dt_htab_hash_int(pid);
 	uint32_t e;
@@ -141,25 +141,25 @@ uproc_get(struct src_dt *d, uint32_t pid)
 		if (d->procs[e].pid == pid)
 			return &d->procs[e];
 	if (d->nprocs >= d->prune_at)
-		uproc_prune(d);
+		seeded_prune(d);
 	if (DT_GROW(d->procs, d->pcap, d->nprocs, 1, 256))
 		return NULL;
-	d->procs[d->nprocs] = (struct uproc){ .pid = pid };
-	if (dt_htab_add(&d->pix, h, (uint32_t)d->nprocs, uproc_rehash, d))
+	d->procs[d->nprocs] = (struct seeded){ .pid = pid };
+	if (dt_htab_add(&d->pix, h, (uint32_t)d->nprocs, seeded_rehash, d))
 		return NULL;
 	return &d->procs[d->nprocs++];
 }
 
 struct seedctx {
 	struct src_dt	*d;
-	struct uproc	*u;
+	struct seeded	*u;
 };
 
 static int
 seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
 {
 	struct seedctx *c = arg;
-	struct uproc *u = c->u;
+	struct seeded *u = c->u;
 
 	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
 	/* [lo, hi) pairs: cap counts pairs, the array holds two words each */
@@ -182,7 +182,7 @@ seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, 
 static void
 seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
 {
-	struct uproc *u = uproc_get(d, rec->dtr_pid);
+	struct seeded *u = seeded_get(d, rec->dtr_pid);
 	int known = 0;
 
 	if (u == NULL)
@@ -322,7 +322,7 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
  * the bytes left.
  */
 static size_t
-dt_take_procs(struct src_dt *d, char *buf, size_t n)
+dsrc_take_procs(struct src_dt *d, char *buf, size_t n)
 {
 	size_t r = 0, np = 0;
 
@@ -416,7 +416,7 @@ fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
  * never reach the capture.  Returns the bytes left.
  */
 static size_t
-dt_take_copies(struct src_dt *d, char *buf, size_t n)
+dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 {
 	size_t r = 0, w = 0;
 
@@ -505,7 +505,7 @@ sel_flags(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cf
 }
 
 static int
-dt_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+dsrc_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 {
 	unsigned fl = sel_flags(s, sel, cfg);
 
@@ -522,7 +522,7 @@ dt_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cf
  * too.  Every descriptor leaves dtrec itself out.
  */
 static int
-dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+dsrc_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	struct dt_filter f;
 	uint32_t *pids = NULL;
@@ -570,7 +570,7 @@ dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 
 /* flight: the trigger probes on a descriptor of their own */
 static int
-dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+dsrc_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	char path[64];
 	uint32_t sz = DT_BUFSZ_MIN;
@@ -593,7 +593,7 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 	all.child = 0;
 	all.comm = NULL;
 	all.cgroupfd = -1;
-	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
+	if (dsrc_filter(d->trigfd, &all, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < cfg->ntrig; i++) {
 		struct dt_enable en;
@@ -618,7 +618,7 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 }
 
 static int
-dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
+dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	  const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
@@ -630,7 +630,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			   "dt.ko has no tracefs filters");
 		return -1;
 	}
-	if (dt_filter(fd, cfg, err, errlen) < 0)
+	if (dsrc_filter(fd, cfg, err, errlen) < 0)
 		return -1;
 	if (cfg->flight) {
 		uint32_t m = DT_RING_OVERWRITE;
@@ -639,7 +639,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			return -1;
 		}
 		d->flight = 1;
-		if (cfg->ntrig && dt_trig_open(d, cfg, err, errlen) < 0)
+		if (cfg->ntrig && dsrc_trig_open(d, cfg, err, errlen) < 0)
 			return -1;
 	}
 	/*
@@ -648,7 +648,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	 * it ends, not as the unwinding workers return them.
 	 */
 	for (size_t i = 0; i < nsel && !d->flight; i++)
-		copies |= dt_copies(s, &sel[i], cfg);
+		copies |= dsrc_copies(s, &sel[i], cfg);
 	if (copies) {
 		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
 		if (!bufsize)
@@ -741,7 +741,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
 		en.dten_evtflags = sel_flags(s, &sel[i], cfg);
-		if (copies && dt_copies(s, &sel[i], cfg))
+		if (copies && dsrc_copies(s, &sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
 		if (pp_of(d, sel[i].id) >= 0)
 			en.dten_evtflags |= DTEVT_COMM | DTEVT_FUNCARGS;
@@ -766,7 +766,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 }
 
 static int
-dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
+dsrc_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -785,17 +785,17 @@ dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 	return 0;
 }
 
-static int dt_start(struct dtsrc *s, char *err, size_t errlen) { return dt_record(s, 1, err, errlen); }
+static int dsrc_start(struct dtsrc *s, char *err, size_t errlen) { return dsrc_record(s, 1, err, errlen); }
 
 static int
-dt_stop(struct dtsrc *s, char *err, size_t errlen)
+dsrc_stop(struct dtsrc *s, char *err, size_t errlen)
 {
 	((struct src_dt *)s)->stopped = 1;
-	return dt_record(s, 0, err, errlen);
+	return dsrc_record(s, 0, err, errlen);
 }
 
 static ssize_t
-dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
+dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	size_t used = 0;
@@ -819,8 +819,8 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		n = 0;
 	}
 	if (d->track)
-		n = (ssize_t)dt_take_procs(d, buf + used, (size_t)n);
-	used += dt_take_copies(d, buf + used, (size_t)n);
+		n = (ssize_t)dsrc_take_procs(d, buf + used, (size_t)n);
+	used += dsrc_take_copies(d, buf + used, (size_t)n);
 	if (d->track)
 		proctab_read_end(&d->pt);
 	if (d->pool)
@@ -829,7 +829,7 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 }
 
 static void
-dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
+dsrc_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -840,7 +840,7 @@ dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64
 }
 
 static void
-dt_wait(struct dtsrc *s, int timeout_ms)
+dsrc_wait(struct dtsrc *s, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = dtp_fd(s->dev), .events = POLLIN };
 
@@ -848,7 +848,7 @@ dt_wait(struct dtsrc *s, int timeout_ms)
 }
 
 static int
-dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
+dsrc_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
 	    char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
@@ -899,7 +899,7 @@ dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *nc
 }
 
 static void
-dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
+dsrc_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 {
 	struct dt_clock ck;
 	struct timespec ts;
@@ -916,7 +916,7 @@ dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 }
 
 static const struct dtsrc_proc *
-dt_proc(struct dtsrc *s, uint32_t pid)
+dsrc_proc(struct dtsrc *s, uint32_t pid)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -924,7 +924,7 @@ dt_proc(struct dtsrc *s, uint32_t pid)
 	return d->track ? proctab_proc(&d->pt, pid) : NULL;
 }
 
-static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
+static int dsrc_filters_targets(struct dtsrc *s) { (void)s; return 1; }
 
 /*
  * Freeze: the kernel returns once no event is being written; reads then
@@ -932,7 +932,7 @@ static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
  * before this dump is kept so that the dump counts only its own.
  */
 static int
-dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+dsrc_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	uint32_t v = begin ? 1 : 0;
@@ -991,7 +991,7 @@ dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 
 /* Each record on the trigger descriptor is one firing of a trigger. */
 static uint64_t
-dt_triggered(struct dtsrc *s)
+dsrc_triggered(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	char buf[16384];
@@ -1012,7 +1012,7 @@ dt_triggered(struct dtsrc *s)
 }
 
 static void
-dt_close(struct dtsrc *s)
+dsrc_close(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -1032,23 +1032,23 @@ dt_close(struct dtsrc *s)
 	free(d);
 }
 
-static const struct dtsrc_ops dt_ops = {
+static const struct dtsrc_ops dsrc_ops = {
 	.name = "dt",
-	.enable = dt_enable,
-	.start = dt_start,
-	.stop = dt_stop,
-	.read = dt_read,
-	.wait = dt_wait,
-	.counters = dt_counters,
-	.clock = dt_clock,
-	.proc = dt_proc,
-	.ustack_counts = dt_ustack_counts,
-	.filters_targets = dt_filters_targets,
+	.enable = dsrc_enable,
+	.start = dsrc_start,
+	.stop = dsrc_stop,
+	.read = dsrc_read,
+	.wait = dsrc_wait,
+	.counters = dsrc_counters,
+	.clock = dsrc_clock,
+	.proc = dsrc_proc,
+	.ustack_counts = dsrc_ustack_counts,
+	.filters_targets = dsrc_filters_targets,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
-	.dump = dt_dump,
-	.triggered = dt_triggered,
-	.close = dt_close,
+	.dump = dsrc_dump,
+	.triggered = dsrc_triggered,
+	.close = dsrc_close,
 };
 
 struct dtsrc *
@@ -1061,7 +1061,7 @@ dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
 		dtp_close(dev);
 		return NULL;
 	}
-	d->s.ops = &dt_ops;
+	d->s.ops = &dsrc_ops;
 	d->s.dev = dev;
 	d->self = (uint32_t)getpid();
 	d->trigfd = -1;
