@@ -27,6 +27,7 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 
 	rec_tmap_free(&r->comms);
 	rec_tmap_free(&r->procs);
+	dtm_forget_told(r->m);
 	/* file ids (cap_id) belong to one capture */
 	elfsyms_cache_free(r->ec);
 	jitmap_cache_free(r->jc);

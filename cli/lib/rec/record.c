@@ -28,7 +28,6 @@
 #include "jitmap.h"
 #include "kused.h"
 #include "probes.h"
-#include "procmaps.h"
 #include "source.h"
 #include "srcline.h"
 #include "targets.h"
@@ -210,7 +209,7 @@ process(struct rec *r, const char *buf, size_t len)
 			r->nlost++;
 			continue;
 		}
-		rec_track_proc(r, d);
+		dtm_event(r->m, d);
 		if (e.ustack)
 			rec_reach_files(r, d, e.ustack);
 		/* ids are dense: a new one is a stack not stored before */
@@ -239,7 +238,7 @@ rec_drain_once(struct rec *r, char *buf)
 		return 0;
 	r->raw_bytes += (uint64_t)n;
 	process(r, buf, (size_t)n);
-	rec_resnap(r);
+	dtm_read_end(r->m);
 	return n;
 }
 
@@ -605,6 +604,13 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		return 1;
 	}
 	r->dev = r->src->dev;
+	/* the session's, not the source's: the source feeds it, the
+	 * snapshots subscribe */
+	if ((r->m = dtm_new()) == NULL || dtm_subscribe(r->m, rec_snap_changed, r) < 0) {
+		rec_msg(r, "out of memory");
+		goto out;
+	}
+	dtm_keep_all(r->m, o->flight != 0);
 	if (o->flight && r->src->ops->dump == NULL) {
 		rec_msg(r, "--flight: the %s source has no flight recorder: use --source perf",
 		    r->src->ops->name);
@@ -637,7 +643,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		if (p && strcmp(p->dtpi_prov, "tracepoint") == 0 &&
 		    (l = strlen(dtp_name(p, nm, sizeof(nm)))) >= 18 &&
 		    strcmp(nm + l - 18, "sched_process_exec") == 0)
-			r->exec_probe = sel[i].id;
+			dtm_set_exec_probe(r->m, sel[i].id);
 	}
 	buf = malloc(READBUF);
 	r->ec = elfsyms_cache_new();
@@ -657,12 +663,6 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		goto out;
 	}
 
-	/* both sources filter targets in the kernel, following their forks */
-	if ((o->npids || (o->argv && o->argv[0])) && !r->src->ops->filters_targets(r->src)) {
-		rec_msg(r, "the %s source cannot record only some processes (-p, COMMAND)",
-		    r->src->ops->name);
-		goto out;
-	}
 	if (o->comm && !r->src->ops->filters_comm) {
 		rec_msg(r, "--comm: the %s source cannot filter by command name; use --source dt",
 		    r->src->ops->name);
@@ -688,6 +688,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			goto out;
 	}
 	memset(&cfg, 0, sizeof(cfg));
+	cfg.machine = r->m;
 	cfg.bufsize = o->bufsize;
 	cfg.evtflags = DTEVT_COMM | DTEVT_FUNCARGS;
 	if (o->kstack)
@@ -999,6 +1000,7 @@ out:
 		res->not_run = r->not_run;
 	dtrec_targets_close(&r->tg);
 	dtsrc_close(r->src);
+	dtm_free(r->m);
 	elfsyms_cache_free(r->ec);
 	jitmap_cache_free(r->jc);
 	srcl_free(r->srcl);

@@ -15,6 +15,7 @@
 #include "dt_abi.h"
 #include "dt_htab.h"
 #include "dtcap.h"
+#include "machine.h"
 #include "record.h"
 #include "source.h"
 #include "srcline.h"
@@ -29,16 +30,14 @@
 #define BACKLOG		(256U << 10)
 #define LAST_MAX	(64U << 20)	/* bytes of /proc maps kept for JIT maps */
 
-/* A map u32 -> slot, for per-thread comm and per-process state. */
+/*
+ * A map u32 -> slot: per thread, the comm cache (record.c); per process,
+ * what the capture holds of it (snapshots.c).
+ */
 struct tslot {
 	uint32_t	key;		/* tid or pid */
 	uint32_t	comm_id;	/* comm cache: interned id of comm */
 	char		comm[DT_COMMLEN];
-	int		snapped;	/* process table: snapshots taken */
-	uint32_t	nxr;		/* executable ranges of the last snapshot */
-	uint32_t	misses;		/* snapshots taken for unmapped pcs */
-	uint32_t	gen;		/* source's dtsrc_proc.gen last stored */
-	uint64_t	*xr;		/* start, end pairs */
 	/*
 	 * The last snapshot while files of it are stored without symbols
 	 * (no stored stack has reached them yet): a pc in one of them
@@ -74,7 +73,7 @@ struct rec {
 	uint64_t	srcl_bytes;	/* of the capture, source lines (at the end) */
 	struct srcl_stats srcl_st;
 	struct tmap	comms, procs;
-	uint32_t	exec_probe;	/* sched_process_exec id, 0: not enabled */
+	struct dtm	*m;		/* the processes recorded (machine.h) */
 	uint32_t	ncpus;
 	struct dtcap_count *counts;
 	uint64_t	nread, raw_bytes, nbad, nlost;
@@ -105,10 +104,10 @@ int rec_write_metadata(struct rec *r, const struct dtp_sel *sel, size_t nsel,
 /* snapshots.c */
 struct tslot *rec_tmap_get(struct tmap *m, uint32_t key, int *isnew);
 void rec_tmap_free(struct tmap *m);
-void rec_track_proc(struct rec *r, const struct dt_rec *d);
+/* the machine's subscriber: a snapshot of the process that changed */
+void rec_snap_changed(void *arg, const struct dtm_change *c);
 void rec_reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack);
 void rec_srcl_stack(struct rec *r, const struct dt_rec *d);
-void rec_resnap(struct rec *r);
 void rec_jit_final(struct rec *r);
 
 /* spawn.c */

@@ -1,8 +1,10 @@
 /*
- * snapshots.c - process snapshots into the capture: /proc or the source's
- * process table, the ELF files behind executable mappings (symbols once a
- * stored stack reaches them), JIT maps laid over, source lines of stored
- * stacks.  Its state is struct rec's process table (record_int.h).
+ * snapshots.c - process snapshots into the capture: /proc or the kernel's
+ * events, the ELF files behind executable mappings (symbols once a stored
+ * stack reaches them), JIT maps laid over, source lines of stored stacks.
+ * It subscribes to the machine (machine.h: "process P changed at ts");
+ * its state is struct rec's table of what the capture holds of each
+ * process (record_int.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,6 @@ void
 rec_tmap_free(struct tmap *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
-		free(m->v[i].xr);
 		drop_kept(&m->v[i]);
 		free((void *)m->v[i].last.maps);
 		free((void *)m->v[i].last.exe);
@@ -107,8 +108,8 @@ static void keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p
 		      struct dtcap_map *mv, size_t nm, char *text);
 
 static int
-snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslot *t,
-	 const uint64_t *pcs, size_t npcs)
+snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, uint32_t seq,
+	 struct tslot *t, const uint64_t *pcs, size_t npcs)
 {
 	char path[64], exe[4096] = "", *maps, *stat;
 	struct dtcap_map *mv = NULL;
@@ -141,7 +142,7 @@ snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, struct tslo
 		mv = sm.mv;
 		nm = sm.nm;
 	}
-	if (nm == 0 && t->snapped > 1) {
+	if (nm == 0 && seq > 1) {
 		/* gone (or a kernel thread): an empty snapshot would hide the last one */
 		free(mv);
 		free(maps);
@@ -319,19 +320,8 @@ store_snapshot(struct rec *r, struct dtcap_proc *pp, struct dtcap_map *mv, size_
 	}
 	p.nmaps = (uint32_t)nm;
 	p.maps = mv;
-	/* remember where code lives, to notice pcs outside it (dlopen, JIT) */
-	free(t->xr);
-	t->xr = NULL;
-	t->nxr = 0;
-	for (size_t i = 0, k = 0; i < nm; i++) {
-		if (!(mv[i].prot & 4))
-			continue;
-		if (t->xr == NULL && (t->xr = malloc(2 * nm * sizeof(*t->xr))) == NULL)
-			break;
-		t->xr[k++] = mv[i].start;
-		t->xr[k++] = mv[i].end;
-		t->nxr++;
-	}
+	/* where code lives, to notice pcs outside it (dlopen, JIT) */
+	dtm_set_code(r->m, pid, mv, nm);
 	if (ret == 0 && !r->werr && dtcap_put_proc(r->w, &p) < 0) {
 		rec_msg(r, "%s", dtcap_writer_error(r->w));
 		r->werr = 1;
@@ -398,15 +388,14 @@ rec_reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
 /*
  * A user stack stored for the first time: its pcs, as readers look them
  * up (the innermost as is, return addresses at pc - 1), with the ELF file
- * they lie in, for srcl_write at the end.  The maps are the source's
- * process table now, or the last ones read from /proc.
+ * they lie in, for srcl_write at the end.  The maps are the kernel's
+ * events' now (the machine), or the last ones read from /proc.
  */
 void
 rec_srcl_stack(struct rec *r, const struct dt_rec *d)
 {
 	const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
-	const struct dtsrc_proc *sp = r->src->ops->proc ? r->src->ops->proc(r->src, d->dtr_pid)
-							 : NULL;
+	const struct kproc *sp = dtm_proc(r->m, d->dtr_pid);
 	const struct dtcap_map *mv = sp ? sp->maps : NULL;
 	size_t nm = sp ? sp->nmaps : 0;
 	struct tslot *t;
@@ -440,10 +429,10 @@ rec_srcl_stack(struct rec *r, const struct dt_rec *d)
 	}
 }
 
-/* A snapshot of what the source's kernel records say pid has mapped. */
+/* A snapshot of what the kernel's events say pid has mapped (comm: 16 bytes). */
 static int
-snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t, const uint64_t *pcs,
-	     size_t npcs)
+snapshot_src(struct rec *r, const struct kproc *sp, const char *comm, struct tslot *t,
+	     const uint64_t *pcs, size_t npcs)
 {
 	struct dtcap_map *mv = NULL;
 	struct dtcap_proc p;
@@ -459,7 +448,7 @@ snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t, const 
 	p.ts = sp->ts;
 	p.pid = sp->pid;
 	p.ppid = sp->ppid;
-	memcpy(p.comm, t->comm[0] ? t->comm : sp->comm, DTCAP_COMMLEN);
+	memcpy(p.comm, comm, DTCAP_COMMLEN);
 	p.comm[DTCAP_COMMLEN - 1] = '\0';
 	p.exe = sp->exe ? sp->exe : "";
 	ret = store_snapshot(r, &p, mv, sp->nmaps, t, pcs, npcs);
@@ -467,82 +456,28 @@ snapshot_src(struct rec *r, const struct dtsrc_proc *sp, struct tslot *t, const 
 	return ret;
 }
 
-/* Snapshot a process when first seen, and again when it execs. */
-void
-rec_track_proc(struct rec *r, const struct dt_rec *d)
-{
-	struct tslot *t;
-	int isnew, exec;
-	char c[DT_COMMLEN + 1];
-
-	if (d->dtr_pid == 0)
-		return;		/* the idle task has no user space */
-	const uint64_t *pcs = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
-
-	t = rec_tmap_get(&r->procs, d->dtr_pid, &isnew);
-	if (t == NULL)
-		return;
-	{
-		/* the kernel told the source what this process mapped: no /proc race */
-		const struct dtsrc_proc *sp = r->src->ops->proc(r->src, d->dtr_pid);
-		if (sp) {
-			if (!t->snapped || t->gen != sp->gen) {
-				t->gen = sp->gen;
-				t->snapped++;
-				snapshot_src(r, sp, t, pcs, d->dtr_nustack);
-			}
-			return;
-		}
-	}
-	exec = r->exec_probe && d->dtr_probe == r->exec_probe;
-	/*
-	 * exec renames the task: a changed main-thread comm means a new
-	 * image.  prctl(PR_SET_NAME) does too, so a process that keeps
-	 * renaming itself gets only a few snapshots.
-	 */
-	if (!exec && t->snapped && !(t->snapped < 8 && d->dtr_tid == d->dtr_pid &&
-				     d->dtr_comm[0] &&
-				     memcmp(t->comm, d->dtr_comm, DT_COMMLEN) != 0)) {
-		/* a user pc in no executable mapping: code mapped since (dlopen, JIT) */
-		const uint64_t *u = (const uint64_t *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
-		int known = 0;
-
-		if (d->dtr_nustack == 0 || u[0] == 0 || !dtpm_reread_left(t->misses))
-			return;
-		for (uint32_t i = 0; i < t->nxr && !known; i++)
-			known = u[0] >= t->xr[2 * i] && u[0] < t->xr[2 * i + 1];
-		if (known)
-			return;
-		t->misses++;
-	}
-	if (d->dtr_tid == d->dtr_pid || !t->snapped)
-		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
-	t->snapped++;
-	memcpy(c, d->dtr_comm, DT_COMMLEN);
-	c[DT_COMMLEN] = '\0';
-	snapshot(r, d->dtr_pid, d->dtr_ts, c, t, pcs, d->dtr_nustack);
-}
-
 /*
- * A source's process table may learn of a process's mappings after its
- * last events were read (the mapping was written to a CPU's ring the read
- * had already passed, the samples to one it had not): snapshot every
- * process with events whose entry changed since, so the samples find the
- * snapshot (by time) that holds what they ran in.
+ * The machine's subscriber: process c->pid changed (first seen, a new
+ * image, new mappings, a pc outside those stored).
  */
 void
-rec_resnap(struct rec *r)
+rec_snap_changed(void *arg, const struct dtm_change *c)
 {
-	for (size_t i = 0; i < r->procs.n && !r->werr; i++) {
-		struct tslot *t = &r->procs.v[i];
-		const struct dtsrc_proc *sp;
+	struct rec *r = arg;
+	struct tslot *t;
+	int isnew;
 
-		if (t->key == 0 || !t->snapped ||
-		    (sp = r->src->ops->proc(r->src, t->key)) == NULL || sp->gen == t->gen)
-			continue;
-		t->gen = sp->gen;
-		t->snapped++;
-		snapshot_src(r, sp, t, NULL, 0);
+	if (r->werr || (t = rec_tmap_get(&r->procs, c->pid, &isnew)) == NULL)
+		return;
+	if (c->kp)
+		snapshot_src(r, c->kp, c->comm, t, c->pcs, c->npcs);
+	else if (c->reread)
+		snapshot(r, c->pid, c->ts, c->comm, c->seq, t, c->pcs, c->npcs);
+	else if (t->last.nmaps) {
+		/* known from /proc only, and maybe gone (a JVM writes its
+		 * map as it exits): its last maps, JIT laid over */
+		struct dtcap_proc p = t->last;
+		store_snapshot(r, &p, (struct dtcap_map *)t->last.maps, t->last.nmaps, t, NULL, 0);
 	}
 }
 
@@ -557,13 +492,13 @@ rec_jit_final(struct rec *r)
 {
 	for (size_t i = 0; i < r->procs.n && !r->werr; i++) {
 		struct tslot *t = &r->procs.v[i];
-		const struct dtsrc_proc *sp;
+		const struct kproc *sp;
 
-		if (t->key == 0 || !t->snapped || !jitmap_changed(r->jc, t->key))
+		if (t->key == 0 || !jitmap_changed(r->jc, t->key))
 			continue;
-		t->snapped++;
-		if ((sp = r->src->ops->proc(r->src, t->key)) != NULL) {
-			snapshot_src(r, sp, t, NULL, 0);
+		if ((sp = dtm_proc(r->m, t->key)) != NULL) {
+			const char *comm = dtm_comm(r->m, t->key);
+			snapshot_src(r, sp, comm[0] ? comm : sp->comm, t, NULL, 0);
 		} else if (t->last.nmaps) {
 			/* known from /proc only, and maybe gone (a JVM writes
 			 * its map as it exits): its last maps, JIT laid over */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "machine.h"
 #include "offcpu.h"
 #include "proctab.h"
 #include "unwind.h"
@@ -23,8 +24,6 @@
 
 /* the ring size with user stack copies, as the perf source's */
 #define DEF_RING_UREGS	(4U << 20)
-/* /proc re-reads of one process for code it mapped since (dlopen, JIT) */
-#define MAX_RESEED	16
 
 _Static_assert(DT_UREGS_MASK == DTUNW_REGS_MASK,
 	       "dt.ko's user registers are the unwinder's, in its order");
@@ -38,21 +37,6 @@ static const char *const pp_names[PP_N][2] = {
 	[PP_MMAP] = { "mmap", "exec" },
 };
 
-/*
- * Without the proc probes (a ring too small for their paths), what the
- * unwinding workers were told of a process comes from /proc/PID/maps when
- * the process is first seen, and again when it execs (a new main-thread
- * comm) or runs code outside them.  One per process in src_dt's procs,
- * indexed by pid.
- */
-struct seeded {
-	uint32_t	pid;
-	uint32_t	reseeds;
-	char		comm[DT_COMMLEN];
-	uint64_t	*xr;		/* executable ranges, [lo, hi) pairs */
-	size_t		nxr, cap;
-};
-
 struct src_dt {
 	struct dtsrc	s;
 	struct dt_stats	*cpustats;	/* [r] scratch for DTIOCGCPUSTATS */
@@ -62,11 +46,7 @@ struct src_dt {
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] reads now wait for the workers */
 	uint32_t	self;		/* [I] our tgid: never unwound */
-	struct seeded	*procs;		/* [r] dense, in no order */
-	size_t		nprocs;		/* [r] */
-	uint32_t	pcap;		/* dt_htab numbers entries in 32 bits */
-	struct dt_htab	pix;		/* [r] pid -> index in procs */
-	size_t		prune_at;	/* [r] nprocs that makes the next add prune */
+	struct dtm	*m;		/* [I] the session's machine, fed */
 	/*
 	 * The process table from dt.ko's proc probes (track): names, exec
 	 * paths and executable mappings as they happen, so a process that
@@ -75,7 +55,7 @@ struct src_dt {
 	int		track;		/* [I] */
 	uint32_t	pp_id[PP_N];	/* [I] probe ids, 0: none */
 	int		pp_hide[PP_N];	/* [I] enabled for the table alone */
-	struct proctab	pt;		/* [r] */
+	struct proctab	*pt;		/* [I] the machine's, fed when track */
 	uint64_t	*hidden;	/* [r] per CPU: records kept from record.c */
 	size_t		nhidden;
 	const struct dt_rec **pend;	/* [r] scratch: one read's proc records */
@@ -91,123 +71,6 @@ struct src_dt {
 	int		trigfd;
 	uint64_t	ntrig;
 };
-
-/* the fewest processes that make a prune pass worth its kill() calls */
-#define SEEDED_PRUNE_MIN	128
-
-static uint64_t
-seeded_rehash(const void *ctx, uint32_t e)
-{
-	return dt_htab_hash_int(((const struct src_dt *)ctx)->procs[e].pid);
-}
-
-/*
- * Drop the processes that have exited (the workers forget them after the
- * samples already queued for them: a sample still in the kernel's rings
- * then unwinds to its ip alone, marked truncated).  The next pass comes
- * when the table has doubled from what survives this one, so a system
- * where processes come and go stays at about twice the live ones, and the
- * kill() of each pass is paid for by as many new processes.
- */
-static void
-seeded_prune(struct src_dt *d)
-{
-	for (size_t i = 0; i < d->nprocs;) {
-		struct seeded *o = &d->procs[i];
-		if (kill((pid_t)o->pid, 0) == 0 || errno != ESRCH) {
-			i++;
-			continue;
-		}
-		/* the last process takes i's place, in the index first */
-		if (dt_htab_remove(&d->pix, (uint32_t)i, seeded_rehash, d) < 0)
-			break;	/* the index disagrees: keep the rest */
-		dtunw_pool_forget(d->pool, o->pid);
-		free(o->xr);
-		*o = d->procs[--d->nprocs];
-	}
-	d->prune_at = 2 * d->nprocs > SEEDED_PRUNE_MIN ? 2 * d->nprocs : SEEDED_PRUNE_MIN;
-}
-
-/* pid's entry, a new one if none; NULL when out of memory.  The entry
- * moves when another is added (the array grows, a prune fills holes). */
-static struct seeded *
-seeded_get(struct src_dt *d, uint32_t pid)
-{
-	uint64_t h = dt_htab_hash_int(pid);
-	uint32_t e;
-
-	for (size_t i = dt_htab_first(&d->pix, h); (e = dt_htab_at(&d->pix, i)) != DT_HTAB_NONE;
-	     i = dt_htab_next(&d->pix, i))
-		if (d->procs[e].pid == pid)
-			return &d->procs[e];
-	if (d->nprocs >= d->prune_at)
-		seeded_prune(d);
-	if (DT_GROW(d->procs, d->pcap, d->nprocs, 1, 256))
-		return NULL;
-	d->procs[d->nprocs] = (struct seeded){ .pid = pid };
-	if (dt_htab_add(&d->pix, h, (uint32_t)d->nprocs, seeded_rehash, d))
-		return NULL;
-	return &d->procs[d->nprocs++];
-}
-
-struct seedctx {
-	struct src_dt	*d;
-	struct seeded	*u;
-};
-
-static int
-seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
-{
-	struct seedctx *c = arg;
-	struct seeded *u = c->u;
-
-	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
-	/* [lo, hi) pairs: cap counts pairs, the array holds two words each */
-	if (u->nxr == u->cap) {
-		size_t nc;
-		uint64_t *n;
-		if (dt_grow_cap(u->cap, u->nxr + 1, 2 * sizeof(*n), 16, SIZE_MAX, &nc) ||
-		    (n = realloc(u->xr, 2 * nc * sizeof(*n))) == NULL)
-			return 0;	/* the range is mapped; only re-reads suffer */
-		u->xr = n;
-		u->cap = nc;
-	}
-	u->xr[2 * u->nxr] = start;
-	u->xr[2 * u->nxr + 1] = start + len;
-	u->nxr++;
-	return 0;
-}
-
-/* Make sure the workers know the mappings ip of rec's process lies in. */
-static void
-seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
-{
-	struct seeded *u = seeded_get(d, rec->dtr_pid);
-	int known = 0;
-
-	if (u == NULL)
-		return;
-	if (u->reseeds > 0 && rec->dtr_tid == rec->dtr_pid && rec->dtr_comm[0] &&
-	    memcmp(u->comm, rec->dtr_comm, DT_COMMLEN) != 0)
-		known = 0;		/* exec'd since */
-	else
-		for (size_t i = 0; i < u->nxr && !known; i++)
-			known = ip >= u->xr[2 * i] && ip < u->xr[2 * i + 1];
-	if (known || u->reseeds >= MAX_RESEED)
-		return;
-	u->reseeds++;
-	if (rec->dtr_tid == rec->dtr_pid || u->reseeds == 1)
-		memcpy(u->comm, rec->dtr_comm, DT_COMMLEN);
-	/* gone already: the workers keep what they knew */
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/maps", (unsigned)rec->dtr_pid);
-	if (access(path, R_OK) != 0)
-		return;
-	u->nxr = 0;
-	dtunw_pool_forget(d->pool, rec->dtr_pid);
-	struct seedctx c = { d, u };
-	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
-}
 
 /* Which proc probe id is, or -1. */
 static int
@@ -280,13 +143,13 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 			break;
 		/* the parent's name goes to the child (its comm is the parent's) */
 		if (comm[0])
-			proctab_set_comm(&d->pt, (uint32_t)a[0], comm);
+			proctab_set_comm(d->pt, (uint32_t)a[0], comm);
 		{
-			struct task *par = proctab_known(&d->pt, rec->dtr_pid, rec->dtr_ts);
+			struct task *par = proctab_known(d->pt, rec->dtr_pid, rec->dtr_ts);
 			if (par && !par->p.comm[0] && comm[0])
 				snprintf(par->p.comm, sizeof(par->p.comm), "%.*s", (int)sizeof(par->p.comm) - 1, comm);
 		}
-		proctab_fork(&d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
+		proctab_fork(d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
 		break;
 	case PP_EXEC:
 		if (rec->dtr_nargs < 3 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL)
@@ -294,17 +157,17 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 		/* the new comm is an argument: the record's is taken as it fires */
 		memcpy(comm, &a[1], 16);
 		comm[DT_COMMLEN] = '\0';
-		proctab_set_comm(&d->pt, rec->dtr_pid, comm);
-		proctab_exec(&d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
+		proctab_set_comm(d->pt, rec->dtr_pid, comm);
+		proctab_exec(d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
 		break;
 	case PP_EXIT:
-		proctab_exit(&d->pt, rec->dtr_pid);
+		proctab_exit(d->pt, rec->dtr_pid);
 		break;
 	case PP_MMAP:
 		if (rec->dtr_nargs < 6 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL ||
 		    (pflags & DTPH_UNKNOWN) || a[3] > UINT32_MAX)
 			break;
-		proctab_mmap(&d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
+		proctab_mmap(d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
 			     rec->dtr_ts);
 		break;
 	default:
@@ -398,7 +261,7 @@ fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
 	for (unsigned i = 0; i < h->dtr_nustack; i++) {
 		uint64_t pc;
 		memcpy(&pc, &u[i], 8);
-		if (proctab_is_code(&d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
+		if (proctab_is_code(d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
 			h->dtr_nustack = (uint8_t)i;
 			h->dtr_flags |= DTR_USTACK_TRUNC;
 			return 1;
@@ -461,9 +324,10 @@ dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 		r += sz;
 		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
 			if (d->track)	/* first heard of: what it mapped before, from /proc */
-				proctab_known(&d->pt, h.dtr_pid, h.dtr_ts);
+				proctab_known(d->pt, h.dtr_pid, h.dtr_ts);
 			else
-				seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
+				dtm_observe(d->m, h.dtr_pid, h.dtr_tid, h.dtr_comm,
+					    ur.dtur_regs[DT_UREG_IP]);
 			if (dtunw_pool_submit(d->pool, (const struct dt_rec *)(void *)(buf + w),
 					      ur.dtur_regs, DT_UREGS_MASK, stk, ur.dtur_size) == 0)
 				continue;	/* it comes back from the pool */
@@ -623,6 +487,11 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 {
 	struct src_dt *d = (struct src_dt *)s;
 	int fd = dtp_fd(s->dev), copies = 0;
+
+	if ((d->m = cfg->machine) == NULL) {
+		dtu_seterr(err, errlen, "the dt source needs the session's process model");
+		return -1;
+	}
 	uint32_t bufsize = cfg->bufsize, ustack = 0;
 
 	if (cfg->trig_filter) {
@@ -682,6 +551,7 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			dtu_seterr(err, errlen, "out of memory");
 			return -1;
 		}
+		dtm_set_unwinders(d->m, d->pool);
 	}
 	/*
 	 * User stacks are named from the process table: the proc probes keep
@@ -705,8 +575,8 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		if (!all)
 			memset(d->pp_id, 0, sizeof(d->pp_id));
 		d->track = all;
-		d->pt.self = d->self;
-		d->pt.pool = d->pool;
+		if (all)
+			d->pt = dtm_feed(d->m);
 	}
 	/*
 	 * Probes are armed in the order they were enabled, mmap first: a
@@ -822,7 +692,7 @@ dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		n = (ssize_t)dsrc_take_procs(d, buf + used, (size_t)n);
 	used += dsrc_take_copies(d, buf + used, (size_t)n);
 	if (d->track)
-		proctab_read_end(&d->pt);
+		proctab_read_end(d->pt);
 	if (d->pool)
 		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
 	return (ssize_t)used;
@@ -915,16 +785,6 @@ dsrc_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 	*real = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static const struct dtsrc_proc *
-dsrc_proc(struct dtsrc *s, uint32_t pid)
-{
-	struct src_dt *d = (struct src_dt *)s;
-
-	/* NULL (record.c reads /proc): untracked, or no event of pid seen */
-	return d->track ? proctab_proc(&d->pt, pid) : NULL;
-}
-
-static int dsrc_filters_targets(struct dtsrc *s) { (void)s; return 1; }
 
 /*
  * Freeze: the kernel returns once no event is being written; reads then
@@ -1016,14 +876,11 @@ dsrc_close(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
+	if (d->m)
+		dtm_set_unwinders(d->m, NULL);
 	dtunw_pool_free(d->pool);
-	proctab_free(&d->pt);
 	free(d->hidden);
 	free(d->pend);
-	for (size_t i = 0; i < d->nprocs; i++)
-		free(d->procs[i].xr);
-	free(d->procs);
-	dt_htab_free(&d->pix);
 	dtp_close(s->dev);
 	if (d->trigfd >= 0)
 		close(d->trigfd);
@@ -1041,9 +898,7 @@ static const struct dtsrc_ops dsrc_ops = {
 	.wait = dsrc_wait,
 	.counters = dsrc_counters,
 	.clock = dsrc_clock,
-	.proc = dsrc_proc,
 	.ustack_counts = dsrc_ustack_counts,
-	.filters_targets = dsrc_filters_targets,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
 	.dump = dsrc_dump,
