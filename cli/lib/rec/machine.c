@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "procmaps.h"
-#include "unwind.h"
 #include "unwind_pool.h"
 
 /* What the subscribers were told of a process. */
@@ -342,15 +341,18 @@ seeded_get(struct dtm *m, uint32_t pid)
 struct seedctx {
 	struct dtm	*m;
 	struct seeded	*u;
+	uint32_t	pid;
 };
 
+/* One executable file or [vdso] mapping of /proc/PID/maps to the workers. */
 static int
-seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
+seed_one(void *arg, const struct dtpm_map *m)
 {
 	struct seedctx *c = arg;
 	struct seeded *u = c->u;
+	uint64_t start = m->start, len = m->end - m->start;
 
-	dtunw_pool_map(c->m->pt.pool, pid, start, len, pgoff, path);
+	dtunw_pool_map(c->m->pt.pool, c->pid, start, len, m->offset, m->name);
 	/* [lo, hi) pairs: cap counts pairs, the array holds two words each */
 	if (u->nxr == u->cap) {
 		size_t nc;
@@ -392,6 +394,10 @@ dtm_observe(struct dtm *m, uint32_t pid, uint32_t tid, const char *comm, uint64_
 		return;
 	u->nxr = 0;
 	dtunw_pool_forget(m->pt.pool, pid);
-	struct seedctx c = { m, u };
-	(void)dtunw_proc_maps(pid, seed_one, &c);
+	struct seedctx c = { m, u, pid };
+	char *maps = dtpm_read(pid);
+	if (maps) {
+		(void)dtpm_parse(maps, DTPM_EXEC | DTPM_FILES, seed_one, &c, NULL, 0);
+		free(maps);
+	}
 }
