@@ -48,9 +48,9 @@ struct src_dt {
 	uint32_t	self;		/* [I] our tgid: never unwound */
 	struct dtm	*m;		/* [I] the session's machine, fed */
 	/*
-	 * The process table from dt.ko's proc probes (track): names, exec
-	 * paths and executable mappings as they happen, so a process that
-	 * exits before anyone could read its /proc still has them.
+	 * The machine's process table, fed from dt.ko's proc probes (track):
+	 * names, exec paths and executable mappings as they happen, so a
+	 * process that exits before anyone could read its /proc has them.
 	 */
 	int		track;		/* [I] */
 	uint32_t	pp_id[PP_N];	/* [I] probe ids, 0: none */
