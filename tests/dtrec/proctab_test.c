@@ -1,6 +1,6 @@
 /*
- * proctab_test.c - the process table both sources build from the kernel's
- * process events (cli/lib/proctab.c), under ASan/UBSan: a fork copies its
+ * proctab_test.c - the machine's process table that the sources feed with
+ * the kernel's process events (cli/lib/rec/proctab.c), under ASan/UBSan: a fork copies its
  * parent (read from /proc once), exec starts an empty image with its path,
  * a mapping where nothing was keeps the set's start time and one that
  * replaces code moves it, non-executable mappings and the recorder are
