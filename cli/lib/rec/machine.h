@@ -96,7 +96,7 @@ void dtm_event(struct dtm *m, const struct dt_rec *d);
 void dtm_read_end(struct dtm *m);
 /* What the kernel's events say pid maps, or NULL (not fed, unknown). */
 const struct kproc *dtm_proc(struct dtm *m, uint32_t pid);
-/* The comm pid's changes were told with from /proc, "" if none. */
+/* pid's main-thread comm as its /proc changes were told, "" if none. */
 const char *dtm_comm(struct dtm *m, uint32_t pid);
 /*
  * Where code of pid lies as the subscriber stored it (JIT regions
