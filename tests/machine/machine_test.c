@@ -54,7 +54,7 @@ logsub(void *arg, const struct dtm_change *c)
 	e->seq = c->seq;
 	e->ts = c->ts;
 	e->kernel = c->kp != NULL;
-	e->reread = c->reread;
+	e->reread = c->rd != NULL;
 	e->npcs = c->npcs;
 	snprintf(e->comm, sizeof(e->comm), "%.16s", c->comm);
 	if (c->kp) {

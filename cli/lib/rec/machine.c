@@ -12,6 +12,7 @@
 
 #include "procmaps.h"
 #include "unwind_pool.h"
+#include "util.h"
 
 /* What the subscribers were told of a process. */
 struct told {
@@ -183,6 +184,58 @@ tell_kernel(struct dtm *m, struct told *t, const struct kproc *kp, const uint64_
 	tell(m, &c);
 }
 
+/* Every mapping /proc lists (names into its text). */
+struct read_maps {
+	struct dtm_read	*rd;
+	size_t		cap;		/* of rd->mv */
+};
+
+static int
+read_map(void *arg, const struct dtpm_map *pm)
+{
+	struct read_maps *rm = arg;
+	struct dtm_read *rd = rm->rd;
+
+	if (DT_GROW(rd->mv, rm->cap, rd->nm, 1, 64))
+		return -1;	/* out of memory: the maps so far */
+	memset(&rd->mv[rd->nm], 0, sizeof(rd->mv[rd->nm]));
+	rd->mv[rd->nm].start = pm->start;
+	rd->mv[rd->nm].end = pm->end;
+	rd->mv[rd->nm].offset = pm->offset;
+	rd->mv[rd->nm].prot = pm->prot;
+	rd->mv[rd->nm].name = pm->name;
+	rd->nm++;
+	return 0;
+}
+
+/*
+ * /proc/PID/{exe,stat,maps}.  A process that is already gone is not an
+ * error: what it ran stays unnamed.
+ */
+static void
+read_proc(uint32_t pid, struct dtm_read *rd)
+{
+	char path[64], *stat;
+	ssize_t l;
+
+	memset(rd, 0, sizeof(*rd));
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	l = readlink(path, rd->exe, sizeof(rd->exe) - 1);
+	rd->exe[l > 0 ? l : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	if ((stat = dtu_read_file(path, NULL)) != NULL) {
+		char *rp = strrchr(stat, ')');
+		unsigned ppid;
+		if (rp && sscanf(rp + 1, " %*c %u", &ppid) == 1)
+			rd->ppid = ppid;
+		free(stat);
+	}
+	if ((rd->text = dtpm_read(pid)) != NULL) {
+		struct read_maps rm = { rd, 0 };
+		(void)dtpm_parse(rd->text, 0, read_map, &rm, NULL, 0);
+	}
+}
+
 void
 dtm_event(struct dtm *m, const struct dt_rec *d)
 {
@@ -228,11 +281,15 @@ dtm_event(struct dtm *m, const struct dt_rec *d)
 		memcpy(t->comm, d->dtr_comm, DT_COMMLEN);
 	memcpy(c, d->dtr_comm, DT_COMMLEN);
 	c[DT_COMMLEN] = '\0';
+	struct dtm_read rd;
+	read_proc(d->dtr_pid, &rd);
 	struct dtm_change ch = {
-		.pid = d->dtr_pid, .seq = ++t->seq, .ts = d->dtr_ts, .comm = c, .reread = 1,
+		.pid = d->dtr_pid, .seq = ++t->seq, .ts = d->dtr_ts, .comm = c, .rd = &rd,
 		.pcs = pcs, .npcs = d->dtr_nustack,
 	};
 	tell(m, &ch);
+	free(rd.mv);
+	free(rd.text);
 }
 
 void

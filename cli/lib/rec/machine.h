@@ -14,11 +14,12 @@
  * "process P changed at ts" (dtm_subscribe): the capture's snapshots
  * (snapshots.c).
  *
- * /proc is read by it alone: a process first heard of from the kernel's
- * events (proctab_known), a process without them at its first event, at a
- * new image, and for a pc in no known mapping under the one re-read rule
- * (procmaps.h dtpm_reread_left, counted per process and per reader: the
- * workers' and the subscribers').
+ * /proc is read by it alone (procmaps.c parses): a process first heard of
+ * from the kernel's events (proctab_known), and, for a process the kernel's
+ * events do not describe, at its first event, at a new image and for a pc
+ * in no known mapping under the one re-read rule (procmaps.h
+ * dtpm_reread_left, counted per process and per reader: the workers' and
+ * the subscribers').
  *
  * One thread: the source's reads and the session's loop share it.
  */
@@ -34,6 +35,19 @@
 struct dtm;
 struct dtunw_pool;
 
+/*
+ * What a read of /proc/PID/{exe,stat,maps} found.  The machine's during
+ * a subscriber call: a subscriber may take mv and text (leaving NULL),
+ * the machine frees what is left.
+ */
+struct dtm_read {
+	char		exe[4096];	/* "" when unreadable */
+	uint32_t	ppid;		/* 0 when unknown */
+	struct dtcap_map *mv;		/* every mapping, names into text */
+	size_t		nm;
+	char		*text;		/* the maps as read; NULL: gone */
+};
+
 /* What a subscriber is told: pid changed at ts. */
 struct dtm_change {
 	uint32_t	pid;
@@ -42,11 +56,12 @@ struct dtm_change {
 	const char	*comm;
 	/*
 	 * What the kernel's events say pid maps (valid during the call), or
-	 * NULL: the subscriber reads /proc (reread), or takes what it read
-	 * last (!reread: the end of recording, the process may be gone).
+	 * NULL: then what the machine read of /proc now (rd), or, when rd is
+	 * NULL too, the subscriber takes what it stored last (the end of
+	 * recording: the process may be gone).
 	 */
 	const struct kproc *kp;
-	int		reread;
+	struct dtm_read	*rd;
 	const uint64_t	*pcs;		/* the user stack of the event at hand */
 	size_t		npcs;
 };

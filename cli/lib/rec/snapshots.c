@@ -74,33 +74,10 @@ rec_tmap_free(struct tmap *m)
 }
 /* ------------------------------------------------------ process snapshots */
 
-/* A snapshot's maps, every one /proc lists (names into its text). */
-struct snap_maps {
-	struct dtcap_map *mv;
-	size_t	nm, cap;
-};
-
-static int
-snap_map(void *arg, const struct dtpm_map *m)
-{
-	struct snap_maps *sm = arg;
-
-	if (DT_GROW(sm->mv, sm->cap, sm->nm, 1, 64))
-		return -1;	/* out of memory: the maps so far */
-	memset(&sm->mv[sm->nm], 0, sizeof(sm->mv[sm->nm]));
-	sm->mv[sm->nm].start = m->start;
-	sm->mv[sm->nm].end = m->end;
-	sm->mv[sm->nm].offset = m->offset;
-	sm->mv[sm->nm].prot = m->prot;
-	sm->mv[sm->nm].name = m->name;
-	sm->nm++;
-	return 0;
-}
-
 /*
- * /proc/PID/{stat,exe,maps} plus the ELF symbols of every executable
- * mapping.  A process that is already gone is not an error: its events
- * simply stay unsymbolized.
+ * What the machine read of /proc/PID/{stat,exe,maps} plus the ELF symbols
+ * of every executable mapping.  A process that is already gone is not an
+ * error: its events simply stay unsymbolized.
  */
 static int store_snapshot(struct rec *r, struct dtcap_proc *p, struct dtcap_map *mv,
 			  size_t nm, struct tslot *t, const uint64_t *pcs, size_t npcs);
@@ -108,48 +85,26 @@ static void keep_last(struct rec *r, struct tslot *t, const struct dtcap_proc *p
 		      struct dtcap_map *mv, size_t nm, char *text);
 
 static int
-snapshot(struct rec *r, uint32_t pid, uint64_t ts, const char *comm, uint32_t seq,
-	 struct tslot *t, const uint64_t *pcs, size_t npcs)
+snapshot(struct rec *r, const struct dtm_change *c, struct tslot *t)
 {
-	char path[64], exe[4096] = "", *maps, *stat;
-	struct dtcap_map *mv = NULL;
-	size_t nm = 0;
+	struct dtm_read *rd = c->rd;
 	struct dtcap_proc p;
-	ssize_t l;
 	int ret;
 
 	memset(&p, 0, sizeof(p));
-	p.ts = ts;
-	p.pid = pid;
-	snprintf(p.comm, sizeof(p.comm), "%.*s", DT_COMMLEN - 1, comm);
-	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
-	l = readlink(path, exe, sizeof(exe) - 1);
-	exe[l > 0 ? l : 0] = '\0';
-	p.exe = exe;
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	stat = dtu_read_file(path, NULL);
-	if (stat) {
-		char *rp = strrchr(stat, ')');
-		unsigned ppid;
-		if (rp && sscanf(rp + 1, " %*c %u", &ppid) == 1)
-			p.ppid = ppid;
-		free(stat);
-	}
-	if ((maps = dtpm_read(pid)) != NULL) {
-		struct snap_maps sm = { NULL, 0, 0 };
-
-		(void)dtpm_parse(maps, 0, snap_map, &sm, NULL, 0);
-		mv = sm.mv;
-		nm = sm.nm;
-	}
-	if (nm == 0 && seq > 1) {
-		/* gone (or a kernel thread): an empty snapshot would hide the last one */
-		free(mv);
-		free(maps);
-		return 0;
-	}
-	ret = store_snapshot(r, &p, mv, nm, t, pcs, npcs);
-	keep_last(r, t, &p, mv, nm, maps);
+	p.ts = c->ts;
+	p.pid = c->pid;
+	snprintf(p.comm, sizeof(p.comm), "%.*s", DT_COMMLEN - 1, c->comm);
+	p.exe = rd->exe;
+	p.ppid = rd->ppid;
+	if (rd->nm == 0 && c->seq > 1)
+		return 0;	/* gone (or a kernel thread): an empty snapshot would
+				 * hide the last one */
+	ret = store_snapshot(r, &p, rd->mv, rd->nm, t, c->pcs, c->npcs);
+	/* the snapshot keeps the maps and their text: taken from the read */
+	keep_last(r, t, &p, rd->mv, rd->nm, rd->text);
+	rd->mv = NULL;
+	rd->text = NULL;
 	return ret;
 }
 
@@ -471,8 +426,8 @@ rec_snap_changed(void *arg, const struct dtm_change *c)
 		return;
 	if (c->kp)
 		snapshot_src(r, c->kp, c->comm, t, c->pcs, c->npcs);
-	else if (c->reread)
-		snapshot(r, c->pid, c->ts, c->comm, c->seq, t, c->pcs, c->npcs);
+	else if (c->rd)
+		snapshot(r, c, t);
 	else if (t->last.nmaps) {
 		/* known from /proc only, and maybe gone (a JVM writes its
 		 * map as it exits): its last maps, JIT laid over */
