@@ -17,8 +17,10 @@
 #    reaches it through the machine (machine.h), and struct dtsrc_ops has
 #    no process call;
 #  - no C file in cli/ is over 1,500 lines (the files awaiting their split
-#    are listed, and the list may not go stale).
-# The last two rules are also run on a copy of the tree broken on purpose,
+#    are listed, and the list may not go stale);
+#  - /proc/PID/maps is read (procmaps.h dtpm_read, or the file opened by
+#    name) only by the machine: machine.c and its table, proctab.c.
+# The last three rules are also run on a copy of the tree broken on purpose,
 # and must fail there.
 # Prints PASS/FAIL lines.
 set -u
@@ -170,7 +172,18 @@ bad=$(too_long "$top" "$awaiting_split" | tr '\n' ' ')
 waiting=$(for f in $awaiting_split; do [ -e "$top/$f" ] && echo "$f ($(wc -l <"$top/$f"))"; done | tr '\n' ' ')
 [ -n "$waiting" ] && echo "# over $max_lines lines, awaiting their split: $waiting"
 
-# ---- the two rules above fail on a tree broken on purpose
+# ---- the machine is the one reader of a process's /proc maps
+# maps_readers TOP: code lines outside machine.c, proctab.c and the parser
+# itself that call dtpm_read or name /proc/.../maps
+maps_readers() {
+	(cd "$1/cli" && grep -rnE '\bdtpm_read\(|/maps"' --include='*.[ch]' . |
+		grep -vE '^\./lib/rec/(machine|proctab|procmaps)\.[ch]:' |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' | sed 's|^\./||')
+}
+bad=$(maps_readers "$top" | tr '\n' ' ')
+[ -z "$bad" ] && pass proc-maps-read-by-machine-only || fail proc-maps-read-by-machine-only "$bad"
+
+# ---- the rules above fail on a tree broken on purpose
 tmp=$(mktemp -d) || { fail layout-broken-tree "mktemp"; exit 0; }
 trap 'rm -rf "$tmp"' EXIT
 cp -r "$top/cli" "$tmp/cli"
@@ -202,3 +215,7 @@ case $bad in *toolong.c*) fail size-rule-passes-at-limit "a $max_lines-line file
 bad=$(too_long "$tmp" "$awaiting_split cli/lib/rec/machine.c")
 case $bad in *"cli/lib/rec/machine.c: at most"*) pass size-rule-fails-on-stale-list ;;
 *) fail size-rule-fails-on-stale-list "a short file left on awaiting_split went unseen: $bad" ;; esac
+printf '\nstatic char *again(unsigned pid) { return dtpm_read(pid); }\n' >>"$tmp/cli/lib/rec/unwind.c"
+bad=$(maps_readers "$tmp")
+case $bad in *unwind.c*dtpm_read*) pass maps-rule-fails-on-reader ;;
+*) fail maps-rule-fails-on-reader "a worker reading /proc maps went unseen: $bad" ;; esac
