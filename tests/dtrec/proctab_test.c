@@ -1,6 +1,6 @@
 /*
- * proctab_test.c - the process table both sources build from the kernel's
- * process events (cli/lib/proctab.c), under ASan/UBSan: a fork copies its
+ * proctab_test.c - the machine's process table that the sources feed with
+ * the kernel's process events (cli/lib/rec/proctab.c), under ASan/UBSan: a fork copies its
  * parent (read from /proc once), exec starts an empty image with its path,
  * a mapping where nothing was keeps the set's start time and one that
  * replaces code moves it, non-executable mappings and the recorder are
@@ -22,7 +22,7 @@ int
 main(void)
 {
 	struct proctab pt;
-	const struct dtsrc_proc *p;
+	const struct kproc *p;
 	uint32_t me = (uint32_t)getpid(), kid = 3999990, rx = PROT_READ | PROT_EXEC;
 	char why[256];
 
@@ -38,7 +38,7 @@ main(void)
 	/* this test process stands in for a parent from before the recording */
 	proctab_set_comm(&pt, me, "parent");
 	proctab_fork(&pt, kid, me, 100);
-	const struct dtsrc_proc *par = proctab_proc(&pt, me);
+	const struct kproc *par = proctab_proc(&pt, me);
 	p = proctab_proc(&pt, kid);
 	snprintf(why, sizeof(why), "parent %zu maps, child %zu, ts %llu, ppid %u",
 		 par ? par->nmaps : 0, p ? p->nmaps : 0, p ? (unsigned long long)p->ts : 0,

@@ -11,7 +11,17 @@
 #    argv, opens nothing and never exits: that is the command lines' layer
 #    (cmd_*.c, their skeleton cmd_run.h), which it never includes; engine.h
 #    includes neither report.h nor cmd_run.h (the engine's files take only
-#    report.h's exit statuses and dtr_err).
+#    report.h's exit statuses and dtr_err);
+#  - the recording session (record.c and the files it was split into)
+#    never asks a source about processes: what the kernel says of them
+#    reaches it through the machine (machine.h), and struct dtsrc_ops has
+#    no process call;
+#  - no C file in cli/ is over 1,500 lines (the files awaiting their split
+#    are listed, and the list may not go stale);
+#  - /proc/PID/maps is read (procmaps.h dtpm_read, or the file opened by
+#    name) only by the machine: machine.c and its table, proctab.c.
+# The last three rules are also run on a copy of the tree broken on purpose,
+# and must fail there.
 # Prints PASS/FAIL lines.
 set -u
 top=$1
@@ -116,3 +126,96 @@ bad=$(cd "$top" && for m in $frags; do
 [ -z "$bad" ] && pass build-flags-once || fail build-flags-once "copies of the C flags in: $bad"
 bad=$(cd "$top" && grep -n '^[[:space:]]*-include' Makefile $frags | grep -v "\.d'" | tr '\n' ' ')
 [ -z "$bad" ] && pass build-fragments-required || fail build-fragments-required "optional includes: $bad"
+
+# ---- the recording session asks no source about processes.
+# session_asks TOP: code lines of the session's files that do (ops->proc
+# or any ops member about processes, a proctab_* call: that table is the
+# machine's, fed by the sources), and source.h's process members.
+session_files="record.c record_int.h snapshots.c flight.c spawn.c"
+session_asks() {
+	local r=$1/cli/lib/rec f
+	for f in $session_files; do
+		[ -e "$r/$f" ] || { echo "$f: missing (update session_files and DESIGN.md)"; continue; }
+		grep -nE 'ops->[a-z_]*(proc|filters_targets)[a-z_]*|\bproctab_[a-z_]+\(|dtsrc_proc' "$r/$f" |
+			grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)' | sed "s|^|$f:|"
+	done
+	# the operations table itself: no member about processes
+	sed -n '/^struct dtsrc_ops {/,/^};/p' "$r/source.h" |
+		grep -nE '\(\*[a-z_]*(proc|filters_targets)[a-z_]*\)' | sed 's|^|source.h:|'
+}
+bad=$(session_asks "$top" | tr '\n' ' ')
+[ -z "$bad" ] && pass session-asks-no-source-about-processes ||
+	fail session-asks-no-source-about-processes "$bad"
+
+# ---- no file in cli/ over 1,500 lines.  Files other sessions are splitting
+# wait here with the size they had; once split, take them off the list.
+max_lines=1500
+awaiting_split="cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_groupby.c"
+# too_long TOP AWAITING: "FILE (LINES)" for each file over the limit not
+# awaiting its split, "FILE: off the list" for one awaiting it that is not
+# over the limit any more
+too_long() {
+	local t=$1 f n
+	(cd "$t" && find cli -name '*.[ch]' | sort) | while read -r f; do
+		n=$(wc -l <"$t/$f")
+		if [ "$n" -gt $max_lines ]; then
+			case " $2 " in *" $f "*) ;; *) echo "$f ($n lines)" ;; esac
+		fi
+	done
+	for f in $2; do
+		[ -e "$t/$f" ] && [ "$(wc -l <"$t/$f")" -gt $max_lines ] ||
+			echo "$f: at most $max_lines lines now, take it off awaiting_split"
+	done
+}
+bad=$(too_long "$top" "$awaiting_split" | tr '\n' ' ')
+[ -z "$bad" ] && pass cli-files-under-1500-lines || fail cli-files-under-1500-lines "$bad"
+waiting=$(for f in $awaiting_split; do [ -e "$top/$f" ] && echo "$f ($(wc -l <"$top/$f"))"; done | tr '\n' ' ')
+[ -n "$waiting" ] && echo "# over $max_lines lines, awaiting their split: $waiting"
+
+# ---- the machine is the one reader of a process's /proc maps
+# maps_readers TOP: code lines outside machine.c, proctab.c and the parser
+# itself that call dtpm_read or name /proc/.../maps
+maps_readers() {
+	(cd "$1/cli" && grep -rnE '\bdtpm_read\(|/maps"' --include='*.[ch]' . |
+		grep -vE '^\./lib/rec/(machine|proctab|procmaps)\.[ch]:' |
+		grep -vE '^[^:]+:[0-9]+:[[:space:]]*(/?\*|//)' | sed 's|^\./||')
+}
+bad=$(maps_readers "$top" | tr '\n' ' ')
+[ -z "$bad" ] && pass proc-maps-read-by-machine-only || fail proc-maps-read-by-machine-only "$bad"
+
+# ---- the rules above fail on a tree broken on purpose
+tmp=$(mktemp -d) || { fail layout-broken-tree "mktemp"; exit 0; }
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$top/cli" "$tmp/cli"
+printf '\nstatic void asks(struct rec *r) { (void)r->src->ops->proc(r->src, 1); }\n' \
+	>>"$tmp/cli/lib/rec/snapshots.c"
+bad=$(session_asks "$tmp")
+case $bad in *snapshots.c*ops-\>proc*) pass session-rule-fails-on-ops-proc ;;
+*) fail session-rule-fails-on-ops-proc "a session file calling ops->proc went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/snapshots.c" "$tmp/cli/lib/rec/snapshots.c"
+printf '\nstatic void feeds(struct proctab *pt) { proctab_exit(pt, 1); }\n' >>"$tmp/cli/lib/rec/flight.c"
+bad=$(session_asks "$tmp")
+case $bad in *flight.c*proctab_exit*) pass session-rule-fails-on-proctab ;;
+*) fail session-rule-fails-on-proctab "a session file using the sources' table went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/flight.c" "$tmp/cli/lib/rec/flight.c"
+sed -i 's|^struct dtsrc_ops {|&\n\tconst struct kproc *(*proc)(struct dtsrc *s, uint32_t pid);|' \
+	"$tmp/cli/lib/rec/source.h"
+bad=$(session_asks "$tmp")
+case $bad in source.h*) pass session-rule-fails-on-ops-member ;;
+*) fail session-rule-fails-on-ops-member "a process member of dtsrc_ops went unseen: $bad" ;; esac
+# a file one line over, and one awaiting its split that is short now
+seq 1 $((max_lines + 1)) >"$tmp/cli/lib/rec/toolong.c"
+bad=$(too_long "$tmp" "$awaiting_split")
+case $bad in *"cli/lib/rec/toolong.c ($((max_lines + 1)) lines)"*) pass size-rule-fails-on-long-file ;;
+*) fail size-rule-fails-on-long-file "a $((max_lines + 1))-line file went unseen: $bad" ;; esac
+seq 1 $max_lines >"$tmp/cli/lib/rec/toolong.c"
+bad=$(too_long "$tmp" "$awaiting_split")
+case $bad in *toolong.c*) fail size-rule-passes-at-limit "a $max_lines-line file refused: $bad" ;;
+*) pass size-rule-passes-at-limit ;; esac
+bad=$(too_long "$tmp" "$awaiting_split cli/lib/rec/machine.c")
+case $bad in *"cli/lib/rec/machine.c: at most"*) pass size-rule-fails-on-stale-list ;;
+*) fail size-rule-fails-on-stale-list "a short file left on awaiting_split went unseen: $bad" ;; esac
+printf '\nstatic char *again(unsigned pid) { return dtpm_read(pid); }\n' >>"$tmp/cli/lib/rec/unwind.c"
+bad=$(maps_readers "$tmp")
+case $bad in *unwind.c*dtpm_read*) pass maps-rule-fails-on-reader ;;
+*) fail maps-rule-fails-on-reader "a worker reading /proc maps went unseen: $bad" ;; esac

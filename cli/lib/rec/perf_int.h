@@ -38,6 +38,7 @@
 
 #include "dt_abi.h"
 #include "offcpu.h"
+#include "machine.h"
 #include "proctab.h"
 #include "provkind.h"
 #include "tracefs.h"
@@ -142,7 +143,9 @@ struct src_perf {
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
-	struct proctab	pt;		/* [r] processes, from the side band */
+	struct proctab	*pt;		/* [I] the machine's (machine.h), fed from
+					 * the side band */
+	struct dtm	*m;		/* [I] the session's machine */
 	/*
 	 * [r] With targets, the target processes and every child they forked
 	 * (the tracking events report only theirs); p.ts: kept from then on.  Uprobe events cannot be

@@ -279,7 +279,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 		for (unsigned i = 0; i < nu; i++) {
 			uint64_t pc;
 			memcpy(&pc, &uf[i], 8);
-			if (proctab_is_code(&sp->pt, pid, ts, pc) == 0) {
+			if (proctab_is_code(sp->pt, pid, ts, pc) == 0) {
 				nu = i;
 				flags |= DTR_USTACK_TRUNC;
 				break;
@@ -360,7 +360,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	else if (raw && rawsize > TP_COMMON_FLAGS_OFF)
 		d->dtr_ctx = tp_flags_ctx(raw[TP_COMMON_FLAGS_OFF]);
 	if (pr->evtflags & DTEVT_COMM)
-		memcpy(d->dtr_comm, proctab_comm_of(&sp->pt, pid, tid, cpu), DT_COMMLEN);
+		memcpy(d->dtr_comm, proctab_comm_of(sp->pt, pid, tid, cpu), DT_COMMLEN);
 	dst = (uint64_t *)(void *)(d + 1);
 	memcpy(dst, args, 8 * (size_t)nargs);
 	if (nk)
@@ -371,7 +371,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
 	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
 		/* a process we never saw map anything: its mappings from /proc */
-		proctab_known(&sp->pt, pid, ts);
+		proctab_known(sp->pt, pid, ts);
 		if (dtunw_pool_submit(sp->pool, d, uregs, DTUNW_REGS_MASK, ustk, ustk_len) == 0)
 			return 0;	/* it comes back from the pool */
 		sp->fp_behind++;

@@ -2,9 +2,10 @@
  * procmaps.h - the recording side's one reader of /proc/PID/maps, with
  * what each user keeps as a filter, and the one rule for reading /proc
  * again when a pc falls in no mapping known (code mapped since: dlopen,
- * JIT).  Users: record.c's snapshots (every mapping), proctab.c's
- * processes first heard of from their events (executable ones) and
- * unwind.c's workers (executable files and [vdso]).
+ * JIT).  Users, all of them the machine's (machine.h): its reads for the
+ * capture's snapshots (every mapping), proctab.c's processes first heard
+ * of from their events (executable ones) and dtm_observe's for the
+ * unwinding workers (executable files and [vdso]).
  */
 #ifndef DT_PROCMAPS_H
 #define DT_PROCMAPS_H

@@ -382,7 +382,7 @@ proctab_read_end(struct proctab *pt)
 	pt->nexited = 0;
 }
 
-const struct dtsrc_proc *
+const struct kproc *
 proctab_proc(struct proctab *pt, uint32_t pid)
 {
 	struct task *p = task_get(&pt->procs, pid, 0);

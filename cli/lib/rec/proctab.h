@@ -1,7 +1,7 @@
 /*
- * proctab.h - the process table a source builds from the kernel's process
- * events (perf's COMM/FORK/EXIT/MMAP2 records, dt.ko's proc probes): per
- * thread comms, per process executable mappings, fed to the unwinding
+ * proctab.h - the machine's (machine.h) process table that a source feeds
+ * with the kernel's process events (perf's COMM/FORK/EXIT/MMAP2 records,
+ * dt.ko's proc probes): per thread comms, per process executable mappings, fed to the unwinding
  * workers too.  A process first heard of from such an event (one that
  * existed before recording started) has what it mapped before read from
  * /proc/PID/maps once.  Used by one thread; the returned pointers are
@@ -14,7 +14,22 @@
 #include <stdint.h>
 
 #include "dt_htab.h"
-#include "source.h"
+#include "dtcap.h"
+
+/*
+ * A process's executable mappings as the kernel reported them (perf's
+ * MMAP2 records, dt.ko's mmap probe).  The table's; valid until its next
+ * change.
+ */
+struct kproc {
+	uint32_t	pid, ppid;
+	uint64_t	ts;		/* last change */
+	uint32_t	gen;		/* changes since first seen */
+	char		comm[DTCAP_COMMLEN];
+	const char	*exe;		/* "" when unknown */
+	size_t		nmaps;
+	const struct dtcap_map *maps;	/* file == 0; name is the path */
+};
 
 struct dtunw_pool;
 
@@ -25,7 +40,7 @@ struct task {
 	/* processes only */
 	int		known;		/* mappings known (events or /proc) */
 	int		exited;		/* its exit was seen (its pid may return) */
-	struct dtsrc_proc p;
+	struct kproc p;
 	struct dtcap_map *maps;
 	size_t		mcap;
 	char		*exe;
@@ -99,6 +114,6 @@ int proctab_is_code(struct proctab *pt, uint32_t pid, uint64_t ts, uint64_t pc);
 /* the end of one read of every ring */
 void proctab_read_end(struct proctab *pt);
 /* pid's process as the kernel's events describe it, or NULL if unknown */
-const struct dtsrc_proc *proctab_proc(struct proctab *pt, uint32_t pid);
+const struct kproc *proctab_proc(struct proctab *pt, uint32_t pid);
 
 #endif /* DT_PROCTAB_H */

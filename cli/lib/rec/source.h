@@ -4,10 +4,12 @@
  * A source turns a kernel facility into a stream of dt_rec records (the
  * /dev/dt read format of dt_abi.h), whatever the facility: record.c writes
  * the capture from that stream alone, so both sources produce the same
- * .dtc.  Two implementations:
+ * .dtc.  Both filter targets (-p, COMMAND) themselves, following their
+ * forks.  What the kernel says of processes goes to the session's machine
+ * (machine.h), never back through the source.  Two implementations:
  *  - src_dt.c: /dev/dt (dt.ko): enable by ioctl, read(2) the rings.
  *  - src_perf.c: perf_event_open(2): per-CPU mmap rings; samples become
- *    dt_recs; COMM/FORK/EXIT/MMAP2 records keep a process table, so user
+ *    dt_recs; COMM/FORK/EXIT/MMAP2 records feed the machine, so user
  *    frames of short-lived processes still get names.
  * A source object is used by one thread.
  */
@@ -23,8 +25,13 @@
 
 #define DTSRC_ERRLEN	512
 
+struct dtm;
+
 /* What to record, fixed before dtsrc_enable. */
 struct dtsrc_cfg {
+	struct dtm	*machine;	/* the session's process model (machine.h),
+					 * which the source feeds; it outlives the
+					 * source */
 	uint32_t	bufsize;	/* per-CPU ring bytes; 0: default */
 	unsigned	timer_evtflags;	/* DTEVT_* for timer probes */
 	unsigned	evtflags;	/* DTEVT_* for the other probes */
@@ -69,20 +76,6 @@ struct dtsrc_cfg {
 enum { DTSRC_USTACK_AUTO, DTSRC_USTACK_FP, DTSRC_USTACK_DWARF };
 #define DTSRC_USTACK_SIZE	16384
 
-/*
- * A process's executable mappings as the kernel reported them (perf's
- * MMAP2 records).  Owned by the source; valid until the next dtsrc_read.
- */
-struct dtsrc_proc {
-	uint32_t	pid, ppid;
-	uint64_t	ts;		/* last change */
-	uint32_t	gen;		/* changes since first seen */
-	char		comm[DTCAP_COMMLEN];
-	const char	*exe;		/* "" when unknown */
-	size_t		nmaps;
-	const struct dtcap_map *maps;	/* file == 0; name is the path */
-};
-
 struct dtsrc;
 
 struct dtsrc_ops {
@@ -113,8 +106,6 @@ struct dtsrc_ops {
 			    uint32_t *ncpus, char *err, size_t errlen);
 	/* Both clocks sampled together (mono is the clock of dtr_ts). */
 	void	(*clock)(struct dtsrc *s, uint64_t *mono, int64_t *real);
-	/* The kernel's view of pid, or NULL: then record.c reads /proc. */
-	const struct dtsrc_proc *(*proc)(struct dtsrc *s, uint32_t pid);
 	/*
 	 * User stacks unwound with DWARF, of those the ones that stopped
 	 * short, and samples that kept the frame-pointer stack because
@@ -122,8 +113,6 @@ struct dtsrc_ops {
 	 */
 	void	(*ustack_counts)(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc,
 				 uint64_t *fp_behind);
-	/* Does the source itself keep only the targets' events? */
-	int	(*filters_targets)(struct dtsrc *s);
 	/* Does it keep only cfg.comm's tasks' events?  cfg.cgroupfd's? */
 	int	filters_comm, filters_cgroup;
 	/*

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dt_abi.h"
+#include "machine.h"
 #include "offcpu.h"
 #include "proctab.h"
 #include "unwind.h"
@@ -23,8 +24,6 @@
 
 /* the ring size with user stack copies, as the perf source's */
 #define DEF_RING_UREGS	(4U << 20)
-/* /proc re-reads of one process for code it mapped since (dlopen, JIT) */
-#define MAX_RESEED	16
 
 _Static_assert(DT_UREGS_MASK == DTUNW_REGS_MASK,
 	       "dt.ko's user registers are the unwinder's, in its order");
@@ -38,21 +37,6 @@ static const char *const pp_names[PP_N][2] = {
 	[PP_MMAP] = { "mmap", "exec" },
 };
 
-/*
- * Without the proc probes (a ring too small for their paths), what the
- * unwinding workers were told of a process comes from /proc/PID/maps when
- * the process is first seen, and again when it execs (a new main-thread
- * comm) or runs code outside them.  One per process in src_dt's procs,
- * indexed by pid.
- */
-struct uproc {
-	uint32_t	pid;
-	uint32_t	reseeds;
-	char		comm[DT_COMMLEN];
-	uint64_t	*xr;		/* executable ranges, [lo, hi) pairs */
-	size_t		nxr, cap;
-};
-
 struct src_dt {
 	struct dtsrc	s;
 	struct dt_stats	*cpustats;	/* [r] scratch for DTIOCGCPUSTATS */
@@ -62,20 +46,16 @@ struct src_dt {
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
 	int		stopped;	/* [r] reads now wait for the workers */
 	uint32_t	self;		/* [I] our tgid: never unwound */
-	struct uproc	*procs;		/* [r] dense, in no order */
-	size_t		nprocs;		/* [r] */
-	uint32_t	pcap;		/* dt_htab numbers entries in 32 bits */
-	struct dt_htab	pix;		/* [r] pid -> index in procs */
-	size_t		prune_at;	/* [r] nprocs that makes the next add prune */
+	struct dtm	*m;		/* [I] the session's machine, fed */
 	/*
-	 * The process table from dt.ko's proc probes (track): names, exec
-	 * paths and executable mappings as they happen, so a process that
-	 * exits before anyone could read its /proc still has them.
+	 * The machine's process table, fed from dt.ko's proc probes (track):
+	 * names, exec paths and executable mappings as they happen, so a
+	 * process that exits before anyone could read its /proc has them.
 	 */
 	int		track;		/* [I] */
 	uint32_t	pp_id[PP_N];	/* [I] probe ids, 0: none */
 	int		pp_hide[PP_N];	/* [I] enabled for the table alone */
-	struct proctab	pt;		/* [r] */
+	struct proctab	*pt;		/* [I] the machine's, fed when track */
 	uint64_t	*hidden;	/* [r] per CPU: records kept from record.c */
 	size_t		nhidden;
 	const struct dt_rec **pend;	/* [r] scratch: one read's proc records */
@@ -91,123 +71,6 @@ struct src_dt {
 	int		trigfd;
 	uint64_t	ntrig;
 };
-
-/* the fewest processes that make a prune pass worth its kill() calls */
-#define UPROC_PRUNE_MIN	128
-
-static uint64_t
-uproc_rehash(const void *ctx, uint32_t e)
-{
-	return dt_htab_hash_int(((const struct src_dt *)ctx)->procs[e].pid);
-}
-
-/*
- * Drop the processes that have exited (the workers forget them after the
- * samples already queued for them: a sample still in the kernel's rings
- * then unwinds to its ip alone, marked truncated).  The next pass comes
- * when the table has doubled from what survives this one, so a system
- * where processes come and go stays at about twice the live ones, and the
- * kill() of each pass is paid for by as many new processes.
- */
-static void
-uproc_prune(struct src_dt *d)
-{
-	for (size_t i = 0; i < d->nprocs;) {
-		struct uproc *o = &d->procs[i];
-		if (kill((pid_t)o->pid, 0) == 0 || errno != ESRCH) {
-			i++;
-			continue;
-		}
-		/* the last process takes i's place, in the index first */
-		if (dt_htab_remove(&d->pix, (uint32_t)i, uproc_rehash, d) < 0)
-			break;	/* the index disagrees: keep the rest */
-		dtunw_pool_forget(d->pool, o->pid);
-		free(o->xr);
-		*o = d->procs[--d->nprocs];
-	}
-	d->prune_at = 2 * d->nprocs > UPROC_PRUNE_MIN ? 2 * d->nprocs : UPROC_PRUNE_MIN;
-}
-
-/* pid's entry, a new one if none; NULL when out of memory.  The entry
- * moves when another is added (the array grows, a prune fills holes). */
-static struct uproc *
-uproc_get(struct src_dt *d, uint32_t pid)
-{
-	uint64_t h = dt_htab_hash_int(pid);
-	uint32_t e;
-
-	for (size_t i = dt_htab_first(&d->pix, h); (e = dt_htab_at(&d->pix, i)) != DT_HTAB_NONE;
-	     i = dt_htab_next(&d->pix, i))
-		if (d->procs[e].pid == pid)
-			return &d->procs[e];
-	if (d->nprocs >= d->prune_at)
-		uproc_prune(d);
-	if (DT_GROW(d->procs, d->pcap, d->nprocs, 1, 256))
-		return NULL;
-	d->procs[d->nprocs] = (struct uproc){ .pid = pid };
-	if (dt_htab_add(&d->pix, h, (uint32_t)d->nprocs, uproc_rehash, d))
-		return NULL;
-	return &d->procs[d->nprocs++];
-}
-
-struct seedctx {
-	struct src_dt	*d;
-	struct uproc	*u;
-};
-
-static int
-seed_one(void *arg, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path)
-{
-	struct seedctx *c = arg;
-	struct uproc *u = c->u;
-
-	dtunw_pool_map(c->d->pool, pid, start, len, pgoff, path);
-	/* [lo, hi) pairs: cap counts pairs, the array holds two words each */
-	if (u->nxr == u->cap) {
-		size_t nc;
-		uint64_t *n;
-		if (dt_grow_cap(u->cap, u->nxr + 1, 2 * sizeof(*n), 16, SIZE_MAX, &nc) ||
-		    (n = realloc(u->xr, 2 * nc * sizeof(*n))) == NULL)
-			return 0;	/* the range is mapped; only re-reads suffer */
-		u->xr = n;
-		u->cap = nc;
-	}
-	u->xr[2 * u->nxr] = start;
-	u->xr[2 * u->nxr + 1] = start + len;
-	u->nxr++;
-	return 0;
-}
-
-/* Make sure the workers know the mappings ip of rec's process lies in. */
-static void
-seed(struct src_dt *d, const struct dt_rec *rec, uint64_t ip)
-{
-	struct uproc *u = uproc_get(d, rec->dtr_pid);
-	int known = 0;
-
-	if (u == NULL)
-		return;
-	if (u->reseeds > 0 && rec->dtr_tid == rec->dtr_pid && rec->dtr_comm[0] &&
-	    memcmp(u->comm, rec->dtr_comm, DT_COMMLEN) != 0)
-		known = 0;		/* exec'd since */
-	else
-		for (size_t i = 0; i < u->nxr && !known; i++)
-			known = ip >= u->xr[2 * i] && ip < u->xr[2 * i + 1];
-	if (known || u->reseeds >= MAX_RESEED)
-		return;
-	u->reseeds++;
-	if (rec->dtr_tid == rec->dtr_pid || u->reseeds == 1)
-		memcpy(u->comm, rec->dtr_comm, DT_COMMLEN);
-	/* gone already: the workers keep what they knew */
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%u/maps", (unsigned)rec->dtr_pid);
-	if (access(path, R_OK) != 0)
-		return;
-	u->nxr = 0;
-	dtunw_pool_forget(d->pool, rec->dtr_pid);
-	struct seedctx c = { d, u };
-	(void)dtunw_proc_maps(rec->dtr_pid, seed_one, &c);
-}
 
 /* Which proc probe id is, or -1. */
 static int
@@ -280,13 +143,13 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 			break;
 		/* the parent's name goes to the child (its comm is the parent's) */
 		if (comm[0])
-			proctab_set_comm(&d->pt, (uint32_t)a[0], comm);
+			proctab_set_comm(d->pt, (uint32_t)a[0], comm);
 		{
-			struct task *par = proctab_known(&d->pt, rec->dtr_pid, rec->dtr_ts);
+			struct task *par = proctab_known(d->pt, rec->dtr_pid, rec->dtr_ts);
 			if (par && !par->p.comm[0] && comm[0])
 				snprintf(par->p.comm, sizeof(par->p.comm), "%.*s", (int)sizeof(par->p.comm) - 1, comm);
 		}
-		proctab_fork(&d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
+		proctab_fork(d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
 		break;
 	case PP_EXEC:
 		if (rec->dtr_nargs < 3 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL)
@@ -294,17 +157,17 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 		/* the new comm is an argument: the record's is taken as it fires */
 		memcpy(comm, &a[1], 16);
 		comm[DT_COMMLEN] = '\0';
-		proctab_set_comm(&d->pt, rec->dtr_pid, comm);
-		proctab_exec(&d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
+		proctab_set_comm(d->pt, rec->dtr_pid, comm);
+		proctab_exec(d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
 		break;
 	case PP_EXIT:
-		proctab_exit(&d->pt, rec->dtr_pid);
+		proctab_exit(d->pt, rec->dtr_pid);
 		break;
 	case PP_MMAP:
 		if (rec->dtr_nargs < 6 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL ||
 		    (pflags & DTPH_UNKNOWN) || a[3] > UINT32_MAX)
 			break;
-		proctab_mmap(&d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
+		proctab_mmap(d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
 			     rec->dtr_ts);
 		break;
 	default:
@@ -322,7 +185,7 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
  * the bytes left.
  */
 static size_t
-dt_take_procs(struct src_dt *d, char *buf, size_t n)
+dsrc_take_procs(struct src_dt *d, char *buf, size_t n)
 {
 	size_t r = 0, np = 0;
 
@@ -398,7 +261,7 @@ fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
 	for (unsigned i = 0; i < h->dtr_nustack; i++) {
 		uint64_t pc;
 		memcpy(&pc, &u[i], 8);
-		if (proctab_is_code(&d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
+		if (proctab_is_code(d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
 			h->dtr_nustack = (uint8_t)i;
 			h->dtr_flags |= DTR_USTACK_TRUNC;
 			return 1;
@@ -416,7 +279,7 @@ fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
  * never reach the capture.  Returns the bytes left.
  */
 static size_t
-dt_take_copies(struct src_dt *d, char *buf, size_t n)
+dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 {
 	size_t r = 0, w = 0;
 
@@ -461,9 +324,10 @@ dt_take_copies(struct src_dt *d, char *buf, size_t n)
 		r += sz;
 		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
 			if (d->track)	/* first heard of: what it mapped before, from /proc */
-				proctab_known(&d->pt, h.dtr_pid, h.dtr_ts);
+				proctab_known(d->pt, h.dtr_pid, h.dtr_ts);
 			else
-				seed(d, &h, ur.dtur_regs[DT_UREG_IP]);
+				dtm_observe(d->m, h.dtr_pid, h.dtr_tid, h.dtr_comm,
+					    ur.dtur_regs[DT_UREG_IP]);
 			if (dtunw_pool_submit(d->pool, (const struct dt_rec *)(void *)(buf + w),
 					      ur.dtur_regs, DT_UREGS_MASK, stk, ur.dtur_size) == 0)
 				continue;	/* it comes back from the pool */
@@ -505,7 +369,7 @@ sel_flags(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cf
 }
 
 static int
-dt_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
+dsrc_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cfg)
 {
 	unsigned fl = sel_flags(s, sel, cfg);
 
@@ -522,7 +386,7 @@ dt_copies(struct dtsrc *s, const struct dtp_sel *sel, const struct dtsrc_cfg *cf
  * too.  Every descriptor leaves dtrec itself out.
  */
 static int
-dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+dsrc_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	struct dt_filter f;
 	uint32_t *pids = NULL;
@@ -570,7 +434,7 @@ dt_filter(int fd, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 
 /* flight: the trigger probes on a descriptor of their own */
 static int
-dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
+dsrc_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	char path[64];
 	uint32_t sz = DT_BUFSZ_MIN;
@@ -593,7 +457,7 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 	all.child = 0;
 	all.comm = NULL;
 	all.cgroupfd = -1;
-	if (dt_filter(d->trigfd, &all, err, errlen) < 0)
+	if (dsrc_filter(d->trigfd, &all, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < cfg->ntrig; i++) {
 		struct dt_enable en;
@@ -618,11 +482,16 @@ dt_trig_open(struct src_dt *d, const struct dtsrc_cfg *cfg, char *err, size_t er
 }
 
 static int
-dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
+dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	  const struct dtsrc_cfg *cfg, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	int fd = dtp_fd(s->dev), copies = 0;
+
+	if ((d->m = cfg->machine) == NULL) {
+		dtu_seterr(err, errlen, "the dt source needs the session's process model");
+		return -1;
+	}
 	uint32_t bufsize = cfg->bufsize, ustack = 0;
 
 	if (cfg->trig_filter) {
@@ -630,7 +499,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			   "dt.ko has no tracefs filters");
 		return -1;
 	}
-	if (dt_filter(fd, cfg, err, errlen) < 0)
+	if (dsrc_filter(fd, cfg, err, errlen) < 0)
 		return -1;
 	if (cfg->flight) {
 		uint32_t m = DT_RING_OVERWRITE;
@@ -639,7 +508,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			return -1;
 		}
 		d->flight = 1;
-		if (cfg->ntrig && dt_trig_open(d, cfg, err, errlen) < 0)
+		if (cfg->ntrig && dsrc_trig_open(d, cfg, err, errlen) < 0)
 			return -1;
 	}
 	/*
@@ -648,7 +517,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 	 * it ends, not as the unwinding workers return them.
 	 */
 	for (size_t i = 0; i < nsel && !d->flight; i++)
-		copies |= dt_copies(s, &sel[i], cfg);
+		copies |= dsrc_copies(s, &sel[i], cfg);
 	if (copies) {
 		ustack = (cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE) & ~7U;
 		if (!bufsize)
@@ -682,6 +551,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			dtu_seterr(err, errlen, "out of memory");
 			return -1;
 		}
+		dtm_set_unwinders(d->m, d->pool);
 	}
 	/*
 	 * User stacks are named from the process table: the proc probes keep
@@ -705,8 +575,8 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		if (!all)
 			memset(d->pp_id, 0, sizeof(d->pp_id));
 		d->track = all;
-		d->pt.self = d->self;
-		d->pt.pool = d->pool;
+		if (all)
+			d->pt = dtm_feed(d->m);
 	}
 	/*
 	 * Probes are armed in the order they were enabled, mmap first: a
@@ -741,7 +611,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
 		en.dten_evtflags = sel_flags(s, &sel[i], cfg);
-		if (copies && dt_copies(s, &sel[i], cfg))
+		if (copies && dsrc_copies(s, &sel[i], cfg))
 			en.dten_evtflags |= DTEVT_UREGS;
 		if (pp_of(d, sel[i].id) >= 0)
 			en.dten_evtflags |= DTEVT_COMM | DTEVT_FUNCARGS;
@@ -766,7 +636,7 @@ dt_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 }
 
 static int
-dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
+dsrc_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -785,17 +655,17 @@ dt_record(struct dtsrc *s, uint32_t on, char *err, size_t errlen)
 	return 0;
 }
 
-static int dt_start(struct dtsrc *s, char *err, size_t errlen) { return dt_record(s, 1, err, errlen); }
+static int dsrc_start(struct dtsrc *s, char *err, size_t errlen) { return dsrc_record(s, 1, err, errlen); }
 
 static int
-dt_stop(struct dtsrc *s, char *err, size_t errlen)
+dsrc_stop(struct dtsrc *s, char *err, size_t errlen)
 {
 	((struct src_dt *)s)->stopped = 1;
-	return dt_record(s, 0, err, errlen);
+	return dsrc_record(s, 0, err, errlen);
 }
 
 static ssize_t
-dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
+dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	size_t used = 0;
@@ -819,17 +689,17 @@ dt_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		n = 0;
 	}
 	if (d->track)
-		n = (ssize_t)dt_take_procs(d, buf + used, (size_t)n);
-	used += dt_take_copies(d, buf + used, (size_t)n);
+		n = (ssize_t)dsrc_take_procs(d, buf + used, (size_t)n);
+	used += dsrc_take_copies(d, buf + used, (size_t)n);
 	if (d->track)
-		proctab_read_end(&d->pt);
+		proctab_read_end(d->pt);
 	if (d->pool)
 		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
 	return (ssize_t)used;
 }
 
 static void
-dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
+dsrc_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
@@ -840,7 +710,7 @@ dt_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64
 }
 
 static void
-dt_wait(struct dtsrc *s, int timeout_ms)
+dsrc_wait(struct dtsrc *s, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = dtp_fd(s->dev), .events = POLLIN };
 
@@ -848,7 +718,7 @@ dt_wait(struct dtsrc *s, int timeout_ms)
 }
 
 static int
-dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
+dsrc_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *ncpus,
 	    char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
@@ -899,7 +769,7 @@ dt_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *nc
 }
 
 static void
-dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
+dsrc_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 {
 	struct dt_clock ck;
 	struct timespec ts;
@@ -915,16 +785,6 @@ dt_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 	*real = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static const struct dtsrc_proc *
-dt_proc(struct dtsrc *s, uint32_t pid)
-{
-	struct src_dt *d = (struct src_dt *)s;
-
-	/* NULL (record.c reads /proc): untracked, or no event of pid seen */
-	return d->track ? proctab_proc(&d->pt, pid) : NULL;
-}
-
-static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
 
 /*
  * Freeze: the kernel returns once no event is being written; reads then
@@ -932,7 +792,7 @@ static int dt_filters_targets(struct dtsrc *s) { (void)s; return 1; }
  * before this dump is kept so that the dump counts only its own.
  */
 static int
-dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
+dsrc_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	uint32_t v = begin ? 1 : 0;
@@ -991,7 +851,7 @@ dt_dump(struct dtsrc *s, int begin, char *err, size_t errlen)
 
 /* Each record on the trigger descriptor is one firing of a trigger. */
 static uint64_t
-dt_triggered(struct dtsrc *s)
+dsrc_triggered(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 	char buf[16384];
@@ -1012,18 +872,15 @@ dt_triggered(struct dtsrc *s)
 }
 
 static void
-dt_close(struct dtsrc *s)
+dsrc_close(struct dtsrc *s)
 {
 	struct src_dt *d = (struct src_dt *)s;
 
+	if (d->m)
+		dtm_set_unwinders(d->m, NULL);
 	dtunw_pool_free(d->pool);
-	proctab_free(&d->pt);
 	free(d->hidden);
 	free(d->pend);
-	for (size_t i = 0; i < d->nprocs; i++)
-		free(d->procs[i].xr);
-	free(d->procs);
-	dt_htab_free(&d->pix);
 	dtp_close(s->dev);
 	if (d->trigfd >= 0)
 		close(d->trigfd);
@@ -1032,23 +889,21 @@ dt_close(struct dtsrc *s)
 	free(d);
 }
 
-static const struct dtsrc_ops dt_ops = {
+static const struct dtsrc_ops dsrc_ops = {
 	.name = "dt",
-	.enable = dt_enable,
-	.start = dt_start,
-	.stop = dt_stop,
-	.read = dt_read,
-	.wait = dt_wait,
-	.counters = dt_counters,
-	.clock = dt_clock,
-	.proc = dt_proc,
-	.ustack_counts = dt_ustack_counts,
-	.filters_targets = dt_filters_targets,
+	.enable = dsrc_enable,
+	.start = dsrc_start,
+	.stop = dsrc_stop,
+	.read = dsrc_read,
+	.wait = dsrc_wait,
+	.counters = dsrc_counters,
+	.clock = dsrc_clock,
+	.ustack_counts = dsrc_ustack_counts,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
-	.dump = dt_dump,
-	.triggered = dt_triggered,
-	.close = dt_close,
+	.dump = dsrc_dump,
+	.triggered = dsrc_triggered,
+	.close = dsrc_close,
 };
 
 struct dtsrc *
@@ -1061,17 +916,9 @@ dtsrc_dt_new(struct dtp_dev *dev, char *err, size_t errlen)
 		dtp_close(dev);
 		return NULL;
 	}
-	d->s.ops = &dt_ops;
+	d->s.ops = &dsrc_ops;
 	d->s.dev = dev;
 	d->self = (uint32_t)getpid();
 	d->trigfd = -1;
 	return &d->s;
-}
-
-struct dtsrc *
-dtsrc_new(struct dtp_dev *dev, char *err, size_t errlen)
-{
-	if (dtp_kind(dev) == DTP_PERF)
-		return dtsrc_perf_new(dev, err, errlen);
-	return dtsrc_dt_new(dev, err, errlen);
 }

@@ -29,6 +29,11 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	struct rlimit rl;
 	int ret = -1;
 
+	if ((sp->m = cfg->machine) == NULL) {
+		dtu_seterr(err, errlen, "the perf source needs the session's process model");
+		return -1;
+	}
+	sp->pt = dtm_feed(sp->m);
 	if (bufsize < pg)
 		bufsize = (uint32_t)pg;
 	/* perf opens one descriptor per probe and CPU: allow what the hard limit allows */
@@ -38,7 +43,6 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 	}
 	sp->flight = cfg->flight;
 	sp->no_fmtlost = sp->flight;	/* dumps account by counts (perf_dump) */
-	sp->pt.keep_all = cfg->flight;
 	sp->probes = calloc(nsel + 2, sizeof(*sp->probes));
 	if (sp->probes == NULL)
 		goto nomem;
@@ -127,7 +131,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 											  : DTUNW_DWARF);
 			if (sp->pool == NULL)
 				goto nomem;
-			sp->pt.pool = sp->pool;
+			dtm_set_unwinders(sp->m, sp->pool);
 			/* a sample is now up to ustack_size bytes: 1 MiB held 64 */
 			if (!cfg->bufsize)
 				bufsize = DEF_RING_DWARF;
@@ -465,14 +469,6 @@ perf_clock(struct dtsrc *s, uint64_t *mono, int64_t *real)
 	*real = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static const struct dtsrc_proc *
-perf_proc(struct dtsrc *s, uint32_t pid)
-{
-	return proctab_proc(&((struct src_perf *)s)->pt, pid);
-}
-
-static int perf_filters_targets(struct dtsrc *s) { (void)s; return 1; }
-
 /* How often each counting event fired, per CPU, into sp->fired. */
 static int
 read_fired(struct src_perf *sp)
@@ -602,6 +598,8 @@ perf_close(struct dtsrc *s)
 	struct src_perf *sp = (struct src_perf *)s;
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
+	if (sp->m)
+		dtm_set_unwinders(sp->m, NULL);
 	dtunw_pool_free(sp->pool);
 	for (size_t i = 0; i < sp->nrings; i++) {
 		munmap(sp->rings[i].meta, pg + sp->rings[i].size);
@@ -632,7 +630,6 @@ perf_close(struct dtsrc *s)
 	free(sp->fdprobe);
 	free(sp->tmp);
 	free(sp->pf);
-	proctab_free(&sp->pt);
 	tasks_free(&sp->tgts);
 	tasks_free(&sp->ttids);
 	for (size_t i = 0; i < sp->ntrigfds; i++)
@@ -652,9 +649,7 @@ static const struct dtsrc_ops perf_ops = {
 	.wait = perf_wait,
 	.counters = perf_counters,
 	.clock = perf_clock,
-	.proc = perf_proc,
 	.ustack_counts = perf_ustack_counts,
-	.filters_targets = perf_filters_targets,
 	.filters_cgroup = 1,
 	.dump = perf_dump,
 	.triggered = perf_triggered,
@@ -687,7 +682,6 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	sp->tfroot = dtp_tracefs(dev);
 	sp->ncpus = n > 0 ? (int)n : 1;
 	sp->self = (uint32_t)getpid();
-	sp->pt.self = sp->self;
 	sp->kprobe_type = perf_kprobe_type();
 	sp->uprobe_type = perf_pmu_type("uprobe");
 	{

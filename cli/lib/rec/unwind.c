@@ -540,39 +540,6 @@ dtunw_fork(struct dtunw *u, uint32_t ppid, uint32_t pid)
 	}
 }
 
-/* dtunw_proc_maps's caller's function, and the pid it is called for. */
-struct proc_maps {
-	dtunw_map_fn	fn;
-	void		*arg;
-	uint32_t	pid;
-};
-
-static int
-proc_map_one(void *arg, const struct dtpm_map *m)
-{
-	const struct proc_maps *pm = arg;
-
-	return pm->fn(pm->arg, pm->pid, m->start, m->end - m->start, m->offset, m->name);
-}
-
-int
-dtunw_proc_maps(uint32_t pid, dtunw_map_fn fn, void *arg)
-{
-	struct proc_maps pm = { fn, arg, pid };
-	char *maps = dtpm_read(pid);
-	long r;
-
-	if (maps == NULL)
-		return -1;
-	r = dtpm_parse(maps, DTPM_EXEC | DTPM_FILES, proc_map_one, &pm, NULL, 0);
-	free(maps);
-	if (r < 0) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
-}
-
 /* Open and place the file of m: its bias from the PT_LOAD holding pgoff. */
 static int
 map_resolve(struct dtunw *u, struct uproc *p, struct umap *m)

@@ -82,15 +82,6 @@ void dtunw_forget(struct dtunw *u, uint32_t pid);
 void dtunw_fork(struct dtunw *u, uint32_t ppid, uint32_t pid);
 
 /*
- * The executable file and [vdso] mappings of /proc/PID/maps, one fn call
- * each (path valid during the call only); fn returning < 0 stops the walk.
- * 0, or -1 with errno (no such process, or fn failed: ENOMEM).
- */
-typedef int (*dtunw_map_fn)(void *arg, uint32_t pid, uint64_t start, uint64_t len,
-			    uint64_t pgoff, const char *path);
-int dtunw_proc_maps(uint32_t pid, dtunw_map_fn fn, void *arg);
-
-/*
  * Unwind one sample of pid.  regs holds the registers whose bits are set
  * in regs_mask, in increasing bit order (perf's sample layout); ip and sp
  * are required.  stack is a copy of stack_len bytes of the user stack
