@@ -263,7 +263,7 @@ int perf_open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, in
 int perf_pmu_type(const char *pmu);
 int perf_kprobe_type(void);
 int perf_open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
-	uint32_t bufsize, char *err, size_t errlen);
+	int group, uint32_t bufsize, char *err, size_t errlen);
 int perf_sysnr(const char *name);
 int perf_raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen);
 pid_t *perf_threads_of(pid_t pid, size_t *n);
