@@ -199,6 +199,27 @@ kr=$(cc "$T/cc" kernel_read) kp=$(cc "$T/cc" kernel_produced) kd=$(cc "$T/cc" ke
 [ $rc = 0 ] && [ -n "$kp" ] && [ "$kd" -gt 0 ] && [ "$kp" = $((kr + kd)) ] && [ "$kp" -le $((N + 100)) ] &&
 	pass flight-command-not-woken-counted ||
 	fail flight-command-not-woken-counted "rc $rc produced $kp (at most $((N + 100))) read $kr dropped $kd: $(head -c 200 "$T/fpc.err")"
+# each dump's line says how many events were overwritten, and labels the
+# count a bound where dtrec(8) BUGS says it is one
+dumpline() {	# dumpline NAME ERRFILE CAPTURE REGEX-OF-THE-REST
+	local l
+	l=$(grep -F "$3: " "$2")
+	[[ $l =~ ^dtrec:\ .*\.1\.dtc:\ [0-9]+\ events\ \(end\ of\ recording\)\;\ ([0-9]+)\ of\ ([0-9]+)\ overwritten\ or\ lost(.*)$ ]] &&
+		[ "${BASH_REMATCH[3]}" = "$4" ] && [ "${BASH_REMATCH[1]}" -gt 0 ] && pass "$1" ||
+		fail "$1" "dump line '$l' (want '$4' after the counts)"
+}
+rm -f "$T"/fex.*.dtc "$T"/fub.*.dtc "$T"/ftm.*.dtc
+"$DTREC" --source perf -o "$T/fex.dtc" --flight 16k -e 'syscall:getppid:entry' -- "$SYSLOOP" 20000 5 \
+	2>"$T/fex.err"
+dumpline flight-dump-line-exact "$T/fex.err" "$T/fex.1.dtc" ""
+"$DTREC" --source perf -o "$T/fub.dtc" --flight 16k -e "uprobe:$U:up_ret:entry" -- "$U" calls 20000 \
+	>/dev/null 2>"$T/fub.err"
+dumpline flight-dump-line-uprobe-bound "$T/fub.err" "$T/fub.1.dtc" \
+	" (an upper bound for uprobes and --offcpu: dtrec(8) BUGS)"
+"$DTREC" --source perf -o "$T/ftm.dtc" --flight 16k -e profile:hz:997 -e 'syscall:getppid:entry' \
+	-- "$SYSLOOP" 20000 5 2>"$T/ftm.err"
+dumpline flight-dump-line-timer-uncounted "$T/ftm.err" "$T/ftm.1.dtc" \
+	" (overwritten timer samples not counted: dtrec(8) BUGS)"
 
 # ---- item 3: names follow exec in time order across CPUs.  The pid's
 # events run on CPU 0 (a thread, then the new image) while it execs on

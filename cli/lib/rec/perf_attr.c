@@ -340,7 +340,37 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.read_format = PERF_FORMAT_LOST;
 	if (a.type != PERF_TYPE_TRACEPOINT || pid <= 0 || !sp->flight)
 		group = -1;
+	if (group >= 0 && group == sp->lead_lost)
+		group = sp->lead_new;
 	fd = (int)perf_open(&a, opid, cpu, group, ofl);
+	/*
+	 * A target that forks while its tracking event is opened can have
+	 * its context swapped with the child's at a context switch (equal
+	 * clones): the event may land in the child's, and the kernel refuses
+	 * siblings in the target's (EINVAL, ENODEV).  A leader of our own,
+	 * then, opened anew; failing that, alone (counted as before).
+	 */
+	for (int k = 0; fd < 0 && group >= 0 && (errno == EINVAL || errno == ENODEV); k++) {
+		if (k == 3 && group != sp->lead_new) {
+			struct perf_event_attr d;
+			int lfd;
+			base_attr(sp, &d, bufsize);
+			d.type = PERF_TYPE_SOFTWARE;
+			d.config = PERF_COUNT_SW_DUMMY;
+			d.inherit = 1;
+			if ((lfd = (int)perf_open(&d, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC)) >= 0) {
+				if (add_fd(sp, lfd, cpu, 0) < 0) {
+					close(lfd);
+				} else {
+					sp->lead_lost = group;
+					sp->lead_new = group = lfd;
+				}
+			}
+		} else if (k == 6) {
+			group = -1;
+		}
+		fd = (int)perf_open(&a, opid, cpu, group, ofl);
+	}
 	if (fd < 0 && errno == EINVAL && a.read_format) {
 		a.read_format = 0;	/* before 6.0 */
 		if ((fd = (int)perf_open(&a, opid, cpu, group, ofl)) >= 0)

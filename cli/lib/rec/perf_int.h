@@ -161,6 +161,9 @@ struct src_perf {
 	int		uprobe_type;	/* PMU type, -1: none */
 	int		uprobe_refctr;	/* the uprobe PMU takes a semaphore offset */
 	int		flight;		/* [I] backward (overwriting) rings */
+	/* [I] while opening: a tracking event (leader) found in a child's
+	 * context, and the leader opened in its stead (open_event) */
+	int		lead_lost, lead_new;
 	struct ring	*frings;	/* [I] flight: per CPU, the probes' rings */
 	size_t		nfrings;
 	int		dumping;	/* [r] between dump(1) and dump(0) */

@@ -675,7 +675,7 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (sp != NULL)
-		sp->cgfd = -1;
+		sp->cgfd = sp->lead_lost = sp->lead_new = -1;
 
 	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL ||
 	    (sp->seen = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->seen))) == NULL ||
