@@ -329,7 +329,7 @@ int dt_syscall_init(void);
 int dt_sysstr_arg(unsigned long nr);
 void dt_sysstr_copy(unsigned long uaddr, u64 *slots);
 /*
- * execve's argv[0] (argv is the user's array): its first DT_ARGV0_LEN - 1
+ * execve's and execveat's argv[0] (argv is the user's array): its first DT_ARGV0_LEN - 1
  * bytes, then in the last of DT_ARGV0_SLOTS slots its length counted up
  * to DT_ARGV0_SCAN (that value: at least so long), -1 when argv has no
  * argv[0] or it is not resident.  Probe context.

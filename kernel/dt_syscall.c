@@ -66,6 +66,18 @@ static const struct dt_arg_info dt_sysargs_execve[6] = {
 	{ "argv0_len", "long", 2 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS, 1 },
 };
 #define DT_EXECVE_SLOTS	(3 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS)
+/*
+ * execveat(fd, filename, argv, envp, flags): five registers, the path and
+ * argv[0] take 12 slots of DT_MAXARGS; the three user addresses mean
+ * nothing once the copies are made, so fd and flags, then the copies
+ */
+static const struct dt_arg_info dt_sysargs_execveat[5] = {
+	{ "arg0", "long", 0, 1 }, { "arg4", "long", 1, 1 },
+	{ "arg1_str", "char[32]", 2, DT_SYSSTR_SLOTS },
+	{ "argv0", "char[16]", 2 + DT_SYSSTR_SLOTS, DT_ARGV0_SLOTS - 1 },
+	{ "argv0_len", "long", 1 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS, 1 },
+};
+#define DT_EXECVEAT_SLOTS	(2 + DT_SYSSTR_SLOTS + DT_ARGV0_SLOTS)
 static const struct dt_arg_info dt_sysargs_return[2] = {
 	{ "retval", "long", 0, 1 }, { "errno", "int", 1, 1 },
 };
@@ -82,6 +94,8 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 	BUILD_BUG_ON(sizeof(args[0]) != sizeof(u64));
 	BUILD_BUG_ON(DT_EXECVE_SLOTS > ARRAY_SIZE(args) ||
 		     DT_EXECVE_SLOTS > DT_MAXARGS);
+	BUILD_BUG_ON(DT_EXECVEAT_SLOTS > ARRAY_SIZE(args) ||
+		     DT_EXECVEAT_SLOTS > DT_MAXARGS);
 	if ((unsigned long)id >= DT_NSYSCALLS ||
 	    !test_bit(id, dt_sysmap[DT_SYS_ENTRY]) || in_compat_syscall())
 		return;
@@ -92,6 +106,13 @@ static void dt_sys_enter(void *data, struct pt_regs *regs, long id)
 		dt_sysstr_argv0(args[1], (u64 *)&args[3 + DT_SYSSTR_SLOTS]);
 		dt_sysstr_copy(args[0], (u64 *)&args[3]);
 		nslots = DT_EXECVE_SLOTS;
+	} else if (id == __NR_execveat) {
+		unsigned long path = args[1], argv = args[2];
+
+		args[1] = args[4];
+		dt_sysstr_argv0(argv, (u64 *)&args[2 + DT_SYSSTR_SLOTS]);
+		dt_sysstr_copy(path, (u64 *)&args[2]);
+		nslots = DT_EXECVEAT_SLOTS;
 	} else if (s >= 0) {
 		dt_sysstr_copy(args[s], (u64 *)&args[6]);
 		nslots = 6 + DT_SYSSTR_SLOTS;
@@ -214,6 +235,12 @@ int dt_syscall_init(void)
 						  ARRAY_SIZE(dt_sysargs_execve),
 						  DT_EXECVE_SLOTS,
 						  dt_sysargs_execve, 0);
+			else if (dir == DT_SYS_ENTRY && nr == __NR_execveat)
+				dp = dt_probe_new(&dt_prov_syscall,
+						  dt_sysnames[nr], "entry",
+						  ARRAY_SIZE(dt_sysargs_execveat),
+						  DT_EXECVEAT_SLOTS,
+						  dt_sysargs_execveat, 0);
 			else if (dir == DT_SYS_ENTRY && dt_sysstr_arg(nr) >= 0)
 				dp = dt_probe_new(&dt_prov_syscall,
 						  dt_sysnames[nr], "entry", 7,

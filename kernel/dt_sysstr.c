@@ -17,7 +17,9 @@
  * interpreter, a login shell's "-bash").  Its three arguments leave the
  * slots of three registers free: argv[0]'s first DT_ARGV0_LEN - 1 bytes
  * and its length go there (dt_sysstr_argv0), the length counted on past
- * the copy so that a cut name says it was cut.
+ * the copy so that a cut name says it was cut.  execveat's argv is its
+ * third argument; its five leave no room, so its record keeps fd and
+ * flags, the path and argv[0], and not the three user addresses.
  */
 #include <linux/kernel.h>
 #include <linux/string.h>

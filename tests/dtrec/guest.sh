@@ -215,6 +215,40 @@ cp /bin/hotloop /tmp/argv0-longer-than-its-copy/hotloop
 dtrec --source dt -q -o $OUT/argv0.dtc -e syscall:execve:entry -- \
 	sh -c 'hotloop 0.05 >/dev/null; /tmp/argv0-longer-than-its-copy/hotloop 0.05 >/dev/null' \
 	2>$OUT/argv0.err
+# execveat's likewise (its argv is the third argument): by path with an
+# argv[0] longer than the copy, then by descriptor (AT_EMPTY_PATH)
+dtrec --source dt -q -o $OUT/execat.dtc -e syscall:execveat:entry -- dt_ktest execveat=2 \
+	2>$OUT/execat.err
+
+# a flight ring that wrapped, recording a -p target that another process
+# wakes (issue 23 item 2): ping (the target) and pong wake each other N
+# times through fifos; an ordinary recording of the same target beside
+# the flight one says what the dump's produced must be
+rm -f /tmp/fa /tmp/fb /tmp/fg
+mkfifo /tmp/fa /tmp/fb /tmp/fg
+dt_ktest pong=6000 0<>/tmp/fa 1<>/tmp/fb 3<>/tmp/fg &
+pong=$!
+dt_ktest ping=6000 0<>/tmp/fb 1<>/tmp/fa &
+ping=$!
+dtrec --source dt -q -o $OUT/fpr.dtc -b 4M -e tracepoint:sched:sched_wakeup -p $ping 2>$OUT/fpr.err &
+r1=$!
+dtrec --source dt -q -o $OUT/fpf.dtc --flight 8k -e tracepoint:sched:sched_wakeup -p $ping \
+	2>$OUT/fpf.err &
+r2=$!
+i=0
+while [ $i -lt 200 ]; do
+	ls -l /proc/$r1/fd /proc/$r2/fd 2>/dev/null | grep -c /dev/dt >$OUT/fp.n
+	[ "$(cat $OUT/fp.n)" -ge 2 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 3	# enabled after the open
+echo go >/tmp/fg
+wait $r1
+echo $? >$OUT/fpr.rc
+wait $r2
+echo $? >$OUT/fpf.rc
+wait $pong
 # --offcpu with a command on the dt source (issue 24): the command sleeps
 # five times; the timer wakes it from another task (the idle task, an
 # interrupt) and another task switches to it, so without DTEVT_SUBJECT its

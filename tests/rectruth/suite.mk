@@ -15,7 +15,12 @@ $(B)/tests/rectruth/nofp: tests/rectruth/nofp.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O2 -fomit-frame-pointer -fno-inline -o $@ $<
 
+# two processes waking each other through pipes (flight drop counts)
+$(B)/tests/rectruth/pingpong: tests/rectruth/pingpong.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -o $@ $<
+
 check-rectruth: $(B)/asan/bin/dtrec $(B)/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/capcheck \
 		$(B)/tests/uprobe/utarget $(B)/tests/perfsrc/sysloop $(B)/tests/perfsrc/hotloop $(B)/tests/rectruth/execrace \
-		$(B)/tests/rectruth/nofp $(B)/dt-version tests/rectruth/run.sh
+		$(B)/tests/rectruth/nofp $(B)/tests/rectruth/pingpong $(B)/dt-version tests/rectruth/run.sh
 	@tests/run-suite.sh $(B)/results rectruth tests/rectruth/run.sh $(B)

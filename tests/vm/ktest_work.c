@@ -7,6 +7,7 @@
  * and nothing the recorder could mistake for them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,69 @@ static void closes(long a, long b)
 }
 
 /*
+ * execveat's argv[0] in tests/dtrec: N more execs of this program, by
+ * path (even N: an argv[0] longer than dt.ko's copy) and by descriptor
+ * (odd N: AT_EMPTY_PATH, a short argv[0]), each running the next.
+ */
+static void execveats(long n)
+{
+	extern char **environ;
+	char arg[32];
+	char *av[3] = { NULL, arg, NULL };
+	int fd;
+
+	if (n == 0)
+		return;
+	snprintf(arg, sizeof(arg), "execveat=%ld", n - 1);
+	if (n % 2 == 0) {
+		av[0] = "dt-ktest-execveat-argv0";
+		syscall(SYS_execveat, AT_FDCWD, "/bin/dt_ktest", av, environ, 0);
+	} else if ((fd = open("/bin/dt_ktest", O_RDONLY)) >= 0) {
+		av[0] = "ktshort";
+		syscall(SYS_execveat, fd, "", av, environ, AT_EMPTY_PATH);
+	}
+	perror("dt_ktest: execveat");
+	exit(1);
+}
+
+/* one byte through fd, or exit: the ping-pong below */
+static void xfer(int fd, int out)
+{
+	char c = 'x';
+
+	if ((out ? write(fd, &c, 1) : read(fd, &c, 1)) != 1) {
+		fprintf(stderr, "dt_ktest: %s of descriptor %d failed\n", out ? "write" : "read", fd);
+		exit(1);
+	}
+}
+
+/*
+ * The flight recorder's drop counts in tests/dtrec (as tests/rectruth's
+ * pingpong): ping, the target, waits for a byte on 0, then N times writes
+ * one to 1 and reads one back; pong, not recorded, waits for a byte on 3,
+ * hands one to ping, then N times reads one and writes one back.  Each
+ * round ping wakes pong (its event) and pong wakes ping (not its event).
+ */
+static void pings(long n)
+{
+	xfer(0, 0);
+	for (long i = 0; i < n; i++) {
+		xfer(1, 1);
+		xfer(0, 0);
+	}
+}
+
+static void pongs(long n)
+{
+	xfer(3, 0);
+	xfer(1, 1);
+	for (long i = 0; i < n; i++) {
+		xfer(0, 0);
+		xfer(1, 1);
+	}
+}
+
+/*
  * A workload takes a count N or a range A:B; its arity says which.  The
  * filter test's exec case is "calls"; the rest are tests/dtrec's.
  */
@@ -94,6 +158,9 @@ static const struct workload {
 	{ "usdt",	usdts,		NULL,	"N" },
 	{ "upcalls",	upcalls,	NULL,	"N" },
 	{ "closes",	NULL,		closes,	"A:B" },
+	{ "execveat",	execveats,	NULL,	"N" },
+	{ "ping",	pings,		NULL,	"N" },
+	{ "pong",	pongs,		NULL,	"N" },
 };
 
 /* A non-negative decimal number ending at *end (which must be stop). */

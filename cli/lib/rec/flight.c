@@ -14,6 +14,8 @@
 #include "elfsyms.h"
 #include "jitmap.h"
 #include "kused.h"
+#include "probes.h"
+#include "provkind.h"
 #include "util.h"
 #include "record_int.h"
 
@@ -47,6 +49,32 @@ flight_reset(struct rec *r, const char *ksyms, size_t ksymslen)
 			return -1;
 	}
 	return 0;
+}
+
+/*
+ * What a flight dump's overwritten count leaves out or takes in beyond
+ * the events asked for, "" when it is exact: on the perf source timers
+ * count time, not samples, and with targets per-CPU uprobes and
+ * --offcpu's bare copies count other processes' events (dtrec(8) BUGS).
+ */
+static const char *
+flight_count_caveat(const struct rec *r, const struct dtp_sel *sel, size_t nsel)
+{
+	int timer = 0, user = 0;
+
+	if (strcmp(r->src->ops->name, "perf") != 0)
+		return "";
+	for (size_t i = 0; i < nsel; i++) {
+		const struct dt_probe_info *p = dtp_by_id(r->dev, sel[i].id);
+		enum dtp_kind k = p ? dtp_kind_of(p->dtpi_prov) : DTPK_OTHER;
+		timer |= (dtp_kind_flags(k) & DTPK_TIMER) != 0;
+		user |= k == DTPK_UPROBE || k == DTPK_USDT;
+	}
+	if ((r->o->argv || r->o->npids) && (user || r->o->offcpu))
+		return timer ? " (an upper bound for uprobes and --offcpu, overwritten timer "
+			       "samples not counted: dtrec(8) BUGS)"
+			     : " (an upper bound for uprobes and --offcpu: dtrec(8) BUGS)";
+	return timer ? " (overwritten timer samples not counted: dtrec(8) BUGS)" : "";
 }
 
 /*
@@ -127,8 +155,13 @@ close:
 		free(tmp);
 		ev = r->nread - r->nlost - r->nbad;
 		*total += ev;
-		if (!r->o->quiet)
-			rec_msg(r, "%s: %llu events (%s)", path, (unsigned long long)ev, why);
+		if (!r->o->quiet) {
+			struct dtcap_count t;
+			rec_sum_counts(r, &t);
+			rec_msg(r, "%s: %llu events (%s); %llu of %llu overwritten or lost%s", path,
+				(unsigned long long)ev, why, (unsigned long long)t.dropped,
+				(unsigned long long)t.produced, flight_count_caveat(r, sel, nsel));
+		}
 		return 0;
 	}
 	if (ret == 0)

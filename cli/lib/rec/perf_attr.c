@@ -240,10 +240,20 @@ perf_kprobe_type(void)
 	return v;
 }
 
-/* One probe's event (site: of a uprobe) on cpu for pid, into ring rg. */
+/*
+ * One probe's event (site: of a uprobe) on cpu for pid, into ring rg.
+ * group: the tracking event of pid on cpu, or -1.  A tracepoint that
+ * names a task (sched_wakeup's wakee) is also delivered to that task's
+ * events for the CPU when another task runs it, and each such delivery
+ * counts in the event without writing a sample.  The kernel (6.2 on)
+ * looks for those events among the groups led by tracepoint events only,
+ * so a target's tracepoint event in the tracking event's group counts
+ * exactly the samples it wrote: what a flight dump needs to say how many
+ * were overwritten (perf_counters).
+ */
 static int
 open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, struct ring *rg,
-	   uint32_t bufsize, char *err, size_t errlen)
+	   int group, uint32_t bufsize, char *err, size_t errlen)
 {
 	struct pprobe *p = &sp->probes[pi];
 	struct perf_event_attr a;
@@ -328,10 +338,42 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		uprobe_regs(p->up, &a);
 	if (!sp->flight && !sp->no_fmtlost)
 		a.read_format = PERF_FORMAT_LOST;
-	fd = (int)perf_open(&a, opid, cpu, -1, ofl);
+	if (a.type != PERF_TYPE_TRACEPOINT || pid <= 0 || !sp->flight)
+		group = -1;
+	if (group >= 0 && group == sp->lead_lost)
+		group = sp->lead_new;
+	fd = (int)perf_open(&a, opid, cpu, group, ofl);
+	/*
+	 * A target that forks while its tracking event is opened can have
+	 * its context swapped with the child's at a context switch (equal
+	 * clones): the event may land in the child's, and the kernel refuses
+	 * siblings in the target's (EINVAL, ENODEV).  A leader of our own,
+	 * then, opened anew; failing that, alone (counted as before).
+	 */
+	for (int k = 0; fd < 0 && group >= 0 && (errno == EINVAL || errno == ENODEV); k++) {
+		if (k == 3 && group != sp->lead_new) {
+			struct perf_event_attr d;
+			int lfd;
+			base_attr(sp, &d, bufsize);
+			d.type = PERF_TYPE_SOFTWARE;
+			d.config = PERF_COUNT_SW_DUMMY;
+			d.inherit = 1;
+			if ((lfd = (int)perf_open(&d, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC)) >= 0) {
+				if (add_fd(sp, lfd, cpu, 0) < 0) {
+					close(lfd);
+				} else {
+					sp->lead_lost = group;
+					sp->lead_new = group = lfd;
+				}
+			}
+		} else if (k == 6) {
+			group = -1;
+		}
+		fd = (int)perf_open(&a, opid, cpu, group, ofl);
+	}
 	if (fd < 0 && errno == EINVAL && a.read_format) {
 		a.read_format = 0;	/* before 6.0 */
-		if ((fd = (int)perf_open(&a, opid, cpu, -1, ofl)) >= 0)
+		if ((fd = (int)perf_open(&a, opid, cpu, group, ofl)) >= 0)
 			sp->no_fmtlost = 1;
 		else
 			a.read_format = PERF_FORMAT_LOST;
@@ -344,11 +386,11 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		p->ustack_copy = 0;
 		if (p->kind == PK_UPROBE)
 			uprobe_regs(p->up, &a);
-		fd = (int)perf_open(&a, opid, cpu, -1, ofl);
+		fd = (int)perf_open(&a, opid, cpu, group, ofl);
 	}
 	if (fd < 0 && errno == EOVERFLOW && a.sample_max_stack) {
 		a.sample_max_stack = 0;	/* above kernel.perf_event_max_stack */
-		fd = (int)perf_open(&a, opid, cpu, -1, ofl);
+		fd = (int)perf_open(&a, opid, cpu, group, ofl);
 	}
 	if (fd < 0) {
 		int e = errno;
@@ -371,11 +413,12 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;
 	}
 	/*
-	 * A task's sched_wakeup event also counts the wakeups of that task by
-	 * others (the tracepoint names the woken task to perf), which it does
-	 * not sample: its count says nothing of losses (CPU -1: not read).
+	 * A task's sched_wakeup event outside a group also counts the wakeups
+	 * of that task by others (see above), which it does not sample: its
+	 * count says nothing of losses (CPU -1: not read).
 	 */
-	if (add_fd(sp, fd, p->offcpu == DTOFF_WAKEUP && pid > 0 ? -1 : cpu, (uint32_t)pi + 1) < 0) {
+	if (add_fd(sp, fd, p->offcpu == DTOFF_WAKEUP && pid > 0 && group < 0 ? -1 : cpu,
+		   (uint32_t)pi + 1) < 0) {
 		close(fd);
 		dtu_seterr(err, errlen, "out of memory");
 		return -1;
@@ -396,13 +439,13 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 /* Every event of probe pi on cpu for pid: uprobes have one per site. */
 int
 perf_open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
-	   uint32_t bufsize, char *err, size_t errlen)
+	   int group, uint32_t bufsize, char *err, size_t errlen)
 {
 	const struct pprobe *p = &sp->probes[pi];
 	size_t n = p->kind == PK_UPROBE ? p->up->nsites : 1;
 
 	for (size_t i = 0; i < n; i++)
-		if (open_event(sp, pi, (uint32_t)i, pid, cpu, rg, bufsize, err, errlen) < 0)
+		if (open_event(sp, pi, (uint32_t)i, pid, cpu, rg, group, bufsize, err, errlen) < 0)
 			return -1;
 	return 0;
 }

@@ -164,6 +164,9 @@ struct src_perf {
 	int		uprobe_type;	/* PMU type, -1: none */
 	int		uprobe_refctr;	/* the uprobe PMU takes a semaphore offset */
 	int		flight;		/* [I] backward (overwriting) rings */
+	/* [I] while opening: a tracking event (leader) found in a child's
+	 * context, and the leader opened in its stead (open_event) */
+	int		lead_lost, lead_new;
 	struct ring	*frings;	/* [I] flight: per CPU, the probes' rings */
 	size_t		nfrings;
 	int		dumping;	/* [r] between dump(1) and dump(0) */
@@ -266,7 +269,7 @@ int perf_open_ring(struct src_perf *sp, pid_t pid, int cpu, uint32_t bufsize, in
 int perf_pmu_type(const char *pmu);
 int perf_kprobe_type(void);
 int perf_open_probe(struct src_perf *sp, size_t pi, pid_t pid, int cpu, struct ring *rg,
-	uint32_t bufsize, char *err, size_t errlen);
+	int group, uint32_t bufsize, char *err, size_t errlen);
 int perf_sysnr(const char *name);
 int perf_raw_groups(struct src_perf *sp, const struct dtsrc_cfg *cfg, char *err, size_t errlen);
 pid_t *perf_threads_of(pid_t pid, size_t *n);

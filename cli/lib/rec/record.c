@@ -72,8 +72,8 @@ get_counters(struct rec *r, char *err, size_t errlen)
 	return 0;
 }
 
-static void
-sum_counts(const struct rec *r, struct dtcap_count *t)
+void
+rec_sum_counts(const struct rec *r, struct dtcap_count *t)
 {
 	memset(t, 0, sizeof(*t));
 	for (uint32_t i = 0; i < r->ncpus; i++) {
@@ -250,7 +250,7 @@ status_line(struct rec *r, uint64_t elapsed)
 	uint64_t bytes = dtcap_bytes_written(r->w);
 	double secs = elapsed / 1e9;
 
-	sum_counts(r, &t);
+	rec_sum_counts(r, &t);
 	fprintf(r->st, "\r\033[K%s  %s  %s events  %s/s  %s written",
 		r->src->ops->name, dtu_human_duration(elapsed, a, sizeof(a)),
 		dtu_human_count((double)r->nread, b, sizeof(b)),
@@ -355,7 +355,7 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 	struct dtcap_count t;
 	uint64_t ev = r->nread - r->nlost - r->nbad;
 
-	sum_counts(r, &t);
+	rec_sum_counts(r, &t);
 	if (r->werr) {
 		rec_msg(r, "%s: writing failed: the capture keeps the events written before the "
 		    "failure (%s of %llu recorded)", r->o->output, dtu_human_size(bytes, a, sizeof(a)),
@@ -957,7 +957,7 @@ finish:
 			summary(r, now - start, cmd_status, bytes);
 		if (res) {
 			struct dtcap_count t;
-			sum_counts(r, &t);
+			rec_sum_counts(r, &t);
 			res->events = r->nread - r->nlost - r->nbad;
 			res->bytes = bytes;
 			res->raw_bytes = r->raw_bytes;

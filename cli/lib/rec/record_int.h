@@ -94,6 +94,8 @@ struct rec {
 /* record.c */
 void rec_msg(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 uint64_t rec_clock_ns(struct rec *r);
+/* the per-CPU counters summed into *t */
+void rec_sum_counts(const struct rec *r, struct dtcap_count *t);
 ssize_t rec_drain_once(struct rec *r, char *buf);
 int rec_put_counters(struct rec *r);
 int rec_put_kused(struct rec *r);

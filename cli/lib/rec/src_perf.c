@@ -225,11 +225,13 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		for (size_t t = 0; t < (ntargets ? ntargets : 1); t++) {
 			pid_t pid = ntargets ? targets[t] : -1;
 			struct ring *own;
+			int lead;	/* the tracking event: its group's leader */
 
 			/* one ring per CPU: later targets write into the first one */
 			if (perf_open_ring(sp, pid, cpu, sp->flight ? FLIGHT_SB_RING : bufsize, 0, &own, err,
 				      errlen) < 0)
 				goto out;
+			lead = own->fd;	/* own's slot is reused once redirected */
 			if (rg == NULL)
 				rg = own;
 			else if (ioctl(own->fd, PERF_EVENT_IOC_SET_OUTPUT, rg->fd) == 0) {
@@ -243,17 +245,18 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				    rg != &sp->rings[0])
 					continue;
 				if (sp->probes[i].offcpu && sp->targeted && t == 0 &&
-				    perf_open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize, err,
+				    perf_open_probe(sp, i, -1, cpu, frg ? frg : rg, -1, bufsize, err,
 					       errlen) < 0)
 					goto out;	/* its bare copy (offcpu_keep) */
 				if (sp->probes[i].kind == PK_UPROBE) {
 					/* per CPU, filtered by tgts (see there) */
-					if (t == 0 && perf_open_probe(sp, i, -1, cpu, frg ? frg : rg, bufsize,
-								 err, errlen) < 0)
+					if (t == 0 && perf_open_probe(sp, i, -1, cpu, frg ? frg : rg, -1,
+								 bufsize, err, errlen) < 0)
 						goto out;
 					continue;
 				}
-				if (perf_open_probe(sp, i, pid, cpu, frg ? frg : rg, bufsize, err, errlen) < 0)
+				if (perf_open_probe(sp, i, pid, cpu, frg ? frg : rg, lead, bufsize, err,
+						    errlen) < 0)
 					goto out;
 			}
 		}
@@ -444,10 +447,14 @@ perf_counters(struct dtsrc *s, struct dtcap_count *out, uint32_t cap, uint32_t *
 		if (fired > sp->seen[i])
 			miss = fired - sp->seen[i];
 		/*
-		 * A flight ring that never wrapped holds every sample written
-		 * to it: fired beyond them are firings never sampled (a
-		 * target's inherited sched_wakeup counts its wakeups by other
-		 * tasks), not losses; those are the LOST records alone.
+		 * A flight ring that wrapped: what its events wrote beyond what
+		 * it holds was overwritten.  A target's tracepoint events count
+		 * only what they wrote (in the tracking event's group: not the
+		 * wakeups of the target by others, open_event), so this is
+		 * exact for them; per-CPU uprobes and --offcpu's bare copies
+		 * count the other processes' samples the reader would have
+		 * dropped too (dtrec(8) BUGS).  A ring that never wrapped holds
+		 * every sample written to it: its losses are the LOST records.
 		 */
 		if (sp->flight && !flight_wrapped(sp, (int)i))
 			miss = 0;
@@ -663,7 +670,7 @@ dtsrc_perf_new(struct dtp_dev *dev, char *err, size_t errlen)
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (sp != NULL)
-		sp->cgfd = -1;
+		sp->cgfd = sp->lead_lost = sp->lead_new = -1;
 
 	if (sp == NULL || (sp->counts = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->counts))) == NULL ||
 	    (sp->seen = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp->seen))) == NULL ||

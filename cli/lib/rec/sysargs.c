@@ -13,41 +13,27 @@
 #include "tracefs.h"
 
 /*
- * dt.ko's own description of an entry: *nregs registers arg0.. (six, or
- * as many as the call takes when copies use the others' slots), one slot
- * each, then for a call naming a path "argK_str", its copy
- * (kernel/dt_sysstr.c), then what else dt.ko copied under names of its
- * own (execve's argv0, argv0_len).  Returns K, -1 without a copy, -2 for
- * any other layout.
+ * Which register dt.ko's name for an argument stands for: "argK" (one
+ * slot: the register itself) and "argK_str" (*copy set: its copy,
+ * kernel/dt_sysstr.c) give K; names of dt.ko's own (execve's argv0,
+ * argv0_len) give -1, -2 a name that looks like neither.
  */
 static int
-registers_only(const struct dtcap_probe *p, unsigned *nregs)
+reg_of(const char *name, int *copy)
 {
-	char want[24];
-	unsigned k, n = 0;
+	unsigned k;
+	int end = 0;
 
-	while (n < p->nargs && n < 6) {
-		snprintf(want, sizeof(want), "arg%u", n);
-		if (strcmp(p->args[n].name, want))
-			break;
-		if (p->args[n].slot != n || p->args[n].nslots != 1)
-			return -2;
-		n++;
+	*copy = 0;
+	if (strncmp(name, "arg", 3) != 0 || name[3] < '0' || name[3] > '9')
+		return -1;
+	if (sscanf(name, "arg%u%n", &k, &end) == 1 && name[end] == '\0' && k < 6)
+		return (int)k;
+	if (sscanf(name, "arg%u_str%n", &k, &end) == 1 && name[end] == '\0' && k < 6) {
+		*copy = 1;
+		return (int)k;
 	}
-	*nregs = n;
-	if (n == 0)
-		return -2;
-	if (n == p->nargs)
-		return n == 6 ? -1 : -2;
-	if (sscanf(p->args[n].name, "arg%u_str", &k) != 1 || k >= n || p->args[n].slot != n)
-		return -2;
-	snprintf(want, sizeof(want), "arg%u_str", k);
-	if (strcmp(p->args[n].name, want))
-		return -2;
-	/* six registers and a copy, or fewer and what dt.ko put in their place */
-	if (n == 6 ? p->nargs != 7 : p->nargs == n + 1)
-		return -2;
-	return (int)k;
+	return -2;
 }
 
 void
@@ -56,11 +42,32 @@ dtp_sysargs(struct dtcap_probe *out, const char *func)
 	char ev[96], err[256];
 	const char *root;
 	struct dtt_format *fmt;
-	unsigned nregs;
+	unsigned nregs = 0, top = 0, ncopies = 0, n, ok = 1;
+	int copy;
 
-	int k = registers_only(out, &nregs);
-
-	if (k < -1 || strlen(func) > 80)
+	/*
+	 * dt.ko's description: registers named argK, one slot each (all six,
+	 * or when its copies need their slots only those that still mean
+	 * something: execveat keeps fd and flags), at most one copy of a path
+	 * argument, and what else it copied under names of its own.
+	 */
+	for (uint32_t i = 0; i < out->nargs; i++) {
+		int k = reg_of(out->args[i].name, &copy);
+		if (k == -2)
+			return;
+		if (k < 0)
+			continue;
+		if (copy) {
+			ncopies++;
+		} else {
+			if (out->args[i].nslots != 1)
+				return;
+			nregs++;
+		}
+		if ((unsigned)k + 1 > top)
+			top = (unsigned)k + 1;
+	}
+	if (nregs == 0 || ncopies > 1 || strlen(func) > 80)
 		return;
 	if ((root = dtt_root(err, sizeof(err))) == NULL)
 		return;
@@ -68,31 +75,45 @@ dtp_sysargs(struct dtcap_probe *out, const char *func)
 		return;
 	snprintf(ev, sizeof(ev), "sys_enter_%s", func);
 	/* field 0 is __syscall_nr; the arguments follow, 8 bytes each */
-	if (dtt_read_format(root, "syscalls", ev, fmt, err, sizeof(err)) == 0 &&
-	    fmt->nfields >= 1 && fmt->nfields - 1 <= nregs) {
-		unsigned n = fmt->nfields - 1, ok = 1;
-		for (unsigned i = 0; i < n; i++)
-			ok &= fmt->f[i + 1].kind == DTT_SCALAR && fmt->f[i + 1].size == 8;
-		/* fewer registers than six: the kernel's own count must be the call's */
-		ok &= nregs == 6 || n == nregs;
-		for (unsigned i = 0; ok && i < n; i++) {
-			snprintf(out->args[i].name, DTCAP_ARGNAMELEN, "%.*s", DTCAP_ARGNAMELEN - 1,
-				 fmt->f[i + 1].name);
-			snprintf(out->args[i].type, DTCAP_ARGNAMELEN, "%.*s", DTCAP_ARGNAMELEN - 1,
-				 fmt->f[i + 1].type);
+	if (dtt_read_format(root, "syscalls", ev, fmt, err, sizeof(err)) != 0 || fmt->nfields < 1 ||
+	    fmt->nfields - 1 > 6) {
+		free(fmt);
+		return;
+	}
+	n = fmt->nfields - 1;
+	for (unsigned i = 0; i < n; i++)
+		ok &= fmt->f[i + 1].kind == DTT_SCALAR && fmt->f[i + 1].size == 8;
+	/*
+	 * Six registers are every call's, the unused ones dropped here; fewer
+	 * were chosen by dt.ko for this call, which must then be the call
+	 * tracefs describes (its last argument the last register kept).
+	 */
+	if (nregs < 6)
+		ok &= top == n;
+	for (uint32_t i = 0; ok && i < out->nargs; i++) {
+		int k = reg_of(out->args[i].name, &copy);
+		ok &= k < 0 || (unsigned)k < n || (!copy && nregs == 6);
+	}
+	if (ok) {
+		uint32_t w = 0;
+		for (uint32_t i = 0; i < out->nargs; i++) {
+			int k = reg_of(out->args[i].name, &copy);
+			if (k >= 0 && (unsigned)k >= n)
+				continue;	/* a register the call does not take */
+			out->args[w] = out->args[i];
+			if (k >= 0 && copy) {
+				/* "filename_str" */
+				snprintf(out->args[w].name, DTCAP_ARGNAMELEN, "%.*s_str",
+					 DTCAP_ARGNAMELEN - 5, fmt->f[k + 1].name);
+			} else if (k >= 0) {
+				snprintf(out->args[w].name, DTCAP_ARGNAMELEN, "%.*s",
+					 DTCAP_ARGNAMELEN - 1, fmt->f[k + 1].name);
+				snprintf(out->args[w].type, DTCAP_ARGNAMELEN, "%.*s",
+					 DTCAP_ARGNAMELEN - 1, fmt->f[k + 1].type);
+			}
+			w++;
 		}
-		if (ok && k >= 0 && (unsigned)k < n) {
-			/* the path's copy after the arguments: "filename_str" */
-			unsigned extra = out->nargs - nregs - 1;
-			out->args[n] = out->args[nregs];
-			snprintf(out->args[n].name, DTCAP_ARGNAMELEN, "%.*s_str",
-				 DTCAP_ARGNAMELEN - 5, fmt->f[k + 1].name);
-			/* then argv0 and the like, named as dt.ko names them */
-			memmove(&out->args[n + 1], &out->args[nregs + 1], extra * sizeof(out->args[0]));
-			out->nargs = n + 1 + extra;
-		} else if (ok && k < 0) {
-			out->nargs = n;
-		}
+		out->nargs = w;
 	}
 	free(fmt);
 }
