@@ -5,7 +5,7 @@
  * nanoseconds a row whatever the table does, so a GROUP BY over tens of
  * millions of events spends its time in sqlite's loop.  A statement that
  * only groups and counts needs one row per distinct key with its event
- * count: events_grouped (dtsql_vtab.c) computes those in C, and this file
+ * count: events_grouped (dtsql_gscan.c) computes those in C, and this file
  * rewrites the statement to read it, when the result is provably the same.
  *
  * The rewrite is textual and only of one shape, checked token by token:
@@ -236,9 +236,9 @@ static const char *id_name(const struct tok *t, char *buf, size_t size)
 #define COL_HOST	(1ull << (E_NCOLS + 1))
 
 static const char *const col_name[E_NCOLS] = {
-	"ts", "cpu", "pid", "tid", "probe", "probe_name", "comm", "kstack",
-	"ustack", "flags", "nargs", "arg0", "arg1", "arg2", "arg3", "arg4",
-	"arg5", "arg6", "arg7", "arg8", "arg9", "retval", "errno", "ctx",
+#define DTSQL_EVCOL(e, name, type, cols) [e] = #name,
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
 };
 
 static uint64_t col_bit(const struct tok *t)

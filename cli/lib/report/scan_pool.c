@@ -191,7 +191,7 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		total += bi ? bi->rows : 0;
-		if (bi && !dtf_block_skip(f, bi))
+		if (bi && !dtf_block_skip(f, bi) && !(job->skip && job->skip(ctx, bi)))
 			blk[m++] = i;
 	}
 	pl.blk = blk;

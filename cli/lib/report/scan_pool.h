@@ -28,6 +28,11 @@
 #include "filter.h"
 
 struct dtsp_job {
+	/* Optional: non-zero when block bi need not be read, beyond what the
+	 * filter skips (a caller with filters of its own, as SQL's cursor
+	 * has).  Asked on the calling thread before the blocks are shared
+	 * out, so skipped blocks weigh on no worker. */
+	int	(*skip)(void *ctx, const struct dtcap_blockinfo *bi);
 	/* A worker's partial result, NULL when out of memory. */
 	void	*(*part_new)(void *ctx);
 	void	(*part_free)(void *ctx, void *part);
