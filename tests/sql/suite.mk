@@ -30,7 +30,8 @@ check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/
 # from the sources it exercises, like the format fuzzer.
 SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby
-FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib/report/dtsql_aggs.c \
+FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib/report/dtsql_tokens.c \
+	cli/lib/report/dtsql_aggs.c \
 	cli/lib/report/dtsql_attach.c cli/lib/report/dtsql_events.c \
 	cli/lib/report/dtsql_gscan.c cli/lib/report/dtsql_tables.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
 	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
@@ -38,7 +39,8 @@ FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib
 	cli/lib/report/sched_model.c cli/lib/report/span_model.c cli/lib/report/filter.c \
 	cli/lib/report/sort_keys.c cli/lib/report/report_common.c cli/lib/report/scan_pool.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
-$(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql_events.h cli/lib/report/dtsql.h formats/dtcap.h
+$(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql_events.h cli/lib/report/dtsql_tokens.h \
+		cli/lib/report/dtsql_events.def cli/lib/report/dtsql.h formats/dtcap.h
 	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(CFLAGS_INC) -o $@ $(FUZZ_SQL_SRCS) $(LDLIBS_ALL)
 check-fuzz-sql: $(FUZZ_SQL) $(B)/tests/sql/mksql $(DTGEN)

@@ -152,7 +152,6 @@ static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uin
 	if (gcols & DTCAP_COL_CTX) k[n++] = b->dict.ctx[d];
 }
 
-/* Count the matching events of every block into g. */
 /*
  * Where block bi stands against the ts range [lo, hi] (signed, as SQL
  * sees ts): -1 none of its events, 1 all of them, 0 some (check each).
@@ -813,6 +812,11 @@ int dtsql_group_scan(struct ecur *e)
 	g->nk = j.nk;
 	size_t *order = NULL;
 	int rc = SQLITE_OK;
+	if (dtsql_cancel && *dtsql_cancel) {
+		set_err(e->base.pVtab, "%s", "interrupted");
+		rc = SQLITE_INTERRUPT;
+		goto out;
+	}
 	if (gcols == 0 && !j.tsr && !bucket && !gret) {
 		/* count(*) and friends: the index knows the row counts */
 		struct dtcap_reader *r = e->c->r;
@@ -861,7 +865,8 @@ int dtsql_group_scan(struct ecur *e)
 	for (size_t s = 0; s < g->cap; s++)
 		if (g->cnt[s])
 			order[no++] = s;
-	qsort_r(order, no, sizeof(*order), cmp_slot, g);
+	if (no > 1)
+		qsort_r(order, no, sizeof(*order), cmp_slot, g);
 	size_t n = g->n ? g->n : 1;
 	struct cols *m = &e->mat;
 #define AL(f, c) do {							\

@@ -11,6 +11,7 @@
  *	dtsql_print.c	dtsql_exec: statements run, results printed
  *	dtsql_groupby.c	the counting fast path: statements over events
  *			rewritten to read events_grouped
+ *	dtsql_tokens.c	SQL text as sqlite's tokens, for that rewrite
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
  *	dtsql_guard.c	dtsql_open: the connection that writes no file

@@ -55,8 +55,9 @@ struct dtsp_job {
  * Run job over r's blocks that f does not skip, the columns cols |
  * dtf_columns(f) decoded.  0; -1 with the message in err (damage, memory,
  * a job's stop: of the earliest block's worker that failed, so the same
- * for any N); DTF_SCAN_CANCELLED once *cancel is set (polled before each
- * block by every worker).  Progress on a terminal as dtf_scan shows it.
+ * for any N); DTF_SCAN_CANCELLED once *cancel is set (looked at before
+ * the walk, then before each block by every worker).  Progress on a
+ * terminal as dtf_scan shows it.
  * Nothing is merged unless every worker finished.
  */
 int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
