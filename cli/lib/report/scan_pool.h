@@ -28,11 +28,6 @@
 #include "filter.h"
 
 struct dtsp_job {
-	/* Optional: non-zero when block bi need not be read, beyond what the
-	 * filter skips (a caller with filters of its own, as SQL's cursor
-	 * has).  Asked on the calling thread before the blocks are shared
-	 * out, so skipped blocks weigh on no worker. */
-	int	(*skip)(void *ctx, const struct dtcap_blockinfo *bi);
 	/* A worker's partial result, NULL when out of memory. */
 	void	*(*part_new)(void *ctx);
 	void	(*part_free)(void *ctx, void *part);
@@ -49,6 +44,12 @@ struct dtsp_job {
 	/* Fold a partial into the context: partials in block order.  -1 out of
 	 * memory. */
 	int	(*merge)(void *ctx, void *part);
+	/* Optional (last, so that jobs written without it need no
+	 * change): non-zero when block bi need not be read, beyond what the
+	 * filter skips (a caller with filters of its own, as SQL's cursor
+	 * has).  Asked on the calling thread before the blocks are shared
+	 * out, so skipped blocks weigh on no worker. */
+	int	(*skip)(void *ctx, const struct dtcap_blockinfo *bi);
 };
 
 /*
