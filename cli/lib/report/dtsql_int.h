@@ -196,7 +196,7 @@ void dtsql_result_text(sqlite3_context *ctx, const char *s);
  * table of one attach.  Reference-counted by the modules and functions
  * registered on db, so it is freed with the last of them (sqlite3_close or
  * dtsql_detach); callers never free it.  Every member but refs and the
- * ufirst cache is set by dtsql_vtab.c's ctx_new and [I] after it.
+ * ufirst cache is set by dtsql_attach.c's ctx_new and [I] after it.
  */
 struct dtsql {
 	sqlite3		*db;	/* of dtsql_attach; NULL for each of attach_many */
