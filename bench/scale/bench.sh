@@ -112,6 +112,21 @@ if [ "$nok" -gt 0 ]; then
 	echo "# worst shape: $worstname; $nok of ${#SHAPES[@]} shapes compared"
 fi
 
+# The grouped SQL scans on the pool: the two-key and quantile shapes on one
+# thread against the default (the online CPUs), same capture, same run.
+for name in two_key quantile; do
+	for sh in "${SHAPES[@]}"; do
+		IFS='|' read -r n dq _ _ <<<"$sh"
+		[ "$n" = "$name" ] || continue
+		best_wall "$D" sql --csv "$C" "$dq" || continue
+		all=$WALL
+		best_wall "$D" sql --csv --threads 1 "$C" "$dq" || continue
+		echo "bench scale.sql_${name}_1thread_s $WALL s"
+		awk -v a="$WALL" -v b="$all" -v n="$name" 'BEGIN { printf "bench scale.sql_%s_threads_speedup %.2f ratio\n", n, a / b }'
+	done
+done
+echo "# sql on $(nproc) online CPUs against --threads 1, same capture, same run"
+
 # Whole-capture reports, wall time on all cores (the scan pool's default:
 # the online CPUs), and flame on one thread in the same run, for the
 # pool's speedup.  stats without filters reads the block summaries; with

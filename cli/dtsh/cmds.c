@@ -151,7 +151,8 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_close, DTSH_C_NONE },
 	{ "set", "set [threads N]",
 	  "Set how many threads decode and count a capture's blocks for stats,\n"
-	  "flame and top (1..256; 0: the CPUs it may run on, the default), as\n"
+	  "flame, top and sql's grouped statements (1..256; 0: the CPUs it may\n"
+	  "run on, the default), as\n"
 	  "dtreport's "
 	  "--threads does; the output is the same for any N.  Without arguments,\n"
 	  "show the setting.", cmd_set, DTSH_C_NONE },

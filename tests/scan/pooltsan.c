@@ -96,7 +96,8 @@ int main(int argc, char **argv)
 	char err[512];
 	dtf_init(&f);
 	dtf_resolve(&f, r, err, sizeof(err));
-	struct dtsp_job job = { part_new, part_free, by_block, NULL, merge };
+	struct dtsp_job job = { .part_new = part_new, .part_free = part_free, .block = by_block,
+				.merge = merge };
 	if (dtsp_scan(r, &f, DTCAP_COL_PROBE | DTCAP_COL_CPU | DTCAP_COL_COMM, &job, &got, NULL,
 		      NULL, err, sizeof(err)))
 		printf("FAIL tsan-blocks-%u: %s\n", n, err);
@@ -112,7 +113,8 @@ int main(int argc, char **argv)
 		printf("FAIL tsan-rows-%u: filter: %s\n", n, err);
 	} else {
 		memset(&got, 0, sizeof(got));
-		job = (struct dtsp_job){ part_new, part_free, NULL, by_row, merge };
+		job = (struct dtsp_job){ .part_new = part_new, .part_free = part_free,
+					 .row = by_row, .merge = merge };
 		if (dtsp_scan(r, &f, DTCAP_COL_PROBE | DTCAP_COL_CPU | DTCAP_COL_COMM, &job,
 			      &got, NULL, NULL, err, sizeof(err)))
 			printf("FAIL tsan-rows-%u: %s\n", n, err);

@@ -147,6 +147,20 @@ for rep in "stats --since 0" "flame --folded" "top --by stack"; do
 	name=damage-${rep%% *}
 	if [ $ok = 1 ]; then pass "$name"; else fail "$name" "$msgs"; fi
 done
+# sql's grouped scan on the pool: the same one message for any N
+msgs="" ok=1
+for n in 1 2 7; do
+	"$R" sql --csv --threads $n "$W/dmg.dtc" 'SELECT comm, cpu, count(*) FROM events GROUP BY 1, 2' \
+		>"$W/dmg.out" 2>"$W/dmg.err"
+	rc=$?
+	if [ $rc -ne 1 ] || ! grep -q "damaged EVNT chunk at offset" "$W/dmg.err" || san "$W/dmg.err"; then
+		ok=0
+		msgs="$msgs N=$n: status $rc $(head -c 200 "$W/dmg.err");"
+	fi
+	[ $n = 1 ] && cp "$W/dmg.err" "$W/dmg.err1"
+	cmp -s "$W/dmg.err" "$W/dmg.err1" || { ok=0; msgs="$msgs N=$n: another message;"; }
+done
+if [ $ok = 1 ]; then pass damage-sql; else fail damage-sql "$msgs"; fi
 "$R" stats --json "$W/dmg.dtc" >"$W/dmg.sj" 2>"$W/dmg.err"
 "$R" stats --json "$W/l.dtc" >"$W/l.sj" 2>/dev/null
 if python3 "$(dirname "$0")/samecounts.py" --intact "$W/dmg.sj" "$W/l.sj"; then
@@ -245,6 +259,18 @@ fi
 rc=$?
 [ $rc -eq 1 ] && grep -q "not a number of threads" "$W/sh.err" && ! san "$W/sh.err" &&
 	pass dtsh-set-threads-bad || fail dtsh-set-threads-bad "status $rc, $(head -c 200 "$W/sh.err")"
+# set threads reaches sql's grouped statements: the same rows for 1 and 7
+SQ='SELECT pid, cpu, count(*), median(tid) FROM events GROUP BY 1, 2; SELECT (ts - 0) / 1000000 AS b, count(*) FROM events GROUP BY b'
+"$DTSH" -c 'set threads 1' -c "sql --csv $SQ" "$W/g.dtc" >"$W/shq1.out" 2>"$W/shq1.err"
+rc1=$?
+"$DTSH" -c 'set threads 7' -c "sql --csv $SQ" "$W/g.dtc" >"$W/shq7.out" 2>"$W/shq7.err"
+rc7=$?
+if [ $rc1 -eq 0 ] && [ $rc7 -eq 0 ] && [ "$(wc -l <"$W/shq1.out")" -gt 20 ] &&
+   cmp -s "$W/shq1.out" "$W/shq7.out" && ! san "$W/shq1.err" "$W/shq7.err"; then
+	pass dtsh-set-threads-sql
+else
+	fail dtsh-set-threads-sql "status $rc1/$rc7; $(diff "$W/shq1.out" "$W/shq7.out" | head -5) $(head -c 200 "$W/shq1.err" "$W/shq7.err")"
+fi
 
 # ------------------------------------------------------------ the pool, TSan
 for n in 1 2 7; do

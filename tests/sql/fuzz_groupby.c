@@ -2,8 +2,10 @@
  * fuzz_groupby - libFuzzer on the GROUP BY fast path (dtsql_groupby.c):
  * the input is one SQL statement, run on one capture and on two at once.
  * Whenever the statement is rewritten, the rewrite must give the same rows,
- * value for value and type for type, as the statement as written; a
- * difference aborts (a finding), as does any sanitizer report.
+ * value for value and type for type, as the statement as written, both
+ * with its scan on one thread and on three (scan_pool.c's workers, each
+ * with a run of blocks); a difference aborts (a finding), as does any
+ * sanitizer report.
  *
  * The captures come from FUZZ_SQL_CAPS="A.dtc:B.dtc" (made by fuzz.sh).
  * Statements that write are not run, so every input sees the same tables.
@@ -18,6 +20,7 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsql_int.h"
+#include "scan_pool.h"
 
 static sqlite3 *db1, *dbn;
 
@@ -97,27 +100,36 @@ static void one(sqlite3 *db, const char *sql)
 		return;
 	}
 	sqlite3_stmt *fast = dtsql_groupby(db, st);
-	if (fast) {
-		int wr, gr;
-		char *want = rows(db, st, &wr), *got = rows(db, fast, &gr);
+	/* the rewrite on 1 thread, then on 3: more workers than cores, and
+	 * blocks shared unevenly (the captures have few) */
+	static const unsigned nthr[] = { 1, 3 };
+	char *want = NULL;
+	int wr = SQLITE_OK;
+	if (fast)
+		want = rows(db, st, &wr);
+	for (size_t t = 0; fast && t < sizeof(nthr) / sizeof(nthr[0]); t++) {
+		int gr;
+		dtsp_set_threads(nthr[t]);
+		sqlite3_reset(fast);
+		char *got = rows(db, fast, &gr);
 		/* the plain path finished: so must the rewrite, with the same */
 		if (want && (got == NULL || strcmp(want, got))) {
-			fprintf(stderr, "fuzz_groupby: results differ\n%s\n-- as written:\n%s"
-				"-- rewritten (%s):\n%s", sql, want, sqlite3_sql(fast),
-				got ? got : "(error)\n");
+			fprintf(stderr, "fuzz_groupby: results differ (%u threads)\n%s\n"
+				"-- as written:\n%s-- rewritten (%s):\n%s", nthr[t], sql, want,
+				sqlite3_sql(fast), got ? got : "(error)\n");
 			abort();
 		}
 		/* the plain path failed ("integer overflow" of sum...): so must
 		 * the rewrite, not answer */
 		if (!want && wr != SQLITE_INTERRUPT && got) {
 			fprintf(stderr, "fuzz_groupby: the rewrite answers where the statement"
-				" as written fails\n%s\n-- rewritten (%s):\n%s", sql,
-				sqlite3_sql(fast), got);
+				" as written fails (%u threads)\n%s\n-- rewritten (%s):\n%s",
+				nthr[t], sql, sqlite3_sql(fast), got);
 			abort();
 		}
-		sqlite3_free(want);
 		sqlite3_free(got);
 	}
+	sqlite3_free(want);
 	sqlite3_finalize(fast);
 	sqlite3_finalize(st);
 }

@@ -829,7 +829,7 @@ same "engine_same_nulls_json" --json "$N" -- "${ENGQ[@]}"
 same "engine_same_dtgen_csv" --csv "$GEN" -- "${ENGQ[@]}"
 same "engine_same_many_csv" --csv "$S" "$N" -- "${ENGQ[@]}"
 # filters on the per-context columns (tid, kstack, ustack, flags; pid's
-# ranges): given to events_grouped (its idxStr codes, dtsql_vtab.c: t/T
+# ranges): given to events_grouped (its idxStr codes, dtsql_events.c: t/T
 # tid, s/S kstack, u/U ustack sets, the xr_codes characters ranges),
 # evaluated once per context of a block, and the same rows as the plain plan
 TOPTID='(SELECT tid FROM events WHERE tid != 0 GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1)'
@@ -852,6 +852,54 @@ classify "engine_ctx_fast_shapes" "$N" -- fast "${ENGCTXQ[@]}"
 same "engine_ctx_same_nulls_csv" --csv "$N" -- "${ENGCTXQ[@]}"
 same "engine_ctx_same_dtgen_csv" --csv "$GEN" -- "${ENGCTXQ[@]}"
 same "engine_ctx_same_many_csv" --csv "$S" "$N" -- "${ENGCTXQ[@]}"
+
+# ---- the grouped scans on N threads (scan_pool.c's workers, issue 26):
+# every grouped shape above, on dtgen's capture of many blocks, gives the
+# same bytes with --threads 1, 2 and 7 (before the capture, and as
+# --threads=N after it), and the rows of the statement as written
+tsq "$GEN"
+THRQ=("${FASTQ[@]}" "${ENGQ[@]}" "${ENGCTXQ[@]}" "${ENGJOINQ[@]}" "${TSQ[@]}")
+classify "threads_shapes_are_grouped" "$GEN" -- fast "${THRQ[@]}"
+thr_script=""
+for s in "${THRQ[@]}"; do thr_script+="$s;"$'\n'; done
+DT_SQL_NO_GROUPED=1 "$D" sql --csv "$GEN" "$thr_script" >"$T/thr.plain" 2>"$T/thr.plain.err"
+for n in 1 2 7; do
+	"$D" sql --csv --threads $n "$GEN" "$thr_script" >"$T/thr.$n" 2>"$T/thr.$n.err"
+	rc=$?
+	"$D" sql --csv "$GEN" --threads=$n "$thr_script" >"$T/thr.$n.after" 2>>"$T/thr.$n.err"
+	rca=$?
+	if [ $rc != 0 ] || [ $rca != 0 ] || san "$T/thr.$n.err" || ! [ -s "$T/thr.$n" ]; then
+		fail "threads_$n" "rc $rc/$rca: $(head -c 300 "$T/thr.$n.err")"
+	elif ! cmp -s "$T/thr.$n" "$T/thr.plain"; then
+		fail "threads_$n" "not the rows as written: $(diff "$T/thr.$n" "$T/thr.plain" | head -4 | tr '\n' ' ')"
+	elif ! cmp -s "$T/thr.$n" "$T/thr.$n.after"; then
+		fail "threads_$n" "--threads=$n after the capture answers otherwise"
+	else
+		pass "threads_$n"
+	fi
+done
+"$D" sql --csv --threads 0 "$GEN" 'SELECT 1' >"$T/thr.bad" 2>"$T/thr.bad.err"
+rc=$?
+"$D" sql --csv "$GEN" --threads 3 'SELECT 1' >"$T/thr.bad2" 2>"$T/thr.bad2.err"
+rc2=$?
+[ $rc = 2 ] && [ $rc2 = 2 ] && ! [ -s "$T/thr.bad" ] && ! [ -s "$T/thr.bad2" ] &&
+	grep -q "not a number of threads" "$T/thr.bad.err" && grep -q -- "--threads=N" "$T/thr.bad2.err" &&
+	pass "threads_bad_usage" || fail "threads_bad_usage" "rc $rc/$rc2: $(head -c 200 "$T/thr.bad.err" "$T/thr.bad2.err")"
+# the same under TSan: the workers share the reader and the cursor's
+# filters, each counts into its own groups
+if [ -x "${SQLTSAN:-}" ]; then
+	for n in 2 7; do
+		TSAN_OPTIONS=halt_on_error=1 "$SQLTSAN" "$GEN" $n "${ENGQ[@]:0:6}" "${ENGCTXQ[@]:0:4}" \
+			"${TSQ[@]:0:2}" "${FASTQ[@]:0:6}" >"$T/tsan$n.out" 2>"$T/tsan$n.err"
+		rc=$?
+		cat "$T/tsan$n.out"
+		if [ $rc -ne 0 ] || grep -q ThreadSanitizer "$T/tsan$n.err" || ! grep -q '^PASS' "$T/tsan$n.out"; then
+			fail "tsan_$n" "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$T/tsan$n.err") $(head -c 200 "$T/tsan$n.err")"
+		fi
+	done
+else
+	fail "tsan" "SQLTSAN (the TSan build of tests/sql/sqltsan.c) not given"
+fi
 # the plans: each filter reaches events_grouped as its code
 "$GR" --plan "$N" -- "SELECT count(*), sum(cpu) FROM events WHERE tid = 1003" \
 	'SELECT pid, count(*) FROM events WHERE tid > 5 AND tid <= 1552 AND kstack IN (1, 2) GROUP BY pid' \

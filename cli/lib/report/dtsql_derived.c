@@ -259,7 +259,6 @@ static int
 sched_column(const struct dmod *m, const struct dtr_sched_span *s, sqlite3_context *ctx, int col)
 {
 	uint64_t w = s->wake && s->wake < s->end ? s->wake : s->end;
-	static const char *const ctxname[] = { "task", "softirq", "hardirq", "nmi" };
 	switch (col) {
 	case 0: sqlite3_result_int64(ctx, s->tid); break;
 	case 1: sqlite3_result_int64(ctx, s->pid); break;
@@ -292,7 +291,7 @@ sched_column(const struct dmod *m, const struct dtr_sched_span *s, sqlite3_conte
 		case 15: sqlite3_result_int64(ctx, s->wkstack); break;
 		case 16: sqlite3_result_int64(ctx, s->wustack); break;
 		case 17:
-			sqlite3_result_text(ctx, s->wctx < 4 ? ctxname[s->wctx] : "unknown", -1,
+			sqlite3_result_text(ctx, ctx_name(s->wctx) ? ctx_name(s->wctx) : "unknown", -1,
 					    SQLITE_STATIC);
 			break;
 		}

@@ -5,7 +5,7 @@
  * nanoseconds a row whatever the table does, so a GROUP BY over tens of
  * millions of events spends its time in sqlite's loop.  A statement that
  * only groups and counts needs one row per distinct key with its event
- * count: events_grouped (dtsql_vtab.c) computes those in C, and this file
+ * count: events_grouped (dtsql_gscan.c) computes those in C, and this file
  * rewrites the statement to read it, when the result is provably the same.
  *
  * The rewrite is textual and only of one shape, checked token by token:
@@ -69,166 +69,7 @@
 #include <sqlite3.h>
 
 #include "dtsql_int.h"
-
-enum { K_ID, K_QID, K_STR, K_NUM, K_OP, K_OTHER };
-
-struct tok {
-	int		kind;
-	const char	*p;
-	size_t		n;
-	int		other;	/* a column of the joined table ("f.name") */
-};
-
-struct toks {
-	struct tok	*t;
-	size_t		n, cap;
-	char		eva[64];	/* the events table's alias; "" none */
-};
-
-static int tok_push(struct toks *v, int kind, const char *p, size_t n)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		struct tok *t = realloc(v->t, cap * sizeof(*t));
-		if (t == NULL)
-			return -1;
-		v->t = t;
-		v->cap = cap;
-	}
-	v->t[v->n++] = (struct tok){ kind, p, n, 0 };
-	return 0;
-}
-
-static int id_start(unsigned char c)
-{
-	return isalpha(c) || c == '_' || c >= 0x80;
-}
-
-static int id_char(unsigned char c)
-{
-	return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
-}
-
-/* Split s into sqlite's tokens (comments and blanks dropped).  -1 on what
- * this does not handle (parameters, unterminated quotes): no rewrite. */
-static int tokenize(const char *s, struct toks *v)
-{
-	const char *p = s;
-	while (*p) {
-		unsigned char c = (unsigned char)*p;
-		const char *q = p;
-		if (isspace(c)) {
-			p++;
-			continue;
-		}
-		if (p[0] == '-' && p[1] == '-') {
-			p += strcspn(p, "\n");
-			continue;
-		}
-		if (p[0] == '/' && p[1] == '*') {
-			const char *e = strstr(p + 2, "*/");
-			if (e == NULL)
-				return -1;
-			p = e + 2;
-			continue;
-		}
-		int kind;
-		if ((c == 'x' || c == 'X') && p[1] == '\'') {
-			q = p + 1;
-			c = '\'';
-		}
-		if (c == '\'' || c == '"' || c == '`' || c == '[') {
-			char close = c == '[' ? ']' : (char)c;
-			q++;
-			for (;;) {
-				if (*q == 0)
-					return -1;
-				if (*q == close) {
-					if (close != ']' && q[1] == close) {
-						q += 2;
-						continue;
-					}
-					q++;
-					break;
-				}
-				q++;
-			}
-			kind = c == '\'' ? K_STR : K_QID;
-		} else if (id_start(c)) {
-			while (id_char((unsigned char)*q))
-				q++;
-			kind = K_ID;
-		} else if (isdigit(c) || (c == '.' && isdigit((unsigned char)p[1]))) {
-			while (isalnum((unsigned char)*q) || *q == '.' ||
-			       ((*q == '+' || *q == '-') && (q[-1] == 'e' || q[-1] == 'E')))
-				q++;
-			kind = K_NUM;
-		} else if (c == '?' || c == ':' || c == '@' || c == '$' || c == '#') {
-			return -1;	/* parameters: not rewritten */
-		} else {
-			static const char *const two[] = {
-				"||", "<=", ">=", "<>", "!=", "==", "<<", ">>", "->",
-			};
-			q = p + 1;
-			for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++)
-				if (p[0] == two[i][0] && p[1] == two[i][1])
-					q = p + 2;
-			if (p[0] == '-' && p[1] == '>' && p[2] == '>')
-				q = p + 3;
-			kind = K_OP;
-		}
-		if (tok_push(v, kind, p, (size_t)(q - p)) < 0)
-			return -1;
-		p = q;
-	}
-	return 0;
-}
-
-/* A bare word, any case. */
-static int is_kw(const struct tok *t, const char *w)
-{
-	return t->kind == K_ID && strlen(w) == t->n && strncasecmp(t->p, w, t->n) == 0;
-}
-
-/* t is one of the n words of w, in any case */
-static int is_kw_of(const struct tok *t, const char *const *w, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (is_kw(t, w[i]))
-			return 1;
-	return 0;
-}
-
-static int is_op(const struct tok *t, const char *o)
-{
-	return t->kind == K_OP && strlen(o) == t->n && memcmp(t->p, o, t->n) == 0;
-}
-
-/* The name an identifier token stands for, unquoted, in buf (NULL: not an
- * identifier, or too long to be one of ours). */
-static const char *id_name(const struct tok *t, char *buf, size_t size)
-{
-	if (t->kind == K_ID) {
-		if (t->n >= size)
-			return NULL;
-		memcpy(buf, t->p, t->n);
-		buf[t->n] = 0;
-		return buf;
-	}
-	if (t->kind != K_QID)
-		return NULL;
-	size_t o = 0;
-	char close = t->p[0] == '[' ? ']' : t->p[0];
-	for (size_t i = 1; i + 1 < t->n; i++) {
-		if (o + 1 >= size)
-			return NULL;
-		buf[o++] = t->p[i];
-		if (t->p[i] == close && close != ']')
-			i++;	/* a doubled quote */
-	}
-	buf[o] = 0;
-	return buf;
-}
+#include "dtsql_tokens.h"
 
 /* The column bit of an events column name (any case), 0 if none.  Bits
  * from E_NCOLS on: capture and host, the columns of several captures. */
@@ -236,9 +77,9 @@ static const char *id_name(const struct tok *t, char *buf, size_t size)
 #define COL_HOST	(1ull << (E_NCOLS + 1))
 
 static const char *const col_name[E_NCOLS] = {
-	"ts", "cpu", "pid", "tid", "probe", "probe_name", "comm", "kstack",
-	"ustack", "flags", "nargs", "arg0", "arg1", "arg2", "arg3", "arg4",
-	"arg5", "arg6", "arg7", "arg8", "arg9", "retval", "errno", "ctx",
+#define DTSQL_EVCOL(e, name, type, cols) [e] = #name,
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
 };
 
 static uint64_t col_bit(const struct tok *t)
@@ -246,7 +87,7 @@ static uint64_t col_bit(const struct tok *t)
 	char buf[32];
 	if (t->other)
 		return 0;
-	const char *s = id_name(t, buf, sizeof(buf));
+	const char *s = dtsql_id_name(t, buf, sizeof(buf));
 	if (s == NULL)
 		return 0;
 	for (int i = 0; i < E_NCOLS; i++)
@@ -272,7 +113,7 @@ static int is_forbidden(const struct tok *t)
 	if (is_kw_of(t, w, sizeof(w) / sizeof(w[0])))
 		return 1;
 	char buf[16];
-	const char *s = id_name(t, buf, sizeof(buf));
+	const char *s = dtsql_id_name(t, buf, sizeof(buf));
 	return s && strcasecmp(s, E_ROWS_NAME) == 0;
 }
 
@@ -412,7 +253,7 @@ static size_t col_ref(const struct toks *v, size_t i, size_t b)
 	char buf[16];
 	if (i < b && col_bit(&v->t[i]))
 		return 1;
-	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	const char *s = i + 2 < b ? dtsql_id_name(&v->t[i], buf, sizeof(buf)) : NULL;
 	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]))
 		return 3;
@@ -605,7 +446,7 @@ static size_t ts_ref(const struct toks *v, size_t i, size_t b)
 	char buf[16];
 	if (i < b && col_bit(&v->t[i]) == 1ull << E_TS)
 		return 1;
-	const char *s = i + 2 < b ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	const char *s = i + 2 < b ? dtsql_id_name(&v->t[i], buf, sizeof(buf)) : NULL;
 	if (s && strcasecmp(s, v->eva[0] ? v->eva : "events") == 0 && is_op(&v->t[i + 1], ".") &&
 	    col_bit(&v->t[i + 2]) == 1ull << E_TS)
 		return 3;
@@ -954,7 +795,7 @@ static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, 
 		       char *jt, size_t jtsize)
 {
 	char buf[64], ab[64];
-	const char *name = id_name(&v->t[from], buf, sizeof(buf));
+	const char *name = dtsql_id_name(&v->t[from], buf, sizeof(buf));
 	static const char *const nota[] = {
 		"AS", "JOIN", "INNER", "ON", "LEFT", "CROSS", "NATURAL", "OUTER", "FULL", "RIGHT",
 	};
@@ -968,7 +809,7 @@ static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, 
 		i++;
 	if (i < end && (v->t[i].kind == K_ID || v->t[i].kind == K_QID) &&
 	    !is_kw_of(&v->t[i], nota, sizeof(nota) / sizeof(nota[0]))) {
-		const char *a = id_name(&v->t[i], ab, sizeof(ab));
+		const char *a = dtsql_id_name(&v->t[i], ab, sizeof(ab));
 		if (a == NULL || strlen(a) >= sizeof(v->eva) || strlen(a) >= 16)
 			return -1;
 		strcpy(v->eva, a);
@@ -984,7 +825,7 @@ static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, 
 	if (i >= end || !is_kw(&v->t[i], "JOIN"))
 		return -1;
 	i++;
-	const char *t = i < end ? id_name(&v->t[i], buf, sizeof(buf)) : NULL;
+	const char *t = i < end ? dtsql_id_name(&v->t[i], buf, sizeof(buf)) : NULL;
 	if (t == NULL || strcasecmp(t, "events") == 0 || strlen(t) >= jtsize ||
 	    (i + 1 < end && is_op(&v->t[i + 1], ".")))
 		return -1;
@@ -999,14 +840,14 @@ static int from_clause(struct toks *v, size_t from, size_t end, size_t *ev_end, 
 		return -1;
 	*on = i + 1;
 	char qb[64], eb[64];
-	const char *bn = id_name(bq, eb, sizeof(eb));
+	const char *bn = dtsql_id_name(bq, eb, sizeof(eb));
 	if (bn == NULL || (v->eva[0] ? strcasecmp(bn, v->eva) : strcasecmp(bn, "events")) == 0)
 		return -1;
 	/* every qualified name is of one of the two */
 	for (size_t k = 0; k + 2 < v->n; k++) {
 		if (!is_op(&v->t[k + 1], "."))
 			continue;
-		const char *q = id_name(&v->t[k], qb, sizeof(qb));
+		const char *q = dtsql_id_name(&v->t[k], qb, sizeof(qb));
 		if (q == NULL)
 			return -1;
 		if (strcasecmp(q, bn) == 0)
@@ -1078,7 +919,7 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, struct toks *v, int many, 
 		size_t e = b;
 		const char *cn = sqlite3_column_name(orig, nitem);
 		char nb[256];
-		const char *last = b - a >= 2 ? id_name(&v->t[b - 1], nb, sizeof(nb)) : NULL;
+		const char *last = b - a >= 2 ? dtsql_id_name(&v->t[b - 1], nb, sizeof(nb)) : NULL;
 		if (b - a >= 3 && is_kw(&v->t[b - 2], "AS")) {
 			e = b - 2;
 		} else if (last && cn && strcmp(last, cn) == 0 && !is_op(&v->t[b - 2], ".")) {
@@ -1148,9 +989,9 @@ static char *rewrite(sqlite3 *db, sqlite3_stmt *orig, struct toks *v, int many, 
 			it = (int)pos - 1;
 		} else if (bit == 0) {
 			char nb[256], ab[256];
-			const char *g = id_name(t, nb, sizeof(nb));
+			const char *g = dtsql_id_name(t, nb, sizeof(nb));
 			for (int i = 0; g && i < nitem && it < 0; i++) {
-				const char *al = ie[i] < ib[i] ? id_name(&v->t[ib[i] - 1], ab, sizeof(ab))
+				const char *al = ie[i] < ib[i] ? dtsql_id_name(&v->t[ib[i] - 1], ab, sizeof(ab))
 							       : NULL;
 				if (al && strcasecmp(al, g) == 0)
 					it = i;
@@ -1320,7 +1161,7 @@ static sqlite3_stmt *grouped(sqlite3 *db, sqlite3_stmt *orig, sqlite3_stmt *name
 	struct toks v = { 0 };
 	sqlite3_stmt *fast = NULL, *again = NULL;
 	char *text = NULL;
-	if (sql == NULL || tokenize(sql, &v) < 0)
+	if (sql == NULL || dtsql_tokenize(sql, &v) < 0)
 		goto out;
 	/* cheap refusals first: most statements do not aggregate */
 	int agg = 0;
@@ -1433,7 +1274,7 @@ static char *subst_scalars(sqlite3 *db, const char *sql, int depth)
 	struct toks v = { 0 };
 	sqlite3_str *out = NULL;
 	int nsub = 0;
-	if (tokenize(sql, &v) < 0)
+	if (dtsql_tokenize(sql, &v) < 0)
 		goto fail;
 	out = sqlite3_str_new(db);
 	const char *copied = sql;
@@ -1479,7 +1320,7 @@ static sqlite3_stmt *groupby_at(sqlite3 *db, sqlite3_stmt *orig, int depth)
 	if (s1 && strcasestr(s1 + 6, "select")) {
 		struct toks v = { 0 };
 		int agg = 0, depth0 = 0;
-		if (tokenize(sql, &v) == 0) {
+		if (dtsql_tokenize(sql, &v) == 0) {
 			for (size_t i = 0; i < v.n; i++) {
 				if (is_op(&v.t[i], "("))
 					depth0++;

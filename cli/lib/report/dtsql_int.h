@@ -3,10 +3,15 @@
  * dtsql.h.  The job of each file:
  *	dtsql_schema.c	the tables' names and columns (one text declares the
  *			virtual tables and the export's real tables)
- *	dtsql_vtab.c	the virtual tables, sym()/sym_origin(), attach/detach
+ *	dtsql_attach.c	attach/detach: struct dtsql, the modules,
+ *			sym()/sym_origin()
+ *	dtsql_events.c	the events table's cursor (dtsql_events.h)
+ *	dtsql_gscan.c	the scan under events_grouped, on scan_pool.c
+ *	dtsql_tables.c	the small tables (probes, stacks, frames...)
  *	dtsql_print.c	dtsql_exec: statements run, results printed
  *	dtsql_groupby.c	the counting fast path: statements over events
  *			rewritten to read events_grouped
+ *	dtsql_tokens.c	SQL text as sqlite's tokens, for that rewrite
  *	dtsql_pages.c	the export's events table written as SQLite pages
  *	dtsql_export.c	dtsql_export: the plain database
  *	dtsql_guard.c	dtsql_open: the connection that writes no file
@@ -15,6 +20,7 @@
 #ifndef DTSQL_INT_H
 #define DTSQL_INT_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -86,12 +92,14 @@ int dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp,
 void dtsql_cache_save(struct dtcap_reader *r, int kind, const struct dtr_spans *sp,
 		      const struct dtr_sched *sc);
 
-/* The columns of events, in declaration order. */
+/* The columns of events, in declaration order (dtsql_events.def). */
 enum {
-	E_TS, E_CPU, E_PID, E_TID, E_PROBE, E_PROBE_NAME, E_COMM, E_KSTACK,
-	E_USTACK, E_FLAGS, E_NARGS, E_ARG0, E_ARG9 = E_ARG0 + 9, E_RETVAL,
-	E_ERRNO, E_CTX, E_NCOLS
+#define DTSQL_EVCOL(e, name, type, cols) e,
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
+	E_NCOLS
 };
+
 
 /*
  * events_grouped (module "events_grouped", per capture like the others):
@@ -137,9 +145,48 @@ sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig);
 /* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
 static inline const char *ctx_name(unsigned x)
 {
-	static const char *names[] = {"task", "softirq", "hardirq", "nmi"};
+	static const char *const names[] = { "task", "softirq", "hardirq", "nmi" };
 	return x < 4 ? names[x] : NULL;
 }
+
+/* A virtual table of one attach: events and events_grouped (kind
+ * T_EVENTS_GROUPED) are dtsql_events_module's, the others
+ * dtsql_tables_module's. */
+struct tab {
+	sqlite3_vtab	base;
+	struct dtsql	*c;	/* [I] */
+	int		kind;	/* [I] T_* */
+};
+extern const sqlite3_module dtsql_events_module, dtsql_tables_module;
+/* Their xConnect and xDisconnect: a table's schema from dtsql_tab. */
+int dtsql_x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+		    sqlite3_vtab **out, char **err);
+int dtsql_x_disconnect(sqlite3_vtab *v);
+
+/* An sqlite value as an exact integer, or 0 when it is not one. */
+static inline int dtsql_val_int(sqlite3_value *v, int64_t *out)
+{
+	switch (sqlite3_value_type(v)) {
+	case SQLITE_INTEGER:
+		*out = sqlite3_value_int64(v);
+		return 1;
+	case SQLITE_FLOAT: {
+		double d = sqlite3_value_double(v);
+		if (d == floor(d) && d >= -9.2e18 && d <= 9.2e18) {
+			*out = (int64_t)d;
+			return 1;
+		}
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Text from the capture (n < 0: NUL-terminated) as a result, as every
+ * writer writes it (dtu_utf8_fix). */
+void dtsql_result_textn(sqlite3_context *ctx, const char *s, int n);
+void dtsql_result_text(sqlite3_context *ctx, const char *s);
 
 /* Probe ids above this are looked up through dtcap_probe_by_id. */
 #define PROBE_DENSE_MAX	(1u << 20)
@@ -149,7 +196,7 @@ static inline const char *ctx_name(unsigned x)
  * table of one attach.  Reference-counted by the modules and functions
  * registered on db, so it is freed with the last of them (sqlite3_close or
  * dtsql_detach); callers never free it.  Every member but refs and the
- * ufirst cache is set by dtsql_vtab.c's ctx_new and [I] after it.
+ * ufirst cache is set by dtsql_attach.c's ctx_new and [I] after it.
  */
 struct dtsql {
 	sqlite3		*db;	/* of dtsql_attach; NULL for each of attach_many */
@@ -191,6 +238,10 @@ struct dtsql {
 
 	uint64_t	*block_base;	/* global index of each block's first row */
 };
+
+/* Fill c's ufirst tables (ustack -> pid and ts of its first event) on the
+ * first call: 0, or -1 with *err set (sqlite3_free it). */
+int dtsql_ctx_ufirst(struct dtsql *c, char **err);
 
 static inline const struct dtcap_probe *ctx_probe(const struct dtsql *c, uint32_t id)
 {

@@ -9,14 +9,15 @@
 #include "dtsql.h"
 #include "dtsql_int.h"
 
+/* ", ts INTEGER, cpu INTEGER, ...": the leading ", " is skipped */
+static const char events_cols[] = ""
+#define DTSQL_EVCOL(e, name, type, cols) ", " #name " " #type
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
+	;
+
 const struct dtsql_tabdef dtsql_tab[T_NTABLES] = {
-	[T_EVENTS] = { "events",
-		"ts INTEGER, cpu INTEGER, pid INTEGER, tid INTEGER,"
-		" probe INTEGER, probe_name TEXT, comm TEXT, kstack INTEGER,"
-		" ustack INTEGER, flags INTEGER, nargs INTEGER,"
-		" arg0 INTEGER, arg1 INTEGER, arg2 INTEGER, arg3 INTEGER,"
-		" arg4 INTEGER, arg5 INTEGER, arg6 INTEGER, arg7 INTEGER,"
-		" arg8 INTEGER, arg9 INTEGER, retval INTEGER, errno INTEGER, ctx TEXT", -1 },
+	[T_EVENTS] = { "events", events_cols + 2, -1 },
 	[T_PROBES] = { "probes",
 		"id INTEGER, name TEXT, provider TEXT, function TEXT,"
 		" probe TEXT, flags INTEGER, is_return INTEGER, nargs INTEGER,"

@@ -22,6 +22,7 @@
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "util.h"
 
 /* Set by SIGINT while a query runs: the query stops, the caller lives on
@@ -182,7 +183,8 @@ static void sql_usage(FILE *f)
 	if (dtr_shell)
 		fprintf(f, "usage: sql [--csv|--json|--table] QUERY\n");
 	else
-		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] CAPTURE|DIR... [QUERY]\n"
+		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] [--threads N]\n"
+			"                    CAPTURE|DIR... [QUERY]\n"
 			"       dtreport sql --schema [TABLE]\n"
 			"  QUERY omitted: SQL is read from standard input.\n"
 			"  Several captures (or a directory of them): every table gains the\n"
@@ -194,6 +196,9 @@ static void sql_usage(FILE *f)
 			"    SELECT prev_comm, prev_pid FROM \"tracepoint:sched:sched_switch\"\n"
 			"  SQL writes no file: ATTACH, DETACH, VACUUM and changes outside TEMP\n"
 			"  tables and views are refused; at most 500 captures at once.\n"
+			"  --threads N: the grouped scans (GROUP BY, counts, quantiles) run on N\n"
+			"  threads (1..256; default: the CPUs it may run on), same rows for any N;\n"
+			"  after a capture write --threads=N.\n"
 			"  (see dtreport(1) and doc/SQL.md)\n");
 }
 
@@ -208,8 +213,24 @@ static const struct option sql_longopts[] = {
 	DTR_LONGOPT_PARTIAL,
 	DTR_LONGOPT_NO_DEMANGLE,
 	DTR_LONGOPT_SALVAGE,
+	{ "threads", required_argument, NULL, DTF_OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* --threads N: the workers of the grouped scans (scan_pool.h). */
+static int sql_threads(const char *v)
+{
+	unsigned n;
+
+	if (dtsp_parse_threads(v, &n)) {
+		dtr_err("sql", "--threads: '%s' is not a number of threads (1..%d)", v,
+			DTSP_MAX_THREADS);
+		sql_usage(stderr);
+		return DTR_EXIT_USAGE;
+	}
+	dtsp_set_threads(n);
+	return 0;
+}
 
 /*
  * Options come before the query: a query word that starts with '-' (a
@@ -232,6 +253,10 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 			break;
 		case DTR_OPT_PARTIAL: *partial = 1; break;
 		case DTR_OPT_SALVAGE: *salvage = 1; break;
+		case DTF_OPT_THREADS:
+			if (sql_threads(optarg))
+				return DTR_EXIT_USAGE;
+			break;
 		case 'h': sql_usage(stdout); return 1;
 		case ':':
 			dtr_err("sql", "option %s needs a value", argv[optind - 1]);
@@ -257,6 +282,8 @@ static int sql_opt_word(const char *w)
 		return 1;
 	if (w[0] != '-' || w[1] != '-')
 		return 0;
+	if (!strncmp(w, "--threads=", 10))
+		return 1;
 	for (const struct option *o = sql_longopts; o->name; o++)
 		if (!strcmp(w + 2, o->name))
 			return 1;
@@ -275,6 +302,15 @@ static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int 
 	if (!strcmp(w, "-h") || !strcmp(w, "--help")) {
 		sql_usage(stdout);
 		return 1;
+	}
+	/* between the words of captures and query a value cannot be told
+	 * from either: it is joined to its option */
+	if (!strncmp(w, "--threads=", 10))
+		return sql_threads(w + 10);
+	if (!strcmp(w, "--threads")) {
+		dtr_err("sql", "--threads after a capture: write --threads=N");
+		sql_usage(stderr);
+		return DTR_EXIT_USAGE;
 	}
 	for (const struct option *o = sql_longopts; o->name; o++) {
 		if (strcmp(w + 2, o->name))

@@ -184,6 +184,12 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 		snprintf(err, errlen, "internal error: a block walk with row filters");
 		return -1;
 	}
+	/* a Ctrl-C before the walk stops it even when every block is
+	 * skipped (the workers look at the flag only before a block) */
+	if (cancel && *cancel) {
+		snprintf(err, errlen, "interrupted");
+		return DTF_SCAN_CANCELLED;
+	}
 	if (!(blk = malloc((nb ? nb : 1) * sizeof(*blk)))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -191,7 +197,7 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		total += bi ? bi->rows : 0;
-		if (bi && !dtf_block_skip(f, bi))
+		if (bi && !dtf_block_skip(f, bi) && !(job->skip && job->skip(ctx, bi)))
 			blk[m++] = i;
 	}
 	pl.blk = blk;

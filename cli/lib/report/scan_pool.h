@@ -44,14 +44,21 @@ struct dtsp_job {
 	/* Fold a partial into the context: partials in block order.  -1 out of
 	 * memory. */
 	int	(*merge)(void *ctx, void *part);
+	/* Optional (last, so that jobs written without it need no
+	 * change): non-zero when block bi need not be read, beyond what the
+	 * filter skips (a caller with filters of its own, as SQL's cursor
+	 * has).  Asked on the calling thread before the blocks are shared
+	 * out, so skipped blocks weigh on no worker. */
+	int	(*skip)(void *ctx, const struct dtcap_blockinfo *bi);
 };
 
 /*
  * Run job over r's blocks that f does not skip, the columns cols |
  * dtf_columns(f) decoded.  0; -1 with the message in err (damage, memory,
  * a job's stop: of the earliest block's worker that failed, so the same
- * for any N); DTF_SCAN_CANCELLED once *cancel is set (polled before each
- * block by every worker).  Progress on a terminal as dtf_scan shows it.
+ * for any N); DTF_SCAN_CANCELLED once *cancel is set (looked at before
+ * the walk, then before each block by every worker).  Progress on a
+ * terminal as dtf_scan shows it.
  * Nothing is merged unless every worker finished.
  */
 int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,

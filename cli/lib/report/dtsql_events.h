@@ -1,0 +1,182 @@
+/*
+ * dtsql_events.h - what the events cursor (dtsql_events.c) and the grouped
+ * scan under events_grouped (dtsql_gscan.c) share: the cursor, its pushed-
+ * down filters and the tests on them.  Nothing else includes it.
+ */
+#ifndef DTSQL_EVENTS_H
+#define DTSQL_EVENTS_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "dtcap.h"
+#include "dtsql_int.h"
+
+/* Materialized (ordered mode) or decoded (streaming mode) columns. */
+struct cols {
+	uint64_t	*ts;
+	uint32_t	*cpu, *pid, *tid, *probe, *comm, *kstack, *ustack, *flags;
+	uint8_t		*nargs, *ctx;
+	uint64_t	*args;
+};
+
+struct ecur {
+	sqlite3_vtab_cursor base;
+	struct dtsql	*c;
+	unsigned	cols;		/* DTCAP_COL_* to decode */
+
+	/* pushed-down filters; all conservative (sqlite re-checks) */
+	int		tsf;		/* ts filter active */
+	uint64_t	tlo, thi;	/* inclusive */
+	int		pidf;
+	uint32_t	*pids;		/* sorted */
+	size_t		npids;
+	int		commf;
+	uint32_t	*comms;		/* comm ids, sorted */
+	size_t		ncomms;
+	int		probef;
+	uint32_t	*probes;	/* sorted */
+	size_t		nprobes;
+	/* sets (not pid's: pidf above) and ranges of the per-context integer
+	 * columns, bit x for XC_x; grouped, they are evaluated once per
+	 * context of a block */
+	unsigned	xsetf, xrngf;
+	uint32_t	*xset[5];	/* sorted */
+	size_t		nxset[5];
+	uint32_t	xlo[5], xhi[5];	/* inclusive */
+	int		empty;
+
+	/* streaming */
+	struct dtcap_block *b;
+	size_t		b_blk;		/* block held decoded in b (joins come */
+	unsigned	b_cols;		/* back to it), SIZE_MAX: none */
+	size_t		blk;		/* next block to look at */
+	uint64_t	rbase;		/* rowid of row 0 of the current block */
+	uint32_t	nrows, row;
+	int		eof;
+	struct cols	cv;		/* the current arrays */
+
+	/* ordered */
+	int		ordered;
+	struct cols	mat;
+	size_t		nmat, capmat;
+	uint32_t	*mrid;		/* capture index (rowid) of each row */
+	uint32_t	*perm;		/* row numbers in output order */
+	size_t		pos;
+	/* the materialized arrays, to fetch rows ahead in perm order: the
+	 * arrays outgrow the caches and perm jumps about them */
+	const char	*pf[16];
+	unsigned	pfsz[16], npf;
+
+	/* events_grouped: mat holds one row per group (nmat of them), with
+	 * its event count in gcount */
+	int		gtab;		/* the cursor is events_grouped's */
+	int		grouped;
+	int		glo_set, ghi_set;	/* _dt_ts_lo/_dt_ts_hi given */
+	int64_t		glo, ghi;
+	uint64_t	*gcount;
+	int		bko_set, bkw_set;	/* _dt_bk_off/_dt_bk_w given */
+	int64_t		bko, bkw;
+	int64_t		*gbucket;	/* each group's _dt_bucket */
+	int64_t		*gret;		/* each group's retval, when grouped by it */
+	uint8_t		*gretok;	/* 0: the retval is NULL */
+};
+
+/*
+ * The per-context integer columns filtered by sets and ranges: XC_x is
+ * bit x of xsetf/xrngf.  A range constraint's idxStr code is
+ * xr_codes[x * 4 + its operator (0 >, 1 >=, 2 <, 3 <=)]: characters no other
+ * constraint's code is, printable for EXPLAIN QUERY PLAN's readers.
+ */
+enum { XC_PID, XC_TID, XC_KSTACK, XC_USTACK, XC_FLAGS, XC_N };
+static const struct { int ecol; unsigned col; } xcols[XC_N] = {
+	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
+	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
+};
+static const char xr_codes[] = "0123456789ABDEFGIMQV";
+
+/* The capture columns events_grouped groups by: those of few values. */
+#define GROUP_COLS	(DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_TID |	\
+			 DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |	\
+			 DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)
+/* Those of them the capture stores once per context of a block. */
+#define CTX_COLS	(GROUP_COLS & ~DTCAP_COL_CPU)
+
+static inline void set_err(sqlite3_vtab *v, const char *fmt, const char *s)
+{
+	sqlite3_free(v->zErrMsg);
+	v->zErrMsg = sqlite3_mprintf(fmt, s);
+}
+
+
+
+static inline int in_set(const uint32_t *s, size_t n, uint32_t v)
+{
+	if (n == 1)
+		return s[0] == v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid] < v)
+			lo = mid + 1;
+		else if (s[mid] > v)
+			hi = mid;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* Does value v of per-context column x pass its set and range? */
+static inline int x_ok(const struct ecur *e, unsigned x, uint32_t v)
+{
+	if ((e->xrngf >> x & 1) && (v < e->xlo[x] || v > e->xhi[x]))
+		return 0;
+	if ((e->xsetf >> x & 1) && !in_set(e->xset[x], e->nxset[x], v))
+		return 0;
+	return 1;
+}
+
+static inline const uint32_t *x_dict(const struct dtcap_block *b, unsigned x)
+{
+	switch (x) {
+	case XC_PID: return b->dict.pid;
+	case XC_TID: return b->dict.tid;
+	case XC_KSTACK: return b->dict.kstack;
+	case XC_USTACK: return b->dict.ustack;
+	default: return b->dict.flags;
+	}
+}
+
+static inline int block_may_match(const struct ecur *e, const struct dtcap_blockinfo *bi)
+{
+	if (bi->rows == 0)
+		return 0;
+	if (e->tsf && (bi->tmax < e->tlo || bi->tmin > e->thi))
+		return 0;
+	if (e->pidf) {
+		/* any pid of the set within [pid_min, pid_max]? */
+		size_t lo = 0, hi = e->npids;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (e->pids[mid] < bi->pid_min)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == e->npids || e->pids[lo] > bi->pid_max)
+			return 0;
+	}
+	if ((e->xrngf >> XC_PID & 1) &&
+	    (bi->pid_max < e->xlo[XC_PID] || bi->pid_min > e->xhi[XC_PID]))
+		return 0;
+	return 1;
+}
+
+/* events_grouped's xFilter once the constraints are read: the scan, then
+ * the groups held as the cursor's rows (dtsql_gscan.c). */
+int dtsql_group_scan(struct ecur *e);
+
+#endif
