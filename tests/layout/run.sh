@@ -16,8 +16,7 @@
 #    never asks a source about processes: what the kernel says of them
 #    reaches it through the machine (machine.h), and struct dtsrc_ops has
 #    no process call;
-#  - no C file in cli/ is over 1,500 lines (the files awaiting their split
-#    are listed, and the list may not go stale);
+#  - no C file in cli/ is over 1,500 lines;
 #  - /proc/PID/maps is read (procmaps.h dtpm_read, or the file opened by
 #    name) only by the machine: machine.c and its table, proctab.c.
 # The last three rules are also run on a copy of the tree broken on purpose,
@@ -147,30 +146,18 @@ bad=$(session_asks "$top" | tr '\n' ' ')
 [ -z "$bad" ] && pass session-asks-no-source-about-processes ||
 	fail session-asks-no-source-about-processes "$bad"
 
-# ---- no file in cli/ over 1,500 lines.  Files other sessions are splitting
-# wait here with the size they had; once split, take them off the list.
+# ---- no file in cli/ over 1,500 lines
 max_lines=1500
-awaiting_split="cli/lib/report/dtsql_vtab.c cli/lib/report/dtsql_groupby.c"
-# too_long TOP AWAITING: "FILE (LINES)" for each file over the limit not
-# awaiting its split, "FILE: off the list" for one awaiting it that is not
-# over the limit any more
+# too_long TOP: "FILE (LINES)" for each file over the limit
 too_long() {
 	local t=$1 f n
 	(cd "$t" && find cli -name '*.[ch]' | sort) | while read -r f; do
 		n=$(wc -l <"$t/$f")
-		if [ "$n" -gt $max_lines ]; then
-			case " $2 " in *" $f "*) ;; *) echo "$f ($n lines)" ;; esac
-		fi
-	done
-	for f in $2; do
-		[ -e "$t/$f" ] && [ "$(wc -l <"$t/$f")" -gt $max_lines ] ||
-			echo "$f: at most $max_lines lines now, take it off awaiting_split"
+		[ "$n" -gt $max_lines ] && echo "$f ($n lines)"
 	done
 }
-bad=$(too_long "$top" "$awaiting_split" | tr '\n' ' ')
+bad=$(too_long "$top" | tr '\n' ' ')
 [ -z "$bad" ] && pass cli-files-under-1500-lines || fail cli-files-under-1500-lines "$bad"
-waiting=$(for f in $awaiting_split; do [ -e "$top/$f" ] && echo "$f ($(wc -l <"$top/$f"))"; done | tr '\n' ' ')
-[ -n "$waiting" ] && echo "# over $max_lines lines, awaiting their split: $waiting"
 
 # ---- the machine is the one reader of a process's /proc maps
 # maps_readers TOP: code lines outside machine.c, proctab.c and the parser
@@ -203,18 +190,15 @@ sed -i 's|^struct dtsrc_ops {|&\n\tconst struct kproc *(*proc)(struct dtsrc *s, 
 bad=$(session_asks "$tmp")
 case $bad in source.h*) pass session-rule-fails-on-ops-member ;;
 *) fail session-rule-fails-on-ops-member "a process member of dtsrc_ops went unseen: $bad" ;; esac
-# a file one line over, and one awaiting its split that is short now
+# a file one line over, and one at the limit
 seq 1 $((max_lines + 1)) >"$tmp/cli/lib/rec/toolong.c"
-bad=$(too_long "$tmp" "$awaiting_split")
+bad=$(too_long "$tmp")
 case $bad in *"cli/lib/rec/toolong.c ($((max_lines + 1)) lines)"*) pass size-rule-fails-on-long-file ;;
 *) fail size-rule-fails-on-long-file "a $((max_lines + 1))-line file went unseen: $bad" ;; esac
 seq 1 $max_lines >"$tmp/cli/lib/rec/toolong.c"
-bad=$(too_long "$tmp" "$awaiting_split")
+bad=$(too_long "$tmp")
 case $bad in *toolong.c*) fail size-rule-passes-at-limit "a $max_lines-line file refused: $bad" ;;
 *) pass size-rule-passes-at-limit ;; esac
-bad=$(too_long "$tmp" "$awaiting_split cli/lib/rec/machine.c")
-case $bad in *"cli/lib/rec/machine.c: at most"*) pass size-rule-fails-on-stale-list ;;
-*) fail size-rule-fails-on-stale-list "a short file left on awaiting_split went unseen: $bad" ;; esac
 printf '\nstatic char *again(unsigned pid) { return dtpm_read(pid); }\n' >>"$tmp/cli/lib/rec/unwind.c"
 bad=$(maps_readers "$tmp")
 case $bad in *unwind.c*dtpm_read*) pass maps-rule-fails-on-reader ;;
