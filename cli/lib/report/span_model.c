@@ -7,6 +7,12 @@
  * a return closes the innermost open entry of its probe, so nesting and
  * recursion pair up; entries it passes over lost their return, and a
  * return without an open entry lost its entry.  Both are counted.
+ *
+ * The collection runs on the scan pool (scan_pool.h): each worker keeps the
+ * paired probes' events of its run of blocks, and the runs are appended in
+ * block order, the list one walk would have made, so the pairing below
+ * (one thread: a thread's entry and return can lie in any two blocks)
+ * sees the same events in the same order for any --threads.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -16,6 +22,7 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 /* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
@@ -135,6 +142,101 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		for (unsigned j = 0; j < nk; j++)
 			cur[j]++;
 	}
+	return 0;
+}
+
+/*
+ * A worker's collection: a pbuild of its own sharing the caller's probe
+ * tables (read only).  Room for every event of the capture in address
+ * space only, as below: pages no event reaches are never touched, and the
+ * arrays are never copied as they grow.
+ */
+static void *
+span_part_new(void *ctx)
+{
+	const struct pbuild *m = ctx;
+	struct pbuild *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->entry_of = m->entry_of;
+	p->is_ret = m->is_ret;
+	p->np = m->np;
+	p->want_args = m->want_args;
+	p->want_ret = m->want_ret;
+	size_t room = m->cap;	/* the caller's wish: the capture's events */
+	if (room && (p->ev = malloc(room * sizeof(*p->ev))) != NULL) {
+		p->cap = room;
+		if (p->want_ret && (p->ret = malloc(room * sizeof(*p->ret))) != NULL)
+			p->rcap = room;
+	}
+	return p;
+}
+
+static void
+span_part_free(void *ctx, void *part)
+{
+	struct pbuild *p = part;
+
+	(void)ctx;
+	free(p->ev);
+	free(p->args);
+	free(p->ret);
+	free(p);
+}
+
+static int
+span_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	if (span_row(part, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int
+span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
+{
+	if (span_block(part, b, blk) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+/* Partials in block order: the first non-empty one's arrays are taken
+ * over (one thread copies nothing), the others appended. */
+static int
+span_merge(void *ctx, void *part)
+{
+	struct pbuild *m = ctx, *p = part;
+
+	if (p->maxtid > m->maxtid)
+		m->maxtid = p->maxtid;
+	m->nret += p->nret;
+	if (p->n == 0)
+		return 0;
+	if (m->n == 0) {
+		SWAP(m->ev, p->ev);
+		SWAP(m->cap, p->cap);
+		SWAP(m->args, p->args);
+		SWAP(m->acap, p->acap);
+		SWAP(m->ret, p->ret);
+		SWAP(m->rcap, p->rcap);
+		SWAP(m->n, p->n);
+		return 0;
+	}
+	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096) ||
+	    (m->want_args && DT_GROW(m->args, m->acap, m->n, p->n, 4096)) ||
+	    (m->want_ret && DT_GROW(m->ret, m->rcap, m->n, p->n, 4096)))
+		return -1;
+	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
+	if (m->want_args)
+		memcpy(m->args + m->n, p->args, p->n * sizeof(*p->args));
+	if (m->want_ret)
+		memcpy(m->ret + m->n, p->ret, p->n * sizeof(*p->ret));
+	m->n += p->n;
 	return 0;
 }
 
@@ -268,31 +370,36 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		goto out;
 	}
 	/*
-	 * Room for every event of the capture, in address space only: pages
-	 * no event reaches are never touched, and the array is not copied as
-	 * it grows (a copy per doubling was a fifth of a large pairing).  If
-	 * the room cannot be had, it grows as usual.
+	 * Room for every event of the capture, in address space only (each
+	 * worker's, span_part_new): pages no event reaches are never touched,
+	 * and the array is not copied as it grows (a copy per doubling was a
+	 * fifth of a large pairing).  If the room cannot be had, it grows as
+	 * usual.  pb.cap only carries the wish to the workers here.
 	 */
 	uint64_t nev = dtcap_nevents(c->r);
-	if (nev > 4096 && nev < ((uint64_t)1 << 31) && (pb.ev = malloc(nev * sizeof(*pb.ev))) != NULL) {
+	if (nev > 4096 && nev < ((uint64_t)1 << 31))
 		pb.cap = (size_t)nev;
-		if (pb.want_ret && (pb.ret = malloc(nev * sizeof(*pb.ret))) != NULL)
-			pb.rcap = (size_t)nev;
-	}
 	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			DTCAP_COL_PROBE;
 	int need_args = pb.want_args || pb.want_ret;
 	if (need_args)
 		cols |= DTCAP_COL_ARGS;
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
-	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
-			  : dtf_scan_blocks(c->r, f, !need_args ? cols : pb.want_args ?
-					    cols | DTCAP_COL_ARGSLOTS :
-					    cols | DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2,
-					    span_block, &pb, cancel,
-					    what, err, sizeof(err))) {
-		if (pb.oom)
-			goto oom;
+	struct dtsp_job job = { .part_new = span_part_new, .part_free = span_part_free,
+				.merge = span_merge };
+	if (dtf_active(f)) {
+		job.row = span_part_row;
+	} else {
+		job.block = span_part_block;
+		if (need_args)
+			cols |= pb.want_args ? DTCAP_COL_ARGSLOTS :
+				DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2;
+	}
+	int sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
+	pb.cap = pb.n ? pb.cap : 0;	/* no array of the workers' taken: the wish only */
+	if (sr) {
+		if (strcmp(err, "out of memory") == 0)
+			goto oom;	/* said with the capture's name, as before */
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
