@@ -92,6 +92,10 @@ done
 # s: dtgen's syscalls and switches of threads that move between CPUs.
 # The SQL tables are computed, not read from a cache (DT_CACHE=off).
 "$SCHEDGEN" -o "$W/k.dtc" -n 700000 || fail schedgen "schedgen k failed"
+# kl: every 7th switch names no thread switched to, as when the kernel lost
+# the switch in: those intervals end at the thread's next event, found by
+# a second scan (on the pool too)
+"$SCHEDGEN" -o "$W/kl.dtc" -n 700000 -l 7 || fail schedgen "schedgen kl failed"
 export DT_CACHE=off
 # same_sh NAME CAP QUERY: dtsh's SQL at `set threads' 1, 2 and 7 (dtreport
 # sql takes no --threads), byte for byte
@@ -110,25 +114,31 @@ same_sh() {
 }
 sqlq() { "$R" sql --csv "$W/$1.dtc" "$2" 2>/dev/null | tr -d '\r' | tail -n +2; }
 for cap in k s; do
-	same "offcpu-folded-$cap" $cap flame --offcpu --folded
-	same "offcpu-svg-$cap" $cap flame --offcpu
-	same "offcpu-state-$cap" $cap flame --offcpu --state --folded
 	same "heatmap-$cap" $cap heatmap
 	same "heatmap-filtered-$cap" $cap heatmap --cpu 0,1,2
 	same "latency-json-$cap" $cap latency --json
 	same "latency-filtered-$cap" $cap latency --cpu 1,3 --by tid
 	same "syscalls-json-$cap" $cap syscalls --json
 	same_sh "sql-spans-$cap" $cap 'SELECT * FROM spans'
-	same_sh "sql-sched-$cap" $cap 'SELECT * FROM sched'
-	# a thread with the most off-CPU time: its blame at every thread count
-	T=$(sqlq $cap 'SELECT tid FROM sched GROUP BY tid ORDER BY sum("end" - start) DESC, tid LIMIT 1')
-	if [ -n "$T" ]; then
-		same "blame-$cap" $cap blame --tid "$T" --depth 3
-		same "blame-folded-$cap" $cap blame --tid "$T" --folded
-	else
-		fail "blame-$cap" "no thread in the sched table"
-	fi
 done
+# k only: dtgen's switches make no off-CPU intervals (no wakeups either)
+same offcpu-folded-k k flame --offcpu --folded
+same offcpu-svg-k k flame --offcpu
+same offcpu-state-k k flame --offcpu --state S,D --folded
+same_sh sql-sched-k k 'SELECT * FROM sched'
+same offcpu-lost-kl kl flame --offcpu --folded
+same wakers-lost-kl kl flame --wakers --folded
+same_sh sql-sched-lost-kl kl 'SELECT * FROM sched'
+"$R" flame --offcpu --folded "$W/kl.dtc" 2>&1 >/dev/null | grep -q "off-CPU intervals have no switch back in" &&
+	pass lost-switches-noted || fail lost-switches-noted "kl's lost switches were not noted"
+# a thread with the most off-CPU time: its blame at every thread count
+T=$(sqlq k 'SELECT tid FROM sched GROUP BY tid ORDER BY sum("end" - start) DESC, tid LIMIT 1')
+if [ -n "$T" ]; then
+	same blame-k k blame --tid "$T" --depth 3
+	same blame-folded-k k blame --tid "$T" --folded
+else
+	fail blame-k "no thread in the sched table"
+fi
 same wakers-folded-k k flame --wakers --folded
 same wakers-svg-k k flame --wakers
 
@@ -356,7 +366,6 @@ tsan_same() {	# tsan_same NAME ARGS...: 4 workers under TSan, the bytes of one t
 tsan_same tsan-latency latency
 tsan_same tsan-latency-filtered latency --cpu 0,2
 tsan_same tsan-syscalls syscalls --json
-tsan_same tsan-offcpu flame --offcpu --folded
 tsan_same tsan-heatmap heatmap
 tsan_same tsan-heatmap-filtered heatmap --cpu 0,1
 # k only: s has no wakeups, and blame needs a thread of the capture
@@ -370,12 +379,22 @@ for cap in k; do
 		"$W/k.dtc" >"$W/tw.out" 2>"$W/tw.err"
 	rc2=$?
 	"$R" flame --wakers --folded --threads 1 "$W/k.dtc" >"$W/tw.ref" 2>/dev/null
-	if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && ! grep -q ThreadSanitizer "$W/ts.err" "$W/tw.err" &&
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 4 \
+		"$W/k.dtc" >"$W/to.out" 2>"$W/to.err"
+	rc3=$?
+	"$R" flame --offcpu --folded --threads 1 "$W/k.dtc" >"$W/to.ref" 2>/dev/null
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 4 \
+		"$W/kl.dtc" >"$W/tl.out" 2>"$W/tl.err" || rc3=$?
+	"$R" flame --offcpu --folded --threads 1 "$W/kl.dtc" >"$W/tl.ref" 2>/dev/null
+	if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] &&
+	   ! grep -q ThreadSanitizer "$W/ts.err" "$W/tw.err" "$W/to.err" "$W/tl.err" &&
+	   [ -s "$W/to.out" ] && cmp -s "$W/to.out" "$W/to.ref" &&
+	   [ -s "$W/tl.out" ] && cmp -s "$W/tl.out" "$W/tl.ref" &&
 	   [ -s "$W/ts.out" ] && [ -s "$W/tw.out" ] && cmp -s "$W/ts.out" "$W/ts.ref" &&
 	   cmp -s "$W/tw.out" "$W/tw.ref"; then
-		pass tsan-blame-wakers-k
+		pass tsan-blame-wakers-offcpu-k
 	else
-		fail tsan-blame-wakers-k "status $rc/$rc2: $(grep -h -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" "$W/tw.err" || head -c 200 "$W/ts.err")"
+		fail tsan-blame-wakers-offcpu-k "status $rc/$rc2/$rc3: $(grep -h -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" "$W/tw.err" "$W/to.err" "$W/tl.err" || head -c 200 "$W/ts.err")"
 	fi
 done
 

@@ -428,7 +428,8 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 		goto out;
 	}
 	dtf_free(&all);
-	qsort(bl.smp, bl.nsmp, sizeof(*bl.smp), samp_cmp);
+	if (bl.nsmp)	/* none: no array (qsort of NULL is undefined) */
+		qsort(bl.smp, bl.nsmp, sizeof(*bl.smp), samp_cmp);
 
 	/* the window: --since/--until within the thread's recorded life */
 	uint64_t first = UINT64_MAX, last = 0;
