@@ -168,6 +168,10 @@ sched_merge(void *ctx, void *part)
 		return -1;
 	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
 	m->n += p->n;
+	/* freed now: the peak is the list and one run, not every run */
+	free(p->ev);
+	p->ev = NULL;
+	p->n = 0;
 	return 0;
 }
 

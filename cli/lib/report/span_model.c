@@ -206,7 +206,7 @@ span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, 
 #define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
 
 /* Partials in block order: the first non-empty one's arrays are taken
- * over (one thread copies nothing), the others appended. */
+ * over (one thread copies nothing), the others appended and freed. */
 static int
 span_merge(void *ctx, void *part)
 {
@@ -237,6 +237,11 @@ span_merge(void *ctx, void *part)
 	if (m->want_ret)
 		memcpy(m->ret + m->n, p->ret, p->n * sizeof(*p->ret));
 	m->n += p->n;
+	/* freed now, not after the last merge: the peak is the list and one
+	 * run, not the list and every run */
+	free(p->ev), free(p->args), free(p->ret);
+	p->ev = NULL, p->args = NULL, p->ret = NULL;
+	p->n = 0;
 	return 0;
 }
 
