@@ -46,7 +46,17 @@ struct build {
 	struct sev	*ev;
 	size_t		n, cap;
 	int		oom;
+	/*
+	 * Placed (span_model.c's way): block blk's events go to place[blk] ..
+	 * place[blk + 1] of the caller's array, counted from the block
+	 * summaries; lim the current block's end (0: not placed).
+	 */
+	const size_t	*place;		/* [I] by block, nblocks + 1 */
+	size_t		lim;
+	int		misplaced;	/* a block held another count than its summary */
 };
+
+#define MISPLACED	"block summary disagrees with its block"
 
 static int
 slot_of(const struct dtcap_probe *p, const char *name)
@@ -64,7 +74,12 @@ static int
 sched_add(struct build *bd, const struct pinfo *p, const struct dtcap_block *b, uint32_t i,
 	  const uint64_t *args)
 {
-	if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
+	if (bd->place) {
+		if (bd->n >= bd->lim) {
+			bd->misplaced = 1;
+			return 1;
+		}
+	} else if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
 		bd->oom = 1;
 		return 1;
 	}
@@ -95,7 +110,10 @@ sched_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	struct build *bd = ctx;
 	size_t cur[DTCAP_MAXARGS] = { 0 };
 
-	(void)blk;
+	if (bd->place) {
+		bd->n = bd->place[blk];
+		bd->lim = bd->place[blk + 1];
+	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t pr = b->probe[i];
 		unsigned na = b->nargs[i] < DTCAP_MAXARGS ? b->nargs[i] : DTCAP_MAXARGS;
@@ -108,6 +126,10 @@ sched_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		}
 		for (unsigned k = 0; k < na; k++)
 			cur[k]++;
+	}
+	if (bd->place && bd->n != bd->lim) {
+		bd->misplaced = 1;
+		return 1;
 	}
 	return 0;
 }
@@ -128,6 +150,11 @@ sched_part_new(void *ctx)
 	p->r = m->r;
 	p->pi = m->pi;
 	p->npi = m->npi;
+	if (m->place) {
+		/* the caller's array, each worker in its blocks' places */
+		p->place = m->place;
+		p->ev = m->ev;
+	}
 	return p;
 }
 
@@ -137,7 +164,8 @@ sched_part_free(void *ctx, void *part)
 	struct build *p = part;
 
 	(void)ctx;
-	free(p->ev);
+	if (!p->place)
+		free(p->ev);
 	free(p);
 }
 
@@ -146,8 +174,46 @@ sched_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
 {
 	if (sched_block(part, b, blk) == 0)
 		return 0;
-	snprintf(err, errlen, "out of memory");
+	snprintf(err, errlen, "%s", ((struct build *)part)->misplaced ? MISPLACED : "out of memory");
 	return 1;
+}
+
+/*
+ * Placing: each block's scheduler events counted from its summary, the
+ * array allocated once for them all.  0 with bd placed; -1 when a block
+ * has no summary (older captures) or the memory cannot be had: then the
+ * workers append.
+ */
+static int
+sched_place(const struct dtcap_reader *r, struct build *bd)
+{
+	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
+	struct dtcap_blocksum bs;
+
+	if (pl == NULL)
+		return -1;
+	pl[0] = 0;
+	for (size_t i = 0; i < nb; i++) {
+		size_t k = 0;
+		if (dtcap_block_info(r, i)) {
+			if (dtcap_block_summary(r, i, &bs) != 1) {
+				free(pl);
+				return -1;
+			}
+			/* the reader checked these add up to the block's rows */
+			for (uint32_t j = 0; j < bs.nprobe; j++)
+				if (bs.probe[2 * j] < bd->npi && bd->pi[bs.probe[2 * j]].kind)
+					k += (size_t)bs.probe[2 * j + 1];
+		}
+		pl[i + 1] = pl[i] + k;
+	}
+	if ((bd->ev = malloc((pl[nb] ? pl[nb] : 1) * sizeof(*bd->ev))) == NULL) {
+		free(pl);
+		return -1;
+	}
+	bd->cap = pl[nb];
+	bd->place = pl;
+	return 0;
 }
 
 static int
@@ -155,8 +221,8 @@ sched_merge(void *ctx, void *part)
 {
 	struct build *m = ctx, *p = part;
 
-	if (p->n == 0)
-		return 0;
+	if (m->place || p->n == 0)
+		return 0;	/* placed: its events are in place already */
 	if (m->n == 0) {
 		struct sev *ev = m->ev;
 		size_t cap = m->cap;
@@ -401,11 +467,27 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 	}
 	struct dtsp_job job = { .part_new = sched_part_new, .part_free = sched_part_free,
 				.block = sched_part_block, .merge = sched_merge };
-	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
-	    dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-		      DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
-		      DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX, &job, &bd, cancel,
-		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+	unsigned scols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
+			 DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX;
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	int sr = dtf_resolve(&all, c->r, err, sizeof(err));
+	if (sr == 0 && sched_place(c->r, &bd) == 0) {
+		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+		if (sr == 0) {
+			bd.n = bd.cap;
+		} else if (strcmp(err, MISPLACED) == 0) {
+			/* a summary that adds up but is not this block's counts
+			 * (a hand-made or damaged file): appended instead */
+			free(bd.ev);
+			free((size_t *)bd.place);
+			bd.ev = NULL, bd.place = NULL, bd.n = bd.cap = 0;
+			sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+		}
+	} else if (sr == 0) {
+		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+	}
+	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
 		dtr_err(cmd, "%s", err);
@@ -538,6 +620,7 @@ out:
 		dtr_sched_free(out);
 	free(bd.pi);
 	free(bd.ev);
+	free((size_t *)bd.place);
 	free(ord);
 	free(fx.v);
 	free(tt.v);

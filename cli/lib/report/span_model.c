@@ -50,6 +50,16 @@ struct pbuild {
 	int64_t		*ret;		/* want_ret: a return's value, by event */
 	size_t		rcap;
 	int		oom;
+	/*
+	 * Placed (an unfiltered scan of a capture with block summaries): every
+	 * worker writes block blk's events into the caller's arrays at
+	 * place[blk] .. place[blk + 1], counted from the summaries, so the
+	 * list is in block order with nothing appended or copied.  lim: the
+	 * end of the current block's room (0: not placed, the arrays grow).
+	 */
+	const size_t	*place;		/* [I] by block, nblocks + 1 */
+	size_t		lim;
+	int		misplaced;	/* a block held another count than its summary */
 };
 
 /* "P:F:entry" and "P:F:return" share "P:F". */
@@ -67,9 +77,14 @@ static int
 add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p,
 	  const uint64_t *a, unsigned na)
 {
-	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
-	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
-	    (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
+	if (pb->place) {
+		if (pb->n >= pb->lim) {
+			pb->misplaced = 1;
+			return 1;
+		}
+	} else if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
+		   (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
+		   (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
 		pb->oom = 1;
 		return 1;
 	}
@@ -122,7 +137,10 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	size_t cur[DTR_SPAN_ARGS] = { 0 };
 	uint64_t a[DTR_SPAN_ARGS];
 
-	(void)blk;
+	if (pb->place) {
+		pb->n = pb->place[blk];
+		pb->lim = pb->place[blk + 1];
+	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t p = b->probe[i];
 		if (!b->nargs) {	/* not decoded: neither arguments nor values wanted */
@@ -141,6 +159,10 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		}
 		for (unsigned j = 0; j < nk; j++)
 			cur[j]++;
+	}
+	if (pb->place && pb->n != pb->lim) {
+		pb->misplaced = 1;
+		return 1;
 	}
 	return 0;
 }
@@ -164,6 +186,14 @@ span_part_new(void *ctx)
 	p->np = m->np;
 	p->want_args = m->want_args;
 	p->want_ret = m->want_ret;
+	if (m->place) {
+		/* the caller's arrays, each worker in its blocks' places */
+		p->place = m->place;
+		p->ev = m->ev;
+		p->args = m->args;
+		p->ret = m->ret;
+		return p;
+	}
 	size_t room = m->cap;	/* the caller's wish: the capture's events */
 	if (room && (p->ev = malloc(room * sizeof(*p->ev))) != NULL) {
 		p->cap = room;
@@ -179,9 +209,11 @@ span_part_free(void *ctx, void *part)
 	struct pbuild *p = part;
 
 	(void)ctx;
-	free(p->ev);
-	free(p->args);
-	free(p->ret);
+	if (!p->place) {
+		free(p->ev);
+		free(p->args);
+		free(p->ret);
+	}
 	free(p);
 }
 
@@ -194,12 +226,14 @@ span_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, 
 	return 1;
 }
 
+#define MISPLACED	"block summary disagrees with its block"
+
 static int
 span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
 {
 	if (span_block(part, b, blk) == 0)
 		return 0;
-	snprintf(err, errlen, "out of memory");
+	snprintf(err, errlen, "%s", ((struct pbuild *)part)->misplaced ? MISPLACED : "out of memory");
 	return 1;
 }
 
@@ -215,6 +249,8 @@ span_merge(void *ctx, void *part)
 	if (p->maxtid > m->maxtid)
 		m->maxtid = p->maxtid;
 	m->nret += p->nret;
+	if (m->place)
+		return 0;	/* its events are in place already */
 	if (p->n == 0)
 		return 0;
 	if (m->n == 0) {
@@ -242,6 +278,52 @@ span_merge(void *ctx, void *part)
 	free(p->ev), free(p->args), free(p->ret);
 	p->ev = NULL, p->args = NULL, p->ret = NULL;
 	p->n = 0;
+	return 0;
+}
+
+/*
+ * Placing (pbuild.place): each block's paired events counted from its
+ * summary, the blocks the scan skips as none, and the arrays allocated
+ * once for them all.  0 with pb placed; -1 when a block the scan reads has
+ * no summary (older captures) or the memory cannot be had: then the
+ * workers append, as they do for filtered scans.
+ */
+static int
+span_place(const struct dtcap_reader *r, const struct dtf_filter *f, struct pbuild *pb)
+{
+	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
+	struct dtcap_blocksum bs;
+
+	if (pl == NULL)
+		return -1;
+	pl[0] = 0;
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		size_t k = 0;
+		if (bi && !dtf_block_skip(f, bi)) {
+			if (dtcap_block_summary(r, i, &bs) != 1) {
+				free(pl);
+				return -1;
+			}
+			/* the reader checked these add up to the block's rows */
+			for (uint32_t j = 0; j < bs.nprobe; j++)
+				if (bs.probe[2 * j] < pb->np && pb->entry_of[bs.probe[2 * j]])
+					k += (size_t)bs.probe[2 * j + 1];
+		}
+		pl[i + 1] = pl[i] + k;
+	}
+	size_t n = pl[nb] ? pl[nb] : 1;
+	pb->ev = malloc(n * sizeof(*pb->ev));
+	pb->args = pb->want_args ? malloc(n * sizeof(*pb->args)) : NULL;
+	pb->ret = pb->want_ret ? malloc(n * sizeof(*pb->ret)) : NULL;
+	if (!pb->ev || (pb->want_args && !pb->args) || (pb->want_ret && !pb->ret)) {
+		free(pb->ev), free(pb->args), free(pb->ret);
+		pb->ev = NULL, pb->args = NULL, pb->ret = NULL;
+		free(pl);
+		return -1;
+	}
+	pb->cap = pb->acap = pb->rcap = pl[nb];
+	pb->place = pl;
 	return 0;
 }
 
@@ -400,8 +482,30 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 			cols |= pb.want_args ? DTCAP_COL_ARGSLOTS :
 				DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2;
 	}
-	int sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
+	int sr;
+	size_t wish = pb.cap;
+	if (job.block && span_place(c->r, f, &pb) == 0) {
+		sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
+		if (sr == 0) {
+			pb.n = pb.cap;
+		} else if (strcmp(err, MISPLACED) == 0) {
+			/* a summary that adds up but is not this block's counts
+			 * (a hand-made or damaged file): appended, as without
+			 * summaries */
+			free(pb.ev), free(pb.args), free(pb.ret);
+			free((size_t *)pb.place);
+			pb.ev = NULL, pb.args = NULL, pb.ret = NULL, pb.place = NULL;
+			pb.n = pb.acap = pb.rcap = pb.nret = 0;
+			pb.maxtid = 0;
+			pb.cap = wish;
+			sr = 1;
+		}
+		if (sr == 0 || strcmp(err, MISPLACED) != 0)
+			goto scanned;
+	}
+	sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
 	pb.cap = pb.n ? pb.cap : 0;	/* no array of the workers' taken: the wish only */
+scanned:
 	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
@@ -504,6 +608,7 @@ out:
 	dt_htab_free(&bigix);
 	free(pb.entry_of);
 	free(pb.is_ret);
+	free((size_t *)pb.place);
 	free(pb.ev);
 	free(pb.args);
 	free(pb.ret);
