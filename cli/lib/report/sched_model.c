@@ -7,8 +7,8 @@
  * global order), then replayed once with a table of threads.
  *
  * The scan runs on the scan pool (scan_pool.h): each worker collects the
- * scheduler events of its run of blocks, and the runs are appended in
- * block order, the list one walk would have made; the sort is stable, so
+ * scheduler events of its run of blocks, placed where the block summaries
+ * put them or appended in block order, the list one walk would have made; the sort is stable, so
  * the replay sees the same order for any --threads.  The replay itself
  * stays on one thread: a thread's interval waits for another's switch (its
  * wakeup and switch in are other threads' events), so it does not split.

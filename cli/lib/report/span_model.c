@@ -9,8 +9,9 @@
  * return without an open entry lost its entry.  Both are counted.
  *
  * The collection runs on the scan pool (scan_pool.h): each worker keeps the
- * paired probes' events of its run of blocks, and the runs are appended in
- * block order, the list one walk would have made, so the pairing below
+ * paired probes' events of its run of blocks, placed where the block
+ * summaries put them or appended in block order, the list one walk would
+ * have made, so the pairing below
  * (one thread: a thread's entry and return can lie in any two blocks)
  * sees the same events in the same order for any --threads.
  */
