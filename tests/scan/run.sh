@@ -144,8 +144,7 @@ for rep in "latency --json" "syscalls --json" "flame --offcpu --folded" "flame -
 				bad="$bad N=$n: status $rc $(head -c 200 "$W/sw.err");"
 			fi
 		done
-		n=bsum-swap-${rep%% *}-${rep##* }-$orig
-		n=${n//--/}
+		n=bsum-swap-${rep// --/-}-$orig
 		if [ -z "$bad" ]; then pass "$n"; else fail "$n" "$bad"; fi
 	done
 done
