@@ -151,8 +151,9 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_close, DTSH_C_NONE },
 	{ "set", "set [threads N]",
 	  "Set how many threads decode and count a capture's blocks for stats,\n"
-	  "flame and top (1..256; 0: the CPUs it may run on, the default), as\n"
-	  "dtreport's "
+	  "flame, top and heatmap, and collect the events of latency, syscalls,\n"
+	  "blame, flame --offcpu/--wakers and the spans and sched tables\n"
+	  "(1..256; 0: the CPUs it may run on, the default), as dtreport's\n"
 	  "--threads does; the output is the same for any N.  Without arguments,\n"
 	  "show the setting.", cmd_set, DTSH_C_NONE },
 	{ "help", "help [COMMAND]", "List the commands, or explain one.",
