@@ -4,7 +4,9 @@
 #
 # The analyses run pinned to one core (taskset -c 0); their figures are
 # CPU seconds (user + sys, best of 3): on a shared machine the wall clock
-# mostly measures the other jobs.  CAPTURE is schedgen's 10 million
+# mostly measures the other jobs.  Pinned, the scan pool has one CPU and
+# runs on the calling thread: these are the one-thread path.  The
+# *_threads_speedup lines are wall time on every CPU against --threads 1.  CAPTURE is schedgen's 10 million
 # scheduler and syscall events.
 #
 # The recording figures compare dtrec --offcpu with perf record of the
@@ -32,6 +34,24 @@ best3 pin "$D" syscalls "$C" || exit 1
 echo "bench analysis.syscalls_10m_s $BCPU s"
 echo "target <= 1.0"
 echo "# wall $BWALL s"
+
+# The same three on every CPU (the scan pool's default) against one thread,
+# unpinned, wall time, same run: what the pool gives the time models.  The
+# collection of their events runs on the pool, the pairing and the replay
+# on one thread (doc/SCALE.md), so this stays well under the CPU count.
+speedup() {	# speedup NAME ARGS...
+	local name=$1 all; shift
+	best3 "$D" "$@" "$C" || return 1
+	all=$BWALL
+	best3 "$D" "$@" --threads 1 "$C" || return 1
+	echo "# $name: $all s wall on $(nproc) CPUs, $BWALL s on one thread"
+	awk -v a="$BWALL" -v b="$all" -v n="$name" \
+		'BEGIN { printf "bench analysis.%s_threads_speedup %.2f ratio\n", n, a / b }'
+	echo "target >= 1.0"
+}
+speedup offcpu_flame flame --offcpu --folded || exit 1
+speedup latency latency || exit 1
+speedup syscalls syscalls || exit 1
 
 # The SQL that latency replaces (doc/SQL.md, "Latency with window
 # functions"): each return paired with the event before it of its thread.

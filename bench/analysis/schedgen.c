@@ -8,7 +8,10 @@
  * the recorder writes them, so rows are not in global time order.
  * Deterministic: the same N, the same file.
  *
- * usage: schedgen -o FILE -n EVENTS
+ * usage: schedgen -o FILE -n EVENTS [-l N]
+ * -l N: every Nth switch names no thread switched to (next_pid 0), as
+ * when the kernel did not deliver a switch in: the intervals the sched
+ * model must end at the thread's next event (the tests' lost switches).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,19 +64,21 @@ int
 main(int argc, char **argv)
 {
 	const char *out = NULL;
-	uint64_t n = 0;
+	uint64_t n = 0, lose = 0, nsw = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "o:n:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:l:")) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'n')
 			n = strtoull(optarg, NULL, 10);
+		else if (c == 'l')
+			lose = strtoull(optarg, NULL, 10);
 		else
-			die("usage: schedgen -o FILE -n EVENTS");
+			die("usage: schedgen -o FILE -n EVENTS [-l N]");
 	}
 	if (!out || !n)
-		die("usage: schedgen -o FILE -n EVENTS");
+		die("usage: schedgen -o FILE -n EVENTS [-l N]");
 
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
@@ -237,7 +242,7 @@ main(int argc, char **argv)
 					e.args[3] = 120;
 					e.args[4] = (uint64_t)st;
 					memcpy(&e.args[5], "app", 3);
-					e.args[7] = th[cpu][k].tid;
+					e.args[7] = lose && ++nsw % lose == 0 ? 0 : th[cpu][k].tid;
 					e.args[8] = 120;
 					e.kstack = kst[site(t)];
 					e.ustack = ust[site(t)];

@@ -151,9 +151,10 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  cmd_close, DTSH_C_NONE },
 	{ "set", "set [threads N]",
 	  "Set how many threads decode and count a capture's blocks for stats,\n"
-	  "flame, top and sql's grouped statements (1..256; 0: the CPUs it may\n"
-	  "run on, the default), as\n"
-	  "dtreport's "
+	  "flame, top, heatmap and sql's grouped statements, and collect the\n"
+	  "events of latency, syscalls, blame, flame --offcpu/--wakers and the\n"
+	  "spans and sched tables (1..256; 0: the CPUs it may run on, the\n"
+	  "default), as dtreport's\n"
 	  "--threads does; the output is the same for any N.  Without arguments,\n"
 	  "show the setting.", cmd_set, DTSH_C_NONE },
 	{ "help", "help [COMMAND]", "List the commands, or explain one.",

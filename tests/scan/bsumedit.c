@@ -9,6 +9,9 @@
  *	lie	the middle block's summary counts one event too many for its
  *		first probe: counts that do not add up to the block
  *	stale	the middle block's summary names another block's offset
+ *	swap	the middle block's summary gives its first probe the last's
+ *		events and the last the first's: lists that add up, counts
+ *		that are not the block's
  *	badid	the middle block's summary names a comm the capture lacks
  */
 #include <stdio.h>
@@ -94,7 +97,7 @@ static uint64_t get_uv(const uint8_t **p)
 int main(int argc, char **argv)
 {
 	if (argc != 4)
-		die("usage: bsumedit copy|strip|lie|stale|badid IN OUT");
+		die("usage: bsumedit copy|strip|lie|stale|badid|swap IN OUT");
 	const char *mode = argv[1];
 	FILE *f = fopen(argv[2], "rb");
 	if (!f)
@@ -149,7 +152,8 @@ int main(int argc, char **argv)
 		size_t rlen = ulen;
 		if (k == target && !strcmp(mode, "stale")) {
 			dtc_le64(raw, first_evnt == last_evnt ? last_evnt + 1 : first_evnt);
-		} else if (k == target && (!strcmp(mode, "lie") || !strcmp(mode, "badid"))) {
+		} else if (k == target && (!strcmp(mode, "lie") || !strcmp(mode, "badid") ||
+					   !strcmp(mode, "swap"))) {
 			/* after offset and rows: nprobe, then (probe, events)...;
 			 * lie adds one to the first probe's events; badid makes the
 			 * first comm id one past the capture's (the list stays
@@ -165,6 +169,19 @@ int main(int argc, char **argv)
 				q += uv(q, np);
 				q += uv(q, id);
 				q += uv(q, ev + 1);
+			} else if (!strcmp(mode, "swap")) {
+				if (np < 2 || np > 4096)
+					die("swap: the middle block has one probe, or too many");
+				uint64_t id[4096], ev[4096];
+				for (uint64_t i = 0; i < np; i++)
+					id[i] = get_uv(&p), ev[i] = get_uv(&p);
+				if (ev[0] == ev[np - 1])
+					die("swap: its first and last probes have as many events");
+				q += uv(q, np);
+				for (uint64_t i = 0; i < np; i++) {
+					q += uv(q, id[i]);
+					q += uv(q, i == 0 ? ev[np - 1] : i == np - 1 ? ev[0] : ev[i]);
+				}
 			} else {
 				/* skip probes and CPUs, then the comms */
 				q += uv(q, np);

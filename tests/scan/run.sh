@@ -9,7 +9,11 @@
 # them (stripped: as older writers wrote) give the same reports by
 # decoding; a summary that does not add up, or names a comm the capture
 # lacks, is damage; one naming another block is ignored.
-# Env: B, DTREPORT (ASan), DTSH (ASan), DTGEN, POOLTSAN.
+# The time analyses (flame --offcpu/--wakers, blame, heatmap, latency,
+# syscalls, the SQL tables spans and sched) likewise, on schedgen's and
+# dtgen's captures, started on worker threads, and under TSan.
+# Env: B, DTREPORT (ASan), DTSH (ASan), DTGEN, POOLTSAN, SCHEDGEN,
+# DTREPORT_TSAN.
 # Prints PASS/FAIL lines; see tests/run-suite.sh.
 set -u
 R=${DTREPORT:?}
@@ -18,7 +22,8 @@ rm -rf "$W" && mkdir -p "$W"
 . "$(dirname "$0")/../lib.sh"
 sanitizers_strict
 BSUMCHECK=$B/tests/scan/bsumcheck BSUMEDIT=$B/tests/scan/bsumedit
-for tool in "$R" "${DTSH:?}" "${DTGEN:?}" "${POOLTSAN:?}" "$BSUMCHECK" "$BSUMEDIT" python3; do
+for tool in "$R" "${DTSH:?}" "${DTGEN:?}" "${POOLTSAN:?}" "$BSUMCHECK" "$BSUMEDIT" python3 \
+	"${SCHEDGEN:?}" "${DTREPORT_TSAN:?}" "$B/bin/dtreport" "$B/bin/dtsh" strace; do
 	command -v "$tool" >/dev/null || { fail tools "missing $tool"; exit 1; }
 done
 
@@ -78,6 +83,127 @@ for cap in s g; do
 	same "syscalls-$cap" $cap syscalls --by comm
 	same "syscalls-filtered-$cap" $cap syscalls --cpu 0,1 --json
 done
+# ------------------------------------------- the time analyses on the pool
+# Their events (entry/return pairs, scheduler switches and wakeups, the
+# samples blame spreads on-CPU time over, heatmap cells, the first event
+# after a lost switch in) collected by the workers, appended in block
+# order; the pairing and the replay on one thread.  k: schedgen's
+# switches, wakeups and syscalls on 8 CPUs in per-CPU batches (11 blocks);
+# s: dtgen's syscalls and switches of threads that move between CPUs.
+# The SQL tables are computed, not read from a cache (DT_CACHE=off).
+"$SCHEDGEN" -o "$W/k.dtc" -n 700000 || fail schedgen "schedgen k failed"
+# kl: every 7th switch names no thread switched to, as when the kernel lost
+# the switch in: those intervals end at the thread's next event, found by
+# a second scan (on the pool too)
+"$SCHEDGEN" -o "$W/kl.dtc" -n 700000 -l 7 || fail schedgen "schedgen kl failed"
+export DT_CACHE=off
+# same_sh NAME CAP QUERY: dtsh's SQL at `set threads' 1, 2 and 7 (dtreport
+# sql takes no --threads), byte for byte
+same_sh() {
+	local name=$1 cap=$2 q=$3 bad="" rc n
+	for n in 1 2 7; do
+		"$DTSH" -c "set threads $n" -c "$q" "$W/$cap.dtc" >"$W/$name.$n" 2>"$W/$name.$n.err"
+		rc=$?
+		if [ $rc -ne 0 ] || san "$W/$name.$n.err" || [ ! -s "$W/$name.$n" ]; then
+			bad="$bad N=$n: status $rc $(head -c 200 "$W/$name.$n.err");"
+		elif ! cmp -s "$W/$name.1" "$W/$name.$n"; then
+			bad="$bad N=$n: output differs from N=1;"
+		fi
+	done
+	if [ -z "$bad" ]; then pass "$name"; else fail "$name" "$bad"; fi
+}
+sqlq() { "$R" sql --csv "$W/$1.dtc" "$2" 2>/dev/null | tr -d '\r' | tail -n +2; }
+for cap in k s; do
+	same "heatmap-$cap" $cap heatmap
+	same "heatmap-filtered-$cap" $cap heatmap --cpu 0,1,2
+	same "latency-json-$cap" $cap latency --json
+	same "latency-filtered-$cap" $cap latency --cpu 1,3 --by tid
+	same "syscalls-json-$cap" $cap syscalls --json
+	same_sh "sql-spans-$cap" $cap 'SELECT * FROM spans'
+done
+# Unfiltered, the models place each block's events where the block
+# summaries say they go (no run appended, nothing copied).  A summary
+# whose lists add up but are not its block's counts (bsumedit swap: two
+# probes' counts exchanged) is noticed, and the events appended instead:
+# the same report as from the intact file, at every thread count.
+"$BSUMEDIT" swap "$W/s.dtc" "$W/bs-swap.dtc" || fail bsum-swap "bsumedit swap failed"
+"$BSUMEDIT" swap "$W/k.dtc" "$W/k-swap.dtc" || fail bsum-swap "bsumedit swap failed"
+nocap() { sed 's|"capture":"[^"]*"||; s|^capture .*||' "$1"; }
+for rep in "latency --json" "syscalls --json" "flame --offcpu --folded" "flame --wakers --folded"; do
+	for pair in s:bs-swap k:k-swap; do
+		orig=${pair%%:*} sw=${pair##*:} bad=""
+		case "$rep:$orig" in flame*:s) continue ;; esac
+		# shellcheck disable=SC2086
+		"$R" $rep "$W/$orig.dtc" >"$W/sw.ref" 2>/dev/null
+		for n in 1 2 7; do
+			# shellcheck disable=SC2086
+			"$R" $rep --threads $n "$W/$sw.dtc" >"$W/sw.out" 2>"$W/sw.err"
+			rc=$?
+			if [ $rc -ne 0 ] || san "$W/sw.err" || [ ! -s "$W/sw.ref" ] ||
+			   ! cmp -s <(nocap "$W/sw.out") <(nocap "$W/sw.ref"); then
+				bad="$bad N=$n: status $rc $(head -c 200 "$W/sw.err");"
+			fi
+		done
+		n=bsum-swap-${rep// --/-}-$orig
+		if [ -z "$bad" ]; then pass "$n"; else fail "$n" "$bad"; fi
+	done
+done
+
+# k only: dtgen's switches make no off-CPU intervals (no wakeups either)
+same offcpu-folded-k k flame --offcpu --folded
+same offcpu-svg-k k flame --offcpu
+same offcpu-state-k k flame --offcpu --state S,D --folded
+same_sh sql-sched-k k 'SELECT * FROM sched'
+same offcpu-lost-kl kl flame --offcpu --folded
+same wakers-lost-kl kl flame --wakers --folded
+same_sh sql-sched-lost-kl kl 'SELECT * FROM sched'
+"$R" flame --offcpu --folded "$W/kl.dtc" 2>&1 >/dev/null | grep -q "off-CPU intervals have no switch back in" &&
+	pass lost-switches-noted || fail lost-switches-noted "kl's lost switches were not noted"
+# a thread with the most off-CPU time: its blame at every thread count
+T=$(sqlq k 'SELECT tid FROM sched GROUP BY tid ORDER BY sum("end" - start) DESC, tid LIMIT 1')
+if [ -n "$T" ]; then
+	same blame-k k blame --tid "$T" --depth 3
+	same blame-folded-k k blame --tid "$T" --folded
+else
+	fail blame-k "no thread in the sched table"
+fi
+same wakers-folded-k k flame --wakers --folded
+same wakers-svg-k k flame --wakers
+
+# The pool is what runs them: --threads 4 starts worker threads (clone),
+# one thread starts none.  The plain build: ASan's own threads would count.
+RP=$B/bin/dtreport
+threads_used() {	# threads_used NAME ARGS...
+	local name=$1 c1 c4; shift
+	c1=$(strace -f -qq -e trace=clone,clone3 -o "$W/st1" "$RP" "$@" --threads 1 "$W/k.dtc" \
+		>/dev/null 2>"$W/st.err" && grep -c clone "$W/st1")
+	c4=$(strace -f -qq -e trace=clone,clone3 -o "$W/st4" "$RP" "$@" --threads 4 "$W/k.dtc" \
+		>/dev/null 2>>"$W/st.err" && grep -c clone "$W/st4")
+	if [ "${c1:-x}" = 0 ] && [ "${c4:-0}" -ge 3 ]; then
+		pass "$name"
+	else
+		fail "$name" "threads started: ${c1:-failed} at --threads 1, ${c4:-failed} at --threads 4 $(head -c 200 "$W/st.err")"
+	fi
+}
+T=$(sqlq k 'SELECT tid FROM sched GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1')
+threads_used threads-used-latency latency
+threads_used threads-used-syscalls syscalls
+threads_used threads-used-offcpu flame --offcpu --folded
+threads_used threads-used-wakers flame --wakers --folded
+threads_used threads-used-heatmap heatmap
+threads_used threads-used-blame blame --tid "$T"
+for tab in spans sched; do
+	c1=$(strace -f -qq -e trace=clone,clone3 -o "$W/st1" "$B/bin/dtsh" -c 'set threads 1' \
+		-c "SELECT count(*) FROM $tab" "$W/k.dtc" >/dev/null 2>"$W/st.err" && grep -c clone "$W/st1")
+	c4=$(strace -f -qq -e trace=clone,clone3 -o "$W/st4" "$B/bin/dtsh" -c 'set threads 4' \
+		-c "SELECT count(*) FROM $tab" "$W/k.dtc" >/dev/null 2>>"$W/st.err" && grep -c clone "$W/st4")
+	if [ "${c1:-x}" = 0 ] && [ "${c4:-0}" -ge 3 ]; then
+		pass "threads-used-sql-$tab"
+	else
+		fail "threads-used-sql-$tab" "threads started: ${c1:-failed} at 1, ${c4:-failed} at 4 $(head -c 200 "$W/st.err")"
+	fi
+done
+
 # user-stack naming across an exec: the per-snapshot counting must hold
 # its first-time rule across the workers' boundaries too
 same flame-user-g g flame --folded --user
@@ -271,6 +397,60 @@ if [ $rc1 -eq 0 ] && [ $rc7 -eq 0 ] && [ "$(wc -l <"$W/shq1.out")" -gt 20 ] &&
 else
 	fail dtsh-set-threads-sql "status $rc1/$rc7; $(diff "$W/shq1.out" "$W/shq7.out" | head -5) $(head -c 200 "$W/shq1.err" "$W/shq7.err")"
 fi
+
+# ------------------------------------- the time analyses' pools, TSan
+# dtreport built with TSan, 4 workers: the models' collections and merges
+# (what the SQL tables are made of too), the heatmap's cells, blame's
+# samples.
+tsan_same() {	# tsan_same NAME ARGS...: 4 workers under TSan, the bytes of one thread
+	local name=$1 cap rc; shift
+	for cap in k s; do
+		TSAN_OPTIONS=halt_on_error=1 "${DTREPORT_TSAN:?}" "$@" --threads 4 "$W/$cap.dtc" \
+			>"$W/ts.out" 2>"$W/ts.err"
+		rc=$?
+		"$R" "$@" --threads 1 "$W/$cap.dtc" >"$W/ts.ref" 2>/dev/null
+		if [ $rc -eq 0 ] && ! grep -q ThreadSanitizer "$W/ts.err" && [ -s "$W/ts.out" ] &&
+		   cmp -s "$W/ts.out" "$W/ts.ref"; then
+			pass "$name-$cap"
+		else
+			fail "$name-$cap" "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" || head -c 200 "$W/ts.err")"
+		fi
+	done
+}
+tsan_same tsan-latency latency
+tsan_same tsan-latency-filtered latency --cpu 0,2
+tsan_same tsan-syscalls syscalls --json
+tsan_same tsan-heatmap heatmap
+tsan_same tsan-heatmap-filtered heatmap --cpu 0,1
+# k only: s has no wakeups, and blame needs a thread of the capture
+for cap in k; do
+	T=$(sqlq k 'SELECT tid FROM sched GROUP BY tid ORDER BY count(*) DESC, tid LIMIT 1')
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" blame --tid "$T" --threads 4 "$W/k.dtc" \
+		>"$W/ts.out" 2>"$W/ts.err"
+	rc=$?
+	"$R" blame --tid "$T" --threads 1 "$W/k.dtc" >"$W/ts.ref" 2>/dev/null
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --wakers --folded --threads 4 \
+		"$W/k.dtc" >"$W/tw.out" 2>"$W/tw.err"
+	rc2=$?
+	"$R" flame --wakers --folded --threads 1 "$W/k.dtc" >"$W/tw.ref" 2>/dev/null
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 4 \
+		"$W/k.dtc" >"$W/to.out" 2>"$W/to.err"
+	rc3=$?
+	"$R" flame --offcpu --folded --threads 1 "$W/k.dtc" >"$W/to.ref" 2>/dev/null
+	TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 4 \
+		"$W/kl.dtc" >"$W/tl.out" 2>"$W/tl.err" || rc3=$?
+	"$R" flame --offcpu --folded --threads 1 "$W/kl.dtc" >"$W/tl.ref" 2>/dev/null
+	if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] &&
+	   ! grep -q ThreadSanitizer "$W/ts.err" "$W/tw.err" "$W/to.err" "$W/tl.err" &&
+	   [ -s "$W/to.out" ] && cmp -s "$W/to.out" "$W/to.ref" &&
+	   [ -s "$W/tl.out" ] && cmp -s "$W/tl.out" "$W/tl.ref" &&
+	   [ -s "$W/ts.out" ] && [ -s "$W/tw.out" ] && cmp -s "$W/ts.out" "$W/ts.ref" &&
+	   cmp -s "$W/tw.out" "$W/tw.ref"; then
+		pass tsan-blame-wakers-offcpu-k
+	else
+		fail tsan-blame-wakers-offcpu-k "status $rc/$rc2/$rc3: $(grep -h -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" "$W/tw.err" "$W/to.err" "$W/tl.err" || head -c 200 "$W/ts.err")"
+	fi
+done
 
 # ------------------------------------------------------------ the pool, TSan
 for n in 1 2 7; do

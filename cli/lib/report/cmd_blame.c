@@ -32,11 +32,15 @@ static void
 bl_usage(FILE *to)
 {
 	fprintf(to, "usage: %sblame --tid T [--since A] [--until B] [--depth N] [--folded] "
-		"[-o FILE]%s\n", dtr_shell ? "" : "dtreport ", dtr_shell ? "" : " CAPTURE");
+		"[-o FILE]%s%s\n", dtr_shell ? "" : "dtreport ", dtr_shell ? "" : " [--threads N]",
+		dtr_shell ? "" : " CAPTURE");
 	fprintf(to, "  where thread T's time went (dtrec --offcpu): on-CPU, waiting for a CPU,\n"
 		"  blocked; each blocked stretch under the thread that woke it, with its\n"
 		"  stack, and what that thread did meanwhile, N hops deep (default 3)\n"
 		"  text tree by default; --folded: folded stacks (us); -o FILE: SVG\n");
+	if (!dtr_shell)
+		fputs("  --threads N  scan on N threads (1..256; default: the CPUs it may run on)\n",
+		      to);
 	if (!dtr_shell)
 		fputs("  --partial  --salvage (how the capture is opened)\n", to);
 }
@@ -76,6 +80,7 @@ bl_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 		case DTF_OPT_SINCE:
 		case DTF_OPT_UNTIL:
 		case DTF_OPT_SALVAGE:
+		case DTF_OPT_THREADS:
 			if (dtf_option(f, c, optarg, err, sizeof(err)) < 0) {
 				dtr_err("blame", "%s", err);
 				goto usage;

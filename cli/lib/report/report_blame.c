@@ -19,6 +19,7 @@
 #include "dt_grow.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 #define TEXT_FRAMES	4	/* a stack in the text tree: its innermost frames */
 #define MAXSEG		(4 * 16 + 8)
@@ -77,20 +78,74 @@ samp_cmp(const void *x, const void *y)
 	return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
-static int
-samp_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+/*
+ * The profile samples, collected on the scan pool: each worker keeps those
+ * of its run of blocks, appended in block order (the list one walk makes,
+ * sorted below the same way for any --threads).
+ */
+struct samppart {
+	const struct dtcap_reader *r;	/* [I] */
+	struct samp	*smp;
+	size_t		n, cap;
+};
+
+static void *
+samp_part_new(void *ctx)
 {
-	struct blame *bl = ctx;
-	const struct dtcap_probe *p = dtcap_probe_by_id(bl->c->r, b->probe[i]);
+	const struct blame *bl = ctx;
+	struct samppart *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->r = bl->c->r;
+	return p;
+}
+
+static void
+samp_part_free(void *ctx, void *part)
+{
+	struct samppart *p = part;
+
+	(void)ctx;
+	free(p->smp);
+	free(p);
+}
+
+static int
+samp_row(void *part, const struct dtcap_block *b, uint32_t i, char *err, size_t errlen)
+{
+	struct samppart *sp = part;
+	const struct dtcap_probe *p = dtcap_probe_by_id(sp->r, b->probe[i]);
 
 	if (p == NULL || !(p->flags & DT_PF_TIMER))
 		return 0;
-	if (DT_GROW(bl->smp, bl->smpcap, bl->nsmp, 1, 4096)) {
-		bl->oom = 1;
+	if (DT_GROW(sp->smp, sp->cap, sp->n, 1, 4096)) {
+		snprintf(err, errlen, "out of memory");
 		return 1;
 	}
-	bl->smp[bl->nsmp++] = (struct samp){ b->ts[i], b->tid[i], b->pid[i], b->comm[i],
-					     b->kstack[i], b->ustack[i] };
+	sp->smp[sp->n++] = (struct samp){ b->ts[i], b->tid[i], b->pid[i], b->comm[i],
+					  b->kstack[i], b->ustack[i] };
+	return 0;
+}
+
+static int
+samp_merge(void *ctx, void *part)
+{
+	struct blame *bl = ctx;
+	struct samppart *p = part;
+
+	if (p->n == 0)
+		return 0;
+	if (bl->nsmp == 0) {
+		struct samp *v = bl->smp;
+		size_t cap = bl->smpcap;
+		bl->smp = p->smp, bl->smpcap = p->cap, bl->nsmp = p->n;
+		p->smp = v, p->cap = cap, p->n = 0;
+		return 0;
+	}
+	if (DT_GROW(bl->smp, bl->smpcap, bl->nsmp, p->n, 4096))
+		return -1;
+	memcpy(bl->smp + bl->nsmp, p->smp, p->n * sizeof(*p->smp));
+	bl->nsmp += p->n;
 	return 0;
 }
 
@@ -359,19 +414,22 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 		bl.byt[i] = i;
 	qsort_r(bl.byt, bl.sc.n, sizeof(*bl.byt), by_tid_start, bl.sc.v);
 	struct dtf_filter all;
+	struct dtsp_job job = { .part_new = samp_part_new, .part_free = samp_part_free,
+				.row = samp_row, .merge = samp_merge };
 	dtf_init(&all);
 	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
-	    dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-		     DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PROBE, samp_row, &bl, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+	    dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+		      DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PROBE, &job, &bl, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		dtf_free(&all);
-		if (bl.oom)
+		if (strcmp(err, "out of memory") == 0)
 			goto oom;
 		dtr_err("blame", "%s", err);
 		goto out;
 	}
 	dtf_free(&all);
-	qsort(bl.smp, bl.nsmp, sizeof(*bl.smp), samp_cmp);
+	if (bl.nsmp)	/* none: no array (qsort of NULL is undefined) */
+		qsort(bl.smp, bl.nsmp, sizeof(*bl.smp), samp_cmp);
 
 	/* the window: --since/--until within the thread's recorded life */
 	uint64_t first = UINT64_MAX, last = 0;

@@ -13,6 +13,7 @@
 #include "dt_abi.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 #define MAXCOLS		36000	/* ten hours of seconds */
 
@@ -63,6 +64,77 @@ hm_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	}
 	h->cells[col * h->rows + row]++;
 	h->n++;
+	return 0;
+}
+
+/*
+ * On the scan pool: each worker counts its blocks into cells of its own
+ * (sharing the caller's probe set, read only); the merge adds them.  Sums
+ * do not depend on the order, so the map is the same for any --threads.
+ */
+static void *
+hm_part_new(void *ctx)
+{
+	const struct hm *m = ctx;
+	struct hm *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->want = m->want;
+	p->nwant = m->nwant;
+	p->start = m->start;
+	p->rows = m->rows;
+	return p;
+}
+
+static void
+hm_part_free(void *ctx, void *part)
+{
+	struct hm *p = part;
+
+	(void)ctx;
+	free(p->cells);
+	free(p);
+}
+
+static int
+hm_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	if (hm_row(part, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+static int
+hm_merge(void *ctx, void *part)
+{
+	struct hm *m = ctx, *p = part;
+
+	m->n += p->n;
+	m->before += p->before;
+	if (p->ncols > m->ncols) {
+		if (m->ncols == 0) {
+			/* the first with columns: taken over, not added up */
+			uint64_t *c = m->cells;
+			size_t cap = m->colcap;
+			m->cells = p->cells, m->colcap = p->colcap, m->ncols = p->ncols;
+			p->cells = c, p->colcap = cap, p->ncols = 0;
+			return 0;
+		}
+		if (p->ncols > m->colcap) {
+			uint64_t *c = realloc(m->cells, p->ncols * m->rows * sizeof(*c));
+			if (c == NULL)
+				return -1;
+			m->cells = c;
+			m->colcap = p->ncols;
+		}
+		memset(m->cells + m->ncols * m->rows, 0,
+		       (p->ncols - m->ncols) * m->rows * sizeof(*m->cells));
+		m->ncols = p->ncols;
+	}
+	for (size_t k = 0; k < p->ncols * p->rows; k++)
+		m->cells[k] += p->cells[k];
 	return 0;
 }
 
@@ -163,9 +235,11 @@ dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heat
 		nw++;
 	}
 	h.want = want;
-	if (dtf_scan(c->r, f, DTCAP_COL_TS | DTCAP_COL_PROBE, hm_row, &h, cancel,
-		     dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		if (h.oom)
+	struct dtsp_job job = { .part_new = hm_part_new, .part_free = hm_part_free,
+				.row = hm_part_row, .merge = hm_merge };
+	if (dtsp_scan(c->r, f, DTCAP_COL_TS | DTCAP_COL_PROBE, &job, &h, cancel,
+		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		if (strcmp(err, "out of memory") == 0)
 			goto oom;
 		dtr_err("heatmap", "%s", err);
 		goto out;

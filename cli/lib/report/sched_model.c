@@ -5,6 +5,13 @@
  * wakeup of it in between.  The scheduler events are collected on one
  * block scan, put in time order (blocks hold per-CPU batches, not a
  * global order), then replayed once with a table of threads.
+ *
+ * The scan runs on the scan pool (scan_pool.h): each worker collects the
+ * scheduler events of its run of blocks, placed where the block summaries
+ * put them or appended in block order, the list one walk would have made; the sort is stable, so
+ * the replay sees the same order for any --threads.  The replay itself
+ * stays on one thread: a thread's interval waits for another's switch (its
+ * wakeup and switch in are other threads' events), so it does not split.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +20,7 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 enum { EV_SWITCH = 1, EV_WAKEUP = 2 };
 
@@ -38,7 +46,17 @@ struct build {
 	struct sev	*ev;
 	size_t		n, cap;
 	int		oom;
+	/*
+	 * Placed (span_model.c's way): block blk's events go to place[blk] ..
+	 * place[blk + 1] of the caller's array, counted from the block
+	 * summaries; lim the current block's end (0: not placed).
+	 */
+	const size_t	*place;		/* [I] by block, nblocks + 1 */
+	size_t		lim;
+	int		misplaced;	/* a block held another count than its summary */
 };
+
+#define MISPLACED	"block summary disagrees with its block"
 
 static int
 slot_of(const struct dtcap_probe *p, const char *name)
@@ -56,7 +74,12 @@ static int
 sched_add(struct build *bd, const struct pinfo *p, const struct dtcap_block *b, uint32_t i,
 	  const uint64_t *args)
 {
-	if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
+	if (bd->place) {
+		if (bd->n >= bd->lim) {
+			bd->misplaced = 1;
+			return 1;
+		}
+	} else if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
 		bd->oom = 1;
 		return 1;
 	}
@@ -87,7 +110,10 @@ sched_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	struct build *bd = ctx;
 	size_t cur[DTCAP_MAXARGS] = { 0 };
 
-	(void)blk;
+	if (bd->place) {
+		bd->n = bd->place[blk];
+		bd->lim = bd->place[blk + 1];
+	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t pr = b->probe[i];
 		unsigned na = b->nargs[i] < DTCAP_MAXARGS ? b->nargs[i] : DTCAP_MAXARGS;
@@ -101,6 +127,117 @@ sched_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		for (unsigned k = 0; k < na; k++)
 			cur[k]++;
 	}
+	if (bd->place && bd->n != bd->lim) {
+		bd->misplaced = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A worker's collection: a build of its own sharing the caller's probe
+ * table (read only).  The merge appends in block order; the first
+ * non-empty partial's array is taken over, so one thread copies nothing.
+ */
+static void *
+sched_part_new(void *ctx)
+{
+	const struct build *m = ctx;
+	struct build *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->r = m->r;
+	p->pi = m->pi;
+	p->npi = m->npi;
+	if (m->place) {
+		/* the caller's array, each worker in its blocks' places */
+		p->place = m->place;
+		p->ev = m->ev;
+	}
+	return p;
+}
+
+static void
+sched_part_free(void *ctx, void *part)
+{
+	struct build *p = part;
+
+	(void)ctx;
+	if (!p->place)
+		free(p->ev);
+	free(p);
+}
+
+static int
+sched_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
+{
+	if (sched_block(part, b, blk) == 0)
+		return 0;
+	snprintf(err, errlen, "%s", ((struct build *)part)->misplaced ? MISPLACED : "out of memory");
+	return 1;
+}
+
+/*
+ * Placing: each block's scheduler events counted from its summary, the
+ * array allocated once for them all.  0 with bd placed; -1 when a block
+ * has no summary (older captures) or the memory cannot be had: then the
+ * workers append.
+ */
+static int
+sched_place(const struct dtcap_reader *r, struct build *bd)
+{
+	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
+	struct dtcap_blocksum bs;
+
+	if (pl == NULL)
+		return -1;
+	pl[0] = 0;
+	for (size_t i = 0; i < nb; i++) {
+		size_t k = 0;
+		if (dtcap_block_info(r, i)) {
+			if (dtcap_block_summary(r, i, &bs) != 1) {
+				free(pl);
+				return -1;
+			}
+			/* the reader checked these add up to the block's rows */
+			for (uint32_t j = 0; j < bs.nprobe; j++)
+				if (bs.probe[2 * j] < bd->npi && bd->pi[bs.probe[2 * j]].kind)
+					k += (size_t)bs.probe[2 * j + 1];
+		}
+		pl[i + 1] = pl[i] + k;
+	}
+	if ((bd->ev = malloc((pl[nb] ? pl[nb] : 1) * sizeof(*bd->ev))) == NULL) {
+		free(pl);
+		return -1;
+	}
+	bd->cap = pl[nb];
+	bd->place = pl;
+	return 0;
+}
+
+static int
+sched_merge(void *ctx, void *part)
+{
+	struct build *m = ctx, *p = part;
+
+	if (m->place || p->n == 0)
+		return 0;	/* placed: its events are in place already */
+	if (m->n == 0) {
+		struct sev *ev = m->ev;
+		size_t cap = m->cap;
+		m->ev = p->ev, m->cap = p->cap, m->n = p->n;
+		p->ev = ev, p->cap = cap, p->n = 0;
+		return 0;
+	}
+	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096))
+		return -1;
+	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
+	m->n += p->n;
+	/* freed now: the peak is the list and one run, not every run */
+	free(p->ev);
+	p->ev = NULL;
+	p->n = 0;
 	return 0;
 }
 
@@ -189,14 +326,52 @@ fix_cmp(const void *x, const void *y)
 	return a->lo < b->lo ? -1 : a->lo > b->lo;
 }
 
-static int
-fix_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+/*
+ * A worker's part of the fixes: for each fix, the earliest time of an
+ * event of its thread inside (lo, hi) in the worker's blocks.  Minima
+ * merge in any order, and the earliest event is what one walk would have
+ * ended the interval at.
+ */
+struct fixpart {
+	const struct fixes *fx;		/* [I] the caller's, sorted */
+	uint64_t	*first;		/* by fix: UINT64_MAX, none yet */
+};
+
+static void *
+fix_part_new(void *ctx)
 {
-	struct fixes *fx = ctx;
+	const struct fixes *fx = ctx;
+	struct fixpart *p = calloc(1, sizeof(*p));
+
+	if (p == NULL || (p->first = malloc(fx->n * sizeof(*p->first))) == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->fx = fx;
+	memset(p->first, 0xff, fx->n * sizeof(*p->first));
+	return p;
+}
+
+static void
+fix_part_free(void *ctx, void *part)
+{
+	struct fixpart *p = part;
+
+	(void)ctx;
+	free(p->first);
+	free(p);
+}
+
+static int
+fix_row(void *part, const struct dtcap_block *b, uint32_t i, char *err, size_t errlen)
+{
+	struct fixpart *p = part;
+	const struct fixes *fx = p->fx;
 	uint32_t tid = b->tid[i];
 	uint64_t ts = b->ts[i];
 	size_t lo = 0, hi = fx->n;
 
+	(void)err, (void)errlen;
 	/* the last fix of tid starting before ts */
 	while (lo < hi) {
 		size_t m = lo + (hi - lo) / 2;
@@ -210,9 +385,22 @@ fix_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	const struct fix *f = &fx->v[lo - 1];
 	if (f->tid != tid || ts <= f->lo || ts >= f->hi)
 		return 0;
-	struct dtr_sched_span *s = &fx->s->v[f->span];
-	if (s->end == f->lo || ts < s->end)
-		s->end = ts;
+	if (ts < p->first[lo - 1])
+		p->first[lo - 1] = ts;
+	return 0;
+}
+
+static int
+fix_merge(void *ctx, void *part)
+{
+	struct fixes *fx = ctx;
+	const struct fixpart *p = part;
+
+	for (size_t k = 0; k < fx->n; k++) {
+		struct dtr_sched_span *s = &fx->s->v[fx->v[k].span];
+		if (p->first[k] != UINT64_MAX && (s->end == fx->v[k].lo || p->first[k] < s->end))
+			s->end = p->first[k];
+	}
 	return 0;
 }
 
@@ -221,14 +409,16 @@ fix_ends(const struct dtr_cap *c, struct dtr_sched *out, struct fixes *fx,
 	 volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
 	struct dtf_filter all;
+	struct dtsp_job job = { .part_new = fix_part_new, .part_free = fix_part_free,
+				.row = fix_row, .merge = fix_merge };
 	int rc;
 
 	qsort(fx->v, fx->n, sizeof(*fx->v), fix_cmp);
 	fx->s = out;
 	dtf_init(&all);
 	rc = dtf_resolve(&all, c->r, err, errlen) ||
-	     dtf_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID, fix_row, fx, cancel,
-		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
+	     dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID, &job, fx, cancel,
+		       dtr_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
 	dtf_free(&all);
 	return rc;
 }
@@ -275,14 +465,31 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 			"prev_state and next_pid: record with dtrec --offcpu", c->path);
 		goto out;
 	}
-	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
-	    dtf_scan_blocks(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
-			    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
-			    DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX, sched_block, &bd,
-			    cancel, dtr_shell ? "dtsh: reading" : "dtreport: reading", err,
-			    sizeof(err))) {
-		if (bd.oom)
-			goto oom;
+	struct dtsp_job job = { .part_new = sched_part_new, .part_free = sched_part_free,
+				.block = sched_part_block, .merge = sched_merge };
+	unsigned scols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
+			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
+			 DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX;
+	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	int sr = dtf_resolve(&all, c->r, err, sizeof(err));
+	if (sr == 0 && sched_place(c->r, &bd) == 0) {
+		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+		if (sr == 0) {
+			bd.n = bd.cap;
+		} else if (strcmp(err, MISPLACED) == 0) {
+			/* a summary that adds up but is not this block's counts
+			 * (a hand-made or damaged file): appended instead */
+			free(bd.ev);
+			free((size_t *)bd.place);
+			bd.ev = NULL, bd.place = NULL, bd.n = bd.cap = 0;
+			sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+		}
+	} else if (sr == 0) {
+		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
+	}
+	if (sr) {
+		if (strcmp(err, "out of memory") == 0)
+			goto oom;	/* said with the capture's name, as before */
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
@@ -413,6 +620,7 @@ out:
 		dtr_sched_free(out);
 	free(bd.pi);
 	free(bd.ev);
+	free((size_t *)bd.place);
 	free(ord);
 	free(fx.v);
 	free(tt.v);

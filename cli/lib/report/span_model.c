@@ -7,6 +7,13 @@
  * a return closes the innermost open entry of its probe, so nesting and
  * recursion pair up; entries it passes over lost their return, and a
  * return without an open entry lost its entry.  Both are counted.
+ *
+ * The collection runs on the scan pool (scan_pool.h): each worker keeps the
+ * paired probes' events of its run of blocks, placed where the block
+ * summaries put them or appended in block order, the list one walk would
+ * have made, so the pairing below
+ * (one thread: a thread's entry and return can lie in any two blocks)
+ * sees the same events in the same order for any --threads.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -16,6 +23,7 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "report.h"
+#include "scan_pool.h"
 
 /* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
@@ -43,6 +51,16 @@ struct pbuild {
 	int64_t		*ret;		/* want_ret: a return's value, by event */
 	size_t		rcap;
 	int		oom;
+	/*
+	 * Placed (an unfiltered scan of a capture with block summaries): every
+	 * worker writes block blk's events into the caller's arrays at
+	 * place[blk] .. place[blk + 1], counted from the summaries, so the
+	 * list is in block order with nothing appended or copied.  lim: the
+	 * end of the current block's room (0: not placed, the arrays grow).
+	 */
+	const size_t	*place;		/* [I] by block, nblocks + 1 */
+	size_t		lim;
+	int		misplaced;	/* a block held another count than its summary */
 };
 
 /* "P:F:entry" and "P:F:return" share "P:F". */
@@ -60,9 +78,14 @@ static int
 add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p,
 	  const uint64_t *a, unsigned na)
 {
-	if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
-	    (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
-	    (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
+	if (pb->place) {
+		if (pb->n >= pb->lim) {
+			pb->misplaced = 1;
+			return 1;
+		}
+	} else if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
+		   (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
+		   (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
 		pb->oom = 1;
 		return 1;
 	}
@@ -115,7 +138,10 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 	size_t cur[DTR_SPAN_ARGS] = { 0 };
 	uint64_t a[DTR_SPAN_ARGS];
 
-	(void)blk;
+	if (pb->place) {
+		pb->n = pb->place[blk];
+		pb->lim = pb->place[blk + 1];
+	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t p = b->probe[i];
 		if (!b->nargs) {	/* not decoded: neither arguments nor values wanted */
@@ -135,6 +161,170 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 		for (unsigned j = 0; j < nk; j++)
 			cur[j]++;
 	}
+	if (pb->place && pb->n != pb->lim) {
+		pb->misplaced = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A worker's collection: a pbuild of its own sharing the caller's probe
+ * tables (read only).  Room for every event of the capture in address
+ * space only, as below: pages no event reaches are never touched, and the
+ * arrays are never copied as they grow.
+ */
+static void *
+span_part_new(void *ctx)
+{
+	const struct pbuild *m = ctx;
+	struct pbuild *p = calloc(1, sizeof(*p));
+
+	if (p == NULL)
+		return NULL;
+	p->entry_of = m->entry_of;
+	p->is_ret = m->is_ret;
+	p->np = m->np;
+	p->want_args = m->want_args;
+	p->want_ret = m->want_ret;
+	if (m->place) {
+		/* the caller's arrays, each worker in its blocks' places */
+		p->place = m->place;
+		p->ev = m->ev;
+		p->args = m->args;
+		p->ret = m->ret;
+		return p;
+	}
+	size_t room = m->cap;	/* the caller's wish: the capture's events */
+	if (room && (p->ev = malloc(room * sizeof(*p->ev))) != NULL) {
+		p->cap = room;
+		if (p->want_ret && (p->ret = malloc(room * sizeof(*p->ret))) != NULL)
+			p->rcap = room;
+	}
+	return p;
+}
+
+static void
+span_part_free(void *ctx, void *part)
+{
+	struct pbuild *p = part;
+
+	(void)ctx;
+	if (!p->place) {
+		free(p->ev);
+		free(p->args);
+		free(p->ret);
+	}
+	free(p);
+}
+
+static int
+span_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
+{
+	if (span_row(part, b, row) == 0)
+		return 0;
+	snprintf(err, errlen, "out of memory");
+	return 1;
+}
+
+#define MISPLACED	"block summary disagrees with its block"
+
+static int
+span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
+{
+	if (span_block(part, b, blk) == 0)
+		return 0;
+	snprintf(err, errlen, "%s", ((struct pbuild *)part)->misplaced ? MISPLACED : "out of memory");
+	return 1;
+}
+
+#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+/* Partials in block order: the first non-empty one's arrays are taken
+ * over (one thread copies nothing), the others appended and freed. */
+static int
+span_merge(void *ctx, void *part)
+{
+	struct pbuild *m = ctx, *p = part;
+
+	if (p->maxtid > m->maxtid)
+		m->maxtid = p->maxtid;
+	m->nret += p->nret;
+	if (m->place)
+		return 0;	/* its events are in place already */
+	if (p->n == 0)
+		return 0;
+	if (m->n == 0) {
+		SWAP(m->ev, p->ev);
+		SWAP(m->cap, p->cap);
+		SWAP(m->args, p->args);
+		SWAP(m->acap, p->acap);
+		SWAP(m->ret, p->ret);
+		SWAP(m->rcap, p->rcap);
+		SWAP(m->n, p->n);
+		return 0;
+	}
+	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096) ||
+	    (m->want_args && DT_GROW(m->args, m->acap, m->n, p->n, 4096)) ||
+	    (m->want_ret && DT_GROW(m->ret, m->rcap, m->n, p->n, 4096)))
+		return -1;
+	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
+	if (m->want_args)
+		memcpy(m->args + m->n, p->args, p->n * sizeof(*p->args));
+	if (m->want_ret)
+		memcpy(m->ret + m->n, p->ret, p->n * sizeof(*p->ret));
+	m->n += p->n;
+	/* freed now, not after the last merge: the peak is the list and one
+	 * run, not the list and every run */
+	free(p->ev), free(p->args), free(p->ret);
+	p->ev = NULL, p->args = NULL, p->ret = NULL;
+	p->n = 0;
+	return 0;
+}
+
+/*
+ * Placing (pbuild.place): each block's paired events counted from its
+ * summary, the blocks the scan skips as none, and the arrays allocated
+ * once for them all.  0 with pb placed; -1 when a block the scan reads has
+ * no summary (older captures) or the memory cannot be had: then the
+ * workers append, as they do for filtered scans.
+ */
+static int
+span_place(const struct dtcap_reader *r, const struct dtf_filter *f, struct pbuild *pb)
+{
+	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
+	struct dtcap_blocksum bs;
+
+	if (pl == NULL)
+		return -1;
+	pl[0] = 0;
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		size_t k = 0;
+		if (bi && !dtf_block_skip(f, bi)) {
+			if (dtcap_block_summary(r, i, &bs) != 1) {
+				free(pl);
+				return -1;
+			}
+			/* the reader checked these add up to the block's rows */
+			for (uint32_t j = 0; j < bs.nprobe; j++)
+				if (bs.probe[2 * j] < pb->np && pb->entry_of[bs.probe[2 * j]])
+					k += (size_t)bs.probe[2 * j + 1];
+		}
+		pl[i + 1] = pl[i] + k;
+	}
+	size_t n = pl[nb] ? pl[nb] : 1;
+	pb->ev = malloc(n * sizeof(*pb->ev));
+	pb->args = pb->want_args ? malloc(n * sizeof(*pb->args)) : NULL;
+	pb->ret = pb->want_ret ? malloc(n * sizeof(*pb->ret)) : NULL;
+	if (!pb->ev || (pb->want_args && !pb->args) || (pb->want_ret && !pb->ret)) {
+		free(pb->ev), free(pb->args), free(pb->ret);
+		pb->ev = NULL, pb->args = NULL, pb->ret = NULL;
+		free(pl);
+		return -1;
+	}
+	pb->cap = pb->acap = pb->rcap = pl[nb];
+	pb->place = pl;
 	return 0;
 }
 
@@ -268,31 +458,58 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		goto out;
 	}
 	/*
-	 * Room for every event of the capture, in address space only: pages
-	 * no event reaches are never touched, and the array is not copied as
-	 * it grows (a copy per doubling was a fifth of a large pairing).  If
-	 * the room cannot be had, it grows as usual.
+	 * Room for every event of the capture, in address space only (each
+	 * worker's, span_part_new): pages no event reaches are never touched,
+	 * and the array is not copied as it grows (a copy per doubling was a
+	 * fifth of a large pairing).  If the room cannot be had, it grows as
+	 * usual.  pb.cap only carries the wish to the workers here.
 	 */
 	uint64_t nev = dtcap_nevents(c->r);
-	if (nev > 4096 && nev < ((uint64_t)1 << 31) && (pb.ev = malloc(nev * sizeof(*pb.ev))) != NULL) {
+	if (nev > 4096 && nev < ((uint64_t)1 << 31))
 		pb.cap = (size_t)nev;
-		if (pb.want_ret && (pb.ret = malloc(nev * sizeof(*pb.ret))) != NULL)
-			pb.rcap = (size_t)nev;
-	}
 	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			DTCAP_COL_PROBE;
 	int need_args = pb.want_args || pb.want_ret;
 	if (need_args)
 		cols |= DTCAP_COL_ARGS;
 	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
-	if (dtf_active(f) ? dtf_scan(c->r, f, cols, span_row, &pb, cancel, what, err, sizeof(err))
-			  : dtf_scan_blocks(c->r, f, !need_args ? cols : pb.want_args ?
-					    cols | DTCAP_COL_ARGSLOTS :
-					    cols | DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2,
-					    span_block, &pb, cancel,
-					    what, err, sizeof(err))) {
-		if (pb.oom)
-			goto oom;
+	struct dtsp_job job = { .part_new = span_part_new, .part_free = span_part_free,
+				.merge = span_merge };
+	if (dtf_active(f)) {
+		job.row = span_part_row;
+	} else {
+		job.block = span_part_block;
+		if (need_args)
+			cols |= pb.want_args ? DTCAP_COL_ARGSLOTS :
+				DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2;
+	}
+	int sr;
+	size_t wish = pb.cap;
+	if (job.block && span_place(c->r, f, &pb) == 0) {
+		sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
+		if (sr == 0) {
+			pb.n = pb.cap;
+		} else if (strcmp(err, MISPLACED) == 0) {
+			/* a summary that adds up but is not this block's counts
+			 * (a hand-made or damaged file): appended, as without
+			 * summaries */
+			free(pb.ev), free(pb.args), free(pb.ret);
+			free((size_t *)pb.place);
+			pb.ev = NULL, pb.args = NULL, pb.ret = NULL, pb.place = NULL;
+			pb.n = pb.acap = pb.rcap = pb.nret = 0;
+			pb.maxtid = 0;
+			pb.cap = wish;
+			sr = 1;
+		}
+		if (sr == 0 || strcmp(err, MISPLACED) != 0)
+			goto scanned;
+	}
+	sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
+	pb.cap = pb.n ? pb.cap : 0;	/* no array of the workers' taken: the wish only */
+scanned:
+	if (sr) {
+		if (strcmp(err, "out of memory") == 0)
+			goto oom;	/* said with the capture's name, as before */
 		dtr_err(cmd, "%s", err);
 		goto out;
 	}
@@ -392,6 +609,7 @@ out:
 	dt_htab_free(&bigix);
 	free(pb.entry_of);
 	free(pb.is_ret);
+	free((size_t *)pb.place);
 	free(pb.ev);
 	free(pb.args);
 	free(pb.ret);
