@@ -48,6 +48,10 @@ int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig
 int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
 		   volatile sig_atomic_t *cancel);
+/* export (export.c): parquet adds the ncaps captures to its dataset, the
+ * other formats take one */
+int cmd_export_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		  volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
