@@ -180,11 +180,26 @@ static int run_parquet(const struct xargs *x, const struct dtr_cap *c, int ncaps
 		dtx_caps_free(&cl);
 		return DTR_EXIT_ERROR;
 	}
-	if (dtr_parquet_prepare(x->o.out) < 0) {
-		dtx_caps_free(&cl);
-		return DTR_EXIT_ERROR;
-	}
+	/* a filter value one capture never saw is known before the dataset
+	 * is made or touched (the captures are opened twice only then) */
 	int n = c ? ncaps : cl.n;
+	for (int i = 0; i < n && dtf_active(f); i++) {
+		struct dtcap_reader *r = c ? c[i].r : NULL;
+		if (!r && (r = dtr_open("export", cl.path[i], x->partial, f->salvage, &ret)) == NULL)
+			break;
+		if (dtf_resolve(f, r, err, sizeof(err)) < 0) {
+			dtr_err("export", "%s: %s", c ? c[i].path : cl.path[i], err);
+			ret = DTR_EXIT_ERROR;
+		}
+		if (!c)
+			dtcap_reader_close(r);
+		if (ret)
+			break;
+	}
+	if (ret || dtr_parquet_prepare(x->o.out) < 0) {
+		dtx_caps_free(&cl);
+		return ret ? ret : DTR_EXIT_ERROR;
+	}
 	for (int i = 0; i < n && !ret; i++) {
 		uint64_t ev = 0, by = 0;
 		struct dtr_cap one = { NULL, NULL, NULL };

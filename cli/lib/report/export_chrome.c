@@ -599,7 +599,7 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 
 	uint64_t seq = 0;
 	/* blocks decoded ahead on the pool while this thread writes */
-	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, "export", oerr,
+	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, dtr_reading(), oerr,
 				 sizeof(oerr))) == NULL) {
 		dtr_err("export", "%s: %s", c->path, oerr);
 		goto out;

@@ -265,7 +265,7 @@ static int write_events(const char *path, struct dtcap_reader *r, const struct d
 	char aerr[512];
 	/* blocks decoded ahead on the other cores while this one encodes */
 	struct dtsp_ahead *ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, cancel,
-					       "export", aerr, sizeof(aerr));
+					       dtr_reading(), aerr, sizeof(aerr));
 	int filtered = dtf_active(flt);
 	struct kept kp = { 0 };
 	const struct dtcap_block *b;

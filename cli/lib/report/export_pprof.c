@@ -483,7 +483,7 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 	/* blocks decoded ahead on the pool while this thread counts */
 	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_TS | DTCAP_COL_PROBE | DTCAP_COL_COMM |
 				 DTCAP_COL_PID | DTCAP_COL_KSTACK | DTCAP_COL_USTACK, cancel,
-				 "export", err, sizeof(err))) == NULL) {
+				 dtr_reading(), err, sizeof(err))) == NULL) {
 		dtr_err("export", "%s: %s", cap, err);
 		goto out;
 	}

@@ -83,6 +83,8 @@ int cmd_export_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
  */
 extern int dtr_shell;
 const char *dtr_prog(void);
+/* What a scan's progress line says ("dtreport: reading: 40% (...)"). */
+const char *dtr_reading(void);
 
 /* "PROG CMD: " + message + newline on stderr. */
 void dtr_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
