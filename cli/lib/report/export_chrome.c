@@ -701,7 +701,13 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	size_t nopen = 0;
 	int more, have = 0;
 	uint32_t cur = 0;
+	uint64_t npairs = 0;
 	while ((more = ps_next(&ps, &e)) >= 0) {
+		/* the pairs of a big capture take seconds: Ctrl-C holds here too */
+		if ((++npairs & 0xffff) == 0 && cancel && *cancel) {
+			dtr_err("export", "interrupted");
+			goto out;
+		}
 		if (more == 0 || !have || e.tid != cur) {
 			for (size_t j = 0; j < nopen; j++)
 				unpaired(f, &open_[j], fnames, t0, SEP()), nunpaired++;

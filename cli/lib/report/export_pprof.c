@@ -527,6 +527,11 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 		goto oom;
 	/* pass 2: name each distinct key once */
 	for (size_t s = 0; s < p.samples.n; s++) {
+		/* naming stacks takes a while on a big profile: Ctrl-C holds */
+		if ((s & 1023) == 0 && cancel && *cancel) {
+			dtr_err("export", "interrupted");
+			goto out;
+		}
 		uint64_t key[4];
 		memcpy(key, p.samples.keys[s].p, sizeof(key));
 		uint32_t comm = (uint32_t)(key[0] >> 32), pid = (uint32_t)key[0];
