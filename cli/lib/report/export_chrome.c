@@ -259,6 +259,7 @@ struct frames {
 	struct flame	*fl;		/* names and the tree of nodes */
 	uint32_t	*parent, *name;	/* by node id */
 	size_t		nnode, cnode;
+	size_t		cname_node;	/* name's room, kept at cnode */
 	char		**names;	/* by name id */
 	size_t		nname, cname;
 	/* (kstack, ustack, pid, snapshot) -> leaf node */
@@ -332,11 +333,16 @@ static int64_t frame_child(struct frames *fr, uint32_t node, const char *nm)
 		/* nodes are numbered as made: this is the next one */
 		if (DT_GROW(fr->parent, fr->cnode, fr->nnode, (size_t)c + 1 - fr->nnode, 1024))
 			return -1;
-		size_t cap = fr->cnode;
-		uint32_t *nn = realloc(fr->name, cap * sizeof(*nn));
-		if (nn == NULL)
-			return -1;
-		fr->name = nn;
+		/* only when parent grew: a realloc per node copied the array
+		 * each time (quadratic, and a block of new stacks then held
+		 * off Ctrl-C for seconds) */
+		if (fr->cname_node != fr->cnode) {
+			uint32_t *nn = realloc(fr->name, fr->cnode * sizeof(*nn));
+			if (nn == NULL)
+				return -1;
+			fr->name = nn;
+			fr->cname_node = fr->cnode;
+		}
 		fr->parent[c] = node;
 		fr->name[c] = nid;
 		fr->nnode = (size_t)c + 1;
@@ -606,6 +612,11 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	}
 	while ((got = dtsp_ahead_next(ah, &b, &bi, oerr, sizeof(oerr))) == 1) {
 		for (uint32_t i = 0; i < b->rows; i++, seq++) {
+			/* naming a block's new stacks can take a while */
+			if ((i & 4095) == 4095 && cancel && *cancel) {
+				dtr_err("export", "%s: interrupted", c->path);
+				goto out;
+			}
 			if (!dtf_match_row(flt, b, i))
 				continue;
 			uint32_t id = b->probe[i];
