@@ -94,6 +94,13 @@ struct progress {
 	int		shown;
 };
 
+static void progress_clear(struct progress *pg)
+{
+	if (pg->shown)
+		fputs("\r\033[K", stderr);
+	pg->shown = 0;
+}
+
 static void progress_tick(struct progress *pg, uint64_t done)
 {
 	if (!pg->what)
@@ -425,16 +432,19 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 	size_t k = a->next_give;
 
 	if (k >= a->nb) {
-		progress_tick(&a->pg, a->pg.total);
+		progress_clear(&a->pg);
 		return 0;
 	}
 	if (a->cancel && *a->cancel) {
+		/* the caller's message goes on a clean line */
+		progress_clear(&a->pg);
 		snprintf(err, errlen, "interrupted");
 		return DTF_SCAN_CANCELLED;
 	}
 	progress_tick(&a->pg, a->done[k]);
 	if (a->own) {
 		if (dtcap_read_block_mt(a->r, a->blk[k], a->cols, a->own)) {
+			progress_clear(&a->pg);
 			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
 			return -1;
 		}
@@ -456,8 +466,10 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 	if (bad)
 		snprintf(err, errlen, "%s", s->err);
 	pthread_mutex_unlock(&a->mu);
-	if (bad)
+	if (bad) {
+		progress_clear(&a->pg);
 		return -1;
+	}
 	a->next_give++;
 	*b = s->b;
 	*blk = a->blk[k];
@@ -476,8 +488,7 @@ void dtsp_ahead_free(struct dtsp_ahead *a)
 		for (unsigned k = 0; k < a->nthr; k++)
 			pthread_join(a->tid[k], NULL);
 	}
-	if (a->pg.shown)
-		fputs("\r\033[K", stderr);
+	progress_clear(&a->pg);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	for (unsigned k = 0; a->slot && k < a->nslot; k++)
