@@ -49,6 +49,7 @@ static int cmd_latency_(struct dtsh *, int, char **, const char *);
 static int cmd_syscalls_(struct dtsh *, int, char **, const char *);
 static int cmd_blame_(struct dtsh *, int, char **, const char *);
 static int cmd_heatmap_(struct dtsh *, int, char **, const char *);
+static int cmd_export_(struct dtsh *, int, char **, const char *);
 static int cmd_open(struct dtsh *, int, char **, const char *);
 static int cmd_close(struct dtsh *, int, char **, const char *);
 static int cmd_help(struct dtsh *, int, char **, const char *);
@@ -125,6 +126,13 @@ const struct dtsh_cmd dtsh_cmds[] = {
 	  "Write the subsecond-offset heat map SVG of the open capture (dtreport\n"
 	  "heatmap); clicking two cells shows the flame --since/--until of that\n"
 	  "range.  Default FILE: heatmap.svg.", cmd_heatmap_, DTSH_C_STATS },
+	{ "export", "export [--format sqlite|parquet|pprof|chrome] [FILTERS...] -o OUT",
+	  "Write the open capture's events that pass the filters (all without\n"
+	  "any) to OUT as a SQLite database, a Parquet dataset directory (every\n"
+	  "open capture is added to it), a pprof profile or a Chrome trace\n"
+	  "(dtreport export: same options and filters).  OUT appears only once\n"
+	  "complete; Ctrl-C stops it and leaves no OUT, nor changes one that was\n"
+	  "there.", cmd_export_, DTSH_C_FILE },
 	{ "sql", "sql [--csv|--json|--table] QUERY [--csv|--json|--table]",
 	  "Run QUERY on the open capture's tables and its probes' views (options\n"
 	  "before or after it; describe PROBE names a view's columns).  A line\n"
@@ -775,6 +783,23 @@ cmd_heatmap_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	struct dtr_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_heatmap_on(&c, argc, argv, "heatmap.svg", &dtsh_interrupted));
+}
+
+static int
+cmd_export_(struct dtsh *sh, int argc, char **argv, const char *rest)
+{
+	(void)rest;
+	if (need_capture(sh, "export"))
+		return 1;
+	dtsh_interrupted = 0;
+	if (load_syms(sh, 1))
+		return 1;
+	struct dtr_cap *c = engine_caps(sh, 1);
+	if (c == NULL)
+		return 1;
+	int rc = report_done(cmd_export_on(c, sh->ncaps, argc, argv, &dtsh_interrupted));
+	free(c);
+	return rc;
 }
 
 static int

@@ -61,3 +61,12 @@ $(B)/tests/export/awkcap: $(B)/obj/tests/export/awkcap.o $(CAP_LIB)
 check-flamegraph-pl: $(B)/asan/bin/dtreport $(DTGEN) $(B)/tests/export/awkcap
 	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) AWKCAP=$(B)/tests/export/awkcap \
 		tests/run-suite.sh $(B)/results flamegraph-pl tests/export/flamegraph_pl.sh
+
+# exports are reports: each filter reaches each export (counted as stats
+# and flame count), the reports' progress line, SIGINT and dtsh's export
+# with Ctrl-C (filters.sh, ptyexport.py)
+SUITES += export-filters
+
+check-export-filters: $(B)/asan/bin/dtreport $(B)/asan/bin/dtsh $(DTGEN)
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTSH=$(B)/asan/bin/dtsh DTGEN=$(DTGEN) \
+		tests/run-suite.sh $(B)/results export-filters tests/export/filters.sh

@@ -6,6 +6,7 @@
  * usage: pooltsan CAPTURE THREADS
  */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,8 @@ int main(int argc, char **argv)
 	dtf_free(&f);
 	/* decoding ahead: every block, in order, the same counts */
 	memset(&got, 0, sizeof(got));
-	struct dtsp_ahead *a = dtsp_ahead_new(r, DTCAP_COL_PROBE | DTCAP_COL_CPU | DTCAP_COL_COMM,
-					      err, sizeof(err));
+	struct dtsp_ahead *a = dtsp_ahead_new(r, NULL, DTCAP_COL_PROBE | DTCAP_COL_CPU |
+					      DTCAP_COL_COMM, NULL, NULL, err, sizeof(err));
 	const struct dtcap_block *b;
 	size_t blk, want = 0;
 	int got_one = 0, inorder = 1;
@@ -143,12 +144,50 @@ int main(int argc, char **argv)
 		printf("PASS tsan-ahead-%u\n", n);
 	dtsp_ahead_free(a);
 	/* stopped midway: the helpers end, nothing leaks or races */
-	a = dtsp_ahead_new(r, DTCAP_COL_PROBE, err, sizeof(err));
+	a = dtsp_ahead_new(r, NULL, DTCAP_COL_PROBE, NULL, NULL, err, sizeof(err));
 	if (a && dtsp_ahead_next(a, &b, &blk, err, sizeof(err)) == 1)
 		printf("PASS tsan-ahead-stop-%u\n", n);
 	else
 		printf("FAIL tsan-ahead-stop-%u: %s\n", n, err);
 	dtsp_ahead_free(a);
+	/* the caller's cancel flag, set midway: the next call says so */
+	volatile sig_atomic_t cancel = 0;
+	a = dtsp_ahead_new(r, NULL, DTCAP_COL_PROBE, &cancel, NULL, err, sizeof(err));
+	int k1 = a ? dtsp_ahead_next(a, &b, &blk, err, sizeof(err)) : -1;
+	cancel = 1;
+	int k2 = a ? dtsp_ahead_next(a, &b, &blk, err, sizeof(err)) : -1;
+	if (k1 == 1 && k2 == DTF_SCAN_CANCELLED && !strcmp(err, "interrupted"))
+		printf("PASS tsan-ahead-cancel-%u\n", n);
+	else
+		printf("FAIL tsan-ahead-cancel-%u: %d then %d: %s\n", n, k1, k2, err);
+	dtsp_ahead_free(a);
+	/* a filter: the blocks it skips are not given, the rest in order */
+	size_t nb = dtcap_nblocks(r), mid = nb / 2, given = 0, expect = 0;
+	char until[64];
+	snprintf(until, sizeof(until), "@%" PRIu64 "ns",
+		 nb ? dtcap_block_info(r, mid)->tmax : 0);
+	dtf_init(&f);
+	int bad = dtf_option(&f, DTF_OPT_UNTIL, until, err, sizeof(err)) != 1 ||
+		  dtf_resolve(&f, r, err, sizeof(err));
+	for (size_t i = 0; i < nb && !bad; i++)
+		expect += !dtf_block_skip(&f, dtcap_block_info(r, i));
+	a = bad ? NULL : dtsp_ahead_new(r, &f, DTCAP_COL_PROBE, NULL, NULL, err, sizeof(err));
+	inorder = 1;
+	size_t last = 0;
+	while (a && (got_one = dtsp_ahead_next(a, &b, &blk, err, sizeof(err))) == 1) {
+		inorder &= !dtf_block_skip(&f, dtcap_block_info(r, blk)) && (given == 0 || blk > last);
+		last = blk;
+		given++;
+	}
+	if (!a || got_one < 0)
+		printf("FAIL tsan-ahead-filter-%u: %s\n", n, err);
+	else if (!inorder || given != expect || expect == 0 || expect == nb)
+		printf("FAIL tsan-ahead-filter-%u: %zu of %zu blocks given, %zu expected\n", n,
+		       given, nb, expect);
+	else
+		printf("PASS tsan-ahead-filter-%u\n", n);
+	dtsp_ahead_free(a);
+	dtf_free(&f);
 	dtcap_reader_close(r);
 	return 0;
 }

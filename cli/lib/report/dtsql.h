@@ -49,7 +49,7 @@ struct dtsql;
  * frames then have NULL names) are borrowed, not copied: they must outlive
  * db or the next dtsql_detach().  Calling it again on the same db replaces
  * the previous capture (and ends the previous handle).
- * Returns the attach's handle (for dtsql_export and dtsql_detach), or NULL
+ * Returns the attach's handle (for export_sqlite.c and dtsql_detach), or NULL
  * with a message in *err (sqlite3_free() it; err may be NULL).  The handle
  * belongs to db: it stays valid until dtsql_detach(handle), the next
  * dtsql_attach on db or sqlite3_close(db), and the caller never frees it.
@@ -104,14 +104,5 @@ const char *const *dtsql_tables(void);
  * name is no table.
  */
 int dtsql_schema(FILE *out, const char *name);
-
-/*
- * Write a plain SQLite database at path (replaced if it exists) with the
- * same tables as real tables plus indexes on events(ts) and events(pid),
- * from h (of dtsql_attach; the export runs on h's db, attaching path there
- * for its duration).  Returns the number of event rows written, or -1 with
- * a message in *err (sqlite3_free() it).
- */
-long long dtsql_export(struct dtsql *h, const char *path, char **err);
 
 #endif /* DTSQL_H */

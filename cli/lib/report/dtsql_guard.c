@@ -8,7 +8,7 @@
  * output the same way, so it goes too), DETACH and every change outside
  * the TEMP schema; TEMP tables and views stay, for analysis.  TEMP lives in
  * memory (temp_store), so nothing the user does reaches the disk.  The
- * export (dtsql_export) opens its own connection: it must ATTACH its file.
+ * export (export_sqlite.c) opens its own connection: it must ATTACH its file.
  */
 #include <stdio.h>
 #include <string.h>

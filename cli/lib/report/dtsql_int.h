@@ -13,7 +13,6 @@
  *			rewritten to read events_grouped
  *	dtsql_tokens.c	SQL text as sqlite's tokens, for that rewrite
  *	dtsql_pages.c	the export's events table written as SQLite pages
- *	dtsql_export.c	dtsql_export: the plain database
  *	dtsql_guard.c	dtsql_open: the connection that writes no file
  *	dtsql_views.c	a view per probe: its fields by name, decoded
  */
@@ -21,6 +20,7 @@
 #define DTSQL_INT_H
 
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include <sqlite3.h>
@@ -28,6 +28,7 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsym.h"
+#include "filter.h"
 
 /*
  * The cancel flag of the dtsql_exec running now, or NULL: set by
@@ -267,11 +268,13 @@ static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
 }
 
 /*
- * Write path as a database holding events, events_ts and events_pid, straight
- * as SQLite pages (dtsql_pages.c).  Returns the row count or -1 with *err set
- * (sqlite3_free() it).
+ * Write path as a database holding events (the rows flt passes; resolved),
+ * events_ts and events_pid, straight as SQLite pages (dtsql_pages.c); the
+ * export's (export_sqlite.c).  *cancel (NULL: never) is polled before each
+ * block.  Returns the row count or -1 with *err set (sqlite3_free() it).
  */
-long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err);
+long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct dtf_filter *flt,
+				volatile sig_atomic_t *cancel, char **err);
 
 /* dt_text(), dt_bytes(), dt_int() and errno_name() on db: what the probe
  * views use, and errno_name() for everyone.  0, or -1. */

@@ -373,7 +373,8 @@ static int leaves_grow(uint32_t **lpg, int64_t **lmx, size_t *cap, size_t need)
  * Write path as a database holding events, events_ts and events_pid.
  * Returns the row count or -1 with *err set.
  */
-long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
+long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct dtf_filter *flt,
+				volatile sig_atomic_t *cancel, char **err)
 {
 	struct dtcap_reader *r = c->r;
 	/* the rows of the blocks we will read (a cut capture may hold fewer
@@ -410,13 +411,27 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
 	struct pgfill f;
 	pf_init(&f, page, 0x0d);
 	int64_t rowid = 0;
+	size_t skipped = 0;
 	struct rv v[E_NCOLS];
 	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
+		if (cancel && *cancel) {
+			*err = sqlite3_mprintf("interrupted");
+			goto out;
+		}
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if (bi && dtf_block_skip(flt, bi)) {
+			skipped += bi->rows;
+			continue;
+		}
 		if (dtcap_read_block(r, i, DTCAP_COL_ALL, b) < 0) {
 			*err = sqlite3_mprintf("%s", dtcap_reader_error(r));
 			goto out;
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
+			if (!dtf_match_row(flt, b, j)) {
+				skipped++;
+				continue;
+			}
 			if ((size_t)rowid >= nrows) {
 				*err = sqlite3_mprintf("block %zu holds more rows than its index entry", i);
 				goto out;
@@ -485,10 +500,11 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, char **err)
 			pf_add(&f, cell, cn);
 		}
 	}
-	if ((size_t)rowid != nrows) {
+	if ((size_t)rowid + skipped != nrows) {
 		*err = sqlite3_mprintf("blocks hold fewer rows than their index entries");
 		goto out;
 	}
+	nrows = (size_t)rowid;	/* the rows the filter passed */
 	/* last leaf (possibly empty: the root of an empty table) */
 	pf_finish(&f, 0);
 	if (leaves_grow(&lpg, &lmx, &capl, nl + 1) < 0) {

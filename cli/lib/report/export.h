@@ -1,51 +1,72 @@
 /*
- * export.h - `dtreport export --format parquet|pprof|chrome` (the sqlite
- * format stays in report_sql.c).  Each exporter takes capture paths and an
- * output path, prints its own errors to stderr prefixed with the program
- * name, and returns an exit status (0 ok, 1 failure, 2 usage).  None of
- * them replaces an existing file: see each function.
+ * export.h - the exports, reports whose output is a file for other tools:
+ * SQLite (export_sqlite.c), a Parquet dataset (export_parquet.c), pprof
+ * (export_pprof.c) and Chrome trace JSON (export_chrome.c).  export.c
+ * parses `dtreport export` and dtsh's `export` (one parser), opens the
+ * captures and dispatches; the writers never call back into it.
+ *
+ * Each writer is an engine report (engine.h says what c, f and cancel
+ * are): it binds f to the capture (dtf_resolve) and writes only the events
+ * f passes; the capture's other tables (probes, stacks, processes, ...)
+ * are written whole.  Its scan is the engine's (scan_pool.h
+ * dtsp_ahead_*: blocks decoded on the pool, blocks f skips never read,
+ * cancel polled before each block, the progress line of every report).
+ * Messages speak through dtr_err ("dtreport export: ..." or "dtsh
+ * export: ...").  The output is written under a temporary name and
+ * renamed into place only when complete: a failure, a cancellation or a
+ * fatal signal (dtu_out_cleanup_on_signals) leaves nothing under the
+ * output's name, and the file that was there as it was.  Returns a
+ * DTR_EXIT_* status; on success one line on stdout says what was written.
  */
 #ifndef DT_EXPORT_H
 #define DT_EXPORT_H
 
-/*
- * Called by cmd_export() for a --format other than sqlite: argv as for
- * cmd_export (argv[0] is "export").  Captures are opened with dtr_open():
- * one cut short needs partial (--partial), salvage (--salvage) reads past
- * damage; the exit status is then dtr_open's.
- */
-int cmd_export_format(int argc, char **argv, const char *format);
+#include <signal.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "filter.h"
+
+struct dtr_export_opts {
+	const char	*out;		/* the output file; parquet: the dataset dir */
+	int		parquet_compat;	/* --parquet-compat: integers PLAIN, for
+					 * readers older than Spark 3.3 */
+};
 
 /*
- * A Parquet dataset under dir, Hive-partitioned:
- *	dir/TABLE/host=H/capture=C/part-0.parquet
+ * The capture as a plain SQLite database: the SQL tables (doc/SQL.md) as
+ * real tables, events holding the rows f passes.  An existing regular file
+ * at o->out is replaced once the new one is complete (the only export that
+ * replaces: a database is rebuilt, not added to).
+ */
+int dtr_export_sqlite(const struct dtr_cap *c, struct dtf_filter *f,
+		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel);
+
+/* profile.proto, gzip-compressed: the samples f passes (those dtreport
+ * flame counts).  o->out is created; an existing file is never replaced. */
+int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *f,
+		     const struct dtr_export_opts *o, volatile sig_atomic_t *cancel);
+
+/* Chrome trace event JSON of the events f passes.  o->out is created; an
+ * existing file is never replaced. */
+int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *f,
+		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel);
+
+/*
+ * A Parquet dataset under o->out, Hive-partitioned:
+ *	DIR/TABLE/host=H/capture=C/part-0.parquet
  * for the SQL tables events, probes, probe_args, stacks, frames,
- * processes, maps, counters, capture.  dir must be missing (it is
- * created), empty, or a dt dataset (holds _dt_dataset); a capture already
- * in the dataset is refused.  Each capture is written under dir/.tmp-*
- * and renamed into place, so a failure leaves the dataset as it was.
- * parquet_compat (--parquet-compat): integers PLAIN, for readers older
- * than Spark 3.3 that cannot read DELTA_BINARY_PACKED.
+ * processes, maps, counters, capture.  dtr_parquet_prepare first: DIR
+ * must be missing (it is created), empty, or a dt dataset (holds
+ * _dt_dataset); stale work directories of dead exports are removed.
+ * dtr_export_parquet adds one capture (c->path names its partition); a
+ * capture already in the dataset is refused.  It is written under
+ * DIR/.tmp-export-* and renamed into place, so a failure leaves the
+ * dataset as it was.  *nev and *bytes: events and bytes written.
  */
-int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage,
-		   int parquet_compat);
-
-/* profile.proto, gzip-compressed, at path (created; never replaced). */
-int export_pprof(const char *path, const char *cap, int partial, int salvage);
-
-/* Chrome trace event JSON at path (created; never replaced). */
-int export_chrome(const char *path, const char *cap, int partial, int salvage);
-
-/* Shared: the path names an existing file or symlink (1), or not (0). */
-int export_exists(const char *path);
-
-/*
- * The start of a one-file export (pprof, chrome): refuse an output path
- * that exists (message printed, *status 1), else open cap with dtr_open.
- * The reader, or NULL with *status the exit status.
- */
-struct dtcap_reader;
-struct dtcap_reader *export_open(const char *path, const char *cap, int partial, int salvage,
-				 int *status);
+int dtr_parquet_prepare(const char *dir);
+int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *f,
+		       const struct dtr_export_opts *o, volatile sig_atomic_t *cancel,
+		       uint64_t *nev, uint64_t *bytes);
 
 #endif /* DT_EXPORT_H */

@@ -19,10 +19,12 @@
  * Times are microseconds since the recording start with ns precision
  * ("ts":12.345); displayTimeUnit is "ns".
  *
+ * Only the events the filters pass; thread names from those events.
  * Instants are streamed in capture order; the entry/return events are
  * sorted (struct pevsort, memory bounded), since a capture's rows are
- * per-CPU batches, not time order.  The output is created O_EXCL (never replaces
- * a file) and removed if the export fails.
+ * per-CPU batches, not time order.  The output is written under a
+ * temporary name and put in place only if no file took the name meanwhile
+ * (util.h dtu_out_open_new): a failed or cancelled export leaves nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,12 +41,8 @@
 #include "export.h"
 #include "flame.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "util.h"
-
-static const char *prog(void)
-{
-	return program_invocation_short_name;
-}
 
 enum { K_INSTANT, K_SAMPLE, K_ENTRY, K_RETURN };
 
@@ -261,6 +259,7 @@ struct frames {
 	struct flame	*fl;		/* names and the tree of nodes */
 	uint32_t	*parent, *name;	/* by node id */
 	size_t		nnode, cnode;
+	size_t		cname_node;	/* name's room, kept at cnode */
 	char		**names;	/* by name id */
 	size_t		nname, cname;
 	/* (kstack, ustack, pid, snapshot) -> leaf node */
@@ -334,11 +333,16 @@ static int64_t frame_child(struct frames *fr, uint32_t node, const char *nm)
 		/* nodes are numbered as made: this is the next one */
 		if (DT_GROW(fr->parent, fr->cnode, fr->nnode, (size_t)c + 1 - fr->nnode, 1024))
 			return -1;
-		size_t cap = fr->cnode;
-		uint32_t *nn = realloc(fr->name, cap * sizeof(*nn));
-		if (nn == NULL)
-			return -1;
-		fr->name = nn;
+		/* only when parent grew: a realloc per node copied the array
+		 * each time (quadratic, and a block of new stacks then held
+		 * off Ctrl-C for seconds) */
+		if (fr->cname_node != fr->cnode) {
+			uint32_t *nn = realloc(fr->name, fr->cnode * sizeof(*nn));
+			if (nn == NULL)
+				return -1;
+			fr->name = nn;
+			fr->cname_node = fr->cnode;
+		}
 		fr->parent[c] = node;
 		fr->name[c] = nid;
 		fr->nnode = (size_t)c + 1;
@@ -509,17 +513,24 @@ static void unpaired(FILE *f, const struct pev *e, const char (*fnames)[DTCAP_PR
 		fputs("\"unpaired\":\"entry without return\"}}", f);
 }
 
-int export_chrome(const char *path, const char *cap, int partial, int salvage)
+int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
+		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
 {
-	int status;
-	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
-	if (r == NULL)
-		return status;
-	int ret = 1, created = 0;
+	const char *path = o->out;
+	struct dtcap_reader *r = c->r;
+	char oerr[512];
+	if (dtf_resolve(flt, r, oerr, sizeof(oerr)) < 0) {
+		dtr_err("export", "%s: %s", c->path, oerr);
+		return DTR_EXIT_ERROR;
+	}
+	int ret = DTR_EXIT_ERROR, created = 0;
 	FILE *f = NULL;
 	struct dtu_out out;
-	struct dtsym *sym = dtsym_open(r);
-	struct dtcap_block *b = dtcap_block_new();
+	struct dtsym *sym = c->sym ? c->sym : dtsym_open(r);
+	struct dtsp_ahead *ah = NULL;
+	const struct dtcap_block *b;
+	size_t bi;
+	int got;
 	uint8_t *kind = NULL;
 	uint32_t *fnof = NULL;
 	char (*fnames)[DTCAP_PROBENAMELEN] = NULL;
@@ -534,7 +545,7 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	const char *ce = getenv("DTREPORT_CHROME_CHUNK");
 	ps.cap = ce && atol(ce) > 0 ? (size_t)atol(ce) : CHUNK_DEFAULT;
 	ps.buf = malloc(ps.cap * sizeof(*ps.buf));
-	if (!sym || !b || !fr.fl || !ps.buf)
+	if (!sym || !fr.fl || !ps.buf)
 		goto oom;
 
 	size_t np = dtcap_nprobes(r);
@@ -573,9 +584,8 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 
 	/* under a temporary name until complete: an interrupted export
 	 * leaves nothing under the final one */
-	char oerr[512];
-	if (dtu_out_open_new(&out, path, &cap, 1, oerr, sizeof(oerr)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), oerr);
+	if (dtu_out_open_new(&out, path, &c->path, 1, oerr, sizeof(oerr)) < 0) {
+		dtr_err("export", "%s", oerr);
 		goto out;
 	}
 	f = out.f;
@@ -594,12 +604,21 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 #define SEP() (first ? (first = 0, "") : ",\n")
 
 	uint64_t seq = 0;
-	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
-		if (dtcap_read_block(r, bi, DTCAP_COL_ALL, b) < 0) {
-			fprintf(stderr, "%s: export: %s\n", prog(), dtcap_reader_error(r));
-			goto out;
-		}
+	/* blocks decoded ahead on the pool while this thread writes */
+	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, dtr_reading(), oerr,
+				 sizeof(oerr))) == NULL) {
+		dtr_err("export", "%s: %s", c->path, oerr);
+		goto out;
+	}
+	while ((got = dtsp_ahead_next(ah, &b, &bi, oerr, sizeof(oerr))) == 1) {
 		for (uint32_t i = 0; i < b->rows; i++, seq++) {
+			/* naming a block's new stacks can take a while */
+			if ((i & 4095) == 4095 && cancel && *cancel) {
+				dtr_err("export", "%s: interrupted", c->path);
+				goto out;
+			}
+			if (!dtf_match_row(flt, b, i))
+				continue;
 			uint32_t id = b->probe[i];
 			int k = id <= maxid ? kind[id] : K_INSTANT;
 			uint64_t ts = b->ts[i] > t0 ? b->ts[i] - t0 : 0;
@@ -676,6 +695,13 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 			ninst++;
 		}
 	}
+	if (got < 0) {
+		dtr_err("export", "%s: %s", c->path, oerr);
+		goto out;
+	}
+	dtsp_ahead_free(ah);
+	ah = NULL;
+	dtr_note_empty("export", c->path, ninst + ps.n + ps.tmplen, dtf_active(flt));
 
 	/* slices: per thread, in time order, returns close matching entries;
 	 * an entry or return left without its other half is an instant */
@@ -686,7 +712,13 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	size_t nopen = 0;
 	int more, have = 0;
 	uint32_t cur = 0;
+	uint64_t npairs = 0;
 	while ((more = ps_next(&ps, &e)) >= 0) {
+		/* the pairs of a big capture take seconds: Ctrl-C holds here too */
+		if ((++npairs & 0xffff) == 0 && cancel && *cancel) {
+			dtr_err("export", "interrupted");
+			goto out;
+		}
 		if (more == 0 || !have || e.tid != cur) {
 			for (size_t j = 0; j < nopen; j++)
 				unpaired(f, &open_[j], fnames, t0, SEP()), nunpaired++;
@@ -774,12 +806,18 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	}
 	fputs("}}\n", f);
 	if (ferror(f) || fflush(f) == EOF) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(errno ? errno : EIO));
+		dtr_err("export", "%s: %s", path, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	/* the sort's last stretch polls nothing: a Ctrl-C meanwhile still
+	 * means no file */
+	if (cancel && *cancel) {
+		dtr_err("export", "interrupted");
 		goto out;
 	}
 	created = 0;
 	if (dtu_out_commit(&out, oerr, sizeof(oerr)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), oerr);
+		dtr_err("export", "%s", oerr);
 		goto out;
 	}
 	printf("%s: %llu slices, %llu instants, %llu entries or returns without their "
@@ -789,11 +827,10 @@ int export_chrome(const char *path, const char *cap, int partial, int salvage)
 	ret = 0;
 	goto out;
 io:
-	fprintf(stderr, "%s: export: %s: temporary file: %s\n", prog(), path,
-		errno ? strerror(errno) : "out of memory");
+	dtr_err("export", "%s: temporary file: %s", path, errno ? strerror(errno) : "out of memory");
 	goto out;
 oom:
-	fprintf(stderr, "%s: export: out of memory\n", prog());
+	dtr_err("export", "out of memory");
 out:
 	if (created)
 		dtu_out_abort(&out);	/* ours, and incomplete */
@@ -803,9 +840,8 @@ out:
 	ps_free(&ps);
 	frames_free(&fr);
 	free(th);
-	dtcap_block_free(b);
-	if (sym)
+	dtsp_ahead_free(ah);
+	if (sym && sym != c->sym)
 		dtsym_close(sym);
-	dtcap_reader_close(r);
 	return ret;
 }

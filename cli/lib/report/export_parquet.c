@@ -1,7 +1,8 @@
 /*
  * export_parquet.c - `dtreport export --format parquet`: captures into a
  * Hive-partitioned Parquet dataset (layout in export.h, schema in
- * doc/SQL.md).
+ * doc/SQL.md).  events holds the rows the filters pass; the other tables
+ * are whole.
  *
  * events is written from the capture's decoded column blocks directly
  * (one block in memory at a time, strings as ids into the capture's own
@@ -43,9 +44,11 @@
 /* an export's work directory in the dataset: PREFIX PID "." XXXXXX */
 #define TMPDIR_PREFIX ".tmp-export-"
 
-static const char *prog(void)
+/* The path names an existing file or symlink (1), or not (0). */
+static int exists(const char *path)
 {
-	return program_invocation_short_name;
+	struct stat st;
+	return lstat(path, &st) == 0;
 }
 
 /* Paths built under the dataset dir: its length is checked once (< 3000)
@@ -175,8 +178,82 @@ struct ufirst {
 	uint32_t	n;	/* stack ids 1..n */
 };
 
-static int write_events(const char *path, struct dtcap_reader *r, struct ufirst *uf,
-			uint64_t *rows, char **err)
+/*
+ * A block's rows the filter passes, laid out as the reader lays out a
+ * block (slot j's arguments: the kept rows with nargs > j, in order), so
+ * the unfiltered path's column writes take it as they are.  Only built
+ * when a filter is given: the whole-capture export writes blocks as read.
+ */
+struct kept {
+	struct dtcap_block b;
+	uint64_t	*ts;
+	uint32_t	*u[9];		/* cpu pid tid probe comm kstack ustack flags */
+	uint8_t		*nargs, *ctx;
+	uint64_t	*slot[DTCAP_MAXARGS];
+	size_t		cap;
+};
+
+static void kept_free(struct kept *k)
+{
+	free(k->ts);
+	for (unsigned j = 0; j < 9; j++)
+		free(k->u[j]);
+	free(k->nargs);
+	free(k->ctx);
+	for (unsigned j = 0; j < DTCAP_MAXARGS; j++)
+		free(k->slot[j]);
+}
+
+/* The rows of b f passes; NULL out of memory. */
+static const struct dtcap_block *kept_rows(struct kept *k, const struct dtcap_block *b,
+					   const struct dtf_filter *f)
+{
+	size_t n = b->rows;
+	if (n > k->cap) {
+		kept_free(k);
+		memset(k, 0, sizeof(*k));
+		int bad = !(k->ts = malloc(n * sizeof(*k->ts))) ||
+			  !(k->nargs = malloc(n)) || !(k->ctx = malloc(n));
+		for (unsigned j = 0; j < 9; j++)
+			bad |= !(k->u[j] = malloc(n * sizeof(*k->u[j])));
+		for (unsigned j = 0; j < DTCAP_MAXARGS; j++)
+			bad |= !(k->slot[j] = malloc(n * sizeof(*k->slot[j])));
+		if (bad)
+			return NULL;
+		k->cap = n;
+	}
+	const uint32_t *in[9] = { b->cpu, b->pid, b->tid, b->probe, b->comm, b->kstack,
+				  b->ustack, b->flags, NULL };
+	uint32_t pos[DTCAP_MAXARGS] = { 0 }, ns[DTCAP_MAXARGS] = { 0 }, m = 0;
+	for (uint32_t i = 0; i < b->rows; i++) {
+		unsigned na = b->nargs[i] < DTCAP_MAXARGS ? b->nargs[i] : DTCAP_MAXARGS;
+		if (dtf_match_row(f, b, i)) {
+			k->ts[m] = b->ts[i];
+			for (unsigned j = 0; j < 8; j++)
+				k->u[j][m] = in[j][i];
+			k->nargs[m] = b->nargs[i];
+			k->ctx[m] = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
+			for (unsigned j = 0; j < na; j++)
+				k->slot[j][ns[j]++] = b->argslot[j][pos[j]];
+			m++;
+		}
+		for (unsigned j = 0; j < na; j++)
+			pos[j]++;
+	}
+	k->b = (struct dtcap_block){ .rows = m, .ts = k->ts, .cpu = k->u[0], .pid = k->u[1],
+				     .tid = k->u[2], .probe = k->u[3], .comm = k->u[4],
+				     .kstack = k->u[5], .ustack = k->u[6], .flags = k->u[7],
+				     .nargs = k->nargs, .ctx = k->ctx };
+	for (unsigned j = 0; j < DTCAP_MAXARGS; j++) {
+		k->b.argslot[j] = k->slot[j];
+		k->b.nargslot[j] = ns[j];
+	}
+	return &k->b;
+}
+
+static int write_events(const char *path, struct dtcap_reader *r, const struct dtf_filter *flt,
+			volatile sig_atomic_t *cancel, struct ufirst *uf, uint64_t *rows,
+			char **err)
 {
 	struct pq_opts o = pq_options();
 	struct pq_writer *w = pq_create(path, event_cols, C_NCOLS, &o, err);
@@ -187,8 +264,10 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	const char **comms = calloc((size_t)ncomm + 1, sizeof(*comms));
 	char aerr[512];
 	/* blocks decoded ahead on the other cores while this one encodes */
-	struct dtsp_ahead *ah = dtsp_ahead_new(r, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, aerr,
-					       sizeof(aerr));
+	struct dtsp_ahead *ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, cancel,
+					       dtr_reading(), aerr, sizeof(aerr));
+	int filtered = dtf_active(flt);
+	struct kept kp = { 0 };
 	const struct dtcap_block *b;
 	size_t bi;
 	int got;
@@ -212,7 +291,13 @@ static int write_events(const char *path, struct dtcap_reader *r, struct ufirst 
 	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
 		goto werr;
 	while ((got = dtsp_ahead_next(ah, &b, &bi, aerr, sizeof(aerr))) == 1) {
+		if (filtered && (b = kept_rows(&kp, b, flt)) == NULL) {
+			*err = strdup("out of memory");
+			goto out;
+		}
 		size_t n = b->rows;
+		if (n == 0)
+			continue;
 		if (n > cap) {
 			free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
 			pidx = malloc(n * sizeof(*pidx));
@@ -307,6 +392,7 @@ out:
 	probemap_free(&pm);
 	free(comms);
 	free(pidx), free(nargs), free(isret), free(ctxs), free(argrow), free(ret2);
+	kept_free(&kp);
 	dtsp_ahead_free(ah);
 	if (rc < 0 && *err == NULL)
 		*err = strdup("failed");
@@ -542,20 +628,20 @@ static int prepare_dir(const char *dir)
 	char p[PATHMAX];
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT || mkdir(dir, 0777) < 0) {
-			fprintf(stderr, "%s: export: %s: %s\n", prog(), dir, strerror(errno));
+			dtr_err("export", "%s: %s", dir, strerror(errno));
 			return -1;
 		}
 	} else if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "%s: export: %s: exists and is not a directory "
-			"(parquet writes a dataset directory)\n", prog(), dir);
+		dtr_err("export", "%s: exists and is not a directory "
+			"(parquet writes a dataset directory)", dir);
 		return -1;
 	}
 	pf(p, "%s/" MARKER, dir);
-	if (export_exists(p))
+	if (exists(p))
 		return 0;
 	DIR *d = opendir(dir);
 	if (d == NULL) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), dir, strerror(errno));
+		dtr_err("export", "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *de;
@@ -565,33 +651,37 @@ static int prepare_dir(const char *dir)
 			empty = 0;
 	closedir(d);
 	if (!empty) {
-		fprintf(stderr, "%s: export: %s: directory is not empty and not a dt dataset "
-			"(no %s); refusing to write into it\n", prog(), dir, MARKER);
+		dtr_err("export", "%s: directory is not empty and not a dt dataset "
+			"(no %s); refusing to write into it", dir, MARKER);
 		return -1;
 	}
 	FILE *f = fopen(p, "wx");
 	if (f == NULL || fprintf(f, "dt parquet dataset 1\n") < 0 || fclose(f) != 0) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), p, strerror(errno));
+		dtr_err("export", "%s: %s", p, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
 /* Returns 0, or an exit status (message printed). */
-static int export_one(const char *dir, const char *cap, int partial, int salvage,
-		      uint64_t *nev, uint64_t *bytes)
+int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
+		       const struct dtr_export_opts *o, volatile sig_atomic_t *cancel,
+		       uint64_t *nev, uint64_t *bytes)
 {
-	int status = 1;
-	struct dtcap_reader *r = dtr_open("export", cap, partial, salvage, &status);
-	if (r == NULL)
-		return status;
+	const char *dir = o->out, *cap = c->path;
+	struct dtcap_reader *r = c->r;
+	char ferr[512];
+	if (dtf_resolve(flt, r, ferr, sizeof(ferr)) < 0) {
+		dtr_err("export", "%s: %s", cap, ferr);
+		return DTR_EXIT_ERROR;
+	}
+	compat = o->parquet_compat;
 	/* escaped, a name is at most three times as long */
 	char host[3 * sizeof(dtcap_host(r)->hostname) + 1], name[3 * 256 + 1], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
 	if (!hive_escape(host, sizeof(host), dtcap_host(r)->hostname) ||
 	    !capture_name(name, sizeof(name), cap)) {
-		fprintf(stderr, "%s: export: %s: out of memory\n", prog(), cap);
-		dtcap_reader_close(r);
-		return 1;
+		dtr_err("export", "%s: out of memory", cap);
+		return DTR_EXIT_ERROR;
 	}
 	int ret = -1, made_tmp = 0;
 	size_t moved = 0;
@@ -603,25 +693,25 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 
 	for (size_t i = 0; i < NTABLES; i++) {
 		pf(p, "%s/%s/host=%s/capture=%s", dir, table_name(i), host, name);
-		if (export_exists(p)) {
-			fprintf(stderr, "%s: export: %s: capture '%s' of host '%s' is already "
-				"in the dataset (%s)\n", prog(), cap, name, host, p);
+		if (exists(p)) {
+			dtr_err("export", "%s: capture '%s' of host '%s' is already "
+				"in the dataset (%s)", cap, name, host, p);
 			goto out;
 		}
 	}
 	uf.pid = calloc((size_t)uf.n + 1, sizeof(*uf.pid));
 	uf.ts = malloc(((size_t)uf.n + 1) * sizeof(*uf.ts));
 	if (uf.pid == NULL || uf.ts == NULL) {
-		fprintf(stderr, "%s: export: %s: out of memory\n", prog(), cap);
+		dtr_err("export", "%s: out of memory", cap);
 		goto out;
 	}
 	for (uint32_t i = 0; i <= uf.n; i++)
 		uf.ts[i] = UINT64_MAX;
-	if ((sym = dtsym_open(r)) == NULL ||
+	if ((sym = c->sym ? c->sym : dtsym_open(r)) == NULL ||
 	    sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
 	    dtsql_attach(db, r, sym, &err) == NULL) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), cap, err ? err : "out of memory");
+		dtr_err("export", "%s: %s", cap, err ? err : "out of memory");
 		sqlite3_free(err);
 		err = NULL;
 		goto out;
@@ -637,31 +727,41 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!made_tmp) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), tmp, strerror(errno));
+		dtr_err("export", "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	*bytes = 0;
 	for (size_t i = 0; i < NTABLES; i++) {
+		if (cancel && *cancel) {
+			dtr_err("export", "interrupted");
+			goto out;
+		}
 		pf(p, "%s/%s", tmp, table_name(i));
 		if (mkdir(p, 0777) < 0) {
-			fprintf(stderr, "%s: export: %s: %s\n", prog(), p, strerror(errno));
+			dtr_err("export", "%s: %s", p, strerror(errno));
 			goto out;
 		}
 		pf(p, "%s/%s/part-0.parquet", tmp, table_name(i));
 		uint64_t rows = 0;
-		int rc = i == 0 ? write_events(p, r, &uf, &rows, &err)
+		int rc = i == 0 ? write_events(p, r, flt, cancel, &uf, &rows, &err)
 			: !strcmp(table_name(i), "frames") ? write_frames(p, r, sym, &uf, &rows, &err)
 			: write_table(p, db, small_tables[i - 1], &rows, &err);
 		if (rc < 0) {
-			fprintf(stderr, "%s: export: %s: %s: %s\n", prog(), cap, table_name(i),
+			dtr_err("export", "%s: %s: %s", cap, table_name(i),
 				err ? err : "failed");
 			goto out;
 		}
 		struct stat st;
 		if (stat(p, &st) == 0)
 			*bytes += (uint64_t)st.st_size;
-		if (i == 0)
+		if (i == 0) {
 			*nev = rows;
+			dtr_note_empty("export", cap, rows, dtf_active(flt));
+		}
+	}
+	if (cancel && *cancel) {
+		dtr_err("export", "interrupted");
+		goto out;
 	}
 	/* into place, table by table; undone if one fails.  A fatal signal
 	 * waits for the last rename or the undo (a few system calls): the
@@ -672,18 +772,18 @@ static int export_one(const char *dir, const char *cap, int partial, int salvage
 		pf(p, "%s/%s", dir, table_name(moved));
 		pf(q, "%s/%s/host=%s", dir, table_name(moved), host);
 		if (mkdir_ok(p) < 0 || mkdir_ok(q) < 0) {
-			fprintf(stderr, "%s: export: %s: %s\n", prog(), q, strerror(errno));
+			dtr_err("export", "%s: %s", q, strerror(errno));
 			goto out;
 		}
 		pf(p, "%s/%s", tmp, table_name(moved));
 		pf(q, "%s/%s/host=%s/capture=%s", dir, table_name(moved), host, name);
 		/* rename() replaces an empty directory: make sure there is none */
-		if (export_exists(q)) {
-			fprintf(stderr, "%s: export: %s: already exists\n", prog(), q);
+		if (exists(q)) {
+			dtr_err("export", "%s: already exists", q);
 			goto out;
 		}
 		if (rename(p, q) < 0) {
-			fprintf(stderr, "%s: export: %s: %s\n", prog(), q, strerror(errno));
+			dtr_err("export", "%s: %s", q, strerror(errno));
 			goto out;
 		}
 	}
@@ -708,17 +808,13 @@ out:
 	free(uf.ts);
 	if (db)
 		sqlite3_close_v2(db);
-	if (sym)
+	if (sym && sym != c->sym)
 		dtsym_close(sym);
-	dtcap_reader_close(r);
-	return ret < 0 ? 1 : 0;
+	return ret < 0 ? DTR_EXIT_ERROR : 0;
 }
 
-int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, int salvage,
-		   int parquet_compat)
+int dtr_parquet_prepare(const char *dir)
 {
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/*
 	 * Every table of every capture gets a writer whose buffers (a row
 	 * group's columns, pages, zstd's context) are megabytes: by default
@@ -729,49 +825,8 @@ int export_parquet(const char *dir, char *const *caps, int ncaps, int partial, i
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_TOP_PAD, 16 << 20);
-	if (strlen(dir) > 3000) {
-		fprintf(stderr, "%s: export: %.40s...: path too long\n", prog(), dir);
-		return 1;
-	}
-	/* check every input before creating anything */
-	struct dtx_caps cl = { 0 };
-	char err[512];
-	if (dtx_caps_add(&cl, caps, ncaps, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), err);
-		dtx_caps_free(&cl);
-		return 1;
-	}
-	char lerr[512];
-	if (dtu_path_links_ok(dir, lerr, sizeof(lerr)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), lerr);
-		dtx_caps_free(&cl);
-		return 1;
-	}
-	if (prepare_dir(dir) < 0) {
-		dtx_caps_free(&cl);
-		return 1;
-	}
+	if (prepare_dir(dir) < 0)
+		return -1;
 	dtu_out_sweep_dirs(dir, TMPDIR_PREFIX);
-	uint64_t total = 0, bytes = 0;
-	int ndone = 0, failed = 0;
-	compat = parquet_compat;
-	for (int i = 0; i < cl.n; i++) {
-		uint64_t ev = 0, by = 0;
-		if ((failed = export_one(dir, cl.path[i], partial, salvage, &ev, &by)) != 0)
-			break;
-		total += ev;
-		bytes += by;
-		ndone++;
-	}
-	dtx_caps_free(&cl);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	if (!failed)
-		printf("%s: %llu events from %d capture%s, %llu bytes of Parquet in %.2f s\n",
-		       dir, (unsigned long long)total, ndone, ndone == 1 ? "" : "s",
-		       (unsigned long long)bytes, s);
-	if (failed && ndone)
-		fprintf(stderr, "%s: export: the %d capture%s before the failure stay in %s\n",
-			prog(), ndone, ndone == 1 ? "" : "s", dir);
-	return failed;
+	return 0;
 }

@@ -3,8 +3,9 @@
  * as a gzip-compressed profile.proto (github.com/google/pprof,
  * proto/profile.proto), what `go tool pprof`, Pyroscope and Grafana read.
  *
- * Samples are the events `dtreport flame` counts: those of the timer
- * probes (every probe's when none is a timer).  Events with the same
+ * Samples are the events `dtreport flame` counts under the same filters
+ * (dtr_sample_probes: those --probe chose, else the timer probes, else
+ * every probe's).  Events with the same
  * (comm, pid, kernel stack, user stack, process snapshot) become one
  * Sample with values [samples, cpu ns] and labels comm and pid.  A Sample's
  * locations run leaf first: kernel frames innermost to outermost, then
@@ -40,12 +41,8 @@
 #include "dtsym.h"
 #include "export.h"
 #include "report.h"
+#include "scan_pool.h"
 #include "util.h"
-
-static const char *prog(void)
-{
-	return program_invocation_short_name;
-}
 
 /* ------------------------------------------------------ protobuf bytes */
 
@@ -358,21 +355,22 @@ static int stack_locs(struct pp *p, uint32_t sid, uint32_t pid, uint64_t ts,
 	return 0;
 }
 
-static int write_gz(const char *path, const char *cap, const uint8_t *data, size_t len)
+static int write_gz(const char *path, const char *cap, const uint8_t *data, size_t len,
+		    volatile sig_atomic_t *cancel)
 {
 	struct dtu_out out;
 	char err[512];
 	/* under a temporary name until complete: an interrupted export
 	 * leaves nothing under the final one */
 	if (dtu_out_open_new(&out, path, &cap, 1, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), err);
+		dtr_err("export", "%s", err);
 		return -1;
 	}
 	z_stream z = { 0 };
 	/* 15 + 16: a gzip wrapper, as pprof files are */
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		dtu_out_abort(&out);
-		fprintf(stderr, "%s: export: zlib: out of memory\n", prog());
+		dtr_err("export", "zlib: out of memory");
 		return -1;
 	}
 	uint8_t buf[1 << 16];
@@ -399,30 +397,42 @@ static int write_gz(const char *path, const char *cap, const uint8_t *data, size
 	}
 	deflateEnd(&z);
 	if (bad) {
-		fprintf(stderr, "%s: export: %s: %s\n", prog(), path, strerror(e));
+		dtr_err("export", "%s: %s", path, strerror(e));
 		dtu_out_abort(&out);	/* ours, and incomplete */
 		return -1;
 	}
+	if (cancel && *cancel) {
+		dtr_err("export", "interrupted");
+		dtu_out_abort(&out);
+		return -1;
+	}
 	if (dtu_out_commit(&out, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s: export: %s\n", prog(), err);
+		dtr_err("export", "%s", err);
 		return -1;
 	}
 	return 0;
 }
 
-int export_pprof(const char *path, const char *cap, int partial, int salvage)
+int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
+		     const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
 {
-	int status;
-	struct dtcap_reader *r = export_open(path, cap, partial, salvage, &status);
-	if (r == NULL)
-		return status;
+	const char *path = o->out, *cap = c->path;
+	struct dtcap_reader *r = c->r;
+	char err[512];
+	if (dtf_resolve(flt, r, err, sizeof(err)) < 0) {
+		dtr_err("export", "%s: %s", cap, err);
+		return DTR_EXIT_ERROR;
+	}
 	struct pp p = { .r = r };
-	struct dtcap_block *b = dtcap_block_new();
+	struct dtsp_ahead *ah = NULL;
+	const struct dtcap_block *b;
+	size_t bi;
+	int got;
 	uint8_t *want = NULL;
 	uint64_t *ids = NULL;
-	int ret = 1;
-	p.sym = dtsym_open(r);
-	if (b == NULL || p.sym == NULL)
+	int ret = DTR_EXIT_ERROR;
+	p.sym = c->sym ? c->sym : dtsym_open(r);
+	if (p.sym == NULL)
 		goto oom;
 
 	/* which probes are samples, and at what period */
@@ -433,22 +443,22 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
 		if (pr->flags & DT_PF_TIMER) {
 			ntimer++;
-			const char *c = strrchr(pr->name, ':');
-			uint64_t h = c ? strtoull(c + 1, NULL, 10) : 0;
+			const char *colon = strrchr(pr->name, ':');
+			uint64_t h = colon ? strtoull(colon + 1, NULL, 10) : 0;
 			hz = ntimer == 1 ? h : (h == hz ? hz : 0);	/* one rate or none */
 		}
 	}
-	want = calloc((size_t)maxid + 1, 1);
+	char pdesc[256];
+	want = dtr_sample_probes(r, flt, "export", cap, pdesc, sizeof(pdesc));
 	ids = malloc((2 * DTCAP_MAXFRAMES + 2) * sizeof(*ids));
 	if (!want || !ids)
 		goto oom;
-	for (size_t i = 0; i < np; i++) {
+	/* the period is the timers': none when the samples are not theirs */
+	for (size_t i = 0; i < np && hz; i++) {
 		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
-		want[pr->id] = ntimer ? !!(pr->flags & DT_PF_TIMER) : 1;
+		if (want[pr->id] && !(pr->flags & DT_PF_TIMER))
+			hz = 0;
 	}
-	if (!ntimer)
-		fprintf(stderr, "%s: export: %s: no profile/interval probe recorded; "
-			"every event counts as a sample\n", prog(), cap);
 
 	/* Profile header: sample types, string table entry 0 */
 	pb_bytes(&p.out, 6, "", 0);
@@ -470,13 +480,17 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 
 	/* pass 1: count samples per distinct key */
 	uint64_t tmax = 0, nsamples = 0;
-	for (size_t bi = 0; bi < dtcap_nblocks(r); bi++) {
-		if (dtcap_read_block(r, bi, DTCAP_COL_TS | DTCAP_COL_PROBE | DTCAP_COL_COMM |
-				     DTCAP_COL_PID | DTCAP_COL_KSTACK | DTCAP_COL_USTACK, b) < 0) {
-			fprintf(stderr, "%s: export: %s\n", prog(), dtcap_reader_error(r));
-			goto out;
-		}
+	/* blocks decoded ahead on the pool while this thread counts */
+	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_TS | DTCAP_COL_PROBE | DTCAP_COL_COMM |
+				 DTCAP_COL_PID | DTCAP_COL_KSTACK | DTCAP_COL_USTACK, cancel,
+				 dtr_reading(), err, sizeof(err))) == NULL) {
+		dtr_err("export", "%s: %s", cap, err);
+		goto out;
+	}
+	while ((got = dtsp_ahead_next(ah, &b, &bi, err, sizeof(err))) == 1) {
 		for (uint32_t i = 0; i < b->rows; i++) {
+			if (!dtf_match_row(flt, b, i))
+				continue;
 			tmax = b->ts[i] > tmax ? b->ts[i] : tmax;
 			if (b->probe[i] > maxid || !want[b->probe[i]])
 				continue;
@@ -501,11 +515,23 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 			nsamples++;
 		}
 	}
+	if (got < 0) {
+		dtr_err("export", "%s: %s", cap, err);
+		goto out;
+	}
+	dtsp_ahead_free(ah);
+	ah = NULL;
+	dtr_note_empty("export", cap, nsamples, dtf_active(flt));
 
 	if (main_mapping_first(&p) < 0)
 		goto oom;
 	/* pass 2: name each distinct key once */
 	for (size_t s = 0; s < p.samples.n; s++) {
+		/* naming stacks takes a while on a big profile: Ctrl-C holds */
+		if ((s & 1023) == 0 && cancel && *cancel) {
+			dtr_err("export", "interrupted");
+			goto out;
+		}
 		uint64_t key[4];
 		memcpy(key, p.samples.keys[s].p, sizeof(key));
 		uint32_t comm = (uint32_t)(key[0] >> 32), pid = (uint32_t)key[0];
@@ -556,14 +582,14 @@ int export_pprof(const char *path, const char *cap, int partial, int salvage)
 	}
 	if (p.out.oom || p.m1.oom || p.m2.oom)
 		goto oom;
-	if (write_gz(path, cap, p.out.p, p.out.len) < 0)
+	if (write_gz(path, cap, p.out.p, p.out.len, cancel) < 0)
 		goto out;
 	printf("%s: %llu samples, %zu stacks, %zu functions, %zu locations\n", path,
 	       (unsigned long long)nsamples, p.samples.n, p.funcs.n, p.locs.n);
 	ret = 0;
 	goto out;
 oom:
-	fprintf(stderr, "%s: export: out of memory\n", prog());
+	dtr_err("export", "out of memory");
 out:
 	free(want);
 	free(ids);
@@ -578,9 +604,8 @@ out:
 	imap_free(&p.locs);
 	imap_free(&p.maps);
 	imap_free(&p.samples);
-	dtcap_block_free(b);
-	if (p.sym)
+	dtsp_ahead_free(ah);
+	if (p.sym && p.sym != c->sym)
 		dtsym_close(p.sym);
-	dtcap_reader_close(r);
 	return ret;
 }

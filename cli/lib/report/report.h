@@ -48,6 +48,10 @@ int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig
 int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
 int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
 		   volatile sig_atomic_t *cancel);
+/* export (export.c): parquet adds the ncaps captures to its dataset, the
+ * other formats take one */
+int cmd_export_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+		  volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
 #define DTR_EXIT_OK		0
@@ -79,6 +83,8 @@ int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *d
  */
 extern int dtr_shell;
 const char *dtr_prog(void);
+/* What a scan's progress line says ("dtreport: reading: 40% (...)"). */
+const char *dtr_reading(void);
 
 /* "PROG CMD: " + message + newline on stderr. */
 void dtr_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

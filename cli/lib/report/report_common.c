@@ -18,6 +18,11 @@ const char *dtr_prog(void)
 	return dtr_shell ? "dtsh" : "dtreport";
 }
 
+const char *dtr_reading(void)
+{
+	return dtr_shell ? "dtsh: reading" : "dtreport: reading";
+}
+
 void dtr_err(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

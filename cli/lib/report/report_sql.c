@@ -1,5 +1,5 @@
 /*
- * report_sql.c - `dtreport sql` and `dtreport export` (also run by dtsh).
+ * report_sql.c - `dtreport sql` (also run by dtsh).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -20,7 +20,6 @@
 #include "captures.h"
 #include "dt_grow.h"
 #include "dtsym.h"
-#include "export.h"
 #include "report.h"
 #include "scan_pool.h"
 #include "util.h"
@@ -36,7 +35,7 @@ static void on_sigint(int sig)
 }
 
 /* The connection of user SQL (guarded: it writes no file, dtsql_open),
- * or for the export, which attaches its output file, a plain one. */
+ * or a plain one. */
 static sqlite3 *open_db(const char *cmd, int guarded)
 {
 	sqlite3 *db = NULL;
@@ -515,187 +514,4 @@ int cmd_sql(int argc, char **argv)
 		close_all(r, sym, db);
 	}
 	return rc < 0 ? DTR_EXIT_ERROR : 0;
-}
-
-static void export_usage(FILE *f)
-{
-	fprintf(f, "usage: %s [--format sqlite] -o OUT.sqlite [--partial|--salvage]\n"
-		"  other formats (parquet, pprof, chrome): dtreport export --format F --help\n",
-		dtr_shell ? "export" : "dtreport export FILE");
-}
-
-/*
- * Long exports say they are alive (15 M events take seconds): a line on a
- * terminal's stderr each second, from a timer, as the writers have no
- * progress hook.  Only async-signal-safe calls in the handler.
- */
-static volatile sig_atomic_t export_secs;
-
-static void export_tick(int sig)
-{
-	char buf[64] = "\rexport: writing, ";
-	size_t n = strlen(buf);
-	char d[12];
-	int k = 0;
-	unsigned v = (unsigned)++export_secs;
-
-	(void)sig;
-	do
-		d[k++] = (char)('0' + v % 10);
-	while ((v /= 10) && k < 11);
-	while (k)
-		buf[n++] = d[--k];
-	buf[n++] = ' ';
-	buf[n++] = 's';
-	if (write(STDERR_FILENO, buf, n) < 0)
-		return;
-}
-
-static void export_ticker(int on, struct sigaction *old)
-{
-	struct itimerval it = { { on, 0 }, { on, 0 } };
-
-	if (on) {
-		struct sigaction sa = { .sa_handler = export_tick, .sa_flags = SA_RESTART };
-		sigemptyset(&sa.sa_mask);
-		export_secs = 0;
-		sigaction(SIGALRM, &sa, old);
-	}
-	setitimer(ITIMER_REAL, &it, NULL);
-	if (!on) {
-		sigaction(SIGALRM, old, NULL);
-		if (export_secs)
-			fputs("\r\033[K", stderr);
-	}
-}
-
-/* The value of --format/-f, if any (other formats live in export.c). */
-static const char *export_format(int argc, char **argv)
-{
-	const char *f = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if ((!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f")) && i + 1 < argc)
-			f = argv[++i];
-		else if (!strncmp(argv[i], "--format=", 9))
-			f = argv[i] + 9;
-		else if (!strncmp(argv[i], "-f", 2) && argv[i][2])
-			f = argv[i] + 2;
-		else if (!strcmp(argv[i], "-o"))
-			i++;
-	}
-	return f;
-}
-
-int cmd_export(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		DTR_LONGOPT_PARTIAL,
-		DTR_LONGOPT_NO_DEMANGLE,
-		DTR_LONGOPT_SALVAGE,
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = export_format(argc, argv);
-	if (format && strcmp(format, "sqlite"))
-		return cmd_export_format(argc, argv, format);
-	const char *outpath = NULL;
-	int ch, partial = 0, salvage = 0;
-	char ebuf[512];
-	optind = 0;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":o:f:h", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'o': outpath = optarg; break;
-		case 'f': break;
-		case DTR_OPT_NO_DEMANGLE:
-			dtsym_demangle = 0;
-			break;
-		case DTR_OPT_PARTIAL: partial = 1; break;
-		case DTR_OPT_SALVAGE: salvage = 1; break;
-		case 'h': export_usage(stdout); return 0;
-		case ':':
-			dtr_err("export", "option %s needs a value", argv[optind - 1]);
-			export_usage(stderr);
-			return DTR_EXIT_USAGE;
-		default:
-			dtr_err("export", "unknown option %s", argv[optind - 1]);
-			export_usage(stderr);
-			return DTR_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1 || outpath == NULL) {
-		if (optind < argc - 1)
-			dtr_err("export", "unexpected argument '%s' (export takes one capture)",
-				argv[optind + 1]);
-		else if (optind == argc)
-			dtr_err("export", "no capture given");
-		else
-			dtr_err("export", "no output: -o OUT.sqlite");
-		export_usage(stderr);
-		return DTR_EXIT_USAGE;
-	}
-	if (!strcmp(outpath, "-")) {
-		/* SQLite needs a file it can seek in, and a file named "-" is a trap. */
-		dtr_err("export", "-o -: a database cannot go to standard output; name a file");
-		return DTR_EXIT_USAGE;
-	}
-	const char *in = argv[optind];
-	struct dtu_out out;
-	/* Written beside the target and renamed over it at the end: a failed
-	 * export leaves an existing file as it was. */
-	if (dtu_out_open(&out, outpath, &in, 1, ebuf, sizeof(ebuf))) {
-		dtr_err("export", "%s", ebuf);
-		return DTR_EXIT_ERROR;
-	}
-	if (out.tmp == NULL) {
-		dtu_out_abort(&out);
-		dtr_err("export", "%s: not a regular file: a database needs one", outpath);
-		return DTR_EXIT_ERROR;
-	}
-	fclose(out.f);
-	out.f = NULL;
-	struct dtcap_reader *r;
-	struct dtsym *sym;
-	sqlite3 *db;
-	struct dtsql *h;
-	int st = open_all("export", in, partial, salvage, 0, &r, &sym, &db, &h);
-	if (st) {
-		close_all(r, sym, db);
-		dtu_out_abort(&out);
-		return st;
-	}
-	struct timespec t0, t1;
-	struct sigaction oldalrm;
-	int ticking = isatty(STDERR_FILENO);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (ticking)
-		export_ticker(1, &oldalrm);
-	char *err = NULL;
-	long long n = dtsql_export(h, out.tmp, &err);
-	if (ticking)
-		export_ticker(0, &oldalrm);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	int ret = 0;
-	if (n < 0) {
-		dtr_err("export", "%s", err ? err : "failed");
-		dtu_out_abort(&out);
-		ret = DTR_EXIT_ERROR;
-	} else if (dtu_out_commit(&out, ebuf, sizeof(ebuf))) {
-		dtr_err("export", "%s", ebuf);
-		ret = DTR_EXIT_ERROR;
-	} else {
-		double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-		printf("%s: %lld events in %.2f s\n", outpath, n, s);
-		if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
-			dtr_err("export", "%s", ebuf);
-			ret = DTR_EXIT_ERROR;
-		}
-	}
-	sqlite3_free(err);
-	close_all(r, sym, db);
-	return ret;
 }

@@ -94,6 +94,13 @@ struct progress {
 	int		shown;
 };
 
+static void progress_clear(struct progress *pg)
+{
+	if (pg->shown)
+		fputs("\r\033[K", stderr);
+	pg->shown = 0;
+}
+
 static void progress_tick(struct progress *pg, uint64_t done)
 {
 	if (!pg->what)
@@ -299,14 +306,15 @@ out:
 }
 
 /*
- * Decoding ahead for an in-order consumer: a ring of block objects; block
- * i goes to slot i % nslot.  A helper takes the next block number, waits
- * for its slot to be free (the consumer done with block i - nslot), and
- * decodes into it; the consumer waits for block i's slot to be ready.
+ * Decoding ahead for an in-order consumer: a ring of block objects; the
+ * k-th block to give (of the list the filter did not skip) goes to slot
+ * k % nslot.  A helper takes the next k, waits for its slot to be free
+ * (the consumer done with the (k - nslot)-th), and decodes into it; the
+ * consumer waits for the k-th's slot to be ready.
  */
 struct ahead_slot {
 	struct dtcap_block *b;		/* [mu] owned by whoever the state says */
-	size_t		blk;		/* [mu] the block in it */
+	size_t		k;		/* [mu] which of the list is in it */
 	int		state;		/* [mu] AS_FREE, AS_BUSY, AS_READY, AS_BAD */
 	char		err[512];	/* [mu] AS_BAD's message */
 };
@@ -315,15 +323,19 @@ enum { AS_FREE, AS_BUSY, AS_READY, AS_BAD };
 struct dtsp_ahead {
 	const struct dtcap_reader *r;	/* [I] */
 	unsigned	cols;		/* [I] */
-	size_t		nb;		/* [I] blocks */
+	size_t		*blk;		/* [I] the blocks to give, in file order */
+	size_t		nb;		/* [I] how many */
+	volatile sig_atomic_t *cancel;	/* [I] the caller's flag */
+	struct progress	pg;		/* [c] drawn by the consumer */
+	uint64_t	*done;		/* [I] rows of the blocks before blk[k] */
 	struct ahead_slot *slot;	/* [I] the ring */
 	unsigned	nslot;		/* [I] */
 	pthread_t	*tid;		/* [I] */
 	unsigned	nthr;		/* [I] started */
 	pthread_mutex_t	mu;
 	pthread_cond_t	cv;		/* any slot's state changed, or stop */
-	size_t		next_take;	/* [mu] the next block a helper decodes */
-	size_t		next_give;	/* [c] the next block the consumer gets */
+	size_t		next_take;	/* [mu] the next k a helper decodes */
+	size_t		next_give;	/* [c] the next k the consumer gets */
 	int		stop;		/* [mu] the consumer is done */
 	struct dtcap_block *own;	/* [c] no helpers: the caller decodes here */
 };
@@ -336,17 +348,17 @@ static void *ahead_main(void *arg)
 	for (;;) {
 		if (a->stop || a->next_take >= a->nb)
 			break;
-		size_t i = a->next_take;
-		struct ahead_slot *s = &a->slot[i % a->nslot];
+		size_t k = a->next_take;
+		struct ahead_slot *s = &a->slot[k % a->nslot];
 		if (s->state != AS_FREE) {
 			pthread_cond_wait(&a->cv, &a->mu);
 			continue;
 		}
 		a->next_take++;
 		s->state = AS_BUSY;
-		s->blk = i;
+		s->k = k;
 		pthread_mutex_unlock(&a->mu);
-		int bad = dtcap_read_block_mt(a->r, i, a->cols, s->b);
+		int bad = dtcap_read_block_mt(a->r, a->blk[k], a->cols, s->b);
 		pthread_mutex_lock(&a->mu);
 		if (bad)
 			snprintf(s->err, sizeof(s->err), "%s", dtcap_block_error(s->b));
@@ -357,19 +369,38 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, unsigned cols, char *err,
-				  size_t errlen)
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf_filter *f,
+				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
+				  char *err, size_t errlen)
 {
 	struct dtsp_ahead *a = calloc(1, sizeof(*a));
 	unsigned helpers = dtsp_threads() - 1;
+	size_t nb = dtcap_nblocks(r);
+	uint64_t total = 0;
 
 	if (!a)
 		goto oom;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	a->r = r;
-	a->cols = cols;
-	a->nb = dtcap_nblocks(r);
+	a->cols = cols | (f ? dtf_columns(f) : 0);
+	a->cancel = cancel;
+	if (!(a->blk = malloc((nb ? nb : 1) * sizeof(*a->blk))) ||
+	    !(a->done = malloc((nb ? nb : 1) * sizeof(*a->done))))
+		goto oom;
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		/* progress counts the skipped blocks' rows as done, as
+		 * dtf_scan does: the line says how far into the file */
+		if (bi && !(f && dtf_block_skip(f, bi))) {
+			a->done[a->nb] = total;
+			a->blk[a->nb++] = i;
+		}
+		total += bi ? bi->rows : 0;
+	}
+	const char *pa = getenv("DT_PROGRESS_AFTER");
+	a->pg = (struct progress){ .what = what && isatty(2) ? what : NULL, .total = total,
+				   .last = now_s(), .after = pa && *pa ? atof(pa) : 0.2 };
 	if (helpers > a->nb)
 		helpers = (unsigned)a->nb;
 	if (!helpers) {
@@ -404,38 +435,50 @@ oom:
 int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
 		    size_t errlen)
 {
-	size_t i = a->next_give;
+	size_t k = a->next_give;
 
-	if (i >= a->nb)
+	if (k >= a->nb) {
+		progress_clear(&a->pg);
 		return 0;
+	}
+	if (a->cancel && *a->cancel) {
+		/* the caller's message goes on a clean line */
+		progress_clear(&a->pg);
+		snprintf(err, errlen, "interrupted");
+		return DTF_SCAN_CANCELLED;
+	}
+	progress_tick(&a->pg, a->done[k]);
 	if (a->own) {
-		if (dtcap_read_block_mt(a->r, i, a->cols, a->own)) {
+		if (dtcap_read_block_mt(a->r, a->blk[k], a->cols, a->own)) {
+			progress_clear(&a->pg);
 			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
 			return -1;
 		}
 		a->next_give++;
 		*b = a->own;
-		*blk = i;
+		*blk = a->blk[k];
 		return 1;
 	}
 	pthread_mutex_lock(&a->mu);
 	/* the block given last is the consumer's no more: its slot is free */
-	if (i > 0) {
-		a->slot[(i - 1) % a->nslot].state = AS_FREE;
+	if (k > 0) {
+		a->slot[(k - 1) % a->nslot].state = AS_FREE;
 		pthread_cond_broadcast(&a->cv);
 	}
-	struct ahead_slot *s = &a->slot[i % a->nslot];
-	while (!((s->state == AS_READY || s->state == AS_BAD) && s->blk == i))
+	struct ahead_slot *s = &a->slot[k % a->nslot];
+	while (!((s->state == AS_READY || s->state == AS_BAD) && s->k == k))
 		pthread_cond_wait(&a->cv, &a->mu);
 	int bad = s->state == AS_BAD;
 	if (bad)
 		snprintf(err, errlen, "%s", s->err);
 	pthread_mutex_unlock(&a->mu);
-	if (bad)
+	if (bad) {
+		progress_clear(&a->pg);
 		return -1;
+	}
 	a->next_give++;
 	*b = s->b;
-	*blk = i;
+	*blk = a->blk[k];
 	return 1;
 }
 
@@ -451,12 +494,15 @@ void dtsp_ahead_free(struct dtsp_ahead *a)
 		for (unsigned k = 0; k < a->nthr; k++)
 			pthread_join(a->tid[k], NULL);
 	}
+	progress_clear(&a->pg);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
 	for (unsigned k = 0; a->slot && k < a->nslot; k++)
 		dtcap_block_free(a->slot[k].b);
 	free(a->slot);
 	free(a->tid);
+	free(a->blk);
+	free(a->done);
 	dtcap_block_free(a->own);
 	free(a);
 }

@@ -66,18 +66,24 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	      const char *what, char *err, size_t errlen);
 
 /*
- * Blocks in file order, decoded ahead: for a consumer that must see every
- * block in order (an export writing rows as they come), the decoding
- * runs on dtsp_threads() - 1 helper threads (none with one thread: the
- * caller decodes), a few blocks ahead of it.  dtsp_ahead_next gives the
- * next block (every block, none skipped) and its number, 1; 0 at the end;
- * -1 on damage, memory or a thread that would not start, the message in
- * err.  The block is valid until the next call or dtsp_ahead_free, which
- * stops the helpers (also midway).
+ * Blocks in file order, decoded ahead: the scan of a consumer that must see
+ * every block in order (an export writing rows as they come).  The
+ * decoding runs on dtsp_threads() - 1 helper threads (none with one
+ * thread: the caller decodes), a few blocks ahead of it.  As dtsp_scan:
+ * the blocks f skips (dtf_block_skip; f NULL: none) are left out, the
+ * columns cols | dtf_columns(f) decoded (the consumer still asks
+ * dtf_match_row of each row), *cancel polled before each block (NULL:
+ * never), and a progress line drawn on a terminal's stderr under what
+ * (NULL: none), cleared by dtsp_ahead_free.  dtsp_ahead_next gives the
+ * next block and its number, 1; 0 at the end; DTF_SCAN_CANCELLED with
+ * "interrupted" in err; -1 on damage, memory or a thread that would not
+ * start, the message in err.  The block is valid until the next call or
+ * dtsp_ahead_free, which stops the helpers (also midway).
  */
 struct dtsp_ahead;
-struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, unsigned cols, char *err,
-				  size_t errlen);
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf_filter *f,
+				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
+				  char *err, size_t errlen);
 int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
 		    size_t errlen);
 void dtsp_ahead_free(struct dtsp_ahead *a);

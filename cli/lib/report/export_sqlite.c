@@ -1,12 +1,17 @@
 /*
- * dtsql_export.c - dtsql_export: the capture as a plain SQLite database,
- * the same tables as real tables.  See dtsql.h.
+ * export_sqlite.c - `dtreport export [--format sqlite]`: the capture as a
+ * plain SQLite database, the SQL tables (dtsql_schema.c) as real tables,
+ * events holding the rows the filters pass.  export.h says what every
+ * export promises.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -15,6 +20,10 @@
 #include "dtcap.h"
 #include "dtsql.h"
 #include "dtsql_int.h"
+#include "export.h"
+#include "report.h"
+#include "scan_pool.h"
+#include "util.h"
 
 static int exec1(sqlite3 *db, const char *sql, char **err)
 {
@@ -34,7 +43,8 @@ static int exec1(sqlite3 *db, const char *sql, char **err)
  * that did not change since the previous row (zero args, the same comm)
  * is not bound again: sqlite keeps bindings across sqlite3_reset().
  */
-static long long export_events(sqlite3 *db, struct dtsql *c, char **err)
+static long long export_events(sqlite3 *db, struct dtsql *c, const struct dtf_filter *f,
+				volatile sig_atomic_t *cancel, char **err)
 {
 	sqlite3_stmt *st = NULL;
 	char sql[512];
@@ -46,12 +56,17 @@ static long long export_events(sqlite3 *db, struct dtsql *c, char **err)
 		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 		return -1;
 	}
-	struct dtcap_block *b = dtcap_block_new();
-	if (b == NULL) {
+	char aerr[512];
+	struct dtsp_ahead *ah = dtsp_ahead_new(c->r, f, DTCAP_COL_ALL, cancel, NULL, aerr,
+					       sizeof(aerr));
+	if (ah == NULL) {
 		sqlite3_finalize(st);
-		*err = sqlite3_mprintf("out of memory");
+		*err = sqlite3_mprintf("%s", aerr);
 		return -1;
 	}
+	const struct dtcap_block *b;
+	size_t bi;
+	int got;
 	/* last bound value per column; 'n' null, 'i' integer, 't' text */
 	int64_t last[E_NCOLS];
 	const void *lastp[E_NCOLS];
@@ -88,13 +103,15 @@ static long long export_events(sqlite3 *db, struct dtsql *c, char **err)
 			kind[col] = 'n';				\
 		}							\
 	} while (0)
-	for (size_t i = 0; i < dtcap_nblocks(c->r) && rc == SQLITE_OK; i++) {
-		if (dtcap_read_block(c->r, i, DTCAP_COL_ALL, b) < 0) {
-			*err = sqlite3_mprintf("%s", dtcap_reader_error(c->r));
+	while (rc == SQLITE_OK && (got = dtsp_ahead_next(ah, &b, &bi, aerr, sizeof(aerr))) != 0) {
+		if (got < 0) {
+			*err = sqlite3_mprintf("%s", aerr);
 			rows = -1;
 			break;
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
+			if (!dtf_match_row(f, b, j))
+				continue;
 			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
 			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
 			int len;
@@ -133,20 +150,15 @@ static long long export_events(sqlite3 *db, struct dtsql *c, char **err)
 #undef BIND_I
 #undef BIND_T
 #undef BIND_N
-	dtcap_block_free(b);
+	dtsp_ahead_free(ah);
 	sqlite3_finalize(st);
 	return rows;
 }
 
-long long dtsql_export(struct dtsql *c, const char *path, char **err)
+/* The database at path (replaced): the event count, or -1 with *err. */
+static long long write_db(struct dtsql *c, const char *path, const struct dtf_filter *f,
+			  volatile sig_atomic_t *cancel, char **err)
 {
-	char *dummy = NULL;
-	if (err == NULL)
-		err = &dummy;
-	if (c == NULL || c->db == NULL) {
-		*err = sqlite3_mprintf("no capture attached (dtsql_attach)");
-		return -1;
-	}
 	sqlite3 *db = c->db;
 	/* DTSQL_EXPORT_SQL=1: load events through INSERT instead of writing
 	 * pages (slower; kept to cross-check the page writer) */
@@ -156,7 +168,7 @@ long long dtsql_export(struct dtsql *c, const char *path, char **err)
 		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (direct && (n = dtsql_write_events_db(c, path, err)) < 0) {
+	if (direct && (n = dtsql_write_events_db(c, path, f, cancel, err)) < 0) {
 		unlink(path);
 		return -1;
 	}
@@ -178,6 +190,10 @@ long long dtsql_export(struct dtsql *c, const char *path, char **err)
 		  "BEGIN", err) < 0)
 		goto out;
 	for (int k = 0; k < T_NTABLES; k++) {
+		if (cancel && *cancel) {
+			*err = sqlite3_mprintf("interrupted");
+			goto out;
+		}
 		if (k == T_EVENTS && direct)
 			continue;
 		if (k == T_EVENTS)
@@ -194,7 +210,7 @@ long long dtsql_export(struct dtsql *c, const char *path, char **err)
 		sqlite3_free(sql);
 		if (r < 0)
 			goto out;
-		if (k == T_EVENTS && (n = export_events(db, c, err)) < 0)
+		if (k == T_EVENTS && (n = export_events(db, c, f, cancel, err)) < 0)
 			goto out;
 	}
 	/* indexes after the load: one sort each beats 10 million b-tree
@@ -214,6 +230,129 @@ out:
 		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
 		rows = -1;
 	}
-	sqlite3_free(dummy);
 	return rows;
+}
+
+/*
+ * Long exports say they are alive (15 M events take seconds): a line on a
+ * terminal's stderr each second, from a timer, as the page writer and
+ * SQLite's INSERT ... SELECT of the other tables have no progress hook.
+ * Only async-signal-safe calls in the handler.
+ */
+static volatile sig_atomic_t export_secs;
+
+static void export_tick(int sig)
+{
+	char buf[64] = "\rexport: writing, ";
+	size_t n = strlen(buf);
+	char d[12];
+	int k = 0;
+	unsigned v = (unsigned)++export_secs;
+
+	(void)sig;
+	do
+		d[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < 11);
+	while (k)
+		buf[n++] = d[--k];
+	buf[n++] = ' ';
+	buf[n++] = 's';
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
+static void export_ticker(int on, struct sigaction *old)
+{
+	struct itimerval it = { { on, 0 }, { on, 0 } };
+
+	if (on) {
+		struct sigaction sa = { .sa_handler = export_tick, .sa_flags = SA_RESTART };
+		sigemptyset(&sa.sa_mask);
+		export_secs = 0;
+		sigaction(SIGALRM, &sa, old);
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (!on) {
+		sigaction(SIGALRM, old, NULL);
+		if (export_secs)
+			fputs("\r\033[K", stderr);
+	}
+}
+
+int dtr_export_sqlite(const struct dtr_cap *c, struct dtf_filter *f,
+		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
+{
+	char ebuf[512];
+	struct dtu_out out;
+	struct dtsym *sym = c->sym;
+	sqlite3 *db = NULL;
+	struct dtsql *h;
+	char *err = NULL;
+	int ret = DTR_EXIT_ERROR;
+
+	if (dtf_resolve(f, c->r, ebuf, sizeof(ebuf)) < 0) {
+		dtr_err("export", "%s: %s", c->path, ebuf);
+		return DTR_EXIT_ERROR;
+	}
+	/* Written beside the target and renamed over it at the end: a failed
+	 * or interrupted export leaves an existing file as it was. */
+	if (dtu_out_open(&out, o->out, &c->path, 1, ebuf, sizeof(ebuf))) {
+		dtr_err("export", "%s", ebuf);
+		return DTR_EXIT_ERROR;
+	}
+	if (out.tmp == NULL) {
+		dtu_out_abort(&out);
+		dtr_err("export", "%s: not a regular file: a database needs one", o->out);
+		return DTR_EXIT_ERROR;
+	}
+	fclose(out.f);
+	out.f = NULL;
+	int open_ = 1;
+	if (sym == NULL && (sym = dtsym_open(c->r)) == NULL) {
+		dtr_err("export", "out of memory");
+		goto out;
+	}
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+	    (h = dtsql_attach(db, c->r, sym, &err)) == NULL) {
+		dtr_err("export", "%s", err ? err : "out of memory");
+		goto out;
+	}
+	struct timespec t0, t1;
+	struct sigaction oldalrm;
+	int ticking = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (ticking)
+		export_ticker(1, &oldalrm);
+	long long n = write_db(h, out.tmp, f, cancel, &err);
+	if (ticking)
+		export_ticker(0, &oldalrm);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (n < 0) {
+		dtr_err("export", "%s", err ? err : "failed");
+		goto out;
+	}
+	open_ = 0;	/* committed or, on failure, removed */
+	if (dtu_out_commit(&out, ebuf, sizeof(ebuf))) {
+		dtr_err("export", "%s", ebuf);
+		goto out;
+	}
+	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (n == 0)
+		dtr_note_empty("export", c->path, 0, dtf_active(f));
+	printf("%s: %lld events in %.2f s\n", o->out, n, s);
+	ret = 0;
+	if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
+		dtr_err("export", "%s", ebuf);
+		ret = DTR_EXIT_ERROR;
+	}
+out:
+	if (open_)
+		dtu_out_abort(&out);	/* ours, and incomplete */
+	sqlite3_free(err);
+	if (db)
+		sqlite3_close_v2(db);
+	if (sym && sym != c->sym)
+		dtsym_close(sym);
+	return ret;
 }
