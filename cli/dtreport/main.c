@@ -46,7 +46,7 @@ static int close_stdout(int rc)
 {
 	if (fclose(stdout) != 0 && rc == 0) {
 		perror("dtreport: writing standard output");
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	return rc;
 }
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		fprintf(stderr, "dtreport: no command given\n");
 		usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
@@ -72,5 +72,5 @@ int main(int argc, char **argv)
 			return close_stdout(cmds[i].fn(argc - 1, argv + 1));
 	fprintf(stderr, "dtreport: unknown command '%s'\n", argv[1]);
 	usage(stderr);
-	return DTR_EXIT_USAGE;
+	return RPT_EXIT_USAGE;
 }

@@ -643,31 +643,31 @@ load_syms(struct dtsh *sh, int all)
 
 /* The open capture as the report engine takes it, its symbols opened on
  * first use and kept (top by stack and flame name frames). */
-static struct dtr_cap
+static struct rpt_cap
 engine_cap(struct dtsh *sh)
 {
 	if (sh->sym == NULL)
 		sh->sym = dtsym_open(sh->cap);
-	return (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
+	return (struct rpt_cap){ sh->cap, sh->sym, sh->cap_path };
 }
 
 /* Every open capture so (caps[0] is engine_cap's); with names, symbols
  * opened on first use and kept.  malloc'd; NULL when out of memory. */
-static struct dtr_cap *
+static struct rpt_cap *
 engine_caps(struct dtsh *sh, int names)
 {
-	struct dtr_cap *c = calloc((size_t)sh->ncaps, sizeof(*c));
+	struct rpt_cap *c = calloc((size_t)sh->ncaps, sizeof(*c));
 
 	if (c == NULL) {
 		fprintf(stderr, "dtsh: out of memory\n");
 		return NULL;
 	}
-	c[0] = names ? engine_cap(sh) : (struct dtr_cap){ sh->cap, sh->sym, sh->cap_path };
+	c[0] = names ? engine_cap(sh) : (struct rpt_cap){ sh->cap, sh->sym, sh->cap_path };
 	sh->syms[0] = sh->sym;
 	for (int i = 1; i < sh->ncaps; i++) {
 		if (names && sh->syms[i] == NULL)
 			sh->syms[i] = dtsym_open(sh->caps[i]);
-		c[i] = (struct dtr_cap){ sh->caps[i], sh->syms[i], sh->cap_paths[i] };
+		c[i] = (struct rpt_cap){ sh->caps[i], sh->syms[i], sh->cap_paths[i] };
 	}
 	return c;
 }
@@ -690,7 +690,7 @@ cmd_stats_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	(void)rest;
 	if (need_capture(sh, "stats"))
 		return 1;
-	struct dtr_cap *c = engine_caps(sh, 0);
+	struct rpt_cap *c = engine_caps(sh, 0);
 	if (c == NULL)
 		return 1;
 	dtsh_interrupted = 0;
@@ -713,7 +713,7 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	dtsh_interrupted = 0;
 	if (load_syms(sh, 0))
 		return 1;
-	struct dtr_cap c = engine_cap(sh);
+	struct rpt_cap c = engine_cap(sh);
 	return report_done(cmd_top_on(&c, argc, argv, &dtsh_interrupted));
 }
 
@@ -721,7 +721,7 @@ cmd_top_(struct dtsh *sh, int argc, char **argv, const char *rest)
  * in-process, Ctrl-C stops them */
 static int
 one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
-	       int (*fn)(const struct dtr_cap *, int, char **, volatile sig_atomic_t *))
+	       int (*fn)(const struct rpt_cap *, int, char **, volatile sig_atomic_t *))
 {
 	if (need_capture(sh, name))
 		return 1;
@@ -730,7 +730,7 @@ one_cap_report(struct dtsh *sh, const char *name, int argc, char **argv,
 			name, sh->ncaps);
 		return 1;
 	}
-	struct dtr_cap c = engine_cap(sh);
+	struct rpt_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(fn(&c, argc, argv, &dtsh_interrupted));
 }
@@ -780,7 +780,7 @@ cmd_heatmap_(struct dtsh *sh, int argc, char **argv, const char *rest)
 		fprintf(stderr, "dtsh heatmap: reads one capture, and %d are open\n", sh->ncaps);
 		return 1;
 	}
-	struct dtr_cap c = engine_cap(sh);
+	struct rpt_cap c = engine_cap(sh);
 	dtsh_interrupted = 0;
 	return report_done(cmd_heatmap_on(&c, argc, argv, "heatmap.svg", &dtsh_interrupted));
 }
@@ -794,7 +794,7 @@ cmd_export_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	dtsh_interrupted = 0;
 	if (load_syms(sh, 1))
 		return 1;
-	struct dtr_cap *c = engine_caps(sh, 1);
+	struct rpt_cap *c = engine_caps(sh, 1);
 	if (c == NULL)
 		return 1;
 	int rc = report_done(cmd_export_on(c, sh->ncaps, argc, argv, &dtsh_interrupted));
@@ -815,7 +815,7 @@ cmd_flame_(struct dtsh *sh, int argc, char **argv, const char *rest)
 	dtsh_interrupted = 0;
 	if (load_syms(sh, 1))
 		return 1;
-	struct dtr_cap *c = engine_caps(sh, 1);
+	struct rpt_cap *c = engine_caps(sh, 1);
 	if (c == NULL)
 		return 1;
 	/* A shell has no stdout worth an SVG: default to a file. */
@@ -1059,24 +1059,24 @@ dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial)
 	struct dtx_caps cl = { 0 };
 	struct stat st;
 	char err[512];
-	int status = DTR_EXIT_ERROR, n = 0;
+	int status = RPT_EXIT_ERROR, n = 0;
 
 	/* One argument that is not a directory is that capture, whatever its
-	 * name (dtr_open says why it cannot be read); directories stand for
+	 * name (rpt_open says why it cannot be read); directories stand for
 	 * their *.dtc files. */
 	if (nargs == 1 && !(stat(args[0], &st) == 0 && S_ISDIR(st.st_mode))) {
 		if ((cl.path = calloc(1, sizeof(*cl.path))) == NULL ||
 		    (cl.path[0] = strdup(args[0])) == NULL) {
 			free(cl.path);
 			fprintf(stderr, "dtsh: out of memory\n");
-			return DTR_EXIT_ERROR;
+			return RPT_EXIT_ERROR;
 		}
 		cl.n = 1;
 		cl.cap = 1;
 	} else if (dtx_caps_add(&cl, args, nargs, err, sizeof(err)) < 0) {
 		fprintf(stderr, "dtsh open: %s\n", err);
 		dtx_caps_free(&cl);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	struct dtcap_reader **rs = calloc((size_t)cl.n, sizeof(*rs));
 	struct dtsym **syms = calloc((size_t)cl.n, sizeof(*syms));
@@ -1085,7 +1085,7 @@ dtsh_open_captures(struct dtsh *sh, char *const *args, int nargs, int partial)
 		goto fail;
 	}
 	for (n = 0; n < cl.n; n++)
-		if ((rs[n] = dtr_open("open", cl.path[n], partial, 0, &status)) == NULL)
+		if ((rs[n] = rpt_open("open", cl.path[n], partial, 0, &status)) == NULL)
 			goto fail;
 	dtsh_close_capture(sh);
 	sh->caps = rs;

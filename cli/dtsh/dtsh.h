@@ -102,7 +102,7 @@ int dtsh_run_line(struct dtsh *sh, const char *line, int *failed);
 
 /*
  * Open a capture (replacing the open one).  A capture cut short is refused
- * unless partial is set.  0, or the exit status (report.h DTR_EXIT_*) with
+ * unless partial is set.  0, or the exit status (report.h RPT_EXIT_*) with
  * the message printed.
  */
 int dtsh_open_capture(struct dtsh *sh, const char *path, int partial);

@@ -401,7 +401,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
-		DTR_LONGOPT_PARTIAL,
+		RPT_LONGOPT_PARTIAL,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char **cmds = NULL;
@@ -409,7 +409,7 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int c, rc;
 
-	dtr_shell = 1;	/* the report commands speak as dtsh */
+	rpt_shell = 1;	/* the report commands speak as dtsh */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -435,7 +435,7 @@ main(int argc, char **argv)
 			}
 			return 0;
 		}
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			sh.partial = 1;
 			break;
 		case ':':

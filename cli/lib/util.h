@@ -243,7 +243,7 @@ int dtu_rm_tree(const char *dir);
  * Refuse a standard output that is one of the inputs (a regular file with
  * the same device and inode: `1<> cap.dtc`, `>> cap.dtc`), before any byte
  * is written: 0, or -1 with err.  Every command of every tool calls it
- * through dtr_open / dtu_out_open.
+ * through rpt_open / dtu_out_open.
  */
 int dtu_stdout_not_input(const char *const *inputs, size_t ninputs, char *err, size_t errlen);
 

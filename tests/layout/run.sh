@@ -11,7 +11,7 @@
 #    argv, opens nothing and never exits: that is the command lines' layer
 #    (cmd_*.c, their skeleton cmd_run.h), which it never includes; engine.h
 #    includes neither report.h nor cmd_run.h (the engine's files take only
-#    report.h's exit statuses and dtr_err);
+#    report.h's exit statuses and rpt_err);
 #  - the recording session (record.c and the files it was split into)
 #    never asks a source about processes: what the kernel says of them
 #    reaches it through the machine (machine.h), and struct dtsrc_ops has

@@ -66,14 +66,14 @@ spew(const char *path, const void *p, size_t n)
 
 /* What the tables' readers rely on in an accepted table. */
 static const char *
-sane(struct dtcap_reader *r, int kind, const struct dtr_spans *sp, const struct dtr_sched *sc)
+sane(struct dtcap_reader *r, int kind, const struct rpt_spans *sp, const struct rpt_sched *sc)
 {
 	uint64_t nev = dtcap_nevents(r);
 	if (kind == 0) {
 		if (sp->n > nev || sp->nu > nev)
 			return "more spans than events";
 		for (size_t i = 0; i < sp->n; i++)
-			if (sp->nargs[i] > DTR_SPAN_ARGS || sp->v[i].end < sp->v[i].start ||
+			if (sp->nargs[i] > RPT_SPAN_ARGS || sp->v[i].end < sp->v[i].start ||
 			    !dtcap_probe_by_id(r, sp->v[i].probe))
 				return "a span out of bounds";
 		for (size_t i = 0; i < sp->nu; i++)
@@ -206,8 +206,8 @@ main(int argc, char **argv)
 				break;
 			}
 			free(m);
-			struct dtr_spans sp;
-			struct dtr_sched sc;
+			struct rpt_spans sp;
+			struct rpt_sched sc;
 			memset(&sp, 0, sizeof(sp));
 			memset(&sc, 0, sizeof(sc));
 			if (dtsql_cache_load(r, kind, &sp, &sc)) {
@@ -216,16 +216,16 @@ main(int argc, char **argv)
 			} else {
 				rej++;
 			}
-			dtr_spans_free(&sp);
-			dtr_sched_free(&sc);
+			rpt_spans_free(&sp);
+			rpt_sched_free(&sc);
 		}
-		struct dtr_spans sp;
-		struct dtr_sched sc;
+		struct rpt_spans sp;
+		struct rpt_sched sc;
 		memset(&sp, 0, sizeof(sp));
 		memset(&sc, 0, sizeof(sc));
 		int back = spew(path, orig, n) == 0 && dtsql_cache_load(r, kind, &sp, &sc) == 1;
-		dtr_spans_free(&sp);
-		dtr_sched_free(&sc);
+		rpt_spans_free(&sp);
+		rpt_sched_free(&sc);
 		free(orig);
 		printf("# %s: %ld damaged copies (%ld forged): %ld rejected, %ld accepted\n", kn[kind],
 		       acc + rej, forged, rej, acc);

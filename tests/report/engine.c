@@ -37,7 +37,7 @@ static void on_alarm(int sig)
 enum { STATS, FLAME, TOP };
 
 /* Run one engine call into a memory buffer; *out malloc'd, *len its size. */
-static int run(int what, const struct dtr_cap *c, struct dtf_filter *f, char **out, size_t *len)
+static int run(int what, const struct rpt_cap *c, struct flt_filter *f, char **out, size_t *len)
 {
 	FILE *m = open_memstream(out, len);
 	int rc;
@@ -47,16 +47,16 @@ static int run(int what, const struct dtr_cap *c, struct dtf_filter *f, char **o
 		exit(2);
 	}
 	if (what == STATS) {
-		struct dtr_stats_opts o = { .json = 0, .all = 1, .top = 5 };
-		rc = dtr_stats(c, f, &o, m, &cancel);
+		struct rpt_stats_opts o = { .json = 0, .all = 1, .top = 5 };
+		rc = rpt_stats(c, f, &o, m, &cancel);
 	} else if (what == FLAME) {
-		struct dtr_flame_opts o;
-		dtr_flame_opts_init(&o, "flame");
+		struct rpt_flame_opts o;
+		rpt_flame_opts_init(&o, "flame");
 		o.folded = 1;
-		rc = dtr_flame(c, f, &o, m, "memory", &cancel);
+		rc = rpt_flame(c, f, &o, m, "memory", &cancel);
 	} else {
-		struct dtr_top_opts o = { .limit = 5, .by = DTR_TOP_STACK };
-		rc = dtr_top(c, f, &o, m, &cancel);
+		struct rpt_top_opts o = { .limit = 5, .by = RPT_TOP_STACK };
+		rc = rpt_top(c, f, &o, m, &cancel);
 	}
 	fclose(m);
 	return rc;
@@ -79,15 +79,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct dtsym *sym = dtsym_open(r);
-	struct dtr_cap c = { r, sym, argv[1] }, c_own = { r, NULL, argv[1] };
-	struct dtr_cap c2 = { r2, NULL, argv[2] }, cb = { big, NULL, argv[3] };
-	struct dtf_filter f;
+	struct rpt_cap c = { r, sym, argv[1] }, c_own = { r, NULL, argv[1] };
+	struct rpt_cap c2 = { r2, NULL, argv[2] }, cb = { big, NULL, argv[3] };
+	struct flt_filter f;
 
 	/* twice on the same reader and symbols, and with symbols of its own */
 	for (int w = STATS; w <= TOP; w++) {
 		char *a = NULL, *b = NULL, *o = NULL;
 		size_t na, nb, no;
-		dtf_init(&f);
+		flt_init(&f);
 		int ra = run(w, &c, &f, &a, &na);
 		int rb = run(w, &c, &f, &b, &nb);
 		int ro = run(w, &c_own, &f, &o, &no);
@@ -98,18 +98,18 @@ int main(int argc, char **argv)
 		check(name, !ra && !rb && !ro && na > 0 && na == nb && na == no &&
 		      !memcmp(a, b, na) && !memcmp(a, o, na), why);
 		free(a), free(b), free(o);
-		dtf_free(&f);
+		flt_free(&f);
 	}
 
 	/* one filter on two captures in turn: each as if it were fresh */
 	{
 		char err[256], *x = NULL, *y = NULL, *z = NULL;
 		size_t nx, ny, nz;
-		struct dtf_filter g;
-		dtf_init(&f);
-		dtf_init(&g);
-		if (dtf_option(&f, DTF_OPT_CPU, "0,1", err, sizeof(err)) != 1 ||
-		    dtf_option(&g, DTF_OPT_CPU, "0,1", err, sizeof(err)) != 1) {
+		struct flt_filter g;
+		flt_init(&f);
+		flt_init(&g);
+		if (flt_option(&f, FLT_OPT_CPU, "0,1", err, sizeof(err)) != 1 ||
+		    flt_option(&g, FLT_OPT_CPU, "0,1", err, sizeof(err)) != 1) {
 			fprintf(stderr, "engine: --cpu: %s\n", err);
 			return 2;
 		}
@@ -120,24 +120,24 @@ int main(int argc, char **argv)
 		check("filter-reused", !rx && !ry && !rz && ny == nz && !memcmp(y, z, ny) &&
 		      (nx != ny || memcmp(x, y, nx)), why);
 		free(x), free(y), free(z);
-		dtf_free(&f);
-		dtf_free(&g);
+		flt_free(&f);
+		flt_free(&g);
 	}
 
 	/* the flag set before the call: nothing done */
 	for (int w = STATS; w <= TOP; w++) {
 		char *a = NULL, name[64];
 		size_t na;
-		dtf_init(&f);
+		flt_init(&f);
 		cancel = 1;
 		int ra = run(w, &cb, &f, &a, &na);
 		snprintf(why, sizeof(why), "status %d, %zu bytes written, flag %d", ra, na,
 			 (int)cancel);
 		snprintf(name, sizeof(name), "%s-cancelled-before", names[w]);
 		/* stats prints nothing before its scan; the flag stays the caller's */
-		check(name, ra == DTR_EXIT_ERROR && na == 0 && cancel == 1, why);
+		check(name, ra == RPT_EXIT_ERROR && na == 0 && cancel == 1, why);
 		free(a);
-		dtf_free(&f);
+		flt_free(&f);
 	}
 
 	/* the flag set by a signal while the call works: it stops soon */
@@ -147,11 +147,11 @@ int main(int argc, char **argv)
 		size_t na;
 		struct timespec t0, t1;
 		struct itimerval it = { { 0, 0 }, { 0, 20000 } };
-		dtf_init(&f);
+		flt_init(&f);
 		/* stats without filters reads the block summaries, done in
 		 * no time: a filter that keeps every row makes it decode */
 		char ferr[128];
-		if (w == STATS && dtf_option(&f, DTF_OPT_SINCE, "0", ferr, sizeof(ferr)) != 1) {
+		if (w == STATS && flt_option(&f, FLT_OPT_SINCE, "0", ferr, sizeof(ferr)) != 1) {
 			fprintf(stderr, "engine: --since: %s\n", ferr);
 			return 2;
 		}
@@ -163,9 +163,9 @@ int main(int argc, char **argv)
 		double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 		snprintf(why, sizeof(why), "status %d after %.3f s, flag %d", ra, s, (int)cancel);
 		snprintf(name, sizeof(name), "%s-cancelled-during", names[w]);
-		check(name, ra == DTR_EXIT_ERROR && cancel == 1, why);
+		check(name, ra == RPT_EXIT_ERROR && cancel == 1, why);
 		free(a);
-		dtf_free(&f);
+		flt_free(&f);
 	}
 
 	dtsym_close(sym);

@@ -93,10 +93,10 @@ int main(int argc, char **argv)
 	if (dtsp_parse_threads(argv[2], &n))
 		return 2;
 	dtsp_set_threads(n);
-	struct dtf_filter f;
+	struct flt_filter f;
 	char err[512];
-	dtf_init(&f);
-	dtf_resolve(&f, r, err, sizeof(err));
+	flt_init(&f);
+	flt_resolve(&f, r, err, sizeof(err));
 	struct dtsp_job job = { .part_new = part_new, .part_free = part_free, .block = by_block,
 				.merge = merge };
 	if (dtsp_scan(r, &f, DTCAP_COL_PROBE | DTCAP_COL_CPU | DTCAP_COL_COMM, &job, &got, NULL,
@@ -107,10 +107,10 @@ int main(int argc, char **argv)
 	else
 		printf("PASS tsan-blocks-%u\n", n);
 	/* by rows, through a filter that passes every row: the row path */
-	dtf_free(&f);
-	dtf_init(&f);
-	if (dtf_option(&f, DTF_OPT_SINCE, "0", err, sizeof(err)) != 1 ||
-	    dtf_resolve(&f, r, err, sizeof(err))) {
+	flt_free(&f);
+	flt_init(&f);
+	if (flt_option(&f, FLT_OPT_SINCE, "0", err, sizeof(err)) != 1 ||
+	    flt_resolve(&f, r, err, sizeof(err))) {
 		printf("FAIL tsan-rows-%u: filter: %s\n", n, err);
 	} else {
 		memset(&got, 0, sizeof(got));
@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 		else
 			printf("PASS tsan-rows-%u\n", n);
 	}
-	dtf_free(&f);
+	flt_free(&f);
 	/* decoding ahead: every block, in order, the same counts */
 	memset(&got, 0, sizeof(got));
 	struct dtsp_ahead *a = dtsp_ahead_new(r, NULL, DTCAP_COL_PROBE | DTCAP_COL_CPU |
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	int k1 = a ? dtsp_ahead_next(a, &b, &blk, err, sizeof(err)) : -1;
 	cancel = 1;
 	int k2 = a ? dtsp_ahead_next(a, &b, &blk, err, sizeof(err)) : -1;
-	if (k1 == 1 && k2 == DTF_SCAN_CANCELLED && !strcmp(err, "interrupted"))
+	if (k1 == 1 && k2 == FLT_SCAN_CANCELLED && !strcmp(err, "interrupted"))
 		printf("PASS tsan-ahead-cancel-%u\n", n);
 	else
 		printf("FAIL tsan-ahead-cancel-%u: %d then %d: %s\n", n, k1, k2, err);
@@ -166,16 +166,16 @@ int main(int argc, char **argv)
 	char until[64];
 	snprintf(until, sizeof(until), "@%" PRIu64 "ns",
 		 nb ? dtcap_block_info(r, mid)->tmax : 0);
-	dtf_init(&f);
-	int bad = dtf_option(&f, DTF_OPT_UNTIL, until, err, sizeof(err)) != 1 ||
-		  dtf_resolve(&f, r, err, sizeof(err));
+	flt_init(&f);
+	int bad = flt_option(&f, FLT_OPT_UNTIL, until, err, sizeof(err)) != 1 ||
+		  flt_resolve(&f, r, err, sizeof(err));
 	for (size_t i = 0; i < nb && !bad; i++)
-		expect += !dtf_block_skip(&f, dtcap_block_info(r, i));
+		expect += !flt_block_skip(&f, dtcap_block_info(r, i));
 	a = bad ? NULL : dtsp_ahead_new(r, &f, DTCAP_COL_PROBE, NULL, NULL, err, sizeof(err));
 	inorder = 1;
 	size_t last = 0;
 	while (a && (got_one = dtsp_ahead_next(a, &b, &blk, err, sizeof(err))) == 1) {
-		inorder &= !dtf_block_skip(&f, dtcap_block_info(r, blk)) && (given == 0 || blk > last);
+		inorder &= !flt_block_skip(&f, dtcap_block_info(r, blk)) && (given == 0 || blk > last);
 		last = blk;
 		given++;
 	}
@@ -187,7 +187,7 @@ int main(int argc, char **argv)
 	else
 		printf("PASS tsan-ahead-filter-%u\n", n);
 	dtsp_ahead_free(a);
-	dtf_free(&f);
+	flt_free(&f);
 	dtcap_reader_close(r);
 	return 0;
 }

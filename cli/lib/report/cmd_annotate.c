@@ -22,15 +22,15 @@ static const struct option ann_longopts[] = {
 	{ "no-source", 0, NULL, ANN_OPT_NOSOURCE },
 	{ "no-insns",  0, NULL, ANN_OPT_NOINSNS },
 	{ "help",      0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTR_LONGOPT_NO_DEMANGLE,
-	DTF_LONGOPTS,
+	RPT_LONGOPT_PARTIAL,
+	RPT_LONGOPT_NO_DEMANGLE,
+	FLT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void ann_usage(FILE *to)
 {
-	if (dtr_shell)
+	if (rpt_shell)
 		fprintf(to, "usage: annotate FUNC [--no-source] [--no-insns] [filters]\n");
 	else
 		fprintf(to, "usage: dtreport annotate FUNC [--no-source] [--no-insns] [--partial] "
@@ -40,14 +40,14 @@ static void ann_usage(FILE *to)
 		"  source file is readable, and by instruction, disassembled from the\n"
 		"  binary on disk when its build id is the recorded one\n"
 		"  --no-source: line numbers only   --no-insns: no instruction table\n");
-	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
+	fputs(rpt_shell ? FLT_USAGE_FILTERS : FLT_USAGE, to);
 }
 
 /* Options anywhere; operands left in argv[optind..].  0 to go on, -1
  * after --help, else a status. */
-static int ann_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
+static int ann_args(int argc, char **argv, void *st, struct flt_filter *f, int *partial)
 {
-	struct dtr_annotate_opts *o = st;
+	struct rpt_annotate_opts *o = st;
 	char err[512];
 	int c;
 
@@ -55,9 +55,9 @@ static int ann_args(int argc, char **argv, void *st, struct dtf_filter *f, int *
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", ann_longopts, NULL)) != -1) {
-		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		int fr = flt_option(f, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			dtr_err("annotate", "%s", err);
+			rpt_err("annotate", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -69,53 +69,53 @@ static int ann_args(int argc, char **argv, void *st, struct dtf_filter *f, int *
 		case ANN_OPT_NOINSNS:
 			o->no_insns = 1;
 			break;
-		case DTR_OPT_NO_DEMANGLE:
+		case RPT_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			*partial = 1;
 			break;
 		case 'h':
 			ann_usage(stdout);
 			return -1;
 		case ':':
-			dtr_err("annotate", "option %s needs a value", argv[optind - 1]);
+			rpt_err("annotate", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			dtr_err("annotate", "unknown option %s", argv[optind - 1]);
+			rpt_err("annotate", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
 	if (optind >= argc || !argv[optind][0]) {
-		dtr_err("annotate", "no function given");
+		rpt_err("annotate", "no function given");
 		goto usage;
 	}
 	o->func = argv[optind++];
 	return 0;
 usage:
 	ann_usage(stderr);
-	return DTR_EXIT_USAGE;
+	return RPT_EXIT_USAGE;
 }
 
-static int ann_run(const struct dtr_cap *c, struct dtf_filter *f, void *st,
+static int ann_run(const struct rpt_cap *c, struct flt_filter *f, void *st,
 		   volatile sig_atomic_t *cancel)
 {
-	return dtr_annotate(c, f, st, stdout, cancel);
+	return rpt_annotate(c, f, st, stdout, cancel);
 }
 
-static const struct dtr_cmd ann_cmd = { "annotate", ann_usage, ann_args, NULL, ann_run };
+static const struct rpt_cmd ann_cmd = { "annotate", ann_usage, ann_args, NULL, ann_run };
 
 int cmd_annotate(int argc, char **argv)
 {
-	struct dtr_annotate_opts o = { 0 };
+	struct rpt_annotate_opts o = { 0 };
 
-	return dtr_cmd_main(&ann_cmd, &o, argc, argv);
+	return rpt_cmd_main(&ann_cmd, &o, argc, argv);
 }
 
-int cmd_annotate_on(const struct dtr_cap *c, int argc, char **argv,
+int cmd_annotate_on(const struct rpt_cap *c, int argc, char **argv,
 		    volatile sig_atomic_t *cancel)
 {
-	struct dtr_annotate_opts o = { 0 };
+	struct rpt_annotate_opts o = { 0 };
 
-	return dtr_cmd_on(&ann_cmd, &o, c, argc, argv, cancel);
+	return rpt_cmd_on(&ann_cmd, &o, c, argc, argv, cancel);
 }

@@ -56,16 +56,16 @@ static const struct option flame_longopts[] = {
 	{ "wakers",   0, NULL, OPT_WAKERS },
 	{ "state",    1, NULL, OPT_STATE },
 	{ "help",     0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTR_LONGOPT_NO_DEMANGLE,
-	DTR_LONGOPT_NO_INLINE,
-	DTF_LONGOPTS,
+	RPT_LONGOPT_PARTIAL,
+	RPT_LONGOPT_NO_DEMANGLE,
+	RPT_LONGOPT_NO_INLINE,
+	FLT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void flame_usage(const char *cmd, FILE *to)
 {
-	if (dtr_shell)
+	if (rpt_shell)
 		fprintf(to, "usage: %s [-o FILE] [--folded] [options]\n", cmd);
 	else if (!strcmp(cmd, "diff"))
 		fprintf(to, "usage: dtreport diff A B [-o out.svg] [--folded] [options]\n"
@@ -92,12 +92,12 @@ static void flame_usage(const char *cmd, FILE *to)
 		"    profile samples, weighted by their period  --wakers: the wakers' stacks\n"
 		"    by the time the thread they woke had been blocked\n");
 	/* the shell's capture is open already: how to open one is not its option */
-	fputs(dtr_shell ? DTF_USAGE_FILTERS :
-	      "  --partial (read a capture that was cut short)\n" DTF_USAGE, to);
+	fputs(rpt_shell ? FLT_USAGE_FILTERS :
+	      "  --partial (read a capture that was cut short)\n" FLT_USAGE, to);
 }
 
-static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_opts *fo,
-			    struct flame_cli *fc, struct dtf_filter *filt, int *help)
+static int parse_flame_args(const char *cmd, int argc, char **argv, struct rpt_flame_opts *fo,
+			    struct flame_cli *fc, struct flt_filter *filt, int *help)
 {
 	char err[256];
 	int c;
@@ -105,7 +105,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 	optind = 0;
 	opterr = 0;
 	*help = 0;
-	dtr_flame_opts_init(fo, cmd);
+	rpt_flame_opts_init(fo, cmd);
 	fc->out = NULL;
 	fc->partial = 0;
 	fc->folded_in = NULL;
@@ -114,9 +114,9 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 	while ((c = getopt_long(argc, argv, ":o:h", flame_longopts, &li)) != -1) {
 		const char *lname = li >= 0 ? flame_longopts[li].name : NULL;
 		li = -1;
-		int r = dtf_option(filt, c, optarg, err, sizeof(err));
+		int r = flt_option(filt, c, optarg, err, sizeof(err));
 		if (r < 0) {
-			dtr_err(cmd, "%s", err);
+			rpt_err(cmd, "%s", err);
 			return -1;
 		}
 		if (r > 0) {
@@ -127,8 +127,8 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 		/* what reads a capture, which folded text is not */
 		switch (c) {
 		case OPT_REVERSE: case OPT_NOCOMM: case OPT_KERNEL: case OPT_USER:
-		case DTR_OPT_NO_DEMANGLE: case OPT_OFFCPU: case OPT_ONOFF: case OPT_WAKERS:
-		case OPT_STATE: case DTR_OPT_PARTIAL:
+		case RPT_OPT_NO_DEMANGLE: case OPT_OFFCPU: case OPT_ONOFF: case OPT_WAKERS:
+		case OPT_STATE: case RPT_OPT_PARTIAL:
 			if (!fc->capopt && lname)
 				fc->capopt = lname;
 			break;
@@ -141,8 +141,8 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			fo->folded = 1;
 			break;
 		case OPT_FROM_FOLDED:
-			if (dtr_shell || strcmp(cmd, "flame")) {
-				dtr_err(cmd, "--from-folded: only dtreport flame reads folded text");
+			if (rpt_shell || strcmp(cmd, "flame")) {
+				rpt_err(cmd, "--from-folded: only dtreport flame reads folded text");
 				return -1;
 			}
 			fc->folded_in = optarg;
@@ -154,7 +154,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			char *end;
 			unsigned long w = strtoul(optarg, &end, 10);
 			if (*end || w < 100 || w > 100000) {
-				dtr_err(cmd, "--width: want 100..100000 px");
+				rpt_err(cmd, "--width: want 100..100000 px");
 				return -1;
 			}
 			fo->width = (unsigned)w;
@@ -166,7 +166,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			unsigned long v = strtoul(optarg, &end, 10);
 			int h = c == OPT_HEIGHT;
 			if (*end || !*optarg || v < 4 || v > (h ? 200 : 100)) {
-				dtr_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
+				rpt_err(cmd, "--%s: want %s px", h ? "height" : "fontsize",
 					h ? "4..200" : "4..100");
 				return -1;
 			}
@@ -175,7 +175,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 		}
 		case OPT_COLORS:
 			if (!flame_palette_ok(optarg)) {
-				dtr_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
+				rpt_err(cmd, "--colors %s: want one of " FLAME_PALETTES, optarg);
 				return -1;
 			}
 			fo->colors = optarg;
@@ -184,7 +184,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			if (!*optarg || strlen(optarg) > 40 ||
 			    optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
 					  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ._-")]) {
-				dtr_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
+				rpt_err(cmd, "--countname: want up to 40 letters, digits, spaces, "
 					"'.', '_' or '-'");
 				return -1;
 			}
@@ -194,7 +194,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			char *end;
 			double w = strtod(optarg, &end);
 			if (end == optarg || (*end && strcmp(end, "px")) || !(w >= 0) || w > 10000) {
-				dtr_err(cmd, "--minwidth: want pixels >= 0");
+				rpt_err(cmd, "--minwidth: want pixels >= 0");
 				return -1;
 			}
 			fo->minwidth = w;
@@ -212,24 +212,24 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 		case OPT_KERNEL:
 		case OPT_USER:
 			if (fo->only) {
-				dtr_err(cmd, "--kernel and --user exclude each other");
+				rpt_err(cmd, "--kernel and --user exclude each other");
 				return -1;
 			}
-			fo->only = c == OPT_KERNEL ? DTR_ONLY_KERNEL : DTR_ONLY_USER;
+			fo->only = c == OPT_KERNEL ? RPT_ONLY_KERNEL : RPT_ONLY_USER;
 			break;
-		case DTR_OPT_NO_DEMANGLE:
+		case RPT_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
-		case DTR_OPT_NO_INLINE:
+		case RPT_OPT_NO_INLINE:
 			dtsym_inline = 0;
 			break;
 		case OPT_OFFCPU:
 		case OPT_ONOFF:
 		case OPT_WAKERS: {
-			int m = c == OPT_OFFCPU ? DTR_FLAME_OFFCPU : c == OPT_ONOFF ? DTR_FLAME_ONOFF
-										: DTR_FLAME_WAKERS;
+			int m = c == OPT_OFFCPU ? RPT_FLAME_OFFCPU : c == OPT_ONOFF ? RPT_FLAME_ONOFF
+										: RPT_FLAME_WAKERS;
 			if (fo->mode && fo->mode != m) {
-				dtr_err(cmd, "--offcpu, --oncpu-offcpu and --wakers exclude each other");
+				rpt_err(cmd, "--offcpu, --oncpu-offcpu and --wakers exclude each other");
 				return -1;
 			}
 			fo->mode = m;
@@ -243,7 +243,7 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 				if (*q == ',')
 					continue;
 				if (!strchr("RSDTtXZPI", *q) || k + 1 >= sizeof(st)) {
-					dtr_err(cmd, "--state %s: want letters of R, S, D (and T, t, "
+					rpt_err(cmd, "--state %s: want letters of R, S, D (and T, t, "
 						"X, Z, P, I), e.g. S,D", optarg);
 					return -1;
 				}
@@ -251,34 +251,34 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
 			}
 			st[k] = '\0';
 			if (k == 0) {
-				dtr_err(cmd, "--state: no state given (e.g. S,D)");
+				rpt_err(cmd, "--state: no state given (e.g. S,D)");
 				return -1;
 			}
 			fo->states = st;
 			break;
 		}
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			fc->partial = 1;
 			break;
 		case 'h':
 			*help = 1;
 			return 0;
 		case ':':
-			dtr_err(cmd, "option %s needs a value", argv[optind - 1]);
+			rpt_err(cmd, "option %s needs a value", argv[optind - 1]);
 			return -1;
 		default:
-			dtr_err(cmd, "unknown option %s", argv[optind - 1]);
+			rpt_err(cmd, "unknown option %s", argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (fo->states && !fo->mode) {
-		dtr_err(cmd, "--state goes with --offcpu, --oncpu-offcpu or --wakers");
+		rpt_err(cmd, "--state goes with --offcpu, --oncpu-offcpu or --wakers");
 		return -1;
 	}
 	if (fo->mode && !fo->countname)
 		fo->countname = "us";
 	if (fc->folded_in && fc->capopt) {
-		dtr_err(cmd, "--%s reads a capture: not with --from-folded", fc->capopt);
+		rpt_err(cmd, "--%s reads a capture: not with --from-folded", fc->capopt);
 		return -1;
 	}
 	return 0;
@@ -289,20 +289,20 @@ static int parse_flame_args(const char *cmd, int argc, char **argv, struct dtr_f
  * (flame a.dtc -o a.dtc, through links too), and the file is replaced only
  * once it is completely written.
  */
-static int open_out(const char *cmd, const struct dtr_flame_opts *fo, const struct flame_cli *fc,
+static int open_out(const char *cmd, const struct rpt_flame_opts *fo, const struct flame_cli *fc,
 		    const char *const *inputs, size_t ninputs, struct dtu_out *o)
 {
 	char err[512];
 
 	/* Megabytes of SVG on a terminal help nobody. */
 	if ((!fc->out || !strcmp(fc->out, "-")) && !fo->folded && isatty(1)) {
-		dtr_err(cmd, "not writing SVG to a terminal: use -o FILE.svg, redirect, "
+		rpt_err(cmd, "not writing SVG to a terminal: use -o FILE.svg, redirect, "
 			"or --folded");
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (dtu_out_open(o, fc->out, inputs, ninputs, err, sizeof(err))) {
-		dtr_err(cmd, "%s", err);
-		return DTR_EXIT_ERROR;
+		rpt_err(cmd, "%s", err);
+		return RPT_EXIT_ERROR;
 	}
 	return 0;
 }
@@ -313,38 +313,38 @@ static int write_commit(struct dtu_out *o)
 	char err[512];
 
 	if (dtu_out_commit(o, err, sizeof(err))) {
-		dtr_err("flame", "%s", err);
-		return DTR_EXIT_ERROR;
+		rpt_err("flame", "%s", err);
+		return RPT_EXIT_ERROR;
 	}
 	return 0;
 }
 
-static int write_out(struct flame *fl, const struct dtr_flame_opts *fo, const char *sub,
+static int write_out(struct flame *fl, const struct rpt_flame_opts *fo, const char *sub,
 		     int diff, struct dtu_out *o)
 {
 	char err[512];
 
-	if (dtr_flame_write(fl, fo, sub, diff, o->f)) {
-		dtr_err(fo->cmd, "%s: %s", o->name, errno ? strerror(errno) : "write error");
+	if (rpt_flame_write(fl, fo, sub, diff, o->f)) {
+		rpt_err(fo->cmd, "%s: %s", o->name, errno ? strerror(errno) : "write error");
 		dtu_out_abort(o);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	if (dtu_out_commit(o, err, sizeof(err))) {
-		dtr_err(fo->cmd, "%s", err);
-		return DTR_EXIT_ERROR;
+		rpt_err(fo->cmd, "%s", err);
+		return RPT_EXIT_ERROR;
 	}
 	return 0;
 }
 
 /* Parse; 0 to go on, else the status to return (usage printed). */
-static int flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_opts *fo,
-		      struct flame_cli *fc, struct dtf_filter *filt, int nfiles)
+static int flame_args(const char *cmd, int argc, char **argv, struct rpt_flame_opts *fo,
+		      struct flame_cli *fc, struct flt_filter *filt, int nfiles)
 {
 	int help;
 
 	if (parse_flame_args(cmd, argc, argv, fo, fc, filt, &help)) {
 		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (help) {
 		flame_usage(cmd, stdout);
@@ -353,48 +353,48 @@ static int flame_args(const char *cmd, int argc, char **argv, struct dtr_flame_o
 	/* nfiles 0: one or more; -1: the caller checks */
 	if (fc->folded_in) {
 		if (argc - optind > 0) {
-			dtr_err(cmd, "unexpected argument '%s' (--from-folded reads no capture)",
+			rpt_err(cmd, "unexpected argument '%s' (--from-folded reads no capture)",
 				argv[optind]);
 			flame_usage(cmd, stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		}
 		return 0;
 	}
 	if (nfiles == 0 && argc - optind < 1) {
-		dtr_err(cmd, "no capture given");
+		rpt_err(cmd, "no capture given");
 		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (nfiles > 0 && argc - optind != nfiles) {
 		if (argc - optind > nfiles)
-			dtr_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
+			rpt_err(cmd, "unexpected argument '%s' (%s takes %s)", argv[optind + nfiles],
 				cmd, nfiles == 1 ? "one capture" : "two captures");
 		else
-			dtr_err(cmd, "%s", nfiles == 1 ? "no capture given" :
+			rpt_err(cmd, "%s", nfiles == 1 ? "no capture given" :
 				"wants two captures, A and B");
 		flame_usage(cmd, stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	return 0;
 }
 
 /* Open path and fold it into fl on side. */
-static int fold_path(const char *path, struct dtf_filter *filt, const struct dtr_flame_opts *fo,
+static int fold_path(const char *path, struct flt_filter *filt, const struct rpt_flame_opts *fo,
 		     const struct flame_cli *fc, struct flame *fl, int side, uint64_t *n,
 		     char *probes, size_t plen)
 {
-	int ret = DTR_EXIT_ERROR;
-	struct dtr_cap c = { NULL, NULL, path };
+	int ret = RPT_EXIT_ERROR;
+	struct rpt_cap c = { NULL, NULL, path };
 
-	if ((c.r = dtr_open(fo->cmd, path, fc->partial, filt->salvage, &ret)) == NULL)
+	if ((c.r = rpt_open(fo->cmd, path, fc->partial, filt->salvage, &ret)) == NULL)
 		return ret;
-	ret = dtr_flame_fold(&c, filt, fo, fl, side, n, probes, plen, NULL);
+	ret = rpt_flame_fold(&c, filt, fo, fl, side, n, probes, plen, NULL);
 	dtcap_reader_close(c.r);
 	return ret;
 }
 
 /* dtreport flame --from-folded FILE: another tool's stacks, drawn. */
-static int flame_from_folded(const struct dtr_flame_opts *fo, const struct flame_cli *fc)
+static int flame_from_folded(const struct rpt_flame_opts *fo, const struct flame_cli *fc)
 {
 	char err[512], sub[600];
 	const char *path = fc->folded_in;
@@ -403,25 +403,25 @@ static int flame_from_folded(const struct dtr_flame_opts *fo, const struct flame
 	int ret, fd = dtu_open_regular(path, 0, err, sizeof(err));
 
 	if (fd < 0) {
-		dtr_err("flame", "%s", err);
-		return DTR_EXIT_ERROR;
+		rpt_err("flame", "%s", err);
+		return RPT_EXIT_ERROR;
 	}
 	FILE *in = fdopen(fd, "r");
 	struct flame *fl = in ? flame_new() : NULL;
 	if (!fl) {
-		dtr_err("flame", "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		rpt_err("flame", "%s: %s", path, strerror(errno ? errno : ENOMEM));
 		if (in)
 			fclose(in);
 		else
 			close(fd);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	if ((ret = open_out("flame", fo, fc, &path, 1, &o)) != 0)
 		goto out;
 	if (flame_read_folded(fl, in, &n, err, sizeof(err))) {
-		dtr_err("flame", "%s: %s", path, err);
+		rpt_err("flame", "%s: %s", path, err);
 		dtu_out_abort(&o);
-		ret = DTR_EXIT_ERROR;
+		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
 	snprintf(sub, sizeof(sub), "%s: %" PRIu64 " %s", path, n,
@@ -435,37 +435,37 @@ out:
 
 int cmd_flame(int argc, char **argv)
 {
-	struct dtr_flame_opts fo;
+	struct rpt_flame_opts fo;
 	struct flame_cli fc;
-	struct dtf_filter filt;
+	struct flt_filter filt;
 	struct dtu_out o;
 	struct dtx_caps caps = { 0 };
 	int ret;
 	char probes[256], sub[400], cerr[512];
 	uint64_t n = 0;
 
-	dtf_init(&filt);
+	flt_init(&filt);
 	if ((ret = flame_args("flame", argc, argv, &fo, &fc, &filt, 0)) != 0) {
-		dtf_free(&filt);
+		flt_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
 	if (fc.folded_in) {
-		dtf_free(&filt);
+		flt_free(&filt);
 		return flame_from_folded(&fo, &fc);
 	}
 	/* several captures (or directories of them) fold into one graph */
 	if (dtx_caps_add(&caps, argv + optind, argc - optind, cerr, sizeof(cerr)) < 0) {
-		dtr_err("flame", "%s", cerr);
+		rpt_err("flame", "%s", cerr);
 		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
+		flt_free(&filt);
+		return RPT_EXIT_ERROR;
 	}
 	struct flame *fl = flame_new();
 	if (!fl) {
-		dtr_err("flame", "out of memory");
+		rpt_err("flame", "out of memory");
 		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
+		flt_free(&filt);
+		return RPT_EXIT_ERROR;
 	}
 	if ((ret = open_out("flame", &fo, &fc, (const char *const *)caps.path, (size_t)caps.n,
 			    &o)) != 0)
@@ -479,29 +479,29 @@ int cmd_flame(int argc, char **argv)
 		}
 		n += ni;
 	}
-	dtr_flame_subtitle(sub, sizeof(sub), &fo, caps.n, caps.path[0], n, probes,
-			   dtf_active(&filt));
+	rpt_flame_subtitle(sub, sizeof(sub), &fo, caps.n, caps.path[0], n, probes,
+			   flt_active(&filt));
 	ret = write_out(fl, &fo, sub, 0, &o);
 out:
 	flame_free(fl);
 	dtx_caps_free(&caps);
-	dtf_free(&filt);
+	flt_free(&filt);
 	return ret;
 }
 
 int cmd_diff(int argc, char **argv)
 {
-	struct dtr_flame_opts fo;
+	struct rpt_flame_opts fo;
 	struct flame_cli fc;
-	struct dtf_filter filt;
+	struct flt_filter filt;
 	struct dtu_out o;
 	int ret;
 	char pa[256], pb[256], sub[600];
 	uint64_t na = 0, nb = 0;
 
-	dtf_init(&filt);
+	flt_init(&filt);
 	if ((ret = flame_args("diff", argc, argv, &fo, &fc, &filt, 2)) != 0) {
-		dtf_free(&filt);
+		flt_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
 	const char *in[2] = { argv[optind], argv[optind + 1] };
@@ -510,15 +510,15 @@ int cmd_diff(int argc, char **argv)
 	char cerr[512];
 	struct flame *fl = flame_new();
 	if (!fl) {
-		dtr_err("diff", "out of memory");
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
+		rpt_err("diff", "out of memory");
+		flt_free(&filt);
+		return RPT_EXIT_ERROR;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (dtx_caps_add(&side[k], argv + optind + k, 1, cerr, sizeof(cerr)) < 0 ||
 		    dtx_caps_add(&all, argv + optind + k, 1, cerr, sizeof(cerr)) < 0) {
-			dtr_err("diff", "%s", cerr);
-			ret = DTR_EXIT_ERROR;
+			rpt_err("diff", "%s", cerr);
+			ret = RPT_EXIT_ERROR;
 			goto out;
 		}
 	}
@@ -545,7 +545,7 @@ out:
 	dtx_caps_free(&side[0]);
 	dtx_caps_free(&side[1]);
 	dtx_caps_free(&all);
-	dtf_free(&filt);
+	flt_free(&filt);
 	return ret;
 }
 
@@ -555,7 +555,7 @@ static void flame_usage_shell(FILE *to)
 }
 
 /* In the shell the file is the only output: say where it went. */
-static void said_written(const struct flame_cli *fc, const struct dtr_flame_opts *fo)
+static void said_written(const struct flame_cli *fc, const struct rpt_flame_opts *fo)
 {
 	struct stat st;
 
@@ -565,26 +565,26 @@ static void said_written(const struct flame_cli *fc, const struct dtr_flame_opts
 	       fo->folded ? "folded stacks" : "SVG", (long long)st.st_size);
 }
 
-int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+int cmd_flame_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel)
 {
-	struct dtr_flame_opts fo;
+	struct rpt_flame_opts fo;
 	struct flame_cli fc;
-	struct dtf_filter filt;
+	struct flt_filter filt;
 	struct dtu_out o;
 	int ret;
 
-	dtf_init(&filt);
+	flt_init(&filt);
 	if ((ret = flame_args("flame", argc, argv, &fo, &fc, &filt, -1)) != 0 ||
-	    (ret = dtr_shell_operands("flame", argc, argv, filt.salvage, flame_usage_shell)) != 0) {
-		dtf_free(&filt);
+	    (ret = rpt_shell_operands("flame", argc, argv, filt.salvage, flame_usage_shell)) != 0) {
+		flt_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
 	if (fc.out == NULL)
 		fc.out = default_out;
 	if (ncaps == 1) {
 		if ((ret = open_out("flame", &fo, &fc, &c->path, 1, &o)) == 0) {
-			ret = dtr_flame(c, &filt, &fo, o.f, o.name, cancel);
+			ret = rpt_flame(c, &filt, &fo, o.f, o.name, cancel);
 			if (ret)
 				dtu_out_abort(&o);
 			else
@@ -592,7 +592,7 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 			if (ret == 0)
 				said_written(&fc, &fo);
 		}
-		dtf_free(&filt);
+		flt_free(&filt);
 		return ret;
 	}
 	/* several: folded into one graph, as dtreport flame does */
@@ -601,8 +601,8 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 	char probes[256], sub[400];
 	uint64_t n = 0;
 	if (!paths || !fl) {
-		dtr_err("flame", "out of memory");
-		ret = DTR_EXIT_ERROR;
+		rpt_err("flame", "out of memory");
+		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
 	for (int i = 0; i < ncaps; i++)
@@ -611,7 +611,7 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		goto out;
 	for (int i = 0; i < ncaps; i++) {
 		uint64_t ni = 0;
-		if ((ret = dtr_flame_fold(&c[i], &filt, &fo, fl, 0, &ni, probes, sizeof(probes),
+		if ((ret = rpt_flame_fold(&c[i], &filt, &fo, fl, 0, &ni, probes, sizeof(probes),
 					  cancel))) {
 			dtu_out_abort(&o);
 			goto out;
@@ -619,17 +619,17 @@ int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		n += ni;
 	}
 	if (cancel && *cancel) {
-		dtr_err("flame", "interrupted");
+		rpt_err("flame", "interrupted");
 		dtu_out_abort(&o);
-		ret = DTR_EXIT_ERROR;
+		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
-	dtr_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, dtf_active(&filt));
+	rpt_flame_subtitle(sub, sizeof(sub), &fo, ncaps, c[0].path, n, probes, flt_active(&filt));
 	if ((ret = write_out(fl, &fo, sub, 0, &o)) == 0)
 		said_written(&fc, &fo);
 out:
 	flame_free(fl);
 	free(paths);
-	dtf_free(&filt);
+	flt_free(&filt);
 	return ret;
 }

@@ -21,8 +21,8 @@ static const struct option lat_longopts[] = {
 	{ "hist", 1, NULL, LAT_OPT_HIST },
 	{ "json", 0, NULL, LAT_OPT_JSON },
 	{ "help", 0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTF_LONGOPTS,
+	RPT_LONGOPT_PARTIAL,
+	FLT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -30,21 +30,21 @@ static void
 lat_usage(FILE *to)
 {
 	fprintf(to, "usage: %slatency [--probe GLOB] [--by probe|comm|pid|tid] "
-		"[--hist log2|linear:W] [--json]%s [filters]%s\n", dtr_shell ? "" : "dtreport ",
-		dtr_shell ? "" : " [--partial]", dtr_shell ? "" : " CAPTURE");
+		"[--hist log2|linear:W] [--json]%s [filters]%s\n", rpt_shell ? "" : "dtreport ",
+		rpt_shell ? "" : " [--partial]", rpt_shell ? "" : " CAPTURE");
 	fprintf(to, "  entry/return pairs per thread (syscall:, kprobe:, uprobe: ...:entry and\n"
 		"  :return): count, p50, p90, p99, p99.9, max and a histogram per probe\n"
 		"  --probe GLOB  which pairs ('syscall:read*', 'syscall:*nanosleep')\n"
 		"  --by KEY      also split by comm, pid or tid\n"
 		"  --hist H      log2 buckets of us (default) or linear:W (W a duration, 1ms)\n");
-	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
+	fputs(rpt_shell ? FLT_USAGE_FILTERS : FLT_USAGE, to);
 }
 
 /* 0 to go on, -1 after --help, else the usage status */
 static int
-lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
+lat_args(int argc, char **argv, void *st, struct flt_filter *f, int *partial)
 {
-	struct dtr_latency_opts *o = st;
+	struct rpt_latency_opts *o = st;
 	char err[512];
 	int c;
 
@@ -53,19 +53,19 @@ lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", lat_longopts, NULL)) != -1) {
-		if (c == DTF_OPT_PROBE) {
+		if (c == FLT_OPT_PROBE) {
 			/* a pair's name, not an event filter: a return must not
 			 * be filtered away from its entry */
 			if (o->glob) {
-				dtr_err("latency", "--probe given twice (one glob: 'syscall:*sleep*')");
+				rpt_err("latency", "--probe given twice (one glob: 'syscall:*sleep*')");
 				goto usage;
 			}
 			o->glob = optarg;
 			continue;
 		}
-		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		int fr = flt_option(f, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			dtr_err("latency", "%s", err);
+			rpt_err("latency", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -73,10 +73,10 @@ lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 		switch (c) {
 		case LAT_OPT_BY: {
 			int k;
-			for (k = 0; dtr_latency_keys[k] && strcmp(dtr_latency_keys[k], optarg); k++)
+			for (k = 0; rpt_latency_keys[k] && strcmp(rpt_latency_keys[k], optarg); k++)
 				;
-			if (!dtr_latency_keys[k]) {
-				dtr_err("latency", "--by %s: want probe, comm, pid or tid", optarg);
+			if (!rpt_latency_keys[k]) {
+				rpt_err("latency", "--by %s: want probe, comm, pid or tid", optarg);
 				goto usage;
 			}
 			o->by = k;
@@ -90,7 +90,7 @@ lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 				   dtu_parse_duration(optarg + 7, &w) == 0 && w > 0) {
 				o->hist_width = w;
 			} else {
-				dtr_err("latency", "--hist %s: want log2 or linear:W with W a duration "
+				rpt_err("latency", "--hist %s: want log2 or linear:W with W a duration "
 					"(linear:1ms)", optarg);
 				goto usage;
 			}
@@ -99,46 +99,46 @@ lat_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 		case LAT_OPT_JSON:
 			o->json = 1;
 			break;
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			*partial = 1;
 			break;
 		case 'h':
 			lat_usage(stdout);
 			return -1;
 		case ':':
-			dtr_err("latency", "option %s needs a value", argv[optind - 1]);
+			rpt_err("latency", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			dtr_err("latency", "unknown option %s", argv[optind - 1]);
+			rpt_err("latency", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
 	return 0;
 usage:
 	lat_usage(stderr);
-	return DTR_EXIT_USAGE;
+	return RPT_EXIT_USAGE;
 }
 
 static int
-lat_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
+lat_run(const struct rpt_cap *c, struct flt_filter *f, void *st, volatile sig_atomic_t *cancel)
 {
-	return dtr_latency(c, f, st, stdout, cancel);
+	return rpt_latency(c, f, st, stdout, cancel);
 }
 
-static const struct dtr_cmd lat_cmd = { "latency", lat_usage, lat_args, NULL, lat_run };
+static const struct rpt_cmd lat_cmd = { "latency", lat_usage, lat_args, NULL, lat_run };
 
 int
 cmd_latency(int argc, char **argv)
 {
-	struct dtr_latency_opts o;
+	struct rpt_latency_opts o;
 
-	return dtr_cmd_main(&lat_cmd, &o, argc, argv);
+	return rpt_cmd_main(&lat_cmd, &o, argc, argv);
 }
 
 int
-cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+cmd_latency_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
 {
-	struct dtr_latency_opts o;
+	struct rpt_latency_opts o;
 
-	return dtr_cmd_on(&lat_cmd, &o, c, argc, argv, cancel);
+	return rpt_cmd_on(&lat_cmd, &o, c, argc, argv, cancel);
 }

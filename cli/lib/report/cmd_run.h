@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "filter.h"
 
-struct dtr_cmd {
+struct rpt_cmd {
 	const char	*name;		/* in messages: "latency" */
 	void		(*usage)(FILE *to);
 	/*
@@ -22,7 +22,7 @@ struct dtr_cmd {
 	 * --partial.  0 to go on, -1 after --help, else the usage status with
 	 * the message printed.
 	 */
-	int		(*parse)(int argc, char **argv, void *st, struct dtf_filter *f,
+	int		(*parse)(int argc, char **argv, void *st, struct flt_filter *f,
 				 int *partial);
 	/*
 	 * dtsh only, may be NULL: the command's words after the options
@@ -31,15 +31,15 @@ struct dtr_cmd {
 	 */
 	int		(*words)(int argc, char **argv, void *st);
 	/* The report on an open capture; cancel is NULL in dtreport. */
-	int		(*run)(const struct dtr_cap *c, struct dtf_filter *f, void *st,
+	int		(*run)(const struct rpt_cap *c, struct flt_filter *f, void *st,
 			       volatile sig_atomic_t *cancel);
 };
 
 /* dtreport's `CMD [options] CAPTURE`: the exit status. */
-int dtr_cmd_main(const struct dtr_cmd *cmd, void *st, int argc, char **argv);
+int rpt_cmd_main(const struct rpt_cmd *cmd, void *st, int argc, char **argv);
 
 /* dtsh's `CMD [options]` on the capture it holds: the status. */
-int dtr_cmd_on(const struct dtr_cmd *cmd, void *st, const struct dtr_cap *c, int argc,
+int rpt_cmd_on(const struct rpt_cmd *cmd, void *st, const struct rpt_cap *c, int argc,
 	       char **argv, volatile sig_atomic_t *cancel);
 
 #endif

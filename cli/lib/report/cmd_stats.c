@@ -20,22 +20,22 @@ static const struct option stats_longopts[] = {
 	{ "top",  1, NULL, 't' },
 	{ "all",  0, NULL, 'a' },
 	{ "help", 0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTR_LONGOPT_NO_DEMANGLE,
-	DTF_LONGOPTS,
+	RPT_LONGOPT_PARTIAL,
+	RPT_LONGOPT_NO_DEMANGLE,
+	FLT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
 static void stats_usage(FILE *to)
 {
-	if (dtr_shell) {
+	if (rpt_shell) {
 		fprintf(to, "usage: stats [--json] [--top N] [--all] [filters]\n"
-			"  --all: also the probes and CPUs without events\n" DTF_USAGE_FILTERS);
+			"  --all: also the probes and CPUs without events\n" FLT_USAGE_FILTERS);
 		return;
 	}
 	fprintf(to, "usage: %s [--json] [--top N] [--all] [--partial] [filters]\n"
 		"  --all: also the probes and CPUs without events\n"
-		"  several captures: one report each (--json: an array of them)\n" DTF_USAGE,
+		"  several captures: one report each (--json: an array of them)\n" FLT_USAGE,
 		"dtreport stats CAPTURE|DIR...");
 }
 
@@ -43,7 +43,7 @@ static void stats_usage(FILE *to)
  * The options; the operands are left at argv[optind..].  0 to go on, -1
  * after --help (status 0), else the status with the usage printed.
  */
-static int stats_args(int argc, char **argv, struct dtr_stats_opts *so, struct dtf_filter *f,
+static int stats_args(int argc, char **argv, struct rpt_stats_opts *so, struct flt_filter *f,
 		      int *partial)
 {
 	char err[512];
@@ -55,9 +55,9 @@ static int stats_args(int argc, char **argv, struct dtr_stats_opts *so, struct d
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jh", stats_longopts, NULL)) != -1) {
-		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		int fr = flt_option(f, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			dtr_err("stats", "%s", err);
+			rpt_err("stats", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -73,63 +73,63 @@ static int stats_args(int argc, char **argv, struct dtr_stats_opts *so, struct d
 			char *end;
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || !*optarg || v > 1000000) {
-				dtr_err("stats", "--top: want a count");
+				rpt_err("stats", "--top: want a count");
 				goto usage;
 			}
 			so->top = (unsigned)v;
 			break;
 		}
-		case DTR_OPT_NO_DEMANGLE:
+		case RPT_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			*partial = 1;
 			break;
 		case 'h':
 			stats_usage(stdout);
 			return -1;
 		case ':':
-			dtr_err("stats", "option %s needs a value", argv[optind - 1]);
+			rpt_err("stats", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			dtr_err("stats", "unknown option %s", argv[optind - 1]);
+			rpt_err("stats", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
 	return 0;
 usage:
 	stats_usage(stderr);
-	return DTR_EXIT_USAGE;
+	return RPT_EXIT_USAGE;
 }
 
 /* The report of one capture to standard output, which must not be the
  * capture itself (`stats f.dtc >> f.dtc`). */
-static int stats_one(const struct dtr_cap *c, struct dtf_filter *f,
-		     const struct dtr_stats_opts *so, volatile sig_atomic_t *cancel)
+static int stats_one(const struct rpt_cap *c, struct flt_filter *f,
+		     const struct rpt_stats_opts *so, volatile sig_atomic_t *cancel)
 {
 	struct dtu_out out;
 	char err[512];
 	const char *path = c->path;
 
 	if (dtu_out_open(&out, NULL, &path, 1, err, sizeof(err))) {
-		dtr_err("stats", "%s", err);
-		return DTR_EXIT_ERROR;
+		rpt_err("stats", "%s", err);
+		return RPT_EXIT_ERROR;
 	}
-	int ret = dtr_stats(c, f, so, out.f, cancel);
+	int ret = rpt_stats(c, f, so, out.f, cancel);
 	if (ret == 0 && dtu_out_commit(&out, err, sizeof(err))) {
-		dtr_err("stats", "%s", err);
-		ret = DTR_EXIT_ERROR;
+		rpt_err("stats", "%s", err);
+		ret = RPT_EXIT_ERROR;
 	}
 	return ret;
 }
 
-static int stats_path(const char *path, struct dtf_filter *f, const struct dtr_stats_opts *so,
+static int stats_path(const char *path, struct flt_filter *f, const struct rpt_stats_opts *so,
 		      int partial)
 {
-	int ret = DTR_EXIT_ERROR;
-	struct dtr_cap c = { NULL, NULL, path };
+	int ret = RPT_EXIT_ERROR;
+	struct rpt_cap c = { NULL, NULL, path };
 
-	if ((c.r = dtr_open("stats", path, partial, f->salvage, &ret)) == NULL)
+	if ((c.r = rpt_open("stats", path, partial, f->salvage, &ret)) == NULL)
 		return ret;
 	ret = stats_one(&c, f, so, NULL);
 	dtcap_reader_close(c.r);
@@ -138,27 +138,27 @@ static int stats_path(const char *path, struct dtf_filter *f, const struct dtr_s
 
 int cmd_stats(int argc, char **argv)
 {
-	struct dtf_filter filt;
-	struct dtr_stats_opts so;
+	struct flt_filter filt;
+	struct rpt_stats_opts so;
 	int partial, ret;
 	char err[512];
 
-	dtf_init(&filt);
+	flt_init(&filt);
 	if ((ret = stats_args(argc, argv, &so, &filt, &partial)) != 0) {
-		dtf_free(&filt);
+		flt_free(&filt);
 		return ret < 0 ? 0 : ret;
 	}
 	if (argc - optind < 1) {
-		dtr_err("stats", "no capture given");
+		rpt_err("stats", "no capture given");
 		stats_usage(stderr);
-		dtf_free(&filt);
-		return DTR_EXIT_USAGE;
+		flt_free(&filt);
+		return RPT_EXIT_USAGE;
 	}
 	const char *path = argv[optind];
 	struct stat pst;
 	if (argc - optind == 1 && !(stat(path, &pst) == 0 && S_ISDIR(pst.st_mode))) {
 		ret = stats_path(path, &filt, &so, partial);
-		dtf_free(&filt);
+		flt_free(&filt);
 		return ret;
 	}
 	/* several captures: one report each, options kept */
@@ -166,17 +166,17 @@ int cmd_stats(int argc, char **argv)
 	if (dtx_caps_add(&caps, argv + optind, argc - optind, err, sizeof(err)) < 0) {
 		fprintf(stderr, "dtreport stats: %s\n", err);
 		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
+		flt_free(&filt);
+		return RPT_EXIT_ERROR;
 	}
 	/* each report checks its own capture, but the first is printed
 	 * before the second is opened: all of them, before any byte */
 	if (dtu_stdout_not_input((const char *const *)caps.path, (size_t)caps.n, err,
 				 sizeof(err)) < 0) {
-		dtr_err("stats", "%s", err);
+		rpt_err("stats", "%s", err);
 		dtx_caps_free(&caps);
-		dtf_free(&filt);
-		return DTR_EXIT_ERROR;
+		flt_free(&filt);
+		return RPT_EXIT_ERROR;
 	}
 	ret = 0;
 	if (so.json)
@@ -190,20 +190,20 @@ int cmd_stats(int argc, char **argv)
 	if (so.json)
 		fputs("]\n", stdout);
 	dtx_caps_free(&caps);
-	dtf_free(&filt);
+	flt_free(&filt);
 	return ret;
 }
 
-int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+int cmd_stats_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		 volatile sig_atomic_t *cancel)
 {
-	struct dtf_filter filt;
-	struct dtr_stats_opts so;
+	struct flt_filter filt;
+	struct rpt_stats_opts so;
 	int partial, ret;
 
-	dtf_init(&filt);
+	flt_init(&filt);
 	if ((ret = stats_args(argc, argv, &so, &filt, &partial)) == 0 &&
-	    (ret = dtr_shell_operands("stats", argc, argv, filt.salvage, stats_usage)) == 0) {
+	    (ret = rpt_shell_operands("stats", argc, argv, filt.salvage, stats_usage)) == 0) {
 		/* several: one report each, as dtreport stats prints them */
 		if (so.json && ncaps > 1)
 			fputs("[", stdout);
@@ -218,6 +218,6 @@ int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
 		if (so.json && ncaps > 1)
 			fputs("]\n", stdout);
 	}
-	dtf_free(&filt);
+	flt_free(&filt);
 	return ret < 0 ? 0 : ret;
 }

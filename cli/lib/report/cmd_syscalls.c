@@ -18,8 +18,8 @@ static const struct option sys_longopts[] = {
 	{ "by",   1, NULL, SYS_OPT_BY },
 	{ "json", 0, NULL, SYS_OPT_JSON },
 	{ "help", 0, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTF_LONGOPTS,
+	RPT_LONGOPT_PARTIAL,
+	FLT_LONGOPTS,
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -27,18 +27,18 @@ static void
 sys_usage(FILE *to)
 {
 	fprintf(to, "usage: %ssyscalls [--by comm|pid] [--json]%s [filters]%s\n",
-		dtr_shell ? "" : "dtreport ", dtr_shell ? "" : " [--partial]",
-		dtr_shell ? "" : " CAPTURE");
+		rpt_shell ? "" : "dtreport ", rpt_shell ? "" : " [--partial]",
+		rpt_shell ? "" : " CAPTURE");
 	fprintf(to, "  per syscall: calls, errors by errno, total, avg, min, max, stddev and p99\n"
 		"  time, from syscall entry and return events (strace -c, perf trace -s)\n"
 		"  --by comm|pid  one table per command name or process\n");
-	fputs(dtr_shell ? DTF_USAGE_FILTERS : DTF_USAGE, to);
+	fputs(rpt_shell ? FLT_USAGE_FILTERS : FLT_USAGE, to);
 }
 
 static int
-sys_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
+sys_args(int argc, char **argv, void *st, struct flt_filter *f, int *partial)
 {
-	struct dtr_syscalls_opts *o = st;
+	struct rpt_syscalls_opts *o = st;
 	char err[512];
 	int c;
 
@@ -47,14 +47,14 @@ sys_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":h", sys_longopts, NULL)) != -1) {
-		if (c == DTF_OPT_PROBE) {
-			dtr_err("syscalls", "--probe: the table has every syscall; choose rows with "
+		if (c == FLT_OPT_PROBE) {
+			rpt_err("syscalls", "--probe: the table has every syscall; choose rows with "
 				"--pid, --tid, --comm");
 			goto usage;
 		}
-		int fr = dtf_option(f, c, optarg, err, sizeof(err));
+		int fr = flt_option(f, c, optarg, err, sizeof(err));
 		if (fr < 0) {
-			dtr_err("syscalls", "%s", err);
+			rpt_err("syscalls", "%s", err);
 			goto usage;
 		}
 		if (fr > 0)
@@ -62,57 +62,57 @@ sys_args(int argc, char **argv, void *st, struct dtf_filter *f, int *partial)
 		switch (c) {
 		case SYS_OPT_BY:
 			if (strcmp(optarg, "comm") == 0)
-				o->by = DTR_SYS_COMM;
+				o->by = RPT_SYS_COMM;
 			else if (strcmp(optarg, "pid") == 0)
-				o->by = DTR_SYS_PID;
+				o->by = RPT_SYS_PID;
 			else {
-				dtr_err("syscalls", "--by %s: want comm or pid", optarg);
+				rpt_err("syscalls", "--by %s: want comm or pid", optarg);
 				goto usage;
 			}
 			break;
 		case SYS_OPT_JSON:
 			o->json = 1;
 			break;
-		case DTR_OPT_PARTIAL:
+		case RPT_OPT_PARTIAL:
 			*partial = 1;
 			break;
 		case 'h':
 			sys_usage(stdout);
 			return -1;
 		case ':':
-			dtr_err("syscalls", "option %s needs a value", argv[optind - 1]);
+			rpt_err("syscalls", "option %s needs a value", argv[optind - 1]);
 			goto usage;
 		default:
-			dtr_err("syscalls", "unknown option %s", argv[optind - 1]);
+			rpt_err("syscalls", "unknown option %s", argv[optind - 1]);
 			goto usage;
 		}
 	}
 	return 0;
 usage:
 	sys_usage(stderr);
-	return DTR_EXIT_USAGE;
+	return RPT_EXIT_USAGE;
 }
 
 static int
-sys_run(const struct dtr_cap *c, struct dtf_filter *f, void *st, volatile sig_atomic_t *cancel)
+sys_run(const struct rpt_cap *c, struct flt_filter *f, void *st, volatile sig_atomic_t *cancel)
 {
-	return dtr_syscalls(c, f, st, stdout, cancel);
+	return rpt_syscalls(c, f, st, stdout, cancel);
 }
 
-static const struct dtr_cmd sys_cmd = { "syscalls", sys_usage, sys_args, NULL, sys_run };
+static const struct rpt_cmd sys_cmd = { "syscalls", sys_usage, sys_args, NULL, sys_run };
 
 int
 cmd_syscalls(int argc, char **argv)
 {
-	struct dtr_syscalls_opts o;
+	struct rpt_syscalls_opts o;
 
-	return dtr_cmd_main(&sys_cmd, &o, argc, argv);
+	return rpt_cmd_main(&sys_cmd, &o, argc, argv);
 }
 
 int
-cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
+cmd_syscalls_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel)
 {
-	struct dtr_syscalls_opts o;
+	struct rpt_syscalls_opts o;
 
-	return dtr_cmd_on(&sys_cmd, &o, c, argc, argv, cancel);
+	return rpt_cmd_on(&sys_cmd, &o, c, argc, argv, cancel);
 }

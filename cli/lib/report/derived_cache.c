@@ -39,7 +39,7 @@
 #define DC_MAGIC	0x3143564952454454ull	/* "DTDERIV1" little-endian */
 #define DC_VERSION	1
 #define DC_NHDR		18			/* header words */
-#define SPAN_REC	(8 + 8 + 4 * 4 + 8 + 4 + 1 + 8 * DTR_SPAN_ARGS)
+#define SPAN_REC	(8 + 8 + 4 * 4 + 8 + 4 + 1 + 8 * RPT_SPAN_ARGS)
 #define UNM_REC		(4 * 4 + 1)
 #define SCHED_REC	(3 * 8 + 11 * 4 + 3)
 
@@ -119,7 +119,7 @@ get(const uint8_t *p, void *v, size_t n)
 }
 
 static void
-span_enc(uint8_t *p, const struct dtr_span *s, uint8_t nargs, const uint64_t *args)
+span_enc(uint8_t *p, const struct rpt_span *s, uint8_t nargs, const uint64_t *args)
 {
 	p = put(p, &s->start, 8);
 	p = put(p, &s->end, 8);
@@ -130,11 +130,11 @@ span_enc(uint8_t *p, const struct dtr_span *s, uint8_t nargs, const uint64_t *ar
 	p = put(p, &s->ret, 8);
 	p = put(p, &s->err, 4);
 	p = put(p, &nargs, 1);
-	put(p, args, 8 * DTR_SPAN_ARGS);
+	put(p, args, 8 * RPT_SPAN_ARGS);
 }
 
 static void
-span_dec(const uint8_t *p, struct dtr_span *s, uint8_t *nargs, uint64_t *args)
+span_dec(const uint8_t *p, struct rpt_span *s, uint8_t *nargs, uint64_t *args)
 {
 	p = get(p, &s->start, 8);
 	p = get(p, &s->end, 8);
@@ -145,11 +145,11 @@ span_dec(const uint8_t *p, struct dtr_span *s, uint8_t *nargs, uint64_t *args)
 	p = get(p, &s->ret, 8);
 	p = get(p, &s->err, 4);
 	p = get(p, nargs, 1);
-	get(p, args, 8 * DTR_SPAN_ARGS);
+	get(p, args, 8 * RPT_SPAN_ARGS);
 }
 
 static void
-unm_enc(uint8_t *p, const struct dtr_unmatched *u)
+unm_enc(uint8_t *p, const struct rpt_unmatched *u)
 {
 	p = put(p, &u->probe, 4);
 	p = put(p, &u->tid, 4);
@@ -159,7 +159,7 @@ unm_enc(uint8_t *p, const struct dtr_unmatched *u)
 }
 
 static void
-unm_dec(const uint8_t *p, struct dtr_unmatched *u)
+unm_dec(const uint8_t *p, struct rpt_unmatched *u)
 {
 	p = get(p, &u->probe, 4);
 	p = get(p, &u->tid, 4);
@@ -169,7 +169,7 @@ unm_dec(const uint8_t *p, struct dtr_unmatched *u)
 }
 
 static void
-sched_enc(uint8_t *p, const struct dtr_sched_span *s)
+sched_enc(uint8_t *p, const struct rpt_sched_span *s)
 {
 	p = put(p, &s->start, 8);
 	p = put(p, &s->end, 8);
@@ -183,7 +183,7 @@ sched_enc(uint8_t *p, const struct dtr_sched_span *s)
 }
 
 static void
-sched_dec(const uint8_t *p, struct dtr_sched_span *s)
+sched_dec(const uint8_t *p, struct rpt_sched_span *s)
 {
 	uint32_t w[11];
 	memset(s, 0, sizeof(*s));
@@ -289,7 +289,7 @@ open_ours(const char *path, int kind)
 }
 
 int
-dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp, struct dtr_sched *sc)
+dtsql_cache_load(struct dtcap_reader *r, int kind, struct rpt_spans *sp, struct rpt_sched *sc)
 {
 	uint64_t want[DC_NHDR], h[DC_NHDR];
 	struct rd *d = NULL;
@@ -337,7 +337,7 @@ dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp, struct 
 			if (rd_bytes(d, rec, SPAN_REC))
 				goto out;
 			span_dec(rec, &sp->v[i], &sp->nargs[i], sp->args[i]);
-			if (sp->nargs[i] > DTR_SPAN_ARGS || sp->v[i].end < sp->v[i].start ||
+			if (sp->nargs[i] > RPT_SPAN_ARGS || sp->v[i].end < sp->v[i].start ||
 			    !dtcap_probe_by_id(r, sp->v[i].probe))
 				goto out;
 			sp->n++;
@@ -361,7 +361,7 @@ dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp, struct 
 		for (uint64_t i = 0; i < n; i++) {
 			if (rd_bytes(d, rec, SCHED_REC))
 				goto out;
-			struct dtr_sched_span *s = &sc->v[i];
+			struct rpt_sched_span *s = &sc->v[i];
 			sched_dec(rec, s);
 			if (s->end < s->start || !ok_state(s->state) || s->open > 1)
 				goto out;
@@ -377,9 +377,9 @@ out:
 	if (!ok) {
 		dbg(kind, "miss: %s: %s: ignored", path, why);
 		if (kind == 0)
-			dtr_spans_free(sp);
+			rpt_spans_free(sp);
 		else
-			dtr_sched_free(sc);
+			rpt_sched_free(sc);
 	}
 	if (d)
 		ZSTD_freeDCtx(d->z);
@@ -447,15 +447,15 @@ replaceable(const char *path, int kind, int *exists)
 }
 
 void
-dtsql_cache_save(struct dtcap_reader *r, int kind, const struct dtr_spans *sp,
-		 const struct dtr_sched *sc)
+dtsql_cache_save(struct dtcap_reader *r, int kind, const struct rpt_spans *sp,
+		 const struct rpt_sched *sc)
 {
 	uint64_t h[DC_NHDR];
 	char *path = NULL, *tmp = NULL, err[512];
 	struct wr *w = NULL;
 	int fd = -1, exists;
 	uint8_t rec[SPAN_REC > SCHED_REC ? SPAN_REC : SCHED_REC];
-	static const uint64_t noargs[DTR_SPAN_ARGS];
+	static const uint64_t noargs[RPT_SPAN_ARGS];
 
 	if (!enabled(r) || !(path = cache_path(r, kind)) || !replaceable(path, kind, &exists))
 		goto out;

@@ -27,14 +27,14 @@ static int same_build(Elf *e, const struct dtcap_file *f)
 	       !memcmp(id, f->build_id, n);
 }
 
-struct dtr_insn *dtr_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t size,
+struct rpt_insn *rpt_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t size,
 			    size_t *n, char *err, size_t errlen)
 {
 	char why[512];
 	int fd = -1;
 	Elf *e = NULL;
 	uint8_t *code = NULL;
-	struct dtr_insn *out = NULL;
+	struct rpt_insn *out = NULL;
 	csh cs;
 	int cs_ok = 0;
 	size_t nph;
@@ -112,7 +112,7 @@ struct dtr_insn *dtr_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t 
 		}
 		if (*n == cap) {
 			size_t nc = cap ? 2 * cap : 256;
-			struct dtr_insn *t = realloc(out, nc * sizeof(*out));
+			struct rpt_insn *t = realloc(out, nc * sizeof(*out));
 			if (t == NULL) {
 				free(out);
 				out = NULL;

@@ -11,7 +11,7 @@
 
 #include "dtcap.h"
 
-struct dtr_insn {
+struct rpt_insn {
 	uint64_t	addr;		/* file virtual address */
 	char		text[160];	/* "mnemonic operands" */
 };
@@ -22,7 +22,7 @@ struct dtr_insn {
  * (the file is gone, is another build, is not x86-64, ...).  At most
  * 65536 instructions.
  */
-struct dtr_insn *dtr_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t size,
+struct rpt_insn *rpt_disasm(const struct dtcap_file *f, uint64_t addr, uint64_t size,
 			    size_t *n, char *err, size_t errlen);
 
 #endif

@@ -39,8 +39,8 @@ struct dmod {
 	struct dtsym	*sym;
 	int		kind;		/* 0 spans, 1 sched */
 	int		built;
-	struct dtr_spans sp;
-	struct dtr_sched sc;
+	struct rpt_spans sp;
+	struct rpt_sched sc;
 	size_t		n;
 };
 
@@ -59,8 +59,8 @@ static void
 dmod_free(void *p)
 {
 	struct dmod *m = p;
-	dtr_spans_free(&m->sp);
-	dtr_sched_free(&m->sc);
+	rpt_spans_free(&m->sp);
+	rpt_sched_free(&m->sc);
 	free(m);
 }
 
@@ -83,19 +83,19 @@ has_input(const struct dmod *m)
 static int
 build(struct dmod *m, char **err)
 {
-	struct dtr_cap c = { m->r, m->sym, "capture" };
-	struct dtf_filter all;
+	struct rpt_cap c = { m->r, m->sym, "capture" };
+	struct flt_filter all;
 	int rc = 0;
 
 	if (m->built)
 		return 0;
 	/* computed once per capture: kept beside it (derived_cache.c) */
 	if (has_input(m) && !dtsql_cache_load(m->r, m->kind, &m->sp, &m->sc)) {
-		dtf_init(&all);
-		rc = m->kind == 0 ? dtr_spans_build(&c, "sql", &all, NULL, DTR_SPANS_ARGS, &m->sp,
+		flt_init(&all);
+		rc = m->kind == 0 ? rpt_spans_build(&c, "sql", &all, NULL, RPT_SPANS_ARGS, &m->sp,
 						   dtsql_cancel)
-				  : dtr_sched_build(&c, "sql", &m->sc, dtsql_cancel);
-		dtf_free(&all);
+				  : rpt_sched_build(&c, "sql", &m->sc, dtsql_cancel);
+		flt_free(&all);
 		if (rc == 0)
 			dtsql_cache_save(m->r, m->kind, &m->sp, &m->sc);
 	}
@@ -222,7 +222,7 @@ res_comm(sqlite3_context *ctx, const struct dtcap_reader *r, uint32_t id)
 static int
 spans_column(const struct dmod *m, size_t i, sqlite3_context *ctx, int col)
 {
-	const struct dtr_span *s = &m->sp.v[i];
+	const struct rpt_span *s = &m->sp.v[i];
 	switch (col) {
 	case 0: sqlite3_result_int64(ctx, s->tid); break;
 	case 1: sqlite3_result_int64(ctx, s->pid); break;
@@ -240,7 +240,7 @@ spans_column(const struct dmod *m, size_t i, sqlite3_context *ctx, int col)
 	case 5: sqlite3_result_int64(ctx, (sqlite3_int64)s->end); break;
 	case 6: sqlite3_result_int64(ctx, (sqlite3_int64)(s->end - s->start)); break;
 	case 7: {
-		char buf[DTR_SPAN_ARGS * 24];
+		char buf[RPT_SPAN_ARGS * 24];
 		size_t k = 0;
 		buf[0] = '\0';
 		for (unsigned a = 0; a < m->sp.nargs[i]; a++)
@@ -256,7 +256,7 @@ spans_column(const struct dmod *m, size_t i, sqlite3_context *ctx, int col)
 }
 
 static int
-sched_column(const struct dmod *m, const struct dtr_sched_span *s, sqlite3_context *ctx, int col)
+sched_column(const struct dmod *m, const struct rpt_sched_span *s, sqlite3_context *ctx, int col)
 {
 	uint64_t w = s->wake && s->wake < s->end ? s->wake : s->end;
 	switch (col) {

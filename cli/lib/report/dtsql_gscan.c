@@ -844,17 +844,17 @@ int dtsql_group_scan(struct ecur *e)
 			.part_new = part_new, .part_free = part_free, .merge = part_merge,
 			.skip = gskip, .block = bucket || gret ? rows_block : group_block,
 		};
-		struct dtf_filter none;
+		struct flt_filter none;
 		char err[512];
-		dtf_init(&none);
+		flt_init(&none);
 		int sr = dtsp_scan(e->c->r, &none, rcols, &job, &j, dtsql_cancel, NULL, err,
 				   sizeof(err));
-		dtf_free(&none);
+		flt_free(&none);
 		if (sr) {
 			if (sr == -1 && !strcmp(err, "out of memory"))
 				goto nomem;
 			set_err(e->base.pVtab, "%s", err);
-			rc = sr == DTF_SCAN_CANCELLED ? SQLITE_INTERRUPT : SQLITE_ERROR;
+			rc = sr == FLT_SCAN_CANCELLED ? SQLITE_INTERRUPT : SQLITE_ERROR;
 			goto out;
 		}
 	}

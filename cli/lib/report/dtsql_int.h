@@ -86,12 +86,12 @@ void dtsql_derived_detach(sqlite3 *db);
  * the capture, else 0 (none, stale, hostile: ignored).  save: writes it
  * when that may be done (see there), silently otherwise.
  */
-struct dtr_spans;
-struct dtr_sched;
-int dtsql_cache_load(struct dtcap_reader *r, int kind, struct dtr_spans *sp,
-		     struct dtr_sched *sc);
-void dtsql_cache_save(struct dtcap_reader *r, int kind, const struct dtr_spans *sp,
-		      const struct dtr_sched *sc);
+struct rpt_spans;
+struct rpt_sched;
+int dtsql_cache_load(struct dtcap_reader *r, int kind, struct rpt_spans *sp,
+		     struct rpt_sched *sc);
+void dtsql_cache_save(struct dtcap_reader *r, int kind, const struct rpt_spans *sp,
+		      const struct rpt_sched *sc);
 
 /* The columns of events, in declaration order (dtsql_events.def). */
 enum {
@@ -273,7 +273,7 @@ static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
  * export's (export_sqlite.c).  *cancel (NULL: never) is polled before each
  * block.  Returns the row count or -1 with *err set (sqlite3_free() it).
  */
-long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct dtf_filter *flt,
+long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct flt_filter *flt,
 				volatile sig_atomic_t *cancel, char **err);
 
 /* dt_text(), dt_bytes(), dt_int() and errno_name() on db: what the probe

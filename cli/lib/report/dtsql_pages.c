@@ -373,7 +373,7 @@ static int leaves_grow(uint32_t **lpg, int64_t **lmx, size_t *cap, size_t need)
  * Write path as a database holding events, events_ts and events_pid.
  * Returns the row count or -1 with *err set.
  */
-long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct dtf_filter *flt,
+long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct flt_filter *flt,
 				volatile sig_atomic_t *cancel, char **err)
 {
 	struct dtcap_reader *r = c->r;
@@ -419,7 +419,7 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 			goto out;
 		}
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
-		if (bi && dtf_block_skip(flt, bi)) {
+		if (bi && flt_block_skip(flt, bi)) {
 			skipped += bi->rows;
 			continue;
 		}
@@ -428,7 +428,7 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 			goto out;
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
-			if (!dtf_match_row(flt, b, j)) {
+			if (!flt_match_row(flt, b, j)) {
 				skipped++;
 				continue;
 			}

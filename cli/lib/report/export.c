@@ -21,20 +21,20 @@ static const char *const formats[] = { "sqlite", "parquet", "pprof", "chrome", N
 
 struct xargs {
 	int		format;
-	struct dtr_export_opts o;
+	struct rpt_export_opts o;
 	int		partial;
-	struct dtf_filter f;
+	struct flt_filter f;
 };
 
 static void usage(FILE *f)
 {
-	const char *cap = dtr_shell ? "" : " CAPTURE";
+	const char *cap = rpt_shell ? "" : " CAPTURE";
 	fprintf(f, "usage: %s export [--format sqlite] [FILTERS] -o OUT.sqlite%s\n"
 		"       %s export --format parquet [--parquet-compat] [FILTERS] -o DIR%s\n"
 		"       %s export --format pprof [FILTERS] -o OUT.pb.gz%s\n"
 		"       %s export --format chrome [FILTERS] -o OUT.json%s\n"
 		"  Only the events the filters pass are exported (the other tables whole):\n"
-		DTF_USAGE_FILTERS
+		FLT_USAGE_FILTERS
 		"%s"
 		"  --parquet-compat: integers PLAIN, not DELTA_BINARY_PACKED (Spark < 3.3).\n"
 		"  --no-demangle: raw symbol names.\n"
@@ -45,11 +45,11 @@ static void usage(FILE *f)
 		"  complete, created 0600; another user's symbolic links and devices\n"
 		"  are refused (OUTPUT FILES in dtreport(1)).%s\n"
 		"  (see %s)\n",
-		dtr_prog(), cap, dtr_prog(), dtr_shell ? "" : " CAPTURE|DIR...", dtr_prog(), cap,
-		dtr_prog(), cap,
-		dtr_shell ? "" : "  --partial    read a capture cut short\n" DTF_USAGE_SALVAGE,
-		dtr_shell ? "  Ctrl-C stops it." : "",
-		dtr_shell ? "help export, dtsh(1)" : "dtreport(1)");
+		rpt_prog(), cap, rpt_prog(), rpt_shell ? "" : " CAPTURE|DIR...", rpt_prog(), cap,
+		rpt_prog(), cap,
+		rpt_shell ? "" : "  --partial    read a capture cut short\n" FLT_USAGE_SALVAGE,
+		rpt_shell ? "  Ctrl-C stops it." : "",
+		rpt_shell ? "help export, dtsh(1)" : "dtreport(1)");
 }
 
 /* 0 to go on, -1 after --help, else the usage status (message printed). */
@@ -60,9 +60,9 @@ static int parse(int argc, char **argv, struct xargs *x)
 		{ "format", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "parquet-compat", no_argument, NULL, 'C' },
-		DTR_LONGOPT_PARTIAL,
-		DTR_LONGOPT_NO_DEMANGLE,
-		DTF_LONGOPTS,
+		RPT_LONGOPT_PARTIAL,
+		RPT_LONGOPT_NO_DEMANGLE,
+		FLT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = "sqlite";
@@ -76,26 +76,26 @@ static int parse(int argc, char **argv, struct xargs *x)
 		case 'o': x->o.out = optarg; break;
 		case 'f': format = optarg; break;
 		case 'C': x->o.parquet_compat = 1; break;
-		case DTR_OPT_NO_DEMANGLE: dtsym_demangle = 0; break;
-		case DTR_OPT_PARTIAL: x->partial = 1; break;
+		case RPT_OPT_NO_DEMANGLE: dtsym_demangle = 0; break;
+		case RPT_OPT_PARTIAL: x->partial = 1; break;
 		case 'h': usage(stdout); return -1;
 		case ':':
-			dtr_err("export", "option %s needs a value", argv[optind - 1]);
+			rpt_err("export", "option %s needs a value", argv[optind - 1]);
 			usage(stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		case '?':
-			dtr_err("export", "unknown option %s", argv[optind - 1]);
+			rpt_err("export", "unknown option %s", argv[optind - 1]);
 			usage(stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		default: {
-			int k = dtf_option(&x->f, ch, optarg, err, sizeof(err));
+			int k = flt_option(&x->f, ch, optarg, err, sizeof(err));
 			if (k < 0) {
-				dtr_err("export", "%s", err);
-				return DTR_EXIT_USAGE;
+				rpt_err("export", "%s", err);
+				return RPT_EXIT_USAGE;
 			}
 			if (k == 0) {
 				usage(stderr);
-				return DTR_EXIT_USAGE;
+				return RPT_EXIT_USAGE;
 			}
 		}
 		}
@@ -103,25 +103,25 @@ static int parse(int argc, char **argv, struct xargs *x)
 	for (x->format = 0; formats[x->format] && strcmp(formats[x->format], format); x->format++)
 		;
 	if (formats[x->format] == NULL) {
-		dtr_err("export", "unknown format '%s' (sqlite, parquet, pprof, chrome)", format);
-		return DTR_EXIT_USAGE;
+		rpt_err("export", "unknown format '%s' (sqlite, parquet, pprof, chrome)", format);
+		return RPT_EXIT_USAGE;
 	}
 	if (x->o.parquet_compat && x->format != FMT_PARQUET) {
-		dtr_err("export", "--parquet-compat is for --format parquet");
-		return DTR_EXIT_USAGE;
+		rpt_err("export", "--parquet-compat is for --format parquet");
+		return RPT_EXIT_USAGE;
 	}
 	if (x->o.out == NULL) {
-		dtr_err("export", "no output: -o %s", x->format == FMT_PARQUET ? "DIR" :
+		rpt_err("export", "no output: -o %s", x->format == FMT_PARQUET ? "DIR" :
 			x->format == FMT_PPROF ? "OUT.pb.gz" : x->format == FMT_CHROME ?
 			"OUT.json" : "OUT.sqlite");
 		usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (!strcmp(x->o.out, "-")) {
 		/* SQLite needs a file it can seek in, the others are renamed
 		 * into place; and a file named "-" is a trap */
-		dtr_err("export", "-o -: an export cannot go to standard output; name a file");
-		return DTR_EXIT_USAGE;
+		rpt_err("export", "-o -: an export cannot go to standard output; name a file");
+		return RPT_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -133,20 +133,20 @@ static int refuse_existing(const struct xargs *x)
 	struct stat st;
 
 	if ((x->format == FMT_PPROF || x->format == FMT_CHROME) && lstat(x->o.out, &st) == 0) {
-		dtr_err("export", "%s: exists (not replaced; remove it or choose another name)",
+		rpt_err("export", "%s: exists (not replaced; remove it or choose another name)",
 			x->o.out);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	return 0;
 }
 
-static int run_one(const struct xargs *x, const struct dtr_cap *c, struct dtf_filter *f,
+static int run_one(const struct xargs *x, const struct rpt_cap *c, struct flt_filter *f,
 		   volatile sig_atomic_t *cancel)
 {
 	switch (x->format) {
-	case FMT_PPROF: return dtr_export_pprof(c, f, &x->o, cancel);
-	case FMT_CHROME: return dtr_export_chrome(c, f, &x->o, cancel);
-	default: return dtr_export_sqlite(c, f, &x->o, cancel);
+	case FMT_PPROF: return rpt_export_pprof(c, f, &x->o, cancel);
+	case FMT_CHROME: return rpt_export_chrome(c, f, &x->o, cancel);
+	default: return rpt_export_sqlite(c, f, &x->o, cancel);
 	}
 }
 
@@ -154,8 +154,8 @@ static int run_one(const struct xargs *x, const struct dtr_cap *c, struct dtf_fi
  * The parquet dataset: each capture added in turn (ncaps of c, or of the
  * paths when c is NULL: opened one at a time), the filter bound to each.
  */
-static int run_parquet(const struct xargs *x, const struct dtr_cap *c, int ncaps,
-		       char *const *paths, int npaths, struct dtf_filter *f,
+static int run_parquet(const struct xargs *x, const struct rpt_cap *c, int ncaps,
+		       char *const *paths, int npaths, struct flt_filter *f,
 		       volatile sig_atomic_t *cancel)
 {
 	struct timespec t0, t1;
@@ -166,52 +166,52 @@ static int run_parquet(const struct xargs *x, const struct dtr_cap *c, int ncaps
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (strlen(x->o.out) > 3000) {
-		dtr_err("export", "%.40s...: path too long", x->o.out);
-		return DTR_EXIT_ERROR;
+		rpt_err("export", "%.40s...: path too long", x->o.out);
+		return RPT_EXIT_ERROR;
 	}
 	/* every input checked before anything is created */
 	if (c == NULL && dtx_caps_add(&cl, paths, npaths, err, sizeof(err)) < 0) {
-		dtr_err("export", "%s", err);
+		rpt_err("export", "%s", err);
 		dtx_caps_free(&cl);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	if (dtu_path_links_ok(x->o.out, err, sizeof(err)) < 0) {
-		dtr_err("export", "%s", err);
+		rpt_err("export", "%s", err);
 		dtx_caps_free(&cl);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	/* a filter value one capture never saw is known before the dataset
 	 * is made or touched (the captures are opened twice only then) */
 	int n = c ? ncaps : cl.n;
-	for (int i = 0; i < n && dtf_active(f); i++) {
+	for (int i = 0; i < n && flt_active(f); i++) {
 		struct dtcap_reader *r = c ? c[i].r : NULL;
-		if (!r && (r = dtr_open("export", cl.path[i], x->partial, f->salvage, &ret)) == NULL)
+		if (!r && (r = rpt_open("export", cl.path[i], x->partial, f->salvage, &ret)) == NULL)
 			break;
-		if (dtf_resolve(f, r, err, sizeof(err)) < 0) {
-			dtr_err("export", "%s: %s", c ? c[i].path : cl.path[i], err);
-			ret = DTR_EXIT_ERROR;
+		if (flt_resolve(f, r, err, sizeof(err)) < 0) {
+			rpt_err("export", "%s: %s", c ? c[i].path : cl.path[i], err);
+			ret = RPT_EXIT_ERROR;
 		}
 		if (!c)
 			dtcap_reader_close(r);
 		if (ret)
 			break;
 	}
-	if (ret || dtr_parquet_prepare(x->o.out) < 0) {
+	if (ret || rpt_parquet_prepare(x->o.out) < 0) {
 		dtx_caps_free(&cl);
-		return ret ? ret : DTR_EXIT_ERROR;
+		return ret ? ret : RPT_EXIT_ERROR;
 	}
 	for (int i = 0; i < n && !ret; i++) {
 		uint64_t ev = 0, by = 0;
-		struct dtr_cap one = { NULL, NULL, NULL };
+		struct rpt_cap one = { NULL, NULL, NULL };
 		if (c) {
 			one = c[i];
 		} else {
 			one.path = cl.path[i];
-			if ((one.r = dtr_open("export", one.path, x->partial, f->salvage, &ret)) ==
+			if ((one.r = rpt_open("export", one.path, x->partial, f->salvage, &ret)) ==
 			    NULL)
 				break;
 		}
-		ret = dtr_export_parquet(&one, f, &x->o, cancel, &ev, &by);
+		ret = rpt_export_parquet(&one, f, &x->o, cancel, &ev, &by);
 		if (!c)
 			dtcap_reader_close(one.r);
 		if (ret)
@@ -228,7 +228,7 @@ static int run_parquet(const struct xargs *x, const struct dtr_cap *c, int ncaps
 		       x->o.out, (unsigned long long)total, ndone, ndone == 1 ? "" : "s",
 		       (unsigned long long)bytes, s);
 	if (ret && ndone)
-		dtr_err("export", "the %d capture%s before the failure stay in %s", ndone,
+		rpt_err("export", "the %d capture%s before the failure stay in %s", ndone,
 			ndone == 1 ? "" : "s", x->o.out);
 	return ret;
 }
@@ -238,14 +238,14 @@ int cmd_export(int argc, char **argv)
 	struct xargs x = { 0 };
 	int ret;
 
-	dtf_init(&x.f);
+	flt_init(&x.f);
 	if ((ret = parse(argc, argv, &x)) != 0)
 		goto out;
 	int nin = argc - optind;
 	if (nin < 1) {
-		dtr_err("export", "no capture given");
+		rpt_err("export", "no capture given");
 		usage(stderr);
-		ret = DTR_EXIT_USAGE;
+		ret = RPT_EXIT_USAGE;
 		goto out;
 	}
 	if (x.format == FMT_PARQUET) {
@@ -253,47 +253,47 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	}
 	if (nin > 1) {
-		dtr_err("export", "unexpected argument '%s' (export takes one capture)",
+		rpt_err("export", "unexpected argument '%s' (export takes one capture)",
 			argv[optind + 1]);
 		usage(stderr);
-		ret = DTR_EXIT_USAGE;
+		ret = RPT_EXIT_USAGE;
 		goto out;
 	}
 	if ((ret = refuse_existing(&x)) != 0)
 		goto out;
-	struct dtr_cap c = { NULL, NULL, argv[optind] };
-	if ((c.r = dtr_open("export", c.path, x.partial, x.f.salvage, &ret)) != NULL) {
+	struct rpt_cap c = { NULL, NULL, argv[optind] };
+	if ((c.r = rpt_open("export", c.path, x.partial, x.f.salvage, &ret)) != NULL) {
 		ret = run_one(&x, &c, &x.f, NULL);
 		dtcap_reader_close(c.r);
 	}
 out:
-	dtf_free(&x.f);
+	flt_free(&x.f);
 	return ret < 0 ? 0 : ret;
 }
 
-int cmd_export_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+int cmd_export_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		  volatile sig_atomic_t *cancel)
 {
 	struct xargs x = { 0 };
 	int ret;
 
-	dtf_init(&x.f);
+	flt_init(&x.f);
 	if ((ret = parse(argc, argv, &x)) != 0 ||
-	    (ret = dtr_shell_operands("export", argc, argv, x.f.salvage, usage)) != 0)
+	    (ret = rpt_shell_operands("export", argc, argv, x.f.salvage, usage)) != 0)
 		goto out;
 	if (x.format == FMT_PARQUET) {
 		ret = run_parquet(&x, c, ncaps, NULL, 0, &x.f, cancel);
 		goto out;
 	}
 	if (ncaps > 1) {
-		dtr_err("export", "--format %s reads one capture, and %d are open (open it "
+		rpt_err("export", "--format %s reads one capture, and %d are open (open it "
 			"alone, or export them as parquet)", formats[x.format], ncaps);
-		ret = DTR_EXIT_ERROR;
+		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
 	if ((ret = refuse_existing(&x)) == 0)
 		ret = run_one(&x, c, &x.f, cancel);
 out:
-	dtf_free(&x.f);
+	flt_free(&x.f);
 	return ret < 0 ? 0 : ret;
 }

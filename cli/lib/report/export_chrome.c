@@ -513,17 +513,17 @@ static void unpaired(FILE *f, const struct pev *e, const char (*fnames)[DTCAP_PR
 		fputs("\"unpaired\":\"entry without return\"}}", f);
 }
 
-int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
-		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
+int rpt_export_chrome(const struct rpt_cap *c, struct flt_filter *flt,
+		      const struct rpt_export_opts *o, volatile sig_atomic_t *cancel)
 {
 	const char *path = o->out;
 	struct dtcap_reader *r = c->r;
 	char oerr[512];
-	if (dtf_resolve(flt, r, oerr, sizeof(oerr)) < 0) {
-		dtr_err("export", "%s: %s", c->path, oerr);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(flt, r, oerr, sizeof(oerr)) < 0) {
+		rpt_err("export", "%s: %s", c->path, oerr);
+		return RPT_EXIT_ERROR;
 	}
-	int ret = DTR_EXIT_ERROR, created = 0;
+	int ret = RPT_EXIT_ERROR, created = 0;
 	FILE *f = NULL;
 	struct dtu_out out;
 	struct dtsym *sym = c->sym ? c->sym : dtsym_open(r);
@@ -585,7 +585,7 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	/* under a temporary name until complete: an interrupted export
 	 * leaves nothing under the final one */
 	if (dtu_out_open_new(&out, path, &c->path, 1, oerr, sizeof(oerr)) < 0) {
-		dtr_err("export", "%s", oerr);
+		rpt_err("export", "%s", oerr);
 		goto out;
 	}
 	f = out.f;
@@ -605,19 +605,19 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 
 	uint64_t seq = 0;
 	/* blocks decoded ahead on the pool while this thread writes */
-	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, dtr_reading(), oerr,
+	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, rpt_reading(), oerr,
 				 sizeof(oerr))) == NULL) {
-		dtr_err("export", "%s: %s", c->path, oerr);
+		rpt_err("export", "%s: %s", c->path, oerr);
 		goto out;
 	}
 	while ((got = dtsp_ahead_next(ah, &b, &bi, oerr, sizeof(oerr))) == 1) {
 		for (uint32_t i = 0; i < b->rows; i++, seq++) {
 			/* naming a block's new stacks can take a while */
 			if ((i & 4095) == 4095 && cancel && *cancel) {
-				dtr_err("export", "%s: interrupted", c->path);
+				rpt_err("export", "%s: interrupted", c->path);
 				goto out;
 			}
-			if (!dtf_match_row(flt, b, i))
+			if (!flt_match_row(flt, b, i))
 				continue;
 			uint32_t id = b->probe[i];
 			int k = id <= maxid ? kind[id] : K_INSTANT;
@@ -696,12 +696,12 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 		}
 	}
 	if (got < 0) {
-		dtr_err("export", "%s: %s", c->path, oerr);
+		rpt_err("export", "%s: %s", c->path, oerr);
 		goto out;
 	}
 	dtsp_ahead_free(ah);
 	ah = NULL;
-	dtr_note_empty("export", c->path, ninst + ps.n + ps.tmplen, dtf_active(flt));
+	rpt_note_empty("export", c->path, ninst + ps.n + ps.tmplen, flt_active(flt));
 
 	/* slices: per thread, in time order, returns close matching entries;
 	 * an entry or return left without its other half is an instant */
@@ -716,7 +716,7 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	while ((more = ps_next(&ps, &e)) >= 0) {
 		/* the pairs of a big capture take seconds: Ctrl-C holds here too */
 		if ((++npairs & 0xffff) == 0 && cancel && *cancel) {
-			dtr_err("export", "interrupted");
+			rpt_err("export", "interrupted");
 			goto out;
 		}
 		if (more == 0 || !have || e.tid != cur) {
@@ -806,18 +806,18 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	}
 	fputs("}}\n", f);
 	if (ferror(f) || fflush(f) == EOF) {
-		dtr_err("export", "%s: %s", path, strerror(errno ? errno : EIO));
+		rpt_err("export", "%s: %s", path, strerror(errno ? errno : EIO));
 		goto out;
 	}
 	/* the sort's last stretch polls nothing: a Ctrl-C meanwhile still
 	 * means no file */
 	if (cancel && *cancel) {
-		dtr_err("export", "interrupted");
+		rpt_err("export", "interrupted");
 		goto out;
 	}
 	created = 0;
 	if (dtu_out_commit(&out, oerr, sizeof(oerr)) < 0) {
-		dtr_err("export", "%s", oerr);
+		rpt_err("export", "%s", oerr);
 		goto out;
 	}
 	printf("%s: %llu slices, %llu instants, %llu entries or returns without their "
@@ -827,10 +827,10 @@ int dtr_export_chrome(const struct dtr_cap *c, struct dtf_filter *flt,
 	ret = 0;
 	goto out;
 io:
-	dtr_err("export", "%s: temporary file: %s", path, errno ? strerror(errno) : "out of memory");
+	rpt_err("export", "%s: temporary file: %s", path, errno ? strerror(errno) : "out of memory");
 	goto out;
 oom:
-	dtr_err("export", "out of memory");
+	rpt_err("export", "out of memory");
 out:
 	if (created)
 		dtu_out_abort(&out);	/* ours, and incomplete */

@@ -206,7 +206,7 @@ static void kept_free(struct kept *k)
 
 /* The rows of b f passes; NULL out of memory. */
 static const struct dtcap_block *kept_rows(struct kept *k, const struct dtcap_block *b,
-					   const struct dtf_filter *f)
+					   const struct flt_filter *f)
 {
 	size_t n = b->rows;
 	if (n > k->cap) {
@@ -227,7 +227,7 @@ static const struct dtcap_block *kept_rows(struct kept *k, const struct dtcap_bl
 	uint32_t pos[DTCAP_MAXARGS] = { 0 }, ns[DTCAP_MAXARGS] = { 0 }, m = 0;
 	for (uint32_t i = 0; i < b->rows; i++) {
 		unsigned na = b->nargs[i] < DTCAP_MAXARGS ? b->nargs[i] : DTCAP_MAXARGS;
-		if (dtf_match_row(f, b, i)) {
+		if (flt_match_row(f, b, i)) {
 			k->ts[m] = b->ts[i];
 			for (unsigned j = 0; j < 8; j++)
 				k->u[j][m] = in[j][i];
@@ -251,7 +251,7 @@ static const struct dtcap_block *kept_rows(struct kept *k, const struct dtcap_bl
 	return &k->b;
 }
 
-static int write_events(const char *path, struct dtcap_reader *r, const struct dtf_filter *flt,
+static int write_events(const char *path, struct dtcap_reader *r, const struct flt_filter *flt,
 			volatile sig_atomic_t *cancel, struct ufirst *uf, uint64_t *rows,
 			char **err)
 {
@@ -265,8 +265,8 @@ static int write_events(const char *path, struct dtcap_reader *r, const struct d
 	char aerr[512];
 	/* blocks decoded ahead on the other cores while this one encodes */
 	struct dtsp_ahead *ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL | DTCAP_COL_ARGSLOTS, cancel,
-					       dtr_reading(), aerr, sizeof(aerr));
-	int filtered = dtf_active(flt);
+					       rpt_reading(), aerr, sizeof(aerr));
+	int filtered = flt_active(flt);
 	struct kept kp = { 0 };
 	const struct dtcap_block *b;
 	size_t bi;
@@ -628,11 +628,11 @@ static int prepare_dir(const char *dir)
 	char p[PATHMAX];
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT || mkdir(dir, 0777) < 0) {
-			dtr_err("export", "%s: %s", dir, strerror(errno));
+			rpt_err("export", "%s: %s", dir, strerror(errno));
 			return -1;
 		}
 	} else if (!S_ISDIR(st.st_mode)) {
-		dtr_err("export", "%s: exists and is not a directory "
+		rpt_err("export", "%s: exists and is not a directory "
 			"(parquet writes a dataset directory)", dir);
 		return -1;
 	}
@@ -641,7 +641,7 @@ static int prepare_dir(const char *dir)
 		return 0;
 	DIR *d = opendir(dir);
 	if (d == NULL) {
-		dtr_err("export", "%s: %s", dir, strerror(errno));
+		rpt_err("export", "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	struct dirent *de;
@@ -651,37 +651,37 @@ static int prepare_dir(const char *dir)
 			empty = 0;
 	closedir(d);
 	if (!empty) {
-		dtr_err("export", "%s: directory is not empty and not a dt dataset "
+		rpt_err("export", "%s: directory is not empty and not a dt dataset "
 			"(no %s); refusing to write into it", dir, MARKER);
 		return -1;
 	}
 	FILE *f = fopen(p, "wx");
 	if (f == NULL || fprintf(f, "dt parquet dataset 1\n") < 0 || fclose(f) != 0) {
-		dtr_err("export", "%s: %s", p, strerror(errno));
+		rpt_err("export", "%s: %s", p, strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
 /* Returns 0, or an exit status (message printed). */
-int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
-		       const struct dtr_export_opts *o, volatile sig_atomic_t *cancel,
+int rpt_export_parquet(const struct rpt_cap *c, struct flt_filter *flt,
+		       const struct rpt_export_opts *o, volatile sig_atomic_t *cancel,
 		       uint64_t *nev, uint64_t *bytes)
 {
 	const char *dir = o->out, *cap = c->path;
 	struct dtcap_reader *r = c->r;
 	char ferr[512];
-	if (dtf_resolve(flt, r, ferr, sizeof(ferr)) < 0) {
-		dtr_err("export", "%s: %s", cap, ferr);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(flt, r, ferr, sizeof(ferr)) < 0) {
+		rpt_err("export", "%s: %s", cap, ferr);
+		return RPT_EXIT_ERROR;
 	}
 	compat = o->parquet_compat;
 	/* escaped, a name is at most three times as long */
 	char host[3 * sizeof(dtcap_host(r)->hostname) + 1], name[3 * 256 + 1], tmp[PATHMAX], p[PATHMAX], q[PATHMAX];
 	if (!hive_escape(host, sizeof(host), dtcap_host(r)->hostname) ||
 	    !capture_name(name, sizeof(name), cap)) {
-		dtr_err("export", "%s: out of memory", cap);
-		return DTR_EXIT_ERROR;
+		rpt_err("export", "%s: out of memory", cap);
+		return RPT_EXIT_ERROR;
 	}
 	int ret = -1, made_tmp = 0;
 	size_t moved = 0;
@@ -694,7 +694,7 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 	for (size_t i = 0; i < NTABLES; i++) {
 		pf(p, "%s/%s/host=%s/capture=%s", dir, table_name(i), host, name);
 		if (exists(p)) {
-			dtr_err("export", "%s: capture '%s' of host '%s' is already "
+			rpt_err("export", "%s: capture '%s' of host '%s' is already "
 				"in the dataset (%s)", cap, name, host, p);
 			goto out;
 		}
@@ -702,7 +702,7 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 	uf.pid = calloc((size_t)uf.n + 1, sizeof(*uf.pid));
 	uf.ts = malloc(((size_t)uf.n + 1) * sizeof(*uf.ts));
 	if (uf.pid == NULL || uf.ts == NULL) {
-		dtr_err("export", "%s: out of memory", cap);
+		rpt_err("export", "%s: out of memory", cap);
 		goto out;
 	}
 	for (uint32_t i = 0; i <= uf.n; i++)
@@ -711,7 +711,7 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 	    sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
 	    dtsql_attach(db, r, sym, &err) == NULL) {
-		dtr_err("export", "%s: %s", cap, err ? err : "out of memory");
+		rpt_err("export", "%s: %s", cap, err ? err : "out of memory");
 		sqlite3_free(err);
 		err = NULL;
 		goto out;
@@ -727,18 +727,18 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (!made_tmp) {
-		dtr_err("export", "%s: %s", tmp, strerror(errno));
+		rpt_err("export", "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	*bytes = 0;
 	for (size_t i = 0; i < NTABLES; i++) {
 		if (cancel && *cancel) {
-			dtr_err("export", "interrupted");
+			rpt_err("export", "interrupted");
 			goto out;
 		}
 		pf(p, "%s/%s", tmp, table_name(i));
 		if (mkdir(p, 0777) < 0) {
-			dtr_err("export", "%s: %s", p, strerror(errno));
+			rpt_err("export", "%s: %s", p, strerror(errno));
 			goto out;
 		}
 		pf(p, "%s/%s/part-0.parquet", tmp, table_name(i));
@@ -747,7 +747,7 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 			: !strcmp(table_name(i), "frames") ? write_frames(p, r, sym, &uf, &rows, &err)
 			: write_table(p, db, small_tables[i - 1], &rows, &err);
 		if (rc < 0) {
-			dtr_err("export", "%s: %s: %s", cap, table_name(i),
+			rpt_err("export", "%s: %s: %s", cap, table_name(i),
 				err ? err : "failed");
 			goto out;
 		}
@@ -756,11 +756,11 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 			*bytes += (uint64_t)st.st_size;
 		if (i == 0) {
 			*nev = rows;
-			dtr_note_empty("export", cap, rows, dtf_active(flt));
+			rpt_note_empty("export", cap, rows, flt_active(flt));
 		}
 	}
 	if (cancel && *cancel) {
-		dtr_err("export", "interrupted");
+		rpt_err("export", "interrupted");
 		goto out;
 	}
 	/* into place, table by table; undone if one fails.  A fatal signal
@@ -772,18 +772,18 @@ int dtr_export_parquet(const struct dtr_cap *c, struct dtf_filter *flt,
 		pf(p, "%s/%s", dir, table_name(moved));
 		pf(q, "%s/%s/host=%s", dir, table_name(moved), host);
 		if (mkdir_ok(p) < 0 || mkdir_ok(q) < 0) {
-			dtr_err("export", "%s: %s", q, strerror(errno));
+			rpt_err("export", "%s: %s", q, strerror(errno));
 			goto out;
 		}
 		pf(p, "%s/%s", tmp, table_name(moved));
 		pf(q, "%s/%s/host=%s/capture=%s", dir, table_name(moved), host, name);
 		/* rename() replaces an empty directory: make sure there is none */
 		if (exists(q)) {
-			dtr_err("export", "%s: already exists", q);
+			rpt_err("export", "%s: already exists", q);
 			goto out;
 		}
 		if (rename(p, q) < 0) {
-			dtr_err("export", "%s: %s", q, strerror(errno));
+			rpt_err("export", "%s: %s", q, strerror(errno));
 			goto out;
 		}
 	}
@@ -810,10 +810,10 @@ out:
 		sqlite3_close_v2(db);
 	if (sym && sym != c->sym)
 		dtsym_close(sym);
-	return ret < 0 ? DTR_EXIT_ERROR : 0;
+	return ret < 0 ? RPT_EXIT_ERROR : 0;
 }
 
-int dtr_parquet_prepare(const char *dir)
+int rpt_parquet_prepare(const char *dir)
 {
 	/*
 	 * Every table of every capture gets a writer whose buffers (a row

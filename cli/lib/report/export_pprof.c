@@ -4,7 +4,7 @@
  * proto/profile.proto), what `go tool pprof`, Pyroscope and Grafana read.
  *
  * Samples are the events `dtreport flame` counts under the same filters
- * (dtr_sample_probes: those --probe chose, else the timer probes, else
+ * (rpt_sample_probes: those --probe chose, else the timer probes, else
  * every probe's).  Events with the same
  * (comm, pid, kernel stack, user stack, process snapshot) become one
  * Sample with values [samples, cpu ns] and labels comm and pid.  A Sample's
@@ -363,14 +363,14 @@ static int write_gz(const char *path, const char *cap, const uint8_t *data, size
 	/* under a temporary name until complete: an interrupted export
 	 * leaves nothing under the final one */
 	if (dtu_out_open_new(&out, path, &cap, 1, err, sizeof(err)) < 0) {
-		dtr_err("export", "%s", err);
+		rpt_err("export", "%s", err);
 		return -1;
 	}
 	z_stream z = { 0 };
 	/* 15 + 16: a gzip wrapper, as pprof files are */
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		dtu_out_abort(&out);
-		dtr_err("export", "zlib: out of memory");
+		rpt_err("export", "zlib: out of memory");
 		return -1;
 	}
 	uint8_t buf[1 << 16];
@@ -397,31 +397,31 @@ static int write_gz(const char *path, const char *cap, const uint8_t *data, size
 	}
 	deflateEnd(&z);
 	if (bad) {
-		dtr_err("export", "%s: %s", path, strerror(e));
+		rpt_err("export", "%s: %s", path, strerror(e));
 		dtu_out_abort(&out);	/* ours, and incomplete */
 		return -1;
 	}
 	if (cancel && *cancel) {
-		dtr_err("export", "interrupted");
+		rpt_err("export", "interrupted");
 		dtu_out_abort(&out);
 		return -1;
 	}
 	if (dtu_out_commit(&out, err, sizeof(err)) < 0) {
-		dtr_err("export", "%s", err);
+		rpt_err("export", "%s", err);
 		return -1;
 	}
 	return 0;
 }
 
-int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
-		     const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
+int rpt_export_pprof(const struct rpt_cap *c, struct flt_filter *flt,
+		     const struct rpt_export_opts *o, volatile sig_atomic_t *cancel)
 {
 	const char *path = o->out, *cap = c->path;
 	struct dtcap_reader *r = c->r;
 	char err[512];
-	if (dtf_resolve(flt, r, err, sizeof(err)) < 0) {
-		dtr_err("export", "%s: %s", cap, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(flt, r, err, sizeof(err)) < 0) {
+		rpt_err("export", "%s: %s", cap, err);
+		return RPT_EXIT_ERROR;
 	}
 	struct pp p = { .r = r };
 	struct dtsp_ahead *ah = NULL;
@@ -430,7 +430,7 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 	int got;
 	uint8_t *want = NULL;
 	uint64_t *ids = NULL;
-	int ret = DTR_EXIT_ERROR;
+	int ret = RPT_EXIT_ERROR;
 	p.sym = c->sym ? c->sym : dtsym_open(r);
 	if (p.sym == NULL)
 		goto oom;
@@ -449,7 +449,7 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 		}
 	}
 	char pdesc[256];
-	want = dtr_sample_probes(r, flt, "export", cap, pdesc, sizeof(pdesc));
+	want = rpt_sample_probes(r, flt, "export", cap, pdesc, sizeof(pdesc));
 	ids = malloc((2 * DTCAP_MAXFRAMES + 2) * sizeof(*ids));
 	if (!want || !ids)
 		goto oom;
@@ -483,13 +483,13 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 	/* blocks decoded ahead on the pool while this thread counts */
 	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_TS | DTCAP_COL_PROBE | DTCAP_COL_COMM |
 				 DTCAP_COL_PID | DTCAP_COL_KSTACK | DTCAP_COL_USTACK, cancel,
-				 dtr_reading(), err, sizeof(err))) == NULL) {
-		dtr_err("export", "%s: %s", cap, err);
+				 rpt_reading(), err, sizeof(err))) == NULL) {
+		rpt_err("export", "%s: %s", cap, err);
 		goto out;
 	}
 	while ((got = dtsp_ahead_next(ah, &b, &bi, err, sizeof(err))) == 1) {
 		for (uint32_t i = 0; i < b->rows; i++) {
-			if (!dtf_match_row(flt, b, i))
+			if (!flt_match_row(flt, b, i))
 				continue;
 			tmax = b->ts[i] > tmax ? b->ts[i] : tmax;
 			if (b->probe[i] > maxid || !want[b->probe[i]])
@@ -516,12 +516,12 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 		}
 	}
 	if (got < 0) {
-		dtr_err("export", "%s: %s", cap, err);
+		rpt_err("export", "%s: %s", cap, err);
 		goto out;
 	}
 	dtsp_ahead_free(ah);
 	ah = NULL;
-	dtr_note_empty("export", cap, nsamples, dtf_active(flt));
+	rpt_note_empty("export", cap, nsamples, flt_active(flt));
 
 	if (main_mapping_first(&p) < 0)
 		goto oom;
@@ -529,7 +529,7 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 	for (size_t s = 0; s < p.samples.n; s++) {
 		/* naming stacks takes a while on a big profile: Ctrl-C holds */
 		if ((s & 1023) == 0 && cancel && *cancel) {
-			dtr_err("export", "interrupted");
+			rpt_err("export", "interrupted");
 			goto out;
 		}
 		uint64_t key[4];
@@ -589,7 +589,7 @@ int dtr_export_pprof(const struct dtr_cap *c, struct dtf_filter *flt,
 	ret = 0;
 	goto out;
 oom:
-	dtr_err("export", "out of memory");
+	rpt_err("export", "out of memory");
 out:
 	free(want);
 	free(ids);

@@ -43,7 +43,7 @@ static int exec1(sqlite3 *db, const char *sql, char **err)
  * that did not change since the previous row (zero args, the same comm)
  * is not bound again: sqlite keeps bindings across sqlite3_reset().
  */
-static long long export_events(sqlite3 *db, struct dtsql *c, const struct dtf_filter *f,
+static long long export_events(sqlite3 *db, struct dtsql *c, const struct flt_filter *f,
 				volatile sig_atomic_t *cancel, char **err)
 {
 	sqlite3_stmt *st = NULL;
@@ -110,7 +110,7 @@ static long long export_events(sqlite3 *db, struct dtsql *c, const struct dtf_fi
 			break;
 		}
 		for (uint32_t j = 0; j < b->rows; j++) {
-			if (!dtf_match_row(f, b, j))
+			if (!flt_match_row(f, b, j))
 				continue;
 			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
 			const struct dtcap_probe *p = ctx_probe(c, b->probe[j]);
@@ -156,7 +156,7 @@ static long long export_events(sqlite3 *db, struct dtsql *c, const struct dtf_fi
 }
 
 /* The database at path (replaced): the event count, or -1 with *err. */
-static long long write_db(struct dtsql *c, const char *path, const struct dtf_filter *f,
+static long long write_db(struct dtsql *c, const char *path, const struct flt_filter *f,
 			  volatile sig_atomic_t *cancel, char **err)
 {
 	sqlite3 *db = c->db;
@@ -279,8 +279,8 @@ static void export_ticker(int on, struct sigaction *old)
 	}
 }
 
-int dtr_export_sqlite(const struct dtr_cap *c, struct dtf_filter *f,
-		      const struct dtr_export_opts *o, volatile sig_atomic_t *cancel)
+int rpt_export_sqlite(const struct rpt_cap *c, struct flt_filter *f,
+		      const struct rpt_export_opts *o, volatile sig_atomic_t *cancel)
 {
 	char ebuf[512];
 	struct dtu_out out;
@@ -288,34 +288,34 @@ int dtr_export_sqlite(const struct dtr_cap *c, struct dtf_filter *f,
 	sqlite3 *db = NULL;
 	struct dtsql *h;
 	char *err = NULL;
-	int ret = DTR_EXIT_ERROR;
+	int ret = RPT_EXIT_ERROR;
 
-	if (dtf_resolve(f, c->r, ebuf, sizeof(ebuf)) < 0) {
-		dtr_err("export", "%s: %s", c->path, ebuf);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, c->r, ebuf, sizeof(ebuf)) < 0) {
+		rpt_err("export", "%s: %s", c->path, ebuf);
+		return RPT_EXIT_ERROR;
 	}
 	/* Written beside the target and renamed over it at the end: a failed
 	 * or interrupted export leaves an existing file as it was. */
 	if (dtu_out_open(&out, o->out, &c->path, 1, ebuf, sizeof(ebuf))) {
-		dtr_err("export", "%s", ebuf);
-		return DTR_EXIT_ERROR;
+		rpt_err("export", "%s", ebuf);
+		return RPT_EXIT_ERROR;
 	}
 	if (out.tmp == NULL) {
 		dtu_out_abort(&out);
-		dtr_err("export", "%s: not a regular file: a database needs one", o->out);
-		return DTR_EXIT_ERROR;
+		rpt_err("export", "%s: not a regular file: a database needs one", o->out);
+		return RPT_EXIT_ERROR;
 	}
 	fclose(out.f);
 	out.f = NULL;
 	int open_ = 1;
 	if (sym == NULL && (sym = dtsym_open(c->r)) == NULL) {
-		dtr_err("export", "out of memory");
+		rpt_err("export", "out of memory");
 		goto out;
 	}
 	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
 	    (h = dtsql_attach(db, c->r, sym, &err)) == NULL) {
-		dtr_err("export", "%s", err ? err : "out of memory");
+		rpt_err("export", "%s", err ? err : "out of memory");
 		goto out;
 	}
 	struct timespec t0, t1;
@@ -329,22 +329,22 @@ int dtr_export_sqlite(const struct dtr_cap *c, struct dtf_filter *f,
 		export_ticker(0, &oldalrm);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (n < 0) {
-		dtr_err("export", "%s", err ? err : "failed");
+		rpt_err("export", "%s", err ? err : "failed");
 		goto out;
 	}
 	open_ = 0;	/* committed or, on failure, removed */
 	if (dtu_out_commit(&out, ebuf, sizeof(ebuf))) {
-		dtr_err("export", "%s", ebuf);
+		rpt_err("export", "%s", ebuf);
 		goto out;
 	}
 	double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	if (n == 0)
-		dtr_note_empty("export", c->path, 0, dtf_active(f));
+		rpt_note_empty("export", c->path, 0, flt_active(f));
 	printf("%s: %lld events in %.2f s\n", o->out, n, s);
 	ret = 0;
 	if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
-		dtr_err("export", "%s", ebuf);
-		ret = DTR_EXIT_ERROR;
+		rpt_err("export", "%s", ebuf);
+		ret = RPT_EXIT_ERROR;
 	}
 out:
 	if (open_)

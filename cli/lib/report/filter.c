@@ -17,7 +17,7 @@
 #include "scan_pool.h"
 #include "util.h"
 
-void dtf_init(struct dtf_filter *f)
+void flt_init(struct flt_filter *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->tmax = UINT64_MAX;
@@ -30,7 +30,7 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
-void dtf_free(struct dtf_filter *f)
+void flt_free(struct flt_filter *f)
 {
 	free(f->pids);
 	free(f->tids);
@@ -39,10 +39,10 @@ void dtf_free(struct dtf_filter *f)
 	free_strv(f->probes, f->nprobes);
 	free(f->probe_ok);
 	free(f->comm_ok);
-	dtf_init(f);
+	flt_init(f);
 }
 
-int dtf_active(const struct dtf_filter *f)
+int flt_active(const struct flt_filter *f)
 {
 	return f->npids || f->ntids || f->ncpus || f->ncomms || f->nprobes ||
 	       f->has_since || f->has_until || f->ctx_mask;
@@ -99,23 +99,23 @@ static int add_str_list(char ***v, size_t *n, size_t *cap, const char *arg,
 	return 0;
 }
 
-int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen)
+int flt_option(struct flt_filter *f, int opt, const char *arg, char *err, size_t errlen)
 {
 	switch (opt) {
-	case DTF_OPT_PID:
+	case FLT_OPT_PID:
 		return add_u32_list(&f->pids, &f->npids, &f->pidcap, arg, "pid", err, errlen) ? -1 : 1;
-	case DTF_OPT_TID:
+	case FLT_OPT_TID:
 		return add_u32_list(&f->tids, &f->ntids, &f->tidcap, arg, "tid", err, errlen) ? -1 : 1;
-	case DTF_OPT_CPU:
+	case FLT_OPT_CPU:
 		return add_u32_list(&f->cpus, &f->ncpus, &f->cpucap, arg, "cpu", err, errlen) ? -1 : 1;
-	case DTF_OPT_COMM:
+	case FLT_OPT_COMM:
 		return add_str_list(&f->comms, &f->ncomms, &f->commcap, arg, "comm", err, errlen) ? -1 : 1;
-	case DTF_OPT_PROBE:
+	case FLT_OPT_PROBE:
 		return add_str_list(&f->probes, &f->nprobes, &f->probecap, arg, "probe", err, errlen) ? -1 : 1;
-	case DTF_OPT_SALVAGE:
+	case FLT_OPT_SALVAGE:
 		f->salvage = 1;
 		return 1;
-	case DTF_OPT_THREADS: {
+	case FLT_OPT_THREADS: {
 		unsigned n;
 		if (dtsp_parse_threads(arg, &n)) {
 			snprintf(err, errlen, "--threads: '%s' is not a number of threads "
@@ -125,7 +125,7 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 		dtsp_set_threads(n);
 		return 1;
 	}
-	case DTF_OPT_CTX: {
+	case FLT_OPT_CTX: {
 		static const char *names[] = {"task", "softirq", "hardirq", "nmi", "unknown"};
 		const char *p = arg;
 		do {
@@ -143,11 +143,11 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 		} while (*p++ == ',');
 		return 1;
 	}
-	case DTF_OPT_SINCE:
-	case DTF_OPT_UNTIL: {
+	case FLT_OPT_SINCE:
+	case FLT_OPT_UNTIL: {
 		uint64_t t;
 		int rel;
-		const char *what = opt == DTF_OPT_SINCE ? "since" : "until";
+		const char *what = opt == FLT_OPT_SINCE ? "since" : "until";
 		int abs;
 		if (dtu_parse_time(arg, &t, &abs)) {
 			snprintf(err, errlen, "--%s: bad time '%s' (want seconds from the start "
@@ -156,7 +156,7 @@ int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t
 			return -1;
 		}
 		rel = !abs;
-		if (opt == DTF_OPT_SINCE) {
+		if (opt == FLT_OPT_SINCE) {
 			f->since = t, f->since_rel = rel, f->has_since = 1;
 		} else {
 			f->until = t, f->until_rel = rel, f->has_until = 1;
@@ -176,7 +176,7 @@ static int glob_any(char **globs, size_t n, const char *s)
 	return 0;
 }
 
-int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen)
+int flt_resolve(struct flt_filter *f, const struct dtcap_reader *r, char *err, size_t errlen)
 {
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t start = h ? h->start_ns : 0;
@@ -281,7 +281,7 @@ int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, s
 	return 0;
 }
 
-int dtf_block_skip(const struct dtf_filter *f, const struct dtcap_blockinfo *bi)
+int flt_block_skip(const struct flt_filter *f, const struct dtcap_blockinfo *bi)
 {
 	if (!bi)
 		return 0;
@@ -294,7 +294,7 @@ int dtf_block_skip(const struct dtf_filter *f, const struct dtcap_blockinfo *bi)
 	return 0;
 }
 
-unsigned dtf_columns(const struct dtf_filter *f)
+unsigned flt_columns(const struct flt_filter *f)
 {
 	unsigned c = 0;
 
@@ -323,7 +323,7 @@ static int in_list(const uint32_t *v, size_t n, uint32_t x)
 	return 0;
 }
 
-int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
+int flt_match_slow(const struct flt_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
 		   uint32_t tid, uint32_t probe, uint32_t comm)
 {
 	if (f->probe_ok && (probe >= f->nprobe_ok || !f->probe_ok[probe]))
@@ -349,9 +349,9 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* dtf_scan and dtf_scan_blocks: one walk, rows or whole blocks to fn. */
-static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-		dtf_row_fn fn, dtf_block_fn bfn, void *ctx, volatile sig_atomic_t *cancel,
+/* flt_scan and flt_scan_blocks: one walk, rows or whole blocks to fn. */
+static int scan(struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
+		flt_row_fn fn, flt_block_fn bfn, void *ctx, volatile sig_atomic_t *cancel,
 		const char *what, char *err, size_t errlen)
 {
 	size_t nb = dtcap_nblocks(r);
@@ -368,7 +368,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	cols |= dtf_columns(f);
+	cols |= flt_columns(f);
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		total += bi ? bi->rows : 0;
@@ -377,7 +377,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		if (cancel && *cancel) {
 			snprintf(err, errlen, "interrupted");
-			ret = DTF_SCAN_CANCELLED;
+			ret = FLT_SCAN_CANCELLED;
 			break;
 		}
 		if (progress) {
@@ -392,7 +392,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 			}
 		}
 		done += bi ? bi->rows : 0;
-		if (dtf_block_skip(f, bi))
+		if (flt_block_skip(f, bi))
 			continue;
 		if (dtcap_read_block(r, i, cols, b)) {
 			snprintf(err, errlen, "%s", dtcap_reader_error(r));
@@ -404,7 +404,7 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 			continue;
 		}
 		for (uint32_t row = 0; row < b->rows; row++) {
-			if (!dtf_match_row(f, b, row))
+			if (!flt_match_row(f, b, row))
 				continue;
 			if ((ret = fn(ctx, b, row)) != 0)
 				break;
@@ -413,23 +413,23 @@ static int scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned col
 	if (shown)
 		fputs("\r\033[K", stderr);
 	dtcap_block_free(b);
-	if (ret > 0 || (ret < -1 && ret != DTF_SCAN_CANCELLED))
+	if (ret > 0 || (ret < -1 && ret != FLT_SCAN_CANCELLED))
 		snprintf(err, errlen, "stopped");
 	return ret;
 }
 
-int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+int flt_scan(struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
+	     flt_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
 	     char *err, size_t errlen)
 {
 	return scan(r, f, cols, fn, NULL, ctx, cancel, what, err, errlen);
 }
 
-int dtf_scan_blocks(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-		    dtf_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
+int flt_scan_blocks(struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
+		    flt_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
 		    const char *what, char *err, size_t errlen)
 {
-	if (dtf_active(f)) {
+	if (flt_active(f)) {
 		snprintf(err, errlen, "internal error: a block walk with row filters");
 		return -1;
 	}

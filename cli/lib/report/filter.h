@@ -1,7 +1,7 @@
 /*
  * filter.h - the event filters every report takes (dtreport stats/flame/
  * diff, dtsh): --pid --tid --comm --probe --cpu --ctx --since --until; and
- * --salvage, how the capture is opened (the salvage member, for dtr_open);
+ * --salvage, how the capture is opened (the salvage member, for rpt_open);
  * --threads, how many workers scan it (scan_pool.h, process-wide).
  *
  * Lists are comma-separated and options may repeat (values accumulate, a
@@ -10,9 +10,9 @@
  * duration after the recording start (dtcap_host start_ns), bare numbers
  * being seconds, or '@' and an absolute timestamp of the ts clock.
  *
- * Use: dtf_init, dtf_option for each option seen, dtf_resolve once the
- * capture is open (turns globs into per-id tables), then dtf_block_skip per
- * block and dtf_match per row.
+ * Use: flt_init, flt_option for each option seen, flt_resolve once the
+ * capture is open (turns globs into per-id tables), then flt_block_skip per
+ * block and flt_match per row.
  */
 #ifndef DT_FILTER_H
 #define DT_FILTER_H
@@ -23,7 +23,7 @@
 
 #include "dtcap.h"
 
-struct dtf_filter {
+struct flt_filter {
 	uint32_t	*pids, *tids, *cpus;
 	size_t		npids, ntids, ncpus;
 	size_t		pidcap, tidcap, cpucap;		/* DT_GROW's */
@@ -33,10 +33,10 @@ struct dtf_filter {
 	int		since_rel, until_rel;	/* from the start, not '@' absolute */
 	int		has_since, has_until;
 	uint64_t	since, until;		/* as given (ns) */
-	unsigned	ctx_mask;		/* --ctx: dtf_ctx_bit()s, 0: all */
+	unsigned	ctx_mask;		/* --ctx: flt_ctx_bit()s, 0: all */
 	int		salvage;		/* --salvage: skip damaged chunks */
 
-	/* dtf_resolve */
+	/* flt_resolve */
 	uint64_t	tmin, tmax;		/* absolute, inclusive */
 	uint8_t		*probe_ok;		/* by probe id, NULL: all */
 	uint32_t	nprobe_ok;
@@ -45,52 +45,52 @@ struct dtf_filter {
 	uint32_t	pid_min, pid_max;	/* of the pid list */
 };
 
-/* The long options a report passes to getopt_long; values are DTF_OPT_*. */
-#define DTF_OPT_PID	0x1001
-#define DTF_OPT_TID	0x1002
-#define DTF_OPT_COMM	0x1003
-#define DTF_OPT_PROBE	0x1004
-#define DTF_OPT_CPU	0x1005
-#define DTF_OPT_SINCE	0x1006
-#define DTF_OPT_UNTIL	0x1007
-#define DTF_OPT_CTX	0x1008
-#define DTF_OPT_SALVAGE	0x1009
-#define DTF_OPT_THREADS	0x100a
-#define DTF_LONGOPTS \
-	{ "pid",   1, NULL, DTF_OPT_PID }, \
-	{ "tid",   1, NULL, DTF_OPT_TID }, \
-	{ "comm",  1, NULL, DTF_OPT_COMM }, \
-	{ "probe", 1, NULL, DTF_OPT_PROBE }, \
-	{ "cpu",   1, NULL, DTF_OPT_CPU }, \
-	{ "since", 1, NULL, DTF_OPT_SINCE }, \
-	{ "until", 1, NULL, DTF_OPT_UNTIL }, \
-	{ "ctx",   1, NULL, DTF_OPT_CTX }, \
-	{ "salvage", 0, NULL, DTF_OPT_SALVAGE }, \
-	{ "threads", 1, NULL, DTF_OPT_THREADS }
+/* The long options a report passes to getopt_long; values are FLT_OPT_*. */
+#define FLT_OPT_PID	0x1001
+#define FLT_OPT_TID	0x1002
+#define FLT_OPT_COMM	0x1003
+#define FLT_OPT_PROBE	0x1004
+#define FLT_OPT_CPU	0x1005
+#define FLT_OPT_SINCE	0x1006
+#define FLT_OPT_UNTIL	0x1007
+#define FLT_OPT_CTX	0x1008
+#define FLT_OPT_SALVAGE	0x1009
+#define FLT_OPT_THREADS	0x100a
+#define FLT_LONGOPTS \
+	{ "pid",   1, NULL, FLT_OPT_PID }, \
+	{ "tid",   1, NULL, FLT_OPT_TID }, \
+	{ "comm",  1, NULL, FLT_OPT_COMM }, \
+	{ "probe", 1, NULL, FLT_OPT_PROBE }, \
+	{ "cpu",   1, NULL, FLT_OPT_CPU }, \
+	{ "since", 1, NULL, FLT_OPT_SINCE }, \
+	{ "until", 1, NULL, FLT_OPT_UNTIL }, \
+	{ "ctx",   1, NULL, FLT_OPT_CTX }, \
+	{ "salvage", 0, NULL, FLT_OPT_SALVAGE }, \
+	{ "threads", 1, NULL, FLT_OPT_THREADS }
 
 /* Help text for the filter options; the last line is about opening, which
  * a shell holding its capture open leaves out. */
-#define DTF_USAGE_FILTERS \
+#define FLT_USAGE_FILTERS \
 	"  --pid N[,N]  --tid N[,N]  --cpu N[,N]  --comm GLOB  --probe GLOB\n" \
 	"  --since T  --until T    (T: seconds from the start as 1.5, 200ms, 2m;\n" \
 	"                           @T: an absolute ts, e.g. @86400.5 or @86400500000000ns)\n" \
 	"  --ctx task|softirq|hardirq|nmi[,...]  (where the CPU was; old captures: unknown)\n"
-#define DTF_USAGE_SALVAGE \
+#define FLT_USAGE_SALVAGE \
 	"  --salvage    read a damaged capture: skip damaged chunks and say what was lost\n" \
 	"  --threads N  scan on N threads (1..256; default: the CPUs it may run on)\n"
-#define DTF_USAGE DTF_USAGE_FILTERS DTF_USAGE_SALVAGE
+#define FLT_USAGE FLT_USAGE_FILTERS FLT_USAGE_SALVAGE
 
-void dtf_init(struct dtf_filter *f);
-void dtf_free(struct dtf_filter *f);
+void flt_init(struct flt_filter *f);
+void flt_free(struct flt_filter *f);
 
 /*
- * Take one option by its DTF_OPT_* code.  Returns 1 if handled, 0 if opt is
+ * Take one option by its FLT_OPT_* code.  Returns 1 if handled, 0 if opt is
  * not a filter option, -1 on a bad value (message in err).
  */
-int dtf_option(struct dtf_filter *f, int opt, const char *arg, char *err, size_t errlen);
+int flt_option(struct flt_filter *f, int opt, const char *arg, char *err, size_t errlen);
 
 /* The --ctx bit of an execution context (DTCAP_CTX_*; bit 4: unknown). */
-static inline unsigned dtf_ctx_bit(unsigned ctx)
+static inline unsigned flt_ctx_bit(unsigned ctx)
 {
 	return ctx < 4 ? 1u << ctx : 1u << 4;
 }
@@ -100,67 +100,67 @@ static inline unsigned dtf_ctx_bit(unsigned ctx)
  * never saw (no probe or comm matches the glob, a CPU it did not have) is
  * an error, -1 with the message (and a suggestion) in err.  Values that
  * exist but select no event together are the caller's note
- * (dtr_note_empty), not an error.
+ * (rpt_note_empty), not an error.
  */
-int dtf_resolve(struct dtf_filter *f, const struct dtcap_reader *r, char *err, size_t errlen);
+int flt_resolve(struct flt_filter *f, const struct dtcap_reader *r, char *err, size_t errlen);
 
 /* Any filter given at all (for "filtered" notes in reports). */
-int dtf_active(const struct dtf_filter *f);
+int flt_active(const struct flt_filter *f);
 
 /* Whether a whole block can be skipped on its index entry alone. */
-int dtf_block_skip(const struct dtf_filter *f, const struct dtcap_blockinfo *bi);
+int flt_block_skip(const struct flt_filter *f, const struct dtcap_blockinfo *bi);
 
-/* Columns dtf_match needs (DTCAP_COL_*). */
-unsigned dtf_columns(const struct dtf_filter *f);
+/* Columns flt_match needs (DTCAP_COL_*). */
+unsigned flt_columns(const struct flt_filter *f);
 
-/* A row of a block read with at least dtf_columns(f). */
-static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_block *b,
+/* A row of a block read with at least flt_columns(f). */
+static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_block *b,
 				uint32_t i);
 
-int dtf_match_slow(const struct dtf_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
+int flt_match_slow(const struct flt_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
 		   uint32_t tid, uint32_t probe, uint32_t comm);
 
-static inline int dtf_match_row(const struct dtf_filter *f, const struct dtcap_block *b,
+static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_block *b,
 				uint32_t i)
 {
 	if (b->probe && f->probe_ok &&
 	    (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
 		return 0;
-	if (f->ctx_mask && b->ctx && !(f->ctx_mask & dtf_ctx_bit(b->ctx[i])))
+	if (f->ctx_mask && b->ctx && !(f->ctx_mask & flt_ctx_bit(b->ctx[i])))
 		return 0;
 	if (!(f->npids | f->ntids | f->ncpus | f->ncomms) &&
 	    !f->has_since && !f->has_until)
 		return 1;
-	return dtf_match_slow(f, b->ts ? b->ts[i] : 0, b->cpu ? b->cpu[i] : 0,
+	return flt_match_slow(f, b->ts ? b->ts[i] : 0, b->cpu ? b->cpu[i] : 0,
 			      b->pid ? b->pid[i] : 0, b->tid ? b->tid[i] : 0,
 			      b->probe ? b->probe[i] : 0, b->comm ? b->comm[i] : 0);
 }
 
 /*
  * Walk every row of the capture that matches f: blocks skipped by index,
- * the columns cols | dtf_columns(f) decoded, fn called per matching row (a
+ * the columns cols | flt_columns(f) decoded, fn called per matching row (a
  * non-zero return stops the walk and is returned).  cancel (may be NULL)
  * is looked at before each block: once set, the walk stops with
- * DTF_SCAN_CANCELLED and "interrupted" in err.  When stderr is a
+ * FLT_SCAN_CANCELLED and "interrupted" in err.  When stderr is a
  * terminal, progress is shown there, labelled with what.  -1 on damage
  * (message in err, naming the file and offset as the format library does).
  */
-#define DTF_SCAN_CANCELLED	(-2)
-typedef int (*dtf_row_fn)(void *ctx, const struct dtcap_block *b, uint32_t row);
-int dtf_scan(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-	     dtf_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
+#define FLT_SCAN_CANCELLED	(-2)
+typedef int (*flt_row_fn)(void *ctx, const struct dtcap_block *b, uint32_t row);
+int flt_scan(struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
+	     flt_row_fn fn, void *ctx, volatile sig_atomic_t *cancel, const char *what,
 	     char *err, size_t errlen);
 
 /*
  * The same walk a block at a time, for readers that aggregate (with
  * DTCAP_COL_BYCTX, per context rather than per row): fn gets every block
  * that is not skipped, all its rows selected, so f must filter no rows
- * (dtf_active(f) == 0; otherwise -1 without walking), and its number blk
+ * (flt_active(f) == 0; otherwise -1 without walking), and its number blk
  * (dtcap_block_info; fn may read more of its columns itself).
  */
-typedef int (*dtf_block_fn)(void *ctx, const struct dtcap_block *b, size_t blk);
-int dtf_scan_blocks(struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
-		    dtf_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
+typedef int (*flt_block_fn)(void *ctx, const struct dtcap_block *b, size_t blk);
+int flt_scan_blocks(struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
+		    flt_block_fn fn, void *ctx, volatile sig_atomic_t *cancel,
 		    const char *what, char *err, size_t errlen);
 
 #endif

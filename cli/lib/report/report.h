@@ -34,60 +34,60 @@ int cmd_heatmap(int argc, char **argv);
  * capture operands.  They run in-process; cancel (dtsh's Ctrl-C flag) stops
  * them with "interrupted".  flame writes to default_out unless -o is given.
  */
-struct dtr_cap;
-int cmd_stats_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+struct rpt_cap;
+int cmd_stats_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		 volatile sig_atomic_t *cancel);
-int cmd_flame_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+int cmd_flame_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		 const char *default_out, volatile sig_atomic_t *cancel);
-int cmd_top_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_calls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_annotate_on(const struct dtr_cap *c, int argc, char **argv,
+int cmd_top_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_calls_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_annotate_on(const struct rpt_cap *c, int argc, char **argv,
 		    volatile sig_atomic_t *cancel);
-int cmd_latency_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_syscalls_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_blame_on(const struct dtr_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
-int cmd_heatmap_on(const struct dtr_cap *c, int argc, char **argv, const char *default_out,
+int cmd_latency_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_syscalls_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_blame_on(const struct rpt_cap *c, int argc, char **argv, volatile sig_atomic_t *cancel);
+int cmd_heatmap_on(const struct rpt_cap *c, int argc, char **argv, const char *default_out,
 		   volatile sig_atomic_t *cancel);
 /* export (export.c): parquet adds the ncaps captures to its dataset, the
  * other formats take one */
-int cmd_export_on(const struct dtr_cap *c, int ncaps, int argc, char **argv,
+int cmd_export_on(const struct rpt_cap *c, int ncaps, int argc, char **argv,
 		  volatile sig_atomic_t *cancel);
 
 /* Exit statuses of every command (dtreport(1) EXIT STATUS). */
-#define DTR_EXIT_OK		0
-#define DTR_EXIT_ERROR		1
-#define DTR_EXIT_USAGE		2
-#define DTR_EXIT_PARTIAL	3	/* capture cut short; --partial not given */
+#define RPT_EXIT_OK		0
+#define RPT_EXIT_ERROR		1
+#define RPT_EXIT_USAGE		2
+#define RPT_EXIT_PARTIAL	3	/* capture cut short; --partial not given */
 
 /* pid 0's name in every report: the idle task of each CPU (swapper/N). */
 #define DT_IDLE_NAME		"[idle]"
 
 /* The long option every command takes: read what a cut capture holds. */
-#define DTR_OPT_PARTIAL		0x3001
-#define DTR_LONGOPT_PARTIAL	{ "partial", 0, NULL, DTR_OPT_PARTIAL }
+#define RPT_OPT_PARTIAL		0x3001
+#define RPT_LONGOPT_PARTIAL	{ "partial", 0, NULL, RPT_OPT_PARTIAL }
 /* Raw symbol names: no demangling of C++/Rust/D names (dtsym_demangle). */
-#define DTR_OPT_NO_DEMANGLE	0x3003
-#define DTR_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, DTR_OPT_NO_DEMANGLE }
+#define RPT_OPT_NO_DEMANGLE	0x3003
+#define RPT_LONGOPT_NO_DEMANGLE	{ "no-demangle", 0, NULL, RPT_OPT_NO_DEMANGLE }
 /* Inlined calls folded into their callers (dtsym_inline). */
-#define DTR_OPT_NO_INLINE	0x3004
-#define DTR_LONGOPT_NO_INLINE	{ "no-inline", 0, NULL, DTR_OPT_NO_INLINE }
+#define RPT_OPT_NO_INLINE	0x3004
+#define RPT_LONGOPT_NO_INLINE	{ "no-inline", 0, NULL, RPT_OPT_NO_INLINE }
 /* ... and a damaged one, skipping what does not decode (commands without
- * the filter options; theirs is DTF_OPT_SALVAGE) */
-#define DTR_OPT_SALVAGE		0x3002
-#define DTR_LONGOPT_SALVAGE	{ "salvage", 0, NULL, DTR_OPT_SALVAGE }
+ * the filter options; theirs is FLT_OPT_SALVAGE) */
+#define RPT_OPT_SALVAGE		0x3002
+#define RPT_LONGOPT_SALVAGE	{ "salvage", 0, NULL, RPT_OPT_SALVAGE }
 
 /*
  * Who speaks in messages: "dtreport", or "dtsh" when the shell runs a
- * command (dtsh sets dtr_shell; usage lines then leave out the capture,
+ * command (dtsh sets rpt_shell; usage lines then leave out the capture,
  * which the shell supplies).
  */
-extern int dtr_shell;
-const char *dtr_prog(void);
+extern int rpt_shell;
+const char *rpt_prog(void);
 /* What a scan's progress line says ("dtreport: reading: 40% (...)"). */
-const char *dtr_reading(void);
+const char *rpt_reading(void);
 
 /* "PROG CMD: " + message + newline on stderr. */
-void dtr_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rpt_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Open a capture for command cmd.  A capture that is cut short (the
@@ -95,23 +95,23 @@ void dtr_err(const char *cmd, const char *fmt, ...) __attribute__((format(printf
  * is read only with partial set (--partial), the warning then printed;
  * salvage (--salvage, which implies partial) also reads past damaged
  * chunks, saying what was skipped;
- * without it the command stops with DTR_EXIT_PARTIAL, so a script never
+ * without it the command stops with RPT_EXIT_PARTIAL, so a script never
  * mistakes an empty or cut trace for a complete one.  Returns the reader,
  * or NULL with the message printed and *status set.
  */
-struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, int salvage,
+struct dtcap_reader *rpt_open(const char *cmd, const char *path, int partial, int salvage,
 			      int *status);
 
 /* A filter that matched no event says so (one rule for every filter). */
-void dtr_note_empty(const char *cmd, const char *path, unsigned long long matched,
+void rpt_note_empty(const char *cmd, const char *path, unsigned long long matched,
 		    int filtered);
 
 /*
  * A shell command's operands (after getopt, at argv[optind..]): none is
  * allowed, the capture being the open one, nor --salvage (an option of
- * opening).  0, or DTR_EXIT_USAGE with the message (and usage) printed.
+ * opening).  0, or RPT_EXIT_USAGE with the message (and usage) printed.
  */
-int dtr_shell_operands(const char *cmd, int argc, char **argv, int salvage,
+int rpt_shell_operands(const char *cmd, int argc, char **argv, int salvage,
 		       void (*usage)(FILE *));
 
 #endif

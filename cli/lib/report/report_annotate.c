@@ -1,11 +1,11 @@
 /*
- * report_annotate.c - the annotate engine (engine.h dtr_annotate): where
+ * report_annotate.c - the annotate engine (engine.h rpt_annotate): where
  * in a function its samples were taken, by source line (from the
  * capture's source lines, with the text where the source file is
  * readable here) and by instruction (disassembled from the file on disk
  * when it is the build recorded: disasm.c).
  *
- * The samples are those flame graphs count (dtr_sample_probes), each by
+ * The samples are those flame graphs count (rpt_sample_probes), each by
  * its innermost user frame: a function's self time, as top --by sym
  * counts it (a sample with a kernel stack was taken in the kernel, and
  * is not the function's).  They are counted per (user stack, process snapshot) in one
@@ -191,7 +191,7 @@ static const char *src_line(const struct srcfile *s, uint32_t n, char *buf, size
 }
 
 static int print_func(FILE *out, const struct hit *h, size_t n, uint64_t total,
-		      const struct dtr_annotate_opts *o, struct srcfile *src)
+		      const struct rpt_annotate_opts *o, struct srcfile *src)
 {
 	uint64_t fsum = 0;
 	for (size_t i = 0; i < n; i++)
@@ -246,7 +246,7 @@ static int print_func(FILE *out, const struct hit *h, size_t n, uint64_t total,
 	/* instructions: every one of the function, its samples beside it */
 	char err[600];
 	size_t ni = 0;
-	struct dtr_insn *in = dtr_disasm(h[0].f, h[0].sym->addr, h[0].sym->size, &ni, err,
+	struct rpt_insn *in = rpt_disasm(h[0].f, h[0].sym->addr, h[0].sym->size, &ni, err,
 					 sizeof(err));
 	if (!in) {
 		fprintf(out, "# instructions: not disassembled: %s\n", dtt_str(err));
@@ -288,15 +288,15 @@ static int print_func(FILE *out, const struct hit *h, size_t n, uint64_t total,
 	return 0;
 }
 
-int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
-		 const struct dtr_annotate_opts *o, FILE *out, volatile sig_atomic_t *cancel)
+int rpt_annotate(const struct rpt_cap *c, struct flt_filter *f,
+		 const struct rpt_annotate_opts *o, FILE *out, volatile sig_atomic_t *cancel)
 {
 	struct scan s = { .r = c->r };
 	struct dtsym *sym = c->sym, *own = NULL;
 	struct hit *hits = NULL;
 	size_t nh = 0, hcap = 0;
 	char err[512], probes[256];
-	int rc = DTR_EXIT_ERROR, use_re = 0;
+	int rc = RPT_EXIT_ERROR, use_re = 0;
 	regex_t re;
 	struct srcfile src = { 0 };
 	const char *pat = o->func;
@@ -307,26 +307,26 @@ int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
 		int e = p ? regcomp(&re, p, REG_EXTENDED | REG_NOSUB) : REG_ESPACE;
 		free(p);
 		if (e) {
-			dtr_err("annotate", "bad regular expression %s", pat);
-			return DTR_EXIT_USAGE;
+			rpt_err("annotate", "bad regular expression %s", pat);
+			return RPT_EXIT_USAGE;
 		}
 		use_re = 1;
 	}
-	if (dtf_resolve(f, s.r, err, sizeof(err))) {
-		dtr_err("annotate", "%s: %s", c->path, err);
+	if (flt_resolve(f, s.r, err, sizeof(err))) {
+		rpt_err("annotate", "%s: %s", c->path, err);
 		goto out;
 	}
 	s.nwant = dtcap_max_probe_id(s.r) + 1;
-	if (!(s.want = dtr_sample_probes(s.r, f, "annotate", c->path, probes, sizeof(probes))))
+	if (!(s.want = rpt_sample_probes(s.r, f, "annotate", c->path, probes, sizeof(probes))))
 		goto oom;
-	if (dtf_scan(s.r, f, DTCAP_COL_PROBE | DTCAP_COL_USTACK | DTCAP_COL_KSTACK | DTCAP_COL_PID |
+	if (flt_scan(s.r, f, DTCAP_COL_PROBE | DTCAP_COL_USTACK | DTCAP_COL_KSTACK | DTCAP_COL_PID |
 			     DTCAP_COL_TS,
-		     scan_row, &s, cancel, dtr_shell ? "dtsh: reading" : "dtreport: reading",
+		     scan_row, &s, cancel, rpt_shell ? "dtsh: reading" : "dtreport: reading",
 		     err, sizeof(err))) {
-		dtr_err("annotate", "%s", s.oom ? "out of memory" : err);
+		rpt_err("annotate", "%s", s.oom ? "out of memory" : err);
 		goto out;
 	}
-	dtr_note_empty("annotate", c->path, s.total, dtf_active(f));
+	rpt_note_empty("annotate", c->path, s.total, flt_active(f));
 	if (!sym && !(sym = own = dtsym_open(s.r)))
 		goto oom;
 	for (size_t i = 0; i < s.n; i++) {
@@ -352,9 +352,9 @@ int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
 					   nm };
 	}
 	if (nh == 0) {
-		dtr_err("annotate", "%s: no sample was taken in a function matching '%s'",
+		rpt_err("annotate", "%s: no sample was taken in a function matching '%s'",
 			c->path, pat);
-		rc = DTR_EXIT_OK;
+		rc = RPT_EXIT_OK;
 		goto out;
 	}
 	qsort(hits, nh, sizeof(*hits), hit_cmp);
@@ -379,11 +379,11 @@ int dtr_annotate(const struct dtr_cap *c, struct dtf_filter *f,
 			goto oom;
 		i = j;
 	}
-	rc = fflush(out) == 0 && !ferror(out) ? DTR_EXIT_OK : DTR_EXIT_ERROR;
+	rc = fflush(out) == 0 && !ferror(out) ? RPT_EXIT_OK : RPT_EXIT_ERROR;
 	goto out;
 oom:
-	dtr_err("annotate", "%s: out of memory", c->path);
-	rc = DTR_EXIT_ERROR;
+	rpt_err("annotate", "%s: out of memory", c->path);
+	rc = RPT_EXIT_ERROR;
 out:
 	if (use_re)
 		regfree(&re);

@@ -1,6 +1,6 @@
 /*
  * report_blame.c - where one thread's time went, and why (engine.h
- * dtr_blame): its time in a window split into on-CPU, waiting for a CPU
+ * rpt_blame): its time in a window split into on-CPU, waiting for a CPU
  * (runqueue) and blocked; each blocked stretch attributed to the task
  * that woke it (tid, comm, the stack it woke it from), and that waker's
  * own time during the stretch attributed the same way, hop after hop, to
@@ -44,14 +44,14 @@ struct tnode {
 };
 
 struct blame {
-	const struct dtr_cap *c;
-	const struct dtr_blame_opts *o;
-	struct dtr_sched sc;
+	const struct rpt_cap *c;
+	const struct rpt_blame_opts *o;
+	struct rpt_sched sc;
 	size_t		*byt;		/* indices into sc.v by (tid, start) */
 	struct samp	*smp;		/* profile samples by (tid, ts) */
 	size_t		nsmp, smpcap;
 	struct flame	*fl;
-	struct dtr_namer *nm;
+	struct rpt_namer *nm;
 	uint32_t	*buf;		/* a path's frame ids */
 	struct tnode	*t;
 	size_t		nt;
@@ -63,7 +63,7 @@ struct blame {
 static int
 by_tid_start(const void *x, const void *y, void *ctx)
 {
-	const struct dtr_sched_span *v = ctx, *a = &v[*(const size_t *)x], *b = &v[*(const size_t *)y];
+	const struct rpt_sched_span *v = ctx, *a = &v[*(const size_t *)x], *b = &v[*(const size_t *)y];
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
 	return a->start < b->start ? -1 : a->start > b->start;
@@ -205,9 +205,9 @@ emit(struct blame *bl, const struct seg *sg, unsigned n, uint64_t ns)
 			char t[1024], u[512];
 			t[0] = u[0] = '\0';
 			if (sg[k].kstack)
-				dtr_namer_text(bl->nm, sg[k].kstack, 1, 0, 0, TEXT_FRAMES, t, sizeof(t));
+				rpt_namer_text(bl->nm, sg[k].kstack, 1, 0, 0, TEXT_FRAMES, t, sizeof(t));
 			if (sg[k].ustack)
-				dtr_namer_text(bl->nm, sg[k].ustack, 0, sg[k].pid, sg[k].ts, TEXT_FRAMES,
+				rpt_namer_text(bl->nm, sg[k].ustack, 0, sg[k].pid, sg[k].ts, TEXT_FRAMES,
 					       u, sizeof(u));
 			char line[1600];
 			snprintf(line, sizeof(line), "%s%s%s%s", t[0] ? t : "", t[0] && u[0] ? " | " : "",
@@ -218,10 +218,10 @@ emit(struct blame *bl, const struct seg *sg, unsigned n, uint64_t ns)
 			continue;
 		}
 		/* folded and SVG: user stack, then kernel, as flame graphs do */
-		if (sg[k].ustack && dtr_namer_stack(bl->nm, sg[k].ustack, 0, sg[k].pid, sg[k].ts,
+		if (sg[k].ustack && rpt_namer_stack(bl->nm, sg[k].ustack, 0, sg[k].pid, sg[k].ts,
 						    bl->buf, &nb))
 			return -1;
-		if (sg[k].kstack && dtr_namer_stack(bl->nm, sg[k].kstack, 1, 0, 0, bl->buf, &nb))
+		if (sg[k].kstack && rpt_namer_stack(bl->nm, sg[k].kstack, 1, 0, 0, bl->buf, &nb))
 			return -1;
 	}
 	if (bl->o->text)
@@ -237,7 +237,7 @@ first_span(const struct blame *bl, uint32_t tid, uint64_t lo)
 
 	while (a < b) {
 		size_t m = a + (b - a) / 2;
-		const struct dtr_sched_span *s = &bl->sc.v[bl->byt[m]];
+		const struct rpt_sched_span *s = &bl->sc.v[bl->byt[m]];
 		if (s->tid < tid || (s->tid == tid && s->end <= lo))
 			a = m + 1;
 		else
@@ -261,7 +261,7 @@ static int attribute(struct blame *bl, uint32_t tid, uint64_t lo, uint64_t hi, u
 		     struct seg *sg, unsigned n);
 
 static int
-blocked_part(struct blame *bl, const struct dtr_sched_span *s, uint64_t lo, uint64_t hi,
+blocked_part(struct blame *bl, const struct rpt_sched_span *s, uint64_t lo, uint64_t hi,
 	     unsigned depth, struct seg *sg, unsigned n)
 {
 	char who[96];
@@ -304,7 +304,7 @@ attribute(struct blame *bl, uint32_t tid, uint64_t lo, uint64_t hi, unsigned dep
 	if (hi <= lo)
 		return 0;
 	for (size_t k = first_span(bl, tid, lo); k < bl->sc.n; k++) {
-		const struct dtr_sched_span *s = &bl->sc.v[bl->byt[k]];
+		const struct rpt_sched_span *s = &bl->sc.v[bl->byt[k]];
 		if (s->tid != tid || s->start >= hi)
 			break;
 		uint64_t cs = s->start > lo ? s->start : lo, ce = s->end < hi ? s->end : hi;
@@ -390,7 +390,7 @@ tree_print(const struct blame *bl, uint32_t node, unsigned indent, uint64_t tota
 }
 
 int
-dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_opts *o,
+rpt_blame(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_blame_opts *o,
 	  FILE *out, const char *outname, volatile sig_atomic_t *cancel)
 {
 	struct blame bl = { .c = c, .o = o };
@@ -398,36 +398,36 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 	char err[512];
 	int ret;
 
-	if (dtf_resolve(f, c->r, err, sizeof(err))) {
-		dtr_err("blame", "%s: %s", c->path, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, c->r, err, sizeof(err))) {
+		rpt_err("blame", "%s: %s", c->path, err);
+		return RPT_EXIT_ERROR;
 	}
-	if ((ret = dtr_sched_build(c, "blame", &bl.sc, cancel)) != 0)
+	if ((ret = rpt_sched_build(c, "blame", &bl.sc, cancel)) != 0)
 		return ret;
-	ret = DTR_EXIT_ERROR;
+	ret = RPT_EXIT_ERROR;
 	if (!(bl.byt = malloc((bl.sc.n + 1) * sizeof(*bl.byt))) || !(bl.fl = flame_new()) ||
-	    !(bl.nm = dtr_namer_new(c, bl.fl)) ||
-	    !(bl.buf = malloc((size_t)MAXSEG * (2 * DTCAP_MAXFRAMES + DTR_INLINE_ROOM + 2) *
+	    !(bl.nm = rpt_namer_new(c, bl.fl)) ||
+	    !(bl.buf = malloc((size_t)MAXSEG * (2 * DTCAP_MAXFRAMES + RPT_INLINE_ROOM + 2) *
 				    sizeof(*bl.buf))))
 		goto oom;
 	for (size_t i = 0; i < bl.sc.n; i++)
 		bl.byt[i] = i;
 	qsort_r(bl.byt, bl.sc.n, sizeof(*bl.byt), by_tid_start, bl.sc.v);
-	struct dtf_filter all;
+	struct flt_filter all;
 	struct dtsp_job job = { .part_new = samp_part_new, .part_free = samp_part_free,
 				.row = samp_row, .merge = samp_merge };
-	dtf_init(&all);
-	if (dtf_resolve(&all, c->r, err, sizeof(err)) ||
+	flt_init(&all);
+	if (flt_resolve(&all, c->r, err, sizeof(err)) ||
 	    dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 		      DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PROBE, &job, &bl, cancel,
-		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		dtf_free(&all);
+		      rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		flt_free(&all);
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;
-		dtr_err("blame", "%s", err);
+		rpt_err("blame", "%s", err);
 		goto out;
 	}
-	dtf_free(&all);
+	flt_free(&all);
 	if (bl.nsmp)	/* none: no array (qsort of NULL is undefined) */
 		qsort(bl.smp, bl.nsmp, sizeof(*bl.smp), samp_cmp);
 
@@ -435,7 +435,7 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 	uint64_t first = UINT64_MAX, last = 0;
 	uint32_t comm = 0;
 	for (size_t k = first_span(&bl, o->tid, 0); k < bl.sc.n; k++) {
-		const struct dtr_sched_span *s = &bl.sc.v[bl.byt[k]];
+		const struct rpt_sched_span *s = &bl.sc.v[bl.byt[k]];
 		if (s->tid != o->tid)
 			break;
 		first = s->start < first ? s->start : first;
@@ -443,13 +443,13 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 		comm = s->comm;
 	}
 	if (first == UINT64_MAX) {
-		dtr_err("blame", "%s: tid %u never left a CPU in the capture's scheduler events "
+		rpt_err("blame", "%s: tid %u never left a CPU in the capture's scheduler events "
 			"(dtrec --offcpu records them)", c->path, o->tid);
 		goto out;
 	}
 	uint64_t lo = first > f->tmin ? first : f->tmin, hi = last < f->tmax ? last : f->tmax;
 	if (hi <= lo) {
-		dtr_err("blame", "%s: tid %u was not recorded between --since and --until",
+		rpt_err("blame", "%s: tid %u was not recorded between --since and --until",
 			c->path, o->tid);
 		goto out;
 	}
@@ -463,11 +463,11 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 	if (attribute(&bl, o->tid, lo, hi, o->depth, sg, 1))
 		goto oom;
 	if (cancel && *cancel) {
-		dtr_err("blame", "interrupted");
+		rpt_err("blame", "interrupted");
 		goto out;
 	}
 	if (bl.sc.nlost)
-		dtr_err("blame", "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
+		rpt_err("blame", "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
 			"in the capture: they end at the thread's next event", c->path, bl.sc.nlost);
 	uint64_t start = dtcap_host(c->r)->start_ns;
 	if (o->text) {
@@ -477,36 +477,36 @@ dtr_blame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_blame_
 			bl.nsmp ? "" : "; no profile samples: on-CPU time has no stacks");
 		if (bl.nt)
 			tree_print(&bl, 1, 2, bl.t[1].ns, out);
-		ret = ferror(out) ? DTR_EXIT_ERROR : 0;
+		ret = ferror(out) ? RPT_EXIT_ERROR : 0;
 		if (ret)
-			dtr_err("blame", "%s: write error", outname);
+			rpt_err("blame", "%s: write error", outname);
 		goto out;
 	}
-	struct dtr_flame_opts fo;
+	struct rpt_flame_opts fo;
 	char sub[300];
-	dtr_flame_opts_init(&fo, "blame");
+	rpt_flame_opts_init(&fo, "blame");
 	fo.folded = o->folded;
 	fo.countname = "us";
 	fo.title = "Blame";
 	snprintf(sub, sizeof(sub), "%s: tid %u (%s), %.3f ms: on-CPU, runqueue, blocked by waker "
 		 "(%u hops)", c->path, o->tid, cn && *cn ? cn : "?", (double)(hi - lo) / 1e6,
 		 o->depth);
-	if (dtr_flame_write(bl.fl, &fo, sub, 0, out)) {
-		dtr_err("blame", "%s: write error", outname);
+	if (rpt_flame_write(bl.fl, &fo, sub, 0, out)) {
+		rpt_err("blame", "%s: write error", outname);
 		goto out;
 	}
 	ret = 0;
 	goto out;
 oom:
-	dtr_err("blame", "%s: out of memory", c->path);
-	ret = DTR_EXIT_ERROR;
+	rpt_err("blame", "%s: out of memory", c->path);
+	ret = RPT_EXIT_ERROR;
 out:
-	dtr_sched_free(&bl.sc);
+	rpt_sched_free(&bl.sc);
 	free(bl.byt);
 	free(bl.smp);
 	free(bl.buf);
 	free(bl.t);
-	dtr_namer_free(bl.nm);
+	rpt_namer_free(bl.nm);
 	flame_free(bl.fl);
 	return ret;
 }

@@ -11,30 +11,30 @@
 #include "report.h"
 #include "util.h"
 
-int dtr_shell;
+int rpt_shell;
 
-const char *dtr_prog(void)
+const char *rpt_prog(void)
 {
-	return dtr_shell ? "dtsh" : "dtreport";
+	return rpt_shell ? "dtsh" : "dtreport";
 }
 
-const char *dtr_reading(void)
+const char *rpt_reading(void)
 {
-	return dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	return rpt_shell ? "dtsh: reading" : "dtreport: reading";
 }
 
-void dtr_err(const char *cmd, const char *fmt, ...)
+void rpt_err(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s %s: ", dtr_prog(), cmd);
+	fprintf(stderr, "%s %s: ", rpt_prog(), cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
 
-struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, int salvage,
+struct dtcap_reader *rpt_open(const char *cmd, const char *path, int partial, int salvage,
 			      int *status)
 {
 	struct dtcap_read_opts o = { salvage ? DTCAP_OPEN_SALVAGE : 0, 0 };
@@ -43,16 +43,16 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 	/* every command opens its captures here before it writes a byte:
 	 * the one place `1<> cap.dtc` is refused for all of them */
 	if (dtu_stdout_not_input(&path, 1, err, sizeof(err)) < 0) {
-		dtr_err(cmd, "%s", err);
-		*status = DTR_EXIT_ERROR;
+		rpt_err(cmd, "%s", err);
+		*status = RPT_EXIT_ERROR;
 		return NULL;
 	}
 	struct dtcap_reader *r = dtcap_open_opts(path, &o);
 
 	if (r == NULL) {
 		/* The library's message starts with the path already. */
-		dtr_err(cmd, "%s", dtcap_open_error());
-		*status = DTR_EXIT_ERROR;
+		rpt_err(cmd, "%s", dtcap_open_error());
+		*status = RPT_EXIT_ERROR;
 		return NULL;
 	}
 	const char *w = dtcap_reader_warning(r);
@@ -62,38 +62,38 @@ struct dtcap_reader *dtr_open(const char *cmd, const char *path, int partial, in
 	 */
 	if (w && (dtcap_reader_status(r) & DTCAP_ST_TRUNCATED) && !partial && !salvage) {
 		/* The library's warning names the file and the offset. */
-		dtr_err(cmd, "%s", w);
-		dtr_err(cmd, "%s: incomplete capture (%llu events before the cut); "
+		rpt_err(cmd, "%s", w);
+		rpt_err(cmd, "%s: incomplete capture (%llu events before the cut); "
 			"--partial reads them", path, (unsigned long long)dtcap_nevents(r));
 		dtcap_reader_close(r);
-		*status = DTR_EXIT_PARTIAL;
+		*status = RPT_EXIT_PARTIAL;
 		return NULL;
 	}
 	if (w)
-		dtr_err(cmd, "warning: %s", w);
+		rpt_err(cmd, "warning: %s", w);
 	return r;
 }
 
-void dtr_note_empty(const char *cmd, const char *path, unsigned long long matched,
+void rpt_note_empty(const char *cmd, const char *path, unsigned long long matched,
 		    int filtered)
 {
 	if (matched == 0 && filtered)
-		dtr_err(cmd, "%s: no event matches the filters", path);
+		rpt_err(cmd, "%s: no event matches the filters", path);
 }
 
-int dtr_shell_operands(const char *cmd, int argc, char **argv, int salvage,
+int rpt_shell_operands(const char *cmd, int argc, char **argv, int salvage,
 		       void (*usage)(FILE *))
 {
 	if (argc > optind) {
-		dtr_err(cmd, "unexpected argument '%s' (%s reads the open capture)", argv[optind],
+		rpt_err(cmd, "unexpected argument '%s' (%s reads the open capture)", argv[optind],
 			cmd);
 		usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	if (salvage) {
-		dtr_err(cmd, "--salvage: the capture is open already; it is an option of "
+		rpt_err(cmd, "--salvage: the capture is open already; it is an option of "
 			"dtreport, which opens one");
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * report_flame.c - the flame graph engine (engine.h dtr_flame_fold and
- * dtr_flame_write), for dtreport flame and diff and dtsh's flame; their
+ * report_flame.c - the flame graph engine (engine.h rpt_flame_fold and
+ * rpt_flame_write), for dtreport flame and diff and dtsh's flame; their
  * command lines are cmd_flame.c's.
  *
  * Two passes.  The first walks the event columns only and counts samples
@@ -656,7 +656,7 @@ static int64_t name_frame(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 		org = dtsym_origin(sym, pcs[k], kernel, pid, ts);
 	}
 	char sl[4200];
-	if (fm->by_srcline && dtr_srcline_text(sym, pcs, k, kernel, pid, ts, sl, sizeof(sl)))
+	if (fm->by_srcline && rpt_srcline_text(sym, pcs, k, kernel, pid, ts, sl, sizeof(sl)))
 		nm = sl;
 	int64_t fid = flame_intern(fl, nm, kind_of(org, kernel));
 	if (fid < 0 || DT_GROW(fm->tab, fm->cap, fm->n, 1, 1024))
@@ -694,14 +694,14 @@ static int name_stack(struct flame *fl, struct dtsym *sym, struct fmemo *fm,
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
 		if (!kernel && !fm->by_dso &&
-		    dtr_inline_frames(fl, sym, pcs, k, pid, ts, fm->by_srcline, buf, nb,
-				      DTR_INLINE_ROOM - (*nb + k - inl0)) < 0)
+		    rpt_inline_frames(fl, sym, pcs, k, pid, ts, fm->by_srcline, buf, nb,
+				      RPT_INLINE_ROOM - (*nb + k - inl0)) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter *filt,
+uint8_t *rpt_sample_probes(const struct dtcap_reader *r, const struct flt_filter *filt,
 			   const char *cmd, const char *path, char *probedesc, size_t pdlen)
 {
 	size_t np = dtcap_nprobes(r);
@@ -733,13 +733,13 @@ uint8_t *dtr_sample_probes(const struct dtcap_reader *r, const struct dtf_filter
 		}
 	}
 	if (!filt->probe_ok && !ntimer && np)
-		dtr_err(cmd, "%s: no profile/interval probe recorded; "
+		rpt_err(cmd, "%s: no profile/interval probe recorded; "
 			"counting the events of every probe (choose with --probe)", path);
 	return want;
 }
 
-int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
-		   const struct dtr_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
+int rpt_flame_fold(const struct rpt_cap *c, struct flt_filter *filt,
+		   const struct rpt_flame_opts *fo, struct flame *fl, int side, uint64_t *nsamples,
 		   char *probedesc, size_t pdlen, volatile sig_atomic_t *cancel)
 {
 	char err[512];
@@ -751,18 +751,18 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	struct fmemo fm = { .by_dso = fo->by_dso, .by_srcline = fo->by_srcline };
 	uint32_t *buf = NULL;
 	const char *cmd = fo->cmd, *path = c->path;
-	int ret = DTR_EXIT_ERROR;
+	int ret = RPT_EXIT_ERROR;
 
-	if (fo->mode != DTR_FLAME_SAMPLES)
-		return dtr_offcpu_fold(c, filt, fo, fl, side, nsamples, probedesc, pdlen, cancel);
+	if (fo->mode != RPT_FLAME_SAMPLES)
+		return rpt_offcpu_fold(c, filt, fo, fl, side, nsamples, probedesc, pdlen, cancel);
 	p.r = c->r;
-	if (dtf_resolve(filt, p.r, err, sizeof(err))) {
-		dtr_err(cmd, "%s: %s", path, err);
+	if (flt_resolve(filt, p.r, err, sizeof(err))) {
+		rpt_err(cmd, "%s: %s", path, err);
 		goto out;
 	}
 
 	p.nwant = dtcap_max_probe_id(p.r) + 1;
-	if (!(p.want = dtr_sample_probes(p.r, filt, cmd, path, probedesc, pdlen)))
+	if (!(p.want = rpt_sample_probes(p.r, filt, cmd, path, probedesc, pdlen)))
 		goto oom;
 
 	if (build_psnaps(&p))
@@ -776,10 +776,10 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	 * By blocks, only a block that straddles an exec reads it. */
 	unsigned cols = DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_KSTACK |
 			DTCAP_COL_USTACK | DTCAP_COL_PID | (p.nps ? DTCAP_COL_TS : 0);
-	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	const char *what = rpt_shell ? "dtsh: reading" : "dtreport: reading";
 	struct dtsp_job job = { .part_new = prof_part_new, .part_free = prof_part_free,
 				.merge = prof_merge };
-	if (dtf_active(filt))
+	if (flt_active(filt))
 		job.row = prof_part_row;
 	else
 		job.block = prof_part_block, cols = (cols & ~DTCAP_COL_TS) | DTCAP_COL_BYCTX;
@@ -787,10 +787,10 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	if (p.oom)
 		goto oom;
 	if (sr) {
-		dtr_err(cmd, "%s", err);
+		rpt_err(cmd, "%s", err);
 		goto out;
 	}
-	dtr_note_empty(cmd, path, p.samples, dtf_active(filt));
+	rpt_note_empty(cmd, path, p.samples, flt_active(filt));
 
 	/* Second pass: name each distinct combination once. */
 	if (!sym && !(sym = own_sym = dtsym_open(p.r)))
@@ -798,7 +798,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	uint32_t nst = dtcap_nstacks(p.r);
 	km.off = calloc((size_t)nst + 1, sizeof(uint32_t));
 	km.len = calloc((size_t)nst + 1, sizeof(uint32_t));
-	buf = malloc((2 * DTCAP_MAXFRAMES + DTR_INLINE_ROOM + 8) * sizeof(uint32_t));
+	buf = malloc((2 * DTCAP_MAXFRAMES + RPT_INLINE_ROOM + 8) * sizeof(uint32_t));
 	if (!km.off || !km.len || !buf)
 		goto oom;
 	int64_t trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL);
@@ -811,7 +811,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		const struct agg *a = &p.tab[i];
 		unsigned nb = 0;
 		if ((i & 255) == 0 && cancel && *cancel) {
-			dtr_err(cmd, "interrupted");
+			rpt_err(cmd, "interrupted");
 			goto out;
 		}
 		const char *c = dtcap_comm(p.r, a->comm);
@@ -826,7 +826,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			buf[nb++] = (uint32_t)cid;
 		unsigned ustart = nb;
 		uint32_t ukey = UINT32_MAX;
-		if (a->ustack && fo->only != DTR_ONLY_KERNEL) {
+		if (a->ustack && fo->only != RPT_ONLY_KERNEL) {
 			uint64_t ts = p.ts[i];
 			const struct dtcap_proc *proc = dtcap_proc_find(p.r, a->pid, ts);
 			ukey = umemo_find(&um, a->ustack, proc);
@@ -849,7 +849,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 			}
 		}
 		unsigned uend = nb;
-		if (a->kstack && a->kstack <= nst && fo->only != DTR_ONLY_USER) {
+		if (a->kstack && a->kstack <= nst && fo->only != RPT_ONLY_USER) {
 			if (!km.off[a->kstack]) {
 				unsigned kn = 0;
 				uint32_t kb[DTCAP_MAXFRAMES + 2];
@@ -895,7 +895,7 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 		}
 		/* and the leaf below that prefix for this kernel stack: aggs
 		 * that differ only in pid or snapshot share it */
-		uint32_t kkey = fo->only != DTR_ONLY_USER ? a->kstack : 0;
+		uint32_t kkey = fo->only != RPT_ONLY_USER ? a->kstack : 0;
 		uint32_t leaf = pmemo_find(&lm, prefix, kkey);
 		if (leaf) {
 			if (flame_add_at(fl, leaf, NULL, 0, a->count, side) < 0)
@@ -910,8 +910,8 @@ int dtr_flame_fold(const struct dtr_cap *c, struct dtf_filter *filt,
 	ret = 0;
 	goto out;
 oom:
-	dtr_err(cmd, "%s: out of memory", path);
-	ret = DTR_EXIT_ERROR;
+	rpt_err(cmd, "%s: out of memory", path);
+	ret = RPT_EXIT_ERROR;
 out:
 	free(buf);
 	free(km.off);
@@ -938,7 +938,7 @@ out:
 }
 
 
-void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd)
+void rpt_flame_opts_init(struct rpt_flame_opts *o, const char *cmd)
 {
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
@@ -946,7 +946,7 @@ void dtr_flame_opts_init(struct dtr_flame_opts *o, const char *cmd)
 	o->width = 1200;
 }
 
-void dtr_flame_subtitle(char *buf, size_t len, const struct dtr_flame_opts *o, int ncaps,
+void rpt_flame_subtitle(char *buf, size_t len, const struct rpt_flame_opts *o, int ncaps,
 			const char *path, uint64_t n, const char *probes, int filtered)
 {
 	if (ncaps > 1)
@@ -959,7 +959,7 @@ void dtr_flame_subtitle(char *buf, size_t len, const struct dtr_flame_opts *o, i
 			 filtered ? " (filtered)" : "");
 }
 
-int dtr_flame_write(const struct flame *fl, const struct dtr_flame_opts *fo, const char *sub,
+int rpt_flame_write(const struct flame *fl, const struct rpt_flame_opts *fo, const char *sub,
 		    int diff, FILE *out)
 {
 	const char *title = fo->title ? fo->title : diff ? "Differential Flame Graph" :
@@ -975,7 +975,7 @@ int dtr_flame_write(const struct flame *fl, const struct dtr_flame_opts *fo, con
 	return fo->folded ? flame_write_folded(fl, out, diff) : flame_write_svg(fl, out, &so);
 }
 
-int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_flame_opts *o,
+int rpt_flame(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_flame_opts *o,
 	      FILE *out, const char *outname, volatile sig_atomic_t *cancel)
 {
 	char probes[256], sub[400];
@@ -984,18 +984,18 @@ int dtr_flame(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_fl
 	int ret;
 
 	if (!fl) {
-		dtr_err(o->cmd, "out of memory");
-		return DTR_EXIT_ERROR;
+		rpt_err(o->cmd, "out of memory");
+		return RPT_EXIT_ERROR;
 	}
-	if ((ret = dtr_flame_fold(c, f, o, fl, 0, &n, probes, sizeof(probes), cancel)) == 0) {
-		dtr_flame_subtitle(sub, sizeof(sub), o, 1, c->path, n, probes, dtf_active(f));
-		if (dtr_flame_write(fl, o, sub, 0, out)) {
-			dtr_err(o->cmd, "%s: %s", outname, errno ? strerror(errno) : "write error");
-			ret = DTR_EXIT_ERROR;
+	if ((ret = rpt_flame_fold(c, f, o, fl, 0, &n, probes, sizeof(probes), cancel)) == 0) {
+		rpt_flame_subtitle(sub, sizeof(sub), o, 1, c->path, n, probes, flt_active(f));
+		if (rpt_flame_write(fl, o, sub, 0, out)) {
+			rpt_err(o->cmd, "%s: %s", outname, errno ? strerror(errno) : "write error");
+			ret = RPT_EXIT_ERROR;
 		} else if (cancel && *cancel) {
 			/* while the graph was written: the caller drops the file */
-			dtr_err(o->cmd, "interrupted");
-			ret = DTR_EXIT_ERROR;
+			rpt_err(o->cmd, "interrupted");
+			ret = RPT_EXIT_ERROR;
 		}
 	}
 	flame_free(fl);

@@ -1,7 +1,7 @@
 /*
  * report_frames.c - breakdowns by frame, on the flame engine's folding:
  * top by function or object (self or inclusive), and the call tree into
- * or out of a function (engine.h dtr_top_frames, dtr_calls).
+ * or out of a function (engine.h rpt_top_frames, rpt_calls).
  *
  * The samples are folded once, exactly as a flame graph folds them (the
  * same probes, filters, names and demangling), without the comm root; the
@@ -26,27 +26,27 @@
 #include "termsafe.h"
 
 /* Fold c's samples into a new flame; NULL with the message printed. */
-static struct flame *fold(const struct dtr_cap *c, struct dtf_filter *f, const char *cmd,
+static struct flame *fold(const struct rpt_cap *c, struct flt_filter *f, const char *cmd,
 			  int by, uint64_t *n, char *probedesc, size_t pdlen,
 			  volatile sig_atomic_t *cancel, int *rc)
 {
-	struct dtr_flame_opts fo;
+	struct rpt_flame_opts fo;
 	struct flame *fl = flame_new();
 
-	dtr_flame_opts_init(&fo, cmd);
+	rpt_flame_opts_init(&fo, cmd);
 	fo.no_comm = 1;
-	fo.by_dso = by == DTR_TOP_DSO;
-	fo.by_srcline = by == DTR_TOP_SRCLINE;
+	fo.by_dso = by == RPT_TOP_DSO;
+	fo.by_srcline = by == RPT_TOP_SRCLINE;
 	if (fl == NULL) {
-		dtr_err(cmd, "out of memory");
-		*rc = DTR_EXIT_ERROR;
+		rpt_err(cmd, "out of memory");
+		*rc = RPT_EXIT_ERROR;
 		return NULL;
 	}
 	/* functions as perf --sort sym counts them: an inlined call is its
 	 * caller's time; lines each have theirs, inlined or not */
 	int inl = dtsym_inline;
-	dtsym_inline = by == DTR_TOP_SRCLINE;
-	*rc = dtr_flame_fold(c, f, &fo, fl, 0, n, probedesc, pdlen, cancel);
+	dtsym_inline = by == RPT_TOP_SRCLINE;
+	*rc = rpt_flame_fold(c, f, &fo, fl, 0, n, probedesc, pdlen, cancel);
 	dtsym_inline = inl;
 	if (*rc != 0) {
 		flame_free(fl);
@@ -111,7 +111,7 @@ static int toprow_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
+int rpt_top_frames(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_top_opts *o,
 		   FILE *out, volatile sig_atomic_t *cancel)
 {
 	char probes[256];
@@ -129,9 +129,9 @@ int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct d
 	struct topw t = { fl, calloc(nn + 1, sizeof(uint64_t)), calloc(nn + 1, sizeof(uint32_t)), 0,
 			  o->children };
 	struct toprow *rows = calloc(nn + 1, sizeof(*rows));
-	rc = DTR_EXIT_ERROR;
+	rc = RPT_EXIT_ERROR;
 	if (!t.count || !t.stamp || !rows || flame_walk(fl, 0, top_path, &t)) {
-		dtr_err("top", "out of memory");
+		rpt_err("top", "out of memory");
 		goto out;
 	}
 	size_t nr = 0;
@@ -143,14 +143,14 @@ int dtr_top_frames(const struct dtr_cap *c, struct dtf_filter *f, const struct d
 	fprintf(out, "# %s of %" PRIu64 " samples (%s)\n",
 		o->children ? "inclusive (children)" : "self", total,
 		probes[0] ? dtt_str(probes) : "no probe");
-	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", dtr_top_keys[o->by]);
+	fprintf(out, "%12s %6s  %s\n", "COUNT", "PCT", rpt_top_keys[o->by]);
 	for (size_t x = 0; x < nr && x < limit; x++)
 		fprintf(out, "%12" PRIu64 " %5.1f%%  %s\n", rows[x].count,
 			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,
 			dtt_str(rows[x].name));
 	if (nr == 0)
 		fprintf(out, "(no samples)\n");
-	rc = DTR_EXIT_OK;
+	rc = RPT_EXIT_OK;
 out:
 	free(rows);
 	free(t.count);
@@ -232,7 +232,7 @@ static int call_path(void *ctx, const uint32_t *ids, unsigned n, uint64_t cnt)
 	return flame_add(w->tree, w->buf, m, cnt, 0);
 }
 
-int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_calls_opts *o,
+int rpt_calls(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_calls_opts *o,
 	      FILE *out, volatile sig_atomic_t *cancel)
 {
 	const char *cmd = o->callers ? "callers" : "callees";
@@ -248,12 +248,12 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 		free(body);
 		if (e) {
 			regerror(e, &re, ebuf, sizeof(ebuf));
-			dtr_err(cmd, "bad regular expression '%s': %s", o->pattern, ebuf);
-			return DTR_EXIT_USAGE;
+			rpt_err(cmd, "bad regular expression '%s': %s", o->pattern, ebuf);
+			return RPT_EXIT_USAGE;
 		}
 		have_re = 1;
 	}
-	struct flame *fl = fold(c, f, cmd, DTR_TOP_SYM, &total, probes, sizeof(probes), cancel, &rc);
+	struct flame *fl = fold(c, f, cmd, RPT_TOP_SYM, &total, probes, sizeof(probes), cancel, &rc);
 	if (fl == NULL) {
 		if (have_re)
 			regfree(&re);
@@ -264,15 +264,15 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 		nn++;
 	struct callw w = { .fl = fl, .tree = flame_new(), .match = calloc(nn + 1, 1),
 			   .glob = o->pattern, .re = have_re ? &re : NULL, .callers = o->callers };
-	rc = DTR_EXIT_ERROR;
+	rc = RPT_EXIT_ERROR;
 	if (!w.tree || !w.match || flame_walk(fl, 0, call_path, &w)) {
-		dtr_err(cmd, "out of memory");
+		rpt_err(cmd, "out of memory");
 		goto out;
 	}
 	if (w.matched == 0) {
-		dtr_err(cmd, "%s: no sampled function matches '%s' (%" PRIu64 " samples of %s)",
+		rpt_err(cmd, "%s: no sampled function matches '%s' (%" PRIu64 " samples of %s)",
 			c->path, dtt_str(o->pattern), total, probes[0] ? dtt_str(probes) : "no probe");
-		rc = DTR_EXIT_OK;
+		rc = RPT_EXIT_OK;
 		goto out;
 	}
 	int werr;
@@ -285,9 +285,9 @@ int dtr_calls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_ca
 			probes[0] ? dtt_str(probes) : "no probe");
 		werr = flame_write_tree(w.tree, out, total, o->minpct);
 	}
-	rc = werr ? DTR_EXIT_ERROR : DTR_EXIT_OK;
+	rc = werr ? RPT_EXIT_ERROR : RPT_EXIT_OK;
 	if (werr)
-		dtr_err(cmd, "writing the output failed");
+		rpt_err(cmd, "writing the output failed");
 out:
 	free(w.match);
 	free(w.buf);

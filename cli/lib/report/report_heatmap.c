@@ -1,6 +1,6 @@
 /*
  * report_heatmap.c - FlameScope's subsecond-offset heatmap (engine.h
- * dtr_heatmap): one column per second of the recording, one row per slice
+ * rpt_heatmap): one column per second of the recording, one row per slice
  * of a second (offset within it, top to bottom), each cell coloured by the
  * samples in it.  A self-contained SVG: hovering a cell says its time and
  * count; clicking two cells says the range between them as the --since and
@@ -199,17 +199,17 @@ static const char script[] =
 "]]></script>\n";
 
 int
-dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heatmap_opts *o,
+rpt_heatmap(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_heatmap_opts *o,
 	    FILE *out, const char *outname, volatile sig_atomic_t *cancel)
 {
 	struct hm h = { 0 };
 	uint8_t *want = NULL;
 	char err[512], desc[256] = "";
-	int ret = DTR_EXIT_ERROR;
+	int ret = RPT_EXIT_ERROR;
 
-	if (dtf_resolve(f, c->r, err, sizeof(err))) {
-		dtr_err("heatmap", "%s: %s", c->path, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, c->r, err, sizeof(err))) {
+		rpt_err("heatmap", "%s: %s", c->path, err);
+		return RPT_EXIT_ERROR;
 	}
 	h.rows = o->rows ? o->rows : 50;
 	h.start = dtcap_host(c->r)->start_ns;
@@ -238,13 +238,13 @@ dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heat
 	struct dtsp_job job = { .part_new = hm_part_new, .part_free = hm_part_free,
 				.row = hm_part_row, .merge = hm_merge };
 	if (dtsp_scan(c->r, f, DTCAP_COL_TS | DTCAP_COL_PROBE, &job, &h, cancel,
-		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		      rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;
-		dtr_err("heatmap", "%s", err);
+		rpt_err("heatmap", "%s", err);
 		goto out;
 	}
-	dtr_note_empty("heatmap", c->path, h.n, dtf_active(f));
+	rpt_note_empty("heatmap", c->path, h.n, flt_active(f));
 	uint64_t max = 0;
 	for (size_t k = 0; k < h.ncols * h.rows; k++)
 		max = h.cells[k] > max ? h.cells[k] : max;
@@ -282,7 +282,7 @@ dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heat
 				60 + col * cw, 90 + row * ch, cw, ch, fill, col, row, v);
 		}
 		if ((col & 63) == 0 && cancel && *cancel) {
-			dtr_err("heatmap", "interrupted");
+			rpt_err("heatmap", "interrupted");
 			goto out;
 		}
 	}
@@ -296,14 +296,14 @@ dtr_heatmap(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_heat
 		fputc(strchr("'\\<>&\"\n\r", *s) ? '_' : *s, out);
 	fprintf(out, "';</script>\n%s</svg>\n", script);
 	if (ferror(out)) {
-		dtr_err("heatmap", "%s: write error", outname);
+		rpt_err("heatmap", "%s: write error", outname);
 		goto out;
 	}
 	ret = 0;
 	goto out;
 oom:
-	dtr_err("heatmap", "%s: out of memory", c->path);
-	ret = DTR_EXIT_ERROR;
+	rpt_err("heatmap", "%s: out of memory", c->path);
+	ret = RPT_EXIT_ERROR;
 out:
 	free(want);
 	free(h.cells);

@@ -1,6 +1,6 @@
 /*
  * report_latency.c - latency distributions of entry/return pairs (engine.h
- * dtr_latency): per probe, or per probe and comm, pid or tid, the count,
+ * rpt_latency): per probe, or per probe and comm, pid or tid, the count,
  * percentiles, maximum and a DTrace-style quantize histogram in text, or
  * one JSON document.  Pairs come from span_model.c; each group's
  * durations are sorted once, so percentiles are exact (nearest rank).
@@ -13,20 +13,20 @@
 #include "report.h"
 #include "util.h"
 
-const char *const dtr_latency_keys[] = { "probe", "comm", "pid", "tid", NULL };
+const char *const rpt_latency_keys[] = { "probe", "comm", "pid", "tid", NULL };
 
 
 
 static uint64_t
 group_key(int by, uint32_t probe, uint32_t comm, uint32_t pid, uint32_t tid)
 {
-	uint32_t k = by == DTR_LAT_COMM ? comm : by == DTR_LAT_PID ? pid : by == DTR_LAT_TID ? tid : 0;
+	uint32_t k = by == RPT_LAT_COMM ? comm : by == RPT_LAT_PID ? pid : by == RPT_LAT_TID ? tid : 0;
 	return (uint64_t)probe << 32 | k;
 }
 
 /* Nearest rank: the smallest value with at least q of them at or below. */
 uint64_t
-dtr_percentile(const uint64_t *sorted, size_t n, double q)
+rpt_percentile(const uint64_t *sorted, size_t n, double q)
 {
 	size_t r;
 
@@ -59,12 +59,12 @@ group_label(const struct dtcap_reader *r, int by, uint32_t k, char *out, size_t 
 	const char *c;
 
 	switch (by) {
-	case DTR_LAT_COMM:
+	case RPT_LAT_COMM:
 		c = dtcap_comm(r, k);
 		snprintf(out, len, "%s", c && *c ? c : "[unknown]");
 		break;
-	case DTR_LAT_PID:
-	case DTR_LAT_TID:
+	case RPT_LAT_PID:
+	case RPT_LAT_TID:
 		snprintf(out, len, "%u", k);
 		break;
 	default:
@@ -175,23 +175,23 @@ hist_text(FILE *out, const struct hist *h, uint64_t total)
 }
 
 int
-dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_latency_opts *o,
+rpt_latency(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_latency_opts *o,
 	    FILE *out, volatile sig_atomic_t *cancel)
 {
-	struct dtr_spans sp;
-	struct dtr_groups g = { 0 };
+	struct rpt_spans sp;
+	struct rpt_groups g = { 0 };
 	uint64_t *d = NULL, *unm = NULL, *keys = NULL, *dur = NULL;
 	size_t ng = 0;
 	int ret;
 
-	if ((ret = dtr_spans_build(c, "latency", f, o->glob, DTR_SPANS_NORET, &sp, cancel)) != 0)
+	if ((ret = rpt_spans_build(c, "latency", f, o->glob, RPT_SPANS_NORET, &sp, cancel)) != 0)
 		return ret;
-	ret = DTR_EXIT_ERROR;
+	ret = RPT_EXIT_ERROR;
 	if ((keys = malloc((sp.n + 1) * sizeof(*keys))) == NULL ||
 	    (dur = malloc((sp.n + 1) * sizeof(*dur))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
-		const struct dtr_span *s = &sp.v[i];
+		const struct rpt_span *s = &sp.v[i];
 		keys[i] = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
 		dur[i] = s->end - s->start;
 	}
@@ -199,7 +199,7 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 	free(sp.v);
 	sp.v = NULL;
 	sp.cap = 0;
-	if (dtr_group_by(keys, dur, sp.n, &g))
+	if (rpt_group_by(keys, dur, sp.n, &g))
 		goto oom;
 	size_t maxg = 0;
 	for (size_t gi = 0; gi < g.n; gi++)
@@ -222,7 +222,7 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 	if (o->json) {
 		dtu_json_str(out, c->path);
 		fprintf(out, ",\"by\":\"%s\",\"unmatched_returns\":%" PRIu64 ",\"groups\":[",
-			dtr_latency_keys[o->by], nret_unmatched);
+			rpt_latency_keys[o->by], nret_unmatched);
 	}
 	for (size_t gi = 0; gi < g.n; gi++) {
 		size_t n = g.start[gi + 1] - g.start[gi];
@@ -234,8 +234,8 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		char pname[DTCAP_PROBENAMELEN], glabel[64];
 		pair_name(c->r, (uint32_t)(key >> 32), pname, sizeof(pname));
 		group_label(c->r, o->by, (uint32_t)key, glabel, sizeof(glabel));
-		uint64_t p50 = dtr_percentile(d, n, 0.50), p90 = dtr_percentile(d, n, 0.90),
-			 p99 = dtr_percentile(d, n, 0.99), p999 = dtr_percentile(d, n, 0.999),
+		uint64_t p50 = rpt_percentile(d, n, 0.50), p90 = rpt_percentile(d, n, 0.90),
+			 p99 = rpt_percentile(d, n, 0.99), p999 = rpt_percentile(d, n, 0.999),
 			 mx = d[n - 1], mn = d[0];
 		struct hist h;
 		int hr = hist_fill(&h, d, n, o->hist_width);
@@ -244,9 +244,9 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		if (o->json) {
 			fprintf(out, "%s{\"probe\":", ng ? "," : "");
 			dtu_json_str(out, pname);
-			if (o->by != DTR_LAT_PROBE) {
-				fprintf(out, ",\"%s\":", dtr_latency_keys[o->by]);
-				if (o->by == DTR_LAT_COMM)
+			if (o->by != RPT_LAT_PROBE) {
+				fprintf(out, ",\"%s\":", rpt_latency_keys[o->by]);
+				if (o->by == RPT_LAT_COMM)
 					dtu_json_str(out, glabel);
 				else
 					fprintf(out, "%s", glabel);
@@ -272,7 +272,7 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 			fmt_dur(p999, a[3], sizeof(a[3]));
 			fmt_dur(mx, a[4], sizeof(a[4]));
 			fprintf(out, "%s%s%s%s%s%s\n", ng ? "\n" : "", pname, glabel[0] ? "  " : "",
-				glabel[0] ? dtr_latency_keys[o->by] : "", glabel[0] ? "=" : "", glabel);
+				glabel[0] ? rpt_latency_keys[o->by] : "", glabel[0] ? "=" : "", glabel);
 			fprintf(out, "  count %zu  unmatched %" PRIu64 "  p50 %s  p90 %s  p99 %s  "
 				"p99.9 %s  max %s\n", n, nun, a[0], a[1], a[2], a[3], a[4]);
 			if (hr == 0)
@@ -312,9 +312,9 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		if (o->json) {
 			fprintf(out, "%s{\"probe\":", ng ? "," : "");
 			dtu_json_str(out, pname);
-			if (o->by != DTR_LAT_PROBE) {
-				fprintf(out, ",\"%s\":", dtr_latency_keys[o->by]);
-				if (o->by == DTR_LAT_COMM)
+			if (o->by != RPT_LAT_PROBE) {
+				fprintf(out, ",\"%s\":", rpt_latency_keys[o->by]);
+				if (o->by == RPT_LAT_COMM)
 					dtu_json_str(out, glabel);
 				else
 					fprintf(out, "%s", glabel);
@@ -323,7 +323,7 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 		} else {
 			fprintf(out, "%s%s%s%s%s%s\n  count 0  unmatched %" PRIu64 " (entries "
 				"without their return)\n", ng ? "\n" : "", pname, glabel[0] ? "  " : "",
-				glabel[0] ? dtr_latency_keys[o->by] : "", glabel[0] ? "=" : "", glabel,
+				glabel[0] ? rpt_latency_keys[o->by] : "", glabel[0] ? "=" : "", glabel,
 				nun);
 		}
 		ng++;
@@ -335,17 +335,17 @@ dtr_latency(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_late
 			nret_unmatched);
 	if (ng == 0 && !o->json)
 		fprintf(out, "(no entry/return pairs)\n");
-	dtr_note_empty("latency", c->path, sp.n + sp.nu, dtf_active(f) || o->glob);
+	rpt_note_empty("latency", c->path, sp.n + sp.nu, flt_active(f) || o->glob);
 	ret = 0;
 	goto out;
 oom:
-	dtr_err("latency", "%s: out of memory", c->path);
+	rpt_err("latency", "%s: out of memory", c->path);
 out:
-	dtr_groups_free(&g);
+	rpt_groups_free(&g);
 	free(keys);
 	free(dur);
 	free(d);
 	free(unm);
-	dtr_spans_free(&sp);
+	rpt_spans_free(&sp);
 	return ret;
 }

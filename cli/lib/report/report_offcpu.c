@@ -1,5 +1,5 @@
 /*
- * report_offcpu.c - the off-CPU flame graphs (engine.h dtr_offcpu_fold):
+ * report_offcpu.c - the off-CPU flame graphs (engine.h rpt_offcpu_fold):
  * dtreport flame --offcpu, --oncpu-offcpu and --wakers.  Widths are
  * microseconds.  An off-CPU interval (sched_model.c) is blocked from its
  * switch-out to the wakeup, in the state it left in, then waiting for a
@@ -29,11 +29,11 @@ struct agg {
 };
 
 struct fold {
-	const struct dtr_cap *c;
-	const struct dtr_flame_opts *o;
-	struct dtf_filter *f;
+	const struct rpt_cap *c;
+	const struct rpt_flame_opts *o;
+	struct flt_filter *f;
 	struct flame	*fl;
-	struct dtr_namer *nm;
+	struct rpt_namer *nm;
 	int		side;
 	uint32_t	*buf;
 	int64_t		sep, nostack, leaf[256];
@@ -89,7 +89,7 @@ agg_add(struct fold *fd, struct agg k, uint64_t ns)
 }
 
 static int
-state_kept(const struct dtr_flame_opts *o, char st)
+state_kept(const struct rpt_flame_opts *o, char st)
 {
 	return o->states == NULL || strchr(o->states, st) != NULL;
 }
@@ -110,14 +110,14 @@ stack_path(struct fold *fd, uint32_t comm, uint32_t pid, uint64_t ts, uint32_t u
 	if (!fd->o->no_comm)
 		fd->buf[(*nb)++] = (uint32_t)cid;
 	u0 = *nb;
-	if (ustack && fd->o->only != DTR_ONLY_KERNEL &&
-	    dtr_namer_stack(fd->nm, ustack, 0, pid, ts, fd->buf, nb))
+	if (ustack && fd->o->only != RPT_ONLY_KERNEL &&
+	    rpt_namer_stack(fd->nm, ustack, 0, pid, ts, fd->buf, nb))
 		return -1;
-	if (kstack && fd->o->only != DTR_ONLY_USER) {
+	if (kstack && fd->o->only != RPT_ONLY_USER) {
 		unsigned k0 = *nb;
 		if (*nb > u0)
 			fd->buf[(*nb)++] = (uint32_t)fd->sep;
-		if (dtr_namer_stack(fd->nm, kstack, 1, 0, 0, fd->buf, nb))
+		if (rpt_namer_stack(fd->nm, kstack, 1, 0, 0, fd->buf, nb))
 			return -1;
 		if (*nb == k0 + 1 && k0 > u0)
 			(*nb)--;	/* nothing named after the separator */
@@ -157,7 +157,7 @@ leaf_of(struct fold *fd, char st)
 
 /* One part of an interval: [lo, hi) in state st. */
 static int
-off_part(struct fold *fd, const struct dtr_sched_span *s, char st, uint64_t lo, uint64_t hi)
+off_part(struct fold *fd, const struct rpt_sched_span *s, char st, uint64_t lo, uint64_t hi)
 {
 	if (hi <= lo || !state_kept(fd->o, st))
 		return 0;
@@ -192,8 +192,8 @@ agg_emit(struct fold *fd, const struct agg *a)
 			return -1;
 		nb = 0;
 		fd->buf[nb++] = (uint32_t)id;
-		if (a->kstack && fd->o->only != DTR_ONLY_USER &&
-		    dtr_namer_stack(fd->nm, a->kstack, 1, 0, 0, fd->buf, &nb))
+		if (a->kstack && fd->o->only != RPT_ONLY_USER &&
+		    rpt_namer_stack(fd->nm, a->kstack, 1, 0, 0, fd->buf, &nb))
 			return -1;
 	} else if (stack_path(fd, a->x, a->pid, a->ts, a->ustack, a->kstack, &nb)) {
 		return -1;
@@ -205,7 +205,7 @@ agg_emit(struct fold *fd, const struct agg *a)
 
 /* [lo, hi): the interval clipped to --since/--until; 0 if outside it. */
 static int
-clip(const struct dtf_filter *f, uint64_t start, uint64_t end, uint64_t *lo, uint64_t *hi)
+clip(const struct flt_filter *f, uint64_t start, uint64_t end, uint64_t *lo, uint64_t *hi)
 {
 	*lo = start > f->tmin ? start : f->tmin;
 	*hi = end < f->tmax ? end : f->tmax;
@@ -213,14 +213,14 @@ clip(const struct dtf_filter *f, uint64_t start, uint64_t end, uint64_t *lo, uin
 }
 
 static int
-offcpu_span(struct fold *fd, const struct dtr_sched_span *s, uint32_t probe)
+offcpu_span(struct fold *fd, const struct rpt_sched_span *s, uint32_t probe)
 {
 	uint64_t lo, hi;
 
 	if (!clip(fd->f, s->start, s->end, &lo, &hi) ||
-	    !dtf_match_slow(fd->f, lo, s->cpu, s->pid, s->tid, probe, s->comm))
+	    !flt_match_slow(fd->f, lo, s->cpu, s->pid, s->tid, probe, s->comm))
 		return 0;
-	if (fd->o->mode == DTR_FLAME_WAKERS) {
+	if (fd->o->mode == RPT_FLAME_WAKERS) {
 		uint64_t wlo, whi;
 		/* the time it had been blocked, on the stack that woke it */
 		if (!s->wake || !clip(fd->f, s->start, s->wake, &wlo, &whi) ||
@@ -288,35 +288,35 @@ oncpu_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 }
 
 int
-dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_flame_opts *o,
+rpt_offcpu_fold(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_flame_opts *o,
 		struct flame *fl, int side, uint64_t *nsamples, char *probedesc, size_t pdlen,
 		volatile sig_atomic_t *cancel)
 {
-	struct dtr_sched sc;
+	struct rpt_sched sc;
 	struct fold fd = { .c = c, .o = o, .f = f, .fl = fl, .side = side };
 	char err[512];
 	int ret;
 
-	if (dtf_resolve(f, c->r, err, sizeof(err))) {
-		dtr_err(o->cmd, "%s: %s", c->path, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, c->r, err, sizeof(err))) {
+		rpt_err(o->cmd, "%s: %s", c->path, err);
+		return RPT_EXIT_ERROR;
 	}
 	if (f->probe_ok) {
-		dtr_err(o->cmd, "--probe does not apply to off-CPU graphs: their events are "
+		rpt_err(o->cmd, "--probe does not apply to off-CPU graphs: their events are "
 			"the scheduler's");
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
-	if ((ret = dtr_sched_build(c, o->cmd, &sc, cancel)) != 0)
+	if ((ret = rpt_sched_build(c, o->cmd, &sc, cancel)) != 0)
 		return ret;
-	ret = DTR_EXIT_ERROR;
-	fd.buf = malloc((2 * DTCAP_MAXFRAMES + 2 * DTR_INLINE_ROOM + 8) * sizeof(*fd.buf));
-	fd.nm = dtr_namer_new(c, fl);
+	ret = RPT_EXIT_ERROR;
+	fd.buf = malloc((2 * DTCAP_MAXFRAMES + 2 * RPT_INLINE_ROOM + 8) * sizeof(*fd.buf));
+	fd.nm = rpt_namer_new(c, fl);
 	if (!fd.buf || !fd.nm || (fd.sep = flame_intern(fl, "--", FLAME_SPECIAL)) < 0 ||
 	    (fd.nostack = flame_intern(fl, "[no stack]", FLAME_SPECIAL)) < 0)
 		goto oom;
 	for (size_t i = 0; i < sc.n; i++) {
 		if ((i & 0xfff) == 0 && cancel && *cancel) {
-			dtr_err(o->cmd, "interrupted");
+			rpt_err(o->cmd, "interrupted");
 			goto out;
 		}
 		if (offcpu_span(&fd, &sc.v[i], sc.switch_probe))
@@ -324,14 +324,14 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 	}
 	for (size_t i = 0; i < fd.na; i++) {
 		if ((i & 0xff) == 0 && cancel && *cancel) {
-			dtr_err(o->cmd, "interrupted");
+			rpt_err(o->cmd, "interrupted");
 			goto out;
 		}
 		if (agg_emit(&fd, &fd.a[i]))
 			goto oom;
 	}
 	uint64_t off_us = fd.total_us;
-	if (o->mode == DTR_FLAME_ONOFF) {
+	if (o->mode == RPT_FLAME_ONOFF) {
 		fd.nperiod = dtcap_max_probe_id(c->r) + 1;
 		if ((fd.period_ns = calloc(fd.nperiod, sizeof(*fd.period_ns))) == NULL)
 			goto oom;
@@ -342,29 +342,29 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 				any |= (fd.period_ns[p->id] = timer_period(p->name)) != 0;
 		}
 		if (!any) {
-			dtr_err(o->cmd, "%s: --oncpu-offcpu needs profile samples in the capture "
+			rpt_err(o->cmd, "%s: --oncpu-offcpu needs profile samples in the capture "
 				"(dtrec -e profile:hz:997 --offcpu)", c->path);
 			goto out;
 		}
-		if (dtf_scan(c->r, f, DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_PID |
+		if (flt_scan(c->r, f, DTCAP_COL_PROBE | DTCAP_COL_COMM | DTCAP_COL_PID |
 			     DTCAP_COL_TS | DTCAP_COL_KSTACK | DTCAP_COL_USTACK, oncpu_row, &fd,
-			     cancel, dtr_shell ? "dtsh: reading" : "dtreport: reading", err,
+			     cancel, rpt_shell ? "dtsh: reading" : "dtreport: reading", err,
 			     sizeof(err))) {
 			if (fd.oom)
 				goto oom;
-			dtr_err(o->cmd, "%s", err);
+			rpt_err(o->cmd, "%s", err);
 			goto out;
 		}
 	}
-	snprintf(probedesc, pdlen, "%s", o->mode == DTR_FLAME_WAKERS ? "blocked time by waker" :
-		 o->mode == DTR_FLAME_ONOFF ? "on-CPU samples and off-CPU time" : "off-CPU time");
-	if (o->mode == DTR_FLAME_ONOFF && pdlen > 0) {
+	snprintf(probedesc, pdlen, "%s", o->mode == RPT_FLAME_WAKERS ? "blocked time by waker" :
+		 o->mode == RPT_FLAME_ONOFF ? "on-CPU samples and off-CPU time" : "off-CPU time");
+	if (o->mode == RPT_FLAME_ONOFF && pdlen > 0) {
 		size_t l = strlen(probedesc);
 		snprintf(probedesc + l, pdlen - l, " (%" PRIu64 " us off)", off_us);
 	}
-	dtr_note_empty(o->cmd, c->path, fd.total_us, dtf_active(f));
+	rpt_note_empty(o->cmd, c->path, fd.total_us, flt_active(f));
 	if (sc.nlost)
-		dtr_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
+		rpt_err(o->cmd, "%s: note: %" PRIu64 " off-CPU intervals have no switch back in "
 			"in the capture: they end at the thread's next event after its wakeup "
 			"(or preemption), else at the wakeup; a sleep without a wakeup is "
 			"left out", c->path, sc.nlost);
@@ -372,14 +372,14 @@ dtr_offcpu_fold(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_
 	ret = 0;
 	goto out;
 oom:
-	dtr_err(o->cmd, "%s: out of memory", c->path);
-	ret = DTR_EXIT_ERROR;
+	rpt_err(o->cmd, "%s: out of memory", c->path);
+	ret = RPT_EXIT_ERROR;
 out:
 	free(fd.buf);
 	free(fd.period_ns);
 	free(fd.a);
 	dt_htab_free(&fd.aix);
-	dtr_namer_free(fd.nm);
-	dtr_sched_free(&sc);
+	rpt_namer_free(fd.nm);
+	rpt_sched_free(&sc);
 	return ret;
 }

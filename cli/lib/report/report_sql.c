@@ -43,14 +43,14 @@ static sqlite3 *open_db(const char *cmd, int guarded)
 
 	if (guarded) {
 		if ((db = dtsql_open(&err)) == NULL)
-			dtr_err(cmd, "%s", err ? err : "sqlite: out of memory");
+			rpt_err(cmd, "%s", err ? err : "sqlite: out of memory");
 		sqlite3_free(err);
 		return db;
 	}
 	/* one thread uses the connection: no per-call mutex */
 	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		dtr_err(cmd, "sqlite: %s", db ? sqlite3_errmsg(db) : "out of memory");
+		rpt_err(cmd, "sqlite: %s", db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;
 	}
@@ -63,26 +63,26 @@ static int open_all(const char *cmd, const char *path, int partial, int salvage,
 		    struct dtcap_reader **r,
 		    struct dtsym **sym, sqlite3 **db, struct dtsql **h)
 {
-	int status = DTR_EXIT_ERROR;
+	int status = RPT_EXIT_ERROR;
 
 	*r = NULL;
 	*sym = NULL;
 	*db = NULL;
 	*h = NULL;
-	if ((*r = dtr_open(cmd, path, partial, salvage, &status)) == NULL)
+	if ((*r = rpt_open(cmd, path, partial, salvage, &status)) == NULL)
 		return status;
 	*sym = dtsym_open(*r);
 	if (*sym == NULL) {
-		dtr_err(cmd, "out of memory");
-		return DTR_EXIT_ERROR;
+		rpt_err(cmd, "out of memory");
+		return RPT_EXIT_ERROR;
 	}
 	if ((*db = open_db(cmd, guarded)) == NULL)
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	char *err = NULL;
 	if ((*h = dtsql_attach(*db, *r, *sym, &err)) == NULL) {
-		dtr_err(cmd, "%s", err ? err : "attach failed");
+		rpt_err(cmd, "%s", err ? err : "attach failed");
 		sqlite3_free(err);
-		return DTR_EXIT_ERROR;
+		return RPT_EXIT_ERROR;
 	}
 	return 0;
 }
@@ -93,19 +93,19 @@ static int open_many(const struct dtx_caps *caps, int partial, int salvage,
 		     struct dtcap_reader **rs, struct dtsym **syms, sqlite3 **db)
 {
 	*db = NULL;
-	int n = caps->n, ret = DTR_EXIT_ERROR;
+	int n = caps->n, ret = RPT_EXIT_ERROR;
 	char **names = calloc((size_t)n, sizeof(*names));
 	const char **hosts = calloc((size_t)n, sizeof(*hosts));
 	if (!names || !hosts) {
-		dtr_err("sql", "out of memory");
+		rpt_err("sql", "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < n; i++) {
-		if ((rs[i] = dtr_open("sql", caps->path[i], partial, salvage, &ret)) == NULL)
+		if ((rs[i] = rpt_open("sql", caps->path[i], partial, salvage, &ret)) == NULL)
 			goto out;
-		ret = DTR_EXIT_ERROR;
+		ret = RPT_EXIT_ERROR;
 		if ((syms[i] = dtsym_open(rs[i])) == NULL || (names[i] = malloc(256)) == NULL) {
-			dtr_err("sql", "out of memory");
+			rpt_err("sql", "out of memory");
 			goto out;
 		}
 		dtx_capture_name(names[i], 256, caps->path[i]);
@@ -116,7 +116,7 @@ static int open_many(const struct dtx_caps *caps, int partial, int salvage,
 	char *err = NULL;
 	if (dtsql_attach_many(*db, rs, syms, (const char *const *)names, hosts, (size_t)n,
 			      &err) < 0) {
-		dtr_err("sql", "%s", err ? err : "attach failed");
+		rpt_err("sql", "%s", err ? err : "attach failed");
 		sqlite3_free(err);
 		goto out;
 	}
@@ -179,7 +179,7 @@ static char *read_stream(FILE *f)
 
 static void sql_usage(FILE *f)
 {
-	if (dtr_shell)
+	if (rpt_shell)
 		fprintf(f, "usage: sql [--csv|--json|--table] QUERY\n");
 	else
 		fprintf(f, "usage: dtreport sql [--table|--csv|--json] [--partial|--salvage] [--threads N]\n"
@@ -209,10 +209,10 @@ static const struct option sql_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "schema", no_argument, NULL, SQL_OPT_SCHEMA },
 	{ "help", no_argument, NULL, 'h' },
-	DTR_LONGOPT_PARTIAL,
-	DTR_LONGOPT_NO_DEMANGLE,
-	DTR_LONGOPT_SALVAGE,
-	{ "threads", required_argument, NULL, DTF_OPT_THREADS },
+	RPT_LONGOPT_PARTIAL,
+	RPT_LONGOPT_NO_DEMANGLE,
+	RPT_LONGOPT_SALVAGE,
+	{ "threads", required_argument, NULL, FLT_OPT_THREADS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -222,10 +222,10 @@ static int sql_threads(const char *v)
 	unsigned n;
 
 	if (dtsp_parse_threads(v, &n)) {
-		dtr_err("sql", "--threads: '%s' is not a number of threads (1..%d)", v,
+		rpt_err("sql", "--threads: '%s' is not a number of threads (1..%d)", v,
 			DTSP_MAX_THREADS);
 		sql_usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	dtsp_set_threads(n);
 	return 0;
@@ -234,7 +234,7 @@ static int sql_threads(const char *v)
 /*
  * Options come before the query: a query word that starts with '-' (a
  * negative number, an SQL comment) is the query's.  Returns 0, 1 after
- * --help, or DTR_EXIT_USAGE.
+ * --help, or RPT_EXIT_USAGE.
  */
 static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial, int *salvage,
 		    int *schema)
@@ -247,24 +247,24 @@ static int sql_opts(int argc, char **argv, enum dtsql_format *fmt, int *partial,
 		case 'c': *fmt = DTSQL_CSV; break;
 		case 'j': *fmt = DTSQL_JSON; break;
 		case SQL_OPT_SCHEMA: *schema = 1; break;
-		case DTR_OPT_NO_DEMANGLE:
+		case RPT_OPT_NO_DEMANGLE:
 			dtsym_demangle = 0;
 			break;
-		case DTR_OPT_PARTIAL: *partial = 1; break;
-		case DTR_OPT_SALVAGE: *salvage = 1; break;
-		case DTF_OPT_THREADS:
+		case RPT_OPT_PARTIAL: *partial = 1; break;
+		case RPT_OPT_SALVAGE: *salvage = 1; break;
+		case FLT_OPT_THREADS:
 			if (sql_threads(optarg))
-				return DTR_EXIT_USAGE;
+				return RPT_EXIT_USAGE;
 			break;
 		case 'h': sql_usage(stdout); return 1;
 		case ':':
-			dtr_err("sql", "option %s needs a value", argv[optind - 1]);
+			rpt_err("sql", "option %s needs a value", argv[optind - 1]);
 			sql_usage(stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		default:
-			dtr_err("sql", "unknown option %s", argv[optind - 1]);
+			rpt_err("sql", "unknown option %s", argv[optind - 1]);
 			sql_usage(stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		}
 	}
 	return 0;
@@ -307,9 +307,9 @@ static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int 
 	if (!strncmp(w, "--threads=", 10))
 		return sql_threads(w + 10);
 	if (!strcmp(w, "--threads")) {
-		dtr_err("sql", "--threads after a capture: write --threads=N");
+		rpt_err("sql", "--threads after a capture: write --threads=N");
 		sql_usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	for (const struct option *o = sql_longopts; o->name; o++) {
 		if (strcmp(w + 2, o->name))
@@ -319,8 +319,8 @@ static int sql_opt_one(const char *w, enum dtsql_format *fmt, int *partial, int 
 		case 'c': *fmt = DTSQL_CSV; break;
 		case 'j': *fmt = DTSQL_JSON; break;
 		case SQL_OPT_SCHEMA: *schema = 1; break;
-		case DTR_OPT_PARTIAL: *partial = 1; break;
-		case DTR_OPT_SALVAGE: *salvage = 1; break;
+		case RPT_OPT_PARTIAL: *partial = 1; break;
+		case RPT_OPT_SALVAGE: *salvage = 1; break;
 		}
 	}
 	return 0;
@@ -341,8 +341,8 @@ int cmd_sql(int argc, char **argv)
 	if (schema) {
 		/* The schema is the same for every capture: no file needed. */
 		if (argc - optind > 1) {
-			dtr_err("sql", "--schema takes at most one table name");
-			return DTR_EXIT_USAGE;
+			rpt_err("sql", "--schema takes at most one table name");
+			return RPT_EXIT_USAGE;
 		}
 		const char *t = optind < argc ? argv[optind] : NULL;
 		struct stat st;
@@ -350,19 +350,19 @@ int cmd_sql(int argc, char **argv)
 		if (t && stat(t, &st) == 0 && S_ISREG(st.st_mode) && dtsql_schema(NULL, t) < 0)
 			t = NULL;
 		if (dtsql_schema(stdout, t) < 0) {
-			dtr_err("sql", "no such table: %s", argv[optind]);
-			return DTR_EXIT_ERROR;
+			rpt_err("sql", "no such table: %s", argv[optind]);
+			return RPT_EXIT_ERROR;
 		}
 		if (dtu_stdout_check(ebuf, sizeof(ebuf))) {
-			dtr_err("sql", "%s", ebuf);
-			return DTR_EXIT_ERROR;
+			rpt_err("sql", "%s", ebuf);
+			return RPT_EXIT_ERROR;
 		}
 		return 0;
 	}
 	if (optind >= argc) {
-		dtr_err("sql", "no capture given");
+		rpt_err("sql", "no capture given");
 		sql_usage(stderr);
-		return DTR_EXIT_USAGE;
+		return RPT_EXIT_USAGE;
 	}
 	const char *path = argv[optind++];
 	/* more arguments naming files or directories: several captures */
@@ -379,9 +379,9 @@ int cmd_sql(int argc, char **argv)
 	 */
 	while (optind < argc && sql_opt_word(argv[optind])) {
 		if (sql_opt_word(argv[optind]) < 0) {
-			dtr_err("sql", "unknown option %s", argv[optind]);
+			rpt_err("sql", "unknown option %s", argv[optind]);
 			sql_usage(stderr);
-			return DTR_EXIT_USAGE;
+			return RPT_EXIT_USAGE;
 		}
 		if ((r0 = sql_opt_one(argv[optind++], &fmt, &partial, &salvage, &schema)) != 0)
 			return r0 == 1 ? 0 : r0;
@@ -398,23 +398,23 @@ int cmd_sql(int argc, char **argv)
 		 */
 		while (qend > optind + 1 && sql_opt_word(argv[qend - 1])) {
 			if (sql_opt_word(argv[qend - 1]) < 0) {
-				dtr_err("sql", "unknown option %s after the query (put -- before "
+				rpt_err("sql", "unknown option %s after the query (put -- before "
 					"a query that ends so)", argv[qend - 1]);
 				sql_usage(stderr);
-				return DTR_EXIT_USAGE;
+				return RPT_EXIT_USAGE;
 			}
 			if ((r0 = sql_opt_one(argv[--qend], &fmt, &partial, &salvage, &schema)) != 0)
 				return r0 == 1 ? 0 : r0;
 		}
 	}
 	if (schema) {
-		dtr_err("sql", "--schema takes no capture");
-		return DTR_EXIT_USAGE;
+		rpt_err("sql", "--schema takes no capture");
+		return RPT_EXIT_USAGE;
 	}
 	if (dtu_out_open(&out, NULL, (const char *const *)(argv + capfirst), (size_t)(capend - capfirst),
 			 ebuf, sizeof(ebuf))) {
-		dtr_err("sql", "%s", ebuf);
-		return DTR_EXIT_ERROR;
+		rpt_err("sql", "%s", ebuf);
+		return RPT_EXIT_ERROR;
 	}
 	char *query = NULL;
 	if (optind < qend) {
@@ -424,8 +424,8 @@ int cmd_sql(int argc, char **argv)
 			len += strlen(argv[i]) + 1;
 		query = malloc(len);
 		if (query == NULL) {
-			dtr_err("sql", "out of memory");
-			return DTR_EXIT_ERROR;
+			rpt_err("sql", "out of memory");
+			return RPT_EXIT_ERROR;
 		}
 		query[0] = 0;
 		for (int i = optind; i < qend; i++) {
@@ -436,11 +436,11 @@ int cmd_sql(int argc, char **argv)
 	} else {
 		if (isatty(STDIN_FILENO))
 			fprintf(stderr, "%s sql: reading SQL from standard input "
-				"(end with Ctrl-D; or give the query after the file)\n", dtr_prog());
+				"(end with Ctrl-D; or give the query after the file)\n", rpt_prog());
 		errno = 0;
 		if ((query = read_stream(stdin)) == NULL) {
-			dtr_err("sql", "reading standard input: %s", strerror(errno ? errno : EIO));
-			return DTR_EXIT_ERROR;
+			rpt_err("sql", "reading standard input: %s", strerror(errno ? errno : EIO));
+			return RPT_EXIT_ERROR;
 		}
 	}
 
@@ -453,25 +453,25 @@ int cmd_sql(int argc, char **argv)
 	if (many) {
 		char cerr[512];
 		if (dtx_caps_add(&caps, argv + capfirst, capend - capfirst, cerr, sizeof(cerr)) < 0) {
-			dtr_err("sql", "%s", cerr);
+			rpt_err("sql", "%s", cerr);
 			dtx_caps_free(&caps);
 			free(query);
-			return DTR_EXIT_ERROR;
+			return RPT_EXIT_ERROR;
 		}
 		/* before any capture is opened: 500 of them are gigabytes */
 		if (caps.n > DTSQL_MAX_CAPTURES) {
-			dtr_err("sql", "%d captures: at most %d at once (name fewer files or "
+			rpt_err("sql", "%d captures: at most %d at once (name fewer files or "
 				"a smaller directory)", caps.n, DTSQL_MAX_CAPTURES);
 			dtx_caps_free(&caps);
 			free(query);
-			return DTR_EXIT_ERROR;
+			return RPT_EXIT_ERROR;
 		}
 		rs = calloc((size_t)caps.n, sizeof(*rs));
 		syms = calloc((size_t)caps.n, sizeof(*syms));
 		if (!rs || !syms || (st = open_many(&caps, partial, salvage, rs, syms, &db)) != 0) {
 			if (!rs || !syms) {
-				dtr_err("sql", "out of memory");
-				st = DTR_EXIT_ERROR;
+				rpt_err("sql", "out of memory");
+				st = RPT_EXIT_ERROR;
 			}
 			if (rs && syms)
 				close_many(rs, syms, caps.n, db);
@@ -495,13 +495,13 @@ int cmd_sql(int argc, char **argv)
 	/* A write error is told by the commit, with its reason. */
 	int werr = ferror(out.f);
 	if (rc < 0 && !werr)
-		dtr_err("sql", "%s", err ? err : "failed");
+		rpt_err("sql", "%s", err ? err : "failed");
 	if (dtu_out_commit(&out, ebuf, sizeof(ebuf)) && (rc == 0 || werr)) {
 		/* the flush at the end no longer knows why the first write failed */
 		if (werr && err && !strncmp(err, "write error: ", 13))
-			dtr_err("sql", "writing standard output: %s", err + 13);
+			rpt_err("sql", "writing standard output: %s", err + 13);
 		else
-			dtr_err("sql", "%s", ebuf);
+			rpt_err("sql", "%s", ebuf);
 		rc = -1;
 	}
 	sqlite3_free(err);
@@ -513,5 +513,5 @@ int cmd_sql(int argc, char **argv)
 	} else {
 		close_all(r, sym, db);
 	}
-	return rc < 0 ? DTR_EXIT_ERROR : 0;
+	return rc < 0 ? RPT_EXIT_ERROR : 0;
 }

@@ -1,5 +1,5 @@
 /*
- * report_stats.c - the stats engine (engine.h dtr_stats): what was
+ * report_stats.c - the stats engine (engine.h rpt_stats): what was
  * recorded and whether every event the kernel produced is accounted for.
  * The command line is cmd_stats.c's.
  *
@@ -487,12 +487,12 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 	}
 }
 
-int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr_stats_opts *so,
+int rpt_stats(const struct rpt_cap *c, struct flt_filter *filt, const struct rpt_stats_opts *so,
 	      FILE *o, volatile sig_atomic_t *cancel)
 {
 	struct dtcap_reader *r = c->r;
 	const char *path = c->path;
-	int json = so->json, all = so->all, ret = DTR_EXIT_ERROR;
+	int json = so->json, all = so->all, ret = RPT_EXIT_ERROR;
 	unsigned top = so->top;
 	char err[512];
 	struct st s = { 0 };
@@ -500,8 +500,8 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 	struct dtcap_count *percpu_copy = NULL;
 
 	const char *warn = dtcap_reader_warning(r);
-	if (dtf_resolve(filt, r, err, sizeof(err))) {
-		dtr_err("stats", "%s: %s", path, err);
+	if (flt_resolve(filt, r, err, sizeof(err))) {
+		rpt_err("stats", "%s: %s", path, err);
 		goto out;
 	}
 	s.tmin = UINT64_MAX;
@@ -509,21 +509,21 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 	struct dtsp_job job = { .part_new = st_part_new, .part_free = st_part_free,
 				.merge = st_merge };
 	unsigned cols = DTCAP_COL_CPU | DTCAP_COL_PID | DTCAP_COL_PROBE | DTCAP_COL_COMM;
-	if (dtf_active(filt))
+	if (flt_active(filt))
 		job.row = st_part_row, cols |= DTCAP_COL_TS;
 	else
 		job.block = st_part_block, cols |= DTCAP_COL_BYCTX;
-	int sr = dtf_active(filt) ? 0 : stats_summaries(&s, r, cancel, err, sizeof(err));
+	int sr = flt_active(filt) ? 0 : stats_summaries(&s, r, cancel, err, sizeof(err));
 	if (sr == 0)
 		sr = dtsp_scan(r, filt, cols, &job, &s, cancel,
-			       dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
+			       rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
 	else if (sr == 1)
 		sr = 0;
 	if (sr) {
-		dtr_err("stats", "%s", err);
+		rpt_err("stats", "%s", err);
 		goto out;
 	}
-	dtr_note_empty("stats", path, s.matched, dtf_active(filt));
+	rpt_note_empty("stats", path, s.matched, flt_active(filt));
 
 	const struct dtcap_host *h = dtcap_host(r);
 	uint64_t nev = dtcap_nevents(r);
@@ -542,7 +542,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 	if (ncpus) {
 		percpu_copy = calloc(ncpus, sizeof(*percpu_copy));
 		if (!percpu_copy) {
-			dtr_err("stats", "out of memory");
+			rpt_err("stats", "out of memory");
 			goto out;
 		}
 		memcpy(percpu_copy, pc, ncpus * sizeof(*pc));
@@ -582,7 +582,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 	size_t nrk = (s.ncomm > s.pn ? s.ncomm : s.pn) + 1;
 	rk = calloc(nrk, sizeof(*rk));
 	if (!rk) {
-		dtr_err("stats", "out of memory");
+		rpt_err("stats", "out of memory");
 		goto out;
 	}
 	size_t ncr = 0, npr = 0;
@@ -603,7 +603,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		dtu_json_str(o, wall);
 		fprintf(o, "},\"duration_ns\":%" PRIu64 ",\"events\":%" PRIu64
 			",\"events_matched\":%" PRIu64 ",\"filtered\":%s,\"warning\":",
-			dur, nev, s.matched, dtf_active(filt) ? "true" : "false");
+			dur, nev, s.matched, flt_active(filt) ? "true" : "false");
 		if (warn)
 			dtu_json_str(o, warn);
 		else
@@ -659,7 +659,7 @@ int dtr_stats(const struct dtr_cap *c, struct dtf_filter *filt, const struct dtr
 		print_meta(o, r, 0);
 		fprintf(o, "recorded     %s for %.3fs\n", wall, (double)dur / 1e9);
 		fprintf(o, "events       %" PRIu64, nev);
-		if (dtf_active(filt))
+		if (flt_active(filt))
 			fprintf(o, " (%" PRIu64 " match the filters)", s.matched);
 		fputc('\n', o);
 		if (s.matched)

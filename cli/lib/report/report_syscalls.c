@@ -1,5 +1,5 @@
 /*
- * report_syscalls.c - the system call summary (engine.h dtr_syscalls):
+ * report_syscalls.c - the system call summary (engine.h rpt_syscalls):
  * strace -c and perf trace -s in one table, from the syscall entry/return
  * pairs of span_model.c.  Per syscall (and per comm or pid with --by):
  * calls, errors by errno name, total, average, min, max, standard
@@ -79,10 +79,10 @@ static void
 outer_label(const struct dtcap_reader *r, int by, uint32_t k, char *out, size_t len)
 {
 	const char *c;
-	if (by == DTR_SYS_COMM) {
+	if (by == RPT_SYS_COMM) {
 		c = dtcap_comm(r, k);
 		snprintf(out, len, "comm %s", c && *c ? c : "[unknown]");
-	} else if (by == DTR_SYS_PID) {
+	} else if (by == RPT_SYS_PID) {
 		snprintf(out, len, "pid %u", k);
 	} else {
 		out[0] = '\0';
@@ -90,26 +90,26 @@ outer_label(const struct dtcap_reader *r, int by, uint32_t k, char *out, size_t 
 }
 
 int
-dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_syscalls_opts *o,
+rpt_syscalls(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_syscalls_opts *o,
 	     FILE *out, volatile sig_atomic_t *cancel)
 {
-	struct dtr_spans sp;
-	struct dtr_groups g = { 0 };
+	struct rpt_spans sp;
+	struct rpt_groups g = { 0 };
 	struct row *rows = NULL;
 	uint64_t *d = NULL, *keys = NULL, *dur = NULL;
 	uint32_t *ev = NULL, *err = NULL;
 	size_t nrows = 0;
 	int ret;
 
-	if ((ret = dtr_spans_build(c, "syscalls", f, NULL, DTR_SPANS_SYSCALLS, &sp, cancel)) != 0)
+	if ((ret = rpt_spans_build(c, "syscalls", f, NULL, RPT_SPANS_SYSCALLS, &sp, cancel)) != 0)
 		return ret;
-	ret = DTR_EXIT_ERROR;
+	ret = RPT_EXIT_ERROR;
 	if (!(keys = malloc((sp.n + 1) * sizeof(*keys))) || !(dur = malloc((sp.n + 1) * sizeof(*dur))) ||
 	    !(err = malloc((sp.n + 1) * sizeof(*err))))
 		goto oom;
 	for (size_t i = 0; i < sp.n; i++) {
-		const struct dtr_span *s = &sp.v[i];
-		uint32_t outer = o->by == DTR_SYS_COMM ? s->comm : o->by == DTR_SYS_PID ? s->pid : 0;
+		const struct rpt_span *s = &sp.v[i];
+		uint32_t outer = o->by == RPT_SYS_COMM ? s->comm : o->by == RPT_SYS_PID ? s->pid : 0;
 		keys[i] = (uint64_t)outer << 32 | s->probe;
 		dur[i] = s->end - s->start;
 		err[i] = s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ? (uint32_t)-s->ret : 0);
@@ -118,7 +118,7 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 	free(sp.v);
 	sp.v = NULL;
 	sp.cap = 0;
-	if (dtr_group_by(keys, dur, sp.n, &g) || !(rows = calloc(g.n + 1, sizeof(*rows))))
+	if (rpt_group_by(keys, dur, sp.n, &g) || !(rows = calloc(g.n + 1, sizeof(*rows))))
 		goto oom;
 	size_t maxg = 0;
 	for (size_t gi = 0; gi < g.n; gi++)
@@ -146,7 +146,7 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 		for (size_t k = 0; k < n; k++)
 			sq += ((double)d[k] - mean) * ((double)d[k] - mean);
 		rw->sd = sqrt(sq / (double)rw->calls);
-		rw->p99 = dtr_percentile(d, rw->calls, 0.99);
+		rw->p99 = rpt_percentile(d, rw->calls, 0.99);
 		rw->errors = ne;
 		errs_text(ev, ne, rw->errs, sizeof(rw->errs));
 	}
@@ -164,10 +164,10 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 		if (o->json) {
 			fprintf(out, "%s{\"syscall\":", i ? "," : "");
 			dtu_json_str(out, nm);
-			if (o->by == DTR_SYS_COMM) {
+			if (o->by == RPT_SYS_COMM) {
 				fprintf(out, ",\"comm\":");
 				dtu_json_str(out, ol + 5);
-			} else if (o->by == DTR_SYS_PID) {
+			} else if (o->by == RPT_SYS_PID) {
 				fprintf(out, ",\"pid\":%s", ol + 4);
 			}
 			fprintf(out, ",\"calls\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"errnos\":",
@@ -205,19 +205,19 @@ dtr_syscalls(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_sys
 				"exit_group, calls running at the end), %" PRIu64 " returns without "
 				"their entry (calls begun before recording, execve)\n", nent, nret);
 	}
-	dtr_note_empty("syscalls", c->path, sp.n + sp.nu, dtf_active(f));
+	rpt_note_empty("syscalls", c->path, sp.n + sp.nu, flt_active(f));
 	ret = 0;
 	goto out;
 oom:
-	dtr_err("syscalls", "%s: out of memory", c->path);
+	rpt_err("syscalls", "%s: out of memory", c->path);
 out:
-	dtr_groups_free(&g);
+	rpt_groups_free(&g);
 	free(keys);
 	free(dur);
 	free(err);
 	free(d);
 	free(ev);
 	free(rows);
-	dtr_spans_free(&sp);
+	rpt_spans_free(&sp);
 	return ret;
 }

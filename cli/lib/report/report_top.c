@@ -1,5 +1,5 @@
 /*
- * report_top.c - the top engine (engine.h dtr_top): the busiest comms,
+ * report_top.c - the top engine (engine.h rpt_top): the busiest comms,
  * pids, probes, stacks or syscalls of a capture.  Counts by numeric id in
  * one pass over the columns it needs, then names the ids (stacks through
  * dtsym) and merges equal names.  The command lines (dtreport top, dtsh's
@@ -110,7 +110,7 @@ bycount(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-const char *const dtr_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", "sym", "dso",
+const char *const rpt_top_keys[] = { "comm", "pid", "probe", "stack", "syscall", "sym", "dso",
 				     "srcline", NULL };
 
 /* The function part of "syscall:FUNC:entry", or NULL. */
@@ -158,7 +158,7 @@ stack_name(struct dtcap_reader *r, struct dtsym *sym, uint64_t key)
 /* The first pass: counts by id of the rows the filter passes. */
 struct top_scan {
 	struct dtcap_reader *r;
-	enum dtr_top_by	by;
+	enum rpt_top_by	by;
 	const char	*which;		/* syscalls: "entry" or "return" */
 	const uint8_t	*want;		/* by probe id, NULL: every probe */
 	size_t		nwant;
@@ -176,8 +176,8 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 	if (t->want && (b->probe[i] >= t->nwant || !t->want[b->probe[i]]))
 		return 0;
 	switch (t->by) {
-	case DTR_TOP_COMM: key = b->comm[i]; break;
-	case DTR_TOP_PID: {
+	case RPT_TOP_COMM: key = b->comm[i]; break;
+	case RPT_TOP_PID: {
 		/* The pid's first comm names it when the capture has no
 		 * process snapshot. */
 		struct slot *c = b->comm[i] ? map_slot(&t->pcomm, b->pid[i]) : NULL;
@@ -186,8 +186,8 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		key = b->pid[i];
 		break;
 	}
-	case DTR_TOP_PROBE: key = b->probe[i]; break;
-	case DTR_TOP_SYSCALL: {
+	case RPT_TOP_PROBE: key = b->probe[i]; break;
+	case RPT_TOP_SYSCALL: {
 		const struct dtcap_probe *p = dtcap_probe_by_id(t->r, b->probe[i]);
 		char tmp[DTCAP_PROBENAMELEN];
 		if (p == NULL || !syscall_name(p->name, t->which, tmp, sizeof(tmp)))
@@ -195,7 +195,7 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		key = b->probe[i];
 		break;
 	}
-	case DTR_TOP_STACK:
+	case RPT_TOP_STACK:
 		/* Events without a stack say nothing about where time
 		 * goes.  User stacks need the pid to be named. */
 		if (b->kstack[i] == 0 && b->ustack[i] == 0)
@@ -203,7 +203,7 @@ top_row(void *ctx, const struct dtcap_block *b, uint32_t i)
 		key = b->kstack[i] ? b->kstack[i] :
 		      (1ULL << 63 | (uint64_t)b->pid[i] << 32 | b->ustack[i]);
 		break;
-	case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE:	/* never scanned here */
+	case RPT_TOP_SYM: case RPT_TOP_DSO: case RPT_TOP_SRCLINE:	/* never scanned here */
 		return 1;
 	}
 	t->total++;
@@ -287,7 +287,7 @@ top_merge(void *ctx, void *part)
  * filter already chose), NULL with *nwant set on ENOMEM.
  */
 static uint8_t *
-top_probes(struct dtcap_reader *r, const struct dtf_filter *f, enum dtr_top_by by,
+top_probes(struct dtcap_reader *r, const struct flt_filter *f, enum rpt_top_by by,
 	   size_t *nwant, char *desc, size_t dlen)
 {
 	size_t np = dtcap_nprobes(r), ntimer = 0, named = 0, l;
@@ -299,18 +299,18 @@ top_probes(struct dtcap_reader *r, const struct dtf_filter *f, enum dtr_top_by b
 		const struct dtcap_probe *pr = dtcap_probe_at(r, i);
 		ntimer += pr && (pr->flags & DT_PF_TIMER);
 	}
-	if (!f->probe_ok && ntimer && (by == DTR_TOP_COMM || by == DTR_TOP_PID ||
-				       by == DTR_TOP_STACK)) {
+	if (!f->probe_ok && ntimer && (by == RPT_TOP_COMM || by == RPT_TOP_PID ||
+				       by == RPT_TOP_STACK)) {
 		timers = 1;
 		*nwant = dtcap_max_probe_id(r) + 1;
 		if ((want = calloc(*nwant, 1)) == NULL)
 			return NULL;
 	}
-	if (by == DTR_TOP_PROBE && !f->probe_ok) {
+	if (by == RPT_TOP_PROBE && !f->probe_ok) {
 		snprintf(desc, dlen, "events of every probe");
 		return want;
 	}
-	if (by == DTR_TOP_SYSCALL) {
+	if (by == RPT_TOP_SYSCALL) {
 		snprintf(desc, dlen, "events of the syscall probes%s",
 			 f->probe_ok ? " --probe chose" : "");
 		return want;
@@ -348,35 +348,35 @@ top_probes(struct dtcap_reader *r, const struct dtf_filter *f, enum dtr_top_by b
 }
 
 int
-dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts *o,
+rpt_top(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_top_opts *o,
 	FILE *out, volatile sig_atomic_t *cancel)
 {
 	struct dtcap_reader *r = c->r;
 	unsigned long limit = o->limit ? o->limit : 10;
-	enum dtr_top_by by = o->by;
+	enum rpt_top_by by = o->by;
 	struct top_scan t = { .r = r, .by = by };
 	struct dtsym *own_sym = NULL;
 	unsigned cols = 0;
 	struct row *rows = NULL;
 	size_t nrows = 0;
-	int rc = DTR_EXIT_ERROR;
+	int rc = RPT_EXIT_ERROR;
 	char err[512], counted[256];
 	uint8_t *want = NULL;
 
-	if (by == DTR_TOP_SYM || by == DTR_TOP_DSO || by == DTR_TOP_SRCLINE)
-		return dtr_top_frames(c, f, o, out, cancel);
+	if (by == RPT_TOP_SYM || by == RPT_TOP_DSO || by == RPT_TOP_SRCLINE)
+		return rpt_top_frames(c, f, o, out, cancel);
 	if (o->children) {
-		dtr_err("top", "--children goes with --by sym, dso or srcline");
-		return DTR_EXIT_USAGE;
+		rpt_err("top", "--children goes with --by sym, dso or srcline");
+		return RPT_EXIT_USAGE;
 	}
 
-	if (dtf_resolve(f, r, err, sizeof(err))) {
-		dtr_err("top", "%s: %s", c->path, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, r, err, sizeof(err))) {
+		rpt_err("top", "%s: %s", c->path, err);
+		return RPT_EXIT_ERROR;
 	}
 	/* Syscalls count entries; a capture of return probes only counts those. */
 	const char *which = "entry";
-	if (by == DTR_TOP_SYSCALL) {
+	if (by == RPT_TOP_SYSCALL) {
 		char tmp[DTCAP_PROBENAMELEN];
 		int any = 0;
 		for (size_t p = 0; p < dtcap_nprobes(r); p++)
@@ -386,16 +386,16 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	}
 
 	switch (by) {
-	case DTR_TOP_COMM: cols = DTCAP_COL_COMM; break;
-	case DTR_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
-	case DTR_TOP_PROBE: case DTR_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
-	case DTR_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
-	case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE: break;	/* report_frames.c's */
+	case RPT_TOP_COMM: cols = DTCAP_COL_COMM; break;
+	case RPT_TOP_PID: cols = DTCAP_COL_PID | DTCAP_COL_COMM; break;
+	case RPT_TOP_PROBE: case RPT_TOP_SYSCALL: cols = DTCAP_COL_PROBE; break;
+	case RPT_TOP_STACK: cols = DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_PID; break;
+	case RPT_TOP_SYM: case RPT_TOP_DSO: case RPT_TOP_SRCLINE: break;	/* report_frames.c's */
 	}
 	t.which = which;
 	if ((want = top_probes(r, f, by, &t.nwant, counted, sizeof(counted))) == NULL &&
 	    t.nwant) {
-		dtr_err("top", "out of memory");
+		rpt_err("top", "out of memory");
 		goto out;
 	}
 	if ((t.want = want) != NULL)
@@ -403,19 +403,19 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	struct dtsp_job job = { .part_new = top_part_new, .part_free = top_part_free,
 				.row = top_part_row, .merge = top_merge };
 	if (dtsp_scan(r, f, cols, &job, &t, cancel,
-		      dtr_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
-		dtr_err("top", "%s", err);
+		      rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err))) {
+		rpt_err("top", "%s", err);
 		goto out;
 	}
-	dtr_note_empty("top", c->path, t.total, dtf_active(f));
+	rpt_note_empty("top", c->path, t.total, flt_active(f));
 	struct map m = t.m;
 	uint64_t total = t.total;
 
 	struct dtsym *sym = NULL;
-	if (by == DTR_TOP_STACK && (sym = c->sym) == NULL)
+	if (by == RPT_TOP_STACK && (sym = c->sym) == NULL)
 		sym = own_sym = dtsym_open(r);
 	if ((rows = calloc(m.n + 1, sizeof(*rows))) == NULL) {
-		dtr_err("top", "out of memory");
+		rpt_err("top", "out of memory");
 		goto out;
 	}
 	for (size_t s = 0; s < m.n; s++) {
@@ -423,13 +423,13 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 		const char *nm = NULL;
 		uint64_t k = m.s[s].key;
 		switch (by) {
-		case DTR_TOP_COMM:
+		case RPT_TOP_COMM:
 			nm = dtcap_comm(r, (uint32_t)k);
 			if (nm == NULL)
 				nm = "(unknown)";
 			rows[nrows].name = strdup(nm);
 			break;
-		case DTR_TOP_PID: {
+		case RPT_TOP_PID: {
 			const struct dtcap_proc *p = dtcap_proc_find(r, (uint32_t)k, UINT64_MAX);
 			const char *cm = dtcap_comm(r, (uint32_t)map_get(&t.pcomm, k));
 			if (k == 0)	/* every CPU's swapper/N: as in stats */
@@ -443,24 +443,24 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 			rows[nrows].name = strdup(buf);
 			break;
 		}
-		case DTR_TOP_PROBE: {
+		case RPT_TOP_PROBE: {
 			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
 			if (p == NULL)
 				snprintf(buf, sizeof(buf), "probe#%llu", (unsigned long long)k);
 			rows[nrows].name = strdup(p ? p->name : buf);
 			break;
 		}
-		case DTR_TOP_SYSCALL: {
+		case RPT_TOP_SYSCALL: {
 			char tmp[DTCAP_PROBENAMELEN];
 			const struct dtcap_probe *p = dtcap_probe_by_id(r, (uint32_t)k);
 			syscall_name(p->name, which, tmp, sizeof(tmp));
 			rows[nrows].name = strdup(tmp);
 			break;
 		}
-		case DTR_TOP_STACK:
+		case RPT_TOP_STACK:
 			rows[nrows].name = k ? stack_name(r, sym, k) : strdup("(no stack)");
 			break;
-		case DTR_TOP_SYM: case DTR_TOP_DSO: case DTR_TOP_SRCLINE:
+		case RPT_TOP_SYM: case RPT_TOP_DSO: case RPT_TOP_SRCLINE:
 			break;
 		}
 		if (rows[nrows].name == NULL)
@@ -482,7 +482,7 @@ dtr_top(const struct dtr_cap *c, struct dtf_filter *f, const struct dtr_top_opts
 	}
 	nrows = k;
 	qsort(rows, nrows, sizeof(*rows), bycount);
-	fprintf(out, "%12s %6s  %s (%s)\n", "COUNT", "PCT", dtr_top_keys[by], dtt_str(counted));
+	fprintf(out, "%12s %6s  %s (%s)\n", "COUNT", "PCT", rpt_top_keys[by], dtt_str(counted));
 	for (size_t x = 0; x < nrows && x < limit; x++)
 		fprintf(out, "%12llu %5.1f%%  %s\n", (unsigned long long)rows[x].count,
 			total ? 100.0 * (double)rows[x].count / (double)total : 0.0,

@@ -65,7 +65,7 @@ struct worker {
 
 struct pool {
 	const struct dtcap_reader *r;	/* [I] */
-	const struct dtf_filter *f;	/* [I] */
+	const struct flt_filter *f;	/* [I] */
 	unsigned	cols;		/* [I] */
 	const struct dtsp_job *job;	/* [I] */
 	volatile sig_atomic_t *cancel;	/* [I] the caller's flag */
@@ -86,7 +86,7 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The progress line, as dtf_scan draws it. */
+/* The progress line, as flt_scan draws it. */
 struct progress {
 	const char	*what;		/* NULL: none */
 	uint64_t	total;
@@ -131,7 +131,7 @@ static int run_range(struct worker *w, struct progress *pg)
 		if ((pl->cancel && *pl->cancel) || atomic_load_explicit(&pl->stop,
 									memory_order_relaxed)) {
 			snprintf(w->err, sizeof(w->err), "interrupted");
-			ret = DTF_SCAN_CANCELLED;
+			ret = FLT_SCAN_CANCELLED;
 			break;
 		}
 		if (dtcap_read_block_mt(pl->r, i, pl->cols, b)) {
@@ -143,7 +143,7 @@ static int run_range(struct worker *w, struct progress *pg)
 			ret = job->block(w->part, b, i, w->err, sizeof(w->err));
 		} else {
 			for (uint32_t row = 0; row < b->rows; row++) {
-				if (!dtf_match_row(pl->f, b, row))
+				if (!flt_match_row(pl->f, b, row))
 					continue;
 				if ((ret = job->row(w->part, b, row, w->err, sizeof(w->err))) != 0)
 					break;
@@ -174,20 +174,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+int dtsp_scan(const struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
 	      const struct dtsp_job *job, void *ctx, volatile sig_atomic_t *cancel,
 	      const char *what, char *err, size_t errlen)
 {
 	size_t nb = dtcap_nblocks(r), m = 0;
 	uint64_t total = 0;
-	struct pool pl = { .r = r, .f = f, .cols = cols | dtf_columns(f), .job = job,
+	struct pool pl = { .r = r, .f = f, .cols = cols | flt_columns(f), .job = job,
 			   .cancel = cancel };
 	struct worker *w = NULL;
 	size_t *blk = NULL;
 	unsigned nw = 0;
 	int ret = 0;
 
-	if (!!job->block == !!job->row || (job->block && dtf_active(f))) {
+	if (!!job->block == !!job->row || (job->block && flt_active(f))) {
 		snprintf(err, errlen, "internal error: a block walk with row filters");
 		return -1;
 	}
@@ -195,7 +195,7 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	 * skipped (the workers look at the flag only before a block) */
 	if (cancel && *cancel) {
 		snprintf(err, errlen, "interrupted");
-		return DTF_SCAN_CANCELLED;
+		return FLT_SCAN_CANCELLED;
 	}
 	if (!(blk = malloc((nb ? nb : 1) * sizeof(*blk)))) {
 		snprintf(err, errlen, "out of memory");
@@ -204,7 +204,7 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		total += bi ? bi->rows : 0;
-		if (bi && !dtf_block_skip(f, bi) && !(job->skip && job->skip(ctx, bi)))
+		if (bi && !flt_block_skip(f, bi) && !(job->skip && job->skip(ctx, bi)))
 			blk[m++] = i;
 	}
 	pl.blk = blk;
@@ -286,7 +286,7 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
 	 * met first.
 	 */
 	for (unsigned k = 0; k < nw && !ret; k++)
-		if (w[k].ret && w[k].ret != DTF_SCAN_CANCELLED)
+		if (w[k].ret && w[k].ret != FLT_SCAN_CANCELLED)
 			ret = w[k].ret, snprintf(err, errlen, "%s", w[k].err);
 	for (unsigned k = 0; k < nw && !ret; k++)
 		if (w[k].ret)
@@ -369,7 +369,7 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf_filter *f,
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
 				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
 				  char *err, size_t errlen)
 {
@@ -383,7 +383,7 @@ struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	a->r = r;
-	a->cols = cols | (f ? dtf_columns(f) : 0);
+	a->cols = cols | (f ? flt_columns(f) : 0);
 	a->cancel = cancel;
 	if (!(a->blk = malloc((nb ? nb : 1) * sizeof(*a->blk))) ||
 	    !(a->done = malloc((nb ? nb : 1) * sizeof(*a->done))))
@@ -391,8 +391,8 @@ struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		/* progress counts the skipped blocks' rows as done, as
-		 * dtf_scan does: the line says how far into the file */
-		if (bi && !(f && dtf_block_skip(f, bi))) {
+		 * flt_scan does: the line says how far into the file */
+		if (bi && !(f && flt_block_skip(f, bi))) {
 			a->done[a->nb] = total;
 			a->blk[a->nb++] = i;
 		}
@@ -445,7 +445,7 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 		/* the caller's message goes on a clean line */
 		progress_clear(&a->pg);
 		snprintf(err, errlen, "interrupted");
-		return DTF_SCAN_CANCELLED;
+		return FLT_SCAN_CANCELLED;
 	}
 	progress_tick(&a->pg, a->done[k]);
 	if (a->own) {

@@ -33,7 +33,7 @@ struct dtsp_job {
 	void	(*part_free)(void *ctx, void *part);
 	/*
 	 * Exactly one of these.  block: every block not skipped, all its rows
-	 * (the filter must select no rows: dtf_active(f) == 0).  row: every
+	 * (the filter must select no rows: flt_active(f) == 0).  row: every
 	 * row the filter passes.  Non-zero stops the scan; the message is
 	 * then what the function left in err ("out of memory"), or "stopped".
 	 */
@@ -54,14 +54,14 @@ struct dtsp_job {
 
 /*
  * Run job over r's blocks that f does not skip, the columns cols |
- * dtf_columns(f) decoded.  0; -1 with the message in err (damage, memory,
+ * flt_columns(f) decoded.  0; -1 with the message in err (damage, memory,
  * a job's stop: of the earliest block's worker that failed, so the same
- * for any N); DTF_SCAN_CANCELLED once *cancel is set (looked at before
+ * for any N); FLT_SCAN_CANCELLED once *cancel is set (looked at before
  * the walk, then before each block by every worker).  Progress on a
- * terminal as dtf_scan shows it.
+ * terminal as flt_scan shows it.
  * Nothing is merged unless every worker finished.
  */
-int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned cols,
+int dtsp_scan(const struct dtcap_reader *r, const struct flt_filter *f, unsigned cols,
 	      const struct dtsp_job *job, void *ctx, volatile sig_atomic_t *cancel,
 	      const char *what, char *err, size_t errlen);
 
@@ -70,18 +70,18 @@ int dtsp_scan(const struct dtcap_reader *r, const struct dtf_filter *f, unsigned
  * every block in order (an export writing rows as they come).  The
  * decoding runs on dtsp_threads() - 1 helper threads (none with one
  * thread: the caller decodes), a few blocks ahead of it.  As dtsp_scan:
- * the blocks f skips (dtf_block_skip; f NULL: none) are left out, the
- * columns cols | dtf_columns(f) decoded (the consumer still asks
- * dtf_match_row of each row), *cancel polled before each block (NULL:
+ * the blocks f skips (flt_block_skip; f NULL: none) are left out, the
+ * columns cols | flt_columns(f) decoded (the consumer still asks
+ * flt_match_row of each row), *cancel polled before each block (NULL:
  * never), and a progress line drawn on a terminal's stderr under what
  * (NULL: none), cleared by dtsp_ahead_free.  dtsp_ahead_next gives the
- * next block and its number, 1; 0 at the end; DTF_SCAN_CANCELLED with
+ * next block and its number, 1; 0 at the end; FLT_SCAN_CANCELLED with
  * "interrupted" in err; -1 on damage, memory or a thread that would not
  * start, the message in err.  The block is valid until the next call or
  * dtsp_ahead_free, which stops the helpers (also midway).
  */
 struct dtsp_ahead;
-struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct dtf_filter *f,
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
 				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
 				  char *err, size_t errlen);
 int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,

@@ -1,6 +1,6 @@
 /*
  * sched_model.c - the off-CPU intervals of a capture recorded with dtrec
- * --offcpu (engine.h dtr_sched_build): every sched_switch that takes a
+ * --offcpu (engine.h rpt_sched_build): every sched_switch that takes a
  * thread off a CPU, paired with the switch that puts it back and the last
  * wakeup of it in between.  The scheduler events are collected on one
  * block scan, put in time order (blocks hold per-CPU batches, not a
@@ -242,7 +242,7 @@ sched_merge(void *ctx, void *part)
 }
 
 char
-dtr_sched_state_letter(uint32_t st)
+rpt_sched_state_letter(uint32_t st)
 {
 	static const char letters[] = "SDTtXZPI";
 
@@ -262,7 +262,7 @@ struct thr {
 	int		out;		/* switched out, not back yet */
 	uint32_t	pid, comm;	/* last known: an exiting thread's events
 					 * have neither */
-	struct dtr_sched_span s;
+	struct rpt_sched_span s;
 };
 
 struct thrtab {
@@ -313,7 +313,7 @@ struct fixes {
 	struct fix	*v;
 	size_t		n;
 	uint32_t	cap;
-	struct dtr_sched *s;
+	struct rpt_sched *s;
 	int		oom;
 };
 
@@ -397,7 +397,7 @@ fix_merge(void *ctx, void *part)
 	const struct fixpart *p = part;
 
 	for (size_t k = 0; k < fx->n; k++) {
-		struct dtr_sched_span *s = &fx->s->v[fx->v[k].span];
+		struct rpt_sched_span *s = &fx->s->v[fx->v[k].span];
 		if (p->first[k] != UINT64_MAX && (s->end == fx->v[k].lo || p->first[k] < s->end))
 			s->end = p->first[k];
 	}
@@ -405,38 +405,38 @@ fix_merge(void *ctx, void *part)
 }
 
 static int
-fix_ends(const struct dtr_cap *c, struct dtr_sched *out, struct fixes *fx,
+fix_ends(const struct rpt_cap *c, struct rpt_sched *out, struct fixes *fx,
 	 volatile sig_atomic_t *cancel, char *err, size_t errlen)
 {
-	struct dtf_filter all;
+	struct flt_filter all;
 	struct dtsp_job job = { .part_new = fix_part_new, .part_free = fix_part_free,
 				.row = fix_row, .merge = fix_merge };
 	int rc;
 
 	qsort(fx->v, fx->n, sizeof(*fx->v), fix_cmp);
 	fx->s = out;
-	dtf_init(&all);
-	rc = dtf_resolve(&all, c->r, err, errlen) ||
+	flt_init(&all);
+	rc = flt_resolve(&all, c->r, err, errlen) ||
 	     dtsp_scan(c->r, &all, DTCAP_COL_TS | DTCAP_COL_TID, &job, fx, cancel,
-		       dtr_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
-	dtf_free(&all);
+		       rpt_shell ? "dtsh: reading" : "dtreport: reading", err, errlen);
+	flt_free(&all);
 	return rc;
 }
 
 int
-dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
+rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 		volatile sig_atomic_t *cancel)
 {
 	struct build bd = { .r = c->r };
 	struct thrtab tt = { 0 };
-	struct dtr_key *ord = NULL;
+	struct rpt_key *ord = NULL;
 	struct fixes fx = { 0 };
-	struct dtf_filter all;
+	struct flt_filter all;
 	char err[512];
-	int ret = DTR_EXIT_ERROR, have_switch = 0;
+	int ret = RPT_EXIT_ERROR, have_switch = 0;
 
 	memset(out, 0, sizeof(*out));
-	dtf_init(&all);
+	flt_init(&all);
 	bd.npi = dtcap_max_probe_id(c->r) + 1;
 	if ((bd.pi = calloc(bd.npi, sizeof(*bd.pi))) == NULL)
 		goto oom;
@@ -461,7 +461,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		}
 	}
 	if (!have_switch) {
-		dtr_err(cmd, "%s: no tracepoint:sched:sched_switch events with prev_pid, "
+		rpt_err(cmd, "%s: no tracepoint:sched:sched_switch events with prev_pid, "
 			"prev_state and next_pid: record with dtrec --offcpu", c->path);
 		goto out;
 	}
@@ -470,8 +470,8 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 	unsigned scols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
 			 DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX;
-	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
-	int sr = dtf_resolve(&all, c->r, err, sizeof(err));
+	const char *what = rpt_shell ? "dtsh: reading" : "dtreport: reading";
+	int sr = flt_resolve(&all, c->r, err, sizeof(err));
 	if (sr == 0 && sched_place(c->r, &bd) == 0) {
 		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
 		if (sr == 0) {
@@ -490,15 +490,15 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
-		dtr_err(cmd, "%s", err);
+		rpt_err(cmd, "%s", err);
 		goto out;
 	}
 	/* in time order (a CPU's events keep their order among equal times) */
 	if ((ord = malloc((bd.n + 1) * sizeof(*ord))) == NULL)
 		goto oom;
 	for (size_t i = 0; i < bd.n; i++)
-		ord[i] = (struct dtr_key){ bd.ev[i].ts, i };
-	if (dtr_key_sort(ord, bd.n))
+		ord[i] = (struct rpt_key){ bd.ev[i].ts, i };
+	if (rpt_key_sort(ord, bd.n))
 		goto oom;
 	if (bd.n) {
 		out->tmin = ord[0].k;
@@ -510,7 +510,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		const struct sev *e = &bd.ev[i];
 		struct thr *t;
 		if ((x & 0xffff) == 0 && cancel && *cancel) {
-			dtr_err(cmd, "interrupted");
+			rpt_err(cmd, "interrupted");
 			goto out;
 		}
 		if (e->kind == EV_WAKEUP) {
@@ -550,7 +550,7 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		 * takes a kernel stack): it says nothing about the other one.
 		 */
 		if (e->a != 0 && (e->kstack || e->ustack)) {
-			char st = dtr_sched_state_letter(e->state);
+			char st = rpt_sched_state_letter(e->state);
 			if ((t = thr_get(&tt, e->a)) == NULL)
 				goto oom;
 			if (t->out) {
@@ -607,17 +607,17 @@ dtr_sched_build(const struct dtr_cap *c, const char *cmd, struct dtr_sched *out,
 		out->v[out->n++] = t->s;
 	}
 	if (fx.n && fix_ends(c, out, &fx, cancel, err, sizeof(err))) {
-		dtr_err(cmd, "%s", err);
+		rpt_err(cmd, "%s", err);
 		goto out;
 	}
 	out->nevents = bd.n;
 	ret = 0;
 	goto out;
 oom:
-	dtr_err(cmd, "%s: out of memory", c->path);
+	rpt_err(cmd, "%s: out of memory", c->path);
 out:
 	if (ret)
-		dtr_sched_free(out);
+		rpt_sched_free(out);
 	free(bd.pi);
 	free(bd.ev);
 	free((size_t *)bd.place);
@@ -625,12 +625,12 @@ out:
 	free(fx.v);
 	free(tt.v);
 	dt_htab_free(&tt.ix);
-	dtf_free(&all);
+	flt_free(&all);
 	return ret;
 }
 
 void
-dtr_sched_free(struct dtr_sched *s)
+rpt_sched_free(struct rpt_sched *s)
 {
 	free(s->v);
 	memset(s, 0, sizeof(*s));

@@ -1,5 +1,5 @@
 /*
- * sort_keys.c - the sort of the analyses' models (engine.h dtr_key_sort):
+ * sort_keys.c - the sort of the analyses' models (engine.h rpt_key_sort):
  * millions of events put in time order, which qsort of the events
  * themselves did at a tenth of the speed (moving 40-byte rows, a call per
  * comparison).  An LSD radix sort of (key, index) pairs, 16 bits a pass,
@@ -15,9 +15,9 @@
 #include "engine.h"
 
 int
-dtr_key_sort(struct dtr_key *v, size_t n)
+rpt_key_sort(struct rpt_key *v, size_t n)
 {
-	struct dtr_key *tmp, *a = v, *b;
+	struct rpt_key *tmp, *a = v, *b;
 	uint64_t or = 0, and = UINT64_MAX;
 	size_t *cnt;
 
@@ -48,7 +48,7 @@ dtr_key_sort(struct dtr_key *v, size_t n)
 		}
 		for (size_t i = 0; i < n; i++)
 			b[cnt[(a[i].k >> sh) & 0xffff]++] = a[i];
-		struct dtr_key *t = a;
+		struct rpt_key *t = a;
 		a = b;
 		b = t;
 	}
@@ -59,7 +59,7 @@ dtr_key_sort(struct dtr_key *v, size_t n)
 	return 0;
 }
 
-/* ---- grouping (dtr_group_by) */
+/* ---- grouping (rpt_group_by) */
 
 struct gmap {
 	uint64_t	*key;
@@ -83,13 +83,13 @@ by_u64(const void *a, const void *b)
 }
 
 int
-dtr_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct dtr_groups *g)
+rpt_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct rpt_groups *g)
 {
 	struct gmap m = { 0 };
 	uint32_t *gid = NULL, *rank = NULL;
 	const uint64_t **order = NULL;
 	size_t *pos = NULL, maxg = 0;
-	struct dtr_key *tmp = NULL;
+	struct rpt_key *tmp = NULL;
 	int rc = -1;
 
 	memset(g, 0, sizeof(*g));
@@ -146,8 +146,8 @@ dtr_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct dtr_grou
 	for (size_t r = 0; r < m.n; r++) {
 		size_t a = g->start[r], k = g->start[r + 1] - a;
 		for (size_t j = 0; j < k; j++)
-			tmp[j] = (struct dtr_key){ val[g->idx[a + j]], g->idx[a + j] };
-		if (dtr_key_sort(tmp, k))
+			tmp[j] = (struct rpt_key){ val[g->idx[a + j]], g->idx[a + j] };
+		if (rpt_key_sort(tmp, k))
 			goto out;
 		for (size_t j = 0; j < k; j++)
 			g->idx[a + j] = (uint32_t)tmp[j].i;
@@ -155,7 +155,7 @@ dtr_group_by(const uint64_t *key, const uint64_t *val, size_t n, struct dtr_grou
 	rc = 0;
 out:
 	if (rc)
-		dtr_groups_free(g);
+		rpt_groups_free(g);
 	free(m.key);
 	free(m.count);
 	dt_htab_free(&m.ix);
@@ -168,7 +168,7 @@ out:
 }
 
 void
-dtr_groups_free(struct dtr_groups *g)
+rpt_groups_free(struct rpt_groups *g)
 {
 	free(g->key);
 	free(g->start);

@@ -1,6 +1,6 @@
 /*
  * span_model.c - entry/return pairs of a capture's function-like probes
- * (engine.h dtr_spans_build): syscall:F:entry/return, kprobe:F:entry/
+ * (engine.h rpt_spans_build): syscall:F:entry/return, kprobe:F:entry/
  * return, uprobe:...:entry/return.  The events of those probes are
  * collected on one block scan, put in order by thread and time (blocks hold
  * per-CPU batches), then paired per thread with a stack of open entries:
@@ -31,7 +31,7 @@ struct pev {
 	/* tid: once threads are numbered, the thread's index in th[] */
 	uint32_t	tid, pid, comm, probe;	/* probe: the entry's id */
 	uint8_t		ret_side;	/* a return */
-	uint8_t		nargs;		/* an entry's, at most DTR_SPAN_ARGS */
+	uint8_t		nargs;		/* an entry's, at most RPT_SPAN_ARGS */
 	uint32_t	err;		/* a return's errno */
 };
 _Static_assert(sizeof(struct pev) == 32, "struct pev: 32 bytes");
@@ -40,14 +40,14 @@ struct pbuild {
 	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
 	uint8_t		*is_ret;
 	uint32_t	np;
-	int		want_args;	/* DTR_SPANS_ARGS */
+	int		want_args;	/* RPT_SPANS_ARGS */
 	uint32_t	maxtid;
 	size_t		nret;		/* returns among ev */
 	struct pev	*ev;
 	size_t		n, cap;
-	uint64_t	(*args)[DTR_SPAN_ARGS];	/* want_args: by event */
+	uint64_t	(*args)[RPT_SPAN_ARGS];	/* want_args: by event */
 	size_t		acap;
-	int		want_ret;	/* not DTR_SPANS_NORET */
+	int		want_ret;	/* not RPT_SPANS_NORET */
 	int64_t		*ret;		/* want_ret: a return's value, by event */
 	size_t		rcap;
 	int		oom;
@@ -102,7 +102,7 @@ add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p
 	e->nargs = 0;
 	e->err = 0;
 	if (!e->ret_side && pb->want_args) {
-		e->nargs = (uint8_t)(na < DTR_SPAN_ARGS ? na : DTR_SPAN_ARGS);
+		e->nargs = (uint8_t)(na < RPT_SPAN_ARGS ? na : RPT_SPAN_ARGS);
 		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
 		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
 	}
@@ -135,8 +135,8 @@ static int
 span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 {
 	struct pbuild *pb = ctx;
-	size_t cur[DTR_SPAN_ARGS] = { 0 };
-	uint64_t a[DTR_SPAN_ARGS];
+	size_t cur[RPT_SPAN_ARGS] = { 0 };
+	uint64_t a[RPT_SPAN_ARGS];
 
 	if (pb->place) {
 		pb->n = pb->place[blk];
@@ -150,7 +150,7 @@ span_block(void *ctx, const struct dtcap_block *b, size_t blk)
 			continue;
 		}
 		/* without entry arguments only slots 0 and 1 are decoded (DTCAP_COL_ARGS2) */
-		unsigned lim = pb->want_args ? DTR_SPAN_ARGS : 2;
+		unsigned lim = pb->want_args ? RPT_SPAN_ARGS : 2;
 		unsigned na = b->nargs[i], nk = na < lim ? na : lim;
 		if (p < pb->np && pb->entry_of[p]) {
 			for (unsigned j = 0; j < nk; j++)
@@ -290,7 +290,7 @@ span_merge(void *ctx, void *part)
  * workers append, as they do for filtered scans.
  */
 static int
-span_place(const struct dtcap_reader *r, const struct dtf_filter *f, struct pbuild *pb)
+span_place(const struct dtcap_reader *r, const struct flt_filter *f, struct pbuild *pb)
 {
 	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
 	struct dtcap_blocksum bs;
@@ -301,7 +301,7 @@ span_place(const struct dtcap_reader *r, const struct dtf_filter *f, struct pbui
 	for (size_t i = 0; i < nb; i++) {
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		size_t k = 0;
-		if (bi && !dtf_block_skip(f, bi)) {
+		if (bi && !flt_block_skip(f, bi)) {
 			if (dtcap_block_summary(r, i, &bs) != 1) {
 				free(pl);
 				return -1;
@@ -349,7 +349,7 @@ pth_rehash(const void *ctx, uint32_t e)
 
 /* Event i of thread p, in the thread's time order.  0, or -1 on ENOMEM. */
 static int
-pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *out)
+pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct rpt_spans *out)
 {
 	const struct pev *e = &pb->ev[i];
 
@@ -363,11 +363,11 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 	while (k > 0 && pb->ev[p->open[k - 1]].probe != e->probe)
 		k--;
 	if (k == 0)
-		return dtr_spans_unmatched(out, &e->probe, p->tid, e->pid, e->comm, 0);
+		return rpt_spans_unmatched(out, &e->probe, p->tid, e->pid, e->comm, 0);
 	/* entries inside it that never returned */
 	for (size_t j = k; j < p->nopen; j++) {
 		const struct pev *u = &pb->ev[p->open[j]];
-		if (dtr_spans_unmatched(out, &u->probe, p->tid, u->pid, u->comm, 1))
+		if (rpt_spans_unmatched(out, &u->probe, p->tid, u->pid, u->comm, 1))
 			return -1;
 	}
 	const struct pev *s = &pb->ev[p->open[k - 1]];
@@ -379,7 +379,7 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 		memcpy(out->args[out->n], pb->args[p->open[k - 1]], sizeof(out->args[0]));
 		out->nargs[out->n] = s->nargs;
 	}
-	out->v[out->n++] = (struct dtr_span){
+	out->v[out->n++] = (struct rpt_span){
 		.start = s->ts, .end = e->ts, .tid = p->tid, .pid = s->pid ? s->pid : e->pid,
 		.comm = s->comm ? s->comm : e->comm, .probe = e->probe,
 		.ret = pb->want_ret ? pb->ret[i] : 0, .err = e->err,
@@ -389,27 +389,27 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct dtr_spans *o
 }
 
 int
-dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
-		const char *glob, unsigned flags, struct dtr_spans *out,
+rpt_spans_build(const struct rpt_cap *c, const char *cmd, struct flt_filter *f,
+		const char *glob, unsigned flags, struct rpt_spans *out,
 		volatile sig_atomic_t *cancel)
 {
-	struct pbuild pb = { .want_args = !!(flags & DTR_SPANS_ARGS),
-			     .want_ret = !(flags & DTR_SPANS_NORET) };
-	int syscalls_only = !!(flags & DTR_SPANS_SYSCALLS);
-	struct dtr_key *ord = NULL;
+	struct pbuild pb = { .want_args = !!(flags & RPT_SPANS_ARGS),
+			     .want_ret = !(flags & RPT_SPANS_NORET) };
+	int syscalls_only = !!(flags & RPT_SPANS_SYSCALLS);
+	struct rpt_key *ord = NULL;
 	struct pth *th = NULL;
 	size_t nth = 0, thcap = 0;
 	uint32_t *tmap = NULL;
 	struct dt_htab bigix = { 0 };
 	char err[512];
-	int ret = DTR_EXIT_ERROR, npairs = 0;
+	int ret = RPT_EXIT_ERROR, npairs = 0;
 	size_t nprobes = dtcap_nprobes(c->r);
 	struct { uint32_t id; int ret; int len; const char *name; } *pr = NULL;
 
 	memset(out, 0, sizeof(*out));
-	if (dtf_resolve(f, c->r, err, sizeof(err))) {
-		dtr_err(cmd, "%s: %s", c->path, err);
-		return DTR_EXIT_ERROR;
+	if (flt_resolve(f, c->r, err, sizeof(err))) {
+		rpt_err(cmd, "%s: %s", c->path, err);
+		return RPT_EXIT_ERROR;
 	}
 	pb.np = dtcap_max_probe_id(c->r) + 1;
 	pb.entry_of = calloc(pb.np, sizeof(*pb.entry_of));
@@ -451,10 +451,10 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 		}
 	}
 	if (npairs == 0) {
-		dtr_err(cmd, "%s: no %sentry and return probes%s%s%s: record both, e.g. dtrec -e "
+		rpt_err(cmd, "%s: no %sentry and return probes%s%s%s: record both, e.g. dtrec -e "
 			"'syscall:*:entry' -e 'syscall:*:return'", c->path, syscalls_only ? "syscall " : "",
 			glob ? " matching '" : "", glob ? glob : "", glob ? "'" : "");
-		ret = DTR_EXIT_ERROR;
+		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
 	/*
@@ -472,10 +472,10 @@ dtr_spans_build(const struct dtr_cap *c, const char *cmd, struct dtf_filter *f,
 	int need_args = pb.want_args || pb.want_ret;
 	if (need_args)
 		cols |= DTCAP_COL_ARGS;
-	const char *what = dtr_shell ? "dtsh: reading" : "dtreport: reading";
+	const char *what = rpt_shell ? "dtsh: reading" : "dtreport: reading";
 	struct dtsp_job job = { .part_new = span_part_new, .part_free = span_part_free,
 				.merge = span_merge };
-	if (dtf_active(f)) {
+	if (flt_active(f)) {
 		job.row = span_part_row;
 	} else {
 		job.block = span_part_block;
@@ -510,7 +510,7 @@ scanned:
 	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
-		dtr_err(cmd, "%s", err);
+		rpt_err(cmd, "%s", err);
 		goto out;
 	}
 	/*
@@ -562,7 +562,7 @@ scanned:
 	for (size_t i = 0; i < pb.n; i++) {
 		struct pth *p = &th[pb.ev[i].tid];
 		if ((i & 0xffff) == 0 && cancel && *cancel) {
-			dtr_err(cmd, "interrupted");
+			rpt_err(cmd, "interrupted");
 			goto out;
 		}
 		if (p->disordered) {
@@ -578,8 +578,8 @@ scanned:
 		size_t k = 0;
 		for (size_t i = 0; i < pb.n; i++)
 			if (th[pb.ev[i].tid].disordered)
-				ord[k++] = (struct dtr_key){ pb.ev[i].ts, i };
-		if (dtr_key_sort(ord, ndis))
+				ord[k++] = (struct rpt_key){ pb.ev[i].ts, i };
+		if (rpt_key_sort(ord, ndis))
 			goto oom;
 		for (size_t x = 0; x < ndis; x++)
 			if (pair_event(&pb, &th[pb.ev[ord[x].i].tid], ord[x].i, out))
@@ -589,17 +589,17 @@ scanned:
 	for (size_t t = 0; t < nth; t++)
 		for (size_t k = 0; k < th[t].nopen; k++) {
 			const struct pev *e = &pb.ev[th[t].open[k]];
-			if (dtr_spans_unmatched(out, &e->probe, th[t].tid, e->pid, e->comm, 1))
+			if (rpt_spans_unmatched(out, &e->probe, th[t].tid, e->pid, e->comm, 1))
 				goto oom;
 		}
 	ret = 0;
 	goto out;
 oom:
-	dtr_err(cmd, "%s: out of memory", c->path);
-	ret = DTR_EXIT_ERROR;
+	rpt_err(cmd, "%s: out of memory", c->path);
+	ret = RPT_EXIT_ERROR;
 out:
 	if (ret)
-		dtr_spans_free(out);
+		rpt_spans_free(out);
 	free(pr);
 	free(ord);
 	for (size_t t = 0; t < nth; t++)
@@ -617,17 +617,17 @@ out:
 }
 
 int
-dtr_spans_unmatched(struct dtr_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
+rpt_spans_unmatched(struct rpt_spans *s, const uint32_t *probe, uint32_t tid, uint32_t pid,
 		    uint32_t comm, int entry)
 {
 	if (DT_GROW(s->u, s->ucap, s->nu, 1, 256))
 		return -1;
-	s->u[s->nu++] = (struct dtr_unmatched){ *probe, tid, pid, comm, (uint8_t)entry };
+	s->u[s->nu++] = (struct rpt_unmatched){ *probe, tid, pid, comm, (uint8_t)entry };
 	return 0;
 }
 
 void
-dtr_spans_free(struct dtr_spans *s)
+rpt_spans_free(struct rpt_spans *s)
 {
 	free(s->v);
 	free(s->u);

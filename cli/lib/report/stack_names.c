@@ -19,8 +19,8 @@ struct memo {
 	uint32_t	off, len;	/* into ids */
 };
 
-struct dtr_namer {
-	const struct dtr_cap *c;
+struct rpt_namer {
+	const struct rpt_cap *c;
 	struct dtsym	*sym, *own;
 	struct flame	*fl;
 	struct memo	*m;
@@ -41,14 +41,14 @@ memo_hash(uint32_t id, const struct dtcap_proc *proc)
 static uint64_t
 memo_rehash(const void *ctx, uint32_t e)
 {
-	const struct dtr_namer *n = ctx;
+	const struct rpt_namer *n = ctx;
 	return memo_hash(n->m[e].id, n->m[e].proc);
 }
 
-struct dtr_namer *
-dtr_namer_new(const struct dtr_cap *c, struct flame *fl)
+struct rpt_namer *
+rpt_namer_new(const struct rpt_cap *c, struct flame *fl)
 {
-	struct dtr_namer *n = calloc(1, sizeof(*n));
+	struct rpt_namer *n = calloc(1, sizeof(*n));
 
 	if (n == NULL)
 		return NULL;
@@ -59,14 +59,14 @@ dtr_namer_new(const struct dtr_cap *c, struct flame *fl)
 		return NULL;
 	}
 	if (fl && (n->trunc_id = flame_intern(fl, "[truncated]", FLAME_SPECIAL)) < 0) {
-		dtr_namer_free(n);
+		rpt_namer_free(n);
 		return NULL;
 	}
 	return n;
 }
 
 void
-dtr_namer_free(struct dtr_namer *n)
+rpt_namer_free(struct rpt_namer *n)
 {
 	if (n == NULL)
 		return;
@@ -84,7 +84,7 @@ pos_text(const struct dtcap_srcframe *f, char *out, size_t len)
 }
 
 int
-dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
+rpt_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsigned k,
 		  uint32_t pid, uint64_t ts, int by_srcline, uint32_t *buf, unsigned *nb,
 		  unsigned room)
 {
@@ -110,13 +110,13 @@ dtr_inline_frames(struct flame *fl, struct dtsym *sym, const uint64_t *pcs, unsi
 }
 
 int
-dtr_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
+rpt_srcline_text(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel, uint32_t pid,
 		 uint64_t ts, char *out, size_t len)
 {
 	const struct dtcap_srcline *sl =
 		pcs[k] ? dtsym_srcline(sym, k ? pcs[k] - 1 : pcs[k], kernel, pid, ts) : NULL;
 	/* with inlined calls: the out-of-line function's own position;
-	 * dtr_inline_frames gives the others */
+	 * rpt_inline_frames gives the others */
 	const struct dtcap_srcframe *f = sl ? &sl->frames[dtsym_inline ? sl->nframes - 1 : 0]
 					    : NULL;
 	if (f == NULL || (!f->file[0] && !f->line))
@@ -144,7 +144,7 @@ frame_name(struct dtsym *sym, const uint64_t *pcs, unsigned k, int kernel, uint3
 }
 
 int
-dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+rpt_namer_stack(struct rpt_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
 		uint32_t *buf, unsigned *nb)
 {
 	unsigned cnt;
@@ -180,10 +180,10 @@ dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint
 			return -1;
 		buf[(*nb)++] = (uint32_t)fid;
 		/* inlined calls as frames of their own, as the profile's graph
-		 * draws them (the caller's buffer has DTR_INLINE_ROOM for them) */
+		 * draws them (the caller's buffer has RPT_INLINE_ROOM for them) */
 		unsigned before = *nb;
-		if (!kernel && dtr_inline_frames(n->fl, n->sym, pcs, k, pid, ts, 0, buf, nb,
-						 DTR_INLINE_ROOM - inl) < 0)
+		if (!kernel && rpt_inline_frames(n->fl, n->sym, pcs, k, pid, ts, 0, buf, nb,
+						 RPT_INLINE_ROOM - inl) < 0)
 			return -1;
 		inl += *nb - before;
 	}
@@ -200,7 +200,7 @@ dtr_namer_stack(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint
 }
 
 void
-dtr_namer_text(struct dtr_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
+rpt_namer_text(struct rpt_namer *n, uint32_t id, int kernel, uint32_t pid, uint64_t ts,
 	       unsigned nframes, char *out, size_t len)
 {
 	unsigned cnt;
