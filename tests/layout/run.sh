@@ -108,7 +108,7 @@ missing= bad=
 for f in $engine; do
 	[ -e "$rep/$f" ] || { missing="$missing$f "; continue; }
 	# code lines only: comments may say what the engine does not do
-	bad="$bad$(grep -nE 'getopt|optind|\bdtr_open\(|\bdtcap_open(_opts)?\(|(^|[^_a-z])exit\(|#include "cmd_run\.h"' "$rep/$f" |
+	bad="$bad$(grep -nE 'getopt|optind|\brpt_open\(|\bdtcap_open(_opts)?\(|(^|[^_a-z])exit\(|#include "cmd_run\.h"' "$rep/$f" |
 		grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)' | sed "s|^|$f:|" | tr '\n' ' ')"
 done
 [ -z "$missing" ] || fail engine-files "gone or renamed (update this list and DESIGN.md): $missing"
