@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -62,6 +62,7 @@ struct worker {
 	uint64_t	spool_rd, spool_wr;	/* [mu] unread bytes of the file */
 	size_t		spool_samples;	/* [mu] samples among them */
 	uint64_t	spool_peak;	/* [mu] largest size of the file */
+	uint64_t	spool_check;	/* [mu] size at which to look at the disk again */
 	int		quit;		/* [mu] */
 	struct dtunw	*u;		/* [worker thread only] */
 };
@@ -143,6 +144,34 @@ spool_open(struct dtunw_pool *p, struct worker *w)
 }
 
 /*
+ * The spool borrows the capture's disk, and must not take the room the
+ * capture itself needs: it stops while less than SPOOL_RESERVE (or a
+ * quarter of a smaller file system) would stay free.  Looked at again each
+ * time the file grew by a quarter of what was left above that, at most
+ * 1 MiB later.  0: room for total more bytes.  [w->mu]
+ */
+#define SPOOL_RESERVE	(64ULL << 20)
+static int
+spool_room(struct worker *w, size_t total)
+{
+	struct statvfs v;
+	uint64_t avail, size, reserve, step;
+
+	if (w->spool_wr + total <= w->spool_check)
+		return 0;
+	if (fstatvfs(w->spool_fd, &v) < 0)
+		return -1;
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	size = (uint64_t)v.f_blocks * v.f_frsize;
+	reserve = size / 4 < SPOOL_RESERVE ? size / 4 : SPOOL_RESERVE;
+	if (avail < reserve + total)
+		return -1;
+	step = (avail - reserve) / 4;
+	w->spool_check = w->spool_wr + total + (step < (1U << 20) ? step : (1U << 20));
+	return 0;
+}
+
+/*
  * it (or, for a sample not copied yet, rec/regs/stack) appended to the
  * spool file.  0: written; -1: no file, over the limit or a failed write
  * (a full disk), and the file takes nothing more until it is empty, so
@@ -177,7 +206,7 @@ spool_put(struct dtunw_pool *p, struct worker *w, const struct item *it,
 	v[3] = (struct iovec){ (void *)stack, h.stack_len };
 	v[4] = (struct iovec){ it->path, h.path_len };
 	total = sizeof(h) + h.rec_size + h.nregs * 8 + h.stack_len + h.path_len;
-	if (w->spool_wr + total > p->spool_max || spool_open(p, w) < 0)
+	if (w->spool_wr + total > p->spool_max || spool_open(p, w) < 0 || spool_room(w, total) < 0)
 		goto bad;
 	n = pwritev(w->spool_fd, v, 5, (off_t)w->spool_wr);
 	if (n < 0 || (size_t)n != total)
@@ -304,7 +333,7 @@ spool_reset(struct dtunw_pool *p, struct worker *w)
 		pthread_mutex_unlock(&p->mu);
 		w->spool_samples = 0;
 	}
-	w->spool_rd = w->spool_wr = 0;
+	w->spool_rd = w->spool_wr = w->spool_check = 0;
 	w->spool_bad = 0;
 	if (w->spool_fd >= 0 && ftruncate(w->spool_fd, 0) < 0) {
 		/* the blocks stay allocated until the end; the next write reuses them */
