@@ -118,7 +118,7 @@ append(struct item **head, struct item **tail, struct item *it)
 /*
  * The worker's spool file, made on first use in the capture's directory
  * with O_TMPFILE: it has no name, so no exit (a signal, SIGKILL, a crash)
- * can leave it behind.  Where the file system has no O_TMPFILE, a named
+ * can leave it behind, and no other process can open it by one.  Where the file system has no O_TMPFILE, a named
  * file unlinked at once.  [w->mu]
  */
 static int
@@ -129,7 +129,8 @@ spool_open(struct dtunw_pool *p, struct worker *w)
 
 	if (w->spool_fd >= 0)
 		return 0;
-	fd = open(p->spool_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	/* O_EXCL: not even linkat through /proc/PID/fd can give it a name */
+	fd = open(p->spool_dir, O_TMPFILE | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
 	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL) &&
 	    (size_t)snprintf(path, sizeof(path), "%s/.dtrec-unwind.%ld.XXXXXX", p->spool_dir,
 			     (long)getpid()) < sizeof(path)) {
