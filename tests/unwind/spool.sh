@@ -133,8 +133,8 @@ else
 	echo "FAIL spool/off-control: dwarf $dw, behind $fpb, events $ev"
 fi
 
-# 6. the policies while recording: the reading thread and the writer
-#    SCHED_BATCH, the unwinding worker SCHED_IDLE, the command as started
+# 6. the policies while recording: the unwinding worker SCHED_IDLE, the
+#    reading thread and the command as started (SCHED_OTHER)
 d=$tmp/policy && rm -rf "$d" && mkdir -p "$d"
 "$dtrec" --source perf -q -o "$d/s.dtc" -e profile:hz:997 --user-stacks dwarf -- "$target" 2 \
 	2>"$tmp/policy.err" &
@@ -142,16 +142,14 @@ pid=$!
 cls=
 for _ in $(seq 50); do
 	sleep 0.1
-	cls=$(ps -L -o cls= -p $pid 2>/dev/null | sort | uniq -c | tr -s ' \n' '  ')
+	cls=$(ps -L -o cls= -p $pid 2>/dev/null | tr -d ' ' | sort | uniq -c | tr -s ' \n' '  ')
 	kid=$(pgrep -P $pid)
-	case $cls in *[2-9]\ B*IDL*) break ;; esac
+	case $cls in *IDL*TS*) break ;; esac
 done
 kcls=$(ps -o cls= -p "$kid" 2>/dev/null | tr -d ' ')
 wait $pid
-nb=$(echo "$cls" | grep -o '[0-9]* B' | cut -d' ' -f1)
-if [ "${nb:-0}" -ge 2 ] && echo "$cls" | grep -q ' IDL' && ! echo "$cls" | grep -q ' TS' &&
-   [ "$kcls" = TS ]; then
-	echo "PASS spool/policies: dtrec's threads ($cls) batch and idle, its command at TS"
+if echo "$cls" | grep -q '^ *1 IDL ' && echo "$cls" | grep -q ' TS' && [ "$kcls" = TS ]; then
+	echo "PASS spool/policies: dtrec's threads ($cls): one unwinding worker at SCHED_IDLE, its command at TS"
 else
 	echo "FAIL spool/policies: dtrec's threads '$cls', the command's '$kcls'"
 fi

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -103,7 +102,6 @@ struct rec {
 	pid_t		fg;		/* the terminal was given to the command: our group */
 	struct sigaction ttou;		/* SIGTTOU's action before the terminal was given */
 	int		not_run;	/* 126/127: the command could not be run */
-	int		batched;	/* the reading thread was made SCHED_BATCH */
 };
 
 static void
@@ -1181,34 +1179,6 @@ put_kused(struct rec *r)
 }
 
 /*
- * While recording, the reading thread (and the capture writer's thread,
- * created after this, which inherits it) are SCHED_BATCH: the same share
- * of CPU, but their wakeups (a ring's watermark, a flush) do not preempt
- * the workload's threads, which on a busy machine would cost the workload
- * a context switch each, and with --offcpu record it too.  Only from
- * SCHED_OTHER: a user's real-time or idle choice is kept.  The command
- * is forked before this, so it runs at the policy dtrec was started with;
- * dtsh records in its own process, hence the restore.
- */
-static void
-batch_begin(struct rec *r)
-{
-	struct sched_param sp = { 0 };
-
-	if (sched_getscheduler(0) == SCHED_OTHER && sched_setscheduler(0, SCHED_BATCH, &sp) == 0)
-		r->batched = 1;
-}
-
-static void
-batch_end(struct rec *r)
-{
-	struct sched_param sp = { 0 };
-
-	if (r->batched && sched_setscheduler(0, SCHED_OTHER, &sp) == 0)
-		r->batched = 0;
-}
-
-/*
  * Where DWARF samples the unwinding workers cannot keep in memory wait:
  * beside the capture, on the disk the user chose for it, not in a /tmp
  * that may be a small tmpfs.  A capture going to a device or a FIFO (the
@@ -1807,7 +1777,6 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 		msg(r, "%s", err);
 		goto out;
 	}
-	batch_begin(r);
 	if (dtrec_targets_open(&r->tg, o->pids, o->npids) < 0) {
 		msg(r, "out of memory");
 		goto out;
@@ -2051,7 +2020,6 @@ finish:
 			ret = 0;
 	}
 out:
-	batch_end(r);
 	if (tmp[0] && !renamed && target) {
 		unlink(tmp);
 		dtu_out_tmp_forget();
