@@ -2,10 +2,12 @@
 # dwarf.sh BUILD OUTDIR - host.dwarf_overhead_vs_perf_dwarf: the throughput
 # two CPU-bound processes (both cores busy, a build without frame pointers)
 # lose under dtrec -u --user-stacks dwarf at 997 Hz against what they lose
-# under perf record --call-graph dwarf at 997 Hz.  dtrec unwinds while it
-# records, on threads that compete with the workload for the two cores, so
-# its unwinding counts against it; perf copies the stacks into perf.data
-# and unwinds at report time.  "Lose" = traced - untraced time of the
+# under perf record --call-graph dwarf at 997 Hz.  dtrec unwinds on
+# threads at SCHED_IDLE, spooling what they cannot keep up with, and
+# finishes after the workload ends; whatever of its unwinding competes with
+# the workload counts against it; perf copies the stacks into perf.data
+# and unwinds at report time.  The time dtrec takes to finish after the
+# workload is printed as a comment (the capture is complete only then).  "Lose" = traced - untraced time of the
 # workload (its own CLOCK_MONOTONIC, the two processes summed).  Rounds
 # (5, DT_BENCH_ROUNDS) run untraced, dtrec and perf back to back; the
 # figure is the median of the rounds' own ratios (a drifting load cancels
@@ -23,14 +25,15 @@ run_base() { sh -c "$two" "$W" "$OUT/base.one"; }
 run_dt() {
 	rm -f "$OUT/dt.dtc"
 	"$B/bin/dtrec" --source perf -q -o "$OUT/dt.dtc" -u --user-stacks dwarf -e profile:hz:997 \
-		-- sh -c "$two" "$W" "$OUT/dt.one" 2>"$OUT/dt.err"
+		-- sh -c "$two"'; date +%s%N >"$1.end"' "$W" "$OUT/dt.one" 2>"$OUT/dt.err"
+	echo $(( $(date +%s%N) - $(cat "$OUT/dt.one.end") )) >>"$OUT/dt.finish"
 }
 run_perf() {
 	rm -f "$OUT/perf.data"
 	perf record -q -o "$OUT/perf.data" -e cpu-clock -c 1003009 --call-graph dwarf \
 		-- sh -c "$two" "$W" "$OUT/perf.one" 2>"$OUT/perf.err"
 }
-: >"$OUT/base.all"; : >"$OUT/dt.all"; : >"$OUT/perf.all"
+: >"$OUT/base.all"; : >"$OUT/dt.all"; : >"$OUT/perf.all"; : >"$OUT/dt.finish"
 rounds=${DT_BENCH_ROUNDS:-5}
 for i in $(seq "$rounds"); do
 	run_base | tail -1 >>"$OUT/base.all"
@@ -44,6 +47,7 @@ if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] ||
 	exit 1
 fi
 echo "# workload ns, both processes (medians of $rounds rounds): untraced $base, dtrec $dt, perf record $pf"
+echo "# dtrec finished the capture $(median <"$OUT/dt.finish" | awk '{ printf "%.2f", $1 / 1e9 }') s after the workload ended (median)"
 "$B/bin/dtreport" stats --json "$OUT/dt.dtc" 2>/dev/null | python3 -c '
 import json, sys
 s = json.load(sys.stdin)

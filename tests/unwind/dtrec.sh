@@ -48,8 +48,8 @@ if grep -q '^  user stacks unwound with DWARF: [1-9]' "$tmp/t.stats" && [ "${ev#
 else
 	echo "FAIL dtrec/stats: no DWARF count in dtreport stats (json: $ev)"
 fi
-# falling behind: a budget too small for any sample
-DTREC_UNWIND_BUDGET=1 "$dtrec" --source perf -q -o "$tmp/behind.dtc" -e profile:hz:997 -- "$target" 1 \
+# falling behind: a budget too small for any sample, and no spool (spool.sh)
+DTREC_UNWIND_SPOOL=0 DTREC_UNWIND_BUDGET=1 "$dtrec" --source perf -q -o "$tmp/behind.dtc" -e profile:hz:997 -- "$target" 1 \
 	2>"$tmp/behind.err"
 "$dtreport" stats "$tmp/behind.dtc" >"$tmp/behind.stats"
 nev=$(awk '/^events/ { print $2; exit }' "$tmp/behind.stats")

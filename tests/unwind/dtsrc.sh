@@ -39,7 +39,7 @@ else
 fi
 
 # 2. falling behind: every copy refused, frame-pointer stacks, counted
-env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ DTREC_UNWIND_BUDGET=1 LD_PRELOAD="$fake" "$dtrec" \
+env FAKEDT_RATE=20000 FAKEDT_UREGS_PID=$$ DTREC_UNWIND_SPOOL=0 DTREC_UNWIND_BUDGET=1 LD_PRELOAD="$fake" "$dtrec" \
 	--source dt -q -o "$tmp/behind.dtc" -e profile:hz:97 --user-stacks dwarf -d 1s 2>"$tmp/behind.err"
 read -r dw dwt fpb ev < <(counts "$tmp/behind.dtc")
 if [ "$dw" = 0 ] && [ "$fpb" -gt 1000 ] 2>/dev/null && grep -q "kept their frame-pointer user stack" "$tmp/behind.err"; then

@@ -92,6 +92,9 @@ while time.time() - t < 1.5:
 
 	# 6. dtrec: the dt source's stack copies, against fakedt.so
 	"$here/dtsrc.sh" "$dtrec" "$dtreport" "$dir/../dtrec/fakedt.so" "$tmp/dtsrc"
+
+	# 7. dtrec: samples past the unwinding budget spooled, still unwound
+	"$here/spool.sh" "$dtrec" "$dtreport" "$target" "$tmp/spool"
 }
 
 mkdir -p "$results"

@@ -24,6 +24,7 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
 		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
 		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \
+		tests/unwind/spool.sh \
 		tests/unwind/perfcmp.py
 	@tests/unwind/run.sh $(B)/tests/unwind $(B)/results $(B)/asan/bin/dtrec $(B)/bin/dtreport
 

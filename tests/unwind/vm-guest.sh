@@ -17,7 +17,13 @@ rec t-fp --user-stacks fp -- target 1.5
 # a copy of only 1k: the chain needs more, so stacks end truncated
 rec t-1k --user-stacks dwarf --user-stack-size 1k -- target 1.5
 # unwinding that cannot keep up: every sample keeps frame pointers, counted
-DTREC_UNWIND_BUDGET=1 rec behind --user-stacks dwarf -- target 1
+DTREC_UNWIND_SPOOL=0 DTREC_UNWIND_BUDGET=1 rec behind --user-stacks dwarf -- target 1
+# the same budget with the spool (unwind_pool.c): every sample through the
+# file beside the capture, still unwound; what the directory holds after
+DTREC_UNWIND_BUDGET=1 dtrec --source dt -o $OUT/spool.dtc -e profile:hz:997 --user-stacks dwarf \
+	-- target 1.5 2>$OUT/spool.err
+echo $? >$OUT/spool.rc
+ls -A $OUT >$OUT/spool.ls
 for m in garbage unmapped edge; do
 	rec bad-$m --user-stacks dwarf -- badstack $m 1.5
 done

@@ -105,6 +105,18 @@ if recorded behind; then
 		echo "FAIL behind: events $nev, fell behind $fpb, dwarf $dw: $(head -c 200 "$out/behind.err")"
 	fi
 fi
+if recorded spool; then
+	read -r dw dwt fpb < <(counts "$out/spool.dtc")
+	nev=$("$dtreport" sql "$out/spool.dtc" "SELECT count(*) FROM events WHERE ustack != 0" 2>/dev/null |
+	      tail -n +2 | tr -d ' \r')
+	if [ "$nev" -gt 0 ] 2>/dev/null && [ "$fpb" = 0 ] && [ $((dw * 100)) -ge $((nev * 99)) ] &&
+	   grep -q "samples waited in the spool file" "$out/spool.err" &&
+	   ! grep -v '\.\(dtc\|rc\|err\|txt\|ls\|folded\)$' "$out/spool.ls" | grep -q .; then
+		echo "PASS spool: a budget of 1 byte: $dw of $nev samples unwound through the spool beside the capture, no file left"
+	else
+		echo "FAIL spool: events $nev, dwarf $dw, behind $fpb, files $(tr '\n' ' ' <"$out/spool.ls"): $(head -c 300 "$out/spool.err")"
+	fi
+fi
 
 # 4. bad stacks: the sampled function alone, marked truncated; no caller
 # invented from garbage.  spin_on swaps rsp only for its loop: a sample on

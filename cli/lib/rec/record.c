@@ -416,6 +416,18 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 			    "fell behind (fewer probes, a lower rate or a smaller "
 			    "--user-stack-size)", (unsigned long long)fpb);
 	}
+	if (r->src->ops->ustack_spool) {
+		uint64_t n, peak, lost;
+		char h[32];
+		r->src->ops->ustack_spool(r->src, &n, &peak, &lost);
+		if (n && !r->o->quiet)
+			rec_msg(r, "user stacks: %llu samples waited in the spool file (at most %s) "
+			    "to be unwound when the CPUs were idle", (unsigned long long)n,
+			    dtu_human_size(peak, h, sizeof(h)));
+		if (lost)
+			rec_msg(r, "WARNING: %llu spooled samples were lost: reading the spool file "
+			    "failed", (unsigned long long)lost);
+	}
 }
 
 
@@ -429,6 +441,32 @@ rec_put_kused(struct rec *r)
 	if (t == NULL || r->werr)
 		return 0;
 	return dtcap_put_kallsyms(r->w, t, len);
+}
+
+/*
+ * Where DWARF samples the unwinding workers cannot keep in memory wait:
+ * beside the capture, on the disk the user chose for it, not in a /tmp
+ * that may be a small tmpfs.  A capture going to a device or a FIFO (the
+ * standard output, /dev/null) has no such disk: $TMPDIR or /tmp.
+ */
+static const char *
+spool_dir(const char *out, char *buf, size_t len)
+{
+	const char *slash = strrchr(out, '/');
+	const char *tmp = getenv("TMPDIR");
+	struct stat st;
+
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		return tmp && *tmp == '/' ? tmp : "/tmp";
+	if (slash == NULL)
+		return ".";
+	if (slash == out)
+		return "/";
+	if ((size_t)(slash - out) >= len)
+		return NULL;	/* no spool: samples past the budget keep frame pointers */
+	memcpy(buf, out, (size_t)(slash - out));
+	buf[slash - out] = 0;
+	return buf;
 }
 
 /*
@@ -565,6 +603,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	struct dtcap_host host;
 	struct dtcap_writer_opts wo;
 	struct dtsrc_cfg cfg;
+	char spooldir[4096];
 	struct dtp_dev *dev;
 	char *buf = NULL, *ksyms = NULL, *mods = NULL;
 	size_t ksymslen = 0, modslen = 0;
@@ -706,6 +745,7 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	cfg.offcpu = o->offcpu;
 	cfg.ustack_mode = o->ustack_mode;
 	cfg.ustack_size = o->ustack_size;
+	cfg.spool_dir = spool_dir(o->output, spooldir, sizeof(spooldir));
 	if (o->ustack_mode == DTSRC_USTACK_DWARF && r->src->ops->ustack_counts == NULL) {
 		rec_msg(r, "--user-stacks dwarf: the %s source copies no user stacks; use fp or auto",
 		    r->src->ops->name);

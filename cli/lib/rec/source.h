@@ -55,6 +55,9 @@ struct dtsrc_cfg {
 	uint32_t	ustack_size;	/* bytes of user stack copied per sample
 					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
 	unsigned	unwind_threads;	/* 0: one per 4 CPUs, 1 to 4 */
+	const char	*spool_dir;	/* DWARF samples the unwinding workers
+					 * cannot keep in memory wait in a file
+					 * there (unwind_pool.h); NULL: none */
 	int		flight;		/* flight recorder: the rings overwrite
 					 * their oldest records and are read only
 					 * by dump (ops->dump != NULL) */
@@ -113,6 +116,13 @@ struct dtsrc_ops {
 	 */
 	void	(*ustack_counts)(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc,
 				 uint64_t *fp_behind);
+	/*
+	 * Of the samples unwound, those that waited in the spool file
+	 * (unwind_pool.h), the largest it grew (bytes), and spooled samples
+	 * a failed read lost.  NULL: the source does no unwinding.
+	 */
+	void	(*ustack_spool)(struct dtsrc *s, uint64_t *spooled, uint64_t *peak,
+				uint64_t *lost);
 	/* Does it keep only cfg.comm's tasks' events?  cfg.cgroupfd's? */
 	int	filters_comm, filters_cgroup;
 	/*

@@ -546,7 +546,8 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		long nc = sysconf(_SC_NPROCESSORS_CONF);
 		d->pool = dtunw_pool_start(cfg->unwind_threads, nc > 0 ? nc : 1,
 					   cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
-										 : DTUNW_DWARF);
+										 : DTUNW_DWARF,
+					   cfg->spool_dir);
 		if (d->pool == NULL) {
 			dtu_seterr(err, errlen, "out of memory");
 			return -1;
@@ -696,6 +697,16 @@ dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 	if (d->pool)
 		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
 	return (ssize_t)used;
+}
+
+static void
+dsrc_ustack_spool(struct dtsrc *s, uint64_t *spooled, uint64_t *peak, uint64_t *lost)
+{
+	struct src_dt *d = (struct src_dt *)s;
+
+	*spooled = *peak = *lost = 0;
+	if (d->pool)
+		dtunw_pool_spool_stats(d->pool, spooled, peak, lost);
 }
 
 static void
@@ -899,6 +910,7 @@ static const struct dtsrc_ops dsrc_ops = {
 	.counters = dsrc_counters,
 	.clock = dsrc_clock,
 	.ustack_counts = dsrc_ustack_counts,
+	.ustack_spool = dsrc_ustack_spool,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
 	.dump = dsrc_dump,

@@ -9,9 +9,14 @@
  * one process always go to the same worker, whose own dtunw sees every
  * address-space change in the order the reader reported it.
  *
- * When the queued bytes reach the budget, dtunw_pool_submit refuses: the
- * caller keeps the frame-pointer stack and counts it (never a silent
- * downgrade, never a stalled reader).
+ * The workers run at SCHED_IDLE while recording, so that unwinding yields
+ * to the workload.  When the queued bytes reach the budget, samples go to
+ * a spool file in the capture's directory (unnamed, O_TMPFILE: no exit
+ * leaves it), read back by the workers in order when the CPU is idle or
+ * recording has stopped.  When there is no spool, it is full or a write
+ * to it fails (a full disk), dtunw_pool_submit refuses: the caller keeps
+ * the frame-pointer stack and counts it (never a silent downgrade, never
+ * a stalled reader).
  *
  * All functions but the workers' are for one thread (the reader).  Records
  * of different processes may come back in another order than submitted.
@@ -35,14 +40,30 @@ enum dtunw_choice {
 /* nworkers >= 1; max_bytes: queue budget.  NULL when out of memory. */
 struct dtunw_pool *dtunw_pool_new(unsigned nworkers, size_t max_bytes, enum dtunw_choice how);
 
+struct dtunw_spool {
+	const char	*dir;		/* where the spool file goes; NULL: none */
+	uint64_t	max_bytes;	/* of all workers' files; 0: none */
+	int		idle;		/* workers at SCHED_IDLE until drained */
+};
+struct dtunw_pool *dtunw_pool_new_spool(unsigned nworkers, size_t max_bytes,
+					enum dtunw_choice how, const struct dtunw_spool *sp);
+
 /*
  * The recording sources' pool: threads workers (0: one per 4 of ncpus),
  * 1 to 4, and the default budget, DTUNW_POOL_BUDGET bytes, or
- * $DTREC_UNWIND_BUDGET when set (tests: 1 makes every sample "behind").
+ * $DTREC_UNWIND_BUDGET when set (tests: 1 sends every sample to the
+ * spool); a spool in spool_dir (NULL: none) of DTUNW_SPOOL_MAX bytes, or
+ * $DTREC_UNWIND_SPOOL (0: none, so that with a budget of 1 every sample
+ * is "behind"); workers at SCHED_IDLE unless $DTREC_UNWIND_IDLE is 0
+ * (the benchmark's comparison).
  */
 /* about 2 s of a 1 kHz profile of 16 CPUs with 1 KiB of live stack each */
 #define DTUNW_POOL_BUDGET	(32U << 20)
-struct dtunw_pool *dtunw_pool_start(unsigned threads, long ncpus, enum dtunw_choice how);
+/* the disk a recording may borrow: perf record --call-graph dwarf
+ * writes as much in about 4 minutes of a 997 Hz profile of two CPUs */
+#define DTUNW_SPOOL_MAX		(4ULL << 30)
+struct dtunw_pool *dtunw_pool_start(unsigned threads, long ncpus, enum dtunw_choice how,
+				    const char *spool_dir);
 /* Stops the workers; unfinished samples are dropped (drain first). */
 void dtunw_pool_free(struct dtunw_pool *p);
 
@@ -66,7 +87,8 @@ size_t dtunw_pool_collect(struct dtunw_pool *p, char *buf, size_t room);
 /* Samples submitted and not collected yet. */
 size_t dtunw_pool_pending(struct dtunw_pool *p);
 
-/* Wait until every submitted sample is finished. */
+/* Wait until every submitted sample is finished, the workers first back
+ * at the normal policy (nothing is left to yield to). */
 void dtunw_pool_drain(struct dtunw_pool *p);
 
 /*
@@ -81,5 +103,10 @@ size_t dtunw_pool_read_end(struct dtunw_pool *p, char *buf, size_t used, size_t 
 
 /* Stacks stored from DWARF, and of those the ones that stopped short. */
 void dtunw_pool_stats(struct dtunw_pool *p, uint64_t *dwarf, uint64_t *dwarf_trunc);
+
+/* Samples that waited in the spool, the largest it grew (bytes, all
+ * workers), and spooled samples lost to a failed read (EIO). */
+void dtunw_pool_spool_stats(struct dtunw_pool *p, uint64_t *spooled, uint64_t *peak,
+			    uint64_t *lost);
 
 #endif /* DT_UNWIND_POOL_H */
