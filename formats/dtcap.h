@@ -93,6 +93,12 @@ struct dtcap_probe {
 #define DTCAP_CTX_HARDIRQ	2
 #define DTCAP_CTX_NMI		3
 #define DTCAP_CTX_UNKNOWN	255	/* read from a file without the column */
+/*
+ * The name every tool gives a DTCAP_CTX_* value ("task", "softirq",
+ * "hardirq", "nmi": SQL's events.ctx, Parquet's, --ctx); NULL for
+ * DTCAP_CTX_UNKNOWN and any other value.  The string is static.
+ */
+const char *dtcap_ctx_name(unsigned ctx);
 
 /* Ids a reader accepts in event rows (validated when a block is read, so
  * tools may size per-id tables by them); the writer refuses others. */

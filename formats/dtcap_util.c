@@ -463,3 +463,10 @@ int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t
 	*max = hi;
 	return 0;
 }
+
+const char *dtcap_ctx_name(unsigned ctx)
+{
+	static const char *const names[] = { "task", "softirq", "hardirq", "nmi" };
+
+	return ctx < sizeof(names) / sizeof(names[0]) ? names[ctx] : NULL;
+}

@@ -291,7 +291,7 @@ sched_column(const struct dmod *m, const struct rpt_sched_span *s, sqlite3_conte
 		case 15: sqlite3_result_int64(ctx, s->wkstack); break;
 		case 16: sqlite3_result_int64(ctx, s->wustack); break;
 		case 17:
-			sqlite3_result_text(ctx, ctx_name(s->wctx) ? ctx_name(s->wctx) : "unknown", -1,
+			sqlite3_result_text(ctx, dtcap_ctx_name(s->wctx) ? dtcap_ctx_name(s->wctx) : "unknown", -1,
 					    SQLITE_STATIC);
 			break;
 		}

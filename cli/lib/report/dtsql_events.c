@@ -31,7 +31,7 @@
 
 /* The capture columns each events column needs. */
 static const unsigned ecol_need[E_NCOLS] = {
-#define DTSQL_EVCOL(e, name, type, cols) [e] = (cols),
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) [E_##id] = (cols),
 #include "dtsql_events.def"
 #undef DTSQL_EVCOL
 };
@@ -1091,8 +1091,8 @@ static int ev_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 	case E_FLAGS: sqlite3_result_int64(ctx, cv->flags[i]); break;
 	case E_NARGS: sqlite3_result_int64(ctx, cv->nargs[i]); break;
 	case E_CTX:
-		if (ctx_name(cv->ctx[i]))
-			sqlite3_result_text(ctx, ctx_name(cv->ctx[i]), -1, SQLITE_STATIC);
+		if (dtcap_ctx_name(cv->ctx[i]))
+			sqlite3_result_text(ctx, dtcap_ctx_name(cv->ctx[i]), -1, SQLITE_STATIC);
 		break;
 	case E_RETVAL:
 	case E_ERRNO:

@@ -77,7 +77,7 @@
 #define COL_HOST	(1ull << (E_NCOLS + 1))
 
 static const char *const col_name[E_NCOLS] = {
-#define DTSQL_EVCOL(e, name, type, cols) [e] = #name,
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) [E_##id] = #name,
 #include "dtsql_events.def"
 #undef DTSQL_EVCOL
 };

@@ -95,7 +95,7 @@ void dtsql_cache_save(struct dtcap_reader *r, int kind, const struct rpt_spans *
 
 /* The columns of events, in declaration order (dtsql_events.def). */
 enum {
-#define DTSQL_EVCOL(e, name, type, cols) e,
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) E_##id,
 #include "dtsql_events.def"
 #undef DTSQL_EVCOL
 	E_NCOLS
@@ -142,13 +142,6 @@ enum {
  * environment.  The caller finalizes both.
  */
 sqlite3_stmt *dtsql_groupby(sqlite3 *db, sqlite3_stmt *orig);
-
-/* The events.ctx text of DTCAP_CTX_*; NULL (SQL NULL) when not recorded. */
-static inline const char *ctx_name(unsigned x)
-{
-	static const char *const names[] = { "task", "softirq", "hardirq", "nmi" };
-	return x < 4 ? names[x] : NULL;
-}
 
 /* A virtual table of one attach: events and events_grouped (kind
  * T_EVENTS_GROUPED) are dtsql_events_module's, the others

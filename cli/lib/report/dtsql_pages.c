@@ -470,8 +470,8 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 			} else {
 				v[E_RETVAL].null = v[E_ERRNO].null = 1;
 			}
-			if (ctx_name(b->ctx[j])) {
-				v[E_CTX].t = ctx_name(b->ctx[j]);
+			if (dtcap_ctx_name(b->ctx[j])) {
+				v[E_CTX].t = dtcap_ctx_name(b->ctx[j]);
 				v[E_CTX].tlen = (int)strlen(v[E_CTX].t);
 			} else {
 				v[E_CTX].null = 1;

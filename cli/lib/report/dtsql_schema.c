@@ -11,7 +11,7 @@
 
 /* ", ts INTEGER, cpu INTEGER, ...": the leading ", " is skipped */
 static const char events_cols[] = ""
-#define DTSQL_EVCOL(e, name, type, cols) ", " #name " " #type
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) ", " #name " " #type
 #include "dtsql_events.def"
 #undef DTSQL_EVCOL
 	;

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <errno.h>
 #include <signal.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,36 +77,38 @@ static const char *table_name(size_t i)
 	return i == 0 ? "events" : small_tables[i - 1];
 }
 
+/* the events file's columns: SQL's events table's, in its order */
 enum {
-	C_TS, C_CPU, C_PID, C_TID, C_PROBE, C_PROBE_NAME, C_COMM, C_KSTACK,
-	C_USTACK, C_FLAGS, C_NARGS, C_ARG0, C_RETVAL = C_ARG0 + DTCAP_MAXARGS,
-	C_ERRNO, C_CTX, C_NCOLS
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) C_##id,
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
+	C_NCOLS
 };
+_Static_assert(C_RETVAL == C_ARG0 + DTCAP_MAXARGS, "one column per argument slot");
 
 static const struct pq_column event_cols[C_NCOLS] = {
-	[C_TS] = { "ts", PQ_INT64, 0 },
-	[C_CPU] = { "cpu", PQ_INT32, 0 },
-	[C_PID] = { "pid", PQ_INT32, 0 },
-	[C_TID] = { "tid", PQ_INT32, 0 },
-	[C_PROBE] = { "probe", PQ_INT32, 0 },
-	[C_PROBE_NAME] = { "probe_name", PQ_STRING, 1 },
-	[C_COMM] = { "comm", PQ_STRING, 1 },
-	[C_KSTACK] = { "kstack", PQ_INT32, 0 },
-	[C_USTACK] = { "ustack", PQ_INT32, 0 },
-	[C_FLAGS] = { "flags", PQ_INT32, 0 },
-	[C_NARGS] = { "nargs", PQ_INT32, 0 },
-	[C_ARG0 + 0] = { "arg0", PQ_INT64, 0 }, [C_ARG0 + 1] = { "arg1", PQ_INT64, 0 },
-	[C_ARG0 + 2] = { "arg2", PQ_INT64, 0 }, [C_ARG0 + 3] = { "arg3", PQ_INT64, 0 },
-	[C_ARG0 + 4] = { "arg4", PQ_INT64, 0 }, [C_ARG0 + 5] = { "arg5", PQ_INT64, 0 },
-	[C_ARG0 + 6] = { "arg6", PQ_INT64, 0 }, [C_ARG0 + 7] = { "arg7", PQ_INT64, 0 },
-	[C_ARG0 + 8] = { "arg8", PQ_INT64, 0 }, [C_ARG0 + 9] = { "arg9", PQ_INT64, 0 },
-	[C_RETVAL] = { "retval", PQ_INT64, 1 },
-	[C_ERRNO] = { "errno", PQ_INT64, 1 },
-	[C_CTX] = { "ctx", PQ_STRING, 1 },
+#define DTSQL_EVCOL(id, name, type, cols, pqt, pqopt) [C_##id] = { #name, pqt, pqopt },
+#include "dtsql_events.def"
+#undef DTSQL_EVCOL
 };
 
-/* events.ctx as SQL shows it (ctx_name in dtsql_int.h): a name, NULL when not recorded */
-static const char *const ctx_names[256] = { "task", "softirq", "hardirq", "nmi" };
+/* events.ctx as SQL shows it (dtcap_ctx_name): a name, NULL when not
+ * recorded; filled once, read by every export after (pq_set_dict keeps it) */
+static const char *ctx_names[256];
+static pthread_once_t ctx_names_once = PTHREAD_ONCE_INIT;
+
+static void ctx_names_fill(void)
+{
+	for (unsigned i = 0; i < 256; i++)
+		ctx_names[i] = dtcap_ctx_name(i);
+}
+
+static const char *const *ctx_dict(void)
+{
+	pthread_once(&ctx_names_once, ctx_names_fill);
+	return ctx_names;
+}
+
 
 /* --parquet-compat, for the export under way (export_parquet sets it) */
 static int compat;
@@ -288,7 +291,7 @@ static int write_events(const char *path, struct dtcap_reader *r, const struct f
 		comms[i] = dtcap_comm(r, i);
 	if (pq_set_dict(w, C_PROBE_NAME, pm.names, pm.n) < 0 ||
 	    pq_set_dict(w, C_COMM, comms, (size_t)ncomm + 1) < 0 ||
-	    pq_set_dict(w, C_CTX, ctx_names, 256) < 0)
+	    pq_set_dict(w, C_CTX, ctx_dict(), 256) < 0)
 		goto werr;
 	while ((got = dtsp_ahead_next(ah, &b, &bi, aerr, sizeof(aerr))) == 1) {
 		if (filtered && (b = kept_rows(&kp, b, flt)) == NULL) {

@@ -136,7 +136,7 @@ static long long export_events(sqlite3 *db, struct dtsql *c, const struct flt_fi
 				BIND_N(E_RETVAL);
 				BIND_N(E_ERRNO);
 			}
-			BIND_T(E_CTX, ctx_name(b->ctx[j]), -1);
+			BIND_T(E_CTX, dtcap_ctx_name(b->ctx[j]), -1);
 			rc = sqlite3_step(st);
 			if (rc != SQLITE_DONE) {
 				*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));

@@ -126,13 +126,15 @@ int flt_option(struct flt_filter *f, int opt, const char *arg, char *err, size_t
 		return 1;
 	}
 	case FLT_OPT_CTX: {
-		static const char *names[] = {"task", "softirq", "hardirq", "nmi", "unknown"};
 		const char *p = arg;
 		do {
 			size_t len = strcspn(p, ","), k;
-			for (k = 0; k < 5; k++)
-				if (strlen(names[k]) == len && !strncmp(p, names[k], len))
+			/* bit k: DTCAP_CTX_k by its name, bit 4 "unknown" */
+			for (k = 0; k < 5; k++) {
+				const char *nm = k < 4 ? dtcap_ctx_name((unsigned)k) : "unknown";
+				if (strlen(nm) == len && !strncmp(p, nm, len))
 					break;
+			}
 			if (k == 5) {
 				snprintf(err, errlen, "--ctx: '%.*s' is not task, softirq, hardirq, "
 					 "nmi or unknown", (int)len, p);
