@@ -688,8 +688,12 @@ static void t_profile(void)
 	 * measured by the CPU's own first and last event (dtr_ts), not by the
 	 * ioctls around them: starting allocates and clears the rings and
 	 * stopping waits for RCU, which under KASAN and lockdep took a tenth
-	 * of the window, in which no timer runs.  10% covers the jitter of
-	 * late ticks and a throttled window counted past the last event.
+	 * of the window, in which no timer runs.  Measured so, the count is
+	 * within a few ticks of the span (debug kernel and cloud kernel
+	 * alike), so a module that loses 5% of the ticks uncounted fails;
+	 * only above may more be counted: a tick late before the first
+	 * event, or a throttled window past the last, adds skips outside
+	 * the span.
 	 */
 	for (int c = 0; c < 2; c++) {
 		dt_u64 got = per[c] + (r == 0 ? cst[c].dtst_skipped : 0);
@@ -701,8 +705,8 @@ static void t_profile(void)
 		info("cpu%d: %" PRIu64 " events + %" PRIu64 " skipped in %.3fs of its %.3fs "
 		    "(expect %.0f)", c, per[c], r == 0 ? cst[c].dtst_skipped : 0, span, el,
 		    want);
-		checkf(nm, per[c] > 0 && span > el / 2 && got > want * 0.9 && got < want * 1.1,
-		    "%" PRIu64 " events+skipped on cpu%d in %.3fs of %.3fs, expected %.0f +-10%%",
+		checkf(nm, per[c] > 0 && span > el / 2 && got > want * 0.95 && got < want * 1.1,
+		    "%" PRIu64 " events+skipped on cpu%d in %.3fs of %.3fs, expected %.0f -5%% +10%%",
 		    got, c, span, el, want);
 	}
 	checkf("profile.cpu-range", other == 0, "%" PRIu64 " events on CPUs >= 2", other);
