@@ -25,4 +25,8 @@ VM_KERNEL=$dir/bzImage VM_KVER=$(cat "$dir/kver") VM_MODULES=$dir/modules \
 KSUITE_TIMEOUT=${KSUITE_TIMEOUT:-2400} KSUITE_MEM=${KSUITE_MEM:-1536} KTEST_SLOW=4 \
 	"$top/tests/vm/kernel_suite.sh" "$out/ko/kernel/dt.ko" "$ktest" "$out/kernel-out" "$dtrec" |
 	sed 's/^\(PASS\|FAIL\) /\1 debug./'
+# The interrupt budget with events dearer than its window (a loaded host).
+VM_KERNEL=$dir/bzImage VM_KVER=$(cat "$dir/kver") VM_MODULES=$dir/modules \
+KSUITE_MEM=${KSUITE_MEM:-1536} "$here/stalled.sh" "$out/ko/kernel/dt.ko" "$ktest" "$out/stalled" |
+	sed 's/^\(PASS\|FAIL\) /\1 debug./'
 exit 0

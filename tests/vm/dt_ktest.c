@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sched.h>
 #include <linux/userfaultfd.h>
 
 #include "dt_abi.h"
@@ -619,16 +620,21 @@ static void t_profile(void)
 	drain(fd, &e);
 
 	checkf("profile.records-wellformed", !e.bad, "%d malformed records", e.bad);
-	dt_u64 per[2] = { 0, 0 }, other = 0;
+	dt_u64 per[2] = { 0, 0 }, other = 0, first[2] = { 0, 0 }, last[2] = { 0, 0 };
 	size_t kst = 0, kst_ok = 0, kst_dt = 0, kframes = 0, kframes_ok = 0;
 	size_t bu = 0, bu_ok = 0;
 	const struct dt_rec *rec;
 	EV_FOREACH(&e, rec) {
 		if (rec->dtr_probe != id)
 			continue;
-		if (rec->dtr_cpu < 2)
-			per[rec->dtr_cpu]++;
-		else
+		if (rec->dtr_cpu < 2) {
+			int c = rec->dtr_cpu;
+
+			if (per[c]++ == 0 || rec->dtr_ts < first[c])
+				first[c] = rec->dtr_ts;
+			if (rec->dtr_ts > last[c])
+				last[c] = rec->dtr_ts;
+		} else
 			other++;
 		if (rec->dtr_nkstack && !(rec->dtr_flags & DTR_USERMODE)) {
 			const dt_u64 *k = rec_kstack(rec);
@@ -678,19 +684,30 @@ static void t_profile(void)
 	/*
 	 * TCG keeps guest time on the host clock, so a late hrtimer shows up as
 	 * skipped ticks rather than fewer ticks: events + skipped per CPU
-	 * should be the measured window times 997.  10% covers start/stop
-	 * latency of the ioctls, which under TCG is milliseconds.
+	 * should be the time that CPU's timer ran times 997.  That time is
+	 * measured by the CPU's own first and last event (dtr_ts), not by the
+	 * ioctls around them: starting allocates and clears the rings and
+	 * stopping waits for RCU, which under KASAN and lockdep took a tenth
+	 * of the window, in which no timer runs.  Measured so, the count is
+	 * within a few ticks of the span (debug kernel and cloud kernel
+	 * alike), so a module that loses 5% of the ticks uncounted fails;
+	 * only above may more be counted: a tick late before the first
+	 * event, or a throttled window past the last, adds skips outside
+	 * the span.
 	 */
-	double want = el * hz;
 	for (int c = 0; c < 2; c++) {
 		dt_u64 got = per[c] + (r == 0 ? cst[c].dtst_skipped : 0);
+		double span = per[c] > 1 ? (last[c] - first[c]) / 1e9 : 0;
+		double want = span * hz + 1;
 		char nm[64];
 
 		snprintf(nm, sizeof(nm), "profile.count-cpu%d", c);
-		info("cpu%d: %" PRIu64 " events + %" PRIu64 " skipped in %.3fs (expect %.0f)",
-		    c, per[c], r == 0 ? cst[c].dtst_skipped : 0, el, want);
-		checkf(nm, per[c] > 0 && got > want * 0.9 && got < want * 1.1,
-		    "%" PRIu64 " events+skipped on cpu%d, expected %.0f +-10%%", got, c, want);
+		info("cpu%d: %" PRIu64 " events + %" PRIu64 " skipped in %.3fs of its %.3fs "
+		    "(expect %.0f)", c, per[c], r == 0 ? cst[c].dtst_skipped : 0, span, el,
+		    want);
+		checkf(nm, per[c] > 0 && span > el / 2 && got > want * 0.95 && got < want * 1.1,
+		    "%" PRIu64 " events+skipped on cpu%d in %.3fs of %.3fs, expected %.0f -5%% +10%%",
+		    got, c, span, el, want);
 	}
 	checkf("profile.cpu-range", other == 0, "%" PRIu64 " events on CPUs >= 2", other);
 	info("kernel stacks: %zu samples, %zu all-resolved, %zu/%zu frames ok, %zu in the handler",
@@ -2056,7 +2073,10 @@ static pid_t deep_spinner(int cpu)
  * tracing budget must cut them off, counted.  The copies make each event
  * cost far more than a quarter of the timer's period whatever the stack
  * walks cost (cheaper unwinding once left a run with both stacks alone
- * under the budget).
+ * under the budget).  On a slow kernel (KASAN and lockdep under TCG, a
+ * loaded host) one event cost more than a whole 10 ms window: the module
+ * must carry that excess into the windows after it, or every event finds
+ * a fresh window and none is throttled while the CPU does nothing else.
  */
 static void t_budget(void)
 {
@@ -2102,7 +2122,21 @@ static void t_budget(void)
 	record(f3, 1);
 	record(fd, 1);
 	double t0 = now();
+	/*
+	 * Once the ring is full, an event costs the stack walks and the
+	 * copy but no write, and under a loaded host whether a window's
+	 * events add up to its quarter is chance: 2 s, then up to four more
+	 * seconds until one was throttled (a module without the budget
+	 * throttles none however long it runs).
+	 */
 	usleep(2000000);
+	for (int round = 0; round < 4; round++) {
+		struct dt_stats s0;
+
+		if (stats(fd, &s0) == 0 && s0.dtst_throttled > 0)
+			break;
+		usleep(1000000);
+	}
 	double el = now() - t0;
 	record(fd, 0);
 	record(f3, 0);
@@ -2333,8 +2367,12 @@ static void t_nmibudget(void)
 	    PRIu64 " throttled %" PRIu64, st.dtst_produced, st.dtst_read, e.nrec,
 	    st.dtst_dropped, st.dtst_throttled);
 	char *log = dmesg_since(NMI_MARK_BEGIN);
+	/*
+	 * RCU's reports say "detected stall(s)"; a bare "stall" also matched
+	 * the spinner's own call trace in the backtraces (pmd_install).
+	 */
 	const char *bad[] = { "soft lockup", "hard LOCKUP", "rcu_sched self-detected",
-	    "rcu_preempt self-detected", "stall", "BUG", "WARNING" };
+	    "rcu_preempt self-detected", "detected stall", "BUG", "WARNING" };
 	const char *hit = log == NULL ? "no kernel log" : NULL;
 	for (size_t i = 0; log != NULL && hit == NULL && i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (strstr(log, bad[i]) != NULL)
@@ -4795,9 +4833,52 @@ static void t_tgfollow(void)
 }
 
 /*
+ * kid_calls as a child with pid want, or -1 (errno set): clone3's set_tid
+ * (root in the initial pid namespace, 5.5 and later) picks the number
+ * whatever else forks meanwhile, where ns_last_pid only names the number
+ * before it and loses to any fork in between, as kernel threads and
+ * kmemleak's scans on a debug kernel often did.  ns_last_pid is the
+ * fallback for a kernel without set_tid.
+ */
+static pid_t kid_calls_as(int go, long n, pid_t want)
+{
+	pid_t tid = want, k = -1;
+	struct clone_args ca = {
+		.exit_signal = SIGCHLD,
+		.set_tid = (uintptr_t)&tid,
+		.set_tid_size = 1,
+	};
+
+	k = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (k == 0) {
+		char c;
+
+		if (read(go, &c, 1) != 1)
+			_exit(1);
+		calls(n);
+		_exit(0);
+	}
+	if (k >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+		return k;
+	for (int i = 0; i < 20; i++) {
+		char v[32];
+
+		snprintf(v, sizeof(v), "%d", (int)want - 1);
+		if (write_str("/proc/sys/kernel/ns_last_pid", v) < 0)
+			return -1;
+		if ((k = kid_calls(go, n, NULL)) == want || k < 0)
+			return k;
+		kill(k, SIGKILL);
+		waitpid(k, NULL, 0);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/*
  * A target that exits before the start and whose number a new process
  * gets: that process is not the target; its events are filtered (and
- * counted so).  ns_last_pid makes the reuse happen.
+ * counted so).
  */
 static void t_tgreuse(void)
 {
@@ -4820,19 +4901,13 @@ static void t_tgreuse(void)
 	enable(fd, gp, 0, 0);
 	kill(t, SIGKILL);
 	waitpid(t, NULL, 0);
-	for (int i = 0; i < 20 && r != t; i++) {
-		char v[32];
-		snprintf(v, sizeof(v), "%d", (int)t - 1);
-		if (write_str("/proc/sys/kernel/ns_last_pid", v) < 0)
-			break;
-		r = kid_calls(go[0], N, NULL);
-		if (r != t) {
+	r = kid_calls_as(go[0], N, t);
+	if (!checkf("tgreuse.pid-reused", r == t, "no new process got pid %d (got %d: %s)",
+	    (int)t, (int)r, r < 0 ? strerror(errno) : "another number")) {
+		if (r > 0) {
 			kill(r, SIGKILL);
 			waitpid(r, NULL, 0);
 		}
-	}
-	if (!checkf("tgreuse.pid-reused", r == t, "no new process got pid %d (ns_last_pid: %s)",
-	    (int)t, strerror(errno))) {
 		close(fd);
 		return;
 	}

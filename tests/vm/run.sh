@@ -181,6 +181,8 @@ qemu-system-x86_64 -accel "${VM_ACCEL:-$accel}" -smp 2 -m "$mem" -nodefaults -di
 	-drive "file=$tmp/disk.img,format=raw,if=virtio" \
 	</dev/null >"$tmp/qemu.log" 2>&1 &
 qpid=$!
+# VM_PIDFILE: for a caller that stalls qemu on purpose (tests/debug/stalled.sh)
+[ -n "${VM_PIDFILE:-}" ] && echo "$qpid" >"$VM_PIDFILE"
 # Stream the script's output as it comes.
 tail -s 0.2 -n +1 -f --pid="$qpid" "$tmp/script.log" &
 tpid=$!
