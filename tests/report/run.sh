@@ -610,41 +610,36 @@ p = subprocess.run([sys.argv[1], "flame", sys.argv[2], "--folded", "-o", os.devn
 print("PASS progress-pipe-quiet" if p.returncode == 0 and not p.stderr
       else "FAIL progress-pipe-quiet: %r" % p.stderr[:200])
 EOF
-# interrupted while writing: the old file stays, no temporary file is left
-python3 - "$R" "$W/big.dtc" "$W" <<'EOF'
+# interrupted while writing: the old file stays, no temporary file is
+# left.  holdrename.so holds rename(2) back, so the signal lands while the
+# finished graph is still under its temporary name (the last moment it
+# can land without the user's file being replaced).
+python3 - "$R" "$W/big.dtc" "$W" "${HOLDRENAME:?}" <<'EOF'
 import os, signal, subprocess, sys, time
 out = os.path.join(sys.argv[3], "int.svg")
-def attempt(sig):
+env = dict(os.environ, LD_PRELOAD=sys.argv[4],
+           ASAN_OPTIONS="verify_asan_link_order=0:" + os.environ.get("ASAN_OPTIONS", ""))
+for sig in (signal.SIGINT, signal.SIGTERM):
     open(out, "w").write("precious")
     p = subprocess.Popen([sys.argv[1], "flame", sys.argv[2], "-o", out],
-                         stderr=subprocess.DEVNULL)
-    # the signal lands while the output is being written: its temporary
-    # file exists from its creation to the rename at the end, so look for
-    # it while the process is stopped (a flame this fast could otherwise
-    # finish between seeing the file and the signal on a busy host)
-    for _ in range(200000):
-        os.kill(p.pid, signal.SIGSTOP)
-        if p.poll() is not None or any(f.startswith(".int.svg.") for f in os.listdir(sys.argv[3])):
+                         stderr=subprocess.DEVNULL, env=env)
+    seen = False
+    for _ in range(6000):
+        if p.poll() is not None:
             break
-        os.kill(p.pid, signal.SIGCONT)
-        time.sleep(0.0002)
+        if any(f.startswith(".int.svg.") for f in os.listdir(sys.argv[3])):
+            seen = True
+            break
+        time.sleep(0.01)
+    # the graph is written whole before the rename: give it time to get there
+    time.sleep(0.5)
     p.send_signal(sig)
-    if p.poll() is None:
-        os.kill(p.pid, signal.SIGCONT)
     p.wait()
-    return p
-for sig in (signal.SIGINT, signal.SIGTERM):
-    # a run that finished whole between two looks (exit 0, the new graph
-    # in place) was never interrupted: try again, up to five times
-    for tries in range(5):
-        p = attempt(sig)
-        if p.returncode != 0:
-            break
     left = [f for f in os.listdir(sys.argv[3]) if f.startswith(".int.svg.")]
-    ok = p.returncode == -sig and open(out).read() == "precious" and not left
+    ok = seen and p.returncode == -sig and open(out).read() == "precious" and not left
     print("PASS interrupted-%d-keeps-output" % sig if ok else
-          "FAIL interrupted-%d-keeps-output: rc %s, left %r, content %r" %
-          (sig, p.returncode, left, open(out).read()[:40]))
+          "FAIL interrupted-%d-keeps-output: temporary seen %s, rc %s, left %r, content %r" %
+          (sig, seen, p.returncode, left, open(out).read()[:40]))
 EOF
 
 # ------------------------------------------------- flame --from-folded

@@ -28,9 +28,15 @@ $(B)/tests/report/flametree: $(B)/asan/obj/tests/report/flametree.o $(CLI_LIB_AS
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
+# rename(2) held back, for the interrupted-write test
+$(B)/tests/report/holdrename.so: tests/report/holdrename.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O1 -shared -fPIC -o $@ $< -ldl
+
 check-report: $(B)/asan/bin/dtreport $(B)/tests/report/mkcap $(B)/tests/report/refcount $(DTGEN) \
-		$(B)/tests/report/timegrammar $(B)/tests/report/engine $(B)/tests/report/flametree
-	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) \
+		$(B)/tests/report/timegrammar $(B)/tests/report/engine $(B)/tests/report/flametree \
+		$(B)/tests/report/holdrename.so
+	@B=$(B) DTREPORT=$(B)/asan/bin/dtreport DTGEN=$(DTGEN) HOLDRENAME=$(B)/tests/report/holdrename.so \
 		tests/run-suite.sh $(B)/results report tests/report/run.sh
 
 # The command-line skeleton of the engine's reports (cmd_run.c), for every
