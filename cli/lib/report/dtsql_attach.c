@@ -256,8 +256,10 @@ int dtsql_x_disconnect(sqlite3_vtab *v)
 }
 
 
-/* sym(pc, kernel [, pid, ts]) and sym_origin(...): name any address. */
-static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* sym(pc, kernel [, pid, ts]) and sym_origin(...): name any address, with
+ * namer (dtsym_name or dtsym_origin) */
+static void sym_call(sqlite3_context *ctx, int argc, sqlite3_value **argv,
+		     const char *(*namer)(struct dtsym *, uint64_t, int, uint32_t, uint64_t))
 {
 	struct dtsql *c = sqlite3_user_data(ctx);
 	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
@@ -266,19 +268,17 @@ static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int kernel = sqlite3_value_int(argv[1]) != 0;
 	uint32_t pid = argc > 2 ? (uint32_t)sqlite3_value_int64(argv[2]) : 0;
 	uint64_t ts = argc > 3 ? (uint64_t)sqlite3_value_int64(argv[3]) : 0;
-	dtsql_result_text(ctx, dtsym_name(c->sym, pc, kernel, pid, ts));
+	dtsql_result_text(ctx, namer(c->sym, pc, kernel, pid, ts));
+}
+
+static void fn_sym(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	sym_call(ctx, argc, argv, dtsym_name);
 }
 
 static void fn_sym_origin(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct dtsql *c = sqlite3_user_data(ctx);
-	if (c->sym == NULL || sqlite3_value_type(argv[0]) == SQLITE_NULL)
-		return;
-	uint64_t pc = (uint64_t)sqlite3_value_int64(argv[0]);
-	int kernel = sqlite3_value_int(argv[1]) != 0;
-	uint32_t pid = argc > 2 ? (uint32_t)sqlite3_value_int64(argv[2]) : 0;
-	uint64_t ts = argc > 3 ? (uint64_t)sqlite3_value_int64(argv[3]) : 0;
-	dtsql_result_text(ctx, dtsym_origin(c->sym, pc, kernel, pid, ts));
+	sym_call(ctx, argc, argv, dtsym_origin);
 }
 
 static void fn_ctx_free(void *p)
