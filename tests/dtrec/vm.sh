@@ -366,25 +366,6 @@ else
 	echo "FAIL dt-args-execveat-argv0: no capture ($(tail -n 2 "$out/execat.err" 2>/dev/null))"
 fi
 
-# the flight dump of a -p target woken by another process: produced is
-# exactly what the ordinary recording beside it read, and the ring wrapped
-if [ -f "$out/fpr.dtc" ] && [ -f "$out/fpf.1.dtc" ]; then
-	"$capcheck" "$out/fpr.dtc" >"$out/fpr.cc" 2>&1
-	"$capcheck" "$out/fpf.1.dtc" >"$out/fpf.cc" 2>&1
-	kv() { awk -v k="$2" '$1==k{print $2}' "$1"; }
-	rr=$(kv "$out/fpr.cc" kernel_read) rp=$(kv "$out/fpr.cc" kernel_produced) rd=$(kv "$out/fpr.cc" kernel_dropped)
-	ev=$(kv "$out/fpf.cc" events) kr=$(kv "$out/fpf.cc" kernel_read)
-	kp=$(kv "$out/fpf.cc" kernel_produced) kd=$(kv "$out/fpf.cc" kernel_dropped)
-	if [ "$(cat "$out/fpr.rc")" = 0 ] && [ "$(cat "$out/fpf.rc")" = 0 ] && [ -n "$rr" ] &&
-	   [ "$rd" = 0 ] && [ "$rp" = "$rr" ] && [ -n "$kr" ] && [ "$ev" = "$kr" ] && [ "$kr" -lt "$rr" ] &&
-	   [ "$kp" = "$rr" ] && [ "$kd" = $((rr - kr)) ]; then
-		echo "PASS dt-flight-target-overwritten-exact"
-	else
-		echo "FAIL dt-flight-target-overwritten-exact: reference read $rr produced $rp dropped $rd; dump events $ev read $kr produced $kp (want $rr) dropped $kd: $(head -c 200 "$out/fpf.err")"
-	fi
-else
-	echo "FAIL dt-flight-target-overwritten-exact: no captures ($(ls "$out" | grep '^fp' | tr '\n' ' ') $(head -c 200 "$out/fpf.err" 2>/dev/null))"
-fi
 # --offcpu with a command on the dt source: the switches into the sleeps
 # and their wakeups, run by other tasks, are kept (without those tasks'
 # stacks), nothing of the unrelated hotloop is, and each sleep's
