@@ -20,9 +20,9 @@ $(B)/tests/sql/grouped: $(B)/asan/obj/tests/sql/grouped.o $(CLI_LIB_ASAN) $(CAP_
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
-check-sql: $(SQL_DTREPORT) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped \
+check-sql: $(SQL_DTREPORT) $(DTGEN) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped \
 		$(B)/tests/sql/mkargs $(B)/tsan/bin/sqltsan
-	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(B)/bin/dtgen SQLTSAN=$(B)/tsan/bin/sqltsan \
+	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(DTGEN) SQLTSAN=$(B)/tsan/bin/sqltsan \
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
 
 # fuzz-sql: libFuzzer on the GROUP BY fast path's rewrite (a rewritten
