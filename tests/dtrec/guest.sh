@@ -223,35 +223,39 @@ dtrec --source dt -q -o $OUT/execat.dtc -e syscall:execveat:entry -- dt_ktest ex
 # a flight ring that wrapped, recording a -p target that another process
 # wakes (issue 23 item 2): ping (the target) and pong wake each other N
 # times through fifos; an ordinary recording of the same target beside
-# the flight one says what the dump's produced must be
+# the flight one says what the dump's produced must be.  Both run on CPU
+# 0: sched_wakeup fires where the woken task is made runnable, which for a
+# task whose CPU is idle is that CPU, in its idle task (the kernel queues
+# the wakeup there), so ping's wakeups of pong on the other CPU are not
+# ping's events; unpinned, both recordings once caught 46 of 6000.
 rm -f /tmp/fa /tmp/fb /tmp/fg
 mkfifo /tmp/fa /tmp/fb /tmp/fg
-dt_ktest pong=6000 0<>/tmp/fa 1<>/tmp/fb 3<>/tmp/fg &
+taskset 1 dt_ktest pong=6000 0<>/tmp/fa 1<>/tmp/fb 3<>/tmp/fg &
 pong=$!
-dt_ktest ping=6000 0<>/tmp/fb 1<>/tmp/fa &
+taskset 1 dt_ktest ping=6000 0<>/tmp/fb 1<>/tmp/fa &
 ping=$!
 dtrec --source dt -q -o $OUT/fpr.dtc -b 4M -e tracepoint:sched:sched_wakeup -p $ping 2>$OUT/fpr.err &
 r1=$!
-dtrec --source dt -q -o $OUT/fpf.dtc --flight 8k -e tracepoint:sched:sched_wakeup -p $ping \
+# not -q: its line saying it records is what the workload waits for
+dtrec --source dt -o $OUT/fpf.dtc --flight 8k -e tracepoint:sched:sched_wakeup -p $ping \
 	2>$OUT/fpf.err &
 r2=$!
+# each recorder says it records: the ordinary capture takes its name, the
+# flight recorder prints its line, both once their probes are enabled
 i=0
-while [ $i -lt 200 ]; do
-	ls -l /proc/$r1/fd /proc/$r2/fd 2>/dev/null | grep -c /dev/dt >$OUT/fp.n
-	[ "$(cat $OUT/fp.n)" -ge 2 ] && break
+while [ $i -lt 600 ]; do
+	[ -f $OUT/fpr.dtc ] && grep -q '^dtrec: flight recorder running' $OUT/fpf.err && break
 	sleep 0.1
 	i=$((i + 1))
 done
-# enabled some time after the open: under a loaded TCG host 3 s was once
-# too little (both recordings caught 45 of the 6000 wakeups, the ring
-# never wrapped)
-sleep 10
+[ $i -lt 600 ] || fail flight-target-started "the recorders did not say they record in 60 s"
 echo go >/tmp/fg
 wait $r1
 echo $? >$OUT/fpr.rc
 wait $r2
 echo $? >$OUT/fpf.rc
 wait $pong
+wait $ping
 # --offcpu with a command on the dt source (issue 24): the command sleeps
 # five times; the timer wakes it from another task (the idle task, an
 # interrupt) and another task switches to it, so without DTEVT_SUBJECT its

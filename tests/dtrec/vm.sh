@@ -366,6 +366,26 @@ else
 	echo "FAIL dt-args-execveat-argv0: no capture ($(tail -n 2 "$out/execat.err" 2>/dev/null))"
 fi
 
+# the flight dump of a -p target waking another process: produced is
+# exactly what the ordinary recording beside it read, dropped is what the
+# dump lacks of it, and the ring wrapped (it holds fewer than were made)
+if [ -f "$out/fpr.dtc" ] && [ -f "$out/fpf.1.dtc" ]; then
+	"$capcheck" "$out/fpr.dtc" >"$out/fpr.cc" 2>&1
+	"$capcheck" "$out/fpf.1.dtc" >"$out/fpf.cc" 2>&1
+	rr=$(field kernel_read "$out/fpr.cc") rp=$(field kernel_produced "$out/fpr.cc")
+	rd=$(field kernel_dropped "$out/fpr.cc")
+	ev=$(field events "$out/fpf.cc") kr=$(field kernel_read "$out/fpf.cc")
+	kp=$(field kernel_produced "$out/fpf.cc") kd=$(field kernel_dropped "$out/fpf.cc")
+	if [ "$(cat "$out/fpr.rc")" = 0 ] && [ "$(cat "$out/fpf.rc")" = 0 ] && [ -n "$rr" ] &&
+	   [ "$rd" = 0 ] && [ "$rp" = "$rr" ] && [ -n "$kr" ] && [ "$ev" = "$kr" ] && [ "$kr" -lt "$rr" ] &&
+	   [ "$kp" = "$rr" ] && [ "$kd" = $((rr - kr)) ]; then
+		echo "PASS dt-flight-target-overwritten-exact"
+	else
+		echo "FAIL dt-flight-target-overwritten-exact: reference read $rr produced $rp dropped $rd; dump events $ev read $kr produced $kp (want $rr) dropped $kd (want $((${rr:-0} - ${kr:-0}))): $(tr '\n' '|' <"$out/fpf.err" | head -c 300)"
+	fi
+else
+	echo "FAIL dt-flight-target-overwritten-exact: no captures ($(ls "$out" | grep '^fp' | tr '\n' ' ') $(head -c 200 "$out/fpf.err" 2>/dev/null))"
+fi
 # --offcpu with a command on the dt source: the switches into the sleeps
 # and their wakeups, run by other tasks, are kept (without those tasks'
 # stacks), nothing of the unrelated hotloop is, and each sleep's

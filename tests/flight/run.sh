@@ -147,6 +147,25 @@ files=$(ls "$T/storm2" | tr '\n' ' ')
 	pass flight-trigger-storm-defaults ||
 	fail flight-trigger-storm-defaults "files '$files': $(tr '\n' '|' <"$T/storm2.err" | head -c 400)"
 
+# ---- the line saying the rings record: no file appears before a dump, so
+# it is what a script waits on before starting its workload; what runs
+# after it is in the dump, every call (300 fit in the ring)
+"$DTREC" --source perf -o "$T/rl.dtc" --flight 64k -e "$UP" -d 60s 2>"$T/rl.err" &
+rp=$!
+for i in $(seq 200); do
+	grep -q '^dtrec: flight recorder running' "$T/rl.err" && break
+	sleep 0.1
+done
+taskset -c 0 "$U" calls 300 >/dev/null
+kill -INT $rp
+wait $rp
+rc=$?
+n=$(sql "$T/rl.1.dtc" "SELECT count(*) FROM events e JOIN probes p ON p.id = e.probe WHERE p.name = '$UP'")
+first=$(head -n 1 "$T/rl.err")
+[ "$n" = 300 ] && [ "${first#dtrec: flight recorder running}" != "$first" ] &&
+	grep -q "rl.1.dtc: " "$T/rl.err" && pass flight-running-line ||
+	fail flight-running-line "rc $rc, $n of 300 calls in the dump, first line '$first': $(tr '\n' '|' <"$T/rl.err" | head -c 300)"
+
 # ---- option errors
 o() {	# o NAME PATTERN ARGS...
 	local name=$1 pat=$2; shift 2

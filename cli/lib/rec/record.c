@@ -813,6 +813,10 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 			r->src->ops->stop(r->src, err, sizeof(err));
 			goto out;
 		}
+		/* no file appears until a dump: a user (or a script starting a
+		 * workload) learns here that the rings are recording */
+		if (!o->quiet)
+			rec_msg(r, "flight recorder running: SIGUSR2 dumps what the rings hold");
 		ret = rec_flight_loop(r, sel, nsel, ksyms_keep, ksymslen, mods, modslen, buf, &child,
 				  &cmd_status, res) < 0 ? 1 : 0;
 		if (r->src->ops->stop(r->src, err, sizeof(err)) < 0)
