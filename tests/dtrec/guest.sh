@@ -236,6 +236,9 @@ taskset 1 dt_ktest ping=6000 0<>/tmp/fb 1<>/tmp/fa &
 ping=$!
 dtrec --source dt -q -o $OUT/fpr.dtc -b 4M -e tracepoint:sched:sched_wakeup -p $ping 2>$OUT/fpr.err &
 r1=$!
+# and every wakeup of the system, to show the filter lost none of ping's
+dtrec --source dt -q -o $OUT/fpa.dtc -b 4M -e tracepoint:sched:sched_wakeup 2>$OUT/fpa.err &
+ra=$!
 # not -q: its line saying it records is what the workload waits for
 dtrec --source dt -o $OUT/fpf.dtc --flight 8k -e tracepoint:sched:sched_wakeup -p $ping \
 	2>$OUT/fpf.err &
@@ -244,7 +247,8 @@ r2=$!
 # flight recorder prints its line, both once their probes are enabled
 i=0
 while [ $i -lt 600 ]; do
-	[ -f $OUT/fpr.dtc ] && grep -q '^dtrec: flight recorder running' $OUT/fpf.err && break
+	[ -f $OUT/fpr.dtc ] && [ -f $OUT/fpa.dtc ] && grep -q '^dtrec: flight recorder running' $OUT/fpf.err &&
+		break
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -256,6 +260,10 @@ wait $r2
 echo $? >$OUT/fpf.rc
 wait $pong
 wait $ping
+kill -INT $ra
+wait $ra
+echo $? >$OUT/fpa.rc
+echo $ping >$OUT/fp.ping
 # --offcpu with a command on the dt source (issue 24): the command sleeps
 # five times; the timer wakes it from another task (the idle task, an
 # interrupt) and another task switches to it, so without DTEVT_SUBJECT its
