@@ -293,6 +293,12 @@ struct dt_tpdef {
 static const struct dt_tpdef dt_tpdefs[] = {
 	TPDEF("sched", sched_switch, dt_tp_sched_switch, dt_args_switch, 9),
 	TPDEF("sched", sched_wakeup, dt_tp_sched_wakeup, dt_args_wakeup, 5),
+	/*
+	 * sched_wakeup fires where the woken task is made runnable, which
+	 * for a task whose CPU is idle is that CPU's idle task (the wakeup
+	 * is queued there); sched_waking always fires in the waker
+	 */
+	TPDEF("sched", sched_waking, dt_tp_sched_wakeup, dt_args_wakeup, 5),
 	TPDEF("sched", sched_wakeup_new, dt_tp_sched_wakeup, dt_args_wakeup,
 	      5),
 	TPDEF("sched", sched_process_fork, dt_tp_sched_fork, dt_args_fork, 6),
@@ -311,6 +317,7 @@ static void __maybe_unused dt_tp_check_types(void)
 {
 	check_trace_callback_type_sched_switch(dt_tp_sched_switch);
 	check_trace_callback_type_sched_wakeup(dt_tp_sched_wakeup);
+	check_trace_callback_type_sched_waking(dt_tp_sched_wakeup);
 	check_trace_callback_type_sched_wakeup_new(dt_tp_sched_wakeup);
 	check_trace_callback_type_sched_process_fork(dt_tp_sched_fork);
 	check_trace_callback_type_sched_process_exec(dt_tp_sched_exec);

@@ -264,6 +264,36 @@ kill -INT $ra
 wait $ra
 echo $? >$OUT/fpa.rc
 echo $ping >$OUT/fp.ping
+# sched_waking fires in the waker, sched_wakeup where the woken task is
+# made runnable: ping and pong on either CPU, a -p recording of ping's
+# sched_waking beside a system-wide one of both probes
+rm -f /tmp/wa /tmp/wb /tmp/wg
+mkfifo /tmp/wa /tmp/wb /tmp/wg
+dt_ktest pong=3000 0<>/tmp/wa 1<>/tmp/wb 3<>/tmp/wg &
+wpong=$!
+dt_ktest ping=3000 0<>/tmp/wb 1<>/tmp/wa &
+wping=$!
+echo "$wping $wpong" >$OUT/wk.pids
+dtrec --source dt -q -o $OUT/wk.dtc -b 4M -e tracepoint:sched:sched_waking -p $wping 2>$OUT/wk.err &
+w1=$!
+dtrec --source dt -q -o $OUT/wks.dtc -b 4M -e tracepoint:sched:sched_waking \
+	-e tracepoint:sched:sched_wakeup 2>$OUT/wks.err &
+w2=$!
+i=0
+while [ $i -lt 600 ] && ! { [ -f $OUT/wk.dtc ] && [ -f $OUT/wks.dtc ]; }; do
+	# a recorder that failed (a module without sched_waking) says no more
+	kill -0 $w1 2>/dev/null && kill -0 $w2 2>/dev/null || break
+	sleep 0.1
+	i=$((i + 1))
+done
+echo go >/tmp/wg
+wait $wping
+wait $wpong
+wait $w1
+echo $? >$OUT/wk.rc
+kill -INT $w2
+wait $w2
+echo $? >$OUT/wks.rc
 # --offcpu with a command on the dt source (issue 24): the command sleeps
 # five times; the timer wakes it from another task (the idle task, an
 # interrupt) and another task switches to it, so without DTEVT_SUBJECT its

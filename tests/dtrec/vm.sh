@@ -401,6 +401,29 @@ if [ -f "$out/fpr.dtc" ] && [ -f "$out/fpf.1.dtc" ]; then
 else
 	echo "FAIL dt-flight-target-overwritten-exact: no captures ($(ls "$out" | grep '^fp' | tr '\n' ' ') $(head -c 200 "$out/fpf.err" 2>/dev/null))"
 fi
+# sched_waking in the waker: the -p recording holds every waking of pong
+# that ping did, as many as the system-wide recording saw in ping (its
+# drops, interrupt-context events over the budget under a loaded host,
+# are none of ping's: a waking runs in the waker's system call), and more
+# than the wakeups of pong that ran in ping, most of which ran in the idle
+# task of pong's CPU
+if [ -f "$out/wk.dtc" ] && [ -f "$out/wks.dtc" ]; then
+	read -r wping wpong <"$out/wk.pids"
+	wn=$(sql "$out/wk.dtc" "SELECT count(*) FROM events WHERE arg2 = $wpong")
+	wo=$(sql "$out/wk.dtc" "SELECT count(*) FROM events WHERE arg2 <> $wpong OR pid <> $wping")
+	got=$(sql "$out/wks.dtc" "SELECT
+		sum(probe_name = 'tracepoint:sched:sched_waking' AND pid = $wping AND arg2 = $wpong) AS a,
+		sum(probe_name = 'tracepoint:sched:sched_wakeup' AND pid = $wping AND arg2 = $wpong) AS b,
+		sum(probe_name = 'tracepoint:sched:sched_wakeup' AND pid = 0 AND arg2 = $wpong) AS c
+		FROM events")
+	IFS=, read -r sw su si <<<"$got"
+	[ "$(cat "$out/wk.rc")" = 0 ] && [ "$(cat "$out/wks.rc")" = 0 ] && [ "${wn:-0}" -gt 0 ] &&
+	[ "$wn" = "$sw" ] && [ "$wn" -gt "${su:-0}" ] &&
+		echo "PASS dt-sched-waking-in-waker" ||
+		echo "FAIL dt-sched-waking-in-waker: -p ping's wakings of pong $wn (and $wo other events); system-wide: wakings of pong in ping $sw, wakeups of pong in ping $su, in an idle task $si: $(tail -n 2 "$out/wk.err" "$out/wks.err" 2>/dev/null | tr '\n' '|')"
+else
+	echo "FAIL dt-sched-waking-in-waker: no captures ($(ls "$out" | grep '^wk' | tr '\n' ' ') $(head -c 200 "$out/wk.err" 2>/dev/null))"
+fi
 # --offcpu with a command on the dt source: the switches into the sleeps
 # and their wakeups, run by other tasks, are kept (without those tasks'
 # stacks), nothing of the unrelated hotloop is, and each sleep's
