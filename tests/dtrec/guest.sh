@@ -279,10 +279,13 @@ w1=$!
 dtrec --source dt -q -o $OUT/wks.dtc -b 4M -e tracepoint:sched:sched_waking \
 	-e tracepoint:sched:sched_wakeup 2>$OUT/wks.err &
 w2=$!
+# and dtrec --offcpu of ping: who woke each of its waits
+dtrec --source dt -q --offcpu -o $OUT/wko.dtc -b 8M -p $wping 2>$OUT/wko.err &
+w3=$!
 i=0
-while [ $i -lt 600 ] && ! { [ -f $OUT/wk.dtc ] && [ -f $OUT/wks.dtc ]; }; do
+while [ $i -lt 600 ] && ! { [ -f $OUT/wk.dtc ] && [ -f $OUT/wks.dtc ] && [ -f $OUT/wko.dtc ]; }; do
 	# a recorder that failed (a module without sched_waking) says no more
-	kill -0 $w1 2>/dev/null && kill -0 $w2 2>/dev/null || break
+	kill -0 $w1 2>/dev/null && kill -0 $w2 2>/dev/null && kill -0 $w3 2>/dev/null || break
 	sleep 0.1
 	i=$((i + 1))
 done
@@ -294,6 +297,8 @@ echo $? >$OUT/wk.rc
 kill -INT $w2
 wait $w2
 echo $? >$OUT/wks.rc
+wait $w3
+echo $? >$OUT/wko.rc
 # --offcpu with a command on the dt source (issue 24): the command sleeps
 # five times; the timer wakes it from another task (the idle task, an
 # interrupt) and another task switches to it, so without DTEVT_SUBJECT its

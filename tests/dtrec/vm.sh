@@ -424,6 +424,19 @@ if [ -f "$out/wk.dtc" ] && [ -f "$out/wks.dtc" ]; then
 else
 	echo "FAIL dt-sched-waking-in-waker: no captures ($(ls "$out" | grep '^wk' | tr '\n' ' ') $(head -c 200 "$out/wk.err" 2>/dev/null))"
 fi
+# --offcpu names the waker of each wait: ping's waits end in pong's
+# write (both are dt_ktest) on whichever CPU; with sched_wakeup, four in
+# five named the idle task of ping's CPU, in an interrupt
+if [ -f "$out/wko.dtc" ] && [ "$(cat "$out/wko.rc" 2>/dev/null)" = 0 ]; then
+	"$dtreport" flame --wakers --folded "$out/wko.dtc" >"$out/wko.folded" 2>"$out/wko.rerr"
+	read -r kw ka <<<"$(awk '/^dt_ktest;/ { a += $NF } /^dt_ktest;dt_ktest;/ { k += $NF }
+		END { print k + 0, a + 0 }' "$out/wko.folded")"
+	[ "$ka" -gt 0 ] && [ $((kw * 100)) -ge $((ka * 90)) ] &&
+		echo "PASS dt-offcpu-waker-not-idle" ||
+		echo "FAIL dt-offcpu-waker-not-idle: ${kw}us of ping's ${ka}us woken by pong: $(cut -d';' -f1-2 "$out/wko.folded" | awk '{ print $1 }' | sort | uniq -c | tr '\n' '|') $(head -c 200 "$out/wko.rerr")"
+else
+	echo "FAIL dt-offcpu-waker-not-idle: no capture (rc $(cat "$out/wko.rc" 2>/dev/null)): $(head -c 200 "$out/wko.err" 2>/dev/null)"
+fi
 # --offcpu with a command on the dt source: the switches into the sleeps
 # and their wakeups, run by other tasks, are kept (without those tasks'
 # stacks), nothing of the unrelated hotloop is, and each sleep's
@@ -436,10 +449,10 @@ if [ -f "$out/off.dtc" ]; then
 	all="SELECT DISTINCT tid FROM events WHERE comm IN ('sh', 'sleep')"
 	got=$(sql "$out/off.dtc" "SELECT
 		sum(probe_name = 'tracepoint:sched:sched_switch' AND comm <> 'sleep' AND arg7 IN ($tids)) AS a,
-		sum(probe_name = 'tracepoint:sched:sched_wakeup' AND comm <> 'sleep' AND arg2 IN ($tids)) AS b,
+		sum(probe_name = 'tracepoint:sched:sched_waking' AND comm <> 'sleep' AND arg2 IN ($tids)) AS b,
 		sum(tid NOT IN ($all) AND (kstack <> 0 OR ustack <> 0)) AS c,
 		sum(tid NOT IN ($all) AND NOT (probe_name = 'tracepoint:sched:sched_switch' AND arg7 IN ($all))
-			AND NOT (probe_name LIKE 'tracepoint:sched:sched_wakeup%' AND arg2 IN ($all))) AS d,
+			AND NOT (probe_name LIKE 'tracepoint:sched:sched_wak%' AND arg2 IN ($all))) AS d,
 		count(*) AS e FROM events")
 	IFS=, read -r nin nwake nforeign nhot nall <<<"$got"
 	[ "${nin:-0}" -ge 5 ] && echo "PASS dt-offcpu-switch-into-target" ||

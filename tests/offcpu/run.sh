@@ -161,6 +161,28 @@ grep -q 'Blame' "$T/bl.svg" && grep -q '</svg>' "$T/bl.svg" && pass blame-svg ||
 	fail blame-svg "$(head -c 300 "$T/bl.err")"
 "$DTREPORT" blame "$T/t.dtc" >/dev/null 2>"$T/e6"
 [ $? = 2 ] && grep -q -- '--tid T' "$T/e6" && pass blame-needs-tid || fail blame-needs-tid "$(cat "$T/e6")"
+# ---- unpinned: the kernel queues a wakeup to the woken thread's idle CPU,
+# where sched_wakeup fires in the idle task (swapper, in an interrupt);
+# --offcpu records sched_waking, which fires in the waker, so the reader's
+# waits still end in the writer's pipe write when the threads run on two
+# CPUs
+if "$DTREC" --source perf -q --offcpu -b 16m -o "$T/u.dtc" -- "$TRUTH" "$ITERS" \
+	>"$T/truthu.out" 2>"$T/recu.err" && ! san "$T/recu.err"; then
+	"$DTREPORT" flame --wakers --folded "$T/u.dtc" >"$T/wku.folded" 2>"$T/wku.err"
+	# of the reader's wakers' time, the share that is the writer's write
+	read -r WU WA IDLE < <(awk '/^reader;/ { a += $NF }
+		/^reader;writer;.*pipe_write/ { w += $NF }
+		/^reader;(swapper|\[(hard|soft)irq\])/ { i += $NF }
+		END { print w + 0, a + 0, i + 0 }' "$T/wku.folded")
+	ru=$(awk '$1 == "read_ns" { print int($2 / 1000) }' "$T/truthu.out")
+	# the writer's wakeups hold at least 90% of what the reader measured
+	# blocked in read, and the idle task or an interrupt none of it
+	[ "${ru:-0}" -gt 0 ] && [ $((WU * 10)) -ge $((ru * 9)) ] && [ $((IDLE * 100)) -le "$WA" ] &&
+		! san "$T/wku.err" && pass wakers-unpinned-pipe-writer ||
+		fail wakers-unpinned-pipe-writer "writer's wakeups ${WU}us, idle/irq ${IDLE}us of ${WA}us; reader measured ${ru}us in read: $(grep '^reader;' "$T/wku.folded" | cut -d';' -f1-3 | sort | uniq -c | head -5 | tr '\n' '|')"
+else
+	fail wakers-unpinned-pipe-writer "record: $(head -c 300 "$T/recu.err")"
+fi
 "$DTREPORT" blame --tid 999999999 "$T/t.dtc" >/dev/null 2>"$T/e7"
 [ $? = 1 ] && grep -q 'never left a CPU' "$T/e7" && pass blame-unknown-tid ||
 	fail blame-unknown-tid "$(cat "$T/e7")"

@@ -440,6 +440,16 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 	bd.npi = dtcap_max_probe_id(c->r) + 1;
 	if ((bd.pi = calloc(bd.npi, sizeof(*bd.pi))) == NULL)
 		goto oom;
+	/*
+	 * sched_waking fires in the waker; sched_wakeup, for a wakeup the
+	 * kernel queues to the woken thread's idle CPU, fires there in the
+	 * idle task.  Where a capture has both, the waking names the waker
+	 * and the wakeup would only repeat it with the idle task's name.
+	 */
+	int have_waking = 0;
+	for (size_t i = 0; i < dtcap_nprobes(c->r); i++)
+		if (strcmp(dtcap_probe_at(c->r, i)->name, "tracepoint:sched:sched_waking") == 0)
+			have_waking = 1;
 	for (size_t i = 0; i < dtcap_nprobes(c->r); i++) {
 		const struct dtcap_probe *p = dtcap_probe_at(c->r, i);
 		struct pinfo *x = &bd.pi[p->id];
@@ -453,7 +463,8 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 			*x = (struct pinfo){ EV_SWITCH, (uint8_t)a, (uint8_t)b, (uint8_t)st };
 			have_switch = 1;
 			out->switch_probe = p->id;
-		} else if (strcmp(p->name, "tracepoint:sched:sched_wakeup") == 0 ||
+		} else if ((strcmp(p->name, "tracepoint:sched:sched_wakeup") == 0 && !have_waking) ||
+			   strcmp(p->name, "tracepoint:sched:sched_waking") == 0 ||
 			   strcmp(p->name, "tracepoint:sched:sched_wakeup_new") == 0) {
 			if ((a = slot_of(p, "pid")) < 0)
 				continue;
