@@ -33,7 +33,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		dtu_seterr(err, errlen, "the perf source needs the session's process model");
 		return -1;
 	}
-	sp->pt = dtm_feed(sp->m);
+	dtm_feed(sp->m);
 	if (bufsize < pg)
 		bufsize = (uint32_t)pg;
 	/* perf opens one descriptor per probe and CPU: allow what the hard limit allows */
