@@ -114,6 +114,7 @@ dtm_subscribe(struct dtm *m, dtm_sub_fn fn, void *arg)
 void dtm_keep_all(struct dtm *m, int on) { m->pt.keep_all = on; }
 void dtm_set_exec_probe(struct dtm *m, uint32_t id) { m->exec_probe = id; }
 void dtm_set_unwinders(struct dtm *m, struct dtunw_pool *pool) { m->pt.pool = pool; }
+struct dtunw_pool *dtm_unwinders(struct dtm *m) { return m->pt.pool; }
 
 void
 dtm_feed(struct dtm *m)

@@ -128,6 +128,8 @@ void dtm_feed_read_end(struct dtm *m);
 void dtm_sample(struct dtm *m, struct dt_rec *d, unsigned what);
 /* The unwinding workers to tell every mapping, or NULL (before the pool is freed). */
 void dtm_set_unwinders(struct dtm *m, struct dtunw_pool *pool);
+/* The session: the source's unwinding workers (their spool's figures), or NULL. */
+struct dtunw_pool *dtm_unwinders(struct dtm *m);
 /*
  * Without the kernel's process events: make sure the unwinding workers
  * know the mapping ip of pid lies in, reading /proc/PID/maps at pid's

@@ -671,16 +671,6 @@ dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 }
 
 static void
-dsrc_ustack_spool(struct dtsrc *s, uint64_t *spooled, uint64_t *peak, uint64_t *lost)
-{
-	struct src_dt *d = (struct src_dt *)s;
-
-	*spooled = *peak = *lost = 0;
-	if (d->pool)
-		dtunw_pool_spool_stats(d->pool, spooled, peak, lost);
-}
-
-static void
 dsrc_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
 {
 	struct src_dt *d = (struct src_dt *)s;
@@ -881,7 +871,6 @@ static const struct dtsrc_ops dsrc_ops = {
 	.counters = dsrc_counters,
 	.clock = dsrc_clock,
 	.ustack_counts = dsrc_ustack_counts,
-	.ustack_spool = dsrc_ustack_spool,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
 	.dump = dsrc_dump,

@@ -153,6 +153,12 @@ struct tab {
 };
 extern const sqlite3_module dtsql_events_module, dtsql_tables_module;
 /* Their xConnect and xDisconnect: a table's schema from dtsql_tab. */
+/*
+ * The common part of a virtual table's connect: sql (sqlite3_mprintf'd,
+ * freed here; NULL: out of memory) declared, a zeroed table of size bytes
+ * (its sqlite3_vtab first) in *out, the table marked innocuous.
+ */
+int dtsql_vtab_declare(sqlite3 *db, char *sql, size_t size, sqlite3_vtab **out, char **err);
 int dtsql_x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		    sqlite3_vtab **out, char **err);
 int dtsql_x_disconnect(sqlite3_vtab *v);
