@@ -306,13 +306,17 @@ proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts)
 	if (parent == NULL)
 		return;
 	memcpy(child->p.comm, parent->p.comm, sizeof(child->p.comm));
-	if (pt->pool)
-		dtunw_pool_fork(pt->pool, ppid, pid);
+	/* another worker's parent: the child's worker learns its mappings here */
+	int seed = pt->pool && dtunw_pool_fork(pt->pool, ppid, pid) < 0;
 	for (size_t j = 0; j < parent->p.nmaps; j++) {
 		const struct dtcap_map *m = &parent->maps[j];
 		proc_map(child, m->start, m->end - m->start, m->offset, m->prot, m->name, ts);
 	}
 	child->p.ts = ts;
+	if (seed) {
+		dtunw_pool_forget(pt->pool, pid);
+		pool_seed(pt, child);
+	}
 }
 
 /*
