@@ -12,8 +12,8 @@
  * hands it each sample it decodes (dtm_sample): the machine names the
  * thread and cuts a frame-pointer stack at the first pc that is no code;
  * no source reads the table (tests/layout keeps it so).  The workers are
- * told every mapping it learns (dtm_set_unwinders; each worker keeps its
- * copy, changed only through these messages).  Subscribers are told
+ * told every mapping it learns (dtm_set_unwinders: the worker owning the
+ * process keeps its copy, changed only through these messages).  Subscribers are told
  * "process P changed at ts" (dtm_subscribe): the capture's snapshots
  * (snapshots.c).
  *
