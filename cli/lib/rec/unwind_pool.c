@@ -608,18 +608,15 @@ static void
 tell(struct dtunw_pool *p, int kind, uint32_t pid, uint32_t ppid, uint64_t start,
      uint64_t len, uint64_t pgoff, const char *path)
 {
-	struct item *it = calloc(1, sizeof(*it));
+	struct item *it = malloc(sizeof(*it));
+	char *pc = NULL;
 
-	if (it == NULL || (path && (it->path = strdup(path)) == NULL)) {
+	if (it == NULL || (path && (pc = strdup(path)) == NULL)) {
 		free(it);
 		return;		/* out of memory: pid's stacks end there */
 	}
-	it->kind = kind;
-	it->pid = pid;
-	it->ppid = ppid;
-	it->start = start;
-	it->len = len;
-	it->pgoff = pgoff;
+	*it = (struct item){ .kind = kind, .pid = pid, .ppid = ppid, .start = start, .len = len,
+			     .pgoff = pgoff, .path = pc };
 	p->told++;
 	push(p, owner(p, pid), it);
 }
