@@ -151,14 +151,14 @@ bad=$(session_asks "$top" | tr '\n' ' ')
 
 # ---- data flows one way: the sources feed the machine and hand it their
 # samples (dtm_feed*, dtm_observe, dtm_sample); they never look a process
-# up.  source_looks_up TOP: code lines of the source files that call the
-# machine's table (proctab_*, its tables through ->pt) or a lookup of the
+# up.  source_looks_up TOP: code lines of the source files that include or
+# call the machine's table (proctab.h, proctab_*, ->pt) or a lookup of the
 # machine's (dtm_proc, dtm_comm, dtm_set_code) or the session's calls
 # (dtm_event, dtm_read_end).
 source_looks_up() {
 	local r=$1/cli/lib/rec f
 	for f in $(cd "$r" && ls -1 src_*.c perf_*.c perf_int.h source.c source.h 2>/dev/null); do
-		grep -nE '\bproctab_[a-z_]+\(|->pt\b|\bdtm_(proc|comm|set_code|event|read_end)\(' "$r/$f" |
+		grep -nE '\bproctab_[a-z_]+\(|->pt\b|\bdtm_(proc|comm|set_code|event|read_end)\(|#include "proctab\.h"' "$r/$f" |
 			grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)' | sed "s|^|$f:|"
 	done
 }
@@ -221,6 +221,11 @@ bad=$(source_looks_up "$tmp")
 case $bad in *src_dt.c*dtm_proc*) pass lookup-rule-fails-on-machine-lookup ;;
 *) fail lookup-rule-fails-on-machine-lookup "a source asking the machine went unseen: $bad" ;; esac
 cp "$top/cli/lib/rec/src_dt.c" "$tmp/cli/lib/rec/src_dt.c"
+sed -i 's|^#include "machine.h"|&\n#include "proctab.h"|' "$tmp/cli/lib/rec/perf_int.h"
+bad=$(source_looks_up "$tmp")
+case $bad in *perf_int.h*proctab.h*) pass lookup-rule-fails-on-table-include ;;
+*) fail lookup-rule-fails-on-table-include "a source including the machine's table went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/perf_int.h" "$tmp/cli/lib/rec/perf_int.h"
 # a file one line over, and one at the limit
 seq 1 $((max_lines + 1)) >"$tmp/cli/lib/rec/toolong.c"
 bad=$(too_long "$tmp")

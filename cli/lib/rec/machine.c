@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "proctab.h"
 #include "unwind_pool.h"
 #include "util.h"
 

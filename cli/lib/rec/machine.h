@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #include "dt_abi.h"
-#include "proctab.h"
+#include "tasks.h"
 
 struct dtm;
 struct dtunw_pool;
