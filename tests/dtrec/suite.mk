@@ -29,7 +29,7 @@ $(B)/tests/dtrec/util_test: tests/dtrec/util_test.c $(B)/asan/obj/cli/lib/util.o
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $^ -lm
 
 # the process table (cli/lib/proctab.c) and what it links
-PROCTAB_TEST_OBJS := cli/lib/rec/proctab.o cli/lib/rec/procmaps.o cli/lib/rec/unwind_pool.o cli/lib/rec/unwind.o \
+PROCTAB_TEST_OBJS := cli/lib/rec/proctab.o cli/lib/rec/tasks.o cli/lib/rec/procmaps.o cli/lib/rec/unwind_pool.o cli/lib/rec/unwind.o \
 	cli/lib/rec/elfsyms.o cli/lib/util.o
 $(B)/tests/dtrec/proctab_test: tests/dtrec/proctab_test.c $(PROCTAB_TEST_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)

@@ -19,7 +19,10 @@
 #  - no C file in cli/ is over 1,500 lines;
 #  - /proc/PID/maps is read (procmaps.h dtpm_read, or the file opened by
 #    name) only by the machine: machine.c and its table, proctab.c.
-# The last three rules are also run on a copy of the tree broken on purpose,
+#  - the recording sources (src_*.c, perf_*.c, source.c) feed the machine
+#    and hand it their samples, never look a process up (no proctab_*
+#    call, no dtm_proc/dtm_comm);
+# The last four rules are also run on a copy of the tree broken on purpose,
 # and must fail there.
 # Prints PASS/FAIL lines.
 set -u
@@ -146,6 +149,23 @@ bad=$(session_asks "$top" | tr '\n' ' ')
 [ -z "$bad" ] && pass session-asks-no-source-about-processes ||
 	fail session-asks-no-source-about-processes "$bad"
 
+# ---- data flows one way: the sources feed the machine and hand it their
+# samples (dtm_feed*, dtm_observe, dtm_sample); they never look a process
+# up.  source_looks_up TOP: code lines of the source files that include or
+# call the machine's table (proctab.h, proctab_*, ->pt) or a lookup of the
+# machine's (dtm_proc, dtm_comm, dtm_set_code) or the session's calls
+# (dtm_event, dtm_read_end).
+source_looks_up() {
+	local r=$1/cli/lib/rec f
+	for f in $(cd "$r" && ls -1 src_*.c perf_*.c perf_int.h source.c source.h 2>/dev/null); do
+		grep -nE '\bproctab_[a-z_]+\(|->pt\b|\bdtm_(proc|comm|set_code|event|read_end)\(|#include "proctab\.h"' "$r/$f" |
+			grep -vE '^[0-9]+:[[:space:]]*(/?\*|//)' | sed "s|^|$f:|"
+	done
+}
+bad=$(source_looks_up "$top" | tr '\n' ' ')
+[ -z "$bad" ] && pass sources-never-look-up-processes ||
+	fail sources-never-look-up-processes "$bad"
+
 # ---- no file in cli/ over 1,500 lines
 max_lines=1500
 # too_long TOP: "FILE (LINES)" for each file over the limit
@@ -190,6 +210,22 @@ sed -i 's|^struct dtsrc_ops {|&\n\tconst struct kproc *(*proc)(struct dtsrc *s, 
 bad=$(session_asks "$tmp")
 case $bad in source.h*) pass session-rule-fails-on-ops-member ;;
 *) fail session-rule-fails-on-ops-member "a process member of dtsrc_ops went unseen: $bad" ;; esac
+printf '\nstatic const char *name(struct src_perf *sp) { return proctab_comm_of(sp->pt, 1, 1, 0); }\n' \
+	>>"$tmp/cli/lib/rec/perf_sample.c"
+bad=$(source_looks_up "$tmp")
+case $bad in *perf_sample.c*proctab_comm_of*) pass lookup-rule-fails-on-proctab ;;
+*) fail lookup-rule-fails-on-proctab "a source reading the machine's table went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/perf_sample.c" "$tmp/cli/lib/rec/perf_sample.c"
+printf '\nstatic const void *kp(struct src_dt *d) { return dtm_proc(d->m, 1); }\n' >>"$tmp/cli/lib/rec/src_dt.c"
+bad=$(source_looks_up "$tmp")
+case $bad in *src_dt.c*dtm_proc*) pass lookup-rule-fails-on-machine-lookup ;;
+*) fail lookup-rule-fails-on-machine-lookup "a source asking the machine went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/src_dt.c" "$tmp/cli/lib/rec/src_dt.c"
+sed -i 's|^#include "machine.h"|&\n#include "proctab.h"|' "$tmp/cli/lib/rec/perf_int.h"
+bad=$(source_looks_up "$tmp")
+case $bad in *perf_int.h*proctab.h*) pass lookup-rule-fails-on-table-include ;;
+*) fail lookup-rule-fails-on-table-include "a source including the machine's table went unseen: $bad" ;; esac
+cp "$top/cli/lib/rec/perf_int.h" "$tmp/cli/lib/rec/perf_int.h"
 # a file one line over, and one at the limit
 seq 1 $((max_lines + 1)) >"$tmp/cli/lib/rec/toolong.c"
 bad=$(too_long "$tmp")

@@ -12,7 +12,12 @@
  *    (under 8 changes) and a pc outside the code stored are told, as
  *    /proc re-reads, the pcs at most DTPM_MAX_REREADS times a process;
  *  - forgetting what was told (a flight dump) tells every process again;
- *  - subscribers are called in subscription order, DTM_MAXSUBS at most.
+ *  - subscribers are called in subscription order, DTM_MAXSUBS at most;
+ *  - a sample handed over (dtm_sample) is named after its thread as the
+ *    feed stands at that moment (a rename fed later does not reach it) and
+ *    its frame-pointer stack ends at the first pc that is no code of its
+ *    process, the record shorter and marked cut; an unfed machine cuts
+ *    nothing.
  * The pids are ones no process has: the table's /proc reads find nothing.
  */
 #include <stdio.h>
@@ -100,7 +105,6 @@ static void
 fed(void)
 {
 	struct dtm *m = dtm_new();
-	struct proctab *pt;
 	struct ev e;
 	uint32_t par = 3999980, kid = 3999981, rx = PROT_READ | PROT_EXEC;
 	char why[256];
@@ -110,12 +114,12 @@ fed(void)
 		return;
 	}
 	nlog = 0;
-	pt = dtm_feed(m);
+	dtm_feed(m);
 	/* the parent, as the kernel's events describe it (no /proc: its
 	 * exec is the first mention) */
-	proctab_set_comm(pt, par, "parent");
-	proctab_exec(pt, par, 10, "parent", "/bin/parent");
-	proctab_mmap(pt, par, 0x10000, 0x1000, 0, rx, "/bin/parent", 11);
+	dtm_feed_comm(m, par, "parent");
+	dtm_feed_exec(m, par, 10, "parent", "/bin/parent");
+	dtm_feed_mmap(m, par, 0x10000, 0x1000, 0, rx, "/bin/parent", 11);
 	dtm_event(m, ev(&e, par, par, "parent", 12, 0x10010, 0));
 	snprintf(why, sizeof(why), "%zu told, first: kernel %d, %zu maps, exe %s, ts %llu, comm %s",
 		 nlog, nlog ? logv[0].kernel : -1, nlog ? logv[0].nmaps : 0,
@@ -132,9 +136,9 @@ fed(void)
 	check("fed-unchanged-silent", nlog == 1, "told again without a change");
 
 	/* fork, exec, mmap of the child, then its first event */
-	proctab_fork(pt, kid, par, 20);
-	proctab_exec(pt, kid, 30, "kid", "/bin/kid");
-	proctab_mmap(pt, kid, 0x40000, 0x2000, 0, rx, "/bin/kid", 31);
+	dtm_feed_fork(m, kid, par, 20, "");
+	dtm_feed_exec(m, kid, 30, "kid", "/bin/kid");
+	dtm_feed_mmap(m, kid, 0x40000, 0x2000, 0, rx, "/bin/kid", 31);
 	dtm_event(m, ev(&e, kid, kid, "kid", 32, 0x40010, 0));
 	snprintf(why, sizeof(why), "%zu told, last: pid %u, exe %s, %zu maps, ts %llu", nlog,
 		 nlog ? logv[nlog - 1].pid : 0, nlog ? logv[nlog - 1].exe : "-",
@@ -147,7 +151,7 @@ fed(void)
 	/* a mapping reported after the child's last event of this read:
 	 * told once at the end of the read, with the new generation */
 	uint32_t gen = logv[1].gen;
-	proctab_mmap(pt, kid, 0x80000, 0x1000, 0, rx, "/lib/libnew.so", 40);
+	dtm_feed_mmap(m, kid, 0x80000, 0x1000, 0, rx, "/lib/libnew.so", 40);
 	dtm_read_end(m);
 	dtm_read_end(m);
 	snprintf(why, sizeof(why), "%zu told, last gen %u (was %u), %zu maps, pcs %zu", nlog,
@@ -158,15 +162,15 @@ fed(void)
 	      logv[2].npcs == 0 && logv[2].seq == 2, why);
 
 	/* a change seen at an event is told there, with the event's stack */
-	proctab_mmap(pt, kid, 0x90000, 0x1000, 0, rx, "/lib/libtwo.so", 50);
+	dtm_feed_mmap(m, kid, 0x90000, 0x1000, 0, rx, "/lib/libtwo.so", 50);
 	dtm_event(m, ev(&e, kid, kid, "kid", 51, 0x90010, 0));
 	dtm_read_end(m);
 	check("fed-change-at-event",
 	      nlog == 4 && logv[3].npcs == 1 && logv[3].nmaps == 3, "not told once at the event");
 
 	/* exit: the table keeps the mappings; nothing changes for subscribers */
-	proctab_exit(pt, kid);
-	proctab_read_end(pt);
+	dtm_feed_exit(m, kid);
+	dtm_feed_read_end(m);
 	dtm_read_end(m);
 	check("fed-exit-silent", nlog == 4 && dtm_proc(m, kid) && dtm_proc(m, kid)->nmaps == 3,
 	      "an exit was told, or its mappings dropped at once");
@@ -250,10 +254,71 @@ unfed(void)
 	dtm_free(m);
 }
 
+/* A sample of pid/tid with a three-frame user stack, as a source hands it over. */
+struct sev {
+	struct dt_rec	d;
+	uint64_t	pcs[3];
+};
+
+static struct dt_rec *
+sev(struct sev *e, uint32_t pid, uint32_t tid, uint64_t ts, uint64_t a, uint64_t b, uint64_t c)
+{
+	memset(e, 0, sizeof(*e));
+	e->d.dtr_size = sizeof(*e);
+	e->d.dtr_pid = pid;
+	e->d.dtr_tid = tid;
+	e->d.dtr_ts = ts;
+	e->d.dtr_nustack = 3;
+	e->pcs[0] = a;
+	e->pcs[1] = b;
+	e->pcs[2] = c;
+	return &e->d;
+}
+
+static void
+sampled(void)
+{
+	struct dtm *m = dtm_new();
+	struct sev e1, e2, e3;
+	uint32_t pid = 3999990, rx = PROT_READ | PROT_EXEC;
+
+	if (m == NULL) {
+		check("sample-new", 0, "out of memory");
+		return;
+	}
+	dtm_feed(m);
+	dtm_feed_exec(m, pid, 10, "before", "/bin/sampled");
+	dtm_feed_comm(m, pid, "before");
+	dtm_feed_mmap(m, pid, 0x10000, 0x1000, 0, rx, "/bin/sampled", 11);
+	/* in code, in code, then data read as a return address */
+	dtm_sample(m, sev(&e1, pid, pid, 20, 0x10010, 0x10020, 0x7000000), DTM_NAME | DTM_FP_CUT);
+	dtm_feed_comm(m, pid, "after");
+	dtm_sample(m, sev(&e2, pid, pid, 30, 0x10010, 0x10020, 0x10030), DTM_NAME | DTM_FP_CUT);
+	checkf("sample-named-in-order", strncmp(e1.d.dtr_comm, "before", DT_COMMLEN) == 0 &&
+	       strncmp(e2.d.dtr_comm, "after", DT_COMMLEN) == 0,
+	       "names '%.16s', '%.16s' (want before, after)", e1.d.dtr_comm, e2.d.dtr_comm);
+	checkf("sample-cut-at-non-code", e1.d.dtr_nustack == 2 &&
+	       (e1.d.dtr_flags & DTR_USTACK_TRUNC) && e1.d.dtr_size == DT_REC_SIZE(0, 0, 2),
+	       "nustack %u, flags %#x, size %u", e1.d.dtr_nustack, e1.d.dtr_flags, e1.d.dtr_size);
+	checkf("sample-code-kept", e2.d.dtr_nustack == 3 && !(e2.d.dtr_flags & DTR_USTACK_TRUNC) &&
+	       e2.d.dtr_size == sizeof(e2), "nustack %u, flags %#x", e2.d.dtr_nustack,
+	       e2.d.dtr_flags);
+	dtm_free(m);
+
+	/* not fed: the machine knows no code and cuts nothing */
+	if ((m = dtm_new()) == NULL)
+		return;
+	dtm_sample(m, sev(&e3, pid, pid, 20, 0x10010, 0x10020, 0x7000000), DTM_FP_CUT);
+	checkf("sample-unfed-uncut", e3.d.dtr_nustack == 3 && !(e3.d.dtr_flags & DTR_USTACK_TRUNC),
+	       "nustack %u", e3.d.dtr_nustack);
+	dtm_free(m);
+}
+
 int
 main(void)
 {
 	fed();
 	unfed();
+	sampled();
 	return check_status();
 }

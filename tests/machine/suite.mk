@@ -3,7 +3,7 @@
 # its subscriber calls logged, under ASan/UBSan.
 SUITES += machine
 
-MACHINE_TEST_OBJS := cli/lib/rec/machine.o cli/lib/rec/proctab.o cli/lib/rec/procmaps.o \
+MACHINE_TEST_OBJS := cli/lib/rec/machine.o cli/lib/rec/proctab.o cli/lib/rec/tasks.o cli/lib/rec/procmaps.o \
 	cli/lib/rec/unwind_pool.o cli/lib/rec/unwind.o cli/lib/rec/elfsyms.o cli/lib/util.o
 $(B)/tests/machine/machine_test: tests/machine/machine_test.c $(MACHINE_TEST_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)

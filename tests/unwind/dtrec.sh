@@ -105,6 +105,26 @@ read -r pct n < <(entry_pct "$tmp/py.folded")
 awk -v p="$pct" -v n="$n" 'BEGIN { exit !(p >= 90 && n >= 100) }' && r=PASS || r=FAIL
 echo "$r dtrec/python3-entry: $pct% of $n python3 samples reach __libc_start_call_main (need 90% of >= 100)"
 
+# 3b. children forked without exec, owned by other unwinding workers than
+#     their parent's (a process's mappings are held by its worker alone):
+#     they unwind through what the machine told their worker at the fork
+if DTREC_UNWIND_WORKERS=4 "$dtrec" --source perf -q -o "$tmp/fork.dtc" -e profile:hz:997 \
+	-- "$target" 1.5 fork 2>"$tmp/fork.err"; then
+	"$dtreport" flame --folded --user "$tmp/fork.dtc" >"$tmp/fork.folded"
+	read -r pct n < <(chain_pct "$tmp/fork.folded")
+	# processes sampled in the chain, and the workers that owned them
+	read -r np nw < <("$dtreport" sql "$tmp/fork.dtc" "SELECT count(DISTINCT pid), count(DISTINCT pid % 4)
+		FROM events WHERE ustack != 0" 2>&1 | tail -n 1 | tr ',' ' ')
+	if awk -v p="$pct" -v n="$n" -v np="$np" -v nw="$nw" \
+		'BEGIN { exit !(p >= 95 && n >= 400 && np == 4 && nw >= 2) }'; then
+		echo "PASS dtrec/fork-workers: $pct% of $n samples of $np processes on $nw workers show the whole chain"
+	else
+		echo "FAIL dtrec/fork-workers: $pct% of $n samples (need 95% of >= 400), $np processes (need 4) on $nw workers (need 2)"
+	fi
+else
+	echo "FAIL dtrec/fork-workers: dtrec failed: $(head -c 300 "$tmp/fork.err")"
+fi
+
 # 4. option errors: a clear message, status 2, no capture
 for bad in "--user-stacks frames" "--user-stack-size 100" "--user-stack-size 1m" "--user-stack-size x"; do
 	rm -f "$tmp/bad.dtc"

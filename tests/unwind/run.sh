@@ -84,6 +84,9 @@ while time.time() - t < 1.5:
 		echo "FAIL debug-frame/control: unwound without any CFI (the check cannot fail?)"
 	fi
 
+	#    the workers' routing: a process's changes to its worker alone
+	"$dir/pooltest"
+
 	# 4. parsers under fuzz: damaged copies of the ELF files we read
 	"$t" -n fuzz -z "$tmp/minidebug" -z "$target" -z /usr/bin/xz
 

@@ -10,6 +10,10 @@ UNWTEST_LIB_OBJS := cli/lib/rec/unwind.o cli/lib/rec/procmaps.o cli/lib/rec/elfs
 $(B)/tests/unwind/unwtest: tests/unwind/unwtest.c tests/check.h $(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $(filter-out %.h,$^) -ldw -lelf -llzma -lm
+$(B)/tests/unwind/pooltest: tests/unwind/pooltest.c tests/check.h \
+		$(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%) $(B)/asan/obj/cli/lib/rec/unwind_pool.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $(filter-out %.h,$^) -ldw -lelf -llzma -lm -lpthread
 $(B)/tests/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer -o $@ $<
@@ -21,7 +25,7 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer \
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
-check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
+check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/pooltest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
 		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
 		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \
 		tests/unwind/spool.sh \

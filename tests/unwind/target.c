@@ -5,12 +5,15 @@
  * values live across its call, so its CFA and saved registers are real
  * work for the unwinder, and does some work of its own, so samples land
  * in every level, prologues and epilogues included.
- * Usage: target SECONDS [unlink]   (unlink: delete its own file first, as
- * a package upgrade does under a running program)
+ * Usage: target SECONDS [unlink|fork]   (unlink: delete its own file
+ * first, as a package upgrade does under a running program; fork: three
+ * children forked without exec run the chain too, their mappings only
+ * the parent's, inherited)
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,13 +55,26 @@ main(int argc, char **argv)
 	struct timespec t0, t;
 	uint64_t acc = 0;
 
+	int nkids = 0;
+
 	if (argc > 2 && strcmp(argv[2], "unlink") == 0 && unlink(argv[0]) != 0)
 		return 2;
+	if (argc > 2 && strcmp(argv[2], "fork") == 0)
+		for (; nkids < 3; nkids++) {
+			pid_t k = fork();
+			if (k < 0)
+				return 2;
+			if (k == 0)
+				break;	/* a child: the chain, then out */
+		}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		for (int i = 0; i < 50; i++)
 			acc += level1(acc + (uint64_t)i);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	if (nkids == 3)
+		while (wait(NULL) > 0)
+			;
 	return (int)(acc & 1) + 0 * argc;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "proctab.h"
 #include "unwind_pool.h"
 #include "util.h"
 
@@ -114,12 +115,92 @@ dtm_subscribe(struct dtm *m, dtm_sub_fn fn, void *arg)
 void dtm_keep_all(struct dtm *m, int on) { m->pt.keep_all = on; }
 void dtm_set_exec_probe(struct dtm *m, uint32_t id) { m->exec_probe = id; }
 void dtm_set_unwinders(struct dtm *m, struct dtunw_pool *pool) { m->pt.pool = pool; }
+struct dtunw_pool *dtm_unwinders(struct dtm *m) { return m->pt.pool; }
 
-struct proctab *
+void
 dtm_feed(struct dtm *m)
 {
 	m->fed = 1;
-	return &m->pt;
+}
+
+/* ------------------------------------------------ the sources' feed */
+
+void dtm_feed_comm(struct dtm *m, uint32_t tid, const char *comm) { proctab_set_comm(&m->pt, tid, comm); }
+void dtm_feed_exit(struct dtm *m, uint32_t pid) { proctab_exit(&m->pt, pid); }
+void dtm_feed_read_end(struct dtm *m) { proctab_read_end(&m->pt); }
+
+void
+dtm_feed_thread(struct dtm *m, uint32_t tid, uint32_t ptid)
+{
+	const struct task *pc = task_get(&m->pt.comms, ptid, 0);
+
+	if (pc != NULL) {
+		char comm[DTCAP_COMMLEN];
+
+		/* set_comm may move pc when the table grows */
+		memcpy(comm, pc->comm, sizeof(comm));
+		proctab_set_comm(&m->pt, tid, comm);
+	}
+}
+
+void
+dtm_feed_fork(struct dtm *m, uint32_t pid, uint32_t ppid, uint64_t ts, const char *comm)
+{
+	if (comm[0]) {
+		struct task *par;
+
+		/* the parent's name goes to the child (its comm is the parent's) */
+		proctab_set_comm(&m->pt, pid, comm);
+		par = proctab_known(&m->pt, ppid, ts);
+		if (par && !par->p.comm[0])
+			snprintf(par->p.comm, sizeof(par->p.comm), "%.*s",
+				 (int)sizeof(par->p.comm) - 1, comm);
+	}
+	proctab_fork(&m->pt, pid, ppid, ts);
+}
+
+void
+dtm_feed_exec(struct dtm *m, uint32_t pid, uint64_t ts, const char *comm, const char *path)
+{
+	proctab_exec(&m->pt, pid, ts, comm, path);
+}
+
+void
+dtm_feed_mmap(struct dtm *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+	      uint32_t prot, const char *name, uint64_t ts)
+{
+	proctab_mmap(&m->pt, pid, start, len, pgoff, prot, name, ts);
+}
+
+void
+dtm_sample(struct dtm *m, struct dt_rec *d, unsigned what)
+{
+	uint64_t *u = (uint64_t *)(void *)(d + 1) + d->dtr_nargs + d->dtr_nkstack;
+
+	if (what & DTM_NAME)
+		memcpy(d->dtr_comm, proctab_comm_of(&m->pt, d->dtr_pid, d->dtr_tid, d->dtr_cpu),
+		       DT_COMMLEN);
+	/*
+	 * The kernel follows frame pointers through code built without them
+	 * too, reading saved data (text, zeros) as return addresses: the
+	 * stack ends at the first frame that is no code of the process,
+	 * marked cut.
+	 */
+	if ((what & DTM_FP_CUT) && m->fed) {
+		for (unsigned i = 0; i < d->dtr_nustack; i++) {
+			uint64_t pc;
+			memcpy(&pc, &u[i], 8);
+			if (proctab_is_code(&m->pt, d->dtr_pid, d->dtr_ts, pc) == 0) {
+				d->dtr_nustack = (uint8_t)i;
+				d->dtr_flags |= DTR_USTACK_TRUNC;
+				d->dtr_size = (uint32_t)DT_REC_SIZE(d->dtr_nargs, d->dtr_nkstack, i);
+				break;
+			}
+		}
+	}
+	/* a process we never saw map anything: its mappings from /proc */
+	if ((what & DTM_UNWIND) && m->fed)
+		(void)proctab_known(&m->pt, d->dtr_pid, d->dtr_ts);
 }
 
 const struct kproc *

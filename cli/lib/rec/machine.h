@@ -6,11 +6,14 @@
  *	kernel -> source -> machine -> { unwinding workers, capture }
  *
  * The source feeds it: the kernel's fork/exec/mmap/exit/comm events go
- * into the process table it holds (dtm_feed, proctab.h: perf's side band,
- * dt.ko's proc probes), or, where the kernel reports none, dtm_observe
- * gives it an event's pid, tid, comm and pc.  The unwinding workers are
- * told every mapping it learns (dtm_set_unwinders; each worker keeps its
- * copy, changed only through these messages).  Subscribers are told
+ * into the process table it holds (dtm_feed_*, kept in proctab.h: perf's
+ * side band, dt.ko's proc probes), or, where the kernel reports none,
+ * dtm_observe gives it an event's pid, tid, comm and pc.  The source
+ * hands it each sample it decodes (dtm_sample): the machine names the
+ * thread and cuts a frame-pointer stack at the first pc that is no code;
+ * no source reads the table (tests/layout keeps it so).  The workers are
+ * told every mapping it learns (dtm_set_unwinders: the worker owning the
+ * process keeps its copy, changed only through these messages).  Subscribers are told
  * "process P changed at ts" (dtm_subscribe): the capture's snapshots
  * (snapshots.c).
  *
@@ -30,7 +33,7 @@
 #include <stdint.h>
 
 #include "dt_abi.h"
-#include "proctab.h"
+#include "tasks.h"
 
 struct dtm;
 struct dtunw_pool;
@@ -80,14 +83,53 @@ void dtm_keep_all(struct dtm *m, int on);
 /* the sched_process_exec probe's id, 0: not recorded (an exec's event) */
 void dtm_set_exec_probe(struct dtm *m, uint32_t id);
 
-/* ---- sources */
+/* ---- sources: they feed, and hand over samples; they never look up */
 /*
- * The source feeds the kernel's process events into the table returned
- * (proctab.h's calls): from now on dtm_proc answers from it.
+ * The source feeds the kernel's process events (the dtm_feed_* calls
+ * below, in the kernel's order): from now on dtm_proc answers from them.
  */
-struct proctab *dtm_feed(struct dtm *m);
+void dtm_feed(struct dtm *m);
+/* tid is named comm (a COMM record, an exec) */
+void dtm_feed_comm(struct dtm *m, uint32_t tid, const char *comm);
+/* a new thread tid takes its creator ptid's name of this moment */
+void dtm_feed_thread(struct dtm *m, uint32_t tid, uint32_t ptid);
+/*
+ * ppid forked pid at ts; comm: the parent's name as the kernel reported
+ * it with the fork ("" when it did not): the child's, and the parent's
+ * when it had none yet.
+ */
+void dtm_feed_fork(struct dtm *m, uint32_t pid, uint32_t ppid, uint64_t ts, const char *comm);
+/* pid exec'd a new image (path "" when unknown): its mappings follow */
+void dtm_feed_exec(struct dtm *m, uint32_t pid, uint64_t ts, const char *comm, const char *path);
+/* pid mapped name (prot: PROT_* bits); ts 0 when unknown (proctab_mmap) */
+void dtm_feed_mmap(struct dtm *m, uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+		   uint32_t prot, const char *name, uint64_t ts);
+void dtm_feed_exit(struct dtm *m, uint32_t pid);
+/* the end of the source's read of every ring (proctab_read_end) */
+void dtm_feed_read_end(struct dtm *m);
+
+/*
+ * What dtm_sample does to a sample.  The source hands each sample over as
+ * it decodes it, in the order of the process events it fed, so a name
+ * (a COMM record met in the same read) holds from its time on: resolving
+ * after the read would give earlier samples the later name.
+ */
+#define DTM_NAME	1u	/* dtr_comm: the thread's name now */
+#define DTM_FP_CUT	2u	/* the frame-pointer user stack ends at the
+				 * first pc that is no code of the process */
+#define DTM_UNWIND	4u	/* the workers will unwind it: they learn
+				 * the mappings of a process first heard of */
+/*
+ * d (a complete dt_rec, its user stack last) resolved through the
+ * machine's table: a cut stack leaves d shorter (dtr_size, dtr_nustack,
+ * DTR_USTACK_TRUNC).  Only a fed machine knows code: without it the stack
+ * is left whole.
+ */
+void dtm_sample(struct dtm *m, struct dt_rec *d, unsigned what);
 /* The unwinding workers to tell every mapping, or NULL (before the pool is freed). */
 void dtm_set_unwinders(struct dtm *m, struct dtunw_pool *pool);
+/* The session: the source's unwinding workers (their spool's figures), or NULL. */
+struct dtunw_pool *dtm_unwinders(struct dtm *m);
 /*
  * Without the kernel's process events: make sure the unwinding workers
  * know the mapping ip of pid lies in, reading /proc/PID/maps at pid's

@@ -39,8 +39,8 @@
 #include "dt_abi.h"
 #include "offcpu.h"
 #include "machine.h"
-#include "proctab.h"
 #include "provkind.h"
+#include "tasks.h"
 #include "tracefs.h"
 #include "unwind.h"
 #include "unwind_pool.h"
@@ -143,9 +143,8 @@ struct src_perf {
 	uint64_t	*lost;		/* [r] per CPU: PERF_RECORD_LOST* counts */
 	int		*fdcpu;		/* per fd: its CPU */
 	uint32_t	*fdprobe;	/* per fd: probe index + 1; 0: tracking */
-	struct proctab	*pt;		/* [I] the machine's (machine.h), fed from
-					 * the side band */
-	struct dtm	*m;		/* [I] the session's machine */
+	struct dtm	*m;		/* [I] the session's machine: fed from the
+					 * side band, handed every sample */
 	/*
 	 * [r] With targets, the target processes and every child they forked
 	 * (the tracking events report only theirs); p.ts: kept from then on.  Uprobe events cannot be

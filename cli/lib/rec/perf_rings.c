@@ -39,14 +39,12 @@ static void
 fork_comm(struct src_perf *sp, const struct perf_event_header *h)
 {
 	uint32_t tid, ptid;
-	struct task *pc;
 
 	if (h->size < sizeof(*h) + 24)
 		return;
 	memcpy(&tid, (const unsigned char *)(h + 1) + 8, 4);
 	memcpy(&ptid, (const unsigned char *)(h + 1) + 12, 4);
-	if ((pc = task_get(&sp->pt->comms, ptid, 0)) != NULL)
-		proctab_set_comm(sp->pt, tid, pc->comm);
+	dtm_feed_thread(sp->m, tid, ptid);
 }
 
 /*
@@ -253,7 +251,7 @@ perf_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		rg->sb_pos = pos;
 	}
 	used = merge_rings(sp, buf, used, len, sp->stopped ? UINT64_MAX : mark);
-	proctab_read_end(sp->pt);
+	dtm_feed_read_end(sp->m);
 	if (sp->pool) {
 		/* what the workers finished meanwhile (microseconds a sample):
 		 * out with this read, not one flush interval later */

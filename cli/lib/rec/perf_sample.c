@@ -146,7 +146,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	uint64_t allregs[DTUP_NREGS], have = 0, ustk_len = 0;
 	uint64_t uregs[__builtin_popcountll(DTUNW_REGS_MASK)];
 	const unsigned char *ustk = NULL;
-	int have_regs = 0;
+	int have_regs = 0, unwind;
 
 #define TAKE(dstp, n) do { if ((size_t)(end - p) < (n)) return 0; memcpy((dstp), p, (n)); p += (n); } while (0)
 	TAKE(&id, 8);
@@ -270,21 +270,6 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 			nk = 0;
 		if (!(pr->evtflags & DTEVT_USTACK))
 			nu = 0;
-		/*
-		 * The kernel follows frame pointers through code built
-		 * without them too, reading saved data (text, zeros) as
-		 * return addresses: the stack ends at the first frame that
-		 * is no code of the process, marked cut.
-		 */
-		for (unsigned i = 0; i < nu; i++) {
-			uint64_t pc;
-			memcpy(&pc, &uf[i], 8);
-			if (proctab_is_code(sp->pt, pid, ts, pc) == 0) {
-				nu = i;
-				flags |= DTR_USTACK_TRUNC;
-				break;
-			}
-		}
 	}
 	memset(args, 0, sizeof(args));
 	switch (pr->kind) {
@@ -359,8 +344,6 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 		d->dtr_ctx = DTR_CTX_HARDIRQ;
 	else if (raw && rawsize > TP_COMMON_FLAGS_OFF)
 		d->dtr_ctx = tp_flags_ctx(raw[TP_COMMON_FLAGS_OFF]);
-	if (pr->evtflags & DTEVT_COMM)
-		memcpy(d->dtr_comm, proctab_comm_of(sp->pt, pid, tid, cpu), DT_COMMLEN);
 	dst = (uint64_t *)(void *)(d + 1);
 	memcpy(dst, args, 8 * (size_t)nargs);
 	if (nk)
@@ -369,9 +352,12 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 		memcpy(dst + nargs + nk, uf, 8 * (size_t)nu);
 	(void)rg;
 	sp->counts[cpu < (uint32_t)sp->ncpus ? cpu : 0].read++;
-	if (have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK)) {
-		/* a process we never saw map anything: its mappings from /proc */
-		proctab_known(sp->pt, pid, ts);
+	unwind = have_regs && ustk_len && sp->pool && (pr->evtflags & DTEVT_USTACK);
+	/* named and its stack cut by the machine, now: names change in ring order */
+	dtm_sample(sp->m, d, (pr->evtflags & DTEVT_COMM ? DTM_NAME : 0) | (nu ? DTM_FP_CUT : 0) |
+			     (unwind ? DTM_UNWIND : 0));
+	need = d->dtr_size;
+	if (unwind) {
 		if (dtunw_pool_submit(sp->pool, d, uregs, DTUNW_REGS_MASK, ustk, ustk_len) == 0)
 			return 0;	/* it comes back from the pool */
 		sp->fp_behind++;

@@ -23,7 +23,7 @@ on_mmap2(struct src_perf *sp, const struct perf_event_header *h, const unsigned 
 	if (memchr(name, '\0', h->size - sizeof(*h) - fixed) == NULL)
 		return;
 	/* the trailer's time is not needed: ordering comes from the ring */
-	proctab_mmap(sp->pt, pid, addr, len, pgoff, prot, name, 0);
+	dtm_feed_mmap(sp->m, pid, addr, len, pgoff, prot, name, 0);
 }
 
 void
@@ -40,7 +40,7 @@ perf_sb_comm(struct src_perf *sp, const struct perf_event_header *h, const unsig
 	snprintf(comm, sizeof(comm), "%.*s", (int)(h->size - sizeof(*h) - 8), (const char *)r + 8);
 	if (!in_order) {
 		/* names change in ring order, with the samples around them */
-		proctab_set_comm(sp->pt, tid, comm);
+		dtm_feed_comm(sp->m, tid, comm);
 		return;
 	}
 	if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && pid != sp->self && sp->targeted) {
@@ -51,7 +51,7 @@ perf_sb_comm(struct src_perf *sp, const struct perf_event_header *h, const unsig
 	}
 	/* a new image: its mappings follow as MMAP2 records */
 	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-		proctab_exec(sp->pt, pid, tr->time, comm, "");
+		dtm_feed_exec(sp->m, pid, tr->time, comm, "");
 }
 
 static void
@@ -73,7 +73,7 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 		if (t)
 			t->p.pid = pid;
 	}
-	proctab_fork(sp->pt, pid, ppid, tr->time);
+	dtm_feed_fork(sp->m, pid, ppid, tr->time, "");
 }
 
 void
@@ -149,7 +149,7 @@ perf_sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_head
 		memcpy(&pid, r, 4);
 		memcpy(&tid, r + 8, 4);
 		if (pid == tid)
-			proctab_exit(sp->pt, pid);
+			dtm_feed_exit(sp->m, pid);
 		break;
 	}
 	case PERF_RECORD_LOST: {

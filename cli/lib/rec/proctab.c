@@ -15,48 +15,6 @@
 /* exited processes whose mappings are kept (see proctab_read_end) */
 #define PT_GONE_MAX	1024
 
-static uint64_t
-task_rehash(const void *ctx, uint32_t e)
-{
-	return dt_htab_hash_int(((const struct tasks *)ctx)->v[e].key);
-}
-
-struct task *
-task_get(struct tasks *t, uint32_t key, int create)
-{
-	uint32_t e;
-
-	if (key == 0)
-		key = 0xffffffffu;	/* the idle task */
-	uint64_t h = dt_htab_hash_int(key);
-	for (size_t i = dt_htab_first(&t->ix, h); (e = dt_htab_at(&t->ix, i)) != DT_HTAB_NONE;
-	     i = dt_htab_next(&t->ix, i))
-		if (t->v[e].key == key)
-			return &t->v[e];
-	if (!create)
-		return NULL;
-	if (DT_GROW(t->v, t->cap, t->n, 1, 1024))
-		return NULL;
-	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
-	t->v[t->n].key = key;
-	if (dt_htab_add(&t->ix, h, (uint32_t)t->n, task_rehash, t))
-		return NULL;
-	return &t->v[t->n++];
-}
-
-void
-tasks_free(struct tasks *t)
-{
-	for (size_t i = 0; i < t->n; i++) {
-		for (size_t j = 0; j < t->v[i].p.nmaps; j++)
-			free((char *)t->v[i].maps[j].name);
-		free(t->v[i].maps);
-		free(t->v[i].exe);
-	}
-	free(t->v);
-	dt_htab_free(&t->ix);
-}
-
 void
 proctab_free(struct proctab *pt)
 {
@@ -306,13 +264,17 @@ proctab_fork(struct proctab *pt, uint32_t pid, uint32_t ppid, uint64_t ts)
 	if (parent == NULL)
 		return;
 	memcpy(child->p.comm, parent->p.comm, sizeof(child->p.comm));
-	if (pt->pool)
-		dtunw_pool_fork(pt->pool, ppid, pid);
+	/* another worker's parent: the child's worker learns its mappings here */
+	int seed = pt->pool && dtunw_pool_fork(pt->pool, ppid, pid) < 0;
 	for (size_t j = 0; j < parent->p.nmaps; j++) {
 		const struct dtcap_map *m = &parent->maps[j];
 		proc_map(child, m->start, m->end - m->start, m->offset, m->prot, m->name, ts);
 	}
 	child->p.ts = ts;
+	if (seed) {
+		dtunw_pool_forget(pt->pool, pid);
+		pool_seed(pt, child);
+	}
 }
 
 /*

@@ -1,5 +1,6 @@
 /*
- * proctab.h - the machine's (machine.h) process table that a source feeds
+ * proctab.h - the machine's (machine.h) process table, fed through the
+ * machine's dtm_feed_* (no source includes this header: tests/layout)
  * with the kernel's process events (perf's COMM/FORK/EXIT/MMAP2 records,
  * dt.ko's proc probes): per thread comms, per process executable mappings, fed to the unwinding
  * workers too.  A process first heard of from such an event (one that
@@ -15,41 +16,9 @@
 
 #include "dt_htab.h"
 #include "dtcap.h"
-
-/*
- * A process's executable mappings as the kernel reported them (perf's
- * MMAP2 records, dt.ko's mmap probe).  The table's; valid until its next
- * change.
- */
-struct kproc {
-	uint32_t	pid, ppid;
-	uint64_t	ts;		/* last change */
-	uint32_t	gen;		/* changes since first seen */
-	char		comm[DTCAP_COMMLEN];
-	const char	*exe;		/* "" when unknown */
-	size_t		nmaps;
-	const struct dtcap_map *maps;	/* file == 0; name is the path */
-};
+#include "tasks.h"
 
 struct dtunw_pool;
-
-/* A thread (comms) or process (procs) entry. */
-struct task {
-	uint32_t	key;		/* tid (comms) or pid (procs); idle: 0xffffffff */
-	char		comm[DTCAP_COMMLEN];
-	/* processes only */
-	int		known;		/* mappings known (events or /proc) */
-	int		exited;		/* its exit was seen (its pid may return) */
-	struct kproc p;
-	struct dtcap_map *maps;
-	size_t		mcap;
-	char		*exe;
-};
-struct tasks {
-	struct task	*v;		/* in order of first sight; moves as it grows */
-	size_t		cap, n;
-	struct dt_htab	ix;		/* key -> index in v */
-};
 
 struct proctab {
 	struct tasks	comms, procs;
@@ -65,13 +34,6 @@ struct proctab {
 	uint32_t	*gone;
 	size_t		ngone, capgone;
 };
-
-/*
- * key's entry, created (zeroed but for the key) if create and absent;
- * NULL if absent or out of memory.  Creating may move every entry.
- */
-struct task *task_get(struct tasks *t, uint32_t key, int create);
-void tasks_free(struct tasks *t);
 
 void proctab_free(struct proctab *pt);
 void proctab_set_comm(struct proctab *pt, uint32_t tid, const char *comm);

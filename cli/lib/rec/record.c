@@ -31,6 +31,7 @@
 #include "source.h"
 #include "srcline.h"
 #include "targets.h"
+#include "unwind_pool.h"
 #include "util.h"
 
 void
@@ -416,10 +417,11 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 			    "fell behind (fewer probes, a lower rate or a smaller "
 			    "--user-stack-size)", (unsigned long long)fpb);
 	}
-	if (r->src->ops->ustack_spool) {
+	/* the spool is the pool's, whichever source unwinds: the pool answers */
+	if (dtm_unwinders(r->m) != NULL) {
 		uint64_t n, peak, lost;
 		char h[32];
-		r->src->ops->ustack_spool(r->src, &n, &peak, &lost);
+		dtunw_pool_spool_stats(dtm_unwinders(r->m), &n, &peak, &lost);
 		if (n && !r->o->quiet)
 			rec_msg(r, "user stacks: %llu samples waited in the spool file (at most %s) "
 			    "to be unwound when the CPUs were idle", (unsigned long long)n,

@@ -116,13 +116,6 @@ struct dtsrc_ops {
 	 */
 	void	(*ustack_counts)(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc,
 				 uint64_t *fp_behind);
-	/*
-	 * Of the samples unwound, those that waited in the spool file
-	 * (unwind_pool.h), the largest it grew (bytes), and spooled samples
-	 * a failed read lost.  NULL: the source does no unwinding.
-	 */
-	void	(*ustack_spool)(struct dtsrc *s, uint64_t *spooled, uint64_t *peak,
-				uint64_t *lost);
 	/* Does it keep only cfg.comm's tasks' events?  cfg.cgroupfd's? */
 	int	filters_comm, filters_cgroup;
 	/*

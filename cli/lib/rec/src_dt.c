@@ -17,7 +17,6 @@
 #include "dt_abi.h"
 #include "machine.h"
 #include "offcpu.h"
-#include "proctab.h"
 #include "unwind.h"
 #include "unwind_pool.h"
 #include "util.h"
@@ -55,7 +54,6 @@ struct src_dt {
 	int		track;		/* [I] */
 	uint32_t	pp_id[PP_N];	/* [I] probe ids, 0: none */
 	int		pp_hide[PP_N];	/* [I] enabled for the table alone */
-	struct proctab	*pt;		/* [I] the machine's, fed when track */
 	uint64_t	*hidden;	/* [r] per CPU: records kept from record.c */
 	size_t		nhidden;
 	const struct dt_rec **pend;	/* [r] scratch: one read's proc records */
@@ -141,15 +139,8 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 	case PP_FORK:
 		if (rec->dtr_nargs < 2 || a[0] == 0 || a[0] > UINT32_MAX)
 			break;
-		/* the parent's name goes to the child (its comm is the parent's) */
-		if (comm[0])
-			proctab_set_comm(d->pt, (uint32_t)a[0], comm);
-		{
-			struct task *par = proctab_known(d->pt, rec->dtr_pid, rec->dtr_ts);
-			if (par && !par->p.comm[0] && comm[0])
-				snprintf(par->p.comm, sizeof(par->p.comm), "%.*s", (int)sizeof(par->p.comm) - 1, comm);
-		}
-		proctab_fork(d->pt, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts);
+		/* the record's comm is the parent's, which the child starts with */
+		dtm_feed_fork(d->m, (uint32_t)a[0], rec->dtr_pid, rec->dtr_ts, comm);
 		break;
 	case PP_EXEC:
 		if (rec->dtr_nargs < 3 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL)
@@ -157,17 +148,17 @@ pp_apply(struct src_dt *d, const struct dt_rec *rec)
 		/* the new comm is an argument: the record's is taken as it fires */
 		memcpy(comm, &a[1], 16);
 		comm[DT_COMMLEN] = '\0';
-		proctab_set_comm(d->pt, rec->dtr_pid, comm);
-		proctab_exec(d->pt, rec->dtr_pid, rec->dtr_ts, comm, path);
+		dtm_feed_comm(d->m, rec->dtr_pid, comm);
+		dtm_feed_exec(d->m, rec->dtr_pid, rec->dtr_ts, comm, path);
 		break;
 	case PP_EXIT:
-		proctab_exit(d->pt, rec->dtr_pid);
+		dtm_feed_exit(d->m, rec->dtr_pid);
 		break;
 	case PP_MMAP:
 		if (rec->dtr_nargs < 6 || (path = rec_path(rec, rec->dtr_size, &pflags)) == NULL ||
 		    (pflags & DTPH_UNKNOWN) || a[3] > UINT32_MAX)
 			break;
-		proctab_mmap(d->pt, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
+		dtm_feed_mmap(d->m, rec->dtr_pid, a[0], a[1], a[2], (uint32_t)a[3], path,
 			     rec->dtr_ts);
 		break;
 	default:
@@ -250,27 +241,6 @@ dsrc_take_procs(struct src_dt *d, char *buf, size_t n)
 }
 
 /*
- * dt.ko's frame-pointer walk through code built without frame pointers
- * reads data as return addresses (text, zeros): the stack ends at the
- * first frame that is no code of the process, as the table knows it,
- * marked cut.  1 when h (a copy, its nustack and flags) changed.
- */
-static int
-fp_cut(struct src_dt *d, struct dt_rec *h, const uint64_t *u)
-{
-	for (unsigned i = 0; i < h->dtr_nustack; i++) {
-		uint64_t pc;
-		memcpy(&pc, &u[i], 8);
-		if (proctab_is_code(d->pt, h->dtr_pid, h->dtr_ts, pc) == 0) {
-			h->dtr_nustack = (uint8_t)i;
-			h->dtr_flags |= DTR_USTACK_TRUNC;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/*
  * The records read() left at buf (n bytes), in place: each one's user
  * registers and stack copy (DTR_UREGS) go to the unwinding workers, which
  * return the record later with its DWARF user stack; the record leaves
@@ -295,18 +265,19 @@ dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 			break;	/* not dt.ko's: record.c says so */
 		base = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
 		if (!(h.dtr_flags & DTR_UREGS) || base > sz) {
-			size_t keep = sz;
-			if (d->track && base == sz && h.dtr_nustack &&
-			    fp_cut(d, &h, (const uint64_t *)(const void *)(buf + r) +
-					   (sizeof(h) / 8) + h.dtr_nargs + h.dtr_nkstack)) {
-				keep = DT_REC_SIZE(h.dtr_nargs, h.dtr_nkstack, h.dtr_nustack);
-				h.dtr_size = (uint32_t)keep;
-			}
-			memmove(buf + w, buf + r, keep);
-			if (keep != sz)
-				memcpy(buf + w, &h, sizeof(h));
-			w += keep;
+			memmove(buf + w, buf + r, sz);
 			r += sz;
+			/*
+			 * dt.ko's frame-pointer walk through code built without
+			 * frame pointers reads data as return addresses: the
+			 * machine, which knows the code, cuts the stack there.
+			 */
+			if (d->track && base == sz && h.dtr_nustack) {
+				struct dt_rec *k = (struct dt_rec *)(void *)(buf + w);
+				dtm_sample(d->m, k, DTM_FP_CUT);
+				sz = k->dtr_size;
+			}
+			w += sz;
 			continue;
 		}
 		struct dt_uregs ur;
@@ -324,7 +295,7 @@ dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 		r += sz;
 		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
 			if (d->track)	/* first heard of: what it mapped before, from /proc */
-				proctab_known(d->pt, h.dtr_pid, h.dtr_ts);
+				dtm_sample(d->m, (struct dt_rec *)(void *)(buf + w), DTM_UNWIND);
 			else
 				dtm_observe(d->m, h.dtr_pid, h.dtr_tid, h.dtr_comm,
 					    ur.dtur_regs[DT_UREG_IP]);
@@ -577,7 +548,7 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 			memset(d->pp_id, 0, sizeof(d->pp_id));
 		d->track = all;
 		if (all)
-			d->pt = dtm_feed(d->m);
+			dtm_feed(d->m);
 	}
 	/*
 	 * Probes are armed in the order they were enabled, mmap first: a
@@ -693,20 +664,10 @@ dsrc_read(struct dtsrc *s, char *buf, size_t len, char *err, size_t errlen)
 		n = (ssize_t)dsrc_take_procs(d, buf + used, (size_t)n);
 	used += dsrc_take_copies(d, buf + used, (size_t)n);
 	if (d->track)
-		proctab_read_end(d->pt);
+		dtm_feed_read_end(d->m);
 	if (d->pool)
 		used = dtunw_pool_read_end(d->pool, buf, used, len, d->stopped);
 	return (ssize_t)used;
-}
-
-static void
-dsrc_ustack_spool(struct dtsrc *s, uint64_t *spooled, uint64_t *peak, uint64_t *lost)
-{
-	struct src_dt *d = (struct src_dt *)s;
-
-	*spooled = *peak = *lost = 0;
-	if (d->pool)
-		dtunw_pool_spool_stats(d->pool, spooled, peak, lost);
 }
 
 static void
@@ -910,7 +871,6 @@ static const struct dtsrc_ops dsrc_ops = {
 	.counters = dsrc_counters,
 	.clock = dsrc_clock,
 	.ustack_counts = dsrc_ustack_counts,
-	.ustack_spool = dsrc_ustack_spool,
 	.filters_comm = 1,
 	.filters_cgroup = 1,
 	.dump = dsrc_dump,

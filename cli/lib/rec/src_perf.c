@@ -33,7 +33,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 		dtu_seterr(err, errlen, "the perf source needs the session's process model");
 		return -1;
 	}
-	sp->pt = dtm_feed(sp->m);
+	dtm_feed(sp->m);
 	if (bufsize < pg)
 		bufsize = (uint32_t)pg;
 	/* perf opens one descriptor per probe and CPU: allow what the hard limit allows */
@@ -401,16 +401,6 @@ perf_stop(struct dtsrc *s, char *err, size_t errlen)
 }
 
 static void
-perf_ustack_spool(struct dtsrc *s, uint64_t *spooled, uint64_t *peak, uint64_t *lost)
-{
-	struct src_perf *sp = (struct src_perf *)s;
-
-	*spooled = *peak = *lost = 0;
-	if (sp->pool)
-		dtunw_pool_spool_stats(sp->pool, spooled, peak, lost);
-}
-
-static void
 perf_ustack_counts(struct dtsrc *s, uint64_t *dwarf, uint64_t *dwarf_trunc, uint64_t *fp_behind)
 {
 	struct src_perf *sp = (struct src_perf *)s;
@@ -668,7 +658,6 @@ static const struct dtsrc_ops perf_ops = {
 	.counters = perf_counters,
 	.clock = perf_clock,
 	.ustack_counts = perf_ustack_counts,
-	.ustack_spool = perf_ustack_spool,
 	.filters_cgroup = 1,
 	.dump = perf_dump,
 	.triggered = perf_triggered,

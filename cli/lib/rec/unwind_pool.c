@@ -1,8 +1,11 @@
 /*
  * unwind_pool.c - see unwind_pool.h.
  *
- * One queue per worker (mutex and condition variable); address-space
- * changes are copied to every queue, samples go to queue pid % n.  Results
+ * One queue per worker (mutex and condition variable); a process is
+ * owned by worker pid % n: its samples and its address-space changes go
+ * to that queue alone, so each process's mappings are held once, by the
+ * worker that unwinds it (a fork across workers is told by the machine as
+ * mappings: dtunw_pool_fork).  Results
  * go to one shared list.  The budget counts the bytes of queued samples
  * and of finished records not collected yet.
  *
@@ -85,6 +88,7 @@ struct dtunw_pool {
 	uint64_t	spooled;	/* [mu] samples that went through a file */
 	uint64_t	spool_lost;	/* [mu] spooled samples whose read failed */
 	int		boosted;	/* [mu] workers back at SCHED_OTHER */
+	uint64_t	told;		/* [r] address-space changes queued */
 };
 
 /* One item as the spool file holds it, followed by rec, regs, stack, path. */
@@ -534,7 +538,9 @@ fail:
 struct dtunw_pool *
 dtunw_pool_start(unsigned threads, long ncpus, enum dtunw_choice how, const char *spool_dir)
 {
-	unsigned nw = threads ? threads : (unsigned)(ncpus / 4);
+	const char *tw = getenv("DTREC_UNWIND_WORKERS");
+	unsigned nw = tw && *tw ? (unsigned)strtoul(tw, NULL, 0) :
+		      threads ? threads : (unsigned)(ncpus / 4);
 	const char *b = getenv("DTREC_UNWIND_BUDGET");
 	const char *sm = getenv("DTREC_UNWIND_SPOOL");
 	const char *idle = getenv("DTREC_UNWIND_IDLE");
@@ -591,43 +597,56 @@ dtunw_pool_free(struct dtunw_pool *p)
 	free(p);
 }
 
-static void
-broadcast(struct dtunw_pool *p, int kind, uint32_t pid, uint32_t ppid, uint64_t start,
-	  uint64_t len, uint64_t pgoff, const char *path)
+/* The worker that unwinds pid's samples, and alone holds its mappings. */
+static struct worker *
+owner(struct dtunw_pool *p, uint32_t pid)
 {
-	for (unsigned i = 0; i < p->n; i++) {
-		struct item *it = calloc(1, sizeof(*it));
-		if (it == NULL || (path && (it->path = strdup(path)) == NULL)) {
-			free(it);
-			continue;	/* out of memory: that worker's stacks end there */
-		}
-		it->kind = kind;
-		it->pid = pid;
-		it->ppid = ppid;
-		it->start = start;
-		it->len = len;
-		it->pgoff = pgoff;
-		push(p, &p->w[i], it);
+	return &p->w[pid % p->n];
+}
+
+static void
+tell(struct dtunw_pool *p, int kind, uint32_t pid, uint32_t ppid, uint64_t start,
+     uint64_t len, uint64_t pgoff, const char *path)
+{
+	struct item *it = malloc(sizeof(*it));
+	char *pc = NULL;
+
+	if (it == NULL || (path && (pc = strdup(path)) == NULL)) {
+		free(it);
+		return;		/* out of memory: pid's stacks end there */
 	}
+	*it = (struct item){ .kind = kind, .pid = pid, .ppid = ppid, .start = start, .len = len,
+			     .pgoff = pgoff, .path = pc };
+	p->told++;
+	push(p, owner(p, pid), it);
 }
 
 void
 dtunw_pool_map(struct dtunw_pool *p, uint32_t pid, uint64_t start, uint64_t len,
 	       uint64_t pgoff, const char *path)
 {
-	broadcast(p, IT_MAP, pid, 0, start, len, pgoff, path);
+	tell(p, IT_MAP, pid, 0, start, len, pgoff, path);
 }
 
 void
 dtunw_pool_forget(struct dtunw_pool *p, uint32_t pid)
 {
-	broadcast(p, IT_FORGET, pid, 0, 0, 0, 0, NULL);
+	tell(p, IT_FORGET, pid, 0, 0, 0, 0, NULL);
 }
 
-void
+int
 dtunw_pool_fork(struct dtunw_pool *p, uint32_t ppid, uint32_t pid)
 {
-	broadcast(p, IT_FORK, pid, ppid, 0, 0, 0, NULL);
+	if (owner(p, ppid) != owner(p, pid))
+		return -1;	/* the parent's mappings are another worker's */
+	tell(p, IT_FORK, pid, ppid, 0, 0, 0, NULL);
+	return 0;
+}
+
+uint64_t
+dtunw_pool_told(const struct dtunw_pool *p)
+{
+	return p->told;
 }
 
 int
@@ -636,7 +655,7 @@ dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t
 {
 	size_t nregs = (size_t)__builtin_popcountll(mask);
 	size_t bytes = sizeof(struct item) + rec->dtr_size + nregs * 8 + len;
-	struct worker *w = &p->w[rec->dtr_pid % p->n];
+	struct worker *w = owner(p, rec->dtr_pid);
 	struct item *it;
 	int over, spooled;
 

@@ -5,9 +5,10 @@
  * The reader hands over each sample as the dt_rec it would have written
  * (with the kernel's frame-pointer user stack) plus the user registers and
  * stack copy; a worker unwinds it (unwind.h) and returns the same dt_rec
- * with the DWARF user stack in place of the frame-pointer one.  Samples of
- * one process always go to the same worker, whose own dtunw sees every
- * address-space change in the order the reader reported it.
+ * with the DWARF user stack in place of the frame-pointer one.  A process
+ * is owned by one worker (pid % workers): its samples and its
+ * address-space changes go to that worker alone, whose own dtunw sees
+ * them in the order the reader reported them.
  *
  * The workers run at SCHED_IDLE while recording, so that unwinding yields
  * to the workload.  When the queued bytes reach the budget, samples go to
@@ -55,7 +56,9 @@ struct dtunw_pool *dtunw_pool_new_spool(unsigned nworkers, size_t max_bytes,
  * spool); a spool in spool_dir (NULL: none) of DTUNW_SPOOL_MAX bytes, or
  * $DTREC_UNWIND_SPOOL (0: none, so that with a budget of 1 every sample
  * is "behind"); workers at SCHED_IDLE unless $DTREC_UNWIND_IDLE is 0
- * (the benchmark's comparison).
+ * (the benchmark's comparison); $DTREC_UNWIND_WORKERS, when set, is the
+ * number of workers (tests: processes owned by different workers on a
+ * host of few CPUs).
  */
 /* about 2 s of a 1 kHz profile of 16 CPUs with 1 KiB of live stack each */
 #define DTUNW_POOL_BUDGET	(32U << 20)
@@ -67,11 +70,18 @@ struct dtunw_pool *dtunw_pool_start(unsigned threads, long ncpus, enum dtunw_cho
 /* Stops the workers; unfinished samples are dropped (drain first). */
 void dtunw_pool_free(struct dtunw_pool *p);
 
-/* Address-space changes (see unwind.h), in the reader's order. */
+/* Address-space changes (see unwind.h), in the reader's order, to pid's worker. */
 void dtunw_pool_map(struct dtunw_pool *p, uint32_t pid, uint64_t start, uint64_t len,
 		    uint64_t pgoff, const char *path);
 void dtunw_pool_forget(struct dtunw_pool *p, uint32_t pid);
-void dtunw_pool_fork(struct dtunw_pool *p, uint32_t ppid, uint32_t pid);
+/*
+ * ppid forked pid: 0 when one worker owns both and copies the mappings;
+ * -1 when they are different workers' (ppid's mappings are out of pid's
+ * worker's reach): the caller then tells pid's mappings (forget, map).
+ */
+int dtunw_pool_fork(struct dtunw_pool *p, uint32_t ppid, uint32_t pid);
+/* Address-space changes queued so far (one per change: no copies). */
+uint64_t dtunw_pool_told(const struct dtunw_pool *p);
 
 /*
  * Queue one sample.  rec (rec->dtr_size bytes), regs (popcount(mask)

@@ -218,6 +218,25 @@ static void modaux_free(void *p)
 	free(m);
 }
 
+int
+dtsql_vtab_declare(sqlite3 *db, char *sql, size_t size, sqlite3_vtab **out, char **err)
+{
+	if (sql == NULL)
+		return SQLITE_NOMEM;
+	int rc = sqlite3_declare_vtab(db, sql);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+		return rc;
+	}
+	if ((*out = sqlite3_malloc64(size)) == NULL)
+		return SQLITE_NOMEM;
+	memset(*out, 0, size);
+	/* reading a capture has no side effect: usable from triggers and views */
+	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+	return SQLITE_OK;
+}
+
 int dtsql_x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		    sqlite3_vtab **out, char **err)
 {
@@ -230,23 +249,13 @@ int dtsql_x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 				  E_BKW_NAME " INTEGER HIDDEN)",
 				  dtsql_tab[T_EVENTS].cols)
 		: sqlite3_mprintf("CREATE TABLE x(%s)", dtsql_tab[m->kind].cols);
-	if (sql == NULL)
-		return SQLITE_NOMEM;
-	int rc = sqlite3_declare_vtab(db, sql);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return rc;
+	int rc = dtsql_vtab_declare(db, sql, sizeof(struct tab), out, err);
+	if (rc == SQLITE_OK) {
+		struct tab *t = (struct tab *)*out;
+		t->c = m->c;
+		t->kind = m->kind;
 	}
-	struct tab *t = sqlite3_malloc(sizeof(*t));
-	if (t == NULL)
-		return SQLITE_NOMEM;
-	memset(t, 0, sizeof(*t));
-	t->c = m->c;
-	t->kind = m->kind;
-	*out = &t->base;
-	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-	return SQLITE_OK;
+	return rc;
 }
 
 int dtsql_x_disconnect(sqlite3_vtab *v)

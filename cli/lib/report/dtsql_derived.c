@@ -116,30 +116,11 @@ d_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vta
 	(void)argc;
 	(void)argv;
 	struct dmod *m = aux;
-	char *sql = sqlite3_mprintf("CREATE TABLE x(%s)", dcols[m->kind]);
-	if (sql == NULL)
-		return SQLITE_NOMEM;
-	int rc = sqlite3_declare_vtab(db, sql);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		*err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-		return rc;
-	}
-	struct dtab *t = sqlite3_malloc(sizeof(*t));
-	if (t == NULL)
-		return SQLITE_NOMEM;
-	memset(t, 0, sizeof(*t));
-	t->m = m;
-	*out = &t->base;
-	sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-	return SQLITE_OK;
-}
-
-static int
-d_disconnect(sqlite3_vtab *v)
-{
-	sqlite3_free(v);
-	return SQLITE_OK;
+	int rc = dtsql_vtab_declare(db, sqlite3_mprintf("CREATE TABLE x(%s)", dcols[m->kind]),
+				    sizeof(struct dtab), out, err);
+	if (rc == SQLITE_OK)
+		((struct dtab *)*out)->m = m;
+	return rc;
 }
 
 static int
@@ -312,7 +293,7 @@ static const sqlite3_module d_module = {
 	.iVersion = 0,
 	.xConnect = d_connect,
 	.xBestIndex = d_best_index,
-	.xDisconnect = d_disconnect,
+	.xDisconnect = dtsql_x_disconnect,
 	.xOpen = d_open,
 	.xClose = d_close,
 	.xFilter = d_filter,

@@ -153,6 +153,12 @@ struct tab {
 };
 extern const sqlite3_module dtsql_events_module, dtsql_tables_module;
 /* Their xConnect and xDisconnect: a table's schema from dtsql_tab. */
+/*
+ * The common part of a virtual table's connect: sql (sqlite3_mprintf'd,
+ * freed here; NULL: out of memory) declared, a zeroed table of size bytes
+ * (its sqlite3_vtab first) in *out, the table marked innocuous.
+ */
+int dtsql_vtab_declare(sqlite3 *db, char *sql, size_t size, sqlite3_vtab **out, char **err);
 int dtsql_x_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		    sqlite3_vtab **out, char **err);
 int dtsql_x_disconnect(sqlite3_vtab *v);
@@ -263,11 +269,14 @@ static inline const char *ctx_comm(const struct dtsql *c, uint32_t id, int *len)
 /*
  * Write path as a database holding events (the rows flt passes; resolved),
  * events_ts and events_pid, straight as SQLite pages (dtsql_pages.c); the
- * export's (export_sqlite.c).  *cancel (NULL: never) is polled before each
- * block.  Returns the row count or -1 with *err set (sqlite3_free() it).
+ * export's (export_sqlite.c).  The blocks come through scan_pool.h's
+ * in-order scan, as every export's: those flt skips unread, *cancel
+ * (NULL: never) polled before each block, the progress line under what
+ * (NULL: none).  Returns the row count or -1 with *err set (sqlite3_free()
+ * it).
  */
 long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct flt_filter *flt,
-				volatile sig_atomic_t *cancel, char **err);
+				volatile sig_atomic_t *cancel, const char *what, char **err);
 
 /* dt_text(), dt_bytes(), dt_int() and errno_name() on db: what the probe
  * views use, and errno_name() for everyone.  0, or -1. */

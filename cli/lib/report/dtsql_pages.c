@@ -16,6 +16,7 @@
 #include "dt_grow.h"
 #include "dtcap.h"
 #include "dtsql_int.h"
+#include "scan_pool.h"
 #include "util.h"
 
 /*
@@ -374,14 +375,18 @@ static int leaves_grow(uint32_t **lpg, int64_t **lmx, size_t *cap, size_t need)
  * Returns the row count or -1 with *err set.
  */
 long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct flt_filter *flt,
-				volatile sig_atomic_t *cancel, char **err)
+				volatile sig_atomic_t *cancel, const char *what, char **err)
 {
 	struct dtcap_reader *r = c->r;
 	/* the rows of the blocks we will read (a cut capture may hold fewer
 	 * than its header promised) */
 	size_t nrows = (size_t)c->block_base[dtcap_nblocks(r)];
 	struct pgw w = { 0 };
-	struct dtcap_block *b = dtcap_block_new();
+	struct dtsp_ahead *ah = NULL;
+	const struct dtcap_block *b;
+	size_t i, inblocks = 0, seen = 0;
+	char aerr[512];
+	int got;
 	int64_t *tsv = malloc((nrows ? nrows : 1) * sizeof(*tsv));
 	int64_t *pidv = malloc((nrows ? nrows : 1) * sizeof(*pidv));
 	uint32_t *perm = malloc((nrows ? nrows : 1) * sizeof(*perm));
@@ -391,7 +396,7 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 	long long ret = -1;
 	uint8_t *page = malloc(PG), *cell = malloc(PG);
 	w.buf = malloc(PG);
-	if (!b || !tsv || !pidv || !perm || !page || !cell || !w.buf) {
+	if (!tsv || !pidv || !perm || !page || !cell || !w.buf) {
 		*err = sqlite3_mprintf("out of memory");
 		goto out;
 	}
@@ -411,31 +416,27 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 	struct pgfill f;
 	pf_init(&f, page, 0x0d);
 	int64_t rowid = 0;
-	size_t skipped = 0;
 	struct rv v[E_NCOLS];
-	for (size_t i = 0; i < dtcap_nblocks(r); i++) {
-		if (cancel && *cancel) {
-			*err = sqlite3_mprintf("interrupted");
+	if ((ah = dtsp_ahead_new(r, flt, DTCAP_COL_ALL, cancel, what, aerr, sizeof(aerr))) == NULL) {
+		*err = sqlite3_mprintf("%s", aerr);
+		goto out;
+	}
+	while ((got = dtsp_ahead_next(ah, &b, &i, aerr, sizeof(aerr))) != 0) {
+		if (got < 0) {
+			*err = sqlite3_mprintf("%s", aerr);
 			goto out;
 		}
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
-		if (bi && flt_block_skip(flt, bi)) {
-			skipped += bi->rows;
-			continue;
-		}
-		if (dtcap_read_block(r, i, DTCAP_COL_ALL, b) < 0) {
-			*err = sqlite3_mprintf("%s", dtcap_reader_error(r));
+		/* the arrays hold the rows the index promised, no more */
+		if (bi == NULL || b->rows > bi->rows) {
+			*err = sqlite3_mprintf("block %zu holds more rows than its index entry", i);
 			goto out;
 		}
+		inblocks += bi->rows;
+		seen += b->rows;
 		for (uint32_t j = 0; j < b->rows; j++) {
-			if (!flt_match_row(flt, b, j)) {
-				skipped++;
+			if (!flt_match_row(flt, b, j))
 				continue;
-			}
-			if ((size_t)rowid >= nrows) {
-				*err = sqlite3_mprintf("block %zu holds more rows than its index entry", i);
-				goto out;
-			}
 			const uint64_t *a = b->args + (size_t)j * DTCAP_MAXARGS;
 			memset(v, 0, sizeof(v));
 			v[E_TS].i = (int64_t)b->ts[j];
@@ -500,7 +501,7 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 			pf_add(&f, cell, cn);
 		}
 	}
-	if ((size_t)rowid + skipped != nrows) {
+	if (seen != inblocks) {
 		*err = sqlite3_mprintf("blocks hold fewer rows than their index entries");
 		goto out;
 	}
@@ -599,9 +600,9 @@ long long dtsql_write_events_db(struct dtsql *c, const char *path, const struct 
 	w.f = NULL;
 	ret = (long long)nrows;
 out:
+	dtsp_ahead_free(ah);
 	if (w.f)
 		fclose(w.f);
-	dtcap_block_free(b);
 	free(tsv);
 	free(pidv);
 	free(perm);

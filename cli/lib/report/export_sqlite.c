@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,7 +56,7 @@ static long long export_events(sqlite3 *db, struct dtsql *c, const struct flt_fi
 		return -1;
 	}
 	char aerr[512];
-	struct dtsp_ahead *ah = dtsp_ahead_new(c->r, f, DTCAP_COL_ALL, cancel, NULL, aerr,
+	struct dtsp_ahead *ah = dtsp_ahead_new(c->r, f, DTCAP_COL_ALL, cancel, rpt_reading(), aerr,
 					       sizeof(aerr));
 	if (ah == NULL) {
 		sqlite3_finalize(st);
@@ -168,7 +167,7 @@ static long long write_db(struct dtsql *c, const char *path, const struct flt_fi
 		*err = sqlite3_mprintf("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (direct && (n = dtsql_write_events_db(c, path, f, cancel, err)) < 0) {
+	if (direct && (n = dtsql_write_events_db(c, path, f, cancel, rpt_reading(), err)) < 0) {
 		unlink(path);
 		return -1;
 	}
@@ -233,52 +232,6 @@ out:
 	return rows;
 }
 
-/*
- * Long exports say they are alive (15 M events take seconds): a line on a
- * terminal's stderr each second, from a timer, as the page writer and
- * SQLite's INSERT ... SELECT of the other tables have no progress hook.
- * Only async-signal-safe calls in the handler.
- */
-static volatile sig_atomic_t export_secs;
-
-static void export_tick(int sig)
-{
-	char buf[64] = "\rexport: writing, ";
-	size_t n = strlen(buf);
-	char d[12];
-	int k = 0;
-	unsigned v = (unsigned)++export_secs;
-
-	(void)sig;
-	do
-		d[k++] = (char)('0' + v % 10);
-	while ((v /= 10) && k < 11);
-	while (k)
-		buf[n++] = d[--k];
-	buf[n++] = ' ';
-	buf[n++] = 's';
-	if (write(STDERR_FILENO, buf, n) < 0)
-		return;
-}
-
-static void export_ticker(int on, struct sigaction *old)
-{
-	struct itimerval it = { { on, 0 }, { on, 0 } };
-
-	if (on) {
-		struct sigaction sa = { .sa_handler = export_tick, .sa_flags = SA_RESTART };
-		sigemptyset(&sa.sa_mask);
-		export_secs = 0;
-		sigaction(SIGALRM, &sa, old);
-	}
-	setitimer(ITIMER_REAL, &it, NULL);
-	if (!on) {
-		sigaction(SIGALRM, old, NULL);
-		if (export_secs)
-			fputs("\r\033[K", stderr);
-	}
-}
-
 int rpt_export_sqlite(const struct rpt_cap *c, struct flt_filter *f,
 		      const struct rpt_export_opts *o, volatile sig_atomic_t *cancel)
 {
@@ -319,14 +272,8 @@ int rpt_export_sqlite(const struct rpt_cap *c, struct flt_filter *f,
 		goto out;
 	}
 	struct timespec t0, t1;
-	struct sigaction oldalrm;
-	int ticking = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (ticking)
-		export_ticker(1, &oldalrm);
 	long long n = write_db(h, out.tmp, f, cancel, &err);
-	if (ticking)
-		export_ticker(0, &oldalrm);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (n < 0) {
 		rpt_err("export", "%s", err ? err : "failed");
