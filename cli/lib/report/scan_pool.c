@@ -415,7 +415,12 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 				    int select, char *err, size_t errlen)
 {
 	struct dtsp_ahead *a = calloc(1, sizeof(*a));
-	unsigned helpers = dtsp_threads() - 1;
+	/* an export's consumer encodes every row: it is one of the threads.
+	 * SQL's row selection leaves its consumer (sqlite's loop) the rows
+	 * that pass, mostly few: it waits, and every thread decodes. */
+	unsigned helpers = dtsp_threads() - !select;
+	if (dtsp_threads() == 1)
+		helpers = 0;
 	size_t nb = dtcap_nblocks(r);
 	uint64_t total = 0;
 

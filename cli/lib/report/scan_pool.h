@@ -94,8 +94,10 @@ void dtsp_ahead_free(struct dtsp_ahead *a);
  * pushed-down constraints are f.  dtsp_ahead_rows gives the block given
  * last's selected rows (row numbers of it, ascending; valid as the block
  * is).  Blocks with no row selected are given too (the consumer decides
- * whether an empty block counts).  Memory stays bounded: at most two
- * blocks and their selections per helper are in hand.
+ * whether an empty block counts).  Here dtsp_threads() helpers decode
+ * (none with one thread), not one fewer: the consumer mostly waits for
+ * the few rows that pass.  Memory stays bounded: at most two blocks and
+ * their selections per helper are in hand.
  */
 struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
 				       unsigned cols, volatile sig_atomic_t *cancel,
