@@ -431,16 +431,17 @@ static int build_flt(struct ecur *e)
 
 /*
  * Streaming on the pool pays when there are blocks to share: not for the
- * few a join's lookup (ts = ?) reads per row of its other table, nor with
- * one thread.  DT_SQL_NO_READAHEAD=1 keeps every scan on this thread (the
- * tests' reference).
+ * few a join's lookup (ts = ?) reads per row of its other table.  With one
+ * thread the scan is the same without helpers (this thread decodes, and
+ * selects rows a context at a time: flt_select).  DT_SQL_NO_READAHEAD=1
+ * keeps every scan on this thread, row by row (the tests' reference).
  */
 static int ahead_start(struct ecur *e)
 {
 	const char *no = getenv("DT_SQL_NO_READAHEAD");
 	struct dtcap_reader *r = e->c->r;
 	size_t n = 0;
-	if ((no && *no && strcmp(no, "0")) || dtsp_threads() < 2 || e->cols == 0)
+	if ((no && *no && strcmp(no, "0")) || e->cols == 0)
 		return SQLITE_OK;
 	for (size_t i = 0; i < dtcap_nblocks(r) && n < 4; i++)
 		n += block_may_match(e, dtcap_block_info(r, i));

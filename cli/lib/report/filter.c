@@ -388,12 +388,62 @@ int flt_match_x(const struct flt_filter *f, const struct dtcap_block *b, uint32_
 	return 1;
 }
 
+/* The tests of row i that every row of its block context shares: those of
+ * the columns a block stores per context (not the time, CPU, --ctx). */
+static int ctx_match(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
+{
+	if (f->probe_ok && (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
+		return 0;
+	if ((f->xset | f->xrng) && !flt_match_x(f, b, i))
+		return 0;
+	if (f->comm_ok && (b->comm[i] >= f->ncomm_ok || !f->comm_ok[b->comm[i]]))
+		return 0;
+	if (f->npids && !in_list(f->pids, f->npids, b->pid[i]))
+		return 0;
+	if (f->ntids && !in_list(f->tids, f->ntids, b->tid[i]))
+		return 0;
+	return 1;
+}
+
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel)
 {
+	/* A filter on a column the block stores per context had it decode
+	 * its contexts (cidx): those tests are made once per context, the
+	 * rows then cost a lookup, and the time and CPU tests. */
+	const unsigned per_ctx = DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
+				 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS;
+	uint8_t *st = NULL;	/* per context: 0 not yet tested, 1 passes, 2 not */
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < b->rows; i++)
-		if (flt_match_row(f, b, i))
-			sel[n++] = i;
+
+	if ((flt_columns(f) & per_ctx) && b->cidx && b->ndict)
+		st = calloc(b->ndict, 1);
+	if (!st) {
+		for (uint32_t i = 0; i < b->rows; i++)
+			if (flt_match_row(f, b, i))
+				sel[n++] = i;
+		return n;
+	}
+	int tsf = f->has_since || f->has_until;
+	for (uint32_t i = 0; i < b->rows; i++) {
+		uint32_t d = b->cidx[i];
+		if (d >= b->ndict) {
+			if (flt_match_row(f, b, i))
+				sel[n++] = i;
+			continue;
+		}
+		if (!st[d])
+			st[d] = ctx_match(f, b, i) ? 1 : 2;
+		if (st[d] != 1)
+			continue;
+		if (tsf && (b->ts[i] < f->tmin || b->ts[i] > f->tmax))
+			continue;
+		if (f->ncpus && !in_list(f->cpus, f->ncpus, b->cpu[i]))
+			continue;
+		if (f->ctx_mask && b->ctx && !(f->ctx_mask & flt_ctx_bit(b->ctx[i])))
+			continue;
+		sel[n++] = i;
+	}
+	free(st);
 	return n;
 }
 

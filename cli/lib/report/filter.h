@@ -161,7 +161,8 @@ static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_b
 
 /*
  * The rows of block b (read with at least flt_columns(f)) that f passes,
- * in order, into sel (room for b->rows); returns how many.
+ * in order, into sel (room for b->rows); returns how many.  The tests of
+ * the columns a block stores per context are made once per context.
  */
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel);
 
