@@ -127,6 +127,35 @@ for name in two_key quantile; do
 done
 echo "# sql on $(nproc) online CPUs against --threads 1, same capture, same run"
 
+# A statement that is not grouped (issue 26, branch s5rows): a selective
+# filter on a column without a block summary, its rows ordered by time.
+# The events cursor reads ahead on the pool (blocks decoded and the
+# pushed-down tid and probe constraints applied by the helpers); against
+# DuckDB, against --threads 1 and against the cursor on SQLite's thread
+# alone (DT_SQL_NO_READAHEAD=1), same capture, same run.
+RQ="SELECT ts, tid, comm, probe_name FROM events WHERE tid = $TID AND probe_name GLOB 'syscall:read:*' ORDER BY ts LIMIT 1000"
+if node "$HERE/duckscale.mjs" "$DS" "$RQ" >"$W/duck.out" 2>"$W/duck.err"; then
+	dk=$(head -1 "$W/duck.out" | cut -d' ' -f1)
+	if best_wall "$D" sql --csv "$C" "$RQ"; then
+		dt=$WALL
+		if ! cmp -s <(tail -n +2 "$W/duck.out" | sort) <(tr -d '\r' <"$W/out" | tail -n +2 | sort); then
+			echo "bench: scale rows_filter: DuckDB and dtreport sql answer differently" >&2
+		else
+			echo "bench scale.sql_rows_filter_s $dt s"
+			echo "bench scale.duckdb_rows_filter_s $dk s"
+			awk -v a="$dt" -v b="$dk" 'BEGIN { printf "bench scale.sql_rows_filter_vs_duckdb %.3f ratio\n", a / (b > 0.0005 ? b : 0.0005) }'
+			echo "target <= 2.0"
+		fi
+		best_wall "$D" sql --csv --threads 1 "$C" "$RQ" &&
+			awk -v a="$WALL" -v b="$dt" 'BEGIN { printf "bench scale.sql_rows_filter_threads_speedup %.2f ratio\n", a / b }'
+		DT_SQL_NO_READAHEAD=1 best_wall "$D" sql --csv "$C" "$RQ" &&
+			awk -v a="$WALL" -v b="$dt" 'BEGIN { printf "bench scale.sql_rows_filter_readahead_speedup %.2f ratio\n", a / b }'
+		echo "# rows_filter: $(tr -d '\r' <"$W/out" | tail -n +2 | wc -l) rows; speedups: --threads 1 and DT_SQL_NO_READAHEAD=1 against $(nproc) CPUs"
+	fi
+else
+	echo "bench: duckdb rows_filter: $(tail -2 "$W/duck.err")" >&2
+fi
+
 # Whole-capture reports, wall time on all cores (the scan pool's default:
 # the online CPUs), and flame on one thread in the same run, for the
 # pool's speedup.  stats without filters reads the block summaries; with

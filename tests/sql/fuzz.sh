@@ -1,7 +1,8 @@
 #!/bin/bash
 # fuzz.sh BUILD FUZZER MKSQL DTGEN: fuzz the GROUP BY fast path's rewrite
 # (tests/sql/fuzz_groupby.c: a rewritten statement must give the rows of the
-# statement as written) for a bounded time, from a seed corpus of the
+# statement as written; one not rewritten, read ahead on the pool, the rows
+# it gives on one thread) for a bounded time, from a seed corpus of the
 # shapes tests/sql/run.sh names and a dictionary of SQL words.  PASS when
 # libFuzzer finds nothing; crash inputs stay in the scratch dir (printed)
 # and are never committed.
@@ -58,6 +59,13 @@ SELECT ustack, flags, count(*) FROM events WHERE ustack = 2 OR flags >= 1 GROUP 
 SELECT pid, count(*) FROM events WHERE pid > 100 AND pid <= 102 AND tid != 1003 GROUP BY pid
 SELECT probe_name, quantile_disc(retval, 0.99), count(retval) FROM events WHERE tid < 1005 AND probe_name LIKE '%return%' GROUP BY 1
 SELECT comm, retval, count(*) FROM events WHERE kstack IN (0, 3) GROUP BY comm, retval
+SELECT ts, tid, comm FROM events WHERE probe_name GLOB 'sys*' AND ts > 5000800000 ORDER BY ts LIMIT 20
+SELECT * FROM events WHERE pid = 101
+SELECT rowid, ts, kstack FROM events WHERE tid IN (1001, 1003) AND kstack > 2
+SELECT e.ts, f.name FROM events e JOIN frames f ON f.stack_id = e.kstack WHERE e.pid > 100 LIMIT 50
+SELECT ts, tid, ts - lag(ts) OVER (PARTITION BY tid ORDER BY ts) FROM events WHERE cpu = 1 LIMIT 40
+SELECT ts, comm FROM events WHERE comm LIKE 'b%' LIMIT 5 OFFSET 3
+SELECT ts FROM events WHERE ustack = 2 AND flags >= 0 ORDER BY comm, ts
 EOF
 cat >"$t/dict" <<'EOF'
 "SELECT"

@@ -1011,6 +1011,9 @@ check "csv_lf_line_ends" "$(od -An -c "$T/lf.out" | tr -s ' \n' ' ')" \
 	"$(printf 'a,b\nx,"y,z"\n"line\ntwo",\n' | od -An -c | tr -s ' \n' ' ')"
 grep -q $'\r' "$T/lf.out" && fail "csv_no_cr" "a CR in the CSV" || pass "csv_no_cr"
 
+# ---- statements that are not grouped, read ahead on the pool (issue 26)
+. "$(dirname "$0")/rows.sh"
+
 # nothing above may have tripped a sanitizer
 san "$T"/err "$T"/*.err && fail "sanitizers" "$(grep -h -m3 -E 'Sanitizer|runtime error' "$T"/err "$T"/*.err)" || pass "sanitizers"
 exit 0

@@ -5,6 +5,11 @@
  * one and the rows of the statement as written, and TSan must find no
  * race between the workers counting a capture's blocks.
  * usage: sqltsan CAPTURE THREADS STATEMENT...
+ *
+ * With --rows first, statements that are not grouped: the events cursor
+ * reads ahead on the pool (dtsp_ahead_new_rows); each must give on
+ * THREADS workers the rows it gives on this thread alone
+ * (DT_SQL_NO_READAHEAD) and on one thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,11 +52,41 @@ static char *rows(sqlite3_stmt *st)
 	return sqlite3_str_finish(s);
 }
 
+/* --rows: one statement as it reads on this thread, one, N threads. */
+static void rows_check(sqlite3 *db, const char *sql, unsigned nthr, const char *name)
+{
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		checkf(name, 0, "%s: %s", sql, sqlite3_errmsg(db));
+		return;
+	}
+	setenv("DT_SQL_NO_READAHEAD", "1", 1);
+	char *want = rows(st);
+	unsetenv("DT_SQL_NO_READAHEAD");
+	dtsp_set_threads(1);
+	char *one = rows(st);
+	dtsp_set_threads(nthr);
+	char *many = rows(st);
+	if (!want || !one || !many)
+		checkf(name, 0, "an error: %s: %s", sql, sqlite3_errmsg(db));
+	else if (strcmp(one, many))
+		checkf(name, 0, "1 and %u threads differ: %s", nthr, sql);
+	else
+		checkf(name, !strcmp(want, many), "not the rows read on this thread: %s", sql);
+	sqlite3_free(want);
+	sqlite3_free(one);
+	sqlite3_free(many);
+	sqlite3_finalize(st);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned nthr;
 	sqlite3 *db;
+	int rowsmode = argc > 1 && !strcmp(argv[1], "--rows");
 
+	if (rowsmode)
+		argc--, argv++;
 	if (argc < 4 || dtsp_parse_threads(argv[2], &nthr)) {
 		fprintf(stderr, "usage: sqltsan CAPTURE THREADS STATEMENT...\n");
 		return 2;
@@ -65,7 +100,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sqltsan: attach failed\n");
 		return 2;
 	}
-	for (int a = 3; a < argc; a++) {
+	for (int a = 3; a < argc && rowsmode; a++) {
+		char name[64];
+		snprintf(name, sizeof(name), "rows%u.q%d", nthr, a - 2);
+		rows_check(db, argv[a], nthr, name);
+	}
+	for (int a = 3; a < argc && !rowsmode; a++) {
 		char name[64];
 		sqlite3_stmt *st = NULL, *fast = NULL;
 		snprintf(name, sizeof(name), "t%u.q%d", nthr, a - 2);

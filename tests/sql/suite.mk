@@ -26,7 +26,8 @@ check-sql: $(SQL_DTREPORT) $(DTGEN) $(B)/tests/sql/mksql $(B)/tests/sql/count $(
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
 
 # fuzz-sql: libFuzzer on the GROUP BY fast path's rewrite (a rewritten
-# statement must give what the statement as written gives), built by clang
+# statement must give what the statement as written gives; one not
+# rewritten, read ahead on the pool, what it gives on one thread), built by clang
 # from the sources it exercises, like the format fuzzer.
 SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby

@@ -297,8 +297,24 @@ static int ev_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out)
 	return SQLITE_OK;
 }
 
+/* Stop the helpers (also midway: LIMIT, xClose).  DT_SQL_DEBUG says how
+ * far ahead of the statement they went (tests/sql: an early stop). */
+static void ahead_end(struct ecur *e)
+{
+	if (!e->ahead)
+		return;
+	const char *d = getenv("DT_SQL_DEBUG");
+	if (d && *d)
+		fprintf(stderr, "dtsql: events read ahead: %zu of %zu blocks decoded\n",
+			dtsp_ahead_decoded(e->ahead), e->ablocks);
+	dtsp_ahead_free(e->ahead);
+	e->ahead = NULL;
+}
+
 static void ev_reset(struct ecur *e)
 {
+	ahead_end(e);
+	flt_free(&e->flt);
 	free(e->pids);
 	free(e->probes);
 	free(e->comms);
@@ -327,6 +343,7 @@ static void ev_reset(struct ecur *e)
 	e->c = c;
 	e->base = base;
 	e->gtab = gtab;
+	flt_init(&e->flt);
 }
 
 static int ev_close(sqlite3_vtab_cursor *cur)
@@ -342,6 +359,106 @@ static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return (x > y) - (x < y);
+}
+
+static uint32_t *dup_set(const uint32_t *v, size_t n)
+{
+	uint32_t *d = malloc((n ? n : 1) * sizeof(*d));
+	if (d && n)
+		memcpy(d, v, n * sizeof(*d));
+	return d;
+}
+
+/* An id table of the filter (probe_ok, comm_ok) from a sorted id set; a
+ * set of ids far beyond the capture's leaves the column unfiltered (sqlite
+ * re-checks every row: the filter may pass more, never less).  -1 out of
+ * memory. */
+static int id_table(const uint32_t *set, size_t n, uint32_t known, uint8_t **tab, uint32_t *ntab)
+{
+	uint32_t top = n ? set[n - 1] : 0;
+	if (top < known)
+		top = known;
+	if (top >= (1u << 24))
+		return 0;
+	if (!(*tab = calloc((size_t)top + 1, 1)))
+		return -1;
+	*ntab = top + 1;
+	for (size_t i = 0; i < n; i++)
+		(*tab)[set[i]] = 1;
+	return 0;
+}
+
+/*
+ * The pushed-down constraints as the reports' filter: one row test and one
+ * block skip for SQL and the reports (filter.h).  -1 out of memory.
+ */
+static int build_flt(struct ecur *e)
+{
+	struct flt_filter *f = &e->flt;
+	flt_init(f);
+	if (e->tsf) {
+		f->has_since = f->has_until = 1;
+		f->since = f->tmin = e->tlo;
+		f->until = f->tmax = e->thi;
+	}
+	if (e->pidf) {
+		if (!(f->xv[FLT_X_PID] = dup_set(e->pids, e->npids)))
+			return -1;
+		f->nxv[FLT_X_PID] = e->npids;
+		f->xset |= 1u << FLT_X_PID;
+	}
+	for (unsigned x = 0; x < XC_N; x++) {
+		if (e->xrngf >> x & 1) {
+			f->xlo[x] = e->xlo[x];
+			f->xhi[x] = e->xhi[x];
+			f->xrng |= 1u << x;
+		}
+		/* pid's set is pidf's (xFilter keeps no xset of pid) */
+		if ((e->xsetf >> x & 1) && x != XC_PID) {
+			if (!(f->xv[x] = dup_set(e->xset[x], e->nxset[x])))
+				return -1;
+			f->nxv[x] = e->nxset[x];
+			f->xset |= 1u << x;
+		}
+	}
+	if (e->probef && id_table(e->probes, e->nprobes, dtcap_max_probe_id(e->c->r), &f->probe_ok,
+				  &f->nprobe_ok) < 0)
+		return -1;
+	if (e->commf && id_table(e->comms, e->ncomms, e->c->ncomms, &f->comm_ok, &f->ncomm_ok) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Streaming on the pool pays when there are blocks to share: not for the
+ * few a join's lookup (ts = ?) reads per row of its other table.  With one
+ * thread the scan is the same without helpers (this thread decodes, and
+ * selects rows a context at a time: flt_select).  DT_SQL_NO_READAHEAD=1
+ * keeps every scan on this thread, row by row (the tests' reference).
+ */
+static int ahead_start(struct ecur *e)
+{
+	const char *no = getenv("DT_SQL_NO_READAHEAD");
+	struct dtcap_reader *r = e->c->r;
+	size_t n = 0;
+	if ((no && *no && strcmp(no, "0")) || e->cols == 0)
+		return SQLITE_OK;
+	for (size_t i = 0; i < dtcap_nblocks(r) && n < 4; i++)
+		n += block_may_match(e, dtcap_block_info(r, i));
+	if (n < 4)
+		return SQLITE_OK;
+	char err[512];
+	e->ahead = dtsp_ahead_new_rows(r, &e->flt, e->cols, dtsql_cancel, NULL, err, sizeof(err));
+	if (!e->ahead) {
+		if (!strcmp(err, "out of memory"))
+			return SQLITE_NOMEM;
+		set_err(e->base.pVtab, "%s", err);
+		return SQLITE_ERROR;
+	}
+	e->ablocks = 0;
+	for (size_t i = 0; i < dtcap_nblocks(r); i++)
+		e->ablocks += block_may_match(e, dtcap_block_info(r, i));
+	return SQLITE_OK;
 }
 
 /* Narrow [tlo, thi] by "ts OP v"; non-numeric values narrow nothing. */
@@ -548,35 +665,6 @@ static int pattern_collect(struct ecur *e, sqlite3_value *v, int like, int comm)
 }
 
 
-static const uint32_t *x_rows(const struct cols *cv, unsigned x)
-{
-	switch (x) {
-	case XC_PID: return cv->pid;
-	case XC_TID: return cv->tid;
-	case XC_KSTACK: return cv->kstack;
-	case XC_USTACK: return cv->ustack;
-	default: return cv->flags;
-	}
-}
-
-
-static inline int row_ok(const struct ecur *e, const struct cols *cv, size_t i)
-{
-	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
-		if ((m >> x & 1) && !x_ok(e, x, x_rows(cv, x)[i]))
-			return 0;
-	if (e->tsf && (cv->ts[i] < e->tlo || cv->ts[i] > e->thi))
-		return 0;
-	if (e->pidf && !in_set(e->pids, e->npids, cv->pid[i]))
-		return 0;
-	if (e->probef && !in_set(e->probes, e->nprobes, cv->probe[i]))
-		return 0;
-	if (e->commf && !in_set(e->comms, e->ncomms, cv->comm[i]))
-		return 0;
-	return 1;
-}
-
-
 static void cols_from_block(struct cols *cv, const struct dtcap_block *b)
 {
 	cv->ts = b->ts; cv->cpu = b->cpu; cv->pid = b->pid; cv->tid = b->tid;
@@ -586,11 +674,48 @@ static void cols_from_block(struct cols *cv, const struct dtcap_block *b)
 	cv->args = b->args;
 }
 
+/* The next block the helpers give with a row the filter passes; 0 with
+ * e->eof set at the end, -3 interrupted, -1 with the message set. */
+static int ev_next_block_ahead(struct ecur *e)
+{
+	for (;;) {
+		const struct dtcap_block *b;
+		size_t blk;
+		char err[512];
+		int r = dtsp_ahead_next(e->ahead, &b, &blk, err, sizeof(err));
+		if (r == 0) {
+			e->eof = 1;
+			e->nrows = e->nsel = e->si = 0;
+			return 0;
+		}
+		if (r < 0) {
+			set_err(e->base.pVtab, "%s", err);
+			return r == FLT_SCAN_CANCELLED ? -3 : -1;
+		}
+		e->sel = dtsp_ahead_rows(e->ahead, &e->nsel);
+		if (e->nsel == 0)
+			continue;
+		e->si = 0;
+		e->rbase = e->c->block_base[blk];
+		e->nrows = b->rows;
+		cols_from_block(&e->cv, b);
+		return 0;
+	}
+}
+
 /* Load the next block that may match; 0 with e->eof set at the end. */
 static int ev_next_block(struct ecur *e)
 {
 	struct dtcap_reader *r = e->c->r;
 	size_t nb = dtcap_nblocks(r);
+	if (e->ahead)
+		return ev_next_block_ahead(e);
+	/* a filter that passes no row of many blocks never returns to
+	 * sqlite's loop, whose progress handler would see a Ctrl-C */
+	if (dtsql_cancel && *dtsql_cancel) {
+		set_err(e->base.pVtab, "%s", "interrupted");
+		return -3;
+	}
 	while (e->blk < nb) {
 		size_t i = e->blk++;
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
@@ -623,23 +748,33 @@ static int ev_next_block(struct ecur *e)
 
 static int rowfilter(const struct ecur *e)
 {
-	return e->tsf || e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
+	return flt_active(&e->flt);
 }
 
 static int ev_seek(struct ecur *e)
 {
 	int rf = rowfilter(e);
 	for (;;) {
-		while (e->row < e->nrows) {
-			if (!rf || row_ok(e, &e->cv, e->row))
+		if (e->ahead) {
+			if (e->si < e->nsel) {
+				e->row = e->sel[e->si];
 				return SQLITE_OK;
-			e->row++;
+			}
+		} else {
+			while (e->row < e->nrows) {
+				if (!rf || flt_match_row(&e->flt, e->b, e->row))
+					return SQLITE_OK;
+				e->row++;
+			}
 		}
 		int rc = ev_next_block(e);
 		if (rc == -2)
 			return SQLITE_NOMEM;
+		if (rc == -3)
+			return SQLITE_INTERRUPT;
 		if (rc < 0) {
-			set_err(e->base.pVtab, "%s", dtcap_reader_error(e->c->r));
+			if (!e->ahead)
+				set_err(e->base.pVtab, "%s", dtcap_reader_error(e->c->r));
 			return SQLITE_ERROR;
 		}
 		if (e->eof)
@@ -711,8 +846,10 @@ static int mat_append(struct ecur *e)
 		e->nmat += k;
 		return 0;
 	}
-	for (uint32_t i = 0; i < e->nrows; i++) {
-		if (!row_ok(e, s, i))
+	uint32_t nr = e->ahead ? e->nsel : e->nrows;
+	for (uint32_t k = 0; k < nr; k++) {
+		uint32_t i = e->ahead ? e->sel[k] : k;
+		if (!e->ahead && !flt_match_row(&e->flt, e->b, i))
 			continue;
 #define CP(f) do { if (d->f) d->f[n] = s->f[i]; } while (0)
 		CP(ts); CP(cpu); CP(pid); CP(tid); CP(probe); CP(comm);
@@ -778,6 +915,7 @@ static int ev_materialize(struct ecur *e, const char *ord)
 			return SQLITE_NOMEM;
 		}
 		e->row = e->nrows;	/* whole block done */
+		e->si = e->nsel;
 	}
 	if (rc != SQLITE_OK)
 		return rc;
@@ -976,14 +1114,10 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		e->eof = 1;
 		return SQLITE_OK;
 	}
+	if (build_flt(e) < 0)
+		return SQLITE_NOMEM;
 	/* row filters read their columns even if the statement does not */
-	if (e->tsf) e->cols |= DTCAP_COL_TS;
-	if (e->pidf) e->cols |= DTCAP_COL_PID;
-	if (e->probef) e->cols |= DTCAP_COL_PROBE;
-	if (e->commf) e->cols |= DTCAP_COL_COMM;
-	for (unsigned x = 0; x < XC_N; x++)
-		if ((e->xsetf | e->xrngf) >> x & 1)
-			e->cols |= xcols[x].col;
+	e->cols |= flt_columns(&e->flt);
 	if (e->gtab)
 		return dtsql_group_scan(e);
 	const char *ord = idxStr ? strchr(idxStr, '|') : NULL;
@@ -996,9 +1130,11 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				return SQLITE_INTERNAL;
 			e->cols |= ecol_need[oc];
 		}
-		return ev_materialize(e, ord);
+		int rc = ahead_start(e);
+		return rc != SQLITE_OK ? rc : ev_materialize(e, ord);
 	}
-	return ev_seek(e);
+	int rc = ahead_start(e);
+	return rc != SQLITE_OK ? rc : ev_seek(e);
 }
 
 static int ev_next(sqlite3_vtab_cursor *cur)
@@ -1023,7 +1159,10 @@ static int ev_next(sqlite3_vtab_cursor *cur)
 		}
 		return SQLITE_OK;
 	}
-	e->row++;
+	if (e->ahead)
+		e->si++;
+	else
+		e->row++;
 	return ev_seek(e);
 }
 

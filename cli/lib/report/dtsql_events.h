@@ -13,6 +13,8 @@
 
 #include "dtcap.h"
 #include "dtsql_int.h"
+#include "filter.h"
+#include "scan_pool.h"
 
 /* Materialized (ordered mode) or decoded (streaming mode) columns. */
 struct cols {
@@ -47,6 +49,17 @@ struct ecur {
 	size_t		nxset[5];
 	uint32_t	xlo[5], xhi[5];	/* inclusive */
 	int		empty;
+	/* the same constraints as the reports' filter (built by xFilter):
+	 * the row test and the block skip of the plain scan, the block skip
+	 * of the grouped one */
+	struct flt_filter flt;
+
+	/* streaming on the pool: blocks decoded and their rows selected by
+	 * flt on scan_pool.c's helpers, in file order (NULL: this thread) */
+	struct dtsp_ahead *ahead;
+	size_t		ablocks;	/* blocks it was to give */
+	const uint32_t	*sel;		/* the current block's rows it passed */
+	uint32_t	nsel, si;	/* how many, the next to give */
 
 	/* streaming */
 	struct dtcap_block *b;
@@ -90,7 +103,8 @@ struct ecur {
  * xr_codes[x * 4 + its operator (0 >, 1 >=, 2 <, 3 <=)]: characters no other
  * constraint's code is, printable for EXPLAIN QUERY PLAN's readers.
  */
-enum { XC_PID, XC_TID, XC_KSTACK, XC_USTACK, XC_FLAGS, XC_N };
+enum { XC_PID = FLT_X_PID, XC_TID = FLT_X_TID, XC_KSTACK = FLT_X_KSTACK,
+       XC_USTACK = FLT_X_USTACK, XC_FLAGS = FLT_X_FLAGS, XC_N = FLT_XN };
 static const struct { int ecol; unsigned col; } xcols[XC_N] = {
 	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
 	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
@@ -150,29 +164,10 @@ static inline const uint32_t *x_dict(const struct dtcap_block *b, unsigned x)
 	}
 }
 
+/* The reports' block skip on the cursor's filter (built by xFilter). */
 static inline int block_may_match(const struct ecur *e, const struct dtcap_blockinfo *bi)
 {
-	if (bi->rows == 0)
-		return 0;
-	if (e->tsf && (bi->tmax < e->tlo || bi->tmin > e->thi))
-		return 0;
-	if (e->pidf) {
-		/* any pid of the set within [pid_min, pid_max]? */
-		size_t lo = 0, hi = e->npids;
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-			if (e->pids[mid] < bi->pid_min)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo == e->npids || e->pids[lo] > bi->pid_max)
-			return 0;
-	}
-	if ((e->xrngf >> XC_PID & 1) &&
-	    (bi->pid_max < e->xlo[XC_PID] || bi->pid_min > e->xhi[XC_PID]))
-		return 0;
-	return 1;
+	return bi->rows && !flt_block_skip(&e->flt, bi);
 }
 
 /* events_grouped's xFilter once the constraints are read: the scan, then

@@ -39,13 +39,16 @@ void flt_free(struct flt_filter *f)
 	free_strv(f->probes, f->nprobes);
 	free(f->probe_ok);
 	free(f->comm_ok);
+	for (int x = 0; x < FLT_XN; x++)
+		free(f->xv[x]);
 	flt_init(f);
 }
 
 int flt_active(const struct flt_filter *f)
 {
 	return f->npids || f->ntids || f->ncpus || f->ncomms || f->nprobes ||
-	       f->has_since || f->has_until || f->ctx_mask;
+	       f->has_since || f->has_until || f->ctx_mask ||
+	       f->probe_ok || f->comm_ok || f->xset || f->xrng;
 }
 
 static int add_u32_list(uint32_t **v, size_t *n, size_t *cap, const char *arg,
@@ -293,6 +296,23 @@ int flt_block_skip(const struct flt_filter *f, const struct dtcap_blockinfo *bi)
 		return 1;
 	if (f->npids && (bi->pid_max < f->pid_min || bi->pid_min > f->pid_max))
 		return 1;
+	if ((f->xrng >> FLT_X_PID & 1) &&
+	    (bi->pid_max < f->xlo[FLT_X_PID] || bi->pid_min > f->xhi[FLT_X_PID]))
+		return 1;
+	if (f->xset >> FLT_X_PID & 1) {
+		/* the first pid of the set not below the block's least */
+		const uint32_t *v = f->xv[FLT_X_PID];
+		size_t lo = 0, hi = f->nxv[FLT_X_PID];
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (v[mid] < bi->pid_min)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo == f->nxv[FLT_X_PID] || v[lo] > bi->pid_max)
+			return 1;
+	}
 	return 0;
 }
 
@@ -314,6 +334,16 @@ unsigned flt_columns(const struct flt_filter *f)
 		c |= DTCAP_COL_TS;
 	if (f->ctx_mask)
 		c |= DTCAP_COL_CTX;
+	if (f->comm_ok)
+		c |= DTCAP_COL_COMM;
+	if (f->probe_ok)
+		c |= DTCAP_COL_PROBE;
+	static const unsigned xcol[FLT_XN] = {
+		DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
+	};
+	for (int x = 0; x < FLT_XN; x++)
+		if ((f->xset | f->xrng) >> x & 1)
+			c |= xcol[x];
 	return c;
 }
 
@@ -323,6 +353,98 @@ static int in_list(const uint32_t *v, size_t n, uint32_t x)
 		if (v[i] == x)
 			return 1;
 	return 0;
+}
+
+static int in_sorted(const uint32_t *v, size_t n, uint32_t x)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else if (v[mid] > x)
+			hi = mid;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+int flt_match_x(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
+{
+	unsigned m = f->xset | f->xrng;
+	for (int x = 0; m >> x; x++) {
+		if (!(m >> x & 1))
+			continue;
+		const uint32_t *col = x == FLT_X_PID ? b->pid : x == FLT_X_TID ? b->tid :
+				      x == FLT_X_KSTACK ? b->kstack :
+				      x == FLT_X_USTACK ? b->ustack : b->flags;
+		uint32_t v = col[i];
+		if ((f->xrng >> x & 1) && (v < f->xlo[x] || v > f->xhi[x]))
+			return 0;
+		if ((f->xset >> x & 1) && !in_sorted(f->xv[x], f->nxv[x], v))
+			return 0;
+	}
+	return 1;
+}
+
+/* The tests of row i that every row of its block context shares: those of
+ * the columns a block stores per context (not the time, CPU, --ctx). */
+static int ctx_match(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
+{
+	if (f->probe_ok && (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
+		return 0;
+	if ((f->xset | f->xrng) && !flt_match_x(f, b, i))
+		return 0;
+	if (f->comm_ok && (b->comm[i] >= f->ncomm_ok || !f->comm_ok[b->comm[i]]))
+		return 0;
+	if (f->npids && !in_list(f->pids, f->npids, b->pid[i]))
+		return 0;
+	if (f->ntids && !in_list(f->tids, f->ntids, b->tid[i]))
+		return 0;
+	return 1;
+}
+
+uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel)
+{
+	/* A filter on a column the block stores per context had it decode
+	 * its contexts (cidx): those tests are made once per context, the
+	 * rows then cost a lookup, and the time and CPU tests. */
+	const unsigned per_ctx = DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
+				 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS;
+	uint8_t *st = NULL;	/* per context: 0 not yet tested, 1 passes, 2 not */
+	uint32_t n = 0;
+
+	if ((flt_columns(f) & per_ctx) && b->cidx && b->ndict)
+		st = calloc(b->ndict, 1);
+	if (!st) {
+		for (uint32_t i = 0; i < b->rows; i++)
+			if (flt_match_row(f, b, i))
+				sel[n++] = i;
+		return n;
+	}
+	int tsf = f->has_since || f->has_until;
+	for (uint32_t i = 0; i < b->rows; i++) {
+		uint32_t d = b->cidx[i];
+		if (d >= b->ndict) {
+			if (flt_match_row(f, b, i))
+				sel[n++] = i;
+			continue;
+		}
+		if (!st[d])
+			st[d] = ctx_match(f, b, i) ? 1 : 2;
+		if (st[d] != 1)
+			continue;
+		if (tsf && (b->ts[i] < f->tmin || b->ts[i] > f->tmax))
+			continue;
+		if (f->ncpus && !in_list(f->cpus, f->ncpus, b->cpu[i]))
+			continue;
+		if (f->ctx_mask && b->ctx && !(f->ctx_mask & flt_ctx_bit(b->ctx[i])))
+			continue;
+		sel[n++] = i;
+	}
+	free(st);
+	return n;
 }
 
 int flt_match_slow(const struct flt_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,

@@ -23,6 +23,14 @@
 
 #include "dtcap.h"
 
+/*
+ * The per-context integer columns a filter may hold sets and ranges of, by
+ * value (bit FLT_X_x of xset/xrng): SQL's pushed-down constraints
+ * (dtsql_events.c) are a flt_filter, so that SQL and the reports share
+ * the row test and the block skip.
+ */
+enum { FLT_X_PID, FLT_X_TID, FLT_X_KSTACK, FLT_X_USTACK, FLT_X_FLAGS, FLT_XN };
+
 struct flt_filter {
 	uint32_t	*pids, *tids, *cpus;
 	size_t		npids, ntids, ncpus;
@@ -43,6 +51,17 @@ struct flt_filter {
 	uint8_t		*comm_ok;		/* by comm id, NULL: all */
 	uint32_t	ncomm_ok;
 	uint32_t	pid_min, pid_max;	/* of the pid list */
+
+	/*
+	 * Set by SQL's cursor, not by options (flt_resolve keeps them): sets
+	 * and inclusive ranges of the FLT_X_* columns, a row passing each
+	 * one given.  SQL also fills probe_ok and comm_ok by id and tmin/tmax
+	 * (with has_since/has_until) without the names and times above.
+	 */
+	unsigned	xset, xrng;		/* FLT_X_* bits */
+	uint32_t	*xv[FLT_XN];		/* sorted, owned (flt_free) */
+	size_t		nxv[FLT_XN];
+	uint32_t	xlo[FLT_XN], xhi[FLT_XN];
 };
 
 /* The long options a report passes to getopt_long; values are FLT_OPT_*. */
@@ -119,6 +138,8 @@ static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_b
 
 int flt_match_slow(const struct flt_filter *f, uint64_t ts, uint32_t cpu, uint32_t pid,
 		   uint32_t tid, uint32_t probe, uint32_t comm);
+/* The FLT_X_* sets and ranges of row i. */
+int flt_match_x(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i);
 
 static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_block *b,
 				uint32_t i)
@@ -128,13 +149,22 @@ static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_b
 		return 0;
 	if (f->ctx_mask && b->ctx && !(f->ctx_mask & flt_ctx_bit(b->ctx[i])))
 		return 0;
-	if (!(f->npids | f->ntids | f->ncpus | f->ncomms) &&
+	if ((f->xset | f->xrng) && !flt_match_x(f, b, i))
+		return 0;
+	if (!(f->npids | f->ntids | f->ncpus | f->ncomms) && !f->comm_ok &&
 	    !f->has_since && !f->has_until)
 		return 1;
 	return flt_match_slow(f, b->ts ? b->ts[i] : 0, b->cpu ? b->cpu[i] : 0,
 			      b->pid ? b->pid[i] : 0, b->tid ? b->tid[i] : 0,
 			      b->probe ? b->probe[i] : 0, b->comm ? b->comm[i] : 0);
 }
+
+/*
+ * The rows of block b (read with at least flt_columns(f)) that f passes,
+ * in order, into sel (room for b->rows); returns how many.  The tests of
+ * the columns a block stores per context are made once per context.
+ */
+uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel);
 
 /*
  * Walk every row of the capture that matches f: blocks skipped by index,

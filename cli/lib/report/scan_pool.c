@@ -317,11 +317,15 @@ struct ahead_slot {
 	size_t		k;		/* [mu] which of the list is in it */
 	int		state;		/* [mu] AS_FREE, AS_BUSY, AS_READY, AS_BAD */
 	char		err[512];	/* [mu] AS_BAD's message */
+	uint32_t	*sel;		/* [mu] with rows: those f passes, as b */
+	uint32_t	nsel, selcap;	/* [mu] */
 };
 enum { AS_FREE, AS_BUSY, AS_READY, AS_BAD };
 
 struct dtsp_ahead {
 	const struct dtcap_reader *r;	/* [I] */
+	const struct flt_filter *f;	/* [I] NULL: none */
+	int		select;		/* [I] the helpers select f's rows */
 	unsigned	cols;		/* [I] */
 	size_t		*blk;		/* [I] the blocks to give, in file order */
 	size_t		nb;		/* [I] how many */
@@ -338,7 +342,36 @@ struct dtsp_ahead {
 	size_t		next_give;	/* [c] the next k the consumer gets */
 	int		stop;		/* [mu] the consumer is done */
 	struct dtcap_block *own;	/* [c] no helpers: the caller decodes here */
+	uint32_t	*own_sel;	/* [c] and selects here */
+	uint32_t	own_nsel, own_selcap;
+	const uint32_t	*cur_sel;	/* [c] the rows of the block given last */
+	uint32_t	cur_nsel;	/* [c] */
+	atomic_size_t	decoded;	/* blocks decoded so far */
 };
+
+/*
+ * The rows of b that a->f passes into *sel (grown to b's rows), their
+ * number into *nsel: on the thread that decoded b.  -1 out of memory.
+ */
+static int ahead_select(const struct dtsp_ahead *a, const struct dtcap_block *b, uint32_t **sel,
+			uint32_t *nsel, uint32_t *cap)
+{
+	if (b->rows > *cap) {
+		uint32_t *p = realloc(*sel, (size_t)b->rows * sizeof(*p));
+		if (!p)
+			return -1;
+		*sel = p;
+		*cap = b->rows;
+	}
+	if (!a->f) {
+		for (uint32_t i = 0; i < b->rows; i++)
+			(*sel)[i] = i;
+		*nsel = b->rows;
+	} else {
+		*nsel = flt_select(a->f, b, *sel);
+	}
+	return 0;
+}
 
 static void *ahead_main(void *arg)
 {
@@ -359,9 +392,15 @@ static void *ahead_main(void *arg)
 		s->k = k;
 		pthread_mutex_unlock(&a->mu);
 		int bad = dtcap_read_block_mt(a->r, a->blk[k], a->cols, s->b);
+		atomic_fetch_add_explicit(&a->decoded, 1, memory_order_relaxed);
+		int oom = !bad && a->select &&
+			  ahead_select(a, s->b, &s->sel, &s->nsel, &s->selcap) < 0;
 		pthread_mutex_lock(&a->mu);
 		if (bad)
 			snprintf(s->err, sizeof(s->err), "%s", dtcap_block_error(s->b));
+		else if (oom)
+			snprintf(s->err, sizeof(s->err), "out of memory");
+		bad |= oom;
 		s->state = bad ? AS_BAD : AS_READY;
 		pthread_cond_broadcast(&a->cv);
 	}
@@ -369,12 +408,19 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
-				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
-				  char *err, size_t errlen)
+/* select: the helpers also select f's rows (dtsp_ahead_new_rows); set
+ * before any helper starts, so [I] for them. */
+static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
+				    unsigned cols, volatile sig_atomic_t *cancel, const char *what,
+				    int select, char *err, size_t errlen)
 {
 	struct dtsp_ahead *a = calloc(1, sizeof(*a));
-	unsigned helpers = dtsp_threads() - 1;
+	/* an export's consumer encodes every row: it is one of the threads.
+	 * SQL's row selection leaves its consumer (sqlite's loop) the rows
+	 * that pass, mostly few: it waits, and every thread decodes. */
+	unsigned helpers = dtsp_threads() - !select;
+	if (dtsp_threads() == 1)
+		helpers = 0;
 	size_t nb = dtcap_nblocks(r);
 	uint64_t total = 0;
 
@@ -383,6 +429,8 @@ struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	a->r = r;
+	a->f = f;
+	a->select = select;
 	a->cols = cols | (f ? flt_columns(f) : 0);
 	a->cancel = cancel;
 	if (!(a->blk = malloc((nb ? nb : 1) * sizeof(*a->blk))) ||
@@ -432,6 +480,13 @@ oom:
 	return NULL;
 }
 
+struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
+				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
+				  char *err, size_t errlen)
+{
+	return ahead_new(r, f, cols, cancel, what, 0, err, errlen);
+}
+
 int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
 		    size_t errlen)
 {
@@ -449,11 +504,20 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 	}
 	progress_tick(&a->pg, a->done[k]);
 	if (a->own) {
+		atomic_fetch_add_explicit(&a->decoded, 1, memory_order_relaxed);
 		if (dtcap_read_block_mt(a->r, a->blk[k], a->cols, a->own)) {
 			progress_clear(&a->pg);
 			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
 			return -1;
 		}
+		if (a->select && ahead_select(a, a->own, &a->own_sel, &a->own_nsel,
+					      &a->own_selcap) < 0) {
+			progress_clear(&a->pg);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		a->cur_sel = a->own_sel;
+		a->cur_nsel = a->own_nsel;
 		a->next_give++;
 		*b = a->own;
 		*blk = a->blk[k];
@@ -477,9 +541,29 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 		return -1;
 	}
 	a->next_give++;
+	a->cur_sel = s->sel;
+	a->cur_nsel = s->nsel;
 	*b = s->b;
 	*blk = a->blk[k];
 	return 1;
+}
+
+struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
+				       unsigned cols, volatile sig_atomic_t *cancel,
+				       const char *what, char *err, size_t errlen)
+{
+	return ahead_new(r, f, cols, cancel, what, 1, err, errlen);
+}
+
+const uint32_t *dtsp_ahead_rows(const struct dtsp_ahead *a, uint32_t *n)
+{
+	*n = a->cur_nsel;
+	return a->cur_sel;
+}
+
+size_t dtsp_ahead_decoded(const struct dtsp_ahead *a)
+{
+	return atomic_load_explicit(&a->decoded, memory_order_relaxed);
 }
 
 void dtsp_ahead_free(struct dtsp_ahead *a)
@@ -497,12 +581,15 @@ void dtsp_ahead_free(struct dtsp_ahead *a)
 	progress_clear(&a->pg);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
-	for (unsigned k = 0; a->slot && k < a->nslot; k++)
+	for (unsigned k = 0; a->slot && k < a->nslot; k++) {
 		dtcap_block_free(a->slot[k].b);
+		free(a->slot[k].sel);
+	}
 	free(a->slot);
 	free(a->tid);
 	free(a->blk);
 	free(a->done);
 	dtcap_block_free(a->own);
+	free(a->own_sel);
 	free(a);
 }

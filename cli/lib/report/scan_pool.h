@@ -88,6 +88,25 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 		    size_t errlen);
 void dtsp_ahead_free(struct dtsp_ahead *a);
 
+/*
+ * The same, and the helpers also select the rows f passes (flt_select),
+ * so that a consumer sees only those: SQL's events cursor, whose
+ * pushed-down constraints are f.  dtsp_ahead_rows gives the block given
+ * last's selected rows (row numbers of it, ascending; valid as the block
+ * is).  Blocks with no row selected are given too (the consumer decides
+ * whether an empty block counts).  Here dtsp_threads() helpers decode
+ * (none with one thread), not one fewer: the consumer mostly waits for
+ * the few rows that pass.  Memory stays bounded: at most two blocks and
+ * their selections per helper are in hand.
+ */
+struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
+				       unsigned cols, volatile sig_atomic_t *cancel,
+				       const char *what, char *err, size_t errlen);
+const uint32_t *dtsp_ahead_rows(const struct dtsp_ahead *a, uint32_t *n);
+/* Blocks decoded so far, helpers' and the consumer's: how far ahead of
+ * the consumer a scan went (an early stop's proof). */
+size_t dtsp_ahead_decoded(const struct dtsp_ahead *a);
+
 /* The workers a scan starts (dtreport --threads, dtsh set threads): 0 is
  * the online CPUs this process may run on (its affinity, as nproc says).
  * Process-wide; set before scanning, not during. */

@@ -1,0 +1,153 @@
+# tests/sql/rows.sh - statements that are not grouped, read ahead on the
+# pool (issue 26): the events cursor's blocks decoded and its pushed-down
+# constraints applied by scan_pool.c's helpers (dtsp_ahead_new_rows).
+# Sourced by run.sh (its D, G, B, T, q, check, pass, fail, san).
+#
+# Each shape must give, with --threads 1, 2 and 7, the bytes of the same
+# statement on one thread (DT_SQL_NO_READAHEAD=1) and the rows of its twin
+# whose constraints are hidden from the table (a unary + makes a term no
+# constraint of it: sqlite's plain plan, every row filtered by sqlite).
+
+RC=$T/rows.dtc
+if ! "$G" -o "$RC" -n 400000 -s 11 --syscalls --pids 6 --block 2048 >"$T/rows.gen" 2>&1; then
+	fail "rows_setup" "dtgen: $(head -c 300 "$T/rows.gen")"
+	return 0 2>/dev/null || exit 0
+fi
+rq() { DT_SQL_NO_READAHEAD=1 q "$RC" "$1"; }
+R0=$(rq 'SELECT min(ts) FROM events') R1=$(rq 'SELECT max(ts) FROM events')
+RA=$((R0 + (R1 - R0) * 30 / 100)) RB=$((R0 + (R1 - R0) * 60 / 100))
+RP=$(rq 'SELECT pid FROM events WHERE pid != 0 LIMIT 1 OFFSET 5000')
+RT1=$(rq 'SELECT tid FROM events WHERE tid != 0 LIMIT 1 OFFSET 7000')
+RT2=$(rq "SELECT tid FROM events WHERE tid NOT IN (0, $RT1) LIMIT 1 OFFSET 3000")
+RCM=$(rq "SELECT substr(comm, 1, 2) FROM events WHERE comm IS NOT NULL AND pid != 0 LIMIT 1 OFFSET 100")
+
+# statement|its twin with the constraints hidden
+ROWSQ=(
+"SELECT ts, tid, comm FROM events WHERE probe_name GLOB 'syscall*' AND ts BETWEEN $RA AND $RB ORDER BY ts LIMIT 20|SELECT ts, tid, comm FROM events WHERE +probe_name GLOB 'syscall*' AND +ts BETWEEN $RA AND $RB ORDER BY ts LIMIT 20"
+"SELECT * FROM events WHERE pid = $RP|SELECT * FROM events WHERE +pid = $RP"
+"SELECT rowid, ts, cpu, pid, tid, probe, kstack FROM events WHERE tid IN ($RT1, $RT2) AND kstack > 5|SELECT rowid, ts, cpu, pid, tid, probe, kstack FROM events WHERE +tid IN ($RT1, $RT2) AND +kstack > 5"
+"SELECT ts, comm, probe_name, ctx FROM events WHERE comm LIKE '$RCM%' AND ts >= $RA LIMIT 700|SELECT ts, comm, probe_name, ctx FROM events WHERE +comm LIKE '$RCM%' AND +ts >= $RA LIMIT 700"
+"SELECT e.ts, e.tid, f.name FROM events e JOIN frames f ON f.stack_id = e.kstack AND f.depth = 0 WHERE e.pid = $RP AND e.ts < $RB ORDER BY 1, 2, 3|SELECT e.ts, e.tid, f.name FROM events e JOIN frames f ON f.stack_id = +e.kstack AND f.depth = 0 WHERE +e.pid = $RP AND +e.ts < $RB ORDER BY 1, 2, 3"
+"SELECT ts, tid, ts - lag(ts) OVER (PARTITION BY tid ORDER BY ts) FROM events WHERE probe_name GLOB '*sched_switch' AND ustack IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9) LIMIT 400|SELECT ts, tid, ts - lag(ts) OVER (PARTITION BY tid ORDER BY ts) FROM events WHERE +probe_name GLOB '*sched_switch' AND +ustack IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9) LIMIT 400"
+"SELECT ts, pid, comm, flags FROM events WHERE pid BETWEEN $RP AND $((RP + 3)) AND flags >= 0 ORDER BY comm, ts LIMIT 900|SELECT ts, pid, comm, flags FROM events WHERE +pid BETWEEN $RP AND $((RP + 3)) AND +flags >= 0 ORDER BY comm, ts LIMIT 900"
+"SELECT rowid, ts, arg0, retval FROM events WHERE probe_name IN ('syscall:read:return', 'syscall:write:return', 'nosuch') AND cpu = 1 LIMIT 500 OFFSET 20|SELECT rowid, ts, arg0, retval FROM events WHERE +probe_name IN ('syscall:read:return', 'syscall:write:return', 'nosuch') AND +cpu = 1 LIMIT 500 OFFSET 20"
+"SELECT ts FROM events WHERE tid = 4000000000|SELECT ts FROM events WHERE +tid = 4000000000"
+"SELECT ts, probe FROM events WHERE ts > $RB LIMIT 3000|SELECT ts, probe FROM events WHERE +ts > $RB LIMIT 3000"
+)
+rows_script="" hid_script=""
+for s in "${ROWSQ[@]}"; do
+	rows_script+="${s%%|*};"$'\n'
+	hid_script+="${s#*|};"$'\n'
+done
+DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$RC" "$rows_script" >"$T/rows.one" 2>"$T/rows.one.err"
+r1=$?
+DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$RC" "$hid_script" >"$T/rows.hid" 2>"$T/rows.hid.err"
+r2=$?
+# every shape answers something but the one that matches nothing
+nempty=$(awk 'BEGIN { RS = ""; FS = "\n" } NF < 2 { n++ } END { print n + 0 }' "$T/rows.one")
+if [ $r1 != 0 ] || [ $r2 != 0 ] || [ "$nempty" != 1 ]; then
+	fail "rows_plain_plan" "rc $r1/$r2, $nempty empty results: $(head -c 300 "$T/rows.one.err" "$T/rows.hid.err")"
+elif ! cmp -s "$T/rows.one" "$T/rows.hid"; then
+	fail "rows_plain_plan" "pushed down and hidden differ: $(diff "$T/rows.one" "$T/rows.hid" | head -4 | tr '\n' ' ')"
+else
+	pass "rows_plain_plan"
+fi
+for n in 1 2 7; do
+	DT_SQL_DEBUG=1 "$D" sql --csv --threads $n "$RC" "$rows_script" >"$T/rows.$n" 2>"$T/rows.$n.err"
+	rc=$?
+	ahead=$(grep -c 'events read ahead' "$T/rows.$n.err")
+	if [ $rc != 0 ] || san "$T/rows.$n.err"; then
+		fail "rows_threads_$n" "rc $rc: $(grep -v 'events read ahead' "$T/rows.$n.err" | head -c 300)"
+	elif ! cmp -s "$T/rows.$n" "$T/rows.one"; then
+		fail "rows_threads_$n" "not the one-thread rows: $(diff "$T/rows.$n" "$T/rows.one" | head -4 | tr '\n' ' ')"
+	elif [ "$ahead" -lt ${#ROWSQ[@]} ]; then
+		# each shape reads many blocks: each is read ahead on the pool
+		# (with one thread, by this thread a block at a time)
+		fail "rows_threads_$n" "only $ahead of ${#ROWSQ[@]} statements read ahead"
+	else
+		pass "rows_threads_$n"
+	fi
+done
+
+# LIMIT: once sqlite stops asking, the helpers stop; they decode at most the
+# blocks in flight (two per helper, a helper per thread) beyond the ones given
+DT_SQL_DEBUG=1 "$D" sql --csv --threads 3 "$RC" 'SELECT ts, comm FROM events LIMIT 10' >"$T/rl.out" 2>"$T/rl.err"
+rc=$?
+got=$(sed -n 's/.*events read ahead: \([0-9]*\) of \([0-9]*\) blocks decoded.*/\1 \2/p' "$T/rl.err")
+dec=${got% *} tot=${got#* }
+if [ $rc != 0 ] || [ -z "$got" ] || [ "$(wc -l <"$T/rl.out")" != 11 ]; then
+	fail "rows_limit_stops_early" "rc $rc, '$got': $(head -c 200 "$T/rl.err")"
+elif [ "$tot" -lt 100 ] || [ "$dec" -gt 8 ]; then
+	fail "rows_limit_stops_early" "decoded $dec of $tot blocks for 10 rows"
+else
+	pass "rows_limit_stops_early"
+fi
+# a selective filter's LIMIT: the rows are found early in the file, the rest
+# is not decoded
+DT_SQL_DEBUG=1 "$D" sql --csv --threads 2 "$RC" "SELECT ts FROM events WHERE tid = $RT1 LIMIT 5" >"$T/rl2.out" 2>"$T/rl2.err"
+got=$(sed -n 's/.*events read ahead: \([0-9]*\) of \([0-9]*\) blocks decoded.*/\1 \2/p' "$T/rl2.err")
+first=$(rq "SELECT (min(rowid) - 1) / 2048 FROM (SELECT rowid FROM events WHERE tid = $RT1 LIMIT 5 OFFSET 4)")
+dec=${got% *} tot=${got#* }
+if [ -z "$got" ] || [ "$(wc -l <"$T/rl2.out")" != 6 ] || [ -z "$first" ]; then
+	fail "rows_limit_filter_stops_early" "'$got' first $first: $(head -c 200 "$T/rl2.err")"
+elif [ "$dec" -gt $((first + 1 + 4 + 1)) ] || [ "$first" -gt $((tot / 2)) ]; then
+	fail "rows_limit_filter_stops_early" "decoded $dec of $tot blocks, the fifth row in block $first"
+else
+	pass "rows_limit_filter_stops_early"
+fi
+
+# Ctrl-C: a filter that passes no row never returns to sqlite's loop (whose
+# progress handler sees the flag) until the scan ends; the cursor looks at
+# the flag before each block, read ahead or not
+for ra in 0 1; do
+	DT_SQL_NO_READAHEAD=$ra "$GR" --cancelled "$RC" -- "SELECT ts FROM events WHERE tid = 4000000000" \
+		"SELECT ts, comm FROM events WHERE pid >= 0 AND tid = 4000000000 ORDER BY comm" >"$T/rcan.out" 2>"$T/rcan.err"
+	bad=$(awk -F'\t' '$1 != "interrupted" { print $1 ": " $2 }' "$T/rcan.out" | head -2)
+	if [ "$(wc -l <"$T/rcan.out")" != 2 ] || [ -n "$bad" ]; then
+		fail "rows_cancelled_interrupts_$ra" "${bad:-$(head -c 200 "$T/rcan.err")}"
+	else
+		pass "rows_cancelled_interrupts_$ra"
+	fi
+done
+
+# a damaged block: the read-ahead says what the row-by-row scan says, when
+# the statement reaches it (a LIMIT met before it answers, as before)
+cp "$RC" "$T/rbad.dtc"
+python3 -c 'import os, sys
+p = sys.argv[1]; n = os.path.getsize(p)
+with open(p, "r+b") as f:
+    f.seek(n // 2); b = f.read(64); f.seek(n // 2); f.write(bytes(x ^ 0x5a for x in b))' "$T/rbad.dtc"
+for ra in 1 0; do
+	DT_SQL_NO_READAHEAD=$ra "$D" sql --csv --threads 2 "$T/rbad.dtc" "SELECT ts, tid FROM events WHERE tid > 5" \
+		>"$T/rbad.$ra.out" 2>"$T/rbad.$ra.err"
+	echo "rc $?" >>"$T/rbad.$ra.err"
+	DT_SQL_NO_READAHEAD=$ra "$D" sql --csv --threads 2 "$T/rbad.dtc" "SELECT ts, tid FROM events WHERE tid > 5 LIMIT 3" \
+		>"$T/rbadl.$ra.out" 2>"$T/rbadl.$ra.err"
+	echo "rc $?" >>"$T/rbadl.$ra.err"
+done
+if ! grep -q "damaged EVNT chunk" "$T/rbad.0.err" || ! grep -q "^rc 1$" "$T/rbad.0.err" || san "$T/rbad.0.err"; then
+	fail "rows_damaged_block" "$(head -c 300 "$T/rbad.0.err")"
+elif ! cmp -s "$T/rbad.0.err" "$T/rbad.1.err"; then
+	fail "rows_damaged_block" "read ahead: $(head -c 200 "$T/rbad.0.err"); row by row: $(head -c 200 "$T/rbad.1.err")"
+elif ! grep -q "^rc 0$" "$T/rbadl.0.err" || [ "$(wc -l <"$T/rbadl.0.out")" != 4 ] ||
+     ! cmp -s "$T/rbadl.0.out" "$T/rbadl.1.out"; then
+	fail "rows_damaged_block" "LIMIT before the damage: $(head -c 200 "$T/rbadl.0.err")"
+else
+	pass "rows_damaged_block"
+fi
+
+# the same under TSan: the helpers share the reader and the cursor's filter
+if [ -x "${SQLTSAN:-}" ]; then
+	for n in 2 7; do
+		hs=()
+		for s in "${ROWSQ[@]}"; do hs+=("${s%%|*}"); done
+		TSAN_OPTIONS=halt_on_error=1 "$SQLTSAN" --rows "$RC" $n "${hs[@]}" >"$T/rtsan$n.out" 2>"$T/rtsan$n.err"
+		rc=$?
+		cat "$T/rtsan$n.out"
+		if [ $rc -ne 0 ] || grep -q ThreadSanitizer "$T/rtsan$n.err" || ! grep -q '^PASS' "$T/rtsan$n.out"; then
+			fail "rows_tsan_$n" "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$T/rtsan$n.err") $(head -c 200 "$T/rtsan$n.err")"
+		fi
+	done
+else
+	fail "rows_tsan" "SQLTSAN (the TSan build of tests/sql/sqltsan.c) not given"
+fi
