@@ -173,7 +173,11 @@ fi
 # reference, the same ones: paired from the newest, per CPU, the same
 # thread at the same time (each capture converts the clock for itself:
 # within 2 us of the newest pair's offset).  Per CPU: each ring wraps at
-# its own pace, so the dump is not the reference's newest overall.
+# its own pace, so the dump is not the reference's newest overall.  The
+# two recorders' events of one firing read the clock one after the other,
+# so an interrupt between them parts a pair by its length (9 us seen, 1 in
+# 20 runs): two pairs may be up to 100 us apart.  A ring that kept other
+# events than the newest is off by whole events in nearly every pair.
 keys="SELECT cpu, ts, tid FROM events ORDER BY cpu, ts, tid"
 sql "$T/fpr.dtc" "$keys" >"$T/ref.keys"
 sql "$T/fpf.1.dtc" "$keys" >"$T/fl.keys"
@@ -188,10 +192,11 @@ bad=$(awk -F, '
 			for (i = 1; i <= nf[c]; i++) {
 				j = nr[c] - nf[c] + i
 				d = rt[c, j] - ft[c, i] - off
-				if (rtid[c, j] != ftid[c, i] || d > 2000 || d < -2000) bad++
+				if (rtid[c, j] != ftid[c, i] || d > 100000 || d < -100000) bad++
+				else if (d > 2000 || d < -2000) late++
 			}
 		}
-		print bad
+		print bad + (late > 2 ? late : 0)
 	}' "$T/ref.keys" "$T/fl.keys")
 [ "${ev:-0}" -gt 0 ] && [ "$bad" = 0 ] && pass flight-target-keeps-newest ||
 	fail flight-target-keeps-newest "$bad of $ev events unlike the reference's newest of their CPU: $(head -n 2 "$T/fl.keys" | tr '\n' ' ')"
