@@ -250,12 +250,21 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	}
 #undef TAKE
 	if (evpr->offcpu) {
+		/*
+		 * A thread past its release has no pid: the kernel names it -1
+		 * (its tid, and its process too once the pid is gone), but a
+		 * switch names the task it switches out, and a target's thread
+		 * is known by its process.
+		 */
+		if (bare && (tid == UINT32_MAX || pid == UINT32_MAX) && evpr->poff && raw &&
+		    (size_t)evpr->poff + 4 <= rawsize) {
+			const struct task *th;
+			memcpy(&tid, raw + evpr->poff, 4);
+			if (pid == UINT32_MAX && (th = task_get(&sp->ttids, tid, 0)) != NULL)
+				pid = th->p.pid;
+		}
 		if (!offcpu_keep(sp, evpr, bare, pid, tid, ts, raw, rawsize))
 			return 0;
-		/* a released thread's last switch: the kernel names it -1, the
-		 * switch's prev_pid by its tid */
-		if (tid == UINT32_MAX && evpr->poff && raw && (size_t)evpr->poff + 4 <= rawsize)
-			memcpy(&tid, raw + evpr->poff, 4);
 	} else if (pid == sp->self) {
 		return 0;
 	}
