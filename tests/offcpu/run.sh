@@ -67,8 +67,12 @@ n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_
 n=$(sql "SELECT count(DISTINCT tid) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
 	 AND pid = $TPID AND tid = arg2 AND (arg4 & 31) = 16
 	 AND comm IN ('sleeper', 'writer', 'reader', 'locker')")
-[ "${n:-0}" = 4 ] && pass offcpu-exiting-thread-switch ||
-	fail offcpu-exiting-thread-switch "last switches of $n of the 4 exiting threads recorded"
+if [ "${n:-0}" = 4 ]; then
+	pass offcpu-exiting-thread-switch
+else
+	cp "$T/t.dtc" "$B/offcpu-exit-miss.dtc" 2>/dev/null
+	fail offcpu-exiting-thread-switch "last switches of $n of the 4 exiting threads recorded (capture kept as $B/offcpu-exit-miss.dtc)"
+fi
 n=$(sql "SELECT count(*) FROM events WHERE pid = $TPID AND tid = 4294967295
 	 AND probe_name = 'tracepoint:sched:sched_switch'")
 [ "${n:-1}" = 0 ] && pass offcpu-exiting-thread-tid ||
