@@ -101,6 +101,7 @@ struct ring {
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
 	uint64_t	rhead;		/* [r] data_head for this read's two passes */
 	uint64_t	mpos, mts;	/* [r] the merge's next record, its time */
+	const struct perf_event_header *mh;	/* [r] that record in data, or NULL */
 	/* flight: a copy of the backward ring taken by dump, its records
 	 * oldest first [r] */
 	unsigned char	*fcopy;		/* size bytes, read like data */
