@@ -101,7 +101,8 @@ if ! near "$S" 200000000 "$known" 3; then
 	# it).  The other remains: the sleeper's timer fired while a kworker
 	# ran on its CPU, and neither the wakeup nor the switch into the
 	# sleeper reached the per-CPU event (the kworker's next switch did),
-	# with no count of a loss anywhere (dtrec(8) BUGS).  One more
+	# with no count of a loss anywhere; a perf record -C 0 run alongside
+	# missed the same wakeup and switch (dtrec(8) BUGS).  One more
 	# recording, said here; a wrong share twice fails.
 	echo "# sleeper share: ${S}ns of 200000000ns in the first recording (kept as $B/offcpu-sleeper-miss.dtc); recording again"
 	cp "$T/t.dtc" "$B/offcpu-sleeper-miss.dtc" 2>/dev/null
