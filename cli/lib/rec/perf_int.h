@@ -81,6 +81,7 @@ struct pprobe {
 	uint64_t	intr_mask;	/* REGS_INTR its events sample; 0: none */
 	uint8_t		offcpu;		/* DTOFF_* of --offcpu's probes, else 0 */
 	uint16_t	ooff;		/* offcpu: raw offset of the other task's tid */
+	uint16_t	poff;		/* offcpu: raw offset of sched_switch's prev_pid, or 0 */
 };
 
 /* What perf's event id stands for (src_perf's ids, indexed by idix). */
@@ -100,6 +101,7 @@ struct ring {
 	uint64_t	sb_pos;		/* [r] side-band handled up to here */
 	uint64_t	rhead;		/* [r] data_head for this read's two passes */
 	uint64_t	mpos, mts;	/* [r] the merge's next record, its time */
+	const struct perf_event_header *mh;	/* [r] that record in data, or NULL */
 	/* flight: a copy of the backward ring taken by dump, its records
 	 * oldest first [r] */
 	unsigned char	*fcopy;		/* size bytes, read like data */
@@ -153,8 +155,10 @@ struct src_perf {
 	 */
 	struct tasks	tgts;
 	/* [r] With targets and --offcpu: the targets' threads (p.pid: their
-	 * process), for the scheduler events run by another task that name
-	 * one (switched to, woken); those events are per CPU, as uprobes. */
+	 * process; exited, p.ts: the time of their EXIT record), for the
+	 * scheduler events run by another task that name one (switched to,
+	 * woken), or run by one past its exit; those events are per CPU, as
+	 * uprobes. */
 	struct tasks	ttids;
 	uint32_t	self;		/* [I] our tgid: never recorded */
 	int		child_mode;	/* enabled on exec of the child */

@@ -161,6 +161,9 @@ merge_peek(struct src_perf *sp, struct ring *rg, uint64_t mark)
 	rg->mts = h == NULL ? UINT64_MAX : rec_time(h);
 	if (rg->mts >= mark)
 		rg->mts = UINT64_MAX;
+	/* the merge takes it from here unless it wraps: a wrapped record's
+	 * copy is sp->tmp, which the next ring's peek reuses */
+	rg->mh = h != NULL && (const unsigned char *)h != sp->tmp ? h : NULL;
 }
 
 /*
@@ -199,7 +202,8 @@ merge_rings(struct src_perf *sp, char *buf, size_t used, size_t len, uint64_t ma
 		if (rg == NULL || rg->mts == UINT64_MAX)
 			break;
 		while (rg->mts != UINT64_MAX && rg->mts <= next) {
-			const struct perf_event_header *h = perf_at(sp, rg, rg->mpos, rg->rhead);
+			const struct perf_event_header *h =
+				rg->mh ? rg->mh : perf_at(sp, rg, rg->mpos, rg->rhead);
 			ssize_t n = in_order(sp, rg, h, buf + used, len - used);
 			if (n < 0) {
 				full = 1;	/* buf is full: the rest waits */

@@ -97,14 +97,18 @@ user_args(const struct dtp_uprobe *up, uint32_t site, const uint64_t *regs, uint
  * (inherited, with stacks) for what the targets run, and a bare one per
  * CPU (bare: no stacks, so the system's other switches cost little ring
  * space) for the switches into a target and the wakeups of one that other
- * tasks run.
+ * tasks run.  A target's thread that has begun to exit has no events of
+ * its own any more (the kernel takes them away before its EXIT record,
+ * and writes none of its samples after it), yet it still runs: its last
+ * switch out, and the wakeups fired by an interrupt it takes meanwhile
+ * (another target's timer), are the per-CPU copies' from its EXIT on.
  */
 static int
-offcpu_keep(struct src_perf *sp, const struct pprobe *p, int bare, uint32_t pid, uint64_t ts,
-	    const unsigned char *raw, uint32_t rawsize)
+offcpu_keep(struct src_perf *sp, const struct pprobe *p, int bare, uint32_t pid, uint32_t tid,
+	    uint64_t ts, const unsigned char *raw, uint32_t rawsize)
 {
 	int32_t other = -1;
-	const struct task *t;
+	const struct task *t, *th;
 
 	if (raw && (size_t)p->ooff + 4 <= rawsize)
 		memcpy(&other, raw + p->ooff, 4);
@@ -113,8 +117,17 @@ offcpu_keep(struct src_perf *sp, const struct pprobe *p, int bare, uint32_t pid,
 	t = task_get(&sp->tgts, pid, 0);
 	if (!bare)
 		return t != NULL && ts >= t->p.ts;
-	if (t != NULL)
-		return 0;	/* a target's own: its inherited event has it */
+	if (t != NULL) {
+		/* a target's own: its inherited event has it, until its exit; a
+		 * thread already released (tid -1: it has no pid any more, and
+		 * its EXIT was long written) runs only its last moments */
+		if (ts < t->p.ts)
+			return 0;
+		if (tid == UINT32_MAX)
+			return 1;
+		th = task_get(&sp->ttids, tid, 0);
+		return th != NULL && th->exited && ts >= th->p.ts;
+	}
 	if (other <= 0 || (t = task_get(&sp->ttids, (uint32_t)other, 0)) == NULL)
 		return 0;
 	return (t = task_get(&sp->tgts, t->p.pid, 0)) != NULL && ts >= t->p.ts;
@@ -237,7 +250,20 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 	}
 #undef TAKE
 	if (evpr->offcpu) {
-		if (!offcpu_keep(sp, evpr, bare, pid, ts, raw, rawsize))
+		/*
+		 * A thread past its release has no pid: the kernel names it -1
+		 * (its tid, and its process too once the pid is gone), but a
+		 * switch names the task it switches out, and a target's thread
+		 * is known by its process.
+		 */
+		if (bare && (tid == UINT32_MAX || pid == UINT32_MAX) && evpr->poff && raw &&
+		    (size_t)evpr->poff + 4 <= rawsize) {
+			const struct task *th;
+			memcpy(&tid, raw + evpr->poff, 4);
+			if (pid == UINT32_MAX && (th = task_get(&sp->ttids, tid, 0)) != NULL)
+				pid = th->p.pid;
+		}
+		if (!offcpu_keep(sp, evpr, bare, pid, tid, ts, raw, rawsize))
 			return 0;
 	} else if (pid == sp->self) {
 		return 0;

@@ -70,8 +70,10 @@ on_fork(struct src_perf *sp, const unsigned char *r, const struct sb_trailer *tr
 		uint32_t tid;
 		memcpy(&tid, r + 8, 4);
 		struct task *t = task_get(&sp->ttids, tid, 1);
-		if (t)
+		if (t) {
 			t->p.pid = pid;
+			t->exited = 0;	/* a tid used again */
+		}
 	}
 	dtm_feed_fork(sp->m, pid, ppid, tr->time, "");
 }
@@ -150,6 +152,16 @@ perf_sideband(struct src_perf *sp, struct ring *rg, const struct perf_event_head
 		memcpy(&tid, r + 8, 4);
 		if (pid == tid)
 			dtm_feed_exit(sp->m, pid);
+		if (sp->targeted && h->size >= sizeof(*h) + 24) {
+			/* a target's thread whose inherited events the kernel
+			 * has just taken away: what it runs from now on only the
+			 * per-CPU copies see (offcpu_keep) */
+			struct task *t = task_get(&sp->ttids, tid, 0);
+			if (t) {
+				t->exited = 1;
+				memcpy(&t->p.ts, r + 16, 8);
+			}
+		}
 		break;
 	}
 	case PERF_RECORD_LOST: {

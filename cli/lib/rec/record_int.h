@@ -46,7 +46,11 @@ struct tslot {
 	struct dtcap_proc sp;
 	struct dtcap_map *smaps;
 	int		spending;
-	uint32_t	slast;		/* the user stack id last checked */
+	/* user stack ids checked against these maps, reaching none of the
+	 * files that wait (by id % SCHECKED): a busy process switches
+	 * between a few stacks, and each check walks every mapping */
+#define SCHECKED	16
+	uint32_t	schecked[SCHECKED];
 	/* the last snapshot read from /proc (mv points into text): stored
 	 * again with a JIT map that appears once the process is gone */
 	struct dtcap_proc last;

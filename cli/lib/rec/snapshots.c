@@ -57,6 +57,7 @@ drop_kept(struct tslot *t)
 	memset(&t->sp, 0, sizeof(t->sp));
 	t->smaps = NULL;
 	t->spending = 0;
+	memset(t->schecked, 0, sizeof(t->schecked));
 }
 
 void
@@ -318,9 +319,9 @@ rec_reach_files(struct rec *r, const struct dt_rec *d, uint32_t ustack)
 	int isnew;
 
 	if (d->dtr_pid == 0 || (t = rec_tmap_get(&r->procs, d->dtr_pid, &isnew)) == NULL ||
-	    !t->spending || t->slast == ustack)
+	    !t->spending || t->schecked[ustack % SCHECKED] == ustack)
 		return;
-	t->slast = ustack;
+	t->schecked[ustack % SCHECKED] = ustack;
 	for (size_t i = 0; i < t->sp.nmaps; i++) {
 		const struct dtcap_map *m = &t->smaps[i];
 		if (!(m->prot & 4) || m->file || m->name[0] != '/')

@@ -104,6 +104,9 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 				for (unsigned k = 0; k < p->fmt->nfields; k++)
 					if (strcmp(p->fmt->f[k].name, of) == 0)
 						p->ooff = p->fmt->f[k].offset;
+					else if (p->offcpu == DTOFF_SWITCH &&
+						 strcmp(p->fmt->f[k].name, "prev_pid") == 0)
+						p->poff = p->fmt->f[k].offset;
 				if (p->ooff == 0) {
 					dtu_seterr(err, errlen, "--offcpu: %s:%s has no field %s", sys, ev, of);
 					goto out;
