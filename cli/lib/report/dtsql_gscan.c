@@ -127,15 +127,6 @@ static int ctx_filtered(const struct ecur *e)
 	return e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
 }
 
-/* Does any context of block b pass?  (Else its rows need no look.) */
-static int any_ctx_ok(const struct ecur *e, const struct dtcap_block *b)
-{
-	for (uint32_t d = 0; d < b->ndict; d++)
-		if (ctx_ok(e, b, d))
-			return 1;
-	return 0;
-}
-
 /* The key of context d (and cpu, when grouped by it) into k. */
 static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uint32_t cpu,
 		    uint32_t *k)
@@ -202,12 +193,13 @@ static int64_t ghash_id(struct ghash *g, const uint32_t *k, uint64_t next)
 }
 
 /*
- * Count block b's events (those in [lo, hi] unless inside) into g by
+ * Count block b's events (those in [lo, hi] unless inside) whose context
+ * passes (okd[d]; okd NULL: all) into g by
  * (context key, cpu) through a dense table.  1 done, 0 not worth it (the
  * table would outgrow the block: the caller counts per event), -1 out of
  * memory.
  */
-static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct ghash *g,
+static int cpu_hist(const uint8_t *okd, const struct dtcap_block *b, struct ghash *g,
 		    unsigned gcols, int inside, int64_t lo, int64_t hi, struct cpuh *h,
 		    uint64_t **hist, size_t *nhist)
 {
@@ -239,7 +231,7 @@ static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct gh
 	h->ids.n = 0;
 	uint64_t nl = 0;
 	for (size_t d = 0; d < nd; d++) {
-		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		h->ok[d] = !ctxc || !okd || okd[d];
 		if (!h->ok[d]) {	/* never counted: needs no number */
 			h->lid[d] = 0;
 			continue;
@@ -353,6 +345,8 @@ struct gpart {
 	size_t		nhist;
 	uint8_t		*okd;	/* per context of a block: passes */
 	size_t		okcap;
+	uint32_t	*sel;	/* rows of a block that pass */
+	size_t		selcap;
 	struct cpuh	lg;
 	struct rvh	rv;
 	/* rows_block's run of events of one key (prev): it goes on from one
@@ -366,6 +360,61 @@ static int nomem(char *err, size_t errlen)
 {
 	snprintf(err, errlen, "out of memory");
 	return -1;
+}
+
+/* ok[d] &= (v[d] is in the sorted set s of n values), when on. */
+static void and_set(uint8_t *ok, uint32_t nd, int on, const uint32_t *v, const uint32_t *s,
+		    size_t n)
+{
+	if (!on)
+		return;
+	if (n == 1) {
+		const uint32_t s0 = s[0];
+		for (uint32_t d = 0; d < nd; d++)
+			ok[d] &= (uint8_t)(v[d] == s0);
+		return;
+	}
+	for (uint32_t d = 0; d < nd; d++)
+		if (ok[d])
+			ok[d] = (uint8_t)in_set(s, n, v[d]);
+}
+
+/* Whether each context of block b passes the pushed-down filters, into
+ * p->okd, and how many do into *nok.  -1 out of memory. */
+static int ctx_pass(struct gpart *p, const struct dtcap_block *b, uint32_t *nok)
+{
+	if (b->ndict > p->okcap) {
+		free(p->okd);
+		p->okcap = b->ndict;
+		if ((p->okd = malloc(p->okcap)) == NULL) {
+			p->okcap = 0;
+			return -1;
+		}
+	}
+	const struct ecur *e = p->j->e;
+	uint8_t *ok = p->okd;
+	const uint32_t nd = b->ndict;
+	/* column by column, each filter a pass over its context values (a
+	 * loop the compiler vectorizes for one value or a range), rather
+	 * than every filter per context: a block has thousands of contexts */
+	memset(ok, 1, nd);
+	and_set(ok, nd, e->pidf, b->dict.pid, e->pids, e->npids);
+	and_set(ok, nd, e->probef, b->dict.probe, e->probes, e->nprobes);
+	and_set(ok, nd, e->commf, b->dict.comm, e->comms, e->ncomms);
+	for (unsigned x = 0; x < XC_N; x++) {
+		const uint32_t *v = x_dict(b, x);
+		if (e->xrngf >> x & 1) {
+			const uint32_t xlo = e->xlo[x], xhi = e->xhi[x];
+			for (uint32_t d = 0; d < nd; d++)
+				ok[d] &= (uint8_t)((v[d] >= xlo) & (v[d] <= xhi));
+		}
+		and_set(ok, nd, e->xsetf >> x & 1, v, e->xset[x], e->nxset[x]);
+	}
+	uint32_t n = 0;
+	for (uint32_t d = 0; d < nd; d++)
+		n += ok[d];
+	*nok = n;
+	return 0;
 }
 
 /*
@@ -385,8 +434,18 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	const int inside = jb->tsr ? ts_block(dtcap_block_info(e->c->r, blk), lo, hi) : 1;
 	uint32_t k[NGKEY];
 
-	if (ctx_filtered(e) && !any_ctx_ok(e, b))
-		return 0;
+	/* the pushed-down filters once per context of the block (okd[d]),
+	 * never per row; a block none of whose contexts passes is done */
+	const uint8_t *okd = NULL;
+	uint32_t nok = b->ndict;
+	if (ctx_filtered(e)) {
+		if (ctx_pass(p, b, &nok) < 0)
+			return nomem(err, errlen);
+		if (nok == 0)
+			return 0;
+		okd = p->okd;
+	}
+#define OK(d) (!okd || okd[d])
 	/* is row j in the ts range (when the block is not all in it)? */
 #define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
 	if (gcols == 0) {
@@ -401,27 +460,38 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	 * key without cpu (a hash per context, not per event), then
 	 * events counted per (number, cpu) in a dense table, so that an
 	 * event costs one increment */
-	/* a filter few contexts pass (a thread of many): the events
-	 * of those alone are looked up, one pass over the rows, where a
-	 * table by cpu would want the block's largest cpu first */
-	if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && ctx_filtered(e)) {
-		if (b->ndict > p->okcap) {
-			free(p->okd);
-			p->okcap = b->ndict;
-			if ((p->okd = malloc(p->okcap)) == NULL) {
-				p->okcap = 0;
+	/* a filter few contexts pass (a thread of many): the rows that pass
+	 * are picked without a branch (a selection vector: the row's number
+	 * written always, kept when its context passes), then those alone
+	 * looked up, where a table by cpu would want the block's largest cpu
+	 * first; unless they are many after all (common contexts) */
+	if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && okd &&
+	    (uint64_t)nok * 8 <= b->ndict) {
+		if (b->rows > p->selcap) {
+			free(p->sel);
+			p->selcap = b->rows;
+			if ((p->sel = malloc(p->selcap * sizeof(*p->sel))) == NULL) {
+				p->selcap = 0;
 				return nomem(err, errlen);
 			}
 		}
-		uint32_t nok = 0;
-		for (uint32_t d = 0; d < b->ndict; d++)
-			nok += p->okd[d] = (uint8_t)ctx_ok(e, b, d);
-		if ((uint64_t)nok * 8 <= b->ndict) {
+		uint32_t *sel = p->sel, m = 0;
+		const uint32_t *cidx = b->cidx;
+		if (inside) {
 			for (uint32_t j = 0; j < b->rows; j++) {
-				uint32_t d = b->cidx[j];
-				if (!p->okd[d] || !TS_OK(j))
-					continue;
-				ctx_key(b, gcols, d, b->cpu[j], k);
+				sel[m] = j;
+				m += okd[cidx[j]];
+			}
+		} else {
+			for (uint32_t j = 0; j < b->rows; j++) {
+				sel[m] = j;
+				m += okd[cidx[j]] & TS_OK(j);
+			}
+		}
+		if ((uint64_t)m * 8 <= b->rows) {
+			for (uint32_t x = 0; x < m; x++) {
+				uint32_t j = sel[x];
+				ctx_key(b, gcols, cidx[j], b->cpu[j], k);
 				if (ghash_add(g, k, 1) < 0)
 					return nomem(err, errlen);
 			}
@@ -429,7 +499,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 		}
 	}
 	if ((gcols & DTCAP_COL_CPU) && b->rows) {
-		int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &p->lg, &p->hist, &p->nhist);
+		int r = cpu_hist(okd, b, g, gcols, inside, lo, hi, &p->lg, &p->hist, &p->nhist);
 		if (r < 0)
 			return nomem(err, errlen);
 		if (r > 0)
@@ -448,7 +518,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	if (gcols & DTCAP_COL_CPU) {
 		for (uint32_t j = 0; j < b->rows; j++) {
 			uint32_t d = b->cidx[j];
-			if (!TS_OK(j) || !ctx_ok(e, b, d))
+			if (!TS_OK(j) || !OK(d))
 				continue;
 			ctx_key(b, gcols, d, b->cpu[j], k);
 			if (ghash_add(g, k, 1) < 0)
@@ -473,13 +543,14 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	for (uint32_t d = 0; d < b->ndict; d++) {
 		if (p->hist[d] == 0)
 			continue;
-		if (ctx_ok(e, b, d)) {
+		if (OK(d)) {
 			ctx_key(b, gcols, d, 0, k);
 			if (ghash_add(g, k, p->hist[d]) < 0)
 				return nomem(err, errlen);
 		}
 		p->hist[d] = 0;
 	}
+#undef OK
 	return 0;
 }
 
@@ -580,8 +651,16 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 			   bucket ? ts_block(bi, INT64_MIN, INT64_MAX) : 1;
 	uint32_t k[NGKEY + 5];
 
-	if (ctx_filtered(e) && (gcols & CTX_COLS) && !any_ctx_ok(e, b))
-		return 0;
+	/* the filters once per context, as group_block does */
+	const uint8_t *okd = NULL;
+	if (ctx_filtered(e) && (gcols & CTX_COLS)) {
+		uint32_t nok;
+		if (ctx_pass(p, b, &nok) < 0)
+			return nomem(err, errlen);
+		if (nok == 0)
+			return 0;
+		okd = p->okd;
+	}
 	int64_t b0, b1;
 	if (inside > 0 && gcols == 0 && bucket && !gret &&
 	    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
@@ -637,7 +716,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 		}
 		if (gcols & CTX_COLS) {
 			d = b->cidx[j];
-			if (!split && !ctx_ok(e, b, d))
+			if (!split && okd && !okd[d])
 				continue;
 			ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
 		} else if (gcols & DTCAP_COL_CPU) {
@@ -727,6 +806,7 @@ static void part_free(void *ctx, void *part)
 	free(p->g.cnt);
 	free(p->hist);
 	free(p->okd);
+	free(p->sel);
 	cpuh_free(&p->lg);
 	rvh_free(&p->rv);
 	free(p);
