@@ -2049,7 +2049,8 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 		 offsetof(struct dtcap_block, dict.flags)},
 	};
 	if (cols & (DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
-		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
+		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX |
+		    DTCAP_COL_CIDX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx;
 		int byctx = !!(cols & DTCAP_COL_BYCTX);
 		if (ensure_dict(p, nd))
@@ -2104,6 +2105,9 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 			else
 				b->ctx = p->xctx;
 		}
+		b->ndict = nd;
+		if (byctx && (cols & DTCAP_COL_NOINDEX))
+			goto args;	/* the contexts alone: no row's number */
 		/*
 		 * The rows' context numbers last (their segment may be in the
 		 * scratch buffer the columns above used): decoded, checked and
@@ -2129,9 +2133,9 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 				for (uint32_t k = t0; k < t1; k++)
 					p->xctx[k] = p->dxctx[idx[k]];
 		}
-		b->ndict = nd;
 		b->cidx = idx;
 	}
+args:
 	if (cols & DTCAP_COL_ARGS) {
 		unsigned nslots = rb->nslots;
 		if (!(s = segment(r, i, DTC_C_NARGS, p, &len)) || len != n)

@@ -335,6 +335,12 @@ struct gjob {
 	unsigned	nk, rk, bk0;	/* [I] key words: all; before retval's;
 					 * before the bucket's */
 	struct ghash	g;	/* [c] the merged groups (calling thread) */
+	/* [I] filtered by context: the pool reads the filters' columns
+	 * alone (their context values), the block function the rest of a
+	 * block (these columns) when a context passes; 0: one read */
+	unsigned	rest;
+	int		(*inner)(void *part, const struct dtcap_block *b, size_t blk,
+				 char *err, size_t errlen);	/* [I] with rest */
 };
 
 struct gpart {
@@ -347,6 +353,9 @@ struct gpart {
 	size_t		okcap;
 	uint32_t	*sel;	/* rows of a block that pass */
 	size_t		selcap;
+	size_t		okblk;	/* okd is block okblk - 1's (0: none) */
+	uint32_t	oknok;	/* how many of its contexts pass */
+	struct dtcap_block *b2;	/* the rest of a block (gjob.rest) */
 	struct cpuh	lg;
 	struct rvh	rv;
 	/* rows_block's run of events of one key (prev): it goes on from one
@@ -381,8 +390,12 @@ static void and_set(uint8_t *ok, uint32_t nd, int on, const uint32_t *v, const u
 
 /* Whether each context of block b passes the pushed-down filters, into
  * p->okd, and how many do into *nok.  -1 out of memory. */
-static int ctx_pass(struct gpart *p, const struct dtcap_block *b, uint32_t *nok)
+static int ctx_pass(struct gpart *p, const struct dtcap_block *b, size_t blk, uint32_t *nok)
 {
+	if (p->okblk == blk + 1) {	/* the first read's, same contexts */
+		*nok = p->oknok;
+		return 0;
+	}
 	if (b->ndict > p->okcap) {
 		free(p->okd);
 		p->okcap = b->ndict;
@@ -414,7 +427,46 @@ static int ctx_pass(struct gpart *p, const struct dtcap_block *b, uint32_t *nok)
 	for (uint32_t d = 0; d < nd; d++)
 		n += ok[d];
 	*nok = n;
+	p->oknok = n;
+	p->okblk = blk + 1;
 	return 0;
+}
+
+/*
+ * A block of a scan filtered by context: the pool read the filters'
+ * columns' context values alone (no row decoded); a block none of whose
+ * contexts passes is done here, unread, as a thread's events are in few
+ * of a long capture's blocks.  Else the rest of it is read (the rows'
+ * context numbers and the other columns), joined with the first read's
+ * context values, and counted.
+ */
+static int two_read_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
+			  size_t errlen)
+{
+	struct gpart *p = part;
+	const struct gjob *j = p->j;
+	uint32_t nok;
+
+	p->okblk = 0;
+	if (ctx_pass(p, b, blk, &nok) < 0)
+		return nomem(err, errlen);
+	if (nok == 0)
+		return 0;
+	if (!p->b2 && !(p->b2 = dtcap_block_new()))
+		return nomem(err, errlen);
+	if (dtcap_read_block_mt(j->e->c->r, blk, j->rest, p->b2)) {
+		snprintf(err, errlen, "%s", dtcap_block_error(p->b2));
+		return -1;
+	}
+	if (p->b2->ndict != b->ndict || p->b2->rows != b->rows) {
+		snprintf(err, errlen, "%s", EVENTS_GROUPED ": a block read twice differs");
+		return -1;
+	}
+	struct dtcap_block cb = *p->b2;
+#define TAKE(f) do { if (b->dict.f) cb.dict.f = b->dict.f; } while (0)
+	TAKE(pid); TAKE(tid); TAKE(probe); TAKE(comm); TAKE(kstack); TAKE(ustack); TAKE(flags);
+#undef TAKE
+	return j->inner(part, &cb, blk, err, errlen);
 }
 
 /*
@@ -439,7 +491,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	const uint8_t *okd = NULL;
 	uint32_t nok = b->ndict;
 	if (ctx_filtered(e)) {
-		if (ctx_pass(p, b, &nok) < 0)
+		if (ctx_pass(p, b, blk, &nok) < 0)
 			return nomem(err, errlen);
 		if (nok == 0)
 			return 0;
@@ -655,7 +707,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 	const uint8_t *okd = NULL;
 	if (ctx_filtered(e) && (gcols & CTX_COLS)) {
 		uint32_t nok;
-		if (ctx_pass(p, b, &nok) < 0)
+		if (ctx_pass(p, b, blk, &nok) < 0)
 			return nomem(err, errlen);
 		if (nok == 0)
 			return 0;
@@ -807,6 +859,7 @@ static void part_free(void *ctx, void *part)
 	free(p->hist);
 	free(p->okd);
 	free(p->sel);
+	dtcap_block_free(p->b2);
 	cpuh_free(&p->lg);
 	rvh_free(&p->rv);
 	free(p);
@@ -924,6 +977,18 @@ int dtsql_group_scan(struct ecur *e)
 			.part_new = part_new, .part_free = part_free, .merge = part_merge,
 			.skip = gskip, .block = bucket || gret ? rows_block : group_block,
 		};
+		/* filtered by context: the filters' columns read first, alone */
+		unsigned fcols = (e->pidf ? DTCAP_COL_PID : 0) |
+				 (e->probef ? DTCAP_COL_PROBE : 0) | (e->commf ? DTCAP_COL_COMM : 0);
+		for (unsigned x = 0; x < XC_N; x++)
+			fcols |= (e->xsetf | e->xrngf) >> x & 1 ? xcols[x].col : 0;
+		if (ctx_filtered(e) && (gcols & CTX_COLS) && (fcols & ~gcols) == 0 &&
+		    !getenv("DT_SQL_ONE_READ")) {
+			j.inner = job.block;
+			j.rest = (rcols & ~fcols) | DTCAP_COL_CIDX;
+			job.block = two_read_block;
+			rcols = fcols | DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX;
+		}
 		struct flt_filter none;
 		char err[512];
 		flt_init(&none);
