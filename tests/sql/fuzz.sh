@@ -10,7 +10,7 @@ set -u
 b=$1 fz=$2 mksql=$3 dtgen=$4
 t=$b/fuzz/sql
 rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
-"$mksql" "$t/a.dtc" "$t/a.exp" 3000 nulls >/dev/null 2>&1 &&
+"$mksql" "$t/a.dtc" "$t/a.exp" 3000 nulls tidblocks >/dev/null 2>&1 &&
 	"$dtgen" -o "$t/b.dtc" -n 3000 -s 5 --stacks 50 --pids 3 --block 500 --syscalls ||
 	{ echo "FAIL fuzz.groupby: captures not made"; exit 0; }
 i=0
@@ -58,6 +58,11 @@ SELECT ustack, flags, count(*) FROM events WHERE ustack = 2 OR flags >= 1 GROUP 
 SELECT pid, count(*) FROM events WHERE pid > 100 AND pid <= 102 AND tid != 1003 GROUP BY pid
 SELECT probe_name, quantile_disc(retval, 0.99), count(retval) FROM events WHERE tid < 1005 AND probe_name LIKE '%return%' GROUP BY 1
 SELECT comm, retval, count(*) FROM events WHERE kstack IN (0, 3) GROUP BY comm, retval
+SELECT count(*), sum(cpu) FROM events WHERE tid = 5001
+SELECT tid, cpu, count(*) FROM events WHERE tid IN (5000, 5002) GROUP BY 1, 2
+SELECT comm, count(*) FROM events WHERE tid >= 5002 OR tid BETWEEN 4000 AND 5000 GROUP BY comm
+SELECT (ts - 5000000000) / 100000 AS b, count(*) FROM events WHERE tid = 5002 GROUP BY b
+SELECT probe_name, quantile_disc(retval, 0.5) FROM events WHERE tid IN (5001, 1002) GROUP BY 1
 EOF
 cat >"$t/dict" <<'EOF'
 "SELECT"

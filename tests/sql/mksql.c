@@ -60,17 +60,21 @@ static void die(const char *what, const char *msg)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls|wide|tidblocks]]\n");
+		fprintf(stderr, "usage: mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls|wide|tidblocks ...]]\n");
 		return 2;
 	}
 	unsigned long nevents = argc > 3 ? strtoul(argv[3], NULL, 0) : 100000;
-	int unsorted = argc > 4 && strcmp(argv[4], "unsorted") == 0;
-	int nulls = argc > 4 && strcmp(argv[4], "nulls") == 0;
-	int wide = argc > 4 && strcmp(argv[4], "wide") == 0;
-	/* every 5th event of block k (1000 events a block) by thread 5000 + k:
-	 * threads each in one block only, for the scans that skip blocks by
-	 * their contexts */
-	int tidblocks = argc > 4 && strcmp(argv[4], "tidblocks") == 0;
+	/* the modes after the count, any of them together */
+	int unsorted = 0, nulls = 0, wide = 0, tidblocks = 0;
+	for (int a = 4; a < argc; a++) {
+		unsorted |= strcmp(argv[a], "unsorted") == 0;
+		nulls |= strcmp(argv[a], "nulls") == 0;
+		wide |= strcmp(argv[a], "wide") == 0;
+		/* every 5th event of block k (1000 events a block) by thread
+		 * 5000 + k: threads each in one block only, for the scans
+		 * that skip blocks by their contexts */
+		tidblocks |= strcmp(argv[a], "tidblocks") == 0;
+	}
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-sqltest");

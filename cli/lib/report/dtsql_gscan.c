@@ -982,8 +982,9 @@ int dtsql_group_scan(struct ecur *e)
 				 (e->probef ? DTCAP_COL_PROBE : 0) | (e->commf ? DTCAP_COL_COMM : 0);
 		for (unsigned x = 0; x < XC_N; x++)
 			fcols |= (e->xsetf | e->xrngf) >> x & 1 ? xcols[x].col : 0;
+		const char *one = getenv("DT_SQL_ONE_READ");
 		if (ctx_filtered(e) && (gcols & CTX_COLS) && (fcols & ~gcols) == 0 &&
-		    !getenv("DT_SQL_ONE_READ")) {
+		    !(one && *one)) {
 			j.inner = job.block;
 			j.rest = (rcols & ~fcols) | DTCAP_COL_CIDX;
 			job.block = two_read_block;
