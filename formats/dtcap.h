@@ -529,6 +529,20 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 int dtcap_read_block_mt(const struct dtcap_reader *r, size_t i, unsigned cols,
 			struct dtcap_block *b);
 const char *dtcap_block_error(const struct dtcap_block *b);
+/*
+ * The rows of block i whose context passes, for a reader that filters by
+ * context (a first read with DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX gave it
+ * the contexts): ok[d] non-zero for each of the block's ndict contexts
+ * that passes.  Then b->rows is the number of rows that pass, b->cidx
+ * their contexts, and the row columns of cols (DTCAP_COL_TS and
+ * DTCAP_COL_CPU, no other) their values, in row order; b->ndict is the
+ * block's.  The columns are checked whole as dtcap_read_block_mt checks
+ * them, but only the passing rows' values are kept: a thread's few rows of
+ * a block cost no block-sized arrays.  Threads as dtcap_read_block_mt;
+ * -1 with the message in dtcap_block_error(b).
+ */
+int dtcap_read_rows_mt(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		       struct dtcap_block *b);
 
 /*
  * Row iteration over a time range [tmin, tmax] (inclusive; 0, UINT64_MAX

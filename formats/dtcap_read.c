@@ -2187,6 +2187,97 @@ bad:
 	return RB_DAMAGE;
 }
 
+/*
+ * The rows of block i whose context passes (ok[d] for each of its ndict
+ * contexts): the context numbers decoded a tile at a time (in L1, checked
+ * against ndict) and the passing rows picked without a branch; then only
+ * their values of ts and cpu kept, so a thread's few rows of a block cost
+ * no block-sized arrays.  Every segment read is checked as read_block
+ * checks it.
+ */
+static int read_rows(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		     struct dtcap_block *b)
+{
+	if (i >= r->nblocks)
+		return RB_NOBLOCK;
+	struct bpriv *p = b->priv;
+	const struct dtcap_blockinfo *bi = &r->blocks[i];
+	const struct rblock *rb = &r->rblocks[i];
+	uint32_t n = bi->rows, nd = rb->ndict, m = 0;
+	if (ensure_rows(p, n))
+		return RB_NOMEM;
+	memset(b, 0, offsetof(struct dtcap_block, priv));
+	uint32_t *sel = p->dtmp, *cidx = p->idx, tile[DTC_TILE];
+	const uint8_t *s;
+	size_t len;
+	struct dtc_u32col cc;
+	if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_u32col_open(&cc, s, len, n))
+		return RB_DAMAGE;
+	for (uint32_t t0 = 0; t0 < n; t0 += DTC_TILE) {
+		uint32_t t1 = n - t0 < DTC_TILE ? n : t0 + DTC_TILE;
+		if (dtc_u32col_tile(&cc, tile, t0, t1) >= nd)
+			return RB_DAMAGE;
+		uint32_t m0 = m;
+		for (uint32_t k = 0; k < t1 - t0; k++) {
+			sel[m] = t0 + k;
+			m += ok[tile[k]] != 0;
+		}
+		for (uint32_t x = m0; x < m; x++)	/* the few kept */
+			cidx[x] = tile[sel[x] - t0];
+	}
+	if (cols & DTCAP_COL_TS) {
+		uint64_t lo, hi;
+		if (!(s = segment(r, i, DTC_C_TS, p, &len)) ||
+		    dtc_dec_ts(s, len, p->ts, n, bi->tmin, &lo, &hi))
+			return RB_DAMAGE;
+		if (lo != bi->tmin || hi != bi->tmax)
+			return RB_DAMAGE;
+		for (uint32_t x = 0; x < m; x++)	/* sel[x] >= x: in place */
+			p->ts[x] = p->ts[sel[x]];
+		b->ts = p->ts;
+	}
+	if (cols & DTCAP_COL_CPU) {
+		if (!(s = segment(r, i, DTC_C_CPU, p, &len)) || len < 5)
+			return RB_DAMAGE;
+		unsigned w = s[0];
+		uint32_t lo = dtc_rd32(s + 1), *cpu = p->u32[0];
+		if (w > 4 || len != 5 + (size_t)w * n)
+			return RB_DAMAGE;
+		const uint8_t *pl = s + 5;
+		for (uint32_t x = 0; x < m; x++) {
+			uint32_t j = sel[x], v = 0;
+			for (unsigned k = 0; k < w; k++)
+				v |= (uint32_t)pl[(size_t)k * n + j] << (8 * k);
+			cpu[x] = lo + v;
+			/* the contract, as read_block checks it */
+			if (cpu[x] >= DTCAP_MAXCPUS)
+				return RB_DAMAGE;
+		}
+		b->cpu = cpu;
+	}
+	b->rows = m;
+	b->ndict = nd;
+	b->cidx = cidx;
+	return RB_OK;
+}
+
+int dtcap_read_rows_mt(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		       struct dtcap_block *b)
+{
+	struct bpriv *p = b->priv;
+	if (cols & ~(unsigned)(DTCAP_COL_TS | DTCAP_COL_CPU)) {
+		dtc_fmt(p->err, sizeof(p->err), r->path, "dtcap_read_rows_mt reads ts and cpu only");
+		return -1;
+	}
+	int why = read_rows(r, i, cols, ok, b);
+	if (why != RB_OK) {
+		rb_word(r, i, why, p->err, sizeof(p->err));
+		return -1;
+	}
+	p->err[0] = 0;
+	return 0;
+}
+
 /* ------------------------------------------------------------ iterator */
 
 struct dtcap_iter {

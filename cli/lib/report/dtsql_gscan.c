@@ -356,6 +356,7 @@ struct gpart {
 	size_t		okblk;	/* okd is block okblk - 1's (0: none) */
 	uint32_t	oknok;	/* how many of its contexts pass */
 	struct dtcap_block *b2;	/* the rest of a block (gjob.rest) */
+	struct dtcap_block *b3;	/* its other per-context columns, apart */
 	struct cpuh	lg;
 	struct rvh	rv;
 	/* rows_block's run of events of one key (prev): it goes on from one
@@ -452,21 +453,42 @@ static int two_read_block(void *part, const struct dtcap_block *b, size_t blk, c
 		return nomem(err, errlen);
 	if (nok == 0)
 		return 0;
+	const struct dtcap_reader *r = j->e->c->r;
 	if (!p->b2 && !(p->b2 = dtcap_block_new()))
 		return nomem(err, errlen);
-	if (dtcap_read_block_mt(j->e->c->r, blk, j->rest, p->b2)) {
+	/* without arguments: the passing rows alone (their contexts, cpu
+	 * and ts), the other per-context columns read apart (per context) */
+	const unsigned rowc = DTCAP_COL_TS | DTCAP_COL_CPU;
+	const int byrows = !(j->rest & ~(rowc | CTX_COLS | DTCAP_COL_CIDX | DTCAP_COL_BYCTX));
+	const unsigned dictc = j->rest & CTX_COLS;
+	if (byrows ? dtcap_read_rows_mt(r, blk, j->rest & rowc, p->okd, p->b2) :
+		     dtcap_read_block_mt(r, blk, j->rest, p->b2)) {
 		snprintf(err, errlen, "%s", dtcap_block_error(p->b2));
 		return -1;
 	}
-	if (p->b2->ndict != b->ndict || p->b2->rows != b->rows) {
-		snprintf(err, errlen, "%s", EVENTS_GROUPED ": a block read twice differs");
-		return -1;
-	}
 	struct dtcap_block cb = *p->b2;
+	if (byrows && dictc) {
+		if (!p->b3 && !(p->b3 = dtcap_block_new()))
+			return nomem(err, errlen);
+		if (dtcap_read_block_mt(r, blk, dictc | DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX, p->b3)) {
+			snprintf(err, errlen, "%s", dtcap_block_error(p->b3));
+			return -1;
+		}
+		cb.dict = p->b3->dict;
+		if (p->b3->ndict != b->ndict)
+			goto differs;
+	}
+	if (cb.ndict != b->ndict || (!byrows && cb.rows != b->rows))
+		goto differs;
+	if (cb.rows == 0)
+		return 0;
 #define TAKE(f) do { if (b->dict.f) cb.dict.f = b->dict.f; } while (0)
 	TAKE(pid); TAKE(tid); TAKE(probe); TAKE(comm); TAKE(kstack); TAKE(ustack); TAKE(flags);
 #undef TAKE
 	return j->inner(part, &cb, blk, err, errlen);
+differs:
+	snprintf(err, errlen, "%s", EVENTS_GROUPED ": a block read twice differs");
+	return -1;
 }
 
 /*
@@ -860,6 +882,7 @@ static void part_free(void *ctx, void *part)
 	free(p->okd);
 	free(p->sel);
 	dtcap_block_free(p->b2);
+	dtcap_block_free(p->b3);
 	cpuh_free(&p->lg);
 	rvh_free(&p->rv);
 	free(p);
