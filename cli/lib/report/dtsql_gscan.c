@@ -437,9 +437,10 @@ static int ctx_pass(struct gpart *p, const struct dtcap_block *b, size_t blk, ui
  * A block of a scan filtered by context: the pool read the filters'
  * columns' context values alone (no row decoded); a block none of whose
  * contexts passes is done here, unread, as a thread's events are in few
- * of a long capture's blocks.  Else the rest of it is read (the rows'
- * context numbers and the other columns), joined with the first read's
- * context values, and counted.
+ * of a long capture's blocks.  Else the rest of it is read, joined with
+ * the first read's context values, and counted: without arguments only
+ * the rows whose context passes (dtcap_read_rows_mt: a thread's rows of
+ * a block where every thread has some), else the whole block.
  */
 static int two_read_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
 			  size_t errlen)
