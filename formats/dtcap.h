@@ -466,6 +466,19 @@ int dtcap_block_summary(const struct dtcap_reader *r, size_t i, struct dtcap_blo
  * per row.  The per-row arrays of those columns are then NULL.
  */
 #define DTCAP_COL_BYCTX		0x0800
+/*
+ * Not columns: for a reader that filters by context before it decodes
+ * rows (a thread's events: the block's few contexts of that thread say
+ * whether any row is wanted, at the cost of one small column).
+ * DTCAP_COL_NOINDEX: with DTCAP_COL_BYCTX, the selected per-context
+ * columns' context values (dict, ndict) without the rows' context
+ * numbers (cidx NULL); no row column is decoded unless selected.
+ * DTCAP_COL_CIDX: the rows' context numbers (ndict, cidx) even when no
+ * per-context column is selected, for a second read of the same block
+ * that pairs them with the first read's context values.
+ */
+#define DTCAP_COL_NOINDEX	0x4000
+#define DTCAP_COL_CIDX		0x8000
 
 /*
  * Decoded columns of one block.  Arrays not selected are NULL.  args is
@@ -483,8 +496,9 @@ struct dtcap_block {
 	const uint64_t	*argslot[DTCAP_MAXARGS];
 	uint32_t	nargslot[DTCAP_MAXARGS];
 	uint8_t		*ctx;		/* DTCAP_CTX_*; all UNKNOWN if not stored */
-	/* Whenever a per-context column was selected: the block's contexts
-	 * (ndict, 1 .. rows) and each row's (cidx[row] < ndict). */
+	/* Whenever a per-context column (or DTCAP_COL_CIDX) was selected:
+	 * the block's contexts (ndict, 1 .. rows) and each row's
+	 * (cidx[row] < ndict; NULL with DTCAP_COL_NOINDEX). */
 	uint32_t	ndict;
 	uint32_t	*cidx;
 	/* DTCAP_COL_BYCTX: the selected per-context columns, ndict values each */
@@ -515,6 +529,20 @@ int dtcap_read_block(struct dtcap_reader *r, size_t i, unsigned cols,
 int dtcap_read_block_mt(const struct dtcap_reader *r, size_t i, unsigned cols,
 			struct dtcap_block *b);
 const char *dtcap_block_error(const struct dtcap_block *b);
+/*
+ * The rows of block i whose context passes, for a reader that filters by
+ * context (a first read with DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX gave it
+ * the contexts): ok[d] non-zero for each of the block's ndict contexts
+ * that passes.  Then b->rows is the number of rows that pass, b->cidx
+ * their contexts, and the row columns of cols (DTCAP_COL_TS and
+ * DTCAP_COL_CPU, no other) their values, in row order; b->ndict is the
+ * block's.  The columns are checked whole as dtcap_read_block_mt checks
+ * them, but only the passing rows' values are kept: a thread's few rows of
+ * a block cost no block-sized arrays.  Threads as dtcap_read_block_mt;
+ * -1 with the message in dtcap_block_error(b).
+ */
+int dtcap_read_rows_mt(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		       struct dtcap_block *b);
 
 /*
  * Row iteration over a time range [tmin, tmax] (inclusive; 0, UINT64_MAX

@@ -197,6 +197,8 @@ struct dtc_u32col {
 };
 int dtc_u32col_open(struct dtc_u32col *c, const uint8_t *p, size_t len, uint32_t n);
 uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1);
+/* The same, rows k0 .. k1 - 1 into out[0 .. k1 - k0 - 1] (a tile buffer). */
+uint32_t dtc_u32col_tile(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1);
 /* The ts column: U64 of zigzag deltas from t (tmin) -> times, their range. */
 int dtc_dec_ts(const uint8_t *p, size_t len, uint64_t *out, uint32_t n, uint64_t t,
 	       uint64_t *min, uint64_t *max);

@@ -2019,12 +2019,18 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 	if (cols & DTCAP_COL_CPU) {
 		if (!(s = segment(r, i, DTC_C_CPU, p, &len)) || dtc_dec_u32(s, len, p->u32[0], n))
 			goto bad;
-		/* tools index per-CPU tables by it: the limit is the contract */
-		uint32_t maxc = 0;
-		for (uint32_t k = 0; k < n; k++)
-			maxc = p->u32[0][k] > maxc ? p->u32[0][k] : maxc;
-		if (maxc >= DTCAP_MAXCPUS)
-			goto bad;
+		/* tools index per-CPU tables by it: the limit is the contract.
+		 * The column's base and width bound its values (len was
+		 * checked by the decoder): a pass over the rows (a tenth of a
+		 * selective scan's time) only when they do not settle it */
+		uint64_t bound = (uint64_t)dtc_rd32(s + 1) + (s[0] ? (1ull << (8 * s[0])) - 1 : 0);
+		if (bound >= DTCAP_MAXCPUS) {
+			uint32_t maxc = 0;
+			for (uint32_t k = 0; k < n; k++)
+				maxc = p->u32[0][k] > maxc ? p->u32[0][k] : maxc;
+			if (maxc >= DTCAP_MAXCPUS)
+				goto bad;
+		}
 		b->cpu = p->u32[0];
 	}
 	/* the per-context columns, in DTC_C_PID.. order */
@@ -2043,7 +2049,8 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 		 offsetof(struct dtcap_block, dict.flags)},
 	};
 	if (cols & (DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
-		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX)) {
+		    DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS | DTCAP_COL_CTX |
+		    DTCAP_COL_CIDX)) {
 		uint32_t nd = rb->ndict, *idx = p->idx;
 		int byctx = !!(cols & DTCAP_COL_BYCTX);
 		if (ensure_dict(p, nd))
@@ -2098,6 +2105,9 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 			else
 				b->ctx = p->xctx;
 		}
+		b->ndict = nd;
+		if (byctx && (cols & DTCAP_COL_NOINDEX))
+			goto args;	/* the contexts alone: no row's number */
 		/*
 		 * The rows' context numbers last (their segment may be in the
 		 * scratch buffer the columns above used): decoded, checked and
@@ -2123,9 +2133,9 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 				for (uint32_t k = t0; k < t1; k++)
 					p->xctx[k] = p->dxctx[idx[k]];
 		}
-		b->ndict = nd;
 		b->cidx = idx;
 	}
+args:
 	if (cols & DTCAP_COL_ARGS) {
 		unsigned nslots = rb->nslots;
 		if (!(s = segment(r, i, DTC_C_NARGS, p, &len)) || len != n)
@@ -2175,6 +2185,97 @@ static int read_block(const struct dtcap_reader *r, size_t i, unsigned cols,
 	return RB_OK;
 bad:
 	return RB_DAMAGE;
+}
+
+/*
+ * The rows of block i whose context passes (ok[d] for each of its ndict
+ * contexts): the context numbers decoded a tile at a time (in L1, checked
+ * against ndict) and the passing rows picked without a branch; then only
+ * their values of ts and cpu kept, so a thread's few rows of a block cost
+ * no block-sized arrays.  Every segment read is checked as read_block
+ * checks it.
+ */
+static int read_rows(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		     struct dtcap_block *b)
+{
+	if (i >= r->nblocks)
+		return RB_NOBLOCK;
+	struct bpriv *p = b->priv;
+	const struct dtcap_blockinfo *bi = &r->blocks[i];
+	const struct rblock *rb = &r->rblocks[i];
+	uint32_t n = bi->rows, nd = rb->ndict, m = 0;
+	if (ensure_rows(p, n))
+		return RB_NOMEM;
+	memset(b, 0, offsetof(struct dtcap_block, priv));
+	uint32_t *sel = p->dtmp, *cidx = p->idx, tile[DTC_TILE];
+	const uint8_t *s;
+	size_t len;
+	struct dtc_u32col cc;
+	if (!(s = segment(r, i, DTC_C_CTX, p, &len)) || dtc_u32col_open(&cc, s, len, n))
+		return RB_DAMAGE;
+	for (uint32_t t0 = 0; t0 < n; t0 += DTC_TILE) {
+		uint32_t t1 = n - t0 < DTC_TILE ? n : t0 + DTC_TILE;
+		if (dtc_u32col_tile(&cc, tile, t0, t1) >= nd)
+			return RB_DAMAGE;
+		uint32_t m0 = m;
+		for (uint32_t k = 0; k < t1 - t0; k++) {
+			sel[m] = t0 + k;
+			m += ok[tile[k]] != 0;
+		}
+		for (uint32_t x = m0; x < m; x++)	/* the few kept */
+			cidx[x] = tile[sel[x] - t0];
+	}
+	if (cols & DTCAP_COL_TS) {
+		uint64_t lo, hi;
+		if (!(s = segment(r, i, DTC_C_TS, p, &len)) ||
+		    dtc_dec_ts(s, len, p->ts, n, bi->tmin, &lo, &hi))
+			return RB_DAMAGE;
+		if (lo != bi->tmin || hi != bi->tmax)
+			return RB_DAMAGE;
+		for (uint32_t x = 0; x < m; x++)	/* sel[x] >= x: in place */
+			p->ts[x] = p->ts[sel[x]];
+		b->ts = p->ts;
+	}
+	if (cols & DTCAP_COL_CPU) {
+		if (!(s = segment(r, i, DTC_C_CPU, p, &len)) || len < 5)
+			return RB_DAMAGE;
+		unsigned w = s[0];
+		uint32_t lo = dtc_rd32(s + 1), *cpu = p->u32[0];
+		if (w > 4 || len != 5 + (size_t)w * n)
+			return RB_DAMAGE;
+		const uint8_t *pl = s + 5;
+		for (uint32_t x = 0; x < m; x++) {
+			uint32_t j = sel[x], v = 0;
+			for (unsigned k = 0; k < w; k++)
+				v |= (uint32_t)pl[(size_t)k * n + j] << (8 * k);
+			cpu[x] = lo + v;
+			/* the contract, as read_block checks it */
+			if (cpu[x] >= DTCAP_MAXCPUS)
+				return RB_DAMAGE;
+		}
+		b->cpu = cpu;
+	}
+	b->rows = m;
+	b->ndict = nd;
+	b->cidx = cidx;
+	return RB_OK;
+}
+
+int dtcap_read_rows_mt(const struct dtcap_reader *r, size_t i, unsigned cols, const uint8_t *ok,
+		       struct dtcap_block *b)
+{
+	struct bpriv *p = b->priv;
+	if (cols & ~(unsigned)(DTCAP_COL_TS | DTCAP_COL_CPU)) {
+		dtc_fmt(p->err, sizeof(p->err), r->path, "dtcap_read_rows_mt reads ts and cpu only");
+		return -1;
+	}
+	int why = read_rows(r, i, cols, ok, b);
+	if (why != RB_OK) {
+		rb_word(r, i, why, p->err, sizeof(p->err));
+		return -1;
+	}
+	p->err[0] = 0;
+	return 0;
 }
 
 /* ------------------------------------------------------------ iterator */

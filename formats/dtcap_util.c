@@ -289,7 +289,8 @@ int dtc_u32col_open(struct dtc_u32col *c, const uint8_t *p, size_t len, uint32_t
 /* The planes' bytes widened without the base, their largest value in mx,
  * and the base added in a second pass over the range (in L1): the first
  * loop then has no carry out of 32 bits to care about. */
-uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1)
+static inline uint32_t u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0,
+				  uint32_t k1, uint32_t o)
 {
 	const uint8_t *s = c->s;
 	size_t n = c->n;
@@ -299,27 +300,27 @@ uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, 
 	switch (c->w) {
 	case 0:
 		for (uint32_t i = k0; i < k1; i++)
-			out[i] = lo;
+			out[i - o] = lo;
 		return lo;
 	case 1:
 		for (uint32_t i = k0; i < k1; i++) {
 			uint32_t v = s[i];
 			mx = v > mx ? v : mx;
-			out[i] = lo + v;
+			out[i - o] = lo + v;
 		}
 		break;
 	case 2:
 		for (uint32_t i = k0; i < k1; i++) {
 			uint32_t v = s[i] | (uint32_t)s[n + i] << 8;
 			mx = v > mx ? v : mx;
-			out[i] = lo + v;
+			out[i - o] = lo + v;
 		}
 		break;
 	case 3:
 		for (uint32_t i = k0; i < k1; i++) {
 			uint32_t v = s[i] | (uint32_t)s[n + i] << 8 | (uint32_t)s[2 * n + i] << 16;
 			mx = v > mx ? v : mx;
-			out[i] = lo + v;
+			out[i - o] = lo + v;
 		}
 		break;
 	default:
@@ -327,12 +328,22 @@ uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, 
 			uint32_t v = s[i] | (uint32_t)s[n + i] << 8 | (uint32_t)s[2 * n + i] << 16 |
 				     (uint32_t)s[3 * n + i] << 24;
 			mx = v > mx ? v : mx;
-			out[i] = lo + v;
+			out[i - o] = lo + v;
 		}
 	}
 	/* lo + mx may wrap past 2^32 on damaged input: then the largest
 	 * value is not lo + mx; report "too big" rather than a wrapped one */
 	return mx > UINT32_MAX - lo ? UINT32_MAX : lo + mx;
+}
+
+uint32_t dtc_u32col_get(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1)
+{
+	return u32col_get(c, out, k0, k1, 0);
+}
+
+uint32_t dtc_u32col_tile(const struct dtc_u32col *c, uint32_t *out, uint32_t k0, uint32_t k1)
+{
+	return u32col_get(c, out, k0, k1, k0);
 }
 
 int dtc_dec_u32(const uint8_t *p, size_t len, uint32_t *out, uint32_t n)

@@ -2,7 +2,9 @@
 # events by default; SCALE_EVENTS=N for a quicker look): eight SQL query
 # shapes side by side with DuckDB (npm, two threads) on the same data
 # exported to Parquet, flame and stats of the whole capture.  See
-# doc/SCALE.md for what each shape exercises.
+# doc/SCALE.md for what each shape exercises.  The threads' speedups run at
+# SCHED_FIFO 1 where allowed; SCALE_RT=1 runs the shapes so too (both
+# engines), for their ratio on free CPUs on a shared machine.
 BENCHES += scale
 SCALE_EVENTS ?= 200000000
 

@@ -385,6 +385,45 @@ static void test_roundtrip(void)
 	result(ok && ndistinct == blk->ndict, "roundtrip.read_block_byctx",
 	       "per-context values differ from the rows' (%u of %u contexts used)",
 	       ndistinct, blk->ndict);
+	/* a filter by context: the contexts alone first (no row's number),
+	 * then the rows whose context passes, with their ts and cpu alone;
+	 * and the rows' context numbers asked for without a column */
+	{
+		struct dtcap_block *b1 = dtcap_block_new(), *b2 = dtcap_block_new(),
+				   *b3 = dtcap_block_new();
+		uint8_t ok1[1000];
+		ok = b1 && b2 && b3 &&
+		     !dtcap_read_block(r, 2, DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX | DTCAP_COL_TID, b1) &&
+		     !b1->cidx && !b1->ts && !b1->cpu && b1->dict.tid && !b1->dict.pid &&
+		     b1->ndict >= 1 && b1->ndict <= 1000;
+		for (uint32_t d = 0; ok && d < b1->ndict; d++)
+			ok1[d] = b1->dict.tid[d] % 3 == 0;
+		ok = ok && !dtcap_read_rows_mt(r, 2, DTCAP_COL_TS | DTCAP_COL_CPU, ok1, b2) &&
+		     b2->ndict == b1->ndict && b2->cidx && b2->ts && b2->cpu && !b2->pid;
+		uint32_t x = 0;
+		for (uint32_t i = 0; ok && i < 1000; i++) {
+			const struct dtcap_event *e = &m.ev[2000 + i];
+			if (e->tid % 3 != 0)
+				continue;
+			ok &= x < b2->rows && b2->cidx[x] < b1->ndict &&
+			      b1->dict.tid[b2->cidx[x]] == e->tid && b2->ts[x] == e->ts &&
+			      b2->cpu[x] == e->cpu;
+			x++;
+		}
+		result(ok && x == b2->rows && x > 0 && x < 1000, "roundtrip.read_rows_by_context",
+		       "rows kept by their context differ (%u kept)", ok ? x : 0);
+		ok = !dtcap_read_block(r, 2, DTCAP_COL_CIDX | DTCAP_COL_CPU, b3) && b3->cidx &&
+		     b3->ndict == b1->ndict && !b3->dict.tid && b3->rows == 1000;
+		for (uint32_t i = 0; ok && i < 1000; i++)
+			ok &= b1->dict.tid[b3->cidx[i]] == m.ev[2000 + i].tid;
+		ok &= dtcap_read_rows_mt(r, 2, DTCAP_COL_PID, ok1, b2) == -1 &&
+		      strstr(dtcap_block_error(b2), "ts and cpu only") != NULL;
+		result(ok, "roundtrip.read_block_cidx_alone",
+		       "the rows' contexts without a column, or a column read_rows cannot give");
+		dtcap_block_free(b1);
+		dtcap_block_free(b2);
+		dtcap_block_free(b3);
+	}
 	/* per slot: slot j holds the args[j] of the rows with nargs > j, in
 	 * row order, and no row-major array is filled */
 	ok = !dtcap_read_block(r, 3, DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS, blk) &&

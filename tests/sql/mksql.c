@@ -60,13 +60,21 @@ static void die(const char *what, const char *msg)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: mksql OUT.dtc EXPECTED [NEVENTS]\n");
+		fprintf(stderr, "usage: mksql OUT.dtc EXPECTED [NEVENTS [unsorted|nulls|wide|tidblocks ...]]\n");
 		return 2;
 	}
 	unsigned long nevents = argc > 3 ? strtoul(argv[3], NULL, 0) : 100000;
-	int unsorted = argc > 4 && strcmp(argv[4], "unsorted") == 0;
-	int nulls = argc > 4 && strcmp(argv[4], "nulls") == 0;
-	int wide = argc > 4 && strcmp(argv[4], "wide") == 0;
+	/* the modes after the count, any of them together */
+	int unsorted = 0, nulls = 0, wide = 0, tidblocks = 0;
+	for (int a = 4; a < argc; a++) {
+		unsorted |= strcmp(argv[a], "unsorted") == 0;
+		nulls |= strcmp(argv[a], "nulls") == 0;
+		wide |= strcmp(argv[a], "wide") == 0;
+		/* every 5th event of block k (1000 events a block) by thread
+		 * 5000 + k: threads each in one block only, for the scans
+		 * that skip blocks by their contexts */
+		tidblocks |= strcmp(argv[a], "tidblocks") == 0;
+	}
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
 	snprintf(host.kernel, sizeof(host.kernel), "6.1.0-sqltest");
@@ -165,6 +173,8 @@ int main(int argc, char **argv)
 		e.cpu = (uint32_t)(r >> 8) & 1;
 		e.pid = 100 + pi;
 		e.tid = 1000 + t + (wide ? 8 * (unsigned)((r >> 44) % 300) : 0);
+		if (tidblocks && i % 5 == 0)
+			e.tid = 5000 + (unsigned)(i / 1000);
 		e.comm = cid[c];
 		if (pend[t]) {
 			/* close the open call: its latency is known here */

@@ -880,6 +880,66 @@ for n in 1 2 7; do
 		pass "threads_$n"
 	fi
 done
+# ---- filters by context read a block's contexts first (the filters'
+# columns alone) and skip the blocks none of whose contexts pass, unread
+# (dtsql_gscan.c two_read_block).  mksql tidblocks: thread 5000 + k lives
+# in block k alone (1000 events a block, 20 blocks): the first, the last,
+# a middle one, two neighbours, ranges whose bounds are those threads, a
+# thread of no block.  A block skipped wrongly, or a second read paired
+# with the wrong contexts, changes the counts: each statement is compared
+# with the plain plan (DT_SQL_NO_GROUPED=1, sqlite's row loop reading
+# every row), on 1, 2 and 7 threads and with the one-read path
+# (DT_SQL_ONE_READ=1).
+TB=$T/tidblocks.dtc
+if ! "$B/tests/sql/mksql" "$TB" "$T/tbexp" 20000 tidblocks 2>"$T/mk.err"; then
+	fail "tidblocks_setup" "mksql tidblocks: $(cat "$T/mk.err")"
+else
+	TBQ=(
+		'SELECT count(*), sum(cpu) FROM events WHERE tid = 5000'
+		'SELECT count(*), sum(cpu) FROM events WHERE tid = 5019'
+		'SELECT count(*), sum(cpu) FROM events WHERE tid = 5007'
+		'SELECT count(*), sum(cpu) FROM events WHERE tid = 5020'
+		'SELECT tid, cpu, count(*) FROM events WHERE tid IN (5007, 5008) GROUP BY 1, 2'
+		'SELECT comm, count(*) FROM events WHERE tid BETWEEN 5007 AND 5007 GROUP BY comm'
+		'SELECT cpu, count(*) FROM events WHERE tid >= 5019 GROUP BY cpu'
+		'SELECT cpu, count(*) FROM events WHERE tid <= 5000 AND tid >= 1007 GROUP BY cpu'
+		'SELECT pid, count(*) FROM events WHERE tid > 5018 OR tid < 1001 GROUP BY pid'
+		'SELECT probe_name, count(*) FROM events WHERE tid = 5012 AND pid < 1000 GROUP BY 1'
+		'SELECT (ts - 5000000000) / 1000000 AS ms, count(*) FROM events WHERE tid = 5003 GROUP BY ms'
+		'SELECT probe_name, quantile_disc(retval, 0.5), count(*) FROM events WHERE tid IN (5000, 5019, 1003) GROUP BY 1'
+		'SELECT kstack, count(*) FROM events WHERE tid = 5010 AND kstack != 0 GROUP BY kstack'
+	)
+	# the layout the test relies on: each such thread in one block, and
+	# the first and last blocks' among them
+	lay=$("$D" sql --csv "$TB" 'SELECT count(DISTINCT tid), min(tid), max(tid), max(n) FROM (SELECT tid, count(DISTINCT rowid / 1000) AS n FROM events WHERE tid >= 5000 GROUP BY tid)' 2>&1 | tail -1 | tr -d '\r')
+	if [ "$lay" != "20,5000,5019,1" ]; then
+		fail "tidblocks_layout" "threads 5000.. not one block each: $lay"
+	else
+		pass "tidblocks_layout"
+	fi
+	classify "tidblocks_shapes_are_grouped" "$TB" -- fast "${TBQ[@]}"
+	tb_script=""
+	for s in "${TBQ[@]}"; do tb_script+="$s;"$'\n'; done
+	DT_SQL_NO_GROUPED=1 "$D" sql --csv "$TB" "$tb_script" >"$T/tb.plain" 2>"$T/tb.plain.err"
+	if ! grep -q '^[1-9][0-9]*,' "$T/tb.plain" || [ "$(grep -c . "$T/tb.plain")" -lt 20 ]; then
+		fail "tidblocks_plain" "the plain plan found no thread's events: $(head -c 300 "$T/tb.plain" "$T/tb.plain.err")"
+	fi
+	for n in 1 2 7 one; do
+		if [ $n = one ]; then
+			DT_SQL_ONE_READ=1 "$D" sql --csv --threads 2 "$TB" "$tb_script" >"$T/tb.$n" 2>"$T/tb.$n.err"
+		else
+			"$D" sql --csv --threads $n "$TB" "$tb_script" >"$T/tb.$n" 2>"$T/tb.$n.err"
+		fi
+		rc=$?
+		if [ $rc != 0 ] || san "$T/tb.$n.err" || ! [ -s "$T/tb.$n" ]; then
+			fail "tidblocks_threads_$n" "rc $rc: $(head -c 300 "$T/tb.$n.err")"
+		elif ! cmp -s "$T/tb.$n" "$T/tb.plain"; then
+			fail "tidblocks_threads_$n" "not the plain plan's rows: $(diff "$T/tb.$n" "$T/tb.plain" | head -4 | tr '\n' ' ')"
+		else
+			pass "tidblocks_threads_$n"
+		fi
+	done
+fi
 "$D" sql --csv --threads 0 "$GEN" 'SELECT 1' >"$T/thr.bad" 2>"$T/thr.bad.err"
 rc=$?
 "$D" sql --csv "$GEN" --threads 3 'SELECT 1' >"$T/thr.bad2" 2>"$T/thr.bad2.err"

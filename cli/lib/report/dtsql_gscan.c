@@ -127,15 +127,6 @@ static int ctx_filtered(const struct ecur *e)
 	return e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
 }
 
-/* Does any context of block b pass?  (Else its rows need no look.) */
-static int any_ctx_ok(const struct ecur *e, const struct dtcap_block *b)
-{
-	for (uint32_t d = 0; d < b->ndict; d++)
-		if (ctx_ok(e, b, d))
-			return 1;
-	return 0;
-}
-
 /* The key of context d (and cpu, when grouped by it) into k. */
 static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uint32_t cpu,
 		    uint32_t *k)
@@ -202,12 +193,13 @@ static int64_t ghash_id(struct ghash *g, const uint32_t *k, uint64_t next)
 }
 
 /*
- * Count block b's events (those in [lo, hi] unless inside) into g by
+ * Count block b's events (those in [lo, hi] unless inside) whose context
+ * passes (okd[d]; okd NULL: all) into g by
  * (context key, cpu) through a dense table.  1 done, 0 not worth it (the
  * table would outgrow the block: the caller counts per event), -1 out of
  * memory.
  */
-static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct ghash *g,
+static int cpu_hist(const uint8_t *okd, const struct dtcap_block *b, struct ghash *g,
 		    unsigned gcols, int inside, int64_t lo, int64_t hi, struct cpuh *h,
 		    uint64_t **hist, size_t *nhist)
 {
@@ -239,7 +231,7 @@ static int cpu_hist(const struct ecur *e, const struct dtcap_block *b, struct gh
 	h->ids.n = 0;
 	uint64_t nl = 0;
 	for (size_t d = 0; d < nd; d++) {
-		h->ok[d] = !ctxc || ctx_ok(e, b, (uint32_t)d);
+		h->ok[d] = !ctxc || !okd || okd[d];
 		if (!h->ok[d]) {	/* never counted: needs no number */
 			h->lid[d] = 0;
 			continue;
@@ -343,6 +335,12 @@ struct gjob {
 	unsigned	nk, rk, bk0;	/* [I] key words: all; before retval's;
 					 * before the bucket's */
 	struct ghash	g;	/* [c] the merged groups (calling thread) */
+	/* [I] filtered by context: the pool reads the filters' columns
+	 * alone (their context values), the block function the rest of a
+	 * block (these columns) when a context passes; 0: one read */
+	unsigned	rest;
+	int		(*inner)(void *part, const struct dtcap_block *b, size_t blk,
+				 char *err, size_t errlen);	/* [I] with rest */
 };
 
 struct gpart {
@@ -353,6 +351,12 @@ struct gpart {
 	size_t		nhist;
 	uint8_t		*okd;	/* per context of a block: passes */
 	size_t		okcap;
+	uint32_t	*sel;	/* rows of a block that pass */
+	size_t		selcap;
+	size_t		okblk;	/* okd is block okblk - 1's (0: none) */
+	uint32_t	oknok;	/* how many of its contexts pass */
+	struct dtcap_block *b2;	/* the rest of a block (gjob.rest) */
+	struct dtcap_block *b3;	/* its other per-context columns, apart */
 	struct cpuh	lg;
 	struct rvh	rv;
 	/* rows_block's run of events of one key (prev): it goes on from one
@@ -365,6 +369,126 @@ struct gpart {
 static int nomem(char *err, size_t errlen)
 {
 	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* ok[d] &= (v[d] is in the sorted set s of n values), when on. */
+static void and_set(uint8_t *ok, uint32_t nd, int on, const uint32_t *v, const uint32_t *s,
+		    size_t n)
+{
+	if (!on)
+		return;
+	if (n == 1) {
+		const uint32_t s0 = s[0];
+		for (uint32_t d = 0; d < nd; d++)
+			ok[d] &= (uint8_t)(v[d] == s0);
+		return;
+	}
+	for (uint32_t d = 0; d < nd; d++)
+		if (ok[d])
+			ok[d] = (uint8_t)in_set(s, n, v[d]);
+}
+
+/* Whether each context of block b passes the pushed-down filters, into
+ * p->okd, and how many do into *nok.  -1 out of memory. */
+static int ctx_pass(struct gpart *p, const struct dtcap_block *b, size_t blk, uint32_t *nok)
+{
+	if (p->okblk == blk + 1) {	/* the first read's, same contexts */
+		*nok = p->oknok;
+		return 0;
+	}
+	if (b->ndict > p->okcap) {
+		free(p->okd);
+		p->okcap = b->ndict;
+		if ((p->okd = malloc(p->okcap)) == NULL) {
+			p->okcap = 0;
+			return -1;
+		}
+	}
+	const struct ecur *e = p->j->e;
+	uint8_t *ok = p->okd;
+	const uint32_t nd = b->ndict;
+	/* column by column, each filter a pass over its context values (a
+	 * loop the compiler vectorizes for one value or a range), rather
+	 * than every filter per context: a block has thousands of contexts */
+	memset(ok, 1, nd);
+	and_set(ok, nd, e->pidf, b->dict.pid, e->pids, e->npids);
+	and_set(ok, nd, e->probef, b->dict.probe, e->probes, e->nprobes);
+	and_set(ok, nd, e->commf, b->dict.comm, e->comms, e->ncomms);
+	for (unsigned x = 0; x < XC_N; x++) {
+		const uint32_t *v = x_dict(b, x);
+		if (e->xrngf >> x & 1) {
+			const uint32_t xlo = e->xlo[x], xhi = e->xhi[x];
+			for (uint32_t d = 0; d < nd; d++)
+				ok[d] &= (uint8_t)((v[d] >= xlo) & (v[d] <= xhi));
+		}
+		and_set(ok, nd, e->xsetf >> x & 1, v, e->xset[x], e->nxset[x]);
+	}
+	uint32_t n = 0;
+	for (uint32_t d = 0; d < nd; d++)
+		n += ok[d];
+	*nok = n;
+	p->oknok = n;
+	p->okblk = blk + 1;
+	return 0;
+}
+
+/*
+ * A block of a scan filtered by context: the pool read the filters'
+ * columns' context values alone (no row decoded); a block none of whose
+ * contexts passes is done here, unread, as a thread's events are in few
+ * of a long capture's blocks.  Else the rest of it is read, joined with
+ * the first read's context values, and counted: without arguments only
+ * the rows whose context passes (dtcap_read_rows_mt: a thread's rows of
+ * a block where every thread has some), else the whole block.
+ */
+static int two_read_block(void *part, const struct dtcap_block *b, size_t blk, char *err,
+			  size_t errlen)
+{
+	struct gpart *p = part;
+	const struct gjob *j = p->j;
+	uint32_t nok;
+
+	p->okblk = 0;
+	if (ctx_pass(p, b, blk, &nok) < 0)
+		return nomem(err, errlen);
+	if (nok == 0)
+		return 0;
+	const struct dtcap_reader *r = j->e->c->r;
+	if (!p->b2 && !(p->b2 = dtcap_block_new()))
+		return nomem(err, errlen);
+	/* without arguments: the passing rows alone (their contexts, cpu
+	 * and ts), the other per-context columns read apart (per context) */
+	const unsigned rowc = DTCAP_COL_TS | DTCAP_COL_CPU;
+	const int byrows = !(j->rest & ~(rowc | CTX_COLS | DTCAP_COL_CIDX | DTCAP_COL_BYCTX));
+	const unsigned dictc = j->rest & CTX_COLS;
+	if (byrows ? dtcap_read_rows_mt(r, blk, j->rest & rowc, p->okd, p->b2) :
+		     dtcap_read_block_mt(r, blk, j->rest, p->b2)) {
+		snprintf(err, errlen, "%s", dtcap_block_error(p->b2));
+		return -1;
+	}
+	struct dtcap_block cb = *p->b2;
+	if (byrows && dictc) {
+		if (!p->b3 && !(p->b3 = dtcap_block_new()))
+			return nomem(err, errlen);
+		if (dtcap_read_block_mt(r, blk, dictc | DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX, p->b3)) {
+			snprintf(err, errlen, "%s", dtcap_block_error(p->b3));
+			return -1;
+		}
+		cb.dict = p->b3->dict;
+		if (p->b3->ndict != b->ndict)
+			goto differs;
+	}
+	if (cb.ndict != b->ndict || (!byrows && cb.rows != b->rows))
+		goto differs;
+	if (cb.rows == 0)
+		return 0;
+#define TAKE(f) do { if (b->dict.f) cb.dict.f = b->dict.f; } while (0)
+	TAKE(pid); TAKE(tid); TAKE(probe); TAKE(comm); TAKE(kstack); TAKE(ustack); TAKE(flags);
+#undef TAKE
+	return j->inner(part, &cb, blk, err, errlen);
+differs:
+	snprintf(err, errlen, "%s", EVENTS_GROUPED ": a block read twice differs");
 	return -1;
 }
 
@@ -385,8 +509,18 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	const int inside = jb->tsr ? ts_block(dtcap_block_info(e->c->r, blk), lo, hi) : 1;
 	uint32_t k[NGKEY];
 
-	if (ctx_filtered(e) && !any_ctx_ok(e, b))
-		return 0;
+	/* the pushed-down filters once per context of the block (okd[d]),
+	 * never per row; a block none of whose contexts passes is done */
+	const uint8_t *okd = NULL;
+	uint32_t nok = b->ndict;
+	if (ctx_filtered(e)) {
+		if (ctx_pass(p, b, blk, &nok) < 0)
+			return nomem(err, errlen);
+		if (nok == 0)
+			return 0;
+		okd = p->okd;
+	}
+#define OK(d) (!okd || okd[d])
 	/* is row j in the ts range (when the block is not all in it)? */
 #define TS_OK(j) (inside || ((int64_t)b->ts[j] >= lo && (int64_t)b->ts[j] <= hi))
 	if (gcols == 0) {
@@ -401,27 +535,38 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	 * key without cpu (a hash per context, not per event), then
 	 * events counted per (number, cpu) in a dense table, so that an
 	 * event costs one increment */
-	/* a filter few contexts pass (a thread of many): the events
-	 * of those alone are looked up, one pass over the rows, where a
-	 * table by cpu would want the block's largest cpu first */
-	if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && ctx_filtered(e)) {
-		if (b->ndict > p->okcap) {
-			free(p->okd);
-			p->okcap = b->ndict;
-			if ((p->okd = malloc(p->okcap)) == NULL) {
-				p->okcap = 0;
+	/* a filter few contexts pass (a thread of many): the rows that pass
+	 * are picked without a branch (a selection vector: the row's number
+	 * written always, kept when its context passes), then those alone
+	 * looked up, where a table by cpu would want the block's largest cpu
+	 * first; unless they are many after all (common contexts) */
+	if ((gcols & DTCAP_COL_CPU) && (gcols & CTX_COLS) && b->rows && okd &&
+	    (uint64_t)nok * 8 <= b->ndict) {
+		if (b->rows > p->selcap) {
+			free(p->sel);
+			p->selcap = b->rows;
+			if ((p->sel = malloc(p->selcap * sizeof(*p->sel))) == NULL) {
+				p->selcap = 0;
 				return nomem(err, errlen);
 			}
 		}
-		uint32_t nok = 0;
-		for (uint32_t d = 0; d < b->ndict; d++)
-			nok += p->okd[d] = (uint8_t)ctx_ok(e, b, d);
-		if ((uint64_t)nok * 8 <= b->ndict) {
+		uint32_t *sel = p->sel, m = 0;
+		const uint32_t *cidx = b->cidx;
+		if (inside) {
 			for (uint32_t j = 0; j < b->rows; j++) {
-				uint32_t d = b->cidx[j];
-				if (!p->okd[d] || !TS_OK(j))
-					continue;
-				ctx_key(b, gcols, d, b->cpu[j], k);
+				sel[m] = j;
+				m += okd[cidx[j]];
+			}
+		} else {
+			for (uint32_t j = 0; j < b->rows; j++) {
+				sel[m] = j;
+				m += okd[cidx[j]] & TS_OK(j);
+			}
+		}
+		if ((uint64_t)m * 8 <= b->rows) {
+			for (uint32_t x = 0; x < m; x++) {
+				uint32_t j = sel[x];
+				ctx_key(b, gcols, cidx[j], b->cpu[j], k);
 				if (ghash_add(g, k, 1) < 0)
 					return nomem(err, errlen);
 			}
@@ -429,7 +574,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 		}
 	}
 	if ((gcols & DTCAP_COL_CPU) && b->rows) {
-		int r = cpu_hist(e, b, g, gcols, inside, lo, hi, &p->lg, &p->hist, &p->nhist);
+		int r = cpu_hist(okd, b, g, gcols, inside, lo, hi, &p->lg, &p->hist, &p->nhist);
 		if (r < 0)
 			return nomem(err, errlen);
 		if (r > 0)
@@ -448,7 +593,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	if (gcols & DTCAP_COL_CPU) {
 		for (uint32_t j = 0; j < b->rows; j++) {
 			uint32_t d = b->cidx[j];
-			if (!TS_OK(j) || !ctx_ok(e, b, d))
+			if (!TS_OK(j) || !OK(d))
 				continue;
 			ctx_key(b, gcols, d, b->cpu[j], k);
 			if (ghash_add(g, k, 1) < 0)
@@ -473,13 +618,14 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	for (uint32_t d = 0; d < b->ndict; d++) {
 		if (p->hist[d] == 0)
 			continue;
-		if (ctx_ok(e, b, d)) {
+		if (OK(d)) {
 			ctx_key(b, gcols, d, 0, k);
 			if (ghash_add(g, k, p->hist[d]) < 0)
 				return nomem(err, errlen);
 		}
 		p->hist[d] = 0;
 	}
+#undef OK
 	return 0;
 }
 
@@ -580,8 +726,16 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 			   bucket ? ts_block(bi, INT64_MIN, INT64_MAX) : 1;
 	uint32_t k[NGKEY + 5];
 
-	if (ctx_filtered(e) && (gcols & CTX_COLS) && !any_ctx_ok(e, b))
-		return 0;
+	/* the filters once per context, as group_block does */
+	const uint8_t *okd = NULL;
+	if (ctx_filtered(e) && (gcols & CTX_COLS)) {
+		uint32_t nok;
+		if (ctx_pass(p, b, blk, &nok) < 0)
+			return nomem(err, errlen);
+		if (nok == 0)
+			return 0;
+		okd = p->okd;
+	}
 	int64_t b0, b1;
 	if (inside > 0 && gcols == 0 && bucket && !gret &&
 	    bucket_of((int64_t)bi->tmin, e->bko, e->bkw, &b0) == 0 &&
@@ -637,7 +791,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 		}
 		if (gcols & CTX_COLS) {
 			d = b->cidx[j];
-			if (!split && !ctx_ok(e, b, d))
+			if (!split && okd && !okd[d])
 				continue;
 			ctx_key(b, gcols, d, gcols & DTCAP_COL_CPU ? b->cpu[j] : 0, k);
 		} else if (gcols & DTCAP_COL_CPU) {
@@ -727,6 +881,9 @@ static void part_free(void *ctx, void *part)
 	free(p->g.cnt);
 	free(p->hist);
 	free(p->okd);
+	free(p->sel);
+	dtcap_block_free(p->b2);
+	dtcap_block_free(p->b3);
 	cpuh_free(&p->lg);
 	rvh_free(&p->rv);
 	free(p);
@@ -844,6 +1001,19 @@ int dtsql_group_scan(struct ecur *e)
 			.part_new = part_new, .part_free = part_free, .merge = part_merge,
 			.skip = gskip, .block = bucket || gret ? rows_block : group_block,
 		};
+		/* filtered by context: the filters' columns read first, alone */
+		unsigned fcols = (e->pidf ? DTCAP_COL_PID : 0) |
+				 (e->probef ? DTCAP_COL_PROBE : 0) | (e->commf ? DTCAP_COL_COMM : 0);
+		for (unsigned x = 0; x < XC_N; x++)
+			fcols |= (e->xsetf | e->xrngf) >> x & 1 ? xcols[x].col : 0;
+		const char *one = getenv("DT_SQL_ONE_READ");
+		if (ctx_filtered(e) && (gcols & CTX_COLS) && (fcols & ~gcols) == 0 &&
+		    !(one && *one)) {
+			j.inner = job.block;
+			j.rest = (rcols & ~fcols) | DTCAP_COL_CIDX;
+			job.block = two_read_block;
+			rcols = fcols | DTCAP_COL_BYCTX | DTCAP_COL_NOINDEX;
+		}
 		struct flt_filter none;
 		char err[512];
 		flt_init(&none);
