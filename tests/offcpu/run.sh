@@ -57,7 +57,11 @@ n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_
 [ "${n:-1}" = 0 ] && pass offcpu-only-targets || fail offcpu-only-targets "$n switches of others"
 n=$(sql "SELECT count(*) FROM events WHERE probe_name = 'tracepoint:sched:sched_switch'
 	 AND pid = $TPID AND kstack <> 0 AND ustack <> 0")
-[ "${n:-0}" -gt 10 ] && pass offcpu-stacks || fail offcpu-stacks "$n switch-outs with both stacks"
+# (seen once under load: no user stack in a whole recording; the capture
+# is kept under build/ for diagnosis)
+[ "${n:-0}" -gt 10 ] && pass offcpu-stacks || {
+	cp "$T/t.dtc" "$B/offcpu-nostacks.dtc" 2>/dev/null
+	fail offcpu-stacks "$n switch-outs with both stacks (capture kept as $B/offcpu-nostacks.dtc; dtrec said: $(head -c 200 "$T/rec.err"))"; }
 # A thread that exits has no events of its own from its PERF_RECORD_EXIT
 # on, yet it still runs: its last switch out (state X: the model's letter
 # rule, the lowest of the low bits is 16), and the wakeups an interrupt
