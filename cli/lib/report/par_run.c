@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "par_run.h"
+#include "scan_pool.h"
 
 struct part {
 	void	(*fn)(void *ctx, unsigned k);	/* [I] */
@@ -47,4 +48,29 @@ rpt_par_run(unsigned nparts, void (*fn)(void *ctx, unsigned k), void *ctx)
 			fn(ctx, k);	/* no thread for it: here, after the others' start */
 	}
 	free(p);
+}
+
+struct pfor {
+	void	(*fn)(void *ctx, size_t lo, size_t hi);	/* [I] */
+	void	*ctx;					/* [I] */
+	size_t	n;					/* [I] */
+	unsigned nparts;				/* [I] */
+};
+
+static void
+pfor_part(void *arg, unsigned k)
+{
+	const struct pfor *p = arg;
+
+	p->fn(p->ctx, p->n * k / p->nparts, p->n * (k + 1) / p->nparts);
+}
+
+void
+rpt_par_for(size_t n, size_t grain, void (*fn)(void *ctx, size_t lo, size_t hi), void *ctx)
+{
+	struct pfor p = { .fn = fn, .ctx = ctx, .n = n, .nparts = dtsp_threads() };
+
+	if (grain && p.nparts > 1 + n / grain)
+		p.nparts = (unsigned)(1 + n / grain);
+	rpt_par_run(p.nparts, pfor_part, &p);
 }
