@@ -247,7 +247,7 @@ mcol_collect(const struct dtcap_reader *r, const struct flt_filter *f, unsigned 
 			return 0;
 		}
 		mcol_free(out);
-		if (sr != -1 || strcmp(err, MISPLACED) != 0)
+		if (strcmp(err, MISPLACED) != 0)
 			return sr;
 		/* a summary that adds up but is not this block's counts (a
 		 * hand-made or damaged file): appended, as without summaries;

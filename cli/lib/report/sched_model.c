@@ -593,7 +593,8 @@ replay_all(const struct sev *ev, const struct rpt_key *ord, size_t n, struct rpt
 		if ((fx->v = malloc(nfx * sizeof(*fx->v))) == NULL)
 			goto out;
 		for (unsigned k = 0; k < ra.nw; k++) {
-			memcpy(fx->v + fx->n, ra.w[k].fx, ra.w[k].nfx * sizeof(*fx->v));
+			if (ra.w[k].nfx)
+				memcpy(fx->v + fx->n, ra.w[k].fx, ra.w[k].nfx * sizeof(*fx->v));
 			fx->n += ra.w[k].nfx;
 		}
 		fx->cap = (uint32_t)nfx;

@@ -110,7 +110,8 @@ add_event(struct pbuild *pb, const struct pctx *c, const struct dtcap_block *b, 
 		memset(ea, 0, sizeof(ARGS(pb)[0]));
 		if (!e->ret_side) {
 			e->nargs = (uint8_t)(na < RPT_SPAN_ARGS ? na : RPT_SPAN_ARGS);
-			memcpy(ea, a, e->nargs * sizeof(uint64_t));
+			if (e->nargs)
+				memcpy(ea, a, e->nargs * sizeof(uint64_t));
 		}
 	}
 	if (c->want_ret) {
@@ -587,7 +588,8 @@ pair_all(const struct pbuild *pb, const struct pctx *c, struct rpt_spans *out,
 			goto out;
 		size_t j = 0;
 		for (unsigned k = 0; k < pa.nw; k++) {
-			memcpy(u + j, pa.w[k].u, pa.w[k].nu * sizeof(*u));
+			if (pa.w[k].nu)
+				memcpy(u + j, pa.w[k].u, pa.w[k].nu * sizeof(*u));
 			j += pa.w[k].nu;
 		}
 		qsort(u, nu, sizeof(*u), upend_cmp);
