@@ -18,6 +18,76 @@
 #include "par_run.h"
 #include "scan_pool.h"
 
+/*
+ * The same sort on P parts for large n: each pass counts each part's
+ * share of the digits, places part k's items of a digit after those of
+ * parts before it, and each part moves its own.  Stable like the one-part
+ * sort, so the order is the same for any P.
+ */
+struct psort {
+	struct rpt_key	*a, *b;		/* from, to: each part moves its own items */
+	size_t		n;		/* [I] */
+	unsigned	np, sh;		/* [I] parts, the pass's shift */
+	size_t		*cnt;		/* by part: 65536 counts, then places */
+};
+
+static void
+psort_count(void *ctx, unsigned k)
+{
+	struct psort *ps = ctx;
+	size_t *c = ps->cnt + (size_t)k * 65536, lo = ps->n * k / ps->np, hi = ps->n * (k + 1) / ps->np;
+
+	memset(c, 0, 65536 * sizeof(*c));
+	for (size_t i = lo; i < hi; i++)
+		c[(ps->a[i].k >> ps->sh) & 0xffff]++;
+}
+
+static void
+psort_move(void *ctx, unsigned k)
+{
+	struct psort *ps = ctx;
+	size_t *c = ps->cnt + (size_t)k * 65536, lo = ps->n * k / ps->np, hi = ps->n * (k + 1) / ps->np;
+
+	for (size_t i = lo; i < hi; i++)
+		ps->b[c[(ps->a[i].k >> ps->sh) & 0xffff]++] = ps->a[i];
+}
+
+static int
+key_sort_par(struct rpt_key *v, size_t n, unsigned np, uint64_t diff)
+{
+	struct psort ps = { .a = v, .n = n, .np = np };
+
+	if ((ps.b = malloc(n * sizeof(*ps.b))) == NULL)
+		return -1;
+	if ((ps.cnt = malloc((size_t)np * 65536 * sizeof(*ps.cnt))) == NULL) {
+		free(ps.b);
+		return -1;
+	}
+	for (ps.sh = 0; ps.sh < 64; ps.sh += 16) {
+		if (((diff >> ps.sh) & 0xffff) == 0)
+			continue;	/* the same digit everywhere */
+		rpt_par_run(np, psort_count, &ps);
+		size_t s = 0;
+		for (size_t d = 0; d < 65536; d++)
+			for (unsigned k = 0; k < np; k++) {
+				size_t c = ps.cnt[(size_t)k * 65536 + d];
+				ps.cnt[(size_t)k * 65536 + d] = s;
+				s += c;
+			}
+		rpt_par_run(np, psort_move, &ps);
+		struct rpt_key *t = ps.a;
+		ps.a = ps.b;
+		ps.b = t;
+	}
+	if (ps.a != v) {
+		memcpy(v, ps.a, n * sizeof(*v));
+		ps.b = ps.a;
+	}
+	free(ps.b);
+	free(ps.cnt);
+	return 0;
+}
+
 int
 rpt_key_sort(struct rpt_key *v, size_t n)
 {
@@ -31,6 +101,13 @@ rpt_key_sort(struct rpt_key *v, size_t n)
 		or |= v[i].k;
 		and &= v[i].k;
 	}
+	/* a part for every 2^20 items: below that the counts' table
+	 * (65536 a part) and the threads cost more than they save */
+	unsigned np = dtsp_threads();
+	if (np > n >> 20)
+		np = (unsigned)(n >> 20);
+	if (np > 1)
+		return key_sort_par(v, n, np, or ^ and);
 	if ((tmp = malloc(n * sizeof(*tmp))) == NULL)
 		return -1;
 	if ((cnt = malloc(65536 * sizeof(*cnt))) == NULL) {
