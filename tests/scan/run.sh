@@ -202,6 +202,22 @@ for cap in m km; do
 	T=$(sqlq $cap 'SELECT tid FROM sched GROUP BY tid ORDER BY sum("end" - start) DESC, tid LIMIT 1')
 	same "blame-$cap" $cap blame --tid "${T:-1}" --depth 3
 done
+# the scheduler events' time sort goes on the pool from 2^20 of them:
+# kb has 1.25 million (a quarter of schedgen's events)
+"$SCHEDGEN" -o "$W/kb.dtc" -n 5000000 || fail schedgen "schedgen kb failed"
+nsched=$(sqlq kb "SELECT count(*) FROM events WHERE probe IN (SELECT id FROM probes WHERE name LIKE 'tracepoint:sched:%')")
+[ "${nsched:-0}" -gt 1048576 ] && pass schedgen-kb-size ||
+	fail schedgen-kb-size "${nsched:-no} scheduler events, not over 2^20"
+same offcpu-folded-kb kb flame --offcpu --folded
+TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 3 "$W/kb.dtc" \
+	>"$W/tkb.out" 2>"$W/tkb.err"
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q ThreadSanitizer "$W/tkb.err" && [ -s "$W/tkb.out" ] &&
+   cmp -s "$W/tkb.out" "$W/offcpu-folded-kb.1"; then
+	pass tsan-offcpu-sort-kb
+else
+	fail tsan-offcpu-sort-kb "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$W/tkb.err" || head -c 200 "$W/tkb.err")"
+fi
 um=$("$R" latency --json "$W/m.dtc" 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
