@@ -385,10 +385,52 @@ pair_event(struct pwork *w, struct pth *p, size_t i, int phase)
 #define CANCELLED(w, i)	(((i) & 0xffff) == 0 && (w)->pa->cancel && *(w)->pa->cancel)
 
 /*
- * Part k: its threads numbered and checked for order, then paired as
- * they come (file-order threads: the events read once, nothing sorted),
- * then the disordered threads' events in time order, then what is still
- * open.
+ * A part's file-order results of threads found out of order after all:
+ * dropped (their pairs, the places they took, their unmatched ends, their
+ * open entries), to be made again in time order.  Rare: threads that
+ * moved between CPUs whose batches overlap.
+ */
+static void
+drop_disordered(struct pwork *w)
+{
+	const struct pall *pa = w->pa;
+	struct rpt_spans *out = pa->out;
+	size_t k = 0;
+
+	if (pa->direct) {
+		for (size_t x = 0; x < w->npp; x++) {
+			if (pth_find(w, out->v[x].tid)->disordered)
+				continue;
+			if (pa->c->want_args && k != x) {
+				memcpy(out->args[k], out->args[x], sizeof(out->args[0]));
+				out->nargs[k] = out->nargs[x];
+			}
+			out->v[k++] = out->v[x];
+		}
+	} else {
+		for (size_t x = 0; x < w->npp; x++) {
+			if (pth_find(w, pa->ev[w->pp[x].ret].tid)->disordered)
+				pa->made[w->pp[x].ret] = 0;
+			else
+				w->pp[k++] = w->pp[x];
+		}
+	}
+	w->npp = k;
+	k = 0;
+	for (size_t x = 0; x < w->nu; x++)
+		if (!pth_find(w, w->u[x].u.tid)->disordered)
+			w->u[k++] = w->u[x];
+	w->nu = k;
+	for (size_t t = 0; t < w->nth; t++)
+		if (w->th[t].disordered)
+			w->th[t].nopen = 0;
+}
+
+/*
+ * Part k: its threads paired as they come, checked for time order on the
+ * way (the events read once, nothing sorted, for threads in time order in
+ * the file, nearly all); then the threads found out of order paired again
+ * in time order, then what is still open.
  */
 static int
 pair_part_run(struct pwork *w)
@@ -396,7 +438,7 @@ pair_part_run(struct pwork *w)
 	const struct pall *pa = w->pa;
 	const struct pev *ev = pa->ev;
 	struct rpt_key *ord = NULL;
-	size_t ndis = 0;
+	size_t ndis = 0, ndth = 0;
 	int rc = -1;
 
 	if ((w->tmap = calloc((size_t)(pa->maxtid < TMAP_MAX ? pa->maxtid : TMAP_MAX) + 1,
@@ -411,23 +453,22 @@ pair_part_run(struct pwork *w)
 		struct pth *p = pth_find(w, e->tid);
 		if (p == NULL && (p = pth_add(w, e->tid, i)) == NULL)
 			return -1;
-		if (e->ts < p->last)
-			p->disordered = 1;
-		else
-			p->last = e->ts;
-	}
-	for (size_t i = 0; i < pa->n; i++) {
-		if (CANCELLED(w, i))
-			return FLT_SCAN_CANCELLED;
-		if (owner(ev[i].tid, pa->nw) != w->k)
-			continue;
-		struct pth *p = pth_find(w, ev[i].tid);
 		if (p->disordered)
-			ndis++;
-		else if (pair_event(w, p, i, 0))
+			continue;
+		if (e->ts < p->last) {
+			p->disordered = 1;
+			ndth++;
+			continue;
+		}
+		p->last = e->ts;
+		if (pair_event(w, p, i, 0))
 			return -1;
 	}
-	if (ndis) {
+	if (ndth) {
+		drop_disordered(w);
+		for (size_t i = 0; i < pa->n; i++)
+			if (owner(ev[i].tid, pa->nw) == w->k && pth_find(w, ev[i].tid)->disordered)
+				ndis++;
 		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
 			return -1;
 		size_t x = 0;
