@@ -36,9 +36,10 @@ echo "target <= 1.0"
 echo "# wall $BWALL s"
 
 # The same three on every CPU (the scan pool's default) against one thread,
-# unpinned, wall time, same run: what the pool gives the time models.  The
-# collection of their events runs on the pool, the pairing and the replay
-# on one thread (doc/SCALE.md), so this stays well under the CPU count.
+# unpinned, wall time, same run: what the pool gives the time models: the
+# collection of their events, the pairing and the replay (by thread), the
+# time sort and the groups' sorts run on it; grouping, folding and output
+# do not (doc/SCALE.md), so this stays under the CPU count.
 speedup() {	# speedup NAME ARGS...
 	local name=$1 all; shift
 	best3 "$D" "$@" "$C" || return 1

@@ -12,6 +12,10 @@
  * -l N: every Nth switch names no thread switched to (next_pid 0), as
  * when the kernel did not deliver a switch in: the intervals the sched
  * model must end at the thread's next event (the tests' lost switches).
+ * -m: CPUs 2c and 2c+1 run the same threads (the same tids), so a
+ * thread's events are out of time order in the file, its entries and
+ * returns interleave from two streams (nested, unmatched), and every
+ * other thread's tid lies past 2^22 (pid_max): the models' slow paths.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,20 +69,22 @@ main(int argc, char **argv)
 {
 	const char *out = NULL;
 	uint64_t n = 0, lose = 0, nsw = 0;
-	int c;
+	int c, mix = 0;
 
-	while ((c = getopt(argc, argv, "o:n:l:")) != -1) {
+	while ((c = getopt(argc, argv, "o:n:l:m")) != -1) {
 		if (c == 'o')
 			out = optarg;
 		else if (c == 'n')
 			n = strtoull(optarg, NULL, 10);
 		else if (c == 'l')
 			lose = strtoull(optarg, NULL, 10);
+		else if (c == 'm')
+			mix = 1;
 		else
-			die("usage: schedgen -o FILE -n EVENTS [-l N]");
+			die("usage: schedgen -o FILE -n EVENTS [-l N] [-m]");
 	}
 	if (!out || !n)
-		die("usage: schedgen -o FILE -n EVENTS [-l N]");
+		die("usage: schedgen -o FILE -n EVENTS [-l N] [-m]");
 
 	struct dtcap_host host;
 	memset(&host, 0, sizeof(host));
@@ -174,6 +180,8 @@ main(int argc, char **argv)
 			struct thr *t = &th[cpu][k];
 			t->pid = 1000 + (uint32_t)(cpu * NTHR + k) / 16 * 16;
 			t->tid = 1000 + (uint32_t)(cpu * NTHR + k);
+			if (mix)
+				t->tid = 1000 + (uint32_t)(cpu / 2 * NTHR + k) + (k % 2 ? (1u << 22) : 0);
 			snprintf(comm, sizeof(comm), "app%u", t->pid);
 			t->comm = dtcap_intern_comm(w, comm);
 			t->sleeping = k != 0;

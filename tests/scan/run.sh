@@ -96,6 +96,12 @@ done
 # the switch in: those intervals end at the thread's next event, found by
 # a second scan (on the pool too)
 "$SCHEDGEN" -o "$W/kl.dtc" -n 700000 -l 7 || fail schedgen "schedgen kl failed"
+# m: two CPUs' streams share their threads, so threads' events are out of
+# time order in the file and their pairs nest or lose an end, and half
+# the tids lie past 2^22; km: with lost switches too.  What the pairing
+# and the replay on N threads (each owning some tids) must give alike.
+"$SCHEDGEN" -o "$W/m.dtc" -n 400000 -m || fail schedgen "schedgen m failed"
+"$SCHEDGEN" -o "$W/km.dtc" -n 400000 -m -l 5 || fail schedgen "schedgen km failed"
 export DT_CACHE=off
 # same_sh NAME CAP QUERY: dtsh's SQL at `set threads' 1, 2 and 7 (dtreport
 # sql takes no --threads), byte for byte
@@ -170,6 +176,59 @@ fi
 same wakers-folded-k k flame --wakers --folded
 same wakers-svg-k k flame --wakers
 
+# ---- the pairing and the replay by thread (m, km)
+# the captures are what they claim: threads out of time order in the
+# file, tids past 2^22 next to small ones, unmatched ends
+dis=$(sqlq m 'SELECT count(*) FROM (SELECT ts < lag(ts) OVER (PARTITION BY tid ORDER BY rowid) AS back FROM events) WHERE back')
+big=$(sqlq m 'SELECT count(DISTINCT tid) FROM events WHERE tid > 4194304')
+small=$(sqlq m 'SELECT count(DISTINCT tid) FROM events WHERE tid <= 4194304')
+if [ "${dis:-0}" -gt 0 ] && [ "${big:-0}" -gt 0 ] && [ "${small:-0}" -gt 0 ]; then
+	pass schedgen-m-mixed
+else
+	fail schedgen-m-mixed "events back in time ${dis:-none}, big tids ${big:-none}, small ${small:-none}"
+fi
+# tids past 2^22 next to smaller ones once made the pairing's hash refuse
+# its entries: "out of memory" for latency, syscalls and the spans table
+for cap in m km; do
+	same "latency-json-$cap" $cap latency --json
+	same "latency-tid-$cap" $cap latency --by tid
+	same "latency-filtered-$cap" $cap latency --cpu 1,2 --by tid
+	same "syscalls-json-$cap" $cap syscalls --json
+	same "offcpu-folded-$cap" $cap flame --offcpu --folded
+	same "wakers-folded-$cap" $cap flame --wakers --folded
+	same "offcpu-state-$cap" $cap flame --offcpu --state R,S --folded
+	same_sh "sql-spans-$cap" $cap 'SELECT * FROM spans'
+	same_sh "sql-sched-$cap" $cap 'SELECT * FROM sched'
+	T=$(sqlq $cap 'SELECT tid FROM sched GROUP BY tid ORDER BY sum("end" - start) DESC, tid LIMIT 1')
+	same "blame-$cap" $cap blame --tid "${T:-1}" --depth 3
+done
+# the scheduler events' time sort goes on the pool from 2^20 of them:
+# kb has 1.25 million (a quarter of schedgen's events)
+"$SCHEDGEN" -o "$W/kb.dtc" -n 5000000 || fail schedgen "schedgen kb failed"
+nsched=$(sqlq kb "SELECT count(*) FROM events WHERE probe IN (SELECT id FROM probes WHERE name LIKE 'tracepoint:sched:%')")
+[ "${nsched:-0}" -gt 1048576 ] && pass schedgen-kb-size ||
+	fail schedgen-kb-size "${nsched:-no} scheduler events, not over 2^20"
+same offcpu-folded-kb kb flame --offcpu --folded
+TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" flame --offcpu --folded --threads 3 "$W/kb.dtc" \
+	>"$W/tkb.out" 2>"$W/tkb.err"
+rc=$?
+if [ $rc -eq 0 ] && ! grep -q ThreadSanitizer "$W/tkb.err" && [ -s "$W/tkb.out" ] &&
+   cmp -s "$W/tkb.out" "$W/offcpu-folded-kb.1"; then
+	pass tsan-offcpu-sort-kb
+else
+	fail tsan-offcpu-sort-kb "status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$W/tkb.err" || head -c 200 "$W/tkb.err")"
+fi
+um=$("$R" latency --json "$W/m.dtc" 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["unmatched_returns"], sum(g["unmatched"] for g in d["groups"]), sum(g["count"] for g in d["groups"]))')
+read -r ur ue np <<<"$um"
+if [ "${ur:-0}" -gt 0 ] && [ "${ue:-0}" -gt 0 ] && [ "${np:-0}" -gt 0 ]; then
+	pass latency-unmatched-m
+else
+	fail latency-unmatched-m "unmatched returns, entries, pairs: ${um:-none}"
+fi
+
 # The pool is what runs them: --threads 4 starts worker threads (clone),
 # one thread starts none.  The plain build: ASan's own threads would count.
 RP=$B/bin/dtreport
@@ -192,6 +251,21 @@ threads_used threads-used-offcpu flame --offcpu --folded
 threads_used threads-used-wakers flame --wakers --folded
 threads_used threads-used-heatmap heatmap
 threads_used threads-used-blame blame --tid "$T"
+# and the pairing and the replay on as many again: a scan's workers and
+# then the parts of the pairing (the replay), 3 + 3 threads started
+threads_used2() {	# threads_used2 NAME ARGS...
+	local name=$1 c4; shift
+	c4=$(strace -f -qq -e trace=clone,clone3 -o "$W/st4" "$RP" "$@" --threads 4 "$W/k.dtc" \
+		>/dev/null 2>"$W/st.err" && grep -c clone "$W/st4")
+	if [ "${c4:-0}" -ge 6 ]; then
+		pass "$name"
+	else
+		fail "$name" "threads started at --threads 4: ${c4:-failed}, not a scan's and a pairing's $(head -c 200 "$W/st.err")"
+	fi
+}
+threads_used2 threads-used-pairing-latency latency
+threads_used2 threads-used-pairing-syscalls syscalls
+threads_used2 threads-used-replay-offcpu flame --offcpu --folded
 for tab in spans sched; do
 	c1=$(strace -f -qq -e trace=clone,clone3 -o "$W/st1" "$B/bin/dtsh" -c 'set threads 1' \
 		-c "SELECT count(*) FROM $tab" "$W/k.dtc" >/dev/null 2>"$W/st.err" && grep -c clone "$W/st1")
@@ -467,6 +541,25 @@ for cap in k; do
 	else
 		fail tsan-blame-wakers-offcpu-k "status $rc/$rc2/$rc3: $(grep -h -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" "$W/tw.err" "$W/to.err" "$W/tl.err" || head -c 200 "$W/ts.err")"
 	fi
+done
+
+# the pairing and the replay by thread, 4 parts under TSan, on the
+# captures that take every path (out of order, big tids, lost switches)
+for cap in m km; do
+	bad=""
+	for rep in "latency --json" "syscalls --json" "flame --offcpu --folded" "flame --wakers --folded"; do
+		# shellcheck disable=SC2086
+		TSAN_OPTIONS=halt_on_error=1 "$DTREPORT_TSAN" $rep --threads 4 "$W/$cap.dtc" \
+			>"$W/ts.out" 2>"$W/ts.err"
+		rc=$?
+		# shellcheck disable=SC2086
+		"$R" $rep --threads 1 "$W/$cap.dtc" >"$W/ts.ref" 2>/dev/null
+		if [ $rc -ne 0 ] || grep -q ThreadSanitizer "$W/ts.err" || [ ! -s "$W/ts.out" ] ||
+		   ! cmp -s "$W/ts.out" "$W/ts.ref"; then
+			bad="$bad $rep: status $rc $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$W/ts.err" || head -c 200 "$W/ts.err");"
+		fi
+	done
+	if [ -z "$bad" ]; then pass "tsan-pair-replay-$cap"; else fail "tsan-pair-replay-$cap" "$bad"; fi
 done
 
 # ------------------------------------------------------------ the pool, TSan

@@ -39,6 +39,7 @@ FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib
 	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c cli/lib/report/derived_cache.c \
 	cli/lib/report/sched_model.c cli/lib/report/span_model.c cli/lib/report/filter.c \
 	cli/lib/report/sort_keys.c cli/lib/report/report_common.c cli/lib/report/scan_pool.c \
+	cli/lib/report/model_collect.c cli/lib/report/par_run.c \
 	cli/lib/util.c $(CAP_LIB_SRCS)
 $(FUZZ_SQL): $(FUZZ_SQL_SRCS) cli/lib/report/dtsql_int.h cli/lib/report/dtsql_events.h cli/lib/report/dtsql_tokens.h \
 		cli/lib/report/dtsql_events.def cli/lib/report/dtsql.h formats/dtcap.h

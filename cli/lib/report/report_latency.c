@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "par_run.h"
 #include "report.h"
 #include "util.h"
 
@@ -174,6 +175,25 @@ hist_text(FILE *out, const struct hist *h, uint64_t total)
 	}
 }
 
+/* The pairs' keys and durations, a range of them (rpt_par_for). */
+struct keys {
+	const struct rpt_spans *sp;	/* [I] */
+	int		by;		/* [I] */
+	uint64_t	*keys, *dur;	/* by pair: each range writes its own */
+};
+
+static void
+keys_part(void *ctx, size_t lo, size_t hi)
+{
+	struct keys *kx = ctx;
+
+	for (size_t i = lo; i < hi; i++) {
+		const struct rpt_span *s = &kx->sp->v[i];
+		kx->keys[i] = group_key(kx->by, s->probe, s->comm, s->pid, s->tid);
+		kx->dur[i] = s->end - s->start;
+	}
+}
+
 int
 rpt_latency(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_latency_opts *o,
 	    FILE *out, volatile sig_atomic_t *cancel)
@@ -190,11 +210,8 @@ rpt_latency(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_late
 	if ((keys = malloc((sp.n + 1) * sizeof(*keys))) == NULL ||
 	    (dur = malloc((sp.n + 1) * sizeof(*dur))) == NULL)
 		goto oom;
-	for (size_t i = 0; i < sp.n; i++) {
-		const struct rpt_span *s = &sp.v[i];
-		keys[i] = group_key(o->by, s->probe, s->comm, s->pid, s->tid);
-		dur[i] = s->end - s->start;
-	}
+	struct keys kx = { .sp = &sp, .by = o->by, .keys = keys, .dur = dur };
+	rpt_par_for(sp.n, 65536, keys_part, &kx);
 	/* the pairs are their keys and durations now: their pages go back first */
 	free(sp.v);
 	sp.v = NULL;

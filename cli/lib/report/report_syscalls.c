@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "par_run.h"
 #include "report.h"
 #include "util.h"
 
@@ -89,6 +90,28 @@ outer_label(const struct dtcap_reader *r, int by, uint32_t k, char *out, size_t 
 	}
 }
 
+/* The pairs' keys, durations and errnos, a range of them (rpt_par_for). */
+struct keys {
+	const struct rpt_spans *sp;	/* [I] */
+	int		by;		/* [I] */
+	uint64_t	*keys, *dur;	/* by pair: each range writes its own */
+	uint32_t	*err;
+};
+
+static void
+keys_part(void *ctx, size_t lo, size_t hi)
+{
+	struct keys *kx = ctx;
+
+	for (size_t i = lo; i < hi; i++) {
+		const struct rpt_span *s = &kx->sp->v[i];
+		uint32_t outer = kx->by == RPT_SYS_COMM ? s->comm : kx->by == RPT_SYS_PID ? s->pid : 0;
+		kx->keys[i] = (uint64_t)outer << 32 | s->probe;
+		kx->dur[i] = s->end - s->start;
+		kx->err[i] = s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ? (uint32_t)-s->ret : 0);
+	}
+}
+
 int
 rpt_syscalls(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_syscalls_opts *o,
 	     FILE *out, volatile sig_atomic_t *cancel)
@@ -107,13 +130,8 @@ rpt_syscalls(const struct rpt_cap *c, struct flt_filter *f, const struct rpt_sys
 	if (!(keys = malloc((sp.n + 1) * sizeof(*keys))) || !(dur = malloc((sp.n + 1) * sizeof(*dur))) ||
 	    !(err = malloc((sp.n + 1) * sizeof(*err))))
 		goto oom;
-	for (size_t i = 0; i < sp.n; i++) {
-		const struct rpt_span *s = &sp.v[i];
-		uint32_t outer = o->by == RPT_SYS_COMM ? s->comm : o->by == RPT_SYS_PID ? s->pid : 0;
-		keys[i] = (uint64_t)outer << 32 | s->probe;
-		dur[i] = s->end - s->start;
-		err[i] = s->err ? s->err : (s->ret < 0 && s->ret >= -4095 ? (uint32_t)-s->ret : 0);
-	}
+	struct keys kx = { .sp = &sp, .by = o->by, .keys = keys, .dur = dur, .err = err };
+	rpt_par_for(sp.n, 65536, keys_part, &kx);
 	/* the pairs are their keys, durations and errnos now: their pages go back first */
 	free(sp.v);
 	sp.v = NULL;

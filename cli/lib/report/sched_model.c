@@ -4,14 +4,21 @@
  * thread off a CPU, paired with the switch that puts it back and the last
  * wakeup of it in between.  The scheduler events are collected on one
  * block scan, put in time order (blocks hold per-CPU batches, not a
- * global order), then replayed once with a table of threads.
+ * global order), then replayed with a table of threads.
  *
- * The scan runs on the scan pool (scan_pool.h): each worker collects the
- * scheduler events of its run of blocks, placed where the block summaries
- * put them or appended in block order, the list one walk would have made; the sort is stable, so
- * the replay sees the same order for any --threads.  The replay itself
- * stays on one thread: a thread's interval waits for another's switch (its
- * wakeup and switch in are other threads' events), so it does not split.
+ * The collection runs on the scan pool (model_collect.h): the list one
+ * walk in block order would have made, for any --threads; the sort is
+ * stable, so the replay sees the same order for any --threads.
+ *
+ * The replay runs on the pool's threads too, each owning the threads
+ * (tids) of a hash part.  An event changes at most two threads' state
+ * (a wakeup: the woken; a switch: the one switched to, then the one
+ * switched out), and a thread's state depends only on the events that
+ * name it, in time order: so each part walks the whole time order and
+ * replays its own threads' share of each event.  An interval is written
+ * where one walk would have written it (by its event and which of the
+ * two threads it is: a flag per such place), so the intervals come out
+ * in the same order for any number of parts.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +26,8 @@
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "engine.h"
+#include "model_collect.h"
+#include "par_run.h"
 #include "report.h"
 #include "scan_pool.h"
 
@@ -39,24 +48,11 @@ struct pinfo {
 	uint8_t		sa, sb, sst;	/* slots of prev_pid/pid, next_pid, prev_state */
 };
 
-struct build {
-	struct dtcap_reader *r;
+/* The scheduler probes, read by the workers. */
+struct sctx {
 	struct pinfo	*pi;
 	uint32_t	npi;
-	struct sev	*ev;
-	size_t		n, cap;
-	int		oom;
-	/*
-	 * Placed (span_model.c's way): block blk's events go to place[blk] ..
-	 * place[blk + 1] of the caller's array, counted from the block
-	 * summaries; lim the current block's end (0: not placed).
-	 */
-	const size_t	*place;		/* [I] by block, nblocks + 1 */
-	size_t		lim;
-	int		misplaced;	/* a block held another count than its summary */
 };
-
-#define MISPLACED	"block summary disagrees with its block"
 
 static int
 slot_of(const struct dtcap_probe *p, const char *name)
@@ -69,34 +65,11 @@ slot_of(const struct dtcap_probe *p, const char *name)
 	return -1;
 }
 
-/* Row i of b, a scheduler event of kind p->kind, its arguments args. */
 static int
-sched_add(struct build *bd, const struct pinfo *p, const struct dtcap_block *b, uint32_t i,
-	  const uint64_t *args)
+sched_keep(const void *ctx, uint32_t p)
 {
-	if (bd->place) {
-		if (bd->n >= bd->lim) {
-			bd->misplaced = 1;
-			return 1;
-		}
-	} else if (DT_GROW(bd->ev, bd->cap, bd->n, 1, 4096)) {
-		bd->oom = 1;
-		return 1;
-	}
-	struct sev *e = &bd->ev[bd->n++];
-	e->ts = b->ts[i];
-	e->tid = b->tid[i];
-	e->pid = b->pid[i];
-	e->comm = b->comm[i];
-	e->kstack = b->kstack[i];
-	e->ustack = b->ustack[i];
-	e->cpu = b->cpu[i];
-	e->kind = p->kind;
-	e->ctx = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
-	e->a = (uint32_t)args[p->sa];
-	e->b = p->kind == EV_SWITCH ? (uint32_t)args[p->sb] : 0;
-	e->state = p->kind == EV_SWITCH ? (uint32_t)args[p->sst] : 0;
-	return 0;
+	const struct sctx *c = ctx;
+	return p < c->npi && c->pi[p].kind;
 }
 
 /*
@@ -105,139 +78,39 @@ sched_add(struct build *bd, const struct pinfo *p, const struct dtcap_block *b, 
  * was a sixth of an off-CPU graph's time.
  */
 static int
-sched_block(void *ctx, const struct dtcap_block *b, size_t blk)
+sched_block(struct mcol_part *mp, const struct dtcap_block *b)
 {
-	struct build *bd = ctx;
+	const struct sctx *c = mp->job->ctx;
 	size_t cur[DTCAP_MAXARGS] = { 0 };
 
-	if (bd->place) {
-		bd->n = bd->place[blk];
-		bd->lim = bd->place[blk + 1];
-	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t pr = b->probe[i];
 		unsigned na = b->nargs[i] < DTCAP_MAXARGS ? b->nargs[i] : DTCAP_MAXARGS;
-		if (pr < bd->npi && bd->pi[pr].kind) {
+		if (pr < c->npi && c->pi[pr].kind) {
+			const struct pinfo *p = &c->pi[pr];
 			uint64_t args[DTCAP_MAXARGS] = { 0 };
+			size_t x = mcol_add(mp);
+			if (x == SIZE_MAX)
+				return 1;
 			for (unsigned k = 0; k < na; k++)
 				args[k] = b->argslot[k][cur[k]];
-			if (sched_add(bd, &bd->pi[pr], b, i, args))
-				return 1;
+			struct sev *e = &((struct sev *)mp->arr[0])[x];
+			e->ts = b->ts[i];
+			e->tid = b->tid[i];
+			e->pid = b->pid[i];
+			e->comm = b->comm[i];
+			e->kstack = b->kstack[i];
+			e->ustack = b->ustack[i];
+			e->cpu = b->cpu[i];
+			e->kind = p->kind;
+			e->ctx = b->ctx ? b->ctx[i] : DTCAP_CTX_UNKNOWN;
+			e->a = (uint32_t)args[p->sa];
+			e->b = p->kind == EV_SWITCH ? (uint32_t)args[p->sb] : 0;
+			e->state = p->kind == EV_SWITCH ? (uint32_t)args[p->sst] : 0;
 		}
 		for (unsigned k = 0; k < na; k++)
 			cur[k]++;
 	}
-	if (bd->place && bd->n != bd->lim) {
-		bd->misplaced = 1;
-		return 1;
-	}
-	return 0;
-}
-
-/*
- * A worker's collection: a build of its own sharing the caller's probe
- * table (read only).  The merge appends in block order; the first
- * non-empty partial's array is taken over, so one thread copies nothing.
- */
-static void *
-sched_part_new(void *ctx)
-{
-	const struct build *m = ctx;
-	struct build *p = calloc(1, sizeof(*p));
-
-	if (p == NULL)
-		return NULL;
-	p->r = m->r;
-	p->pi = m->pi;
-	p->npi = m->npi;
-	if (m->place) {
-		/* the caller's array, each worker in its blocks' places */
-		p->place = m->place;
-		p->ev = m->ev;
-	}
-	return p;
-}
-
-static void
-sched_part_free(void *ctx, void *part)
-{
-	struct build *p = part;
-
-	(void)ctx;
-	if (!p->place)
-		free(p->ev);
-	free(p);
-}
-
-static int
-sched_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
-{
-	if (sched_block(part, b, blk) == 0)
-		return 0;
-	snprintf(err, errlen, "%s", ((struct build *)part)->misplaced ? MISPLACED : "out of memory");
-	return 1;
-}
-
-/*
- * Placing: each block's scheduler events counted from its summary, the
- * array allocated once for them all.  0 with bd placed; -1 when a block
- * has no summary (older captures) or the memory cannot be had: then the
- * workers append.
- */
-static int
-sched_place(const struct dtcap_reader *r, struct build *bd)
-{
-	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
-	struct dtcap_blocksum bs;
-
-	if (pl == NULL)
-		return -1;
-	pl[0] = 0;
-	for (size_t i = 0; i < nb; i++) {
-		size_t k = 0;
-		if (dtcap_block_info(r, i)) {
-			if (dtcap_block_summary(r, i, &bs) != 1) {
-				free(pl);
-				return -1;
-			}
-			/* the reader checked these add up to the block's rows */
-			for (uint32_t j = 0; j < bs.nprobe; j++)
-				if (bs.probe[2 * j] < bd->npi && bd->pi[bs.probe[2 * j]].kind)
-					k += (size_t)bs.probe[2 * j + 1];
-		}
-		pl[i + 1] = pl[i] + k;
-	}
-	if ((bd->ev = malloc((pl[nb] ? pl[nb] : 1) * sizeof(*bd->ev))) == NULL) {
-		free(pl);
-		return -1;
-	}
-	bd->cap = pl[nb];
-	bd->place = pl;
-	return 0;
-}
-
-static int
-sched_merge(void *ctx, void *part)
-{
-	struct build *m = ctx, *p = part;
-
-	if (m->place || p->n == 0)
-		return 0;	/* placed: its events are in place already */
-	if (m->n == 0) {
-		struct sev *ev = m->ev;
-		size_t cap = m->cap;
-		m->ev = p->ev, m->cap = p->cap, m->n = p->n;
-		p->ev = ev, p->cap = cap, p->n = 0;
-		return 0;
-	}
-	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096))
-		return -1;
-	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
-	m->n += p->n;
-	/* freed now: the peak is the list and one run, not every run */
-	free(p->ev);
-	p->ev = NULL;
-	p->n = 0;
 	return 0;
 }
 
@@ -262,6 +135,8 @@ struct thr {
 	int		out;		/* switched out, not back yet */
 	uint32_t	pid, comm;	/* last known: an exiting thread's events
 					 * have neither */
+	uint64_t	first;		/* where one walk met it first: the order
+					 * of the threads (2 x + 0/1, as rspan.key) */
 	struct rpt_sched_span s;
 };
 
@@ -279,7 +154,7 @@ thr_rehash(const void *ctx, uint32_t e)
 }
 
 static struct thr *
-thr_get(struct thrtab *t, uint32_t tid)
+thr_get(struct thrtab *t, uint32_t tid, uint64_t first)
 {
 	uint32_t e;
 	uint64_t h = dt_htab_hash_int(tid);
@@ -292,6 +167,7 @@ thr_get(struct thrtab *t, uint32_t tid)
 		return NULL;
 	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
 	t->v[t->n].tid = tid;
+	t->v[t->n].first = first;
 	if (dt_htab_add(&t->ix, h, (uint32_t)t->n, thr_rehash, t))
 		return NULL;
 	return &t->v[t->n++];
@@ -423,12 +299,327 @@ fix_ends(const struct rpt_cap *c, struct rpt_sched *out, struct fixes *fx,
 	return rc;
 }
 
+/* ---- the replay, by thread on the pool */
+
+/*
+ * An interval and its place in one walk's order: 2 x for the thread
+ * switched to (or woken) at event x of the time order, 2 x + 1 for the
+ * one switched out.
+ */
+struct rspan {
+	uint64_t	key;
+	struct rpt_sched_span s;
+};
+
+struct rall;
+
+/* A part of the replay: the threads owner() gives it. */
+struct rwork {
+	struct rall	*ra;		/* [I] */
+	unsigned	k;		/* [I] */
+	struct thrtab	tt;
+	struct rspan	*sp;		/* its intervals ended in the walk, by key */
+	size_t		nsp, spcap;
+	struct rspan	*open;		/* still off-CPU at the end, by thread (key: first) */
+	size_t		nopen, opcap;
+	struct fix	*fx;		/* .span: its sp index (one part: out's) */
+	size_t		nfx, fxcap;
+	uint64_t	nlost;
+	int		ret;		/* 0, -1 out of memory, FLT_SCAN_CANCELLED */
+};
+
+struct rall {
+	const struct sev *ev;		/* [I] */
+	const struct rpt_key *ord;	/* [I] the time order */
+	size_t		n;		/* [I] */
+	uint64_t	tmax;		/* [I] */
+	unsigned	nw;		/* [I] */
+	int		direct;		/* [I] one part: intervals written to out as made */
+	volatile sig_atomic_t *cancel;	/* [I] */
+	/* by key: 1, an interval ended there; each written by the part
+	 * owning that thread only */
+	uint8_t		*made;
+	struct rwork	*w;
+	struct rpt_sched *out;
+};
+
+/* The part that replays thread tid (a multiplicative hash: tids handed
+ * out in sequence spread). */
+static inline unsigned
+owner(uint32_t tid, unsigned nw)
+{
+	return (unsigned)(((uint64_t)(uint32_t)(tid * 2654435761u) * nw) >> 32);
+}
+
+/* Interval s, ended at key; fix: its end is to be looked for (lo, hi). */
+static int
+emit(struct rwork *w, uint64_t key, const struct rpt_sched_span *s, const struct fix *fix)
+{
+	size_t at;
+
+	if (w->ra->direct) {
+		struct rpt_sched *out = w->ra->out;
+		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+			return -1;
+		at = out->n;
+		out->v[out->n++] = *s;
+	} else {
+		if (DT_GROW(w->sp, w->spcap, w->nsp, 1, 1024))
+			return -1;
+		at = w->nsp;
+		w->sp[w->nsp++] = (struct rspan){ key, *s };
+		w->ra->made[key] = 1;
+	}
+	if (fix) {
+		if (DT_GROW(w->fx, w->fxcap, w->nfx, 1, 64))
+			return -1;
+		w->fx[w->nfx] = *fix;
+		w->fx[w->nfx++].span = at;
+	}
+	return 0;
+}
+
+static int
+replay_run(struct rwork *w)
+{
+	const struct rall *ra = w->ra;
+	unsigned k = w->k, nw = ra->nw;
+
+	for (size_t x = 0; x < ra->n; x++) {
+		const struct sev *e = &ra->ev[ra->ord[x].i];
+		struct thr *t;
+		if ((x & 0xffff) == 0 && ra->cancel && *ra->cancel)
+			return FLT_SCAN_CANCELLED;
+		if (e->kind == EV_WAKEUP) {
+			/* the last wakeup before it runs is the one that counts */
+			if (e->a == 0 || owner(e->a, nw) != k)
+				continue;
+			if ((t = thr_get(&w->tt, e->a, 2 * x)) == NULL)
+				return -1;
+			if (t->out && !t->s.wake) {
+				t->s.wake = e->ts;
+				t->s.wtid = e->tid;
+				t->s.wpid = e->pid;
+				t->s.wcomm = e->comm;
+				t->s.wkstack = e->kstack;
+				t->s.wustack = e->ustack;
+				t->s.wctx = (uint8_t)e->ctx;
+			}
+			continue;
+		}
+		/* the one switched to: its interval ends */
+		if (e->b != 0 && owner(e->b, nw) == k) {
+			if ((t = thr_get(&w->tt, e->b, 2 * x)) == NULL)
+				return -1;
+			if (t->out) {
+				t->s.end = e->ts;
+				if (emit(w, 2 * x, &t->s, NULL))
+					return -1;
+				t->out = 0;
+			}
+		}
+		/*
+		 * The one switched out (idle, pid 0, is never off-CPU).  A
+		 * switch without stacks is one a recording of some processes
+		 * kept only for the task switched to (dtrec --offcpu always
+		 * takes a kernel stack): it says nothing about the other one.
+		 */
+		if (e->a != 0 && (e->kstack || e->ustack) && owner(e->a, nw) == k) {
+			char st = rpt_sched_state_letter(e->state);
+			if ((t = thr_get(&w->tt, e->a, 2 * x + 1)) == NULL)
+				return -1;
+			if (t->out) {
+				/*
+				 * Out again without being switched in: the switch in
+				 * is not in the capture (dropped, or never delivered
+				 * by the kernel).  It ran after its wakeup, so the
+				 * blocked part ends there; without a wakeup the
+				 * interval's end is unknown and it is left out.
+				 * Either way it is counted.
+				 */
+				w->nlost++;
+				if (t->s.wake || t->s.state == 'R') {
+					/* it ran again after lo and before e->ts:
+					 * its first event in between ends it
+					 * (fix_ends); until then, its wakeup */
+					uint64_t lo = t->s.wake ? t->s.wake : t->s.start;
+					struct fix f = { t->s.tid, lo, e->ts, 0 };
+					t->s.end = lo;
+					if (emit(w, 2 * x + 1, &t->s, &f))
+						return -1;
+				}
+				t->out = 0;
+			}
+			if (st == 'X' || st == 'Z')
+				continue;	/* its last switch: it exited */
+			t->out = 1;
+			memset(&t->s, 0, sizeof(t->s));
+			t->s.tid = e->a;
+			if (e->pid && e->a == e->tid) {
+				t->pid = e->pid;
+				t->comm = e->comm;
+			}
+			t->s.pid = t->pid;
+			t->s.comm = e->comm ? e->comm : t->comm;
+			t->s.cpu = e->cpu;
+			t->s.start = e->ts;
+			t->s.state = st;
+			t->s.kstack = e->kstack;
+			t->s.ustack = e->ustack;
+		}
+	}
+	/* still off-CPU at the end: counted up to the last event, marked */
+	for (size_t j = 0; j < w->tt.n; j++) {
+		struct thr *t = &w->tt.v[j];
+		if (!t->out)
+			continue;
+		t->s.end = ra->tmax;
+		t->s.open = 1;
+		if (DT_GROW(w->open, w->opcap, w->nopen, 1, 64))
+			return -1;
+		w->open[w->nopen++] = (struct rspan){ t->first, t->s };
+	}
+	return 0;
+}
+
+static void
+replay_part(void *ctx, unsigned k)
+{
+	struct rall *ra = ctx;
+
+	ra->w[k].ret = replay_run(&ra->w[k]);
+}
+
+/* Part k's intervals written where one walk would have: after every
+ * interval of a smaller key.  Its fixes learn their interval's place. */
+static void
+place_part(void *ctx, unsigned k)
+{
+	struct rall *ra = ctx;
+	struct rwork *w = &ra->w[k];
+	size_t x = 0, j = 0, f = 0;
+
+	for (size_t key = 0; key < 2 * ra->n && j < w->nsp; key++) {
+		if (!ra->made[key])
+			continue;
+		if (w->sp[j].key == key) {
+			ra->out->v[x] = w->sp[j].s;
+			while (f < w->nfx && w->fx[f].span == j)
+				w->fx[f++].span = x;
+			j++;
+		}
+		x++;
+	}
+}
+
+static int
+fix_by_span(const void *a, const void *b)
+{
+	const struct fix *x = a, *y = b;
+	return x->span < y->span ? -1 : x->span > y->span;
+}
+
+static void
+rwork_free(struct rwork *w)
+{
+	free(w->tt.v);
+	dt_htab_free(&w->tt.ix);
+	free(w->sp);
+	free(w->open);
+	free(w->fx);
+}
+
+/*
+ * Replay the events ev, in the time order ord, into out and fx (the
+ * intervals whose end is to be looked for), on the pool's threads.  0, -1
+ * out of memory, FLT_SCAN_CANCELLED.
+ */
+static int
+replay_all(const struct sev *ev, const struct rpt_key *ord, size_t n, struct rpt_sched *out,
+	   struct fixes *fx, volatile sig_atomic_t *cancel)
+{
+	struct rall ra = { .ev = ev, .ord = ord, .n = n, .tmax = out->tmax, .cancel = cancel,
+			   .out = out };
+	size_t nsp = 0, nopen = 0, nfx = 0;
+	int rc = -1;
+
+	/* a part costs a walk of the events: not worth one for a few */
+	ra.nw = dtsp_threads();
+	if (ra.nw > 1 + n / 16384)
+		ra.nw = (unsigned)(1 + n / 16384);
+	ra.direct = ra.nw == 1;
+	if ((!ra.direct && (ra.made = calloc(2 * n + 1, 1)) == NULL) ||
+	    (ra.w = calloc(ra.nw, sizeof(*ra.w))) == NULL)
+		goto out;
+	for (unsigned k = 0; k < ra.nw; k++)
+		ra.w[k] = (struct rwork){ .ra = &ra, .k = k };
+	rpt_par_run(ra.nw, replay_part, &ra);
+	for (unsigned k = 0; k < ra.nw; k++) {
+		if (ra.w[k].ret) {
+			rc = ra.w[k].ret;
+			goto out;
+		}
+		nsp += ra.w[k].nsp;
+		nopen += ra.w[k].nopen;
+		nfx += ra.w[k].nfx;
+		out->nlost += ra.w[k].nlost;
+	}
+	if (!ra.direct) {
+		if ((out->v = malloc((nsp + nopen + 1) * sizeof(*out->v))) == NULL)
+			goto out;
+		out->cap = nsp + nopen + 1;
+		rpt_par_run(ra.nw, place_part, &ra);
+		out->n = nsp;
+	}
+	/* the open ones after those, by where the walk met their thread first */
+	size_t *cur = calloc(ra.nw, sizeof(*cur));
+	if (cur == NULL)
+		goto out;
+	for (size_t y = 0; y < nopen; y++) {
+		unsigned best = ra.nw;
+		for (unsigned k = 0; k < ra.nw; k++)
+			if (cur[k] < ra.w[k].nopen &&
+			    (best == ra.nw || ra.w[k].open[cur[k]].key < ra.w[best].open[cur[best]].key))
+				best = k;
+		if (DT_GROW(out->v, out->cap, out->n, 1, 4096)) {
+			free(cur);
+			goto out;
+		}
+		out->v[out->n++] = ra.w[best].open[cur[best]++].s;
+	}
+	free(cur);
+	/* the fixes in the order their intervals were made, as one walk made them */
+	if (nfx) {
+		if ((fx->v = malloc(nfx * sizeof(*fx->v))) == NULL)
+			goto out;
+		for (unsigned k = 0; k < ra.nw; k++) {
+			if (ra.w[k].nfx)
+				memcpy(fx->v + fx->n, ra.w[k].fx, ra.w[k].nfx * sizeof(*fx->v));
+			fx->n += ra.w[k].nfx;
+		}
+		fx->cap = (uint32_t)nfx;
+		if (ra.nw > 1)
+			qsort(fx->v, fx->n, sizeof(*fx->v), fix_by_span);
+	}
+	rc = 0;
+out:
+	if (ra.w)
+		for (unsigned k = 0; k < ra.nw; k++)
+			rwork_free(&ra.w[k]);
+	free(ra.w);
+	free(ra.made);
+	return rc;
+}
+
 int
 rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 		volatile sig_atomic_t *cancel)
 {
-	struct build bd = { .r = c->r };
-	struct thrtab tt = { 0 };
+	struct sctx sc = { 0 };
+	struct mcol_job mj = { .narr = 1, .size = { sizeof(struct sev) },
+			       .psize = sizeof(struct mcol_part), .ctx = &sc,
+			       .keep = sched_keep, .block = sched_block };
+	struct mcol_part bd = { .job = &mj };
 	struct rpt_key *ord = NULL;
 	struct fixes fx = { 0 };
 	struct flt_filter all;
@@ -437,8 +628,8 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 
 	memset(out, 0, sizeof(*out));
 	flt_init(&all);
-	bd.npi = dtcap_max_probe_id(c->r) + 1;
-	if ((bd.pi = calloc(bd.npi, sizeof(*bd.pi))) == NULL)
+	sc.npi = dtcap_max_probe_id(c->r) + 1;
+	if ((sc.pi = calloc(sc.npi, sizeof(*sc.pi))) == NULL)
 		goto oom;
 	/*
 	 * sched_waking fires in the waker; sched_wakeup, for a wakeup the
@@ -452,7 +643,7 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 			have_waking = 1;
 	for (size_t i = 0; i < dtcap_nprobes(c->r); i++) {
 		const struct dtcap_probe *p = dtcap_probe_at(c->r, i);
-		struct pinfo *x = &bd.pi[p->id];
+		struct pinfo *x = &sc.pi[p->id];
 		int a, b, st;
 		if (strcmp(p->name, "tracepoint:sched:sched_switch") == 0) {
 			a = slot_of(p, "prev_pid");
@@ -476,152 +667,44 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 			"prev_state and next_pid: record with dtrec --offcpu", c->path);
 		goto out;
 	}
-	struct dtsp_job job = { .part_new = sched_part_new, .part_free = sched_part_free,
-				.block = sched_part_block, .merge = sched_merge };
 	unsigned scols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_CPU | DTCAP_COL_PROBE |
 			 DTCAP_COL_ARGS | DTCAP_COL_ARGSLOTS | DTCAP_COL_CTX;
-	const char *what = rpt_shell ? "dtsh: reading" : "dtreport: reading";
 	int sr = flt_resolve(&all, c->r, err, sizeof(err));
-	if (sr == 0 && sched_place(c->r, &bd) == 0) {
-		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
-		if (sr == 0) {
-			bd.n = bd.cap;
-		} else if (strcmp(err, MISPLACED) == 0) {
-			/* a summary that adds up but is not this block's counts
-			 * (a hand-made or damaged file): appended instead */
-			free(bd.ev);
-			free((size_t *)bd.place);
-			bd.ev = NULL, bd.place = NULL, bd.n = bd.cap = 0;
-			sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
-		}
-	} else if (sr == 0) {
-		sr = dtsp_scan(c->r, &all, scols, &job, &bd, cancel, what, err, sizeof(err));
-	}
+	if (sr == 0)
+		sr = mcol_collect(c->r, &all, scols, &bd, 0, cancel,
+				  rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
 	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
 		rpt_err(cmd, "%s", err);
 		goto out;
 	}
+	const struct sev *ev = bd.arr[0];
+	size_t n = bd.n;
 	/* in time order (a CPU's events keep their order among equal times) */
-	if ((ord = malloc((bd.n + 1) * sizeof(*ord))) == NULL)
+	if ((ord = malloc((n + 1) * sizeof(*ord))) == NULL)
 		goto oom;
-	for (size_t i = 0; i < bd.n; i++)
-		ord[i] = (struct rpt_key){ bd.ev[i].ts, i };
-	if (rpt_key_sort(ord, bd.n))
+	for (size_t i = 0; i < n; i++)
+		ord[i] = (struct rpt_key){ ev[i].ts, i };
+	if (rpt_key_sort(ord, n))
 		goto oom;
-	if (bd.n) {
+	if (n) {
 		out->tmin = ord[0].k;
-		out->tmax = ord[bd.n - 1].k;
+		out->tmax = ord[n - 1].k;
 	}
-
-	for (size_t x = 0; x < bd.n; x++) {
-		size_t i = ord[x].i;
-		const struct sev *e = &bd.ev[i];
-		struct thr *t;
-		if ((x & 0xffff) == 0 && cancel && *cancel) {
-			rpt_err(cmd, "interrupted");
-			goto out;
-		}
-		if (e->kind == EV_WAKEUP) {
-			/* the last wakeup before it runs is the one that counts */
-			if (e->a == 0 || (t = thr_get(&tt, e->a)) == NULL) {
-				if (e->a == 0)
-					continue;
-				goto oom;
-			}
-			if (t->out && !t->s.wake) {
-				t->s.wake = e->ts;
-				t->s.wtid = e->tid;
-				t->s.wpid = e->pid;
-				t->s.wcomm = e->comm;
-				t->s.wkstack = e->kstack;
-				t->s.wustack = e->ustack;
-				t->s.wctx = (uint8_t)e->ctx;
-			}
-			continue;
-		}
-		/* the one switched to: its interval ends */
-		if (e->b != 0) {
-			if ((t = thr_get(&tt, e->b)) == NULL)
-				goto oom;
-			if (t->out) {
-				t->s.end = e->ts;
-				if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
-					goto oom;
-				out->v[out->n++] = t->s;
-				t->out = 0;
-			}
-		}
-		/*
-		 * The one switched out (idle, pid 0, is never off-CPU).  A
-		 * switch without stacks is one a recording of some processes
-		 * kept only for the task switched to (dtrec --offcpu always
-		 * takes a kernel stack): it says nothing about the other one.
-		 */
-		if (e->a != 0 && (e->kstack || e->ustack)) {
-			char st = rpt_sched_state_letter(e->state);
-			if ((t = thr_get(&tt, e->a)) == NULL)
-				goto oom;
-			if (t->out) {
-				/*
-				 * Out again without being switched in: the switch in
-				 * is not in the capture (dropped, or never delivered
-				 * by the kernel).  It ran after its wakeup, so the
-				 * blocked part ends there; without a wakeup the
-				 * interval's end is unknown and it is left out.
-				 * Either way it is counted.
-				 */
-				out->nlost++;
-				if (t->s.wake || t->s.state == 'R') {
-					/* it ran again after lo and before e->ts:
-					 * its first event in between ends it
-					 * (fix_ends); until then, its wakeup */
-					uint64_t lo = t->s.wake ? t->s.wake : t->s.start;
-					t->s.end = lo;
-					if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
-					    DT_GROW(fx.v, fx.cap, fx.n, 1, 64))
-						goto oom;
-					fx.v[fx.n++] = (struct fix){ t->s.tid, lo, e->ts, out->n };
-					out->v[out->n++] = t->s;
-				}
-				t->out = 0;
-			}
-			if (st == 'X' || st == 'Z')
-				continue;	/* its last switch: it exited */
-			t->out = 1;
-			memset(&t->s, 0, sizeof(t->s));
-			t->s.tid = e->a;
-			if (e->pid && e->a == e->tid) {
-				t->pid = e->pid;
-				t->comm = e->comm;
-			}
-			t->s.pid = t->pid;
-			t->s.comm = e->comm ? e->comm : t->comm;
-			t->s.cpu = e->cpu;
-			t->s.start = e->ts;
-			t->s.state = st;
-			t->s.kstack = e->kstack;
-			t->s.ustack = e->ustack;
-		}
+	sr = replay_all(ev, ord, n, out, &fx, cancel);
+	if (sr == FLT_SCAN_CANCELLED) {
+		rpt_err(cmd, "interrupted");
+		goto out;
 	}
-	/* still off-CPU at the end: counted up to the last event, marked */
-	for (size_t k = 0; k < tt.n; k++) {
-		struct thr *t = &tt.v[k];
-		if (!t->out)
-			continue;
-		t->s.end = out->tmax;
-		t->s.open = 1;
-		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
-			goto oom;
-		out->v[out->n++] = t->s;
-	}
+	if (sr)
+		goto oom;
 	if (fx.n && fix_ends(c, out, &fx, cancel, err, sizeof(err))) {
 		rpt_err(cmd, "%s", err);
 		goto out;
 	}
-	out->nevents = bd.n;
+	out->nevents = n;
 	ret = 0;
 	goto out;
 oom:
@@ -629,13 +712,10 @@ oom:
 out:
 	if (ret)
 		rpt_sched_free(out);
-	free(bd.pi);
-	free(bd.ev);
-	free((size_t *)bd.place);
+	free(sc.pi);
+	mcol_free(&bd);
 	free(ord);
 	free(fx.v);
-	free(tt.v);
-	dt_htab_free(&tt.ix);
 	flt_free(&all);
 	return ret;
 }

@@ -2,18 +2,26 @@
  * span_model.c - entry/return pairs of a capture's function-like probes
  * (engine.h rpt_spans_build): syscall:F:entry/return, kprobe:F:entry/
  * return, uprobe:...:entry/return.  The events of those probes are
- * collected on one block scan, put in order by thread and time (blocks hold
- * per-CPU batches), then paired per thread with a stack of open entries:
- * a return closes the innermost open entry of its probe, so nesting and
- * recursion pair up; entries it passes over lost their return, and a
- * return without an open entry lost its entry.  Both are counted.
+ * collected on one block scan, then paired per thread with a stack of
+ * open entries, in the thread's time order: a return closes the innermost
+ * open entry of its probe, so nesting and recursion pair up; entries it
+ * passes over lost their return, and a return without an open entry lost
+ * its entry.  Both are counted.
  *
- * The collection runs on the scan pool (scan_pool.h): each worker keeps the
- * paired probes' events of its run of blocks, placed where the block
- * summaries put them or appended in block order, the list one walk would
- * have made, so the pairing below
- * (one thread: a thread's entry and return can lie in any two blocks)
- * sees the same events in the same order for any --threads.
+ * The collection runs on the scan pool (model_collect.h): the list one
+ * walk in block order would have made, for any --threads.
+ *
+ * The pairing runs on the pool's threads too, each owning the threads
+ * (tids) of a hash part: a thread's entry and return can lie in any two
+ * blocks, so blocks do not split it, but threads never share a pair.
+ * Each part walks the whole list and pairs its own threads' events; a
+ * pair is written where one walk would have written it, found from a
+ * flag per event (a return that closed a pair), so the spans and the
+ * unmatched ones come out in the same order for any number of parts.
+ * The alternative, pairing within runs of blocks and stitching the open
+ * entries and loose returns at their edges, needs the threads' events in
+ * time order within each run and a second pairing at each edge; by
+ * thread it is one walk, the same code for one part or many.
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -22,13 +30,14 @@
 #include "dt_grow.h"
 #include "dt_htab.h"
 #include "engine.h"
+#include "model_collect.h"
+#include "par_run.h"
 #include "report.h"
 #include "scan_pool.h"
 
 /* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
 	uint64_t	ts;
-	/* tid: once threads are numbered, the thread's index in th[] */
 	uint32_t	tid, pid, comm, probe;	/* probe: the entry's id */
 	uint8_t		ret_side;	/* a return */
 	uint8_t		nargs;		/* an entry's, at most RPT_SPAN_ARGS */
@@ -36,32 +45,27 @@ struct pev {
 };
 _Static_assert(sizeof(struct pev) == 32, "struct pev: 32 bytes");
 
-struct pbuild {
+/* The paired probes, read by the workers. */
+struct pctx {
 	uint32_t	*entry_of;	/* by probe id: the entry's id, 0: not paired */
 	uint8_t		*is_ret;
 	uint32_t	np;
 	int		want_args;	/* RPT_SPANS_ARGS */
-	uint32_t	maxtid;
-	size_t		nret;		/* returns among ev */
-	struct pev	*ev;
-	size_t		n, cap;
-	uint64_t	(*args)[RPT_SPAN_ARGS];	/* want_args: by event */
-	size_t		acap;
 	int		want_ret;	/* not RPT_SPANS_NORET */
-	int64_t		*ret;		/* want_ret: a return's value, by event */
-	size_t		rcap;
-	int		oom;
-	/*
-	 * Placed (an unfiltered scan of a capture with block summaries): every
-	 * worker writes block blk's events into the caller's arrays at
-	 * place[blk] .. place[blk + 1], counted from the summaries, so the
-	 * list is in block order with nothing appended or copied.  lim: the
-	 * end of the current block's room (0: not placed, the arrays grow).
-	 */
-	const size_t	*place;		/* [I] by block, nblocks + 1 */
-	size_t		lim;
-	int		misplaced;	/* a block held another count than its summary */
 };
+
+/* The collection: arr[0] struct pev, arr[1] an entry's arguments
+ * (want_args), arr[2] a return's value (want_ret), by event. */
+enum { A_EV, A_ARGS, A_RET };
+struct pbuild {
+	struct mcol_part mc;
+	uint32_t	maxtid;
+	size_t		nret;		/* returns among the events */
+};
+
+#define EV(pb)		((struct pev *)(pb)->mc.arr[A_EV])
+#define ARGS(pb)	((uint64_t (*)[RPT_SPAN_ARGS])(pb)->mc.arr[A_ARGS])
+#define RETV(pb)	((int64_t *)(pb)->mc.arr[A_RET])
 
 /* "P:F:entry" and "P:F:return" share "P:F". */
 static int
@@ -73,41 +77,45 @@ base_len(const char *name, const char *suffix)
 	return (int)(l - s - 1);
 }
 
+static int
+span_keep(const void *ctx, uint32_t p)
+{
+	const struct pctx *c = ctx;
+	return p < c->np && c->entry_of[p];
+}
+
 /* One paired probe's event: a[j] is its argument slot j (j < na). */
 static int
-add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p,
-	  const uint64_t *a, unsigned na)
+add_event(struct pbuild *pb, const struct pctx *c, const struct dtcap_block *b, uint32_t i,
+	  uint32_t p, const uint64_t *a, unsigned na)
 {
-	if (pb->place) {
-		if (pb->n >= pb->lim) {
-			pb->misplaced = 1;
-			return 1;
-		}
-	} else if (DT_GROW(pb->ev, pb->cap, pb->n, 1, 4096) ||
-		   (pb->want_args && DT_GROW(pb->args, pb->acap, pb->n, 1, 4096)) ||
-		   (pb->want_ret && DT_GROW(pb->ret, pb->rcap, pb->n, 1, 4096))) {
-		pb->oom = 1;
+	size_t x = mcol_add(&pb->mc);
+
+	if (x == SIZE_MAX)
 		return 1;
-	}
-	struct pev *e = &pb->ev[pb->n++];
+	struct pev *e = &EV(pb)[x];
 	e->ts = b->ts[i];
 	e->tid = b->tid[i];
 	if (e->tid > pb->maxtid)
 		pb->maxtid = e->tid;
 	e->pid = b->pid[i];
 	e->comm = b->comm[i];
-	e->probe = pb->entry_of[p];
-	e->ret_side = pb->is_ret[p];
+	e->probe = c->entry_of[p];
+	e->ret_side = c->is_ret[p];
 	pb->nret += e->ret_side;
 	e->nargs = 0;
 	e->err = 0;
-	if (!e->ret_side && pb->want_args) {
-		e->nargs = (uint8_t)(na < RPT_SPAN_ARGS ? na : RPT_SPAN_ARGS);
-		memset(pb->args[pb->n - 1], 0, sizeof(pb->args[0]));
-		memcpy(pb->args[pb->n - 1], a, e->nargs * sizeof(uint64_t));
+	if (c->want_args) {
+		uint64_t *ea = ARGS(pb)[x];
+		memset(ea, 0, sizeof(ARGS(pb)[0]));
+		if (!e->ret_side) {
+			e->nargs = (uint8_t)(na < RPT_SPAN_ARGS ? na : RPT_SPAN_ARGS);
+			if (e->nargs)
+				memcpy(ea, a, e->nargs * sizeof(uint64_t));
+		}
 	}
-	if (pb->want_ret) {
-		pb->ret[pb->n - 1] = e->ret_side && na >= 2 ? (int64_t)a[0] : 0;
+	if (c->want_ret) {
+		RETV(pb)[x] = e->ret_side && na >= 2 ? (int64_t)a[0] : 0;
 		e->err = e->ret_side && na >= 2 ? (uint32_t)a[1] : 0;
 	}
 	return 0;
@@ -115,16 +123,17 @@ add_event(struct pbuild *pb, const struct dtcap_block *b, uint32_t i, uint32_t p
 
 /* A row of a filtered scan (arguments row-major). */
 static int
-span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
+span_row(struct mcol_part *mp, const struct dtcap_block *b, uint32_t i)
 {
-	struct pbuild *pb = ctx;
+	struct pbuild *pb = (struct pbuild *)mp;
+	const struct pctx *c = mp->job->ctx;
 	uint32_t p = b->probe[i];
 
-	if (p >= pb->np || !pb->entry_of[p])
+	if (p >= c->np || !c->entry_of[p])
 		return 0;
 	if (!b->args)	/* not decoded: neither arguments nor values wanted */
-		return add_event(pb, b, i, p, NULL, 0);
-	return add_event(pb, b, i, p, &b->args[(size_t)i * DTCAP_MAXARGS], b->nargs[i]);
+		return add_event(pb, c, b, i, p, NULL, 0);
+	return add_event(pb, c, b, i, p, &b->args[(size_t)i * DTCAP_MAXARGS], b->nargs[i]);
 }
 
 /*
@@ -132,207 +141,54 @@ span_row(void *ctx, const struct dtcap_block *b, uint32_t i)
  * array filled for the rows (most) that are not paired probes'.
  */
 static int
-span_block(void *ctx, const struct dtcap_block *b, size_t blk)
+span_block(struct mcol_part *mp, const struct dtcap_block *b)
 {
-	struct pbuild *pb = ctx;
+	struct pbuild *pb = (struct pbuild *)mp;
+	const struct pctx *c = mp->job->ctx;
 	size_t cur[RPT_SPAN_ARGS] = { 0 };
 	uint64_t a[RPT_SPAN_ARGS];
+	/* without entry arguments only slots 0 and 1 are decoded (DTCAP_COL_ARGS2) */
+	unsigned lim = c->want_args ? RPT_SPAN_ARGS : 2;
 
-	if (pb->place) {
-		pb->n = pb->place[blk];
-		pb->lim = pb->place[blk + 1];
-	}
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t p = b->probe[i];
 		if (!b->nargs) {	/* not decoded: neither arguments nor values wanted */
-			if (p < pb->np && pb->entry_of[p] && add_event(pb, b, i, p, NULL, 0))
+			if (p < c->np && c->entry_of[p] && add_event(pb, c, b, i, p, NULL, 0))
 				return 1;
 			continue;
 		}
-		/* without entry arguments only slots 0 and 1 are decoded (DTCAP_COL_ARGS2) */
-		unsigned lim = pb->want_args ? RPT_SPAN_ARGS : 2;
 		unsigned na = b->nargs[i], nk = na < lim ? na : lim;
-		if (p < pb->np && pb->entry_of[p]) {
+		if (p < c->np && c->entry_of[p]) {
 			for (unsigned j = 0; j < nk; j++)
 				a[j] = b->argslot[j][cur[j]];
-			if (add_event(pb, b, i, p, a, na))
+			if (add_event(pb, c, b, i, p, a, na))
 				return 1;
 		}
 		for (unsigned j = 0; j < nk; j++)
 			cur[j]++;
 	}
-	if (pb->place && pb->n != pb->lim) {
-		pb->misplaced = 1;
-		return 1;
-	}
 	return 0;
-}
-
-/*
- * A worker's collection: a pbuild of its own sharing the caller's probe
- * tables (read only).  Room for every event of the capture in address
- * space only, as below: pages no event reaches are never touched, and the
- * arrays are never copied as they grow.
- */
-static void *
-span_part_new(void *ctx)
-{
-	const struct pbuild *m = ctx;
-	struct pbuild *p = calloc(1, sizeof(*p));
-
-	if (p == NULL)
-		return NULL;
-	p->entry_of = m->entry_of;
-	p->is_ret = m->is_ret;
-	p->np = m->np;
-	p->want_args = m->want_args;
-	p->want_ret = m->want_ret;
-	if (m->place) {
-		/* the caller's arrays, each worker in its blocks' places */
-		p->place = m->place;
-		p->ev = m->ev;
-		p->args = m->args;
-		p->ret = m->ret;
-		return p;
-	}
-	size_t room = m->cap;	/* the caller's wish: the capture's events */
-	if (room && (p->ev = malloc(room * sizeof(*p->ev))) != NULL) {
-		p->cap = room;
-		if (p->want_ret && (p->ret = malloc(room * sizeof(*p->ret))) != NULL)
-			p->rcap = room;
-	}
-	return p;
 }
 
 static void
-span_part_free(void *ctx, void *part)
+span_merge(struct mcol_part *m, const struct mcol_part *p)
 {
-	struct pbuild *p = part;
+	const struct pbuild *pp = (const struct pbuild *)p;
+	struct pbuild *pm = (struct pbuild *)m;
 
-	(void)ctx;
-	if (!p->place) {
-		free(p->ev);
-		free(p->args);
-		free(p->ret);
-	}
-	free(p);
+	if (pp->maxtid > pm->maxtid)
+		pm->maxtid = pp->maxtid;
+	pm->nret += pp->nret;
 }
 
-static int
-span_part_row(void *part, const struct dtcap_block *b, uint32_t row, char *err, size_t errlen)
-{
-	if (span_row(part, b, row) == 0)
-		return 0;
-	snprintf(err, errlen, "out of memory");
-	return 1;
-}
-
-#define MISPLACED	"block summary disagrees with its block"
-
-static int
-span_part_block(void *part, const struct dtcap_block *b, size_t blk, char *err, size_t errlen)
-{
-	if (span_block(part, b, blk) == 0)
-		return 0;
-	snprintf(err, errlen, "%s", ((struct pbuild *)part)->misplaced ? MISPLACED : "out of memory");
-	return 1;
-}
-
-#define SWAP(a, b) do { __typeof__(a) t_ = (a); (a) = (b); (b) = t_; } while (0)
-
-/* Partials in block order: the first non-empty one's arrays are taken
- * over (one thread copies nothing), the others appended and freed. */
-static int
-span_merge(void *ctx, void *part)
-{
-	struct pbuild *m = ctx, *p = part;
-
-	if (p->maxtid > m->maxtid)
-		m->maxtid = p->maxtid;
-	m->nret += p->nret;
-	if (m->place)
-		return 0;	/* its events are in place already */
-	if (p->n == 0)
-		return 0;
-	if (m->n == 0) {
-		SWAP(m->ev, p->ev);
-		SWAP(m->cap, p->cap);
-		SWAP(m->args, p->args);
-		SWAP(m->acap, p->acap);
-		SWAP(m->ret, p->ret);
-		SWAP(m->rcap, p->rcap);
-		SWAP(m->n, p->n);
-		return 0;
-	}
-	if (DT_GROW(m->ev, m->cap, m->n, p->n, 4096) ||
-	    (m->want_args && DT_GROW(m->args, m->acap, m->n, p->n, 4096)) ||
-	    (m->want_ret && DT_GROW(m->ret, m->rcap, m->n, p->n, 4096)))
-		return -1;
-	memcpy(m->ev + m->n, p->ev, p->n * sizeof(*p->ev));
-	if (m->want_args)
-		memcpy(m->args + m->n, p->args, p->n * sizeof(*p->args));
-	if (m->want_ret)
-		memcpy(m->ret + m->n, p->ret, p->n * sizeof(*p->ret));
-	m->n += p->n;
-	/* freed now, not after the last merge: the peak is the list and one
-	 * run, not the list and every run */
-	free(p->ev), free(p->args), free(p->ret);
-	p->ev = NULL, p->args = NULL, p->ret = NULL;
-	p->n = 0;
-	return 0;
-}
-
-/*
- * Placing (pbuild.place): each block's paired events counted from its
- * summary, the blocks the scan skips as none, and the arrays allocated
- * once for them all.  0 with pb placed; -1 when a block the scan reads has
- * no summary (older captures) or the memory cannot be had: then the
- * workers append, as they do for filtered scans.
- */
-static int
-span_place(const struct dtcap_reader *r, const struct flt_filter *f, struct pbuild *pb)
-{
-	size_t nb = dtcap_nblocks(r), *pl = malloc((nb + 1) * sizeof(*pl));
-	struct dtcap_blocksum bs;
-
-	if (pl == NULL)
-		return -1;
-	pl[0] = 0;
-	for (size_t i = 0; i < nb; i++) {
-		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
-		size_t k = 0;
-		if (bi && !flt_block_skip(f, bi)) {
-			if (dtcap_block_summary(r, i, &bs) != 1) {
-				free(pl);
-				return -1;
-			}
-			/* the reader checked these add up to the block's rows */
-			for (uint32_t j = 0; j < bs.nprobe; j++)
-				if (bs.probe[2 * j] < pb->np && pb->entry_of[bs.probe[2 * j]])
-					k += (size_t)bs.probe[2 * j + 1];
-		}
-		pl[i + 1] = pl[i] + k;
-	}
-	size_t n = pl[nb] ? pl[nb] : 1;
-	pb->ev = malloc(n * sizeof(*pb->ev));
-	pb->args = pb->want_args ? malloc(n * sizeof(*pb->args)) : NULL;
-	pb->ret = pb->want_ret ? malloc(n * sizeof(*pb->ret)) : NULL;
-	if (!pb->ev || (pb->want_args && !pb->args) || (pb->want_ret && !pb->ret)) {
-		free(pb->ev), free(pb->args), free(pb->ret);
-		pb->ev = NULL, pb->args = NULL, pb->ret = NULL;
-		free(pl);
-		return -1;
-	}
-	pb->cap = pb->acap = pb->rcap = pl[nb];
-	pb->place = pl;
-	return 0;
-}
+/* ---- the pairing, by thread on the pool */
 
 /* A thread's pairing state. */
 struct pth {
 	uint32_t	tid;
 	int		disordered;	/* its events are not in time order in the file */
 	uint64_t	last;		/* its latest time so far */
+	size_t		first;		/* its first event: the order of the threads */
 	size_t		*open;		/* its open entries (event indices), innermost last */
 	size_t		nopen, ocap;
 };
@@ -341,17 +197,155 @@ struct pth {
  * a hash for the rest (perf's -1 for an exiting task, hand-made files). */
 #define TMAP_MAX	(1u << 22)
 
+
+/* A pair: its entry and its return (event indices). */
+struct ppair {
+	size_t		ent, ret;
+};
+
+/* A pair of a disordered thread: placed by its return's (time, index). */
+struct dpair {
+	uint64_t	ts;
+	size_t		ent, ret;
+};
+
+/*
+ * An unmatched entry or return and its place in one walk's order: phase 0
+ * at return k[1] (file order), phase 1 at return (time k[1], index k[2])
+ * of a disordered thread, phase 2 left open at the end (thread by its
+ * first event k[1]); the last word orders those of one return or thread.
+ */
+struct upend {
+	uint64_t	k[4];
+	struct rpt_unmatched u;
+};
+
+struct pall;
+
+/* A part of the pairing: the threads owner() gives it. */
+struct pwork {
+	struct pall	*pa;		/* [I] */
+	unsigned	k;		/* [I] */
+	struct pth	*th;
+	size_t		nth, thcap;
+	uint32_t	*tmap;		/* by tid <= TMAP_MAX: its th index + 1 */
+	/* the other tids: the hash numbers its entries densely, so they
+	 * are numbered apart (bigt: the th index of each) */
+	struct dt_htab	big;
+	uint32_t	*bigt;
+	size_t		nbig, bigcap;
+	struct ppair	*pp;		/* file-order threads' pairs, by return */
+	size_t		npp, ppcap;
+	struct dpair	*dp;		/* disordered threads' pairs, by (ts, return) */
+	size_t		ndp, dpcap;
+	struct upend	*u;
+	size_t		nu, ucap;
+	int		ret;		/* 0, -1 out of memory, FLT_SCAN_CANCELLED */
+};
+
+struct pall {
+	const struct pctx *c;		/* [I] */
+	const struct pev *ev;		/* [I] */
+	const uint64_t	(*args)[RPT_SPAN_ARGS];	/* [I] want_args */
+	const int64_t	*retv;		/* [I] want_ret */
+	size_t		n;		/* [I] */
+	uint32_t	maxtid;		/* [I] */
+	unsigned	nw;		/* [I] */
+	int		direct;		/* [I] one part: its pairs are written as made */
+	volatile sig_atomic_t *cancel;	/* [I] */
+	/* by event: 1, a return that closed a pair of a file-order thread;
+	 * each written by the part that owns the event's thread only */
+	uint8_t		*made;
+	struct pwork	*w;
+	struct rpt_spans *out;		/* the spans: each part writes its pairs' places */
+};
+
+/* The part that pairs thread tid: a multiplicative hash, so that tids
+ * handed out in sequence spread. */
+static inline unsigned
+owner(uint32_t tid, unsigned nw)
+{
+	return (unsigned)(((uint64_t)(uint32_t)(tid * 2654435761u) * nw) >> 32);
+}
+
 static uint64_t
 pth_rehash(const void *ctx, uint32_t e)
 {
-	return dt_htab_hash_int(((const struct pth *)ctx)[e].tid);
+	const struct pwork *w = ctx;
+	return dt_htab_hash_int(w->th[w->bigt[e]].tid);
 }
 
-/* Event i of thread p, in the thread's time order.  0, or -1 on ENOMEM. */
-static int
-pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct rpt_spans *out)
+static struct pth *
+pth_find(struct pwork *w, uint32_t tid)
 {
-	const struct pev *e = &pb->ev[i];
+	uint32_t e;
+
+	if (tid <= TMAP_MAX)
+		return w->tmap[tid] ? &w->th[w->tmap[tid] - 1] : NULL;
+	uint64_t h = dt_htab_hash_int(tid);
+	for (size_t j = dt_htab_first(&w->big, h); (e = dt_htab_at(&w->big, j)) != DT_HTAB_NONE;
+	     j = dt_htab_next(&w->big, j))
+		if (w->th[w->bigt[e]].tid == tid)
+			return &w->th[w->bigt[e]];
+	return NULL;
+}
+
+static struct pth *
+pth_add(struct pwork *w, uint32_t tid, size_t first)
+{
+	if (DT_GROW(w->th, w->thcap, w->nth, 1, 64))
+		return NULL;
+	w->th[w->nth] = (struct pth){ .tid = tid, .first = first };
+	uint32_t t = (uint32_t)w->nth++;
+	if (tid <= TMAP_MAX) {
+		w->tmap[tid] = t + 1;
+	} else {
+		if (DT_GROW(w->bigt, w->bigcap, w->nbig, 1, 16))
+			return NULL;
+		w->bigt[w->nbig] = t;
+		if (dt_htab_add(&w->big, dt_htab_hash_int(tid), (uint32_t)w->nbig, pth_rehash, w))
+			return NULL;
+		w->nbig++;
+	}
+	return &w->th[t];
+}
+
+static int
+unmatched(struct pwork *w, uint64_t k0, uint64_t k1, uint64_t k2, uint64_t k3,
+	  const struct pev *e, uint32_t tid, int entry)
+{
+	if (DT_GROW(w->u, w->ucap, w->nu, 1, 64))
+		return -1;
+	w->u[w->nu++] = (struct upend){ { k0, k1, k2, k3 },
+					{ e->probe, tid, e->pid, e->comm, (uint8_t)entry } };
+	return 0;
+}
+
+/* Pair (ent, ret) as span x of out. */
+static void
+put_span(const struct pall *pa, size_t x, size_t ent, size_t ret)
+{
+	const struct pev *s = &pa->ev[ent], *e = &pa->ev[ret];
+	struct rpt_spans *out = pa->out;
+
+	if (pa->c->want_args) {
+		memcpy(out->args[x], pa->args[ent], sizeof(out->args[0]));
+		out->nargs[x] = s->nargs;
+	}
+	out->v[x] = (struct rpt_span){
+		.start = s->ts, .end = e->ts, .tid = e->tid, .pid = s->pid ? s->pid : e->pid,
+		.comm = s->comm ? s->comm : e->comm, .probe = e->probe,
+		.ret = pa->c->want_ret ? pa->retv[ret] : 0, .err = e->err,
+	};
+}
+
+/* Event i of thread p, in the thread's time order (phase 0: file order,
+ * 1: a disordered thread's (time, index) order).  0, or -1 on ENOMEM. */
+static int
+pair_event(struct pwork *w, struct pth *p, size_t i, int phase)
+{
+	const struct pev *ev = w->pa->ev, *e = &ev[i];
+	uint64_t k1 = phase ? e->ts : i, k2 = phase ? i : 0;
 
 	if (!e->ret_side) {
 		if (DT_GROW(p->open, p->ocap, p->nopen, 1, 16))
@@ -360,32 +354,303 @@ pair_event(const struct pbuild *pb, struct pth *p, size_t i, struct rpt_spans *o
 		return 0;
 	}
 	size_t k = p->nopen;
-	while (k > 0 && pb->ev[p->open[k - 1]].probe != e->probe)
+	while (k > 0 && ev[p->open[k - 1]].probe != e->probe)
 		k--;
 	if (k == 0)
-		return rpt_spans_unmatched(out, &e->probe, p->tid, e->pid, e->comm, 0);
+		return unmatched(w, (uint64_t)phase, k1, k2, 0, e, p->tid, 0);
 	/* entries inside it that never returned */
-	for (size_t j = k; j < p->nopen; j++) {
-		const struct pev *u = &pb->ev[p->open[j]];
-		if (rpt_spans_unmatched(out, &u->probe, p->tid, u->pid, u->comm, 1))
+	for (size_t j = k; j < p->nopen; j++)
+		if (unmatched(w, (uint64_t)phase, k1, k2, j - k, &ev[p->open[j]], p->tid, 1))
+			return -1;
+	size_t ent = p->open[k - 1];
+	p->nopen = k - 1;
+	if (phase == 0) {
+		/* one part makes the pairs in their places' order */
+		if (w->pa->direct) {
+			put_span(w->pa, w->npp++, ent, i);
+			return 0;
+		}
+		if (DT_GROW(w->pp, w->ppcap, w->npp, 1, 4096))
+			return -1;
+		w->pp[w->npp++] = (struct ppair){ ent, i };
+		w->pa->made[i] = 1;
+		return 0;
+	}
+	if (DT_GROW(w->dp, w->dpcap, w->ndp, 1, 256))
+		return -1;
+	w->dp[w->ndp++] = (struct dpair){ e->ts, ent, i };
+	return 0;
+}
+
+#define CANCELLED(w, i)	(((i) & 0xffff) == 0 && (w)->pa->cancel && *(w)->pa->cancel)
+
+/*
+ * A part's file-order results of threads found out of order after all:
+ * dropped (their pairs, the places they took, their unmatched ends, their
+ * open entries), to be made again in time order.  Rare: threads that
+ * moved between CPUs whose batches overlap.
+ */
+static void
+drop_disordered(struct pwork *w)
+{
+	const struct pall *pa = w->pa;
+	struct rpt_spans *out = pa->out;
+	size_t k = 0;
+
+	if (pa->direct) {
+		for (size_t x = 0; x < w->npp; x++) {
+			if (pth_find(w, out->v[x].tid)->disordered)
+				continue;
+			if (pa->c->want_args && k != x) {
+				memcpy(out->args[k], out->args[x], sizeof(out->args[0]));
+				out->nargs[k] = out->nargs[x];
+			}
+			out->v[k++] = out->v[x];
+		}
+	} else {
+		for (size_t x = 0; x < w->npp; x++) {
+			if (pth_find(w, pa->ev[w->pp[x].ret].tid)->disordered)
+				pa->made[w->pp[x].ret] = 0;
+			else
+				w->pp[k++] = w->pp[x];
+		}
+	}
+	w->npp = k;
+	k = 0;
+	for (size_t x = 0; x < w->nu; x++)
+		if (!pth_find(w, w->u[x].u.tid)->disordered)
+			w->u[k++] = w->u[x];
+	w->nu = k;
+	for (size_t t = 0; t < w->nth; t++)
+		if (w->th[t].disordered)
+			w->th[t].nopen = 0;
+}
+
+/*
+ * Part k: its threads paired as they come, checked for time order on the
+ * way (the events read once, nothing sorted, for threads in time order in
+ * the file, nearly all); then the threads found out of order paired again
+ * in time order, then what is still open.
+ */
+static int
+pair_part_run(struct pwork *w)
+{
+	const struct pall *pa = w->pa;
+	const struct pev *ev = pa->ev;
+	struct rpt_key *ord = NULL;
+	size_t ndis = 0, ndth = 0;
+	int rc = -1;
+
+	if ((w->tmap = calloc((size_t)(pa->maxtid < TMAP_MAX ? pa->maxtid : TMAP_MAX) + 1,
+			      sizeof(*w->tmap))) == NULL)
+		return -1;
+	for (size_t i = 0; i < pa->n; i++) {
+		const struct pev *e = &ev[i];
+		if (CANCELLED(w, i))
+			return FLT_SCAN_CANCELLED;
+		if (owner(e->tid, pa->nw) != w->k)
+			continue;
+		struct pth *p = pth_find(w, e->tid);
+		if (p == NULL && (p = pth_add(w, e->tid, i)) == NULL)
+			return -1;
+		if (p->disordered)
+			continue;
+		if (e->ts < p->last) {
+			p->disordered = 1;
+			ndth++;
+			continue;
+		}
+		p->last = e->ts;
+		if (pair_event(w, p, i, 0))
 			return -1;
 	}
-	const struct pev *s = &pb->ev[p->open[k - 1]];
-	if (DT_GROW(out->v, out->cap, out->n, 1, 4096) ||
-	    (pb->want_args && (DT_GROW(out->args, out->acap, out->n, 1, 4096) ||
-			       DT_GROW(out->nargs, out->ncap, out->n, 1, 4096))))
-		return -1;
-	if (pb->want_args) {
-		memcpy(out->args[out->n], pb->args[p->open[k - 1]], sizeof(out->args[0]));
-		out->nargs[out->n] = s->nargs;
+	if (ndth) {
+		drop_disordered(w);
+		for (size_t i = 0; i < pa->n; i++)
+			if (owner(ev[i].tid, pa->nw) == w->k && pth_find(w, ev[i].tid)->disordered)
+				ndis++;
+		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
+			return -1;
+		size_t x = 0;
+		for (size_t i = 0; i < pa->n; i++)
+			if (owner(ev[i].tid, pa->nw) == w->k && pth_find(w, ev[i].tid)->disordered)
+				ord[x++] = (struct rpt_key){ ev[i].ts, i };
+		if (rpt_key_sort(ord, ndis))
+			goto out;
+		for (x = 0; x < ndis; x++) {
+			if (CANCELLED(w, x)) {
+				rc = FLT_SCAN_CANCELLED;
+				goto out;
+			}
+			if (pair_event(w, pth_find(w, ev[ord[x].i].tid), ord[x].i, 1))
+				goto out;
+		}
 	}
-	out->v[out->n++] = (struct rpt_span){
-		.start = s->ts, .end = e->ts, .tid = p->tid, .pid = s->pid ? s->pid : e->pid,
-		.comm = s->comm ? s->comm : e->comm, .probe = e->probe,
-		.ret = pb->want_ret ? pb->ret[i] : 0, .err = e->err,
-	};
-	p->nopen = k - 1;
+	/* what is still open never returned */
+	for (size_t t = 0; t < w->nth; t++)
+		for (size_t j = 0; j < w->th[t].nopen; j++)
+			if (unmatched(w, 2, w->th[t].first, j, 0, &ev[w->th[t].open[j]],
+				      w->th[t].tid, 1))
+				goto out;
+	rc = 0;
+out:
+	free(ord);
+	return rc;
+}
+
+static void
+pair_part(void *ctx, unsigned k)
+{
+	struct pall *pa = ctx;
+
+	pa->w[k].ret = pair_part_run(&pa->w[k]);
+}
+
+/* Part k's file-order pairs written where one walk would have: after
+ * every pair whose return comes before theirs. */
+static void
+place_part(void *ctx, unsigned k)
+{
+	struct pall *pa = ctx;
+	const struct pwork *w = &pa->w[k];
+	size_t x = 0, j = 0;
+
+	for (size_t i = 0; i < pa->n && j < w->npp; i++) {
+		if (!pa->made[i])
+			continue;
+		if (w->pp[j].ret == i) {
+			put_span(pa, x, w->pp[j].ent, i);
+			j++;
+		}
+		x++;
+	}
+}
+
+static int
+upend_cmp(const void *a, const void *b)
+{
+	const struct upend *x = a, *y = b;
+
+	for (unsigned k = 0; k < 4; k++)
+		if (x->k[k] != y->k[k])
+			return x->k[k] < y->k[k] ? -1 : 1;
 	return 0;
+}
+
+static void
+pwork_free(struct pwork *w)
+{
+	for (size_t t = 0; t < w->nth; t++)
+		free(w->th[t].open);
+	free(w->th);
+	free(w->tmap);
+	dt_htab_free(&w->big);
+	free(w->bigt);
+	free(w->pp);
+	free(w->dp);
+	free(w->u);
+}
+
+/*
+ * Pair pb's events into out on the pool's threads.  0, -1 out of memory,
+ * FLT_SCAN_CANCELLED.
+ */
+static int
+pair_all(const struct pbuild *pb, const struct pctx *c, struct rpt_spans *out,
+	 volatile sig_atomic_t *cancel)
+{
+	struct pall pa = { .c = c, .ev = EV(pb), .args = (const void *)ARGS(pb), .retv = RETV(pb),
+			   .n = pb->mc.n, .maxtid = pb->maxtid, .cancel = cancel, .out = out };
+	size_t npp = 0, ndp = 0, nu = 0;
+	int rc = -1;
+
+	/* a part costs a walk of the list: not worth one for a few events */
+	pa.nw = dtsp_threads();
+	if (pa.nw > 1 + pa.n / 16384)
+		pa.nw = (unsigned)(1 + pa.n / 16384);
+	pa.direct = pa.nw == 1;
+	/* a pair per return at most */
+	if ((out->v = malloc((pb->nret + 1) * sizeof(*out->v))) == NULL)
+		goto out;
+	out->cap = pb->nret + 1;
+	if (c->want_args) {
+		if ((out->args = malloc((pb->nret + 1) * sizeof(*out->args))) == NULL ||
+		    (out->nargs = malloc(pb->nret + 1)) == NULL)
+			goto out;
+		out->acap = out->ncap = pb->nret + 1;
+	}
+	if ((!pa.direct && (pa.made = calloc(pa.n + 1, 1)) == NULL) ||
+	    (pa.w = calloc(pa.nw, sizeof(*pa.w))) == NULL)
+		goto out;
+	for (unsigned k = 0; k < pa.nw; k++)
+		pa.w[k] = (struct pwork){ .pa = &pa, .k = k };
+	rpt_par_run(pa.nw, pair_part, &pa);
+	for (unsigned k = 0; k < pa.nw; k++) {
+		if (pa.w[k].ret) {
+			rc = pa.w[k].ret;
+			goto out;
+		}
+		npp += pa.w[k].npp;
+		ndp += pa.w[k].ndp;
+		nu += pa.w[k].nu;
+	}
+	size_t np = npp + ndp;
+	if (!pa.direct)
+		rpt_par_run(pa.nw, place_part, &pa);
+	/* the disordered threads' pairs after those, in their returns' time
+	 * order: the parts' lists merged (each in that order already) */
+	size_t x = npp, *cur = NULL;
+	if (ndp) {
+		if ((cur = calloc(pa.nw, sizeof(*cur))) == NULL)
+			goto out;
+		for (; x < np; x++) {
+			unsigned best = pa.nw;
+			for (unsigned k = 0; k < pa.nw; k++) {
+				const struct pwork *w = &pa.w[k];
+				if (cur[k] == w->ndp)
+					continue;
+				const struct dpair *d = &w->dp[cur[k]];
+				if (best != pa.nw) {
+					const struct dpair *b = &pa.w[best].dp[cur[best]];
+					if (d->ts > b->ts || (d->ts == b->ts && d->ret > b->ret))
+						continue;
+				}
+				best = k;
+			}
+			const struct dpair *d = &pa.w[best].dp[cur[best]++];
+			put_span(&pa, x, d->ent, d->ret);
+		}
+		free(cur);
+	}
+	out->n = np;
+	if (nu) {
+		struct upend *u = malloc(nu * sizeof(*u));
+		if (u == NULL)
+			goto out;
+		size_t j = 0;
+		for (unsigned k = 0; k < pa.nw; k++) {
+			if (pa.w[k].nu)
+				memcpy(u + j, pa.w[k].u, pa.w[k].nu * sizeof(*u));
+			j += pa.w[k].nu;
+		}
+		qsort(u, nu, sizeof(*u), upend_cmp);
+		if ((out->u = malloc(nu * sizeof(*out->u))) == NULL) {
+			free(u);
+			goto out;
+		}
+		for (j = 0; j < nu; j++)
+			out->u[j] = u[j].u;
+		out->nu = out->ucap = nu;
+		free(u);
+	}
+	rc = 0;
+out:
+	if (pa.w)
+		for (unsigned k = 0; k < pa.nw; k++)
+			pwork_free(&pa.w[k]);
+	free(pa.w);
+	free(pa.made);
+	return rc;
 }
 
 int
@@ -393,14 +658,12 @@ rpt_spans_build(const struct rpt_cap *c, const char *cmd, struct flt_filter *f,
 		const char *glob, unsigned flags, struct rpt_spans *out,
 		volatile sig_atomic_t *cancel)
 {
-	struct pbuild pb = { .want_args = !!(flags & RPT_SPANS_ARGS),
-			     .want_ret = !(flags & RPT_SPANS_NORET) };
+	struct pctx pc = { .want_args = !!(flags & RPT_SPANS_ARGS),
+			   .want_ret = !(flags & RPT_SPANS_NORET) };
+	struct mcol_job mj = { .narr = 3, .psize = sizeof(struct pbuild), .ctx = &pc,
+			       .keep = span_keep, .merge = span_merge };
+	struct pbuild pb = { .mc.job = &mj };
 	int syscalls_only = !!(flags & RPT_SPANS_SYSCALLS);
-	struct rpt_key *ord = NULL;
-	struct pth *th = NULL;
-	size_t nth = 0, thcap = 0;
-	uint32_t *tmap = NULL;
-	struct dt_htab bigix = { 0 };
 	char err[512];
 	int ret = RPT_EXIT_ERROR, npairs = 0;
 	size_t nprobes = dtcap_nprobes(c->r);
@@ -411,11 +674,11 @@ rpt_spans_build(const struct rpt_cap *c, const char *cmd, struct flt_filter *f,
 		rpt_err(cmd, "%s: %s", c->path, err);
 		return RPT_EXIT_ERROR;
 	}
-	pb.np = dtcap_max_probe_id(c->r) + 1;
-	pb.entry_of = calloc(pb.np, sizeof(*pb.entry_of));
-	pb.is_ret = calloc(pb.np, 1);
+	pc.np = dtcap_max_probe_id(c->r) + 1;
+	pc.entry_of = calloc(pc.np, sizeof(*pc.entry_of));
+	pc.is_ret = calloc(pc.np, 1);
 	pr = calloc(nprobes + 1, sizeof(*pr));
-	if (!pb.entry_of || !pb.is_ret || !pr)
+	if (!pc.entry_of || !pc.is_ret || !pr)
 		goto oom;
 	for (size_t i = 0; i < nprobes; i++) {
 		const struct dtcap_probe *p = dtcap_probe_at(c->r, i);
@@ -443,9 +706,9 @@ rpt_spans_build(const struct rpt_cap *c, const char *cmd, struct flt_filter *f,
 				    fnmatch(glob, pr[i].name, 0) != 0)
 					break;
 			}
-			pb.entry_of[pr[i].id] = pr[j].id;
-			pb.is_ret[pr[i].id] = 1;
-			pb.entry_of[pr[j].id] = pr[j].id;
+			pc.entry_of[pr[i].id] = pr[j].id;
+			pc.is_ret[pr[i].id] = 1;
+			pc.entry_of[pr[j].id] = pr[j].id;
 			npairs++;
 			break;
 		}
@@ -457,141 +720,40 @@ rpt_spans_build(const struct rpt_cap *c, const char *cmd, struct flt_filter *f,
 		ret = RPT_EXIT_ERROR;
 		goto out;
 	}
-	/*
-	 * Room for every event of the capture, in address space only (each
-	 * worker's, span_part_new): pages no event reaches are never touched,
-	 * and the array is not copied as it grows (a copy per doubling was a
-	 * fifth of a large pairing).  If the room cannot be had, it grows as
-	 * usual.  pb.cap only carries the wish to the workers here.
-	 */
+	mj.size[A_EV] = sizeof(struct pev);
+	mj.size[A_ARGS] = pc.want_args ? sizeof(uint64_t[RPT_SPAN_ARGS]) : 0;
+	mj.size[A_RET] = pc.want_ret ? sizeof(int64_t) : 0;
+	/* appending, room for every event of the capture (model_collect.c) */
 	uint64_t nev = dtcap_nevents(c->r);
-	if (nev > 4096 && nev < ((uint64_t)1 << 31))
-		pb.cap = (size_t)nev;
+	size_t wish = nev > 4096 && nev < ((uint64_t)1 << 31) ? (size_t)nev : 0;
 	unsigned cols = DTCAP_COL_TS | DTCAP_COL_TID | DTCAP_COL_PID | DTCAP_COL_COMM |
 			DTCAP_COL_PROBE;
-	int need_args = pb.want_args || pb.want_ret;
+	int need_args = pc.want_args || pc.want_ret;
 	if (need_args)
 		cols |= DTCAP_COL_ARGS;
-	const char *what = rpt_shell ? "dtsh: reading" : "dtreport: reading";
-	struct dtsp_job job = { .part_new = span_part_new, .part_free = span_part_free,
-				.merge = span_merge };
 	if (flt_active(f)) {
-		job.row = span_part_row;
+		mj.row = span_row;
 	} else {
-		job.block = span_part_block;
+		mj.block = span_block;
 		if (need_args)
-			cols |= pb.want_args ? DTCAP_COL_ARGSLOTS :
+			cols |= pc.want_args ? DTCAP_COL_ARGSLOTS :
 				DTCAP_COL_ARGSLOTS | DTCAP_COL_ARGS2;
 	}
-	int sr;
-	size_t wish = pb.cap;
-	if (job.block && span_place(c->r, f, &pb) == 0) {
-		sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
-		if (sr == 0) {
-			pb.n = pb.cap;
-		} else if (strcmp(err, MISPLACED) == 0) {
-			/* a summary that adds up but is not this block's counts
-			 * (a hand-made or damaged file): appended, as without
-			 * summaries */
-			free(pb.ev), free(pb.args), free(pb.ret);
-			free((size_t *)pb.place);
-			pb.ev = NULL, pb.args = NULL, pb.ret = NULL, pb.place = NULL;
-			pb.n = pb.acap = pb.rcap = pb.nret = 0;
-			pb.maxtid = 0;
-			pb.cap = wish;
-			sr = 1;
-		}
-		if (sr == 0 || strcmp(err, MISPLACED) != 0)
-			goto scanned;
-	}
-	sr = dtsp_scan(c->r, f, cols, &job, &pb, cancel, what, err, sizeof(err));
-	pb.cap = pb.n ? pb.cap : 0;	/* no array of the workers' taken: the wish only */
-scanned:
+	int sr = mcol_collect(c->r, f, cols, &pb.mc, wish, cancel,
+			      rpt_shell ? "dtsh: reading" : "dtreport: reading", err, sizeof(err));
 	if (sr) {
 		if (strcmp(err, "out of memory") == 0)
 			goto oom;	/* said with the capture's name, as before */
 		rpt_err(cmd, "%s", err);
 		goto out;
 	}
-	/*
-	 * Per thread, in file order: a thread's events are in time order there
-	 * unless it moved between CPUs whose batches overlap in time.  Those
-	 * threads' events are put in time order first; the others are paired as they come, which reads the events once, in
-	 * order, and sorts nothing.
-	 */
-	if ((tmap = calloc((size_t)(pb.maxtid < TMAP_MAX ? pb.maxtid : TMAP_MAX) + 1,
-			   sizeof(*tmap))) == NULL)
+	sr = pair_all(&pb, &pc, out, cancel);
+	if (sr == FLT_SCAN_CANCELLED) {
+		rpt_err(cmd, "interrupted");
+		goto out;
+	}
+	if (sr)
 		goto oom;
-	for (size_t i = 0; i < pb.n; i++) {
-		struct pev *e = &pb.ev[i];
-		uint32_t t = 0, e2;
-		uint64_t h = dt_htab_hash_int(e->tid);
-		if (e->tid <= TMAP_MAX) {
-			t = tmap[e->tid];
-		} else {
-			for (size_t j = dt_htab_first(&bigix, h); (e2 = dt_htab_at(&bigix, j)) != DT_HTAB_NONE;
-			     j = dt_htab_next(&bigix, j))
-				if (th[e2].tid == e->tid) {
-					t = e2 + 1;
-					break;
-				}
-		}
-		if (t == 0) {
-			if (DT_GROW(th, thcap, nth, 1, 64))
-				goto oom;
-			th[nth] = (struct pth){ .tid = e->tid };
-			t = (uint32_t)++nth;
-			if (e->tid <= TMAP_MAX)
-				tmap[e->tid] = t;
-			else if (dt_htab_add(&bigix, h, t - 1, pth_rehash, th))
-				goto oom;
-		}
-		struct pth *p = &th[t - 1];
-		if (e->ts < p->last)
-			p->disordered = 1;
-		else
-			p->last = e->ts;
-		/* from here on an event names its thread by index (th[].tid) */
-		e->tid = t - 1;
-	}
-	/* a pair per return at most: the pairs' array is never copied either */
-	if (pb.nret > 4096 && (out->v = malloc(pb.nret * sizeof(*out->v))) != NULL) {
-		out->cap = pb.nret;
-	}
-	size_t ndis = 0;
-	for (size_t i = 0; i < pb.n; i++) {
-		struct pth *p = &th[pb.ev[i].tid];
-		if ((i & 0xffff) == 0 && cancel && *cancel) {
-			rpt_err(cmd, "interrupted");
-			goto out;
-		}
-		if (p->disordered) {
-			ndis++;
-			continue;
-		}
-		if (pair_event(&pb, p, i, out))
-			goto oom;
-	}
-	if (ndis) {
-		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
-			goto oom;
-		size_t k = 0;
-		for (size_t i = 0; i < pb.n; i++)
-			if (th[pb.ev[i].tid].disordered)
-				ord[k++] = (struct rpt_key){ pb.ev[i].ts, i };
-		if (rpt_key_sort(ord, ndis))
-			goto oom;
-		for (size_t x = 0; x < ndis; x++)
-			if (pair_event(&pb, &th[pb.ev[ord[x].i].tid], ord[x].i, out))
-				goto oom;
-	}
-	/* what is still open never returned */
-	for (size_t t = 0; t < nth; t++)
-		for (size_t k = 0; k < th[t].nopen; k++) {
-			const struct pev *e = &pb.ev[th[t].open[k]];
-			if (rpt_spans_unmatched(out, &e->probe, th[t].tid, e->pid, e->comm, 1))
-				goto oom;
-		}
 	ret = 0;
 	goto out;
 oom:
@@ -601,18 +763,9 @@ out:
 	if (ret)
 		rpt_spans_free(out);
 	free(pr);
-	free(ord);
-	for (size_t t = 0; t < nth; t++)
-		free(th[t].open);
-	free(th);
-	free(tmap);
-	dt_htab_free(&bigix);
-	free(pb.entry_of);
-	free(pb.is_ret);
-	free((size_t *)pb.place);
-	free(pb.ev);
-	free(pb.args);
-	free(pb.ret);
+	free(pc.entry_of);
+	free(pc.is_ret);
+	mcol_free(&pb.mc);
 	return ret;
 }
 
