@@ -136,6 +136,94 @@ else
 	pass "rows_damaged_block"
 fi
 
+# A filter on a per-context column reads a block's contexts first and its
+# rows only when a context passes (scan_pool.c ahead_two_step).  mksql
+# tidblocks (run.sh's $TB): thread 5000 + k lives in block k alone, 1000
+# events a block, 20 blocks.  Shapes with the first, the last, a middle
+# thread, two neighbours, ranges, a thread of no block, with row ids, ts
+# and cpu tests and ORDER BY; each against the cursor on one thread
+# (DT_SQL_NO_READAHEAD=1) on 1, 2 and 7 threads and on the one-read path
+# (DT_SQL_ONE_READ=1).  A block skipped wrongly, or a row given another's
+# values, changes the rows.
+if [ -s "${TB:-}" ]; then
+	TBR=(
+		'SELECT rowid, ts, cpu, pid, tid, comm, probe_name FROM events WHERE tid = 5000'
+		'SELECT rowid, ts, tid, kstack FROM events WHERE tid = 5019 ORDER BY ts DESC'
+		'SELECT rowid, ts, cpu, tid, ustack, flags FROM events WHERE tid = 5007'
+		'SELECT ts FROM events WHERE tid = 5020'
+		'SELECT rowid, tid, cpu FROM events WHERE tid IN (5007, 5008) AND cpu = 1'
+		'SELECT ts, tid, comm, probe_name FROM events WHERE tid BETWEEN 5011 AND 5012 AND probe_name GLOB '"'"'syscall:read:*'"'"' ORDER BY ts LIMIT 30'
+		'SELECT rowid, pid, tid FROM events WHERE tid >= 5018 OR tid < 1001'
+		'SELECT rowid, ts FROM events WHERE tid = 5003 AND ts > (SELECT min(ts) + 1000 FROM events WHERE tid = 5003)'
+		'SELECT rowid, tid, comm FROM events WHERE comm = '"'"'make'"'"' AND tid > 5015'
+	)
+	tbr_script=""
+	for s in "${TBR[@]}"; do tbr_script+="$s;"$'\n'; done
+	DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$TB" "$tbr_script" >"$T/tbr.one" 2>"$T/tbr.one.err"
+	rc=$?
+	nempty=$(awk 'BEGIN { RS = ""; FS = "\n" } NF < 2 { n++ } END { print n + 0 }' "$T/tbr.one")
+	if [ $rc != 0 ] || [ "$nempty" != 1 ]; then
+		fail "rows_tidblocks_reference" "rc $rc, $nempty empty results: $(head -c 300 "$T/tbr.one.err")"
+	else
+		pass "rows_tidblocks_reference"
+	fi
+	for n in 1 2 7 one; do
+		if [ $n = one ]; then
+			DT_SQL_ONE_READ=1 "$D" sql --csv --threads 2 "$TB" "$tbr_script" >"$T/tbr.$n" 2>"$T/tbr.$n.err"
+		else
+			"$D" sql --csv --threads $n "$TB" "$tbr_script" >"$T/tbr.$n" 2>"$T/tbr.$n.err"
+		fi
+		rc=$?
+		if [ $rc != 0 ] || san "$T/tbr.$n.err"; then
+			fail "rows_tidblocks_threads_$n" "rc $rc: $(head -c 300 "$T/tbr.$n.err")"
+		elif ! cmp -s "$T/tbr.$n" "$T/tbr.one"; then
+			fail "rows_tidblocks_threads_$n" "not the one-thread rows: $(diff "$T/tbr.$n" "$T/tbr.one" | head -4 | tr '\n' ' ')"
+		else
+			pass "rows_tidblocks_threads_$n"
+		fi
+	done
+	# the thread of block 7 alone: the other 19 blocks' rows are never
+	# decoded, on any number of threads; the one-read path decodes them
+	for n in 1 2 7 one; do
+		if [ $n = one ]; then
+			DT_SQL_ONE_READ=1 DT_SQL_DEBUG=1 "$D" sql --csv --threads 2 "$TB" 'SELECT rowid, ts, tid FROM events WHERE tid = 5007' \
+				>"$T/tbs.out" 2>"$T/tbs.err"
+		else
+			DT_SQL_DEBUG=1 "$D" sql --csv --threads $n "$TB" 'SELECT rowid, ts, tid FROM events WHERE tid = 5007' \
+				>"$T/tbs.out" 2>"$T/tbs.err"
+		fi
+		got=$(sed -n 's/.*events read ahead: \([0-9]*\) of \([0-9]*\) blocks decoded, \([0-9]*\) by their contexts alone.*/\1 \2 \3/p' "$T/tbs.err")
+		want="20 20 19"
+		[ $n = one ] && want="20 20 0"
+		if [ "$got" != "$want" ] || [ "$(grep -c ',5007' "$T/tbs.out")" != 200 ]; then
+			fail "rows_tidblocks_skip_$n" "'$got', not '$want'; $(grep -c ',5007' "$T/tbs.out") rows: $(head -c 200 "$T/tbs.err")"
+		else
+			pass "rows_tidblocks_skip_$n"
+		fi
+	done
+	# the contexts are the block's own, not its summary: a capture without
+	# block summaries (bsumedit strip, as writers before them wrote) reads
+	# and skips alike
+	if ! "$B/tests/scan/bsumedit" strip "$TB" "$T/tbns.dtc" 2>"$T/tbns.err"; then
+		fail "rows_tidblocks_no_summaries" "bsumedit strip: $(head -c 200 "$T/tbns.err")"
+	else
+		DT_SQL_DEBUG=1 "$D" sql --csv --threads 2 "$T/tbns.dtc" "$tbr_script" >"$T/tbns.out" 2>"$T/tbns.err"
+		rc=$?
+		skipped=$(sed -n 's/.*blocks decoded, \([0-9]*\) by their contexts alone.*/\1/p' "$T/tbns.err" | head -1)
+		if [ $rc != 0 ] || san "$T/tbns.err"; then
+			fail "rows_tidblocks_no_summaries" "rc $rc: $(head -c 300 "$T/tbns.err")"
+		elif ! cmp -s "$T/tbns.out" "$T/tbr.one"; then
+			fail "rows_tidblocks_no_summaries" "not the one-thread rows: $(diff "$T/tbns.out" "$T/tbr.one" | head -4 | tr '\n' ' ')"
+		elif [ "$skipped" != 19 ]; then
+			fail "rows_tidblocks_no_summaries" "thread 5000's statement: '$skipped' blocks by their contexts alone, not 19"
+		else
+			pass "rows_tidblocks_no_summaries"
+		fi
+	fi
+else
+	fail "rows_tidblocks" "run.sh's tidblocks capture (TB) is missing"
+fi
+
 # the same under TSan: the helpers share the reader and the cursor's filter
 if [ -x "${SQLTSAN:-}" ]; then
 	for n in 2 7; do

@@ -21,7 +21,7 @@ $(B)/tests/sql/grouped: $(B)/asan/obj/tests/sql/grouped.o $(CLI_LIB_ASAN) $(CAP_
 	$(CC) $(SAN_FLAGS) -o $@ $^ $(LDLIBS_ALL)
 
 check-sql: $(SQL_DTREPORT) $(DTGEN) $(B)/tests/sql/mksql $(B)/tests/sql/count $(B)/tests/sql/grouped \
-		$(B)/tests/sql/mkargs $(B)/tsan/bin/sqltsan
+		$(B)/tests/sql/mkargs $(B)/tsan/bin/sqltsan $(B)/tests/scan/bsumedit
 	@B=$(B) DTREPORT=$(SQL_DTREPORT) DTGEN=$(DTGEN) SQLTSAN=$(B)/tsan/bin/sqltsan \
 		tests/run-suite.sh $(B)/results sql tests/sql/run.sh
 

@@ -305,8 +305,9 @@ static void ahead_end(struct ecur *e)
 		return;
 	const char *d = getenv("DT_SQL_DEBUG");
 	if (d && *d)
-		fprintf(stderr, "dtsql: events read ahead: %zu of %zu blocks decoded\n",
-			dtsp_ahead_decoded(e->ahead), e->ablocks);
+		fprintf(stderr, "dtsql: events read ahead: %zu of %zu blocks decoded, "
+			"%zu by their contexts alone\n", dtsp_ahead_decoded(e->ahead),
+			e->ablocks, dtsp_ahead_ctx_only(e->ahead));
 	dtsp_ahead_free(e->ahead);
 	e->ahead = NULL;
 }

@@ -405,6 +405,22 @@ static int ctx_match(const struct flt_filter *f, const struct dtcap_block *b, ui
 	return 1;
 }
 
+uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, uint8_t *ok)
+{
+	/* the context values seen as rows, one per context: ctx_match is
+	 * then the test flt_select makes once per context */
+	struct dtcap_block v = { .rows = b->ndict };
+	v.pid = b->dict.pid, v.tid = b->dict.tid, v.probe = b->dict.probe;
+	v.comm = b->dict.comm, v.kstack = b->dict.kstack, v.ustack = b->dict.ustack;
+	v.flags = b->dict.flags;
+	uint32_t n = 0;
+	for (uint32_t d = 0; d < b->ndict; d++) {
+		ok[d] = (uint8_t)ctx_match(f, &v, d);
+		n += ok[d];
+	}
+	return n;
+}
+
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel)
 {
 	/* A filter on a column the block stores per context had it decode

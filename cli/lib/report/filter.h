@@ -167,6 +167,15 @@ static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_b
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel);
 
 /*
+ * Per context of block b (read with DTCAP_COL_BYCTX and at least the
+ * per-context columns of flt_columns(f)): ok[d] (room for b->ndict) 1 when
+ * context d passes the tests of the columns a block stores per context,
+ * 0 when none of its rows can pass; returns how many pass.  The time, CPU
+ * and --ctx tests are the rows' (flt_match_row).
+ */
+uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, uint8_t *ok);
+
+/*
  * Walk every row of the capture that matches f: blocks skipped by index,
  * the columns cols | flt_columns(f) decoded, fn called per matching row (a
  * non-zero return stops the walk and is returned).  cancel (may be NULL)

@@ -312,13 +312,29 @@ out:
  * (the consumer done with the (k - nslot)-th), and decodes into it; the
  * consumer waits for the k-th's slot to be ready.
  */
+/*
+ * One block's decoding, owned as its slot is: the block read, and with
+ * rows the selection and, for a two-step read (ahead_two_step), the
+ * second read and the passing rows' per-context values put in row place.
+ */
+struct ahead_work {
+	struct dtcap_block *b;		/* the (first) read */
+	struct dtcap_block *b2;		/* two-step: ts, cpu and the rows' contexts */
+	const struct dtcap_block *give;	/* what the consumer gets: b or &syn */
+	struct dtcap_block syn;		/* two-step: b2's rows with ctxv's columns */
+	uint32_t	*sel;		/* with rows: those f passes, as give */
+	uint32_t	nsel, selcap;
+	uint8_t		*ok;		/* two-step: per context of b, passes */
+	uint32_t	okcap;
+	uint32_t	*ctxv[7];	/* two-step: pid tid probe comm kstack ustack flags */
+	uint32_t	ctxcap;		/* rows of each ctxv */
+};
+
 struct ahead_slot {
-	struct dtcap_block *b;		/* [mu] owned by whoever the state says */
+	struct ahead_work w;		/* [mu] owned by whoever the state says */
 	size_t		k;		/* [mu] which of the list is in it */
 	int		state;		/* [mu] AS_FREE, AS_BUSY, AS_READY, AS_BAD */
 	char		err[512];	/* [mu] AS_BAD's message */
-	uint32_t	*sel;		/* [mu] with rows: those f passes, as b */
-	uint32_t	nsel, selcap;	/* [mu] */
 };
 enum { AS_FREE, AS_BUSY, AS_READY, AS_BAD };
 
@@ -326,6 +342,7 @@ struct dtsp_ahead {
 	const struct dtcap_reader *r;	/* [I] */
 	const struct flt_filter *f;	/* [I] NULL: none */
 	int		select;		/* [I] the helpers select f's rows */
+	int		two;		/* [I] by two reads (ahead_two_step) */
 	unsigned	cols;		/* [I] */
 	size_t		*blk;		/* [I] the blocks to give, in file order */
 	size_t		nb;		/* [I] how many */
@@ -341,12 +358,12 @@ struct dtsp_ahead {
 	size_t		next_take;	/* [mu] the next k a helper decodes */
 	size_t		next_give;	/* [c] the next k the consumer gets */
 	int		stop;		/* [mu] the consumer is done */
-	struct dtcap_block *own;	/* [c] no helpers: the caller decodes here */
-	uint32_t	*own_sel;	/* [c] and selects here */
-	uint32_t	own_nsel, own_selcap;
+	struct ahead_work own;		/* [c] no helpers: the caller decodes here */
+	int		own_on;		/* [I] */
 	const uint32_t	*cur_sel;	/* [c] the rows of the block given last */
 	uint32_t	cur_nsel;	/* [c] */
 	atomic_size_t	decoded;	/* blocks decoded so far */
+	atomic_size_t	ctxonly;	/* of them, by their contexts alone */
 };
 
 /*
@@ -373,6 +390,163 @@ static int ahead_select(const struct dtsp_ahead *a, const struct dtcap_block *b,
 	return 0;
 }
 
+/* The per-context columns, in the order of ahead_work's ctxv. */
+#define AHEAD_CTXC	(DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM | \
+			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS)
+static const unsigned ahead_ctxcol[7] = {
+	DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_PROBE, DTCAP_COL_COMM,
+	DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
+};
+
+static int grow_u32(uint32_t **p, uint32_t *cap, uint32_t n)
+{
+	if (n <= *cap)
+		return 0;
+	uint32_t *q = realloc(*p, (size_t)n * sizeof(*q));
+	if (!q)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/*
+ * A block selected by context, as the grouped scan's two_read_block reads
+ * it (dtsql_gscan.c): its contexts alone first (the per-context columns
+ * the filter and the consumer want, once per context), f's per-context
+ * tests once per context (flt_ctx_pass), and a block none of whose
+ * contexts passes is given with no row, its rows never decoded: a
+ * thread's events are in few of a long capture's blocks.  Else ts and cpu
+ * and the rows' contexts are read, and only the rows of a passing context
+ * get their per-context values, in row place (the consumer's row numbers
+ * are the block's, its row ids too), and the row tests (time, CPU).
+ * Not for arguments (read_rows' columns are the whole block's anyway)
+ * nor --ctx's column: those read the whole block at once.
+ */
+static int ahead_two_step(const struct dtsp_ahead *a, size_t blk, struct ahead_work *w,
+			  char *err, size_t errlen)
+{
+	const struct dtcap_block *b = w->b;
+
+	w->give = w->b;
+	w->nsel = 0;
+	if (dtcap_read_block_mt(a->r, blk, (a->cols & AHEAD_CTXC) | DTCAP_COL_BYCTX |
+				DTCAP_COL_NOINDEX, w->b)) {
+		snprintf(err, errlen, "%s", dtcap_block_error(w->b));
+		return -1;
+	}
+	if (b->ndict > w->okcap) {
+		uint8_t *q = realloc(w->ok, b->ndict);
+		if (!q)
+			goto oom;
+		w->ok = q;
+		w->okcap = b->ndict;
+	}
+	if (flt_ctx_pass(a->f, b, w->ok) == 0)
+		return 1;
+	if (!w->b2 && !(w->b2 = dtcap_block_new()))
+		goto oom;
+	if (dtcap_read_block_mt(a->r, blk, (a->cols & (DTCAP_COL_TS | DTCAP_COL_CPU)) |
+				DTCAP_COL_CIDX, w->b2)) {
+		snprintf(err, errlen, "%s", dtcap_block_error(w->b2));
+		return -1;
+	}
+	const struct dtcap_block *b2 = w->b2;
+	const uint32_t n = b2->rows;
+	if (b2->ndict != b->ndict || !b2->cidx) {
+		snprintf(err, errlen, "a block read twice differs (block %zu)", blk);
+		return -1;
+	}
+	if (grow_u32(&w->sel, &w->selcap, n) < 0)
+		goto oom;
+	if (n > w->ctxcap) {
+		for (unsigned c = 0; c < 7; c++) {
+			free(w->ctxv[c]);
+			w->ctxv[c] = NULL;
+		}
+		w->ctxcap = 0;
+		for (unsigned c = 0; c < 7; c++)
+			if ((a->cols & ahead_ctxcol[c]) &&
+			    !(w->ctxv[c] = malloc((size_t)n * sizeof(uint32_t))))
+				goto oom;
+		w->ctxcap = n;
+	}
+	struct dtcap_block *y = &w->syn;
+	*y = (struct dtcap_block){ .rows = n, .ts = b2->ts, .cpu = b2->cpu,
+				   .ndict = b2->ndict, .cidx = b2->cidx, .dict = b->dict };
+	const uint32_t *dv[7] = { b->dict.pid, b->dict.tid, b->dict.probe, b->dict.comm,
+				  b->dict.kstack, b->dict.ustack, b->dict.flags };
+	uint32_t **rv[7] = { &y->pid, &y->tid, &y->probe, &y->comm, &y->kstack, &y->ustack,
+			     &y->flags };
+	unsigned have = 0;	/* ctxv columns to fill, bit c */
+	for (unsigned c = 0; c < 7; c++) {
+		if (!(a->cols & ahead_ctxcol[c]))
+			continue;
+		if (!dv[c]) {
+			snprintf(err, errlen, "a block's contexts lack a column (block %zu)", blk);
+			return -1;
+		}
+		*rv[c] = w->ctxv[c];
+		have |= 1u << c;
+	}
+	const struct flt_filter *f = a->f;
+	const int rowt = f->has_since || f->has_until || f->ncpus;
+	const uint8_t *ok = w->ok;
+	uint32_t m = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t d = b2->cidx[i];
+		if (d >= b2->ndict) {
+			snprintf(err, errlen, "a row's context is out of range (block %zu)", blk);
+			return -1;
+		}
+		if (!ok[d])
+			continue;
+		for (unsigned h = have, c; h; h &= h - 1) {
+			c = (unsigned)__builtin_ctz(h);
+			w->ctxv[c][i] = dv[c][d];
+		}
+		if (rowt && !flt_match_row(f, y, i))
+			continue;
+		w->sel[m++] = i;
+	}
+	w->nsel = m;
+	w->give = y;
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* Decode the block blk into w (and with rows select its rows), on
+ * whichever thread calls: 0, or 1 when its contexts alone were read (none
+ * passes); -1 with the message in err. */
+static int ahead_decode(const struct dtsp_ahead *a, size_t blk, struct ahead_work *w, char *err,
+			size_t errlen)
+{
+	if (a->two)
+		return ahead_two_step(a, blk, w, err, errlen);
+	w->give = w->b;
+	if (dtcap_read_block_mt(a->r, blk, a->cols, w->b)) {
+		snprintf(err, errlen, "%s", dtcap_block_error(w->b));
+		return -1;
+	}
+	if (a->select && ahead_select(a, w->b, &w->sel, &w->nsel, &w->selcap) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static void ahead_work_free(struct ahead_work *w)
+{
+	dtcap_block_free(w->b);
+	dtcap_block_free(w->b2);
+	free(w->sel);
+	free(w->ok);
+	for (unsigned c = 0; c < 7; c++)
+		free(w->ctxv[c]);
+}
+
 static void *ahead_main(void *arg)
 {
 	struct dtsp_ahead *a = arg;
@@ -391,16 +565,14 @@ static void *ahead_main(void *arg)
 		s->state = AS_BUSY;
 		s->k = k;
 		pthread_mutex_unlock(&a->mu);
-		int bad = dtcap_read_block_mt(a->r, a->blk[k], a->cols, s->b);
+		char e[sizeof(s->err)];
+		int dr = ahead_decode(a, a->blk[k], &s->w, e, sizeof(e)), bad = dr < 0;
 		atomic_fetch_add_explicit(&a->decoded, 1, memory_order_relaxed);
-		int oom = !bad && a->select &&
-			  ahead_select(a, s->b, &s->sel, &s->nsel, &s->selcap) < 0;
+		if (dr == 1)
+			atomic_fetch_add_explicit(&a->ctxonly, 1, memory_order_relaxed);
 		pthread_mutex_lock(&a->mu);
 		if (bad)
-			snprintf(s->err, sizeof(s->err), "%s", dtcap_block_error(s->b));
-		else if (oom)
-			snprintf(s->err, sizeof(s->err), "out of memory");
-		bad |= oom;
+			memcpy(s->err, e, sizeof(e));
 		s->state = bad ? AS_BAD : AS_READY;
 		pthread_cond_broadcast(&a->cv);
 	}
@@ -432,6 +604,11 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 	a->f = f;
 	a->select = select;
 	a->cols = cols | (f ? flt_columns(f) : 0);
+	/* two reads pay when the filter tests contexts (and keeps few) */
+	const char *one = getenv("DT_SQL_ONE_READ");
+	a->two = select && f && (flt_columns(f) & AHEAD_CTXC) &&
+		 !(a->cols & ~(unsigned)(AHEAD_CTXC | DTCAP_COL_TS | DTCAP_COL_CPU)) &&
+		 !(one && *one);
 	a->cancel = cancel;
 	if (!(a->blk = malloc((nb ? nb : 1) * sizeof(*a->blk))) ||
 	    !(a->done = malloc((nb ? nb : 1) * sizeof(*a->done))))
@@ -452,8 +629,9 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 	if (helpers > a->nb)
 		helpers = (unsigned)a->nb;
 	if (!helpers) {
-		if (!(a->own = dtcap_block_new()))
+		if (!(a->own.b = dtcap_block_new()))
 			goto oom;
+		a->own_on = 1;
 		return a;
 	}
 	/* two blocks in hand per helper: one being decoded, one waiting */
@@ -462,7 +640,7 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 	    !(a->tid = calloc(helpers, sizeof(*a->tid))))
 		goto oom;
 	for (unsigned k = 0; k < a->nslot; k++)
-		if (!(a->slot[k].b = dtcap_block_new()))
+		if (!(a->slot[k].w.b = dtcap_block_new()))
 			goto oom;
 	for (unsigned k = 0; k < helpers; k++) {
 		int e = pthread_create(&a->tid[k], NULL, ahead_main, a);
@@ -503,23 +681,19 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 		return FLT_SCAN_CANCELLED;
 	}
 	progress_tick(&a->pg, a->done[k]);
-	if (a->own) {
+	if (a->own_on) {
 		atomic_fetch_add_explicit(&a->decoded, 1, memory_order_relaxed);
-		if (dtcap_read_block_mt(a->r, a->blk[k], a->cols, a->own)) {
+		int dr = ahead_decode(a, a->blk[k], &a->own, err, errlen);
+		if (dr < 0) {
 			progress_clear(&a->pg);
-			snprintf(err, errlen, "%s", dtcap_block_error(a->own));
 			return -1;
 		}
-		if (a->select && ahead_select(a, a->own, &a->own_sel, &a->own_nsel,
-					      &a->own_selcap) < 0) {
-			progress_clear(&a->pg);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		a->cur_sel = a->own_sel;
-		a->cur_nsel = a->own_nsel;
+		if (dr == 1)
+			atomic_fetch_add_explicit(&a->ctxonly, 1, memory_order_relaxed);
+		a->cur_sel = a->own.sel;
+		a->cur_nsel = a->own.nsel;
 		a->next_give++;
-		*b = a->own;
+		*b = a->own.give;
 		*blk = a->blk[k];
 		return 1;
 	}
@@ -541,9 +715,9 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 		return -1;
 	}
 	a->next_give++;
-	a->cur_sel = s->sel;
-	a->cur_nsel = s->nsel;
-	*b = s->b;
+	a->cur_sel = s->w.sel;
+	a->cur_nsel = s->w.nsel;
+	*b = s->w.give;
 	*blk = a->blk[k];
 	return 1;
 }
@@ -566,6 +740,11 @@ size_t dtsp_ahead_decoded(const struct dtsp_ahead *a)
 	return atomic_load_explicit(&a->decoded, memory_order_relaxed);
 }
 
+size_t dtsp_ahead_ctx_only(const struct dtsp_ahead *a)
+{
+	return atomic_load_explicit(&a->ctxonly, memory_order_relaxed);
+}
+
 void dtsp_ahead_free(struct dtsp_ahead *a)
 {
 	if (!a)
@@ -581,15 +760,12 @@ void dtsp_ahead_free(struct dtsp_ahead *a)
 	progress_clear(&a->pg);
 	pthread_mutex_destroy(&a->mu);
 	pthread_cond_destroy(&a->cv);
-	for (unsigned k = 0; a->slot && k < a->nslot; k++) {
-		dtcap_block_free(a->slot[k].b);
-		free(a->slot[k].sel);
-	}
+	for (unsigned k = 0; a->slot && k < a->nslot; k++)
+		ahead_work_free(&a->slot[k].w);
 	free(a->slot);
 	free(a->tid);
 	free(a->blk);
 	free(a->done);
-	dtcap_block_free(a->own);
-	free(a->own_sel);
+	ahead_work_free(&a->own);
 	free(a);
 }

@@ -97,7 +97,9 @@ void dtsp_ahead_free(struct dtsp_ahead *a);
  * whether an empty block counts).  Here dtsp_threads() helpers decode
  * (none with one thread), not one fewer: the consumer mostly waits for
  * the few rows that pass.  Memory stays bounded: at most two blocks and
- * their selections per helper are in hand.
+ * their selections per helper are in hand.  When f tests the columns a
+ * block stores per context and cols are only those, ts and cpu, a
+ * block's contexts are read first and its rows only when one passes.
  */
 struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
 				       unsigned cols, volatile sig_atomic_t *cancel,
@@ -106,6 +108,9 @@ const uint32_t *dtsp_ahead_rows(const struct dtsp_ahead *a, uint32_t *n);
 /* Blocks decoded so far, helpers' and the consumer's: how far ahead of
  * the consumer a scan went (an early stop's proof). */
 size_t dtsp_ahead_decoded(const struct dtsp_ahead *a);
+/* Of those, the blocks given without their rows decoded: the filter tests
+ * contexts and none of the block's passes (its contexts read alone). */
+size_t dtsp_ahead_ctx_only(const struct dtsp_ahead *a);
 
 /* The workers a scan starts (dtreport --threads, dtsh set threads): 0 is
  * the online CPUs this process may run on (its affinity, as nproc says).
