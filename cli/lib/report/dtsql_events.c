@@ -316,11 +316,6 @@ static void ev_reset(struct ecur *e)
 {
 	ahead_end(e);
 	flt_free(&e->flt);
-	free(e->pids);
-	free(e->probes);
-	free(e->comms);
-	for (int x = 0; x < XC_N; x++)
-		free(e->xset[x]);
 	free(e->mat.ts); free(e->mat.cpu); free(e->mat.pid); free(e->mat.tid);
 	free(e->mat.probe); free(e->mat.comm); free(e->mat.kstack);
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs); free(e->mat.ctx);
@@ -362,71 +357,57 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static uint32_t *dup_set(const uint32_t *v, size_t n)
+/* Has column x (FLT_X_*) a constraint already?  The first one given is
+ * kept: sqlite checks every one of them again. */
+static int x_taken(const struct flt_filter *f, int x)
 {
-	uint32_t *d = malloc((n ? n : 1) * sizeof(*d));
-	if (d && n)
-		memcpy(d, v, n * sizeof(*d));
-	return d;
-}
-
-/* An id table of the filter (probe_ok, comm_ok) from a sorted id set; a
- * set of ids far beyond the capture's leaves the column unfiltered (sqlite
- * re-checks every row: the filter may pass more, never less).  -1 out of
- * memory. */
-static int id_table(const uint32_t *set, size_t n, uint32_t known, uint8_t **tab, uint32_t *ntab)
-{
-	uint32_t top = n ? set[n - 1] : 0;
-	if (top < known)
-		top = known;
-	if (top >= (1u << 24))
-		return 0;
-	if (!(*tab = calloc((size_t)top + 1, 1)))
-		return -1;
-	*ntab = top + 1;
-	for (size_t i = 0; i < n; i++)
-		(*tab)[set[i]] = 1;
-	return 0;
+	if (x == FLT_X_PROBE && f->probe_ok)
+		return 1;
+	if (x == FLT_X_COMM && f->comm_ok)
+		return 1;
+	return f->xset >> x & 1;
 }
 
 /*
- * The pushed-down constraints as the reports' filter: one row test and one
- * block skip for SQL and the reports (filter.h).  -1 out of memory.
+ * What set_collect or pattern_collect gave (r, the sorted set of n values,
+ * taken over) as the filter's test of column x (FLT_X_*): probe and comm
+ * ids an id table (probe_ok, comm_ok), unless ids far beyond the
+ * capture's would make it huge (then a set, as the others).  -1 out of
+ * memory.
  */
-static int build_flt(struct ecur *e)
+static int take_set(struct ecur *e, int x, int r, uint32_t *set, size_t n)
 {
 	struct flt_filter *f = &e->flt;
-	flt_init(f);
-	if (e->tsf) {
-		f->has_since = f->has_until = 1;
-		f->since = f->tmin = e->tlo;
-		f->until = f->tmax = e->thi;
+	if (r <= 0) {
+		free(set);
+		return r;
 	}
-	if (e->pidf) {
-		if (!(f->xv[FLT_X_PID] = dup_set(e->pids, e->npids)))
-			return -1;
-		f->nxv[FLT_X_PID] = e->npids;
-		f->xset |= 1u << FLT_X_PID;
-	}
-	for (unsigned x = 0; x < XC_N; x++) {
-		if (e->xrngf >> x & 1) {
-			f->xlo[x] = e->xlo[x];
-			f->xhi[x] = e->xhi[x];
-			f->xrng |= 1u << x;
-		}
-		/* pid's set is pidf's (xFilter keeps no xset of pid) */
-		if ((e->xsetf >> x & 1) && x != XC_PID) {
-			if (!(f->xv[x] = dup_set(e->xset[x], e->nxset[x])))
+	if (n == 0)
+		e->empty = 1;
+	if (x == FLT_X_PROBE || x == FLT_X_COMM) {
+		uint32_t top = n ? set[n - 1] : 0;
+		uint32_t known = x == FLT_X_PROBE ? dtcap_max_probe_id(e->c->r) : e->c->ncomms;
+		if (top < known)
+			top = known;
+		if (top < (1u << 24)) {
+			uint8_t *tab = calloc((size_t)top + 1, 1);
+			if (tab == NULL) {
+				free(set);
 				return -1;
-			f->nxv[x] = e->nxset[x];
-			f->xset |= 1u << x;
+			}
+			for (size_t i = 0; i < n; i++)
+				tab[set[i]] = 1;
+			free(set);
+			if (x == FLT_X_PROBE)
+				f->probe_ok = tab, f->nprobe_ok = top + 1;
+			else
+				f->comm_ok = tab, f->ncomm_ok = top + 1;
+			return 0;
 		}
 	}
-	if (e->probef && id_table(e->probes, e->nprobes, dtcap_max_probe_id(e->c->r), &f->probe_ok,
-				  &f->nprobe_ok) < 0)
-		return -1;
-	if (e->commf && id_table(e->comms, e->ncomms, e->c->ncomms, &f->comm_ok, &f->ncomm_ok) < 0)
-		return -1;
+	f->xv[x] = set;
+	f->nxv[x] = n;
+	f->xset |= 1u << x;
 	return 0;
 }
 
@@ -462,7 +443,8 @@ static int ahead_start(struct ecur *e)
 	return SQLITE_OK;
 }
 
-/* Narrow [tlo, thi] by "ts OP v"; non-numeric values narrow nothing. */
+/* Narrow the filter's [tmin, tmax] by "ts OP v"; non-numeric values
+ * narrow nothing. */
 static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
 {
 	int t = sqlite3_value_type(v);
@@ -513,10 +495,13 @@ static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
 		break;
 	}
 #undef CLAMP
-	if (lo > e->tlo) e->tlo = lo;
-	if (hi < e->thi) e->thi = hi;
-	e->tsf = 1;
-	if (e->tlo > e->thi)
+	struct flt_filter *f = &e->flt;
+	if (lo > f->tmin) f->tmin = lo;
+	if (hi < f->tmax) f->tmax = hi;
+	f->has_since = f->has_until = 1;
+	f->since = f->tmin;
+	f->until = f->tmax;
+	if (f->tmin > f->tmax)
 		e->empty = 1;
 }
 
@@ -527,6 +512,7 @@ static void ts_narrow(struct ecur *e, char op, sqlite3_value *v)
  */
 static void x_narrow(struct ecur *e, unsigned c, sqlite3_value *v)
 {
+	struct flt_filter *f = &e->flt;
 	unsigned x = c / 4, o = c % 4;
 	int64_t iv, lo = 0, hi = UINT32_MAX;
 	if (x >= XC_N)
@@ -543,20 +529,20 @@ static void x_narrow(struct ecur *e, unsigned c, sqlite3_value *v)
 	case 2: hi = iv <= INT64_MIN ? INT64_MIN : iv - 1; break;
 	default: hi = iv; break;
 	}
-	if (!(e->xrngf >> x & 1)) {
-		e->xlo[x] = 0;
-		e->xhi[x] = UINT32_MAX;
-		e->xrngf |= 1u << x;
+	if (!(f->xrng >> x & 1)) {
+		f->xlo[x] = 0;
+		f->xhi[x] = UINT32_MAX;
+		f->xrng |= 1u << x;
 	}
 	if (lo > (int64_t)UINT32_MAX || hi < 0 || lo > hi) {
 		e->empty = 1;
 		return;
 	}
-	if (lo > (int64_t)e->xlo[x])
-		e->xlo[x] = (uint32_t)lo;
-	if (hi < (int64_t)e->xhi[x])
-		e->xhi[x] = (uint32_t)hi;
-	if (e->xlo[x] > e->xhi[x])
+	if (lo > (int64_t)f->xlo[x])
+		f->xlo[x] = (uint32_t)lo;
+	if (hi < (int64_t)f->xhi[x])
+		f->xhi[x] = (uint32_t)hi;
+	if (f->xlo[x] > f->xhi[x])
 		e->empty = 1;
 }
 
@@ -619,11 +605,13 @@ static int set_collect(struct ecur *e, sqlite3_value *v, int in, int byname,
 }
 
 /*
- * "comm/probe_name LIKE/GLOB pattern": the ids whose text matches, as the
- * comm or probe set.  LIKE is matched case-insensitively, a superset of
- * what PRAGMA case_sensitive_like may ask for (sqlite re-checks rows).
+ * "comm/probe_name LIKE/GLOB pattern": the ids whose text matches, a
+ * sorted set into *out (n of them), as set_collect's.  LIKE is matched
+ * case-insensitively, a superset of what PRAGMA case_sensitive_like may
+ * ask for (sqlite re-checks rows).
  */
-static int pattern_collect(struct ecur *e, sqlite3_value *v, int like, int comm)
+static int pattern_collect(struct ecur *e, sqlite3_value *v, int like, int comm,
+			   uint32_t **out, size_t *nout)
 {
 	if (sqlite3_value_type(v) != SQLITE_TEXT)
 		return 0;
@@ -649,19 +637,8 @@ static int pattern_collect(struct ecur *e, sqlite3_value *v, int like, int comm)
 	}
 	if (n > 1)
 		qsort(set, n, sizeof(*set), cmp_u32);
-	if (comm) {
-		free(e->comms);
-		e->comms = set;
-		e->ncomms = n;
-		e->commf = 1;
-	} else {
-		free(e->probes);
-		e->probes = set;
-		e->nprobes = n;
-		e->probef = 1;
-	}
-	if (n == 0)
-		e->empty = 1;
+	*out = set;
+	*nout = n;
 	return 1;
 }
 
@@ -1008,42 +985,37 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 	struct ecur *e = (struct ecur *)cur;
 	ev_reset(e);
 	e->cols = idxNum & IX_COLS;
-	e->tlo = 0;
-	e->thi = UINT64_MAX;
 	for (int i = 0; i < argc && idxStr && idxStr[i]; i++) {
 		char op = idxStr[i];
+		uint32_t *set = NULL;
+		size_t n = 0;
 		int r;
 		switch (op) {
 		case '=': case '>': case 'g': case '<': case 'l':
 			ts_narrow(e, op, argv[i]);
 			break;
 		case 'p': case 'P':
-			if (e->pidf)	/* two pid constraints: keep the first */
+			if (x_taken(&e->flt, FLT_X_PID))
 				break;
-			r = set_collect(e, argv[i], op == 'P', 0, &e->pids, &e->npids);
-			if (r < 0)
-				return SQLITE_NOMEM;
-			e->pidf = r;
-			if (r && e->npids == 0)
-				e->empty = 1;
-			break;
-		case 'k': case 'j': case 'K': case 'J':
-			if ((op == 'k' || op == 'j') ? e->commf : e->probef)
-				break;
-			r = pattern_collect(e, argv[i], op == 'k' || op == 'K',
-					    op == 'k' || op == 'j');
-			if (r < 0)
+			r = set_collect(e, argv[i], op == 'P', 0, &set, &n);
+			if (take_set(e, FLT_X_PID, r, set, n) < 0)
 				return SQLITE_NOMEM;
 			break;
+		case 'k': case 'j': case 'K': case 'J': {
+			int comm = op == 'k' || op == 'j';
+			if (x_taken(&e->flt, comm ? FLT_X_COMM : FLT_X_PROBE))
+				break;
+			r = pattern_collect(e, argv[i], op == 'k' || op == 'K', comm, &set, &n);
+			if (take_set(e, comm ? FLT_X_COMM : FLT_X_PROBE, r, set, n) < 0)
+				return SQLITE_NOMEM;
+			break;
+		}
 		case 'c': case 'C':
-			if (e->commf)
+			if (x_taken(&e->flt, FLT_X_COMM))
 				break;
-			r = set_collect(e, argv[i], op == 'C', 2, &e->comms, &e->ncomms);
-			if (r < 0)
+			r = set_collect(e, argv[i], op == 'C', 2, &set, &n);
+			if (take_set(e, FLT_X_COMM, r, set, n) < 0)
 				return SQLITE_NOMEM;
-			e->commf = r;
-			if (r && e->ncomms == 0)
-				e->empty = 1;
 			break;
 		case 'L': case 'H':
 			if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) {
@@ -1081,17 +1053,11 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		case 't': case 'T': case 's': case 'S': case 'u': case 'U': {
 			unsigned x = op == 't' || op == 'T' ? XC_TID :
 				     op == 's' || op == 'S' ? XC_KSTACK : XC_USTACK;
-			if (e->xsetf >> x & 1)	/* two: keep the first */
+			if (x_taken(&e->flt, (int)x))
 				break;
-			r = set_collect(e, argv[i], isupper((unsigned char)op), 0,
-					&e->xset[x], &e->nxset[x]);
-			if (r < 0)
+			r = set_collect(e, argv[i], isupper((unsigned char)op), 0, &set, &n);
+			if (take_set(e, (int)x, r, set, n) < 0)
 				return SQLITE_NOMEM;
-			if (r) {
-				e->xsetf |= 1u << x;
-				if (e->nxset[x] == 0)
-					e->empty = 1;
-			}
 			break;
 		}
 		default:
@@ -1099,15 +1065,12 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 				x_narrow(e, (unsigned)(strchr(xr_codes, op) - xr_codes), argv[i]);
 			break;
 		case 'r': case 'R': case 'n': case 'N':
-			if (e->probef)
+			if (x_taken(&e->flt, FLT_X_PROBE))
 				break;
 			r = set_collect(e, argv[i], op == 'R' || op == 'N',
-					op == 'n' || op == 'N', &e->probes, &e->nprobes);
-			if (r < 0)
+					op == 'n' || op == 'N', &set, &n);
+			if (take_set(e, FLT_X_PROBE, r, set, n) < 0)
 				return SQLITE_NOMEM;
-			e->probef = r;
-			if (r && e->nprobes == 0)
-				e->empty = 1;
 			break;
 		}
 	}
@@ -1115,8 +1078,6 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 		e->eof = 1;
 		return SQLITE_OK;
 	}
-	if (build_flt(e) < 0)
-		return SQLITE_NOMEM;
 	/* row filters read their columns even if the statement does not */
 	e->cols |= flt_columns(&e->flt);
 	if (e->gtab)

@@ -1,7 +1,8 @@
 /*
  * dtsql_events.h - what the events cursor (dtsql_events.c) and the grouped
- * scan under events_grouped (dtsql_gscan.c) share: the cursor, its pushed-
- * down filters and the tests on them.  Nothing else includes it.
+ * scan under events_grouped (dtsql_gscan.c) share: the cursor and its
+ * pushed-down filters, a flt_filter whose tests are filter.c's.  Nothing
+ * else includes it.
  */
 #ifndef DTSQL_EVENTS_H
 #define DTSQL_EVENTS_H
@@ -29,30 +30,14 @@ struct ecur {
 	struct dtsql	*c;
 	unsigned	cols;		/* DTCAP_COL_* to decode */
 
-	/* pushed-down filters; all conservative (sqlite re-checks) */
-	int		tsf;		/* ts filter active */
-	uint64_t	tlo, thi;	/* inclusive */
-	int		pidf;
-	uint32_t	*pids;		/* sorted */
-	size_t		npids;
-	int		commf;
-	uint32_t	*comms;		/* comm ids, sorted */
-	size_t		ncomms;
-	int		probef;
-	uint32_t	*probes;	/* sorted */
-	size_t		nprobes;
-	/* sets (not pid's: pidf above) and ranges of the per-context integer
-	 * columns, bit x for XC_x; grouped, they are evaluated once per
-	 * context of a block */
-	unsigned	xsetf, xrngf;
-	uint32_t	*xset[5];	/* sorted */
-	size_t		nxset[5];
-	uint32_t	xlo[5], xhi[5];	/* inclusive */
-	int		empty;
-	/* the same constraints as the reports' filter (built by xFilter):
-	 * the row test and the block skip of the plain scan, the block skip
-	 * of the grouped one */
+	/*
+	 * The pushed-down constraints, as the reports' filter (xFilter
+	 * collects them into it; all conservative: sqlite re-checks): the
+	 * row test and the block skip of the plain scan, the per-context
+	 * test and the block skip of the grouped one (filter.h).
+	 */
 	struct flt_filter flt;
+	int		empty;		/* a constraint no row can pass */
 
 	/* streaming on the pool: blocks decoded and their rows selected by
 	 * flt on scan_pool.c's helpers, in file order (NULL: this thread) */
@@ -98,13 +83,14 @@ struct ecur {
 };
 
 /*
- * The per-context integer columns filtered by sets and ranges: XC_x is
- * bit x of xsetf/xrngf.  A range constraint's idxStr code is
- * xr_codes[x * 4 + its operator (0 >, 1 >=, 2 <, 3 <=)]: characters no other
- * constraint's code is, printable for EXPLAIN QUERY PLAN's readers.
+ * The per-context integer columns xBestIndex gives range constraints of
+ * (FLT_X_* of the filter's ranges; probe and comm are not among them).
+ * A range constraint's idxStr code is xr_codes[x * 4 + its operator (0 >,
+ * 1 >=, 2 <, 3 <=)]: characters no other constraint's code is, printable
+ * for EXPLAIN QUERY PLAN's readers.
  */
 enum { XC_PID = FLT_X_PID, XC_TID = FLT_X_TID, XC_KSTACK = FLT_X_KSTACK,
-       XC_USTACK = FLT_X_USTACK, XC_FLAGS = FLT_X_FLAGS, XC_N = FLT_XN };
+       XC_USTACK = FLT_X_USTACK, XC_FLAGS = FLT_X_FLAGS, XC_N };
 static const struct { int ecol; unsigned col; } xcols[XC_N] = {
 	{E_PID, DTCAP_COL_PID}, {E_TID, DTCAP_COL_TID}, {E_KSTACK, DTCAP_COL_KSTACK},
 	{E_USTACK, DTCAP_COL_USTACK}, {E_FLAGS, DTCAP_COL_FLAGS},
@@ -122,46 +108,6 @@ static inline void set_err(sqlite3_vtab *v, const char *fmt, const char *s)
 {
 	sqlite3_free(v->zErrMsg);
 	v->zErrMsg = sqlite3_mprintf(fmt, s);
-}
-
-
-
-static inline int in_set(const uint32_t *s, size_t n, uint32_t v)
-{
-	if (n == 1)
-		return s[0] == v;
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s[mid] < v)
-			lo = mid + 1;
-		else if (s[mid] > v)
-			hi = mid;
-		else
-			return 1;
-	}
-	return 0;
-}
-
-/* Does value v of per-context column x pass its set and range? */
-static inline int x_ok(const struct ecur *e, unsigned x, uint32_t v)
-{
-	if ((e->xrngf >> x & 1) && (v < e->xlo[x] || v > e->xhi[x]))
-		return 0;
-	if ((e->xsetf >> x & 1) && !in_set(e->xset[x], e->nxset[x], v))
-		return 0;
-	return 1;
-}
-
-static inline const uint32_t *x_dict(const struct dtcap_block *b, unsigned x)
-{
-	switch (x) {
-	case XC_PID: return b->dict.pid;
-	case XC_TID: return b->dict.tid;
-	case XC_KSTACK: return b->dict.kstack;
-	case XC_USTACK: return b->dict.ustack;
-	default: return b->dict.flags;
-	}
 }
 
 /* The reports' block skip on the cursor's filter (built by xFilter). */

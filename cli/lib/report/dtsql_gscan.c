@@ -105,28 +105,6 @@ static int ghash_add(struct ghash *g, const uint32_t *k, uint64_t n)
 	}
 }
 
-/* Does context d of block b pass the pushed-down pid/probe/comm sets? */
-static int ctx_ok(const struct ecur *e, const struct dtcap_block *b, uint32_t d)
-{
-	if (e->pidf && !in_set(e->pids, e->npids, b->dict.pid[d]))
-		return 0;
-	if (e->probef && !in_set(e->probes, e->nprobes, b->dict.probe[d]))
-		return 0;
-	if (e->commf && !in_set(e->comms, e->ncomms, b->dict.comm[d]))
-		return 0;
-	for (unsigned x = 0, m = e->xsetf | e->xrngf; m >> x; x++)
-		if ((m >> x & 1) && !x_ok(e, x, x_dict(b, x)[d]))
-			return 0;
-	return 1;
-}
-
-/* Is a per-context filter pushed down (then every one's column is read
- * per context, grouped)? */
-static int ctx_filtered(const struct ecur *e)
-{
-	return e->pidf || e->probef || e->commf || e->xsetf || e->xrngf;
-}
-
 /* The key of context d (and cpu, when grouped by it) into k. */
 static void ctx_key(const struct dtcap_block *b, unsigned gcols, uint32_t d, uint32_t cpu,
 		    uint32_t *k)
@@ -331,6 +309,9 @@ struct gjob {
 	unsigned	gcols;	/* [I] the capture columns grouped by */
 	int		tsr;	/* [I] a ts range: [lo, hi] */
 	int		bucket, gret, split;	/* [I] see dtsql_group_scan */
+	/* [I] the columns the cursor's filter tests once per context
+	 * (flt_ctx_columns; 0: none, every context passes) */
+	unsigned	fcols;
 	int64_t		lo, hi;	/* [I] */
 	unsigned	nk, rk, bk0;	/* [I] key words: all; before retval's;
 					 * before the bucket's */
@@ -372,25 +353,10 @@ static int nomem(char *err, size_t errlen)
 	return -1;
 }
 
-/* ok[d] &= (v[d] is in the sorted set s of n values), when on. */
-static void and_set(uint8_t *ok, uint32_t nd, int on, const uint32_t *v, const uint32_t *s,
-		    size_t n)
-{
-	if (!on)
-		return;
-	if (n == 1) {
-		const uint32_t s0 = s[0];
-		for (uint32_t d = 0; d < nd; d++)
-			ok[d] &= (uint8_t)(v[d] == s0);
-		return;
-	}
-	for (uint32_t d = 0; d < nd; d++)
-		if (ok[d])
-			ok[d] = (uint8_t)in_set(s, n, v[d]);
-}
-
-/* Whether each context of block b passes the pushed-down filters, into
- * p->okd, and how many do into *nok.  -1 out of memory. */
+/* Whether each context of block b passes the cursor's filter, into
+ * p->okd, and how many do into *nok (flt_ctx_pass, once a block: the
+ * first read of two_read_block and the counting share it).  -1 out of
+ * memory. */
 static int ctx_pass(struct gpart *p, const struct dtcap_block *b, size_t blk, uint32_t *nok)
 {
 	if (p->okblk == blk + 1) {	/* the first read's, same contexts */
@@ -405,30 +371,7 @@ static int ctx_pass(struct gpart *p, const struct dtcap_block *b, size_t blk, ui
 			return -1;
 		}
 	}
-	const struct ecur *e = p->j->e;
-	uint8_t *ok = p->okd;
-	const uint32_t nd = b->ndict;
-	/* column by column, each filter a pass over its context values (a
-	 * loop the compiler vectorizes for one value or a range), rather
-	 * than every filter per context: a block has thousands of contexts */
-	memset(ok, 1, nd);
-	and_set(ok, nd, e->pidf, b->dict.pid, e->pids, e->npids);
-	and_set(ok, nd, e->probef, b->dict.probe, e->probes, e->nprobes);
-	and_set(ok, nd, e->commf, b->dict.comm, e->comms, e->ncomms);
-	for (unsigned x = 0; x < XC_N; x++) {
-		const uint32_t *v = x_dict(b, x);
-		if (e->xrngf >> x & 1) {
-			const uint32_t xlo = e->xlo[x], xhi = e->xhi[x];
-			for (uint32_t d = 0; d < nd; d++)
-				ok[d] &= (uint8_t)((v[d] >= xlo) & (v[d] <= xhi));
-		}
-		and_set(ok, nd, e->xsetf >> x & 1, v, e->xset[x], e->nxset[x]);
-	}
-	uint32_t n = 0;
-	for (uint32_t d = 0; d < nd; d++)
-		n += ok[d];
-	*nok = n;
-	p->oknok = n;
+	*nok = p->oknok = flt_ctx_pass(&p->j->e->flt, b, p->okd);
 	p->okblk = blk + 1;
 	return 0;
 }
@@ -513,7 +456,7 @@ static int group_block(void *part, const struct dtcap_block *b, size_t blk, char
 	 * never per row; a block none of whose contexts passes is done */
 	const uint8_t *okd = NULL;
 	uint32_t nok = b->ndict;
-	if (ctx_filtered(e)) {
+	if (jb->fcols) {
 		if (ctx_pass(p, b, blk, &nok) < 0)
 			return nomem(err, errlen);
 		if (nok == 0)
@@ -640,8 +583,9 @@ static int bucket_of(int64_t ts, int64_t o, int64_t w, int64_t *out)
 	return 0;
 }
 
-/* Number block b's contexts into h->lid.  -1 out of memory. */
-static int rvh_block(const struct ecur *e, const struct dtcap_block *b, unsigned gcols,
+/* Number block b's contexts into h->lid (those okd fails -1; okd NULL:
+ * all pass).  -1 out of memory. */
+static int rvh_block(const uint8_t *okd, const struct dtcap_block *b, unsigned gcols,
 		     struct rvh *h)
 {
 	uint32_t k[NGKEY];
@@ -654,7 +598,7 @@ static int rvh_block(const struct ecur *e, const struct dtcap_block *b, unsigned
 		h->caplid = b->ndict;
 	}
 	for (uint32_t d = 0; d < b->ndict; d++) {
-		if (!ctx_ok(e, b, d)) {
+		if (okd && !okd[d]) {
 			h->lid[d] = -1;
 			continue;
 		}
@@ -728,7 +672,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 
 	/* the filters once per context, as group_block does */
 	const uint8_t *okd = NULL;
-	if (ctx_filtered(e) && (gcols & CTX_COLS)) {
+	if (jb->fcols && (gcols & CTX_COLS)) {
 		uint32_t nok;
 		if (ctx_pass(p, b, blk, &nok) < 0)
 			return nomem(err, errlen);
@@ -752,7 +696,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 		if ((p->hist = calloc(p->nhist, sizeof(*p->hist))) == NULL)
 			return nomem(err, errlen);
 	}
-	if (split && rvh_block(e, b, gcols, &p->rv) < 0)
+	if (split && rvh_block(okd, b, gcols, &p->rv) < 0)
 		return nomem(err, errlen);
 	uint32_t a0 = 0;	/* the row's place in slot 0's column */
 	int64_t bkcur = 0, bklo = 1, bkhi = 0;	/* the last bucket's ts - K */
@@ -848,7 +792,7 @@ static int rows_block(void *part, const struct dtcap_block *b, size_t blk, char 
 	for (uint32_t d = 0; split && d < b->ndict; d++) {
 		if (p->hist[d] == 0)
 			continue;
-		if (ctx_ok(e, b, d)) {
+		if (!okd || okd[d]) {
 			ctx_key(b, gcols, d, 0, k);
 			k[rk] = k[rk + 1] = k[rk + 2] = 0;	/* retval NULL */
 			if (ghash_add(g, k, p->hist[d]) < 0)
@@ -956,6 +900,7 @@ int dtsql_group_scan(struct ecur *e)
 		.e = e, .gcols = gcols, .bucket = bucket, .gret = gret,
 		.tsr = e->glo_set || e->ghi_set,
 		.lo = e->glo_set ? e->glo : INT64_MIN, .hi = e->ghi_set ? e->ghi : INT64_MAX,
+		.fcols = flt_ctx_columns(&e->flt),
 	};
 	for (unsigned i = 0; i < NGKEY; i++)
 		j.nk += (gcols & gkey_col[i]) != 0;
@@ -1002,13 +947,9 @@ int dtsql_group_scan(struct ecur *e)
 			.skip = gskip, .block = bucket || gret ? rows_block : group_block,
 		};
 		/* filtered by context: the filters' columns read first, alone */
-		unsigned fcols = (e->pidf ? DTCAP_COL_PID : 0) |
-				 (e->probef ? DTCAP_COL_PROBE : 0) | (e->commf ? DTCAP_COL_COMM : 0);
-		for (unsigned x = 0; x < XC_N; x++)
-			fcols |= (e->xsetf | e->xrngf) >> x & 1 ? xcols[x].col : 0;
+		const unsigned fcols = j.fcols;
 		const char *one = getenv("DT_SQL_ONE_READ");
-		if (ctx_filtered(e) && (gcols & CTX_COLS) && (fcols & ~gcols) == 0 &&
-		    !(one && *one)) {
+		if (fcols && (gcols & CTX_COLS) && (fcols & ~gcols) == 0 && !(one && *one)) {
 			j.inner = job.block;
 			j.rest = (rcols & ~fcols) | DTCAP_COL_CIDX;
 			job.block = two_read_block;

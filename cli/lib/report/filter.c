@@ -340,6 +340,7 @@ unsigned flt_columns(const struct flt_filter *f)
 		c |= DTCAP_COL_PROBE;
 	static const unsigned xcol[FLT_XN] = {
 		DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
+		DTCAP_COL_PROBE, DTCAP_COL_COMM,
 	};
 	for (int x = 0; x < FLT_XN; x++)
 		if ((f->xset | f->xrng) >> x & 1)
@@ -355,19 +356,23 @@ static int in_list(const uint32_t *v, size_t n, uint32_t x)
 	return 0;
 }
 
-static int in_sorted(const uint32_t *v, size_t n, uint32_t x)
+/* A block's values of the per-context columns, as rows (b->pid...) or
+ * once per context (b->dict); NULL where not read. */
+struct ctx_vals {
+	const uint32_t	*v[FLT_XN];	/* by FLT_X_* */
+};
+
+static const uint32_t *row_col(const struct dtcap_block *b, int x)
 {
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else if (v[mid] > x)
-			hi = mid;
-		else
-			return 1;
+	switch (x) {
+	case FLT_X_PID: return b->pid;
+	case FLT_X_TID: return b->tid;
+	case FLT_X_KSTACK: return b->kstack;
+	case FLT_X_USTACK: return b->ustack;
+	case FLT_X_FLAGS: return b->flags;
+	case FLT_X_PROBE: return b->probe;
+	default: return b->comm;
 	}
-	return 0;
 }
 
 int flt_match_x(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
@@ -376,49 +381,103 @@ int flt_match_x(const struct flt_filter *f, const struct dtcap_block *b, uint32_
 	for (int x = 0; m >> x; x++) {
 		if (!(m >> x & 1))
 			continue;
-		const uint32_t *col = x == FLT_X_PID ? b->pid : x == FLT_X_TID ? b->tid :
-				      x == FLT_X_KSTACK ? b->kstack :
-				      x == FLT_X_USTACK ? b->ustack : b->flags;
-		uint32_t v = col[i];
+		uint32_t v = row_col(b, x)[i];
 		if ((f->xrng >> x & 1) && (v < f->xlo[x] || v > f->xhi[x]))
 			return 0;
-		if ((f->xset >> x & 1) && !in_sorted(f->xv[x], f->nxv[x], v))
+		if ((f->xset >> x & 1) && !flt_in_set(f->xv[x], f->nxv[x], v))
 			return 0;
 	}
 	return 1;
 }
 
-/* The tests of row i that every row of its block context shares: those of
- * the columns a block stores per context (not the time, CPU, --ctx). */
+/* ok[d] &= (v[d] is in the sorted set s of n values). */
+static void and_set(uint8_t *ok, uint32_t nd, const uint32_t *v, const uint32_t *s, size_t n)
+{
+	if (n == 1) {	/* a loop the compiler vectorizes */
+		const uint32_t s0 = s[0];
+		for (uint32_t d = 0; d < nd; d++)
+			ok[d] &= (uint8_t)(v[d] == s0);
+		return;
+	}
+	for (uint32_t d = 0; d < nd; d++)
+		if (ok[d])
+			ok[d] = (uint8_t)flt_in_set(s, n, v[d]);
+}
+
+/* ok[d] &= (v[d] is one of the n values of an option's list). */
+static void and_list(uint8_t *ok, uint32_t nd, const uint32_t *v, const uint32_t *s, size_t n)
+{
+	for (uint32_t d = 0; d < nd; d++)
+		if (ok[d])
+			ok[d] = (uint8_t)in_list(s, n, v[d]);
+}
+
+/* ok[d] &= tab[v[d]] (ids past the table's n: not passed). */
+static void and_table(uint8_t *ok, uint32_t nd, const uint32_t *v, const uint8_t *tab,
+		      uint32_t n)
+{
+	for (uint32_t d = 0; d < nd; d++)
+		ok[d] &= (uint8_t)(v[d] < n && tab[v[d]]);
+}
+
+/*
+ * The tests of the columns a block stores per context, on nd contexts'
+ * values: into ok[d], returning how many pass.  Column by column, each
+ * test a pass over its values (a loop the compiler vectorizes for one
+ * value or a range) rather than every test per context: a block has
+ * thousands of contexts.  The one implementation of these tests, whether
+ * once per context (flt_ctx_pass) or on a row (flt_select's first row of
+ * a context).
+ */
+static uint32_t ctx_tests(const struct flt_filter *f, const struct ctx_vals *cv, uint32_t nd,
+			  uint8_t *ok)
+{
+	memset(ok, 1, nd);
+	if (f->probe_ok)
+		and_table(ok, nd, cv->v[FLT_X_PROBE], f->probe_ok, f->nprobe_ok);
+	if (f->comm_ok)
+		and_table(ok, nd, cv->v[FLT_X_COMM], f->comm_ok, f->ncomm_ok);
+	for (int x = 0; x < FLT_XN; x++) {
+		const uint32_t *v = cv->v[x];
+		if (f->xrng >> x & 1) {
+			const uint32_t lo = f->xlo[x], hi = f->xhi[x];
+			for (uint32_t d = 0; d < nd; d++)
+				ok[d] &= (uint8_t)((v[d] >= lo) & (v[d] <= hi));
+		}
+		if (f->xset >> x & 1)
+			and_set(ok, nd, v, f->xv[x], f->nxv[x]);
+	}
+	if (f->npids)
+		and_list(ok, nd, cv->v[FLT_X_PID], f->pids, f->npids);
+	if (f->ntids)
+		and_list(ok, nd, cv->v[FLT_X_TID], f->tids, f->ntids);
+	uint32_t n = 0;
+	for (uint32_t d = 0; d < nd; d++)
+		n += ok[d];
+	return n;
+}
+
+/* The tests of row i that every row of its block context shares. */
 static int ctx_match(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
 {
-	if (f->probe_ok && (b->probe[i] >= f->nprobe_ok || !f->probe_ok[b->probe[i]]))
-		return 0;
-	if ((f->xset | f->xrng) && !flt_match_x(f, b, i))
-		return 0;
-	if (f->comm_ok && (b->comm[i] >= f->ncomm_ok || !f->comm_ok[b->comm[i]]))
-		return 0;
-	if (f->npids && !in_list(f->pids, f->npids, b->pid[i]))
-		return 0;
-	if (f->ntids && !in_list(f->tids, f->ntids, b->tid[i]))
-		return 0;
-	return 1;
+	struct ctx_vals cv;
+	uint8_t ok;
+	for (int x = 0; x < FLT_XN; x++) {
+		const uint32_t *col = row_col(b, x);
+		cv.v[x] = col ? col + i : NULL;
+	}
+	return (int)ctx_tests(f, &cv, 1, &ok);
 }
 
 uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, uint8_t *ok)
 {
-	/* the context values seen as rows, one per context: ctx_match is
-	 * then the test flt_select makes once per context */
-	struct dtcap_block v = { .rows = b->ndict };
-	v.pid = b->dict.pid, v.tid = b->dict.tid, v.probe = b->dict.probe;
-	v.comm = b->dict.comm, v.kstack = b->dict.kstack, v.ustack = b->dict.ustack;
-	v.flags = b->dict.flags;
-	uint32_t n = 0;
-	for (uint32_t d = 0; d < b->ndict; d++) {
-		ok[d] = (uint8_t)ctx_match(f, &v, d);
-		n += ok[d];
-	}
-	return n;
+	const struct ctx_vals cv = { .v = {
+		[FLT_X_PID] = b->dict.pid, [FLT_X_TID] = b->dict.tid,
+		[FLT_X_KSTACK] = b->dict.kstack, [FLT_X_USTACK] = b->dict.ustack,
+		[FLT_X_FLAGS] = b->dict.flags, [FLT_X_PROBE] = b->dict.probe,
+		[FLT_X_COMM] = b->dict.comm,
+	} };
+	return ctx_tests(f, &cv, b->ndict, ok);
 }
 
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel)
@@ -426,12 +485,10 @@ uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uin
 	/* A filter on a column the block stores per context had it decode
 	 * its contexts (cidx): those tests are made once per context, the
 	 * rows then cost a lookup, and the time and CPU tests. */
-	const unsigned per_ctx = DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM |
-				 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS;
 	uint8_t *st = NULL;	/* per context: 0 not yet tested, 1 passes, 2 not */
 	uint32_t n = 0;
 
-	if ((flt_columns(f) & per_ctx) && b->cidx && b->ndict)
+	if (flt_ctx_columns(f) && b->cidx && b->ndict)
 		st = calloc(b->ndict, 1);
 	if (!st) {
 		for (uint32_t i = 0; i < b->rows; i++)

@@ -27,9 +27,12 @@
  * The per-context integer columns a filter may hold sets and ranges of, by
  * value (bit FLT_X_x of xset/xrng): SQL's pushed-down constraints
  * (dtsql_events.c) are a flt_filter, so that SQL and the reports share
- * the row test and the block skip.
+ * the row test, the per-context test and the block skip.  Probe and comm
+ * ids are tested by table (probe_ok, comm_ok); a set of them too far
+ * apart for a table is a set here.
  */
-enum { FLT_X_PID, FLT_X_TID, FLT_X_KSTACK, FLT_X_USTACK, FLT_X_FLAGS, FLT_XN };
+enum { FLT_X_PID, FLT_X_TID, FLT_X_KSTACK, FLT_X_USTACK, FLT_X_FLAGS, FLT_X_PROBE, FLT_X_COMM,
+       FLT_XN };
 
 struct flt_filter {
 	uint32_t	*pids, *tids, *cpus;
@@ -132,6 +135,38 @@ int flt_block_skip(const struct flt_filter *f, const struct dtcap_blockinfo *bi)
 /* Columns flt_match needs (DTCAP_COL_*). */
 unsigned flt_columns(const struct flt_filter *f);
 
+/* The columns a block stores once per context (DTCAP_COL_*). */
+#define FLT_CTX_COLS	(DTCAP_COL_PID | DTCAP_COL_TID | DTCAP_COL_PROBE | DTCAP_COL_COMM | \
+			 DTCAP_COL_KSTACK | DTCAP_COL_USTACK | DTCAP_COL_FLAGS)
+
+/* Those of them f tests (flt_ctx_pass's columns; 0: it passes every
+ * context). */
+static inline unsigned flt_ctx_columns(const struct flt_filter *f)
+{
+	return flt_columns(f) & FLT_CTX_COLS;
+}
+
+/*
+ * Is v in the sorted set s of n values?  The one test of a value against
+ * a set for the filter and SQL's cursor.
+ */
+static inline int flt_in_set(const uint32_t *s, size_t n, uint32_t v)
+{
+	if (n == 1)
+		return s[0] == v;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s[mid] < v)
+			lo = mid + 1;
+		else if (s[mid] > v)
+			hi = mid;
+		else
+			return 1;
+	}
+	return 0;
+}
+
 /* A row of a block read with at least flt_columns(f). */
 static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_block *b,
 				uint32_t i);
@@ -167,11 +202,12 @@ static inline int flt_match_row(const struct flt_filter *f, const struct dtcap_b
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel);
 
 /*
- * Per context of block b (read with DTCAP_COL_BYCTX and at least the
- * per-context columns of flt_columns(f)): ok[d] (room for b->ndict) 1 when
- * context d passes the tests of the columns a block stores per context,
- * 0 when none of its rows can pass; returns how many pass.  The time, CPU
- * and --ctx tests are the rows' (flt_match_row).
+ * Per context of block b (read with DTCAP_COL_BYCTX and at least
+ * flt_ctx_columns(f)): ok[d] (room for b->ndict) 1 when context d passes
+ * the tests of the columns a block stores per context, 0 when none of its
+ * rows can pass; returns how many pass.  The time, CPU and --ctx tests are
+ * the rows' (flt_match_row).  SQL's grouped scan (dtsql_gscan.c) and the
+ * read-ahead by contexts (scan_pool.c) both filter with it.
  */
 uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, uint8_t *ok);
 
