@@ -908,6 +908,8 @@ else
 		'SELECT (ts - 5000000000) / 1000000 AS ms, count(*) FROM events WHERE tid = 5003 GROUP BY ms'
 		'SELECT probe_name, quantile_disc(retval, 0.5), count(*) FROM events WHERE tid IN (5000, 5019, 1003) GROUP BY 1'
 		'SELECT kstack, count(*) FROM events WHERE tid = 5010 AND kstack != 0 GROUP BY kstack'
+		'SELECT probe_name, count(*) FROM events WHERE probe IN (2, 16777216) AND tid >= 5010 GROUP BY 1'
+		'SELECT comm, count(*) FROM events WHERE probe IN (7, 4294967295) GROUP BY comm'
 	)
 	# the layout the test relies on: each such thread in one block, and
 	# the first and last blocks' among them

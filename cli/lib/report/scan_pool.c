@@ -606,7 +606,7 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 	a->cols = cols | (f ? flt_columns(f) : 0);
 	/* two reads pay when the filter tests contexts (and keeps few) */
 	const char *one = getenv("DT_SQL_ONE_READ");
-	a->two = select && f && (flt_columns(f) & AHEAD_CTXC) &&
+	a->two = select && f && flt_ctx_columns(f) &&
 		 !(a->cols & ~(unsigned)(AHEAD_CTXC | DTCAP_COL_TS | DTCAP_COL_CPU)) &&
 		 !(one && *one);
 	a->cancel = cancel;
