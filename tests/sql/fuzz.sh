@@ -71,6 +71,8 @@ SELECT tid, cpu, count(*) FROM events WHERE tid IN (5000, 5002) GROUP BY 1, 2
 SELECT comm, count(*) FROM events WHERE tid >= 5002 OR tid BETWEEN 4000 AND 5000 GROUP BY comm
 SELECT (ts - 5000000000) / 100000 AS b, count(*) FROM events WHERE tid = 5002 GROUP BY b
 SELECT probe_name, quantile_disc(retval, 0.5) FROM events WHERE tid IN (5001, 1002) GROUP BY 1
+SELECT comm, count(*) FROM events WHERE probe IN (2, 16777216) AND tid > 5003 GROUP BY comm
+SELECT rowid, tid, probe FROM events WHERE probe IN (3, 4294967295) AND comm LIKE 'm%'
 EOF
 cat >"$t/dict" <<'EOF'
 "SELECT"
@@ -115,6 +117,7 @@ cat >"$t/dict" <<'EOF'
 " = (SELECT "
 "(SELECT max(pid) FROM events)"
 "9223372036854775807"
+"16777216"
 "-1"
 "length("
 "upper("
