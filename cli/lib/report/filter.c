@@ -316,6 +316,12 @@ int flt_block_skip(const struct flt_filter *f, const struct dtcap_blockinfo *bi)
 	return 0;
 }
 
+/* The capture column of each FLT_X_* column. */
+static const unsigned xcol[FLT_XN] = {
+	DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
+	DTCAP_COL_PROBE, DTCAP_COL_COMM,
+};
+
 unsigned flt_columns(const struct flt_filter *f)
 {
 	unsigned c = 0;
@@ -338,10 +344,6 @@ unsigned flt_columns(const struct flt_filter *f)
 		c |= DTCAP_COL_COMM;
 	if (f->probe_ok)
 		c |= DTCAP_COL_PROBE;
-	static const unsigned xcol[FLT_XN] = {
-		DTCAP_COL_PID, DTCAP_COL_TID, DTCAP_COL_KSTACK, DTCAP_COL_USTACK, DTCAP_COL_FLAGS,
-		DTCAP_COL_PROBE, DTCAP_COL_COMM,
-	};
 	for (int x = 0; x < FLT_XN; x++)
 		if ((f->xset | f->xrng) >> x & 1)
 			c |= xcol[x];
@@ -425,9 +427,8 @@ static void and_table(uint8_t *ok, uint32_t nd, const uint32_t *v, const uint8_t
  * values: into ok[d], returning how many pass.  Column by column, each
  * test a pass over its values (a loop the compiler vectorizes for one
  * value or a range) rather than every test per context: a block has
- * thousands of contexts.  The one implementation of these tests, whether
- * once per context (flt_ctx_pass) or on a row (flt_select's first row of
- * a context).
+ * thousands of contexts.  The one implementation of these tests, on the
+ * contexts' own values (flt_ctx_pass) or on a row of each (flt_select).
  */
 static uint32_t ctx_tests(const struct flt_filter *f, const struct ctx_vals *cv, uint32_t nd,
 			  uint8_t *ok)
@@ -457,18 +458,6 @@ static uint32_t ctx_tests(const struct flt_filter *f, const struct ctx_vals *cv,
 	return n;
 }
 
-/* The tests of row i that every row of its block context shares. */
-static int ctx_match(const struct flt_filter *f, const struct dtcap_block *b, uint32_t i)
-{
-	struct ctx_vals cv;
-	uint8_t ok;
-	for (int x = 0; x < FLT_XN; x++) {
-		const uint32_t *col = row_col(b, x);
-		cv.v[x] = col ? col + i : NULL;
-	}
-	return (int)ctx_tests(f, &cv, 1, &ok);
-}
-
 uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, uint8_t *ok)
 {
 	const struct ctx_vals cv = { .v = {
@@ -483,30 +472,56 @@ uint32_t flt_ctx_pass(const struct flt_filter *f, const struct dtcap_block *b, u
 uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uint32_t *sel)
 {
 	/* A filter on a column the block stores per context had it decode
-	 * its contexts (cidx): those tests are made once per context, the
-	 * rows then cost a lookup, and the time and CPU tests. */
-	uint8_t *st = NULL;	/* per context: 0 not yet tested, 1 passes, 2 not */
+	 * its contexts (cidx), their values given per row: a row of each
+	 * context stands for it, its values gathered, and the tests made
+	 * once per context (ctx_tests); the rows then cost a lookup, and
+	 * the time and CPU tests. */
+	const unsigned fc = flt_ctx_columns(f);
+	const uint32_t nd = b->ndict;
+	uint32_t *rep = NULL;	/* per context: a row of it, UINT32_MAX none */
+	uint32_t *vals = NULL;	/* the gathered values, nd per column */
+	uint8_t *ok = NULL;
 	uint32_t n = 0;
 
-	if (flt_ctx_columns(f) && b->cidx && b->ndict)
-		st = calloc(b->ndict, 1);
-	if (!st) {
+	if (fc && b->cidx && nd) {
+		rep = malloc((size_t)nd * sizeof(*rep));
+		vals = malloc((size_t)nd * FLT_XN * sizeof(*vals));
+		ok = malloc(nd);
+	}
+	if (!rep || !vals || !ok) {
+		free(rep);
+		free(vals);
+		free(ok);
 		for (uint32_t i = 0; i < b->rows; i++)
 			if (flt_match_row(f, b, i))
 				sel[n++] = i;
 		return n;
 	}
+	memset(rep, 0xff, (size_t)nd * sizeof(*rep));
+	for (uint32_t i = 0; i < b->rows; i++)
+		if (b->cidx[i] < nd)
+			rep[b->cidx[i]] = i;
+	struct ctx_vals cv;
+	for (int x = 0; x < FLT_XN; x++) {
+		const uint32_t *col = row_col(b, x);
+		cv.v[x] = NULL;
+		if (!col || !(fc & xcol[x]))
+			continue;
+		uint32_t *v = vals + (size_t)x * nd;
+		for (uint32_t d = 0; d < nd; d++)
+			v[d] = rep[d] != UINT32_MAX ? col[rep[d]] : 0;
+		cv.v[x] = v;
+	}
+	ctx_tests(f, &cv, nd, ok);
 	int tsf = f->has_since || f->has_until;
 	for (uint32_t i = 0; i < b->rows; i++) {
 		uint32_t d = b->cidx[i];
-		if (d >= b->ndict) {
+		if (d >= nd) {
 			if (flt_match_row(f, b, i))
 				sel[n++] = i;
 			continue;
 		}
-		if (!st[d])
-			st[d] = ctx_match(f, b, i) ? 1 : 2;
-		if (st[d] != 1)
+		if (!ok[d])
 			continue;
 		if (tsf && (b->ts[i] < f->tmin || b->ts[i] > f->tmax))
 			continue;
@@ -516,7 +531,9 @@ uint32_t flt_select(const struct flt_filter *f, const struct dtcap_block *b, uin
 			continue;
 		sel[n++] = i;
 	}
-	free(st);
+	free(rep);
+	free(vals);
+	free(ok);
 	return n;
 }
 
