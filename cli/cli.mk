@@ -12,12 +12,9 @@ CLI_LIB_ASAN := $(B)/asan/libdtcli.a
 # known only at run time (VECT_DYNAMIC, the top Makefile).
 $(B)/obj/cli/lib/report/export_parquet.o: CFLAGS += $(VECT_DYNAMIC)
 # The grouped scan's counting loops (an increment per event into a dense
-# table) ran 5-6 % slower when an unrelated edit moved them across a
-# 64-byte line (same machine code, perf annotate: the time on the loop's
-# back edge; branch s6gscan, two_key on 200M events, 1 thread): loops
-# aligned to 32 bytes keep them where the front end fetches them whole,
-# wherever the linker puts the file.
-$(B)/obj/cli/lib/report/dtsql_gscan.o: CFLAGS += -falign-loops=32
+# table) ran 5-6% slower moved across a line by an unrelated edit
+# (ALIGN_LOOPS, the top Makefile).
+$(B)/obj/cli/lib/report/dtsql_gscan.o: CFLAGS += $(ALIGN_LOOPS)
 
 $(CLI_LIB): $(CLI_LIB_SRCS:%.c=$(B)/obj/%.o)
 	$(ARCHIVE)

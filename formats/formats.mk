@@ -4,12 +4,10 @@ CAP_LIB := $(B)/libdtcap.a
 CAP_LIB_ASAN := $(B)/asan/libdtcap.a
 $(CAP_LIB): $(CAP_LIB_SRCS:%.c=$(B)/obj/%.o)
 	$(ARCHIVE)
-# The decoders' loops are a few instructions each (dtc_dec_u64: 21 bytes,
-# an add per byte plane): one that straddles a 64-byte line ran 70 %
-# slower (perf annotate, same machine code, moved by an edit elsewhere in
-# the link; branch s6gscan, 200M events).  Aligned to 32 bytes they stay
-# whole in a line wherever the linker puts them.
-$(CAP_LIB_SRCS:%.c=$(B)/obj/%.o): CFLAGS += -falign-loops=32
+# The decoders' loops are a few instructions each (dtc_dec_u64's: 21
+# bytes, an add per byte plane), 70% slower straddling a line (ALIGN_LOOPS,
+# the top Makefile).
+$(CAP_LIB_SRCS:%.c=$(B)/obj/%.o): CFLAGS += $(ALIGN_LOOPS)
 $(CAP_LIB_ASAN): $(CAP_LIB_SRCS:%.c=$(B)/asan/obj/%.o)
 	$(ARCHIVE)
 CAP_LIB_TSAN := $(B)/tsan/libdtcap.a
