@@ -96,6 +96,43 @@ else
 	pass "rows_limit_filter_stops_early"
 fi
 
+# ORDER BY ts alone is streamed in ts order (the blocks' tmin say when a
+# held row can go): the bytes of the whole sort of its twin (ORDER BY +ts,
+# sqlite's sorter), at each thread count and on one thread
+OTQ="SELECT rowid, ts, tid, comm, probe_name FROM events WHERE probe_name GLOB 'syscall:read:*' ORDER BY ts LIMIT 1000;
+SELECT rowid, ts, cpu FROM events ORDER BY ts LIMIT 5000;
+SELECT rowid, * FROM events WHERE pid BETWEEN $RP AND $((RP + 2)) AND ts >= $RA ORDER BY ts;
+SELECT ts, arg0 FROM events WHERE tid IN ($RT1, $RT2) ORDER BY ts LIMIT 300 OFFSET 50;"
+DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$RC" "${OTQ//ORDER BY ts/ORDER BY +ts}" >"$T/ot.plain" 2>"$T/ot.plain.err"
+for n in 0 1 2 7; do
+	if [ $n = 0 ]; then
+		DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$RC" "$OTQ" >"$T/ot.$n" 2>"$T/ot.$n.err"
+	else
+		"$D" sql --csv --threads $n "$RC" "$OTQ" >"$T/ot.$n" 2>"$T/ot.$n.err"
+	fi
+	rc=$?
+	if [ $rc != 0 ] || san "$T/ot.$n.err"; then
+		fail "rows_order_ts_stream_$n" "rc $rc: $(head -c 300 "$T/ot.$n.err")"
+	elif [ "$(wc -l <"$T/ot.plain")" -lt 6000 ] || ! cmp -s "$T/ot.$n" "$T/ot.plain"; then
+		fail "rows_order_ts_stream_$n" "not the plain plan's rows: $(diff "$T/ot.$n" "$T/ot.plain" | head -4 | tr '\n' ' ')"
+	else
+		pass "rows_order_ts_stream_$n"
+	fi
+done
+# ... and its LIMIT stops the read: the first rows in ts order are in the
+# first blocks of this capture (whose blocks are in time order)
+DT_SQL_DEBUG=1 "$D" sql --csv --threads 2 "$RC" 'SELECT ts, comm FROM events ORDER BY ts LIMIT 10' >"$T/otl.out" 2>"$T/otl.err"
+rc=$?
+got=$(sed -n 's/.*events read ahead: \([0-9]*\) of \([0-9]*\) blocks decoded.*/\1 \2/p' "$T/otl.err")
+dec=${got% *} tot=${got#* }
+if [ $rc != 0 ] || [ -z "$got" ] || [ "$(wc -l <"$T/otl.out")" != 11 ]; then
+	fail "rows_order_ts_limit_stops_early" "rc $rc, '$got': $(head -c 200 "$T/otl.err")"
+elif [ "$tot" -lt 100 ] || [ "$dec" -gt 8 ]; then
+	fail "rows_order_ts_limit_stops_early" "decoded $dec of $tot blocks for 10 rows"
+else
+	pass "rows_order_ts_limit_stops_early"
+fi
+
 # Ctrl-C: a filter that passes no row never returns to sqlite's loop (whose
 # progress handler sees the flag) until the scan ends; the cursor looks at
 # the flag before each block, read ahead or not

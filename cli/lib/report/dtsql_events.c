@@ -326,6 +326,7 @@ static void ev_reset(struct ecur *e)
 	free(e->mat.ustack); free(e->mat.flags); free(e->mat.nargs); free(e->mat.ctx);
 	free(e->mat.args);
 	free(e->perm);
+	free(e->sufmin);
 	free(e->mrid);
 	free(e->gcount);
 	free(e->gbucket);
@@ -697,6 +698,7 @@ static int ev_next_block_ahead(struct ecur *e)
 		if (e->nsel == 0)
 			continue;
 		e->si = 0;
+		e->cur_blk = blk;
 		e->rbase = e->c->block_base[blk];
 		e->nrows = b->rows;
 		cols_from_block(&e->cv, b);
@@ -723,6 +725,7 @@ static int ev_next_block(struct ecur *e)
 		if (!block_may_match(e, bi))
 			continue;
 		e->rbase = e->c->block_base[i];
+		e->cur_blk = i;
 		e->row = 0;
 		if (e->cols == 0) {
 			/* count(*) and friends: the index knows the row count */
@@ -809,7 +812,7 @@ static int mat_reserve(struct ecur *e, size_t need)
 		GROW(flags, DTCAP_COL_FLAGS); GROW(nargs, DTCAP_COL_ARGS);
 		GROW(ctx, DTCAP_COL_CTX);
 #undef GROW
-		if (rowfilter(e)) {
+		if (rowfilter(e) || e->stream) {
 			void *q = realloc(e->mrid, cap * sizeof(*e->mrid));
 			if (q == NULL)
 				return -1;
@@ -844,6 +847,9 @@ static int mat_append(struct ecur *e)
 		if (d->args)
 			memcpy(d->args + n * DTCAP_MAXARGS, s->args,
 			       k * DTCAP_MAXARGS * sizeof(uint64_t));
+		if (e->stream)	/* rows from many reads: their ids kept */
+			for (size_t j = 0; j < k; j++)
+				e->mrid[n + j] = (uint32_t)(e->rbase + j);
 		e->nmat += k;
 		return 0;
 	}
@@ -887,6 +893,41 @@ static uint64_t sort_key(const struct ecur *e, int col, size_t i)
 	case E_TS: return e->mat.ts[i] ^ (1ULL << 63);	/* signed order */
 	}
 	return 0;
+}
+
+/* Order perm (n row numbers) by kv[row], stably: an LSD radix sort on
+ * the bytes that vary (kor, kand: the keys' OR and AND), tmp its scratch. */
+static void radix_term(const uint64_t *kv, uint64_t kor, uint64_t kand,
+		       uint32_t *perm, uint32_t *tmp, size_t n)
+{
+	/* bytes every key shares sort nothing: count only the others
+	 * (one of eight for a comm or probe name rank) */
+	uint64_t vary = kor ^ kand;
+	int bs[8], nb = 0;
+	for (int b = 0; b < 8; b++)
+		if ((vary >> (8 * b)) & 0xff)
+			bs[nb++] = b;
+	size_t cnt[8][256];
+	memset(cnt, 0, sizeof(cnt));
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < nb; j++)
+			cnt[j][(kv[i] >> (8 * bs[j])) & 0xff]++;
+	uint32_t *src = perm, *dst = tmp;
+	for (int j = 0; j < nb; j++) {
+		int b = bs[j];
+		size_t *cb = cnt[j];
+		size_t sum = 0;
+		for (int k = 0; k < 256; k++) {
+			size_t x = cb[k];
+			cb[k] = sum;
+			sum += x;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cb[(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
+		uint32_t *x = src; src = dst; dst = x;
+	}
+	if (src != perm)
+		memcpy(perm, src, n * sizeof(*src));
 }
 
 /*
@@ -945,35 +986,7 @@ static int ev_materialize(struct ecur *e, const char *ord)
 			kor |= kv[i];
 			kand &= kv[i];
 		}
-		/* bytes every key shares sort nothing: count only the others
-		 * (one of eight for a comm or probe name rank) */
-		uint64_t vary = kor ^ kand;
-		int bs[8], nb = 0;
-		for (int b = 0; b < 8; b++)
-			if ((vary >> (8 * b)) & 0xff)
-				bs[nb++] = b;
-		size_t cnt[8][256];
-		memset(cnt, 0, sizeof(cnt));
-		for (size_t i = 0; i < n; i++)
-			for (int j = 0; j < nb; j++)
-				cnt[j][(kv[i] >> (8 * bs[j])) & 0xff]++;
-		uint32_t *src = e->perm, *dst = tmp;
-		for (int j = 0; j < nb; j++) {
-			int b = bs[j];
-			size_t *cb = cnt[j];
-			size_t sum = 0;
-			for (int k = 0; k < 256; k++) {
-				size_t x = cb[k];
-				cb[k] = sum;
-				sum += x;
-			}
-			for (size_t i = 0; i < n; i++)
-				dst[cb[(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
-			uint32_t *x = src; src = dst; dst = x;
-		}
-		if (src != e->perm) {
-			memcpy(e->perm, src, n * sizeof(*src));
-		}
+		radix_term(kv, kor, kand, e->perm, tmp, n);
 	}
 	free(kv);
 	free(tmp);
@@ -999,6 +1012,136 @@ static int ev_materialize(struct ecur *e, const char *ord)
 	e->pos = 0;
 	e->eof = n == 0;
 	e->row = n ? e->perm[0] : 0;
+	return SQLITE_OK;
+}
+
+/*
+ * ORDER BY ts alone ("e+") is given as a stream, so that a LIMIT stops the
+ * read: a held row goes out once no unread block's tmin (the block index)
+ * is below it.  sqlite compares ts signed: a capture with a ts past
+ * INT64_MAX is sorted whole instead.  1: streamed, 0: not, -1: no memory.
+ */
+static int stream_setup(struct ecur *e, const char *ord)
+{
+	if (ord[0] != 'a' + E_TS || ord[1] != '+' || ord[2])
+		return 0;
+	struct dtcap_reader *r = e->c->r;
+	size_t nb = dtcap_nblocks(r);
+	for (size_t i = 0; i < nb; i++) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		if ((bi->tmin | bi->tmax) >> 63)
+			return 0;
+	}
+	e->sufmin = malloc((nb + 1) * sizeof(*e->sufmin));
+	if (e->sufmin == NULL)
+		return -1;
+	e->sufmin[nb] = UINT64_MAX;
+	for (size_t i = nb; i-- > 0;) {
+		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
+		uint64_t m = e->sufmin[i + 1];
+		if (block_may_match(e, bi) && bi->tmin < m)
+			m = bi->tmin;
+		e->sufmin[i] = m;
+	}
+	e->stream = 1;
+	return 1;
+}
+
+/* Row src of the held rows to place dst (dst < src). */
+static void mat_move(struct ecur *e, size_t dst, size_t src)
+{
+	struct cols *d = &e->mat;
+#define MV(f) do { if (d->f) d->f[dst] = d->f[src]; } while (0)
+	MV(ts); MV(cpu); MV(pid); MV(tid); MV(probe); MV(comm);
+	MV(kstack); MV(ustack); MV(flags); MV(nargs); MV(ctx);
+#undef MV
+	if (d->args)
+		memcpy(d->args + dst * DTCAP_MAXARGS, d->args + src * DTCAP_MAXARGS,
+		       DTCAP_MAXARGS * sizeof(uint64_t));
+	if (e->mrid)
+		e->mrid[dst] = e->mrid[src];
+}
+
+/*
+ * The next rows of the stream: drop the ones given, read blocks until a
+ * held row is at or below the least tmin of the unread ones, and order the
+ * held rows by ts stably; they are held in rowid order, so equal ts go out
+ * as the whole sort gives them.  The rows at or below that bound are given.
+ */
+static int stream_fill(struct ecur *e)
+{
+	/* e->row was a held row's: the last block read was held whole */
+	e->row = e->nrows;
+	e->si = e->nsel;
+	size_t k = 0;
+	for (size_t i = 0; i < e->nmat; i++) {
+		if (e->nemit && e->mat.ts[i] <= e->sbound)
+			continue;
+		if (k != i)
+			mat_move(e, k, i);
+		k++;
+	}
+	e->nmat = k;
+	e->nemit = 0;
+	uint64_t hmin = UINT64_MAX, bound;
+	for (size_t i = 0; i < e->nmat; i++)
+		if (e->mat.ts[i] < hmin)
+			hmin = e->mat.ts[i];
+	for (;;) {
+		bound = e->sdone ? UINT64_MAX : e->sufmin[e->snext];
+		if (e->sdone || (e->nmat && hmin <= bound))
+			break;
+		int rc = ev_seek(e);
+		if (rc != SQLITE_OK)
+			return rc;
+		if (e->eof) {
+			e->eof = 0;
+			e->sdone = 1;
+			continue;
+		}
+		size_t from = e->nmat;
+		if (mat_append(e) < 0)
+			return SQLITE_NOMEM;
+		e->row = e->nrows;	/* whole block held */
+		e->si = e->nsel;
+		e->snext = e->cur_blk + 1;
+		for (size_t i = from; i < e->nmat; i++)
+			if (e->mat.ts[i] < hmin)
+				hmin = e->mat.ts[i];
+	}
+	size_t n = e->nmat;
+	if (n > UINT32_MAX) {
+		set_err(e->base.pVtab, "%s", "too many rows to order");
+		return SQLITE_ERROR;
+	}
+	uint64_t *kv = malloc((n ? n : 1) * sizeof(*kv));
+	uint32_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	uint32_t *perm = realloc(e->perm, (n ? n : 1) * sizeof(*perm));
+	if (perm)
+		e->perm = perm;
+	if (kv == NULL || tmp == NULL || perm == NULL) {
+		free(kv);
+		free(tmp);
+		return SQLITE_NOMEM;
+	}
+	uint64_t kor = 0, kand = UINT64_MAX;
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		perm[i] = (uint32_t)i;
+		kv[i] = e->mat.ts[i];
+		kor |= kv[i];
+		kand &= kv[i];
+		m += kv[i] <= bound;
+	}
+	radix_term(kv, kor, kand, perm, tmp, n);
+	free(kv);
+	free(tmp);
+	e->sbound = bound;
+	e->nemit = m;
+	e->cv = e->mat;
+	e->pos = 0;
+	e->eof = m == 0;
+	e->row = m ? perm[0] : 0;
 	return SQLITE_OK;
 }
 
@@ -1132,7 +1275,12 @@ static int ev_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 			e->cols |= ecol_need[oc];
 		}
 		int rc = ahead_start(e);
-		return rc != SQLITE_OK ? rc : ev_materialize(e, ord);
+		if (rc != SQLITE_OK)
+			return rc;
+		int st = stream_setup(e, ord);
+		if (st < 0)
+			return SQLITE_NOMEM;
+		return st ? stream_fill(e) : ev_materialize(e, ord);
 	}
 	int rc = ahead_start(e);
 	return rc != SQLITE_OK ? rc : ev_seek(e);
@@ -1146,6 +1294,13 @@ static int ev_next(sqlite3_vtab_cursor *cur)
 			e->eof = 1;
 		e->row = (uint32_t)e->pos;
 		return SQLITE_OK;
+	}
+	if (e->stream) {
+		if (++e->pos < e->nemit) {
+			e->row = e->perm[e->pos];
+			return SQLITE_OK;
+		}
+		return stream_fill(e);
 	}
 	if (e->ordered) {
 		if (++e->pos >= e->nmat) {
