@@ -37,9 +37,10 @@ echo "# wall $BWALL s"
 
 # The same three on every CPU (the scan pool's default) against one thread,
 # unpinned, wall time, same run: what the pool gives the time models: the
-# collection of their events, the pairing and the replay (by thread), the
-# time sort and the groups' sorts run on it; grouping, folding and output
-# do not (doc/SCALE.md), so this stays under the CPU count.
+# collection of their events, the time sort, the pairs' keys and the
+# groups' sorts run on it; the pairing and the replay (one walk each,
+# bound by memory), grouping, folding and output do not (doc/SCALE.md), so
+# this stays under the CPU count.
 speedup() {	# speedup NAME ARGS...
 	local name=$1 all; shift
 	best3 "$D" "$@" "$C" || return 1
