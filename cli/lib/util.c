@@ -15,6 +15,7 @@
 #include <strings.h>
 #include <dirent.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
@@ -304,6 +305,21 @@ fail:
 const char *dtu_version(void)
 {
 	return DT_VERSION;
+}
+
+void
+dtu_prefault(void *p, size_t len)
+{
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = ((uintptr_t)p + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)p + len) & ~(pg - 1);
+
+#ifdef MADV_POPULATE_WRITE
+	if (e > a)
+		(void)madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)a, (void)e;
+#endif
 }
 
 uint64_t

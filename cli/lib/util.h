@@ -72,6 +72,15 @@ const char *dtu_version(void);
 uint64_t dtu_now_ns(void);
 
 /*
+ * Ask the kernel for the pages of [p, p + len) at once (whole pages
+ * inside it; MADV_POPULATE_WRITE), before a large new array is written
+ * through: one call instead of a fault a page, which halved the time the
+ * pairing spent taking its spans' pages.  A hint: where the kernel
+ * refuses (before 5.14), the pages come by faults as before.
+ */
+void dtu_prefault(void *p, size_t len);
+
+/*
  * The one rule for text that leaves dt in a file or on a terminal
  * (include/dt_utf8.h says why and how): dtu_utf8_len, dtu_utf8_char and
  * dtu_utf8_fix are its dt_utf8_len, dt_utf8_char and dt_utf8_fix.

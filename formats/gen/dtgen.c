@@ -353,7 +353,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dtgen -o FILE [-n EVENTS] [-s SEED] [--stacks N] [--pids N] [--syscalls]\n"
-"             [--block N] [--threaded] [--comm NAME] [--hostname NAME]\n"
+"             [--block N] [--batch N] [--ts-step N] [--threaded] [--comm NAME]\n"
+"             [--hostname NAME]\n"
 "             [--switch-probe NAME] [--srclines] [-v]\n"
 "Write a deterministic synthetic dt capture: profile:hz:997 samples on 2-8 CPUs\n"
 "over about N distinct kernel and user stacks (Zipf popularity), some syscall\n"
@@ -366,6 +367,11 @@ static void usage(FILE *f)
 "  --pids N      user processes (default 4; each has 1-4 threads)\n"
 "  --syscalls    make about half the events syscall/sched events (default 5%%)\n"
 "  --block N     rows per event block (default: the library's 65536)\n"
+"  --batch N     write the events in runs of N of one CPU, as a recorder\n"
+"                draining per-CPU rings does: blocks overlap in time and\n"
+"                rows are out of ts order (default 0: in ts order)\n"
+"  --ts-step N   round the timestamps down to a multiple of N ns, as a coarse\n"
+"                clock does: events of equal ts (default 1)\n"
 "  --threaded    compress on a second thread (same bytes)\n"
 "  --comm NAME   the first process's comm, as the kernel would keep it (15\n"
 "                bytes, cut where they end, mid-character or not)\n"
@@ -383,7 +389,7 @@ int main(int argc, char **argv)
 {
 	const char *out = NULL;
 	uint64_t nevents = 100000, seed = 1;
-	uint32_t nstacks = 20000, npids = 4, block = 0;
+	uint32_t nstacks = 20000, npids = 4, block = 0, batch = 0, tstep = 1;
 	int sysmode = 0, verbose = 0, threaded = 0, srclines = 0;
 	const char *comm0 = NULL, *hostname = NULL, *swname = NULL;
 	static const struct option lo[] = {
@@ -391,6 +397,8 @@ int main(int argc, char **argv)
 		{"pids", required_argument, NULL, 'P'},
 		{"syscalls", no_argument, NULL, 'Y'},
 		{"block", required_argument, NULL, 'B'},
+		{"batch", required_argument, NULL, 'R'},
+		{"ts-step", required_argument, NULL, 'Q'},
 		{"threaded", no_argument, NULL, 'T'},
 		{"comm", required_argument, NULL, 'C'},
 		{"hostname", required_argument, NULL, 'H'},
@@ -420,6 +428,12 @@ int main(int argc, char **argv)
 			break;
 		case 'B': block = (uint32_t)strtoul(optarg, &end, 0);
 			if (*end || block < 1) die("bad --block: %s", optarg);
+			break;
+		case 'R': batch = (uint32_t)strtoul(optarg, &end, 0);
+			if (*end || batch > 100000000) die("bad --batch: %s", optarg);
+			break;
+		case 'Q': tstep = (uint32_t)strtoul(optarg, &end, 0);
+			if (*end || tstep < 1) die("bad --ts-step: %s", optarg);
 			break;
 		case 'Y': sysmode = 1; break;
 		case 'T': threaded = 1; break;
@@ -458,10 +472,15 @@ int main(int argc, char **argv)
 	host.start_ns = 1000000000000ULL;
 	host.clock_mono_ns = host.start_ns - 1000;
 	host.clock_real_ns = 1763700000000000000LL;
+	char bat[64] = "";
+	if (batch)
+		snprintf(bat, sizeof(bat), " --batch %u", batch);
+	if (tstep > 1)
+		snprintf(bat + strlen(bat), sizeof(bat) - strlen(bat), " --ts-step %u", tstep);
 	snprintf(host.command, sizeof(host.command),
-		 "dtgen -n %llu -s %llu --stacks %u --pids %u%s",
+		 "dtgen -n %llu -s %llu --stacks %u --pids %u%s%s",
 		 (unsigned long long)nevents, (unsigned long long)seed, nstacks, npids,
-		 sysmode ? " --syscalls" : "");
+		 sysmode ? " --syscalls" : "", bat);
 	struct dtcap_writer_opts wo = { 0, block, threaded, 1 };
 	struct dtcap_writer *w = dtcap_create(out, &host, &wo);
 	if (!w)
@@ -746,6 +765,7 @@ int main(int argc, char **argv)
 	uint64_t percpu_n[8] = {0};
 	struct dtcap_count cnt[8];
 	uint64_t written = 0;
+	uint32_t last = 0, run = 0;	/* --batch: the CPU of the run, its rest */
 	struct dtcap_event e;
 	memset(&e, 0, sizeof(e));
 	while (written < nevents) {
@@ -776,9 +796,20 @@ int main(int argc, char **argv)
 			if (cq[c].q[cq[c].i].ts < cq[best].q[cq[best].i].ts)
 				best = c;
 		}
+		/* a run of one CPU's events: the others' wait, as in rings
+		 * not yet read */
+		if (batch) {
+			if (run) {
+				best = last;
+				run--;
+			} else {
+				last = best;
+				run = batch - 1;
+			}
+		}
 		struct pend *pe = &cq[best].q[cq[best].i++];
 		memset(&e, 0, offsetof(struct dtcap_event, args));
-		e.ts = pe->ts;
+		e.ts = pe->ts - pe->ts % tstep;
 		e.cpu = best;
 		if (pe->kind == P_SAMPLE) {
 			double u = rndf() * acc;

@@ -12,7 +12,8 @@ b=$1 fz=$2 mksql=$3 dtgen=$4
 t=$b/fuzz/sql
 rm -rf "$t" && mkdir -p "$t/seed" "$t/corpus" "$t/crash"
 "$mksql" "$t/a.dtc" "$t/a.exp" 3000 nulls tidblocks >/dev/null 2>&1 &&
-	"$dtgen" -o "$t/b.dtc" -n 3000 -s 5 --stacks 50 --pids 3 --block 500 --syscalls ||
+	"$dtgen" -o "$t/b.dtc" -n 3000 -s 5 --stacks 50 --pids 3 --block 500 --syscalls \
+		--batch 700 --ts-step 200000 ||
 	{ echo "FAIL fuzz.groupby: captures not made"; exit 0; }
 i=0
 while IFS= read -r q; do
@@ -66,6 +67,9 @@ SELECT e.ts, f.name FROM events e JOIN frames f ON f.stack_id = e.kstack WHERE e
 SELECT ts, tid, ts - lag(ts) OVER (PARTITION BY tid ORDER BY ts) FROM events WHERE cpu = 1 LIMIT 40
 SELECT ts, comm FROM events WHERE comm LIKE 'b%' LIMIT 5 OFFSET 3
 SELECT ts FROM events WHERE ustack = 2 AND flags >= 0 ORDER BY comm, ts
+SELECT rowid, ts, cpu FROM events ORDER BY ts DESC LIMIT 30
+SELECT rowid, ts, comm FROM events WHERE tid IN (1001, 1003) ORDER BY ts LIMIT 40 OFFSET 7
+SELECT ts, pid FROM events WHERE cpu = 1 ORDER BY ts DESC
 SELECT count(*), sum(cpu) FROM events WHERE tid = 5001
 SELECT tid, cpu, count(*) FROM events WHERE tid IN (5000, 5002) GROUP BY 1, 2
 SELECT comm, count(*) FROM events WHERE tid >= 5002 OR tid BETWEEN 4000 AND 5000 GROUP BY comm

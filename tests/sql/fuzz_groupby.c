@@ -8,7 +8,8 @@
  * sanitizer report.  A statement that is not rewritten is run twice, the
  * events cursor reading on this thread alone (DT_SQL_NO_READAHEAD) and
  * ahead on three (its blocks decoded and filtered by scan_pool.c's
- * helpers): the same rows, in the same order, again.
+ * helpers): the same rows, in the same order, again; and when the table
+ * took its ORDER BY on, the rows sqlite's sorter gives.
  *
  * The captures come from FUZZ_SQL_CAPS="A.dtc:B.dtc" (made by fuzz.sh).
  * Statements that write are not run, so every input sees the same tables.
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <sqlite3.h>
 
@@ -93,6 +95,68 @@ static char *rows(sqlite3 *db, sqlite3_stmt *st, int *why)
 	return sqlite3_str_finish(s);
 }
 
+/* n-th occurrence of w in s, case-blind (NULL: fewer). */
+static const char *nth(const char *s, const char *w, int n)
+{
+	const char *p = s;
+	for (int i = 0; p && i < n; i++)
+		if ((p = strcasestr(p, w)) != NULL && i + 1 < n)
+			p += strlen(w);
+	return p;
+}
+
+/*
+ * An ORDER BY the events table takes on (its sort, or the ts stream of
+ * dtsql_events.c) against sqlite's sorter: the statement planned again
+ * with nothing held by the table (DT_SQL_MAT_MAX=0).  Only a statement
+ * whose order is its answer's: one SELECT, of events alone, no window;
+ * ties come in rowid order from both (the scan's order, kept by a stable
+ * sort), so the rows must be the same in the same order.
+ */
+static void rows_sorter(sqlite3 *db, const char *sql, const char *want)
+{
+	if (!want || !strcasestr(sql, "ORDER BY") || nth(sql, "SELECT", 2) ||
+	    nth(sql, "FROM", 2) || strcasestr(sql, "JOIN") || strcasestr(sql, " OVER") ||
+	    strcasestr(sql, "OVER(") || strcasestr(sql, "WINDOW") || strcasestr(sql, "UNION") ||
+	    strcasestr(sql, "EXCEPT") || strcasestr(sql, "INTERSECT"))
+		return;
+	const char *f = strcasestr(sql, "FROM");
+	if (!f)
+		return;
+	f += 4;
+	while (*f == ' ')
+		f++;
+	if (strncasecmp(f, "events", 6))
+		return;
+	f += 6;
+	while (*f == ' ')
+		f++;
+	if (*f && *f != ';' && strncasecmp(f, "WHERE", 5) && strncasecmp(f, "ORDER", 5) &&
+	    strncasecmp(f, "GROUP", 5) && strncasecmp(f, "LIMIT", 5))
+		return;
+	sqlite3_stmt *st2 = NULL;
+	setenv("DT_SQL_MAT_MAX", "0", 1);
+	int rc = sqlite3_prepare_v2(db, sql, -1, &st2, NULL);
+	unsetenv("DT_SQL_MAT_MAX");
+	if (rc != SQLITE_OK || !st2) {
+		sqlite3_finalize(st2);
+		return;
+	}
+	int gr;
+	max_ticks = 1500;
+	setenv("DT_SQL_NO_READAHEAD", "1", 1);
+	char *got = rows(db, st2, &gr);
+	unsetenv("DT_SQL_NO_READAHEAD");
+	max_ticks = 20000;
+	sqlite3_finalize(st2);
+	if (got && strcmp(want, got)) {
+		fprintf(stderr, "fuzz_groupby: the table's order is not sqlite's sorter's\n%s\n"
+			"-- the table's:\n%s-- sqlite's sorter:\n%s", sql, want, got);
+		abort();
+	}
+	sqlite3_free(got);
+}
+
 /* Not grouped: read ahead on 3 threads against this thread alone.
  * random() and its kin answer otherwise each time: not compared. */
 static void rows_ahead(sqlite3 *db, sqlite3_stmt *st, const char *sql)
@@ -120,6 +184,7 @@ static void rows_ahead(sqlite3 *db, sqlite3_stmt *st, const char *sql)
 			want ? want : "(error)\n", got ? got : "(error)\n");
 		abort();
 	}
+	rows_sorter(db, sql, want);
 	sqlite3_free(want);
 	sqlite3_free(got);
 }

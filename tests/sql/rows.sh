@@ -96,6 +96,106 @@ else
 	pass "rows_limit_filter_stops_early"
 fi
 
+# ORDER BY ts alone, either way, is streamed in ts order (the blocks'
+# ts ranges say when a held row can go): the bytes of the whole sort of
+# its twin (ORDER BY +ts, sqlite's sorter, stable: ties in rowid order),
+# at each thread count and on one thread.  On this capture (blocks in
+# time order) and on one written as a recorder drains per-CPU rings
+# (--batch: blocks overlap in time, rows out of order) with a coarse
+# clock (--ts-step: ties across blocks, which both ways must give in
+# rowid order).
+RCB=$T/rows-batch.dtc
+"$G" -o "$RCB" -n 300000 -s 12 --syscalls --pids 6 --block 2048 --batch 3000 --ts-step 10000000 \
+	>"$T/rcb.gen" 2>&1 || fail "rows_order_ts_setup" "dtgen --batch: $(head -c 300 "$T/rcb.gen")"
+OTQ=""
+for dir in "" " DESC"; do
+	OTQ+="SELECT rowid, ts, tid, comm, probe_name FROM events WHERE probe_name GLOB 'syscall:read:*' ORDER BY ts$dir LIMIT 1000;
+SELECT rowid, ts, cpu FROM events ORDER BY ts$dir LIMIT 5000;
+SELECT rowid, * FROM events WHERE pid BETWEEN $RP AND $((RP + 2)) AND ts >= $RA ORDER BY ts$dir;
+SELECT ts, arg0 FROM events WHERE tid IN ($RT1, $RT2) ORDER BY ts$dir LIMIT 300 OFFSET 50;
+SELECT rowid, ts, pid FROM events WHERE cpu = 1 ORDER BY ts$dir;"$'\n'
+done
+for cap in rows batch; do
+	f=$RC
+	[ $cap = batch ] && f=$RCB
+	DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$f" "${OTQ//ORDER BY ts/ORDER BY +ts}" >"$T/ot.plain" 2>"$T/ot.plain.err"
+	for n in 0 1 2 7; do
+		name=rows_order_ts_stream_${n}${cap#rows}
+		if [ $n = 0 ]; then
+			DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$f" "$OTQ" >"$T/ot.$n" 2>"$T/ot.$n.err"
+		else
+			"$D" sql --csv --threads $n "$f" "$OTQ" >"$T/ot.$n" 2>"$T/ot.$n.err"
+		fi
+		rc=$?
+		if [ $rc != 0 ] || san "$T/ot.$n.err"; then
+			fail "$name" "rc $rc: $(head -c 300 "$T/ot.$n.err")"
+		elif [ "$(wc -l <"$T/ot.plain")" -lt 12000 ] || ! cmp -s "$T/ot.$n" "$T/ot.plain"; then
+			fail "$name" "not the plain plan's rows: $(diff "$T/ot.$n" "$T/ot.plain" | head -4 | tr '\n' ' ')"
+		else
+			pass "$name"
+		fi
+	done
+done
+# the coarse clock gave ties across blocks, or the batch test proves less
+ties=$(DT_SQL_NO_READAHEAD=1 q "$RCB" 'SELECT count(*) FROM (SELECT ts FROM events GROUP BY ts HAVING count(DISTINCT (rowid - 1) / 2048) > 1)')
+if [ "${ties:-0}" -lt 100 ]; then
+	fail "rows_order_ts_ties_across_blocks" "only '$ties' timestamps are in two blocks"
+else
+	pass "rows_order_ts_ties_across_blocks"
+fi
+# ... and its LIMIT stops the read, either way: the first rows in ts
+# order are in the first (last) blocks of this capture
+for dir in "" " DESC"; do
+	name=rows_order_ts_limit_stops_early${dir:+_desc}
+	DT_SQL_DEBUG=1 "$D" sql --csv --threads 2 "$RC" "SELECT ts, comm FROM events ORDER BY ts$dir LIMIT 10" >"$T/otl.out" 2>"$T/otl.err"
+	rc=$?
+	got=$(sed -n 's/.*events read ahead: \([0-9]*\) of \([0-9]*\) blocks decoded.*/\1 \2/p' "$T/otl.err")
+	dec=${got% *} tot=${got#* }
+	if [ $rc != 0 ] || [ -z "$got" ] || [ "$(wc -l <"$T/otl.out")" != 11 ]; then
+		fail "$name" "rc $rc, '$got': $(head -c 200 "$T/otl.err")"
+	elif [ "$tot" -lt 100 ] || [ "$dec" -gt 8 ]; then
+		fail "$name" "decoded $dec of $tot blocks for 10 rows"
+	else
+		pass "$name"
+	fi
+done
+# The rows a stream holds stay within what the planner was told
+# (stream_peak, from the block index), on blocks that overlap: more than
+# one block's rows held, never more than the bound.
+for dir in "" " DESC"; do
+	name=rows_order_ts_held_within_bound${dir:+_desc}
+	DT_SQL_DEBUG=1 "$D" sql --csv "$RCB" "SELECT rowid, ts FROM events ORDER BY ts$dir" >/dev/null 2>"$T/oth.err"
+	got=$(sed -n 's/.*streamed: at most \([0-9]*\) rows held (bound \([0-9]*\)).*/\1 \2/p' "$T/oth.err")
+	h=${got% *} bd=${got#* }
+	if [ -z "$got" ]; then
+		fail "$name" "no stream: $(head -c 200 "$T/oth.err")"
+	elif [ "$h" -le 2048 ] || [ "$h" -gt "$bd" ]; then
+		fail "$name" "held $h rows, bound $bd"
+	else
+		pass "$name"
+	fi
+done
+# Which captures stream: one in time order whatever its size (sqlite
+# would sort every row), one whose overlap would hold more than the
+# materialization allows is left to sqlite's sorter (with the rows of the
+# plain plan).  DT_SQL_MAT_MAX makes these captures the large ones.
+WB=$T/rows-wide.dtc
+"$G" -o "$WB" -n 200000 -s 13 --block 2048 --batch 20000 >"$T/wb.gen" 2>&1 ||
+	fail "rows_order_ts_setup" "dtgen --batch: $(head -c 300 "$T/wb.gen")"
+p1=$(DT_SQL_MAT_MAX=600000 "$D" sql "$RC" "EXPLAIN QUERY PLAN SELECT ts FROM events ORDER BY ts DESC" 2>&1)
+p2=$(DT_SQL_MAT_MAX=600000 "$D" sql "$WB" "EXPLAIN QUERY PLAN SELECT ts FROM events ORDER BY ts DESC" 2>&1)
+DT_SQL_MAT_MAX=600000 "$D" sql --csv "$WB" "SELECT rowid, ts FROM events ORDER BY ts DESC" >"$T/wb.1" 2>&1
+DT_SQL_NO_READAHEAD=1 "$D" sql --csv "$WB" "SELECT rowid, ts FROM events ORDER BY +ts DESC" >"$T/wb.2" 2>&1
+if [[ $p1 != *"|a-"* || $p1 == *"TEMP B-TREE"* ]]; then
+	fail "rows_order_ts_planned" "in-order capture not streamed: $p1"
+elif [[ $p2 != *"TEMP B-TREE"* ]]; then
+	fail "rows_order_ts_planned" "overlapping capture streamed past the limit: $p2"
+elif [ "$(wc -l <"$T/wb.1")" != 200001 ] || ! cmp -s "$T/wb.1" "$T/wb.2"; then
+	fail "rows_order_ts_planned" "sorter's rows differ: $(head -c 200 "$T/wb.1")"
+else
+	pass "rows_order_ts_planned"
+fi
+
 # Ctrl-C: a filter that passes no row never returns to sqlite's loop (whose
 # progress handler sees the flag) until the scan ends; the cursor looks at
 # the flag before each block, read ahead or not

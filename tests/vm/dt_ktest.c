@@ -4605,6 +4605,9 @@ static void t_noring(void)
 	checkf("noring.ucopy-bounded", r < 0 && errno == ENOMEM, "enabling user stack copies "
 	    "with the rings at their limit: %s", r == 0 ? "allocated" : strerror(errno));
 	close(uf);
+	/* on cpu 0 while cpu 1 comes up: the sysfs file's close would
+	 * otherwise run there once it is online (the debug kernel's run: 101) */
+	pin(0);
 	int on = cpu_online(1, 1);
 	checkf("noring.cpu1-online", on == 0, "%s", strerror(errno));
 	pin(1);

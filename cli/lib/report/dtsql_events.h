@@ -67,6 +67,17 @@ struct ecur {
 	 * arrays outgrow the caches and perm jumps about them */
 	const char	*pf[16];
 	unsigned	pfsz[16], npf;
+	/* ORDER BY ts alone, streamed (dtsql_events.c, stream_fill): mat
+	 * holds the rows of the blocks read so far not yet given, in read
+	 * order; the first nemit of perm are given, those sbound lets go (all
+	 * with sall), which no unread block can undercut (sufmin[k]: the
+	 * least key of the blocks from read position k on that may match) */
+	int		stream, sdone, sall;
+	int		sdesc;		/* descending: blocks read last first */
+	uint64_t	*sufmin;
+	uint64_t	sbound;
+	size_t		nemit, cur_blk, snext;	/* snext: next read position */
+	size_t		sheld;		/* the most rows held (DT_SQL_DEBUG) */
 
 	/* events_grouped: mat holds one row per group (nmat of them), with
 	 * its event count in gcount */

@@ -237,6 +237,11 @@ struct dtsql {
 	uint32_t	*probe_by_id;
 
 	uint64_t	*block_base;	/* global index of each block's first row */
+
+	/* the most rows an ORDER BY ts stream holds, ascending [0] and
+	 * descending [1] (dtsql_events.c, stream_peak); UINT64_MAX: none */
+	int		speak_done[2];
+	uint64_t	speak[2];
 };
 
 /* Fill c's ufirst tables (ustack -> pid and ts of its first event) on the

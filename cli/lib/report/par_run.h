@@ -1,8 +1,8 @@
 /*
  * par_run.h - a fixed number of parts of one job run on the scan pool's
- * threads (dtsp_threads): the time models' pairing and replay, whose
- * partition is by thread, not by block, so dtsp_scan's block runs do not
- * fit.  Part k is always the same work whatever ran it, so a part that
+ * threads (dtsp_threads): work on items already in memory, not on blocks
+ * (the stable radix sort's passes, the groups' sorts, the keys of the
+ * pairs), which dtsp_scan's block runs do not fit.  Part k is always the same work whatever ran it, so a part that
  * could not get a thread of its own runs on the caller and the result is
  * the same.
  */

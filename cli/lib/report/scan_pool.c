@@ -344,7 +344,7 @@ struct dtsp_ahead {
 	int		select;		/* [I] the helpers select f's rows */
 	int		two;		/* [I] by two reads (ahead_two_step) */
 	unsigned	cols;		/* [I] */
-	size_t		*blk;		/* [I] the blocks to give, in file order */
+	size_t		*blk;		/* [I] the blocks to give, in order */
 	size_t		nb;		/* [I] how many */
 	volatile sig_atomic_t *cancel;	/* [I] the caller's flag */
 	struct progress	pg;		/* [c] drawn by the consumer */
@@ -580,11 +580,12 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-/* select: the helpers also select f's rows (dtsp_ahead_new_rows); set
- * before any helper starts, so [I] for them. */
+/* select: the helpers also select f's rows (dtsp_ahead_new_rows); rev:
+ * the blocks last to first.  Set before any helper starts, so [I] for
+ * them. */
 static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct flt_filter *f,
 				    unsigned cols, volatile sig_atomic_t *cancel, const char *what,
-				    int select, char *err, size_t errlen)
+				    int select, int rev, char *err, size_t errlen)
 {
 	struct dtsp_ahead *a = calloc(1, sizeof(*a));
 	/* an export's consumer encodes every row: it is one of the threads.
@@ -613,7 +614,8 @@ static struct dtsp_ahead *ahead_new(const struct dtcap_reader *r, const struct f
 	if (!(a->blk = malloc((nb ? nb : 1) * sizeof(*a->blk))) ||
 	    !(a->done = malloc((nb ? nb : 1) * sizeof(*a->done))))
 		goto oom;
-	for (size_t i = 0; i < nb; i++) {
+	for (size_t j = 0; j < nb; j++) {
+		size_t i = rev ? nb - 1 - j : j;
 		const struct dtcap_blockinfo *bi = dtcap_block_info(r, i);
 		/* progress counts the skipped blocks' rows as done, as
 		 * flt_scan does: the line says how far into the file */
@@ -662,7 +664,7 @@ struct dtsp_ahead *dtsp_ahead_new(const struct dtcap_reader *r, const struct flt
 				  unsigned cols, volatile sig_atomic_t *cancel, const char *what,
 				  char *err, size_t errlen)
 {
-	return ahead_new(r, f, cols, cancel, what, 0, err, errlen);
+	return ahead_new(r, f, cols, cancel, what, 0, 0, err, errlen);
 }
 
 int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *blk, char *err,
@@ -723,10 +725,10 @@ int dtsp_ahead_next(struct dtsp_ahead *a, const struct dtcap_block **b, size_t *
 }
 
 struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
-				       unsigned cols, volatile sig_atomic_t *cancel,
+				       unsigned cols, int rev, volatile sig_atomic_t *cancel,
 				       const char *what, char *err, size_t errlen)
 {
-	return ahead_new(r, f, cols, cancel, what, 1, err, errlen);
+	return ahead_new(r, f, cols, cancel, what, 1, rev, err, errlen);
 }
 
 const uint32_t *dtsp_ahead_rows(const struct dtsp_ahead *a, uint32_t *n)

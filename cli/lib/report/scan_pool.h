@@ -100,9 +100,10 @@ void dtsp_ahead_free(struct dtsp_ahead *a);
  * their selections per helper are in hand.  When f tests the columns a
  * block stores per context and cols are only those, ts and cpu, a
  * block's contexts are read first and its rows only when one passes.
+ * rev: the blocks are given last to first (ORDER BY ts DESC streamed).
  */
 struct dtsp_ahead *dtsp_ahead_new_rows(const struct dtcap_reader *r, const struct flt_filter *f,
-				       unsigned cols, volatile sig_atomic_t *cancel,
+				       unsigned cols, int rev, volatile sig_atomic_t *cancel,
 				       const char *what, char *err, size_t errlen);
 const uint32_t *dtsp_ahead_rows(const struct dtsp_ahead *a, uint32_t *n);
 /* Blocks decoded so far, helpers' and the consumer's: how far ahead of

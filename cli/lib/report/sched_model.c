@@ -10,15 +10,13 @@
  * walk in block order would have made, for any --threads; the sort is
  * stable, so the replay sees the same order for any --threads.
  *
- * The replay runs on the pool's threads too, each owning the threads
- * (tids) of a hash part.  An event changes at most two threads' state
- * (a wakeup: the woken; a switch: the one switched to, then the one
- * switched out), and a thread's state depends only on the events that
- * name it, in time order: so each part walks the whole time order and
- * replays its own threads' share of each event.  An interval is written
- * where one walk would have written it (by its event and which of the
- * two threads it is: a flag per such place), so the intervals come out
- * in the same order for any number of parts.
+ * The replay is one walk of the time order on the calling thread, each
+ * interval written as it ends.  It was split by thread over the pool's
+ * threads (each part replaying the events naming its tids), but the walk
+ * is bound by memory (a read through the time order's index per event),
+ * not by the CPU: every part walked the whole time order and the
+ * intervals had to be put in one walk's order in a second pass, so two
+ * parts took longer than one walk (doc/SCALE.md has the figures).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +25,6 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "model_collect.h"
-#include "par_run.h"
 #include "report.h"
 #include "scan_pool.h"
 
@@ -135,8 +132,6 @@ struct thr {
 	int		out;		/* switched out, not back yet */
 	uint32_t	pid, comm;	/* last known: an exiting thread's events
 					 * have neither */
-	uint64_t	first;		/* where one walk met it first: the order
-					 * of the threads (2 x + 0/1, as rspan.key) */
 	struct rpt_sched_span s;
 };
 
@@ -154,7 +149,7 @@ thr_rehash(const void *ctx, uint32_t e)
 }
 
 static struct thr *
-thr_get(struct thrtab *t, uint32_t tid, uint64_t first)
+thr_get(struct thrtab *t, uint32_t tid)
 {
 	uint32_t e;
 	uint64_t h = dt_htab_hash_int(tid);
@@ -167,7 +162,6 @@ thr_get(struct thrtab *t, uint32_t tid, uint64_t first)
 		return NULL;
 	memset(&t->v[t->n], 0, sizeof(t->v[t->n]));
 	t->v[t->n].tid = tid;
-	t->v[t->n].first = first;
 	if (dt_htab_add(&t->ix, h, (uint32_t)t->n, thr_rehash, t))
 		return NULL;
 	return &t->v[t->n++];
@@ -299,91 +293,48 @@ fix_ends(const struct rpt_cap *c, struct rpt_sched *out, struct fixes *fx,
 	return rc;
 }
 
-/* ---- the replay, by thread on the pool */
+/* ---- the replay, one walk */
 
-/*
- * An interval and its place in one walk's order: 2 x for the thread
- * switched to (or woken) at event x of the time order, 2 x + 1 for the
- * one switched out.
- */
-struct rspan {
-	uint64_t	key;
-	struct rpt_sched_span s;
-};
-
-struct rall;
-
-/* A part of the replay: the threads owner() gives it. */
+/* The replay's threads and what it made. */
 struct rwork {
-	struct rall	*ra;		/* [I] */
-	unsigned	k;		/* [I] */
-	struct thrtab	tt;
-	struct rspan	*sp;		/* its intervals ended in the walk, by key */
-	size_t		nsp, spcap;
-	struct rspan	*open;		/* still off-CPU at the end, by thread (key: first) */
-	size_t		nopen, opcap;
-	struct fix	*fx;		/* .span: its sp index (one part: out's) */
-	size_t		nfx, fxcap;
-	uint64_t	nlost;
-	int		ret;		/* 0, -1 out of memory, FLT_SCAN_CANCELLED */
-};
-
-struct rall {
 	const struct sev *ev;		/* [I] */
 	const struct rpt_key *ord;	/* [I] the time order */
 	size_t		n;		/* [I] */
 	uint64_t	tmax;		/* [I] */
-	unsigned	nw;		/* [I] */
-	int		direct;		/* [I] one part: intervals written to out as made */
 	volatile sig_atomic_t *cancel;	/* [I] */
-	/* by key: 1, an interval ended there; each written by the part
-	 * owning that thread only */
-	uint8_t		*made;
-	struct rwork	*w;
 	struct rpt_sched *out;
+	struct fixes	*fx;		/* .span: its index in out */
+	struct thrtab	tt;
 };
 
-/* The part that replays thread tid (a multiplicative hash: tids handed
- * out in sequence spread). */
-static inline unsigned
-owner(uint32_t tid, unsigned nw)
-{
-	return (unsigned)(((uint64_t)(uint32_t)(tid * 2654435761u) * nw) >> 32);
-}
-
-/* Interval s, ended at key; fix: its end is to be looked for (lo, hi). */
+/* Interval s ended; fix: its end is to be looked for (lo, hi). */
 static int
-emit(struct rwork *w, uint64_t key, const struct rpt_sched_span *s, const struct fix *fix)
+emit(struct rwork *w, const struct rpt_sched_span *s, const struct fix *fix)
 {
-	size_t at;
+	struct rpt_sched *out = w->out;
+	struct fixes *fx = w->fx;
 
-	if (w->ra->direct) {
-		struct rpt_sched *out = w->ra->out;
-		if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
-			return -1;
-		at = out->n;
-		out->v[out->n++] = *s;
-	} else {
-		if (DT_GROW(w->sp, w->spcap, w->nsp, 1, 1024))
-			return -1;
-		at = w->nsp;
-		w->sp[w->nsp++] = (struct rspan){ key, *s };
-		w->ra->made[key] = 1;
-	}
+	if (DT_GROW(out->v, out->cap, out->n, 1, 4096))
+		return -1;
+	out->v[out->n++] = *s;
 	if (fix) {
-		if (DT_GROW(w->fx, w->fxcap, w->nfx, 1, 64))
+		if (DT_GROW(fx->v, fx->cap, fx->n, 1, 64))
 			return -1;
-		w->fx[w->nfx] = *fix;
-		w->fx[w->nfx++].span = at;
+		fx->v[fx->n] = *fix;
+		fx->v[fx->n++].span = out->n - 1;
 	}
 	return 0;
 }
 
+/*
+ * Replay w's events, in their time order, into out and fx (the intervals
+ * whose end is to be looked for).  0, -1 out of memory,
+ * FLT_SCAN_CANCELLED.
+ */
 static int
 replay_run(struct rwork *w)
 {
-	const struct rall *ra = w->ra;
-	unsigned k = w->k, nw = ra->nw;
+	const struct rwork *ra = w;
 
 	for (size_t x = 0; x < ra->n; x++) {
 		const struct sev *e = &ra->ev[ra->ord[x].i];
@@ -392,9 +343,9 @@ replay_run(struct rwork *w)
 			return FLT_SCAN_CANCELLED;
 		if (e->kind == EV_WAKEUP) {
 			/* the last wakeup before it runs is the one that counts */
-			if (e->a == 0 || owner(e->a, nw) != k)
+			if (e->a == 0)
 				continue;
-			if ((t = thr_get(&w->tt, e->a, 2 * x)) == NULL)
+			if ((t = thr_get(&w->tt, e->a)) == NULL)
 				return -1;
 			if (t->out && !t->s.wake) {
 				t->s.wake = e->ts;
@@ -408,12 +359,12 @@ replay_run(struct rwork *w)
 			continue;
 		}
 		/* the one switched to: its interval ends */
-		if (e->b != 0 && owner(e->b, nw) == k) {
-			if ((t = thr_get(&w->tt, e->b, 2 * x)) == NULL)
+		if (e->b != 0) {
+			if ((t = thr_get(&w->tt, e->b)) == NULL)
 				return -1;
 			if (t->out) {
 				t->s.end = e->ts;
-				if (emit(w, 2 * x, &t->s, NULL))
+				if (emit(w, &t->s, NULL))
 					return -1;
 				t->out = 0;
 			}
@@ -424,9 +375,9 @@ replay_run(struct rwork *w)
 		 * kept only for the task switched to (dtrec --offcpu always
 		 * takes a kernel stack): it says nothing about the other one.
 		 */
-		if (e->a != 0 && (e->kstack || e->ustack) && owner(e->a, nw) == k) {
+		if (e->a != 0 && (e->kstack || e->ustack)) {
 			char st = rpt_sched_state_letter(e->state);
-			if ((t = thr_get(&w->tt, e->a, 2 * x + 1)) == NULL)
+			if ((t = thr_get(&w->tt, e->a)) == NULL)
 				return -1;
 			if (t->out) {
 				/*
@@ -437,7 +388,7 @@ replay_run(struct rwork *w)
 				 * interval's end is unknown and it is left out.
 				 * Either way it is counted.
 				 */
-				w->nlost++;
+				w->out->nlost++;
 				if (t->s.wake || t->s.state == 'R') {
 					/* it ran again after lo and before e->ts:
 					 * its first event in between ends it
@@ -445,7 +396,7 @@ replay_run(struct rwork *w)
 					uint64_t lo = t->s.wake ? t->s.wake : t->s.start;
 					struct fix f = { t->s.tid, lo, e->ts, 0 };
 					t->s.end = lo;
-					if (emit(w, 2 * x + 1, &t->s, &f))
+					if (emit(w, &t->s, &f))
 						return -1;
 				}
 				t->out = 0;
@@ -468,147 +419,18 @@ replay_run(struct rwork *w)
 			t->s.ustack = e->ustack;
 		}
 	}
-	/* still off-CPU at the end: counted up to the last event, marked */
+	/* still off-CPU at the end: counted up to the last event, marked,
+	 * after those, by where the walk met their thread first */
 	for (size_t j = 0; j < w->tt.n; j++) {
 		struct thr *t = &w->tt.v[j];
 		if (!t->out)
 			continue;
 		t->s.end = ra->tmax;
 		t->s.open = 1;
-		if (DT_GROW(w->open, w->opcap, w->nopen, 1, 64))
+		if (emit(w, &t->s, NULL))
 			return -1;
-		w->open[w->nopen++] = (struct rspan){ t->first, t->s };
 	}
 	return 0;
-}
-
-static void
-replay_part(void *ctx, unsigned k)
-{
-	struct rall *ra = ctx;
-
-	ra->w[k].ret = replay_run(&ra->w[k]);
-}
-
-/* Part k's intervals written where one walk would have: after every
- * interval of a smaller key.  Its fixes learn their interval's place. */
-static void
-place_part(void *ctx, unsigned k)
-{
-	struct rall *ra = ctx;
-	struct rwork *w = &ra->w[k];
-	size_t x = 0, j = 0, f = 0;
-
-	for (size_t key = 0; key < 2 * ra->n && j < w->nsp; key++) {
-		if (!ra->made[key])
-			continue;
-		if (w->sp[j].key == key) {
-			ra->out->v[x] = w->sp[j].s;
-			while (f < w->nfx && w->fx[f].span == j)
-				w->fx[f++].span = x;
-			j++;
-		}
-		x++;
-	}
-}
-
-static int
-fix_by_span(const void *a, const void *b)
-{
-	const struct fix *x = a, *y = b;
-	return x->span < y->span ? -1 : x->span > y->span;
-}
-
-static void
-rwork_free(struct rwork *w)
-{
-	free(w->tt.v);
-	dt_htab_free(&w->tt.ix);
-	free(w->sp);
-	free(w->open);
-	free(w->fx);
-}
-
-/*
- * Replay the events ev, in the time order ord, into out and fx (the
- * intervals whose end is to be looked for), on the pool's threads.  0, -1
- * out of memory, FLT_SCAN_CANCELLED.
- */
-static int
-replay_all(const struct sev *ev, const struct rpt_key *ord, size_t n, struct rpt_sched *out,
-	   struct fixes *fx, volatile sig_atomic_t *cancel)
-{
-	struct rall ra = { .ev = ev, .ord = ord, .n = n, .tmax = out->tmax, .cancel = cancel,
-			   .out = out };
-	size_t nsp = 0, nopen = 0, nfx = 0;
-	int rc = -1;
-
-	/* a part costs a walk of the events: not worth one for a few */
-	ra.nw = dtsp_threads();
-	if (ra.nw > 1 + n / 16384)
-		ra.nw = (unsigned)(1 + n / 16384);
-	ra.direct = ra.nw == 1;
-	if ((!ra.direct && (ra.made = calloc(2 * n + 1, 1)) == NULL) ||
-	    (ra.w = calloc(ra.nw, sizeof(*ra.w))) == NULL)
-		goto out;
-	for (unsigned k = 0; k < ra.nw; k++)
-		ra.w[k] = (struct rwork){ .ra = &ra, .k = k };
-	rpt_par_run(ra.nw, replay_part, &ra);
-	for (unsigned k = 0; k < ra.nw; k++) {
-		if (ra.w[k].ret) {
-			rc = ra.w[k].ret;
-			goto out;
-		}
-		nsp += ra.w[k].nsp;
-		nopen += ra.w[k].nopen;
-		nfx += ra.w[k].nfx;
-		out->nlost += ra.w[k].nlost;
-	}
-	if (!ra.direct) {
-		if ((out->v = malloc((nsp + nopen + 1) * sizeof(*out->v))) == NULL)
-			goto out;
-		out->cap = nsp + nopen + 1;
-		rpt_par_run(ra.nw, place_part, &ra);
-		out->n = nsp;
-	}
-	/* the open ones after those, by where the walk met their thread first */
-	size_t *cur = calloc(ra.nw, sizeof(*cur));
-	if (cur == NULL)
-		goto out;
-	for (size_t y = 0; y < nopen; y++) {
-		unsigned best = ra.nw;
-		for (unsigned k = 0; k < ra.nw; k++)
-			if (cur[k] < ra.w[k].nopen &&
-			    (best == ra.nw || ra.w[k].open[cur[k]].key < ra.w[best].open[cur[best]].key))
-				best = k;
-		if (DT_GROW(out->v, out->cap, out->n, 1, 4096)) {
-			free(cur);
-			goto out;
-		}
-		out->v[out->n++] = ra.w[best].open[cur[best]++].s;
-	}
-	free(cur);
-	/* the fixes in the order their intervals were made, as one walk made them */
-	if (nfx) {
-		if ((fx->v = malloc(nfx * sizeof(*fx->v))) == NULL)
-			goto out;
-		for (unsigned k = 0; k < ra.nw; k++) {
-			if (ra.w[k].nfx)
-				memcpy(fx->v + fx->n, ra.w[k].fx, ra.w[k].nfx * sizeof(*fx->v));
-			fx->n += ra.w[k].nfx;
-		}
-		fx->cap = (uint32_t)nfx;
-		if (ra.nw > 1)
-			qsort(fx->v, fx->n, sizeof(*fx->v), fix_by_span);
-	}
-	rc = 0;
-out:
-	if (ra.w)
-		for (unsigned k = 0; k < ra.nw; k++)
-			rwork_free(&ra.w[k]);
-	free(ra.w);
-	free(ra.made);
-	return rc;
 }
 
 int
@@ -693,7 +515,11 @@ rpt_sched_build(const struct rpt_cap *c, const char *cmd, struct rpt_sched *out,
 		out->tmin = ord[0].k;
 		out->tmax = ord[n - 1].k;
 	}
-	sr = replay_all(ev, ord, n, out, &fx, cancel);
+	struct rwork rw = { .ev = ev, .ord = ord, .n = n, .tmax = out->tmax, .cancel = cancel,
+			    .out = out, .fx = &fx };
+	sr = replay_run(&rw);
+	free(rw.tt.v);
+	dt_htab_free(&rw.tt.ix);
 	if (sr == FLT_SCAN_CANCELLED) {
 		rpt_err(cmd, "interrupted");
 		goto out;

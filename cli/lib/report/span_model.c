@@ -11,17 +11,13 @@
  * The collection runs on the scan pool (model_collect.h): the list one
  * walk in block order would have made, for any --threads.
  *
- * The pairing runs on the pool's threads too, each owning the threads
- * (tids) of a hash part: a thread's entry and return can lie in any two
- * blocks, so blocks do not split it, but threads never share a pair.
- * Each part walks the whole list and pairs its own threads' events; a
- * pair is written where one walk would have written it, found from a
- * flag per event (a return that closed a pair), so the spans and the
- * unmatched ones come out in the same order for any number of parts.
- * The alternative, pairing within runs of blocks and stitching the open
- * entries and loose returns at their edges, needs the threads' events in
- * time order within each run and a second pairing at each edge; by
- * thread it is one walk, the same code for one part or many.
+ * The pairing is one walk of that list on the calling thread, each pair
+ * written as it is made.  It was split by thread over the pool's threads
+ * (each part owning a hash part of the tids), but a walk of the list is
+ * bound by memory, not by the CPU: split, the parts read the list between
+ * them more than once (a cache line holds events of several parts) and
+ * the pairs had to be put in one walk's order in a second pass, so two
+ * parts took longer than one walk (doc/SCALE.md has the figures).
  */
 #include <fnmatch.h>
 #include <stdlib.h>
@@ -31,9 +27,8 @@
 #include "dt_htab.h"
 #include "engine.h"
 #include "model_collect.h"
-#include "par_run.h"
 #include "report.h"
-#include "scan_pool.h"
+#include "util.h"
 
 /* 32 bytes: millions of them; a return's value lives apart */
 struct pev {
@@ -181,7 +176,7 @@ span_merge(struct mcol_part *m, const struct mcol_part *p)
 	pm->nret += pp->nret;
 }
 
-/* ---- the pairing, by thread on the pool */
+/* ---- the pairing, one walk */
 
 /* A thread's pairing state. */
 struct pth {
@@ -197,11 +192,6 @@ struct pth {
  * a hash for the rest (perf's -1 for an exiting task, hand-made files). */
 #define TMAP_MAX	(1u << 22)
 
-
-/* A pair: its entry and its return (event indices). */
-struct ppair {
-	size_t		ent, ret;
-};
 
 /* A pair of a disordered thread: placed by its return's (time, index). */
 struct dpair {
@@ -222,10 +212,9 @@ struct upend {
 
 struct pall;
 
-/* A part of the pairing: the threads owner() gives it. */
+/* The pairing's threads and what it made. */
 struct pwork {
 	struct pall	*pa;		/* [I] */
-	unsigned	k;		/* [I] */
 	struct pth	*th;
 	size_t		nth, thcap;
 	uint32_t	*tmap;		/* by tid <= TMAP_MAX: its th index + 1 */
@@ -234,13 +223,11 @@ struct pwork {
 	struct dt_htab	big;
 	uint32_t	*bigt;
 	size_t		nbig, bigcap;
-	struct ppair	*pp;		/* file-order threads' pairs, by return */
-	size_t		npp, ppcap;
+	size_t		npp;		/* file-order threads' pairs, written to out */
 	struct dpair	*dp;		/* disordered threads' pairs, by (ts, return) */
 	size_t		ndp, dpcap;
 	struct upend	*u;
 	size_t		nu, ucap;
-	int		ret;		/* 0, -1 out of memory, FLT_SCAN_CANCELLED */
 };
 
 struct pall {
@@ -250,23 +237,9 @@ struct pall {
 	const int64_t	*retv;		/* [I] want_ret */
 	size_t		n;		/* [I] */
 	uint32_t	maxtid;		/* [I] */
-	unsigned	nw;		/* [I] */
-	int		direct;		/* [I] one part: its pairs are written as made */
 	volatile sig_atomic_t *cancel;	/* [I] */
-	/* by event: 1, a return that closed a pair of a file-order thread;
-	 * each written by the part that owns the event's thread only */
-	uint8_t		*made;
-	struct pwork	*w;
-	struct rpt_spans *out;		/* the spans: each part writes its pairs' places */
+	struct rpt_spans *out;
 };
-
-/* The part that pairs thread tid: a multiplicative hash, so that tids
- * handed out in sequence spread. */
-static inline unsigned
-owner(uint32_t tid, unsigned nw)
-{
-	return (unsigned)(((uint64_t)(uint32_t)(tid * 2654435761u) * nw) >> 32);
-}
 
 static uint64_t
 pth_rehash(const void *ctx, uint32_t e)
@@ -365,15 +338,7 @@ pair_event(struct pwork *w, struct pth *p, size_t i, int phase)
 	size_t ent = p->open[k - 1];
 	p->nopen = k - 1;
 	if (phase == 0) {
-		/* one part makes the pairs in their places' order */
-		if (w->pa->direct) {
-			put_span(w->pa, w->npp++, ent, i);
-			return 0;
-		}
-		if (DT_GROW(w->pp, w->ppcap, w->npp, 1, 4096))
-			return -1;
-		w->pp[w->npp++] = (struct ppair){ ent, i };
-		w->pa->made[i] = 1;
+		put_span(w->pa, w->npp++, ent, i);
 		return 0;
 	}
 	if (DT_GROW(w->dp, w->dpcap, w->ndp, 1, 256))
@@ -385,7 +350,7 @@ pair_event(struct pwork *w, struct pth *p, size_t i, int phase)
 #define CANCELLED(w, i)	(((i) & 0xffff) == 0 && (w)->pa->cancel && *(w)->pa->cancel)
 
 /*
- * A part's file-order results of threads found out of order after all:
+ * The file-order results of threads found out of order after all:
  * dropped (their pairs, the places they took, their unmatched ends, their
  * open entries), to be made again in time order.  Rare: threads that
  * moved between CPUs whose batches overlap.
@@ -397,23 +362,14 @@ drop_disordered(struct pwork *w)
 	struct rpt_spans *out = pa->out;
 	size_t k = 0;
 
-	if (pa->direct) {
-		for (size_t x = 0; x < w->npp; x++) {
-			if (pth_find(w, out->v[x].tid)->disordered)
-				continue;
-			if (pa->c->want_args && k != x) {
-				memcpy(out->args[k], out->args[x], sizeof(out->args[0]));
-				out->nargs[k] = out->nargs[x];
-			}
-			out->v[k++] = out->v[x];
+	for (size_t x = 0; x < w->npp; x++) {
+		if (pth_find(w, out->v[x].tid)->disordered)
+			continue;
+		if (pa->c->want_args && k != x) {
+			memcpy(out->args[k], out->args[x], sizeof(out->args[0]));
+			out->nargs[k] = out->nargs[x];
 		}
-	} else {
-		for (size_t x = 0; x < w->npp; x++) {
-			if (pth_find(w, pa->ev[w->pp[x].ret].tid)->disordered)
-				pa->made[w->pp[x].ret] = 0;
-			else
-				w->pp[k++] = w->pp[x];
-		}
+		out->v[k++] = out->v[x];
 	}
 	w->npp = k;
 	k = 0;
@@ -427,13 +383,13 @@ drop_disordered(struct pwork *w)
 }
 
 /*
- * Part k: its threads paired as they come, checked for time order on the
+ * The threads paired as they come, checked for time order on the
  * way (the events read once, nothing sorted, for threads in time order in
  * the file, nearly all); then the threads found out of order paired again
  * in time order, then what is still open.
  */
 static int
-pair_part_run(struct pwork *w)
+pair_run(struct pwork *w)
 {
 	const struct pall *pa = w->pa;
 	const struct pev *ev = pa->ev;
@@ -448,8 +404,6 @@ pair_part_run(struct pwork *w)
 		const struct pev *e = &ev[i];
 		if (CANCELLED(w, i))
 			return FLT_SCAN_CANCELLED;
-		if (owner(e->tid, pa->nw) != w->k)
-			continue;
 		struct pth *p = pth_find(w, e->tid);
 		if (p == NULL && (p = pth_add(w, e->tid, i)) == NULL)
 			return -1;
@@ -467,13 +421,13 @@ pair_part_run(struct pwork *w)
 	if (ndth) {
 		drop_disordered(w);
 		for (size_t i = 0; i < pa->n; i++)
-			if (owner(ev[i].tid, pa->nw) == w->k && pth_find(w, ev[i].tid)->disordered)
+			if (pth_find(w, ev[i].tid)->disordered)
 				ndis++;
 		if ((ord = malloc(ndis * sizeof(*ord))) == NULL)
 			return -1;
 		size_t x = 0;
 		for (size_t i = 0; i < pa->n; i++)
-			if (owner(ev[i].tid, pa->nw) == w->k && pth_find(w, ev[i].tid)->disordered)
+			if (pth_find(w, ev[i].tid)->disordered)
 				ord[x++] = (struct rpt_key){ ev[i].ts, i };
 		if (rpt_key_sort(ord, ndis))
 			goto out;
@@ -498,34 +452,6 @@ out:
 	return rc;
 }
 
-static void
-pair_part(void *ctx, unsigned k)
-{
-	struct pall *pa = ctx;
-
-	pa->w[k].ret = pair_part_run(&pa->w[k]);
-}
-
-/* Part k's file-order pairs written where one walk would have: after
- * every pair whose return comes before theirs. */
-static void
-place_part(void *ctx, unsigned k)
-{
-	struct pall *pa = ctx;
-	const struct pwork *w = &pa->w[k];
-	size_t x = 0, j = 0;
-
-	for (size_t i = 0; i < pa->n && j < w->npp; i++) {
-		if (!pa->made[i])
-			continue;
-		if (w->pp[j].ret == i) {
-			put_span(pa, x, w->pp[j].ent, i);
-			j++;
-		}
-		x++;
-	}
-}
-
 static int
 upend_cmp(const void *a, const void *b)
 {
@@ -546,14 +472,12 @@ pwork_free(struct pwork *w)
 	free(w->tmap);
 	dt_htab_free(&w->big);
 	free(w->bigt);
-	free(w->pp);
 	free(w->dp);
 	free(w->u);
 }
 
 /*
- * Pair pb's events into out on the pool's threads.  0, -1 out of memory,
- * FLT_SCAN_CANCELLED.
+ * Pair pb's events into out.  0, -1 out of memory, FLT_SCAN_CANCELLED.
  */
 static int
 pair_all(const struct pbuild *pb, const struct pctx *c, struct rpt_spans *out,
@@ -561,95 +485,41 @@ pair_all(const struct pbuild *pb, const struct pctx *c, struct rpt_spans *out,
 {
 	struct pall pa = { .c = c, .ev = EV(pb), .args = (const void *)ARGS(pb), .retv = RETV(pb),
 			   .n = pb->mc.n, .maxtid = pb->maxtid, .cancel = cancel, .out = out };
-	size_t npp = 0, ndp = 0, nu = 0;
+	struct pwork w = { .pa = &pa };
 	int rc = -1;
 
-	/* a part costs a walk of the list: not worth one for a few events */
-	pa.nw = dtsp_threads();
-	if (pa.nw > 1 + pa.n / 16384)
-		pa.nw = (unsigned)(1 + pa.n / 16384);
-	pa.direct = pa.nw == 1;
-	/* a pair per return at most */
+	/* a pair per return at most; its pages taken at once, not by a
+	 * fault each as the walk first writes them */
 	if ((out->v = malloc((pb->nret + 1) * sizeof(*out->v))) == NULL)
 		goto out;
 	out->cap = pb->nret + 1;
+	dtu_prefault(out->v, out->cap * sizeof(*out->v));
 	if (c->want_args) {
 		if ((out->args = malloc((pb->nret + 1) * sizeof(*out->args))) == NULL ||
 		    (out->nargs = malloc(pb->nret + 1)) == NULL)
 			goto out;
 		out->acap = out->ncap = pb->nret + 1;
+		dtu_prefault(out->args, out->acap * sizeof(*out->args));
 	}
-	if ((!pa.direct && (pa.made = calloc(pa.n + 1, 1)) == NULL) ||
-	    (pa.w = calloc(pa.nw, sizeof(*pa.w))) == NULL)
+	if ((rc = pair_run(&w)) != 0)
 		goto out;
-	for (unsigned k = 0; k < pa.nw; k++)
-		pa.w[k] = (struct pwork){ .pa = &pa, .k = k };
-	rpt_par_run(pa.nw, pair_part, &pa);
-	for (unsigned k = 0; k < pa.nw; k++) {
-		if (pa.w[k].ret) {
-			rc = pa.w[k].ret;
-			goto out;
-		}
-		npp += pa.w[k].npp;
-		ndp += pa.w[k].ndp;
-		nu += pa.w[k].nu;
-	}
-	size_t np = npp + ndp;
-	if (!pa.direct)
-		rpt_par_run(pa.nw, place_part, &pa);
+	rc = -1;
 	/* the disordered threads' pairs after those, in their returns' time
-	 * order: the parts' lists merged (each in that order already) */
-	size_t x = npp, *cur = NULL;
-	if (ndp) {
-		if ((cur = calloc(pa.nw, sizeof(*cur))) == NULL)
+	 * order, as their walk made them */
+	for (size_t x = 0; x < w.ndp; x++)
+		put_span(&pa, w.npp + x, w.dp[x].ent, w.dp[x].ret);
+	out->n = w.npp + w.ndp;
+	if (w.nu) {
+		qsort(w.u, w.nu, sizeof(*w.u), upend_cmp);
+		if ((out->u = malloc(w.nu * sizeof(*out->u))) == NULL)
 			goto out;
-		for (; x < np; x++) {
-			unsigned best = pa.nw;
-			for (unsigned k = 0; k < pa.nw; k++) {
-				const struct pwork *w = &pa.w[k];
-				if (cur[k] == w->ndp)
-					continue;
-				const struct dpair *d = &w->dp[cur[k]];
-				if (best != pa.nw) {
-					const struct dpair *b = &pa.w[best].dp[cur[best]];
-					if (d->ts > b->ts || (d->ts == b->ts && d->ret > b->ret))
-						continue;
-				}
-				best = k;
-			}
-			const struct dpair *d = &pa.w[best].dp[cur[best]++];
-			put_span(&pa, x, d->ent, d->ret);
-		}
-		free(cur);
-	}
-	out->n = np;
-	if (nu) {
-		struct upend *u = malloc(nu * sizeof(*u));
-		if (u == NULL)
-			goto out;
-		size_t j = 0;
-		for (unsigned k = 0; k < pa.nw; k++) {
-			if (pa.w[k].nu)
-				memcpy(u + j, pa.w[k].u, pa.w[k].nu * sizeof(*u));
-			j += pa.w[k].nu;
-		}
-		qsort(u, nu, sizeof(*u), upend_cmp);
-		if ((out->u = malloc(nu * sizeof(*out->u))) == NULL) {
-			free(u);
-			goto out;
-		}
-		for (j = 0; j < nu; j++)
-			out->u[j] = u[j].u;
-		out->nu = out->ucap = nu;
-		free(u);
+		for (size_t j = 0; j < w.nu; j++)
+			out->u[j] = w.u[j].u;
+		out->nu = out->ucap = w.nu;
 	}
 	rc = 0;
 out:
-	if (pa.w)
-		for (unsigned k = 0; k < pa.nw; k++)
-			pwork_free(&pa.w[k]);
-	free(pa.w);
-	free(pa.made);
+	pwork_free(&w);
 	return rc;
 }
 
