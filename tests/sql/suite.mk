@@ -33,7 +33,7 @@ SUITES += fuzz-sql
 FUZZ_SQL := $(B)/fuzz/fuzz_groupby
 FUZZ_SQL_SRCS := tests/sql/fuzz_groupby.c cli/lib/report/dtsql_groupby.c cli/lib/report/dtsql_tokens.c \
 	cli/lib/report/dtsql_aggs.c \
-	cli/lib/report/dtsql_attach.c cli/lib/report/dtsql_events.c \
+	cli/lib/report/dtsql_attach.c cli/lib/report/dtsql_events.c cli/lib/report/dtsql_order.c \
 	cli/lib/report/dtsql_gscan.c cli/lib/report/dtsql_tables.c cli/lib/report/dtsql_schema.c cli/lib/report/dtsym.c \
 	cli/lib/report/dtsql_views.c cli/lib/report/demangle.c cli/lib/report/termsafe.c \
 	cli/lib/report/dtsql_guard.c cli/lib/report/dtsql_derived.c cli/lib/report/derived_cache.c \

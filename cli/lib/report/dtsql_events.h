@@ -131,4 +131,30 @@ static inline int block_may_match(const struct ecur *e, const struct dtcap_block
  * the groups held as the cursor's rows (dtsql_gscan.c). */
 int dtsql_group_scan(struct ecur *e);
 
+/*
+ * The plain scan's steps (dtsql_events.c), for the ORDER BY below:
+ * dtev_seek moves to the next row the filters pass (e->eof at the end),
+ * dtev_mat_reserve makes room for need rows in e->mat, dtev_mat_append
+ * copies the current block's passing rows there.  SQLite codes (seek),
+ * 0 / -1 out of memory (the others).
+ */
+int dtev_seek(struct ecur *e);
+int dtev_mat_reserve(struct ecur *e, size_t need);
+int dtev_mat_append(struct ecur *e);
+
+/*
+ * The cursor's ORDER BY (dtsql_order.c), ord its terms ("c+"/"c-" per
+ * term, c = 'a' + column).  dtev_materialize holds every matching row and
+ * sorts them.  dtev_stream_setup: 1 when ord is ts alone and the capture
+ * can be streamed (then dtev_stream_fill gives the next rows each time
+ * those given run out), 0 when not, -1 out of memory.  dtev_stream_peak:
+ * the most rows a stream of c's capture holds, either way (UINT64_MAX:
+ * it cannot be streamed), computed once and kept in c.  The held rows
+ * and their order belong to the cursor until its next xFilter or close.
+ */
+int dtev_materialize(struct ecur *e, const char *ord);
+int dtev_stream_setup(struct ecur *e, const char *ord);
+int dtev_stream_fill(struct ecur *e);
+uint64_t dtev_stream_peak(struct dtsql *c, int desc);
+
 #endif
