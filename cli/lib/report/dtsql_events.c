@@ -325,8 +325,9 @@ static void ahead_end(struct ecur *e)
 static void ev_reset(struct ecur *e)
 {
 	ahead_end(e);
-	const char *d = getenv("DT_SQL_DEBUG");
-	if (e->stream && d && *d)
+	/* (a join's lookups reset per row: the environment only for a stream) */
+	const char *d = e->stream ? getenv("DT_SQL_DEBUG") : NULL;
+	if (d && *d)
 		fprintf(stderr, "dtsql: ORDER BY ts streamed: at most %zu rows held (bound %llu)\n",
 			e->sheld, (unsigned long long)e->c->speak[e->sdesc]);
 	flt_free(&e->flt);
