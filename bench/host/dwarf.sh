@@ -9,9 +9,11 @@
 # and unwinds at report time.  The time dtrec takes to finish after the
 # workload is printed as a comment (the capture is complete only then).  "Lose" = traced - untraced time of the
 # workload (its own CLOCK_MONOTONIC, the two processes summed).  Rounds
-# (5, DT_BENCH_ROUNDS) run untraced, dtrec and perf back to back; the
-# figure is the median of the rounds' own ratios (a drifting load cancels
-# within a round).
+# (5, DT_BENCH_ROUNDS) run untraced, dtrec, perf and perf without stacks
+# back to back; the figure is the median of the rounds' own ratios (a
+# drifting load cancels within a round).  host.sampling_floor_vs_perf_dwarf
+# is the stackless run's loss against perf's: the timer interrupts alone,
+# which both tools take and no sampler at 997 Hz avoids.
 set -u
 B=$1 OUT=$2
 # 15000 calls: about 3.3 s a process.  At 5000 (1.1 s) the two tools'
@@ -32,17 +34,26 @@ run_dt() {
 		-- sh -c "$two"'; date +%s%N >"$1.end"' "$W" "$OUT/dt.one" 2>"$OUT/dt.err"
 	echo $(( $(date +%s%N) - $(cat "$OUT/dt.one.end") )) >>"$OUT/dt.finish"
 }
+# the floor: the same sampling with no stack at all (perf writes a few
+# dozen bytes a sample): the timer interrupts every sampler at 997 Hz
+# takes, whatever it does with them
+run_floor() {
+	rm -f "$OUT/floor.data"
+	perf record -q -o "$OUT/floor.data" -e cpu-clock -c 1003009 \
+		-- sh -c "$two" "$W" "$OUT/floor.one" 2>"$OUT/floor.err"
+}
 run_perf() {
 	rm -f "$OUT/perf.data"
 	perf record -q -o "$OUT/perf.data" -e cpu-clock -c 1003009 --call-graph dwarf \
 		-- sh -c "$two" "$W" "$OUT/perf.one" 2>"$OUT/perf.err"
 }
-: >"$OUT/base.all"; : >"$OUT/dt.all"; : >"$OUT/perf.all"; : >"$OUT/dt.finish"
+: >"$OUT/base.all"; : >"$OUT/dt.all"; : >"$OUT/perf.all"; : >"$OUT/floor.all"; : >"$OUT/dt.finish"
 rounds=${DT_BENCH_ROUNDS:-5}
 for i in $(seq "$rounds"); do
 	run_base | tail -1 >>"$OUT/base.all"
 	run_dt | tail -1 >>"$OUT/dt.all"
 	run_perf | tail -1 >>"$OUT/perf.all"
+	run_floor | tail -1 >>"$OUT/floor.all"
 done
 base=$(median <"$OUT/base.all") dt=$(median <"$OUT/dt.all") pf=$(median <"$OUT/perf.all")
 if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] ||
@@ -50,7 +61,7 @@ if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] ||
 	echo "bench-host-dwarf: a run failed: $(head -c 300 "$OUT/dt.err") $(head -c 300 "$OUT/perf.err")" >&2
 	exit 1
 fi
-echo "# workload ns, both processes (medians of $rounds rounds): untraced $base, dtrec $dt, perf record $pf"
+echo "# workload ns, both processes (medians of $rounds rounds): untraced $base, dtrec $dt, perf record $pf, perf record without stacks $(median <"$OUT/floor.all")"
 echo "# dtrec finished the capture $(median <"$OUT/dt.finish" | awk '{ printf "%.2f", $1 / 1e9 }') s after the workload ended (median)"
 "$B/bin/dtreport" stats --json "$OUT/dt.dtc" 2>/dev/null | python3 -c '
 import json, sys
@@ -62,3 +73,8 @@ o=$(paste "$OUT/base.all" "$OUT/dt.all" "$OUT/perf.all" |
 	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
 [ -n "$o" ] || { echo "bench-host-dwarf: perf record never slowed the workload down" >&2; exit 1; }
 printf 'bench host.dwarf_overhead_vs_perf_dwarf %.3f ratio\ntarget <= 0.7\n' "$o"
+# no target: what of perf's loss the interrupts alone are, the least the
+# figure above can be for any sampler that copies stacks (doc/SCALE.md)
+f=$(paste "$OUT/base.all" "$OUT/floor.all" "$OUT/perf.all" |
+	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
+[ -n "$f" ] && printf 'bench host.sampling_floor_vs_perf_dwarf %.3f ratio\n' "$f"

@@ -60,6 +60,32 @@ else
 	echo "FAIL dtrec/behind: $(cat "$tmp/behind.err"; grep -i 'user stack' "$tmp/behind.stats")"
 fi
 
+# 2b. a program built without frame pointers: its stack copies come with
+#     no frame-pointer walk (strace decodes the attribute), where one built
+#     with them keeps the walk; a sample never unwound keeps its pc alone
+attr() {	# PROGRAM: the profile event's perf_event_open attribute
+	strace -f -v -e trace=perf_event_open -o "$tmp/attr.st" "$dtrec" --source perf -q \
+		-o "$tmp/attr.dtc" -u --user-stacks dwarf -e profile:hz:997 -- "$1" 0.3 2>/dev/null
+	grep -m1 'config=PERF_COUNT_SW_CPU_CLOCK' "$tmp/attr.st"
+}
+a=$(attr "$target") b=$(attr "$target-fp")
+if [[ $a == *PERF_SAMPLE_STACK_USER* && $a == *exclude_callchain_user=1* && $a != *PERF_SAMPLE_CALLCHAIN* &&
+      $b == *PERF_SAMPLE_STACK_USER* && $b == *exclude_callchain_user=0* && $b == *PERF_SAMPLE_CALLCHAIN* ]]; then
+	echo "PASS dtrec/nofp-no-walk: a copy without the kernel's walk for a program without frame pointers, with it for one built with them"
+else
+	echo "FAIL dtrec/nofp-no-walk: without frame pointers: ${a:0:400} / with them: ${b:0:400}"
+fi
+"$dtreport" flame --folded --user "$tmp/behind.dtc" >"$tmp/behind.folded"
+# comm;[truncated];pc's function, and the pc in the target's own code
+read -r ok all < <(awk '{ n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+	if (k == 3 && f[2] == "[truncated]" && f[3] ~ /^(main|level[1-5])$/) g += n }
+	END { print g + 0, t + 0 }' "$tmp/behind.folded")
+if [ "$all" -gt 50 ] && [ $((ok * 100)) -ge $((all * 95)) ] && grep -q "only the pc" "$tmp/behind.err"; then
+	echo "PASS dtrec/behind-pc-only: $ok of $all samples never unwound kept the pc alone, marked truncated"
+else
+	echo "FAIL dtrec/behind-pc-only: $ok of $all samples kept the pc alone: $(head -c 300 "$tmp/behind.folded")"
+fi
+
 # a program deleted while it runs (an upgrade): unwound from its own mapping
 cp "$target" "$tmp/deleted-target"
 "$dtrec" --source perf -q -o "$tmp/deleted.dtc" -e profile:hz:997 -- "$tmp/deleted-target" 1.5 unlink \

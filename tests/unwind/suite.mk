@@ -18,6 +18,11 @@ $(B)/tests/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer -o $@ $<
 
+# the control of the walk dtrec asks for beside a copy (dtrec.sh)
+$(B)/tests/unwind/target-fp: tests/unwind/target.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_STD) -O2 -fno-omit-frame-pointer -o $@ $<
+
 # No .eh_frame for its own functions: only .debug_frame (-g), which the
 # test moves to a separate debug file.
 $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
@@ -26,6 +31,7 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
 check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/pooltest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
+		$(B)/tests/unwind/target-fp \
 		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
 		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \
 		tests/unwind/spool.sh \

@@ -266,6 +266,7 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	unsigned long ofl = PERF_FLAG_FD_CLOEXEC | (opid != pid ? PERF_FLAG_PID_CGROUP : 0);
 	/* --offcpu with targets: the per-CPU copy, without stacks (offcpu_keep) */
 	int bare = p->offcpu && pid < 0 && sp->targeted;
+	int copy, pc_only;
 
 	base_attr(sp, &a, bufsize);
 	if (pid > 0)
@@ -312,8 +313,19 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	}
 	if (p->raw)
 		return 0;	/* its raw_syscalls event records it */
+	copy = sp->pool && dwarf_probe(sp->ustack_auto, p) && !bare;
+	if (copy) {
+		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a.sample_regs_user = DTUNW_REGS_MASK;
+		a.sample_stack_user = sp->ustack_size;
+		p->ustack_copy = 1;
+	}
+	/* the frame-pointer user stack stays beside a copy: what a sample
+	 * keeps when unwinding falls behind, or when it is the longer one;
+	 * not for programs without frame pointers, where the kernel's walk
+	 * (about 1 us a sample here) finds only the pc the copy has */
+	pc_only = copy && sp->ustack_nofp;
 	if ((p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
-		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 		/*
 		 * A system call's kernel stack at entry and exit is the same
 		 * few entry frames every time, and walking them from the
@@ -323,16 +335,11 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK) ||
 			p->kind == PK_RAWENTER || p->kind == PK_RAWEXIT ||
 			p->kind == PK_SYSENTER || p->kind == PK_SYSEXIT;
-		/* the frame-pointer user stack stays: what a sample keeps
-		 * when unwinding falls behind, or when it is the longer one */
-		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK);
-		a.sample_max_stack = DT_MAXFRAMES;
-	}
-	if (sp->pool && dwarf_probe(sp->ustack_auto, p) && !bare) {
-		a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a.sample_regs_user = DTUNW_REGS_MASK;
-		a.sample_stack_user = sp->ustack_size;
-		p->ustack_copy = 1;
+		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK) || pc_only;
+		if (!a.exclude_callchain_kernel || !a.exclude_callchain_user) {
+			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a.sample_max_stack = DT_MAXFRAMES;
+		}
 	}
 	if (p->kind == PK_UPROBE)
 		uprobe_regs(p->up, &a);
@@ -384,6 +391,12 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.sample_regs_user = 0;
 		a.sample_stack_user = 0;
 		p->ustack_copy = 0;
+		if (pc_only) {
+			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+			a.sample_max_stack = DT_MAXFRAMES;
+			a.exclude_callchain_user = 0;
+			pc_only = 0;
+		}
 		if (p->kind == PK_UPROBE)
 			uprobe_regs(p->up, &a);
 		fd = (int)perf_open(&a, opid, cpu, group, ofl);
@@ -408,6 +421,8 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 	/* how perf_sample() finds its way through this event's records (a bare
 	 * copy's, site 1, are known to have none of them) */
 	if (!bare) {
+		p->chain = (a.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
+		p->pc_only = (uint8_t)pc_only;
 		p->regs_mask = (a.sample_type & PERF_SAMPLE_REGS_USER) ? a.sample_regs_user : 0;
 		p->intr_mask = (a.sample_type & PERF_SAMPLE_REGS_INTR) ? a.sample_regs_intr : 0;
 		p->stack_req = (a.sample_type & PERF_SAMPLE_STACK_USER) ? a.sample_stack_user : 0;

@@ -73,6 +73,10 @@ struct pprobe {
 	char		filter[4096];	/* PK_RAW*: the id filter */
 	uint32_t	*bynr;		/* PK_RAW*: syscall nr -> probe index + 1 */
 	int		ustack_copy;	/* its event copies user registers and stack */
+	uint8_t		chain;		/* its events carry PERF_SAMPLE_CALLCHAIN */
+	uint8_t		pc_only;	/* ... but no user frames: the stack
+					 * copy's pc stands for them until
+					 * unwound (src_perf's ustack_nofp) */
 	const struct dtp_uprobe *up;	/* PK_UPROBE: file, sites, registers (the catalog's) */
 	uint64_t	regs_mask;	/* REGS_USER its events copy (unwinder's and
 					 * uprobe's together); 0: none */
@@ -181,6 +185,8 @@ struct src_perf {
 	/* DWARF user stacks (unwind_pool.h) */
 	struct dtunw_pool *pool;	/* NULL: frame pointers only */
 	uint32_t	ustack_size;	/* [I] */
+	int		ustack_nofp;	/* [I] dtsrc_cfg's: no frame-pointer walk
+					 * where the stack is copied */
 	int		ustack_auto;	/* [I] frame pointers if copies are refused;
 					 * 1: copies for sampled probes, 2: for all */
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */

@@ -187,7 +187,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 		const unsigned char *q = p;
 		uint64_t skip = 0, nrv;
 		uint32_t rs;
-		if (pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) {
+		if (evpr->chain) {
 			if ((size_t)(end - q) < 8)
 				return 0;
 			memcpy(&skip, q, 8);
@@ -204,7 +204,7 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 		rawbase = pr->kind;
 		pr = &sp->probes[pr->bynr[nrv] - 1];
 	}
-	if ((pr->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
+	if (evpr->chain && !bare) {
 		TAKE(&nr, 8);
 		if (nr > 4096 || (size_t)(end - p) < nr * 8)
 			return 0;
@@ -296,6 +296,12 @@ perf_sample(struct src_perf *sp, struct ring *rg, const struct perf_event_header
 			nk = 0;
 		if (!(pr->evtflags & DTEVT_USTACK))
 			nu = 0;
+	}
+	if (evpr->pc_only && have_regs && (pr->evtflags & DTEVT_USTACK)) {
+		/* no walk was asked for: the pc, until the copy is unwound */
+		uf = &uregs[__builtin_popcountll(DTUNW_REGS_MASK & ((1ULL << DTUNW_REG_IP) - 1))];
+		nu = 1;
+		flags |= DTR_USTACK_TRUNC;
 	}
 	memset(args, 0, sizeof(args));
 	switch (pr->kind) {

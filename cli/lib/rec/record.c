@@ -413,9 +413,10 @@ summary(struct rec *r, uint64_t elapsed, int cmd_status, uint64_t bytes)
 			    (unsigned long long)dw, (unsigned long long)dwt);
 		/* a silent downgrade would mislead as much as a drop */
 		if (fpb)
-			rec_msg(r, "WARNING: %llu samples kept their frame-pointer user stack: unwinding "
-			    "fell behind (fewer probes, a lower rate or a smaller "
-			    "--user-stack-size)", (unsigned long long)fpb);
+			rec_msg(r, "WARNING: %llu samples kept their frame-pointer user stack%s: "
+			    "unwinding fell behind (fewer probes, a lower rate or a smaller "
+			    "--user-stack-size)", (unsigned long long)fpb,
+			    r->ustack_nofp ? " (only the pc: the program has no frame pointers)" : "");
 	}
 	/* the spool is the pool's, whichever source unwinds: the pool answers */
 	if (dtm_unwinders(r->m) != NULL) {
@@ -554,44 +555,54 @@ fail:
 }
 
 /*
- * --user-stacks auto with -u: whether every probe gets a stack copy.  The
- * sampled probes always do; system calls and tracepoints keep the cheaper
- * frame-pointer walk, unless a target's program was built without frame
- * pointers, where that walk ends after a frame or two.  r->ustack_how says
- * which, for the summary.
+ * Whether a target's program (the command's, or a -p process's) is built
+ * without frame pointers: exe names the one that decided, or the last
+ * looked at.  1: without, 0: with, -1: none could be read.
  */
 static int
-ustack_choice(struct rec *r)
+targets_nofp(const struct dtrec_opts *o, char *exe, size_t len)
 {
-	const struct dtrec_opts *o = r->o;
-	char path[4096], exe[4096];
-	int fp = -1, nofp = 0;
+	char path[4096];
+	int fp = -1;
 
-	if (o->argv && o->argv[0]) {
-		if (fpcheck_which(o->argv[0], path, sizeof(path)) == 0 &&
-		    (fp = fpcheck_file(path)) == 0)
-			nofp = 1;
-		snprintf(exe, sizeof(exe), "%s", path);
+	exe[0] = '\0';
+	if (o->argv && o->argv[0] && fpcheck_which(o->argv[0], path, sizeof(path)) == 0) {
+		snprintf(exe, len, "%s", path);
+		if ((fp = fpcheck_file(path)) == 0)
+			return 1;
 	}
-	for (size_t i = 0; !nofp && i < o->npids; i++) {
+	for (size_t i = 0; i < o->npids; i++) {
 		ssize_t l;
 		snprintf(path, sizeof(path), "/proc/%d/exe", (int)o->pids[i]);
-		if ((l = readlink(path, exe, sizeof(exe) - 1)) < 0)
+		if ((l = readlink(path, exe, len - 1)) < 0)
 			continue;
 		exe[l] = '\0';
 		if ((fp = fpcheck_file(path)) == 0)
-			nofp = 1;
+			return 1;
 	}
-	if (nofp)
+	return fp == 1 ? 0 : -1;
+}
+
+/*
+ * --user-stacks auto with -u: whether every probe gets a stack copy.  The
+ * sampled probes always do; system calls and tracepoints keep the cheaper
+ * frame-pointer walk, unless a target's program was built without frame
+ * pointers (nofp, targets_nofp's), where that walk ends after a frame or
+ * two.  r->ustack_how says which, for the summary.
+ */
+static int
+ustack_choice(struct rec *r, int nofp, const char *exe)
+{
+	if (nofp == 1)
 		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for every probe: "
 			 "%.200s is built without frame pointers", exe);
-	else if (fp == 1)
+	else if (nofp == 0)
 		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
 			 "probes, frame pointers for the rest: %.200s keeps frame pointers", exe);
 	else
 		snprintf(r->ustack_how, sizeof(r->ustack_how), "user stacks: DWARF for the sampled "
 			 "probes, frame pointers for the rest (--user-stacks dwarf for every probe)");
-	return nofp;
+	return nofp == 1;
 }
 
 int
@@ -755,8 +766,15 @@ dtrec_record(const struct dtrec_opts *o, struct dtrec_result *res)
 	}
 	if (o->ustack_mode == DTSRC_USTACK_AUTO && r->src->ops->ustack_counts == NULL)
 		cfg.ustack_mode = DTSRC_USTACK_FP;
-	if (cfg.ustack_mode == DTSRC_USTACK_AUTO && !o->flight && (cfg.evtflags & DTEVT_USTACK))
-		cfg.ustack_all = ustack_choice(r);
+	if (cfg.ustack_mode != DTSRC_USTACK_FP && !o->flight &&
+	    ((cfg.evtflags | cfg.timer_evtflags) & DTEVT_USTACK)) {
+		char exe[4096];
+		int nofp = targets_nofp(o, exe, sizeof(exe));
+
+		cfg.ustack_nofp = r->ustack_nofp = nofp == 1;
+		if (cfg.ustack_mode == DTSRC_USTACK_AUTO && (cfg.evtflags & DTEVT_USTACK))
+			cfg.ustack_all = ustack_choice(r, nofp, exe);
+	}
 	if (o->flight) {
 		/* a dump is read in one go: samples still with the unwinding
 		 * workers would miss it, so flight stacks are frame pointers */

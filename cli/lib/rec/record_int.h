@@ -87,6 +87,7 @@ struct rec {
 	struct kused	*kused;		/* kallsyms, written as far as used */
 	uint32_t	kstack_max;	/* kernel stack ids marked in kused */
 	int		werr;		/* writer failed: stop writing */
+	int		ustack_nofp;	/* [I] dtsrc_cfg's: copies without a walk */
 	char		ustack_how[300];	/* auto: which walk user stacks got, why */
 	int		tty;
 	struct dtrec_targets tg;	/* -p: ends recording when all exited */

@@ -52,6 +52,11 @@ struct dtsrc_cfg {
 	int		ustack_all;	/* AUTO: copy for every probe, not only the
 					 * sampled ones (the targets' programs
 					 * have no frame pointers) */
+	int		ustack_nofp;	/* DWARF, AUTO: the targets' programs are
+					 * built without frame pointers, so the
+					 * events that copy stacks ask for no
+					 * frame-pointer walk (its frames past
+					 * the pc would be garbage) */
 	uint32_t	ustack_size;	/* bytes of user stack copied per sample
 					 * (DWARF, AUTO); 0: DTSRC_USTACK_SIZE */
 	unsigned	unwind_threads;	/* 0: one per 4 CPUs, 1 to 4 */

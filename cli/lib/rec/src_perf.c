@@ -128,6 +128,7 @@ perf_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel, const struc
 			sp->ustack_size = cfg->ustack_size ? cfg->ustack_size : DTSRC_USTACK_SIZE;
 			/* 2: auto, copying for every probe */
 			sp->ustack_auto = cfg->ustack_mode == DTSRC_USTACK_AUTO ? 1 + cfg->ustack_all : 0;
+			sp->ustack_nofp = cfg->ustack_nofp;
 			sp->ustack_size &= ~7U;	/* perf wants a multiple of 8 */
 			sp->pool = dtunw_pool_start(cfg->unwind_threads, sp->ncpus,
 						    cfg->ustack_mode == DTSRC_USTACK_AUTO ? DTUNW_AUTO
