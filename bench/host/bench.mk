@@ -17,5 +17,10 @@ $(B)/bench/host/workload-nofp: bench/host/workload.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) -O2 -fomit-frame-pointer -fno-inline -o $@ $<
 
-bench-host-dwarf: $(B)/bin/dtrec $(B)/bin/dtreport $(B)/bench/host/workload-nofp bench/host/dwarf.sh
+$(B)/bench/host/irqgap: bench/host/irqgap.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) -O2 -o $@ $<
+
+bench-host-dwarf: $(B)/bin/dtrec $(B)/bin/dtreport $(B)/bench/host/workload-nofp $(B)/bench/host/irqgap \
+		bench/host/dwarf.sh
 	@bench/host/dwarf.sh $(B) $(B)/bench/host-dwarf

@@ -55,6 +55,24 @@ for i in $(seq "$rounds"); do
 	run_perf | tail -1 >>"$OUT/perf.all"
 	run_floor | tail -1 >>"$OUT/floor.all"
 done
+# One sample's cost where it lands: a thread spinning on CPU 1 (irqgap)
+# with the tracer on CPU 0, the median of its gaps, three rounds each
+if [ "$(nproc)" -ge 2 ]; then
+	: >"$OUT/gap.bare"; : >"$OUT/gap.perf"; : >"$OUT/gap.dt"
+	G="taskset -c 1 $B/bench/host/irqgap 2"
+	for i in 1 2 3; do
+		taskset -c 0 perf record -q -o "$OUT/gap.data" -e cpu-clock -c 1003009 -- $G \
+			2>/dev/null | tail -1 >>"$OUT/gap.bare"
+		taskset -c 0 perf record -q -o "$OUT/gap.data" -e cpu-clock -c 1003009 --call-graph dwarf \
+			-- $G 2>/dev/null | tail -1 >>"$OUT/gap.perf"
+		taskset -c 0 "$B/bin/dtrec" --source perf -q -o "$OUT/gap.dtc" -u --user-stacks dwarf \
+			-e profile:hz:997 -- $G 2>/dev/null | tail -1 >>"$OUT/gap.dt"
+	done
+	gmed() { awk '{ print $1 }' "$1" | median; }
+	echo "# one sample where it lands (median gap of a thread spinning on another CPU than the tracer's):" \
+		"$(gmed "$OUT/gap.bare") us without stacks, $(gmed "$OUT/gap.perf") us perf --call-graph dwarf," \
+		"$(gmed "$OUT/gap.dt") us dtrec --user-stacks dwarf"
+fi
 base=$(median <"$OUT/base.all") dt=$(median <"$OUT/dt.all") pf=$(median <"$OUT/perf.all")
 if [ -z "$base" ] || [ -z "$dt" ] || [ -z "$pf" ] || [ ! -s "$OUT/dt.dtc" ] ||
    [ ! -s "$OUT/perf.data" ]; then
