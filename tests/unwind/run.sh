@@ -86,6 +86,15 @@ while time.time() - t < 1.5:
 
 	#    the workers' routing: a process's changes to its worker alone
 	"$dir/pooltest"
+	#    the sample path with its threads (submit, spool, collect), TSan
+	mkdir -p "$tmp/unwpool"
+	TSAN_OPTIONS=halt_on_error=1 "$dir/../../tsan/bin/unwpooltsan" "$tmp/unwpool" 2>"$tmp/unwpool.err"
+	rc=$?
+	if [ $rc -ne 0 ] || grep -q ThreadSanitizer "$tmp/unwpool.err"; then
+		echo "FAIL unwpool-tsan/clean: status $rc: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$tmp/unwpool.err")"
+	else
+		echo "PASS unwpool-tsan/clean: no ThreadSanitizer report"
+	fi
 
 	# 4. parsers under fuzz: damaged copies of the ELF files we read
 	"$t" -n fuzz -z "$tmp/minidebug" -z "$target" -z /usr/bin/xz

@@ -14,6 +14,11 @@ $(B)/tests/unwind/pooltest: tests/unwind/pooltest.c tests/check.h \
 		$(UNWTEST_LIB_OBJS:%=$(B)/asan/obj/%) $(B)/asan/obj/cli/lib/rec/unwind_pool.o
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_BASE) $(SAN_FLAGS) -o $@ $(filter-out %.h,$^) -ldw -lelf -llzma -lm -lpthread
+# the sample path (submit, spool, collect) with its threads, under TSan
+$(B)/tsan/bin/unwpooltsan: tests/unwind/unwpooltsan.c tests/check.h \
+		$(UNWTEST_LIB_OBJS:%=$(B)/tsan/obj/%) $(B)/tsan/obj/cli/lib/rec/unwind_pool.o
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_BASE) $(TSAN_FLAGS) -o $@ $(filter-out %.h,$^) -ldw -lelf -llzma -lm -lpthread
 $(B)/tests/unwind/target: tests/unwind/target.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer -o $@ $<
@@ -30,7 +35,8 @@ $(B)/tests/unwind/target-nocfi: tests/unwind/target.c
 	$(CC) $(CFLAGS_STD) -O2 -fomit-frame-pointer \
 		-fno-asynchronous-unwind-tables -fno-unwind-tables -o $@ $<
 
-check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/pooltest $(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
+check-unwind: $(B)/tests/unwind/unwtest $(B)/tests/unwind/pooltest $(B)/tsan/bin/unwpooltsan \
+		$(B)/tests/unwind/target $(B)/tests/unwind/target-nocfi \
 		$(B)/tests/unwind/target-fp \
 		$(B)/asan/bin/dtrec $(B)/bin/dtreport $(B)/tests/dtrec/fakedt.so \
 		tests/unwind/run.sh tests/unwind/dtrec.sh tests/unwind/dtsrc.sh tests/unwind/chain.sh \

@@ -44,6 +44,9 @@ struct item {
 	char		*path;		/* IT_MAP */
 	uint64_t	*regs;
 	unsigned char	*stack;
+	int		inl;		/* [I] rec, regs and stack live in this
+					 * item's own allocation, after it (one
+					 * malloc a sample for the reader) */
 };
 
 struct done {
@@ -101,10 +104,12 @@ struct spool_hdr {
 static void
 item_free(struct item *it)
 {
-	free(it->rec);
+	if (!it->inl) {
+		free(it->rec);
+		free(it->regs);
+		free(it->stack);
+	}
 	free(it->path);
-	free(it->regs);
-	free(it->stack);
 	free(it);
 }
 
@@ -688,12 +693,10 @@ dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t
 		pthread_mutex_unlock(&p->mu);
 		return -1;
 	}
-	it = calloc(1, sizeof(*it));
-	if (it == NULL || (it->rec = malloc(rec->dtr_size)) == NULL ||
-	    (it->regs = malloc(nregs ? nregs * 8 : 1)) == NULL ||
-	    (it->stack = malloc(len ? len : 1)) == NULL) {
-		if (it)
-			item_free(it);
+	/* one block: the item, then rec and regs (multiples of 8), then stack */
+	size_t rsz = ((size_t)rec->dtr_size + 7) & ~(size_t)7;
+	it = malloc(sizeof(*it) + rsz + nregs * 8 + len);
+	if (it == NULL) {
 		pthread_mutex_lock(&p->mu);
 		p->bytes -= bytes;
 		p->inflight--;
@@ -701,6 +704,11 @@ dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t
 		pthread_mutex_unlock(&p->mu);
 		return -1;
 	}
+	memset(it, 0, sizeof(*it));
+	it->inl = 1;
+	it->rec = (struct dt_rec *)(void *)(it + 1);
+	it->regs = (uint64_t *)(void *)((char *)(it + 1) + rsz);
+	it->stack = (unsigned char *)(it->regs + nregs);
 	it->kind = IT_SAMPLE;
 	it->pid = rec->dtr_pid;
 	it->bytes = bytes;
