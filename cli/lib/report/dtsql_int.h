@@ -310,4 +310,14 @@ int dtsql_agg_functions(sqlite3 *db);
 int dtsql_probe_views(sqlite3 *db, struct dtcap_reader *const *r, size_t n,
 		      const char *const *capture, const char *const *host, char **err);
 
+/*
+ * dtsql_order.c: order perm (n row numbers, a permutation of 0..n-1)
+ * stably by kv[row] ^ flip, flip 1 << 63 for signed keys: an LSD radix
+ * sort over the bytes of the keys that vary (vary: the bits set in one
+ * key and clear in another, the keys' OR ^ AND), tmp its scratch of n.
+ * Rows with equal keys keep their order in perm.
+ */
+void dtsql_radix_perm(const uint64_t *kv, uint64_t flip, uint64_t vary, uint32_t *perm,
+		      uint32_t *tmp, size_t n);
+
 #endif /* DTSQL_INT_H */

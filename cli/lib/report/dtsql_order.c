@@ -37,14 +37,11 @@ static uint64_t sort_key(const struct ecur *e, int col, size_t i)
 	return 0;
 }
 
-/* Order perm (n row numbers) by kv[row], stably: an LSD radix sort on
- * the bytes that vary (kor, kand: the keys' OR and AND), tmp its scratch. */
-static void radix_term(const uint64_t *kv, uint64_t kor, uint64_t kand,
-		       uint32_t *perm, uint32_t *tmp, size_t n)
+void dtsql_radix_perm(const uint64_t *kv, uint64_t flip, uint64_t vary, uint32_t *perm,
+		      uint32_t *tmp, size_t n)
 {
 	/* bytes every key shares sort nothing: count only the others
 	 * (one of eight for a comm or probe name rank) */
-	uint64_t vary = kor ^ kand;
 	int bs[8], nb = 0;
 	for (int b = 0; b < 8; b++)
 		if ((vary >> (8 * b)) & 0xff)
@@ -53,7 +50,7 @@ static void radix_term(const uint64_t *kv, uint64_t kor, uint64_t kand,
 	memset(cnt, 0, sizeof(cnt));
 	for (size_t i = 0; i < n; i++)
 		for (int j = 0; j < nb; j++)
-			cnt[j][(kv[i] >> (8 * bs[j])) & 0xff]++;
+			cnt[j][((kv[i] ^ flip) >> (8 * bs[j])) & 0xff]++;
 	uint32_t *src = perm, *dst = tmp;
 	for (int j = 0; j < nb; j++) {
 		int b = bs[j];
@@ -65,7 +62,7 @@ static void radix_term(const uint64_t *kv, uint64_t kor, uint64_t kand,
 			sum += x;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[cb[(kv[src[i]] >> (8 * b)) & 0xff]++] = src[i];
+			dst[cb[((kv[src[i]] ^ flip) >> (8 * b)) & 0xff]++] = src[i];
 		uint32_t *x = src; src = dst; dst = x;
 	}
 	if (src != perm)
@@ -128,7 +125,7 @@ int dtev_materialize(struct ecur *e, const char *ord)
 			kor |= kv[i];
 			kand &= kv[i];
 		}
-		radix_term(kv, kor, kand, e->perm, tmp, n);
+		dtsql_radix_perm(kv, 0, kor ^ kand, e->perm, tmp, n);
 	}
 	free(kv);
 	free(tmp);
@@ -308,7 +305,7 @@ static void radix_all(const uint64_t *kv, uint32_t *perm, uint32_t *tmp, size_t 
 		kor |= kv[i];
 		kand &= kv[i];
 	}
-	radix_term(kv, kor, kand, perm, tmp, n);
+	dtsql_radix_perm(kv, 0, kor ^ kand, perm, tmp, n);
 }
 
 /*

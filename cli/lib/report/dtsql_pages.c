@@ -303,6 +303,8 @@ static uint32_t ix_write(struct pgw *w, const int64_t *val, const uint32_t *row,
 /* Sort row numbers by (key, row): stable LSD radix on the key bytes. */
 static int sort_rows(const int64_t *key, uint32_t *row, size_t n)
 {
+	/* the same bits: an int64_t read as its unsigned type */
+	const uint64_t *k = (const uint64_t *)(const void *)key;
 	uint32_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
 	if (tmp == NULL)
 		return -1;
@@ -311,34 +313,15 @@ static int sort_rows(const int64_t *key, uint32_t *row, size_t n)
 	int sorted = 1;
 	for (size_t i = 1; i < n && sorted; i++)
 		sorted = key[i - 1] <= key[i];
-	if (sorted) {
-		free(tmp);
-		return 0;
-	}
-	uint32_t *src = row, *dst = tmp;
-	for (int shift = 0; shift < 64; shift += 8) {
-		size_t cnt[256] = { 0 };
-		/* sign bit flipped: signed order */
-		for (size_t i = 0; i < n; i++)
-			cnt[(((uint64_t)key[src[i]] ^ (1ULL << 63)) >> shift) & 0xff]++;
-		int trivial = 0;
-		for (int k = 0; k < 256; k++)
-			if (cnt[k] == n)
-				trivial = 1;
-		if (trivial)
-			continue;
-		size_t sum = 0;
-		for (int k = 0; k < 256; k++) {
-			size_t c = cnt[k];
-			cnt[k] = sum;
-			sum += c;
+	if (!sorted) {
+		uint64_t kor = 0, kand = ~(uint64_t)0;
+		for (size_t i = 0; i < n; i++) {
+			kor |= k[i];
+			kand &= k[i];
 		}
-		for (size_t i = 0; i < n; i++)
-			dst[cnt[(((uint64_t)key[src[i]] ^ (1ULL << 63)) >> shift) & 0xff]++] = src[i];
-		uint32_t *t = src; src = dst; dst = t;
+		/* sign bit flipped: signed order */
+		dtsql_radix_perm(k, 1ULL << 63, kor ^ kand, row, tmp, n);
 	}
-	if (src != row)
-		memcpy(row, src, n * sizeof(*row));
 	free(tmp);
 	return 0;
 }
