@@ -13,6 +13,8 @@
  * odd in its own way (a path longer than its record, no NUL, no room for
  * struct dt_path, too few arguments; or a path the kernel could not name,
  * DTPH_UNKNOWN with an empty path, which is well-formed).
+ * FAKEDT_FILTERLOG and FAKEDT_ENABLELOG name files that get a line per
+ * DTIOCSETFILTER and per DTIOCPRBENABLE (the probe id and its evtflags).
  * It tests the tool, not the kernel: the VM test covers the real device.
  */
 #ifndef _GNU_SOURCE
@@ -212,6 +214,13 @@ ioctl(int fd, unsigned long req, ...)
 			return -1;
 		}
 		enabled[en->dten_id] = en->dten_evtflags | (1ULL << 31);
+		if (getenv("FAKEDT_ENABLELOG")) {
+			FILE *f = fopen(getenv("FAKEDT_ENABLELOG"), "a");
+			if (f) {
+				fprintf(f, "id=%u evtflags=%#x\n", en->dten_id, en->dten_evtflags);
+				fclose(f);
+			}
+		}
 		return 0;
 	}
 	case DTIOCRECORD:

@@ -1,12 +1,12 @@
 #!/bin/bash
-# dtsrc.sh DTREC DTREPORT FAKEDT TMPDIR - the dt source's user stack copies
+# dtsrc.sh DTREC DTREPORT FAKEDT TMPDIR TARGET - the dt source's user stack copies
 # on the host, against tests/dtrec/fakedt.so (LD_PRELOAD /dev/dt): its
 # records with registers and stack copies (some with a copy size that lies)
 # go to the unwinding workers or keep frame pointers, and never reach the
 # capture; the ring size is checked against the copy size.  The real
 # device is the vm-unwind suite's.
 set -u
-dtrec=$1 dtreport=$2 fake=$3 tmp=$4
+dtrec=$1 dtreport=$2 fake=$3 tmp=$4 target=$5
 mkdir -p "$tmp"
 # fakedt.so is preloaded before the ASan runtime
 export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1
@@ -46,6 +46,24 @@ if [ "$dw" = 0 ] && [ "$fpb" -gt 1000 ] 2>/dev/null && grep -q "kept their frame
 	echo "PASS dtsrc/behind: $fpb of $ev samples kept frame pointers, counted and warned about"
 else
 	echo "FAIL dtsrc/behind: dwarf $dw, behind $fpb, events $ev: $(head -c 300 "$tmp/behind.err")"
+fi
+
+# 2b. a command built without frame pointers: copies without dt.ko's walk
+#     (DTEVT_UREGS, not DTEVT_USTACK); one built with them keeps the walk
+enables() {	# PROGRAM: the evtflags dtrec enabled profile:hz:97 with
+	rm -f "$tmp/enable.log"
+	env FAKEDT_ENABLELOG="$tmp/enable.log" LD_PRELOAD="$fake" "$dtrec" --source dt -q \
+		-o "$tmp/en.dtc" -u -e profile:hz:97 --user-stacks dwarf -- "$1" 0.2 2>/dev/null
+	# the one probe with a user stack (the proc probes' have none)
+	sed -n 's/.*evtflags=//p' "$tmp/enable.log" | while read -r f; do
+		(( f & 0x14 )) && { echo "$f"; break; }
+	done
+}
+a=$(enables "$target") b=$(enables "$target-fp")
+if [ -n "$a" ] && [ -n "$b" ] && (( (a & 0x10) && !(a & 0x4) && (b & 0x10) && (b & 0x4) )); then
+	echo "PASS dtsrc/nofp-no-walk: copies without the walk for a program without frame pointers ($a), with it for one with them ($b)"
+else
+	echo "FAIL dtsrc/nofp-no-walk: evtflags without frame pointers '$a', with them '$b'"
 fi
 
 # 3. fp: no copies asked for, nothing unwound

@@ -103,7 +103,7 @@ while time.time() - t < 1.5:
 	"$here/dtrec.sh" "$dtrec" "$dtreport" "$target" "$tmp/dtrec"
 
 	# 6. dtrec: the dt source's stack copies, against fakedt.so
-	"$here/dtsrc.sh" "$dtrec" "$dtreport" "$dir/../dtrec/fakedt.so" "$tmp/dtsrc"
+	"$here/dtsrc.sh" "$dtrec" "$dtreport" "$dir/../dtrec/fakedt.so" "$tmp/dtsrc" "$target"
 
 	# 7. dtrec: samples past the unwinding budget spooled, still unwound
 	"$here/spool.sh" "$dtrec" "$dtreport" "$target" "$tmp/spool"

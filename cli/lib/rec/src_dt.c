@@ -43,6 +43,9 @@ struct src_dt {
 	/* DWARF user stacks (unwind_pool.h); NULL: frame pointers only */
 	struct dtunw_pool *pool;
 	uint64_t	fp_behind;	/* [r] kept the frame-pointer stack */
+	int		pc_only;	/* [I] copies come without dt.ko's frame-
+					 * pointer walk (dtsrc_cfg ustack_nofp):
+					 * the copy's pc is the record's stack */
 	int		stopped;	/* [r] reads now wait for the workers */
 	uint32_t	self;		/* [I] our tgid: never unwound */
 	struct dtm	*m;		/* [I] the session's machine, fed */
@@ -291,6 +294,15 @@ dsrc_take_copies(struct src_dt *d, char *buf, size_t n)
 		memmove(buf + w, buf + r, base);
 		h.dtr_size = (uint32_t)base;
 		h.dtr_flags &= (uint8_t)~DTR_UREGS;
+		if (ok && d->pc_only && h.dtr_nustack == 0) {
+			/* no walk was asked for: the pc, until the copy is
+			 * unwound (8 bytes over what the copy's header held) */
+			memcpy(buf + w + base, &ur.dtur_regs[DT_UREG_IP], 8);
+			base += 8;
+			h.dtr_size = (uint32_t)base;
+			h.dtr_nustack = 1;
+			h.dtr_flags |= DTR_USTACK_TRUNC;
+		}
 		memcpy(buf + w, &h, sizeof(h));
 		r += sz;
 		if (ok && d->pool && h.dtr_pid != 0 && h.dtr_pid != d->self) {
@@ -583,8 +595,15 @@ dsrc_enable(struct dtsrc *s, const struct dtp_sel *sel, size_t nsel,
 		memset(&en, 0, sizeof(en));
 		en.dten_id = sel[i].id;
 		en.dten_evtflags = sel_flags(s, &sel[i], cfg);
-		if (copies && dsrc_copies(s, &sel[i], cfg))
+		if (copies && dsrc_copies(s, &sel[i], cfg)) {
 			en.dten_evtflags |= DTEVT_UREGS;
+			/* as the perf source: a walk through code without frame
+			 * pointers finds only the pc the copy has */
+			if (cfg->ustack_nofp) {
+				en.dten_evtflags &= ~(uint32_t)DTEVT_USTACK;
+				d->pc_only = 1;
+			}
+		}
 		if (pp_of(d, sel[i].id) >= 0)
 			en.dten_evtflags |= DTEVT_COMM | DTEVT_FUNCARGS;
 		en.dten_period_ns = sel[i].period_ns;
