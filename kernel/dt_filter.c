@@ -377,9 +377,14 @@ static void dt_tg_sweep(struct work_struct *w)
 		/* a pending process has not exec'd yet: it lives */
 		if (!alive && !(v & DT_TG_PENDING))
 			continue;
-		/* the reference moves to the new table */
-		ts->ts_pid[i] = NULL;
-		if (!dt_tg_add(nt, v, pid))
+		/*
+		 * A reference of its own for the new table: the old one keeps
+		 * its pid until it is freed, since lookups that took the old
+		 * table before the new one is published go on matching in it
+		 * locklessly (cleared here, a target's events and its forks
+		 * seen meanwhile were filtered: a child lost, uncounted)
+		 */
+		if (!dt_tg_add(nt, v, get_pid(pid)))
 			dt_untracked(sc);
 	}
 	rcu_read_unlock();
