@@ -476,7 +476,8 @@ static void print_accounting(FILE *o, int have_counters, uint64_t nev,
 				" stopped short of the program entry)\n", rec->ustack_dwarf,
 				rec->ustack_dwarf_trunc);
 		if (rec->ustack_fp_behind)
-			fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack: "
+			fprintf(o, "  *** %" PRIu64 " samples kept their frame-pointer user stack "
+				"(only the pc, for a program without frame pointers): "
 				"unwinding fell behind ***\n", rec->ustack_fp_behind);
 		if (tot.skipped)
 			fprintf(o, "  timer ticks skipped (overruns): %" PRIu64 "\n", tot.skipped);
