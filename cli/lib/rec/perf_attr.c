@@ -241,6 +241,29 @@ perf_kprobe_type(void)
 }
 
 /*
+ * The stack walks the kernel makes for p's events.  A system call's kernel
+ * stack at entry and exit is the same few entry frames every time, and
+ * walking them from the tracepoint doubled the cost of a traced call: perf
+ * records none for syscall events either.  The frame-pointer user stack
+ * stays beside a copy (what a sample keeps when unwinding falls behind, or
+ * when it is the longer one), but not for programs without frame pointers
+ * (pc_only), where the walk (about 1 us a sample here) finds only the pc
+ * the copy has.
+ */
+static void
+walk_attr(struct perf_event_attr *a, const struct pprobe *p, int pc_only)
+{
+	a->exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK) ||
+		p->kind == PK_RAWENTER || p->kind == PK_RAWEXIT ||
+		p->kind == PK_SYSENTER || p->kind == PK_SYSEXIT;
+	a->exclude_callchain_user = !(p->evtflags & DTEVT_USTACK) || pc_only;
+	if (!a->exclude_callchain_kernel || !a->exclude_callchain_user) {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->sample_max_stack = DT_MAXFRAMES;
+	}
+}
+
+/*
  * One probe's event (site: of a uprobe) on cpu for pid, into ring rg.
  * group: the tracking event of pid on cpu, or -1.  A tracepoint that
  * names a task (sched_wakeup's wakee) is also delivered to that task's
@@ -320,27 +343,9 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.sample_stack_user = sp->ustack_size;
 		p->ustack_copy = 1;
 	}
-	/* the frame-pointer user stack stays beside a copy: what a sample
-	 * keeps when unwinding falls behind, or when it is the longer one;
-	 * not for programs without frame pointers, where the kernel's walk
-	 * (about 1 us a sample here) finds only the pc the copy has */
 	pc_only = copy && sp->ustack_nofp;
-	if ((p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare) {
-		/*
-		 * A system call's kernel stack at entry and exit is the same
-		 * few entry frames every time, and walking them from the
-		 * tracepoint doubled the cost of a traced call: perf records
-		 * none for syscall events either.
-		 */
-		a.exclude_callchain_kernel = !(p->evtflags & DTEVT_KSTACK) ||
-			p->kind == PK_RAWENTER || p->kind == PK_RAWEXIT ||
-			p->kind == PK_SYSENTER || p->kind == PK_SYSEXIT;
-		a.exclude_callchain_user = !(p->evtflags & DTEVT_USTACK) || pc_only;
-		if (!a.exclude_callchain_kernel || !a.exclude_callchain_user) {
-			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
-			a.sample_max_stack = DT_MAXFRAMES;
-		}
-	}
+	if ((p->evtflags & (DTEVT_KSTACK | DTEVT_USTACK)) && !bare)
+		walk_attr(&a, p, pc_only);
 	if (p->kind == PK_UPROBE)
 		uprobe_regs(p->up, &a);
 	if (!sp->flight && !sp->no_fmtlost)
@@ -392,10 +397,8 @@ open_event(struct src_perf *sp, size_t pi, uint32_t site, pid_t pid, int cpu, st
 		a.sample_stack_user = 0;
 		p->ustack_copy = 0;
 		if (pc_only) {
-			a.sample_type |= PERF_SAMPLE_CALLCHAIN;
-			a.sample_max_stack = DT_MAXFRAMES;
-			a.exclude_callchain_user = 0;
 			pc_only = 0;
+			walk_attr(&a, p, 0);	/* the walk is the stack now */
 		}
 		if (p->kind == PK_UPROBE)
 			uprobe_regs(p->up, &a);
