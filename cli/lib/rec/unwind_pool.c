@@ -43,10 +43,8 @@ struct item {
 	struct dt_rec	*rec;		/* IT_SAMPLE: the frame-pointer record */
 	char		*path;		/* IT_MAP */
 	uint64_t	*regs;
-	unsigned char	*stack;
-	int		inl;		/* [I] rec, regs and stack live in this
-					 * item's own allocation, after it (one
-					 * malloc a sample for the reader) */
+	unsigned char	*stack;		/* rec, regs, stack: in the item's own
+					 * allocation, after it (item_new) */
 };
 
 struct done {
@@ -101,14 +99,34 @@ struct spool_hdr {
 	uint64_t	rec_size, nregs, stack_len;
 };
 
+/*
+ * A zeroed item with room for a record of rec_size bytes, nregs registers
+ * and len stack bytes after it, one allocation (a sample costs the reader
+ * one malloc); NULL when out of memory or the sizes are absurd.
+ */
+static struct item *
+item_new(uint64_t rec_size, uint64_t nregs, uint64_t len)
+{
+	uint64_t rsz = (rec_size + 7) & ~(uint64_t)7;
+	struct item *it;
+
+	/* sizes of one sample (a spool file's header says them again) */
+	if (rec_size > (1u << 20) || nregs > 64 || len > (1u << 20) ||
+	    (it = malloc(sizeof(*it) + rsz + nregs * 8 + len)) == NULL)
+		return NULL;
+	memset(it, 0, sizeof(*it));
+	/* no record: an address-space change read back from the spool */
+	it->rec = rec_size ? (struct dt_rec *)(void *)(it + 1) : NULL;
+	it->regs = (uint64_t *)(void *)((char *)(it + 1) + rsz);
+	it->stack = (unsigned char *)(it->regs + nregs);
+	it->nregs = (size_t)nregs;
+	it->stack_len = (size_t)len;
+	return it;
+}
+
 static void
 item_free(struct item *it)
 {
-	if (!it->inl) {
-		free(it->rec);
-		free(it->regs);
-		free(it->stack);
-	}
 	free(it->path);
 	free(it);
 }
@@ -283,15 +301,15 @@ static struct item *
 spool_get(struct worker *w)
 {
 	struct spool_hdr h;
-	struct item *it;
+	struct item *it = NULL;
 	uint64_t at = w->spool_rd;
 	int fd = w->spool_fd;
 	size_t body;
 
 	/* the bytes below spool_wr never change: read them unlocked */
 	pthread_mutex_unlock(&w->mu);
-	it = calloc(1, sizeof(*it));
-	if (it == NULL || pread(fd, &h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h))
+	if (pread(fd, &h, sizeof(h), (off_t)at) != (ssize_t)sizeof(h) ||
+	    (it = item_new(h.rec_size, h.nregs, h.stack_len)) == NULL)
 		goto fail;
 	body = h.rec_size + h.nregs * 8 + h.stack_len + h.path_len;
 	it->kind = (int)h.kind;
@@ -301,13 +319,8 @@ spool_get(struct worker *w)
 	it->len = h.len;
 	it->pgoff = h.pgoff;
 	it->mask = h.mask;
-	it->nregs = h.nregs;
-	it->stack_len = h.stack_len;
 	it->bytes = 0;	/* the budget counts memory: this was on disk */
-	if ((h.rec_size && (it->rec = malloc(h.rec_size)) == NULL) ||
-	    (it->regs = malloc(h.nregs ? h.nregs * 8 : 1)) == NULL ||
-	    (it->stack = malloc(h.stack_len ? h.stack_len : 1)) == NULL ||
-	    (h.path_len && (it->path = calloc(1, h.path_len + 1)) == NULL))
+	if (h.path_len && (h.path_len > 65536 || (it->path = calloc(1, h.path_len + 1)) == NULL))
 		goto fail;
 	{
 		struct iovec v[4] = {
@@ -693,9 +706,7 @@ dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t
 		pthread_mutex_unlock(&p->mu);
 		return -1;
 	}
-	/* one block: the item, then rec and regs (multiples of 8), then stack */
-	size_t rsz = ((size_t)rec->dtr_size + 7) & ~(size_t)7;
-	it = malloc(sizeof(*it) + rsz + nregs * 8 + len);
+	it = item_new(rec->dtr_size, nregs, len);
 	if (it == NULL) {
 		pthread_mutex_lock(&p->mu);
 		p->bytes -= bytes;
@@ -704,17 +715,10 @@ dtunw_pool_submit(struct dtunw_pool *p, const struct dt_rec *rec, const uint64_t
 		pthread_mutex_unlock(&p->mu);
 		return -1;
 	}
-	memset(it, 0, sizeof(*it));
-	it->inl = 1;
-	it->rec = (struct dt_rec *)(void *)(it + 1);
-	it->regs = (uint64_t *)(void *)((char *)(it + 1) + rsz);
-	it->stack = (unsigned char *)(it->regs + nregs);
 	it->kind = IT_SAMPLE;
 	it->pid = rec->dtr_pid;
 	it->bytes = bytes;
 	it->mask = mask;
-	it->nregs = nregs;
-	it->stack_len = len;
 	memcpy(it->rec, rec, rec->dtr_size);
 	memcpy(it->regs, regs, nregs * 8);
 	memcpy(it->stack, stack, len);
