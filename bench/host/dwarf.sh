@@ -87,12 +87,13 @@ s = json.load(sys.stdin)
 u = s["counters"]["user_stacks"]
 print("# dtrec: %d events, %d user stacks unwound with DWARF (%d stopped short), %d left with frame pointers (behind)"
       % (s["events"], u["dwarf"], u["dwarf_truncated"], u["fp_behind"]))' 2>/dev/null
-o=$(paste "$OUT/base.all" "$OUT/dt.all" "$OUT/perf.all" |
-	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
+# X: the median of the rounds' (X's loss / perf's loss)
+vs_perf() { paste "$OUT/base.all" "$OUT/$1.all" "$OUT/perf.all" |
+	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median; }
+o=$(vs_perf dt)
 [ -n "$o" ] || { echo "bench-host-dwarf: perf record never slowed the workload down" >&2; exit 1; }
 printf 'bench host.dwarf_overhead_vs_perf_dwarf %.3f ratio\ntarget <= 0.7\n' "$o"
 # no target: what of perf's loss the interrupts alone are, the least the
 # figure above can be for any sampler that copies stacks (doc/SCALE.md)
-f=$(paste "$OUT/base.all" "$OUT/floor.all" "$OUT/perf.all" |
-	awk '$3 > $1 { print ($2 - $1) / ($3 - $1) }' | median)
+f=$(vs_perf floor)
 [ -n "$f" ] && printf 'bench host.sampling_floor_vs_perf_dwarf %.3f ratio\n' "$f"

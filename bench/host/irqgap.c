@@ -33,17 +33,23 @@ int
 main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2.0, per_ns, sum = 0;
-	uint64_t t0 = now_ns(), c0 = __rdtsc(), prev, end, min_gap, *gap;
+	uint64_t t0, c0, prev, end, min_gap, *gap;
 	size_t cap = 1u << 20, n = 0;
 
-	/* the TSC's rate against the monotonic clock, over 100 ms */
-	while (now_ns() - t0 < 100000000u)
-		;
-	per_ns = (double)(__rdtsc() - c0) / (double)(now_ns() - t0);
-	if ((gap = malloc(cap * sizeof(*gap))) == NULL || secs <= 0 || secs > 60) {
+	if (!(secs > 0 && secs <= 60)) {
 		fprintf(stderr, "irqgap: SECONDS from 0 to 60\n");
 		return 2;
 	}
+	if ((gap = malloc(cap * sizeof(*gap))) == NULL) {
+		fprintf(stderr, "irqgap: out of memory\n");
+		return 1;
+	}
+	/* the TSC's rate against the monotonic clock, over 100 ms */
+	t0 = now_ns();
+	c0 = __rdtsc();
+	while (now_ns() - t0 < 100000000u)
+		;
+	per_ns = (double)(__rdtsc() - c0) / (double)(now_ns() - t0);
 	min_gap = (uint64_t)(500 * per_ns);
 	prev = __rdtsc();
 	end = prev + (uint64_t)(secs * 1e9 * per_ns);
