@@ -12,3 +12,13 @@ chain_pct() {
 	       if (index(s, want) && substr(s, length(s) - length(want) + 1) == want) good += n; rel += n }
 	     END { printf "%.1f %d\n", rel ? 100 * good / rel : 0, rel }' "$1"
 }
+
+# pc_only FOLDED: how many samples hold only their pc's function in
+# target.c's code (main, level1..5) behind [truncated], and how many
+# samples in all (a sample never unwound, its program without frame
+# pointers)
+pc_only() {
+	awk '{ n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+	       if (k == 3 && f[2] == "[truncated]" && f[3] ~ /^(main|level[1-5])$/) g += n }
+	     END { print g + 0, t + 0 }' "$1"
+}

@@ -77,9 +77,7 @@ else
 fi
 "$dtreport" flame --folded --user "$tmp/behind.dtc" >"$tmp/behind.folded"
 # comm;[truncated];pc's function, and the pc in the target's own code
-read -r ok all < <(awk '{ n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
-	if (k == 3 && f[2] == "[truncated]" && f[3] ~ /^(main|level[1-5])$/) g += n }
-	END { print g + 0, t + 0 }' "$tmp/behind.folded")
+read -r ok all < <(pc_only "$tmp/behind.folded")
 if [ "$all" -gt 50 ] && [ $((ok * 100)) -ge $((all * 95)) ] && grep -q "only the pc" "$tmp/behind.err"; then
 	echo "PASS dtrec/behind-pc-only: $ok of $all samples never unwound kept the pc alone, marked truncated"
 else

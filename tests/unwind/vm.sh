@@ -107,9 +107,7 @@ if recorded behind; then
 	# the target has no frame pointers: dt.ko was asked for no walk, and
 	# a sample never unwound keeps the copy's pc alone, marked truncated
 	"$dtreport" flame --folded --user "$out/behind.dtc" >"$out/behind.folded"
-	read -r ok all < <(awk '{ n = $NF; t += n; s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
-		if (k == 3 && f[2] == "[truncated]" && f[3] ~ /^(main|level[1-5])$/) g += n }
-		END { print g + 0, t + 0 }' "$out/behind.folded")
+	read -r ok all < <(pc_only "$out/behind.folded")
 	if [ "$all" -gt 50 ] 2>/dev/null && [ $((ok * 100)) -ge $((all * 95)) ] && grep -q "only the pc" "$out/behind.err"; then
 		echo "PASS behind-pc-only: $ok of $all samples never unwound kept the pc alone, marked truncated"
 	else
